@@ -1,0 +1,140 @@
+//! Command-line arguments as clap parses them. Commands turn these raw values into
+//! validated domain objects (plans, configs) once, before doing any work.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// breeze runs a team of AI coding agents on one git repository: it splits a plan into
+/// non-overlapping write groups, runs 1–3 workers in isolated worktrees, reviews every
+/// task, and lands approved work on `main`.
+#[derive(Debug, Parser)]
+#[command(name = "breeze", version, about, long_about = None, propagate_version = true)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Flags every command accepts.
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// Run as if breeze was started in DIR (like `git -C`).
+    #[arg(short = 'C', long = "repo", global = true, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// More log output on stderr (-v info, -vv debug, -vvv trace); RUST_LOG overrides.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    pub verbose: u8,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Write a starter breeze.toml and Plans.md into the repository.
+    Init(InitArgs),
+    /// Analyse a plan: write groups, lanes, conflicts with witness paths, dependencies.
+    Plan(PlanArgs),
+    /// Run a plan: work, review and land every task.
+    Run(RunArgs),
+    /// Show the state of the latest run.
+    Status(StatusArgs),
+    /// Continue an interrupted run.
+    Resume,
+    /// Give up on the current run: stop its processes and mark it aborted.
+    Abort,
+    /// Remove worktrees and branches breeze created (dirty ones only with --force).
+    Clean(CleanArgs),
+    /// Show the logs of a task's role processes.
+    Logs(LogsArgs),
+    /// Summarize the latest run as Markdown.
+    Report,
+    /// Run a sample plan on built-in scripted agents in a fresh repository.
+    Demo(DemoArgs),
+    /// Print the JSON Schema of a message type.
+    Schema(SchemaArgs),
+    /// Check a JSON message file against its schema and rules.
+    Validate(ValidateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Overwrite existing breeze.toml / Plans.md.
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct PlanArgs {
+    /// Plan file (Plans.md or plan.toml); default: plan.toml, then Plans.md in the repository root.
+    pub plan: Option<PathBuf>,
+    /// Print the analysis as JSON.
+    #[arg(long, conflicts_with = "dot")]
+    pub json: bool,
+    /// Print Graphviz of the conflict and dependency graphs.
+    #[arg(long)]
+    pub dot: bool,
+    /// Lanes to plan for (1–3); default: run.max_workers from breeze.toml.
+    #[arg(long, value_name = "N")]
+    pub max_workers: Option<u32>,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Plan file (Plans.md or plan.toml); default: plan.toml, then Plans.md in the repository root.
+    pub plan: Option<PathBuf>,
+    /// Lanes (1–3); default: run.max_workers from breeze.toml.
+    #[arg(long, value_name = "N")]
+    pub max_workers: Option<u32>,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// Print breeze-status.v1 JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// A specific run id (default: the latest).
+    #[arg(long, value_name = "RUN_ID")]
+    pub run: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct CleanArgs {
+    /// Show what would be removed without removing anything.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Also remove worktrees with uncommitted changes.
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct LogsArgs {
+    /// Task id.
+    pub task: String,
+    /// A specific run id (default: the latest).
+    #[arg(long, value_name = "RUN_ID")]
+    pub run: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Create the sample repository in DIR (must be empty or absent) instead of a temporary folder.
+    #[arg(long = "dir", value_name = "DIR")]
+    pub target: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct SchemaArgs {
+    /// Message type, e.g. `advisor-response` or `review-result.v1`; omit to list them.
+    pub name: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ValidateArgs {
+    /// JSON files to check (`-` for stdin).
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Check as this type instead of reading `schema_version`.
+    #[arg(long = "as", value_name = "TYPE")]
+    pub kind: Option<String>,
+}

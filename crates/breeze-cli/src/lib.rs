@@ -1,0 +1,88 @@
+//! The `breeze` command line: argument parsing, dispatch to the engine, rendering, and
+//! exit codes. The binary is a one-line call to [`main`]; tests drive [`run`] directly.
+#![forbid(unsafe_code)]
+
+pub mod args;
+mod commands;
+pub mod error;
+pub mod output;
+
+use breeze_protocol::ExitCode;
+use clap::Parser;
+
+use crate::args::{Cli, Command};
+use crate::error::CliError;
+
+/// Parses the process arguments, runs the command and returns its exit code.
+pub fn main() -> std::process::ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            // clap prints help/version to stdout (exit 0) and usage errors to stderr (exit 2).
+            let _ = err.print();
+            return if err.use_stderr() { ExitCode::Usage } else { ExitCode::Success }.into();
+        }
+    };
+    init_logging(cli.global.verbose);
+    match run(cli) {
+        Ok(code) => code.into(),
+        Err(err) => {
+            report(&err);
+            err.exit.into()
+        }
+    }
+}
+
+/// Runs a parsed command line.
+pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
+    if let Some(dir) = &cli.global.dir {
+        std::env::set_current_dir(dir).map_err(|err| {
+            CliError::usage(format!("cannot change to directory {}: {err}", dir.display()))
+        })?;
+    }
+    match &cli.command {
+        Command::Schema(args) => commands::schema::run(args),
+        Command::Validate(args) => commands::validate::run(args),
+        other => Err(CliError::usage(format!("`breeze {}` is not built yet", command_name(other)))),
+    }
+}
+
+fn command_name(command: &Command) -> &'static str {
+    match command {
+        Command::Init(_) => "init",
+        Command::Plan(_) => "plan",
+        Command::Run(_) => "run",
+        Command::Status(_) => "status",
+        Command::Resume => "resume",
+        Command::Abort => "abort",
+        Command::Clean(_) => "clean",
+        Command::Logs(_) => "logs",
+        Command::Report => "report",
+        Command::Demo(_) => "demo",
+        Command::Schema(_) => "schema",
+        Command::Validate(_) => "validate",
+    }
+}
+
+fn report(err: &CliError) {
+    eprintln!("error: {}", err.message);
+    for hint in &err.hints {
+        eprintln!("hint: {hint}");
+    }
+}
+
+fn init_logging(verbose: u8) {
+    use tracing_subscriber::EnvFilter;
+    let default = match verbose {
+        0 => "warn",
+        1 => "info",
+        2 => "debug",
+        _ => "trace",
+    };
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .try_init();
+}

@@ -1,0 +1,5 @@
+//! The `breeze` binary: everything lives in the `breeze_cli` library.
+
+fn main() -> std::process::ExitCode {
+    breeze_cli::main()
+}

@@ -1,0 +1,21 @@
+//! Writing to stdout where a closed pipe (`breeze status | head`) is not an error.
+
+use std::io::{self, Write};
+
+/// Writes `text` to stdout. A broken pipe ends the process quietly with status 0,
+/// as Unix tools do: the reader has what it wanted.
+pub fn print(text: &str) -> io::Result<()> {
+    let mut out = io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Err(err) if err.kind() == io::ErrorKind::BrokenPipe => std::process::exit(0),
+        other => other,
+    }
+}
+
+/// Writes `text` and a newline to stdout (see [`print`]).
+pub fn println(text: &str) -> io::Result<()> {
+    let mut line = String::with_capacity(text.len() + 1);
+    line.push_str(text);
+    line.push('\n');
+    print(&line)
+}

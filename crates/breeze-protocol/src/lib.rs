@@ -1,0 +1,54 @@
+//! Stable wire types of breeze.
+//!
+//! This crate is the only one an outside tool needs to talk to breeze or to read its
+//! run files: the role messages (with the seeds' field names), the status report,
+//! the journal events, their JSON Schemas, validation with precise messages, and the
+//! exit codes of the `breeze` command.
+//!
+//! | message | direction | type |
+//! |---|---|---|
+//! | `worker-input.v1` | Lead → Worker | [`WorkerInput`] |
+//! | `worker-report.v1` | Worker → Lead | [`WorkerReport`] |
+//! | `advisor-request.v1` | Worker/Lead → Advisor | [`AdvisorRequest`] |
+//! | `advisor-response.v1` | Advisor → Lead | [`AdvisorResponse`] |
+//! | `review-input.v1` | Lead → Reviewer | [`ReviewInput`] |
+//! | `review-result.v1` | Reviewer → Lead | [`ReviewResult`] |
+//! | `sprint-contract.v1` | Lead → all | [`SprintContract`] |
+//! | `breeze-status.v1` | `breeze status --json` | [`BreezeStatus`] |
+//! | `breeze-event.v1` | `events.jsonl` | [`BreezeEvent`] |
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod advisor;
+mod contract;
+mod event;
+mod exit;
+mod kind;
+mod review;
+mod status;
+pub mod validate;
+mod version;
+mod worker;
+
+pub use advisor::{
+    AdvisorRequest, AdvisorResponse, Decision, ExecutionContext, PriorAdvisorResponse, ReasonCode,
+    ResumeEvidence, SelectedPlan,
+};
+pub use contract::{
+    ContractAdvisor, ContractBody, ContractCheck, ContractReview, ContractSource, ContractStatus,
+    ContractTask, ModelPolicy, NonGoal, RuntimeValidation, SprintContract,
+};
+pub use event::{BreezeEvent, EventKind, Role};
+pub use exit::ExitCode;
+pub use kind::{DetectError, Message, MessageKind};
+pub use review::{
+    Check, CheckStatus, Gap, GateResult, GateStatus, MemoryScope, MemoryUpdate, ReviewInput,
+    ReviewResult, ReviewType, ReviewerProfile, Severity, Verdict,
+};
+pub use status::{BreezeStatus, RunState, TaskState, TaskStatus, Usage};
+pub use validate::{InvalidMessage, Problem};
+pub use version::*;
+pub use worker::{
+    AdvisorGuidance, ConflictInfo, ReviewFeedback, SelfReview, TaskBrief, VerifyFailure,
+    WorkerInput, WorkerReport, WorkerStatus,
+};

@@ -1,0 +1,170 @@
+//! `breeze-status.v1`: what `breeze status --json` prints for a run.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::version::BreezeStatusV1;
+
+/// State of a whole run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RunState {
+    /// The engine is working on it (or was killed; `breeze resume` tells).
+    Running,
+    /// Every task landed.
+    Succeeded,
+    /// The run finished with escalated, blocked or failed tasks.
+    Failed,
+    /// Stopped before the end; `breeze resume` continues it.
+    Interrupted,
+    /// Given up with `breeze abort`.
+    Aborted,
+}
+
+impl RunState {
+    /// Whether the run can still make progress (`running` or `interrupted`).
+    pub fn is_resumable(self) -> bool {
+        matches!(self, Self::Running | Self::Interrupted)
+    }
+    /// Wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Running => "running",
+            Self::Succeeded => "succeeded",
+            Self::Failed => "failed",
+            Self::Interrupted => "interrupted",
+            Self::Aborted => "aborted",
+        }
+    }
+}
+
+/// State of one task. A finished run leaves every task `landed`, `escalated`,
+/// `blocked` or `failed`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum TaskState {
+    /// Waiting for dependencies, a lane or a conflicting task.
+    Pending,
+    /// A worker attempt is running (or the Advisor is being consulted).
+    Running,
+    /// Gates and reviewer are looking at the change.
+    Reviewing,
+    /// Approved, waiting for or in the serial landing step.
+    Landing,
+    /// Approved, but landing waits for the user's checkout (a touched path is dirty).
+    Deferred,
+    /// On `main`.
+    Landed,
+    /// Gave up: review rounds, attempts, stalls or an Advisor `STOP`.
+    Escalated,
+    /// A dependency did not land.
+    Blocked,
+    /// An error outside the task's control (git, configuration, I/O).
+    Failed,
+}
+
+impl TaskState {
+    /// Whether the task is done for this run.
+    pub fn is_terminal(self) -> bool {
+        matches!(self, Self::Landed | Self::Escalated | Self::Blocked | Self::Failed)
+    }
+    /// Wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Pending => "pending",
+            Self::Running => "running",
+            Self::Reviewing => "reviewing",
+            Self::Landing => "landing",
+            Self::Deferred => "deferred",
+            Self::Landed => "landed",
+            Self::Escalated => "escalated",
+            Self::Blocked => "blocked",
+            Self::Failed => "failed",
+        }
+    }
+}
+
+/// Cost and tokens, summed over attempts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Usage {
+    /// US dollars, when the backend reports cost.
+    #[serde(default)]
+    pub cost_usd: f64,
+    /// Input tokens.
+    #[serde(default)]
+    pub input_tokens: u64,
+    /// Output tokens.
+    #[serde(default)]
+    pub output_tokens: u64,
+    /// Input tokens served from cache.
+    #[serde(default)]
+    pub cached_input_tokens: u64,
+}
+
+impl Usage {
+    /// Adds another usage record to this one.
+    pub fn add(&mut self, other: &Usage) {
+        self.cost_usd += other.cost_usd;
+        self.input_tokens += other.input_tokens;
+        self.output_tokens += other.output_tokens;
+        self.cached_input_tokens += other.cached_input_tokens;
+    }
+    /// Whether nothing was recorded.
+    pub fn is_empty(&self) -> bool {
+        *self == Usage::default()
+    }
+}
+
+/// One task in a status report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TaskStatus {
+    /// Task id.
+    pub id: String,
+    /// Title.
+    pub title: String,
+    /// Current state.
+    pub state: TaskState,
+    /// Worker attempts so far.
+    pub attempts: u32,
+    /// Review verdicts so far (gate failures count).
+    pub rounds: u32,
+    /// Successful Advisor consults.
+    pub advisor_consults: u32,
+    /// The landing commit on main, once landed.
+    pub commit: Option<String>,
+    /// Why the task is escalated, blocked, failed or deferred.
+    pub reason: Option<String>,
+    /// Write group (connected component of the conflict graph).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<u32>,
+    /// Cost and tokens of this task's role processes.
+    #[serde(default)]
+    pub usage: Usage,
+}
+
+/// `breeze-status.v1`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct BreezeStatus {
+    /// Always `breeze-status.v1`.
+    pub schema_version: BreezeStatusV1,
+    /// Run id (uuid v7).
+    pub run_id: String,
+    /// Run state.
+    pub state: RunState,
+    /// Lanes: `min(max_workers, write groups)`.
+    pub workers: u32,
+    /// Plan file the run reads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<String>,
+    /// RFC 3339 UTC start time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<String>,
+    /// RFC 3339 UTC time of the last change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub updated_at: Option<String>,
+    /// Tasks in plan order.
+    pub tasks: Vec<TaskStatus>,
+    /// Cost and tokens of the whole run.
+    #[serde(default)]
+    pub usage: Usage,
+}
