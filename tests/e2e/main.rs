@@ -1,5 +1,29 @@
-//! End-to-end tests: the real `breeze` binary against real files and git repositories.
-//! One test binary for the whole project; each area is a module.
+//! End-to-end tests: the real `breeze` binary against real files and git repositories,
+//! checked with the `git` CLI. One test binary for the whole project; each area is a
+//! module. Library-level behaviour is tested in the crates; these tests cover what only
+//! the whole program shows.
 
+mod checkout;
+mod demo;
+mod plan;
+mod protocol_roles;
 mod support;
 mod validate;
+
+/// Every `*.rs` file in this folder is a module of this binary (jj's forgotten-file guard).
+#[test]
+fn no_forgotten_test_files() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/e2e");
+    let main = std::fs::read_to_string(dir.join("main.rs")).unwrap();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        if let Some(module) = name.strip_suffix(".rs")
+            && module != "main"
+        {
+            assert!(
+                main.contains(&format!("mod {module};")),
+                "tests/e2e/{name} is not declared in main.rs"
+            );
+        }
+    }
+}

@@ -1,11 +1,14 @@
 //! Helpers shared by the end-to-end tests.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// The `breeze` binary under test.
+/// The `breeze` binary under test, with a git identity so tests do not depend on the
+/// machine's configuration.
 pub fn breeze() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_breeze"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_breeze"));
+    command.envs(git_identity());
+    command
 }
 
 /// Runs `breeze args...` in `dir`.
@@ -23,7 +26,95 @@ pub fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
+/// stdout and stderr, for assertion messages.
+pub fn both(output: &Output) -> String {
+    format!("--- stdout\n{}--- stderr\n{}", stdout(output), stderr(output))
+}
+
 /// The top of the source tree.
 pub fn project_root() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+}
+
+fn git_identity() -> Vec<(&'static str, &'static str)> {
+    vec![
+        ("GIT_AUTHOR_NAME", "Test Author"),
+        ("GIT_AUTHOR_EMAIL", "author@example.com"),
+        ("GIT_COMMITTER_NAME", "Test Committer"),
+        ("GIT_COMMITTER_EMAIL", "committer@example.com"),
+        ("GIT_CONFIG_NOSYSTEM", "1"),
+    ]
+}
+
+/// Runs the `git` CLI in `dir` and returns stdout; panics with stderr on failure.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let output = Command::new("git")
+        .current_dir(dir)
+        .args(args)
+        .envs(git_identity())
+        .env("HOME", dir)
+        .output()
+        .expect("git runs");
+    assert!(
+        output.status.success(),
+        "git {args:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// A fresh repository on `main` with one commit holding `files`.
+pub fn repo_with(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
+    let temp = tempfile::tempdir().unwrap();
+    let root = temp.path().join("repo");
+    std::fs::create_dir_all(&root).unwrap();
+    git(&root, &["init", "-q", "-b", "main"]);
+    git(&root, &["config", "user.name", "Repo Owner"]);
+    git(&root, &["config", "user.email", "owner@example.com"]);
+    for (path, text) in files {
+        write(&root, path, text);
+    }
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-q", "-m", "initial"]);
+    (temp, root)
+}
+
+/// Writes a file, creating parent directories.
+pub fn write(root: &Path, path: &str, text: &str) {
+    let path = root.join(path);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// A breeze.toml running every role on the scripted simulator.
+pub const SCRIPTED_CONFIG: &str = r#"
+[run]
+max_workers = 3
+[roles.worker]
+backend = "scripted"
+stall_timeout = "3s"
+[roles.advisor]
+backend = "scripted"
+[roles.reviewer]
+backend = "scripted"
+[roles.scaffolder]
+backend = "scripted"
+"#;
+
+/// `breeze status --json` of the repository, parsed.
+pub fn status_json(root: &Path) -> serde_json::Value {
+    let output = run_in(root, &["status", "--json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", both(&output));
+    serde_json::from_slice(&output.stdout).expect("status --json prints JSON")
+}
+
+/// The state of task `id` in a status document.
+pub fn task_state(status: &serde_json::Value, id: &str) -> String {
+    status["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|task| task["id"] == id)
+        .map(|task| task["state"].as_str().unwrap().to_string())
+        .unwrap_or_else(|| panic!("no task {id} in {status}"))
 }

@@ -40,7 +40,10 @@ fn invalid_message_exits_one_listing_every_problem() {
     assert!(text.contains("invalid advisor-response.v1 (3 problems)"), "{text}");
     assert!(text.contains("executor_instructions: must have 1 to 4 items, found 5"), "{text}");
     assert!(text.contains("confidence: must be at most 1, found 7"), "{text}");
-    assert!(text.contains("stop_reason: must be a non-empty string when decision is STOP"), "{text}");
+    assert!(
+        text.contains("stop_reason: must be a non-empty string when decision is STOP"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -74,10 +77,9 @@ fn json_without_schema_version_is_invalid_not_unreadable() {
 fn schema_prints_the_committed_schema() {
     let output = breeze().args(["schema", "advisor-response"]).output().unwrap();
     assert_eq!(output.status.code(), Some(0));
-    let committed = std::fs::read_to_string(
-        project_root().join("schemas/advisor-response.v1.schema.json"),
-    )
-    .unwrap();
+    let committed =
+        std::fs::read_to_string(project_root().join("schemas/advisor-response.v1.schema.json"))
+            .unwrap();
     assert_eq!(stdout(&output), committed);
 
     let unknown = breeze().args(["schema", "nonsense"]).output().unwrap();

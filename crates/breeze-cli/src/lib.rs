@@ -6,6 +6,7 @@ pub mod args;
 mod commands;
 pub mod error;
 pub mod output;
+pub mod render;
 
 use breeze_protocol::ExitCode;
 use clap::Parser;
@@ -41,26 +42,18 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         })?;
     }
     match &cli.command {
+        Command::Init(args) => commands::init::run(args),
+        Command::Plan(args) => commands::plan::run(args),
+        Command::Run(args) => commands::run::run(args),
+        Command::Status(args) => commands::status::status(args),
+        Command::Resume => commands::run::resume(),
+        Command::Abort => commands::maintenance::abort(),
+        Command::Clean(args) => commands::maintenance::clean(args),
+        Command::Logs(args) => commands::logs::run(args),
+        Command::Report => commands::status::report(),
+        Command::Demo(args) => commands::demo::run(args),
         Command::Schema(args) => commands::schema::run(args),
         Command::Validate(args) => commands::validate::run(args),
-        other => Err(CliError::usage(format!("`breeze {}` is not built yet", command_name(other)))),
-    }
-}
-
-fn command_name(command: &Command) -> &'static str {
-    match command {
-        Command::Init(_) => "init",
-        Command::Plan(_) => "plan",
-        Command::Run(_) => "run",
-        Command::Status(_) => "status",
-        Command::Resume => "resume",
-        Command::Abort => "abort",
-        Command::Clean(_) => "clean",
-        Command::Logs(_) => "logs",
-        Command::Report => "report",
-        Command::Demo(_) => "demo",
-        Command::Schema(_) => "schema",
-        Command::Validate(_) => "validate",
     }
 }
 

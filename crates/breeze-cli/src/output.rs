@@ -19,3 +19,15 @@ pub fn println(text: &str) -> io::Result<()> {
     line.push('\n');
     print(&line)
 }
+
+/// Writes `text` to stdout, ignoring a closed pipe (for progress lines during a run,
+/// which must not stop the run).
+pub fn try_print(text: &str) -> io::Result<()> {
+    let mut out = io::stdout().lock();
+    out.write_all(text.as_bytes()).and_then(|()| out.flush())
+}
+
+/// [`try_print`] with a newline.
+pub fn try_println(text: &str) -> io::Result<()> {
+    try_print(&format!("{text}\n"))
+}

@@ -156,53 +156,44 @@ impl<'s> ShapeChecker<'s> {
                 self.check(branch, value, path);
             }
         }
-        if let Some(expected) = rules.get("type") {
-            if !type_matches(expected, value) {
-                self.report(
-                    path,
-                    format!("must be {}, found {}", type_name(expected), kind_of(value)),
-                );
-                return;
-            }
+        if let Some(expected) = rules.get("type")
+            && !type_matches(expected, value)
+        {
+            self.report(path, format!("must be {}, found {}", type_name(expected), kind_of(value)));
+            return;
         }
         match value {
             Value::Object(object) => self.check_object(rules, object, path),
             Value::Array(items) => self.check_array(rules, items, path),
             Value::String(text) => {
                 let length = text.chars().count() as u64;
-                if let Some(min) = rules.get("minLength").and_then(Value::as_u64) {
-                    if length < min {
-                        let message = if min == 1 {
-                            "must not be empty".to_string()
-                        } else {
-                            format!("must be at least {min} characters long")
-                        };
-                        self.report(path, message);
-                    }
+                if let Some(min) = rules.get("minLength").and_then(Value::as_u64)
+                    && length < min
+                {
+                    let message = if min == 1 {
+                        "must not be empty".to_string()
+                    } else {
+                        format!("must be at least {min} characters long")
+                    };
+                    self.report(path, message);
                 }
-                if let Some(max) = rules.get("maxLength").and_then(Value::as_u64) {
-                    if length > max {
-                        self.report(path, format!("must be at most {max} characters long"));
-                    }
+                if let Some(max) = rules.get("maxLength").and_then(Value::as_u64)
+                    && length > max
+                {
+                    self.report(path, format!("must be at most {max} characters long"));
                 }
             }
             Value::Number(number) => {
                 let Some(x) = number.as_f64() else { return };
-                if let Some(min) = rules.get("minimum").and_then(Value::as_f64) {
-                    if x < min {
-                        self.report(
-                            path,
-                            format!("must be at least {}, found {number}", fmt_num(min)),
-                        );
-                    }
+                if let Some(min) = rules.get("minimum").and_then(Value::as_f64)
+                    && x < min
+                {
+                    self.report(path, format!("must be at least {}, found {number}", fmt_num(min)));
                 }
-                if let Some(max) = rules.get("maximum").and_then(Value::as_f64) {
-                    if x > max {
-                        self.report(
-                            path,
-                            format!("must be at most {}, found {number}", fmt_num(max)),
-                        );
-                    }
+                if let Some(max) = rules.get("maximum").and_then(Value::as_f64)
+                    && x > max
+                {
+                    self.report(path, format!("must be at most {}, found {number}", fmt_num(max)));
                 }
             }
             _ => {}
@@ -421,21 +412,22 @@ fn semantic_rules(kind: MessageKind, value: &Value, prefix: &str, problems: &mut
                 }
                 _ => {}
             }
-            if let Some(Value::String(summary)) = value.get("summary") {
-                if !summary.is_empty() && summary.trim().is_empty() {
-                    problems
-                        .push(Problem { path: at("summary"), message: "must not be blank".into() });
-                }
+            if let Some(Value::String(summary)) = value.get("summary")
+                && !summary.is_empty()
+                && summary.trim().is_empty()
+            {
+                problems.push(Problem { path: at("summary"), message: "must not be blank".into() });
             }
             if let Some(Value::Array(items)) = value.get("executor_instructions") {
                 for (index, item) in items.iter().enumerate() {
-                    if let Value::String(text) = item {
-                        if !text.is_empty() && text.trim().is_empty() {
-                            problems.push(Problem {
-                                path: format!("{}[{index}]", at("executor_instructions")),
-                                message: "must not be blank".into(),
-                            });
-                        }
+                    if let Value::String(text) = item
+                        && !text.is_empty()
+                        && text.trim().is_empty()
+                    {
+                        problems.push(Problem {
+                            path: format!("{}[{index}]", at("executor_instructions")),
+                            message: "must not be blank".into(),
+                        });
                     }
                 }
             }

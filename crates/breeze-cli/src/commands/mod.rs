@@ -1,4 +1,11 @@
 //! One module per subcommand.
 
+pub mod demo;
+pub mod init;
+pub mod logs;
+pub mod maintenance;
+pub mod plan;
+pub mod run;
 pub mod schema;
+pub mod status;
 pub mod validate;

@@ -1,0 +1,348 @@
+//! What to run ([`AgentCall`]) and what came back ([`AgentResult`], [`AgentFailure`]).
+
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use breeze_protocol::{Role, Usage};
+use breeze_supervise::Ending;
+use serde_json::Value;
+
+/// Decides whether a worktree-relative path (`src/lib.rs`, `/`-separated) is in the task's
+/// write set.
+pub type WriteSetCheck = Arc<dyn Fn(&str) -> bool + Send + Sync>;
+
+/// Which agent CLI runs the role.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AgentKind {
+    /// Claude Code: `claude -p --output-format stream-json --verbose`.
+    Claude,
+    /// OpenAI Codex: `codex exec --json`.
+    Codex,
+}
+
+impl AgentKind {
+    /// The config spelling and the default program name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Claude => "claude",
+            Self::Codex => "codex",
+        }
+    }
+
+    /// Name patterns of this CLI's own credential and configuration variables, copied from
+    /// the engine's environment only when [`AgentCall::pass_credentials`] is set.
+    pub fn credential_patterns(self) -> &'static [&'static str] {
+        match self {
+            Self::Claude => &["ANTHROPIC_*", "CLAUDE_*"],
+            Self::Codex => &["OPENAI_*", "CODEX_*"],
+        }
+    }
+}
+
+impl fmt::Display for AgentKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One run of a role through an agent CLI.
+#[derive(Clone)]
+pub struct AgentCall {
+    /// Which CLI.
+    pub kind: AgentKind,
+    /// Which role: decides permission mode / sandbox (workers and the scaffolder write,
+    /// the advisor and the reviewer are read-only).
+    pub role: Role,
+    /// `claude` / `codex`, or a path; resolved in the `PATH` of [`env`](Self::env).
+    pub program: String,
+    /// The task worktree (the process's working directory).
+    pub cwd: PathBuf,
+    /// The full prompt. It always goes to stdin, never into argv (it may exceed the
+    /// 128 KiB per-argument limit, and argv is visible to every user in `ps`).
+    pub prompt: String,
+    /// The scrubbed environment built by the engine (including `BREEZE_*`).
+    pub env: Vec<(String, String)>,
+    /// Add this CLI's credential variables ([`AgentKind::credential_patterns`]) from
+    /// [`engine_env`](Self::engine_env). Off: the CLI uses its own login (under `HOME`).
+    pub pass_credentials: bool,
+    /// The engine's own environment, the source of the credential variables.
+    pub engine_env: Vec<(String, String)>,
+    /// Stem of the raw logs (`<log_path>.stdout` / `.stderr`).
+    pub log_path: PathBuf,
+    /// Wall-clock limit.
+    pub timeout: Duration,
+    /// No output and (for writing roles) no worktree change for this long = stalled.
+    pub stall_timeout: Duration,
+    /// Advisor/reviewer: force the final answer to this JSON Schema (claude
+    /// `--json-schema`, codex `--output-schema <file>`).
+    pub output_schema: Option<Value>,
+    /// Continue this claude `session_id` / codex `thread_id` (a worker's fix round).
+    pub resume_session: Option<String>,
+    /// With `resume_session`: the [`AgentResult::session_usage`] of the previous run of that
+    /// session. Codex reports the thread's running total after a resume; this is
+    /// subtracted so that [`AgentResult::usage`] is this run's alone. Without it a resumed
+    /// codex run's usage includes the earlier runs.
+    pub resume_baseline: Option<Usage>,
+    /// Model name; empty = the CLI's default.
+    pub model: String,
+    /// Extra CLI arguments from the config (`roles.<role>.args`), placed before the
+    /// tool lists (claude) or before the prompt marker (codex).
+    pub extra_args: Vec<String>,
+    /// Tools the role may use (role definition `tools`; claude only).
+    pub allowed_tools: Vec<String>,
+    /// Tools the role may not use (role definition `disallowedTools`; claude only).
+    pub disallowed_tools: Vec<String>,
+    /// Turn limit (role definition `maxTurns`; claude only).
+    pub max_turns: Option<u32>,
+    /// Worker: checks each file write as it appears in the stream.
+    pub in_write_set: Option<WriteSetCheck>,
+    /// A directory for files the CLI reads (the codex `--output-schema` file).
+    pub scratch_dir: PathBuf,
+}
+
+impl AgentCall {
+    /// A call with the defaults: program = the CLI's name, empty env, no credentials,
+    /// 45 min timeout, 600 s stall timeout, no schema, no resume, no tool lists, no
+    /// write check, scratch dir = the directory of `log_path`. Set the public fields for
+    /// the rest.
+    pub fn new(
+        kind: AgentKind,
+        role: Role,
+        cwd: impl Into<PathBuf>,
+        prompt: impl Into<String>,
+        log_path: impl Into<PathBuf>,
+    ) -> AgentCall {
+        let log_path = log_path.into();
+        let scratch_dir = log_path.parent().map(PathBuf::from).unwrap_or_default();
+        AgentCall {
+            kind,
+            role,
+            program: kind.as_str().to_owned(),
+            cwd: cwd.into(),
+            prompt: prompt.into(),
+            env: Vec::new(),
+            pass_credentials: false,
+            engine_env: Vec::new(),
+            log_path,
+            timeout: Duration::from_secs(45 * 60),
+            stall_timeout: Duration::from_secs(600),
+            output_schema: None,
+            resume_session: None,
+            resume_baseline: None,
+            model: String::new(),
+            extra_args: Vec::new(),
+            allowed_tools: Vec::new(),
+            disallowed_tools: Vec::new(),
+            max_turns: None,
+            in_write_set: None,
+            scratch_dir,
+        }
+    }
+
+    /// Whether the role may change files (worker, scaffolder) or is read-only (advisor,
+    /// reviewer).
+    pub fn writes(&self) -> bool {
+        role_writes(self.role)
+    }
+}
+
+/// Whether a role changes files.
+pub(crate) fn role_writes(role: Role) -> bool {
+    matches!(role, Role::Worker | Role::Scaffolder)
+}
+
+impl fmt::Debug for AgentCall {
+    // By hand: the write-set closure has no Debug, and the prompt and the engine's
+    // environment (which holds secrets) must not end up in logs.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AgentCall")
+            .field("kind", &self.kind)
+            .field("role", &self.role)
+            .field("program", &self.program)
+            .field("cwd", &self.cwd)
+            .field("prompt_bytes", &self.prompt.len())
+            .field("env_names", &self.env.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>())
+            .field("pass_credentials", &self.pass_credentials)
+            .field("log_path", &self.log_path)
+            .field("timeout", &self.timeout)
+            .field("stall_timeout", &self.stall_timeout)
+            .field("output_schema", &self.output_schema.is_some())
+            .field("resume_session", &self.resume_session)
+            .field("resume_baseline", &self.resume_baseline)
+            .field("model", &self.model)
+            .field("extra_args", &self.extra_args)
+            .field("allowed_tools", &self.allowed_tools)
+            .field("disallowed_tools", &self.disallowed_tools)
+            .field("max_turns", &self.max_turns)
+            .field("in_write_set", &self.in_write_set.is_some())
+            .field("scratch_dir", &self.scratch_dir)
+            .finish()
+    }
+}
+
+/// Why an agent run did not produce a usable answer, classified so that the engine can
+/// treat limits apart from task failures.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AgentFailure {
+    /// Requests were throttled (HTTP 429, 529 overloaded, "rate limit", a rejected claude
+    /// `rate_limit_event`). Wait and retry; not the task's fault.
+    RateLimited {
+        /// The CLI's words.
+        message: String,
+        /// When to retry, if the CLI said.
+        retry_after: Option<Duration>,
+    },
+    /// A usage allowance or the billing quota is exhausted ("usage limit", "quota",
+    /// "credit balance"). Park the run until it resets; not the task's fault.
+    Quota {
+        /// The CLI's words.
+        message: String,
+        /// When it resets, if the CLI said.
+        retry_after: Option<Duration>,
+    },
+    /// The CLI is not logged in or its credentials were refused.
+    Auth {
+        /// The CLI's words.
+        message: String,
+    },
+    /// The model API failed in another way (5xx, invalid request).
+    Api {
+        /// HTTP status, if reported.
+        status: Option<u16>,
+        /// The CLI's words.
+        message: String,
+    },
+    /// The turn limit (`--max-turns`) was reached before an answer.
+    MaxTurns {
+        /// The CLI's words.
+        message: String,
+    },
+    /// The agent ran and reported a failure of the task itself (claude
+    /// `error_during_execution`, a codex `turn.failed` not classified above, ...).
+    Failed {
+        /// The CLI's words.
+        message: String,
+    },
+    /// The stream ended without its final line (`result` / `turn.completed`), or the CLI
+    /// exited non-zero or was killed by a signal of its own.
+    Crashed {
+        /// What was seen.
+        message: String,
+    },
+    /// breeze ended the process: wall-clock timeout, stall, or cancellation.
+    Terminated {
+        /// Which of the three.
+        ending: Ending,
+    },
+}
+
+impl AgentFailure {
+    /// A rate limit or an exhausted quota: retry later, do not count it against the task.
+    pub fn is_limit(&self) -> bool {
+        matches!(self, Self::RateLimited { .. } | Self::Quota { .. })
+    }
+
+    /// When to retry, for limits that said.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            Self::RateLimited { retry_after, .. } | Self::Quota { retry_after, .. } => *retry_after,
+            _ => None,
+        }
+    }
+
+    /// A short machine-friendly name: `rate-limited`, `quota`, `auth`, `api`, `max-turns`,
+    /// `failed`, `crashed`, `terminated`.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::RateLimited { .. } => "rate-limited",
+            Self::Quota { .. } => "quota",
+            Self::Auth { .. } => "auth",
+            Self::Api { .. } => "api",
+            Self::MaxTurns { .. } => "max-turns",
+            Self::Failed { .. } => "failed",
+            Self::Crashed { .. } => "crashed",
+            Self::Terminated { .. } => "terminated",
+        }
+    }
+}
+
+impl fmt::Display for AgentFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let retry = |f: &mut fmt::Formatter<'_>, after: &Option<Duration>| match after {
+            Some(after) => write!(f, " (retry in {}s)", after.as_secs()),
+            None => Ok(()),
+        };
+        match self {
+            Self::RateLimited { message, retry_after } => {
+                write!(f, "rate limited: {message}")?;
+                retry(f, retry_after)
+            }
+            Self::Quota { message, retry_after } => {
+                write!(f, "usage quota exhausted: {message}")?;
+                retry(f, retry_after)
+            }
+            Self::Auth { message } => write!(
+                f,
+                "authentication failed: {message} (log the CLI in as the user breeze runs as, \
+                 or set pass_credentials = true for the role and export the API key)"
+            ),
+            Self::Api { status: Some(status), message } => {
+                write!(f, "model API error (HTTP {status}): {message}")
+            }
+            Self::Api { status: None, message } => write!(f, "model API error: {message}"),
+            Self::MaxTurns { message } => write!(f, "turn limit reached: {message}"),
+            Self::Failed { message } => write!(f, "the agent reported a failure: {message}"),
+            Self::Crashed { message } => write!(f, "the agent crashed: {message}"),
+            Self::Terminated { ending } => write!(f, "stopped by breeze: {ending}"),
+        }
+    }
+}
+
+/// What an agent run produced.
+#[derive(Debug, Clone)]
+pub struct AgentResult {
+    /// How the process ended.
+    pub ending: Ending,
+    /// Its pid (= process group id).
+    pub pid: u32,
+    /// The role's JSON answer: claude's `structured_output`, else the last JSON object in
+    /// the final `result` text; codex: the last `agent_message` (a JSON string under
+    /// `--output-schema`), else the last JSON object in it.
+    pub answer: Option<Value>,
+    /// Why there is no answer (no `result` line, `is_error`, `turn.failed`, no JSON in the
+    /// final text, ...).
+    pub answer_error: Option<String>,
+    /// The classified failure, if the run failed.
+    pub failure: Option<AgentFailure>,
+    /// Claude `session_id` / codex `thread_id`, to resume.
+    pub session_id: Option<String>,
+    /// The model the CLI reported (claude `system/init`), if any.
+    pub model: Option<String>,
+    /// Cost (claude only) and tokens of this run. `input_tokens` counts all input tokens
+    /// including cached ones; `cached_input_tokens` is the part read from cache.
+    pub usage: Usage,
+    /// The session's running totals, where the CLI reports them (claude: the whole
+    /// session's cost and tokens, earlier runs included; codex: the thread's tokens). Keep
+    /// it to pass as [`AgentCall::resume_baseline`] when resuming the session.
+    pub session_usage: Option<Usage>,
+    /// Worktree-relative paths (or absolute ones outside the worktree) the agent wrote or
+    /// tried to write outside the write set, in order of first appearance.
+    pub write_violations: Vec<String>,
+    /// Stream lines that were not JSON (kept in the raw log only).
+    pub malformed_lines: u64,
+    /// Short human text for errors: the failure, notes from the stream, the stderr tail.
+    pub diagnostics: String,
+    /// The raw stdout log.
+    pub stdout_log: PathBuf,
+    /// The raw stderr log.
+    pub stderr_log: PathBuf,
+}
+
+impl AgentResult {
+    /// Exited 0 with an answer and no failure.
+    pub fn succeeded(&self) -> bool {
+        self.ending.is_success() && self.failure.is_none() && self.answer.is_some()
+    }
+}

@@ -1,0 +1,47 @@
+//! `breeze demo`: a sample repository and an eight-task plan, run on the built-in
+//! scripted agents, then a summary of what happened and where to look.
+
+use std::path::PathBuf;
+
+use breeze_engine::RunOptions;
+use breeze_protocol::ExitCode;
+
+use crate::args::DemoArgs;
+use crate::commands::run::{Mode, drive, engine_error};
+use crate::error::{CliError, CliResult};
+use crate::output;
+
+pub fn run(args: &DemoArgs) -> CliResult {
+    let dir: PathBuf = match &args.target {
+        Some(dir) => std::path::absolute(dir).unwrap_or_else(|_| dir.clone()),
+        None => tempfile::Builder::new()
+            .prefix("breeze-demo-")
+            .tempdir()
+            .map_err(|err| CliError::usage(format!("cannot create a temporary directory: {err}")))?
+            // The demo repository is the point of the demo: keep it for the user to look at.
+            .keep(),
+    };
+    let plan = breeze_engine::demo::create_sample_repo(&dir).map_err(engine_error)?;
+    output::println(&format!("breeze demo: sample repository in {}", dir.display()))?;
+    output::println(
+        "eight tasks on scripted agents: retries, Advisor consults, review rounds and a gate\n",
+    )?;
+    let mut options = RunOptions::new(&dir);
+    options.plan = Some(plan);
+    let code = drive(options, Mode::Start)?;
+    output::println("\nwhere to look:")?;
+    output::println(&format!("  cd {}", dir.display()))?;
+    output::println(
+        "  git log --format='%h %s%n%(trailers:only,unfold)'   # one commit per task, with its review trailers",
+    )?;
+    output::println("  breeze status        # the run, task by task")?;
+    output::println("  breeze report        # the same as Markdown")?;
+    output::println(
+        "  breeze logs 5        # the role logs of task 5 (two failures, an Advisor consult)",
+    )?;
+    output::println("  ls .breeze/runs/*/   # contracts, reviews, advisor answers, events.jsonl")?;
+    if code != ExitCode::Success {
+        return Ok(code);
+    }
+    Ok(ExitCode::Success)
+}

@@ -1,0 +1,31 @@
+//! `breeze logs TASK`: the role logs of a task.
+
+use std::path::Path;
+
+use breeze_protocol::ExitCode;
+
+use crate::args::LogsArgs;
+use crate::commands::run::engine_error;
+use crate::error::CliResult;
+use crate::output;
+
+pub fn run(args: &LogsArgs) -> CliResult {
+    let files =
+        breeze_engine::maintenance::task_logs(Path::new("."), args.run.as_deref(), &args.task)
+            .map_err(engine_error)?;
+    if files.is_empty() {
+        output::println(&format!("task {} has no logs yet", args.task))?;
+        return Ok(ExitCode::Success);
+    }
+    for file in files {
+        output::println(&format!("==> {} <==", file.display()))?;
+        let text = std::fs::read(&file)
+            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+            .unwrap_or_default();
+        output::print(&text)?;
+        if !text.ends_with('\n') && !text.is_empty() {
+            output::println("")?;
+        }
+    }
+    Ok(ExitCode::Success)
+}

@@ -1,0 +1,39 @@
+//! `breeze abort` and `breeze clean`.
+
+use std::path::Path;
+
+use breeze_engine::maintenance::{self, CleanItem};
+use breeze_protocol::ExitCode;
+
+use crate::args::CleanArgs;
+use crate::commands::run::{engine_error, runtime};
+use crate::error::CliResult;
+use crate::output;
+
+pub fn abort() -> CliResult {
+    let report = runtime()?.block_on(maintenance::abort(Path::new("."))).map_err(engine_error)?;
+    if let Some(pid) = &report.stopped_engine {
+        output::println(&format!("stopped the running engine (pid {pid})"))?;
+    }
+    output::println(&format!(
+        "run {} is aborted; `breeze clean` removes its worktrees",
+        report.run_id
+    ))?;
+    Ok(ExitCode::Success)
+}
+
+pub fn clean(args: &CleanArgs) -> CliResult {
+    let items =
+        maintenance::clean(Path::new("."), args.dry_run, args.force).map_err(engine_error)?;
+    let verb = if args.dry_run { "would remove" } else { "removed" };
+    if items.is_empty() {
+        output::println("nothing to clean")?;
+    }
+    for item in items {
+        match item {
+            CleanItem::Removed(what) => output::println(&format!("{verb} {what}"))?,
+            CleanItem::Kept(what, why) => output::println(&format!("kept {what}: {why}"))?,
+        }
+    }
+    Ok(ExitCode::Success)
+}

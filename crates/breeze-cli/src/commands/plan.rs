@@ -1,0 +1,59 @@
+//! `breeze plan`: write groups, lanes, conflicts and dependencies of a plan.
+
+use std::path::{Path, PathBuf};
+
+use breeze_protocol::ExitCode;
+
+use crate::args::PlanArgs;
+use crate::error::{CliError, CliResult};
+use crate::output;
+
+pub fn run(args: &PlanArgs) -> CliResult {
+    let root = breeze_git::Repo::open(Path::new(".")).map(|repo| repo.workdir().to_path_buf()).ok();
+    let plan_path = resolve(args.plan.as_deref(), root.as_deref())?;
+    let max_workers = match args.max_workers {
+        Some(n) => n,
+        None => match &root {
+            Some(root) => {
+                breeze_engine::Config::load(root).map(|c| c.max_workers).map_err(plan_error)?
+            }
+            None => breeze_engine::Config::defaults().max_workers,
+        },
+    };
+    let plan = breeze_plan::load(&plan_path).map_err(plan_error)?;
+    let analysis = breeze_plan::analyze(&plan, max_workers).map_err(plan_error)?;
+    if args.json {
+        let text = serde_json::to_string_pretty(&breeze_plan::render::json(&plan, &analysis))
+            .unwrap_or_default();
+        output::println(&text)?;
+    } else if args.dot {
+        output::print(&breeze_plan::render::dot(&plan, &analysis))?;
+    } else {
+        for warning in &plan.warnings {
+            eprintln!("warning: {warning}");
+        }
+        output::print(&breeze_plan::render::table(&plan, &analysis))?;
+    }
+    Ok(ExitCode::Success)
+}
+
+fn plan_error(err: impl std::fmt::Display) -> CliError {
+    CliError::usage(err.to_string()).hint("fix the plan, then run `breeze plan` again")
+}
+
+fn resolve(given: Option<&Path>, root: Option<&Path>) -> Result<PathBuf, CliError> {
+    if let Some(path) = given {
+        return Ok(path.to_path_buf());
+    }
+    let dir = root.unwrap_or(Path::new("."));
+    for name in ["plan.toml", "Plans.md"] {
+        if dir.join(name).is_file() {
+            return Ok(dir.join(name));
+        }
+    }
+    Err(CliError::usage(format!(
+        "no plan given and neither plan.toml nor Plans.md exists in {}",
+        dir.display()
+    ))
+    .hint("pass a plan (`breeze plan PLAN`) or write one with `breeze init`"))
+}

@@ -1,0 +1,87 @@
+//! `breeze status` and `breeze report`.
+
+use std::path::Path;
+
+use breeze_protocol::{ExitCode, RunState, TaskState};
+
+use crate::args::StatusArgs;
+use crate::commands::run::engine_error;
+use crate::error::CliResult;
+use crate::{output, render};
+
+pub fn status(args: &StatusArgs) -> CliResult {
+    let snapshot =
+        breeze_engine::load_run(Path::new("."), args.run.as_deref()).map_err(engine_error)?;
+    let mut status = snapshot.status();
+    // A run that says "running" while no engine holds the repository lock was killed.
+    if status.state == RunState::Running && !breeze_engine::run::engine_alive(Path::new(".")) {
+        status.state = RunState::Interrupted;
+    }
+    if args.json {
+        let text = serde_json::to_string_pretty(&status).unwrap_or_default();
+        output::println(&text)?;
+    } else {
+        let mut reason = snapshot.stop_reason.clone();
+        if status.state == RunState::Interrupted && reason.is_none() {
+            reason = Some("the engine stopped (killed?); `breeze resume` continues the run".into());
+        }
+        output::print(&render::status_table(&status, reason.as_deref()))?;
+    }
+    Ok(ExitCode::Success)
+}
+
+pub fn report() -> CliResult {
+    let snapshot = breeze_engine::load_run(Path::new("."), None).map_err(engine_error)?;
+    let status = snapshot.status();
+    let mut out = format!("# breeze run {}\n\n", status.run_id);
+    out.push_str(&format!(
+        "- state: **{}**\n- plan: `{}`\n- lanes: {}\n- started: {}\n- updated: {}\n",
+        status.state.as_str(),
+        snapshot.plan,
+        status.workers,
+        snapshot.started_at,
+        snapshot.updated_at
+    ));
+    if !status.usage.is_empty() {
+        out.push_str(&format!(
+            "- cost: ${:.2} ({} input, {} output tokens)\n",
+            status.usage.cost_usd, status.usage.input_tokens, status.usage.output_tokens
+        ));
+    }
+    out.push_str("\n| task | title | state | attempts | rounds | advisor | commit |\n|---|---|---|---|---|---|---|\n");
+    for task in &status.tasks {
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {} | {} | {} |\n",
+            task.id,
+            task.title.replace('|', "\\|"),
+            task.state.as_str(),
+            task.attempts,
+            task.rounds,
+            task.advisor_consults,
+            task.commit.as_deref().map(render::short).unwrap_or_else(|| "-".into())
+        ));
+    }
+    let unfinished: Vec<_> = status.tasks.iter().filter(|t| t.state != TaskState::Landed).collect();
+    if !unfinished.is_empty() {
+        out.push_str("\n## Needs attention\n\n");
+        for task in unfinished {
+            let branch = snapshot.task(&task.id).and_then(|r| r.branch.clone());
+            out.push_str(&format!(
+                "- **{}** {} — {}: {}{}\n",
+                task.id,
+                task.title,
+                task.state.as_str(),
+                task.reason.as_deref().unwrap_or("-"),
+                branch.map(|b| format!(" (work on branch `{b}`)")).unwrap_or_default()
+            ));
+        }
+    }
+    if !snapshot.universal_violations.is_empty() {
+        out.push_str("\n## Lessons from review\n\n");
+        for lesson in &snapshot.universal_violations {
+            out.push_str(&format!("- {lesson}\n"));
+        }
+    }
+    output::print(&out)?;
+    Ok(ExitCode::Success)
+}

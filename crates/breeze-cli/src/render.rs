@@ -1,0 +1,114 @@
+//! Human-readable output: progress lines during a run, status tables after.
+
+use breeze_engine::ProgressEvent;
+use breeze_protocol::{BreezeStatus, TaskState, Verdict};
+
+/// One line for a progress event.
+pub fn progress_line(event: &ProgressEvent) -> String {
+    match event {
+        ProgressEvent::RunStarted { run_id, workers, tasks, groups, resumed } => {
+            let verb = if *resumed { "resuming" } else { "run" };
+            format!(
+                "breeze {verb} {run_id}: {tasks} task{}, {groups} write group{}, {workers} lane{}",
+                plural(*tasks),
+                plural(*groups),
+                plural(*workers as usize)
+            )
+        }
+        ProgressEvent::TaskStarted { id, title, lane } => format!("▶ [{id}] {title} (lane {lane})"),
+        ProgressEvent::AttemptFailed { id, attempt, reason } => {
+            format!("✗ [{id}] attempt {attempt} failed: {}", first_line(reason))
+        }
+        ProgressEvent::Advised { id, decision, summary } => {
+            format!("? [{id}] Advisor: {} — {}", decision.as_str(), first_line(summary))
+        }
+        ProgressEvent::Reviewed { id, round, verdict, blocking_gaps, by_gates } => match verdict {
+            Verdict::Approve => format!("✓ [{id}] round {round}: APPROVE"),
+            Verdict::RequestChanges => format!(
+                "↺ [{id}] round {round}: REQUEST_CHANGES ({blocking_gaps} blocking gap{}{})",
+                plural(*blocking_gaps),
+                if *by_gates { ", from the gates" } else { "" }
+            ),
+        },
+        ProgressEvent::Deferred { id, reason } => {
+            format!("⏸ [{id}] landing deferred: {}", first_line(reason))
+        }
+        ProgressEvent::TaskFinished { id, state, commit, reason } => match state {
+            TaskState::Landed => {
+                format!("● [{id}] landed {}", short(commit.as_deref().unwrap_or("")))
+            }
+            other => format!(
+                "■ [{id}] {}: {}",
+                other.as_str(),
+                first_line(reason.as_deref().unwrap_or(""))
+            ),
+        },
+    }
+}
+
+/// The status table of a run.
+pub fn status_table(status: &BreezeStatus, stop_reason: Option<&str>) -> String {
+    let mut out = format!(
+        "run {} — {} ({} lane{})\n",
+        status.run_id,
+        status.state.as_str(),
+        status.workers,
+        plural(status.workers as usize)
+    );
+    if let Some(plan) = &status.plan {
+        out.push_str(&format!("plan {plan}\n"));
+    }
+    out.push('\n');
+    let id_width = status.tasks.iter().map(|t| t.id.chars().count()).max().unwrap_or(2).max(4);
+    let title_width =
+        status.tasks.iter().map(|t| t.title.chars().count()).max().unwrap_or(5).clamp(5, 40);
+    out.push_str(&format!(
+        "{:<id_width$}  {:<title_width$}  {:<9}  {:>8}  {:>6}  {:>7}  {:<8}  {}\n",
+        "task", "title", "state", "attempts", "rounds", "advisor", "commit", "note"
+    ));
+    for task in &status.tasks {
+        let title: String = task.title.chars().take(title_width).collect();
+        out.push_str(&format!(
+            "{:<id_width$}  {:<title_width$}  {:<9}  {:>8}  {:>6}  {:>7}  {:<8}  {}\n",
+            task.id,
+            title,
+            task.state.as_str(),
+            task.attempts,
+            task.rounds,
+            task.advisor_consults,
+            short(task.commit.as_deref().unwrap_or("-")),
+            first_line(task.reason.as_deref().unwrap_or(""))
+        ));
+    }
+    let landed = status.tasks.iter().filter(|t| t.state == TaskState::Landed).count();
+    out.push_str(&format!(
+        "\n{landed} of {} task{} landed",
+        status.tasks.len(),
+        plural(status.tasks.len())
+    ));
+    let usage = &status.usage;
+    if !usage.is_empty() {
+        out.push_str(&format!(
+            "; cost ${:.2}, {} input / {} output tokens",
+            usage.cost_usd, usage.input_tokens, usage.output_tokens
+        ));
+    }
+    out.push('\n');
+    if let Some(reason) = stop_reason {
+        out.push_str(&format!("\nstopped: {reason}\n"));
+    }
+    out
+}
+
+/// The first 7 characters of a commit id.
+pub fn short(commit: &str) -> String {
+    commit.chars().take(7).collect()
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or("")
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}

@@ -1,0 +1,76 @@
+//! `breeze demo`: a sample repository and plan, run on the scripted backend.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::EngineError;
+
+/// The demo plan (eight tasks, four of them steered to show retries, consults,
+/// review rounds and a gate).
+pub const DEMO_PLAN: &str = include_str!("../../../templates/demo/plan.toml");
+/// The demo's `breeze.toml` (scripted backend for every role).
+pub const DEMO_CONFIG: &str = include_str!("../../../templates/demo/breeze.toml");
+
+const FILES: &[(&str, &str)] = &[
+    ("README.md", "# calc\n\nA tiny calculator, built by a breeze demo team.\n"),
+    ("CHANGELOG.md", "# Changelog\n\n## Unreleased\n"),
+    ("src/main.rs", "fn main() {\n    println!(\"calc\");\n}\n"),
+    (".gitignore", "/target\n"),
+];
+
+/// Creates the sample repository in `dir` (absent or empty) with one commit on
+/// `main` holding the project, `plan.toml` and `breeze.toml`. Returns the plan path.
+pub fn create_sample_repo(dir: &Path) -> Result<PathBuf, EngineError> {
+    if dir.exists() {
+        let mut entries = std::fs::read_dir(dir)
+            .map_err(|err| EngineError::io(format!("cannot read {}", dir.display()), err))?;
+        if entries.next().is_some() {
+            return Err(EngineError::usage(
+                format!("{} is not empty", dir.display()),
+                "pass an empty or new directory to `breeze demo --dir`, or omit --dir to use a temporary one",
+            ));
+        }
+    }
+    let io = |err: std::io::Error| {
+        EngineError::io(format!("cannot write the demo repository in {}", dir.display()), err)
+    };
+    std::fs::create_dir_all(dir).map_err(io)?;
+    let mut files: Vec<(&str, &str)> = FILES.to_vec();
+    files.push(("plan.toml", DEMO_PLAN));
+    files.push(("breeze.toml", DEMO_CONFIG));
+    for (path, text) in &files {
+        let path = dir.join(path);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(io)?;
+        }
+        std::fs::write(path, text).map_err(io)?;
+    }
+    commit_all(dir, &files).map_err(|err| {
+        EngineError::io(
+            format!("cannot create the demo repository in {}", dir.display()),
+            std::io::Error::other(err.message().to_string()),
+        )
+    })?;
+    Ok(dir.join("plan.toml"))
+}
+
+fn commit_all(dir: &Path, files: &[(&str, &str)]) -> Result<(), git2::Error> {
+    let mut options = git2::RepositoryInitOptions::new();
+    options.initial_head("main");
+    let repo = git2::Repository::init_opts(dir, &options)?;
+    let mut index = repo.index()?;
+    for (path, _) in files {
+        index.add_path(Path::new(path))?;
+    }
+    index.write()?;
+    let tree = repo.find_tree(index.write_tree()?)?;
+    let signature = git2::Signature::now("breeze demo", "demo@breeze.invalid")?;
+    repo.commit(
+        Some("HEAD"),
+        &signature,
+        &signature,
+        "Initial commit: calc skeleton and breeze plan",
+        &tree,
+        &[],
+    )?;
+    Ok(())
+}

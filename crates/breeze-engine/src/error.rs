@@ -1,0 +1,76 @@
+//! Engine errors: what went wrong, which exit code it means, and what to do next.
+
+use breeze_protocol::ExitCode;
+
+/// An error that stops a command before or during a run.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// The plan cannot be run.
+    #[error("{0}")]
+    Plan(#[from] breeze_plan::PlanError),
+    /// `breeze.toml` is invalid.
+    #[error("{0}")]
+    Config(#[from] crate::config::ConfigError),
+    /// A git operation failed.
+    #[error("{0}")]
+    Git(#[from] breeze_git::GitError),
+    /// Another run holds the repository.
+    #[error("{0}")]
+    Locked(#[from] crate::lock::LockError),
+    /// Something the user must fix first (no plan file, bad sim table, nothing to resume).
+    #[error("{message}")]
+    Usage {
+        /// What is wrong.
+        message: String,
+        /// What to do.
+        hint: Option<String>,
+    },
+    /// Reading or writing run files failed.
+    #[error("{context}: {source}")]
+    Io {
+        /// What breeze was doing.
+        context: String,
+        /// Cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The run state on disk cannot be read.
+    #[error("{0}")]
+    Snapshot(#[from] crate::snapshot::SnapshotError),
+}
+
+impl EngineError {
+    /// A usage error with a hint.
+    pub fn usage(message: impl Into<String>, hint: impl Into<String>) -> EngineError {
+        EngineError::Usage { message: message.into(), hint: Some(hint.into()) }
+    }
+
+    /// An I/O error with context.
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> EngineError {
+        EngineError::Io { context: context.into(), source }
+    }
+
+    /// The exit code this error means.
+    pub fn exit_code(&self) -> ExitCode {
+        match self {
+            // Git errors that reach the command line come before or outside a run (not a
+            // repository, mid-merge, unsupported format): the user must act first.
+            EngineError::Io { .. } | EngineError::Snapshot(_) => ExitCode::Unfinished,
+            _ => ExitCode::Usage,
+        }
+    }
+
+    /// What the user should do next, if breeze knows.
+    pub fn hints(&self) -> Vec<String> {
+        match self {
+            EngineError::Plan(_) => vec!["fix the plan, then check it with `breeze plan`".into()],
+            EngineError::Config(_) => vec!["every key and its default: `default-config.toml` in the breeze sources".into()],
+            EngineError::Locked(_) => vec![
+                "wait for it to finish, watch it with `breeze status`, or stop it with `breeze abort`".into(),
+            ],
+            EngineError::Usage { hint: Some(hint), .. } => vec![hint.clone()],
+            EngineError::Snapshot(_) => vec!["the run files are under .breeze/runs/; `breeze abort` gives up on the run".into()],
+            _ => Vec::new(),
+        }
+    }
+}

@@ -1,0 +1,214 @@
+//! `breeze abort`, `breeze clean` and `breeze logs`: looking after what runs leave.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use breeze_git::Repo;
+use breeze_protocol::{EventKind, RunState};
+
+use crate::error::EngineError;
+use crate::journal::read_events;
+use crate::lock::{LockError, RepoLock};
+use crate::run_dir::{RunDir, file_slug, latest_run, list_runs};
+use crate::snapshot::RunSnapshot;
+
+/// How long `abort` waits for a live engine to stop.
+const ABORT_WAIT: Duration = Duration::from_secs(60);
+
+/// What `abort` did.
+#[derive(Debug, Clone)]
+pub struct AbortReport {
+    /// The run given up.
+    pub run_id: String,
+    /// The pid of a live engine that was asked to stop, if any.
+    pub stopped_engine: Option<String>,
+}
+
+/// Gives up on the latest run: stops a live engine (SIGTERM, as Ctrl-C would), ends
+/// orphaned role processes, and marks the run aborted. Worktrees and branches stay for
+/// `breeze clean`.
+pub async fn abort(repo_dir: &Path) -> Result<AbortReport, EngineError> {
+    let repo = Repo::open(repo_dir)?;
+    let root = repo.workdir().to_path_buf();
+    let run_id = latest_run(&root).ok_or_else(|| {
+        EngineError::usage("there are no runs in this repository", "nothing to abort")
+    })?;
+    let mut stopped_engine = None;
+    let lock = match RepoLock::acquire(&root) {
+        Ok(lock) => lock,
+        Err(LockError::Held { pid }) => {
+            let number: i32 = pid.parse().map_err(|_| {
+                EngineError::usage(
+                    format!("a breeze run holds the lock but its pid {pid:?} is unreadable"),
+                    "stop it by hand (Ctrl-C in its terminal)",
+                )
+            })?;
+            let _ = nix::sys::signal::kill(
+                nix::unistd::Pid::from_raw(number),
+                nix::sys::signal::Signal::SIGTERM,
+            );
+            stopped_engine = Some(pid);
+            wait_for_lock(&root).await?
+        }
+        Err(err) => return Err(err.into()),
+    };
+    let run_dir = RunDir::new(&root, &run_id);
+    crate::run::end_orphans_of(&run_dir).await;
+    let mut snapshot = RunSnapshot::load(&run_dir.snapshot())?;
+    if snapshot.state.is_resumable() {
+        snapshot.state = RunState::Aborted;
+        snapshot.stop_reason = Some("aborted with `breeze abort`".into());
+        snapshot.updated_at = crate::clock::now_rfc3339();
+        snapshot.save(&run_dir.snapshot()).map_err(|err| {
+            EngineError::io(format!("cannot write {}", run_dir.snapshot().display()), err)
+        })?;
+        if let Ok(journal) = crate::journal::Journal::open(&run_dir.events()) {
+            let _ = journal.record(EventKind::RunFinished { state: RunState::Aborted });
+        }
+    }
+    drop(lock);
+    Ok(AbortReport { run_id, stopped_engine })
+}
+
+async fn wait_for_lock(root: &Path) -> Result<RepoLock, EngineError> {
+    let deadline = tokio::time::Instant::now() + ABORT_WAIT;
+    loop {
+        match RepoLock::acquire(root) {
+            Ok(lock) => return Ok(lock),
+            Err(LockError::Held { pid }) if tokio::time::Instant::now() < deadline => {
+                let _ = pid;
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            Err(err) => return Err(err.into()),
+        }
+    }
+}
+
+/// One thing `clean` removed or kept.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CleanItem {
+    /// Removed (or would be, with `--dry-run`).
+    Removed(String),
+    /// Kept, and why.
+    Kept(String, String),
+}
+
+/// Removes the worktrees and branches that the journals say breeze created: clean
+/// worktrees, and branches whose task landed. Dirty worktrees and branches holding
+/// work that never landed are kept unless `force`.
+pub fn clean(repo_dir: &Path, dry_run: bool, force: bool) -> Result<Vec<CleanItem>, EngineError> {
+    let repo = Repo::open(repo_dir)?;
+    let root = repo.workdir().to_path_buf();
+    let _lock = RepoLock::acquire(&root)?;
+    if let Some(latest) = latest_run(&root) {
+        let snapshot = RunSnapshot::load(&RunDir::new(&root, &latest).snapshot())?;
+        if snapshot.state.is_resumable() && !force {
+            return Err(EngineError::usage(
+                format!("run {latest} can still be resumed; cleaning would take its worktrees"),
+                "finish it with `breeze resume`, give it up with `breeze abort`, or pass --force",
+            ));
+        }
+    }
+    let mut worktrees: BTreeSet<PathBuf> = BTreeSet::new();
+    let mut branches: BTreeSet<String> = BTreeSet::new();
+    let mut landed_branches: BTreeSet<String> = BTreeSet::new();
+    for run_id in list_runs(&root) {
+        let run_dir = RunDir::new(&root, &run_id);
+        let Ok(events) = read_events(&run_dir.events()) else { continue };
+        for event in events {
+            match event.event {
+                EventKind::WorktreeCreated { path, branch, .. } => {
+                    worktrees.insert(PathBuf::from(path));
+                    branches.insert(branch);
+                }
+                EventKind::WorktreeRemoved { path, branch } => {
+                    if !path.is_empty() {
+                        worktrees.remove(Path::new(&path));
+                    }
+                    if let Some(branch) = branch {
+                        branches.remove(&branch);
+                    }
+                }
+                _ => {}
+            }
+        }
+        if let Ok(snapshot) = RunSnapshot::load(&run_dir.snapshot()) {
+            for task in snapshot.tasks {
+                if task.state == breeze_protocol::TaskState::Landed {
+                    landed_branches.extend(task.branch);
+                }
+            }
+        }
+    }
+    let mut items = Vec::new();
+    let live: BTreeSet<PathBuf> =
+        repo.list_worktrees()?.into_iter().map(|info| info.path).collect();
+    for path in worktrees {
+        if !live.contains(&path) {
+            continue;
+        }
+        let label = path.display().to_string();
+        if dry_run {
+            let dirty = repo.is_worktree_dirty(&path)?;
+            items.push(if dirty && !force {
+                CleanItem::Kept(label, "has uncommitted changes (use --force)".into())
+            } else {
+                CleanItem::Removed(label)
+            });
+            continue;
+        }
+        match repo.remove_worktree(&path, None, force)? {
+            breeze_git::RemoveOutcome::Removed { .. } => items.push(CleanItem::Removed(label)),
+            other => items.push(CleanItem::Kept(label, format!("{other:?}"))),
+        }
+    }
+    for branch in branches {
+        if !repo.branch_exists(&branch)? {
+            continue;
+        }
+        if !landed_branches.contains(&branch) && !force {
+            items.push(CleanItem::Kept(
+                branch,
+                "holds work that never landed (use --force to delete)".into(),
+            ));
+            continue;
+        }
+        if !dry_run {
+            repo.delete_branch(&branch)?;
+        }
+        items.push(CleanItem::Removed(branch));
+    }
+    Ok(items)
+}
+
+/// The log files of a task in a run, oldest first.
+pub fn task_logs(
+    repo_dir: &Path,
+    run_id: Option<&str>,
+    task_id: &str,
+) -> Result<Vec<PathBuf>, EngineError> {
+    let snapshot = crate::run::load_run(repo_dir, run_id)?;
+    if snapshot.task(task_id).is_none() {
+        return Err(EngineError::usage(
+            format!("run {} has no task {task_id}", snapshot.run_id),
+            "see the task ids with `breeze status`",
+        ));
+    }
+    let repo = Repo::open(repo_dir)?;
+    let logs_dir = RunDir::new(repo.workdir(), &snapshot.run_id).root().join("logs");
+    let prefix = format!("{}.", file_slug(task_id));
+    let mut files: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(&logs_dir)
+        .map_err(|err| EngineError::io(format!("cannot read {}", logs_dir.display()), err))?
+        .filter_map(Result::ok)
+        .filter(|entry| entry.file_name().to_string_lossy().starts_with(&prefix))
+        .map(|entry| {
+            (
+                entry.metadata().and_then(|m| m.modified()).unwrap_or(std::time::UNIX_EPOCH),
+                entry.path(),
+            )
+        })
+        .collect();
+    files.sort();
+    Ok(files.into_iter().map(|(_, path)| path).collect())
+}

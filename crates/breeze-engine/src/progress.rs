@@ -1,0 +1,89 @@
+//! Progress notifications for whoever drives a run (the CLI prints them as lines).
+
+use std::sync::Arc;
+
+use breeze_protocol::{Decision, TaskState, Verdict};
+
+/// Something worth telling the user while a run goes on.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ProgressEvent {
+    /// The run began.
+    RunStarted {
+        /// Run id.
+        run_id: String,
+        /// Lanes.
+        workers: u32,
+        /// Tasks to run.
+        tasks: usize,
+        /// Write groups.
+        groups: usize,
+        /// Whether this is a resume.
+        resumed: bool,
+    },
+    /// A task got a lane.
+    TaskStarted {
+        /// Task id.
+        id: String,
+        /// Title.
+        title: String,
+        /// Lane number.
+        lane: u32,
+    },
+    /// A worker attempt ended without a usable result.
+    AttemptFailed {
+        /// Task id.
+        id: String,
+        /// Attempt number.
+        attempt: u32,
+        /// Why.
+        reason: String,
+    },
+    /// The Advisor answered.
+    Advised {
+        /// Task id.
+        id: String,
+        /// Decision.
+        decision: Decision,
+        /// Summary.
+        summary: String,
+    },
+    /// A review round ended.
+    Reviewed {
+        /// Task id.
+        id: String,
+        /// Round.
+        round: u32,
+        /// Verdict.
+        verdict: Verdict,
+        /// Blocking gaps.
+        blocking_gaps: usize,
+        /// Whether the engine's gates produced the verdict.
+        by_gates: bool,
+    },
+    /// A landing waits for the user's checkout.
+    Deferred {
+        /// Task id.
+        id: String,
+        /// Why.
+        reason: String,
+    },
+    /// A task finished for this run.
+    TaskFinished {
+        /// Task id.
+        id: String,
+        /// Final state.
+        state: TaskState,
+        /// Landing commit.
+        commit: Option<String>,
+        /// Why, when not landed.
+        reason: Option<String>,
+    },
+}
+
+/// Receives progress events; must not block.
+pub type ProgressSink = Arc<dyn Fn(&ProgressEvent) + Send + Sync>;
+
+/// A sink that drops everything.
+pub fn silent() -> ProgressSink {
+    Arc::new(|_| {})
+}

@@ -1,0 +1,199 @@
+//! Role definitions: Markdown with YAML front matter in Claude Code's subagent format
+//! (`name`, `description`, `tools`, `disallowedTools`, `model`, `maxTurns`).
+//!
+//! The defaults in `agents/` are embedded; a repository overrides one by committing
+//! `.claude/agents/breeze-<role>.md` (the same file Claude Code itself would read).
+
+use std::path::{Path, PathBuf};
+
+use breeze_protocol::Role;
+
+const WORKER: &str = include_str!("../../../../agents/worker.md");
+const ADVISOR: &str = include_str!("../../../../agents/advisor.md");
+const REVIEWER: &str = include_str!("../../../../agents/reviewer.md");
+const SCAFFOLDER: &str = include_str!("../../../../agents/scaffolder.md");
+
+/// A parsed role definition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RoleDefinition {
+    /// `name`.
+    pub name: String,
+    /// `description`.
+    pub description: String,
+    /// `tools`.
+    pub tools: Vec<String>,
+    /// `disallowedTools`.
+    pub disallowed_tools: Vec<String>,
+    /// `model` (empty if absent).
+    pub model: String,
+    /// `maxTurns`.
+    pub max_turns: Option<u32>,
+    /// The instructions after the front matter.
+    pub body: String,
+    /// Where it came from (`(built-in)` or a path).
+    pub source: String,
+}
+
+/// The override path of a role in a repository.
+pub fn override_path(repo_root: &Path, role: Role) -> PathBuf {
+    repo_root.join(".claude").join("agents").join(format!("breeze-{}.md", role.as_str()))
+}
+
+/// The role's definition: the repository's override if present, else the built-in one.
+pub fn load(repo_root: &Path, role: Role) -> Result<RoleDefinition, String> {
+    let path = override_path(repo_root, role);
+    match std::fs::read_to_string(&path) {
+        Ok(text) => parse(&text, &path.display().to_string()),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(builtin(role)),
+        Err(err) => Err(format!("cannot read {}: {err}", path.display())),
+    }
+}
+
+/// The built-in definition of a role.
+pub fn builtin(role: Role) -> RoleDefinition {
+    let text = match role {
+        Role::Worker => WORKER,
+        Role::Advisor => ADVISOR,
+        Role::Reviewer => REVIEWER,
+        Role::Scaffolder => SCAFFOLDER,
+    };
+    // The embedded files are checked by a test; a parse failure is a build defect.
+    parse(text, "(built-in)").expect("built-in role definitions parse")
+}
+
+/// Parses a definition. The front matter is the subset of YAML these files use:
+/// `key: value` lines, lists written `a, b` or `[a, b]` or as `- item` lines.
+pub fn parse(text: &str, source: &str) -> Result<RoleDefinition, String> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let mut lines = text.lines();
+    if lines.next().map(str::trim) != Some("---") {
+        return Err(format!("{source}: a role definition starts with a `---` front matter line"));
+    }
+    let mut definition = RoleDefinition {
+        name: String::new(),
+        description: String::new(),
+        tools: Vec::new(),
+        disallowed_tools: Vec::new(),
+        model: String::new(),
+        max_turns: None,
+        body: String::new(),
+        source: source.to_string(),
+    };
+    let mut current_list: Option<&'static str> = None;
+    let mut closed = false;
+    let mut line_no = 1;
+    for line in lines.by_ref() {
+        line_no += 1;
+        if line.trim() == "---" {
+            closed = true;
+            break;
+        }
+        if line.trim().is_empty() || line.trim_start().starts_with('#') {
+            continue;
+        }
+        if let Some(item) = line.trim_start().strip_prefix("- ") {
+            match current_list {
+                Some("tools") => definition.tools.push(unquote(item)),
+                Some("disallowedTools") => definition.disallowed_tools.push(unquote(item)),
+                _ => {}
+            }
+            continue;
+        }
+        let Some((key, value)) = line.split_once(':') else {
+            return Err(format!("{source}:{line_no}: expected `key: value` in the front matter"));
+        };
+        let (key, value) = (key.trim(), value.trim());
+        current_list = None;
+        match key {
+            "name" => definition.name = unquote(value),
+            "description" => definition.description = unquote(value),
+            "model" => definition.model = unquote(value),
+            "maxTurns" => {
+                definition.max_turns = Some(value.parse().map_err(|_| {
+                    format!("{source}:{line_no}: maxTurns must be a whole number, found {value:?}")
+                })?)
+            }
+            "tools" => {
+                definition.tools = split_list(value);
+                current_list = Some("tools");
+            }
+            "disallowedTools" => {
+                definition.disallowed_tools = split_list(value);
+                current_list = Some("disallowedTools");
+            }
+            // Other Claude Code keys (color, effort, memory, ...) are allowed and ignored.
+            _ => {}
+        }
+    }
+    if !closed {
+        return Err(format!("{source}: the front matter has no closing `---` line"));
+    }
+    if definition.name.is_empty() {
+        return Err(format!("{source}: the front matter needs a `name`"));
+    }
+    definition.body = lines.collect::<Vec<_>>().join("\n").trim().to_string();
+    Ok(definition)
+}
+
+fn unquote(value: &str) -> String {
+    let value = value.trim();
+    value
+        .strip_prefix('"')
+        .and_then(|v| v.strip_suffix('"'))
+        .or_else(|| value.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')))
+        .unwrap_or(value)
+        .to_string()
+}
+
+fn split_list(value: &str) -> Vec<String> {
+    let value = value.trim().trim_start_matches('[').trim_end_matches(']');
+    value.split(',').map(unquote).filter(|item| !item.is_empty()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn built_in_definitions_parse_with_read_only_advisor_and_reviewer() {
+        for role in [Role::Worker, Role::Advisor, Role::Reviewer, Role::Scaffolder] {
+            let definition = builtin(role);
+            assert_eq!(definition.name, format!("breeze-{}", role.as_str()));
+            assert!(!definition.body.is_empty());
+            assert!(definition.max_turns.is_some());
+        }
+        for role in [Role::Advisor, Role::Reviewer] {
+            let definition = builtin(role);
+            for tool in ["Write", "Edit", "Bash", "Agent"] {
+                assert!(definition.disallowed_tools.iter().any(|t| t == tool), "{role} may {tool}");
+            }
+        }
+        assert!(builtin(Role::Worker).disallowed_tools.contains(&"Agent".to_string()));
+    }
+
+    #[test]
+    fn yaml_list_forms_and_errors() {
+        let text = "---\nname: x\ntools:\n  - Read\n  - Grep\ndisallowedTools: [Write, \"Bash\"]\nmaxTurns: 7\ncolor: red\n---\nBody\n";
+        let definition = parse(text, "x.md").unwrap();
+        assert_eq!(definition.tools, ["Read", "Grep"]);
+        assert_eq!(definition.disallowed_tools, ["Write", "Bash"]);
+        assert_eq!(definition.max_turns, Some(7));
+        assert_eq!(definition.body, "Body");
+        assert!(parse("no front matter", "y.md").unwrap_err().contains("starts with a `---`"));
+        assert!(parse("---\nname: x\n", "y.md").unwrap_err().contains("no closing"));
+        assert!(
+            parse("---\nname: x\nmaxTurns: many\n---\n", "y.md").unwrap_err().contains("y.md:3")
+        );
+    }
+
+    #[test]
+    fn a_repository_override_wins() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = override_path(dir.path(), Role::Reviewer);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, "---\nname: strict-reviewer\n---\nBe strict.\n").unwrap();
+        let definition = load(dir.path(), Role::Reviewer).unwrap();
+        assert_eq!(definition.name, "strict-reviewer");
+        assert_eq!(load(dir.path(), Role::Worker).unwrap().name, "breeze-worker");
+    }
+}

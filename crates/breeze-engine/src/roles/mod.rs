@@ -1,0 +1,611 @@
+//! Running a role once, whatever its backend: the protocol of DESIGN §5.
+//!
+//! [`RoleRunner::invoke`] writes the role's structured input to `$BREEZE_INPUT`, runs the
+//! backend with the rendered prompt on stdin and a scrubbed environment, journals the
+//! process, and returns the JSON result — from `$BREEZE_OUTPUT`, else the last JSON
+//! object on stdout — for the caller to validate against the expected message type.
+
+pub mod definition;
+pub mod prompt;
+pub mod scripted;
+pub mod strict_schema;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use breeze_agents::{AgentCall, AgentKind};
+use breeze_protocol::{EventKind, MessageKind, Role, Usage};
+use breeze_supervise::{ActivityProbe, DirActivity, Ending, ProcessSpec, Supervisor};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{BackendKind, Config, RoleConfig};
+use crate::journal::Journal;
+use crate::run_dir::{RunDir, file_slug};
+use scripted::{ScriptedReply, SimSpec};
+
+/// Grace between SIGTERM and SIGKILL for role processes.
+const GRACE: Duration = Duration::from_secs(5);
+
+/// One invocation of a role.
+#[derive(Debug, Clone)]
+pub struct RoleCall {
+    /// Which role.
+    pub role: Role,
+    /// Task id.
+    pub task_id: String,
+    /// `BREEZE_ATTEMPT` (worker attempt, or the consult/round number for other roles).
+    pub attempt: u32,
+    /// `BREEZE_ROUND`.
+    pub round: u32,
+    /// Working directory: the task worktree.
+    pub cwd: PathBuf,
+    /// Base commit.
+    pub base: String,
+    /// The structured input (`worker-input.v1`, `advisor-request.v1`, `review-input.v1`).
+    pub input: Value,
+    /// The rendered prompt (stdin).
+    pub prompt: String,
+    /// Backend session to continue (same worker for fix rounds), if any.
+    pub resume_session: Option<String>,
+    /// Sequence number for file names (unique per task and role).
+    pub seq: u32,
+    /// With `resume_session`: the session's totals after its previous run, so a resumed
+    /// run's usage counts only itself.
+    pub resume_baseline: Option<Usage>,
+}
+
+/// How a role invocation ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RoleEnding {
+    /// Exited with a code.
+    Exited(i32),
+    /// Killed by a signal it did not get from breeze.
+    Signaled(i32),
+    /// Wall-clock timeout.
+    TimedOut,
+    /// No output and no worktree change for the stall timeout.
+    Stalled,
+    /// breeze is shutting down.
+    Cancelled,
+    /// It could not be started (program missing, not executable).
+    SpawnFailed(String),
+}
+
+impl std::fmt::Display for RoleEnding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Exited(code) => write!(f, "exited with code {code}"),
+            Self::Signaled(signal) => write!(f, "killed by signal {signal}"),
+            Self::TimedOut => f.write_str("timed out"),
+            Self::Stalled => f.write_str("stalled (no output and no file changes)"),
+            Self::Cancelled => f.write_str("cancelled"),
+            Self::SpawnFailed(message) => write!(f, "could not start: {message}"),
+        }
+    }
+}
+
+/// What a role invocation produced.
+#[derive(Debug, Clone)]
+pub struct RoleReply {
+    /// How it ended.
+    pub ending: RoleEnding,
+    /// The JSON result, if one was found.
+    pub result: Option<Value>,
+    /// Why there is no result, if there is none.
+    pub result_error: Option<String>,
+    /// The end of stderr (or stdout), for error messages and failure signatures.
+    pub diagnostics: String,
+    /// Cost and tokens.
+    pub usage: Usage,
+    /// Backend session id, to continue later.
+    pub session_id: Option<String>,
+    /// The backend reported a rate limit or quota error: wait (this long, if it said)
+    /// and try again; the attempt does not count as a failure.
+    pub rate_limited: Option<Option<Duration>>,
+    /// The session's running totals, for the next `resume_baseline`.
+    pub session_usage: Option<Usage>,
+    /// Paths the agent wrote (or tried to) outside the write set, seen in its stream.
+    pub write_violations: Vec<String>,
+    /// Log file stem of this invocation.
+    pub log_path: PathBuf,
+}
+
+impl RoleReply {
+    /// Whether the process exited 0.
+    pub fn exited_ok(&self) -> bool {
+        self.ending == RoleEnding::Exited(0)
+    }
+}
+
+/// Runs roles for one run.
+pub struct RoleRunner {
+    config: Config,
+    run_dir: RunDir,
+    run_id: String,
+    repo_root: PathBuf,
+    journal: Arc<Journal>,
+    supervisor: Supervisor,
+    engine_env: Vec<(String, String)>,
+    sims: BTreeMap<String, SimSpec>,
+    write_sets: BTreeMap<String, breeze_agents::WriteSetCheck>,
+    /// (task, role) pairs already called, for the simulator's "first call" behaviour.
+    called: std::sync::Mutex<std::collections::BTreeSet<(String, Role)>>,
+}
+
+impl RoleRunner {
+    /// A runner for `run_id`.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        config: Config,
+        run_dir: RunDir,
+        run_id: String,
+        repo_root: PathBuf,
+        journal: Arc<Journal>,
+        supervisor: Supervisor,
+        engine_env: Vec<(String, String)>,
+        sims: BTreeMap<String, SimSpec>,
+        write_sets: BTreeMap<String, breeze_agents::WriteSetCheck>,
+    ) -> RoleRunner {
+        RoleRunner {
+            config,
+            run_dir,
+            run_id,
+            repo_root,
+            journal,
+            supervisor,
+            engine_env,
+            sims,
+            write_sets,
+            called: std::sync::Mutex::new(Default::default()),
+        }
+    }
+
+    /// The role's settings.
+    pub fn settings(&self, role: Role) -> &RoleConfig {
+        self.config.role(role)
+    }
+
+    /// The repository root.
+    pub fn repo_root(&self) -> &std::path::Path {
+        &self.repo_root
+    }
+
+    /// Runs `call` to its end.
+    pub async fn invoke(&self, call: RoleCall, cancel: &CancellationToken) -> RoleReply {
+        let settings = self.config.role(call.role).clone();
+        let slug = file_slug(&call.task_id);
+        let role_name = call.role.as_str();
+        let input_path = self.run_dir.io_file(&slug, role_name, call.seq, "input");
+        let output_path = self.run_dir.io_file(&slug, role_name, call.seq, "output");
+        let log_path = self.run_dir.log(&slug, role_name, call.seq);
+        let failed = |message: String| RoleReply {
+            ending: RoleEnding::SpawnFailed(message),
+            result: None,
+            result_error: None,
+            diagnostics: String::new(),
+            usage: Usage::default(),
+            session_id: None,
+            rate_limited: None,
+            session_usage: None,
+            write_violations: Vec::new(),
+            log_path: log_path.clone(),
+        };
+        let input_text = match serde_json::to_vec_pretty(&call.input) {
+            Ok(text) => text,
+            Err(err) => return failed(format!("cannot serialize the role input: {err}")),
+        };
+        if let Err(err) = std::fs::write(&input_path, input_text) {
+            return failed(format!("cannot write {}: {err}", input_path.display()));
+        }
+        let _ = std::fs::remove_file(&output_path);
+        match settings.backend {
+            BackendKind::Command => {
+                self.run_command(&call, &settings, &input_path, &output_path, log_path, cancel)
+                    .await
+            }
+            BackendKind::Scripted => self.run_scripted(&call, &settings, log_path, cancel).await,
+            BackendKind::Claude => {
+                self.run_agent(
+                    AgentKind::Claude,
+                    &call,
+                    &settings,
+                    &input_path,
+                    &output_path,
+                    log_path,
+                    cancel,
+                )
+                .await
+            }
+            BackendKind::Codex => {
+                self.run_agent(
+                    AgentKind::Codex,
+                    &call,
+                    &settings,
+                    &input_path,
+                    &output_path,
+                    log_path,
+                    cancel,
+                )
+                .await
+            }
+        }
+    }
+
+    /// The protocol's environment variables for a call.
+    fn protocol_env(
+        &self,
+        call: &RoleCall,
+        input: &std::path::Path,
+        output: &std::path::Path,
+    ) -> Vec<(String, String)> {
+        vec![
+            ("BREEZE_ROLE".into(), call.role.as_str().into()),
+            ("BREEZE_RUN_ID".into(), self.run_id.clone()),
+            ("BREEZE_TASK_ID".into(), call.task_id.clone()),
+            ("BREEZE_ATTEMPT".into(), call.attempt.to_string()),
+            ("BREEZE_ROUND".into(), call.round.to_string()),
+            ("BREEZE_INPUT".into(), input.display().to_string()),
+            ("BREEZE_OUTPUT".into(), output.display().to_string()),
+            ("BREEZE_WORKTREE".into(), call.cwd.display().to_string()),
+            ("BREEZE_BASE".into(), call.base.clone()),
+        ]
+    }
+
+    async fn run_command(
+        &self,
+        call: &RoleCall,
+        settings: &RoleConfig,
+        input_path: &std::path::Path,
+        output_path: &std::path::Path,
+        log_path: PathBuf,
+        cancel: &CancellationToken,
+    ) -> RoleReply {
+        let mut spec = ProcessSpec::new(settings.command.clone(), &call.cwd, &log_path);
+        // BREEZE_* variables of the engine's own environment are not passed: the protocol
+        // variables below are the only ones a role should trust.
+        let engine_env =
+            self.engine_env.iter().filter(|(name, _)| !name.starts_with("BREEZE_")).cloned();
+        spec.env = breeze_supervise::scrubbed_env(
+            engine_env,
+            &settings.env,
+            &self.protocol_env(call, input_path, output_path),
+        );
+        spec.stdin = call.prompt.clone().into_bytes();
+        spec.timeout = Some(settings.timeout);
+        spec.stall_timeout = Some(settings.stall_timeout);
+        spec.grace = GRACE;
+        let activity: Option<Arc<dyn ActivityProbe>> = match call.role {
+            Role::Worker => Some(Arc::new(DirActivity::new(&call.cwd))),
+            _ => None,
+        };
+        let journal = self.journal.clone();
+        let (task, role) = (call.task_id.clone(), call.role);
+        let log_text = log_path.display().to_string();
+        let spawned = std::sync::Mutex::new(None::<u32>);
+        let outcome = self
+            .supervisor
+            .run(
+                spec,
+                activity,
+                cancel.clone(),
+                |pid, start_ticks| {
+                    *spawned.lock().unwrap_or_else(|p| p.into_inner()) = Some(pid);
+                    let _ = journal.record(EventKind::ProcessStarted {
+                        task: task.clone(),
+                        role,
+                        pid,
+                        start_ticks,
+                        log: log_text.clone(),
+                    });
+                },
+                |_line| {},
+            )
+            .await;
+        let outcome = match outcome {
+            Ok(outcome) => outcome,
+            Err(err) => {
+                return RoleReply {
+                    ending: RoleEnding::SpawnFailed(err.to_string()),
+                    result: None,
+                    result_error: None,
+                    diagnostics: String::new(),
+                    usage: Usage::default(),
+                    session_id: None,
+                    rate_limited: None,
+                    session_usage: None,
+                    write_violations: Vec::new(),
+                    log_path,
+                };
+            }
+        };
+        let ending = map_ending(outcome.ending);
+        let _ = self.journal.record(EventKind::ProcessEnded {
+            task: call.task_id.clone(),
+            role: call.role,
+            pid: outcome.pid,
+            exit_code: match ending {
+                RoleEnding::Exited(code) => Some(code),
+                _ => None,
+            },
+            outcome: ending_word(&ending).into(),
+            usage: Usage::default(),
+        });
+        let (result, result_error) = read_result(output_path, outcome.last_json);
+        RoleReply {
+            ending,
+            result,
+            result_error,
+            diagnostics: diagnostics(&outcome.stderr_tail, &outcome.stdout_tail),
+            usage: Usage::default(),
+            session_id: None,
+            rate_limited: None,
+            session_usage: None,
+            write_violations: Vec::new(),
+            log_path,
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn run_agent(
+        &self,
+        kind: AgentKind,
+        call: &RoleCall,
+        settings: &RoleConfig,
+        input_path: &std::path::Path,
+        output_path: &std::path::Path,
+        log_path: PathBuf,
+        cancel: &CancellationToken,
+    ) -> RoleReply {
+        let definition = definition::load(&self.repo_root, call.role)
+            .unwrap_or_else(|_| definition::builtin(call.role));
+        let mut agent = AgentCall::new(kind, call.role, &call.cwd, call.prompt.clone(), &log_path);
+        let engine_env =
+            self.engine_env.iter().filter(|(name, _)| !name.starts_with("BREEZE_")).cloned();
+        agent.env = breeze_supervise::scrubbed_env(
+            engine_env,
+            &settings.env,
+            &self.protocol_env(call, input_path, output_path),
+        );
+        agent.engine_env = self.engine_env.clone();
+        agent.pass_credentials = settings.pass_credentials;
+        agent.timeout = settings.timeout;
+        agent.stall_timeout = settings.stall_timeout;
+        agent.model =
+            if settings.model.is_empty() { String::new() } else { settings.model.clone() };
+        agent.extra_args = settings.args.clone();
+        agent.allowed_tools = definition.tools.clone();
+        agent.disallowed_tools = definition.disallowed_tools.clone();
+        agent.max_turns = definition.max_turns;
+        agent.resume_session = call.resume_session.clone();
+        agent.resume_baseline = call.resume_baseline;
+        agent.scratch_dir = self.run_dir.root().join("io");
+        agent.output_schema = match call.role {
+            Role::Advisor => Some(MessageKind::AdvisorResponse),
+            Role::Reviewer => Some(MessageKind::ReviewResult),
+            _ => None,
+        }
+        .map(|message| match kind {
+            AgentKind::Codex => strict_schema::strict(message.schema()),
+            AgentKind::Claude => message.schema().clone(),
+        });
+        if call.role == Role::Worker {
+            agent.in_write_set = self.write_sets.get(&call.task_id).cloned();
+        }
+        let journal = self.journal.clone();
+        let (task, role) = (call.task_id.clone(), call.role);
+        let log_text = log_path.display().to_string();
+        let result = breeze_agents::run_agent(
+            &self.supervisor,
+            agent,
+            cancel.clone(),
+            |pid, start_ticks| {
+                let _ = journal.record(EventKind::ProcessStarted {
+                    task,
+                    role,
+                    pid,
+                    start_ticks,
+                    log: log_text,
+                });
+            },
+        )
+        .await;
+        let result = match result {
+            Ok(result) => result,
+            Err(err) => {
+                return RoleReply {
+                    ending: RoleEnding::SpawnFailed(format!(
+                        "{err} (is the {} CLI installed and on PATH?)",
+                        kind.as_str()
+                    )),
+                    result: None,
+                    result_error: None,
+                    diagnostics: String::new(),
+                    usage: Usage::default(),
+                    session_id: None,
+                    rate_limited: None,
+                    session_usage: None,
+                    write_violations: Vec::new(),
+                    log_path,
+                };
+            }
+        };
+        let ending = map_ending(result.ending);
+        let _ = self.journal.record(EventKind::ProcessEnded {
+            task: call.task_id.clone(),
+            role: call.role,
+            pid: result.pid,
+            exit_code: match ending {
+                RoleEnding::Exited(code) => Some(code),
+                _ => None,
+            },
+            outcome: ending_word(&ending).into(),
+            usage: result.usage,
+        });
+        // A role that wrote $BREEZE_OUTPUT wins; otherwise the agent's final answer.
+        let (result_value, result_error) = match std::fs::read(output_path) {
+            Ok(_) => read_result(output_path, None),
+            Err(_) => (result.answer.clone(), result.answer_error.clone()),
+        };
+        let failure_text = result.failure.as_ref().map(ToString::to_string);
+        // A failure the CLI reported (auth, API error, max turns) is a failed attempt even
+        // when the process exited 0.
+        let ending = match (&ending, &result.failure) {
+            (RoleEnding::Exited(0), Some(failure)) if !failure.is_limit() => RoleEnding::Exited(1),
+            _ => ending,
+        };
+        RoleReply {
+            ending,
+            result: if result.failure.is_some() { None } else { result_value },
+            result_error: failure_text.or(result_error),
+            diagnostics: result.diagnostics.clone(),
+            usage: result.usage,
+            session_id: result.session_id.clone(),
+            rate_limited: result.failure.as_ref().filter(|f| f.is_limit()).map(|f| f.retry_after()),
+            session_usage: result.session_usage,
+            write_violations: result.write_violations.clone(),
+            log_path,
+        }
+    }
+
+    async fn run_scripted(
+        &self,
+        call: &RoleCall,
+        settings: &RoleConfig,
+        log_path: PathBuf,
+        cancel: &CancellationToken,
+    ) -> RoleReply {
+        let sim = self.sims.get(&call.task_id).cloned().unwrap_or_default();
+        let first_call = self
+            .called
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert((call.task_id.clone(), call.role));
+        let always = |_: &str| true;
+        let matcher = self.write_sets.get(&call.task_id).cloned();
+        let in_write_set =
+            move |path: &str| matcher.as_ref().map_or_else(|| always(path), |m| m(path));
+        // The simulator runs in-process; the same clocks a process gets apply to it: the
+        // stall timeout (it makes no output while it runs) and the wall-clock timeout.
+        let limit = settings.stall_timeout.min(settings.timeout);
+        let limit_ending = if settings.stall_timeout <= settings.timeout {
+            RoleEnding::Stalled
+        } else {
+            RoleEnding::TimedOut
+        };
+        let play =
+            scripted::play(call.role, &call.input, &call.cwd, &sim, first_call, &in_write_set);
+        let reply = tokio::select! {
+            reply = tokio::time::timeout(limit, play) => reply.ok(),
+            () = cancel.cancelled() => {
+                return self.scripted_reply(RoleEnding::Cancelled, String::new(), String::new(), None, log_path);
+            }
+        };
+        match reply {
+            None | Some(ScriptedReply::Hang) => {
+                if matches!(reply, Some(ScriptedReply::Hang)) {
+                    tokio::select! {
+                        () = tokio::time::sleep(limit) => {}
+                        () = cancel.cancelled() => {
+                            return self.scripted_reply(RoleEnding::Cancelled, String::new(), String::new(), None, log_path);
+                        }
+                    }
+                }
+                self.scripted_reply(limit_ending, String::new(), String::new(), None, log_path)
+            }
+            Some(ScriptedReply::Exited { exit_code, stdout, stderr }) => {
+                let last_json = breeze_supervise::last_json_object(stdout.as_bytes());
+                self.scripted_reply(
+                    RoleEnding::Exited(exit_code),
+                    stdout,
+                    stderr,
+                    last_json,
+                    log_path,
+                )
+            }
+        }
+    }
+
+    fn scripted_reply(
+        &self,
+        ending: RoleEnding,
+        stdout: String,
+        stderr: String,
+        last_json: Option<Value>,
+        log_path: PathBuf,
+    ) -> RoleReply {
+        let (stdout_log, stderr_log) = breeze_supervise::stream_log_paths(&log_path);
+        let _ = std::fs::write(stdout_log, &stdout);
+        let _ = std::fs::write(stderr_log, &stderr);
+        let (result, result_error) = match last_json {
+            Some(value) => (Some(value), None),
+            None => (None, Some("no JSON object on stdout".to_string())),
+        };
+        RoleReply {
+            diagnostics: diagnostics(&stderr, &stdout),
+            ending,
+            result,
+            result_error,
+            usage: Usage::default(),
+            session_id: None,
+            rate_limited: None,
+            session_usage: None,
+            write_violations: Vec::new(),
+            log_path,
+        }
+    }
+}
+
+fn map_ending(ending: Ending) -> RoleEnding {
+    match ending {
+        Ending::Exited(code) => RoleEnding::Exited(code),
+        Ending::Signaled(signal) => RoleEnding::Signaled(signal),
+        Ending::TimedOut => RoleEnding::TimedOut,
+        Ending::Stalled => RoleEnding::Stalled,
+        Ending::Cancelled => RoleEnding::Cancelled,
+    }
+}
+
+fn ending_word(ending: &RoleEnding) -> &'static str {
+    match ending {
+        RoleEnding::Exited(_) => "exited",
+        RoleEnding::Signaled(_) => "signaled",
+        RoleEnding::TimedOut => "timeout",
+        RoleEnding::Stalled => "stalled",
+        RoleEnding::Cancelled => "cancelled",
+        RoleEnding::SpawnFailed(_) => "spawn-failed",
+    }
+}
+
+/// The result: `$BREEZE_OUTPUT` if the role wrote it, else the last JSON object on stdout.
+fn read_result(
+    output_path: &std::path::Path,
+    last_json: Option<Value>,
+) -> (Option<Value>, Option<String>) {
+    match std::fs::read(output_path) {
+        Ok(bytes) => match serde_json::from_slice::<Value>(&bytes) {
+            Ok(value) => (Some(value), None),
+            Err(err) => (
+                None,
+                Some(format!(
+                    "$BREEZE_OUTPUT ({}) is not valid JSON: {err}",
+                    output_path.display()
+                )),
+            ),
+        },
+        Err(_) => match last_json {
+            Some(value) => (Some(value), None),
+            None => (None, Some("no $BREEZE_OUTPUT file and no JSON object on stdout".to_string())),
+        },
+    }
+}
+
+/// The last few lines of stderr, else of stdout: what a human needs to see of a failure.
+fn diagnostics(stderr: &str, stdout: &str) -> String {
+    let source = if stderr.trim().is_empty() { stdout } else { stderr };
+    let lines: Vec<&str> = source.lines().filter(|line| !line.trim().is_empty()).collect();
+    let start = lines.len().saturating_sub(20);
+    crate::advice::bound_text(&lines[start..].join("\n"), 4096)
+}

@@ -1,0 +1,244 @@
+//! Rendering the prompt a role process reads on stdin: the role definition followed by
+//! a briefing rendered from `templates/prompts/<role>.md`.
+//!
+//! Advisor text only ever reaches worker prompts; reviewer prompts are rendered from
+//! `review-input.v1`, which has no field for it.
+
+use breeze_protocol::{AdvisorRequest, ReviewInput, WorkerInput};
+
+use super::definition::RoleDefinition;
+
+const WORKER_TEMPLATE: &str = include_str!("../../../../templates/prompts/worker.md");
+const ADVISOR_TEMPLATE: &str = include_str!("../../../../templates/prompts/advisor.md");
+const REVIEWER_TEMPLATE: &str = include_str!("../../../../templates/prompts/reviewer.md");
+
+/// Replaces `{{name}}` placeholders; unknown placeholders are left as they are.
+fn render(template: &str, values: &[(&str, String)]) -> String {
+    let mut out = template.to_string();
+    for (name, value) in values {
+        out = out.replace(&format!("{{{{{name}}}}}"), value);
+    }
+    out
+}
+
+fn list_or_none(items: &[String]) -> String {
+    if items.is_empty() {
+        "none".into()
+    } else {
+        items.iter().map(|item| format!("`{item}`")).collect::<Vec<_>>().join(", ")
+    }
+}
+
+fn bullets(items: impl IntoIterator<Item = String>) -> String {
+    let lines: Vec<String> = items.into_iter().map(|item| format!("- {item}")).collect();
+    if lines.is_empty() { "- none".into() } else { lines.join("\n") }
+}
+
+fn with_definition(definition: &RoleDefinition, briefing: String) -> String {
+    format!("{}\n\n---\n\n{}", definition.body, briefing.trim_end())
+}
+
+/// The worker's prompt. Advisor guidance goes at the very top, as the seeds require.
+pub fn worker(definition: &RoleDefinition, input: &WorkerInput) -> String {
+    let guidance = match &input.advisor_guidance {
+        Some(guidance) => format!(
+            "## Advisor guidance ({}) — apply this first\n\n{}\n\n{}\n\n",
+            guidance.decision.as_str(),
+            guidance.summary,
+            bullets(guidance.instructions.iter().cloned())
+        ),
+        None => String::new(),
+    };
+    let feedback = match &input.review_feedback {
+        Some(feedback) => format!(
+            "\n## Fix these critical/major review findings (round {})\n\n{}\n\nCommit the fixes (or leave them uncommitted) and report completion.\n",
+            feedback.round,
+            bullets(feedback.gaps.iter().map(|gap| {
+                let location = if gap.location.is_empty() {
+                    String::new()
+                } else {
+                    format!("`{}` ", gap.location)
+                };
+                let suggestion = if gap.suggestion.is_empty() {
+                    String::new()
+                } else {
+                    format!(" — {}", gap.suggestion)
+                };
+                format!("[{}] {location}{}{suggestion}", severity(gap.severity), gap.issue)
+            }))
+        ),
+        None => String::new(),
+    };
+    let conflict = match &input.conflict {
+        Some(conflict) => format!(
+            "\n## Resolve the merge conflict with the new main\n\nYour worktree was moved onto the current `main`; these files contain conflict markers:\n\n{}\n",
+            bullets(conflict.files.iter().map(|file| format!("`{file}`")))
+        ),
+        None => String::new(),
+    };
+    let verify_failure = match &input.verify_failure {
+        Some(failure) => format!(
+            "\n## The verify command failed on the merged tree\n\n`{}` exited with {}:\n\n```\n{}\n```\n",
+            failure.command.join(" "),
+            failure.exit_code.map_or("no exit code".to_string(), |code| code.to_string()),
+            failure.log_tail
+        ),
+        None => String::new(),
+    };
+    let violations = if input.universal_violations.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "\n## Mistakes already found in this run — do not repeat them\n\n{}\n",
+            bullets(input.universal_violations.iter().cloned())
+        )
+    };
+    let task = &input.task;
+    let briefing = render(
+        WORKER_TEMPLATE,
+        &[
+            ("guidance", guidance),
+            ("task_id", task.id.clone()),
+            ("title", task.title.clone()),
+            ("dod", task.dod.clone()),
+            ("writes", list_or_none(&task.writes)),
+            ("depends_on", list_or_none(&task.depends_on)),
+            ("risk", list_or_none(&task.risk)),
+            ("attempt", input.attempt.to_string()),
+            ("round", input.round.to_string()),
+            ("base", input.base.clone()),
+            ("contract_path", input.contract_path.clone()),
+            ("feedback", feedback),
+            ("conflict", conflict),
+            ("verify_failure", verify_failure),
+            ("universal_violations", violations),
+        ],
+    );
+    with_definition(definition, briefing)
+}
+
+fn severity(severity: breeze_protocol::Severity) -> &'static str {
+    match severity {
+        breeze_protocol::Severity::Critical => "critical",
+        breeze_protocol::Severity::Major => "major",
+        breeze_protocol::Severity::Minor => "minor",
+    }
+}
+
+/// The advisor's prompt.
+pub fn advisor(definition: &RoleDefinition, request: &AdvisorRequest) -> String {
+    let briefing = render(
+        ADVISOR_TEMPLATE,
+        &[
+            ("task_id", request.task_id.clone()),
+            ("reason_code", request.reason_code.as_str().to_string()),
+            ("trigger_hash", request.trigger_hash.clone()),
+            ("attempt", request.attempt.to_string()),
+            ("question", request.question.clone()),
+            (
+                "last_error",
+                if request.last_error.is_empty() {
+                    "(none)".into()
+                } else {
+                    request.last_error.clone()
+                },
+            ),
+            ("context_summary", bullets(request.context_summary.iter().cloned())),
+        ],
+    );
+    with_definition(definition, briefing)
+}
+
+/// The reviewer's prompt.
+pub fn reviewer(definition: &RoleDefinition, input: &ReviewInput) -> String {
+    let task = &input.task;
+    let briefing = render(
+        REVIEWER_TEMPLATE,
+        &[
+            ("task_id", task.id.clone()),
+            ("title", task.title.clone()),
+            ("round", input.round.to_string()),
+            ("dod", task.dod.clone()),
+            ("writes", list_or_none(&task.writes)),
+            ("base", input.base.clone()),
+            ("head", input.head.clone()),
+            ("changed_paths", bullets(input.changed_paths.iter().map(|p| format!("`{p}`")))),
+            (
+                "gates",
+                bullets(input.gates.iter().map(|gate| {
+                    format!(
+                        "{} {}: {}",
+                        gate.id,
+                        if gate.status == breeze_protocol::GateStatus::Passed {
+                            "passed"
+                        } else {
+                            "FAILED"
+                        },
+                        gate.detail
+                    )
+                })),
+            ),
+            ("diff_path", input.diff_path.clone()),
+            ("contract_path", input.contract_path.clone().unwrap_or_else(|| "(none)".into())),
+        ],
+    );
+    with_definition(definition, briefing)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::roles::definition::builtin;
+    use breeze_protocol::{
+        AdvisorGuidance, Decision, Gap, ReviewFeedback, Role, Severity, TaskBrief, WorkerInputV1,
+    };
+
+    fn input() -> WorkerInput {
+        WorkerInput {
+            schema_version: WorkerInputV1,
+            run_id: "r".into(),
+            task: TaskBrief {
+                id: "2.1".into(),
+                title: "Harden login".into(),
+                dod: "constant-time compare".into(),
+                writes: vec!["src/auth/".into()],
+                depends_on: vec![],
+                risk: vec!["security-sensitive".into()],
+            },
+            attempt: 2,
+            round: 2,
+            base: "abc".into(),
+            contract_path: "/c.json".into(),
+            advisor_guidance: Some(AdvisorGuidance {
+                decision: Decision::Plan,
+                summary: "isolate the comparison".into(),
+                instructions: vec!["write the failing test first".into()],
+            }),
+            review_feedback: Some(ReviewFeedback {
+                round: 1,
+                gaps: vec![Gap {
+                    severity: Severity::Major,
+                    location: "src/auth/login.rs:42".into(),
+                    issue: "== on secrets".into(),
+                    suggestion: "use constant_time_eq".into(),
+                }],
+            }),
+            conflict: None,
+            verify_failure: None,
+            universal_violations: vec!["never log passwords".into()],
+        }
+    }
+
+    #[test]
+    fn worker_prompt_starts_with_guidance_and_lists_gaps() {
+        let prompt = worker(&builtin(Role::Worker), &input());
+        let briefing = prompt.split("\n---\n").nth(1).unwrap().trim_start();
+        assert!(briefing.starts_with("## Advisor guidance (PLAN)"), "{briefing}");
+        assert!(
+            prompt.contains("[major] `src/auth/login.rs:42` == on secrets — use constant_time_eq")
+        );
+        assert!(prompt.contains("`src/auth/`"));
+        assert!(prompt.contains("never log passwords"));
+        assert!(!prompt.contains("{{"), "unrendered placeholder in {prompt}");
+    }
+}

@@ -1,0 +1,437 @@
+//! The built-in `scripted` backend: a deterministic simulated team, so the demo and the
+//! tests run without any AI CLI.
+//!
+//! It reads the same structured inputs a real role gets and answers with the same
+//! messages. Each task can steer it with a `[task.sim]` table in plan.toml:
+//!
+//! | key | effect |
+//! |---|---|
+//! | `fail_attempts = N` | the first N worker attempts exit 1 with `fail_message` |
+//! | `fail_message = "..."` | failure text (the same text twice triggers a retry-threshold consult) |
+//! | `stall_attempts = N` | the first N worker attempts hang silently (stall detection ends them) |
+//! | `request_changes = N` | the reviewer requests changes in the first N rounds |
+//! | `ask_advisor = true` | the first worker attempt without guidance returns `needs-advice` |
+//! | `advisor_decision = "PLAN"` | the advisor's decision: `PLAN`, `CORRECTION` or `STOP` |
+//! | `garbage = ["reviewer"]` | these roles print prose without JSON on their first call |
+//! | `write_outside = "path"` | the first worker attempt also writes this new file (a fix round removes it) |
+//! | `escalate = true` | the worker gives up (`status: escalated`) |
+//! | `delay_ms = N` | each worker attempt takes N milliseconds |
+//! | `lesson = "..."` | the first REQUEST_CHANGES carries this universal memory update |
+
+use std::path::Path;
+use std::time::Duration;
+
+use breeze_protocol::{AdvisorRequest, Decision, ReviewInput, Role, WorkerInput, validate};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+/// Per-task steering of the simulator (`[task.sim]`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SimSpec {
+    /// Worker attempts that fail first.
+    pub fail_attempts: u32,
+    /// Failure text.
+    pub fail_message: Option<String>,
+    /// Worker attempts that stall first.
+    pub stall_attempts: u32,
+    /// Review rounds that request changes first.
+    pub request_changes: u32,
+    /// The worker asks the advisor before working.
+    pub ask_advisor: bool,
+    /// The advisor's decision.
+    pub advisor_decision: Option<String>,
+    /// Roles that print garbage on their first call.
+    pub garbage: Vec<String>,
+    /// A path the first attempt writes outside the write set.
+    pub write_outside: Option<String>,
+    /// The worker escalates.
+    pub escalate: bool,
+    /// Milliseconds each worker attempt takes.
+    pub delay_ms: u64,
+    /// A universal lesson carried by the first REQUEST_CHANGES.
+    pub lesson: Option<String>,
+}
+
+impl SimSpec {
+    /// Reads a `[task.sim]` table; unknown keys are an error naming the key.
+    pub fn from_json(value: Option<&Value>) -> Result<SimSpec, String> {
+        let Some(value) = value else { return Ok(SimSpec::default()) };
+        let spec: SimSpec = serde_json::from_value(value.clone()).map_err(|err| err.to_string())?;
+        if let Some(decision) = &spec.advisor_decision
+            && !matches!(decision.as_str(), "PLAN" | "CORRECTION" | "STOP")
+        {
+            return Err(format!(
+                "advisor_decision must be PLAN, CORRECTION or STOP, found {decision:?}"
+            ));
+        }
+        for role in &spec.garbage {
+            if !matches!(role.as_str(), "worker" | "advisor" | "reviewer") {
+                return Err(format!(
+                    "garbage lists unknown role {role:?}; use worker, advisor or reviewer"
+                ));
+            }
+        }
+        Ok(spec)
+    }
+
+    fn garbage_for(&self, role: Role) -> bool {
+        self.garbage.iter().any(|name| name == role.as_str())
+    }
+}
+
+/// What a simulated role did, shaped like a finished process.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ScriptedReply {
+    /// The role "exited" with `exit_code` after printing `stdout`.
+    Exited {
+        /// Exit status.
+        exit_code: i32,
+        /// What it printed.
+        stdout: String,
+        /// What it printed on stderr.
+        stderr: String,
+    },
+    /// The role hangs without output (the engine's stall detection ends it).
+    Hang,
+}
+
+impl ScriptedReply {
+    fn json(value: Value) -> ScriptedReply {
+        ScriptedReply::Exited { exit_code: 0, stdout: value.to_string(), stderr: String::new() }
+    }
+    fn failure(message: &str) -> ScriptedReply {
+        ScriptedReply::Exited {
+            exit_code: 1,
+            stdout: String::new(),
+            stderr: format!("{message}\n"),
+        }
+    }
+    fn garbage(role: Role) -> ScriptedReply {
+        ScriptedReply::Exited {
+            exit_code: 0,
+            stdout: format!(
+                "Sure! As the {role}, I think everything looks great. Let me know if you need anything else."
+            ),
+            stderr: String::new(),
+        }
+    }
+}
+
+/// Plays `role` once. `first_call` says whether this role has been called for the task
+/// before (garbage applies to first calls only). `in_write_set` checks generated paths.
+pub async fn play(
+    role: Role,
+    input: &Value,
+    worktree: &Path,
+    sim: &SimSpec,
+    first_call: bool,
+    in_write_set: &(dyn Fn(&str) -> bool + Sync),
+) -> ScriptedReply {
+    if first_call && sim.garbage_for(role) {
+        return ScriptedReply::garbage(role);
+    }
+    match role {
+        Role::Worker => worker(input, worktree, sim, in_write_set).await,
+        Role::Reviewer => reviewer(input, sim),
+        Role::Advisor => advisor(input, sim),
+        Role::Scaffolder => ScriptedReply::json(
+            json!({"mode": "analyze", "project_type": "other", "files_created": []}),
+        ),
+    }
+}
+
+async fn worker(
+    input: &Value,
+    worktree: &Path,
+    sim: &SimSpec,
+    in_write_set: &(dyn Fn(&str) -> bool + Sync),
+) -> ScriptedReply {
+    let input: WorkerInput = match validate::parse(input.clone()) {
+        Ok(input) => input,
+        Err(err) => return ScriptedReply::failure(&format!("scripted worker: bad input: {err}")),
+    };
+    if sim.delay_ms > 0 {
+        tokio::time::sleep(Duration::from_millis(sim.delay_ms)).await;
+    }
+    let attempt = input.attempt;
+    if attempt <= sim.stall_attempts {
+        return ScriptedReply::Hang;
+    }
+    if attempt <= sim.stall_attempts + sim.fail_attempts {
+        let message = sim.fail_message.clone().unwrap_or_else(|| "sim: the build failed".into());
+        return ScriptedReply::failure(&message);
+    }
+    let task = &input.task;
+    if sim.escalate {
+        return ScriptedReply::json(json!({
+            "schema_version": "worker-report.v1",
+            "status": "escalated",
+            "task": task.id,
+            "summary": "scripted worker gives up",
+            "escalation_reason": "sim.escalate is set for this task"
+        }));
+    }
+    if sim.ask_advisor && input.advisor_guidance.is_none() {
+        let reason = if task.risk.is_empty() { "advisor-required" } else { task.risk[0].as_str() };
+        return ScriptedReply::json(json!({
+            "schema_version": "worker-report.v1",
+            "status": "needs-advice",
+            "task": task.id,
+            "summary": "the approach is unclear",
+            "advisor_request": {
+                "schema_version": "advisor-request.v1",
+                "task_id": task.id,
+                "run_id": input.run_id,
+                "reason_code": reason,
+                "trigger_hash": format!("{}:{reason}:approach-unclear", task.id),
+                "question": format!("How should task {} approach: {}?", task.id, task.title),
+                "attempt": attempt,
+                "last_error": "",
+                "context_summary": [format!("goal: {}", task.dod), format!("scope: {}", task.writes.join(", "))]
+            }
+        }));
+    }
+
+    let mut written = Vec::new();
+    // A gate sent the task back: take the stray file out again (write_outside names a
+    // file the simulator created, so removing it restores the base).
+    if let (Some(outside), Some(_)) = (&sim.write_outside, &input.review_feedback) {
+        let _ = std::fs::remove_file(worktree.join(outside));
+    }
+    if let Some(conflict) = &input.conflict {
+        for file in &conflict.files {
+            if resolve_conflict_markers(&worktree.join(file)).is_ok() {
+                written.push(file.clone());
+            }
+        }
+    }
+    for entry in &task.writes {
+        let Some(path) = concrete_path(entry, &task.id) else { continue };
+        if !in_write_set(&path) || written.contains(&path) {
+            continue;
+        }
+        if write_task_file(worktree, &path, &input).is_ok() {
+            written.push(path);
+        }
+    }
+    if attempt == 1 + sim.stall_attempts + sim.fail_attempts
+        && let Some(outside) = &sim.write_outside
+    {
+        let _ = write_task_file(worktree, outside, &input);
+        written.push(outside.clone());
+    }
+    ScriptedReply::json(json!({
+        "schema_version": "worker-report.v1",
+        "status": "completed",
+        "task": task.id,
+        "files_changed": written,
+        "summary": format!("scripted worker wrote {} file(s) for {}", written.len(), task.title),
+        "self_review": [
+            {"rule": "write-set-respected", "verified": sim.write_outside.is_none(), "evidence": "files generated from the write set"},
+            {"rule": "plans-cc-markers-untouched", "verified": true, "evidence": "Plans.md not written"}
+        ]
+    }))
+}
+
+fn reviewer(input: &Value, sim: &SimSpec) -> ScriptedReply {
+    let input: ReviewInput = match validate::parse(input.clone()) {
+        Ok(input) => input,
+        Err(err) => return ScriptedReply::failure(&format!("scripted reviewer: bad input: {err}")),
+    };
+    if input.round <= sim.request_changes {
+        let location =
+            input.changed_paths.first().map(|path| format!("{path}:1")).unwrap_or_default();
+        let lessons: Vec<Value> = match (&sim.lesson, input.round) {
+            (Some(lesson), 1) => vec![json!({"text": lesson, "scope": "universal"})],
+            _ => Vec::new(),
+        };
+        return ScriptedReply::json(json!({
+            "schema_version": "review-result.v1",
+            "verdict": "REQUEST_CHANGES",
+            "type": "code",
+            "reviewer_profile": "static",
+            "checks": [{"id": "dod-primary", "status": "failed", "source": "sprint-contract"}],
+            "gaps": [{
+                "severity": "major",
+                "location": location,
+                "issue": format!("round {} of {} scripted change requests", input.round, sim.request_changes),
+                "suggestion": "address the finding and commit again"
+            }],
+            "followups": [],
+            "memory_updates": lessons
+        }));
+    }
+    ScriptedReply::json(json!({
+        "schema_version": "review-result.v1",
+        "verdict": "APPROVE",
+        "type": "code",
+        "reviewer_profile": "static",
+        "checks": [{"id": "dod-primary", "status": "passed", "source": "sprint-contract"}],
+        "gaps": [],
+        "followups": [],
+        "memory_updates": []
+    }))
+}
+
+fn advisor(input: &Value, sim: &SimSpec) -> ScriptedReply {
+    let request: AdvisorRequest = match validate::parse(input.clone()) {
+        Ok(request) => request,
+        Err(err) => return ScriptedReply::failure(&format!("scripted advisor: bad input: {err}")),
+    };
+    let decision = match sim.advisor_decision.as_deref() {
+        Some("STOP") => Decision::Stop,
+        Some("CORRECTION") => Decision::Correction,
+        _ => Decision::Plan,
+    };
+    let stop_reason = (decision == Decision::Stop).then(|| {
+        format!("scripted advisor stops task {} (sim.advisor_decision = \"STOP\")", request.task_id)
+    });
+    ScriptedReply::json(json!({
+        "schema_version": "advisor-response.v1",
+        "decision": decision.as_str(),
+        "summary": format!("{} for task {}: narrow the change before retrying", request.reason_code, request.task_id),
+        "executor_instructions": [
+            "Re-read the definition of done and list what is still missing",
+            "Change one thing at a time and re-run the check after each change"
+        ],
+        "confidence": 0.7,
+        "stop_reason": stop_reason
+    }))
+}
+
+/// A concrete repository path for a write-set entry: the file itself, a file inside a
+/// directory, or a path matching a glob.
+pub fn concrete_path(entry: &str, task_id: &str) -> Option<String> {
+    let slug: String = task_id
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' })
+        .collect();
+    let name = format!("task-{}", slug.trim_matches('-'));
+    let entry = entry.trim().trim_start_matches("./");
+    if entry.is_empty() {
+        return None;
+    }
+    if let Some(dir) = entry.strip_suffix('/') {
+        return Some(format!("{dir}/{name}.md"));
+    }
+    if !entry.contains(['*', '?', '[', '{']) {
+        return Some(entry.to_string());
+    }
+    let mut out = String::new();
+    let mut chars = entry.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '*' if chars.peek() == Some(&'*') => {
+                chars.next();
+                if chars.peek() == Some(&'/') {
+                    chars.next();
+                } else {
+                    out.push_str(&name);
+                }
+            }
+            '*' => out.push_str(&name),
+            '?' => out.push('x'),
+            '[' => {
+                let class: String = chars.by_ref().take_while(|&c| c != ']').collect();
+                let pick =
+                    class.trim_start_matches(['!', '^']).chars().find(|c| *c != '-').unwrap_or('x');
+                out.push(if class.starts_with(['!', '^']) { 'z' } else { pick });
+            }
+            '{' => {
+                let group: String = chars.by_ref().take_while(|&c| c != '}').collect();
+                out.push_str(group.split(',').next().unwrap_or(""));
+            }
+            other => out.push(other),
+        }
+    }
+    if out.ends_with('/') || out.is_empty() {
+        out.push_str(&format!("{name}.md"));
+    }
+    Some(out)
+}
+
+fn write_task_file(worktree: &Path, relative: &str, input: &WorkerInput) -> std::io::Result<()> {
+    let path = worktree.join(relative);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    let task = &input.task;
+    let mut text = std::fs::read_to_string(&path).unwrap_or_default();
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(&format!(
+        "{} task {}: {} (attempt {}, round {})\n",
+        comment_prefix(relative),
+        task.id,
+        task.title,
+        input.attempt,
+        input.round
+    ));
+    if let Some(feedback) = &input.review_feedback {
+        for gap in &feedback.gaps {
+            text.push_str(&format!("{} addressed: {}\n", comment_prefix(relative), gap.issue));
+        }
+    }
+    std::fs::write(path, text)
+}
+
+fn comment_prefix(path: &str) -> &'static str {
+    match Path::new(path).extension().and_then(|e| e.to_str()) {
+        Some("rs" | "js" | "ts" | "go" | "c" | "h" | "java" | "kt" | "swift") => "//",
+        Some("md" | "txt") => "-",
+        _ => "#",
+    }
+}
+
+/// Keeps both sides of every conflict hunk, dropping the markers.
+fn resolve_conflict_markers(path: &Path) -> std::io::Result<()> {
+    let text = std::fs::read_to_string(path)?;
+    let resolved: Vec<&str> = text
+        .lines()
+        .filter(|line| {
+            !(line.starts_with("<<<<<<<")
+                || line.starts_with("=======")
+                || line.starts_with(">>>>>>>")
+                || line.starts_with("|||||||"))
+        })
+        .collect();
+    let mut out = resolved.join("\n");
+    out.push('\n');
+    std::fs::write(path, out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn concrete_paths_follow_the_write_set_shapes() {
+        assert_eq!(concrete_path("src/a.rs", "1").as_deref(), Some("src/a.rs"));
+        assert_eq!(concrete_path("docs/", "2.1").as_deref(), Some("docs/task-2-1.md"));
+        assert_eq!(concrete_path("src/**/*.rs", "3").as_deref(), Some("src/task-3.rs"));
+        assert_eq!(concrete_path("tests/*_test.go", "4").as_deref(), Some("tests/task-4_test.go"));
+        assert_eq!(concrete_path("src/{a,b}.rs", "5").as_deref(), Some("src/a.rs"));
+        assert_eq!(concrete_path("src/[ab]?.rs", "6").as_deref(), Some("src/ax.rs"));
+        assert_eq!(concrete_path("  ", "7"), None);
+    }
+
+    #[test]
+    fn unknown_sim_keys_are_named() {
+        let err = SimSpec::from_json(Some(&json!({"fail_atempts": 1}))).unwrap_err();
+        assert!(err.contains("fail_atempts"), "{err}");
+        let err = SimSpec::from_json(Some(&json!({"advisor_decision": "MAYBE"}))).unwrap_err();
+        assert!(err.contains("PLAN, CORRECTION or STOP"), "{err}");
+        assert_eq!(SimSpec::from_json(None).unwrap(), SimSpec::default());
+    }
+
+    #[test]
+    fn conflict_markers_are_resolved_keeping_both_sides() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f.txt");
+        std::fs::write(&file, "a\n<<<<<<< ours\nb\n=======\nc\n>>>>>>> theirs\nd\n").unwrap();
+        resolve_conflict_markers(&file).unwrap();
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "a\nb\nc\nd\n");
+    }
+}

@@ -1,0 +1,136 @@
+//! What every part of a run shares: the repository, plan, config, run files, roles,
+//! and the snapshot behind a mutex (never held across an await).
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use breeze_git::Repo;
+use breeze_plan::{Analysis, Plan, Task};
+use breeze_protocol::{EventKind, TaskBrief, TaskState};
+use tokio_util::sync::CancellationToken;
+
+use crate::clock;
+use crate::config::Config;
+use crate::error::EngineError;
+use crate::journal::{Cycles, Journal};
+use crate::progress::{ProgressEvent, ProgressSink};
+use crate::roles::RoleRunner;
+use crate::run_dir::RunDir;
+use crate::snapshot::{RunSnapshot, TaskRecord};
+
+/// Shared state of one run.
+pub(crate) struct RunContext {
+    pub run_id: String,
+    pub repo: Arc<Repo>,
+    pub config: Config,
+    pub plan: Plan,
+    pub analysis: Analysis,
+    pub run_dir: RunDir,
+    pub journal: Arc<Journal>,
+    pub cycles: Cycles,
+    pub roles: RoleRunner,
+    pub supervisor: breeze_supervise::Supervisor,
+    pub snapshot: Mutex<RunSnapshot>,
+    /// Reviewer verdicts are serial (DESIGN §3).
+    pub review_lock: tokio::sync::Mutex<()>,
+    /// Landings are serial (DESIGN §3).
+    pub land_lock: tokio::sync::Mutex<()>,
+    pub cancel: CancellationToken,
+    pub progress: ProgressSink,
+    /// Repository-relative path of the plan when it is a Plans.md tracked on main.
+    pub tracked_plans_file: Option<String>,
+    /// Lane worktrees, created on first use and moved from task to task.
+    pub lanes: Mutex<Vec<Option<breeze_git::Worktree>>>,
+}
+
+impl RunContext {
+    /// The plan task at `index`.
+    pub fn task(&self, index: usize) -> &Task {
+        &self.plan.tasks[index]
+    }
+
+    /// A copy of the task's record.
+    pub fn record(&self, index: usize) -> TaskRecord {
+        let snapshot = self.snapshot.lock().unwrap_or_else(|p| p.into_inner());
+        snapshot.tasks[index].clone()
+    }
+
+    /// Mutates the snapshot and saves it atomically.
+    pub fn update<R>(&self, change: impl FnOnce(&mut RunSnapshot) -> R) -> Result<R, EngineError> {
+        let mut snapshot = self.snapshot.lock().unwrap_or_else(|p| p.into_inner());
+        let result = change(&mut snapshot);
+        snapshot.updated_at = clock::now_rfc3339();
+        snapshot.save(&self.run_dir.snapshot()).map_err(|err| {
+            EngineError::io(format!("cannot save {}", self.run_dir.snapshot().display()), err)
+        })?;
+        Ok(result)
+    }
+
+    /// Mutates one task's record and saves.
+    pub fn update_task<R>(
+        &self,
+        index: usize,
+        change: impl FnOnce(&mut TaskRecord) -> R,
+    ) -> Result<R, EngineError> {
+        self.update(|snapshot| change(&mut snapshot.tasks[index]))
+    }
+
+    /// Sets a task's visible state, journals it, and saves.
+    pub fn set_state(
+        &self,
+        index: usize,
+        state: TaskState,
+        reason: Option<String>,
+    ) -> Result<(), EngineError> {
+        let id = self.task(index).id.to_string();
+        self.update_task(index, |record| {
+            record.state = state;
+            record.reason = reason.clone();
+        })?;
+        self.journal(EventKind::TaskState { task: id, state, reason })
+    }
+
+    /// Appends a journal event.
+    pub fn journal(&self, event: EventKind) -> Result<(), EngineError> {
+        self.journal.record(event).map_err(|err| {
+            EngineError::io(format!("cannot append to {}", self.journal.path().display()), err)
+        })
+    }
+
+    /// Tells the driver.
+    pub fn report(&self, event: ProgressEvent) {
+        (self.progress)(&event);
+    }
+
+    /// The task as roles see it.
+    pub fn brief(&self, index: usize) -> TaskBrief {
+        let task = self.task(index);
+        TaskBrief {
+            id: task.id.to_string(),
+            title: task.title.clone(),
+            dod: task.dod.clone(),
+            writes: task.writes.entries().to_vec(),
+            depends_on: task.depends_on.iter().map(ToString::to_string).collect(),
+            risk: task.risk.iter().map(|flag| flag.as_str().to_string()).collect(),
+        }
+    }
+
+    /// Runs blocking git work off the async threads, with a fresh handle.
+    pub async fn git<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&Repo) -> Result<T, breeze_git::GitError> + Send + 'static,
+    ) -> Result<T, EngineError> {
+        let repo = self.repo.clone();
+        tokio::task::spawn_blocking(move || work(&repo))
+            .await
+            .map_err(|err| {
+                EngineError::io("a git task panicked", std::io::Error::other(err.to_string()))
+            })?
+            .map_err(EngineError::from)
+    }
+
+    /// The contract file of a task.
+    pub fn contract_path(&self, index: usize) -> PathBuf {
+        self.run_dir.contract(&crate::run_dir::file_slug(self.task(index).id.as_str()))
+    }
+}

@@ -1,0 +1,174 @@
+//! Landing an approved task on main (DESIGN §4 step 6): serial, in memory, verified,
+//! compare-and-swap, never over the user's uncommitted work.
+
+use breeze_git::{AdvanceOutcome, MergeOutcome};
+use breeze_protocol::{EventKind, TaskState, VerifyFailure};
+use breeze_supervise::{Ending, ProcessSpec};
+
+use super::context::RunContext;
+use super::review::parse_oid;
+use crate::error::EngineError;
+use crate::run_dir::file_slug;
+
+/// How often a landing is retried when main moves underneath it.
+const RACE_RETRIES: u32 = 5;
+/// Bytes of verify output sent back to the worker.
+const VERIFY_TAIL_BYTES: usize = 4096;
+
+/// How a landing attempt ended.
+pub(crate) enum Landing {
+    /// On main.
+    Landed { commit: String },
+    /// Waits for the user's checkout; `reason` names the file and what to do.
+    Deferred { reason: String },
+    /// The change does not merge onto the current main.
+    Conflict { files: Vec<String>, onto: String },
+    /// The verify command failed on the merged tree.
+    VerifyFailed(VerifyFailure),
+}
+
+/// Lands task `index` (its record holds base, head and the approving round).
+pub(crate) async fn land(ctx: &RunContext, index: usize) -> Result<Landing, EngineError> {
+    let _serial = ctx.land_lock.lock().await;
+    let task = ctx.task(index);
+    let id = task.id.to_string();
+    let record = ctx.record(index);
+    ctx.set_state(index, TaskState::Landing, None)?;
+
+    // A landing that happened before a crash is recognized by its trailers.
+    let run_id = ctx.run_id.clone();
+    let task_id = id.clone();
+    if let Some(commit) = ctx.git(move |repo| repo.find_landing(&run_id, &task_id, None)).await? {
+        return Ok(Landing::Landed { commit: commit.to_string() });
+    }
+
+    let base = parse_oid(record.base.as_deref().unwrap_or_default())?;
+    let head = parse_oid(record.head.as_deref().unwrap_or_default())?;
+    let round = record.approved_round.unwrap_or(record.rounds);
+    let message = breeze_git::landing_message(&task.title, None, &id, &ctx.run_id, round);
+    for _ in 0..RACE_RETRIES {
+        if let Err(err) = ctx.git(|repo| repo.ensure_not_mid_operation()).await {
+            return Ok(Landing::Deferred {
+                reason: format!("{err}; finish or abort it, then `breeze resume`"),
+            });
+        }
+        let main = ctx.git(|repo| repo.main_tip()).await?;
+        let tree = match ctx.git(move |repo| repo.merge_task(base, head, main)).await? {
+            MergeOutcome::Clean { tree } => tree,
+            MergeOutcome::Conflicts { paths } => {
+                return Ok(Landing::Conflict { files: paths, onto: main.to_string() });
+            }
+        };
+        let tree = flip_plans_marker(ctx, &id, tree).await?;
+        let message = message.clone();
+        let commit =
+            ctx.git(move |repo| repo.write_landing_commit(tree, main, head, &message)).await?;
+
+        if !ctx.config.verify.is_empty()
+            && let Some(failure) = verify(ctx, &id, commit).await?
+        {
+            return Ok(Landing::VerifyFailed(failure));
+        }
+
+        match ctx.git(move |repo| repo.advance_main(main, commit)).await? {
+            AdvanceOutcome::Advanced { .. } => {
+                ctx.journal(EventKind::Landed {
+                    task: id.clone(),
+                    commit: commit.to_string(),
+                    previous_main: main.to_string(),
+                })?;
+                return Ok(Landing::Landed { commit: commit.to_string() });
+            }
+            AdvanceOutcome::Raced { actual } => {
+                tracing::info!(task = %id, %actual, "main moved during landing; merging again");
+                continue;
+            }
+            AdvanceOutcome::Deferred { paths, .. } => {
+                return Ok(Landing::Deferred {
+                    reason: format!(
+                        "landing touches {} with uncommitted changes in your checkout; commit or stash them, then run `breeze resume`",
+                        paths.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ")
+                    ),
+                });
+            }
+        }
+    }
+    Err(EngineError::usage(
+        format!("main kept moving while task {id} was landing ({RACE_RETRIES} tries)"),
+        "stop whatever is committing to main, then `breeze resume`",
+    ))
+}
+
+/// Flips the task's row in a tracked Plans.md to `cc:done` in the landing tree.
+async fn flip_plans_marker(
+    ctx: &RunContext,
+    id: &str,
+    tree: breeze_git::Oid,
+) -> Result<breeze_git::Oid, EngineError> {
+    let Some(plans_file) = ctx.tracked_plans_file.clone() else { return Ok(tree) };
+    let path = plans_file.clone();
+    let Some(bytes) = ctx.git(move |repo| repo.read_blob_at(tree, &path)).await? else {
+        return Ok(tree);
+    };
+    let Ok(text) = String::from_utf8(bytes) else { return Ok(tree) };
+    let task_id = breeze_plan::TaskId::new(id);
+    match breeze_plan::plans_md::set_status(&text, &task_id, "cc:done") {
+        Ok(updated) if updated != text => {
+            ctx.git(move |repo| repo.replace_in_tree(tree, &plans_file, updated.as_bytes())).await
+        }
+        Ok(_) => Ok(tree),
+        Err(err) => {
+            tracing::warn!(task = %id, "cannot flip the Plans.md marker: {err}");
+            Ok(tree)
+        }
+    }
+}
+
+/// Runs `land.verify` on the landing commit in the integration worktree.
+async fn verify(
+    ctx: &RunContext,
+    id: &str,
+    commit: breeze_git::Oid,
+) -> Result<Option<VerifyFailure>, EngineError> {
+    let worktree = ctx.git(move |repo| repo.integration_worktree(commit)).await?;
+    let log = ctx.run_dir.root().join("logs").join(format!(
+        "{}.verify.{}",
+        file_slug(id),
+        &commit.to_string()[..12]
+    ));
+    let mut spec = ProcessSpec::new(ctx.config.verify.clone(), &worktree, &log);
+    // The verify command is the project's own check (like a CI step): it gets the
+    // engine's environment, not a role's scrubbed one.
+    spec.env = std::env::vars().collect();
+    spec.timeout = Some(ctx.config.verify_timeout);
+    let outcome =
+        ctx.supervisor.run(spec, None, ctx.cancel.clone(), |_, _| {}, |_| {}).await.map_err(
+            |err| {
+                EngineError::usage(
+                    format!("the verify command could not start: {err}"),
+                    "check land.verify in breeze.toml",
+                )
+            },
+        )?;
+    if outcome.ending.is_success() {
+        return Ok(None);
+    }
+    if outcome.ending == Ending::Cancelled {
+        return Err(EngineError::io(
+            "verify cancelled",
+            std::io::Error::from(std::io::ErrorKind::Interrupted),
+        ));
+    }
+    let combined = format!("{}{}", outcome.stdout_tail, outcome.stderr_tail);
+    let tail_start = combined.len().saturating_sub(VERIFY_TAIL_BYTES);
+    let tail_start =
+        (tail_start..=combined.len()).find(|i| combined.is_char_boundary(*i)).unwrap_or(0);
+    Ok(Some(VerifyFailure {
+        command: ctx.config.verify.clone(),
+        exit_code: match outcome.ending {
+            Ending::Exited(code) => Some(code),
+            _ => None,
+        },
+        log_tail: format!("({}) {}", outcome.ending, &combined[tail_start..]),
+    }))
+}

@@ -1,0 +1,523 @@
+//! Starting, resuming and inspecting runs: the public face of the engine.
+
+mod consult;
+mod context;
+mod dispatcher;
+mod landing;
+mod review;
+mod task;
+mod work;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use breeze_git::Repo;
+use breeze_plan::{Plan, PlanFormat};
+use breeze_protocol::{BreezeStatus, EventKind, ExitCode, RunState, TaskState};
+use breeze_supervise::Supervisor;
+use tokio_util::sync::CancellationToken;
+
+use crate::clock;
+use crate::config::Config;
+use crate::error::EngineError;
+use crate::journal::{Cycles, Journal, read_events};
+use crate::lock::RepoLock;
+use crate::progress::{ProgressEvent, ProgressSink};
+use crate::roles::RoleRunner;
+use crate::roles::scripted::SimSpec;
+use crate::run_dir::{RunDir, latest_run};
+use crate::snapshot::{FORMAT_VERSION, RunSnapshot, Stage, TaskRecord};
+use context::RunContext;
+use dispatcher::{DispatchEnd, dispatch};
+
+/// What to run and how.
+#[derive(Clone)]
+pub struct RunOptions {
+    /// A directory inside the repository.
+    pub repo_dir: PathBuf,
+    /// The plan file; default: `plan.toml`, then `Plans.md`, at the repository root.
+    pub plan: Option<PathBuf>,
+    /// Lanes; default: `run.max_workers`.
+    pub max_workers: Option<u32>,
+    /// Use this configuration instead of reading `breeze.toml`.
+    pub config: Option<Config>,
+    /// Progress notifications.
+    pub progress: ProgressSink,
+    /// Process supervisor settings (tests shorten the watchdog period).
+    pub supervisor: Supervisor,
+}
+
+impl RunOptions {
+    /// Options for the repository containing `repo_dir`, with defaults for the rest.
+    pub fn new(repo_dir: impl Into<PathBuf>) -> RunOptions {
+        RunOptions {
+            repo_dir: repo_dir.into(),
+            plan: None,
+            max_workers: None,
+            config: None,
+            progress: crate::progress::silent(),
+            supervisor: Supervisor::new(),
+        }
+    }
+}
+
+/// How a run ended.
+#[derive(Debug, Clone)]
+pub struct RunOutcome {
+    /// Run id.
+    pub run_id: String,
+    /// Final (or interrupted) state.
+    pub state: RunState,
+    /// The status report.
+    pub status: BreezeStatus,
+    /// Why the run stopped early, with what to do.
+    pub stop_reason: Option<String>,
+    /// The run directory.
+    pub run_dir: PathBuf,
+}
+
+impl RunOutcome {
+    /// 0 all landed, 1 some did not, 3 interrupted (resumable).
+    pub fn exit_code(&self) -> ExitCode {
+        match self.state {
+            RunState::Succeeded => ExitCode::Success,
+            RunState::Interrupted | RunState::Running => ExitCode::Interrupted,
+            RunState::Failed | RunState::Aborted => ExitCode::Unfinished,
+        }
+    }
+}
+
+/// Starts a new run of a plan.
+pub async fn run(
+    options: RunOptions,
+    cancel: CancellationToken,
+) -> Result<RunOutcome, EngineError> {
+    let repo = Repo::open(&options.repo_dir)?;
+    let root = repo.workdir().to_path_buf();
+    let mut config = match options.config.clone() {
+        Some(config) => config,
+        None => Config::load(&root)?,
+    };
+    if let Some(workers) = options.max_workers {
+        if !(1..=3).contains(&workers) {
+            return Err(EngineError::usage(
+                format!("--max-workers {workers} is out of range"),
+                "use 1, 2 or 3 lanes",
+            ));
+        }
+        config.max_workers = workers;
+    }
+    let plan_path = resolve_plan(&root, options.plan.as_deref())?;
+    let plan = breeze_plan::load(&plan_path)?;
+    let analysis = breeze_plan::analyze(&plan, config.max_workers)?;
+    let sims = read_sims(&plan)?;
+    repo.ensure_not_mid_operation()?;
+    repo.ensure_excluded()?;
+    let main_tip = repo.main_tip()?;
+    let lock = RepoLock::acquire(&root)?;
+    if let Some(previous) = latest_run(&root)
+        && let Ok(snapshot) = RunSnapshot::load(&RunDir::new(&root, &previous).snapshot())
+        && snapshot.state.is_resumable()
+    {
+        return Err(EngineError::usage(
+            format!("run {previous} was interrupted and can be resumed"),
+            "continue it with `breeze resume`, or give it up with `breeze abort` before starting a new run",
+        ));
+    }
+
+    let run_id = uuid::Uuid::now_v7().to_string();
+    let run_dir = RunDir::new(&root, &run_id);
+    run_dir.create().map_err(|err| {
+        EngineError::io(format!("cannot create {}", run_dir.root().display()), err)
+    })?;
+    let now = clock::now_rfc3339();
+    let snapshot = RunSnapshot {
+        format_version: FORMAT_VERSION,
+        run_id: run_id.clone(),
+        plan: plan_path.display().to_string(),
+        state: RunState::Running,
+        workers: analysis.workers,
+        main_branch: config.main_branch.clone(),
+        main_tip_at_start: main_tip.to_string(),
+        started_at: now.clone(),
+        updated_at: now,
+        stop_reason: None,
+        tasks: plan
+            .tasks
+            .iter()
+            .enumerate()
+            .map(|(index, task)| {
+                TaskRecord::new(
+                    task.id.as_str(),
+                    &task.title,
+                    Some(analysis.group_of(index) as u32),
+                )
+            })
+            .collect(),
+        consulted: BTreeMap::new(),
+        universal_violations: Vec::new(),
+    };
+    snapshot.save(&run_dir.snapshot()).map_err(|err| {
+        EngineError::io(format!("cannot write {}", run_dir.snapshot().display()), err)
+    })?;
+    execute(
+        repo,
+        config,
+        plan,
+        analysis,
+        sims,
+        run_dir,
+        snapshot,
+        options,
+        cancel,
+        lock,
+        false,
+        main_tip.to_string(),
+    )
+    .await
+}
+
+/// Continues the latest interrupted run.
+pub async fn resume(
+    options: RunOptions,
+    cancel: CancellationToken,
+) -> Result<RunOutcome, EngineError> {
+    let repo = Repo::open(&options.repo_dir)?;
+    let root = repo.workdir().to_path_buf();
+    let lock = RepoLock::acquire(&root)?;
+    let Some(run_id) = latest_run(&root) else {
+        return Err(EngineError::usage(
+            "there is no run to resume",
+            "start one with `breeze run PLAN`",
+        ));
+    };
+    let run_dir = RunDir::new(&root, &run_id);
+    let mut snapshot = RunSnapshot::load(&run_dir.snapshot())?;
+    if !snapshot.state.is_resumable() {
+        return Err(EngineError::usage(
+            format!(
+                "the latest run {run_id} is {}; there is nothing to resume",
+                snapshot.state.as_str()
+            ),
+            "start a new run with `breeze run PLAN`",
+        ));
+    }
+    let config = match options.config.clone() {
+        Some(config) => config,
+        None => Config::load(&root)?,
+    };
+    let plan = breeze_plan::load(Path::new(&snapshot.plan))?;
+    let analysis = breeze_plan::analyze(&plan, snapshot.workers)?;
+    let sims = read_sims(&plan)?;
+    for task in &plan.tasks {
+        if snapshot.task(task.id.as_str()).is_none() {
+            return Err(EngineError::usage(
+                format!(
+                    "task {} was added to {} after run {run_id} started",
+                    task.id, snapshot.plan
+                ),
+                "resume needs the plan the run started with; revert the plan change, or `breeze abort` and start a new run",
+            ));
+        }
+    }
+    // Keep the records in the plan's order; tasks removed from the plan are dropped.
+    let mut records: BTreeMap<String, TaskRecord> =
+        snapshot.tasks.drain(..).map(|record| (record.id.clone(), record)).collect();
+    snapshot.tasks =
+        plan.tasks.iter().filter_map(|task| records.remove(task.id.as_str())).collect();
+
+    repo.ensure_not_mid_operation()?;
+    repo.ensure_excluded()?;
+    end_orphans_of(&run_dir).await;
+
+    // Anything that was in flight restarts from its stage; a landing that happened
+    // just before the engine died is recognized by its trailers.
+    for record in &mut snapshot.tasks {
+        if record.state.is_terminal() {
+            continue;
+        }
+        if let Some(commit) = repo.find_landing(&run_id, &record.id, None)? {
+            record.state = TaskState::Landed;
+            record.stage = Stage::Done;
+            record.commit = Some(commit.to_string());
+            record.reason = None;
+            continue;
+        }
+        if record.state != TaskState::Deferred {
+            record.state = TaskState::Pending;
+            record.reason = None;
+        }
+    }
+    snapshot.state = RunState::Running;
+    snapshot.stop_reason = None;
+    let main_tip = repo.main_tip()?.to_string();
+    execute(
+        repo, config, plan, analysis, sims, run_dir, snapshot, options, cancel, lock, true,
+        main_tip,
+    )
+    .await
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn execute(
+    repo: Repo,
+    config: Config,
+    plan: Plan,
+    analysis: breeze_plan::Analysis,
+    sims: BTreeMap<String, SimSpec>,
+    run_dir: RunDir,
+    snapshot: RunSnapshot,
+    options: RunOptions,
+    cancel: CancellationToken,
+    _lock: RepoLock,
+    resumed: bool,
+    main_tip: String,
+) -> Result<RunOutcome, EngineError> {
+    let root = repo.workdir().to_path_buf();
+    let run_id = snapshot.run_id.clone();
+    let journal = Arc::new(Journal::open(&run_dir.events()).map_err(|err| {
+        EngineError::io(format!("cannot open {}", run_dir.events().display()), err)
+    })?);
+    let cycles = Cycles::open(&run_dir.cycles()).map_err(|err| {
+        EngineError::io(format!("cannot open {}", run_dir.cycles().display()), err)
+    })?;
+    journal
+        .record(EventKind::RunStarted {
+            plan: snapshot.plan.clone(),
+            workers: snapshot.workers,
+            main_tip,
+            resumed,
+        })
+        .map_err(|err| EngineError::io("cannot write the journal", err))?;
+    let write_sets = plan
+        .tasks
+        .iter()
+        .map(|task| {
+            let writes = task.writes.clone();
+            let matcher: Arc<dyn Fn(&str) -> bool + Send + Sync> =
+                Arc::new(move |path: &str| writes.is_empty() || writes.matches(path));
+            (task.id.to_string(), matcher)
+        })
+        .collect();
+    let roles = RoleRunner::new(
+        config.clone(),
+        run_dir.clone(),
+        run_id.clone(),
+        root.clone(),
+        journal.clone(),
+        options.supervisor.clone(),
+        std::env::vars().collect(),
+        sims,
+        write_sets,
+    );
+    let tracked_plans_file = tracked_plans_file(&repo, &plan)?;
+    let lanes = adopt_lanes(&repo, snapshot.workers, resumed)?;
+    (options.progress)(&ProgressEvent::RunStarted {
+        run_id: run_id.clone(),
+        workers: snapshot.workers,
+        tasks: plan.tasks.len(),
+        groups: analysis.groups.len(),
+        resumed,
+    });
+    let ctx = Arc::new(RunContext {
+        run_id: run_id.clone(),
+        repo: Arc::new(repo),
+        config,
+        plan,
+        analysis,
+        run_dir: run_dir.clone(),
+        journal,
+        cycles,
+        roles,
+        supervisor: options.supervisor.clone(),
+        snapshot: Mutex::new(snapshot),
+        review_lock: tokio::sync::Mutex::new(()),
+        land_lock: tokio::sync::Mutex::new(()),
+        cancel: cancel.child_token(),
+        progress: options.progress.clone(),
+        tracked_plans_file,
+        lanes: Mutex::new(lanes),
+    });
+
+    let end = dispatch(ctx.clone()).await;
+    let (state, stop_reason) = match end {
+        Ok(DispatchEnd::Finished) => {
+            let all_landed = ctx
+                .snapshot
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .tasks
+                .iter()
+                .all(|t| t.state == TaskState::Landed);
+            cleanup_after_run(&ctx);
+            (if all_landed { RunState::Succeeded } else { RunState::Failed }, None)
+        }
+        Ok(DispatchEnd::Interrupted(reason)) => (RunState::Interrupted, Some(reason)),
+        Err(err) => {
+            (RunState::Interrupted, Some(format!("{err}; `breeze resume` continues the run")))
+        }
+    };
+    ctx.update(|snapshot| {
+        snapshot.state = state;
+        snapshot.stop_reason = stop_reason.clone();
+    })?;
+    ctx.journal(EventKind::RunFinished { state })?;
+    let status = ctx.snapshot.lock().unwrap_or_else(|p| p.into_inner()).status();
+    Ok(RunOutcome { run_id, state, status, stop_reason, run_dir: run_dir.root().to_path_buf() })
+}
+
+/// The plan to run: the given path, else `plan.toml`, else `Plans.md` at the root.
+fn resolve_plan(root: &Path, given: Option<&Path>) -> Result<PathBuf, EngineError> {
+    if let Some(path) = given {
+        if !path.is_file() {
+            return Err(EngineError::usage(
+                format!("plan file {} does not exist", path.display()),
+                "pass a Plans.md or plan.toml, or write one with `breeze init`",
+            ));
+        }
+        return Ok(std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()));
+    }
+    for name in ["plan.toml", "Plans.md"] {
+        let candidate = root.join(name);
+        if candidate.is_file() {
+            return Ok(candidate);
+        }
+    }
+    Err(EngineError::usage(
+        format!("no plan given and neither plan.toml nor Plans.md exists in {}", root.display()),
+        "pass a plan (`breeze run PLAN`) or write one with `breeze init`",
+    ))
+}
+
+/// Reads every task's `[task.sim]` table up front, so a typo is a plan error (exit 2)
+/// before anything runs.
+fn read_sims(plan: &Plan) -> Result<BTreeMap<String, SimSpec>, EngineError> {
+    let mut sims = BTreeMap::new();
+    for task in &plan.tasks {
+        let spec = SimSpec::from_json(task.sim.as_ref()).map_err(|message| {
+            EngineError::usage(
+                format!("{}:{}: task {}: invalid [task.sim]: {message}", plan.path.display(), task.line, task.id),
+                "the sim keys are listed in the scripted backend's documentation (README, \"The scripted backend\")",
+            )
+        })?;
+        sims.insert(task.id.to_string(), spec);
+    }
+    Ok(sims)
+}
+
+/// The repository-relative path of the plan when it is a Plans.md tracked on main.
+fn tracked_plans_file(repo: &Repo, plan: &Plan) -> Result<Option<String>, EngineError> {
+    if plan.format != PlanFormat::PlansMd {
+        return Ok(None);
+    }
+    let Ok(absolute) = std::path::absolute(&plan.path) else { return Ok(None) };
+    let Ok(relative) = absolute.strip_prefix(repo.workdir()) else { return Ok(None) };
+    let relative = relative.to_string_lossy().replace('\\', "/");
+    Ok(repo.is_tracked_on_main(&relative)?.then_some(relative))
+}
+
+/// Lane worktrees left by an interrupted run are reused; what a killed worker left in
+/// them is committed on its task branch first, so nothing is lost.
+fn adopt_lanes(
+    repo: &Repo,
+    workers: u32,
+    resumed: bool,
+) -> Result<Vec<Option<breeze_git::Worktree>>, EngineError> {
+    let mut lanes: Vec<Option<breeze_git::Worktree>> = vec![None; workers as usize];
+    if !resumed {
+        return Ok(lanes);
+    }
+    for (lane, slot) in lanes.iter_mut().enumerate() {
+        if let Some(worktree) = repo.find_worktree(&format!("lane-{}", lane + 1))? {
+            repo.commit_worktree(&worktree, "breeze: work left by an interrupted run")?;
+            *slot = Some(worktree);
+        }
+    }
+    Ok(lanes)
+}
+
+/// Ends role process groups a killed engine left behind.
+pub(crate) async fn end_orphans_of(run_dir: &RunDir) {
+    let Ok(events) = read_events(&run_dir.events()) else { return };
+    let mut live: BTreeMap<u32, Option<u64>> = BTreeMap::new();
+    for event in events {
+        match event.event {
+            EventKind::ProcessStarted { pid, start_ticks, .. } => {
+                live.insert(pid, start_ticks);
+            }
+            EventKind::ProcessEnded { pid, .. } => {
+                live.remove(&pid);
+            }
+            _ => {}
+        }
+    }
+    for (pid, start_ticks) in live {
+        let outcome =
+            breeze_supervise::end_orphan_group(pid, start_ticks, std::time::Duration::from_secs(5))
+                .await;
+        tracing::info!(pid, "orphaned role process group: {outcome:?}");
+    }
+}
+
+/// After a finished run: remove the lane worktrees (clean ones) and the branches of
+/// landed tasks; escalated tasks keep their branches (their work lives there).
+fn cleanup_after_run(ctx: &RunContext) {
+    let lanes: Vec<breeze_git::Worktree> =
+        ctx.lanes.lock().unwrap_or_else(|p| p.into_inner()).iter().flatten().cloned().collect();
+    let records = ctx.snapshot.lock().unwrap_or_else(|p| p.into_inner()).tasks.clone();
+    for worktree in lanes {
+        match ctx.repo.remove_worktree(&worktree.path, None, false) {
+            Ok(outcome) => {
+                let _ = ctx.journal(EventKind::WorktreeRemoved {
+                    path: worktree.path.display().to_string(),
+                    branch: None,
+                });
+                tracing::info!("lane worktree {}: {outcome:?}", worktree.path.display());
+            }
+            Err(err) => tracing::warn!("cannot remove {}: {err}", worktree.path.display()),
+        }
+    }
+    for record in records.iter().filter(|record| record.state == TaskState::Landed) {
+        if let Some(branch) = &record.branch {
+            match ctx.repo.delete_branch(branch) {
+                Ok(_) => {
+                    let _ = ctx.journal(EventKind::WorktreeRemoved {
+                        path: String::new(),
+                        branch: Some(branch.clone()),
+                    });
+                }
+                Err(err) => tracing::warn!("cannot delete branch {branch}: {err}"),
+            }
+        }
+    }
+}
+
+/// The snapshot of a run (the latest by default).
+pub fn load_run(repo_dir: &Path, run_id: Option<&str>) -> Result<RunSnapshot, EngineError> {
+    let repo = Repo::open(repo_dir)?;
+    let root = repo.workdir();
+    let run_id = match run_id {
+        Some(id) => id.to_string(),
+        None => latest_run(root).ok_or_else(|| {
+            EngineError::usage(
+                "there are no runs in this repository yet",
+                "start one with `breeze run PLAN`",
+            )
+        })?,
+    };
+    let path = RunDir::new(root, &run_id).snapshot();
+    if !path.is_file() {
+        return Err(EngineError::usage(
+            format!("there is no run {run_id}"),
+            "list runs with `ls .breeze/runs`",
+        ));
+    }
+    Ok(RunSnapshot::load(&path)?)
+}
+
+/// Whether an engine currently holds the repository's run lock.
+pub fn engine_alive(repo_dir: &Path) -> bool {
+    let Ok(repo) = Repo::open(repo_dir) else { return false };
+    RepoLock::is_held(repo.workdir())
+}

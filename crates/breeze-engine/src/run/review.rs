@@ -1,0 +1,300 @@
+//! Gates and review of a finished attempt (DESIGN §4 steps 4–5).
+
+use std::collections::BTreeSet;
+
+use breeze_protocol::{
+    EventKind, Gap, GateStatus, MemoryScope, ReviewInput, ReviewInputV1, ReviewResult,
+    ReviewResultV1, Role, Severity, TaskState, Verdict, validate,
+};
+
+use super::context::RunContext;
+use crate::clock;
+use crate::error::EngineError;
+use crate::progress::ProgressEvent;
+use crate::roles::{RoleCall, RoleEnding, definition, prompt};
+use crate::run_dir::file_slug;
+
+/// Reviewer invocations per round before the task is marked failed.
+const REVIEWER_TRIES: u32 = 2;
+
+/// The normalized outcome of one round.
+pub(crate) struct Round {
+    pub verdict: Verdict,
+    /// The critical and major gaps.
+    pub blocking: Vec<Gap>,
+}
+
+/// Runs the gates, then (if they pass) the reviewer, for `base..head` of task `index`.
+pub(crate) async fn review(
+    ctx: &RunContext,
+    index: usize,
+    worktree: &std::path::Path,
+    base: &str,
+    head: &str,
+) -> Result<Round, EngineError> {
+    let task = ctx.task(index);
+    let id = task.id.to_string();
+    let slug = file_slug(&id);
+    let round = ctx.update_task(index, |record| {
+        record.rounds += 1;
+        record.rounds
+    })?;
+    ctx.set_state(index, TaskState::Reviewing, None)?;
+    let (base_oid, head_oid) = (parse_oid(base)?, parse_oid(head)?);
+
+    let changes = ctx.git(move |repo| repo.changed_paths(base_oid, head_oid)).await?;
+    let mut changed_paths: BTreeSet<String> = BTreeSet::new();
+    for change in &changes {
+        changed_paths.extend(change.touched_paths().into_iter().map(str::to_string));
+    }
+    let patch = ctx.git(move |repo| repo.diff_patch(base_oid, head_oid)).await?;
+    let diff_path = ctx.run_dir.review_file(&slug, round, "diff");
+    std::fs::write(&diff_path, patch)
+        .map_err(|err| EngineError::io(format!("cannot write {}", diff_path.display()), err))?;
+
+    let writes = task.writes.clone();
+    let max_file_bytes = ctx.config.max_file_bytes;
+    let plans_file = ctx.tracked_plans_file.clone();
+    let gates = ctx
+        .git(move |repo| {
+            let in_write_set = |path: &str| writes.is_empty() || writes.matches(path);
+            let markers = |text: &str| breeze_plan::plans_md::status_markers(text);
+            repo.run_gates(
+                base_oid,
+                head_oid,
+                &breeze_git::GateConfig {
+                    in_write_set: &in_write_set,
+                    max_file_bytes,
+                    plans_file: plans_file.as_deref(),
+                    status_markers: &markers,
+                },
+            )
+        })
+        .await?;
+
+    let failed_gates: Vec<_> =
+        gates.iter().filter(|gate| gate.status == GateStatus::Failed).collect();
+    let (result, by_gates) = if !failed_gates.is_empty() {
+        // The engine's own REQUEST_CHANGES: the reviewer is not asked about a change
+        // that breaks the mechanical rules.
+        let gaps = failed_gates
+            .iter()
+            .map(|gate| Gap {
+                severity: Severity::Major,
+                location: gate.paths.first().cloned().unwrap_or_default(),
+                issue: format!("gate `{}` failed: {}", gate.id, gate.detail),
+                suggestion: gate_suggestion(&gate.id),
+            })
+            .collect();
+        (engine_review(gaps), true)
+    } else {
+        let _serial = ctx.review_lock.lock().await;
+        let input = ReviewInput {
+            schema_version: ReviewInputV1,
+            run_id: ctx.run_id.clone(),
+            task: ctx.brief(index),
+            round,
+            base: base.to_string(),
+            head: head.to_string(),
+            changed_paths: changed_paths.iter().cloned().collect(),
+            diff_path: diff_path.display().to_string(),
+            gates: gates.clone(),
+            contract_path: Some(ctx.contract_path(index).display().to_string()),
+        };
+        (run_reviewer(ctx, index, worktree, &input).await?, false)
+    };
+
+    let normalized = normalize(ctx, &id, result, head)?;
+    let result_path = ctx.run_dir.review_file(&slug, round, "review-result.json");
+    std::fs::write(&result_path, serde_json::to_vec_pretty(&normalized).unwrap_or_default())
+        .map_err(|err| EngineError::io(format!("cannot write {}", result_path.display()), err))?;
+    let blocking: Vec<Gap> = normalized.blocking_gaps().cloned().collect();
+    ctx.journal(EventKind::Reviewed {
+        task: id.clone(),
+        round,
+        verdict: normalized.verdict,
+        head: head.to_string(),
+        result_path: result_path.display().to_string(),
+    })?;
+    ctx.report(ProgressEvent::Reviewed {
+        id,
+        round,
+        verdict: normalized.verdict,
+        blocking_gaps: blocking.len(),
+        by_gates,
+    });
+    // Universal lessons reach every later worker briefing of the run.
+    let lessons: Vec<String> = normalized
+        .memory_updates
+        .iter()
+        .filter(|update| update.scope() == MemoryScope::Universal)
+        .map(|update| update.text().to_string())
+        .collect();
+    let gap_files: BTreeSet<String> =
+        blocking.iter().filter_map(|gap| gap.file().map(str::to_string)).collect();
+    ctx.update(|snapshot| {
+        for lesson in lessons {
+            if !snapshot.universal_violations.contains(&lesson) {
+                snapshot.universal_violations.push(lesson);
+            }
+        }
+        if normalized.verdict == Verdict::RequestChanges {
+            snapshot.tasks[index].gap_files.push(gap_files);
+        }
+    })?;
+    Ok(Round { verdict: normalized.verdict, blocking })
+}
+
+async fn run_reviewer(
+    ctx: &RunContext,
+    index: usize,
+    worktree: &std::path::Path,
+    input: &ReviewInput,
+) -> Result<ReviewResult, EngineError> {
+    let id = input.task.id.clone();
+    let definition = definition::load(ctx.roles.repo_root(), Role::Reviewer)
+        .map_err(|message| EngineError::usage(message, "fix the role definition file"))?;
+    let input_value = serde_json::to_value(input)
+        .map_err(|err| EngineError::io("review input", std::io::Error::other(err)))?;
+    let mut problem = String::new();
+    let mut limited = 0;
+    let mut try_number = 0;
+    while try_number < REVIEWER_TRIES {
+        try_number += 1;
+        let reply = ctx
+            .roles
+            .invoke(
+                RoleCall {
+                    role: Role::Reviewer,
+                    task_id: id.clone(),
+                    attempt: input.round,
+                    round: input.round,
+                    cwd: worktree.to_path_buf(),
+                    base: input.base.clone(),
+                    input: input_value.clone(),
+                    prompt: prompt::reviewer(&definition, input),
+                    resume_session: None,
+                    seq: input.round * 10 + try_number,
+                    resume_baseline: None,
+                },
+                &ctx.cancel,
+            )
+            .await;
+        ctx.update_task(index, |record| record.usage.add(&reply.usage))?;
+        if let Some(retry_after) = reply.rate_limited {
+            limited += 1;
+            super::work::wait_for_limit(ctx, "reviewer", limited, retry_after, &reply.diagnostics)
+                .await?;
+            try_number -= 1;
+            continue;
+        }
+        problem = match (&reply.ending, reply.result) {
+            (RoleEnding::Cancelled, _) => {
+                return Err(EngineError::io(
+                    "review cancelled",
+                    std::io::Error::from(std::io::ErrorKind::Interrupted),
+                ));
+            }
+            (RoleEnding::SpawnFailed(message), _) => {
+                return Err(EngineError::usage(
+                    format!("the reviewer of task {id} could not start: {message}"),
+                    "check roles.reviewer in breeze.toml (backend, command) and that the program is installed",
+                ));
+            }
+            (RoleEnding::Exited(0), Some(value)) => match validate::parse::<ReviewResult>(value) {
+                Ok(result) => return Ok(result),
+                Err(invalid) => format!("invalid review result: {invalid}"),
+            },
+            (RoleEnding::Exited(0), None) => {
+                format!("no review result: {}", reply.result_error.unwrap_or_default())
+            }
+            (ending, _) => format!("reviewer {ending}: {}", reply.diagnostics),
+        };
+        tracing::warn!(task = %id, try_number, "{problem}");
+    }
+    Err(EngineError::usage(
+        format!("the reviewer failed {REVIEWER_TRIES} times on task {id}: {problem}"),
+        "see the reviewer log with `breeze logs <task>`; fix roles.reviewer, then `breeze resume`",
+    ))
+}
+
+/// Any critical or major gap means REQUEST_CHANGES; minor-only means APPROVE. A
+/// REQUEST_CHANGES without any gap keeps its verdict with a synthesized major gap, so
+/// the worker gets something to act on. Disagreements are logged.
+fn normalize(
+    ctx: &RunContext,
+    id: &str,
+    mut result: ReviewResult,
+    head: &str,
+) -> Result<ReviewResult, EngineError> {
+    if result.verdict == Verdict::RequestChanges && result.gaps.is_empty() {
+        let detail = if result.followups.is_empty() {
+            "the reviewer requested changes without listing any gap".to_string()
+        } else {
+            result.followups.join("; ")
+        };
+        result.gaps.push(Gap {
+            severity: Severity::Major,
+            location: String::new(),
+            issue: detail,
+            suggestion: String::new(),
+        });
+    }
+    let implied = result.implied_verdict();
+    if implied != result.verdict {
+        tracing::info!(
+            task = %id,
+            reviewer = result.verdict.as_str(),
+            engine = implied.as_str(),
+            "the reviewer's verdict disagrees with its gaps; the gaps decide"
+        );
+        result.followups.push(format!(
+            "breeze normalized the verdict {} to {} from the gap severities",
+            result.verdict.as_str(),
+            implied.as_str()
+        ));
+        result.verdict = implied;
+    }
+    result.task = Some(id.to_string());
+    result.commit_hash = Some(head.to_string());
+    result.generated_at = Some(clock::now_rfc3339());
+    let _ = ctx;
+    Ok(result)
+}
+
+fn engine_review(gaps: Vec<Gap>) -> ReviewResult {
+    ReviewResult {
+        schema_version: ReviewResultV1,
+        verdict: Verdict::RequestChanges,
+        review_type: Some(breeze_protocol::ReviewType::Scope),
+        reviewer_profile: Some(breeze_protocol::ReviewerProfile::Static),
+        checks: Vec::new(),
+        gaps,
+        followups: Vec::new(),
+        memory_updates: Vec::new(),
+        task: None,
+        commit_hash: None,
+        generated_at: None,
+    }
+}
+
+fn gate_suggestion(gate: &str) -> String {
+    match gate {
+        "write-set" => "revert the changes outside the task's write set (or ask for the plan's write set to include them)",
+        "symlink-escape" => "remove the symlink or make it point inside the repository",
+        "nested-repo" => "remove the nested repository or submodule",
+        "plans-markers" => "leave Plans.md status markers alone: breeze flips them when the task lands",
+        "file-size" => "do not add files above the size limit (gates.max_file_size)",
+        _ => "fix the gate failure",
+    }
+    .to_string()
+}
+
+pub(crate) fn parse_oid(text: &str) -> Result<breeze_git::Oid, EngineError> {
+    breeze_git::Oid::from_str(text).map_err(|err| {
+        EngineError::io(
+            format!("the run state holds an invalid commit id {text:?}"),
+            std::io::Error::other(err),
+        )
+    })
+}

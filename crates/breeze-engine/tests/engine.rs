@@ -1,0 +1,348 @@
+//! Library-level tests of the engine: real git repositories, the scripted backend (and
+//! small shell roles), driven through `breeze_engine::run` / `resume` with an injected
+//! cancel token. Results are checked in the run files and with the `git` CLI.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use breeze_engine::journal::read_events;
+use breeze_engine::{BackendKind, Config, RunOptions, RunOutcome};
+use breeze_protocol::{EventKind, RunState, TaskState};
+use tokio_util::sync::CancellationToken;
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let output = Command::new("git")
+        .current_dir(dir)
+        .args(args)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir)
+        .output()
+        .expect("git runs");
+    assert!(output.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+struct Fixture {
+    _temp: tempfile::TempDir,
+    root: PathBuf,
+}
+
+impl Fixture {
+    fn new(plan: &str, files: &[(&str, &str)]) -> Fixture {
+        let temp = tempfile::tempdir().unwrap();
+        let root = temp.path().join("repo");
+        std::fs::create_dir_all(&root).unwrap();
+        git(&root, &["init", "-q", "-b", "main"]);
+        git(&root, &["config", "user.name", "Owner"]);
+        git(&root, &["config", "user.email", "owner@example.com"]);
+        let mut all = files.to_vec();
+        all.push(("plan.toml", plan));
+        all.push(("README.md", "readme\n"));
+        for (path, text) in all {
+            let path = root.join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        git(&root, &["add", "-A"]);
+        git(&root, &["commit", "-qm", "initial"]);
+        Fixture { _temp: temp, root }
+    }
+
+    fn options(&self) -> RunOptions {
+        let mut config = Config::defaults();
+        config.set_all_backends(BackendKind::Scripted);
+        config.worker.stall_timeout = Duration::from_millis(300);
+        let mut options = RunOptions::new(&self.root);
+        options.plan = Some(self.root.join("plan.toml"));
+        options.config = Some(config);
+        options
+    }
+
+    async fn run(&self) -> RunOutcome {
+        breeze_engine::run(self.options(), CancellationToken::new()).await.expect("the run starts")
+    }
+
+    fn events(&self, outcome: &RunOutcome) -> Vec<EventKind> {
+        read_events(&outcome.run_dir.join("events.jsonl"))
+            .unwrap()
+            .into_iter()
+            .map(|e| e.event)
+            .collect()
+    }
+}
+
+fn task<'a>(outcome: &'a RunOutcome, id: &str) -> &'a breeze_protocol::TaskStatus {
+    outcome.status.tasks.iter().find(|t| t.id == id).unwrap_or_else(|| panic!("no task {id}"))
+}
+
+fn one_task(sim: &str) -> String {
+    format!(
+        "[[task]]\nid = \"1\"\ntitle = \"Only task\"\ndod = \"done\"\nwrites = [\"src/one.txt\"]\n[task.sim]\n{sim}\n"
+    )
+}
+
+#[tokio::test]
+async fn a_stalled_attempt_is_respawned_once() {
+    let fixture = Fixture::new(&one_task("stall_attempts = 1"), &[]);
+    let outcome = fixture.run().await;
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    assert_eq!(task(&outcome, "1").attempts, 2);
+}
+
+#[tokio::test]
+async fn a_second_stall_escalates_with_reason_stalled() {
+    let fixture = Fixture::new(&one_task("stall_attempts = 2"), &[]);
+    let outcome = fixture.run().await;
+    assert_eq!(outcome.state, RunState::Failed);
+    let only = task(&outcome, "1");
+    assert_eq!(only.state, TaskState::Escalated);
+    assert!(only.reason.as_deref().unwrap().contains("stalled"), "{only:?}");
+    assert_eq!(outcome.exit_code(), breeze_protocol::ExitCode::Unfinished);
+}
+
+#[tokio::test]
+async fn the_same_failure_twice_consults_the_advisor_before_the_third_attempt() {
+    let fixture = Fixture::new(
+        &one_task("fail_attempts = 2\nfail_message = \"error: tests failed in parser\""),
+        &[],
+    );
+    let outcome = fixture.run().await;
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    let only = task(&outcome, "1");
+    assert_eq!((only.attempts, only.advisor_consults), (3, 1));
+    let consults: Vec<String> = fixture
+        .events(&outcome)
+        .into_iter()
+        .filter_map(|e| match e {
+            EventKind::AdvisorConsulted { trigger_hash, .. } => Some(trigger_hash),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(consults, ["1:retry-threshold:error-tests-failed-in-parser"]);
+    // The guidance reached the third attempt's input.
+    let input = std::fs::read_to_string(outcome.run_dir.join("io/1.worker.3.input.json")).unwrap();
+    assert!(input.contains("\"decision\": \"PLAN\""), "{input}");
+}
+
+#[tokio::test]
+async fn three_failures_in_a_row_escalate_even_after_advice() {
+    let fixture = Fixture::new(&one_task("fail_attempts = 3"), &[]);
+    let outcome = fixture.run().await;
+    let only = task(&outcome, "1");
+    assert_eq!(only.state, TaskState::Escalated);
+    assert_eq!(only.advisor_consults, 1, "one consult before the third attempt");
+    assert_eq!(only.attempts, 3);
+    assert!(only.reason.as_deref().unwrap().contains("3 failed attempts"), "{only:?}");
+}
+
+#[tokio::test]
+async fn an_advisor_stop_escalates_with_its_reason() {
+    let plan = "[[task]]\nid = \"1\"\ntitle = \"Rotate the signing secret\"\ndod = \"d\"\nwrites = [\"a.txt\"]\n[task.sim]\nadvisor_decision = \"STOP\"\n";
+    let fixture = Fixture::new(plan, &[]);
+    let outcome = fixture.run().await;
+    let only = task(&outcome, "1");
+    assert_eq!(only.state, TaskState::Escalated, "{only:?}");
+    assert!(only.reason.as_deref().unwrap().contains("STOP"), "{only:?}");
+    assert_eq!(only.attempts, 0, "the preflight consult stopped it before any attempt");
+}
+
+#[tokio::test]
+async fn a_risky_task_consults_once_before_its_first_attempt() {
+    let plan = "[[task]]\nid = \"1\"\ntitle = \"Check permission on delete\"\ndod = \"d\"\nwrites = [\"a.txt\"]\n";
+    let fixture = Fixture::new(plan, &[]);
+    let outcome = fixture.run().await;
+    assert_eq!(outcome.state, RunState::Succeeded);
+    assert_eq!(task(&outcome, "1").advisor_consults, 1);
+    let request = std::fs::read_to_string(
+        outcome.run_dir.join("advisor/1.security-sensitive.1.advisor-request.json"),
+    )
+    .unwrap();
+    assert!(
+        request.contains("\"trigger_hash\": \"1:security-sensitive:security-sensitive\""),
+        "{request}"
+    );
+}
+
+#[tokio::test]
+async fn a_worker_asking_for_advice_gets_it_and_goes_on() {
+    let fixture = Fixture::new(&one_task("ask_advisor = true"), &[]);
+    let outcome = fixture.run().await;
+    assert_eq!(outcome.state, RunState::Succeeded);
+    let only = task(&outcome, "1");
+    assert_eq!((only.attempts, only.advisor_consults), (2, 1));
+}
+
+#[tokio::test]
+async fn a_reviewer_printing_garbage_is_asked_again() {
+    let fixture = Fixture::new(&one_task("garbage = [\"reviewer\"]"), &[]);
+    let outcome = fixture.run().await;
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    assert_eq!(task(&outcome, "1").rounds, 1);
+}
+
+#[tokio::test]
+async fn a_write_outside_the_write_set_fails_the_gate_and_counts_as_a_round() {
+    let fixture = Fixture::new(&one_task("write_outside = \"notes/stray.md\""), &[]);
+    let outcome = fixture.run().await;
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    assert_eq!(task(&outcome, "1").rounds, 2);
+    let review =
+        std::fs::read_to_string(outcome.run_dir.join("reviews/1.round-1.review-result.json"))
+            .unwrap();
+    assert!(
+        review.contains("REQUEST_CHANGES")
+            && review.contains("write-set")
+            && review.contains("notes/stray.md"),
+        "{review}"
+    );
+    assert!(
+        git(&fixture.root, &["ls-tree", "-r", "--name-only", "main"])
+            .lines()
+            .all(|p| p != "notes/stray.md")
+    );
+}
+
+#[tokio::test]
+async fn universal_lessons_reach_later_workers() {
+    let plan = "[[task]]\nid = \"1\"\ntitle = \"First\"\ndod = \"d\"\nwrites = [\"a.txt\"]\n[task.sim]\nrequest_changes = 1\nlesson = \"never log secrets\"\n\n[[task]]\nid = \"2\"\ntitle = \"Second\"\ndod = \"d\"\nwrites = [\"b.txt\"]\ndepends_on = [\"1\"]\n";
+    let fixture = Fixture::new(plan, &[]);
+    let outcome = fixture.run().await;
+    assert_eq!(outcome.state, RunState::Succeeded);
+    let input = std::fs::read_to_string(outcome.run_dir.join("io/2.worker.1.input.json")).unwrap();
+    assert!(input.contains("never log secrets"), "{input}");
+}
+
+#[tokio::test]
+async fn conflicting_tasks_never_overlap_and_dependents_wait_for_the_landing() {
+    let plan = r#"
+[[task]]
+id = "1"
+title = "All sources"
+dod = "d"
+writes = ["src/**"]
+[task.sim]
+delay_ms = 100
+[[task]]
+id = "2"
+title = "One source"
+dod = "d"
+writes = ["src/lib/x.txt"]
+[task.sim]
+delay_ms = 100
+[[task]]
+id = "3"
+title = "Docs"
+dod = "d"
+writes = ["docs/"]
+depends_on = ["2"]
+"#;
+    let fixture = Fixture::new(plan, &[]);
+    let outcome = fixture.run().await;
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    assert_eq!(outcome.status.workers, 2);
+    // Walk the journal: a task is "in flight" from its first Running state to its final state.
+    let mut active: Vec<String> = Vec::new();
+    let mut landed: Vec<String> = Vec::new();
+    for event in fixture.events(&outcome) {
+        if let EventKind::TaskState { task, state, .. } = event {
+            match state {
+                TaskState::Running if !active.contains(&task) => {
+                    if task == "3" {
+                        assert!(landed.contains(&"2".to_string()), "3 started before 2 landed");
+                    }
+                    let other = if task == "1" { "2" } else { "1" };
+                    if task == "1" || task == "2" {
+                        assert!(
+                            !active.contains(&other.to_string()),
+                            "1 and 2 conflict but ran together"
+                        );
+                    }
+                    active.push(task);
+                }
+                TaskState::Landed | TaskState::Escalated => {
+                    active.retain(|t| *t != task);
+                    landed.push(task);
+                }
+                _ => {}
+            }
+        }
+    }
+    assert_eq!(landed.len(), 3);
+}
+
+#[tokio::test]
+async fn a_tracked_plans_md_row_flips_to_done_in_the_landing_commit() {
+    let plans = "# Plans\n\n| Task | Content | DoD | Writes | Depends | Status |\n|---|---|---|---|---|---|\n| 1 | Add a | a exists | `a.txt` | - | cc:todo |\n| 2 | Add b | b exists | `b.txt` | 1 | cc:TODO |\n";
+    let fixture = Fixture::new("", &[("Plans.md", plans)]);
+    let mut options = fixture.options();
+    options.plan = Some(fixture.root.join("Plans.md"));
+    let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    let on_main = git(&fixture.root, &["show", "main:Plans.md"]);
+    assert!(on_main.contains("| 1 | Add a | a exists | `a.txt` | - | cc:done |"), "{on_main}");
+    assert!(on_main.contains("| 2 | Add b | b exists | `b.txt` | 1 | cc:done |"), "{on_main}");
+    // The flip is part of the task's own commit, not a separate one.
+    let files = git(&fixture.root, &["show", "--name-only", "--format=", "main~1"]);
+    assert!(files.contains("Plans.md") && files.contains("a.txt"), "{files}");
+    assert_eq!(git(&fixture.root, &["rev-list", "--count", "main"]).trim(), "3");
+}
+
+#[tokio::test]
+async fn a_cancelled_run_resumes_and_lands_everything_exactly_once() {
+    let plan = r#"
+[[task]]
+id = "1"
+title = "Slow one"
+dod = "d"
+writes = ["a.txt"]
+[task.sim]
+delay_ms = 400
+[[task]]
+id = "2"
+title = "Slow two"
+dod = "d"
+writes = ["b.txt"]
+depends_on = ["1"]
+[task.sim]
+delay_ms = 400
+"#;
+    let fixture = Fixture::new(plan, &[]);
+    let cancel = CancellationToken::new();
+    let stopper = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        stopper.cancel();
+    });
+    let mut options = fixture.options();
+    options.config.as_mut().unwrap().worker.stall_timeout = Duration::from_secs(30);
+    let outcome = breeze_engine::run(options.clone(), cancel).await.unwrap();
+    assert_eq!(outcome.state, RunState::Interrupted, "{outcome:?}");
+    assert_eq!(outcome.exit_code(), breeze_protocol::ExitCode::Interrupted);
+
+    let second = breeze_engine::resume(options, CancellationToken::new()).await.unwrap();
+    assert_eq!(second.run_id, outcome.run_id);
+    assert_eq!(second.state, RunState::Succeeded, "{second:?}");
+    let landed =
+        git(&fixture.root, &["log", "--format=%(trailers:key=Breeze-Task,valueonly)", "main"]);
+    let mut ids: Vec<&str> = landed.lines().filter(|l| !l.is_empty()).collect();
+    ids.sort();
+    assert_eq!(ids, ["1", "2"]);
+    git(&fixture.root, &["fsck", "--strict"]);
+
+    let again =
+        breeze_engine::resume(fixture.options(), CancellationToken::new()).await.unwrap_err();
+    assert!(again.to_string().contains("nothing to resume"), "{again}");
+}
+
+#[tokio::test]
+async fn a_second_run_is_refused_while_one_can_be_resumed() {
+    let fixture = Fixture::new(&one_task("delay_ms = 300"), &[]);
+    let cancel = CancellationToken::new();
+    cancel.cancel();
+    let outcome = breeze_engine::run(fixture.options(), cancel).await.unwrap();
+    assert_eq!(outcome.state, RunState::Interrupted);
+    let err = breeze_engine::run(fixture.options(), CancellationToken::new()).await.unwrap_err();
+    assert!(err.to_string().contains("can be resumed"), "{err}");
+    assert!(err.hints().iter().any(|h| h.contains("breeze resume")));
+}

@@ -1,0 +1,188 @@
+//! What a task changed between its base and head: rename-aware path changes for the gates
+//! and the write-set check, and the unified diff for the reviewer.
+
+use git2::{Delta, Diff, DiffFindOptions, DiffFormat, DiffOptions, FileMode, Oid, Repository};
+
+use crate::checkout::path_string;
+use crate::error::{Context as _, GitError};
+use crate::repo::Repo;
+
+/// How a path changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum ChangeKind {
+    /// New path.
+    Added,
+    /// Removed path.
+    Deleted,
+    /// Content or mode (e.g. the executable bit) changed.
+    Modified,
+    /// Moved (possibly with edits); both paths are set.
+    Renamed,
+    /// Copied from another path; both paths are set.
+    Copied,
+    /// Kind changed, e.g. a file became a symlink.
+    TypeChanged,
+}
+
+/// What sits at one side of a change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EntryMode {
+    /// Nothing (the side of an addition or deletion).
+    Absent,
+    /// A regular file.
+    File,
+    /// A regular file with the executable bit.
+    Executable,
+    /// A symbolic link.
+    Symlink,
+    /// A gitlink: a submodule or nested repository commit.
+    Gitlink,
+    /// Anything else (trees do not appear in file diffs).
+    Other,
+}
+
+impl EntryMode {
+    pub(crate) fn from_file_mode(mode: FileMode) -> EntryMode {
+        match mode {
+            FileMode::Unreadable => EntryMode::Absent,
+            FileMode::Blob | FileMode::BlobGroupWritable => EntryMode::File,
+            FileMode::BlobExecutable => EntryMode::Executable,
+            FileMode::Link => EntryMode::Symlink,
+            FileMode::Commit => EntryMode::Gitlink,
+            FileMode::Tree => EntryMode::Other,
+        }
+    }
+}
+
+/// One changed path between two commits.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathChange {
+    /// How it changed.
+    pub kind: ChangeKind,
+    /// Path before (`None` for an addition).
+    pub old_path: Option<String>,
+    /// Path after (`None` for a deletion).
+    pub new_path: Option<String>,
+    /// What was there before.
+    pub old_mode: EntryMode,
+    /// What is there after.
+    pub new_mode: EntryMode,
+    /// Blob (or gitlink commit) id after the change; `None` for a deletion.
+    pub new_id: Option<Oid>,
+}
+
+impl PathChange {
+    /// The path to show: the new one, or the old one for a deletion.
+    pub fn path(&self) -> &str {
+        self.new_path.as_deref().or(self.old_path.as_deref()).unwrap_or_default()
+    }
+
+    /// Every path this change touches: both sides of a rename, the new side of a copy,
+    /// the one path otherwise. This is what must lie inside the task's write set.
+    pub fn touched_paths(&self) -> Vec<&str> {
+        let mut paths = Vec::with_capacity(2);
+        if self.kind != ChangeKind::Copied
+            && let Some(old) = self.old_path.as_deref()
+        {
+            paths.push(old);
+        }
+        if let Some(new) = self.new_path.as_deref()
+            && !paths.contains(&new)
+        {
+            paths.push(new);
+        }
+        paths
+    }
+}
+
+/// A base..head diff with renames found, shared by the path list and the patch.
+pub(crate) fn task_diff<'r>(
+    repo: &'r Repository,
+    base: Oid,
+    head: Oid,
+) -> Result<Diff<'r>, GitError> {
+    let tree_of = |oid: Oid| {
+        repo.find_commit(oid)
+            .map_err(|_| GitError::MissingObject { what: "commit", oid })
+            .and_then(|c| c.tree().ctx(|| format!("could not read the tree of {oid}")))
+    };
+    let (base_tree, head_tree) = (tree_of(base)?, tree_of(head)?);
+    let mut options = DiffOptions::new();
+    options.include_typechange(true);
+    let mut diff = repo
+        .diff_tree_to_tree(Some(&base_tree), Some(&head_tree), Some(&mut options))
+        .ctx(|| format!("could not diff {base}..{head}"))?;
+    diff.find_similar(Some(DiffFindOptions::new().renames(true)))
+        .ctx(|| format!("could not detect renames in {base}..{head}"))?;
+    Ok(diff)
+}
+
+impl Repo {
+    /// Every path changed between `base` and `head` (commits), with renames paired up;
+    /// mode-only changes and type changes included. Sorted by path.
+    pub fn changed_paths(&self, base: Oid, head: Oid) -> Result<Vec<PathChange>, GitError> {
+        let repo = self.git()?;
+        let diff = task_diff(&repo, base, head)?;
+        Ok(path_changes(&diff))
+    }
+
+    /// The unified diff `base..head` (renames detected, 3 lines of context), for the
+    /// reviewer. Binary files show as `Binary files … differ`.
+    pub fn diff_patch(&self, base: Oid, head: Oid) -> Result<String, GitError> {
+        let repo = self.git()?;
+        let diff = task_diff(&repo, base, head)?;
+        let mut out = String::new();
+        diff.print(DiffFormat::Patch, |_, _, line| {
+            if matches!(line.origin(), '+' | '-' | ' ') {
+                out.push(line.origin());
+            }
+            out.push_str(&String::from_utf8_lossy(line.content()));
+            true
+        })
+        .ctx(|| format!("could not render the diff {base}..{head}"))?;
+        Ok(out)
+    }
+}
+
+pub(crate) fn path_changes(diff: &Diff<'_>) -> Vec<PathChange> {
+    let mut changes: Vec<PathChange> = diff
+        .deltas()
+        .filter_map(|delta| {
+            let kind = match delta.status() {
+                Delta::Added | Delta::Untracked => ChangeKind::Added,
+                Delta::Deleted => ChangeKind::Deleted,
+                Delta::Modified => ChangeKind::Modified,
+                Delta::Renamed => ChangeKind::Renamed,
+                Delta::Copied => ChangeKind::Copied,
+                Delta::Typechange => ChangeKind::TypeChanged,
+                Delta::Unmodified | Delta::Ignored | Delta::Unreadable | Delta::Conflicted => {
+                    return None;
+                }
+            };
+            let old = delta.old_file();
+            let new = delta.new_file();
+            let old_path =
+                (kind != ChangeKind::Added).then(|| old.path_bytes().map(path_string)).flatten();
+            let new_path =
+                (kind != ChangeKind::Deleted).then(|| new.path_bytes().map(path_string)).flatten();
+            Some(PathChange {
+                kind,
+                old_mode: if kind == ChangeKind::Added {
+                    EntryMode::Absent
+                } else {
+                    EntryMode::from_file_mode(old.mode())
+                },
+                new_mode: if kind == ChangeKind::Deleted {
+                    EntryMode::Absent
+                } else {
+                    EntryMode::from_file_mode(new.mode())
+                },
+                new_id: (kind != ChangeKind::Deleted).then(|| new.id()),
+                old_path,
+                new_path,
+            })
+        })
+        .collect();
+    changes.sort_by(|a, b| a.path().cmp(b.path()));
+    changes
+}

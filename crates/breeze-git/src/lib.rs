@@ -1,0 +1,61 @@
+//! The git layer of breeze, built on libgit2 (`git2`).
+//!
+//! The engine calls these operations, each on real repositories:
+//!
+//! - **Worktrees**: [`Repo::create_worktree`] makes `.harness-worktrees/<name>` on a new
+//!   branch at a base commit, locked with a reason naming the run, idempotent and rolled
+//!   back completely on failure; [`Repo::move_worktree`] moves a lane's worktree to the next
+//!   task's base writing only the differing files; [`Repo::list_worktrees`],
+//!   [`Repo::remove_worktree`] (dirty ones kept unless forced), [`Repo::provision`] (copy
+//!   ignored files such as `.env`), [`slug`] (safe names for any task id).
+//! - **After a worker**: [`Repo::commit_worktree`], [`Repo::changed_paths`] (rename-aware),
+//!   [`Repo::diff_patch`] and [`Repo::run_gates`] (the five mechanical gates).
+//! - **Landing**: [`Repo::merge_task`] (three-way, in memory), [`Repo::replace_in_tree`]
+//!   (Plans.md flip), [`Repo::write_landing_commit`] with [`landing_message`],
+//!   [`Repo::integration_worktree`] for `land.verify`, [`Repo::advance_main`]
+//!   (compare-and-swap plus a safe fast-forward of the user's checkout),
+//!   [`Repo::rebase_worktree_with_conflicts`] and [`Repo::find_landing`].
+//!
+//! libgit2's gaps (rust-stack §1.9) are handled up front: SHA-256, reftable, partial-clone,
+//! sparse-checkout and sparse/split-index repositories are refused by [`Repo::open`] with
+//! what to do; repositories with external filters (git-lfs) and large full checkouts use the
+//! `git` CLI, which is the only use of it.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod checkout;
+mod cli;
+mod commit;
+mod diff;
+mod error;
+mod gates;
+mod land;
+mod provision;
+mod repo;
+mod slug;
+mod worktree;
+
+pub use commit::{CommitOutcome, FALLBACK_EMAIL, FALLBACK_NAME};
+pub use diff::{ChangeKind, EntryMode, PathChange};
+pub use error::GitError;
+pub use gates::{
+    DEFAULT_MAX_FILE_BYTES, GATE_FILE_SIZE, GATE_NESTED_REPO, GATE_PLANS_MARKERS,
+    GATE_SYMLINK_ESCAPE, GATE_WRITE_SET, GateConfig,
+};
+pub use git2::Oid;
+pub use land::{
+    AdvanceOutcome, ConflictedRebase, MergeOutcome, TRAILER_REVIEW, TRAILER_RUN, TRAILER_TASK,
+    landing_message,
+};
+pub use provision::ProvisionReport;
+pub use repo::{DEFAULT_CLI_CHECKOUT_MIN_FILES, OpenOptions, Repo, STATE_DIR, WORKTREE_ROOT};
+pub use slug::slug;
+pub use worktree::{INTEGRATION_WORKTREE, RemoveOutcome, Worktree, WorktreeInfo};
+
+impl Repo {
+    /// Safe slug for a task id; see [`slug`]. Kept as an associated function because the
+    /// engine reaches everything git-related through `Repo`.
+    pub fn slug(task_id: &str) -> String {
+        slug::slug(task_id)
+    }
+}

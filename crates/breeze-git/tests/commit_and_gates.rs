@@ -1,0 +1,313 @@
+//! Committing a worker's leftovers, the rename-aware change list, the reviewer diff and the
+//! five mechanical gates.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use breeze_git::{
+    ChangeKind, CommitOutcome, EntryMode, GATE_FILE_SIZE, GATE_NESTED_REPO, GATE_PLANS_MARKERS,
+    GATE_SYMLINK_ESCAPE, GATE_WRITE_SET, GateConfig, GitError, Oid, Repo, Worktree,
+};
+use breeze_protocol::{GateResult, GateStatus};
+use common::{TestRepo, git, prefixes, rev, worker_commit, write};
+
+fn task(repo: &TestRepo, handle: &Repo, name: &str) -> Worktree {
+    handle
+        .create_worktree(&format!("task-{name}"), &format!("task/{name}"), repo.main_tip(), "r")
+        .unwrap()
+}
+
+#[test]
+fn commit_worktree_stages_new_modified_deleted_but_not_ignored() {
+    let repo = TestRepo::standard();
+    let handle = repo.open();
+    let wt = task(&repo, &handle, "c");
+    write(&wt.path, "src/a.rs", "fn a() { changed() }\n");
+    write(&wt.path, "src/new/deep.rs", "fn deep() {}\n");
+    std::fs::remove_file(wt.path.join("docs/guide.md")).unwrap();
+    write(&wt.path, "target/out.o", "build\n");
+    write(&wt.path, "run.log", "log\n");
+    write(&wt.path, ".env", "SECRET\n");
+    std::os::unix::fs::symlink("a.rs", wt.path.join("src/alias.rs")).unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(wt.path.join("src/b.rs"), std::fs::Permissions::from_mode(0o755))
+        .unwrap();
+
+    let outcome = handle.commit_worktree(&wt, "task c: work").unwrap();
+    let CommitOutcome::Committed { head, paths } = outcome else { panic!("{outcome:?}") };
+    assert_eq!(paths, 5);
+    assert_eq!(rev(&wt.path, "task/c"), head);
+    assert_eq!(git(&wt.path, &["status", "--porcelain"]), "");
+    let files = git(&wt.path, &["show", "--name-status", "--format=", "HEAD"]);
+    assert_eq!(
+        files.lines().collect::<Vec<_>>(),
+        vec![
+            "D\tdocs/guide.md",
+            "M\tsrc/a.rs",
+            "A\tsrc/alias.rs",
+            "M\tsrc/b.rs",
+            "A\tsrc/new/deep.rs"
+        ]
+    );
+    assert_eq!(
+        git(&wt.path, &["ls-files", "-s", "src/alias.rs"]).split(' ').next(),
+        Some("120000")
+    );
+    assert_eq!(git(&wt.path, &["ls-files", "-s", "src/b.rs"]).split(' ').next(), Some("100755"));
+    assert_eq!(
+        git(&wt.path, &["log", "-1", "--format=%s|%an <%ae>"]),
+        "task c: work|Repo Owner <owner@example.com>"
+    );
+
+    // Nothing left: unchanged; the worker committing itself is kept as is.
+    assert_eq!(handle.commit_worktree(&wt, "again").unwrap(), CommitOutcome::Unchanged { head });
+    write(&wt.path, "src/b.rs", "fn b() { worker }\n");
+    let own = worker_commit(&wt, "worker's own commit");
+    assert_eq!(
+        handle.commit_worktree(&wt, "again").unwrap(),
+        CommitOutcome::Unchanged { head: own }
+    );
+    repo.fsck();
+}
+
+#[test]
+fn commit_worktree_refuses_moved_head_and_rewritten_history() {
+    let repo = TestRepo::standard();
+    let handle = repo.open();
+    let wt = task(&repo, &handle, "h");
+    git(&wt.path, &["switch", "-q", "-c", "elsewhere"]);
+    write(&wt.path, "src/a.rs", "x\n");
+    let err = handle.commit_worktree(&wt, "m").unwrap_err();
+    assert!(matches!(err, GitError::HeadMoved { .. }), "{err}");
+    assert!(err.to_string().contains("switch task/h"), "{err}");
+    git(&wt.path, &["switch", "-q", "task/h"]);
+
+    git(&wt.path, &["checkout", "-q", "--detach"]);
+    let err = handle.commit_worktree(&wt, "m").unwrap_err();
+    assert!(err.to_string().contains("detached"), "{err}");
+    git(&wt.path, &["switch", "-q", "task/h"]);
+
+    // The worker reset its branch below the base (an orphan history).
+    git(&wt.path, &["checkout", "-q", "--orphan", "tmp"]);
+    git(&wt.path, &["commit", "-q", "-m", "orphan"]);
+    git(&wt.path, &["branch", "-f", "task/h", "tmp"]);
+    git(&wt.path, &["switch", "-q", "task/h"]);
+    let err = handle.commit_worktree(&wt, "m").unwrap_err();
+    assert!(matches!(err, GitError::NotFromBase { .. }), "{err}");
+}
+
+#[test]
+fn changed_paths_are_rename_aware_and_count_modes_and_types() {
+    let repo = TestRepo::with_files(&[
+        ("src/long.rs", &"line of code that is long enough to be similar\n".repeat(20)),
+        ("src/run.sh", "echo hi\n"),
+        ("src/target.rs", "t\n"),
+        ("old.txt", "bye\n"),
+    ]);
+    let handle = repo.open();
+    let base = repo.main_tip();
+    let wt = task(&repo, &handle, "p");
+    std::fs::create_dir_all(wt.path.join("lib")).unwrap();
+    git(&wt.path, &["mv", "src/long.rs", "lib/long.rs"]);
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(wt.path.join("src/run.sh"), std::fs::Permissions::from_mode(0o755))
+        .unwrap();
+    std::fs::remove_file(wt.path.join("src/target.rs")).unwrap();
+    std::os::unix::fs::symlink("run.sh", wt.path.join("src/target.rs")).unwrap();
+    std::fs::remove_file(wt.path.join("old.txt")).unwrap();
+    write(&wt.path, "added.txt", "hi\n");
+    let head = handle.commit_worktree(&wt, "p").unwrap().head();
+
+    let changes = handle.changed_paths(base, head).unwrap();
+    let summary: Vec<(ChangeKind, Option<&str>, Option<&str>)> =
+        changes.iter().map(|c| (c.kind, c.old_path.as_deref(), c.new_path.as_deref())).collect();
+    assert_eq!(
+        summary,
+        vec![
+            (ChangeKind::Added, None, Some("added.txt")),
+            (ChangeKind::Renamed, Some("src/long.rs"), Some("lib/long.rs")),
+            (ChangeKind::Deleted, Some("old.txt"), None),
+            (ChangeKind::Modified, Some("src/run.sh"), Some("src/run.sh")),
+            (ChangeKind::TypeChanged, Some("src/target.rs"), Some("src/target.rs")),
+        ]
+    );
+    let run = changes.iter().find(|c| c.path() == "src/run.sh").unwrap();
+    assert_eq!((run.old_mode, run.new_mode), (EntryMode::File, EntryMode::Executable));
+    let renamed = changes.iter().find(|c| c.kind == ChangeKind::Renamed).unwrap();
+    assert_eq!(renamed.touched_paths(), vec!["src/long.rs", "lib/long.rs"]);
+    // git agrees on the rename.
+    let git_view =
+        git(repo.path(), &["diff", "-M", "--name-status", &base.to_string(), &head.to_string()]);
+    assert!(git_view.contains("src/long.rs\tlib/long.rs"), "{git_view}");
+
+    let patch = handle.diff_patch(base, head).unwrap();
+    assert!(patch.contains("rename from src/long.rs"), "{patch}");
+    assert!(patch.contains("old mode 100644\nnew mode 100755"), "{patch}");
+    assert!(patch.contains("+hi\n"), "{patch}");
+    assert!(patch.contains("-bye\n"), "{patch}");
+}
+
+fn markers(text: &str) -> BTreeMap<String, String> {
+    // Stand-in for the planner's plans_md::status_markers: `| id | ... | cc:xxx |` rows.
+    text.lines()
+        .filter_map(|line| {
+            let cells: Vec<&str> =
+                line.split('|').map(str::trim).filter(|c| !c.is_empty()).collect();
+            let status = cells.last()?;
+            status.starts_with("cc:").then(|| (cells[0].to_string(), status.to_string()))
+        })
+        .collect()
+}
+
+fn run_gates(
+    handle: &Repo,
+    base: Oid,
+    head: Oid,
+    writes: &'static [&'static str],
+    max: u64,
+) -> Vec<GateResult> {
+    let in_write_set = prefixes(writes);
+    let config = GateConfig {
+        in_write_set: &in_write_set,
+        max_file_bytes: max,
+        plans_file: Some("Plans.md"),
+        status_markers: &markers,
+    };
+    handle.run_gates(base, head, &config).unwrap()
+}
+
+fn gate<'a>(results: &'a [GateResult], id: &str) -> &'a GateResult {
+    results.iter().find(|g| g.id == id).unwrap()
+}
+
+const PLANS: &str = "| Task | Content | DoD | Depends | Status |\n|---|---|---|---|---|\n| 1 | a | d | - | cc:todo |\n| 2 | b | d | - | cc:todo |\n";
+
+#[test]
+fn all_gates_pass_on_a_well_behaved_task() {
+    let repo = TestRepo::with_files(&[("Plans.md", PLANS), ("src/a.rs", "a\n")]);
+    let handle = repo.open();
+    let base = repo.main_tip();
+    let wt = task(&repo, &handle, "ok");
+    write(&wt.path, "src/a.rs", "better a\n");
+    std::os::unix::fs::symlink("a.rs", wt.path.join("src/link.rs")).unwrap();
+    // Editing Plans.md text without touching a status marker is allowed.
+    write(&wt.path, "Plans.md", &PLANS.replace("| a |", "| a, clarified |"));
+    let head = handle.commit_worktree(&wt, "ok").unwrap().head();
+    let results = run_gates(&handle, base, head, &["src", "Plans.md"], 1024);
+    let ids: Vec<&str> = results.iter().map(|g| g.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        vec![
+            GATE_WRITE_SET,
+            GATE_SYMLINK_ESCAPE,
+            GATE_NESTED_REPO,
+            GATE_PLANS_MARKERS,
+            GATE_FILE_SIZE
+        ]
+    );
+    for result in &results {
+        assert_eq!(result.status, GateStatus::Passed, "{result:?}");
+        assert!(result.paths.is_empty());
+    }
+}
+
+#[test]
+fn each_gate_fails_with_the_offending_paths() {
+    let repo = TestRepo::with_files(&[
+        ("Plans.md", PLANS),
+        ("src/a.rs", "a\n"),
+        ("src/moved.rs", &"content that is long enough for rename detection\n".repeat(10)),
+        ("other/keep.rs", "k\n"),
+        ("other/gone.rs", "g\n"),
+    ]);
+    let handle = repo.open();
+    let base = repo.main_tip();
+    let wt = task(&repo, &handle, "bad");
+    // write-set: a rename out of the write set, a deletion outside it, a mode change outside.
+    std::fs::create_dir_all(wt.path.join("lib")).unwrap();
+    git(&wt.path, &["mv", "src/moved.rs", "lib/moved.rs"]);
+    std::fs::remove_file(wt.path.join("other/gone.rs")).unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(wt.path.join("other/keep.rs"), std::fs::Permissions::from_mode(0o755))
+        .unwrap();
+    // symlink-escape: absolute, above the root, via another link, into .git; one fine link.
+    std::os::unix::fs::symlink("/etc/passwd", wt.path.join("src/abs")).unwrap();
+    std::os::unix::fs::symlink("../../outside", wt.path.join("src/up")).unwrap();
+    std::os::unix::fs::symlink("..", wt.path.join("src/parent")).unwrap();
+    std::os::unix::fs::symlink("parent/..", wt.path.join("src/chain")).unwrap();
+    std::os::unix::fs::symlink("../.git/config", wt.path.join("src/gitcfg")).unwrap();
+    std::os::unix::fs::symlink("parent/other/keep.rs", wt.path.join("src/fine")).unwrap();
+    // nested-repo: a whole repository inside the task.
+    let nested = wt.path.join("src/vendor");
+    std::fs::create_dir_all(&nested).unwrap();
+    git(&nested, &["init", "-q"]);
+    write(&nested, "x.txt", "x\n");
+    git(&nested, &["-c", "user.name=n", "-c", "user.email=n@e", "add", "x.txt"]);
+    git(&nested, &["-c", "user.name=n", "-c", "user.email=n@e", "commit", "-q", "-m", "n"]);
+    // plans-markers: the worker marks its own task done.
+    write(&wt.path, "Plans.md", &PLANS.replacen("cc:todo", "cc:done", 1));
+    // file-size: one file above the limit.
+    write(&wt.path, "src/big.bin", &"x".repeat(2048));
+
+    let head = handle.commit_worktree(&wt, "bad").unwrap().head();
+    let results = run_gates(&handle, base, head, &["src"], 1024);
+
+    let write_set = gate(&results, GATE_WRITE_SET);
+    assert_eq!(write_set.status, GateStatus::Failed);
+    assert_eq!(write_set.paths, vec!["Plans.md", "lib/moved.rs", "other/gone.rs", "other/keep.rs"]);
+    assert!(write_set.detail.contains("add them to the task's writes"), "{}", write_set.detail);
+    // The rename's old side is inside the write set; its new side is what fails.
+    assert!(!write_set.paths.contains(&"src/moved.rs".to_string()));
+
+    let links = gate(&results, GATE_SYMLINK_ESCAPE);
+    assert_eq!(links.status, GateStatus::Failed);
+    assert_eq!(links.paths, vec!["src/abs", "src/chain", "src/gitcfg", "src/up"]);
+    assert!(
+        links.detail.contains("`src/abs` -> `/etc/passwd` (absolute target)"),
+        "{}",
+        links.detail
+    );
+
+    let nested_gate = gate(&results, GATE_NESTED_REPO);
+    assert_eq!(nested_gate.status, GateStatus::Failed);
+    assert_eq!(nested_gate.paths, vec!["src/vendor"]);
+    // The commit recorded it as a gitlink, as `git add` would.
+    assert_eq!(
+        git(repo.path(), &["ls-tree", &head.to_string(), "src/vendor"]).split(' ').next(),
+        Some("160000")
+    );
+
+    let plans = gate(&results, GATE_PLANS_MARKERS);
+    assert_eq!(plans.status, GateStatus::Failed);
+    assert_eq!(plans.paths, vec!["Plans.md"]);
+    assert!(plans.detail.contains("1: cc:todo -> cc:done"), "{}", plans.detail);
+
+    let size = gate(&results, GATE_FILE_SIZE);
+    assert_eq!(size.status, GateStatus::Failed);
+    assert_eq!(size.paths, vec!["src/big.bin"]);
+    assert!(size.detail.contains("2048 bytes"), "{}", size.detail);
+}
+
+#[test]
+fn plans_gate_catches_deletion_and_passes_without_a_plans_file() {
+    let repo = TestRepo::with_files(&[("Plans.md", PLANS), ("src/a.rs", "a\n")]);
+    let handle = repo.open();
+    let base = repo.main_tip();
+    let wt = task(&repo, &handle, "del");
+    std::fs::remove_file(wt.path.join("Plans.md")).unwrap();
+    let head = handle.commit_worktree(&wt, "del").unwrap().head();
+    let results = run_gates(&handle, base, head, &["Plans.md"], 1024);
+    assert_eq!(gate(&results, GATE_PLANS_MARKERS).status, GateStatus::Failed);
+    assert_eq!(gate(&results, GATE_WRITE_SET).status, GateStatus::Passed);
+
+    let always = |_: &str| true;
+    let config = GateConfig {
+        in_write_set: &always,
+        max_file_bytes: 1024,
+        plans_file: None,
+        status_markers: &markers,
+    };
+    let results = handle.run_gates(base, head, &config).unwrap();
+    assert!(results.iter().all(|g| g.status == GateStatus::Passed), "{results:?}");
+}

@@ -1,0 +1,85 @@
+//! Repositories with external filters (git-lfs is the common case): libgit2 never runs
+//! them, so checkouts and staging go through the git CLI. A `sed` pair stands in for
+//! git-lfs: the blob holds `PTR:…` (the "pointer"), the working tree `REAL:…`.
+
+mod common;
+
+use breeze_git::{AdvanceOutcome, MergeOutcome, Repo, landing_message};
+use common::{TestRepo, git, read, rev, write};
+
+fn lfs_like_repo() -> TestRepo {
+    let repo = TestRepo::with_files(&[
+        ("src/a.rs", "fn a() {}\n"),
+        (".gitattributes", "*.dat filter=lfs -text\n"),
+    ]);
+    repo.git(&["config", "filter.lfs.clean", "sed -e s/^REAL:/PTR:/"]);
+    repo.git(&["config", "filter.lfs.smudge", "sed -e s/^PTR:/REAL:/"]);
+    repo.git(&["config", "filter.lfs.required", "true"]);
+    write(repo.path(), "big.dat", "REAL:v1\n");
+    repo.git(&["add", "big.dat"]);
+    repo.git(&["commit", "-q", "-m", "add big.dat"]);
+    assert_eq!(repo.git(&["cat-file", "-p", "HEAD:big.dat"]), "PTR:v1");
+    repo
+}
+
+#[test]
+fn worktrees_commits_and_landings_run_the_filters() {
+    let repo = lfs_like_repo();
+    let handle = repo.open(); // even with libgit2 preferred, filters force the CLI
+    assert!(
+        handle.external_filters().unwrap().contains("`lfs`"),
+        "{:?}",
+        handle.external_filters()
+    );
+
+    let base = repo.main_tip();
+    let wt = handle.create_worktree("lane-1", "task/one", base, "r").unwrap();
+    assert_eq!(read(&wt.path, "big.dat"), "REAL:v1\n", "smudged on checkout");
+    assert_eq!(git(&wt.path, &["status", "--porcelain"]), "");
+
+    write(&wt.path, "big.dat", "REAL:v2\n");
+    let head = handle.commit_worktree(&wt, "task one").unwrap().head();
+    assert_eq!(
+        git(repo.path(), &["cat-file", "-p", &format!("{head}:big.dat")]),
+        "PTR:v2",
+        "cleaned on commit"
+    );
+
+    let onto = handle.main_tip().unwrap();
+    let MergeOutcome::Clean { tree } = handle.merge_task(base, head, onto).unwrap() else {
+        panic!()
+    };
+    let commit = handle
+        .write_landing_commit(tree, onto, head, &landing_message("one", None, "1", "r", 1))
+        .unwrap();
+    // The user is editing big.dat: deferred, their edit kept.
+    write(repo.path(), "big.dat", "REAL:user edit\n");
+    match handle.advance_main(onto, commit).unwrap() {
+        AdvanceOutcome::Deferred { paths, .. } => assert_eq!(paths, vec!["big.dat"]),
+        other => panic!("expected Deferred, got {other:?}"),
+    }
+    assert_eq!(read(repo.path(), "big.dat"), "REAL:user edit\n");
+    assert_eq!(repo.main_tip(), onto);
+    repo.git(&["checkout", "--", "big.dat"]);
+    assert!(matches!(handle.advance_main(onto, commit).unwrap(), AdvanceOutcome::Advanced { .. }));
+    assert_eq!(read(repo.path(), "big.dat"), "REAL:v2\n", "the user's checkout is smudged too");
+    assert_eq!(repo.status(), "");
+
+    // The lane moves to the new main with the filter applied.
+    let next = repo.commit_on_main(&[("big.dat", "REAL:v3\n")], "user bumps big.dat");
+    let moved = handle.move_worktree(&wt, "task/two", next).unwrap();
+    assert_eq!(read(&moved.path, "big.dat"), "REAL:v3\n");
+    assert_eq!(rev(&moved.path, "HEAD"), next);
+    assert_eq!(git(&moved.path, &["status", "--porcelain"]), "");
+
+    let integration = handle.integration_worktree(next).unwrap();
+    assert_eq!(read(&integration, "big.dat"), "REAL:v3\n");
+    repo.fsck();
+}
+
+#[test]
+fn a_driver_without_configured_commands_is_not_an_external_filter() {
+    // Detection itself: a driver named in .gitattributes but not configured is no filter.
+    let repo = TestRepo::with_files(&[("a.dat", "x\n"), (".gitattributes", "*.dat filter=lfs\n")]);
+    assert_eq!(Repo::open(repo.path()).unwrap().external_filters(), None);
+}

@@ -1,0 +1,190 @@
+//! Finding every pair of tasks whose write sets overlap, without comparing all pairs.
+//!
+//! Every path an entry matches starts with the entry's literal prefix (`src/auth/`
+//! for `src/auth/**/*.rs`, the whole path for an exact file). Two entries can
+//! therefore only overlap when one prefix is a prefix of the other. The search works
+//! on *distinct* entries (equal entries of different tasks are one entry held by
+//! several tasks): sorting them by prefix and walking the sorted list with a stack of
+//! "prefixes of the current prefix" lists exactly the entry pairs whose prefixes are
+//! compatible. Each such pair is decided once, exactly; an overlap then makes every
+//! pair of their holders conflict.
+
+use std::collections::HashMap;
+
+use crate::fxhash::FxHashSet;
+
+use crate::Task;
+use crate::overlap::SearchCache;
+use crate::writeset::{DfaCache, Pattern, PatternKind, needs_automaton, overlap};
+
+/// How much work the conflict search did (for `--json` and the benchmark).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AnalysisStats {
+    /// Tasks analysed.
+    pub tasks: usize,
+    /// Write-set entries over all tasks.
+    pub entries: usize,
+    /// Distinct entries (by text).
+    pub distinct_entries: usize,
+    /// All task pairs: n·(n−1)/2, what a naive comparison would look at.
+    pub task_pairs: u64,
+    /// Distinct-entry pairs whose prefixes are compatible (an entry held by several
+    /// tasks is paired with itself): the only pairs looked at.
+    pub candidate_pairs: u64,
+    /// Candidate pairs skipped because all their tasks already conflicted.
+    pub skipped_known: u64,
+    /// Pairs decided by comparing strings (exact files and directories).
+    pub string_checks: u64,
+    /// Pairs that needed an automaton: a glob run over a path, or a product search.
+    pub automaton_checks: u64,
+    /// Of those, product searches (glob against glob or directory).
+    pub product_searches: u64,
+    /// Glob DFAs built (globs that differ only in their literal directories share one).
+    pub dfas_built: usize,
+}
+
+/// Overlapping task pairs `(a, b, witness)` with `a < b` (task indices), sorted.
+pub(crate) struct Overlaps {
+    pub pairs: Vec<(usize, usize, String)>,
+    pub stats: AnalysisStats,
+}
+
+/// Finds every overlapping pair of tasks (tasks without a write set are not handled
+/// here: they conflict with everything).
+pub(crate) fn find_overlaps(tasks: &[Task]) -> Overlaps {
+    let mut stats = AnalysisStats {
+        tasks: tasks.len(),
+        task_pairs: (tasks.len() as u64) * (tasks.len().saturating_sub(1) as u64) / 2,
+        ..AnalysisStats::default()
+    };
+
+    // Distinct entries and the tasks holding each (a write set lists an entry once).
+    let mut interned: HashMap<&str, usize> = HashMap::new();
+    let mut patterns: Vec<&Pattern> = Vec::new();
+    let mut holders: Vec<Vec<u32>> = Vec::new();
+    for (t, task) in tasks.iter().enumerate() {
+        for p in task.writes.patterns() {
+            stats.entries += 1;
+            let id = *interned.entry(p.text.as_str()).or_insert_with(|| {
+                patterns.push(p);
+                holders.push(Vec::new());
+                patterns.len() - 1
+            });
+            holders[id].push(t as u32);
+        }
+    }
+    stats.distinct_entries = patterns.len();
+    let mut sorted: Vec<usize> = (0..patterns.len()).collect();
+    sorted.sort_unstable_by(|&a, &b| {
+        patterns[a]
+            .prefix
+            .cmp(&patterns[b].prefix)
+            .then_with(|| patterns[a].text.cmp(&patterns[b].text))
+    });
+
+    let mut search = PairSearch {
+        patterns: &patterns,
+        holders: &holders,
+        conflicting: FxHashSet::default(),
+        pairs: Vec::new(),
+        dfas: DfaCache::default(),
+        searches: SearchCache::default(),
+        stats: &mut stats,
+    };
+
+    // `chain` holds runs of `sorted` with one prefix, each run's prefix a prefix of
+    // the next; in sorted order, a prefix that is not a prefix of the current one is
+    // not a prefix of any later one either, so it can be dropped for good.
+    let mut chain: Vec<(usize, usize)> = Vec::new();
+    let mut start = 0;
+    while start < sorted.len() {
+        let prefix = &patterns[sorted[start]].prefix;
+        let end =
+            start + sorted[start..].iter().take_while(|&&p| patterns[p].prefix == *prefix).count();
+        while chain
+            .last()
+            .is_some_and(|&(s, _)| !prefix.starts_with(patterns[sorted[s]].prefix.as_str()))
+        {
+            chain.pop();
+        }
+        for x in start..end {
+            for y in x..end {
+                search.check(sorted[x], sorted[y]);
+            }
+        }
+        for &(s, e) in &chain {
+            for &a in &sorted[s..e] {
+                for &b in &sorted[start..end] {
+                    search.check(a, b);
+                }
+            }
+        }
+        chain.push((start, end));
+        start = end;
+    }
+
+    let built = search.dfas.built;
+    let mut pairs = search.pairs;
+    pairs.sort_unstable_by_key(|&(a, b, _)| (a, b));
+    stats.dfas_built = built;
+    Overlaps { pairs, stats }
+}
+
+struct PairSearch<'a, 'p> {
+    patterns: &'a [&'p Pattern],
+    holders: &'a [Vec<u32>],
+    conflicting: FxHashSet<(u32, u32)>,
+    pairs: Vec<(usize, usize, String)>,
+    dfas: DfaCache,
+    searches: SearchCache,
+    stats: &'a mut AnalysisStats,
+}
+
+impl PairSearch<'_, '_> {
+    /// Decides the distinct entries `x` and `y` (possibly equal) and records every
+    /// newly conflicting pair of their holders.
+    fn check(&mut self, x: usize, y: usize) {
+        let (hx, hy) = (&self.holders[x], &self.holders[y]);
+        if x == y && hx.len() < 2 {
+            return;
+        }
+        self.stats.candidate_pairs += 1;
+        let mut new_pair = false;
+        'scan: for &a in hx {
+            for &b in hy {
+                if a != b && !self.conflicting.contains(&(a.min(b), a.max(b))) {
+                    new_pair = true;
+                    break 'scan;
+                }
+            }
+        }
+        if !new_pair {
+            self.stats.skipped_known += 1;
+            return;
+        }
+        let (pa, pb) = (self.patterns[x], self.patterns[y]);
+        if needs_automaton(pa, pb) {
+            self.dfas.warm(pa);
+            self.dfas.warm(pb);
+            self.stats.automaton_checks += 1;
+            let exact =
+                matches!(pa.kind, PatternKind::Exact) || matches!(pb.kind, PatternKind::Exact);
+            if !exact {
+                self.stats.product_searches += 1;
+            }
+        } else {
+            self.stats.string_checks += 1;
+        }
+        let Some(witness) = overlap(pa, pb, &mut self.searches).into_witness(pa, pb) else {
+            return;
+        };
+        for &a in hx {
+            for &b in hy {
+                let key = (a.min(b), a.max(b));
+                if a != b && self.conflicting.insert(key) {
+                    self.pairs.push((key.0 as usize, key.1 as usize, witness.clone()));
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,123 @@
+//! The breeze planner.
+//!
+//! Reads a plan — the seeds' `Plans.md` task table (or its heading form) or a
+//! `plan.toml` — into one model, then works out which tasks may run side by side:
+//!
+//! 1. **Write sets** ([`WriteSet`]): exact files, directories (`src/auth/`) and globs
+//!    (`src/**/*.rs`, `*` not crossing `/`).
+//! 2. **Conflicts**: two tasks conflict exactly when some path matches both write sets.
+//!    Glob against glob is decided exactly by a product search over the globs' DFAs,
+//!    and every conflict comes with a *witness path*. A task without a write set
+//!    conflicts with every task. Pairs whose literal prefixes cannot overlap are never
+//!    compared, so large plans analyse in near-linear time.
+//! 3. **Write groups**: connected components of the conflict graph; `workers =
+//!    min(max_workers ≤ 3, groups)`.
+//! 4. **Dependencies**: a DAG checked for cycles (every cycle printed `a -> b -> a`),
+//!    with each task's priority (the longest chain of dependents).
+//!
+//! ```
+//! use std::path::Path;
+//! let text = "\
+//! | Task | Content | DoD | Writes | Depends | Status |
+//! |------|---------|-----|--------|---------|--------|
+//! | 1 | Login API | tests pass | `src/auth/` | - | cc:todo |
+//! | 2 | Session store | tests pass | `src/auth/session.rs` | - | cc:todo |
+//! | 3 | Docs | page written | `docs/**` | 1 | cc:todo |
+//! ";
+//! let plan = breeze_plan::parse_plans_md(text, Path::new("Plans.md")).unwrap();
+//! let analysis = breeze_plan::analyze(&plan, 3).unwrap();
+//! assert_eq!(analysis.groups.len(), 2); // {1, 2} share src/auth/session.rs; {3}
+//! assert_eq!(analysis.workers, 2);
+//! assert!(analysis.conflicts_between(0, 1));
+//! ```
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod analysis;
+mod conflicts;
+mod contract;
+mod error;
+mod fxhash;
+mod id;
+mod model;
+mod overlap;
+pub mod plans_md;
+pub mod render;
+mod risk;
+mod text;
+mod toml_plan;
+mod writeset;
+
+use std::path::Path;
+
+pub use analysis::{Analysis, Conflict, ConflictReason, MAX_WORKERS, SHARED_FILES, analyze};
+pub use conflicts::AnalysisStats;
+pub use contract::{ContractOptions, MAX_REVIEW_ITERATIONS, sprint_contract};
+pub use error::{PlanError, PlanWarning, Problem, ProblemKind};
+pub use id::TaskId;
+pub use model::{Plan, PlanFormat, Task};
+pub use risk::{RiskFlag, advisor_required, detect as detect_risk};
+pub use writeset::{WriteEntryError, WriteSet};
+
+/// Reads a plan file: `*.toml` as plan.toml, anything else as Plans.md.
+///
+/// Besides parsing, warns about exact-file entries that name a directory next to the
+/// plan (`src/auth` where `src/auth/` was meant).
+pub fn load(path: &Path) -> Result<Plan, PlanError> {
+    let bytes = std::fs::read(path).map_err(|e| {
+        PlanError::single(Problem::new(
+            path,
+            None,
+            ProblemKind::Io,
+            format!("cannot read the plan: {e}"),
+            "check the path; `breeze plan` reads a Plans.md or a plan.toml",
+        ))
+    })?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let line = 1 + e.as_bytes()[..e.utf8_error().valid_up_to()]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count();
+        PlanError::single(Problem::new(
+            path,
+            Some(line),
+            ProblemKind::Syntax,
+            "the plan is not UTF-8 text",
+            "save the file as UTF-8",
+        ))
+    })?;
+    let is_toml = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("toml"));
+    let mut plan =
+        if is_toml { parse_plan_toml(&text, path)? } else { parse_plans_md(&text, path)? };
+    if let Some(root) = path.parent() {
+        let root = if root.as_os_str().is_empty() { Path::new(".") } else { root };
+        for task in &plan.tasks {
+            for entry in task.writes.entries() {
+                if !entry.ends_with('/')
+                    && !entry.contains(['*', '?', '[', '{'])
+                    && root.join(entry).is_dir()
+                {
+                    plan.warnings.push(PlanWarning::new(
+                        path,
+                        Some(task.line),
+                        format!(
+                            "task `{}`: `{entry}` is a directory; as written it claims only a file of that name — write `{entry}/` to claim what is inside",
+                            task.id
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+    Ok(plan)
+}
+
+/// Parses Plans.md text. `path` is only used in messages and [`Plan::path`].
+pub fn parse_plans_md(text: &str, path: &Path) -> Result<Plan, PlanError> {
+    plans_md::parse(text, path)
+}
+
+/// Parses plan.toml text. `path` is only used in messages and [`Plan::path`].
+pub fn parse_plan_toml(text: &str, path: &Path) -> Result<Plan, PlanError> {
+    toml_plan::parse(text, path)
+}

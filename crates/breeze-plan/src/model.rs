@@ -1,0 +1,90 @@
+//! The plan model both formats parse into.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+
+use crate::{PlanWarning, RiskFlag, TaskId, WriteSet};
+
+/// Which file format a plan came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PlanFormat {
+    /// The seeds' Plans.md task table (or heading form).
+    PlansMd,
+    /// `plan.toml` with `[[task]]` tables.
+    Toml,
+}
+
+impl PlanFormat {
+    /// `plans-md` or `toml`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PlanFormat::PlansMd => "plans-md",
+            PlanFormat::Toml => "toml",
+        }
+    }
+}
+
+/// A parsed plan: the tasks still to run, and what is already done.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// The plan file as given.
+    pub path: PathBuf,
+    /// Its format.
+    pub format: PlanFormat,
+    /// Runnable tasks (not done, not blocked), in file order.
+    pub tasks: Vec<Task>,
+    /// Done rows and archived ids (dependencies on unknown ids in a Plans.md): they
+    /// satisfy dependencies.
+    pub done: BTreeSet<TaskId>,
+    /// Tasks not scheduled because they are marked blocked (or have a status breeze
+    /// does not know), and tasks that depend on them.
+    pub blocked: BTreeSet<TaskId>,
+    /// Things breeze read around: unknown dependencies treated as done, checklist items
+    /// not scheduled, misaligned rows, blocked tasks.
+    pub warnings: Vec<PlanWarning>,
+}
+
+impl Plan {
+    /// The index in [`Plan::tasks`] of the task with this id.
+    pub fn index_of(&self, id: &TaskId) -> Option<usize> {
+        self.tasks.iter().position(|t| &t.id == id)
+    }
+
+    /// The runnable task with this id.
+    pub fn task(&self, id: &TaskId) -> Option<&Task> {
+        self.tasks.iter().find(|t| &t.id == id)
+    }
+}
+
+/// One runnable task.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Task {
+    /// Its id.
+    pub id: TaskId,
+    /// Title (the Plans.md content cell); HTML comments removed.
+    pub title: String,
+    /// Definition of done, as written.
+    pub dod: String,
+    /// The paths it may change; empty = not declared (runs alone).
+    pub writes: WriteSet,
+    /// Runnable tasks it depends on: phases and id prefixes expanded, done and archived
+    /// ids removed. In id order.
+    pub depends_on: Vec<TaskId>,
+    /// Explicit and detected risk flags, deduplicated, in [`RiskFlag::ALL`] order.
+    pub risk: Vec<RiskFlag>,
+    /// `<!-- advisor:required -->` (or `advisor_required = true` in plan.toml).
+    pub advisor_required: bool,
+    /// The status marker as written, e.g. `cc:TODO`; `None` in plan.toml.
+    pub marker: Option<String>,
+    /// 1-based line in the plan file.
+    pub line: usize,
+    /// plan.toml `[task.sim]` as JSON, for the scripted simulator; `None` otherwise.
+    pub sim: Option<serde_json::Value>,
+}
+
+impl Task {
+    /// Whether the task must consult the Advisor before its first attempt.
+    pub fn is_high_risk(&self) -> bool {
+        self.advisor_required || !self.risk.is_empty()
+    }
+}

@@ -1,0 +1,373 @@
+//! `breeze plan` output: a table for people, stable JSON for scripts, Graphviz DOT.
+
+use std::fmt::Write as _;
+
+use serde_json::{Map, Value, json};
+
+use crate::analysis::{Analysis, ConflictReason};
+use crate::text::{pad, truncate, width};
+use crate::{Plan, PlanFormat, Task};
+
+/// Most overlap lines the table prints before pointing at `--json`.
+const TABLE_CONFLICT_LINES: usize = 200;
+
+fn format_name(format: PlanFormat) -> &'static str {
+    match format {
+        PlanFormat::PlansMd => "Plans.md",
+        PlanFormat::Toml => "plan.toml",
+    }
+}
+
+fn risk_text(task: &Task) -> String {
+    let mut parts: Vec<&str> = task.risk.iter().map(|f| f.as_str()).collect();
+    if task.advisor_required {
+        parts.push("advisor-required");
+    }
+    if parts.is_empty() { "-".to_owned() } else { parts.join(",") }
+}
+
+fn list_or_dash(items: &[String]) -> String {
+    if items.is_empty() { "-".to_owned() } else { items.join(", ") }
+}
+
+/// A readable summary: tasks in id order with group, priority, dependencies, risk and
+/// write set; why tasks conflict (with a witness path); shared-file owners; warnings.
+pub fn table(plan: &Plan, a: &Analysis) -> String {
+    let mut out = String::new();
+    let tasks = &plan.tasks;
+    let _ = writeln!(
+        out,
+        "Plan {} ({}): {} task{} to run, {} done, {} blocked",
+        plan.path.display(),
+        format_name(plan.format),
+        tasks.len(),
+        if tasks.len() == 1 { "" } else { "s" },
+        plan.done.len(),
+        plan.blocked.len()
+    );
+    let _ = writeln!(
+        out,
+        "Write groups: {} · lanes: {} (max_workers {}) — groups run side by side, tasks of one group one at a time",
+        a.groups.len(),
+        a.workers,
+        a.max_workers
+    );
+
+    if !tasks.is_empty() {
+        let header = ["ID", "Title", "Group", "Prio", "Depends", "Risk", "Writes"];
+        let rows: Vec<[String; 7]> = a
+            .order()
+            .iter()
+            .map(|&i| {
+                let t = &tasks[i];
+                let deps: Vec<String> =
+                    a.dependencies(i).iter().map(|&j| tasks[j].id.to_string()).collect();
+                let writes = if t.writes.is_empty() {
+                    "(none: runs alone)".to_owned()
+                } else {
+                    t.writes.entries().join(", ")
+                };
+                [
+                    t.id.to_string(),
+                    truncate(&t.title, 40),
+                    (a.group_of(i) + 1).to_string(),
+                    a.priority(i).to_string(),
+                    truncate(&list_or_dash(&deps), 24),
+                    risk_text(t),
+                    truncate(&writes, 48),
+                ]
+            })
+            .collect();
+        let mut widths: Vec<usize> = header.iter().map(|h| width(h)).collect();
+        for row in &rows {
+            for (w, cell) in widths.iter_mut().zip(row.iter()) {
+                *w = (*w).max(width(cell));
+            }
+        }
+        out.push('\n');
+        let line = |cells: Vec<&str>| -> String {
+            let last = cells.len() - 1;
+            let mut s = String::new();
+            for (k, cell) in cells.into_iter().enumerate() {
+                if k == last {
+                    s.push_str(cell);
+                } else {
+                    s.push_str(&pad(cell, widths[k]));
+                    s.push_str("  ");
+                }
+            }
+            s.trim_end().to_owned()
+        };
+        out.push_str(&line(header.to_vec()));
+        out.push('\n');
+        for row in &rows {
+            out.push_str(&line(row.iter().map(String::as_str).collect()));
+            out.push('\n');
+        }
+    }
+
+    let overlaps: Vec<_> = a
+        .conflicts
+        .iter()
+        .filter_map(|c| match &c.reason {
+            ConflictReason::Overlap { witness } => Some((c.a, c.b, witness)),
+            ConflictReason::NoWriteSet { .. } => None,
+        })
+        .collect();
+    let alone: Vec<usize> = a.order().iter().copied().filter(|&i| a.runs_alone(i)).collect();
+    out.push('\n');
+    if overlaps.is_empty() && alone.is_empty() {
+        out.push_str("Conflicts: none — every task can run beside every other\n");
+    } else {
+        let _ = writeln!(
+            out,
+            "Conflicts ({} pair{}):",
+            a.conflicts.len(),
+            if a.conflicts.len() == 1 { "" } else { "s" }
+        );
+        for (x, y, witness) in overlaps.iter().take(TABLE_CONFLICT_LINES) {
+            let _ =
+                writeln!(out, "  {} × {}  both may write {witness}", tasks[*x].id, tasks[*y].id);
+        }
+        if overlaps.len() > TABLE_CONFLICT_LINES {
+            let _ = writeln!(
+                out,
+                "  … and {} more overlapping pairs (see `breeze plan --json`)",
+                overlaps.len() - TABLE_CONFLICT_LINES
+            );
+        }
+        match alone.as_slice() {
+            [] => {}
+            [i] => {
+                let _ = writeln!(
+                    out,
+                    "  {} has no write set: it conflicts with every other task and runs alone — give it a Writes entry to let it run beside others",
+                    tasks[*i].id
+                );
+            }
+            many => {
+                let mut listed: Vec<String> =
+                    many.iter().take(20).map(|&i| tasks[i].id.to_string()).collect();
+                if many.len() > 20 {
+                    listed.push(format!("… {} more", many.len() - 20));
+                }
+                let _ = writeln!(
+                    out,
+                    "  {} tasks have no write set ({}): each conflicts with every other task and runs alone — add a Writes column before Depends to let them run in parallel",
+                    many.len(),
+                    listed.join(", ")
+                );
+            }
+        }
+    }
+
+    let owners: Vec<String> = a
+        .shared_file_owners
+        .iter()
+        .map(|(file, owner)| match owner {
+            Some(id) => format!("{file} → task {id}"),
+            None => format!("{file} → Lead"),
+        })
+        .collect();
+    let _ = writeln!(out, "Shared files: {}", owners.join(" · "));
+
+    if !plan.warnings.is_empty() {
+        let _ = writeln!(out, "\nWarnings ({}):", plan.warnings.len());
+        for w in &plan.warnings {
+            let _ = writeln!(out, "  {w}");
+        }
+    }
+    out
+}
+
+/// Puts object keys in sorted order, whatever serde_json's map type is, so the output
+/// is byte-for-byte stable. (With serde_json's default map the keys already are; then
+/// this only walks the value.)
+fn sorted(mut value: Value) -> Value {
+    sort_keys(&mut value);
+    value
+}
+
+fn sort_keys(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            let in_order = map.keys().zip(map.keys().skip(1)).all(|(x, y)| x <= y);
+            if !in_order {
+                let mut entries: Vec<(String, Value)> = std::mem::take(map).into_iter().collect();
+                entries.sort_by(|x, y| x.0.cmp(&y.0));
+                *map = entries.into_iter().collect::<Map<_, _>>();
+            }
+            map.values_mut().for_each(sort_keys);
+        }
+        Value::Array(items) => items.iter_mut().for_each(sort_keys),
+        _ => {}
+    }
+}
+
+/// Stable JSON (`breeze-plan.v1`): keys sorted, tasks in id order, groups by first id,
+/// conflicts by ids. Group ids count from 1.
+pub fn json(plan: &Plan, a: &Analysis) -> Value {
+    let tasks = &plan.tasks;
+    let ids =
+        |list: &[usize]| -> Vec<String> { list.iter().map(|&j| tasks[j].id.to_string()).collect() };
+    let task_list: Vec<Value> = a
+        .order()
+        .iter()
+        .map(|&i| {
+            let t = &tasks[i];
+            let mut v = json!({
+                "id": t.id.as_str(),
+                "title": t.title,
+                "dod": t.dod,
+                "line": t.line,
+                "marker": t.marker,
+                "writes": t.writes.entries(),
+                "runs_alone": a.runs_alone(i),
+                "depends_on": ids(a.dependencies(i)),
+                "dependents": ids(a.dependents(i)),
+                "group": a.group_of(i) + 1,
+                "priority": a.priority(i),
+                "risk": t.risk.iter().map(|f| f.as_str()).collect::<Vec<_>>(),
+                "advisor_required": t.advisor_required,
+            });
+            if let (Some(sim), Value::Object(map)) = (&t.sim, &mut v) {
+                map.insert("sim".to_owned(), sim.clone());
+            }
+            v
+        })
+        .collect();
+    let groups: Vec<Value> = a
+        .groups
+        .iter()
+        .enumerate()
+        .map(|(g, members)| json!({ "id": g + 1, "tasks": ids(members) }))
+        .collect();
+    let conflicts: Vec<Value> = a
+        .conflicts
+        .iter()
+        .map(|c| match &c.reason {
+            ConflictReason::Overlap { witness } => json!({
+                "a": tasks[c.a].id.as_str(),
+                "b": tasks[c.b].id.as_str(),
+                "reason": "overlap",
+                "witness": witness,
+            }),
+            ConflictReason::NoWriteSet { task } => json!({
+                "a": tasks[c.a].id.as_str(),
+                "b": tasks[c.b].id.as_str(),
+                "reason": "no-write-set",
+                "task": task.as_str(),
+            }),
+        })
+        .collect();
+    let s = &a.stats;
+    let shared: Map<String, Value> = a
+        .shared_file_owners
+        .iter()
+        .map(|(f, o)| (f.clone(), o.as_ref().map_or(Value::Null, |id| Value::from(id.as_str()))))
+        .collect();
+    let strings = |set: &std::collections::BTreeSet<crate::TaskId>| -> Value {
+        Value::Array(set.iter().map(|d| Value::from(d.as_str())).collect())
+    };
+    // Built field by field: `json!` would serialize the large arrays a second time.
+    let mut top = Map::new();
+    top.insert("schema_version".into(), "breeze-plan.v1".into());
+    top.insert(
+        "plan".into(),
+        json!({ "path": plan.path.display().to_string(), "format": plan.format.as_str() }),
+    );
+    top.insert("workers".into(), a.workers.into());
+    top.insert("max_workers".into(), a.max_workers.into());
+    top.insert("groups".into(), Value::Array(groups));
+    top.insert("tasks".into(), Value::Array(task_list));
+    top.insert("conflicts".into(), Value::Array(conflicts));
+    top.insert("shared_files".into(), Value::Object(shared));
+    top.insert("done".into(), strings(&plan.done));
+    top.insert("blocked".into(), strings(&plan.blocked));
+    top.insert(
+        "warnings".into(),
+        plan.warnings.iter().map(|w| json!({ "line": w.line, "message": w.message })).collect(),
+    );
+    top.insert(
+        "stats".into(),
+        json!({
+            "tasks": s.tasks,
+            "entries": s.entries,
+            "task_pairs": s.task_pairs,
+            "candidate_pairs": s.candidate_pairs,
+            "string_checks": s.string_checks,
+            "automaton_checks": s.automaton_checks,
+            "product_searches": s.product_searches,
+        }),
+    );
+    sorted(Value::Object(top))
+}
+
+/// A DOT string literal.
+fn quote(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Graphviz DOT: one cluster per write group; solid arrows from a dependency to the
+/// task that needs it; dashed red lines between conflicting tasks, labelled with the
+/// witness path. Tasks without a write set get a red double border instead of an edge
+/// to every other task.
+pub fn dot(plan: &Plan, a: &Analysis) -> String {
+    let tasks = &plan.tasks;
+    let mut out = String::new();
+    out.push_str("digraph plan {\n");
+    out.push_str("  // solid: dependency -> dependent; dashed red: write conflict (label: a path both may write)\n");
+    out.push_str("  rankdir=LR;\n  node [shape=box, fontname=\"Helvetica\"];\n  edge [fontname=\"Helvetica\", fontsize=10];\n");
+    for (g, members) in a.groups.iter().enumerate() {
+        let _ = writeln!(out, "  subgraph cluster_group_{} {{", g + 1);
+        let _ = writeln!(out, "    label={};", quote(&format!("group {}", g + 1)));
+        for &i in members {
+            let t = &tasks[i];
+            let mut label = format!("{}\n{}", t.id, truncate(&t.title, 30));
+            let risk = risk_text(t);
+            if risk != "-" {
+                label.push_str(&format!("\n[{risk}]"));
+            }
+            let mut attrs = format!("label={}", quote(&label));
+            if a.runs_alone(i) {
+                attrs.push_str(", color=red, peripheries=2, tooltip=\"no write set: runs alone\"");
+            }
+            let _ = writeln!(out, "    {} [{attrs}];", quote(t.id.as_str()));
+        }
+        out.push_str("  }\n");
+    }
+    for &i in a.order() {
+        for &j in a.dependencies(i) {
+            let _ = writeln!(
+                out,
+                "  {} -> {};",
+                quote(tasks[j].id.as_str()),
+                quote(tasks[i].id.as_str())
+            );
+        }
+    }
+    for c in &a.conflicts {
+        if let ConflictReason::Overlap { witness } = &c.reason {
+            let _ = writeln!(
+                out,
+                "  {} -> {} [dir=none, style=dashed, color=red, constraint=false, label={}];",
+                quote(tasks[c.a].id.as_str()),
+                quote(tasks[c.b].id.as_str()),
+                quote(witness)
+            );
+        }
+    }
+    out.push_str("}\n");
+    out
+}

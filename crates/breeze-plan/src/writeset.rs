@@ -1,0 +1,541 @@
+//! Write sets: the files, directories and globs a task may change.
+
+use std::fmt;
+use std::sync::{Arc, OnceLock};
+
+use crate::overlap::{self, GlobDfa, Search, SearchCache, Side, valid};
+
+/// A write-set entry the planner refuses, with what to write instead.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("write-set entry `{entry}`: {reason} — {fix}")]
+pub struct WriteEntryError {
+    /// The entry as written.
+    pub entry: String,
+    /// What is wrong with it.
+    pub reason: String,
+    /// What to write instead.
+    pub fix: String,
+}
+
+impl WriteEntryError {
+    fn new(entry: &str, reason: impl Into<String>, fix: impl Into<String>) -> Self {
+        WriteEntryError { entry: entry.to_owned(), reason: reason.into(), fix: fix.into() }
+    }
+}
+
+/// How an entry matches paths.
+#[derive(Debug)]
+pub(crate) enum PatternKind {
+    /// Exactly this path.
+    Exact,
+    /// Every path under this directory (stored with its trailing `/`).
+    Dir,
+    /// A glob, split at the last `/` before its first metacharacter into a literal
+    /// base (`crates/x/src/`) and the rest (`**/*.rs`). Only the rest is compiled to
+    /// a DFA, so globs that differ only in their literal directories share one.
+    Glob {
+        /// The literal base, ending in `/` (or empty).
+        base: String,
+        /// globset's regex for the rest.
+        rest_regex: String,
+    },
+}
+
+/// A compiled glob rest; `None` when the DFA could not be built.
+pub(crate) type SharedDfa = Option<Arc<GlobDfa>>;
+
+/// One parsed write-set entry.
+#[derive(Debug)]
+pub(crate) struct Pattern {
+    /// The entry, normalized (trimmed).
+    pub(crate) text: String,
+    pub(crate) kind: PatternKind,
+    /// Every path the entry matches starts with this string. Two entries can only
+    /// overlap when one's prefix is a prefix of the other's.
+    pub(crate) prefix: String,
+    /// The DFA of a glob's rest, built (or taken from a cache) on first use.
+    dfa: OnceLock<SharedDfa>,
+    /// Fallback matcher when the DFA cannot be built (never observed for real globs).
+    matcher: OnceLock<Option<globset::GlobMatcher>>,
+}
+
+/// DFAs by rest regex, shared by every pattern with the same rest during an analysis.
+#[derive(Default)]
+pub(crate) struct DfaCache {
+    by_regex: std::collections::HashMap<String, SharedDfa>,
+    /// DFAs built (not taken from the cache).
+    pub(crate) built: usize,
+}
+
+impl DfaCache {
+    /// Makes sure a glob pattern has its DFA, building it at most once per rest.
+    pub(crate) fn warm(&mut self, pattern: &Pattern) {
+        let PatternKind::Glob { rest_regex, .. } = &pattern.kind else { return };
+        if pattern.dfa.get().is_some() {
+            return;
+        }
+        let shared = match self.by_regex.get(rest_regex) {
+            Some(shared) => shared.clone(),
+            None => {
+                self.built += 1;
+                let shared = build_dfa(&pattern.text, rest_regex);
+                self.by_regex.insert(rest_regex.clone(), shared.clone());
+                shared
+            }
+        };
+        let _ = pattern.dfa.set(shared);
+    }
+}
+
+fn build_dfa(text: &str, regex: &str) -> SharedDfa {
+    match GlobDfa::build(regex) {
+        Ok(dfa) => Some(Arc::new(dfa)),
+        Err(e) => {
+            tracing::warn!(glob = %text, error = %e, "glob too complex for a DFA; comparing conservatively");
+            None
+        }
+    }
+}
+
+/// Characters that make an entry a glob.
+const GLOB_META: &[char] = &['*', '?', '[', '{'];
+
+fn glob_builder(glob: &str) -> globset::GlobBuilder<'_> {
+    let mut builder = globset::GlobBuilder::new(glob);
+    // `*` must not cross `/` (globset's default lets it); this is the gitignore
+    // meaning users expect from `src/*.rs`.
+    builder.literal_separator(true).backslash_escape(true);
+    builder
+}
+
+impl Pattern {
+    /// Parses and validates one entry.
+    pub(crate) fn parse(raw: &str) -> Result<Pattern, WriteEntryError> {
+        let entry = raw.trim();
+        if entry.is_empty() {
+            return Err(WriteEntryError::new(
+                raw,
+                "empty entry",
+                "write a path such as `src/lib.rs`, a directory `src/auth/` or a glob `src/**/*.rs`",
+            ));
+        }
+        if entry.chars().any(|c| c.is_control()) {
+            return Err(WriteEntryError::new(
+                entry,
+                "contains a control character",
+                "write the path on one line without control characters",
+            ));
+        }
+        if entry.contains('\\') {
+            return Err(WriteEntryError::new(
+                entry,
+                "backslashes are neither path separators nor escapes here",
+                format!(
+                    "separate directories with `/` (`{}`); to match a literal `*`, `?`, `[` or `{{`, write it in brackets, e.g. `[*]`",
+                    entry.replace('\\', "/")
+                ),
+            ));
+        }
+        if entry.starts_with('/') {
+            return Err(WriteEntryError::new(
+                entry,
+                "absolute path",
+                format!(
+                    "write it relative to the repository root, e.g. `{}`",
+                    entry.trim_start_matches('/')
+                ),
+            ));
+        }
+        let body = entry.strip_suffix('/').unwrap_or(entry);
+        for component in body.split('/') {
+            match component {
+                "" => {
+                    return Err(WriteEntryError::new(
+                        entry,
+                        "empty path component (`//` or a lone `/`)",
+                        "write each directory once, e.g. `src/auth/`",
+                    ));
+                }
+                "." => {
+                    return Err(WriteEntryError::new(
+                        entry,
+                        "`.` path component",
+                        if body == "." {
+                            "write `**` to claim every file in the repository".to_owned()
+                        } else {
+                            format!("drop the `./`: `{}`", entry.replace("./", ""))
+                        },
+                    ));
+                }
+                ".." => {
+                    return Err(WriteEntryError::new(
+                        entry,
+                        "`..` leaves the directory it names and may leave the repository",
+                        "write the path from the repository root without `..`",
+                    ));
+                }
+                _ => {}
+            }
+        }
+        let is_glob = entry.contains(GLOB_META);
+        let is_dir = entry.ends_with('/');
+        if !is_glob {
+            let kind = if is_dir { PatternKind::Dir } else { PatternKind::Exact };
+            return Ok(Pattern::new(entry, kind, entry.to_owned()));
+        }
+        // A glob ending in `/` claims everything under what it matches.
+        let glob = if !is_dir || body == "**" || body.ends_with("/**") {
+            body.to_owned()
+        } else {
+            format!("{body}/**")
+        };
+        let first_meta = glob.find(GLOB_META).unwrap_or(glob.len());
+        let prefix = glob[..first_meta].to_owned();
+        // Split at a component boundary: whether `**` is recursive depends on the `/`
+        // before it, so the rest must start a component.
+        let base_len = glob[..first_meta].rfind('/').map_or(0, |i| i + 1);
+        let (base, rest) = glob.split_at(base_len);
+        let compiled = glob_builder(rest).build().map_err(|e| {
+            WriteEntryError::new(
+                entry,
+                format!("not a valid glob: {}", e.kind()),
+                "check brackets and braces; globs use `*` (within one directory), `**` (any depth), `?`, `[abc]` and `{a,b}`",
+            )
+        })?;
+        let kind =
+            PatternKind::Glob { base: base.to_owned(), rest_regex: compiled.regex().to_owned() };
+        Ok(Pattern::new(entry, kind, prefix))
+    }
+
+    fn new(text: &str, kind: PatternKind, prefix: String) -> Pattern {
+        Pattern {
+            text: text.to_owned(),
+            kind,
+            prefix,
+            dfa: OnceLock::new(),
+            matcher: OnceLock::new(),
+        }
+    }
+
+    pub(crate) fn is_glob(&self) -> bool {
+        matches!(self.kind, PatternKind::Glob { .. })
+    }
+
+    /// The DFA of the glob's rest (built on first use); `None` for non-globs or a
+    /// failed build.
+    pub(crate) fn dfa(&self) -> Option<&GlobDfa> {
+        let PatternKind::Glob { rest_regex, .. } = &self.kind else { return None };
+        self.dfa.get_or_init(|| build_dfa(&self.text, rest_regex)).as_deref()
+    }
+
+    /// The literal base of a glob (empty for other kinds).
+    fn base(&self) -> &str {
+        match &self.kind {
+            PatternKind::Glob { base, .. } => base,
+            _ => "",
+        }
+    }
+
+    /// Whether the entry claims `path` (repository-relative, `/`-separated).
+    pub(crate) fn matches(&self, path: &str) -> bool {
+        if !path.starts_with(&self.prefix) {
+            return false;
+        }
+        match &self.kind {
+            PatternKind::Exact => path == self.text,
+            PatternKind::Dir => path.len() > self.text.len(),
+            PatternKind::Glob { base, .. } => match self.dfa() {
+                Some(dfa) => dfa.is_match(&path.as_bytes()[base.len()..]),
+                None => self
+                    .matcher
+                    .get_or_init(|| {
+                        let glob = self.glob_text();
+                        glob_builder(&glob).build().ok().map(|g| g.compile_matcher())
+                    })
+                    .as_ref()
+                    .is_some_and(|m| m.is_match(path)),
+            },
+        }
+    }
+
+    /// The glob as compiled (the entry, with `/**` added for a trailing `/`).
+    fn glob_text(&self) -> String {
+        match self.text.strip_suffix('/') {
+            Some(body) if body == "**" || body.ends_with("/**") => body.to_owned(),
+            Some(body) => format!("{body}/**"),
+            None => self.text.clone(),
+        }
+    }
+}
+
+/// Whether and where two entries overlap.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Overlap {
+    /// No path matches both.
+    Disjoint,
+    /// This path matches both.
+    Witness(String),
+    /// Too complex to decide; treated as overlapping.
+    Unknown,
+}
+
+impl Overlap {
+    /// The witness to show, or a description when the pair was too complex.
+    pub(crate) fn into_witness(self, a: &Pattern, b: &Pattern) -> Option<String> {
+        match self {
+            Overlap::Disjoint => None,
+            Overlap::Witness(w) => Some(w),
+            Overlap::Unknown => Some(format!(
+                "(`{}` and `{}` are too complex to compare; assumed to overlap)",
+                a.text, b.text
+            )),
+        }
+    }
+}
+
+/// Whether an entry pair needs an automaton (rather than string comparison) to decide.
+pub(crate) fn needs_automaton(a: &Pattern, b: &Pattern) -> bool {
+    a.is_glob() || b.is_glob()
+}
+
+/// Decides exactly whether two entries claim a common path, with a witness.
+pub(crate) fn overlap(a: &Pattern, b: &Pattern, cache: &mut SearchCache) -> Overlap {
+    use PatternKind::*;
+    // Order the pair: Exact < Dir < Glob.
+    let rank = |p: &Pattern| match p.kind {
+        Exact => 0,
+        Dir => 1,
+        Glob { .. } => 2,
+    };
+    let (a, b) = if rank(a) <= rank(b) { (a, b) } else { (b, a) };
+    if !(a.prefix.starts_with(&b.prefix) || b.prefix.starts_with(&a.prefix)) {
+        return Overlap::Disjoint;
+    }
+    match (&a.kind, &b.kind) {
+        (Exact, _) => {
+            if b.matches(&a.text) {
+                Overlap::Witness(a.text.clone())
+            } else {
+                Overlap::Disjoint
+            }
+        }
+        (Dir, Dir) => {
+            // One prefix contains the other (checked above); any file in the deeper
+            // directory is claimed by both.
+            let deeper = if a.text.len() >= b.text.len() { &a.text } else { &b.text };
+            Overlap::Witness(format!("{deeper}a"))
+        }
+        (Dir, Glob { .. }) => {
+            let Some(glob) = b.dfa() else { return Overlap::Unknown };
+            let (dir, base) = (a.text.as_str(), b.base());
+            // Both are literal strings and one is a prefix of the other (prefixes are
+            // compatible); the search starts after the longer one.
+            let (start, from) = if dir.starts_with(base) {
+                (glob.feed(glob.start(), &dir.as_bytes()[base.len()..]), dir)
+            } else if base.starts_with(dir) {
+                (Some(glob.start()), base)
+            } else {
+                return Overlap::Disjoint;
+            };
+            let Some(state) = start else { return Overlap::Disjoint };
+            let Some(valid_at) = valid::feed(valid::COMPONENT_START, from.as_bytes()) else {
+                return Overlap::Disjoint;
+            };
+            search(Side::Glob(glob, state), Side::Any, valid_at, from.as_bytes(), cache)
+        }
+        (Glob { .. }, Glob { .. }) => {
+            let (Some(x), Some(y)) = (a.dfa(), b.dfa()) else { return Overlap::Unknown };
+            // Run the shorter base's DFA over the rest of the longer base.
+            let (short, long, ds, dl) =
+                if a.base().len() <= b.base().len() { (a, b, x, y) } else { (b, a, y, x) };
+            let (short_base, long_base) = (short.base(), long.base());
+            if !long_base.starts_with(short_base) {
+                return Overlap::Disjoint;
+            }
+            let Some(ss) = ds.feed(ds.start(), &long_base.as_bytes()[short_base.len()..]) else {
+                return Overlap::Disjoint;
+            };
+            let Some(valid_at) = valid::feed(valid::COMPONENT_START, long_base.as_bytes()) else {
+                return Overlap::Disjoint;
+            };
+            search(
+                Side::Glob(ds, ss),
+                Side::Glob(dl, dl.start()),
+                valid_at,
+                long_base.as_bytes(),
+                cache,
+            )
+        }
+        // The pair is ordered by rank above.
+        (Dir | Glob { .. }, Exact) | (Glob { .. }, Dir) => unreachable!("pair ordered by kind"),
+    }
+}
+
+fn search(
+    a: Side<'_>,
+    b: Side<'_>,
+    valid_at: u8,
+    prefix: &[u8],
+    cache: &mut SearchCache,
+) -> Overlap {
+    match overlap::find_common(a, b, valid_at, prefix, cache) {
+        Search::Found(bytes) => Overlap::Witness(String::from_utf8_lossy(&bytes).into_owned()),
+        Search::Disjoint => Overlap::Disjoint,
+        Search::TooComplex => Overlap::Unknown,
+    }
+}
+
+/// The paths a task may change: exact files (`src/lib.rs`), directories (`src/auth/`,
+/// everything under it) and globs (`src/**/*.rs`; `*` and `?` do not cross `/`).
+///
+/// An empty write set means the task did not declare one: it conflicts with every
+/// other task and runs alone.
+#[derive(Clone, Default)]
+pub struct WriteSet {
+    entries: Vec<String>,
+    patterns: Arc<[Pattern]>,
+}
+
+impl WriteSet {
+    /// Parses entries, trimming each and dropping repeats. Fails on the first entry that
+    /// is absolute, contains `.`/`..`/empty components or a backslash, or is not a
+    /// valid glob.
+    pub fn new<I, S>(entries: I) -> Result<WriteSet, WriteEntryError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let mut patterns: Vec<Pattern> = Vec::new();
+        for entry in entries {
+            let pattern = Pattern::parse(entry.as_ref())?;
+            if !patterns.iter().any(|p| p.text == pattern.text) {
+                patterns.push(pattern);
+            }
+        }
+        Ok(WriteSet {
+            entries: patterns.iter().map(|p| p.text.clone()).collect(),
+            patterns: patterns.into(),
+        })
+    }
+
+    /// The entries, trimmed, in the order written.
+    pub fn entries(&self) -> &[String] {
+        &self.entries
+    }
+
+    /// Whether the task declared no write set.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Whether the write set claims `path` (repository-relative, `/`-separated, e.g.
+    /// `src/auth/login.rs`). An empty write set claims nothing.
+    pub fn matches(&self, path: &str) -> bool {
+        self.patterns.iter().any(|p| p.matches(path))
+    }
+
+    /// A path both write sets claim, or `None` if they are disjoint. Exact, also for
+    /// glob against glob. (Empty write sets claim nothing here; the planner handles
+    /// "no write set" separately.)
+    pub fn overlap(&self, other: &WriteSet) -> Option<String> {
+        let mut cache = SearchCache::default();
+        for a in self.patterns.iter() {
+            for b in other.patterns.iter() {
+                if let Some(w) = overlap(a, b, &mut cache).into_witness(a, b) {
+                    return Some(w);
+                }
+            }
+        }
+        None
+    }
+
+    pub(crate) fn patterns(&self) -> &[Pattern] {
+        &self.patterns
+    }
+}
+
+impl fmt::Debug for WriteSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("WriteSet").field(&self.entries).finish()
+    }
+}
+
+impl PartialEq for WriteSet {
+    fn eq(&self, other: &Self) -> bool {
+        self.entries == other.entries
+    }
+}
+
+impl Eq for WriteSet {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ws(entries: &[&str]) -> WriteSet {
+        WriteSet::new(entries).unwrap()
+    }
+
+    fn err(entry: &str) -> WriteEntryError {
+        WriteSet::new([entry]).unwrap_err()
+    }
+
+    #[test]
+    fn entries_match_as_documented() {
+        let set = ws(&["src/lib.rs", "src/auth/", "docs/*.md", "tests/**/*.rs"]);
+        assert!(set.matches("src/lib.rs"));
+        assert!(!set.matches("src/lib.rs.bak"));
+        assert!(set.matches("src/auth/login.rs"));
+        assert!(set.matches("src/auth/deep/x.rs"));
+        assert!(!set.matches("src/auth"));
+        assert!(!set.matches("src/authz/x.rs"));
+        assert!(set.matches("docs/a.md"));
+        assert!(!set.matches("docs/sub/a.md"), "`*` does not cross `/`");
+        assert!(set.matches("tests/a.rs"));
+        assert!(set.matches("tests/x/y/a.rs"));
+        assert!(!ws(&[]).matches("anything"));
+    }
+
+    #[test]
+    fn glob_with_trailing_slash_claims_contents() {
+        let set = ws(&["crates/*/"]);
+        assert!(set.matches("crates/x/src/lib.rs"));
+        assert!(!set.matches("crates/x"));
+    }
+
+    #[test]
+    fn bad_entries_are_rejected_with_a_fix() {
+        let e = err("/etc/passwd");
+        assert!(e.reason.contains("absolute"));
+        assert!(e.fix.contains("`etc/passwd`"));
+        assert!(err("../outside.rs").reason.contains(".."));
+        assert!(err("src/../x").reason.contains(".."));
+        assert!(err("./src/a.rs").fix.contains("`src/a.rs`"));
+        assert!(err("src//a.rs").reason.contains("empty path component"));
+        assert!(err("src\\a.rs").fix.contains("`src/a.rs`"));
+        assert!(err("src/[a.rs").reason.contains("not a valid glob"));
+        assert!(err("   ").reason.contains("empty"));
+        assert!(err(".").fix.contains("`**`"));
+        let shown = err("/x").to_string();
+        assert!(shown.starts_with("write-set entry `/x`: absolute path — "), "{shown}");
+    }
+
+    #[test]
+    fn overlap_gives_witnesses() {
+        assert_eq!(ws(&["src/a.rs"]).overlap(&ws(&["src/a.rs"])).as_deref(), Some("src/a.rs"));
+        assert_eq!(ws(&["src/a.rs"]).overlap(&ws(&["src/b.rs"])), None);
+        assert_eq!(ws(&["src/auth/"]).overlap(&ws(&["src/"])).as_deref(), Some("src/auth/a"));
+        assert_eq!(ws(&["src/auth/"]).overlap(&ws(&["src/authz/"])), None);
+        assert_eq!(
+            ws(&["src/auth/"]).overlap(&ws(&["src/**/*.rs"])).as_deref(),
+            Some("src/auth/a.rs")
+        );
+        assert_eq!(ws(&["src/auth/"]).overlap(&ws(&["src/*.rs"])), None);
+        assert_eq!(
+            ws(&["src/auth/login.rs"]).overlap(&ws(&["src/**/*.rs"])).as_deref(),
+            Some("src/auth/login.rs")
+        );
+        assert_eq!(ws(&["docs/**"]).overlap(&ws(&["**/*.md"])).as_deref(), Some("docs/a.md"));
+        assert_eq!(ws(&["src/foo*.rs"]).overlap(&ws(&["src/bar/"])), None);
+    }
+}

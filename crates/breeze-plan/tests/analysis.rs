@@ -1,0 +1,234 @@
+//! Conflicts, groups, lanes, priorities, rendering and sprint contracts.
+
+use std::path::{Path, PathBuf};
+
+use breeze_plan::{
+    ConflictReason, ContractOptions, Plan, TaskId, analyze, load, parse_plans_md, render,
+    sprint_contract,
+};
+use breeze_protocol::ContractStatus;
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
+}
+
+fn plan(rows: &[(&str, &str, &str)]) -> Plan {
+    let mut text =
+        String::from("| Task | Content | DoD | Writes | Depends | Status |\n|-|-|-|-|-|-|\n");
+    for (id, writes, deps) in rows {
+        text.push_str(&format!("| {id} | task {id} | done | {writes} | {deps} | cc:todo |\n"));
+    }
+    parse_plans_md(&text, Path::new("Plans.md")).unwrap()
+}
+
+fn idx(plan: &Plan, id: &str) -> usize {
+    plan.index_of(&TaskId::from(id)).unwrap()
+}
+
+#[test]
+fn template_groups_lanes_and_priorities() {
+    let plan = load(&fixture("template.md")).unwrap();
+    let a = analyze(&plan, 3).unwrap();
+    let groups: Vec<Vec<&str>> =
+        a.groups.iter().map(|g| g.iter().map(|&i| plan.tasks[i].id.as_str()).collect()).collect();
+    assert_eq!(
+        groups,
+        [vec!["1.1"], vec!["1.2", "1.5"], vec!["1.3"], vec!["1.4"], vec!["1.6"], vec!["1.10"]]
+    );
+    assert_eq!(a.workers, 3);
+    assert_eq!(analyze(&plan, 2).unwrap().workers, 2);
+    assert_eq!(analyze(&plan, 0).unwrap().workers, 1, "clamped to at least 1");
+    assert_eq!(analyze(&plan, 9).unwrap().max_workers, 3, "clamped to at most 3");
+    assert_eq!(a.conflicts.len(), 1);
+    assert_eq!(
+        a.conflicts[0].reason,
+        ConflictReason::Overlap { witness: "src/auth/refresh.rs".into() }
+    );
+    let (t11, t12, t15, t110) =
+        (idx(&plan, "1.1"), idx(&plan, "1.2"), idx(&plan, "1.5"), idx(&plan, "1.10"));
+    assert!(a.conflicts_between(t12, t15) && a.conflicts_between(t15, t12));
+    assert!(!a.conflicts_between(t11, t12));
+    assert_eq!(a.group_of(t12), a.group_of(t15));
+    assert_eq!(a.priority(t11), 3, "1.1 -> 1.2 -> 1.5 -> 1.10");
+    assert_eq!(a.priority(t12), 2);
+    assert_eq!(a.priority(t110), 0);
+    assert_eq!(a.shared_file_owners["CHANGELOG.md"], Some(TaskId::from("1.6")));
+    assert_eq!(
+        a.dependencies(t110).iter().map(|&i| plan.tasks[i].id.as_str()).collect::<Vec<_>>(),
+        ["1.5", "1.6"]
+    );
+}
+
+#[test]
+fn a_task_without_write_set_conflicts_with_every_task() {
+    let p = plan(&[("1", "`a/x.rs`", "-"), ("2", "-", "-"), ("3", "`b/`", "-"), ("4", "-", "-")]);
+    let a = analyze(&p, 3).unwrap();
+    assert_eq!(a.groups.len(), 1);
+    assert_eq!(a.workers, 1);
+    for x in 0..4 {
+        for y in 0..4 {
+            if x != y {
+                let alone = [1, 3].contains(&x) || [1, 3].contains(&y);
+                assert_eq!(a.conflicts_between(x, y), alone, "{x} {y}");
+            }
+        }
+    }
+    // 2 with 1, 3, 4; 4 with 1, 3 (2–4 listed once).
+    assert_eq!(a.conflicts.len(), 5);
+    assert!(a.conflicts.iter().all(|c| matches!(&c.reason, ConflictReason::NoWriteSet { task } if task.as_str() == "2" || task.as_str() == "4")));
+    let table = render::table(&p, &a);
+    assert!(
+        table.contains(
+            "2 tasks have no write set (2, 4): each conflicts with every other task and runs alone"
+        ),
+        "{table}"
+    );
+    assert!(table.contains("(none: runs alone)"), "{table}");
+}
+
+#[test]
+fn glob_conflicts_are_exact_with_witnesses() {
+    let p = plan(&[
+        ("1", "`src/**/*.rs`", "-"),
+        ("2", "`src/git/mod.rs`", "-"),
+        ("3", "`docs/**`", "-"),
+        ("4", "`src/*.md`", "-"),
+        ("5", "`tests/*.snap`", "-"),
+        ("6", "`tests/**/*.rs`", "-"),
+        ("7", "`**/Cargo.toml`", "-"),
+        ("8", "`crates/*/Cargo.toml`", "-"),
+    ]);
+    let a = analyze(&p, 3).unwrap();
+    let pairs: Vec<(String, String, String)> = a
+        .conflicts
+        .iter()
+        .map(|c| {
+            let ConflictReason::Overlap { witness } = &c.reason else { panic!() };
+            (p.tasks[c.a].id.to_string(), p.tasks[c.b].id.to_string(), witness.clone())
+        })
+        .collect();
+    assert_eq!(
+        pairs,
+        [
+            ("1".into(), "2".into(), "src/git/mod.rs".into()),
+            ("3".into(), "7".into(), "docs/Cargo.toml".into()),
+            ("7".into(), "8".into(), "crates/a/Cargo.toml".into()),
+        ]
+    );
+    assert_eq!(a.groups.len(), 5, "{{1,2}} {{3,7,8}} {{4}} {{5}} {{6}}");
+    assert!(a.stats.candidate_pairs < a.stats.task_pairs);
+}
+
+#[test]
+fn table_json_and_dot_output() {
+    let plan = load(&fixture("template.md")).unwrap();
+    let a = analyze(&plan, 3).unwrap();
+    let table = render::table(&plan, &a);
+    assert!(table.contains("7 tasks to run, 1 done, 0 blocked"), "{table}");
+    assert!(table.contains("Write groups: 6 · lanes: 3 (max_workers 3)"), "{table}");
+    assert!(table.contains("1.2 × 1.5  both may write src/auth/refresh.rs"), "{table}");
+    assert!(table.contains("CHANGELOG.md → task 1.6"), "{table}");
+    let body: Vec<&str> =
+        table.lines().skip_while(|l| !l.starts_with("ID")).skip(1).take(7).collect();
+    let first_cells: Vec<&str> =
+        body.iter().map(|l| l.split_whitespace().next().unwrap()).collect();
+    assert_eq!(
+        first_cells,
+        ["1.1", "1.2", "1.3", "1.4", "1.5", "1.6", "1.10"],
+        "numeric order:\n{table}"
+    );
+    let row_14 = body[3];
+    assert!(row_14.contains("state-migration,advisor-required"), "{row_14}");
+
+    let json = render::json(&plan, &a);
+    assert_eq!(json["schema_version"], "breeze-plan.v1");
+    assert_eq!(json["workers"], 3);
+    assert_eq!(json["groups"].as_array().unwrap().len(), 6);
+    assert_eq!(json["groups"][1]["tasks"], serde_json::json!(["1.2", "1.5"]));
+    assert_eq!(json["tasks"][1]["id"], "1.2");
+    assert_eq!(json["tasks"][1]["risk"], serde_json::json!(["security-sensitive"]));
+    assert_eq!(json["tasks"][1]["dependents"], serde_json::json!(["1.5", "1.6"]));
+    assert_eq!(
+        json["conflicts"][0],
+        serde_json::json!({"a": "1.2", "b": "1.5", "reason": "overlap", "witness": "src/auth/refresh.rs"})
+    );
+    assert_eq!(json["shared_files"]["CHANGELOG.md"], "1.6");
+    assert_eq!(json["shared_files"]["Plans.md"], serde_json::Value::Null);
+    // Stable: the same input renders the same bytes, keys sorted.
+    let again = serde_json::to_string(&render::json(&plan, &analyze(&plan, 3).unwrap())).unwrap();
+    let text = serde_json::to_string(&json).unwrap();
+    assert_eq!(text, again);
+    assert!(text.starts_with("{\"blocked\":[],\"conflicts\":"), "{text}");
+
+    let dot = render::dot(&plan, &a);
+    assert!(dot.starts_with("digraph plan {"));
+    assert!(dot.contains("subgraph cluster_group_2 {"));
+    assert!(dot.contains("\"1.1\" -> \"1.2\";"), "dependency edge: {dot}");
+    assert!(dot.contains("\"1.2\" -> \"1.5\" [dir=none, style=dashed, color=red, constraint=false, label=\"src/auth/refresh.rs\"];"), "{dot}");
+    assert!(dot.trim_end().ends_with('}'));
+}
+
+#[test]
+fn sprint_contract_from_a_task() {
+    let plan = load(&fixture("template.md")).unwrap();
+    let options = ContractOptions {
+        plans_file: "Plans.md".into(),
+        verify: Some(vec!["cargo".into(), "test".into(), "--workspace".into()]),
+        advisor_enabled: true,
+        max_consults: 3,
+        retry_threshold: 2,
+        generated_at: "2026-01-02T03:04:05Z".into(),
+    };
+    let c = sprint_contract(plan.task(&TaskId::from("1.4")).unwrap(), &options);
+    assert_eq!(c.task.id, "1.4");
+    assert_eq!(c.task.status_at_generation, "cc:wip");
+    assert_eq!(c.task.depends_on, ["1.1"]);
+    assert_eq!(c.task.declared_scope, ["migrations/**"]);
+    assert_eq!(c.contract.checks[0].id, "dod-primary");
+    assert_eq!(c.contract.checks[0].source, "Plans.md.DoD");
+    assert_eq!(c.contract.checks[0].description, "migration runs up and down");
+    assert!(
+        c.contract
+            .checks
+            .iter()
+            .any(|k| k.id == "write-scope" && k.description.contains("migrations/**"))
+    );
+    assert_eq!(c.contract.risk_flags, ["state-migration"]);
+    assert_eq!(c.advisor.triggers, ["state-migration", "<!-- advisor:required -->"]);
+    assert_eq!(c.review.max_iterations, 3);
+    assert_eq!(c.review.status, ContractStatus::Approved);
+    assert_eq!(c.review.reviewer_profile, "runtime");
+    assert_eq!(c.contract.runtime_validation[0].command, "cargo test --workspace");
+    assert_eq!(c.generated_at, "2026-01-02T03:04:05Z");
+
+    let c12 =
+        sprint_contract(plan.task(&TaskId::from("1.2")).unwrap(), &ContractOptions::default());
+    let dod_items: Vec<&str> = c12
+        .contract
+        .checks
+        .iter()
+        .filter(|k| k.id.starts_with("dod-") && k.id != "dod-primary")
+        .map(|k| k.description.as_str())
+        .collect();
+    assert_eq!(dod_items, ["POST /login sets the cookie", "RED test first", "GREEN"]);
+    assert!(c12.contract.runtime_validation.is_empty());
+    assert_eq!(c12.review.reviewer_profile, "static");
+    // The contract validates against the protocol's schema types.
+    let value = serde_json::to_value(&c12).unwrap();
+    assert_eq!(value["schema_version"], "sprint-contract.v1");
+    let back: breeze_protocol::SprintContract = serde_json::from_value(value).unwrap();
+    assert_eq!(back, c12);
+}
+
+#[test]
+fn empty_plan_has_no_workers() {
+    let p = parse_plans_md(
+        "| Task | C | DoD | Depends | Status |\n|-|-|-|-|-|\n| 1 | a | b | - | cc:done |\n",
+        Path::new("Plans.md"),
+    )
+    .unwrap();
+    let a = analyze(&p, 3).unwrap();
+    assert_eq!(a.workers, 0);
+    assert!(a.groups.is_empty());
+    assert!(render::table(&p, &a).contains("0 tasks to run, 1 done"));
+}

@@ -1,0 +1,365 @@
+//! Property tests: glob overlap against brute force, groups against connected
+//! components, cycle reports against reachability.
+
+// The reference computations index an adjacency matrix; index loops read clearest.
+#![allow(clippy::needless_range_loop)]
+
+use std::collections::{BTreeSet, HashSet};
+use std::path::PathBuf;
+
+use breeze_plan::{Plan, PlanFormat, ProblemKind, Task, TaskId, WriteSet, analyze};
+use proptest::prelude::*;
+
+/// Path components the generators build entries from: literals, `*`, `?`, classes,
+/// alternations and `**`, over the letters `a` and `b`.
+const COMPONENTS: &[&str] =
+    &["a", "b", "ab", ".a", "*", "a*", "*b", "?", "[ab]", "[!a]", "{a,b}", "a?b", "**"];
+
+fn entry() -> impl Strategy<Value = String> {
+    (prop::collection::vec(prop::sample::select(COMPONENTS), 1..=3), any::<bool>()).prop_map(
+        |(parts, dir)| {
+            let mut e = parts.join("/");
+            if dir {
+                e.push('/');
+            }
+            e
+        },
+    )
+}
+
+/// Reference matcher built from globset alone (not from breeze's automata).
+enum Reference {
+    Exact(String),
+    Dir(String),
+    Glob(globset::GlobMatcher),
+}
+
+impl Reference {
+    fn new(entry: &str) -> Reference {
+        let meta = entry.contains(['*', '?', '[', '{']);
+        let glob = match entry.strip_suffix('/') {
+            Some(_) if !meta => return Reference::Dir(entry.to_owned()),
+            Some(body) => format!("{body}/**"),
+            None if !meta => return Reference::Exact(entry.to_owned()),
+            None => entry.to_owned(),
+        };
+        Reference::Glob(
+            globset::GlobBuilder::new(&glob)
+                .literal_separator(true)
+                .build()
+                .expect("generated globs are valid")
+                .compile_matcher(),
+        )
+    }
+
+    fn matches(&self, path: &str) -> bool {
+        match self {
+            Reference::Exact(e) => path == e,
+            Reference::Dir(d) => path.starts_with(d.as_str()) && path.len() > d.len(),
+            Reference::Glob(g) => g.is_match(path),
+        }
+    }
+}
+
+fn reference_match(entry: &str, path: &str) -> bool {
+    Reference::new(entry).matches(path)
+}
+
+/// A repository path: non-empty components, none `.` or `..`.
+fn valid_path(path: &str) -> bool {
+    !path.is_empty() && path.split('/').all(|c| !c.is_empty() && c != "." && c != "..")
+}
+
+/// Every string over {a, b, ., /} up to `max` bytes.
+fn all_strings(max: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut layer = vec![String::new()];
+    for _ in 0..max {
+        let mut next = Vec::new();
+        for s in &layer {
+            for c in ['a', 'b', '.', '/'] {
+                let mut t = s.clone();
+                t.push(c);
+                next.push(t);
+            }
+        }
+        out.extend(next.iter().cloned());
+        layer = next;
+    }
+    out
+}
+
+fn strings() -> &'static [String] {
+    static ALL: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+    ALL.get_or_init(|| all_strings(6))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn overlap_agrees_with_brute_force(x in entry(), y in entry()) {
+        let a = WriteSet::new([&x]).unwrap();
+        let b = WriteSet::new([&y]).unwrap();
+        let (rx, ry) = (Reference::new(&x), Reference::new(&y));
+        let brute = strings().iter().find(|p| valid_path(p) && rx.matches(p) && ry.matches(p));
+        match a.overlap(&b) {
+            Some(witness) => {
+                prop_assert!(valid_path(&witness), "witness {witness:?} for {x} / {y}");
+                prop_assert!(reference_match(&x, &witness), "{x} does not match witness {witness:?}");
+                prop_assert!(reference_match(&y, &witness), "{y} does not match witness {witness:?}");
+            }
+            None => prop_assert!(brute.is_none(), "{x} and {y} both match {brute:?}"),
+        }
+        prop_assert_eq!(a.overlap(&b).is_some(), b.overlap(&a).is_some());
+    }
+
+    #[test]
+    fn matches_agrees_with_globset(x in entry()) {
+        let set = WriteSet::new([&x]).unwrap();
+        let reference = Reference::new(&x);
+        for p in strings() {
+            prop_assert_eq!(set.matches(p), reference.matches(p), "{} on {:?}", x, p);
+        }
+    }
+
+    #[test]
+    fn groups_are_the_connected_components(
+        sets in prop::collection::vec(prop::collection::vec(entry(), 0..=3), 1..=10)
+    ) {
+        let tasks: Vec<Task> = sets
+            .iter()
+            .enumerate()
+            .map(|(i, entries)| task(i, WriteSet::new(entries).unwrap(), Vec::new()))
+            .collect();
+        let plan = make_plan(tasks);
+        let n = plan.tasks.len();
+        let owners_clash = breeze_plan::SHARED_FILES.iter().any(|f| {
+            plan.tasks.iter().filter(|t| !t.writes.is_empty() && t.writes.matches(f)).count() > 1
+        });
+        let a = match analyze(&plan, 3) {
+            Ok(a) => a,
+            Err(err) => {
+                prop_assert!(owners_clash, "unexpected error: {}", err);
+                prop_assert!(err.problems().iter().all(|p| p.kind == ProblemKind::SharedFileOwners));
+                return Ok(());
+            }
+        };
+        prop_assert!(!owners_clash);
+
+        // Reference conflict relation: pairwise, no prefilter.
+        let mut adjacent = vec![vec![false; n]; n];
+        for i in 0..n {
+            for j in 0..n {
+                let (wi, wj) = (&plan.tasks[i].writes, &plan.tasks[j].writes);
+                adjacent[i][j] =
+                    i != j && (wi.is_empty() || wj.is_empty() || wi.overlap(wj).is_some());
+                prop_assert_eq!(a.conflicts_between(i, j), adjacent[i][j], "pair {} {}", i, j);
+            }
+        }
+        let listed: HashSet<(usize, usize)> =
+            a.conflicts.iter().map(|c| (c.a.min(c.b), c.a.max(c.b))).collect();
+        prop_assert_eq!(listed.len(), a.conflicts.len(), "a pair listed twice");
+        for i in 0..n {
+            for j in i + 1..n {
+                prop_assert_eq!(listed.contains(&(i, j)), adjacent[i][j]);
+            }
+        }
+
+        // Reference components by depth-first search.
+        let mut component = vec![usize::MAX; n];
+        let mut expected: BTreeSet<BTreeSet<usize>> = BTreeSet::new();
+        for start in 0..n {
+            if component[start] != usize::MAX {
+                continue;
+            }
+            let mut members = BTreeSet::new();
+            let mut stack = vec![start];
+            component[start] = start;
+            while let Some(v) = stack.pop() {
+                members.insert(v);
+                for w in 0..n {
+                    if adjacent[v][w] && component[w] == usize::MAX {
+                        component[w] = start;
+                        stack.push(w);
+                    }
+                }
+            }
+            expected.insert(members);
+        }
+        let actual: BTreeSet<BTreeSet<usize>> =
+            a.groups.iter().map(|g| g.iter().copied().collect()).collect();
+        prop_assert_eq!(&actual, &expected);
+        for (g, members) in a.groups.iter().enumerate() {
+            for &m in members {
+                prop_assert_eq!(a.group_of(m), g);
+            }
+        }
+        prop_assert_eq!(a.workers as usize, expected.len().min(3));
+    }
+
+    #[test]
+    fn every_cycle_is_reported(
+        n in 1usize..9,
+        edges in prop::collection::vec((0usize..9, 0usize..9), 0..14)
+    ) {
+        let edges: BTreeSet<(usize, usize)> =
+            edges.into_iter().filter(|&(x, y)| x < n && y < n).collect();
+        let tasks: Vec<Task> = (0..n)
+            .map(|i| {
+                let deps = edges.iter().filter(|e| e.0 == i).map(|e| id(e.1)).collect();
+                task(i, WriteSet::new([format!("t{i}/")]).unwrap(), deps)
+            })
+            .collect();
+        let plan = make_plan(tasks);
+
+        // v is on a cycle when it reaches itself through at least one edge.
+        let reach = |from: usize| -> Vec<bool> {
+            let mut seen = vec![false; n];
+            let mut stack: Vec<usize> = edges.iter().filter(|e| e.0 == from).map(|e| e.1).collect();
+            while let Some(v) = stack.pop() {
+                if !seen[v] {
+                    seen[v] = true;
+                    stack.extend(edges.iter().filter(|e| e.0 == v).map(|e| e.1));
+                }
+            }
+            seen
+        };
+        let on_cycle: BTreeSet<String> =
+            (0..n).filter(|&v| reach(v)[v]).map(|v| id(v).to_string()).collect();
+
+        match analyze(&plan, 3) {
+            Ok(a) => {
+                prop_assert!(on_cycle.is_empty());
+                // Priority = longest chain of dependents.
+                for v in 0..n {
+                    prop_assert_eq!(a.priority(v), longest_dependent_chain(v, &edges));
+                }
+            }
+            Err(err) => {
+                prop_assert!(err.problems().iter().all(|p| p.kind == ProblemKind::DependencyCycle));
+                let reported: BTreeSet<String> = err
+                    .problems()
+                    .iter()
+                    .flat_map(|p| p.ids.iter().map(ToString::to_string))
+                    .collect();
+                prop_assert_eq!(&reported, &on_cycle);
+                for cycle in err.cycles() {
+                    prop_assert!(!cycle.is_empty());
+                    for k in 0..cycle.len() {
+                        let from: usize = cycle[k].as_str()[1..].parse().unwrap();
+                        let to: usize = cycle[(k + 1) % cycle.len()].as_str()[1..].parse().unwrap();
+                        prop_assert!(edges.contains(&(from, to)), "{:?} is not a cycle", cycle);
+                    }
+                }
+                let shown = err.to_string();
+                prop_assert!(shown.contains(" -> "), "{}", shown);
+            }
+        }
+    }
+}
+
+fn longest_dependent_chain(v: usize, edges: &BTreeSet<(usize, usize)>) -> u32 {
+    edges
+        .iter()
+        .filter(|e| e.1 == v)
+        .map(|e| 1 + longest_dependent_chain(e.0, edges))
+        .max()
+        .unwrap_or(0)
+}
+
+fn id(i: usize) -> TaskId {
+    TaskId::new(format!("t{i}"))
+}
+
+fn task(i: usize, writes: WriteSet, depends_on: Vec<TaskId>) -> Task {
+    Task {
+        id: id(i),
+        title: format!("task {i}"),
+        dod: "done".into(),
+        writes,
+        depends_on,
+        risk: Vec::new(),
+        advisor_required: false,
+        marker: None,
+        line: i + 1,
+        sim: None,
+    }
+}
+
+fn make_plan(tasks: Vec<Task>) -> Plan {
+    Plan {
+        path: PathBuf::from("plan.toml"),
+        format: PlanFormat::Toml,
+        tasks,
+        done: BTreeSet::new(),
+        blocked: BTreeSet::new(),
+        warnings: Vec::new(),
+    }
+}
+
+/// Fragments real Plans.md files are made of, for "never panics" checks.
+const FRAGMENTS: &[&str] = &[
+    "| Task | 内容 | DoD | Depends | Status |\n",
+    "| Task | 内容 | DoD | Writes | Depends | Status |\n",
+    "|------|------|-----|---------|--------|\n",
+    "| 1.1 | 作業 | ok | - | cc:TODO |\n",
+    "| 1.2 | x | ok | 1.1、Phase 1 | `cc:完了` [abc] |\n",
+    "| 2 | x \\| y | ok | `src/**` | 1.1, GEO-3 | cc:WIP (手動) |\n",
+    "| 3 | ü | | | |\n",
+    "| ",
+    " | ",
+    "cc:",
+    "cc:완료",
+    "blocked",
+    "`",
+    "**",
+    "## Phase 1: 段階\n",
+    "#### 4.1: heading task `cc:todo`\n",
+    "Depends: 4.1, 9.9\n",
+    "Writes: `a/`, b/*.rs\n",
+    "- [ ] 5.1 checklist `cc:TODO`\n",
+    "- [x] Task 5.2: done\n",
+    "```\n",
+    "<!--\n",
+    "-->\n",
+    "\r\n",
+    "\n",
+    "é",
+    "[",
+    "](",
+    "(",
+    "\\",
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    #[test]
+    fn plans_md_never_panics_and_status_edits_round_trip(
+        parts in prop::collection::vec(prop::sample::select(FRAGMENTS), 0..40)
+    ) {
+        let text: String = parts.concat();
+        let path = std::path::Path::new("Plans.md");
+        if let Ok(plan) = breeze_plan::parse_plans_md(&text, path) {
+            let _ = analyze(&plan, 3);
+        }
+        let markers = breeze_plan::plans_md::status_markers(&text);
+        for id in markers.keys() {
+            let edited = breeze_plan::plans_md::set_status(&text, &TaskId::from(id.as_str()), "cc:done [0000000]")
+                .expect("a task status_markers lists can be edited");
+            // Only the status changed: the same tasks are still there.
+            let after = breeze_plan::plans_md::status_markers(&edited);
+            prop_assert_eq!(after.keys().collect::<Vec<_>>(), markers.keys().collect::<Vec<_>>());
+            let unique = text.matches(id.as_str()).count() == 1;
+            if unique {
+                prop_assert!(after[id].contains("cc:done [0000000]"), "{:?} -> {:?}", markers[id], after[id]);
+                for (other, status) in &markers {
+                    if other != id {
+                        prop_assert_eq!(&after[other], status);
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,218 @@
+//! `breeze-fake-role` — a **test-only** scriptable role process.
+//!
+//! It misbehaves on demand so the supervisor and the engine can be tested against real
+//! processes: stalling, ignoring SIGTERM, leaking a grandchild that holds stdout, flooding
+//! output, writing files outside a write set, printing malformed JSON. It is not part of
+//! breeze's user-facing tooling.
+//!
+//! Usage: `breeze-fake-role ACTION...` — actions run in order, then the process exits 0.
+//! Each action is one argument, `name` or `name=value`:
+//!
+//! | action | effect |
+//! |---|---|
+//! | `print=TEXT` / `eprint=TEXT` | TEXT and a newline to stdout / stderr |
+//! | `print-pretty=JSON` | JSON re-printed pretty (over several lines) to stdout |
+//! | `print-malformed` | a truncated JSON object (no closing quote or brace) to stdout |
+//! | `output=JSON` | JSON written to the file named by `$BREEZE_OUTPUT` |
+//! | `write=PATH=TEXT` | TEXT written to PATH (relative to the cwd; parents created) |
+//! | `touch-every=MS:COUNT:PATH` | rewrite PATH every MS milliseconds, COUNT times, silently |
+//! | `tick-every=MS:COUNT` | print `tick N` every MS milliseconds, COUNT times |
+//! | `sleep=MS` | sleep MS milliseconds |
+//! | `stall` | sleep forever, silently |
+//! | `ignore-term` | block SIGTERM from now on (only SIGKILL ends the process) |
+//! | `grandchild=MS` | start a copy of itself that prints `grandchild-pid=PID`, keeps stdout and stderr open and sleeps MS ms |
+//! | `grandchild-quiet=MS` | the same with its output on /dev/null (alive in the group, holding no pipe) |
+//! | `flood=N` | N bytes to stdout in 64-byte lines (`x`×63 + newline; the last line may be short) |
+//! | `flood-line=N` | N bytes of `y` to stdout with no newline at all |
+//! | `stdin-info` | print `stdin=TARGET` (what fd 0 points to, e.g. `/dev/null` or `pipe:[..]`) |
+//! | `count-stdin` | read stdin to EOF, print `stdin-bytes=N` |
+//! | `cat-stdin` | copy stdin to stdout |
+//! | `env=NAME` | print `NAME=VALUE` or `NAME is unset` |
+//! | `env-all` | print every environment variable as `NAME=VALUE`, sorted |
+//! | `pid` | print `pid=PID pgid=PGID` |
+//! | `exit=CODE` | exit at once with CODE |
+//! | `raise=SIGNAL` | send itself a signal by number (e.g. `raise=9`) |
+//!
+//! An unknown action prints a message to stderr and exits with code 2.
+
+use std::io::{self, Read, Write};
+use std::path::Path;
+use std::process::{Command, ExitCode, Stdio};
+use std::thread::sleep;
+use std::time::Duration;
+
+use nix::sys::signal::{SigSet, Signal, raise};
+
+fn main() -> ExitCode {
+    let actions: Vec<String> = std::env::args().skip(1).collect();
+    for action in &actions {
+        let (name, value) = action.split_once('=').unwrap_or((action.as_str(), ""));
+        match run(name, value) {
+            Ok(Flow::Continue) => {}
+            Ok(Flow::Exit(code)) => return ExitCode::from(code),
+            Err(message) => {
+                eprintln!("breeze-fake-role: {action}: {message}");
+                return ExitCode::from(2);
+            }
+        }
+        // Output must reach the supervisor as soon as each action is done.
+        if io::stdout().flush().is_err() {
+            return ExitCode::from(3);
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+enum Flow {
+    Continue,
+    Exit(u8),
+}
+
+fn run(name: &str, value: &str) -> Result<Flow, String> {
+    let mut out = io::stdout().lock();
+    match name {
+        "print" => writeln!(out, "{value}").map_err(err)?,
+        "eprint" => eprintln!("{value}"),
+        "print-pretty" => {
+            let json: serde_json::Value = serde_json::from_str(value).map_err(err)?;
+            writeln!(out, "{}", serde_json::to_string_pretty(&json).map_err(err)?).map_err(err)?;
+        }
+        "print-malformed" => {
+            writeln!(out, "{{\"status\": \"completed\", \"summary\": \"cut off in the mid")
+                .map_err(err)?;
+        }
+        "output" => {
+            let path = std::env::var("BREEZE_OUTPUT").map_err(|_| "BREEZE_OUTPUT is not set")?;
+            std::fs::write(&path, value).map_err(|e| format!("{path}: {e}"))?;
+        }
+        "write" => {
+            let (path, text) = value.split_once('=').ok_or("expected write=PATH=TEXT")?;
+            write_file(Path::new(path), text)?;
+        }
+        "touch-every" => {
+            let mut parts = value.splitn(3, ':');
+            let (ms, count, path) = (number(parts.next())?, number(parts.next())?, parts.next());
+            let path = Path::new(path.ok_or("expected touch-every=MS:COUNT:PATH")?);
+            for i in 0..count {
+                write_file(path, &format!("touch {i}\n"))?;
+                sleep(Duration::from_millis(ms));
+            }
+        }
+        "tick-every" => {
+            let mut parts = value.splitn(2, ':');
+            let (ms, count) = (number(parts.next())?, number(parts.next())?);
+            for i in 0..count {
+                writeln!(out, "tick {i}").map_err(err)?;
+                out.flush().map_err(err)?;
+                sleep(Duration::from_millis(ms));
+            }
+        }
+        "sleep" => sleep(Duration::from_millis(number(Some(value))?)),
+        "stall" => loop {
+            sleep(Duration::from_secs(3600));
+        },
+        "ignore-term" => {
+            // Blocked, SIGTERM stays pending forever. This process is single-threaded, so
+            // blocking it on this thread blocks it for the process.
+            let mut set = SigSet::empty();
+            set.add(Signal::SIGTERM);
+            set.thread_block().map_err(err)?;
+        }
+        "grandchild" | "grandchild-quiet" => {
+            let ms = number(Some(value))?;
+            let me = std::env::current_exe().map_err(err)?;
+            let mut command = Command::new(me);
+            command.args(["pid", &format!("sleep={ms}")]);
+            let mut grandchild = if name == "grandchild" {
+                // Inherits our stdout and stderr: the supervisor's pipes stay open.
+                command.stdin(Stdio::null()).spawn().map_err(err)?
+            } else {
+                command
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .map_err(err)?
+            };
+            writeln!(out, "grandchild-pid={}", grandchild.id()).map_err(err)?;
+            // Not waited for: it outlives us on purpose. Dropping the handle does not kill it.
+            let _ = grandchild.try_wait();
+        }
+        "flood" => {
+            let total = number(Some(value))?;
+            let mut line = [b'x'; 64];
+            line[63] = b'\n';
+            let block = line.repeat(1024);
+            let mut left = total as usize;
+            while left > 0 {
+                let n = left.min(block.len());
+                out.write_all(&block[..n]).map_err(err)?;
+                left -= n;
+            }
+        }
+        "flood-line" => {
+            let block = vec![b'y'; 64 * 1024];
+            let mut left = number(Some(value))? as usize;
+            while left > 0 {
+                let n = left.min(block.len());
+                out.write_all(&block[..n]).map_err(err)?;
+                left -= n;
+            }
+        }
+        "stdin-info" => {
+            let target = std::fs::read_link("/proc/self/fd/0").map_err(err)?;
+            writeln!(out, "stdin={}", target.display()).map_err(err)?;
+        }
+        "count-stdin" => {
+            let mut data = Vec::new();
+            io::stdin().read_to_end(&mut data).map_err(err)?;
+            writeln!(out, "stdin-bytes={}", data.len()).map_err(err)?;
+        }
+        "cat-stdin" => {
+            io::copy(&mut io::stdin(), &mut out).map_err(err)?;
+        }
+        "env" => match std::env::var(value) {
+            Ok(v) => writeln!(out, "{value}={v}").map_err(err)?,
+            Err(_) => writeln!(out, "{value} is unset").map_err(err)?,
+        },
+        "env-all" => {
+            let mut vars: Vec<(String, String)> = std::env::vars().collect();
+            vars.sort();
+            for (k, v) in vars {
+                writeln!(out, "{k}={v}").map_err(err)?;
+            }
+        }
+        "pid" => {
+            let pgid = nix::unistd::getpgrp();
+            writeln!(out, "pid={} pgid={pgid}", std::process::id()).map_err(err)?;
+        }
+        "exit" => {
+            let code: u8 = value.parse().map_err(|_| format!("not an exit code: {value:?}"))?;
+            return Ok(Flow::Exit(code));
+        }
+        "raise" => {
+            let number: i32 = value.parse().map_err(|_| format!("not a signal: {value:?}"))?;
+            let signal = Signal::try_from(number).map_err(err)?;
+            out.flush().map_err(err)?;
+            raise(signal).map_err(err)?;
+        }
+        _ => return Err("unknown action (see the table at the top of breeze-fake-role.rs)".into()),
+    }
+    Ok(Flow::Continue)
+}
+
+fn number(text: Option<&str>) -> Result<u64, String> {
+    let text = text.unwrap_or_default();
+    text.parse().map_err(|_| format!("not a number: {text:?}"))
+}
+
+fn write_file(path: &Path, text: &str) -> Result<(), String> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
+    }
+    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+fn err(e: impl std::fmt::Display) -> String {
+    e.to_string()
+}

@@ -1,0 +1,104 @@
+//! The scrubbed environment a role process gets: an allow-list, never the engine's secrets.
+
+use std::collections::BTreeMap;
+
+/// Variables copied from the engine's environment into every role's environment.
+///
+/// Besides these, every `BREEZE_*` variable is copied. The list is PATH, HOME, LANG,
+/// TERM, USER and TMPDIR; the locale (`LC_*`), time zone, login name and shell are added
+/// because tools behave differently without them and they never hold secrets.
+pub const ENV_ALLOW_LIST: &[&str] =
+    &["PATH", "HOME", "LANG", "LANGUAGE", "TERM", "USER", "LOGNAME", "SHELL", "TMPDIR", "TZ"];
+
+/// Builds a role's complete environment.
+///
+/// Copied from `engine_env` (usually `std::env::vars()`): the names in [`ENV_ALLOW_LIST`],
+/// every `LC_*` and `BREEZE_*` variable, and the names in `extra_names` (what the role's
+/// `env` setting lists). An entry of `extra_names` ending in `*` is a prefix (`AWS_*`).
+/// Then `set` is applied: explicit key/values win over anything copied. Everything else —
+/// `GITHUB_TOKEN`, `AWS_SECRET_ACCESS_KEY`, `OPENAI_API_KEY` — stays out unless named.
+///
+/// The result is sorted by name and has no duplicates, so it can be logged and compared.
+pub fn scrubbed_env(
+    engine_env: impl IntoIterator<Item = (String, String)>,
+    extra_names: &[String],
+    set: &[(String, String)],
+) -> Vec<(String, String)> {
+    let allowed = |name: &str| {
+        ENV_ALLOW_LIST.contains(&name)
+            || name.starts_with("BREEZE_")
+            || name.starts_with("LC_")
+            || extra_names.iter().any(|pattern| match pattern.strip_suffix('*') {
+                Some(prefix) => name.starts_with(prefix),
+                None => pattern == name,
+            })
+    };
+    let mut env: BTreeMap<String, String> =
+        engine_env.into_iter().filter(|(name, _)| !name.is_empty() && allowed(name)).collect();
+    for (name, value) in set {
+        env.insert(name.clone(), value.clone());
+    }
+    env.into_iter().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pairs(items: &[(&str, &str)]) -> Vec<(String, String)> {
+        items.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn secrets_stay_out_unless_named() {
+        let engine = pairs(&[
+            ("PATH", "/usr/bin"),
+            ("HOME", "/home/u"),
+            ("GITHUB_TOKEN", "ghp_secret"),
+            ("AWS_SECRET_ACCESS_KEY", "aws_secret"),
+            ("AWS_REGION", "eu-west-1"),
+            ("BREEZE_LOG", "debug"),
+            ("LC_ALL", "C.UTF-8"),
+            ("EDITOR", "vim"),
+        ]);
+        let env = scrubbed_env(engine.clone(), &[], &[]);
+        assert_eq!(
+            env,
+            pairs(&[
+                ("BREEZE_LOG", "debug"),
+                ("HOME", "/home/u"),
+                ("LC_ALL", "C.UTF-8"),
+                ("PATH", "/usr/bin")
+            ])
+        );
+
+        let env = scrubbed_env(engine, &["GITHUB_TOKEN".into(), "AWS_*".into()], &[]);
+        let names: Vec<&str> = env.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "AWS_REGION",
+                "AWS_SECRET_ACCESS_KEY",
+                "BREEZE_LOG",
+                "GITHUB_TOKEN",
+                "HOME",
+                "LC_ALL",
+                "PATH"
+            ]
+        );
+    }
+
+    #[test]
+    fn explicit_values_win_and_names_absent_from_the_engine_are_skipped() {
+        let engine = pairs(&[("PATH", "/usr/bin"), ("BREEZE_ROLE", "engine")]);
+        let env = scrubbed_env(
+            engine,
+            &["NOT_SET_ANYWHERE".into()],
+            &pairs(&[("BREEZE_ROLE", "worker"), ("MODEL", "local")]),
+        );
+        assert_eq!(
+            env,
+            pairs(&[("BREEZE_ROLE", "worker"), ("MODEL", "local"), ("PATH", "/usr/bin")])
+        );
+    }
+}

@@ -1,0 +1,65 @@
+//! Role process supervision for breeze.
+//!
+//! The engine runs every role (worker, advisor, reviewer, scaffolder) and the
+//! `worktree.setup` / `land.verify` commands through [`Supervisor::run`]:
+//!
+//! - **Process groups.** Each process leads a new group. On timeout, stall or cancellation
+//!   the whole group gets SIGTERM, a grace period, then SIGKILL. After the leader exits, a
+//!   grandchild still holding the output pipes (or still alive in the group) gets the leak
+//!   timeout, then SIGKILL; `run` returns only when no live process of the group is left.
+//!   [`process_start_ticks`] and [`end_orphan_group`] let `breeze resume` end the groups of
+//!   an engine that was killed.
+//! - **Stall detection.** No output and no change reported by an [`ActivityProbe`] (e.g.
+//!   [`DirActivity`] over the worktree) for `stall_timeout` ends the run as
+//!   [`Ending::Stalled`]; re-spawning and escalating are the engine's decisions.
+//! - **Bounded memory.** Output streams byte-exact to two log files; only bounded tails, a
+//!   bounded window for [`Outcome::last_json`] and one bounded line are held in memory.
+//! - **Scrubbed environment.** [`scrubbed_env`] builds an allow-listed environment; the
+//!   process gets exactly [`ProcessSpec::env`] and nothing else.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), breeze_supervise::SpawnError> {
+//! use std::{sync::Arc, time::Duration};
+//! use breeze_supervise::*;
+//! use tokio_util::sync::CancellationToken;
+//!
+//! let mut spec = ProcessSpec::new(
+//!     vec!["bash".into(), "scripts/my-worker.sh".into()],
+//!     "/repo/.harness-worktrees/task-1",
+//!     "/repo/.breeze/runs/r1/logs/1-worker-1",
+//! );
+//! spec.env = scrubbed_env(std::env::vars(), &[], &[("BREEZE_ROLE".into(), "worker".into())]);
+//! spec.stdin = b"the rendered prompt".to_vec();
+//! spec.stall_timeout = Some(Duration::from_secs(600));
+//! let probe = Arc::new(DirActivity::new("/repo/.harness-worktrees/task-1"));
+//! let outcome = Supervisor::new()
+//!     .run(spec, Some(probe), CancellationToken::new(),
+//!          |pid, ticks| println!("journal: pid {pid} started at {ticks:?}"),
+//!          |line| println!("worker: {line}"))
+//!     .await?;
+//! println!("{} after {:?}; result: {:?}", outcome.ending, outcome.duration, outcome.last_json);
+//! # Ok(()) }
+//! ```
+//!
+//! Unix only; group membership and start times are read from Linux's `/proc`.
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+mod activity;
+mod env;
+mod error;
+mod group;
+mod json;
+mod output;
+mod resolve;
+mod spec;
+mod supervisor;
+mod watchdog;
+
+pub use activity::{ActivityProbe, DEFAULT_SKIPPED_DIRS, DirActivity};
+pub use env::{ENV_ALLOW_LIST, scrubbed_env};
+pub use error::SpawnError;
+pub use group::{OrphanOutcome, end_orphan_group, process_start_ticks};
+pub use json::last_json_object;
+pub use spec::{Ending, Outcome, ProcessSpec, stream_log_paths};
+pub use supervisor::Supervisor;

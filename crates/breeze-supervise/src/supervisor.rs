@@ -1,0 +1,500 @@
+//! Running one role process to its end: spawn in a new process group, feed stdin, stream
+//! output to logs while keeping bounded tails, watch the clock, terminate the whole group.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::sync::Arc;
+use std::time::Duration;
+
+use nix::sys::signal::{Signal, kill};
+use nix::unistd::Pid;
+use tokio::fs::File;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt, BufWriter};
+use tokio::process::Command;
+use tokio::time::{Instant, MissedTickBehavior, interval_at, sleep_until};
+use tokio_util::sync::CancellationToken;
+
+use crate::group::{SIGKILL_WAIT, empty_group, proc_stat, process_start_ticks, signal_group};
+use crate::json::last_json_object;
+use crate::output::{LineSplitter, TailBuffer, lossy_tail};
+use crate::resolve::resolve_program;
+use crate::watchdog::{AbortOnDrop, StallClock, watch_activity};
+use crate::{ActivityProbe, Ending, Outcome, ProcessSpec, SpawnError, stream_log_paths};
+
+/// Size of one read from a pipe.
+const READ_CHUNK: usize = 64 * 1024;
+
+/// Runs role processes. Cheap to clone; holds only settings shared by every run.
+#[derive(Debug, Clone)]
+pub struct Supervisor {
+    watchdog_interval: Duration,
+    leak_timeout: Duration,
+    json_window: usize,
+}
+
+impl Default for Supervisor {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Supervisor {
+    /// Default period of the stall watchdog (and of activity probing).
+    pub const DEFAULT_WATCHDOG_INTERVAL: Duration = Duration::from_secs(2);
+    /// Default time the output pipes may stay open after the leader exited.
+    pub const DEFAULT_LEAK_TIMEOUT: Duration = Duration::from_secs(1);
+    /// Default size of the stdout window searched for the last JSON object.
+    pub const DEFAULT_JSON_WINDOW: usize = 1024 * 1024;
+
+    /// A supervisor with the default settings.
+    pub fn new() -> Self {
+        Self {
+            watchdog_interval: Self::DEFAULT_WATCHDOG_INTERVAL,
+            leak_timeout: Self::DEFAULT_LEAK_TIMEOUT,
+            json_window: Self::DEFAULT_JSON_WINDOW,
+        }
+    }
+
+    /// Sets how often the stall condition is checked (and the lower bound of
+    /// [`probe_interval`](Self::probe_interval)).
+    pub fn with_watchdog_interval(mut self, interval: Duration) -> Self {
+        // A zero period would make `tokio::time::interval` panic.
+        self.watchdog_interval = interval.max(Duration::from_millis(1));
+        self
+    }
+
+    /// Sets how long, after the leader exited, the group may keep the output pipes open (or
+    /// stay alive) before it is SIGKILLed and the outcome marked `leaked`.
+    pub fn with_leak_timeout(mut self, timeout: Duration) -> Self {
+        self.leak_timeout = timeout;
+        self
+    }
+
+    /// Sets how many trailing bytes of stdout are kept and searched for the last JSON object.
+    /// A result object larger than this (or starting before it) is not found.
+    pub fn with_json_window(mut self, bytes: usize) -> Self {
+        self.json_window = bytes;
+        self
+    }
+
+    /// How often the activity probe is polled for a given stall timeout: the watchdog
+    /// interval, but no more often than 20 times per stall timeout. Walking a worktree
+    /// every 2 s would cost far more than a 600 s stall decision needs; a change is then
+    /// noticed at most 5% of the stall timeout late, which only ever delays a stall.
+    pub fn probe_interval(&self, stall_timeout: Duration) -> Duration {
+        self.watchdog_interval.max(stall_timeout / 20)
+    }
+
+    /// The watchdog period.
+    pub fn watchdog_interval(&self) -> Duration {
+        self.watchdog_interval
+    }
+
+    /// The leak timeout.
+    pub fn leak_timeout(&self) -> Duration {
+        self.leak_timeout
+    }
+
+    /// The JSON search window in bytes.
+    pub fn json_window(&self) -> usize {
+        self.json_window
+    }
+
+    /// Runs `spec` to its end and returns when no live process of its group is left.
+    ///
+    /// - The process starts as the leader of a new process group, with the complete
+    ///   environment `spec.env`, stdin fed from `spec.stdin` then closed (or `/dev/null`).
+    /// - `on_spawn(pid, start_ticks)` is called right after the spawn, before anything
+    ///   else happens, so the caller can journal the pid (= pgid) and its start time.
+    /// - Both streams go byte-exact to [`stream_log_paths`]`(spec.log_path)`; only bounded
+    ///   tails stay in memory. `on_line` gets every stdout line, cut at
+    ///   `spec.max_line_bytes`.
+    /// - On timeout, stall (no output and no activity change, checked every watchdog
+    ///   interval) or `cancel`: SIGTERM to the group, `spec.grace`, SIGKILL.
+    /// - After the leader exits, the pipes get the leak timeout; what still holds them or
+    ///   is still alive in the group then gets SIGKILL (`Outcome::leaked`).
+    /// - If this future is dropped before it completes, the group gets SIGKILL.
+    ///
+    /// A cancellation that fires after the leader exited only cuts the leak wait short;
+    /// the ending stays the leader's exit status.
+    pub async fn run(
+        &self,
+        spec: ProcessSpec,
+        activity: Option<Arc<dyn ActivityProbe>>,
+        cancel: CancellationToken,
+        on_spawn: impl FnOnce(u32, Option<u64>) + Send,
+        mut on_line: impl FnMut(&str) + Send,
+    ) -> Result<Outcome, SpawnError> {
+        let ProcessSpec {
+            argv,
+            cwd,
+            env,
+            stdin,
+            log_path,
+            timeout,
+            stall_timeout,
+            grace,
+            tail_bytes,
+            max_line_bytes,
+        } = spec;
+        let Some(name) = argv.first().cloned() else { return Err(SpawnError::EmptyCommand) };
+        let program = resolve_program(&name, &cwd, &env)?;
+        let (stdout_log, stderr_log) = stream_log_paths(&log_path);
+        let mut out_cap =
+            StreamCapture::create(&stdout_log, tail_bytes.max(self.json_window), &name).await?;
+        let mut err_cap = StreamCapture::create(&stderr_log, tail_bytes, &name).await?;
+
+        let mut command = Command::new(&program);
+        command
+            .arg0(&name)
+            .args(&argv[1..])
+            .current_dir(&cwd)
+            .env_clear()
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            // Never the terminal: a background group reading it would be stopped (SIGTTIN).
+            .stdin(if stdin.is_empty() { Stdio::null() } else { Stdio::piped() })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            // Last resort only: it reaches the leader, not its descendants.
+            .kill_on_drop(true);
+        let mut child = command.spawn().map_err(|source| exec_error(&name, &program, source))?;
+        let started = Instant::now();
+        let Some(pid) = child.id() else {
+            // Unreachable: id() is None only after the child has been awaited.
+            return Err(exec_error(&name, &program, io::Error::other("the process has no pid")));
+        };
+        let mut guard = GroupGuard { pgid: pid, armed: true };
+        on_spawn(pid, process_start_ticks(pid));
+        tracing::debug!(pid, program = %program.display(), cwd = %cwd.display(), "role process started");
+
+        let _stdin_task = child.stdin.take().map(|mut pipe| {
+            AbortOnDrop(tokio::spawn(async move {
+                // A role that exits without reading its prompt makes this fail (EPIPE): fine.
+                if let Err(err) = pipe.write_all(&stdin).await {
+                    tracing::debug!(pid, %err, "role did not read all of its stdin");
+                }
+            }))
+        });
+        let mut stdout = child.stdout.take();
+        let mut stderr = child.stderr.take();
+
+        let mut clock = stall_timeout.map(|timeout| StallClock::new(timeout, started));
+        let mut activity_watch = match (stall_timeout, activity) {
+            (Some(stall), Some(probe)) => {
+                Some(watch_activity(probe, self.probe_interval(stall), started))
+            }
+            _ => None,
+        };
+        let mut watchdog = interval_at(started + self.watchdog_interval, self.watchdog_interval);
+        watchdog.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        let deadline = timeout.map(|t| started + t);
+
+        let mut lines = LineSplitter::new(max_line_bytes);
+        let mut out_buf = vec![0u8; READ_CHUNK];
+        let mut err_buf = vec![0u8; READ_CHUNK];
+        let mut state = RunState { pgid: pid, grace, ..RunState::default() };
+        let mut exit: Option<io::Result<ExitStatus>> = None;
+        let mut leak_at: Option<Instant> = None;
+        let mut abandon_at: Option<Instant> = None;
+        let mut cancel_seen = false;
+
+        while exit.is_none() || stdout.is_some() || stderr.is_some() {
+            let running = exit.is_none();
+            let pipes_open = stdout.is_some() || stderr.is_some();
+            tokio::select! {
+                read = read_opt(&mut stdout, &mut out_buf) => match read {
+                    Ok(n) if n > 0 => {
+                        if let Some(clock) = clock.as_mut() {
+                            clock.output_seen(Instant::now());
+                        }
+                        out_cap.record(&out_buf[..n]).await;
+                        lines.push(&out_buf[..n], &mut on_line);
+                    }
+                    result => {
+                        if let Err(err) = result {
+                            tracing::warn!(pid, %err, "reading the role's stdout failed");
+                        }
+                        stdout = None;
+                    }
+                },
+                read = read_opt(&mut stderr, &mut err_buf) => match read {
+                    Ok(n) if n > 0 => {
+                        if let Some(clock) = clock.as_mut() {
+                            clock.output_seen(Instant::now());
+                        }
+                        err_cap.record(&err_buf[..n]).await;
+                    }
+                    result => {
+                        if let Err(err) = result {
+                            tracing::warn!(pid, %err, "reading the role's stderr failed");
+                        }
+                        stderr = None;
+                    }
+                },
+                status = child.wait(), if running => {
+                    tracing::debug!(pid, ?status, "role process exited");
+                    exit = Some(status);
+                    state.leader_reaped = true;
+                    let now = Instant::now();
+                    leak_at = Some(if cancel_seen { now } else { now + self.leak_timeout });
+                    activity_watch = None;
+                },
+                () = cancel.cancelled(), if !cancel_seen => {
+                    cancel_seen = true;
+                    if running {
+                        // Already terminating (timeout, stall): the SIGKILL is scheduled.
+                        if state.reason.is_none() {
+                            state.terminate(Ending::Cancelled);
+                        }
+                    } else {
+                        leak_at = Some(Instant::now());
+                    }
+                },
+                () = sleep_opt(deadline), if running && state.reason.is_none() => {
+                    state.terminate(Ending::TimedOut);
+                },
+                _ = watchdog.tick(), if running && state.reason.is_none() && clock.is_some() => {
+                    let last_activity = activity_watch.as_ref().map_or(started, |(rx, _)| *rx.borrow());
+                    if clock.is_some_and(|c| c.is_stalled(Instant::now(), last_activity)) {
+                        state.terminate(Ending::Stalled);
+                    }
+                },
+                () = sleep_opt(state.kill_at) => {
+                    tracing::info!(pid, "grace period over; sending SIGKILL to the process group");
+                    state.kill_now();
+                },
+                () = sleep_opt(leak_at), if !running && pipes_open && state.kill_at.is_none() && abandon_at.is_none() => {
+                    tracing::info!(pid, "the leader exited but its output is still held open; sending SIGKILL to the process group");
+                    state.leaked = true;
+                    state.kill_now();
+                    abandon_at = Some(Instant::now() + self.leak_timeout);
+                },
+                () = sleep_opt(abandon_at), if pipes_open => {
+                    tracing::warn!(pid, "a process outside the role's group holds its output open; no longer reading it");
+                    stdout = None;
+                    stderr = None;
+                },
+            }
+        }
+        lines.finish(&mut on_line);
+
+        // Whatever is still alive in the group outlived the leader: give it until the grace
+        // (if terminating) or the leak timeout is over, then SIGKILL.
+        let sigkill_at = state.kill_at.or(leak_at).unwrap_or_else(Instant::now);
+        let sweep = empty_group(pid, sigkill_at, SIGKILL_WAIT).await;
+        if sweep.sigkilled {
+            state.sigkilled = true;
+            if state.reason.is_none() {
+                state.leaked = true;
+            }
+        }
+        if sweep.survivors.is_empty() {
+            guard.armed = false;
+        }
+        let duration = started.elapsed();
+
+        let mut log_error = None;
+        for cap in [&mut out_cap, &mut err_cap] {
+            cap.finish().await;
+            log_error = log_error.or(cap.error.take());
+        }
+        let ending = state.reason.unwrap_or_else(|| match exit {
+            Some(Ok(status)) => ending_of(status),
+            Some(Err(err)) => {
+                tracing::error!(pid, %err, "could not read the role's exit status");
+                Ending::Exited(-1)
+            }
+            None => Ending::Exited(-1), // unreachable: the loop ends only after the exit
+        });
+        tracing::debug!(pid, %ending, ?duration, "role process group gone");
+        Ok(Outcome {
+            ending,
+            pid,
+            stdout_tail: out_cap.tail_string(tail_bytes),
+            stderr_tail: err_cap.tail_string(tail_bytes),
+            stdout_bytes: out_cap.bytes,
+            stderr_bytes: err_cap.bytes,
+            last_json: last_json_object(out_cap.tail.last(self.json_window)),
+            duration,
+            leaked: state.leaked,
+            sigkilled: state.sigkilled,
+            survivors: sweep.survivors,
+            stdout_log,
+            stderr_log,
+            log_error,
+        })
+    }
+}
+
+/// Termination bookkeeping of one run.
+#[derive(Debug, Default)]
+struct RunState {
+    pgid: u32,
+    grace: Duration,
+    /// Why the supervisor is ending the group, once it is.
+    reason: Option<Ending>,
+    /// When the pending SIGKILL is due.
+    kill_at: Option<Instant>,
+    sigkilled: bool,
+    leaked: bool,
+    /// The leader has been waited for; from then on its pid may be reused.
+    leader_reaped: bool,
+}
+
+impl RunState {
+    fn terminate(&mut self, reason: Ending) {
+        tracing::info!(pgid = self.pgid, %reason, "terminating the role's process group");
+        self.reason = Some(reason);
+        if self.grace.is_zero() {
+            self.kill_now();
+        } else {
+            self.signal(Signal::SIGTERM);
+            self.kill_at = Some(Instant::now() + self.grace);
+        }
+    }
+
+    fn kill_now(&mut self) {
+        self.signal(Signal::SIGKILL);
+        self.sigkilled = true;
+        self.kill_at = None;
+    }
+
+    fn signal(&self, signal: Signal) {
+        let _ = signal_group(self.pgid, signal);
+        // A leader that moved itself to another group is still ours while it is unreaped
+        // (its pid cannot be reused before that), so it is signalled directly.
+        if !self.leader_reaped && proc_stat(self.pgid).is_some_and(|s| s.pgrp != self.pgid) {
+            let _ = kill(Pid::from_raw(self.pgid as i32), signal);
+        }
+    }
+}
+
+/// SIGKILLs the group if the run's future is dropped before the group is known to be gone.
+struct GroupGuard {
+    pgid: u32,
+    armed: bool,
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        if self.armed {
+            tracing::debug!(
+                pgid = self.pgid,
+                "run abandoned; sending SIGKILL to the process group"
+            );
+            let _ = signal_group(self.pgid, Signal::SIGKILL);
+        }
+    }
+}
+
+/// One output stream: the raw log file, a bounded tail and a byte count.
+struct StreamCapture {
+    path: PathBuf,
+    /// `None` once writing failed; the run goes on without the log.
+    log: Option<BufWriter<File>>,
+    tail: TailBuffer,
+    bytes: u64,
+    error: Option<String>,
+}
+
+impl StreamCapture {
+    async fn create(path: &Path, keep: usize, program: &str) -> Result<Self, SpawnError> {
+        let log_error =
+            |source| SpawnError::Log { program: program.to_owned(), path: path.to_owned(), source };
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            tokio::fs::create_dir_all(parent).await.map_err(log_error)?;
+        }
+        let file = File::create(path).await.map_err(log_error)?;
+        Ok(Self {
+            path: path.to_owned(),
+            log: Some(BufWriter::with_capacity(READ_CHUNK, file)),
+            tail: TailBuffer::new(keep),
+            bytes: 0,
+            error: None,
+        })
+    }
+
+    async fn record(&mut self, chunk: &[u8]) {
+        self.bytes += chunk.len() as u64;
+        self.tail.push(chunk);
+        if let Some(log) = self.log.as_mut()
+            && let Err(err) = log.write_all(chunk).await
+        {
+            self.fail(err);
+        }
+    }
+
+    async fn finish(&mut self) {
+        if let Some(log) = self.log.as_mut()
+            && let Err(err) = log.flush().await
+        {
+            self.fail(err);
+        }
+        self.log = None;
+    }
+
+    fn fail(&mut self, err: io::Error) {
+        tracing::warn!(path = %self.path.display(), %err, "writing the role's log failed; the log is incomplete");
+        self.error = Some(format!("writing {} failed: {err}", self.path.display()));
+        self.log = None;
+    }
+
+    fn tail_string(&self, tail_bytes: usize) -> String {
+        lossy_tail(self.tail.last(tail_bytes), self.bytes > tail_bytes as u64)
+    }
+}
+
+/// Reads from a pipe that may already be closed (then never completes).
+async fn read_opt<R: AsyncRead + Unpin>(pipe: &mut Option<R>, buf: &mut [u8]) -> io::Result<usize> {
+    match pipe {
+        Some(pipe) => pipe.read(buf).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Sleeps until `at`, or forever if there is no `at`.
+async fn sleep_opt(at: Option<Instant>) {
+    match at {
+        Some(at) => sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+fn ending_of(status: ExitStatus) -> Ending {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => Ending::Exited(code),
+        (None, Some(signal)) => Ending::Signaled(signal),
+        (None, None) => Ending::Exited(-1),
+    }
+}
+
+fn exec_error(program: &str, path: &Path, source: io::Error) -> SpawnError {
+    if source.kind() == io::ErrorKind::PermissionDenied {
+        return SpawnError::NotExecutable { program: program.to_owned(), path: path.to_owned() };
+    }
+    SpawnError::Exec { program: program.to_owned(), path: path.to_owned(), source }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The engine spawns runs as tasks, so the future must be `Send`.
+    #[allow(dead_code)]
+    fn run_future_is_send(supervisor: &Supervisor, spec: ProcessSpec) {
+        fn assert_send<T: Send>(_: T) {}
+        assert_send(supervisor.run(spec, None, CancellationToken::new(), |_, _| {}, |_| {}));
+    }
+
+    #[test]
+    fn the_worktree_is_probed_no_more_often_than_a_stall_decision_needs() {
+        let supervisor = Supervisor::new();
+        assert_eq!(supervisor.probe_interval(Duration::from_secs(600)), Duration::from_secs(30));
+        assert_eq!(supervisor.probe_interval(Duration::from_secs(10)), Duration::from_secs(2));
+        let fast = supervisor.with_watchdog_interval(Duration::ZERO);
+        assert_eq!(fast.watchdog_interval(), Duration::from_millis(1));
+    }
+}

@@ -1,0 +1,370 @@
+//! Real role processes (the fake role binary) under the supervisor: endings, output,
+//! stdin, environment, timeouts, stalls, cancellation, leaks — and nothing left alive.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use breeze_supervise::{DirActivity, Ending, SpawnError, Supervisor, scrubbed_env};
+use common::*;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+#[tokio::test]
+async fn exit_code_tails_logs_and_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec =
+        fake_spec(dir.path(), &["print=hello", "eprint=warning: x", "print=world", "exit=3"]);
+    let (outcome, seen) = run(spec).await;
+
+    assert_eq!(outcome.ending, Ending::Exited(3));
+    assert_eq!(outcome.stdout_tail, "hello\nworld\n");
+    assert_eq!(outcome.stderr_tail, "warning: x\n");
+    assert_eq!((outcome.stdout_bytes, outcome.stderr_bytes), (12, 11));
+    assert_eq!(seen.lines, ["hello", "world"]);
+    let (pid, ticks) = seen.spawned.expect("on_spawn was called");
+    assert_eq!(pid, outcome.pid);
+    assert!(ticks.is_some(), "start ticks are read from /proc");
+    assert!(!outcome.leaked && !outcome.sigkilled);
+
+    // Byte-exact logs next to the given stem.
+    assert_eq!(outcome.stdout_log, dir.path().join("logs/role.stdout"));
+    assert_eq!(std::fs::read_to_string(&outcome.stdout_log).unwrap(), "hello\nworld\n");
+    assert_eq!(std::fs::read_to_string(&outcome.stderr_log).unwrap(), "warning: x\n");
+    assert_eq!(outcome.log_error, None);
+    assert_nothing_survives(&outcome, &[]);
+}
+
+#[tokio::test]
+async fn the_prompt_arrives_on_a_pipe_that_is_then_closed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut spec = fake_spec(dir.path(), &["stdin-info", "count-stdin"]);
+    // Larger than a pipe buffer, so writing and reading must overlap.
+    spec.stdin = vec![b'p'; 300_000];
+    let (outcome, seen) = run(spec).await;
+    assert_eq!(outcome.ending, Ending::Exited(0));
+    assert!(seen.lines[0].starts_with("stdin=pipe:"), "{:?}", seen.lines);
+    // count-stdin reads to EOF: it returns only because stdin was closed after the prompt.
+    assert_eq!(seen.lines[1], "stdin-bytes=300000");
+}
+
+#[tokio::test]
+async fn without_a_prompt_stdin_is_dev_null_never_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let (outcome, seen) = run(fake_spec(dir.path(), &["stdin-info", "count-stdin"])).await;
+    assert_eq!(outcome.ending, Ending::Exited(0));
+    assert_eq!(seen.lines, ["stdin=/dev/null", "stdin-bytes=0"]);
+}
+
+#[tokio::test]
+async fn a_role_that_never_reads_its_prompt_still_ends_normally() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut spec = fake_spec(dir.path(), &["print=ignoring you"]);
+    spec.stdin = vec![b'p'; 1 << 20];
+    let (outcome, seen) = run(spec).await;
+    assert_eq!(outcome.ending, Ending::Exited(0));
+    assert_eq!(seen.lines, ["ignoring you"]);
+}
+
+#[tokio::test]
+async fn the_last_json_object_is_found_in_prose_and_pretty_printing() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = json!({"schema_version": "worker-report.v1", "status": "completed",
+                        "summary": "done {really}", "changed": ["src/a.rs"]});
+    let spec = fake_spec(
+        dir.path(),
+        &[
+            "print={\"type\":\"progress\"}",
+            "print=All done. Here is my report:",
+            &format!("print-pretty={report}"),
+            "print=Let me know if you need anything else.",
+        ],
+    );
+    let (outcome, seen) = run(spec).await;
+    assert_eq!(outcome.last_json, Some(report));
+    assert!(seen.lines.len() > 5, "pretty-printed over several lines");
+}
+
+#[tokio::test]
+async fn malformed_json_is_not_a_result_and_does_not_hide_an_earlier_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let (outcome, _) = run(fake_spec(dir.path(), &["print-malformed"])).await;
+    assert_eq!(outcome.ending, Ending::Exited(0));
+    assert_eq!(outcome.last_json, None);
+
+    let (outcome, _) =
+        run(fake_spec(dir.path(), &["print={\"status\":\"failed\"}", "print-malformed"])).await;
+    assert_eq!(outcome.last_json, Some(json!({"status": "failed"})));
+}
+
+#[tokio::test]
+async fn a_crash_by_signal_is_reported_as_such() {
+    let dir = tempfile::tempdir().unwrap();
+    let (outcome, _) = run(fake_spec(dir.path(), &["print=about to die", "raise=9"])).await;
+    assert_eq!(outcome.ending, Ending::Signaled(9));
+    assert_eq!(outcome.stdout_tail, "about to die\n");
+}
+
+#[tokio::test]
+async fn the_wall_clock_timeout_ends_the_whole_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut spec = fake_spec(dir.path(), &["grandchild-quiet=600000", "stall"]);
+    spec.timeout = Some(Duration::from_millis(500));
+    spec.grace = Duration::from_secs(10);
+    let (outcome, seen) = run(spec).await;
+    assert_eq!(outcome.ending, Ending::TimedOut);
+    // Both obeyed SIGTERM, so the grace period did not have to run out.
+    assert!(!outcome.sigkilled);
+    assert_nothing_survives(&outcome, &[seen.grandchild_pid()]);
+}
+
+#[tokio::test]
+async fn a_role_ignoring_sigterm_gets_sigkill_after_the_grace_period() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut spec = fake_spec(dir.path(), &["ignore-term", "print=ready", "stall"]);
+    spec.timeout = Some(Duration::from_millis(300));
+    spec.grace = Duration::from_millis(300);
+    let (outcome, seen) = run(spec).await;
+    assert_eq!(outcome.ending, Ending::TimedOut);
+    assert!(outcome.sigkilled);
+    assert_eq!(seen.lines, ["ready"]);
+    assert_nothing_survives(&outcome, &[]);
+}
+
+#[tokio::test]
+async fn a_grandchild_holding_stdout_neither_blocks_the_run_nor_outlives_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = fake_spec(dir.path(), &["grandchild=600000", "print=leader done"]);
+    let (outcome, seen) = run(spec).await;
+    // The leader's own exit decides the ending; the leak is reported besides it.
+    assert_eq!(outcome.ending, Ending::Exited(0));
+    assert!(outcome.leaked && outcome.sigkilled);
+    let grandchild = seen.grandchild_pid();
+    // The grandchild's own output (through the inherited pipe) was captured too.
+    assert!(
+        seen.lines.iter().any(|l| l.starts_with(&format!("pid={grandchild} pgid={}", outcome.pid)))
+    );
+    assert_nothing_survives(&outcome, &[grandchild]);
+}
+
+#[tokio::test]
+async fn a_grandchild_left_in_the_group_without_pipes_is_ended_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let (outcome, seen) = run(fake_spec(dir.path(), &["grandchild-quiet=600000"])).await;
+    assert_eq!(outcome.ending, Ending::Exited(0));
+    assert!(outcome.leaked);
+    assert_nothing_survives(&outcome, &[seen.grandchild_pid()]);
+}
+
+#[tokio::test]
+async fn silence_without_activity_is_a_stall() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut spec = fake_spec(dir.path(), &["print=thinking", "grandchild-quiet=600000", "stall"]);
+    spec.stall_timeout = Some(Duration::from_millis(500));
+    let probe = Arc::new(DirActivity::new(dir.path().join("worktree")));
+    let (outcome, seen) =
+        run_with(&quick_supervisor(), spec, Some(probe), CancellationToken::new()).await;
+    assert_eq!(outcome.ending, Ending::Stalled);
+    assert_nothing_survives(&outcome, &[seen.grandchild_pid()]);
+}
+
+#[tokio::test]
+async fn file_changes_in_the_watched_tree_keep_a_silent_role_alive() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("worktree")).unwrap();
+    std::fs::create_dir_all(dir.path().join("elsewhere")).unwrap();
+    let stall = Duration::from_millis(1500);
+    // Touches every 100 ms for 4 s: 15 touches per stall period, silent on stdout/stderr.
+    let role = |path: &str| {
+        let mut spec = fake_spec(dir.path(), &[&format!("touch-every=100:40:{path}")]);
+        spec.stall_timeout = Some(stall);
+        spec
+    };
+    let probe = Arc::new(DirActivity::new(dir.path().join("worktree")));
+
+    let (outcome, seen) = run_with(
+        &quick_supervisor(),
+        role("worktree/src/file.rs"),
+        Some(probe.clone()),
+        CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(outcome.ending, Ending::Exited(0), "{seen:?}");
+    assert_eq!(outcome.stdout_bytes + outcome.stderr_bytes, 0);
+
+    // The same behaviour outside the watched tree is no sign of life.
+    let (outcome, _) = run_with(
+        &quick_supervisor(),
+        role("elsewhere/file.rs"),
+        Some(probe),
+        CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(outcome.ending, Ending::Stalled);
+}
+
+#[tokio::test]
+async fn regular_output_keeps_a_role_alive() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut spec = fake_spec(dir.path(), &["tick-every=100:40"]);
+    spec.stall_timeout = Some(Duration::from_millis(1500));
+    let (outcome, seen) = run(spec).await;
+    assert_eq!(outcome.ending, Ending::Exited(0));
+    assert_eq!(seen.lines.len(), 40);
+}
+
+#[tokio::test]
+async fn cancellation_terminates_the_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = fake_spec(dir.path(), &["grandchild-quiet=600000", "print=ready", "stall"]);
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    let lines = Arc::new(Mutex::new(Vec::new()));
+    let seen_lines = lines.clone();
+    let outcome = quick_supervisor()
+        .run(
+            spec,
+            None,
+            cancel,
+            |_, _| {},
+            move |line| {
+                seen_lines.lock().unwrap().push(line.to_owned());
+                if line == "ready" {
+                    trigger.cancel();
+                }
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(outcome.ending, Ending::Cancelled);
+    let grandchild: u32 =
+        lines.lock().unwrap()[0].strip_prefix("grandchild-pid=").unwrap().parse().unwrap();
+    assert_nothing_survives(&outcome, &[grandchild]);
+}
+
+#[tokio::test]
+async fn dropping_the_run_kills_the_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let spec = fake_spec(dir.path(), &["grandchild-quiet=600000", "print=ready", "stall"]);
+    let seen: Arc<Mutex<(Option<u32>, Vec<String>)>> = Arc::default();
+    let (spawn_seen, line_seen) = (seen.clone(), seen.clone());
+    let ready = Arc::new(tokio::sync::Notify::new());
+    let ready_tx = ready.clone();
+    let supervisor = quick_supervisor();
+    let run = supervisor.run(
+        spec,
+        None,
+        CancellationToken::new(),
+        move |pid, _| spawn_seen.lock().unwrap().0 = Some(pid),
+        move |line| {
+            line_seen.lock().unwrap().1.push(line.to_owned());
+            if line == "ready" {
+                ready_tx.notify_one();
+            }
+        },
+    );
+    tokio::select! {
+        _ = run => panic!("the role stalls forever"),
+        () = ready.notified() => {} // drops the run future
+    }
+    let (pid, lines) = seen.lock().unwrap().clone();
+    let pid = pid.unwrap();
+    let grandchild: u32 = lines[0].strip_prefix("grandchild-pid=").unwrap().parse().unwrap();
+    // SIGKILL was sent synchronously on drop; give the kernel a moment to tear down.
+    for _ in 0..500 {
+        if group_members(pid).is_empty() && !is_alive(grandchild) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("group {pid} survived dropping its run: {:?}", group_members(pid));
+}
+
+#[tokio::test]
+async fn the_role_gets_exactly_the_scrubbed_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine_env = vec![
+        ("PATH".to_owned(), std::env::var("PATH").unwrap()),
+        ("GITHUB_TOKEN".to_owned(), "ghp_secret".to_owned()),
+        ("AWS_SECRET_ACCESS_KEY".to_owned(), "aws_secret".to_owned()),
+        ("BREEZE_RUN_ID".to_owned(), "run-1".to_owned()),
+        ("MODEL_URL".to_owned(), "http://localhost:8080".to_owned()),
+    ];
+    let mut spec = fake_spec(dir.path(), &["env-all"]);
+    spec.env = scrubbed_env(
+        engine_env,
+        &["MODEL_URL".to_owned()],
+        &[("BREEZE_ROLE".to_owned(), "worker".to_owned())],
+    );
+    let (outcome, seen) = run(spec).await;
+    assert_eq!(outcome.ending, Ending::Exited(0));
+    assert_eq!(
+        seen.lines,
+        [
+            "BREEZE_ROLE=worker".to_owned(),
+            "BREEZE_RUN_ID=run-1".to_owned(),
+            "MODEL_URL=http://localhost:8080".to_owned(),
+            format!("PATH={}", std::env::var("PATH").unwrap()),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn spawn_failures_name_the_program_and_what_to_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let supervisor = Supervisor::new();
+    let start = |argv: Vec<&str>, cwd: &std::path::Path| {
+        let mut spec = fake_spec(dir.path(), &[]);
+        spec.argv = argv.into_iter().map(String::from).collect();
+        spec.cwd = cwd.to_owned();
+        supervisor.run(spec, None, CancellationToken::new(), |_, _| panic!("not spawned"), |_| {})
+    };
+
+    let err = start(vec!["no-such-agent-cli"], dir.path()).await.unwrap_err();
+    assert!(matches!(err, SpawnError::ProgramNotFound { .. }), "{err:?}");
+    assert!(err.to_string().contains("`no-such-agent-cli`") && err.to_string().contains("PATH="));
+
+    let script = dir.path().join("worker.sh");
+    std::fs::write(&script, "#!/bin/sh\necho hi\n").unwrap();
+    let err = start(vec!["./worker.sh"], dir.path()).await.unwrap_err();
+    assert!(matches!(err, SpawnError::NotExecutable { .. }), "{err:?}");
+    assert!(err.to_string().contains("chmod +x"), "{err}");
+
+    let err = start(vec![FAKE_ROLE], &dir.path().join("removed-worktree")).await.unwrap_err();
+    assert!(matches!(err, SpawnError::CwdMissing { .. }), "{err:?}");
+    assert!(err.to_string().contains("removed-worktree"), "{err}");
+
+    let err = start(vec![], dir.path()).await.unwrap_err();
+    assert!(matches!(err, SpawnError::EmptyCommand), "{err:?}");
+
+    // An executable file the kernel cannot run (no #! line, not a binary).
+    let garbage = dir.path().join("garbage");
+    std::fs::write(&garbage, [0u8, 1, 2, 3]).unwrap();
+    std::fs::set_permissions(&garbage, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .unwrap();
+    let err = start(vec!["./garbage"], dir.path()).await.unwrap_err();
+    assert!(matches!(err, SpawnError::Exec { .. }), "{err:?}");
+    assert!(err.to_string().contains("#!"), "{err}");
+}
+
+#[tokio::test]
+async fn the_fake_role_writes_its_output_file_and_files_outside_any_write_set() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("out/worker-report.json");
+    std::fs::create_dir_all(output.parent().unwrap()).unwrap();
+    let mut spec = fake_spec(
+        dir.path(),
+        &["output={\"status\":\"completed\"}", "write=../outside-the-worktree.txt=oops"],
+    );
+    spec.cwd = dir.path().join("worktree");
+    std::fs::create_dir_all(&spec.cwd).unwrap();
+    spec.env.push(("BREEZE_OUTPUT".to_owned(), output.display().to_string()));
+    let (outcome, _) = run(spec).await;
+    assert_eq!(outcome.ending, Ending::Exited(0));
+    assert_eq!(std::fs::read_to_string(&output).unwrap(), "{\"status\":\"completed\"}");
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("outside-the-worktree.txt")).unwrap(),
+        "oops"
+    );
+}

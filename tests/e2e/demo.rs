@@ -1,0 +1,63 @@
+//! `breeze demo`: the README's first command.
+
+use crate::support::{both, git, run_in, status_json, stdout};
+
+#[test]
+fn demo_lands_all_eight_tasks_with_trailers_and_leaves_a_clean_repository() {
+    let temp = tempfile::tempdir().unwrap();
+    let dir = temp.path().join("demo");
+    let output = run_in(temp.path(), &["demo", "--dir", dir.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}", both(&output));
+    let text = stdout(&output);
+    assert!(text.contains("8 of 8 tasks landed"), "{text}");
+    assert!(text.contains("Advisor: PLAN"), "the demo shows an Advisor consult: {text}");
+    assert!(text.contains("REQUEST_CHANGES"), "the demo shows a review round: {text}");
+    assert!(text.contains("from the gates"), "the demo shows a gate: {text}");
+    assert!(text.contains(&dir.display().to_string()), "it says where the repository is");
+
+    let subjects = git(&dir, &["log", "--format=%s", "main"]);
+    let feats: Vec<&str> = subjects.lines().filter(|s| s.starts_with("feat: ")).collect();
+    assert_eq!(feats.len(), 8, "{subjects}");
+    let trailers = git(&dir, &["log", "--format=%(trailers:key=Breeze-Task,valueonly)", "main"]);
+    let mut tasks: Vec<&str> = trailers.lines().filter(|l| !l.is_empty()).collect();
+    tasks.sort();
+    assert_eq!(tasks, ["1", "2", "3", "4", "5", "6", "7", "8"]);
+    assert!(
+        git(&dir, &["log", "-1", "--format=%B", "main"]).contains("Breeze-Review: APPROVE (round")
+    );
+    // Task 2 needed a second round; task 3's stray file never reached main.
+    let task2 = git(&dir, &["log", "--format=%B", "--grep=Breeze-Task: 2$", "main"]);
+    assert!(task2.contains("Breeze-Review: APPROVE (round 2)"), "{task2}");
+    assert!(!dir.join("notes/scratch.md").exists());
+    assert!(
+        git(&dir, &["ls-tree", "-r", "--name-only", "main"])
+            .lines()
+            .all(|p| !p.starts_with("notes/"))
+    );
+
+    git(&dir, &["fsck", "--strict"]);
+    assert_eq!(git(&dir, &["status", "--porcelain"]), "", "the user's checkout stays clean");
+    let worktrees = git(&dir, &["worktree", "list", "--porcelain"]);
+    assert_eq!(
+        worktrees.matches("worktree ").count(),
+        1,
+        "lane worktrees are removed: {worktrees}"
+    );
+    let branches = git(&dir, &["branch", "--list", "task/*"]);
+    assert_eq!(branches.trim(), "", "landed task branches are deleted");
+
+    let status = status_json(&dir);
+    assert_eq!(status["schema_version"], "breeze-status.v1");
+    assert_eq!(status["state"], "succeeded");
+    assert!(status["tasks"].as_array().unwrap().iter().all(|t| t["state"] == "landed"), "{status}");
+}
+
+#[test]
+fn demo_refuses_a_non_empty_directory() {
+    let temp = tempfile::tempdir().unwrap();
+    std::fs::write(temp.path().join("keep.txt"), "mine").unwrap();
+    let output = run_in(temp.path(), &["demo", "--dir", temp.path().to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(2), "{}", both(&output));
+    assert!(crate::support::stderr(&output).contains("is not empty"));
+    assert_eq!(std::fs::read_to_string(temp.path().join("keep.txt")).unwrap(), "mine");
+}

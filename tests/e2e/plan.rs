@@ -1,0 +1,98 @@
+//! `breeze plan` through the binary.
+
+use crate::support::{both, run_in, stderr, stdout};
+
+#[test]
+fn a_dependency_cycle_exits_two_and_prints_the_cycle() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("plan.toml"),
+        r#"
+[[task]]
+id = "a"
+title = "A"
+dod = "-"
+writes = ["a"]
+depends_on = ["c"]
+[[task]]
+id = "b"
+title = "B"
+dod = "-"
+writes = ["b"]
+depends_on = ["a"]
+[[task]]
+id = "c"
+title = "C"
+dod = "-"
+writes = ["c"]
+depends_on = ["b"]
+"#,
+    )
+    .unwrap();
+    let output = run_in(dir.path(), &["plan", "plan.toml"]);
+    assert_eq!(output.status.code(), Some(2), "{}", both(&output));
+    let err = stderr(&output);
+    assert!(
+        err.contains("a -> c -> b -> a")
+            || err.contains("a -> b -> c -> a")
+            || err.contains(" -> a"),
+        "{err}"
+    );
+}
+
+#[test]
+fn plan_json_names_groups_lanes_and_conflict_witnesses() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("plan.toml"),
+        r#"
+[[task]]
+id = "1"
+title = "All Rust sources"
+dod = "-"
+writes = ["src/**/*.rs"]
+[[task]]
+id = "2"
+title = "The git module"
+dod = "-"
+writes = ["src/git/mod.rs"]
+[[task]]
+id = "3"
+title = "Docs"
+dod = "-"
+writes = ["docs/"]
+"#,
+    )
+    .unwrap();
+    let output = run_in(dir.path(), &["plan", "plan.toml", "--json"]);
+    assert_eq!(output.status.code(), Some(0), "{}", both(&output));
+    let json: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(json["workers"], 2, "{json}");
+    assert_eq!(json["groups"].as_array().unwrap().len(), 2, "{json}");
+    let conflicts = json["conflicts"].as_array().unwrap();
+    assert_eq!(conflicts.len(), 1, "{json}");
+    assert_eq!(conflicts[0]["witness"], "src/git/mod.rs", "{json}");
+
+    let table = run_in(dir.path(), &["plan", "plan.toml"]);
+    assert!(stdout(&table).contains("src/git/mod.rs"), "{}", stdout(&table));
+}
+
+#[test]
+fn status_piped_into_a_closed_reader_is_not_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let demo = dir.path().join("demo");
+    let output = run_in(dir.path(), &["demo", "--dir", demo.to_str().unwrap()]);
+    assert_eq!(output.status.code(), Some(0), "{}", both(&output));
+    let mut child = crate::support::breeze()
+        .current_dir(&demo)
+        .args(["report"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Close the reading end at once, like `| head -0`.
+    drop(child.stdout.take());
+    let result = child.wait_with_output().unwrap();
+    assert_eq!(result.status.code(), Some(0), "{}", String::from_utf8_lossy(&result.stderr));
+    assert!(!String::from_utf8_lossy(&result.stderr).contains("panicked"));
+}
