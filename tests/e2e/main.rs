@@ -3,10 +3,12 @@
 //! module. Library-level behaviour is tested in the crates; these tests cover what only
 //! the whole program shows.
 
+mod agents;
 mod checkout;
 mod demo;
 mod plan;
 mod protocol_roles;
+mod recovery;
 mod support;
 mod validate;
 

@@ -346,3 +346,103 @@ async fn a_second_run_is_refused_while_one_can_be_resumed() {
     assert!(err.to_string().contains("can be resumed"), "{err}");
     assert!(err.hints().iter().any(|h| h.contains("breeze resume")));
 }
+
+/// Writes an executable shell script outside the repository and returns its path.
+fn script(fixture: &Fixture, name: &str, body: &str) -> String {
+    let path = fixture.root.parent().unwrap().join(name);
+    std::fs::write(&path, body).unwrap();
+    path.display().to_string()
+}
+
+fn shell_worker(options: &mut RunOptions, script: &str) {
+    let config = options.config.as_mut().unwrap();
+    config.worker.backend = BackendKind::Command;
+    config.worker.command = vec!["sh".into(), script.into()];
+    config.worker.stall_timeout = Duration::from_secs(30);
+}
+
+#[tokio::test]
+async fn a_landing_conflict_goes_back_to_the_worker_with_the_files_to_resolve() {
+    let plan =
+        "[[task]]\nid = \"1\"\ntitle = \"Change shared\"\ndod = \"d\"\nwrites = [\"shared.txt\"]\n";
+    let fixture = Fixture::new(plan, &[("shared.txt", "base\n")]);
+    let marker = fixture.root.parent().unwrap().join("main-moved");
+    // Attempt 1 does the work and, playing "someone else", commits a conflicting change
+    // to main in the user's checkout. The next attempt sees the conflict and resolves it.
+    let body = format!(
+        r#"cat > /dev/null
+if grep -q '"files"' "$BREEZE_INPUT"; then
+  grep -q '<<<<<<<' shared.txt || exit 3
+  printf 'main version\ntask version\n' > shared.txt
+else
+  echo "task version" > shared.txt
+  if [ ! -f "{marker}" ]; then
+    touch "{marker}"
+    (cd "{root}" && echo "main version" > shared.txt && git commit -qam "someone else")
+  fi
+fi
+printf '{{"schema_version":"worker-report.v1","status":"completed","summary":"ok"}}' > "$BREEZE_OUTPUT"
+"#,
+        marker = marker.display(),
+        root = fixture.root.display()
+    );
+    let worker = script(&fixture, "conflict-worker.sh", &body);
+    let mut options = fixture.options();
+    shell_worker(&mut options, &worker);
+    let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    assert_eq!(git(&fixture.root, &["show", "main:shared.txt"]), "main version\ntask version\n");
+    let input = std::fs::read_to_string(outcome.run_dir.join("io/1.worker.2.input.json")).unwrap();
+    assert!(
+        input.contains("\"shared.txt\""),
+        "the second attempt was told which file conflicts: {input}"
+    );
+    assert_eq!(task(&outcome, "1").rounds, 2, "the resolution was reviewed again");
+    assert_eq!(git(&fixture.root, &["status", "--porcelain"]), "");
+}
+
+#[tokio::test]
+async fn a_failing_verify_goes_back_to_the_worker_with_the_log_tail() {
+    let fixture = Fixture::new(&one_task(""), &[]);
+    let mut options = fixture.options();
+    options.config.as_mut().unwrap().verify = vec![
+        "sh".into(),
+        "-c".into(),
+        "grep -q 'attempt 2' src/one.txt || { echo 'verify: attempt 2 missing'; exit 1; }".into(),
+    ];
+    let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    let input = std::fs::read_to_string(outcome.run_dir.join("io/1.worker.2.input.json")).unwrap();
+    assert!(
+        input.contains("verify_failure") && input.contains("verify: attempt 2 missing"),
+        "{input}"
+    );
+    assert!(git(&fixture.root, &["show", "main:src/one.txt"]).contains("attempt 2"));
+}
+
+#[tokio::test]
+async fn new_worktrees_get_the_declared_ignored_files_and_the_setup_command() {
+    let plan = "[[task]]\nid = \"1\"\ntitle = \"Use env\"\ndod = \"d\"\nwrites = [\"out.txt\"]\n";
+    let fixture = Fixture::new(plan, &[(".gitignore", ".env\n.setup-marker\n")]);
+    std::fs::write(fixture.root.join(".env"), "API_URL=http://localhost\n").unwrap();
+    let worker = script(
+        &fixture,
+        "env-worker.sh",
+        "cat > /dev/null\ncat .env .setup-marker > out.txt\nprintf '{\"schema_version\":\"worker-report.v1\",\"status\":\"completed\",\"summary\":\"ok\"}' > \"$BREEZE_OUTPUT\"\n",
+    );
+    let mut options = fixture.options();
+    shell_worker(&mut options, &worker);
+    let config = options.config.as_mut().unwrap();
+    config.worktree_include = vec![".env".into()];
+    config.worktree_setup = vec!["sh".into(), "-c".into(), "echo setup-ran > .setup-marker".into()];
+    let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    assert_eq!(
+        git(&fixture.root, &["show", "main:out.txt"]),
+        "API_URL=http://localhost\nsetup-ran\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(fixture.root.join(".env")).unwrap(),
+        "API_URL=http://localhost\n"
+    );
+}

@@ -1,0 +1,142 @@
+//! Killed engines, stuck roles and cleaning up: what a user needs to trust a long run.
+
+use std::time::{Duration, Instant};
+
+use crate::support::{SCRIPTED_CONFIG, both, breeze, git, repo_with, run_in, status_json, stdout};
+
+fn alive(pid: i32) -> bool {
+    // A zombie is not alive; /proc says so.
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|stat| !stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'))
+        .unwrap_or(false)
+}
+
+fn wait_for(what: &str, mut check: impl FnMut() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !check() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_run_killed_with_sigkill_resumes_ends_the_orphan_and_lands_once() {
+    let (temp, root) = repo_with(&[("README.md", "r\n")]);
+    let pid_file = temp.path().join("worker.pid");
+    let hold = temp.path().join("hold");
+    std::fs::write(&hold, "").unwrap();
+    let worker = format!(
+        "cat > /dev/null\necho $$ > {pid}\nif [ -f {hold} ]; then sleep 300; fi\necho done > a.txt\nprintf '{{\"schema_version\":\"worker-report.v1\",\"status\":\"completed\",\"summary\":\"ok\"}}' > \"$BREEZE_OUTPUT\"\n",
+        pid = pid_file.display(),
+        hold = hold.display()
+    );
+    let script = temp.path().join("worker.sh");
+    std::fs::write(&script, worker).unwrap();
+    let config = format!(
+        "[roles.worker]\nbackend = \"command\"\ncommand = [\"sh\", \"{}\"]\n[roles.reviewer]\nbackend = \"scripted\"\n[roles.advisor]\nbackend = \"scripted\"\n",
+        script.display()
+    );
+    std::fs::write(root.join("breeze.toml"), config).unwrap();
+    std::fs::write(
+        root.join("plan.toml"),
+        "[[task]]\nid = \"1\"\ntitle = \"T\"\ndod = \"d\"\nwrites = [\"a.txt\"]\n",
+    )
+    .unwrap();
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "config"]);
+
+    let mut engine = breeze()
+        .current_dir(&root)
+        .args(["run"])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_for("the worker to start", || {
+        std::fs::read_to_string(&pid_file).is_ok_and(|p| !p.trim().is_empty())
+    });
+    let worker_pid: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+    engine.kill().unwrap(); // SIGKILL: no cleanup at all
+    engine.wait().unwrap();
+    assert!(
+        alive(worker_pid),
+        "the worker outlived the killed engine (that is what resume must clean up)"
+    );
+
+    let status = status_json(&root);
+    assert_eq!(
+        status["state"], "interrupted",
+        "a dead engine's run reads as interrupted: {status}"
+    );
+
+    std::fs::remove_file(&hold).unwrap();
+    let resumed = run_in(&root, &["resume"]);
+    assert_eq!(resumed.status.code(), Some(0), "{}", both(&resumed));
+    assert!(!alive(worker_pid), "resume ended the orphaned worker");
+    let landed = git(&root, &["log", "--format=%(trailers:key=Breeze-Task,valueonly)", "main"]);
+    assert_eq!(landed.lines().filter(|l| *l == "1").count(), 1, "{landed}");
+    assert_eq!(git(&root, &["show", "main:a.txt"]), "done\n");
+    git(&root, &["fsck", "--strict"]);
+}
+
+#[test]
+fn a_silent_worker_process_is_killed_respawned_once_then_escalated() {
+    let (temp, root) = repo_with(&[("README.md", "r\n")]);
+    let script = temp.path().join("silent.sh");
+    // Ignores SIGTERM and leaves a grandchild holding stdout: it must still end.
+    std::fs::write(&script, "trap '' TERM\ncat > /dev/null\nsleep 300 &\nsleep 300\n").unwrap();
+    let config = format!(
+        "[roles.worker]\nbackend = \"command\"\ncommand = [\"sh\", \"{}\"]\nstall_timeout = \"1s\"\n[roles.reviewer]\nbackend = \"scripted\"\n[roles.advisor]\nbackend = \"scripted\"\n",
+        script.display()
+    );
+    std::fs::write(root.join("breeze.toml"), config).unwrap();
+    std::fs::write(
+        root.join("plan.toml"),
+        "[[task]]\nid = \"1\"\ntitle = \"T\"\ndod = \"d\"\nwrites = [\"a.txt\"]\n",
+    )
+    .unwrap();
+    let output = breeze().current_dir(&root).args(["run"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", both(&output));
+    let status = status_json(&root);
+    assert_eq!(status["tasks"][0]["state"], "escalated");
+    assert_eq!(status["tasks"][0]["attempts"], 2);
+    assert!(status["tasks"][0]["reason"].as_str().unwrap().contains("stalled"), "{status}");
+    let leftovers = std::process::Command::new("pgrep")
+        .args(["-f", &script.display().to_string()])
+        .output()
+        .unwrap();
+    assert!(
+        leftovers.stdout.is_empty(),
+        "no role process outlives the run: {}",
+        String::from_utf8_lossy(&leftovers.stdout)
+    );
+}
+
+#[test]
+fn clean_removes_only_what_breeze_created_and_keeps_unlanded_work() {
+    let plan = "[[task]]\nid = \"1\"\ntitle = \"Rejected\"\ndod = \"d\"\nwrites = [\"a.txt\"]\n[task.sim]\nrequest_changes = 3\n\n[[task]]\nid = \"2\"\ntitle = \"Fine\"\ndod = \"d\"\nwrites = [\"b.txt\"]\n";
+    let (_temp, root) = repo_with(&[("breeze.toml", SCRIPTED_CONFIG), ("plan.toml", plan)]);
+    git(&root, &["branch", "task/user-owned"]);
+    let output = run_in(&root, &["run"]);
+    assert_eq!(output.status.code(), Some(1), "{}", both(&output));
+    assert!(git(&root, &["branch", "--list", "task/1"]).contains("task/1"));
+
+    let dry = run_in(&root, &["clean", "--dry-run"]);
+    assert_eq!(dry.status.code(), Some(0), "{}", both(&dry));
+    assert!(stdout(&dry).contains("kept task/1"), "{}", stdout(&dry));
+    let kept = run_in(&root, &["clean"]);
+    assert!(stdout(&kept).contains("kept task/1"), "{}", stdout(&kept));
+    assert!(
+        git(&root, &["branch", "--list", "task/1"]).contains("task/1"),
+        "unlanded work is kept"
+    );
+
+    let forced = run_in(&root, &["clean", "--force"]);
+    assert_eq!(forced.status.code(), Some(0), "{}", both(&forced));
+    assert!(stdout(&forced).contains("removed task/1"), "{}", stdout(&forced));
+    let branches = git(&root, &["branch", "--list"]);
+    assert!(!branches.contains("task/1"), "{branches}");
+    assert!(
+        branches.contains("task/user-owned"),
+        "a branch breeze did not create survives --force: {branches}"
+    );
+}
