@@ -10,8 +10,10 @@
 #       `git worktree remove`, `git branch -D`;
 #   (b) the `team_land` example: the same tasks through breeze-git with at most 3 lane
 #       worktrees moved between tasks (create/move_worktree, commit_worktree, merge_task,
-#       write_landing_commit, advance_main, remove_worktree at the end).
-# Both must end with the same tree on main (checked). Prints both wall times and the
+#       write_landing_commit, advance_main, remove_worktree at the end);
+#   (c) scripts/bench/land-breeze-run.sh: the same tasks through the whole engine,
+#       `breeze run` with a shell worker and the scripted reviewer.
+# All three must end with the same tree on main (checked). Prints both wall times and the
 # ratio, then one fresh create_worktree against one move_worktree on the same repository.
 # RUNS=n repeats (a)/(b) alternately and reports medians; BENCH_DIR picks the directory
 # (default: a new temp dir, removed afterwards).
@@ -22,9 +24,10 @@ runs=${RUNS:-1}
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 
-echo "building the team_land example (release)..."
-(cd "$root" && cargo build --release --quiet -p breeze-git --example team_land)
+echo "building the team_land example and breeze (release)..."
+(cd "$root" && cargo build --release --quiet -p breeze-git --example team_land && cargo build --release --quiet -p breeze-cli)
 team_land="$root/target/release/examples/team_land"
+breeze="$root/target/release/breeze"
 
 work=${BENCH_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/land-bench.XXXXXX")}
 mkdir -p "$work"
@@ -38,10 +41,12 @@ rm -rf "$work/gen"
 now() { date +%s.%N; }
 cli_times=()
 breeze_times=()
+run_times=()
 for run in $(seq 1 "$runs"); do
-  rm -rf "$work/cli" "$work/breeze"
+  rm -rf "$work/cli" "$work/breeze" "$work/run"
   cp -a "$work/gen" "$work/cli"
   cp -a "$work/gen" "$work/breeze"
+  cp -a "$work/gen" "$work/run"
   sync
 
   t0=$(now)
@@ -49,14 +54,17 @@ for run in $(seq 1 "$runs"); do
   t1=$(now)
   "$team_land" "$work/breeze" --tasks "$tasks" >/dev/null
   t2=$(now)
+  "$here/land-breeze-run.sh" "$breeze" "$work/run" "$tasks"
+  t3=$(now)
 
   cli_tree=$(git -C "$work/cli" rev-parse 'main^{tree}')
   breeze_tree=$(git -C "$work/breeze" rev-parse 'main^{tree}')
-  if [ "$cli_tree" != "$breeze_tree" ]; then
-    echo "land-bench: the two runs ended with different trees ($cli_tree vs $breeze_tree)" >&2
+  run_tree=$(git -C "$work/run" rev-parse 'main^{tree}')
+  if [ "$cli_tree" != "$breeze_tree" ] || [ "$cli_tree" != "$run_tree" ]; then
+    echo "land-bench: the runs ended with different trees ($cli_tree, $breeze_tree, $run_tree)" >&2
     exit 1
   fi
-  for dir in "$work/cli" "$work/breeze"; do
+  for dir in "$work/cli" "$work/breeze" "$work/run"; do
     if [ -n "$(git -C "$dir" status --porcelain)" ]; then
       echo "land-bench: $dir is not clean after the run" >&2; exit 1
     fi
@@ -68,9 +76,11 @@ for run in $(seq 1 "$runs"); do
 
   cli_s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
   breeze_s=$(awk -v a="$t1" -v b="$t2" 'BEGIN { printf "%.3f", b - a }')
-  echo "run $run: git CLI $cli_s s, breeze-git $breeze_s s"
+  run_s=$(awk -v a="$t2" -v b="$t3" 'BEGIN { printf "%.3f", b - a }')
+  echo "run $run: git CLI $cli_s s, breeze-git $breeze_s s, breeze run $run_s s"
   cli_times+=("$cli_s")
   breeze_times+=("$breeze_s")
+  run_times+=("$run_s")
 done
 
 median() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
@@ -80,7 +90,10 @@ echo
 echo "== $tasks one-file tasks on $files files (median of $runs run(s)) =="
 echo "git CLI (seeds' procedure):  $cli_m s"
 echo "breeze-git (3 lanes):        $breeze_m s"
-awk -v b="$breeze_m" -v c="$cli_m" 'BEGIN { printf "ratio breeze / git CLI:      %.2fx\n", b / c }'
+run_m=$(median "${run_times[@]}")
+echo "breeze run (whole engine):   $run_m s"
+awk -v b="$breeze_m" -v c="$cli_m" 'BEGIN { printf "ratio breeze-git / git CLI:  %.2fx\n", b / c }'
+awk -v b="$run_m" -v c="$cli_m" 'BEGIN { printf "ratio breeze run / git CLI: %.2fx\n", b / c }'
 
 echo
 echo "== one fresh worktree vs one lane move on $files files =="

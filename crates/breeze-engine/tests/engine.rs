@@ -446,3 +446,49 @@ async fn new_worktrees_get_the_declared_ignored_files_and_the_setup_command() {
         "API_URL=http://localhost\n"
     );
 }
+
+#[tokio::test]
+async fn a_worker_that_wrecks_its_worktree_fails_attempts_and_the_lane_recovers() {
+    let plan = "[[task]]\nid = \"1\"\ntitle = \"Wrecker\"\ndod = \"d\"\nwrites = [\"a.txt\"]\n\n[[task]]\nid = \"2\"\ntitle = \"Fine\"\ndod = \"d\"\nwrites = [\"b.txt\"]\n";
+    let fixture = Fixture::new(plan, &[]);
+    // Task 1's worker leaves its branch for another one and leaves files uncommitted
+    // there; task 2's worker behaves.
+    let worker = script(
+        &fixture,
+        "wrecker.sh",
+        r#"cat > /dev/null
+if [ "$BREEZE_TASK_ID" = 1 ]; then
+  git checkout -q -B elsewhere
+  echo wreck >> a.txt
+else
+  echo fine > b.txt
+fi
+printf '{"schema_version":"worker-report.v1","status":"completed","summary":"ok"}' > "$BREEZE_OUTPUT"
+"#,
+    );
+    let mut options = fixture.options();
+    shell_worker(&mut options, &worker);
+    options.max_workers = Some(1);
+    let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
+    let first = task(&outcome, "1");
+    assert_eq!(first.state, TaskState::Escalated, "{first:?}");
+    assert_eq!(first.attempts, 3);
+    assert!(
+        first.reason.as_deref().unwrap().contains("elsewhere"),
+        "the reason names what the worker did: {first:?}"
+    );
+    let input = std::fs::read_to_string(outcome.run_dir.join("io/1.worker.2.input.json")).unwrap();
+    assert!(
+        input.contains("\"last_failure\": \"") && input.contains("elsewhere"),
+        "the retry is told why: {input}"
+    );
+    assert_eq!(
+        task(&outcome, "2").state,
+        TaskState::Landed,
+        "the lane went on with a fresh worktree: {outcome:?}"
+    );
+    assert_eq!(git(&fixture.root, &["show", "main:b.txt"]), "fine\n");
+    // The wrecked worktree is kept for the user, not discarded.
+    let worktrees = git(&fixture.root, &["worktree", "list", "--porcelain"]);
+    assert!(worktrees.contains("branch refs/heads/elsewhere"), "{worktrees}");
+}

@@ -88,6 +88,9 @@ pub struct WorkerInput {
     /// Failed verify run to fix, if any.
     #[serde(default)]
     pub verify_failure: Option<VerifyFailure>,
+    /// Why the previous attempt of this round failed, if it did.
+    #[serde(default)]
+    pub last_failure: Option<String>,
     /// Mistakes already found in this run that must not recur.
     pub universal_violations: Vec<String>,
 }

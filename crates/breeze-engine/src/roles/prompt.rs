@@ -85,6 +85,10 @@ pub fn worker(definition: &RoleDefinition, input: &WorkerInput) -> String {
         ),
         None => String::new(),
     };
+    let last_failure = match &input.last_failure {
+        Some(text) => format!("\n## The previous attempt failed\n\n```\n{text}\n```\n"),
+        None => String::new(),
+    };
     let violations = if input.universal_violations.is_empty() {
         String::new()
     } else {
@@ -110,7 +114,7 @@ pub fn worker(definition: &RoleDefinition, input: &WorkerInput) -> String {
             ("contract_path", input.contract_path.clone()),
             ("feedback", feedback),
             ("conflict", conflict),
-            ("verify_failure", verify_failure),
+            ("verify_failure", format!("{verify_failure}{last_failure}")),
             ("universal_violations", violations),
         ],
     );
@@ -225,6 +229,7 @@ mod tests {
             }),
             conflict: None,
             verify_failure: None,
+            last_failure: None,
             universal_violations: vec!["never log passwords".into()],
         }
     }

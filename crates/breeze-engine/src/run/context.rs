@@ -21,6 +21,8 @@ use crate::snapshot::{RunSnapshot, TaskRecord};
 /// Shared state of one run.
 pub(crate) struct RunContext {
     pub run_id: String,
+    /// Main when the run started: landings of this run are searched back to here.
+    pub main_tip_at_start: breeze_git::Oid,
     pub repo: Arc<Repo>,
     pub config: Config,
     pub plan: Plan,

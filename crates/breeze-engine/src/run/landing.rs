@@ -38,7 +38,10 @@ pub(crate) async fn land(ctx: &RunContext, index: usize) -> Result<Landing, Engi
     // A landing that happened before a crash is recognized by its trailers.
     let run_id = ctx.run_id.clone();
     let task_id = id.clone();
-    if let Some(commit) = ctx.git(move |repo| repo.find_landing(&run_id, &task_id, None)).await? {
+    let stop_at = ctx.main_tip_at_start;
+    if let Some(commit) =
+        ctx.git(move |repo| repo.find_landing(&run_id, &task_id, Some(stop_at))).await?
+    {
         return Ok(Landing::Landed { commit: commit.to_string() });
     }
 

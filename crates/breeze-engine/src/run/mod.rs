@@ -237,7 +237,8 @@ pub async fn resume(
         if record.state.is_terminal() {
             continue;
         }
-        if let Some(commit) = repo.find_landing(&run_id, &record.id, None)? {
+        let stop_at = review::parse_oid(&snapshot.main_tip_at_start)?;
+        if let Some(commit) = repo.find_landing(&run_id, &record.id, Some(stop_at))? {
             record.state = TaskState::Landed;
             record.stage = Stage::Done;
             record.commit = Some(commit.to_string());
@@ -322,6 +323,7 @@ async fn execute(
     });
     let ctx = Arc::new(RunContext {
         run_id: run_id.clone(),
+        main_tip_at_start: review::parse_oid(&snapshot.main_tip_at_start)?,
         repo: Arc::new(repo),
         config,
         plan,

@@ -255,7 +255,9 @@ fn write_contract(ctx: &RunContext, index: usize) -> Result<(), EngineError> {
 }
 
 /// Gives the task a worktree on its branch: the lane's worktree moved to the task
-/// (checking out only the differing paths), or a new lane worktree the first time.
+/// (checking out only the differing paths), or a new lane worktree the first time — or
+/// when the lane's worktree cannot be reused (a worker left it in a state breeze will not
+/// discard; it stays on disk for the user and `breeze clean`).
 async fn prepare_worktree(
     ctx: &RunContext,
     index: usize,
@@ -263,61 +265,80 @@ async fn prepare_worktree(
 ) -> Result<breeze_git::Worktree, EngineError> {
     let id = ctx.task(index).id.to_string();
     let record = ctx.record(index);
-    let existing = ctx.lanes.lock().unwrap_or_else(|p| p.into_inner())[lane as usize - 1].clone();
-    let lock_reason = format!("breeze run {} (lane {lane})", ctx.run_id);
-    let (worktree, created) = match (&record.branch, existing) {
-        (Some(branch), Some(wt)) => {
-            let branch = branch.clone();
-            (ctx.git(move |repo| repo.switch_worktree(&wt, &branch)).await?, false)
-        }
-        (Some(branch), None) => {
-            let branch = branch.clone();
-            let name = format!("lane-{lane}");
-            (
-                ctx.git(move |repo| repo.create_worktree_on_branch(&name, &branch, &lock_reason))
-                    .await?,
-                true,
-            )
-        }
-        (None, existing) => {
-            let branch = format!("task/{}", breeze_git::Repo::slug(&id));
+    let (branch, fresh_base) = match &record.branch {
+        Some(branch) => (branch.clone(), None),
+        None => {
             let base = ctx.git(|repo| repo.main_tip()).await?;
-            let (wt, created) = match existing {
-                Some(wt) => {
-                    let branch = branch.clone();
-                    (ctx.git(move |repo| repo.move_worktree(&wt, &branch, base)).await?, false)
-                }
-                None => {
-                    let branch = branch.clone();
-                    let name = format!("lane-{lane}");
-                    (
-                        ctx.git(move |repo| {
-                            repo.create_worktree(&name, &branch, base, &lock_reason)
-                        })
-                        .await?,
-                        true,
-                    )
-                }
-            };
-            ctx.update_task(index, |record| {
-                record.branch = Some(branch.clone());
-                record.base = Some(base.to_string());
-                record.head = Some(base.to_string());
-            })?;
-            ctx.journal(EventKind::WorktreeCreated {
-                task: id.clone(),
-                path: wt.path.display().to_string(),
-                branch,
-                base: base.to_string(),
-            })?;
-            (wt, created)
+            (format!("task/{}", breeze_git::Repo::slug(&id)), Some(base))
         }
     };
+    let existing = ctx.lanes.lock().unwrap_or_else(|p| p.into_inner())[lane as usize - 1].clone();
+    let reused = match existing {
+        Some(wt) => {
+            let path = wt.path.clone();
+            let target = branch.clone();
+            let placed = ctx
+                .git(move |repo| match fresh_base {
+                    Some(base) => repo.move_worktree(&wt, &target, base),
+                    None => repo.switch_worktree(&wt, &target),
+                })
+                .await;
+            match placed {
+                Ok(wt) => Some(wt),
+                Err(err) => {
+                    tracing::warn!(
+                        "lane {lane}: {} cannot be reused ({err}); it is left as it is and a new worktree is created",
+                        path.display()
+                    );
+                    None
+                }
+            }
+        }
+        None => None,
+    };
+    let (worktree, created) = match reused {
+        Some(wt) => (wt, false),
+        None => (create_lane_worktree(ctx, lane, &branch, fresh_base).await?, true),
+    };
+    if let Some(base) = fresh_base {
+        ctx.update_task(index, |record| {
+            record.branch = Some(branch.clone());
+            record.base = Some(base.to_string());
+            record.head = Some(base.to_string());
+        })?;
+    }
+    ctx.journal(EventKind::WorktreeCreated {
+        task: id.clone(),
+        path: worktree.path.display().to_string(),
+        branch,
+        base: worktree.base.to_string(),
+    })?;
     if created {
         provision(ctx, &id, &worktree).await?;
     }
     ctx.lanes.lock().unwrap_or_else(|p| p.into_inner())[lane as usize - 1] = Some(worktree.clone());
     Ok(worktree)
+}
+
+/// A new worktree for `lane`: `lane-<n>`, or `lane-<n>-<k>` when that name is taken.
+async fn create_lane_worktree(
+    ctx: &RunContext,
+    lane: u32,
+    branch: &str,
+    fresh_base: Option<breeze_git::Oid>,
+) -> Result<breeze_git::Worktree, EngineError> {
+    let lock_reason = format!("breeze run {} (lane {lane})", ctx.run_id);
+    let root = ctx.repo.worktree_root();
+    let name = (1..)
+        .map(|k| if k == 1 { format!("lane-{lane}") } else { format!("lane-{lane}-{k}") })
+        .find(|name| !root.join(name).exists())
+        .unwrap_or_else(|| format!("lane-{lane}"));
+    let branch = branch.to_string();
+    ctx.git(move |repo| match fresh_base {
+        Some(base) => repo.create_worktree(&name, &branch, base, &lock_reason),
+        None => repo.create_worktree_on_branch(&name, &branch, &lock_reason),
+    })
+    .await
 }
 
 /// Copies the declared ignored files and runs the setup command in a new worktree.
@@ -330,7 +351,20 @@ async fn provision(
         let include = ctx.config.worktree_include.clone();
         let wt = worktree.clone();
         let report = ctx.git(move |repo| repo.provision(&wt, &include)).await?;
-        tracing::info!(task = %id, "provisioned worktree: {report:?}");
+        tracing::info!(task = %id, copied = ?report.copied, "provisioned {}", worktree.path.display());
+        if !report.unmatched.is_empty() {
+            tracing::warn!(
+                "worktree.include: {} matched nothing in {}; workers will not have it",
+                report.unmatched.join(", "),
+                ctx.repo.workdir().display()
+            );
+        }
+        if !report.not_ignored.is_empty() {
+            tracing::warn!(
+                "worktree.include: {} are tracked or not ignored by git; they reach worktrees by checkout, not by copying",
+                report.not_ignored.join(", ")
+            );
+        }
     }
     if ctx.config.worktree_setup.is_empty() {
         return Ok(());

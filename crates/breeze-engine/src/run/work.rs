@@ -51,6 +51,7 @@ pub(crate) async fn work(
     let mut stalls = 0u32;
     let mut advice_requests = 0u32;
     let mut limited = 0u32;
+    let mut last_failure: Option<String> = None;
     loop {
         if ctx.cancel.is_cancelled() {
             return Ok(Work::Interrupted);
@@ -77,6 +78,7 @@ pub(crate) async fn work(
             review_feedback: record.feedback.clone(),
             conflict: record.conflict.clone(),
             verify_failure: record.verify_failure.clone(),
+            last_failure: last_failure.clone(),
             universal_violations,
         };
         let started_at = clock::now_rfc3339();
@@ -125,9 +127,18 @@ pub(crate) async fn work(
         // Whatever happened, the worker's files are committed on the task branch: nothing is lost.
         let wt = worktree.clone();
         let message = format!("breeze: task {id}, attempt {attempt}");
-        let head =
-            ctx.git(move |repo| repo.commit_worktree(&wt, &message)).await?.head().to_string();
-        ctx.update_task(index, |record| record.head = Some(head.clone()))?;
+        let commit_problem = match ctx.git(move |repo| repo.commit_worktree(&wt, &message)).await {
+            Ok(outcome) => {
+                let head = outcome.head().to_string();
+                ctx.update_task(index, |record| record.head = Some(head))?;
+                None
+            }
+            // What the worker did to its worktree (moved HEAD, rewrote history, left
+            // conflict markers) fails the attempt, not the task.
+            Err(EngineError::Git(err)) if worker_caused(&err) => Some(err.to_string()),
+            Err(err) => return Err(err),
+        };
+        let head = ctx.record(index).head.unwrap_or_else(|| base.clone());
 
         let outcome: Result<WorkerReport, Failure> = match &reply.ending {
             RoleEnding::Stalled => {
@@ -191,6 +202,7 @@ pub(crate) async fn work(
         };
 
         let failure = match outcome {
+            Ok(_) if commit_problem.is_some() => Failure { text: String::new() },
             Ok(report) => match report.status {
                 WorkerStatus::Completed if head == base => {
                     Failure { text: "the worker reported completed but changed nothing".into() }
@@ -280,8 +292,13 @@ pub(crate) async fn work(
             },
             Err(failure) => failure,
         };
+        let failure = match commit_problem {
+            Some(problem) => Failure { text: problem },
+            None => failure,
+        };
 
         // A failed attempt.
+        last_failure = Some(crate::advice::bound_text(&failure.text, 4096));
         record_attempt(
             ctx,
             &id,
@@ -358,6 +375,19 @@ pub(crate) async fn wait_for_limit(
         () = tokio::time::sleep(wait) => Ok(()),
         () = ctx.cancel.cancelled() => Ok(()),
     }
+}
+
+/// Whether a git error after an attempt is the worker's doing (and so a failed
+/// attempt the worker can fix) rather than a problem of the repository.
+fn worker_caused(err: &breeze_git::GitError) -> bool {
+    use breeze_git::GitError;
+    matches!(
+        err,
+        GitError::HeadMoved { .. }
+            | GitError::NotFromBase { .. }
+            | GitError::UnresolvedConflicts { .. }
+            | GitError::MidOperation { .. }
+    )
 }
 
 /// Stores PLAN/CORRECTION guidance for the next attempts; returns the escalation

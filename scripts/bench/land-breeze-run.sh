@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The same team run as land-cli.sh, through the whole engine: `breeze run` with a plan of
+# TASKS one-file tasks (each task's write set is the file it edits), a shell worker that
+# makes the same edit as land-cli.sh, and the built-in scripted reviewer. Covers what the
+# library benchmark does not: planning, contracts, the journal (fsync per event), role
+# processes, gates, reviews, landings and the user's checkout.
+#
+#   scripts/bench/land-breeze-run.sh BREEZE REPO [TASKS]
+set -euo pipefail
+breeze=${1:?usage: land-breeze-run.sh BREEZE REPO [TASKS]}
+repo=${2:?usage: land-breeze-run.sh BREEZE REPO [TASKS]}
+tasks=${3:-12}
+side=$(mktemp -d "${TMPDIR:-/tmp}/land-breeze-run.XXXXXX")
+trap 'rm -rf "$side"' EXIT
+
+cat > "$side/worker.sh" <<'WORKER'
+cat > /dev/null
+path=$(git ls-files | sed -n "$(( BREEZE_TASK_ID * 997 ))p")
+printf 'task %s was here\n' "$BREEZE_TASK_ID" >> "$path"
+printf '{"schema_version":"worker-report.v1","status":"completed","summary":"edited %s"}' "$path" > "$BREEZE_OUTPUT"
+WORKER
+
+{
+  for i in $(seq 1 "$tasks"); do
+    path=$(git -C "$repo" ls-files | sed -n "$(( i * 997 ))p")
+    printf '[[task]]\nid = "%s"\ntitle = "task %s"\ndod = "one line added"\nwrites = ["%s"]\n\n' "$i" "$i" "$path"
+  done
+} > "$side/plan.toml"
+
+# breeze.toml must sit at the repository root; it stays untracked in the user's checkout.
+cat > "$repo/breeze.toml" <<CONFIG
+[run]
+max_workers = 3
+[roles.worker]
+backend = "command"
+command = ["sh", "$side/worker.sh"]
+[roles.reviewer]
+backend = "scripted"
+[roles.advisor]
+backend = "scripted"
+CONFIG
+printf 'breeze.toml\n' >> "$repo/.git/info/exclude"
+
+(cd "$repo" && "$breeze" run "$side/plan.toml" >/dev/null)
