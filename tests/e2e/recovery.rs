@@ -2,7 +2,9 @@
 
 use std::time::{Duration, Instant};
 
-use crate::support::{SCRIPTED_CONFIG, both, breeze, git, repo_with, run_in, status_json, stdout};
+use crate::support::{
+    SCRIPTED_CONFIG, both, breeze, git, repo_with, run_in, shell_worker_config, status_json, stdout,
+};
 
 fn alive(pid: i32) -> bool {
     // A zombie is not alive; /proc says so.
@@ -32,11 +34,7 @@ fn a_run_killed_with_sigkill_resumes_ends_the_orphan_and_lands_once() {
     );
     let script = temp.path().join("worker.sh");
     std::fs::write(&script, worker).unwrap();
-    let config = format!(
-        "[roles.worker]\nbackend = \"command\"\ncommand = [\"sh\", \"{}\"]\n[roles.reviewer]\nbackend = \"scripted\"\n[roles.advisor]\nbackend = \"scripted\"\n",
-        script.display()
-    );
-    std::fs::write(root.join("breeze.toml"), config).unwrap();
+    std::fs::write(root.join("breeze.toml"), shell_worker_config(&script, "")).unwrap();
     std::fs::write(
         root.join("plan.toml"),
         "[[task]]\nid = \"1\"\ntitle = \"T\"\ndod = \"d\"\nwrites = [\"a.txt\"]\n",
@@ -84,11 +82,11 @@ fn a_silent_worker_process_is_killed_respawned_once_then_escalated() {
     let script = temp.path().join("silent.sh");
     // Ignores SIGTERM and leaves a grandchild holding stdout: it must still end.
     std::fs::write(&script, "trap '' TERM\ncat > /dev/null\nsleep 300 &\nsleep 300\n").unwrap();
-    let config = format!(
-        "[roles.worker]\nbackend = \"command\"\ncommand = [\"sh\", \"{}\"]\nstall_timeout = \"1s\"\n[roles.reviewer]\nbackend = \"scripted\"\n[roles.advisor]\nbackend = \"scripted\"\n",
-        script.display()
-    );
-    std::fs::write(root.join("breeze.toml"), config).unwrap();
+    std::fs::write(
+        root.join("breeze.toml"),
+        shell_worker_config(&script, "stall_timeout = \"1s\""),
+    )
+    .unwrap();
     std::fs::write(
         root.join("plan.toml"),
         "[[task]]\nid = \"1\"\ntitle = \"T\"\ndod = \"d\"\nwrites = [\"a.txt\"]\n",

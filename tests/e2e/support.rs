@@ -118,3 +118,12 @@ pub fn task_state(status: &serde_json::Value, id: &str) -> String {
         .map(|task| task["state"].as_str().unwrap().to_string())
         .unwrap_or_else(|| panic!("no task {id} in {status}"))
 }
+
+/// A breeze.toml running the worker as `sh SCRIPT` (with `extra` worker keys) and the
+/// other roles on the scripted simulator.
+pub fn shell_worker_config(script: &Path, extra: &str) -> String {
+    format!(
+        "[roles.worker]\nbackend = \"command\"\ncommand = [\"sh\", \"{}\"]\n{extra}\n[roles.reviewer]\nbackend = \"scripted\"\n[roles.advisor]\nbackend = \"scripted\"\n",
+        script.display()
+    )
+}

@@ -18,7 +18,7 @@ use crate::classify::{
     ErrorClass, class_of_status, classify_text, failure_for, retry_after_in_text, until_unix,
 };
 use crate::parsed::{
-    MAX_NOTE_BYTES, Parsed, answer_in_text, as_count, clip, cut_line_of_type, push_note, tail,
+    MAX_NOTE_BYTES, Parsed, answer_in_text, as_count, clip, push_note, read_stream_line, tail,
 };
 use crate::write_check::WriteCheck;
 
@@ -85,18 +85,13 @@ impl ClaudeStream {
         if line.is_empty() {
             return;
         }
-        self.parsed.lines += 1;
-        let value = match serde_json::from_str::<Value>(line) {
-            Ok(value @ Value::Object(_)) => value,
-            _ => {
-                self.parsed.malformed_lines += 1;
-                if cut_line_of_type(
-                    line,
-                    &["\"type\":\"result\"", "\"total_cost_usd\"", "\"is_error\""],
-                ) {
+        let markers = ["\"type\":\"result\"", "\"total_cost_usd\"", "\"is_error\""];
+        let value = match read_stream_line(&mut self.parsed, line, "claude", &markers) {
+            Ok(value) => value,
+            Err(final_line_cut) => {
+                if final_line_cut {
                     self.result_line_cut = Some(clip(line.rsplit('[').next().unwrap_or(""), 80));
                 }
-                tracing::debug!(line = %clip(line, 200), "claude: a stream line is not a JSON object");
                 return;
             }
         };

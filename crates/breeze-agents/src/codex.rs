@@ -15,7 +15,7 @@ use serde_json::Value;
 use crate::call::{AgentFailure, WriteSetCheck};
 use crate::classify::{classify_text, failure_for, retry_after_in_text};
 use crate::parsed::{
-    MAX_NOTE_BYTES, Parsed, answer_in_text, as_count, clip, cut_line_of_type, push_note,
+    MAX_NOTE_BYTES, Parsed, answer_in_text, as_count, clip, push_note, read_stream_line,
 };
 use crate::write_check::WriteCheck;
 
@@ -63,18 +63,11 @@ impl CodexStream {
         if line.is_empty() {
             return;
         }
-        self.parsed.lines += 1;
-        let value = match serde_json::from_str::<Value>(line) {
-            Ok(value @ Value::Object(_)) => value,
-            _ => {
-                self.parsed.malformed_lines += 1;
-                if cut_line_of_type(
-                    line,
-                    &["\"type\":\"item.completed\"", "\"type\":\"turn.completed\""],
-                ) {
-                    self.final_line_cut = true;
-                }
-                tracing::debug!(line = %clip(line, 200), "codex: a stream line is not a JSON object");
+        let markers = ["\"type\":\"item.completed\"", "\"type\":\"turn.completed\""];
+        let value = match read_stream_line(&mut self.parsed, line, "codex", &markers) {
+            Ok(value) => value,
+            Err(final_line_cut) => {
+                self.final_line_cut |= final_line_cut;
                 return;
             }
         };

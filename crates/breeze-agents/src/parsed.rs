@@ -90,6 +90,27 @@ pub(crate) fn answer_in_text(text: &str) -> Option<Value> {
 /// `markers`, so that the error can say what was lost. The type key is not always first
 /// (claude puts it after the long `result` text), so the whole kept part is searched, for
 /// the type or for fields only that kind of line has.
+/// The first steps of reading a stream line, shared by both CLIs: skip blank lines, count
+/// it, and parse it as a JSON object. A line that is not one is counted as malformed and
+/// returned as `Err(true)` when it is a truncated line of one of `final_markers` (the
+/// run's final answer was cut by the line limit), `Err(false)` otherwise.
+pub(crate) fn read_stream_line(
+    parsed: &mut Parsed,
+    line: &str,
+    cli: &str,
+    final_markers: &[&str],
+) -> Result<Value, bool> {
+    parsed.lines += 1;
+    match serde_json::from_str::<Value>(line) {
+        Ok(value @ Value::Object(_)) => Ok(value),
+        _ => {
+            parsed.malformed_lines += 1;
+            tracing::debug!(line = %clip(line, 200), "{cli}: a stream line is not a JSON object");
+            Err(cut_line_of_type(line, final_markers))
+        }
+    }
+}
+
 pub(crate) fn cut_line_of_type(line: &str, markers: &[&str]) -> bool {
     line.ends_with(" bytes]")
         && line.contains("[line truncated:")

@@ -18,6 +18,20 @@ pub(crate) fn path_string(bytes: &[u8]) -> String {
 /// Paths with uncommitted changes: staged, modified, deleted, conflicted or untracked (not
 /// ignored). Ignored files (build outputs, provisioned `.env`) do not count. With
 /// `use_cli` (external filters in play) the `git` CLI computes it.
+/// Status of the working tree against the index only, untracked files included, ignored
+/// ones not. Comparing HEAD with the index would read every tree of HEAD; what is staged
+/// is found through the index instead.
+pub(crate) fn workdir_status_options() -> StatusOptions {
+    let mut options = StatusOptions::new();
+    options
+        .show(StatusShow::Workdir)
+        .include_untracked(true)
+        .recurse_untracked_dirs(true)
+        .include_ignored(false)
+        .renames_index_to_workdir(false);
+    options
+}
+
 pub(crate) fn dirty_paths(
     repo: &Repository,
     at: &Path,
@@ -32,13 +46,7 @@ pub(crate) fn dirty_paths(
     }
     // Working tree against the index only: comparing HEAD with the index means reading
     // every tree of HEAD, so staged changes are found through the index's tree instead.
-    let mut options = StatusOptions::new();
-    options
-        .show(StatusShow::Workdir)
-        .include_untracked(true)
-        .recurse_untracked_dirs(true)
-        .include_ignored(false)
-        .renames_index_to_workdir(false);
+    let mut options = workdir_status_options();
     let statuses = repo
         .statuses(Some(&mut options))
         .map_err(|e| map_lock_error(e, at))

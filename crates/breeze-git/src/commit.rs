@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use git2::{Oid, Repository, Signature, Status, StatusOptions, StatusShow};
+use git2::{Oid, Repository, Signature, Status};
 
 use crate::checkout::path_string;
 use crate::cli;
@@ -189,13 +189,7 @@ impl Repo {
         }
         // Working tree against the index only; what the worker staged itself is in the
         // index already and ends up in the tree written below.
-        let mut options = StatusOptions::new();
-        options
-            .show(StatusShow::Workdir)
-            .include_untracked(true)
-            .recurse_untracked_dirs(true)
-            .include_ignored(false)
-            .renames_index_to_workdir(false);
+        let mut options = crate::checkout::workdir_status_options();
         let statuses = wrepo
             .statuses(Some(&mut options))
             .ctx(|| format!("could not read the status of {}", at.display()))?;

@@ -122,6 +122,25 @@ pub enum EventKind {
         #[serde(default)]
         usage: Usage,
     },
+    /// One of the project's own commands (`worktree.setup`, `land.verify`) started.
+    CommandStarted {
+        /// Task id.
+        task: String,
+        /// The config key of the command, e.g. `land.verify`.
+        purpose: String,
+        /// Process id (= process group id).
+        pid: u32,
+        /// Start time from `/proc/<pid>/stat`, to guard against pid reuse.
+        #[serde(default)]
+        start_ticks: Option<u64>,
+    },
+    /// A project command ended.
+    CommandEnded {
+        /// Process id.
+        pid: u32,
+        /// How it ended.
+        outcome: String,
+    },
     /// A task changed state.
     TaskState {
         /// Task id.

@@ -114,6 +114,22 @@ pub struct RoleReply {
 }
 
 impl RoleReply {
+    /// A role that could not be started.
+    fn spawn_failed(message: String, log_path: PathBuf) -> RoleReply {
+        RoleReply {
+            ending: RoleEnding::SpawnFailed(message),
+            result: None,
+            result_error: None,
+            diagnostics: String::new(),
+            usage: Usage::default(),
+            session_id: None,
+            rate_limited: None,
+            session_usage: None,
+            write_violations: Vec::new(),
+            log_path,
+        }
+    }
+
     /// Whether the process exited 0.
     pub fn exited_ok(&self) -> bool {
         self.ending == RoleEnding::Exited(0)
@@ -181,18 +197,7 @@ impl RoleRunner {
         let input_path = self.run_dir.io_file(&slug, role_name, call.seq, "input");
         let output_path = self.run_dir.io_file(&slug, role_name, call.seq, "output");
         let log_path = self.run_dir.log(&slug, role_name, call.seq);
-        let failed = |message: String| RoleReply {
-            ending: RoleEnding::SpawnFailed(message),
-            result: None,
-            result_error: None,
-            diagnostics: String::new(),
-            usage: Usage::default(),
-            session_id: None,
-            rate_limited: None,
-            session_usage: None,
-            write_violations: Vec::new(),
-            log_path: log_path.clone(),
-        };
+        let failed = |message: String| RoleReply::spawn_failed(message, log_path.clone());
         let input_text = match serde_json::to_vec_pretty(&call.input) {
             Ok(text) => text,
             Err(err) => return failed(format!("cannot serialize the role input: {err}")),
@@ -232,6 +237,34 @@ impl RoleRunner {
                 .await
             }
         }
+    }
+
+    /// Journals the start of a role process (called right after the spawn).
+    fn journal_start(
+        &self,
+        call: &RoleCall,
+        log_path: &std::path::Path,
+    ) -> impl FnOnce(u32, Option<u64>) + Send + use<> {
+        let journal = self.journal.clone();
+        let (task, role, log) = (call.task_id.clone(), call.role, log_path.display().to_string());
+        move |pid, start_ticks| {
+            let _ = journal.record(EventKind::ProcessStarted { task, role, pid, start_ticks, log });
+        }
+    }
+
+    /// Journals the end of a role process, so `resume` does not look for it.
+    fn journal_end(&self, call: &RoleCall, pid: u32, ending: &RoleEnding, usage: Usage) {
+        let _ = self.journal.record(EventKind::ProcessEnded {
+            task: call.task_id.clone(),
+            role: call.role,
+            pid,
+            exit_code: match ending {
+                RoleEnding::Exited(code) => Some(*code),
+                _ => None,
+            },
+            outcome: ending_word(ending).into(),
+            usage,
+        });
     }
 
     /// The protocol's environment variables for a call.
@@ -281,58 +314,15 @@ impl RoleRunner {
             Role::Worker => Some(Arc::new(DirActivity::new(&call.cwd))),
             _ => None,
         };
-        let journal = self.journal.clone();
-        let (task, role) = (call.task_id.clone(), call.role);
-        let log_text = log_path.display().to_string();
-        let spawned = std::sync::Mutex::new(None::<u32>);
-        let outcome = self
-            .supervisor
-            .run(
-                spec,
-                activity,
-                cancel.clone(),
-                |pid, start_ticks| {
-                    *spawned.lock().unwrap_or_else(|p| p.into_inner()) = Some(pid);
-                    let _ = journal.record(EventKind::ProcessStarted {
-                        task: task.clone(),
-                        role,
-                        pid,
-                        start_ticks,
-                        log: log_text.clone(),
-                    });
-                },
-                |_line| {},
-            )
-            .await;
+        let on_spawn = self.journal_start(call, &log_path);
+        let outcome =
+            self.supervisor.run(spec, activity, cancel.clone(), on_spawn, |_line| {}).await;
         let outcome = match outcome {
             Ok(outcome) => outcome,
-            Err(err) => {
-                return RoleReply {
-                    ending: RoleEnding::SpawnFailed(err.to_string()),
-                    result: None,
-                    result_error: None,
-                    diagnostics: String::new(),
-                    usage: Usage::default(),
-                    session_id: None,
-                    rate_limited: None,
-                    session_usage: None,
-                    write_violations: Vec::new(),
-                    log_path,
-                };
-            }
+            Err(err) => return RoleReply::spawn_failed(err.to_string(), log_path),
         };
         let ending = map_ending(outcome.ending);
-        let _ = self.journal.record(EventKind::ProcessEnded {
-            task: call.task_id.clone(),
-            role: call.role,
-            pid: outcome.pid,
-            exit_code: match ending {
-                RoleEnding::Exited(code) => Some(code),
-                _ => None,
-            },
-            outcome: ending_word(&ending).into(),
-            usage: Usage::default(),
-        });
+        self.journal_end(call, outcome.pid, &ending, Usage::default());
         let (result, result_error) = read_result(output_path, outcome.last_json);
         RoleReply {
             ending,
@@ -394,56 +384,19 @@ impl RoleRunner {
         if call.role == Role::Worker {
             agent.in_write_set = self.write_sets.get(&call.task_id).cloned();
         }
-        let journal = self.journal.clone();
-        let (task, role) = (call.task_id.clone(), call.role);
-        let log_text = log_path.display().to_string();
-        let result = breeze_agents::run_agent(
-            &self.supervisor,
-            agent,
-            cancel.clone(),
-            |pid, start_ticks| {
-                let _ = journal.record(EventKind::ProcessStarted {
-                    task,
-                    role,
-                    pid,
-                    start_ticks,
-                    log: log_text,
-                });
-            },
-        )
-        .await;
+        let on_spawn = self.journal_start(call, &log_path);
+        let result =
+            breeze_agents::run_agent(&self.supervisor, agent, cancel.clone(), on_spawn).await;
         let result = match result {
             Ok(result) => result,
             Err(err) => {
-                return RoleReply {
-                    ending: RoleEnding::SpawnFailed(format!(
-                        "{err} (is the {} CLI installed and on PATH?)",
-                        kind.as_str()
-                    )),
-                    result: None,
-                    result_error: None,
-                    diagnostics: String::new(),
-                    usage: Usage::default(),
-                    session_id: None,
-                    rate_limited: None,
-                    session_usage: None,
-                    write_violations: Vec::new(),
-                    log_path,
-                };
+                let message =
+                    format!("{err} (is the {} CLI installed and on PATH?)", kind.as_str());
+                return RoleReply::spawn_failed(message, log_path);
             }
         };
         let ending = map_ending(result.ending);
-        let _ = self.journal.record(EventKind::ProcessEnded {
-            task: call.task_id.clone(),
-            role: call.role,
-            pid: result.pid,
-            exit_code: match ending {
-                RoleEnding::Exited(code) => Some(code),
-                _ => None,
-            },
-            outcome: ending_word(&ending).into(),
-            usage: result.usage,
-        });
+        self.journal_end(call, result.pid, &ending, result.usage);
         // A role that wrote $BREEZE_OUTPUT wins; otherwise the agent's final answer.
         let (result_value, result_error) = match std::fs::read(output_path) {
             Ok(_) => read_result(output_path, None),

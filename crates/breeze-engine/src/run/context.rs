@@ -131,6 +131,47 @@ impl RunContext {
             .map_err(EngineError::from)
     }
 
+    /// Runs one of the project's own commands (`worktree.setup`, `land.verify`) under
+    /// supervision. Unlike roles, they get the engine's environment: they are the
+    /// project's checks, like CI steps. Their pids are journaled for `breeze resume`.
+    pub async fn run_project_command(
+        &self,
+        task: &str,
+        purpose: &str,
+        argv: &[String],
+        cwd: &std::path::Path,
+        log: &std::path::Path,
+        timeout: std::time::Duration,
+    ) -> Result<breeze_supervise::Outcome, EngineError> {
+        let mut spec = breeze_supervise::ProcessSpec::new(argv.to_vec(), cwd, log);
+        spec.env = std::env::vars().collect();
+        spec.timeout = Some(timeout);
+        let journal = self.journal.clone();
+        let (task, purpose_text) = (task.to_string(), purpose.to_string());
+        let on_spawn = move |pid, start_ticks| {
+            let _ = journal.record(EventKind::CommandStarted {
+                task,
+                purpose: purpose_text,
+                pid,
+                start_ticks,
+            });
+        };
+        let outcome =
+            self.supervisor.run(spec, None, self.cancel.clone(), on_spawn, |_| {}).await.map_err(
+                |err| {
+                    EngineError::usage(
+                        format!("`{purpose}` could not start: {err}"),
+                        format!("check {purpose} in breeze.toml"),
+                    )
+                },
+            )?;
+        self.journal(EventKind::CommandEnded {
+            pid: outcome.pid,
+            outcome: outcome.ending.to_string(),
+        })?;
+        Ok(outcome)
+    }
+
     /// The contract file of a task.
     pub fn contract_path(&self, index: usize) -> PathBuf {
         self.run_dir.contract(&crate::run_dir::file_slug(self.task(index).id.as_str()))

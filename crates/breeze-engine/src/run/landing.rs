@@ -3,7 +3,7 @@
 
 use breeze_git::{AdvanceOutcome, MergeOutcome};
 use breeze_protocol::{EventKind, TaskState, VerifyFailure};
-use breeze_supervise::{Ending, ProcessSpec};
+use breeze_supervise::Ending;
 
 use super::context::RunContext;
 use super::review::parse_oid;
@@ -139,20 +139,16 @@ async fn verify(
         file_slug(id),
         &commit.to_string()[..12]
     ));
-    let mut spec = ProcessSpec::new(ctx.config.verify.clone(), &worktree, &log);
-    // The verify command is the project's own check (like a CI step): it gets the
-    // engine's environment, not a role's scrubbed one.
-    spec.env = std::env::vars().collect();
-    spec.timeout = Some(ctx.config.verify_timeout);
-    let outcome =
-        ctx.supervisor.run(spec, None, ctx.cancel.clone(), |_, _| {}, |_| {}).await.map_err(
-            |err| {
-                EngineError::usage(
-                    format!("the verify command could not start: {err}"),
-                    "check land.verify in breeze.toml",
-                )
-            },
-        )?;
+    let outcome = ctx
+        .run_project_command(
+            id,
+            "land.verify",
+            &ctx.config.verify,
+            &worktree,
+            &log,
+            ctx.config.verify_timeout,
+        )
+        .await?;
     if outcome.ending.is_success() {
         return Ok(None);
     }

@@ -445,10 +445,11 @@ pub(crate) async fn end_orphans_of(run_dir: &RunDir) {
     let mut live: BTreeMap<u32, Option<u64>> = BTreeMap::new();
     for event in events {
         match event.event {
-            EventKind::ProcessStarted { pid, start_ticks, .. } => {
+            EventKind::ProcessStarted { pid, start_ticks, .. }
+            | EventKind::CommandStarted { pid, start_ticks, .. } => {
                 live.insert(pid, start_ticks);
             }
-            EventKind::ProcessEnded { pid, .. } => {
+            EventKind::ProcessEnded { pid, .. } | EventKind::CommandEnded { pid, .. } => {
                 live.remove(&pid);
             }
             _ => {}

@@ -2,7 +2,6 @@
 //! gates and review rounds, landing — and back to the worker when landing fails.
 
 use breeze_protocol::{ConflictInfo, EventKind, ReasonCode, ReviewFeedback, TaskState, Verdict};
-use breeze_supervise::ProcessSpec;
 
 use super::consult::{Consult, Question, consult};
 use super::context::RunContext;
@@ -370,19 +369,16 @@ async fn provision(
         return Ok(());
     }
     let log = worktree_setup_log(ctx, worktree);
-    let mut spec = ProcessSpec::new(ctx.config.worktree_setup.clone(), &worktree.path, &log);
-    // Like verify, setup is the project's own command and gets the engine's environment.
-    spec.env = std::env::vars().collect();
-    spec.timeout = Some(ctx.config.setup_timeout);
-    let outcome =
-        ctx.supervisor.run(spec, None, ctx.cancel.clone(), |_, _| {}, |_| {}).await.map_err(
-            |err| {
-                EngineError::usage(
-                    format!("worktree.setup could not start: {err}"),
-                    "check worktree.setup in breeze.toml",
-                )
-            },
-        )?;
+    let outcome = ctx
+        .run_project_command(
+            id,
+            "worktree.setup",
+            &ctx.config.worktree_setup,
+            &worktree.path,
+            &log,
+            ctx.config.setup_timeout,
+        )
+        .await?;
     if outcome.ending.is_success() {
         return Ok(());
     }
