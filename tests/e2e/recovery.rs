@@ -138,3 +138,55 @@ fn clean_removes_only_what_breeze_created_and_keeps_unlanded_work() {
         "a branch breeze did not create survives --force: {branches}"
     );
 }
+
+#[test]
+fn abort_stops_a_live_run_and_a_new_run_keeps_the_old_branch() {
+    let (temp, root) = repo_with(&[("README.md", "r\n")]);
+    let pid_file = temp.path().join("worker.pid");
+    let slow = temp.path().join("slow.sh");
+    std::fs::write(
+        &slow,
+        format!("cat > /dev/null\necho $$ > {}\nsleep 300\n", pid_file.display()),
+    )
+    .unwrap();
+    std::fs::write(root.join("breeze.toml"), shell_worker_config(&slow, "")).unwrap();
+    std::fs::write(
+        root.join("plan.toml"),
+        "[[task]]\nid = \"1\"\ntitle = \"T\"\ndod = \"d\"\nwrites = [\"a.txt\"]\n",
+    )
+    .unwrap();
+
+    let engine = breeze()
+        .current_dir(&root)
+        .args(["run"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for("the worker to start", || {
+        std::fs::read_to_string(&pid_file).is_ok_and(|p| !p.trim().is_empty())
+    });
+    let worker_pid: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+    let aborted = run_in(&root, &["abort"]);
+    assert_eq!(aborted.status.code(), Some(0), "{}", both(&aborted));
+    assert!(stdout(&aborted).contains("stopped the running engine"), "{}", both(&aborted));
+    let engine = engine.wait_with_output().unwrap();
+    assert_eq!(engine.status.code(), Some(3), "the engine stopped resumably: {}", both(&engine));
+    assert!(!alive(worker_pid), "the worker's process group was ended");
+    let status = status_json(&root);
+    assert_eq!(status["state"], "aborted");
+    assert_eq!(status["tasks"][0]["state"], "failed");
+    let resume = run_in(&root, &["resume"]);
+    assert_eq!(resume.status.code(), Some(2), "an aborted run is not resumed: {}", both(&resume));
+
+    // The old task branch stays; the next run works on a branch of its own.
+    let fast = temp.path().join("fast.sh");
+    std::fs::write(&fast, "cat > /dev/null\necho done > a.txt\nprintf '{\"schema_version\":\"worker-report.v1\",\"status\":\"completed\",\"summary\":\"ok\"}' > \"$BREEZE_OUTPUT\"\n").unwrap();
+    std::fs::write(root.join("breeze.toml"), shell_worker_config(&fast, "")).unwrap();
+    let second = run_in(&root, &["run"]);
+    assert_eq!(second.status.code(), Some(0), "{}", both(&second));
+    assert_eq!(git(&root, &["show", "main:a.txt"]), "done\n");
+    assert!(
+        git(&root, &["branch", "--list", "task/1"]).contains("task/1"),
+        "the aborted run's branch is kept"
+    );
+}

@@ -59,6 +59,13 @@ pub async fn abort(repo_dir: &Path) -> Result<AbortReport, EngineError> {
     if snapshot.state.is_resumable() {
         snapshot.state = RunState::Aborted;
         snapshot.stop_reason = Some("aborted with `breeze abort`".into());
+        for task in snapshot.tasks.iter_mut().filter(|task| !task.state.is_terminal()) {
+            task.state = breeze_protocol::TaskState::Failed;
+            task.reason = Some(match &task.branch {
+                Some(branch) => format!("run aborted; its work so far is on branch `{branch}`"),
+                None => "run aborted before the task started".into(),
+            });
+        }
         snapshot.updated_at = crate::clock::now_rfc3339();
         snapshot.save(&run_dir.snapshot()).map_err(|err| {
             EngineError::io(format!("cannot write {}", run_dir.snapshot().display()), err)
@@ -167,7 +174,8 @@ pub fn clean(repo_dir: &Path, dry_run: bool, force: bool) -> Result<Vec<CleanIte
         if !repo.branch_exists(&branch)? {
             continue;
         }
-        if !landed_branches.contains(&branch) && !force {
+        let holds_work = !landed_branches.contains(&branch) && !repo.branch_is_on_main(&branch)?;
+        if holds_work && !force {
             items.push(CleanItem::Kept(
                 branch,
                 "holds work that never landed (use --force to delete)".into(),

@@ -54,12 +54,12 @@ impl RunDir {
         self.root.join("reviews").join(format!("{task_slug}.round-{round}.{suffix}"))
     }
     /// The log of one role process.
-    pub fn log(&self, task_slug: &str, role: &str, attempt: u32) -> PathBuf {
-        self.root.join("logs").join(format!("{task_slug}.{role}.{attempt}.log"))
+    pub fn log(&self, task_slug: &str, role: &str, label: &str) -> PathBuf {
+        self.root.join("logs").join(format!("{task_slug}.{role}.{label}.log"))
     }
     /// Input/output files handed to a role process.
-    pub fn io_file(&self, task_slug: &str, role: &str, attempt: u32, kind: &str) -> PathBuf {
-        self.root.join("io").join(format!("{task_slug}.{role}.{attempt}.{kind}.json"))
+    pub fn io_file(&self, task_slug: &str, role: &str, label: &str, kind: &str) -> PathBuf {
+        self.root.join("io").join(format!("{task_slug}.{role}.{label}.{kind}.json"))
     }
 }
 

@@ -786,6 +786,21 @@ impl Repo {
         }
     }
 
+    /// Whether everything on local branch `branch` is already on main (its tip is main's
+    /// tip or one of its ancestors): deleting it then loses nothing.
+    pub fn branch_is_on_main(&self, branch: &str) -> Result<bool, GitError> {
+        validate_branch_name(branch)?;
+        let repo = self.git()?;
+        let tip = repo
+            .refname_to_id(&format!("refs/heads/{branch}"))
+            .ctx(|| format!("could not read branch `{branch}`"))?;
+        let main = self.main_tip()?;
+        Ok(tip == main
+            || repo
+                .graph_descendant_of(main, tip)
+                .ctx(|| format!("could not compare `{branch}` with main"))?)
+    }
+
     /// Removes a worktree breeze created under `.harness-worktrees/` (directory and admin
     /// data), then deletes `delete_branch` when given and not checked out elsewhere.
     ///

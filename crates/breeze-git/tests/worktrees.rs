@@ -572,3 +572,21 @@ fn existing_task_branches_are_reattached_switched_and_found() {
     assert_eq!(handle.find_worktree("lane-4").unwrap(), None);
     repo.fsck();
 }
+
+#[test]
+fn a_branch_is_on_main_only_when_main_contains_its_tip() {
+    let repo = TestRepo::standard();
+    let handle = repo.open();
+    repo.git(&["branch", "task/empty"]);
+    assert!(
+        handle.branch_is_on_main("task/empty").unwrap(),
+        "a branch at main's tip holds nothing new"
+    );
+    let wt = handle.create_worktree("task-w", "task/w", repo.main_tip(), "test").unwrap();
+    write(&wt.path, "src/new.rs", "fn new() {}\n");
+    worker_commit(&wt, "work");
+    assert!(!handle.branch_is_on_main("task/w").unwrap(), "unlanded work is not on main");
+    repo.commit_on_main(&[("later.txt", "x\n")], "main moves on");
+    assert!(handle.branch_is_on_main("task/empty").unwrap(), "an ancestor of main is on main");
+    assert!(handle.branch_is_on_main("nope").is_err());
+}

@@ -18,12 +18,15 @@ pub fn run(args: &LogsArgs) -> CliResult {
         return Ok(ExitCode::Success);
     }
     for file in files {
-        output::println(&format!("==> {} <==", file.display()))?;
         let text = std::fs::read(&file)
             .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
             .unwrap_or_default();
+        if text.is_empty() {
+            continue;
+        }
+        output::println(&format!("==> {} <==", file.display()))?;
         output::print(&text)?;
-        if !text.ends_with('\n') && !text.is_empty() {
+        if !text.ends_with('\n') {
             output::println("")?;
         }
     }

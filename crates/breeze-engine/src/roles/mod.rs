@@ -50,8 +50,9 @@ pub struct RoleCall {
     pub prompt: String,
     /// Backend session to continue (same worker for fix rounds), if any.
     pub resume_session: Option<String>,
-    /// Sequence number for file names (unique per task and role).
-    pub seq: u32,
+    /// Names this call's files (unique per task and role): the attempt, consult or
+    /// `round-<k>.try-<n>`.
+    pub label: String,
     /// With `resume_session`: the session's totals after its previous run, so a resumed
     /// run's usage counts only itself.
     pub resume_baseline: Option<Usage>,
@@ -194,9 +195,9 @@ impl RoleRunner {
         let settings = self.config.role(call.role).clone();
         let slug = file_slug(&call.task_id);
         let role_name = call.role.as_str();
-        let input_path = self.run_dir.io_file(&slug, role_name, call.seq, "input");
-        let output_path = self.run_dir.io_file(&slug, role_name, call.seq, "output");
-        let log_path = self.run_dir.log(&slug, role_name, call.seq);
+        let input_path = self.run_dir.io_file(&slug, role_name, &call.label, "input");
+        let output_path = self.run_dir.io_file(&slug, role_name, &call.label, "output");
+        let log_path = self.run_dir.log(&slug, role_name, &call.label);
         let failed = |message: String| RoleReply::spawn_failed(message, log_path.clone());
         let input_text = match serde_json::to_vec_pretty(&call.input) {
             Ok(text) => text,

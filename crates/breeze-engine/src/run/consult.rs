@@ -133,7 +133,7 @@ pub(crate) async fn consult(
                 input: request_value,
                 prompt: prompt::advisor(&definition, &request),
                 resume_session: None,
-                seq,
+                label: seq.to_string(),
                 resume_baseline: None,
             },
             &ctx.cancel,

@@ -174,7 +174,7 @@ async fn run_reviewer(
                     input: input_value.clone(),
                     prompt: prompt::reviewer(&definition, input),
                     resume_session: None,
-                    seq: input.round * 10 + try_number,
+                    label: format!("round-{}.try-{try_number}", input.round),
                     resume_baseline: None,
                 },
                 &ctx.cancel,

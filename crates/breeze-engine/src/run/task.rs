@@ -268,7 +268,21 @@ async fn prepare_worktree(
         Some(branch) => (branch.clone(), None),
         None => {
             let base = ctx.git(|repo| repo.main_tip()).await?;
-            (format!("task/{}", breeze_git::Repo::slug(&id)), Some(base))
+            let slug = breeze_git::Repo::slug(&id);
+            // An earlier run may have left `task/<slug>` with work that never landed: it is
+            // kept, and this run takes the next free name.
+            let branch = ctx
+                .git(move |repo| {
+                    let mut name = format!("task/{slug}");
+                    let mut n = 1;
+                    while repo.branch_exists(&name)? {
+                        n += 1;
+                        name = format!("task/{slug}-{n}");
+                    }
+                    Ok(name)
+                })
+                .await?;
+            (branch, Some(base))
         }
     };
     let existing = ctx.lanes.lock().unwrap_or_else(|p| p.into_inner())[lane as usize - 1].clone();

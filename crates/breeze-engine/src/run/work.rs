@@ -100,7 +100,7 @@ pub(crate) async fn work(
                     input: input_value,
                     prompt: prompt::worker(&definition, &input),
                     resume_session,
-                    seq: attempt,
+                    label: attempt.to_string(),
                     resume_baseline,
                 },
                 &ctx.cancel,
