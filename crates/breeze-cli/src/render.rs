@@ -68,8 +68,8 @@ pub fn status_table(status: &BreezeStatus, stop_reason: Option<&str>) -> String 
     ));
     for task in &status.tasks {
         let title: String = task.title.chars().take(title_width).collect();
-        out.push_str(&format!(
-            "{:<id_width$}  {:<title_width$}  {:<9}  {:>8}  {:>6}  {:>7}  {:<8}  {}\n",
+        let row = format!(
+            "{:<id_width$}  {:<title_width$}  {:<9}  {:>8}  {:>6}  {:>7}  {:<8}  {}",
             task.id,
             title,
             task.state.as_str(),
@@ -78,7 +78,9 @@ pub fn status_table(status: &BreezeStatus, stop_reason: Option<&str>) -> String 
             task.advisor_consults,
             short(task.commit.as_deref().unwrap_or("-")),
             first_line(task.reason.as_deref().unwrap_or(""))
-        ));
+        );
+        out.push_str(row.trim_end());
+        out.push('\n');
     }
     let landed = status.tasks.iter().filter(|t| t.state == TaskState::Landed).count();
     out.push_str(&format!(

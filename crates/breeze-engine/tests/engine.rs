@@ -492,3 +492,38 @@ printf '{"schema_version":"worker-report.v1","status":"completed","summary":"ok"
     let worktrees = git(&fixture.root, &["worktree", "list", "--porcelain"]);
     assert!(worktrees.contains("branch refs/heads/elsewhere"), "{worktrees}");
 }
+
+#[tokio::test]
+async fn rounds_stuck_on_the_same_file_consult_the_advisor_before_escalating() {
+    let fixture = Fixture::new(&one_task("request_changes = 3"), &[]);
+    let outcome = fixture.run().await;
+    let only = task(&outcome, "1");
+    assert_eq!(only.state, TaskState::Escalated);
+    assert_eq!(only.rounds, 3, "no fourth round");
+    let reason = only.reason.as_deref().unwrap();
+    assert!(reason.contains("plateau") && reason.contains("Advisor (PLAN)"), "{reason}");
+    let consults: Vec<String> = fixture
+        .events(&outcome)
+        .into_iter()
+        .filter_map(|e| match e {
+            EventKind::AdvisorConsulted { trigger_hash, .. } => Some(trigger_hash),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(consults, ["1:pivot-required:src-one-txt"]);
+}
+
+#[tokio::test]
+async fn a_disabled_advisor_is_never_consulted() {
+    let plan = "[[task]]\nid = \"1\"\ntitle = \"Migrate the schema\"\ndod = \"d\"\nwrites = [\"a.txt\"]\n[task.sim]\nfail_attempts = 2\n";
+    let fixture = Fixture::new(plan, &[]);
+    let mut options = fixture.options();
+    options.config.as_mut().unwrap().advisor_enabled = false;
+    let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    assert_eq!(task(&outcome, "1").advisor_consults, 0);
+    assert!(
+        !std::fs::read_dir(outcome.run_dir.join("advisor")).unwrap().any(|_| true),
+        "no advisor files"
+    );
+}

@@ -4,7 +4,6 @@
 use std::path::PathBuf;
 
 use breeze_engine::RunOptions;
-use breeze_protocol::ExitCode;
 
 use crate::args::DemoArgs;
 use crate::commands::run::{Mode, drive, engine_error};
@@ -29,19 +28,30 @@ pub fn run(args: &DemoArgs) -> CliResult {
     let mut options = RunOptions::new(&dir);
     options.plan = Some(plan);
     let code = drive(options, Mode::Start)?;
+    let breeze = invocation();
+    let lines = [
+        format!("  cd {}", dir.display()),
+        "  git log --format='%h %s%n%(trailers:only,unfold)'   # one commit per task, with its review trailers".into(),
+        format!("  {breeze} status   # the run, task by task"),
+        format!("  {breeze} report   # the same as Markdown"),
+        format!("  {breeze} logs 5   # the role logs of task 5 (two failures, an Advisor consult)"),
+        "  ls .breeze/runs/*/   # contracts, reviews, advisor answers, events.jsonl".into(),
+    ];
     output::println("\nwhere to look:")?;
-    output::println(&format!("  cd {}", dir.display()))?;
-    output::println(
-        "  git log --format='%h %s%n%(trailers:only,unfold)'   # one commit per task, with its review trailers",
-    )?;
-    output::println("  breeze status        # the run, task by task")?;
-    output::println("  breeze report        # the same as Markdown")?;
-    output::println(
-        "  breeze logs 5        # the role logs of task 5 (two failures, an Advisor consult)",
-    )?;
-    output::println("  ls .breeze/runs/*/   # contracts, reviews, advisor answers, events.jsonl")?;
-    if code != ExitCode::Success {
-        return Ok(code);
+    for line in lines {
+        output::println(&line)?;
     }
-    Ok(ExitCode::Success)
+    Ok(code)
+}
+
+/// How to call this binary again: `breeze` when it is the one on PATH, else its full path
+/// (after `cargo run`, for example).
+fn invocation() -> String {
+    let Ok(exe) = std::env::current_exe() else { return "breeze".into() };
+    let exe = std::fs::canonicalize(&exe).unwrap_or(exe);
+    let on_path = std::env::var_os("PATH").is_some_and(|path| {
+        std::env::split_paths(&path)
+            .any(|dir| std::fs::canonicalize(dir.join("breeze")).is_ok_and(|found| found == exe))
+    });
+    if on_path { "breeze".into() } else { exe.display().to_string() }
 }
