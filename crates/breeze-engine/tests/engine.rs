@@ -527,3 +527,38 @@ async fn a_disabled_advisor_is_never_consulted() {
         "no advisor files"
     );
 }
+
+#[tokio::test]
+async fn a_deferred_landing_that_meets_a_moved_main_goes_back_to_the_worker_on_resume() {
+    let plan = "[[task]]\nid = \"1\"\ntitle = \"Change shared\"\ndod = \"d\"\nwrites = [\"shared.txt\"]\n";
+    let fixture = Fixture::new(plan, &[("shared.txt", "base\n")]);
+    let worker = script(
+        &fixture,
+        "resolver.sh",
+        r#"cat > /dev/null
+if grep -q '"files"' "$BREEZE_INPUT"; then
+  grep -q '<<<<<<<' shared.txt || exit 3
+  printf 'main version\ntask version\n' > shared.txt
+else
+  echo "task version" > shared.txt
+fi
+printf '{"schema_version":"worker-report.v1","status":"completed","summary":"ok"}' > "$BREEZE_OUTPUT"
+"#,
+    );
+    let mut options = fixture.options();
+    shell_worker(&mut options, &worker);
+    // The user is editing the file the task touches: the landing waits.
+    std::fs::write(fixture.root.join("shared.txt"), "my edit\n").unwrap();
+    let first = breeze_engine::run(options.clone(), CancellationToken::new()).await.unwrap();
+    assert_eq!(first.state, RunState::Interrupted, "{first:?}");
+    assert!(first.stop_reason.as_deref().unwrap().contains("shared.txt"), "{first:?}");
+    assert_eq!(std::fs::read_to_string(fixture.root.join("shared.txt")).unwrap(), "my edit\n");
+
+    // The user commits their own, conflicting version to main, then resumes.
+    std::fs::write(fixture.root.join("shared.txt"), "main version\n").unwrap();
+    git(&fixture.root, &["commit", "-qam", "my version"]);
+    let second = breeze_engine::resume(options, CancellationToken::new()).await.unwrap();
+    assert_eq!(second.state, RunState::Succeeded, "{second:?}");
+    assert_eq!(git(&fixture.root, &["show", "main:shared.txt"]), "main version\ntask version\n");
+    assert_eq!(git(&fixture.root, &["status", "--porcelain"]), "");
+}

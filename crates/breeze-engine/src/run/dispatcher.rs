@@ -58,8 +58,9 @@ pub(crate) async fn dispatch(ctx: Arc<RunContext>) -> Result<DispatchEnd, Engine
         block_unreachable(&ctx)?;
 
         // Fill free lanes.
-        while let Some(&lane) = free_lanes.first() {
+        while !free_lanes.is_empty() {
             let Some(index) = next_task(&ctx, &in_flight, &deferred) else { break };
+            let lane = choose_lane(&ctx, &free_lanes, index);
             let Ok(permit) = lanes.clone().try_acquire_owned() else { break };
             free_lanes.remove(&lane);
             in_flight.insert(index);
@@ -209,6 +210,22 @@ fn finish(ctx: &RunContext, index: usize, exit: &TaskExit) -> Result<(), EngineE
         reason,
     });
     Ok(())
+}
+
+/// A free lane for task `index`: the one whose worktree already holds the task's branch
+/// (a resumed task finds its own worktree again), else the lowest free one.
+fn choose_lane(ctx: &RunContext, free_lanes: &BTreeSet<u32>, index: usize) -> u32 {
+    let branch = ctx.record(index).branch;
+    let lanes = ctx.lanes.lock().unwrap_or_else(|p| p.into_inner());
+    free_lanes
+        .iter()
+        .copied()
+        .find(|&lane| {
+            let worktree = lanes.get(lane as usize - 1).and_then(Option::as_ref);
+            branch.is_some() && worktree.map(|wt| &wt.branch) == branch.as_ref()
+        })
+        .or_else(|| free_lanes.first().copied())
+        .unwrap_or(1)
 }
 
 /// The next task to start, if any: due deferred landings first, then ready tasks by

@@ -432,7 +432,13 @@ fn adopt_lanes(
     }
     for (lane, slot) in lanes.iter_mut().enumerate() {
         if let Some(worktree) = repo.find_worktree(&format!("lane-{}", lane + 1))? {
-            repo.commit_worktree(&worktree, "breeze: work left by an interrupted run")?;
+            // A worker killed mid-way may leave what cannot be committed yet (conflict
+            // markers it was resolving); the worktree is kept as it is for its task.
+            if let Err(err) =
+                repo.commit_worktree(&worktree, "breeze: work left by an interrupted run")
+            {
+                tracing::warn!("{}: {err}; kept as it is", worktree.path.display());
+            }
             *slot = Some(worktree);
         }
     }

@@ -78,6 +78,7 @@ pub(crate) async fn run_task(
 
     loop {
         if ctx.record(index).stage != Stage::Approved {
+            rebase_onto_conflict(ctx, index, lane, &mut worktree).await?;
             let head = match work(ctx, index, &worktree).await? {
                 Work::Completed { head } => head,
                 Work::Escalated(reason) => return Ok(TaskExit::Escalated(reason)),
@@ -114,33 +115,40 @@ pub(crate) async fn run_task(
         if ctx.cancel.is_cancelled() {
             return Ok(TaskExit::Interrupted);
         }
-        match try_landing(ctx, index).await? {
-            Some(exit) => return Ok(exit),
-            None => {
-                // Sent back to the worker: a conflict or a failed verify is in the record.
-                if ctx.record(index).conflict.is_some() {
-                    let record = ctx.record(index);
-                    let (base, head) = (
-                        parse_oid(record.base.as_deref().unwrap_or_default())?,
-                        parse_oid(record.head.as_deref().unwrap_or_default())?,
-                    );
-                    let onto = parse_oid(&record.conflict_onto.clone().unwrap_or_default())?;
-                    let wt = worktree.clone();
-                    let rebased = ctx
-                        .git(move |repo| repo.rebase_worktree_with_conflicts(&wt, base, head, onto))
-                        .await?;
-                    worktree = rebased.worktree;
-                    ctx.lanes.lock().unwrap_or_else(|p| p.into_inner())[lane as usize - 1] =
-                        Some(worktree.clone());
-                    ctx.update_task(index, |record| {
-                        record.base = Some(onto.to_string());
-                        record.head = Some(onto.to_string());
-                        record.conflict = Some(ConflictInfo { files: rebased.conflicts });
-                    })?;
-                }
-            }
+        if let Some(exit) = try_landing(ctx, index).await? {
+            return Ok(exit);
         }
+        // Sent back to the worker: the record says why (a conflict or a failed verify).
     }
+}
+
+/// After a landing conflict, moves the task's worktree onto the main tip it conflicted
+/// with, its change re-applied and the conflicts left in the files for the worker. Done
+/// once: afterwards the task's base is that tip.
+async fn rebase_onto_conflict(
+    ctx: &RunContext,
+    index: usize,
+    lane: u32,
+    worktree: &mut breeze_git::Worktree,
+) -> Result<(), EngineError> {
+    let record = ctx.record(index);
+    let Some(onto) = record.conflict_onto.clone() else { return Ok(()) };
+    if record.base.as_deref() == Some(onto.as_str()) {
+        return Ok(());
+    }
+    let base = parse_oid(record.base.as_deref().unwrap_or_default())?;
+    let head = parse_oid(record.head.as_deref().unwrap_or_default())?;
+    let onto = parse_oid(&onto)?;
+    let wt = worktree.clone();
+    let rebased =
+        ctx.git(move |repo| repo.rebase_worktree_with_conflicts(&wt, base, head, onto)).await?;
+    *worktree = rebased.worktree;
+    ctx.lanes.lock().unwrap_or_else(|p| p.into_inner())[lane as usize - 1] = Some(worktree.clone());
+    ctx.update_task(index, |record| {
+        record.base = Some(onto.to_string());
+        record.head = Some(onto.to_string());
+        record.conflict = Some(ConflictInfo { files: rebased.conflicts });
+    })
 }
 
 /// Lands an approved task. `Some(exit)` when the task leaves its lane; `None` when it
@@ -287,6 +295,9 @@ async fn prepare_worktree(
     };
     let existing = ctx.lanes.lock().unwrap_or_else(|p| p.into_inner())[lane as usize - 1].clone();
     let reused = match existing {
+        // Resuming on the lane that already holds this task's worktree: keep it exactly
+        // as the interrupted attempt left it.
+        Some(wt) if fresh_base.is_none() && wt.branch == branch => Some(wt),
         Some(wt) => {
             let path = wt.path.clone();
             let target = branch.clone();
