@@ -62,14 +62,24 @@ pub fn status_table(status: &BreezeStatus, stop_reason: Option<&str>) -> String 
     let id_width = status.tasks.iter().map(|t| t.id.chars().count()).max().unwrap_or(2).max(4);
     let title_width =
         status.tasks.iter().map(|t| t.title.chars().count()).max().unwrap_or(5).clamp(5, 40);
+    // Cost and tokens appear only when a backend reported them (the scripted one does not).
+    let with_usage = !status.usage.is_empty();
+    let usage_header =
+        if with_usage { format!("  {:>8}  {:>9}", "cost", "tokens") } else { String::new() };
     out.push_str(&format!(
-        "{:<id_width$}  {:<title_width$}  {:<9}  {:>8}  {:>6}  {:>7}  {:<8}  {}\n",
+        "{:<id_width$}  {:<title_width$}  {:<9}  {:>8}  {:>6}  {:>7}  {:<8}{usage_header}  {}\n",
         "task", "title", "state", "attempts", "rounds", "advisor", "commit", "note"
     ));
     for task in &status.tasks {
         let title: String = task.title.chars().take(title_width).collect();
+        let usage = if with_usage {
+            let tokens = task.usage.input_tokens + task.usage.output_tokens;
+            format!("  {:>8}  {:>9}", format!("${:.2}", task.usage.cost_usd), tokens)
+        } else {
+            String::new()
+        };
         let row = format!(
-            "{:<id_width$}  {:<title_width$}  {:<9}  {:>8}  {:>6}  {:>7}  {:<8}  {}",
+            "{:<id_width$}  {:<title_width$}  {:<9}  {:>8}  {:>6}  {:>7}  {:<8}{usage}  {}",
             task.id,
             title,
             task.state.as_str(),
@@ -113,4 +123,59 @@ fn first_line(text: &str) -> &str {
 
 fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use breeze_protocol::{BreezeStatusV1, RunState, TaskStatus, Usage};
+
+    fn status(usage: Usage) -> BreezeStatus {
+        BreezeStatus {
+            schema_version: BreezeStatusV1,
+            run_id: "r".into(),
+            state: RunState::Failed,
+            workers: 2,
+            plan: None,
+            started_at: None,
+            updated_at: None,
+            tasks: vec![TaskStatus {
+                id: "1".into(),
+                title: "Add the parser".into(),
+                state: TaskState::Escalated,
+                attempts: 3,
+                rounds: 2,
+                advisor_consults: 1,
+                commit: None,
+                reason: Some("3 failed attempts in a row\nmore".into()),
+                group: None,
+                usage,
+            }],
+            usage,
+        }
+    }
+
+    #[test]
+    fn status_table_shows_reasons_and_cost_only_when_reported() {
+        let plain = status_table(&status(Usage::default()), Some("interrupted"));
+        assert!(
+            plain.contains("escalated") && plain.contains("3 failed attempts in a row"),
+            "{plain}"
+        );
+        assert!(!plain.contains("more"), "only the first line of a reason: {plain}");
+        assert!(!plain.contains("cost"), "{plain}");
+        assert!(
+            plain.contains("0 of 1 task landed") && plain.contains("stopped: interrupted"),
+            "{plain}"
+        );
+        let usage =
+            Usage { cost_usd: 1.5, input_tokens: 100, output_tokens: 20, cached_input_tokens: 0 };
+        let costly = status_table(&status(usage), None);
+        assert!(costly.contains("$1.50") && costly.contains("120"), "{costly}");
+        assert!(costly.contains("cost $1.50, 100 input / 20 output tokens"), "{costly}");
+        assert!(
+            costly.lines().all(|line| line == line.trim_end()),
+            "no trailing blanks: {costly:?}"
+        );
+    }
 }

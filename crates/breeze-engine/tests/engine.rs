@@ -530,7 +530,8 @@ async fn a_disabled_advisor_is_never_consulted() {
 
 #[tokio::test]
 async fn a_deferred_landing_that_meets_a_moved_main_goes_back_to_the_worker_on_resume() {
-    let plan = "[[task]]\nid = \"1\"\ntitle = \"Change shared\"\ndod = \"d\"\nwrites = [\"shared.txt\"]\n";
+    let plan =
+        "[[task]]\nid = \"1\"\ntitle = \"Change shared\"\ndod = \"d\"\nwrites = [\"shared.txt\"]\n";
     let fixture = Fixture::new(plan, &[("shared.txt", "base\n")]);
     let worker = script(
         &fixture,
