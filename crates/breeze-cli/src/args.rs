@@ -9,7 +9,7 @@ use clap::{Args, Parser, Subcommand};
 /// non-overlapping write groups, runs 1–3 workers in isolated worktrees, reviews every
 /// task, and lands approved work on `main`.
 #[derive(Debug, Parser)]
-#[command(name = "breeze", version, about, long_about = None, propagate_version = true)]
+#[command(name = "breeze", version, propagate_version = true)]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,

@@ -57,6 +57,11 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
     }
 }
 
+/// The directory breeze works in (after `-C`), absolute so messages name it plainly.
+pub(crate) fn here() -> std::path::PathBuf {
+    std::env::current_dir().unwrap_or_else(|_| std::path::PathBuf::from("."))
+}
+
 fn report(err: &CliError) {
     eprintln!("error: {}", err.message);
     for hint in &err.hints {

@@ -1,7 +1,5 @@
 //! `breeze init`: starter breeze.toml and Plans.md.
 
-use std::path::Path;
-
 use breeze_protocol::ExitCode;
 
 use crate::args::InitArgs;
@@ -13,7 +11,7 @@ const CONFIG: &str = include_str!("../../../../templates/breeze.toml");
 const PLANS: &str = include_str!("../../../../templates/Plans.md");
 
 pub fn run(args: &InitArgs) -> CliResult {
-    let repo = breeze_git::Repo::open(Path::new(".")).map_err(|err| engine_error(err.into()))?;
+    let repo = breeze_git::Repo::open(&crate::here()).map_err(|err| engine_error(err.into()))?;
     repo.ensure_excluded().map_err(|err| engine_error(err.into()))?;
     let root = repo.workdir();
     for (name, text) in [("breeze.toml", CONFIG), ("Plans.md", PLANS)] {

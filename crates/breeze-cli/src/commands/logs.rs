@@ -1,7 +1,5 @@
 //! `breeze logs TASK`: the role logs of a task.
 
-use std::path::Path;
-
 use breeze_protocol::ExitCode;
 
 use crate::args::LogsArgs;
@@ -11,7 +9,7 @@ use crate::output;
 
 pub fn run(args: &LogsArgs) -> CliResult {
     let files =
-        breeze_engine::maintenance::task_logs(Path::new("."), args.run.as_deref(), &args.task)
+        breeze_engine::maintenance::task_logs(&crate::here(), args.run.as_deref(), &args.task)
             .map_err(engine_error)?;
     if files.is_empty() {
         output::println(&format!("task {} has no logs yet", args.task))?;

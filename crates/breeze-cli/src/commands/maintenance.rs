@@ -1,7 +1,5 @@
 //! `breeze abort` and `breeze clean`.
 
-use std::path::Path;
-
 use breeze_engine::maintenance::{self, CleanItem};
 use breeze_protocol::ExitCode;
 
@@ -11,7 +9,7 @@ use crate::error::CliResult;
 use crate::output;
 
 pub fn abort() -> CliResult {
-    let report = runtime()?.block_on(maintenance::abort(Path::new("."))).map_err(engine_error)?;
+    let report = runtime()?.block_on(maintenance::abort(&crate::here())).map_err(engine_error)?;
     if let Some(pid) = &report.stopped_engine {
         output::println(&format!("stopped the running engine (pid {pid})"))?;
     }
@@ -24,7 +22,7 @@ pub fn abort() -> CliResult {
 
 pub fn clean(args: &CleanArgs) -> CliResult {
     let items =
-        maintenance::clean(Path::new("."), args.dry_run, args.force).map_err(engine_error)?;
+        maintenance::clean(&crate::here(), args.dry_run, args.force).map_err(engine_error)?;
     let verb = if args.dry_run { "would remove" } else { "removed" };
     if items.is_empty() {
         output::println("nothing to clean")?;

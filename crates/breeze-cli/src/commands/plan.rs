@@ -9,7 +9,7 @@ use crate::error::{CliError, CliResult};
 use crate::output;
 
 pub fn run(args: &PlanArgs) -> CliResult {
-    let root = breeze_git::Repo::open(Path::new(".")).map(|repo| repo.workdir().to_path_buf()).ok();
+    let root = breeze_git::Repo::open(&crate::here()).map(|repo| repo.workdir().to_path_buf()).ok();
     let plan_path = resolve(args.plan.as_deref(), root.as_deref())?;
     let max_workers = match args.max_workers {
         Some(n) => n,
@@ -45,7 +45,8 @@ fn resolve(given: Option<&Path>, root: Option<&Path>) -> Result<PathBuf, CliErro
     if let Some(path) = given {
         return Ok(path.to_path_buf());
     }
-    let dir = root.unwrap_or(Path::new("."));
+    let here = crate::here();
+    let dir = root.unwrap_or(&here);
     for name in ["plan.toml", "Plans.md"] {
         if dir.join(name).is_file() {
             return Ok(dir.join(name));

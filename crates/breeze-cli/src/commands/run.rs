@@ -19,14 +19,14 @@ pub enum Mode {
 }
 
 pub fn run(args: &RunArgs) -> CliResult {
-    let mut options = RunOptions::new(".");
+    let mut options = RunOptions::new(crate::here());
     options.plan = args.plan.clone();
     options.max_workers = args.max_workers;
     drive(options, Mode::Start)
 }
 
 pub fn resume() -> CliResult {
-    drive(RunOptions::new("."), Mode::Resume)
+    drive(RunOptions::new(crate::here()), Mode::Resume)
 }
 
 /// Runs the engine on a runtime with Ctrl-C / SIGTERM wired to the cancel token, printing

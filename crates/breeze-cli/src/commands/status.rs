@@ -1,7 +1,5 @@
 //! `breeze status` and `breeze report`.
 
-use std::path::Path;
-
 use breeze_protocol::{ExitCode, RunState, TaskState};
 
 use crate::args::StatusArgs;
@@ -11,10 +9,10 @@ use crate::{output, render};
 
 pub fn status(args: &StatusArgs) -> CliResult {
     let snapshot =
-        breeze_engine::load_run(Path::new("."), args.run.as_deref()).map_err(engine_error)?;
+        breeze_engine::load_run(&crate::here(), args.run.as_deref()).map_err(engine_error)?;
     let mut status = snapshot.status();
     // A run that says "running" while no engine holds the repository lock was killed.
-    if status.state == RunState::Running && !breeze_engine::run::engine_alive(Path::new(".")) {
+    if status.state == RunState::Running && !breeze_engine::run::engine_alive(&crate::here()) {
         status.state = RunState::Interrupted;
     }
     if args.json {
@@ -31,7 +29,7 @@ pub fn status(args: &StatusArgs) -> CliResult {
 }
 
 pub fn report() -> CliResult {
-    let snapshot = breeze_engine::load_run(Path::new("."), None).map_err(engine_error)?;
+    let snapshot = breeze_engine::load_run(&crate::here(), None).map_err(engine_error)?;
     let status = snapshot.status();
     let mut out = format!("# breeze run {}\n\n", status.run_id);
     out.push_str(&format!(
