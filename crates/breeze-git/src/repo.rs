@@ -47,6 +47,11 @@ pub struct Repo {
     pub(crate) cli_checkout_min_files: usize,
     git_cli: OnceLock<Result<String, String>>,
     exclude_lock: Mutex<()>,
+    /// Serializes libgit2 worktree adds: `git_branch_is_checked_out` (libgit2 1.9) reports
+    /// any branch as checked out while another worktree is half-created (an operator
+    /// precedence slip in `git_repository_foreach_worktree` turns the failed lookup into a
+    /// "found"). The git CLI path does not need it.
+    pub(crate) worktree_add_lock: Mutex<()>,
     handles: Mutex<HashMap<PathBuf, Repository>>,
 }
 
@@ -202,6 +207,7 @@ impl Repo {
                 .unwrap_or(DEFAULT_CLI_CHECKOUT_MIN_FILES),
             git_cli: OnceLock::new(),
             exclude_lock: Mutex::new(()),
+            worktree_add_lock: Mutex::new(()),
             handles: Mutex::new(HashMap::new()),
         };
         if let Some(filters) = &repo_handle.external_filters {

@@ -515,6 +515,10 @@ impl Repo {
                 .and_then(|reference| {
                     let mut options = WorktreeAddOptions::new();
                     options.reference(Some(&reference));
+                    let _serial = self
+                        .worktree_add_lock
+                        .lock()
+                        .unwrap_or_else(|poisoned| poisoned.into_inner());
                     repo.worktree(name, &path, Some(&options)).map(|_| ())
                 })
                 .ctx(|| format!("could not create worktree {} on `{branch}`", path.display()))
@@ -1059,6 +1063,10 @@ impl Repo {
                     let mut options = WorktreeAddOptions::new();
                     let reference = repo.find_reference(&format!("refs/heads/{temp_branch}"))?;
                     options.reference(Some(&reference));
+                    let _serial = self
+                        .worktree_add_lock
+                        .lock()
+                        .unwrap_or_else(|poisoned| poisoned.into_inner());
                     let wt = repo.worktree(name, &path, Some(&options))?;
                     Repository::open_from_worktree(&wt)?.set_head_detached(commit)
                 })();

@@ -148,23 +148,25 @@ fn slug_is_reachable_from_repo() {
 fn repo_can_be_shared_across_threads() {
     fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<Repo>();
-    let repo = TestRepo::standard();
-    let handle = std::sync::Arc::new(repo.open());
-    let base = repo.main_tip();
-    let threads: Vec<_> = (0..3)
-        .map(|i| {
-            let handle = handle.clone();
-            std::thread::spawn(move || {
-                handle
-                    .create_worktree(&format!("lane-{i}"), &format!("task/{i}"), base, "r")
-                    .unwrap()
+    // Many rounds: libgit2's own "already checked out" check misfires while another
+    // worktree is half-created, so concurrent adds must not overlap inside libgit2.
+    for round in 0..15 {
+        let repo = TestRepo::standard();
+        let handle = std::sync::Arc::new(repo.open());
+        let base = repo.main_tip();
+        let threads: Vec<_> = (0..3)
+            .map(|i| {
+                let handle = handle.clone();
+                std::thread::spawn(move || {
+                    handle.create_worktree(&format!("lane-{i}"), &format!("task/{i}"), base, "r")
+                })
             })
-        })
-        .collect();
-    for t in threads {
-        let wt = t.join().unwrap();
-        assert_eq!(git(&wt.path, &["status", "--porcelain"]), "");
+            .collect();
+        for t in threads {
+            let wt = t.join().unwrap().unwrap_or_else(|err| panic!("round {round}: {err}"));
+            assert_eq!(git(&wt.path, &["status", "--porcelain"]), "");
+        }
+        assert_eq!(common::worktree_list(repo.path()).len(), 4);
+        repo.fsck();
     }
-    assert_eq!(common::worktree_list(repo.path()).len(), 4);
-    repo.fsck();
 }
