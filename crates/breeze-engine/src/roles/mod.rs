@@ -137,54 +137,35 @@ impl RoleReply {
     }
 }
 
+/// One invocation on its way to a backend: the call, its role's settings, the role's
+/// environment (scrubbed, with the protocol variables), its result file and log stem.
+struct Invocation<'a> {
+    call: &'a RoleCall,
+    settings: RoleConfig,
+    env: Vec<(String, String)>,
+    output_path: PathBuf,
+    log_path: PathBuf,
+}
+
 /// Runs roles for one run.
-pub struct RoleRunner {
-    config: Config,
-    run_dir: RunDir,
-    run_id: String,
-    repo_root: PathBuf,
-    journal: Arc<Journal>,
-    supervisor: Supervisor,
-    engine_env: Vec<(String, String)>,
-    sims: BTreeMap<String, SimSpec>,
-    write_sets: BTreeMap<String, breeze_agents::WriteSetCheck>,
+pub(crate) struct RoleRunner {
+    pub config: Config,
+    pub run_dir: RunDir,
+    pub run_id: String,
+    pub repo_root: PathBuf,
+    pub journal: Arc<Journal>,
+    pub supervisor: Supervisor,
+    /// The engine's environment, the source of each role's scrubbed one.
+    pub engine_env: Vec<(String, String)>,
+    /// `[task.sim]` of each task, for the scripted backend.
+    pub sims: BTreeMap<String, SimSpec>,
+    /// Each task's write set, for the scripted worker and the agents' write checks.
+    pub write_sets: BTreeMap<String, breeze_agents::WriteSetCheck>,
     /// (task, role) pairs already called, for the simulator's "first call" behaviour.
-    called: std::sync::Mutex<std::collections::BTreeSet<(String, Role)>>,
+    pub called: std::sync::Mutex<std::collections::BTreeSet<(String, Role)>>,
 }
 
 impl RoleRunner {
-    /// A runner for `run_id`.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        config: Config,
-        run_dir: RunDir,
-        run_id: String,
-        repo_root: PathBuf,
-        journal: Arc<Journal>,
-        supervisor: Supervisor,
-        engine_env: Vec<(String, String)>,
-        sims: BTreeMap<String, SimSpec>,
-        write_sets: BTreeMap<String, breeze_agents::WriteSetCheck>,
-    ) -> RoleRunner {
-        RoleRunner {
-            config,
-            run_dir,
-            run_id,
-            repo_root,
-            journal,
-            supervisor,
-            engine_env,
-            sims,
-            write_sets,
-            called: std::sync::Mutex::new(Default::default()),
-        }
-    }
-
-    /// The role's settings.
-    pub fn settings(&self, role: Role) -> &RoleConfig {
-        self.config.role(role)
-    }
-
     /// The repository root.
     pub fn repo_root(&self) -> &std::path::Path {
         &self.repo_root
@@ -207,36 +188,21 @@ impl RoleRunner {
             return failed(format!("cannot write {}: {err}", input_path.display()));
         }
         let _ = std::fs::remove_file(&output_path);
-        match settings.backend {
-            BackendKind::Command => {
-                self.run_command(&call, &settings, &input_path, &output_path, log_path, cancel)
-                    .await
-            }
-            BackendKind::Scripted => self.run_scripted(&call, &settings, log_path, cancel).await,
-            BackendKind::Claude => {
-                self.run_agent(
-                    AgentKind::Claude,
-                    &call,
-                    &settings,
-                    &input_path,
-                    &output_path,
-                    log_path,
-                    cancel,
-                )
-                .await
-            }
-            BackendKind::Codex => {
-                self.run_agent(
-                    AgentKind::Codex,
-                    &call,
-                    &settings,
-                    &input_path,
-                    &output_path,
-                    log_path,
-                    cancel,
-                )
-                .await
-            }
+        // BREEZE_* variables of the engine's own environment are not passed: the protocol
+        // variables are the only ones a role should trust.
+        let engine_env =
+            self.engine_env.iter().filter(|(name, _)| !name.starts_with("BREEZE_")).cloned();
+        let env = breeze_supervise::scrubbed_env(
+            engine_env,
+            &settings.env,
+            &self.protocol_env(&call, &input_path, &output_path),
+        );
+        let run = Invocation { call: &call, settings, env, output_path, log_path };
+        match run.settings.backend {
+            BackendKind::Command => self.run_command(&run, cancel).await,
+            BackendKind::Scripted => self.run_scripted(&run, cancel).await,
+            BackendKind::Claude => self.run_agent(AgentKind::Claude, &run, cancel).await,
+            BackendKind::Codex => self.run_agent(AgentKind::Codex, &run, cancel).await,
         }
     }
 
@@ -288,25 +254,11 @@ impl RoleRunner {
         ]
     }
 
-    async fn run_command(
-        &self,
-        call: &RoleCall,
-        settings: &RoleConfig,
-        input_path: &std::path::Path,
-        output_path: &std::path::Path,
-        log_path: PathBuf,
-        cancel: &CancellationToken,
-    ) -> RoleReply {
+    async fn run_command(&self, run: &Invocation<'_>, cancel: &CancellationToken) -> RoleReply {
+        let Invocation { call, settings, env, output_path, log_path } = run;
+        let log_path = log_path.clone();
         let mut spec = ProcessSpec::new(settings.command.clone(), &call.cwd, &log_path);
-        // BREEZE_* variables of the engine's own environment are not passed: the protocol
-        // variables below are the only ones a role should trust.
-        let engine_env =
-            self.engine_env.iter().filter(|(name, _)| !name.starts_with("BREEZE_")).cloned();
-        spec.env = breeze_supervise::scrubbed_env(
-            engine_env,
-            &settings.env,
-            &self.protocol_env(call, input_path, output_path),
-        );
+        spec.env = env.clone();
         spec.stdin = call.prompt.clone().into_bytes();
         spec.timeout = Some(settings.timeout);
         spec.stall_timeout = Some(settings.stall_timeout);
@@ -339,33 +291,23 @@ impl RoleRunner {
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
     async fn run_agent(
         &self,
         kind: AgentKind,
-        call: &RoleCall,
-        settings: &RoleConfig,
-        input_path: &std::path::Path,
-        output_path: &std::path::Path,
-        log_path: PathBuf,
+        run: &Invocation<'_>,
         cancel: &CancellationToken,
     ) -> RoleReply {
+        let Invocation { call, settings, env, output_path, log_path } = run;
+        let log_path = log_path.clone();
         let definition = definition::load(&self.repo_root, call.role)
             .unwrap_or_else(|_| definition::builtin(call.role));
         let mut agent = AgentCall::new(kind, call.role, &call.cwd, call.prompt.clone(), &log_path);
-        let engine_env =
-            self.engine_env.iter().filter(|(name, _)| !name.starts_with("BREEZE_")).cloned();
-        agent.env = breeze_supervise::scrubbed_env(
-            engine_env,
-            &settings.env,
-            &self.protocol_env(call, input_path, output_path),
-        );
+        agent.env = env.clone();
         agent.engine_env = self.engine_env.clone();
         agent.pass_credentials = settings.pass_credentials;
         agent.timeout = settings.timeout;
         agent.stall_timeout = settings.stall_timeout;
-        agent.model =
-            if settings.model.is_empty() { String::new() } else { settings.model.clone() };
+        agent.model = settings.model.clone();
         agent.extra_args = settings.args.clone();
         agent.allowed_tools = definition.tools.clone();
         agent.disallowed_tools = definition.disallowed_tools.clone();
@@ -424,13 +366,9 @@ impl RoleRunner {
         }
     }
 
-    async fn run_scripted(
-        &self,
-        call: &RoleCall,
-        settings: &RoleConfig,
-        log_path: PathBuf,
-        cancel: &CancellationToken,
-    ) -> RoleReply {
+    async fn run_scripted(&self, run: &Invocation<'_>, cancel: &CancellationToken) -> RoleReply {
+        let Invocation { call, settings, log_path, .. } = run;
+        let log_path = log_path.clone();
         let sim = self.sims.get(&call.task_id).cloned().unwrap_or_default();
         let first_call = self
             .called

@@ -161,21 +161,8 @@ pub async fn run(
     snapshot.save(&run_dir.snapshot()).map_err(|err| {
         EngineError::io(format!("cannot write {}", run_dir.snapshot().display()), err)
     })?;
-    execute(
-        repo,
-        config,
-        plan,
-        analysis,
-        sims,
-        run_dir,
-        snapshot,
-        options,
-        cancel,
-        lock,
-        false,
-        main_tip.to_string(),
-    )
-    .await
+    let prepared = Prepared { repo, config, plan, analysis, sims, run_dir, snapshot, lock };
+    execute(prepared, options, cancel, false, main_tip.to_string()).await
 }
 
 /// Continues the latest interrupted run.
@@ -253,15 +240,12 @@ pub async fn resume(
     snapshot.state = RunState::Running;
     snapshot.stop_reason = None;
     let main_tip = repo.main_tip()?.to_string();
-    execute(
-        repo, config, plan, analysis, sims, run_dir, snapshot, options, cancel, lock, true,
-        main_tip,
-    )
-    .await
+    let prepared = Prepared { repo, config, plan, analysis, sims, run_dir, snapshot, lock };
+    execute(prepared, options, cancel, true, main_tip).await
 }
 
-#[allow(clippy::too_many_arguments)]
-async fn execute(
+/// Everything `run` and `resume` check and load before the run goes on.
+struct Prepared {
     repo: Repo,
     config: Config,
     plan: Plan,
@@ -269,12 +253,18 @@ async fn execute(
     sims: BTreeMap<String, SimSpec>,
     run_dir: RunDir,
     snapshot: RunSnapshot,
+    /// Held until the run ends.
+    lock: RepoLock,
+}
+
+async fn execute(
+    prepared: Prepared,
     options: RunOptions,
     cancel: CancellationToken,
-    _lock: RepoLock,
     resumed: bool,
     main_tip: String,
 ) -> Result<RunOutcome, EngineError> {
+    let Prepared { repo, config, plan, analysis, sims, run_dir, snapshot, lock: _lock } = prepared;
     let root = repo.workdir().to_path_buf();
     let run_id = snapshot.run_id.clone();
     let journal = Arc::new(Journal::open(&run_dir.events()).map_err(|err| {
@@ -301,17 +291,18 @@ async fn execute(
             (task.id.to_string(), matcher)
         })
         .collect();
-    let roles = RoleRunner::new(
-        config.clone(),
-        run_dir.clone(),
-        run_id.clone(),
-        root.clone(),
-        journal.clone(),
-        options.supervisor.clone(),
-        std::env::vars().collect(),
+    let roles = RoleRunner {
+        config: config.clone(),
+        run_dir: run_dir.clone(),
+        run_id: run_id.clone(),
+        repo_root: root.clone(),
+        journal: journal.clone(),
+        supervisor: options.supervisor.clone(),
+        engine_env: std::env::vars().collect(),
         sims,
         write_sets,
-    );
+        called: Default::default(),
+    };
     let tracked_plans_file = tracked_plans_file(&repo, &plan)?;
     let lanes = adopt_lanes(&repo, snapshot.workers, resumed)?;
     (options.progress)(&ProgressEvent::RunStarted {

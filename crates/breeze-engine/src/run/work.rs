@@ -81,7 +81,13 @@ pub(crate) async fn work(
             last_failure: last_failure.clone(),
             universal_violations,
         };
-        let started_at = clock::now_rfc3339();
+        let attempt_log = AttemptLog {
+            id: &id,
+            attempt,
+            round,
+            consultations: record.advisor_consults,
+            started_at: clock::now_rfc3339(),
+        };
         let input_value = serde_json::to_value(&input)
             .map_err(|err| EngineError::io("worker input", std::io::Error::other(err)))?;
         // Fix rounds continue the same agent session where the backend can.
@@ -143,17 +149,7 @@ pub(crate) async fn work(
         let outcome: Result<WorkerReport, Failure> = match &reply.ending {
             RoleEnding::Stalled => {
                 stalls += 1;
-                record_attempt(
-                    ctx,
-                    &id,
-                    attempt,
-                    round,
-                    "stalled",
-                    &head,
-                    Some("stalled"),
-                    &started_at,
-                    &record,
-                )?;
+                attempt_log.record(ctx, "stalled", &head, Some("stalled"))?;
                 let stall = format!(
                     "stalled: no output and no file changes for {}",
                     humantime::format_duration(ctx.config.worker.stall_timeout)
@@ -208,17 +204,7 @@ pub(crate) async fn work(
                     Failure { text: "the worker reported completed but changed nothing".into() }
                 }
                 WorkerStatus::Completed => {
-                    record_attempt(
-                        ctx,
-                        &id,
-                        attempt,
-                        round,
-                        "completed",
-                        &head,
-                        None,
-                        &started_at,
-                        &record,
-                    )?;
+                    attempt_log.record(ctx, "completed", &head, None)?;
                     ctx.update_task(index, |record| {
                         record.conflict = None;
                         record.verify_failure = None;
@@ -233,32 +219,12 @@ pub(crate) async fn work(
                         .unwrap_or_else(|| format!("worker reported failure: {}", report.summary)),
                 },
                 WorkerStatus::Escalated => {
-                    record_attempt(
-                        ctx,
-                        &id,
-                        attempt,
-                        round,
-                        "escalated",
-                        &head,
-                        None,
-                        &started_at,
-                        &record,
-                    )?;
+                    attempt_log.record(ctx, "escalated", &head, None)?;
                     let reason = report.escalation_reason.unwrap_or(report.summary);
                     return Ok(Work::Escalated(format!("the worker escalated: {reason}")));
                 }
                 WorkerStatus::NeedsAdvice => {
-                    record_attempt(
-                        ctx,
-                        &id,
-                        attempt,
-                        round,
-                        "needs-advice",
-                        &head,
-                        None,
-                        &started_at,
-                        &record,
-                    )?;
+                    attempt_log.record(ctx, "needs-advice", &head, None)?;
                     advice_requests += 1;
                     if advice_requests > MAX_ADVICE_REQUESTS {
                         return Ok(Work::Escalated(format!(
@@ -299,17 +265,7 @@ pub(crate) async fn work(
 
         // A failed attempt.
         last_failure = Some(crate::advice::bound_text(&failure.text, 4096));
-        record_attempt(
-            ctx,
-            &id,
-            attempt,
-            round,
-            "failed",
-            &head,
-            Some(&failure.text),
-            &started_at,
-            &record,
-        )?;
+        attempt_log.record(ctx, "failed", &head, Some(&failure.text))?;
         ctx.report(ProgressEvent::AttemptFailed {
             id: id.clone(),
             attempt,
@@ -410,39 +366,45 @@ pub(crate) fn apply_advice(
     Ok(None)
 }
 
-#[allow(clippy::too_many_arguments)]
-fn record_attempt(
-    ctx: &RunContext,
-    id: &str,
+/// Journals and logs (`cycles.jsonl`) one worker attempt.
+struct AttemptLog<'a> {
+    id: &'a str,
     attempt: u32,
     round: u32,
-    outcome: &str,
-    head: &str,
-    error: Option<&str>,
-    started_at: &str,
-    record: &crate::snapshot::TaskRecord,
-) -> Result<(), EngineError> {
-    ctx.journal(EventKind::Attempt {
-        task: id.to_string(),
-        attempt,
-        round,
-        outcome: outcome.to_string(),
-        head: Some(head.to_string()),
-        error: error.map(str::to_string),
-    })?;
-    let _ = ctx.cycles.append(CycleRecord {
-        run_id: ctx.run_id.clone(),
-        cycle: 0,
-        task_id: id.to_string(),
-        executor: "breezing",
-        job_status: outcome.to_string(),
-        verdict: None,
-        commit_hash: Some(head.chars().take(7).collect()),
-        summary: crate::advice::bound_text(error.unwrap_or(outcome), 8192),
-        attempts: attempt,
-        consultations: record.advisor_consults,
-        started_at: started_at.to_string(),
-        finished_at: clock::now_rfc3339(),
-    });
-    Ok(())
+    consultations: u32,
+    started_at: String,
+}
+
+impl AttemptLog<'_> {
+    fn record(
+        &self,
+        ctx: &RunContext,
+        outcome: &str,
+        head: &str,
+        error: Option<&str>,
+    ) -> Result<(), EngineError> {
+        ctx.journal(EventKind::Attempt {
+            task: self.id.to_string(),
+            attempt: self.attempt,
+            round: self.round,
+            outcome: outcome.to_string(),
+            head: Some(head.to_string()),
+            error: error.map(str::to_string),
+        })?;
+        let _ = ctx.cycles.append(CycleRecord {
+            run_id: ctx.run_id.clone(),
+            cycle: 0,
+            task_id: self.id.to_string(),
+            executor: "breezing",
+            job_status: outcome.to_string(),
+            verdict: None,
+            commit_hash: Some(head.chars().take(7).collect()),
+            summary: crate::advice::bound_text(error.unwrap_or(outcome), 8192),
+            attempts: self.attempt,
+            consultations: self.consultations,
+            started_at: self.started_at.clone(),
+            finished_at: clock::now_rfc3339(),
+        });
+        Ok(())
+    }
 }
