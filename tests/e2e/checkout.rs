@@ -100,3 +100,24 @@ fn a_repository_mid_merge_is_refused() {
     assert_eq!(output.status.code(), Some(2), "{}", both(&output));
     assert!(crate::support::stderr(&output).to_lowercase().contains("merge"), "{}", both(&output));
 }
+
+#[test]
+fn an_uncommitted_tracked_plans_md_is_refused_up_front() {
+    let plans = "| Task | Content | DoD | Writes | Depends | Status |\n|---|---|---|---|---|---|\n| 1 | Touch a | a | `src/a.txt` | - | cc:todo |\n";
+    let (_temp, root) =
+        repo_with(&[("breeze.toml", SCRIPTED_CONFIG), ("Plans.md", plans), ("src/a.txt", "a\n")]);
+    write(&root, "Plans.md", &format!("{plans}| 2 | Touch b | b | `src/b.txt` | - | cc:todo |\n"));
+    let output = breeze().current_dir(&root).args(["run", "Plans.md"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2), "{}", both(&output));
+    let err = crate::support::stderr(&output);
+    assert!(
+        err.contains("Plans.md has uncommitted changes") && err.contains("git commit Plans.md"),
+        "{err}"
+    );
+    git(&root, &["commit", "-qam", "plan two tasks"]);
+    let output = breeze().current_dir(&root).args(["run", "Plans.md"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", both(&output));
+    let plan = git(&root, &["show", "main:Plans.md"]);
+    assert_eq!(plan.matches("cc:done").count(), 2, "{plan}");
+    assert_eq!(git(&root, &["status", "--porcelain"]), "");
+}

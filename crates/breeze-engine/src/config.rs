@@ -67,7 +67,8 @@ pub struct RoleConfig {
 pub struct Config {
     /// Lanes (1..=3).
     pub max_workers: u32,
-    /// Branch approved work lands on.
+    /// Branch approved work lands on; empty = `main`, else `master`, else the branch the
+    /// primary checkout has.
     pub main_branch: String,
     /// Worker role.
     pub worker: RoleConfig,
@@ -310,7 +311,7 @@ impl RawConfig {
         let roles = self.roles;
         Ok(Config {
             max_workers: int_in(self.run.max_workers, "run.max_workers", 1, 3)?,
-            main_branch: non_empty(self.run.main_branch, "run.main_branch")?,
+            main_branch: self.run.main_branch.unwrap_or_default().trim().to_string(),
             worker: validate_role(roles.worker, "worker")?,
             advisor: validate_role(roles.advisor, "advisor")?,
             reviewer: validate_role(roles.reviewer, "reviewer")?,
@@ -366,13 +367,6 @@ fn int_in(value: Option<i64>, key: &str, min: i64, max: i64) -> Result<u32, Stri
     }
     // Bounded by `max` (≤ 10) above.
     Ok(value as u32)
-}
-
-fn non_empty(value: Option<String>, key: &str) -> Result<String, String> {
-    match value {
-        Some(text) if !text.trim().is_empty() => Ok(text.trim().to_string()),
-        _ => Err(format!("`{key}` must not be empty")),
-    }
 }
 
 /// Parses durations like `600s`, `10m`, `1h 30m`.

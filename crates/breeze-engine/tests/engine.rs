@@ -563,3 +563,16 @@ printf '{"schema_version":"worker-report.v1","status":"completed","summary":"ok"
     assert_eq!(git(&fixture.root, &["show", "main:shared.txt"]), "main version\ntask version\n");
     assert_eq!(git(&fixture.root, &["status", "--porcelain"]), "");
 }
+
+#[tokio::test]
+async fn work_lands_on_the_configured_branch_and_nowhere_else() {
+    let fixture = Fixture::new(&one_task(""), &[]);
+    git(&fixture.root, &["branch", "trunk"]);
+    let main_before = git(&fixture.root, &["rev-parse", "main"]);
+    let mut options = fixture.options();
+    options.config.as_mut().unwrap().main_branch = "trunk".into();
+    let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    assert!(git(&fixture.root, &["log", "-1", "--format=%B", "trunk"]).contains("Breeze-Task: 1"));
+    assert_eq!(git(&fixture.root, &["rev-parse", "main"]), main_before, "main did not move");
+}

@@ -158,6 +158,26 @@ impl Repo {
         }
     }
 
+    /// Whether the primary checkout has main checked out with uncommitted changes (staged
+    /// or not) to `path`. Such a file cannot be updated by a landing without touching the
+    /// user's work, so a caller may refuse to start instead of deferring every landing.
+    pub fn main_checkout_has_changes(&self, path: &str) -> Result<bool, GitError> {
+        let repo = self.git()?;
+        let on_main = std::fs::read_to_string(self.common_dir.join("HEAD"))
+            .map(|head| {
+                head.trim().strip_prefix("ref:").map(str::trim) == Some(self.main_ref().as_str())
+            })
+            .unwrap_or(false);
+        if !on_main {
+            return Ok(false);
+        }
+        match repo.status_file(Path::new(path)) {
+            Ok(status) => Ok(!(status.is_empty() || status == git2::Status::IGNORED)),
+            Err(e) if e.code() == ErrorCode::NotFound => Ok(false),
+            Err(e) => Err(e).ctx(|| format!("could not read the status of `{path}`")),
+        }
+    }
+
     /// The content of the file at `path` in tree `tree`; `None` when there is no such path.
     pub fn read_blob_at(&self, tree: Oid, path: &str) -> Result<Option<Vec<u8>>, GitError> {
         let repo = self.git()?;

@@ -99,6 +99,7 @@ pub async fn run(
         Some(config) => config,
         None => Config::load(&root)?,
     };
+    let repo = with_main_branch(repo, &config.main_branch)?;
     if let Some(workers) = options.max_workers {
         if !(1..=3).contains(&workers) {
             return Err(EngineError::usage(
@@ -115,6 +116,19 @@ pub async fn run(
     repo.ensure_not_mid_operation()?;
     repo.ensure_excluded()?;
     let main_tip = repo.main_tip()?;
+    if let Some(plans_file) = tracked_plans_file(&repo, &plan)? {
+        if repo.main_checkout_has_changes(&plans_file)? {
+            return Err(EngineError::usage(
+                format!(
+                    "{plans_file} has uncommitted changes in your checkout of {}",
+                    repo.main_branch()
+                ),
+                format!(
+                    "breeze marks tasks done in {plans_file} as they land, which would touch your edits: commit it first (`git commit {plans_file}`), then run again"
+                ),
+            ));
+        }
+    }
     let lock = RepoLock::acquire(&root)?;
     if let Some(previous) = latest_run(&root)
         && let Ok(snapshot) = RunSnapshot::load(&RunDir::new(&root, &previous).snapshot())
@@ -138,7 +152,7 @@ pub async fn run(
         plan: plan_path.display().to_string(),
         state: RunState::Running,
         workers: analysis.workers,
-        main_branch: config.main_branch.clone(),
+        main_branch: repo.main_branch().to_string(),
         main_tip_at_start: main_tip.to_string(),
         started_at: now.clone(),
         updated_at: now,
@@ -194,6 +208,8 @@ pub async fn resume(
         Some(config) => config,
         None => Config::load(&root)?,
     };
+    // The run keeps landing on the branch it started with.
+    let repo = with_main_branch(repo, &snapshot.main_branch)?;
     let plan = breeze_plan::load(Path::new(&snapshot.plan))?;
     let analysis = breeze_plan::analyze(&plan, snapshot.workers)?;
     let sims = read_sims(&plan)?;
@@ -358,6 +374,16 @@ async fn execute(
     ctx.journal(EventKind::RunFinished { state })?;
     let status = ctx.snapshot.lock().unwrap_or_else(|p| p.into_inner()).status();
     Ok(RunOutcome { run_id, state, status, stop_reason, run_dir: run_dir.root().to_path_buf() })
+}
+
+/// Reopens the repository with `branch` as main when one is configured.
+fn with_main_branch(repo: Repo, branch: &str) -> Result<Repo, EngineError> {
+    if branch.is_empty() || branch == repo.main_branch() {
+        return Ok(repo);
+    }
+    let options =
+        breeze_git::OpenOptions { main_branch: Some(branch.to_string()), ..Default::default() };
+    Ok(Repo::open_with(repo.workdir(), &options)?)
 }
 
 /// The plan to run: the given path, else `plan.toml`, else `Plans.md` at the root.
