@@ -116,18 +116,18 @@ pub async fn run(
     repo.ensure_not_mid_operation()?;
     repo.ensure_excluded()?;
     let main_tip = repo.main_tip()?;
-    if let Some(plans_file) = tracked_plans_file(&repo, &plan)? {
-        if repo.main_checkout_has_changes(&plans_file)? {
-            return Err(EngineError::usage(
-                format!(
-                    "{plans_file} has uncommitted changes in your checkout of {}",
-                    repo.main_branch()
-                ),
-                format!(
-                    "breeze marks tasks done in {plans_file} as they land, which would touch your edits: commit it first (`git commit {plans_file}`), then run again"
-                ),
-            ));
-        }
+    if let Some(plans_file) = tracked_plans_file(&repo, &plan)?
+        && repo.main_checkout_has_changes(&plans_file)?
+    {
+        return Err(EngineError::usage(
+            format!(
+                "{plans_file} has uncommitted changes in your checkout of {}",
+                repo.main_branch()
+            ),
+            format!(
+                "breeze marks tasks done in {plans_file} as they land, which would touch your edits: commit it first (`git commit {plans_file}`), then run again"
+            ),
+        ));
     }
     let lock = RepoLock::acquire(&root)?;
     if let Some(previous) = latest_run(&root)
