@@ -2,6 +2,8 @@
 
 use std::path::PathBuf;
 
+use serde_json::Value;
+
 use crate::call::{AgentCall, AgentKind};
 
 /// Claude tools that write files: denied to read-only roles whatever their definition
@@ -53,7 +55,7 @@ pub fn claude_args(call: &AgentCall) -> Vec<String> {
         args.extend(["--max-turns".into(), turns.to_string()]);
     }
     if let Some(schema) = &call.output_schema {
-        args.extend(["--json-schema".into(), schema.to_string()]);
+        args.extend(["--json-schema".into(), claude_json_schema(schema).to_string()]);
     }
     if let Some(session) = &call.resume_session {
         args.extend(["--resume".into(), session.clone()]);
@@ -77,6 +79,22 @@ pub fn claude_args(call: &AgentCall) -> Vec<String> {
     args.push("--disallowedTools".into());
     args.extend(denied);
     args
+}
+
+/// `schema` in the form `claude --json-schema` accepts: without a root `$schema`.
+///
+/// Claude 2.1.332 compiles the schema with a draft-07 validator that knows no other
+/// meta-schema: `"$schema": "https://json-schema.org/draft/2020-12/schema"` (what breeze's
+/// generated schemas declare) makes it exit 1 before the run, with "--json-schema is not
+/// a valid JSON Schema: no schema with key or ref ...". The keywords breeze's schemas use
+/// (`$defs`, `anyOf`, `oneOf`, `const`, type lists) mean the same in both drafts, so
+/// dropping the declaration changes nothing else.
+pub fn claude_json_schema(schema: &Value) -> Value {
+    let mut schema = schema.clone();
+    if let Value::Object(map) = &mut schema {
+        map.remove("$schema");
+    }
+    schema
 }
 
 /// Arguments for `codex` (after the program name).
@@ -206,6 +224,23 @@ mod tests {
         );
         assert!(!args.iter().any(|a| a.contains("dangerously")));
         assert!(!args.iter().any(|a| a == "prompt"), "the prompt never goes into argv");
+    }
+
+    #[test]
+    fn claude_gets_the_schema_without_its_draft_declaration() {
+        // claude refuses the 2020-12 meta-schema URI; the rest of the schema is kept.
+        let mut reviewer = call(AgentKind::Claude, Role::Reviewer);
+        let schema = breeze_protocol::MessageKind::ReviewResult.schema().clone();
+        assert!(schema.get("$schema").is_some());
+        reviewer.output_schema = Some(schema.clone());
+        let args = claude_args(&reviewer);
+        let position = args.iter().position(|a| a == "--json-schema").unwrap();
+        let passed: Value = serde_json::from_str(&args[position + 1]).unwrap();
+        assert_eq!(passed.get("$schema"), None);
+        let mut expected = schema;
+        expected.as_object_mut().unwrap().remove("$schema");
+        assert_eq!(passed, expected);
+        assert_eq!(passed["$defs"], breeze_protocol::MessageKind::ReviewResult.schema()["$defs"]);
     }
 
     #[test]

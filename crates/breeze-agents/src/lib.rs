@@ -52,8 +52,8 @@ mod run;
 mod write_check;
 
 pub use args::{
-    CLAUDE_HEADLESS_DENIED, CLAUDE_WRITE_TOOLS, claude_args, codex_args, codex_schema_path,
-    command_line,
+    CLAUDE_HEADLESS_DENIED, CLAUDE_WRITE_TOOLS, claude_args, claude_json_schema, codex_args,
+    codex_schema_path, command_line,
 };
 pub use call::{AgentCall, AgentFailure, AgentKind, AgentResult, WriteSetCheck};
 pub use claude::ClaudeStream;

@@ -262,7 +262,13 @@ fn diagnostics(kind: AgentKind, outcome: &Outcome, parsed: &Parsed) -> String {
     if let Some(failure) = &parsed.failure {
         parts.push(failure.to_string());
     }
-    if let Some(error) = &parsed.answer_error {
+    // A failure the CLI reported is why there is no answer, and the answer error only
+    // repeats it; after breeze ended the process, it says how far the stream got.
+    let failure_explains = parsed
+        .failure
+        .as_ref()
+        .is_some_and(|failure| !matches!(failure, AgentFailure::Terminated { .. }));
+    if let Some(error) = parsed.answer_error.as_ref().filter(|_| !failure_explains) {
         parts.push(format!("no answer: {error}"));
     }
     if !parsed.write_violations.is_empty() {

@@ -448,6 +448,9 @@ async fn codex_failures_are_classified() {
         let failure = result.failure.as_ref().expect("a failure");
         assert!(check(failure), "{fixture_name}: {failure:?}");
         assert_eq!(result.answer, None, "{fixture_name}");
+        // The failure is said once: the answer error would only repeat it.
+        assert!(result.diagnostics.contains(&failure.to_string()), "{}", result.diagnostics);
+        assert!(!result.diagnostics.contains("no answer"), "{}", result.diagnostics);
     }
 }
 
@@ -475,6 +478,7 @@ async fn a_stalled_cli_is_terminated_and_says_what_was_missing() {
     let error = result.answer_error.unwrap();
     assert!(error.starts_with("claude stalled"), "{error}");
     assert!(error.contains("before its `result` line"), "{error}");
+    assert!(result.diagnostics.contains(&format!("no answer: {error}")), "{}", result.diagnostics);
     assert_eq!(result.session_id.as_deref(), Some("e5f6a7b8-c9d0-4e1f-8a2b-4c5d6e7f8a9b"));
 }
 

@@ -307,7 +307,13 @@ impl RoleRunner {
         agent.pass_credentials = settings.pass_credentials;
         agent.timeout = settings.timeout;
         agent.stall_timeout = settings.stall_timeout;
-        agent.model = settings.model.clone();
+        // `roles.<role>.model` wins; otherwise Claude Code gets the role definition's model
+        // (`opus`, `sonnet`: aliases it knows). Codex keeps its own default: those names
+        // mean nothing to it.
+        agent.model = match kind {
+            AgentKind::Claude if settings.model.is_empty() => definition.model.clone(),
+            _ => settings.model.clone(),
+        };
         agent.extra_args = settings.args.clone();
         agent.allowed_tools = definition.tools.clone();
         agent.disallowed_tools = definition.disallowed_tools.clone();

@@ -1,8 +1,9 @@
 //! Codex's `--output-schema` is sent to the model with `"strict": true`, which accepts
 //! only a subset of JSON Schema: every object closed and listing all its properties as
-//! required, no `oneOf`/`const`, no length or range bounds. This turns our generated
-//! schemas into that form. Bounds removed here are still enforced by breeze's own
-//! validation of the answer.
+//! required, no `oneOf`/`const`, no length or range bounds, and a `$ref` with no sibling
+//! keywords (the API refuses `{"$ref": ..., "description": ...}` with "$ref cannot have
+//! keywords {'description'}"). This turns our generated schemas into that form. Bounds
+//! removed here are still enforced by breeze's own validation of the answer.
 
 use serde_json::{Map, Value};
 
@@ -37,6 +38,10 @@ pub fn strict(schema: &Value) -> Value {
 }
 
 fn strict_object(map: &Map<String, Value>) -> Map<String, Value> {
+    // A reference stands alone: its target carries the description and the constraints.
+    if let Some(reference) = map.get("$ref") {
+        return Map::from_iter([("$ref".to_owned(), reference.clone())]);
+    }
     let mut out = Map::new();
     for (key, value) in map {
         if UNSUPPORTED.contains(&key.as_str()) {
@@ -105,6 +110,9 @@ mod tests {
                 for keyword in UNSUPPORTED.iter().chain(&["oneOf", "const"]) {
                     assert!(!map.contains_key(*keyword), "{kind}: {keyword} left in {map:?}");
                 }
+                if map.contains_key("$ref") {
+                    assert_eq!(map.len(), 1, "{kind}: $ref with sibling keywords: {map:?}");
+                }
                 if let Some(Value::Object(props)) = map.get("properties") {
                     assert_eq!(
                         map.get("additionalProperties"),
@@ -123,6 +131,13 @@ mod tests {
                 }
             });
         }
+        let review = strict(MessageKind::ReviewResult.schema());
+        assert_eq!(review["properties"]["verdict"], serde_json::json!({"$ref": "#/$defs/Verdict"}));
+        assert_eq!(
+            review["$defs"]["Verdict"]["anyOf"][0]["enum"],
+            serde_json::json!(["APPROVE"]),
+            "the referenced definition keeps its content"
+        );
         let advisor = strict(MessageKind::AdvisorResponse.schema());
         assert_eq!(
             advisor["properties"]["schema_version"]["enum"],

@@ -135,7 +135,12 @@ pub(crate) async fn dispatch(ctx: Arc<RunContext>) -> Result<DispatchEnd, Engine
                         // task would hit it too.
                         let hint = hint.unwrap_or_default();
                         ctx.set_state(index, TaskState::Pending, Some(message.clone()))?;
-                        fatal = Some(format!("{message}; {hint}, then run `breeze resume`"));
+                        let next = if hint.contains("breeze resume") {
+                            hint
+                        } else {
+                            format!("{hint}, then run `breeze resume`")
+                        };
+                        fatal = Some(format!("{message}; {next}"));
                         ctx.cancel.cancel();
                     }
                     Err(err) => {

@@ -214,7 +214,9 @@ async fn run_reviewer(
     }
     Err(EngineError::usage(
         format!("the reviewer failed {REVIEWER_TRIES} times on task {id}: {problem}"),
-        "see the reviewer log with `breeze logs <task>`; fix roles.reviewer, then `breeze resume`",
+        format!(
+            "see the reviewer log with `breeze logs {id}`; fix roles.reviewer, then `breeze resume`"
+        ),
     ))
 }
 
