@@ -130,11 +130,6 @@ impl RoleReply {
             log_path,
         }
     }
-
-    /// Whether the process exited 0.
-    pub fn exited_ok(&self) -> bool {
-        self.ending == RoleEnding::Exited(0)
-    }
 }
 
 /// One invocation on its way to a backend: the call, its role's settings, the role's

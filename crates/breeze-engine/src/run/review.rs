@@ -104,7 +104,7 @@ pub(crate) async fn review(
         (run_reviewer(ctx, index, worktree, &input).await?, false)
     };
 
-    let normalized = normalize(ctx, &id, result, head)?;
+    let normalized = normalize(&id, result, head);
     let result_path = ctx.run_dir.review_file(&slug, round, "review-result.json");
     std::fs::write(&result_path, serde_json::to_vec_pretty(&normalized).unwrap_or_default())
         .map_err(|err| EngineError::io(format!("cannot write {}", result_path.display()), err))?;
@@ -223,12 +223,7 @@ async fn run_reviewer(
 /// Any critical or major gap means REQUEST_CHANGES; minor-only means APPROVE. A
 /// REQUEST_CHANGES without any gap keeps its verdict with a synthesized major gap, so
 /// the worker gets something to act on. Disagreements are logged.
-fn normalize(
-    ctx: &RunContext,
-    id: &str,
-    mut result: ReviewResult,
-    head: &str,
-) -> Result<ReviewResult, EngineError> {
+fn normalize(id: &str, mut result: ReviewResult, head: &str) -> ReviewResult {
     if result.verdict == Verdict::RequestChanges && result.gaps.is_empty() {
         let detail = if result.followups.is_empty() {
             "the reviewer requested changes without listing any gap".to_string()
@@ -260,8 +255,7 @@ fn normalize(
     result.task = Some(id.to_string());
     result.commit_hash = Some(head.to_string());
     result.generated_at = Some(clock::now_rfc3339());
-    let _ = ctx;
-    Ok(result)
+    result
 }
 
 fn engine_review(gaps: Vec<Gap>) -> ReviewResult {
@@ -299,4 +293,46 @@ pub(crate) fn parse_oid(text: &str) -> Result<breeze_git::Oid, EngineError> {
             std::io::Error::other(err),
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(verdict: Verdict, gaps: Vec<Gap>) -> ReviewResult {
+        ReviewResult { verdict, gaps, ..engine_review(Vec::new()) }
+    }
+
+    fn gap(severity: Severity) -> Gap {
+        Gap {
+            severity,
+            location: "src/a.rs:1".into(),
+            issue: "x".into(),
+            suggestion: String::new(),
+        }
+    }
+
+    #[test]
+    fn the_gaps_decide_the_verdict() {
+        let minor_only =
+            normalize("1", result(Verdict::RequestChanges, vec![gap(Severity::Minor)]), "h");
+        assert_eq!(minor_only.verdict, Verdict::Approve);
+        assert!(
+            minor_only.followups.iter().any(|f| f.contains("normalized")),
+            "the disagreement is recorded"
+        );
+        let major = normalize("1", result(Verdict::Approve, vec![gap(Severity::Major)]), "h");
+        assert_eq!(major.verdict, Verdict::RequestChanges);
+        assert_eq!((major.task.as_deref(), major.commit_hash.as_deref()), (Some("1"), Some("h")));
+    }
+
+    #[test]
+    fn a_rejection_without_gaps_stays_a_rejection_with_something_to_fix() {
+        let mut bare = result(Verdict::RequestChanges, Vec::new());
+        bare.followups.push("the tests do not run".into());
+        let normalized = normalize("1", bare, "h");
+        assert_eq!(normalized.verdict, Verdict::RequestChanges);
+        assert_eq!(normalized.blocking_gaps().count(), 1);
+        assert!(normalized.gaps[0].issue.contains("the tests do not run"));
+    }
 }
