@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::support::{both, breeze, git, repo_with, status_json};
+use crate::support::{both, breeze, git, one_task_plan, repo_with, status_json, toml_task};
 
 /// A stand-in for Claude Code: records each call, then answers as the role in
 /// `$BREEZE_ROLE` would, in the stream-json format.
@@ -49,9 +49,8 @@ backend = "claude"
 [roles.advisor]
 backend = "scripted"
 "#;
-    let plan =
-        "[[task]]\nid = \"1\"\ntitle = \"Notes\"\ndod = \"two lines\"\nwrites = [\"notes.txt\"]\n";
-    let (temp, root) = repo_with(&[("breeze.toml", config), ("plan.toml", plan)]);
+    let plan = toml_task("1", "Notes", &["notes.txt"], "");
+    let (temp, root) = repo_with(&[("breeze.toml", config), ("plan.toml", &plan)]);
     let bin = temp.path().join("bin");
     std::fs::create_dir_all(&bin).unwrap();
     let calls = temp.path().join("calls.log");
@@ -96,8 +95,7 @@ backend = "scripted"
 #[test]
 fn a_missing_agent_cli_stops_the_run_resumably_with_a_hint() {
     let config = "[roles.worker]\nbackend = \"codex\"\n[roles.reviewer]\nbackend = \"scripted\"\n[roles.advisor]\nbackend = \"scripted\"\n";
-    let plan = "[[task]]\nid = \"1\"\ntitle = \"T\"\ndod = \"d\"\nwrites = [\"a.txt\"]\n";
-    let (temp, root) = repo_with(&[("breeze.toml", config), ("plan.toml", plan)]);
+    let (temp, root) = repo_with(&[("breeze.toml", config), ("plan.toml", &one_task_plan())]);
     let empty = temp.path().join("empty-bin");
     std::fs::create_dir_all(&empty).unwrap();
     let path = format!("{}:/usr/bin:/bin", empty.display());

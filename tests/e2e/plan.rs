@@ -32,12 +32,9 @@ depends_on = ["b"]
     let output = run_in(dir.path(), &["plan", "plan.toml"]);
     assert_eq!(output.status.code(), Some(2), "{}", both(&output));
     let err = stderr(&output);
-    assert!(
-        err.contains("a -> c -> b -> a")
-            || err.contains("a -> b -> c -> a")
-            || err.contains(" -> a"),
-        "{err}"
-    );
+    // `a` (its id on line 3) depends on `c`, which depends on `b`, which depends on `a`.
+    assert!(err.contains("plan.toml:3: dependency cycle: a -> c -> b -> a"), "{err}");
+    assert!(err.contains("hint: fix the plan"), "{err}");
 }
 
 #[test]

@@ -3,7 +3,8 @@
 use std::time::{Duration, Instant};
 
 use crate::support::{
-    SCRIPTED_CONFIG, both, breeze, git, repo_with, run_in, shell_worker_config, status_json, stdout,
+    SCRIPTED_CONFIG, both, breeze, git, one_task_plan, repo_with, run_in, shell_worker_config,
+    status_json, stdout, toml_task,
 };
 
 fn alive(pid: i32) -> bool {
@@ -35,11 +36,7 @@ fn a_run_killed_with_sigkill_resumes_ends_the_orphan_and_lands_once() {
     let script = temp.path().join("worker.sh");
     std::fs::write(&script, worker).unwrap();
     std::fs::write(root.join("breeze.toml"), shell_worker_config(&script, "")).unwrap();
-    std::fs::write(
-        root.join("plan.toml"),
-        "[[task]]\nid = \"1\"\ntitle = \"T\"\ndod = \"d\"\nwrites = [\"a.txt\"]\n",
-    )
-    .unwrap();
+    std::fs::write(root.join("plan.toml"), one_task_plan()).unwrap();
     git(&root, &["add", "-A"]);
     git(&root, &["commit", "-qm", "config"]);
 
@@ -87,11 +84,7 @@ fn a_silent_worker_process_is_killed_respawned_once_then_escalated() {
         shell_worker_config(&script, "stall_timeout = \"1s\""),
     )
     .unwrap();
-    std::fs::write(
-        root.join("plan.toml"),
-        "[[task]]\nid = \"1\"\ntitle = \"T\"\ndod = \"d\"\nwrites = [\"a.txt\"]\n",
-    )
-    .unwrap();
+    std::fs::write(root.join("plan.toml"), one_task_plan()).unwrap();
     let output = breeze().current_dir(&root).args(["run"]).output().unwrap();
     assert_eq!(output.status.code(), Some(1), "{}", both(&output));
     let status = status_json(&root);
@@ -111,8 +104,9 @@ fn a_silent_worker_process_is_killed_respawned_once_then_escalated() {
 
 #[test]
 fn clean_removes_only_what_breeze_created_and_keeps_unlanded_work() {
-    let plan = "[[task]]\nid = \"1\"\ntitle = \"Rejected\"\ndod = \"d\"\nwrites = [\"a.txt\"]\n[task.sim]\nrequest_changes = 3\n\n[[task]]\nid = \"2\"\ntitle = \"Fine\"\ndod = \"d\"\nwrites = [\"b.txt\"]\n";
-    let (_temp, root) = repo_with(&[("breeze.toml", SCRIPTED_CONFIG), ("plan.toml", plan)]);
+    let plan = toml_task("1", "Rejected", &["a.txt"], "[task.sim]\nrequest_changes = 3")
+        + &toml_task("2", "Fine", &["b.txt"], "");
+    let (_temp, root) = repo_with(&[("breeze.toml", SCRIPTED_CONFIG), ("plan.toml", &plan)]);
     git(&root, &["branch", "task/user-owned"]);
     let output = run_in(&root, &["run"]);
     assert_eq!(output.status.code(), Some(1), "{}", both(&output));
@@ -150,11 +144,7 @@ fn abort_stops_a_live_run_and_a_new_run_keeps_the_old_branch() {
     )
     .unwrap();
     std::fs::write(root.join("breeze.toml"), shell_worker_config(&slow, "")).unwrap();
-    std::fs::write(
-        root.join("plan.toml"),
-        "[[task]]\nid = \"1\"\ntitle = \"T\"\ndod = \"d\"\nwrites = [\"a.txt\"]\n",
-    )
-    .unwrap();
+    std::fs::write(root.join("plan.toml"), one_task_plan()).unwrap();
 
     let engine = breeze()
         .current_dir(&root)

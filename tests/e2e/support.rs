@@ -127,3 +127,16 @@ pub fn shell_worker_config(script: &Path, extra: &str) -> String {
         script.display()
     )
 }
+
+/// One `[[task]]` table of a plan.toml; `extra` holds further keys (and `[task.sim]`).
+pub fn toml_task(id: &str, title: &str, writes: &[&str], extra: &str) -> String {
+    let writes = writes.iter().map(|w| format!("{w:?}")).collect::<Vec<_>>().join(", ");
+    format!(
+        "[[task]]\nid = {id:?}\ntitle = {title:?}\ndod = \"done\"\nwrites = [{writes}]\n{extra}\n"
+    )
+}
+
+/// A plan of one task, `1`, that may write `a.txt`.
+pub fn one_task_plan() -> String {
+    toml_task("1", "T", &["a.txt"], "")
+}

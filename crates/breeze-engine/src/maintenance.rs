@@ -149,25 +149,34 @@ pub fn clean(repo_dir: &Path, dry_run: bool, force: bool) -> Result<Vec<CleanIte
         }
     }
     let mut items = Vec::new();
-    let live: BTreeSet<PathBuf> =
-        repo.list_worktrees()?.into_iter().map(|info| info.path).collect();
+    // Worktrees git knows, with whether they hold uncommitted work.
+    let live: std::collections::BTreeMap<PathBuf, bool> = repo
+        .list_worktrees()?
+        .into_iter()
+        .map(|info| (info.path, info.dirty.unwrap_or(false)))
+        .collect();
+    let dirty_note = |files: usize| {
+        format!(
+            "has uncommitted changes in {files} file(s); commit them, or pass --force to discard"
+        )
+    };
     for path in worktrees {
-        if !live.contains(&path) {
-            continue;
-        }
+        let Some(&dirty) = live.get(&path) else { continue };
         let label = path.display().to_string();
         if dry_run {
-            let dirty = repo.is_worktree_dirty(&path)?;
             items.push(if dirty && !force {
-                CleanItem::Kept(label, "has uncommitted changes (use --force)".into())
+                CleanItem::Kept(label, "has uncommitted changes (use --force to discard)".into())
             } else {
                 CleanItem::Removed(label)
             });
             continue;
         }
         match repo.remove_worktree(&path, None, force)? {
-            breeze_git::RemoveOutcome::Removed { .. } => items.push(CleanItem::Removed(label)),
-            other => items.push(CleanItem::Kept(label, format!("{other:?}"))),
+            breeze_git::RemoveOutcome::Removed { .. }
+            | breeze_git::RemoveOutcome::NotFound { .. } => items.push(CleanItem::Removed(label)),
+            breeze_git::RemoveOutcome::KeptDirty { paths } => {
+                items.push(CleanItem::Kept(label, dirty_note(paths.len())))
+            }
         }
     }
     for branch in branches {

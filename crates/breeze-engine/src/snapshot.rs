@@ -203,11 +203,6 @@ impl RunSnapshot {
     }
 
     /// Finds a task record by id.
-    pub fn task_mut(&mut self, id: &str) -> Option<&mut TaskRecord> {
-        self.tasks.iter_mut().find(|task| task.id == id)
-    }
-
-    /// Finds a task record by id.
     pub fn task(&self, id: &str) -> Option<&TaskRecord> {
         self.tasks.iter().find(|task| task.id == id)
     }

@@ -76,10 +76,17 @@ fn task<'a>(outcome: &'a RunOutcome, id: &str) -> &'a breeze_protocol::TaskStatu
     outcome.status.tasks.iter().find(|t| t.id == id).unwrap_or_else(|| panic!("no task {id}"))
 }
 
-fn one_task(sim: &str) -> String {
+/// One `[[task]]` table of a plan.toml; `extra` holds further keys (and `[task.sim]`).
+fn toml_task(id: &str, title: &str, writes: &[&str], extra: &str) -> String {
+    let writes = writes.iter().map(|w| format!("{w:?}")).collect::<Vec<_>>().join(", ");
     format!(
-        "[[task]]\nid = \"1\"\ntitle = \"Only task\"\ndod = \"done\"\nwrites = [\"src/one.txt\"]\n[task.sim]\n{sim}\n"
+        "[[task]]\nid = {id:?}\ntitle = {title:?}\ndod = \"done\"\nwrites = [{writes}]\n{extra}\n"
     )
+}
+
+/// A plan of one task steered by `sim` (the body of its `[task.sim]` table).
+fn one_task(sim: &str) -> String {
+    toml_task("1", "Only task", &["src/one.txt"], &format!("[task.sim]\n{sim}"))
 }
 
 #[tokio::test]
@@ -138,8 +145,13 @@ async fn three_failures_in_a_row_escalate_even_after_advice() {
 
 #[tokio::test]
 async fn an_advisor_stop_escalates_with_its_reason() {
-    let plan = "[[task]]\nid = \"1\"\ntitle = \"Rotate the signing secret\"\ndod = \"d\"\nwrites = [\"a.txt\"]\n[task.sim]\nadvisor_decision = \"STOP\"\n";
-    let fixture = Fixture::new(plan, &[]);
+    let plan = toml_task(
+        "1",
+        "Rotate the signing secret",
+        &["a.txt"],
+        "[task.sim]\nadvisor_decision = \"STOP\"",
+    );
+    let fixture = Fixture::new(&plan, &[]);
     let outcome = fixture.run().await;
     let only = task(&outcome, "1");
     assert_eq!(only.state, TaskState::Escalated, "{only:?}");
@@ -149,8 +161,8 @@ async fn an_advisor_stop_escalates_with_its_reason() {
 
 #[tokio::test]
 async fn a_risky_task_consults_once_before_its_first_attempt() {
-    let plan = "[[task]]\nid = \"1\"\ntitle = \"Check permission on delete\"\ndod = \"d\"\nwrites = [\"a.txt\"]\n";
-    let fixture = Fixture::new(plan, &[]);
+    let plan = toml_task("1", "Check permission on delete", &["a.txt"], "");
+    let fixture = Fixture::new(&plan, &[]);
     let outcome = fixture.run().await;
     assert_eq!(outcome.state, RunState::Succeeded);
     assert_eq!(task(&outcome, "1").advisor_consults, 1);
@@ -205,8 +217,13 @@ async fn a_write_outside_the_write_set_fails_the_gate_and_counts_as_a_round() {
 
 #[tokio::test]
 async fn universal_lessons_reach_later_workers() {
-    let plan = "[[task]]\nid = \"1\"\ntitle = \"First\"\ndod = \"d\"\nwrites = [\"a.txt\"]\n[task.sim]\nrequest_changes = 1\nlesson = \"never log secrets\"\n\n[[task]]\nid = \"2\"\ntitle = \"Second\"\ndod = \"d\"\nwrites = [\"b.txt\"]\ndepends_on = [\"1\"]\n";
-    let fixture = Fixture::new(plan, &[]);
+    let plan = toml_task(
+        "1",
+        "First",
+        &["a.txt"],
+        "[task.sim]\nrequest_changes = 1\nlesson = \"never log secrets\"",
+    ) + &toml_task("2", "Second", &["b.txt"], "depends_on = [\"1\"]");
+    let fixture = Fixture::new(&plan, &[]);
     let outcome = fixture.run().await;
     assert_eq!(outcome.state, RunState::Succeeded);
     let input = std::fs::read_to_string(outcome.run_dir.join("io/2.worker.1.input.json")).unwrap();
@@ -215,29 +232,10 @@ async fn universal_lessons_reach_later_workers() {
 
 #[tokio::test]
 async fn conflicting_tasks_never_overlap_and_dependents_wait_for_the_landing() {
-    let plan = r#"
-[[task]]
-id = "1"
-title = "All sources"
-dod = "d"
-writes = ["src/**"]
-[task.sim]
-delay_ms = 100
-[[task]]
-id = "2"
-title = "One source"
-dod = "d"
-writes = ["src/lib/x.txt"]
-[task.sim]
-delay_ms = 100
-[[task]]
-id = "3"
-title = "Docs"
-dod = "d"
-writes = ["docs/"]
-depends_on = ["2"]
-"#;
-    let fixture = Fixture::new(plan, &[]);
+    let plan = toml_task("1", "All sources", &["src/**"], "[task.sim]\ndelay_ms = 100")
+        + &toml_task("2", "One source", &["src/lib/x.txt"], "[task.sim]\ndelay_ms = 100")
+        + &toml_task("3", "Docs", &["docs/"], "depends_on = [\"2\"]");
+    let fixture = Fixture::new(&plan, &[]);
     let outcome = fixture.run().await;
     assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
     assert_eq!(outcome.status.workers, 2);
@@ -290,24 +288,14 @@ async fn a_tracked_plans_md_row_flips_to_done_in_the_landing_commit() {
 
 #[tokio::test]
 async fn a_cancelled_run_resumes_and_lands_everything_exactly_once() {
-    let plan = r#"
-[[task]]
-id = "1"
-title = "Slow one"
-dod = "d"
-writes = ["a.txt"]
-[task.sim]
-delay_ms = 400
-[[task]]
-id = "2"
-title = "Slow two"
-dod = "d"
-writes = ["b.txt"]
-depends_on = ["1"]
-[task.sim]
-delay_ms = 400
-"#;
-    let fixture = Fixture::new(plan, &[]);
+    let plan = toml_task("1", "Slow one", &["a.txt"], "[task.sim]\ndelay_ms = 400")
+        + &toml_task(
+            "2",
+            "Slow two",
+            &["b.txt"],
+            "depends_on = [\"1\"]\n[task.sim]\ndelay_ms = 400",
+        );
+    let fixture = Fixture::new(&plan, &[]);
     let cancel = CancellationToken::new();
     let stopper = cancel.clone();
     tokio::spawn(async move {
@@ -363,9 +351,8 @@ fn shell_worker(options: &mut RunOptions, script: &str) {
 
 #[tokio::test]
 async fn a_landing_conflict_goes_back_to_the_worker_with_the_files_to_resolve() {
-    let plan =
-        "[[task]]\nid = \"1\"\ntitle = \"Change shared\"\ndod = \"d\"\nwrites = [\"shared.txt\"]\n";
-    let fixture = Fixture::new(plan, &[("shared.txt", "base\n")]);
+    let plan = toml_task("1", "Change shared", &["shared.txt"], "");
+    let fixture = Fixture::new(&plan, &[("shared.txt", "base\n")]);
     let marker = fixture.root.parent().unwrap().join("main-moved");
     // Attempt 1 does the work and, playing "someone else", commits a conflicting change
     // to main in the user's checkout. The next attempt sees the conflict and resolves it.
@@ -422,8 +409,8 @@ async fn a_failing_verify_goes_back_to_the_worker_with_the_log_tail() {
 
 #[tokio::test]
 async fn new_worktrees_get_the_declared_ignored_files_and_the_setup_command() {
-    let plan = "[[task]]\nid = \"1\"\ntitle = \"Use env\"\ndod = \"d\"\nwrites = [\"out.txt\"]\n";
-    let fixture = Fixture::new(plan, &[(".gitignore", ".env\n.setup-marker\n")]);
+    let plan = toml_task("1", "Use env", &["out.txt"], "");
+    let fixture = Fixture::new(&plan, &[(".gitignore", ".env\n.setup-marker\n")]);
     std::fs::write(fixture.root.join(".env"), "API_URL=http://localhost\n").unwrap();
     let worker = script(
         &fixture,
@@ -449,8 +436,8 @@ async fn new_worktrees_get_the_declared_ignored_files_and_the_setup_command() {
 
 #[tokio::test]
 async fn a_worker_that_wrecks_its_worktree_fails_attempts_and_the_lane_recovers() {
-    let plan = "[[task]]\nid = \"1\"\ntitle = \"Wrecker\"\ndod = \"d\"\nwrites = [\"a.txt\"]\n\n[[task]]\nid = \"2\"\ntitle = \"Fine\"\ndod = \"d\"\nwrites = [\"b.txt\"]\n";
-    let fixture = Fixture::new(plan, &[]);
+    let plan = toml_task("1", "Wrecker", &["a.txt"], "") + &toml_task("2", "Fine", &["b.txt"], "");
+    let fixture = Fixture::new(&plan, &[]);
     // Task 1's worker leaves its branch for another one and leaves files uncommitted
     // there; task 2's worker behaves.
     let worker = script(
@@ -515,8 +502,8 @@ async fn rounds_stuck_on_the_same_file_consult_the_advisor_before_escalating() {
 
 #[tokio::test]
 async fn a_disabled_advisor_is_never_consulted() {
-    let plan = "[[task]]\nid = \"1\"\ntitle = \"Migrate the schema\"\ndod = \"d\"\nwrites = [\"a.txt\"]\n[task.sim]\nfail_attempts = 2\n";
-    let fixture = Fixture::new(plan, &[]);
+    let plan = toml_task("1", "Migrate the schema", &["a.txt"], "[task.sim]\nfail_attempts = 2");
+    let fixture = Fixture::new(&plan, &[]);
     let mut options = fixture.options();
     options.config.as_mut().unwrap().advisor_enabled = false;
     let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
@@ -530,9 +517,8 @@ async fn a_disabled_advisor_is_never_consulted() {
 
 #[tokio::test]
 async fn a_deferred_landing_that_meets_a_moved_main_goes_back_to_the_worker_on_resume() {
-    let plan =
-        "[[task]]\nid = \"1\"\ntitle = \"Change shared\"\ndod = \"d\"\nwrites = [\"shared.txt\"]\n";
-    let fixture = Fixture::new(plan, &[("shared.txt", "base\n")]);
+    let plan = toml_task("1", "Change shared", &["shared.txt"], "");
+    let fixture = Fixture::new(&plan, &[("shared.txt", "base\n")]);
     let worker = script(
         &fixture,
         "resolver.sh",
@@ -575,4 +561,38 @@ async fn work_lands_on_the_configured_branch_and_nowhere_else() {
     assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
     assert!(git(&fixture.root, &["log", "-1", "--format=%B", "trunk"]).contains("Breeze-Task: 1"));
     assert_eq!(git(&fixture.root, &["rev-parse", "main"]), main_before, "main did not move");
+}
+
+#[tokio::test]
+async fn a_user_checkout_left_mid_merge_defers_the_landing() {
+    let plan = toml_task("1", "Change a", &["a.txt"], "");
+    let fixture = Fixture::new(&plan, &[("notes.txt", "base\n")]);
+    git(&fixture.root, &["checkout", "-qb", "side"]);
+    std::fs::write(fixture.root.join("notes.txt"), "side\n").unwrap();
+    git(&fixture.root, &["commit", "-qam", "side"]);
+    git(&fixture.root, &["checkout", "-q", "main"]);
+    // While the worker works, the user starts a merge in their checkout and it conflicts.
+    let worker = script(
+        &fixture,
+        "merging.sh",
+        &format!(
+            r#"cat > /dev/null
+echo done > a.txt
+(cd "{root}" && echo mine > notes.txt && git commit -qam mine && git merge -q side >/dev/null 2>&1) || true
+printf '{{"schema_version":"worker-report.v1","status":"completed","summary":"ok"}}' > "$BREEZE_OUTPUT"
+"#,
+            root = fixture.root.display()
+        ),
+    );
+    let mut options = fixture.options();
+    shell_worker(&mut options, &worker);
+    let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.state, RunState::Interrupted, "{outcome:?}");
+    assert_eq!(task(&outcome, "1").state, TaskState::Deferred);
+    let reason = outcome.stop_reason.as_deref().unwrap();
+    assert!(
+        reason.contains("middle of a merge") && reason.contains("git merge --abort"),
+        "{reason}"
+    );
+    assert!(fixture.root.join(".git/MERGE_HEAD").exists(), "the user's merge is left alone");
 }

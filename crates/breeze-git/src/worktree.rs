@@ -199,6 +199,22 @@ impl Repo {
             .unwrap_or(false)
     }
 
+    /// `git worktree add -q [flags] <path> <what>` from the primary checkout.
+    fn cli_worktree_add(
+        &self,
+        path: &Path,
+        flags: &[&str],
+        what: &str,
+        action: &'static str,
+    ) -> Result<(), GitError> {
+        let mut args: Vec<&std::ffi::OsStr> =
+            vec!["worktree".as_ref(), "add".as_ref(), "-q".as_ref()];
+        args.extend(flags.iter().map(|flag| std::ffi::OsStr::new(*flag)));
+        args.push(path.as_os_str());
+        args.push(what.as_ref());
+        cli::run(&self.workdir, args, action).map(|_| ())
+    }
+
     /// The checkout whose HEAD names `refname`, if any (primary checkout or linked worktree).
     pub(crate) fn checkout_of_branch(&self, repo: &Repository, refname: &str) -> Option<PathBuf> {
         self.checkouts_of_branch(repo, refname).into_iter().next()
@@ -498,18 +514,7 @@ impl Repo {
             false
         };
         let added = if self.use_cli_for_full_checkout(&repo) {
-            cli::run(
-                &self.workdir,
-                [
-                    "worktree".as_ref(),
-                    "add".as_ref(),
-                    "-q".as_ref(),
-                    path.as_os_str(),
-                    branch.as_ref(),
-                ],
-                "check out a worktree",
-            )
-            .map(|_| ())
+            self.cli_worktree_add(&path, &[], branch, "check out a worktree")
         } else {
             repo.find_reference(&refname)
                 .and_then(|reference| {
@@ -1043,19 +1048,7 @@ impl Repo {
         let temp_branch = format!("breeze/integration-{}", std::process::id());
         let sha = commit.to_string();
         let added = if self.use_cli_for_full_checkout(&repo) {
-            cli::run(
-                &self.workdir,
-                [
-                    "worktree".as_ref(),
-                    "add".as_ref(),
-                    "-q".as_ref(),
-                    "--detach".as_ref(),
-                    path.as_os_str(),
-                    sha.as_ref(),
-                ],
-                "check out the integration worktree",
-            )
-            .map(|_| ())
+            self.cli_worktree_add(&path, &["--detach"], &sha, "check out the integration worktree")
         } else {
             (|| {
                 let mut branch = repo.branch(&temp_branch, &target, true)?;

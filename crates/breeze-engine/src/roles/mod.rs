@@ -115,10 +115,11 @@ pub struct RoleReply {
 }
 
 impl RoleReply {
-    /// A role that could not be started.
-    fn spawn_failed(message: String, log_path: PathBuf) -> RoleReply {
+    /// A reply with `ending` and nothing else: no result, usage or session. Backends
+    /// fill in what they know with struct update syntax.
+    fn ended(ending: RoleEnding, log_path: PathBuf) -> RoleReply {
         RoleReply {
-            ending: RoleEnding::SpawnFailed(message),
+            ending,
             result: None,
             result_error: None,
             diagnostics: String::new(),
@@ -129,6 +130,11 @@ impl RoleReply {
             write_violations: Vec::new(),
             log_path,
         }
+    }
+
+    /// A role that could not be started.
+    fn spawn_failed(message: String, log_path: PathBuf) -> RoleReply {
+        RoleReply::ended(RoleEnding::SpawnFailed(message), log_path)
     }
 }
 
@@ -273,16 +279,10 @@ impl RoleRunner {
         self.journal_end(call, outcome.pid, &ending, Usage::default());
         let (result, result_error) = read_result(output_path, outcome.last_json);
         RoleReply {
-            ending,
             result,
             result_error,
             diagnostics: diagnostics(&outcome.stderr_tail, &outcome.stdout_tail),
-            usage: Usage::default(),
-            session_id: None,
-            rate_limited: None,
-            session_usage: None,
-            write_violations: Vec::new(),
-            log_path,
+            ..RoleReply::ended(ending, log_path)
         }
     }
 
@@ -376,10 +376,8 @@ impl RoleRunner {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert((call.task_id.clone(), call.role));
-        let always = |_: &str| true;
         let matcher = self.write_sets.get(&call.task_id).cloned();
-        let in_write_set =
-            move |path: &str| matcher.as_ref().map_or_else(|| always(path), |m| m(path));
+        let in_write_set = move |path: &str| matcher.as_ref().is_none_or(|matches| matches(path));
         // The simulator runs in-process; the same clocks a process gets apply to it: the
         // stall timeout (it makes no output while it runs) and the wall-clock timeout.
         let limit = settings.stall_timeout.min(settings.timeout);
@@ -388,65 +386,48 @@ impl RoleRunner {
         } else {
             RoleEnding::TimedOut
         };
-        let play =
-            scripted::play(call.role, &call.input, &call.cwd, &sim, first_call, &in_write_set);
-        let reply = tokio::select! {
-            reply = tokio::time::timeout(limit, play) => reply.ok(),
-            () = cancel.cancelled() => {
-                return self.scripted_reply(RoleEnding::Cancelled, String::new(), String::new(), None, log_path);
+        // A simulated hang is a future that never finishes: the clocks above end it.
+        let play = async {
+            match scripted::play(call.role, &call.input, &call.cwd, &sim, first_call, &in_write_set)
+                .await
+            {
+                ScriptedReply::Hang => std::future::pending().await,
+                exited => exited,
             }
         };
-        match reply {
-            None | Some(ScriptedReply::Hang) => {
-                if matches!(reply, Some(ScriptedReply::Hang)) {
-                    tokio::select! {
-                        () = tokio::time::sleep(limit) => {}
-                        () = cancel.cancelled() => {
-                            return self.scripted_reply(RoleEnding::Cancelled, String::new(), String::new(), None, log_path);
-                        }
-                    }
+        let (ending, stdout, stderr) = tokio::select! {
+            reply = tokio::time::timeout(limit, play) => match reply {
+                Ok(ScriptedReply::Exited { exit_code, stdout, stderr }) => {
+                    (RoleEnding::Exited(exit_code), stdout, stderr)
                 }
-                self.scripted_reply(limit_ending, String::new(), String::new(), None, log_path)
-            }
-            Some(ScriptedReply::Exited { exit_code, stdout, stderr }) => {
-                let last_json = breeze_supervise::last_json_object(stdout.as_bytes());
-                self.scripted_reply(
-                    RoleEnding::Exited(exit_code),
-                    stdout,
-                    stderr,
-                    last_json,
-                    log_path,
-                )
-            }
-        }
+                Ok(ScriptedReply::Hang) | Err(_) => (limit_ending, String::new(), String::new()),
+            },
+            () = cancel.cancelled() => (RoleEnding::Cancelled, String::new(), String::new()),
+        };
+        self.scripted_reply(ending, stdout, stderr, log_path)
     }
 
+    /// Writes the simulated output to the log files, as a process's would be, and reads the
+    /// result from stdout.
     fn scripted_reply(
         &self,
         ending: RoleEnding,
         stdout: String,
         stderr: String,
-        last_json: Option<Value>,
         log_path: PathBuf,
     ) -> RoleReply {
         let (stdout_log, stderr_log) = breeze_supervise::stream_log_paths(&log_path);
         let _ = std::fs::write(stdout_log, &stdout);
         let _ = std::fs::write(stderr_log, &stderr);
-        let (result, result_error) = match last_json {
+        let (result, result_error) = match breeze_supervise::last_json_object(stdout.as_bytes()) {
             Some(value) => (Some(value), None),
             None => (None, Some("no JSON object on stdout".to_string())),
         };
         RoleReply {
-            diagnostics: diagnostics(&stderr, &stdout),
-            ending,
             result,
             result_error,
-            usage: Usage::default(),
-            session_id: None,
-            rate_limited: None,
-            session_usage: None,
-            write_violations: Vec::new(),
-            log_path,
+            diagnostics: diagnostics(&stderr, &stdout),
+            ..RoleReply::ended(ending, log_path)
         }
     }
 }

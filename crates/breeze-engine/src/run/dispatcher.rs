@@ -74,7 +74,11 @@ pub(crate) async fn dispatch(ctx: Arc<RunContext>) -> Result<DispatchEnd, Engine
             let task_ctx = ctx.clone();
             running.spawn(async move {
                 let _permit = permit;
-                let exit = run_task(&task_ctx, index, lane).await;
+                let exit = match run_task(&task_ctx, index, lane).await {
+                    // Whatever broke off because the run is stopping resumes later.
+                    Err(_) if task_ctx.cancel.is_cancelled() => Ok(TaskExit::Interrupted),
+                    exit => exit,
+                };
                 (index, lane, exit)
             });
         }
@@ -118,41 +122,15 @@ pub(crate) async fn dispatch(ctx: Arc<RunContext>) -> Result<DispatchEnd, Engine
                 if !matches!(exit, Ok(TaskExit::Deferred(_))) {
                     idle_retry_done = false;
                 }
-                match exit {
-                    Ok(TaskExit::Deferred(reason)) => {
+                match record_exit(&ctx, index, exit)? {
+                    ExitEffect::Deferred => {
                         deferred.insert(index, Instant::now() + DEFERRED_RETRY);
-                        ctx.set_state(index, TaskState::Deferred, Some(reason.clone()))?;
-                        ctx.update_task(index, |record| record.stage = Stage::Approved)?;
-                        ctx.report(ProgressEvent::Deferred { id: ctx.task(index).id.to_string(), reason });
                     }
-                    Ok(TaskExit::Interrupted) => {
-                        let (state, reason) = exit_state(&TaskExit::Interrupted);
-                        ctx.set_state(index, state, reason)?;
-                    }
-                    Ok(exit) => finish(&ctx, index, &exit)?,
-                    Err(EngineError::Usage { message, hint }) => {
-                        // A configuration problem stops the run resumably: every other
-                        // task would hit it too.
-                        let hint = hint.unwrap_or_default();
-                        ctx.set_state(index, TaskState::Pending, Some(message.clone()))?;
-                        let next = if hint.contains("breeze resume") {
-                            hint
-                        } else {
-                            format!("{hint}, then run `breeze resume`")
-                        };
-                        fatal = Some(format!("{message}; {next}"));
+                    ExitEffect::Fatal(reason) => {
+                        fatal = Some(reason);
                         ctx.cancel.cancel();
                     }
-                    Err(err) => {
-                        ctx.update_task(index, |record| record.stage = Stage::Done)?;
-                        ctx.set_state(index, TaskState::Failed, Some(err.to_string()))?;
-                        ctx.report(ProgressEvent::TaskFinished {
-                            id: ctx.task(index).id.to_string(),
-                            state: TaskState::Failed,
-                            commit: None,
-                            reason: Some(err.to_string()),
-                        });
-                    }
+                    ExitEffect::Settled => {}
                 }
             }
             () = sleep_until(next_due), if next_due.is_some() => {}
@@ -163,25 +141,10 @@ pub(crate) async fn dispatch(ctx: Arc<RunContext>) -> Result<DispatchEnd, Engine
     // Shutting down: role processes get SIGTERM through the shared token; wait for
     // every task to record where it stopped.
     while let Some(joined) = running.join_next().await {
-        if let Ok((index, _, exit)) = joined {
-            match exit {
-                Ok(TaskExit::Landed { commit }) => {
-                    finish(&ctx, index, &TaskExit::Landed { commit })?
-                }
-                Ok(TaskExit::Escalated(reason)) => {
-                    finish(&ctx, index, &TaskExit::Escalated(reason))?
-                }
-                Ok(TaskExit::Deferred(reason)) => {
-                    ctx.update_task(index, |record| record.stage = Stage::Approved)?;
-                    ctx.set_state(index, TaskState::Deferred, Some(reason))?;
-                }
-                _ => {
-                    let (state, reason) = exit_state(&TaskExit::Interrupted);
-                    if !ctx.record(index).state.is_terminal() {
-                        ctx.set_state(index, state, reason)?;
-                    }
-                }
-            }
+        if let Ok((index, _, exit)) = joined
+            && let ExitEffect::Fatal(reason) = record_exit(&ctx, index, exit)?
+        {
+            fatal.get_or_insert(reason);
         }
     }
     Ok(DispatchEnd::Interrupted(fatal.unwrap_or_else(|| "interrupted".into())))
@@ -191,6 +154,66 @@ async fn sleep_until(due: Option<Instant>) {
     match due {
         Some(due) => tokio::time::sleep_until(due).await,
         None => std::future::pending().await,
+    }
+}
+
+/// What the dispatcher must do after a task left its lane.
+enum ExitEffect {
+    /// Nothing more: the task's state says it all.
+    Settled,
+    /// Its landing waits: retry it later.
+    Deferred,
+    /// A configuration problem every task would hit: stop the run resumably.
+    Fatal(String),
+}
+
+/// Records how a task left its lane (state, journal, progress line).
+fn record_exit(
+    ctx: &RunContext,
+    index: usize,
+    exit: Result<TaskExit, EngineError>,
+) -> Result<ExitEffect, EngineError> {
+    match exit {
+        Ok(TaskExit::Deferred(reason)) => {
+            ctx.update_task(index, |record| record.stage = Stage::Approved)?;
+            ctx.set_state(index, TaskState::Deferred, Some(reason.clone()))?;
+            ctx.report(ProgressEvent::Deferred { id: ctx.task(index).id.to_string(), reason });
+            Ok(ExitEffect::Deferred)
+        }
+        Ok(TaskExit::Interrupted) => {
+            if !ctx.record(index).state.is_terminal() {
+                let (state, reason) = exit_state(&TaskExit::Interrupted);
+                ctx.set_state(index, state, reason)?;
+            }
+            Ok(ExitEffect::Settled)
+        }
+        Ok(exit) => {
+            finish(ctx, index, &exit)?;
+            Ok(ExitEffect::Settled)
+        }
+        Err(EngineError::Usage { message, hint }) => {
+            // Resumable: the task starts again once the configuration is fixed.
+            ctx.set_state(index, TaskState::Pending, Some(message.clone()))?;
+            let hint = hint.unwrap_or_default();
+            let next = if hint.contains("breeze resume") {
+                hint
+            } else {
+                format!("{hint}, then run `breeze resume`")
+            };
+            Ok(ExitEffect::Fatal(format!("{message}; {next}")))
+        }
+        Err(err) => {
+            let reason = err.to_string();
+            ctx.update_task(index, |record| record.stage = Stage::Done)?;
+            ctx.set_state(index, TaskState::Failed, Some(reason.clone()))?;
+            ctx.report(ProgressEvent::TaskFinished {
+                id: ctx.task(index).id.to_string(),
+                state: TaskState::Failed,
+                commit: None,
+                reason: Some(reason),
+            });
+            Ok(ExitEffect::Settled)
+        }
     }
 }
 

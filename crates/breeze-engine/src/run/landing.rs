@@ -50,11 +50,6 @@ pub(crate) async fn land(ctx: &RunContext, index: usize) -> Result<Landing, Engi
     let round = record.approved_round.unwrap_or(record.rounds);
     let message = breeze_git::landing_message(&task.title, None, &id, &ctx.run_id, round);
     for _ in 0..RACE_RETRIES {
-        if let Err(err) = ctx.git(|repo| repo.ensure_not_mid_operation()).await {
-            return Ok(Landing::Deferred {
-                reason: format!("{err}; finish or abort it, then `breeze resume`"),
-            });
-        }
         let main = ctx.git(|repo| repo.main_tip()).await?;
         let tree = match ctx.git(move |repo| repo.merge_task(base, head, main)).await? {
             MergeOutcome::Clean { tree } => tree,
@@ -73,7 +68,16 @@ pub(crate) async fn land(ctx: &RunContext, index: usize) -> Result<Landing, Engi
             return Ok(Landing::VerifyFailed(failure));
         }
 
-        match ctx.git(move |repo| repo.advance_main(main, commit)).await? {
+        let advanced = match ctx.git(move |repo| repo.advance_main(main, commit)).await {
+            // The user's checkout is mid-merge/rebase, or another git process holds its
+            // lock: the landing waits for the user like a dirty file does.
+            Err(EngineError::Git(
+                err @ (breeze_git::GitError::MidOperation { .. }
+                | breeze_git::GitError::Locked { .. }),
+            )) => return Ok(Landing::Deferred { reason: err.to_string() }),
+            other => other?,
+        };
+        match advanced {
             AdvanceOutcome::Advanced { .. } => {
                 ctx.journal(EventKind::Landed {
                     task: id.clone(),

@@ -116,8 +116,9 @@ pub async fn run(
     repo.ensure_not_mid_operation()?;
     repo.ensure_excluded()?;
     let main_tip = repo.main_tip()?;
-    if let Some(plans_file) = tracked_plans_file(&repo, &plan)?
-        && repo.main_checkout_has_changes(&plans_file)?
+    let plans_file = tracked_plans_file(&repo, &plan)?;
+    if let Some(plans_file) = &plans_file
+        && repo.main_checkout_has_changes(plans_file)?
     {
         return Err(EngineError::usage(
             format!(
@@ -175,7 +176,8 @@ pub async fn run(
     snapshot.save(&run_dir.snapshot()).map_err(|err| {
         EngineError::io(format!("cannot write {}", run_dir.snapshot().display()), err)
     })?;
-    let prepared = Prepared { repo, config, plan, analysis, sims, run_dir, snapshot, lock };
+    let prepared =
+        Prepared { repo, config, plan, analysis, sims, plans_file, run_dir, snapshot, lock };
     execute(prepared, options, cancel, false, main_tip.to_string()).await
 }
 
@@ -256,7 +258,9 @@ pub async fn resume(
     snapshot.state = RunState::Running;
     snapshot.stop_reason = None;
     let main_tip = repo.main_tip()?.to_string();
-    let prepared = Prepared { repo, config, plan, analysis, sims, run_dir, snapshot, lock };
+    let plans_file = tracked_plans_file(&repo, &plan)?;
+    let prepared =
+        Prepared { repo, config, plan, analysis, sims, plans_file, run_dir, snapshot, lock };
     execute(prepared, options, cancel, true, main_tip).await
 }
 
@@ -267,6 +271,8 @@ struct Prepared {
     plan: Plan,
     analysis: breeze_plan::Analysis,
     sims: BTreeMap<String, SimSpec>,
+    /// Repository-relative path of the plan when it is a Plans.md tracked on main.
+    plans_file: Option<String>,
     run_dir: RunDir,
     snapshot: RunSnapshot,
     /// Held until the run ends.
@@ -280,7 +286,8 @@ async fn execute(
     resumed: bool,
     main_tip: String,
 ) -> Result<RunOutcome, EngineError> {
-    let Prepared { repo, config, plan, analysis, sims, run_dir, snapshot, lock: _lock } = prepared;
+    let Prepared { repo, config, plan, analysis, sims, plans_file, run_dir, snapshot, lock: _lock } =
+        prepared;
     let root = repo.workdir().to_path_buf();
     let run_id = snapshot.run_id.clone();
     let journal = Arc::new(Journal::open(&run_dir.events()).map_err(|err| {
@@ -319,7 +326,6 @@ async fn execute(
         write_sets,
         called: Default::default(),
     };
-    let tracked_plans_file = tracked_plans_file(&repo, &plan)?;
     let lanes = adopt_lanes(&repo, snapshot.workers, resumed)?;
     (options.progress)(&ProgressEvent::RunStarted {
         run_id: run_id.clone(),
@@ -345,7 +351,7 @@ async fn execute(
         land_lock: tokio::sync::Mutex::new(()),
         cancel: cancel.child_token(),
         progress: options.progress.clone(),
-        tracked_plans_file,
+        tracked_plans_file: plans_file,
         lanes: Mutex::new(lanes),
     });
 

@@ -122,6 +122,15 @@ pub(crate) async fn work(
         if reply.ending == RoleEnding::Cancelled {
             return Ok(Work::Interrupted);
         }
+        if !reply.write_violations.is_empty() {
+            // Seen in the agent's stream; what was committed is judged by the write-set gate.
+            tracing::warn!(
+                task = %id,
+                attempt,
+                "the worker tried to write outside its write set: {}",
+                reply.write_violations.join(", ")
+            );
+        }
         if let Some(retry_after) = reply.rate_limited {
             // A rate limit is not the task's fault: the attempt does not count.
             limited += 1;
@@ -197,8 +206,12 @@ pub(crate) async fn work(
             }
         };
 
+        // A worktree the engine cannot commit fails the attempt, whatever the worker said.
+        let outcome = match commit_problem {
+            Some(problem) => Err(Failure { text: problem }),
+            None => outcome,
+        };
         let failure = match outcome {
-            Ok(_) if commit_problem.is_some() => Failure { text: String::new() },
             Ok(report) => match report.status {
                 WorkerStatus::Completed if head == base => {
                     Failure { text: "the worker reported completed but changed nothing".into() }
@@ -257,10 +270,6 @@ pub(crate) async fn work(
                 }
             },
             Err(failure) => failure,
-        };
-        let failure = match commit_problem {
-            Some(problem) => Failure { text: problem },
-            None => failure,
         };
 
         // A failed attempt.
