@@ -41,6 +41,9 @@ esac
 
 #[test]
 fn the_claude_backend_resumes_the_worker_session_and_reviews_read_only() {
+    // The fake records its calls in a file outside the repository, which a confined role
+    // could not write: this test runs with detection only (the real CLIs run confined in
+    // real_agents.rs).
     let config = r#"
 [roles.worker]
 backend = "claude"
@@ -48,6 +51,8 @@ backend = "claude"
 backend = "claude"
 [roles.advisor]
 backend = "scripted"
+[sandbox]
+mode = "detect"
 "#;
     let plan = toml_task("1", "Notes", &["notes.txt"], "");
     let (temp, root) = repo_with(&[("breeze.toml", config), ("plan.toml", &plan)]);
@@ -75,13 +80,19 @@ backend = "scripted"
         );
     }
     assert!(worker1.starts_with("worker|1|") && !worker1.contains("--resume"), "{worker1}");
-    assert!(worker1.contains("--permission-mode acceptEdits"), "{worker1}");
+    assert!(worker1.contains("--permission-mode dontAsk"), "{worker1}");
+    let lane = std::fs::canonicalize(&root).unwrap().join(".harness-worktrees/lane-1");
+    assert!(
+        worker1.contains(&format!("--allowedTools Edit(/{}/**)", lane.display())),
+        "edits are approved inside the lane only: {worker1}"
+    );
     assert!(
         worker2.starts_with("worker|2|") && worker2.contains("--resume sess-worker-1"),
         "the fix round continues the session: {worker2}"
     );
     for review in [review1, review2] {
-        assert!(review.contains("--permission-mode plan"), "reviewer is read-only: {review}");
+        assert!(review.contains("--permission-mode dontAsk"), "{review}");
+        assert!(!review.contains("Edit("), "reviewer is read-only: {review}");
         assert!(review.contains("--json-schema"), "reviewer answer is schema-forced: {review}");
     }
     assert_eq!(git(&root, &["show", "main:notes.txt"]), "round 1\nround 2\n");

@@ -5,9 +5,11 @@
 
 mod agents;
 mod checkout;
+mod containment;
 mod demo;
 mod plan;
 mod protocol_roles;
+mod real_agents;
 mod recovery;
 mod support;
 mod validate;

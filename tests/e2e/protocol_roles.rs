@@ -7,7 +7,9 @@ use crate::support::{
 
 const WORKER: &str = r#"#!/bin/sh
 # A worker following the breeze protocol: prompt on stdin, JSON input in $BREEZE_INPUT,
-# result in $BREEZE_OUTPUT, cwd = the task worktree.
+# result in $BREEZE_OUTPUT, cwd = the task worktree. It stages its work (its lane's index
+# and new objects are writable) and tries to commit, which kernel confinement refuses:
+# branches are not a worker's to move.
 set -e
 prompt=$(cat)
 test -f "$BREEZE_INPUT"
@@ -19,7 +21,11 @@ mkdir -p out
   echo "prompt mentions the task: $(echo "$prompt" | grep -c "Task $BREEZE_TASK_ID")"
 } > "out/task-$BREEZE_TASK_ID.txt"
 git add -A
-git -c user.name="Worker Bee" -c user.email=bee@example.com commit -q -m "work on $BREEZE_TASK_ID"
+if git -c user.name="Worker Bee" -c user.email=bee@example.com commit -q -m "work on $BREEZE_TASK_ID" 2>/dev/null; then
+  echo "own commit: made" >> "out/task-$BREEZE_TASK_ID.txt"
+else
+  echo "own commit: refused" >> "out/task-$BREEZE_TASK_ID.txt"
+fi
 printf '{"schema_version":"worker-report.v1","status":"completed","summary":"wrote out/task-%s.txt"}' "$BREEZE_TASK_ID" > "$BREEZE_OUTPUT"
 "#;
 
@@ -83,6 +89,7 @@ fn shell_roles_following_the_protocol_land_their_work() {
         .output()
         .unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", both(&output));
+    let confined = status_json(&root)["containment"]["kernel"] == true;
 
     for id in ["1", "2"] {
         let text = std::fs::read_to_string(root.join(format!("out/task-{id}.txt"))).unwrap();
@@ -93,7 +100,12 @@ fn shell_roles_following_the_protocol_land_their_work() {
             &root,
             &["log", "-1", "--format=%an|%s|%B", &format!("--grep=Breeze-Task: {id}$"), "main"],
         );
-        assert!(message.starts_with("Worker Bee|"), "the worker's author is kept: {message}");
+        // Confined, the worker's commit is refused and breeze commits as the repository's
+        // identity; unconfined, the worker's own author is kept.
+        let (commit, author) =
+            if confined { ("refused", "Repo Owner|") } else { ("made", "Worker Bee|") };
+        assert!(text.contains(&format!("own commit: {commit}")), "{text}");
+        assert!(message.starts_with(author), "author {author}: {message}");
         assert!(message.contains("Breeze-Run: "), "{message}");
     }
     assert_eq!(git(&root, &["status", "--porcelain"]), "");

@@ -25,7 +25,10 @@ fn wait_for(what: &str, mut check: impl FnMut() -> bool) {
 #[test]
 fn a_run_killed_with_sigkill_resumes_ends_the_orphan_and_lands_once() {
     let (temp, root) = repo_with(&[("README.md", "r\n")]);
-    let pid_file = temp.path().join("worker.pid");
+    // The worker reports its pid through a folder the configuration lets it write.
+    let signal = temp.path().join("signal");
+    std::fs::create_dir(&signal).unwrap();
+    let pid_file = signal.join("worker.pid");
     let hold = temp.path().join("hold");
     std::fs::write(&hold, "").unwrap();
     let worker = format!(
@@ -35,7 +38,9 @@ fn a_run_killed_with_sigkill_resumes_ends_the_orphan_and_lands_once() {
     );
     let script = temp.path().join("worker.sh");
     std::fs::write(&script, worker).unwrap();
-    std::fs::write(root.join("breeze.toml"), shell_worker_config(&script, "")).unwrap();
+    let config = shell_worker_config(&script, "")
+        + &format!("[sandbox]\nwritable = [{:?}]\n", signal.display().to_string());
+    std::fs::write(root.join("breeze.toml"), config).unwrap();
     std::fs::write(root.join("plan.toml"), one_task_plan()).unwrap();
     git(&root, &["add", "-A"]);
     git(&root, &["commit", "-qm", "config"]);
@@ -136,14 +141,18 @@ fn clean_removes_only_what_breeze_created_and_keeps_unlanded_work() {
 #[test]
 fn abort_stops_a_live_run_and_a_new_run_keeps_the_old_branch() {
     let (temp, root) = repo_with(&[("README.md", "r\n")]);
-    let pid_file = temp.path().join("worker.pid");
+    let signal = temp.path().join("signal");
+    std::fs::create_dir(&signal).unwrap();
+    let pid_file = signal.join("worker.pid");
     let slow = temp.path().join("slow.sh");
     std::fs::write(
         &slow,
         format!("cat > /dev/null\necho $$ > {}\nsleep 300\n", pid_file.display()),
     )
     .unwrap();
-    std::fs::write(root.join("breeze.toml"), shell_worker_config(&slow, "")).unwrap();
+    let config = shell_worker_config(&slow, "")
+        + &format!("[sandbox]\nwritable = [{:?}]\n", signal.display().to_string());
+    std::fs::write(root.join("breeze.toml"), config).unwrap();
     std::fs::write(root.join("plan.toml"), one_task_plan()).unwrap();
 
     let engine = breeze()

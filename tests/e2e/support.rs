@@ -140,3 +140,20 @@ pub fn toml_task(id: &str, title: &str, writes: &[&str], extra: &str) -> String 
 pub fn one_task_plan() -> String {
     toml_task("1", "T", &["a.txt"], "")
 }
+
+/// Whether this machine confines role processes with Landlock (`breeze doctor` says so).
+/// Without it the test is skipped, loudly — unless `BREEZE_REQUIRE_LANDLOCK` is set (CI),
+/// where a machine without it is a failure.
+pub fn landlock_or_skip() -> bool {
+    let doctor = run_in(project_root(), &["doctor"]);
+    let text = stdout(&doctor);
+    let available = text.lines().next().is_some_and(|line| line.contains("Landlock ABI"));
+    if !available {
+        assert!(
+            std::env::var_os("BREEZE_REQUIRE_LANDLOCK").is_none(),
+            "BREEZE_REQUIRE_LANDLOCK is set but this machine has no Landlock: {text}"
+        );
+        eprintln!("skipped: no Landlock on this machine ({})", text.lines().next().unwrap_or(""));
+    }
+    available
+}

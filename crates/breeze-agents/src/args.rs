@@ -24,30 +24,37 @@ pub fn command_line(call: &AgentCall) -> Vec<String> {
     argv
 }
 
+/// Tools a role gets when its definition names none: reading, searching and, for the
+/// roles that write, the shell (editing tools are approved by path, below).
+const CLAUDE_DEFAULT_READ_TOOLS: &[&str] = &["Read", "Grep", "Glob"];
+
 /// Arguments for `claude` (after the program name).
 ///
 /// ```text
 /// -p --output-format stream-json --verbose
-/// --permission-mode acceptEdits|plan        worker, scaffolder | advisor, reviewer
+/// --permission-mode dontAsk                  nothing runs unless an allow rule approves it
 /// [--model M] [--max-turns N]
-/// [--json-schema '<schema>']                 advisor, reviewer: answer in `structured_output`
+/// [--json-schema '<schema>']                 the answer, in `structured_output`
 /// [--resume <session_id>]                    a worker's fix round continues its session
 /// [extra args from the config]
-/// [--allowedTools T...] --disallowedTools T...
+/// [--tools T,T,...]                          the role definition's `tools`: all it is offered
+/// --allowedTools Edit(//<worktree>/**) Edit(//<scratch>/**) Read Grep Glob Bash ...
+/// --disallowedTools T...
 /// ```
 ///
-/// The prompt is not in argv: `claude -p` reads it from stdin when no prompt argument
-/// is given. `--dangerously-skip-permissions` is never used (claude refuses it as root,
-/// and it would lift the read-only roles' limits); `acceptEdits` lets a worker edit and
-/// `plan` keeps the advisor and reviewer read-only. Read-only roles also get
-/// [`CLAUDE_WRITE_TOOLS`] denied, every role gets [`CLAUDE_HEADLESS_DENIED`]. The tool
-/// lists come last because their options take several values: nothing positional may
-/// follow them.
+/// No blanket pre-approval: a bare `Write` or `Edit` in `--allowedTools` means "for any
+/// path" to Claude Code, so editing is approved only by path-scoped rules — inside the
+/// worktree and the role's scratch folder, for the roles that write. Read-only roles get
+/// no editing rule and [`CLAUDE_WRITE_TOOLS`] denied. The definition's other tools (Read,
+/// Grep, Glob, Bash) are approved as they are; what the shell may write is the kernel's
+/// business (breeze's Landlock confinement). `dontAsk` denies everything else without
+/// waiting for a prompt nobody would answer. `--dangerously-skip-permissions` is never
+/// used. The prompt is not in argv: `claude -p` reads it from stdin. The tool lists come
+/// last because their options take several values.
 pub fn claude_args(call: &AgentCall) -> Vec<String> {
     let mut args: Vec<String> =
         ["-p", "--output-format", "stream-json", "--verbose"].map(String::from).to_vec();
-    args.push("--permission-mode".into());
-    args.push(if call.writes() { "acceptEdits" } else { "plan" }.into());
+    args.extend(["--permission-mode".into(), "dontAsk".into()]);
     if !call.model.is_empty() {
         args.extend(["--model".into(), call.model.clone()]);
     }
@@ -61,10 +68,35 @@ pub fn claude_args(call: &AgentCall) -> Vec<String> {
         args.extend(["--resume".into(), session.clone()]);
     }
     args.extend(call.extra_args.iter().cloned());
-    if !call.allowed_tools.is_empty() {
-        args.push("--allowedTools".into());
-        args.extend(call.allowed_tools.iter().cloned());
+
+    let is_edit = |tool: &str| CLAUDE_WRITE_TOOLS.contains(&tool);
+    let offered: Vec<String> =
+        call.allowed_tools.iter().filter(|tool| call.writes() || !is_edit(tool)).cloned().collect();
+    if !offered.is_empty() {
+        args.extend(["--tools".into(), offered.join(",")]);
     }
+    let mut approved: Vec<String> = Vec::new();
+    if call.writes() {
+        for root in [&call.cwd, &call.scratch_dir] {
+            if !root.as_os_str().is_empty() {
+                // `//` starts an absolute path in Claude Code's permission rules.
+                approved.push(format!("Edit(/{}/**)", root.display()));
+            }
+        }
+    }
+    let defaults = CLAUDE_DEFAULT_READ_TOOLS
+        .iter()
+        .chain(if call.writes() { &["Bash"][..] } else { &[][..] })
+        .map(|tool| (*tool).to_owned());
+    let plain: Vec<String> = if offered.is_empty() {
+        defaults.collect()
+    } else {
+        offered.iter().filter(|tool| !is_edit(tool)).cloned().collect()
+    };
+    approved.extend(plain);
+    args.push("--allowedTools".into());
+    args.extend(approved);
+
     let mut denied: Vec<String> = call.disallowed_tools.clone();
     let forced = CLAUDE_HEADLESS_DENIED.iter().chain(if call.writes() {
         &[][..]
@@ -100,20 +132,43 @@ pub fn claude_json_schema(schema: &Value) -> Value {
 /// Arguments for `codex` (after the program name).
 ///
 /// ```text
-/// exec --json --sandbox workspace-write|read-only   worker, scaffolder | advisor, reviewer
-/// [--output-schema <file>]                         advisor, reviewer (see codex_schema_path)
+/// exec --json
+/// --sandbox danger-full-access                     breeze confines codex itself (Landlock), or
+/// --sandbox workspace-write|read-only              worker | advisor, reviewer, scaffolder,
+///   -c sandbox_workspace_write.exclude_slash_tmp=true     with /tmp and $TMPDIR taken out
+///   -c sandbox_workspace_write.exclude_tmpdir_env_var=true
+///   -c sandbox_workspace_write.writable_roots=["<scratch>"]
+/// [--output-schema <file>]                         the answer (see codex_schema_path)
 /// [--model M] [extra args from the config]
 /// -                                                a new session, or
 /// resume <thread_id> -                             a worker's fix round
 /// ```
 ///
-/// `-` makes codex read the prompt from stdin (it would otherwise append piped stdin to
-/// an argv prompt). Resume does not remember flags, so they are all passed again, before
-/// the `resume` subcommand where the `exec` parser takes them. The role definition's tool
-/// lists and turn limit have no codex equivalent and are not passed.
+/// Inside breeze's own Landlock ruleset codex's sandboxes run no command at all (silently,
+/// exit 0), so a confined codex runs without one: the outer ruleset is what keeps its
+/// commands' writes in the lane. Unconfined, codex's `workspace-write` would also allow all
+/// of `/tmp` — where a repository may live — so that is taken out and only the role's
+/// scratch folder added. `-` makes codex read the prompt from stdin. Resume does not
+/// remember flags, so they are all passed again, before the `resume` subcommand.
 pub fn codex_args(call: &AgentCall) -> Vec<String> {
     let mut args: Vec<String> = ["exec", "--json", "--sandbox"].map(String::from).to_vec();
-    args.push(if call.writes() { "workspace-write" } else { "read-only" }.into());
+    if call.confined() {
+        args.push("danger-full-access".into());
+    } else if call.writes() {
+        args.push("workspace-write".into());
+        args.extend([
+            "-c".into(),
+            "sandbox_workspace_write.exclude_slash_tmp=true".into(),
+            "-c".into(),
+            "sandbox_workspace_write.exclude_tmpdir_env_var=true".into(),
+        ]);
+        if !call.scratch_dir.as_os_str().is_empty() {
+            let root = serde_json::Value::String(call.scratch_dir.display().to_string());
+            args.extend(["-c".into(), format!("sandbox_workspace_write.writable_roots=[{root}]")]);
+        }
+    } else {
+        args.push("read-only".into());
+    }
     if let Some(path) = codex_schema_path(call) {
         args.extend(["--output-schema".into(), path.display().to_string()]);
     }
@@ -157,13 +212,14 @@ mod tests {
     }
 
     #[test]
-    fn a_claude_worker_accepts_edits_and_resumes_its_session() {
+    fn a_claude_worker_may_edit_only_its_worktree_and_scratch_and_resumes_its_session() {
         let mut worker = call(AgentKind::Claude, Role::Worker);
         worker.model = "sonnet".into();
         worker.max_turns = Some(100);
         worker.resume_session = Some("5f1c-session".into());
         worker.extra_args = vec!["--add-dir".into(), "/shared".into()];
-        worker.allowed_tools = vec!["Read".into(), "Write".into(), "Bash(git diff:*)".into()];
+        worker.allowed_tools =
+            vec!["Read".into(), "Write".into(), "Edit".into(), "Bash".into(), "Grep".into()];
         worker.disallowed_tools = vec!["Agent".into()];
         assert_eq!(
             claude_args(&worker),
@@ -173,7 +229,7 @@ mod tests {
                 "stream-json",
                 "--verbose",
                 "--permission-mode",
-                "acceptEdits",
+                "dontAsk",
                 "--model",
                 "sonnet",
                 "--max-turns",
@@ -182,22 +238,44 @@ mod tests {
                 "5f1c-session",
                 "--add-dir",
                 "/shared",
+                "--tools",
+                "Read,Write,Edit,Bash,Grep",
                 "--allowedTools",
+                "Edit(//wt/task-1/**)",
+                "Edit(//run/scratch/**)",
                 "Read",
-                "Write",
-                "Bash(git diff:*)",
+                "Bash",
+                "Grep",
                 "--disallowedTools",
                 "Agent",
                 "AskUserQuestion",
             ]
         );
         assert_eq!(command_line(&worker)[0], "claude");
+        // No bare editing tool is ever pre-approved: that would mean "any path".
+        let args = claude_args(&worker);
+        let approved = &args[args.iter().position(|a| a == "--allowedTools").unwrap()..];
+        assert!(!approved.iter().any(|a| CLAUDE_WRITE_TOOLS.contains(&a.as_str())));
+        assert!(!args.iter().any(|a| a.contains("dangerously") || a == "acceptEdits"));
+    }
+
+    #[test]
+    fn a_claude_role_without_a_tool_list_gets_the_defaults_approved_by_path() {
+        let worker = call(AgentKind::Claude, Role::Worker);
+        let args = claude_args(&worker);
+        assert!(!args.contains(&"--tools".to_string()));
+        let at = args.iter().position(|a| a == "--allowedTools").unwrap();
+        assert_eq!(
+            args[at + 1..at + 7],
+            ["Edit(//wt/task-1/**)", "Edit(//run/scratch/**)", "Read", "Grep", "Glob", "Bash"]
+        );
     }
 
     #[test]
     fn a_claude_reviewer_is_read_only_with_a_forced_schema() {
         let mut reviewer = call(AgentKind::Claude, Role::Reviewer);
         reviewer.output_schema = Some(json!({"type": "object", "required": ["verdict"]}));
+        reviewer.allowed_tools = vec!["Read".into(), "Write".into(), "Grep".into(), "Glob".into()];
         reviewer.disallowed_tools = vec!["Write".into(), "Bash".into()];
         let args = claude_args(&reviewer);
         let schema: serde_json::Value = serde_json::from_str(&args[7]).unwrap();
@@ -210,9 +288,15 @@ mod tests {
                 "stream-json",
                 "--verbose",
                 "--permission-mode",
-                "plan",
+                "dontAsk",
                 "--json-schema",
                 args[7].as_str(),
+                "--tools",
+                "Read,Grep,Glob",
+                "--allowedTools",
+                "Read",
+                "Grep",
+                "Glob",
                 "--disallowedTools",
                 "Write",
                 "Bash",
@@ -244,8 +328,9 @@ mod tests {
     }
 
     #[test]
-    fn codex_workers_write_and_resume_by_thread_id() {
+    fn a_confined_codex_worker_runs_without_its_own_sandbox_and_resumes_by_thread_id() {
         let mut worker = call(AgentKind::Codex, Role::Worker);
+        worker.confinement = Some(Default::default());
         worker.model = "gpt-5.4".into();
         worker.extra_args = vec!["-c".into(), "model_provider=mock".into()];
         worker.max_turns = Some(5); // no codex equivalent
@@ -255,7 +340,7 @@ mod tests {
                 "exec",
                 "--json",
                 "--sandbox",
-                "workspace-write",
+                "danger-full-access",
                 "--model",
                 "gpt-5.4",
                 "-c",
@@ -269,6 +354,27 @@ mod tests {
             ["model_provider=mock", "resume", "0199a213-81c0", "-"]
         );
         assert_eq!(codex_schema_path(&worker), None);
+    }
+
+    #[test]
+    fn an_unconfined_codex_worker_keeps_its_sandbox_without_tmp() {
+        let worker = call(AgentKind::Codex, Role::Worker);
+        assert_eq!(
+            codex_args(&worker),
+            [
+                "exec",
+                "--json",
+                "--sandbox",
+                "workspace-write",
+                "-c",
+                "sandbox_workspace_write.exclude_slash_tmp=true",
+                "-c",
+                "sandbox_workspace_write.exclude_tmpdir_env_var=true",
+                "-c",
+                "sandbox_workspace_write.writable_roots=[\"/run/scratch\"]",
+                "-"
+            ]
+        );
     }
 
     #[test]
@@ -290,6 +396,9 @@ mod tests {
                 "-"
             ]
         );
+        // Confined by breeze, its own sandbox is off (the outer ruleset is read-only).
+        advisor.confinement = Some(Default::default());
+        assert_eq!(codex_args(&advisor)[3], "danger-full-access");
         // Another schema gets another file.
         advisor.output_schema = Some(json!({"type": "object", "properties": {}}));
         assert_ne!(codex_schema_path(&advisor).unwrap(), path);
@@ -299,10 +408,29 @@ mod tests {
     }
 
     #[test]
-    fn the_scaffolder_writes_like_a_worker() {
+    fn the_scaffolder_is_read_only() {
         let scaffolder = call(AgentKind::Claude, Role::Scaffolder);
-        assert!(claude_args(&scaffolder).contains(&"acceptEdits".to_owned()));
+        let args = claude_args(&scaffolder);
+        assert!(!args.iter().any(|a| a.starts_with("Edit(")), "{args:?}");
+        assert!(args.contains(&"Write".to_string()), "denied: {args:?}");
         let scaffolder = call(AgentKind::Codex, Role::Scaffolder);
-        assert!(codex_args(&scaffolder).contains(&"workspace-write".to_owned()));
+        assert!(codex_args(&scaffolder).contains(&"read-only".to_owned()));
+    }
+
+    #[test]
+    fn state_paths_follow_the_home_and_the_overrides() {
+        let env = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+            pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        };
+        let claude = AgentKind::Claude.state_paths(&env(&[("HOME", "/home/u")]));
+        assert_eq!(claude.dirs, [PathBuf::from("/home/u/.claude")]);
+        assert_eq!(claude.files, [PathBuf::from("/home/u/.claude.json")]);
+        let moved = AgentKind::Claude
+            .state_paths(&env(&[("HOME", "/home/u"), ("CLAUDE_CONFIG_DIR", "/cfg/claude")]));
+        assert_eq!(moved.dirs, [PathBuf::from("/cfg/claude")]);
+        assert!(moved.files.is_empty());
+        let codex = AgentKind::Codex.state_paths(&env(&[("HOME", "/home/u")]));
+        assert_eq!(codex.dirs, [PathBuf::from("/home/u/.codex")]);
+        assert!(AgentKind::Codex.state_paths(&[]).dirs.is_empty());
     }
 }

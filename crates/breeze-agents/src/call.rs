@@ -41,6 +41,40 @@ impl AgentKind {
     }
 }
 
+/// Where an agent CLI keeps its state (login, sessions, history), which it must be able to
+/// write however its role is confined.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StatePaths {
+    /// Folders (created by the caller if missing).
+    pub dirs: Vec<PathBuf>,
+    /// Single files (created empty by the caller if missing).
+    pub files: Vec<PathBuf>,
+}
+
+impl AgentKind {
+    /// The state this CLI writes, from the role's environment: claude `$CLAUDE_CONFIG_DIR`
+    /// (else `~/.claude/` and `~/.claude.json`); codex `$CODEX_HOME` (else `~/.codex/`).
+    /// Empty without a `HOME` and without the override.
+    pub fn state_paths(self, env: &[(String, String)]) -> StatePaths {
+        let var = |name: &str| {
+            env.iter().find(|(key, _)| key == name).map(|(_, value)| PathBuf::from(value))
+        };
+        let home = var("HOME").filter(|home| home.is_absolute());
+        let (override_var, dir, file) = match self {
+            Self::Claude => ("CLAUDE_CONFIG_DIR", ".claude", Some(".claude.json")),
+            Self::Codex => ("CODEX_HOME", ".codex", None),
+        };
+        if let Some(dir) = var(override_var).filter(|dir| dir.is_absolute()) {
+            return StatePaths { dirs: vec![dir], files: Vec::new() };
+        }
+        let Some(home) = home else { return StatePaths::default() };
+        StatePaths {
+            dirs: vec![home.join(dir)],
+            files: file.map(|file| home.join(file)).into_iter().collect(),
+        }
+    }
+}
+
 impl fmt::Display for AgentKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -52,8 +86,8 @@ impl fmt::Display for AgentKind {
 pub struct AgentCall {
     /// Which CLI.
     pub kind: AgentKind,
-    /// Which role: decides permission mode / sandbox (workers and the scaffolder write,
-    /// the advisor and the reviewer are read-only).
+    /// Which role: decides what it may write (workers write their worktree; the advisor,
+    /// the reviewer and the scaffolder are read-only).
     pub role: Role,
     /// `claude` / `codex`, or a path; resolved in the `PATH` of [`env`](Self::env).
     pub program: String,
@@ -90,15 +124,26 @@ pub struct AgentCall {
     /// Extra CLI arguments from the config (`roles.<role>.args`), placed before the
     /// tool lists (claude) or before the prompt marker (codex).
     pub extra_args: Vec<String>,
-    /// Tools the role may use (role definition `tools`; claude only).
+    /// Tools offered to the role (role definition `tools`; claude only). Editing tools in
+    /// it are approved only inside the worktree and the scratch folder; the others are
+    /// approved as they are. Empty: claude's default set, with the same approvals.
     pub allowed_tools: Vec<String>,
     /// Tools the role may not use (role definition `disallowedTools`; claude only).
     pub disallowed_tools: Vec<String>,
+    /// What the kernel lets the CLI write (breeze's Landlock confinement). Confined, codex
+    /// runs its commands without its own sandbox, which runs no command at all inside
+    /// another ruleset. Not confined: codex's sandbox keeps writes in the worktree and the
+    /// scratch folder (not `/tmp`).
+    pub confinement: Option<breeze_supervise::Confinement>,
+    /// Marks every process of the run, so descendants that leave the CLI's process group
+    /// end with it (`breeze_supervise::ProcessSpec::marker`).
+    pub marker: Option<String>,
     /// Turn limit (role definition `maxTurns`; claude only).
     pub max_turns: Option<u32>,
     /// Worker: checks each file write as it appears in the stream.
     pub in_write_set: Option<WriteSetCheck>,
-    /// A directory for files the CLI reads (the codex `--output-schema` file).
+    /// The role's private scratch folder (its `TMPDIR`); also holds the codex
+    /// `--output-schema` file.
     pub scratch_dir: PathBuf,
 }
 
@@ -137,20 +182,28 @@ impl AgentCall {
             disallowed_tools: Vec::new(),
             max_turns: None,
             in_write_set: None,
+            confinement: None,
+            marker: None,
             scratch_dir,
         }
     }
 
-    /// Whether the role may change files (worker, scaffolder) or is read-only (advisor,
-    /// reviewer).
+    /// Whether the role may change files (worker) or is read-only (advisor, reviewer,
+    /// scaffolder).
     pub fn writes(&self) -> bool {
         role_writes(self.role)
     }
+
+    /// Whether breeze confines the CLI with the kernel.
+    pub fn confined(&self) -> bool {
+        self.confinement.is_some()
+    }
 }
 
-/// Whether a role changes files.
+/// Whether a role changes files: only workers. The scaffolder proposes write sets in its
+/// answer and changes nothing itself.
 pub(crate) fn role_writes(role: Role) -> bool {
-    matches!(role, Role::Worker | Role::Scaffolder)
+    matches!(role, Role::Worker)
 }
 
 impl fmt::Debug for AgentCall {
@@ -177,6 +230,8 @@ impl fmt::Debug for AgentCall {
             .field("disallowed_tools", &self.disallowed_tools)
             .field("max_turns", &self.max_turns)
             .field("in_write_set", &self.in_write_set.is_some())
+            .field("confinement", &self.confinement)
+            .field("marker", &self.marker)
             .field("scratch_dir", &self.scratch_dir)
             .finish()
     }

@@ -55,7 +55,7 @@ pub use args::{
     CLAUDE_HEADLESS_DENIED, CLAUDE_WRITE_TOOLS, claude_args, claude_json_schema, codex_args,
     codex_schema_path, command_line,
 };
-pub use call::{AgentCall, AgentFailure, AgentKind, AgentResult, WriteSetCheck};
+pub use call::{AgentCall, AgentFailure, AgentKind, AgentResult, StatePaths, WriteSetCheck};
 pub use claude::ClaudeStream;
 pub use codex::CodexStream;
 pub use parsed::Parsed;

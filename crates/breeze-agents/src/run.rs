@@ -126,6 +126,8 @@ pub async fn run_agent(
     spec.timeout = Some(call.timeout);
     spec.stall_timeout = Some(call.stall_timeout);
     spec.max_line_bytes = AGENT_MAX_LINE_BYTES;
+    spec.confinement = call.confinement.clone();
+    spec.marker = call.marker.clone();
     let activity: Option<Arc<dyn ActivityProbe>> =
         call.writes().then(|| Arc::new(DirActivity::new(&call.cwd)) as Arc<dyn ActivityProbe>);
     tracing::debug!(kind = %call.kind, role = %call.role, argv = ?spec.argv, "starting agent CLI");

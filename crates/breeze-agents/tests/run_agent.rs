@@ -132,29 +132,33 @@ async fn claude_worker_fix_round_resumes_its_session_with_the_prompt_on_stdin() 
     call.disallowed_tools = vec!["Agent".into()];
     let result = run(call).await;
 
+    let wt = setup.dir.path().join("wt");
+    let scratch = setup.dir.path().join("run/scratch");
     assert_eq!(
         setup.argv(),
         [
-            "-p",
-            "--output-format",
-            "stream-json",
-            "--verbose",
-            "--permission-mode",
-            "acceptEdits",
-            "--model",
-            "sonnet",
-            "--max-turns",
-            "100",
-            "--resume",
-            "5f1c2a7e-8b3d-4e6f-9a0b-1c2d3e4f5a6b",
-            "--allowedTools",
-            "Read",
-            "Write",
-            "Edit",
-            "Bash",
-            "--disallowedTools",
-            "Agent",
-            "AskUserQuestion",
+            "-p".to_string(),
+            "--output-format".into(),
+            "stream-json".into(),
+            "--verbose".into(),
+            "--permission-mode".into(),
+            "dontAsk".into(),
+            "--model".into(),
+            "sonnet".into(),
+            "--max-turns".into(),
+            "100".into(),
+            "--resume".into(),
+            "5f1c2a7e-8b3d-4e6f-9a0b-1c2d3e4f5a6b".into(),
+            "--tools".into(),
+            "Read,Write,Edit,Bash".into(),
+            "--allowedTools".into(),
+            format!("Edit(/{}/**)", wt.display()),
+            format!("Edit(/{}/**)", scratch.display()),
+            "Read".into(),
+            "Bash".into(),
+            "--disallowedTools".into(),
+            "Agent".into(),
+            "AskUserQuestion".into(),
         ]
     );
     assert_eq!(setup.stdin(), prompt);
@@ -197,7 +201,7 @@ async fn claude_reviewer_is_read_only_and_answers_through_the_schema() {
     let at = |flag: &str| {
         argv.iter().position(|a| a == flag).unwrap_or_else(|| panic!("{flag} in {argv:?}"))
     };
-    assert_eq!(argv[at("--permission-mode") + 1], "plan");
+    assert_eq!(argv[at("--permission-mode") + 1], "dontAsk");
     let passed: serde_json::Value = serde_json::from_str(&argv[at("--json-schema") + 1]).unwrap();
     assert_eq!(passed, schema);
     assert_eq!(
@@ -367,6 +371,15 @@ async fn codex_worker_fix_round_resumes_its_thread_with_the_prompt_on_stdin() {
             "--json",
             "--sandbox",
             "workspace-write",
+            "-c",
+            "sandbox_workspace_write.exclude_slash_tmp=true",
+            "-c",
+            "sandbox_workspace_write.exclude_tmpdir_env_var=true",
+            "-c",
+            &format!(
+                "sandbox_workspace_write.writable_roots=[\"{}\"]",
+                setup.dir.path().join("run/scratch").display()
+            ),
             "--model",
             "gpt-5.4",
             "-c",

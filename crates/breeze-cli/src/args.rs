@@ -50,6 +50,8 @@ pub enum Command {
     Report,
     /// Run a sample plan on built-in scripted agents in a fresh repository.
     Demo(DemoArgs),
+    /// Show what confinement this machine gives role processes, and the agent CLIs found.
+    Doctor,
     /// Print the JSON Schema of a message type.
     Schema(SchemaArgs),
     /// Check a JSON message file against its schema and rules.

@@ -52,6 +52,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Logs(args) => commands::logs::run(args),
         Command::Report => commands::status::report(),
         Command::Demo(args) => commands::demo::run(args),
+        Command::Doctor => commands::doctor::run(),
         Command::Schema(args) => commands::schema::run(args),
         Command::Validate(args) => commands::validate::run(args),
     }

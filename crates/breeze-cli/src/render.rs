@@ -15,6 +15,9 @@ pub fn progress_line(event: &ProgressEvent) -> String {
                 plural(*workers as usize)
             )
         }
+        ProgressEvent::Containment { enforced, summary } => {
+            format!("{} {summary}", if *enforced { "🔒" } else { "⚠" })
+        }
         ProgressEvent::TaskStarted { id, title, lane } => format!("▶ [{id}] {title} (lane {lane})"),
         ProgressEvent::AttemptFailed { id, attempt, reason } => {
             format!("✗ [{id}] attempt {attempt} failed: {}", first_line(reason))
@@ -57,6 +60,9 @@ pub fn status_table(status: &BreezeStatus, stop_reason: Option<&str>) -> String 
     );
     if let Some(plan) = &status.plan {
         out.push_str(&format!("plan {plan}\n"));
+    }
+    if let Some(containment) = &status.containment {
+        out.push_str(&format!("confinement: {}\n", containment.summary));
     }
     out.push('\n');
     let id_width = status.tasks.iter().map(|t| t.id.chars().count()).max().unwrap_or(2).max(4);
@@ -152,6 +158,7 @@ mod tests {
                 usage,
             }],
             usage,
+            containment: None,
         }
     }
 

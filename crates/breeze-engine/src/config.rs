@@ -100,6 +100,34 @@ pub struct Config {
     pub setup_timeout: Duration,
     /// Largest file a task may add.
     pub max_file_bytes: u64,
+    /// How role processes are confined.
+    pub sandbox_mode: SandboxMode,
+    /// More paths workers may write (`~/` allowed), beyond their lane, scratch folder and
+    /// CLI state.
+    pub sandbox_writable: Vec<String>,
+}
+
+/// How role processes are confined (`sandbox.mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SandboxMode {
+    /// Kernel confinement where the kernel offers it, else detection.
+    Auto,
+    /// Refuse to run roles without kernel confinement.
+    Require,
+    /// No kernel confinement: check after every role what it changed outside its lane.
+    Detect,
+}
+
+impl SandboxMode {
+    /// Config spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Auto => "auto",
+            Self::Require => "require",
+            Self::Detect => "detect",
+        }
+    }
 }
 
 impl Config {
@@ -178,6 +206,15 @@ struct RawConfig {
     worktree: RawWorktree,
     #[serde(default)]
     gates: RawGates,
+    #[serde(default)]
+    sandbox: RawSandbox,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSandbox {
+    mode: Option<SandboxMode>,
+    writable: Option<Vec<String>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -303,6 +340,10 @@ fn merge(defaults: RawConfig, user: RawConfig) -> RawConfig {
         gates: RawGates {
             max_file_size: pick(user.gates.max_file_size, defaults.gates.max_file_size),
         },
+        sandbox: RawSandbox {
+            mode: pick(user.sandbox.mode, defaults.sandbox.mode),
+            writable: pick(user.sandbox.writable, defaults.sandbox.writable),
+        },
     }
 }
 
@@ -332,6 +373,8 @@ impl RawConfig {
             worktree_setup: self.worktree.setup.unwrap_or_default(),
             setup_timeout: duration(self.worktree.setup_timeout, "worktree.setup_timeout")?,
             max_file_bytes: size(self.gates.max_file_size, "gates.max_file_size")?,
+            sandbox_mode: self.sandbox.mode.ok_or("missing key `sandbox.mode`")?,
+            sandbox_writable: self.sandbox.writable.unwrap_or_default(),
         })
     }
 }

@@ -23,7 +23,9 @@
 pub mod advice;
 pub mod clock;
 pub mod config;
+pub mod containment;
 pub mod demo;
+pub mod doctor;
 pub mod error;
 pub mod journal;
 pub mod lock;

@@ -20,6 +20,13 @@ pub enum ProgressEvent {
         /// Whether this is a resume.
         resumed: bool,
     },
+    /// How role processes are confined in this run (printed at run start).
+    Containment {
+        /// The kernel confines roles.
+        enforced: bool,
+        /// One line: the mechanism and what workers may write.
+        summary: String,
+    },
     /// A task got a lane.
     TaskStarted {
         /// Task id.

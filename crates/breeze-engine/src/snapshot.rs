@@ -46,6 +46,9 @@ pub struct RunSnapshot {
     /// Universal lessons from reviews, injected into later worker briefings.
     #[serde(default)]
     pub universal_violations: Vec<String>,
+    /// How role processes are confined (set at each start and resume).
+    #[serde(default)]
+    pub containment: Option<breeze_protocol::ContainmentStatus>,
 }
 
 /// Where a task is in its flow; what `resume` does next.
@@ -199,6 +202,7 @@ impl RunSnapshot {
                 })
                 .collect(),
             usage,
+            containment: self.containment.clone(),
         }
     }
 

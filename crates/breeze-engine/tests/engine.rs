@@ -342,6 +342,42 @@ fn script(fixture: &Fixture, name: &str, body: &str) -> String {
     path.display().to_string()
 }
 
+/// The test playing the user while a worker works: the worker says it started, the test
+/// changes the user's checkout, then lets the worker go on. The worker may write only its
+/// lane, so the handshake folder is made writable for it (`sandbox.writable`).
+struct Handshake {
+    dir: PathBuf,
+}
+
+impl Handshake {
+    fn new(fixture: &Fixture, options: &mut RunOptions) -> Handshake {
+        let dir = fixture.root.parent().unwrap().join("handshake");
+        std::fs::create_dir_all(&dir).unwrap();
+        options.config.as_mut().unwrap().sandbox_writable.push(dir.display().to_string());
+        Handshake { dir }
+    }
+
+    /// Shell lines for the worker: the first time, say "started" and wait for "go".
+    fn worker_waits(&self) -> String {
+        let dir = self.dir.display();
+        format!(
+            "if [ ! -f {dir}/started ]; then touch {dir}/started; while [ ! -f {dir}/go ]; do sleep 0.05; done; fi\n"
+        )
+    }
+
+    async fn when_started(&self) {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+        while !self.dir.join("started").exists() {
+            assert!(tokio::time::Instant::now() < deadline, "the worker never started");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    fn go(&self) {
+        std::fs::write(self.dir.join("go"), "").unwrap();
+    }
+}
+
 fn shell_worker(options: &mut RunOptions, script: &str) {
     let config = options.config.as_mut().unwrap();
     config.worker.backend = BackendKind::Command;
@@ -353,9 +389,10 @@ fn shell_worker(options: &mut RunOptions, script: &str) {
 async fn a_landing_conflict_goes_back_to_the_worker_with_the_files_to_resolve() {
     let plan = toml_task("1", "Change shared", &["shared.txt"], "");
     let fixture = Fixture::new(&plan, &[("shared.txt", "base\n")]);
-    let marker = fixture.root.parent().unwrap().join("main-moved");
-    // Attempt 1 does the work and, playing "someone else", commits a conflicting change
-    // to main in the user's checkout. The next attempt sees the conflict and resolves it.
+    let mut options = fixture.options();
+    let user = Handshake::new(&fixture, &mut options);
+    // While attempt 1 does the work, someone else commits a conflicting change to main in
+    // the user's checkout. The next attempt sees the conflict and resolves it.
     let body = format!(
         r#"cat > /dev/null
 if grep -q '"files"' "$BREEZE_INPUT"; then
@@ -363,20 +400,20 @@ if grep -q '"files"' "$BREEZE_INPUT"; then
   printf 'main version\ntask version\n' > shared.txt
 else
   echo "task version" > shared.txt
-  if [ ! -f "{marker}" ]; then
-    touch "{marker}"
-    (cd "{root}" && echo "main version" > shared.txt && git commit -qam "someone else")
-  fi
+  {wait}
 fi
 printf '{{"schema_version":"worker-report.v1","status":"completed","summary":"ok"}}' > "$BREEZE_OUTPUT"
 "#,
-        marker = marker.display(),
-        root = fixture.root.display()
+        wait = user.worker_waits(),
     );
     let worker = script(&fixture, "conflict-worker.sh", &body);
-    let mut options = fixture.options();
     shell_worker(&mut options, &worker);
-    let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
+    let run = tokio::spawn(breeze_engine::run(options, CancellationToken::new()));
+    user.when_started().await;
+    std::fs::write(fixture.root.join("shared.txt"), "main version\n").unwrap();
+    git(&fixture.root, &["commit", "-qam", "someone else"]);
+    user.go();
+    let outcome = run.await.unwrap().unwrap();
     assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
     assert_eq!(git(&fixture.root, &["show", "main:shared.txt"]), "main version\ntask version\n");
     let input = std::fs::read_to_string(outcome.run_dir.join("io/1.worker.2.input.json")).unwrap();
@@ -438,14 +475,15 @@ async fn new_worktrees_get_the_declared_ignored_files_and_the_setup_command() {
 async fn a_worker_that_wrecks_its_worktree_fails_attempts_and_the_lane_recovers() {
     let plan = toml_task("1", "Wrecker", &["a.txt"], "") + &toml_task("2", "Fine", &["b.txt"], "");
     let fixture = Fixture::new(&plan, &[]);
-    // Task 1's worker leaves its branch for another one and leaves files uncommitted
-    // there; task 2's worker behaves.
+    // Task 1's worker detaches its HEAD from the task branch and leaves files uncommitted
+    // there (creating another branch is refused to a confined worker); task 2's worker
+    // behaves.
     let worker = script(
         &fixture,
         "wrecker.sh",
         r#"cat > /dev/null
 if [ "$BREEZE_TASK_ID" = 1 ]; then
-  git checkout -q -B elsewhere
+  git checkout -q --detach
   echo wreck >> a.txt
 else
   echo fine > b.txt
@@ -461,12 +499,12 @@ printf '{"schema_version":"worker-report.v1","status":"completed","summary":"ok"
     assert_eq!(first.state, TaskState::Escalated, "{first:?}");
     assert_eq!(first.attempts, 3);
     assert!(
-        first.reason.as_deref().unwrap().contains("elsewhere"),
+        first.reason.as_deref().unwrap().contains("detached"),
         "the reason names what the worker did: {first:?}"
     );
     let input = std::fs::read_to_string(outcome.run_dir.join("io/1.worker.2.input.json")).unwrap();
     assert!(
-        input.contains("\"last_failure\": \"") && input.contains("elsewhere"),
+        input.contains("\"last_failure\": \"") && input.contains("detached"),
         "the retry is told why: {input}"
     );
     assert_eq!(
@@ -477,7 +515,7 @@ printf '{"schema_version":"worker-report.v1","status":"completed","summary":"ok"
     assert_eq!(git(&fixture.root, &["show", "main:b.txt"]), "fine\n");
     // The wrecked worktree is kept for the user, not discarded.
     let worktrees = git(&fixture.root, &["worktree", "list", "--porcelain"]);
-    assert!(worktrees.contains("branch refs/heads/elsewhere"), "{worktrees}");
+    assert!(worktrees.contains("\ndetached"), "{worktrees}");
 }
 
 #[tokio::test]
@@ -572,21 +610,33 @@ async fn a_user_checkout_left_mid_merge_defers_the_landing() {
     git(&fixture.root, &["commit", "-qam", "side"]);
     git(&fixture.root, &["checkout", "-q", "main"]);
     // While the worker works, the user starts a merge in their checkout and it conflicts.
+    let mut options = fixture.options();
+    let user = Handshake::new(&fixture, &mut options);
     let worker = script(
         &fixture,
         "merging.sh",
         &format!(
             r#"cat > /dev/null
 echo done > a.txt
-(cd "{root}" && echo mine > notes.txt && git commit -qam mine && git merge -q side >/dev/null 2>&1) || true
+{wait}
 printf '{{"schema_version":"worker-report.v1","status":"completed","summary":"ok"}}' > "$BREEZE_OUTPUT"
 "#,
-            root = fixture.root.display()
+            wait = user.worker_waits()
         ),
     );
-    let mut options = fixture.options();
     shell_worker(&mut options, &worker);
-    let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
+    let run = tokio::spawn(breeze_engine::run(options, CancellationToken::new()));
+    user.when_started().await;
+    std::fs::write(fixture.root.join("notes.txt"), "mine\n").unwrap();
+    git(&fixture.root, &["commit", "-qam", "mine"]);
+    let merge = std::process::Command::new("git")
+        .current_dir(&fixture.root)
+        .args(["merge", "-q", "side"])
+        .output()
+        .unwrap();
+    assert!(!merge.status.success(), "the merge conflicts");
+    user.go();
+    let outcome = run.await.unwrap().unwrap();
     assert_eq!(outcome.state, RunState::Interrupted, "{outcome:?}");
     assert_eq!(task(&outcome, "1").state, TaskState::Deferred);
     let reason = outcome.stop_reason.as_deref().unwrap();

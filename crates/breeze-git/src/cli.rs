@@ -38,6 +38,10 @@ pub(crate) fn probe() -> Result<String, String> {
     }
 }
 
+/// Variables the `git` CLI gets from the engine's environment; nothing else (no tokens, no
+/// keys) reaches it or anything a repository's configuration could make it run.
+const KEPT_VARS: &[&str] = &["PATH", "HOME", "USER", "LOGNAME", "LANG", "TZ", "TMPDIR"];
+
 /// Runs `git -C <dir> <args>` and returns its standard output.
 pub(crate) fn run<I, S>(dir: &Path, args: I, purpose: &'static str) -> Result<String, GitError>
 where
@@ -49,13 +53,16 @@ where
     command
         .arg("-C")
         .arg(dir)
-        .args(["-c", "core.hooksPath=/dev/null", "-c", "advice.detachedHead=false"])
+        // No hooks, no file-system monitor program: a repository's configuration must not
+        // make breeze run code (libgit2 never runs either).
+        .args(["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"])
+        .args(["-c", "advice.detachedHead=false"])
         .args(&args)
         .stdin(Stdio::null())
+        .env_clear()
+        .envs(KEPT_VARS.iter().filter_map(|name| Some((*name, std::env::var_os(name)?))))
         .env("LC_ALL", "C");
-    for var in REDIRECTING_VARS {
-        command.env_remove(var);
-    }
+    debug_assert!(REDIRECTING_VARS.iter().all(|var| !KEPT_VARS.contains(var)));
     let shown = || {
         let mut line = format!("git -C {}", dir.display());
         for arg in &args {

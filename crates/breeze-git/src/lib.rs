@@ -29,6 +29,7 @@ mod commit;
 mod diff;
 mod error;
 mod gates;
+mod guard;
 mod land;
 mod provision;
 mod repo;
@@ -43,6 +44,7 @@ pub use gates::{
     GATE_SYMLINK_ESCAPE, GATE_WRITE_SET, GateConfig,
 };
 pub use git2::Oid;
+pub use guard::{Fingerprint, LaneCommitOnMain};
 pub use land::{
     AdvanceOutcome, ConflictedRebase, MergeOutcome, TRAILER_REVIEW, TRAILER_RUN, TRAILER_TASK,
     landing_message,

@@ -45,7 +45,7 @@ pub use review::{
     Check, CheckStatus, Gap, GateResult, GateStatus, MemoryScope, MemoryUpdate, ReviewInput,
     ReviewResult, ReviewType, ReviewerProfile, Severity, Verdict,
 };
-pub use status::{BreezeStatus, RunState, TaskState, TaskStatus, Usage};
+pub use status::{BreezeStatus, ContainmentStatus, RunState, TaskState, TaskStatus, Usage};
 pub use validate::{InvalidMessage, Problem};
 pub use version::*;
 pub use worker::{

@@ -167,4 +167,16 @@ pub struct BreezeStatus {
     /// Cost and tokens of the whole run.
     #[serde(default)]
     pub usage: Usage,
+    /// How the run's role processes are confined.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub containment: Option<ContainmentStatus>,
+}
+
+/// How role processes are kept in their lanes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ContainmentStatus {
+    /// The kernel confines them (Landlock); otherwise breeze only detects escapes.
+    pub kernel: bool,
+    /// The mechanism, why (not), and what workers may write besides their lane.
+    pub summary: String,
 }

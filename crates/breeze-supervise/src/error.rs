@@ -82,4 +82,14 @@ pub enum SpawnError {
         #[source]
         source: io::Error,
     },
+
+    /// The kernel confinement could not be set up; the process was not started.
+    #[error("cannot start `{program}` confined: {source}")]
+    Sandbox {
+        /// `argv[0]` as configured.
+        program: String,
+        /// What failed.
+        #[source]
+        source: crate::SandboxError,
+    },
 }

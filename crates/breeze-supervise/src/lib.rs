@@ -14,6 +14,12 @@
 //!   [`Ending::Stalled`]; re-spawning and escalating are the engine's decisions.
 //! - **Bounded memory.** Output streams byte-exact to two log files; only bounded tails, a
 //!   bounded window for [`Outcome::last_json`] and one bounded line are held in memory.
+//! - **Kernel confinement.** With [`ProcessSpec::confinement`] the child restricts itself
+//!   with Landlock before `exec` ([`Confinement`], [`kernel_support`]): it may write only the
+//!   named folders and files. The engine itself is never restricted.
+//! - **Strays.** With [`ProcessSpec::marker`] every process of the run carries a marker in
+//!   its environment; processes that left the group (`setsid`, a double fork) are found by
+//!   it and ended with the role ([`end_processes_with_env`]).
 //! - **Scrubbed environment.** [`scrubbed_env`] builds an allow-listed environment; the
 //!   process gets exactly [`ProcessSpec::env`] and nothing else.
 //!
@@ -42,7 +48,8 @@
 //! ```
 //!
 //! Unix only; group membership and start times are read from Linux's `/proc`.
-#![forbid(unsafe_code)]
+// The only unsafe code is the Landlock set-up in `sandbox`, which allows it for itself.
+#![deny(unsafe_code)]
 #![warn(missing_docs)]
 
 mod activity;
@@ -52,7 +59,10 @@ mod group;
 mod json;
 mod output;
 mod resolve;
+mod role_file;
+mod sandbox;
 mod spec;
+mod strays;
 mod supervisor;
 mod watchdog;
 
@@ -61,5 +71,8 @@ pub use env::{ENV_ALLOW_LIST, scrubbed_env};
 pub use error::SpawnError;
 pub use group::{OrphanOutcome, end_orphan_group, process_start_ticks};
 pub use json::last_json_object;
+pub use role_file::{MAX_ROLE_FILE_BYTES, RoleFileError, read_role_file};
+pub use sandbox::{Confinement, KernelSupport, SandboxError, kernel_support};
 pub use spec::{Ending, Outcome, ProcessSpec, stream_log_paths};
+pub use strays::{MARKER_VAR, end_processes_with_env, processes_with_env};
 pub use supervisor::Supervisor;

@@ -35,6 +35,14 @@ pub struct ProcessSpec {
     /// Lines longer than this are cut (on a character boundary) and marked
     /// `… [line truncated: N bytes]` before they reach the line callback.
     pub max_line_bytes: usize,
+    /// Kernel confinement (Landlock) the child enforces on itself before `exec`. `None`:
+    /// the process may write whatever the user may. Spawning fails if the confinement
+    /// cannot be set up (never silently unconfined).
+    pub confinement: Option<crate::Confinement>,
+    /// A value unique to this run, set as [`MARKER_VAR`](crate::MARKER_VAR) in the
+    /// environment. Descendants that left the process group but kept the marker are ended
+    /// with the group.
+    pub marker: Option<String>,
 }
 
 impl ProcessSpec {
@@ -59,6 +67,8 @@ impl ProcessSpec {
             grace: Self::DEFAULT_GRACE,
             tail_bytes: Self::DEFAULT_TAIL_BYTES,
             max_line_bytes: Self::DEFAULT_MAX_LINE_BYTES,
+            confinement: None,
+            marker: None,
         }
     }
 }
@@ -152,6 +162,8 @@ pub struct Outcome {
     pub stderr_log: PathBuf,
     /// Writing a log file failed (e.g. disk full); the run went on, the log is incomplete.
     pub log_error: Option<String>,
+    /// Processes that had left the group but carried the run's marker, ended with it.
+    pub strays: Vec<u32>,
 }
 
 #[cfg(test)]

@@ -19,6 +19,8 @@ use crate::group::{SIGKILL_WAIT, empty_group, proc_stat, process_start_ticks, si
 use crate::json::last_json_object;
 use crate::output::{LineSplitter, TailBuffer, lossy_tail};
 use crate::resolve::resolve_program;
+use crate::sandbox::Ruleset;
+use crate::strays::{MARKER_VAR, end_processes_with_env};
 use crate::watchdog::{AbortOnDrop, StallClock, watch_activity};
 use crate::{ActivityProbe, Ending, Outcome, ProcessSpec, SpawnError, stream_log_paths};
 
@@ -137,6 +139,8 @@ impl Supervisor {
             grace,
             tail_bytes,
             max_line_bytes,
+            confinement,
+            marker,
         } = spec;
         let Some(name) = argv.first().cloned() else { return Err(SpawnError::EmptyCommand) };
         let program = resolve_program(&name, &cwd, &env)?;
@@ -145,6 +149,13 @@ impl Supervisor {
             StreamCapture::create(&stdout_log, tail_bytes.max(self.json_window), &name).await?;
         let mut err_cap = StreamCapture::create(&stderr_log, tail_bytes, &name).await?;
 
+        let ruleset = match &confinement {
+            Some(confinement) => Some(
+                Ruleset::prepare(confinement)
+                    .map_err(|source| SpawnError::Sandbox { program: name.clone(), source })?,
+            ),
+            None => None,
+        };
         let mut command = Command::new(&program);
         command
             .arg0(&name)
@@ -152,6 +163,7 @@ impl Supervisor {
             .current_dir(&cwd)
             .env_clear()
             .envs(env.iter().map(|(k, v)| (k, v)))
+            .envs(marker.iter().map(|value| (MARKER_VAR, value)))
             // Never the terminal: a background group reading it would be stopped (SIGTTIN).
             .stdin(if stdin.is_empty() { Stdio::null() } else { Stdio::piped() })
             .stdout(Stdio::piped())
@@ -159,6 +171,9 @@ impl Supervisor {
             .process_group(0)
             // Last resort only: it reaches the leader, not its descendants.
             .kill_on_drop(true);
+        if let Some(ruleset) = ruleset {
+            ruleset.install(&mut command);
+        }
         let mut child = command.spawn().map_err(|source| exec_error(&name, &program, source))?;
         let started = Instant::now();
         let Some(pid) = child.id() else {
@@ -293,6 +308,11 @@ impl Supervisor {
         if sweep.survivors.is_empty() {
             guard.armed = false;
         }
+        // Descendants that left the group (setsid, double fork) end with it too.
+        let strays = match &marker {
+            Some(value) => end_processes_with_env(MARKER_VAR, value, grace).await,
+            None => Vec::new(),
+        };
         let duration = started.elapsed();
 
         let mut log_error = None;
@@ -324,6 +344,7 @@ impl Supervisor {
             stdout_log,
             stderr_log,
             log_error,
+            strays,
         })
     }
 }

@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod demo;
+pub mod doctor;
 pub mod init;
 pub mod logs;
 pub mod maintenance;

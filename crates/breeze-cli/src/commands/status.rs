@@ -40,6 +40,9 @@ pub fn report() -> CliResult {
         snapshot.started_at,
         snapshot.updated_at
     ));
+    if let Some(containment) = &status.containment {
+        out.push_str(&format!("- confinement: {}\n", containment.summary));
+    }
     if !status.usage.is_empty() {
         out.push_str(&format!(
             "- cost: ${:.2} ({} input, {} output tokens)\n",

@@ -17,11 +17,12 @@ use std::time::Duration;
 
 use breeze_agents::{AgentCall, AgentKind};
 use breeze_protocol::{EventKind, MessageKind, Role, Usage};
-use breeze_supervise::{ActivityProbe, DirActivity, Ending, ProcessSpec, Supervisor};
+use breeze_supervise::{ActivityProbe, Confinement, DirActivity, Ending, ProcessSpec, Supervisor};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{BackendKind, Config, RoleConfig};
+use crate::containment::RoleGuard;
 use crate::journal::Journal;
 use crate::run_dir::{RunDir, file_slug};
 use scripted::{ScriptedReply, SimSpec};
@@ -56,6 +57,8 @@ pub struct RoleCall {
     /// With `resume_session`: the session's totals after its previous run, so a resumed
     /// run's usage counts only itself.
     pub resume_baseline: Option<Usage>,
+    /// The worker's lane (its git needs to write the lane's index and new objects).
+    pub lane: Option<breeze_git::Worktree>,
 }
 
 /// How a role invocation ended.
@@ -110,6 +113,11 @@ pub struct RoleReply {
     pub session_usage: Option<Usage>,
     /// Paths the agent wrote (or tried to) outside the write set, seen in its stream.
     pub write_violations: Vec<String>,
+    /// What the process changed outside its lane that breeze found afterwards (only
+    /// possible without kernel confinement): the run must stop before any of it lands.
+    pub escaped: Vec<String>,
+    /// What a worker did to its lane's links to the shared repository (repaired).
+    pub lane_problems: Vec<String>,
     /// Log file stem of this invocation.
     pub log_path: PathBuf,
 }
@@ -128,6 +136,8 @@ impl RoleReply {
             rate_limited: None,
             session_usage: None,
             write_violations: Vec::new(),
+            escaped: Vec::new(),
+            lane_problems: Vec::new(),
             log_path,
         }
     }
@@ -144,8 +154,17 @@ struct Invocation<'a> {
     call: &'a RoleCall,
     settings: RoleConfig,
     env: Vec<(String, String)>,
+    /// `$BREEZE_OUTPUT` of a `command` role (in its scratch folder).
     output_path: PathBuf,
+    /// Where the result is kept for the record (`io/…output.json`).
+    record_path: PathBuf,
     log_path: PathBuf,
+    /// The role's private scratch folder (`TMPDIR`).
+    scratch: PathBuf,
+    /// What the kernel lets it write, when roles are confined.
+    confinement: Option<Confinement>,
+    /// Marks every process of this invocation (see `breeze_supervise::MARKER_VAR`).
+    marker: String,
 }
 
 /// Runs roles for one run.
@@ -164,6 +183,10 @@ pub(crate) struct RoleRunner {
     pub write_sets: BTreeMap<String, breeze_agents::WriteSetCheck>,
     /// (task, role) pairs already called, for the simulator's "first call" behaviour.
     pub called: std::sync::Mutex<std::collections::BTreeSet<(String, Role)>>,
+    /// Confinement and the checks around every role process.
+    pub guard: Arc<RoleGuard>,
+    /// Numbers the invocations of the run (their process markers).
+    pub invocations: std::sync::atomic::AtomicU64,
 }
 
 impl RoleRunner {
@@ -172,13 +195,14 @@ impl RoleRunner {
         &self.repo_root
     }
 
-    /// Runs `call` to its end.
-    pub async fn invoke(&self, call: RoleCall, cancel: &CancellationToken) -> RoleReply {
+    /// Runs `call` to its end: in a private scratch folder, confined where the kernel can,
+    /// checked afterwards for what it changed outside its lane.
+    pub async fn invoke(&self, mut call: RoleCall, cancel: &CancellationToken) -> RoleReply {
         let settings = self.config.role(call.role).clone();
         let slug = file_slug(&call.task_id);
         let role_name = call.role.as_str();
         let input_path = self.run_dir.io_file(&slug, role_name, &call.label, "input");
-        let output_path = self.run_dir.io_file(&slug, role_name, &call.label, "output");
+        let record_path = self.run_dir.io_file(&slug, role_name, &call.label, "output");
         let log_path = self.run_dir.log(&slug, role_name, &call.label);
         let failed = |message: String| RoleReply::spawn_failed(message, log_path.clone());
         let input_text = match serde_json::to_vec_pretty(&call.input) {
@@ -188,23 +212,95 @@ impl RoleRunner {
         if let Err(err) = std::fs::write(&input_path, input_text) {
             return failed(format!("cannot write {}: {err}", input_path.display()));
         }
-        let _ = std::fs::remove_file(&output_path);
+        let _ = std::fs::remove_file(&record_path);
+        // A short path under the system temp folder: CLIs put sockets there, whose paths
+        // are limited to 108 bytes. Removed with everything in it when the role is done.
+        let scratch = match tempfile::Builder::new().prefix("breeze-").tempdir() {
+            Ok(dir) => dir,
+            Err(err) => return failed(format!("cannot create a scratch folder: {err}")),
+        };
+        let scratch_path = scratch.path().to_path_buf();
+        let output_path = scratch_path.join("output.json");
+        call.prompt.push_str(&prompt::answer_instructions(call.role, settings.backend));
         // BREEZE_* variables of the engine's own environment are not passed: the protocol
         // variables are the only ones a role should trust.
         let engine_env =
             self.engine_env.iter().filter(|(name, _)| !name.starts_with("BREEZE_")).cloned();
-        let env = breeze_supervise::scrubbed_env(
-            engine_env,
-            &settings.env,
-            &self.protocol_env(&call, &input_path, &output_path),
+        let mut set = self.protocol_env(&call, &input_path);
+        for name in ["TMPDIR", "TMP", "TEMP"] {
+            set.push((name.into(), scratch_path.display().to_string()));
+        }
+        if settings.backend == BackendKind::Command {
+            set.push(("BREEZE_OUTPUT".into(), output_path.display().to_string()));
+        }
+        let env = breeze_supervise::scrubbed_env(engine_env, &settings.env, &set);
+        let lane_git = match &call.lane {
+            Some(lane) => match self.guard.lane_git_writable(lane) {
+                Ok(paths) => paths,
+                Err(err) => return failed(err.to_string()),
+            },
+            None => Vec::new(),
+        };
+        let confinement = match self.guard.containment.confinement(
+            call.role,
+            settings.backend,
+            &call.cwd,
+            &lane_git,
+            &scratch_path,
+            &env,
+        ) {
+            Ok(confinement) => confinement,
+            Err(err) => return failed(err.to_string()),
+        };
+        let marker = format!(
+            "{}/{}",
+            self.run_id,
+            self.invocations.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
         );
-        let run = Invocation { call: &call, settings, env, output_path, log_path };
-        match run.settings.backend {
+        let guard = self.guard.clone();
+        let watch = match tokio::task::spawn_blocking(move || guard.before()).await {
+            Ok(Ok(watch)) => watch,
+            Ok(Err(err)) => return failed(format!("cannot take the state before the role: {err}")),
+            Err(err) => return failed(format!("cannot take the state before the role: {err}")),
+        };
+        let run = Invocation {
+            call: &call,
+            settings,
+            env,
+            output_path,
+            record_path,
+            log_path,
+            scratch: scratch_path,
+            confinement,
+            marker,
+        };
+        let mut reply = match run.settings.backend {
             BackendKind::Command => self.run_command(&run, cancel).await,
             BackendKind::Scripted => self.run_scripted(&run, cancel).await,
             BackendKind::Claude => self.run_agent(AgentKind::Claude, &run, cancel).await,
             BackendKind::Codex => self.run_agent(AgentKind::Codex, &run, cancel).await,
+        };
+        let guard = self.guard.clone();
+        let lane = call.lane.clone();
+        let checked = tokio::task::spawn_blocking(move || {
+            let escaped = guard.after(watch)?;
+            let lane_problems = match &lane {
+                Some(lane) => guard.check_lane_links(lane)?,
+                None => Vec::new(),
+            };
+            Ok::<_, crate::error::EngineError>((escaped, lane_problems))
+        })
+        .await;
+        match checked {
+            Ok(Ok((escaped, lane_problems))) => {
+                reply.escaped = escaped;
+                reply.lane_problems = lane_problems;
+            }
+            Ok(Err(err)) => reply.escaped.push(format!("breeze could not check: {err}")),
+            Err(err) => reply.escaped.push(format!("breeze could not check: {err}")),
         }
+        drop(scratch);
+        reply
     }
 
     /// Journals the start of a role process (called right after the spawn).
@@ -236,12 +332,7 @@ impl RoleRunner {
     }
 
     /// The protocol's environment variables for a call.
-    fn protocol_env(
-        &self,
-        call: &RoleCall,
-        input: &std::path::Path,
-        output: &std::path::Path,
-    ) -> Vec<(String, String)> {
+    fn protocol_env(&self, call: &RoleCall, input: &std::path::Path) -> Vec<(String, String)> {
         vec![
             ("BREEZE_ROLE".into(), call.role.as_str().into()),
             ("BREEZE_RUN_ID".into(), self.run_id.clone()),
@@ -249,14 +340,13 @@ impl RoleRunner {
             ("BREEZE_ATTEMPT".into(), call.attempt.to_string()),
             ("BREEZE_ROUND".into(), call.round.to_string()),
             ("BREEZE_INPUT".into(), input.display().to_string()),
-            ("BREEZE_OUTPUT".into(), output.display().to_string()),
             ("BREEZE_WORKTREE".into(), call.cwd.display().to_string()),
             ("BREEZE_BASE".into(), call.base.clone()),
         ]
     }
 
     async fn run_command(&self, run: &Invocation<'_>, cancel: &CancellationToken) -> RoleReply {
-        let Invocation { call, settings, env, output_path, log_path } = run;
+        let Invocation { call, settings, env, output_path, record_path, log_path, .. } = run;
         let log_path = log_path.clone();
         let mut spec = ProcessSpec::new(settings.command.clone(), &call.cwd, &log_path);
         spec.env = env.clone();
@@ -264,6 +354,8 @@ impl RoleRunner {
         spec.timeout = Some(settings.timeout);
         spec.stall_timeout = Some(settings.stall_timeout);
         spec.grace = GRACE;
+        spec.confinement = run.confinement.clone();
+        spec.marker = Some(run.marker.clone());
         let activity: Option<Arc<dyn ActivityProbe>> = match call.role {
             Role::Worker => Some(Arc::new(DirActivity::new(&call.cwd))),
             _ => None,
@@ -277,7 +369,7 @@ impl RoleRunner {
         };
         let ending = map_ending(outcome.ending);
         self.journal_end(call, outcome.pid, &ending, Usage::default());
-        let (result, result_error) = read_result(output_path, outcome.last_json);
+        let (result, result_error) = read_result(output_path, record_path, outcome.last_json);
         RoleReply {
             result,
             result_error,
@@ -292,7 +384,7 @@ impl RoleRunner {
         run: &Invocation<'_>,
         cancel: &CancellationToken,
     ) -> RoleReply {
-        let Invocation { call, settings, env, output_path, log_path } = run;
+        let Invocation { call, settings, env, record_path, log_path, .. } = run;
         let log_path = log_path.clone();
         let definition = definition::load(&self.repo_root, call.role)
             .unwrap_or_else(|_| definition::builtin(call.role));
@@ -315,13 +407,17 @@ impl RoleRunner {
         agent.max_turns = definition.max_turns;
         agent.resume_session = call.resume_session.clone();
         agent.resume_baseline = call.resume_baseline;
-        agent.scratch_dir = self.run_dir.root().join("io");
-        agent.output_schema = match call.role {
+        agent.scratch_dir = run.scratch.clone();
+        agent.confinement = run.confinement.clone();
+        agent.marker = Some(run.marker.clone());
+        // Every role answers with its final message, in the shape its schema forces.
+        let message_kind = match call.role {
             Role::Advisor => Some(MessageKind::AdvisorResponse),
             Role::Reviewer => Some(MessageKind::ReviewResult),
-            _ => None,
-        }
-        .map(|message| match kind {
+            Role::Worker => Some(MessageKind::WorkerReport),
+            Role::Scaffolder => None,
+        };
+        agent.output_schema = message_kind.map(|message| match kind {
             AgentKind::Codex => strict_schema::strict(message.schema()),
             AgentKind::Claude => message.schema().clone(),
         });
@@ -341,11 +437,19 @@ impl RoleRunner {
         };
         let ending = map_ending(result.ending);
         self.journal_end(call, result.pid, &ending, result.usage);
-        // A role that wrote $BREEZE_OUTPUT wins; otherwise the agent's final answer.
-        let (result_value, result_error) = match std::fs::read(output_path) {
-            Ok(_) => read_result(output_path, None),
-            Err(_) => (result.answer.clone(), result.answer_error.clone()),
+        // The agent's final answer; kept for the record like a command role's file. Codex's
+        // strict form spells left-out optional properties as null: those are taken out.
+        let answer = match (kind, message_kind, result.answer.clone()) {
+            (AgentKind::Codex, Some(message), Some(answer)) => {
+                Some(strict_schema::without_optional_nulls(answer, message.schema()))
+            }
+            (_, _, answer) => answer,
         };
+        let (result_value, result_error) = (answer, result.answer_error.clone());
+        if let Some(answer) = &result_value {
+            let _ =
+                std::fs::write(record_path, serde_json::to_vec_pretty(answer).unwrap_or_default());
+        }
         let failure_text = result.failure.as_ref().map(ToString::to_string);
         // A failure the CLI reported (auth, API error, max turns) is a failed attempt even
         // when the process exited 0.
@@ -354,7 +458,6 @@ impl RoleRunner {
             _ => ending,
         };
         RoleReply {
-            ending,
             result: if result.failure.is_some() { None } else { result_value },
             result_error: failure_text.or(result_error),
             diagnostics: result.diagnostics.clone(),
@@ -363,7 +466,7 @@ impl RoleRunner {
             rate_limited: result.failure.as_ref().filter(|f| f.is_limit()).map(|f| f.retry_after()),
             session_usage: result.session_usage,
             write_violations: result.write_violations.clone(),
-            log_path,
+            ..RoleReply::ended(ending, log_path)
         }
     }
 
@@ -453,27 +556,30 @@ fn ending_word(ending: &RoleEnding) -> &'static str {
     }
 }
 
-/// The result: `$BREEZE_OUTPUT` if the role wrote it, else the last JSON object on stdout.
+/// The result of a `command` role: `$BREEZE_OUTPUT` if the role wrote it (read with a size
+/// bound, links and special files refused), else the last JSON object on stdout. A result
+/// found is copied to `record_path` for the record.
 fn read_result(
     output_path: &std::path::Path,
+    record_path: &std::path::Path,
     last_json: Option<Value>,
 ) -> (Option<Value>, Option<String>) {
-    match std::fs::read(output_path) {
-        Ok(bytes) => match serde_json::from_slice::<Value>(&bytes) {
+    let read = breeze_supervise::read_role_file(output_path, breeze_supervise::MAX_ROLE_FILE_BYTES);
+    let (value, error) = match read {
+        Ok(Some(bytes)) => match serde_json::from_slice::<Value>(&bytes) {
             Ok(value) => (Some(value), None),
-            Err(err) => (
-                None,
-                Some(format!(
-                    "$BREEZE_OUTPUT ({}) is not valid JSON: {err}",
-                    output_path.display()
-                )),
-            ),
+            Err(err) => (None, Some(format!("$BREEZE_OUTPUT is not valid JSON: {err}"))),
         },
-        Err(_) => match last_json {
+        Ok(None) => match last_json {
             Some(value) => (Some(value), None),
             None => (None, Some("no $BREEZE_OUTPUT file and no JSON object on stdout".to_string())),
         },
+        Err(err) => (None, Some(format!("$BREEZE_OUTPUT refused: {err}"))),
+    };
+    if let Some(value) = &value {
+        let _ = std::fs::write(record_path, serde_json::to_vec_pretty(value).unwrap_or_default());
     }
+    (value, error)
 }
 
 /// The last few lines of stderr, else of stdout: what a human needs to see of a failure.

@@ -4,9 +4,10 @@
 //! Advisor text only ever reaches worker prompts; reviewer prompts are rendered from
 //! `review-input.v1`, which has no field for it.
 
-use breeze_protocol::{AdvisorRequest, ReviewInput, WorkerInput};
+use breeze_protocol::{AdvisorRequest, ReviewInput, Role, WorkerInput};
 
 use super::definition::RoleDefinition;
+use crate::config::BackendKind;
 
 const WORKER_TEMPLATE: &str = include_str!("../../../../templates/prompts/worker.md");
 const ADVISOR_TEMPLATE: &str = include_str!("../../../../templates/prompts/advisor.md");
@@ -119,6 +120,47 @@ pub fn worker(definition: &RoleDefinition, input: &WorkerInput) -> String {
         ],
     );
     with_definition(definition, briefing)
+}
+
+/// The closing section of every prompt: where the role may write and how its answer comes
+/// back, which depends on what the backend can deliver. Agent CLIs answer with their final
+/// message (its shape forced by a JSON schema); `command` roles write `$BREEZE_OUTPUT` or
+/// print the object last. Read-only roles are never asked to write a file.
+pub fn answer_instructions(role: Role, backend: BackendKind) -> String {
+    let message = match role {
+        Role::Worker => "worker-report.v1",
+        Role::Reviewer => "review-result.v1",
+        Role::Advisor => "advisor-response.v1",
+        Role::Scaffolder => "plan-draft.v1",
+    };
+    let mut text = String::from("\n\n## Where you may write, and your answer\n\n");
+    if role == Role::Worker {
+        text.push_str(
+            "Write only inside this worktree and your scratch folder `$TMPDIR`; everything else \
+             (the user's checkout, other worktrees, the shared `.git`) is read-only to you. Leave \
+             your changes uncommitted: breeze commits what you leave, and your own `git commit` \
+             may be refused because branches are not yours to move.\n\n",
+        );
+    } else {
+        text.push_str(
+            "You change nothing: every file is read-only to you except your scratch folder \
+             `$TMPDIR`.\n\n",
+        );
+    }
+    match backend {
+        BackendKind::Command => text.push_str(&format!(
+            "Write exactly one `{message}` JSON object to the file named by `$BREEZE_OUTPUT`, or \
+             print it as the last JSON object on stdout."
+        )),
+        BackendKind::Claude | BackendKind::Codex | BackendKind::Scripted => {
+            text.push_str(&format!(
+                "End with exactly one `{message}` JSON object as your final answer (it is checked \
+             against its JSON schema); do not write it to a file."
+            ))
+        }
+    }
+    text.push('\n');
+    text
 }
 
 fn severity(severity: breeze_protocol::Severity) -> &'static str {

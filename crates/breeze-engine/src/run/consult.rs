@@ -124,6 +124,7 @@ pub(crate) async fn consult(
         .roles
         .invoke(
             RoleCall {
+                lane: None,
                 role: Role::Advisor,
                 task_id: id.clone(),
                 attempt: seq,
@@ -140,6 +141,10 @@ pub(crate) async fn consult(
         )
         .await;
     ctx.update_task(index, |record| record.usage.add(&reply.usage))?;
+    if !reply.escaped.is_empty() {
+        let who = format!("the Advisor consulted for task {id}");
+        return Err(ctx.roles.guard.escape_error(&who, &reply.escaped));
+    }
     if let Some(retry_after) = reply.rate_limited {
         return Ok(Consult::Unavailable(format!(
             "the Advisor's backend is rate limited{}",

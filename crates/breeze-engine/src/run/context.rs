@@ -131,6 +131,16 @@ impl RunContext {
             .map_err(EngineError::from)
     }
 
+    /// Runs blocking engine work (file-system checks) off the async threads.
+    pub async fn blocking<T: Send + 'static>(
+        &self,
+        work: impl FnOnce() -> Result<T, EngineError> + Send + 'static,
+    ) -> Result<T, EngineError> {
+        tokio::task::spawn_blocking(work).await.map_err(|err| {
+            EngineError::io("a blocking task panicked", std::io::Error::other(err.to_string()))
+        })?
+    }
+
     /// Runs one of the project's own commands (`worktree.setup`, `land.verify`) under
     /// supervision. Unlike roles, they get the engine's environment: they are the
     /// project's checks, like CI steps. Their pids are journaled for `breeze resume`.

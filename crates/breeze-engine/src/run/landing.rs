@@ -50,6 +50,9 @@ pub(crate) async fn land(ctx: &RunContext, index: usize) -> Result<Landing, Engi
     let round = record.approved_round.unwrap_or(record.rounds);
     let message = breeze_git::landing_message(&task.title, None, &id, &ctx.run_id, round);
     for _ in 0..RACE_RETRIES {
+        // main moved onto a commit made in a lane (a role moved it): land nothing on it.
+        let guard = ctx.roles.guard.clone();
+        ctx.blocking(move || guard.check_main()).await?;
         let main = ctx.git(|repo| repo.main_tip()).await?;
         let tree = match ctx.git(move |repo| repo.merge_task(base, head, main)).await? {
             MergeOutcome::Clean { tree } => tree,
@@ -79,6 +82,7 @@ pub(crate) async fn land(ctx: &RunContext, index: usize) -> Result<Landing, Engi
         };
         match advanced {
             AdvanceOutcome::Advanced { .. } => {
+                ctx.roles.guard.landed(commit);
                 ctx.journal(EventKind::Landed {
                     task: id.clone(),
                     commit: commit.to_string(),

@@ -14,12 +14,13 @@ use std::sync::{Arc, Mutex};
 
 use breeze_git::Repo;
 use breeze_plan::{Plan, PlanFormat};
-use breeze_protocol::{BreezeStatus, EventKind, ExitCode, RunState, TaskState};
+use breeze_protocol::{BreezeStatus, ContainmentStatus, EventKind, ExitCode, RunState, TaskState};
 use breeze_supervise::Supervisor;
 use tokio_util::sync::CancellationToken;
 
 use crate::clock;
 use crate::config::Config;
+use crate::containment::{Containment, RoleGuard};
 use crate::error::EngineError;
 use crate::journal::{Cycles, Journal, read_events};
 use crate::lock::RepoLock;
@@ -100,6 +101,7 @@ pub async fn run(
         None => Config::load(&root)?,
     };
     let repo = with_main_branch(repo, &config.main_branch)?;
+    let containment = decide_containment(&config)?;
     if let Some(workers) = options.max_workers {
         if !(1..=3).contains(&workers) {
             return Err(EngineError::usage(
@@ -172,12 +174,24 @@ pub async fn run(
             .collect(),
         consulted: BTreeMap::new(),
         universal_violations: Vec::new(),
+        containment: None,
     };
     snapshot.save(&run_dir.snapshot()).map_err(|err| {
         EngineError::io(format!("cannot write {}", run_dir.snapshot().display()), err)
     })?;
-    let prepared =
-        Prepared { repo, config, plan, analysis, sims, plans_file, run_dir, snapshot, lock };
+    let prepared = Prepared {
+        repo,
+        config,
+        containment,
+        plan,
+        analysis,
+        sims,
+        plans_file,
+        run_dir,
+        snapshot,
+        lock,
+        known_main: main_tip,
+    };
     execute(prepared, options, cancel, false, main_tip.to_string()).await
 }
 
@@ -212,6 +226,7 @@ pub async fn resume(
     };
     // The run keeps landing on the branch it started with.
     let repo = with_main_branch(repo, &snapshot.main_branch)?;
+    let containment = decide_containment(&config)?;
     let plan = breeze_plan::load(Path::new(&snapshot.plan))?;
     let analysis = breeze_plan::analyze(&plan, snapshot.workers)?;
     let sims = read_sims(&plan)?;
@@ -259,8 +274,21 @@ pub async fn resume(
     snapshot.stop_reason = None;
     let main_tip = repo.main_tip()?.to_string();
     let plans_file = tracked_plans_file(&repo, &plan)?;
-    let prepared =
-        Prepared { repo, config, plan, analysis, sims, plans_file, run_dir, snapshot, lock };
+    let known_main =
+        last_landing(&run_dir).unwrap_or(review::parse_oid(&snapshot.main_tip_at_start)?);
+    let prepared = Prepared {
+        repo,
+        config,
+        containment,
+        plan,
+        analysis,
+        sims,
+        plans_file,
+        run_dir,
+        snapshot,
+        lock,
+        known_main,
+    };
     execute(prepared, options, cancel, true, main_tip).await
 }
 
@@ -268,6 +296,10 @@ pub async fn resume(
 struct Prepared {
     repo: Repo,
     config: Config,
+    /// How roles are confined.
+    containment: Containment,
+    /// main as this run last knew it (its start, or its last landing).
+    known_main: breeze_git::Oid,
     plan: Plan,
     analysis: breeze_plan::Analysis,
     sims: BTreeMap<String, SimSpec>,
@@ -286,9 +318,24 @@ async fn execute(
     resumed: bool,
     main_tip: String,
 ) -> Result<RunOutcome, EngineError> {
-    let Prepared { repo, config, plan, analysis, sims, plans_file, run_dir, snapshot, lock: _lock } =
-        prepared;
+    let Prepared {
+        repo,
+        config,
+        containment,
+        plan,
+        analysis,
+        sims,
+        plans_file,
+        run_dir,
+        mut snapshot,
+        lock: _lock,
+        known_main,
+    } = prepared;
     let root = repo.workdir().to_path_buf();
+    let repo = Arc::new(repo);
+    snapshot.containment =
+        Some(ContainmentStatus { kernel: containment.enforced, summary: containment.summary() });
+    let guard = Arc::new(RoleGuard::new(containment.clone(), repo.clone(), known_main));
     let run_id = snapshot.run_id.clone();
     let journal = Arc::new(Journal::open(&run_dir.events()).map_err(|err| {
         EngineError::io(format!("cannot open {}", run_dir.events().display()), err)
@@ -325,6 +372,8 @@ async fn execute(
         sims,
         write_sets,
         called: Default::default(),
+        guard: guard.clone(),
+        invocations: Default::default(),
     };
     let lanes = adopt_lanes(&repo, snapshot.workers, resumed)?;
     (options.progress)(&ProgressEvent::RunStarted {
@@ -334,10 +383,14 @@ async fn execute(
         groups: analysis.groups.len(),
         resumed,
     });
+    (options.progress)(&ProgressEvent::Containment {
+        enforced: containment.enforced,
+        summary: containment.summary(),
+    });
     let ctx = Arc::new(RunContext {
         run_id: run_id.clone(),
         main_tip_at_start: review::parse_oid(&snapshot.main_tip_at_start)?,
-        repo: Arc::new(repo),
+        repo,
         config,
         plan,
         analysis,
@@ -355,7 +408,11 @@ async fn execute(
         lanes: Mutex::new(lanes),
     });
 
-    let end = dispatch(ctx.clone()).await;
+    // A main moved onto a lane's commit while no engine watched is refused before anything.
+    let end = match ctx.roles.guard.check_main() {
+        Ok(()) => dispatch(ctx.clone()).await,
+        Err(err) => Err(err),
+    };
     let (state, stop_reason) = match end {
         Ok(DispatchEnd::Finished) => {
             let all_landed = ctx
@@ -370,9 +427,19 @@ async fn execute(
         }
         Ok(DispatchEnd::Interrupted(reason)) => (RunState::Interrupted, Some(reason)),
         Err(err) => {
-            (RunState::Interrupted, Some(format!("{err}; `breeze resume` continues the run")))
+            let hint = err.hints().join("; ");
+            let reason = if hint.contains("breeze resume") {
+                format!("{err}; {hint}")
+            } else if hint.is_empty() {
+                format!("{err}; `breeze resume` continues the run")
+            } else {
+                format!("{err}; {hint}, then `breeze resume` continues the run")
+            };
+            (RunState::Interrupted, Some(reason))
         }
     };
+    // No process of the run's roles outlives it, wherever it went.
+    end_strays_of(&run_dir).await;
     ctx.update(|snapshot| {
         snapshot.state = state;
         snapshot.stop_reason = stop_reason.clone();
@@ -380,6 +447,21 @@ async fn execute(
     ctx.journal(EventKind::RunFinished { state })?;
     let status = ctx.snapshot.lock().unwrap_or_else(|p| p.into_inner()).status();
     Ok(RunOutcome { run_id, state, status, stop_reason, run_dir: run_dir.root().to_path_buf() })
+}
+
+/// How this run confines its roles (`sandbox.*` and the kernel).
+fn decide_containment(config: &Config) -> Result<Containment, EngineError> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    Containment::decide(config, home.as_deref())
+}
+
+/// The commit of this run's last landing, from its journal.
+fn last_landing(run_dir: &RunDir) -> Option<breeze_git::Oid> {
+    let events = read_events(&run_dir.events()).ok()?;
+    events.into_iter().rev().find_map(|event| match event.event {
+        EventKind::Landed { commit, .. } => breeze_git::Oid::from_str(&commit).ok(),
+        _ => None,
+    })
 }
 
 /// Reopens the repository with `branch` as main when one is configured.
@@ -489,6 +571,22 @@ pub(crate) async fn end_orphans_of(run_dir: &RunDir) {
             breeze_supervise::end_orphan_group(pid, start_ticks, std::time::Duration::from_secs(5))
                 .await;
         tracing::info!(pid, "orphaned role process group: {outcome:?}");
+    }
+    end_strays_of(run_dir).await;
+}
+
+/// Ends processes of the run's roles that left their process groups (`setsid`, a double
+/// fork): every role process carries `BREEZE_RUN_ID` in its environment.
+pub(crate) async fn end_strays_of(run_dir: &RunDir) {
+    let Some(run_id) = run_dir.root().file_name().and_then(|name| name.to_str()) else { return };
+    let ended = breeze_supervise::end_processes_with_env(
+        "BREEZE_RUN_ID",
+        run_id,
+        std::time::Duration::from_secs(5),
+    )
+    .await;
+    if !ended.is_empty() {
+        tracing::info!(pids = ?ended, "ended processes of the run's roles that had left their groups");
     }
 }
 

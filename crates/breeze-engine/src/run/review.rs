@@ -165,6 +165,7 @@ async fn run_reviewer(
             .roles
             .invoke(
                 RoleCall {
+                    lane: None,
                     role: Role::Reviewer,
                     task_id: id.clone(),
                     attempt: input.round,
@@ -181,6 +182,10 @@ async fn run_reviewer(
             )
             .await;
         ctx.update_task(index, |record| record.usage.add(&reply.usage))?;
+        if !reply.escaped.is_empty() {
+            let who = format!("the reviewer of task {id} (round {})", input.round);
+            return Err(ctx.roles.guard.escape_error(&who, &reply.escaped));
+        }
         if let Some(retry_after) = reply.rate_limited {
             limited += 1;
             super::work::wait_for_limit(ctx, "reviewer", limited, retry_after, &reply.diagnostics)

@@ -44,7 +44,14 @@ pub(crate) async fn run_task(
         return Ok(exit);
     }
 
+    // While breeze or the task's worker may change the lane, no other role is blamed for it.
+    let current = ctx.lanes.lock().unwrap_or_else(|p| p.into_inner())[lane as usize - 1]
+        .as_ref()
+        .map(|wt| wt.path.clone());
+    let preparing = current.map(|path| ctx.roles.guard.lane_writer(&path));
     let mut worktree = prepare_worktree(ctx, index, lane).await?;
+    let mut writer = Some(ctx.roles.guard.lane_writer(&worktree.path));
+    drop(preparing);
     ctx.update_task(index, |record| record.stage = Stage::Working)?;
 
     // Preflight: a high-risk task consults the Advisor once before its first attempt.
@@ -78,12 +85,15 @@ pub(crate) async fn run_task(
 
     loop {
         if ctx.record(index).stage != Stage::Approved {
+            writer.get_or_insert_with(|| ctx.roles.guard.lane_writer(&worktree.path));
             rebase_onto_conflict(ctx, index, lane, &mut worktree).await?;
             let head = match work(ctx, index, &worktree).await? {
                 Work::Completed { head } => head,
                 Work::Escalated(reason) => return Ok(TaskExit::Escalated(reason)),
                 Work::Interrupted => return Ok(TaskExit::Interrupted),
             };
+            // Under review and while landing nothing may change the lane.
+            drop(writer.take());
             let base = ctx.record(index).base.unwrap_or_default();
             let round = review(ctx, index, &worktree.path, &base, &head).await?;
             match round.verdict {

@@ -97,6 +97,7 @@ pub(crate) async fn work(
             .roles
             .invoke(
                 RoleCall {
+                    lane: Some(worktree.clone()),
                     role: Role::Worker,
                     task_id: id.clone(),
                     attempt,
@@ -154,6 +155,27 @@ pub(crate) async fn work(
             Err(err) => return Err(err),
         };
         let head = ctx.record(index).head.unwrap_or_else(|| base.clone());
+        if !reply.escaped.is_empty() {
+            // Changed outside its lane (seen only without kernel confinement): the attempt
+            // fails and the run stops before anything of it can land.
+            let who = format!("the worker of task {id} (attempt {attempt})");
+            let error = ctx.roles.guard.escape_error(&who, &reply.escaped);
+            attempt_log.record(ctx, "failed", &head, Some(&error.to_string()))?;
+            ctx.report(ProgressEvent::AttemptFailed {
+                id: id.clone(),
+                attempt,
+                reason: error.to_string(),
+            });
+            return Err(error);
+        }
+        let commit_problem = match (commit_problem, reply.lane_problems.is_empty()) {
+            (Some(problem), _) => Some(problem),
+            (None, true) => None,
+            (None, false) => Some(format!(
+                "the worker changed how its worktree links to the repository ({}); breeze repaired it — leave `.git` alone",
+                reply.lane_problems.join("; ")
+            )),
+        };
 
         let outcome: Result<WorkerReport, Failure> = match &reply.ending {
             RoleEnding::Stalled => {

@@ -1,0 +1,373 @@
+//! Keeping every role process in its lane: what each role may write (enforced by the kernel
+//! where it can be, with Landlock), and what breeze checks after every role process —
+//! always the shared `.git` and main, and without kernel confinement also the user's
+//! checkout and the lanes that were quiet while the role ran.
+//!
+//! The threat model and what is enforced versus detected: docs/SECURITY.md.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use breeze_git::{Fingerprint, Oid, Repo, Worktree};
+use breeze_protocol::Role;
+use breeze_supervise::{Confinement, KernelSupport};
+
+use crate::config::{BackendKind, Config, SandboxMode};
+use crate::error::EngineError;
+
+/// How this run confines its roles, decided once at run start.
+#[derive(Debug, Clone)]
+pub struct Containment {
+    /// What the kernel offers.
+    pub kernel: KernelSupport,
+    /// Roles are confined by the kernel.
+    pub enforced: bool,
+    /// The configured mode.
+    pub mode: SandboxMode,
+    /// Extra paths workers may write (`sandbox.writable`, `~` expanded).
+    pub extra_writable: Vec<PathBuf>,
+}
+
+impl Containment {
+    /// Decides from `sandbox.mode` and the kernel. `require` without kernel support is a
+    /// configuration error (exit 2) naming the cause.
+    pub fn decide(config: &Config, home: Option<&Path>) -> Result<Containment, EngineError> {
+        let kernel = breeze_supervise::kernel_support();
+        let enforced = match config.sandbox_mode {
+            SandboxMode::Detect => false,
+            SandboxMode::Auto => kernel.is_available(),
+            SandboxMode::Require => {
+                if let KernelSupport::Unavailable { reason } = &kernel {
+                    return Err(EngineError::usage(
+                        format!(
+                            "sandbox.mode is \"require\" but this machine cannot confine role processes: {reason}"
+                        ),
+                        "run on a Linux kernel with Landlock (5.13 or later), or set sandbox.mode = \"auto\" in breeze.toml to run with detection only (docs/SECURITY.md)",
+                    ));
+                }
+                true
+            }
+        };
+        let mut extra_writable = Vec::new();
+        for entry in &config.sandbox_writable {
+            let path = match (entry.strip_prefix("~/"), home) {
+                (Some(rest), Some(home)) => home.join(rest),
+                (Some(_), None) => {
+                    return Err(EngineError::usage(
+                        format!("sandbox.writable: `{entry}` starts with ~/ but HOME is not set"),
+                        "write the path out in full",
+                    ));
+                }
+                (None, _) => PathBuf::from(entry),
+            };
+            if !path.is_absolute() {
+                return Err(EngineError::usage(
+                    format!("sandbox.writable: `{entry}` is not an absolute path"),
+                    "write absolute paths (or ~/...) in sandbox.writable",
+                ));
+            }
+            extra_writable.push(path);
+        }
+        Ok(Containment { kernel, enforced, mode: config.sandbox_mode, extra_writable })
+    }
+
+    /// One line for the run start and `breeze status`.
+    pub fn summary(&self) -> String {
+        let mut text = if self.enforced {
+            format!(
+                "roles confined by the kernel ({}); a worker writes only its lane, its scratch folder and its CLI's state",
+                self.kernel
+            )
+        } else {
+            format!(
+                "NO kernel confinement ({}): breeze checks after every role what it changed outside its lane and stops the run if it finds anything",
+                self.unconfined_reason()
+            )
+        };
+        if !self.extra_writable.is_empty() {
+            let paths: Vec<String> =
+                self.extra_writable.iter().map(|p| p.display().to_string()).collect();
+            text.push_str(&format!("; workers may also write {}", paths.join(", ")));
+        }
+        text
+    }
+
+    /// Why roles are not confined by the kernel (meaningful when `enforced` is false).
+    pub fn unconfined_reason(&self) -> String {
+        match (&self.kernel, self.mode) {
+            (_, SandboxMode::Detect) => "sandbox.mode = \"detect\"".to_string(),
+            (KernelSupport::Unavailable { reason }, _) => reason.clone(),
+            (KernelSupport::Landlock { .. }, _) => "not enforced".to_string(),
+        }
+    }
+
+    /// What one role process may write, or `None` when roles are not confined (or the
+    /// backend runs in-process). `lane_git` is what the lane's own git needs
+    /// (`Repo::lane_git_writable`), for workers.
+    pub fn confinement(
+        &self,
+        role: Role,
+        backend: BackendKind,
+        cwd: &Path,
+        lane_git: &[PathBuf],
+        scratch: &Path,
+        env: &[(String, String)],
+    ) -> Result<Option<Confinement>, EngineError> {
+        if !self.enforced || backend == BackendKind::Scripted {
+            return Ok(None);
+        }
+        let mut confinement = Confinement::default();
+        confinement.writable_dirs.push(scratch.to_path_buf());
+        if role == Role::Worker {
+            confinement.writable_dirs.push(cwd.to_path_buf());
+            confinement.writable_dirs.extend(lane_git.iter().cloned());
+            confinement.writable_dirs.extend(self.extra_writable.iter().cloned());
+        }
+        let state = match backend {
+            BackendKind::Claude => breeze_agents::AgentKind::Claude.state_paths(env),
+            BackendKind::Codex => breeze_agents::AgentKind::Codex.state_paths(env),
+            BackendKind::Command | BackendKind::Scripted => Default::default(),
+        };
+        // Landlock rules need existing paths: the CLI's state is created if missing.
+        for dir in &state.dirs {
+            std::fs::create_dir_all(dir).map_err(|err| {
+                EngineError::io(
+                    format!("cannot create the CLI state folder {}", dir.display()),
+                    err,
+                )
+            })?;
+        }
+        for file in &state.files {
+            if !file.exists() {
+                std::fs::write(file, b"").map_err(|err| {
+                    EngineError::io(
+                        format!("cannot create the CLI state file {}", file.display()),
+                        err,
+                    )
+                })?;
+            }
+        }
+        confinement.writable_dirs.extend(state.dirs);
+        confinement.writable_files.extend(state.files);
+        // A configured path that does not exist (yet) cannot carry a rule; say so once per
+        // call rather than failing the role.
+        confinement.writable_dirs.retain(|path| {
+            let exists = path.exists();
+            if !exists {
+                tracing::warn!(path = %path.display(), "sandbox.writable: no such path; ignored");
+            }
+            exists
+        });
+        Ok(Some(confinement))
+    }
+}
+
+/// What breeze remembers of the repository around role processes.
+pub(crate) struct RoleGuard {
+    pub containment: Containment,
+    repo: Arc<Repo>,
+    /// main as breeze last knew it: where the run started, its own landings, and moves
+    /// by the user that were checked.
+    known_main: Mutex<Oid>,
+    /// Lanes with a writer (their worker, or breeze itself) and a counter of changes to
+    /// that, so a lane's files are compared only while nobody may change them.
+    lanes: Mutex<BTreeMap<PathBuf, LaneState>>,
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+struct LaneState {
+    writers: u32,
+    epoch: u64,
+}
+
+/// The state taken before a role process started.
+pub(crate) struct Watch {
+    shared: Option<Fingerprint>,
+    checkout: Option<Fingerprint>,
+    quiet_lanes: Vec<(PathBuf, u64, Fingerprint)>,
+}
+
+/// While alive, the lane has a writer: its files are not compared.
+pub(crate) struct LaneWriter {
+    guard: Arc<RoleGuard>,
+    path: PathBuf,
+}
+
+impl Drop for LaneWriter {
+    fn drop(&mut self) {
+        let mut lanes = self.guard.lanes.lock().unwrap_or_else(|p| p.into_inner());
+        let state = lanes.entry(self.path.clone()).or_default();
+        state.writers = state.writers.saturating_sub(1);
+        state.epoch += 1;
+    }
+}
+
+impl RoleGuard {
+    pub fn new(containment: Containment, repo: Arc<Repo>, known_main: Oid) -> RoleGuard {
+        RoleGuard {
+            containment,
+            repo,
+            known_main: Mutex::new(known_main),
+            lanes: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    /// Marks `path` (a lane worktree) as being written by its task until the returned
+    /// value is dropped.
+    pub fn lane_writer(self: &Arc<Self>, path: &Path) -> LaneWriter {
+        let mut lanes = self.lanes.lock().unwrap_or_else(|p| p.into_inner());
+        let state = lanes.entry(path.to_path_buf()).or_default();
+        state.writers += 1;
+        state.epoch += 1;
+        LaneWriter { guard: self.clone(), path: path.to_path_buf() }
+    }
+
+    /// Records a landing of breeze's own: main is now `commit`.
+    pub fn landed(&self, commit: Oid) {
+        *self.known_main.lock().unwrap_or_else(|p| p.into_inner()) = commit;
+    }
+
+    /// Checks that main has not moved onto a commit made inside a lane. Ok: main is fine
+    /// (and, if the user moved it, that move is now known). Err: a message naming the
+    /// commit and where it came from, with what to do.
+    pub fn check_main(&self) -> Result<(), EngineError> {
+        let since = *self.known_main.lock().unwrap_or_else(|p| p.into_inner());
+        match self.repo.lane_commit_on_main(since)? {
+            Some(found) => Err(EngineError::usage(
+                format!(
+                    "{} was moved to {}, which contains commit {} made in {} and never reviewed; breeze will not land anything on it",
+                    self.repo.main_ref(),
+                    found.main,
+                    found.commit,
+                    found.source
+                ),
+                format!(
+                    "put main back where breeze left it with `git update-ref {} {since} {}` (or move it where you want it yourself), then run `breeze resume`",
+                    self.repo.main_ref(),
+                    found.main
+                ),
+            )),
+            None => {
+                // A move by the user (or none): accepted as the new known main.
+                if let Ok(tip) = self.repo.main_tip() {
+                    *self.known_main.lock().unwrap_or_else(|p| p.into_inner()) = tip;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Takes the state a role process must leave alone. Blocking (git status passes when
+    /// roles are not confined by the kernel).
+    pub fn before(&self) -> Result<Watch, EngineError> {
+        if self.containment.enforced {
+            // The kernel keeps roles out of all of it; main is still checked afterwards.
+            return Ok(Watch { shared: None, checkout: None, quiet_lanes: Vec::new() });
+        }
+        let shared = Some(self.repo.shared_git_print()?);
+        let checkout = Some(self.repo.checkout_print(self.repo.workdir())?);
+        let mut quiet_lanes = Vec::new();
+        for (path, epoch) in self.quiet_lanes() {
+            if let Ok(print) = self.repo.checkout_print(&path) {
+                quiet_lanes.push((path, epoch, print));
+            }
+        }
+        Ok(Watch { shared, checkout, quiet_lanes })
+    }
+
+    /// What changed since `watch` that the role may not change, as display paths. Blocking.
+    pub fn after(&self, watch: Watch) -> Result<Vec<String>, EngineError> {
+        let mut changed = Vec::new();
+        if let Some(before) = &watch.shared {
+            changed.extend(
+                self.repo
+                    .shared_git_print()?
+                    .changes_since(before)
+                    .into_iter()
+                    .map(|path| format!("`{path}` in the shared git directory")),
+            );
+        }
+        if let Some(before) = &watch.checkout {
+            let now = self.repo.checkout_print(self.repo.workdir())?;
+            changed.extend(
+                now.changes_since(before)
+                    .into_iter()
+                    .map(|path| format!("`{path}` in your checkout")),
+            );
+        }
+        let epochs: BTreeMap<PathBuf, u64> = self.quiet_lanes().into_iter().collect();
+        for (path, epoch, before) in &watch.quiet_lanes {
+            // A lane that got a writer in the meantime cannot be judged.
+            if epochs.get(path) != Some(epoch) {
+                continue;
+            }
+            if let Ok(now) = self.repo.checkout_print(path) {
+                let lane = path.file_name().map(|n| n.to_string_lossy().into_owned());
+                changed.extend(
+                    now.changes_since(before).into_iter().map(|file| {
+                        format!("`{file}` in lane {}", lane.clone().unwrap_or_default())
+                    }),
+                );
+            }
+        }
+        if let Err(EngineError::Usage { message, .. }) = self.check_main() {
+            changed.push(message);
+        }
+        Ok(changed)
+    }
+
+    /// Lane worktrees without a writer, with their epochs. A read-only role's own lane
+    /// counts (its task has no writer while it is reviewed): it may change nothing there.
+    fn quiet_lanes(&self) -> Vec<(PathBuf, u64)> {
+        let root = self.repo.worktree_root();
+        let Ok(entries) = std::fs::read_dir(&root) else { return Vec::new() };
+        let lanes = self.lanes.lock().unwrap_or_else(|p| p.into_inner());
+        let mut quiet = Vec::new();
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let name = entry.file_name();
+            if name == breeze_git::INTEGRATION_WORKTREE || !path.join(".git").is_file() {
+                continue;
+            }
+            // A lane with a writer — another lane's worker, breeze, or this role's own task
+            // while it works — cannot be judged.
+            let state = lanes.get(&path).copied().unwrap_or_default();
+            if state.writers == 0 {
+                quiet.push((path, state.epoch));
+            }
+        }
+        quiet
+    }
+
+    /// The error that stops the run after `who` (e.g. "the worker of task 2, attempt 1")
+    /// changed `escaped` outside its lane: nothing of the attempt lands, `breeze resume`
+    /// continues once the user has looked.
+    pub fn escape_error(&self, who: &str, escaped: &[String]) -> EngineError {
+        let why = if self.containment.enforced {
+            "despite the kernel confinement".to_string()
+        } else {
+            format!(
+                "(roles are not confined by the kernel here: {}; breeze can only detect this)",
+                self.containment.unconfined_reason()
+            )
+        };
+        EngineError::usage(
+            format!(
+                "{who} changed what it may not {why}: {}; the run is stopped so that none of it lands",
+                escaped.join(", ")
+            ),
+            "look at these changes and undo what you did not make yourself (breeze cannot tell who made them without kernel confinement), then run `breeze resume`",
+        )
+    }
+
+    /// What the lane's own git needs to write, for a worker in `wt`.
+    pub fn lane_git_writable(&self, wt: &Worktree) -> Result<Vec<PathBuf>, EngineError> {
+        Ok(self.repo.lane_git_writable(wt)?)
+    }
+
+    /// Checks (and repairs) the links of lane `wt`; the problems found.
+    pub fn check_lane_links(&self, wt: &Worktree) -> Result<Vec<String>, EngineError> {
+        Ok(self.repo.check_lane_links(wt)?)
+    }
+}

@@ -1,0 +1,156 @@
+//! `breeze doctor`: what this machine gives breeze — kernel confinement and why, the agent
+//! CLIs on PATH with their versions, git — and, inside a repository, what its
+//! `breeze.toml` makes of it.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use breeze_supervise::KernelSupport;
+
+use crate::config::Config;
+use crate::containment::Containment;
+
+/// A program breeze may run, as found on PATH.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolCheck {
+    /// `claude`, `codex`, `git`.
+    pub name: &'static str,
+    /// Where it was found.
+    pub path: Option<PathBuf>,
+    /// What `--version` printed (first line), or why it could not be read.
+    pub version: Result<String, String>,
+}
+
+/// Everything `breeze doctor` prints.
+#[derive(Debug, Clone)]
+pub struct DoctorReport {
+    /// Landlock, or why not.
+    pub kernel: KernelSupport,
+    /// Whether unprivileged user namespaces are allowed (`None`: could not tell).
+    pub user_namespaces: Option<bool>,
+    /// The repository's configuration applied to this machine, when run inside one.
+    pub containment: Option<Result<Containment, String>>,
+    /// claude, codex, git.
+    pub tools: Vec<ToolCheck>,
+}
+
+/// Looks at this machine (and the repository containing `dir`, if any).
+pub fn examine(dir: &Path) -> DoctorReport {
+    let containment = breeze_git::Repo::open(dir).ok().map(|repo| {
+        let config = Config::load(repo.workdir()).map_err(|err| err.to_string())?;
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        Containment::decide(&config, home.as_deref()).map_err(|err| {
+            let hints = err.hints().join("; ");
+            if hints.is_empty() { err.to_string() } else { format!("{err} ({hints})") }
+        })
+    });
+    DoctorReport {
+        kernel: breeze_supervise::kernel_support(),
+        user_namespaces: user_namespaces(),
+        containment,
+        tools: ["claude", "codex", "git"].into_iter().map(check_tool).collect(),
+    }
+}
+
+fn user_namespaces() -> Option<bool> {
+    let max = std::fs::read_to_string("/proc/sys/user/max_user_namespaces").ok()?;
+    if max.trim() == "0" {
+        return Some(false);
+    }
+    // Debian and Ubuntu kernels have an extra switch.
+    match std::fs::read_to_string("/proc/sys/kernel/unprivileged_userns_clone") {
+        Ok(value) => Some(value.trim() != "0"),
+        Err(_) => Some(true),
+    }
+}
+
+fn find_on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|dir| dir.join(name)).find(|candidate| {
+        use std::os::unix::fs::PermissionsExt;
+        candidate
+            .metadata()
+            .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+    })
+}
+
+fn check_tool(name: &'static str) -> ToolCheck {
+    let Some(path) = find_on_path(name) else {
+        return ToolCheck { name, path: None, version: Err("not found on PATH".into()) };
+    };
+    let version = version_of(&path);
+    ToolCheck { name, path: Some(path), version }
+}
+
+/// `program --version`, first line, within a few seconds.
+fn version_of(program: &Path) -> Result<String, String> {
+    let mut child = Command::new(program)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|err| format!("cannot run it: {err}"))?;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err("`--version` did not answer within 10 s".into());
+            }
+            Err(err) => return Err(err.to_string()),
+        }
+    }
+    let output = child.wait_with_output().map_err(|err| err.to_string())?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    match text.lines().find(|line| !line.trim().is_empty()) {
+        Some(line) if output.status.success() => Ok(line.trim().to_string()),
+        _ => Err(format!("`--version` exited with {}", output.status)),
+    }
+}
+
+impl DoctorReport {
+    /// The report as the lines `breeze doctor` prints.
+    pub fn render(&self) -> String {
+        let mut out = String::new();
+        out.push_str(&format!("confinement: {}\n", self.kernel));
+        if let KernelSupport::Landlock { abi } = self.kernel {
+            out.push_str(&format!(
+                "  role processes can be confined: each writes only its lane, its scratch folder and its CLI's state (Landlock ABI {abi})\n"
+            ));
+        } else {
+            out.push_str(
+                "  breeze will only detect what a role changes outside its lane (checked after every role process), not prevent it\n",
+            );
+        }
+        match self.user_namespaces {
+            Some(true) => out.push_str("user namespaces: allowed\n"),
+            Some(false) => out.push_str("user namespaces: not allowed for unprivileged users\n"),
+            None => out.push_str("user namespaces: unknown\n"),
+        }
+        match &self.containment {
+            Some(Ok(containment)) => {
+                out.push_str(&format!("this repository: {}\n", containment.summary()))
+            }
+            Some(Err(err)) => out.push_str(&format!("this repository: {err}\n")),
+            None => out.push_str("this repository: (not inside a git repository)\n"),
+        }
+        for tool in &self.tools {
+            match (&tool.path, &tool.version) {
+                (Some(path), Ok(version)) => {
+                    out.push_str(&format!("{}: {version} ({})\n", tool.name, path.display()))
+                }
+                (Some(path), Err(err)) => {
+                    out.push_str(&format!("{}: {} — {err}\n", tool.name, path.display()))
+                }
+                (None, Err(err)) => out.push_str(&format!("{}: {err}\n", tool.name)),
+                (None, Ok(_)) => {}
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,231 @@
+//! Roles that misbehave: a shell worker that writes the user's checkout (by absolute path
+//! and by `cd ..`), another lane, `.git/config` and `.git/hooks`, moves main onto its own
+//! commit, leaves a `setsid` daemon and turns `$BREEZE_OUTPUT` into a link to `/dev/zero`;
+//! a reviewer that writes. With kernel confinement every attack is refused and the run
+//! lands only reviewed work; without it, breeze detects the changes and stops the run
+//! before any of it lands. Checked with the git CLI and the file system.
+
+use std::path::Path;
+
+use crate::support::{both, breeze, git, repo_with, status_json, stdout, toml_task};
+
+/// The attacker: attacks on its first attempt, then does its task and reports.
+fn attacker(root: &Path) -> String {
+    format!(
+        r#"#!/bin/sh
+cat > /dev/null
+root={root}
+if [ "$BREEZE_ATTEMPT" = 1 ]; then
+  # Wait for the other lane to exist, then write into it.
+  for i in $(seq 100); do [ -d "$root/.harness-worktrees/lane-2" ] && break; sleep 0.05; done
+  echo hijacked > "$root/.harness-worktrees/lane-2/b.txt"
+  echo evil > "$root/README.md"
+  (cd ../.. && echo evil > planted.txt)
+  echo evil > "$root/../next-to-the-repo.txt"
+  # A commit of its own (inside its write set, so no gate would notice) moved onto main.
+  echo unreviewed > a.txt
+  git add a.txt && git -c user.name=Evil -c user.email=e@x commit -qm unreviewed
+  git update-ref refs/heads/main HEAD
+  printf '[core]\n\tfsmonitor = "touch $root/../fsmonitor-ran"\n' >> "$root/.git/config"
+  printf '#!/bin/sh\ntouch %s/../hook-ran\n' "$root" > "$root/.git/hooks/pre-commit"
+  chmod +x "$root/.git/hooks/pre-commit"
+  setsid sh -c 'sleep 300' </dev/null >/dev/null 2>&1 &
+  echo $! > "$TMPDIR/daemon.pid"
+fi
+echo work > a.txt
+printf '{{"schema_version":"worker-report.v1","status":"completed","summary":"ok"}}' > "$BREEZE_OUTPUT"
+"#,
+        root = root.display()
+    )
+}
+
+/// A worker that does its task and nothing else.
+const GOOD_WORKER: &str = r#"#!/bin/sh
+cat > /dev/null
+sleep 1
+echo "$BREEZE_TASK_ID" > "b.txt"
+printf '{"schema_version":"worker-report.v1","status":"completed","summary":"ok"}' > "$BREEZE_OUTPUT"
+"#;
+
+/// A reviewer that tries to write, then approves.
+fn writing_reviewer(root: &Path) -> String {
+    format!(
+        r#"#!/bin/sh
+cat > /dev/null
+echo reviewed > reviewer-was-here.txt 2>/dev/null
+echo reviewed > {root}/reviewer-was-here.txt 2>/dev/null
+echo '{{"schema_version":"review-result.v1","verdict":"APPROVE","gaps":[]}}'
+"#,
+        root = root.display()
+    )
+}
+
+fn config(mode: &str) -> String {
+    format!(
+        r#"
+[run]
+max_workers = 2
+[roles.worker]
+backend = "command"
+command = ["sh", "-c", "exec sh ../../roles/$BREEZE_TASK_ID.sh"]
+[roles.reviewer]
+backend = "command"
+command = ["sh", "../../roles/reviewer.sh"]
+[roles.advisor]
+backend = "scripted"
+[sandbox]
+mode = "{mode}"
+"#
+    )
+}
+
+/// A reviewer that approves and writes nothing.
+const QUIET_REVIEWER: &str = r#"#!/bin/sh
+cat > /dev/null
+echo '{"schema_version":"review-result.v1","verdict":"APPROVE","gaps":[]}'
+"#;
+
+fn setup(mode: &str, reviewer_writes: bool) -> (tempfile::TempDir, std::path::PathBuf) {
+    let plan = toml_task("1", "Attack", &["a.txt"], "") + &toml_task("2", "Honest", &["b.txt"], "");
+    let (temp, root) = repo_with(&[("README.md", "mine\n"), ("plan.toml", &plan)]);
+    let root = std::fs::canonicalize(&root).unwrap();
+    crate::support::write(&root, "breeze.toml", &config(mode));
+    crate::support::write(&root, "roles/1.sh", &attacker(&root));
+    crate::support::write(&root, "roles/2.sh", GOOD_WORKER);
+    let reviewer = if reviewer_writes { writing_reviewer(&root) } else { QUIET_REVIEWER.into() };
+    crate::support::write(&root, "roles/reviewer.sh", &reviewer);
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "roles"]);
+    (temp, root)
+}
+
+fn landed_tasks(root: &Path) -> Vec<String> {
+    git(root, &["log", "--format=%(trailers:key=Breeze-Task,valueonly)", "main"])
+        .lines()
+        .filter(|line| !line.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+fn nothing_escaped(root: &Path) {
+    assert_eq!(std::fs::read_to_string(root.join("README.md")).unwrap(), "mine\n");
+    assert!(!root.join("planted.txt").exists());
+    assert!(!root.join("reviewer-was-here.txt").exists());
+    assert!(!root.join("../next-to-the-repo.txt").exists());
+    assert!(!git(root, &["config", "--list", "--local"]).contains("fsmonitor"));
+    assert!(!root.join(".git/hooks/pre-commit").exists());
+    assert!(!root.join("../fsmonitor-ran").exists(), "a planted fsmonitor ran");
+    assert!(!root.join("../hook-ran").exists(), "a planted hook ran");
+}
+
+fn no_daemon_left(root: &Path) {
+    let leftovers = std::process::Command::new("pgrep").args(["-f", "sleep 300"]).output().unwrap();
+    for pid in String::from_utf8_lossy(&leftovers.stdout).lines() {
+        let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+        let text = String::from_utf8_lossy(&environ);
+        assert!(
+            !text.contains(&root.display().to_string()),
+            "a setsid daemon of the run outlived it (pid {pid})"
+        );
+    }
+}
+
+#[test]
+fn confined_roles_cannot_write_outside_their_lane_and_only_reviewed_work_lands() {
+    if !crate::support::landlock_or_skip() {
+        return;
+    }
+    let (_temp, root) = setup("require", true);
+    let start = git(&root, &["rev-parse", "main"]);
+    let output = breeze().current_dir(&root).args(["run", "plan.toml"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", both(&output));
+    assert!(stdout(&output).contains("roles confined by the kernel"), "{}", both(&output));
+
+    nothing_escaped(&root);
+    no_daemon_left(&root);
+    // main holds exactly the two landings on top of the start, no worker commit.
+    let history = git(&root, &["log", "--format=%an %s", &format!("{}..main", start.trim())]);
+    assert_eq!(history.lines().count(), 2, "{history}");
+    assert!(!history.contains("Evil") && !history.contains("unreviewed"), "{history}");
+    assert!(
+        !git(&root, &["log", "--all", "--format=%an"]).contains("Evil"),
+        "the worker's own commit was refused"
+    );
+    let mut landed = landed_tasks(&root);
+    landed.sort();
+    assert_eq!(landed, ["1", "2"]);
+    // The honest task's file is its own, not the attacker's.
+    assert_eq!(git(&root, &["show", "main:b.txt"]), "2\n");
+    assert_eq!(git(&root, &["show", "main:a.txt"]), "work\n");
+    assert_eq!(git(&root, &["status", "--porcelain"]), "");
+    git(&root, &["fsck", "--strict"]);
+    let status = status_json(&root);
+    assert_eq!(status["containment"]["kernel"], true, "{status}");
+}
+
+#[test]
+fn without_kernel_confinement_escapes_are_detected_and_the_run_stops_before_they_land() {
+    let (_temp, root) = setup("detect", false);
+    let start = git(&root, &["rev-parse", "main"]).trim().to_string();
+    let output = breeze().current_dir(&root).args(["run", "plan.toml"]).output().unwrap();
+    let text = both(&output);
+    assert_eq!(output.status.code(), Some(3), "stopped resumably: {text}");
+    assert!(stdout(&output).contains("NO kernel confinement"), "{text}");
+    for named in ["`README.md` in your checkout", "`.git/config`", "`.git/hooks/pre-commit`"] {
+        assert!(text.contains(named), "{named} is named: {text}");
+    }
+    assert!(text.contains("refs/heads/main was moved to"), "{text}");
+    assert!(text.contains("breeze resume"), "{text}");
+    assert!(!landed_tasks(&root).contains(&"1".to_string()), "the attacker did not land");
+    assert!(!root.join("../fsmonitor-ran").exists(), "breeze's own git never ran the fsmonitor");
+    assert!(!root.join("../hook-ran").exists(), "breeze's own git never ran the hook");
+    no_daemon_left(&root);
+
+    // The user undoes what the role did and resumes: the attack is not repeated (attempt 2),
+    // and everything lands on the main the user restored.
+    std::fs::write(root.join("README.md"), "mine\n").unwrap();
+    let _ = std::fs::remove_file(root.join("planted.txt"));
+    let _ = std::fs::remove_file(root.join("reviewer-was-here.txt"));
+    git(&root, &["config", "--unset", "core.fsmonitor"]);
+    std::fs::remove_file(root.join(".git/hooks/pre-commit")).unwrap();
+    git(&root, &["update-ref", "refs/heads/main", &start]);
+    git(&root, &["checkout", "-q", "--", "."]);
+    let resumed = breeze().current_dir(&root).args(["resume"]).output().unwrap();
+    assert_eq!(resumed.status.code(), Some(0), "{}", both(&resumed));
+    let mut landed = landed_tasks(&root);
+    landed.sort();
+    assert_eq!(landed, ["1", "2"]);
+    assert_eq!(git(&root, &["show", "main:b.txt"]), "2\n");
+    assert_eq!(git(&root, &["show", "main:a.txt"]), "work\n", "reviewed work, not the attack");
+    assert!(
+        !git(&root, &["log", "--format=%an", "main"]).contains("Evil"),
+        "the unreviewed commit is not on main"
+    );
+}
+
+#[test]
+fn a_result_file_that_is_a_link_to_dev_zero_or_a_huge_sparse_file_is_refused_not_read() {
+    let worker = r#"#!/bin/sh
+cat > /dev/null
+echo work > a.txt
+if [ "$BREEZE_ATTEMPT" = 1 ]; then
+  ln -s /dev/zero "$BREEZE_OUTPUT"
+else
+  truncate -s 2G "$BREEZE_OUTPUT"
+fi
+"#;
+    let (temp, root) = repo_with(&[("README.md", "r\n")]);
+    let script = temp.path().join("worker.sh");
+    std::fs::write(&script, worker).unwrap();
+    let config = crate::support::shell_worker_config(&script, "");
+    std::fs::write(root.join("breeze.toml"), config).unwrap();
+    std::fs::write(root.join("plan.toml"), crate::support::one_task_plan()).unwrap();
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "config"]);
+    let output = breeze().current_dir(&root).args(["run"]).output().unwrap();
+    let text = both(&output);
+    assert_eq!(output.status.code(), Some(1), "{text}");
+    assert!(text.contains("is not a regular file (a symbolic link)"), "{text}");
+    assert!(text.contains("2147483648 bytes, more than the"), "{text}");
+    assert_eq!(status_json(&root)["tasks"][0]["state"], "escalated");
+}

@@ -1,0 +1,253 @@
+//! `breeze run` on the REAL Claude Code and Codex CLIs, offline: every role of the team
+//! runs through one CLI against the project's scripted model server
+//! (`tests/fixtures/agents/capture/mock-model-server.py`), which makes task 1's worker try
+//! to write the user's checkout (an absolute `Write`, a shell redirect, `cd ..`), another
+//! lane, `.git/config` and `.git/hooks`, and move main onto its own commit, and task 1's
+//! reviewer try to write. The CLIs run their real tools in the real worktrees under kernel
+//! confinement. Asserted with git and the file system: none of it happened or landed, the
+//! honest work of both tasks did, through a review fix round (a resumed session) and an
+//! Advisor consult.
+//!
+//! The CLIs come from `scripts/install-agent-clis.sh` (pinned versions), found through
+//! `BREEZE_AGENT_CLIS`; without it these tests are skipped — unless
+//! `BREEZE_REQUIRE_REAL_CLIS` is set, as `.ci/run` does.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::support::{both, git, project_root, repo_with};
+
+/// The folder with `claude` and `codex`, or `None` (test skipped).
+fn clis() -> Option<PathBuf> {
+    match std::env::var_os("BREEZE_AGENT_CLIS") {
+        Some(dir) => {
+            let dir = PathBuf::from(dir);
+            for cli in ["claude", "codex"] {
+                assert!(
+                    dir.join(cli).exists(),
+                    "BREEZE_AGENT_CLIS has no {cli}: {}",
+                    dir.display()
+                );
+            }
+            Some(dir)
+        }
+        None => {
+            assert!(
+                std::env::var_os("BREEZE_REQUIRE_REAL_CLIS").is_none(),
+                "BREEZE_REQUIRE_REAL_CLIS is set but BREEZE_AGENT_CLIS is not (run scripts/install-agent-clis.sh)"
+            );
+            eprintln!(
+                "skipped: set BREEZE_AGENT_CLIS=$(scripts/install-agent-clis.sh) to run the real CLIs"
+            );
+            None
+        }
+    }
+}
+
+/// The scripted model server, killed on drop.
+struct ModelServer {
+    child: Child,
+    port: u16,
+    requests: PathBuf,
+    errors: PathBuf,
+}
+
+impl ModelServer {
+    fn start(dir: &Path) -> ModelServer {
+        let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let requests = dir.join("requests.jsonl");
+        let errors = dir.join("mock-server.log");
+        let script = project_root().join("tests/fixtures/agents/capture/mock-model-server.py");
+        let child = Command::new("python3")
+            .arg(script)
+            .arg(port.to_string())
+            .arg(&requests)
+            .env("MOCK_REQUEST_CHANGES", "1")
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&errors).unwrap())
+            .spawn()
+            .expect("python3 runs the mock model server");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "the mock model server did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        ModelServer { child, port, requests, errors }
+    }
+
+    fn requests(&self) -> String {
+        std::fs::read_to_string(&self.requests).unwrap_or_default()
+    }
+}
+
+impl Drop for ModelServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn role_config(backend: &str, mode: &str, port: u16) -> String {
+    let mut text = format!("[run]\nmax_workers = 2\n\n[sandbox]\nmode = \"{mode}\"\n\n");
+    for role in ["worker", "reviewer", "advisor"] {
+        text.push_str(&format!(
+            "[roles.{role}]\nbackend = \"{backend}\"\ntimeout = \"5m\"\nstall_timeout = \"120s\"\n"
+        ));
+        if backend == "claude" {
+            text.push_str("env = [\"ANTHROPIC_BASE_URL\", \"ANTHROPIC_API_KEY\", \"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC\"]\n");
+        } else {
+            text.push_str("pass_credentials = true\nmodel = \"mock-model\"\n");
+            text.push_str(&format!(
+                "args = [\"-c\", \"model_provider=mock\", \"-c\", 'model_providers.mock={{name=\"mock\",base_url=\"http://127.0.0.1:{port}/v1\",env_key=\"OPENAI_API_KEY\",wire_api=\"responses\",request_max_retries=1,stream_max_retries=1}}']\n"
+            ));
+        }
+        text.push('\n');
+    }
+    text
+}
+
+const PLAN: &str = r#"
+[[task]]
+id = "1"
+title = "Add the greeting"
+dod = "src/one.txt names the task MOCK-ATTACK MOCK-REVIEWER-ATTACK"
+writes = ["src/one.txt"]
+
+[[task]]
+id = "2"
+title = "Write the notes"
+dod = "src/two.txt exists"
+writes = ["src/two.txt"]
+risk = ["needs-spike"]
+"#;
+
+/// Runs the team on `backend`; `mode` is `sandbox.mode`: "require" (breeze confines every
+/// role with Landlock) or "detect" (breeze does not; only the CLI's own sandbox holds).
+fn run_team(backend: &str, mode: &str) {
+    let Some(bin) = clis() else { return };
+    // The repository lives under /tmp, where codex's own sandbox would allow writes.
+    let temp = tempfile::Builder::new().prefix("breeze-real-").tempdir_in("/tmp").unwrap();
+    let server = ModelServer::start(temp.path());
+    let (_repo_temp, root) = repo_with(&[("README.md", "mine\n"), ("plan.toml", PLAN)]);
+    let root = std::fs::canonicalize(root).unwrap();
+    crate::support::write(&root, "breeze.toml", &role_config(backend, mode, server.port));
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "team"]);
+    let start = git(&root, &["rev-parse", "main"]).trim().to_string();
+
+    let home = temp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let node = Command::new("sh").args(["-c", "dirname \"$(command -v node)\""]).output().unwrap();
+    let node_dir = String::from_utf8_lossy(&node.stdout).trim().to_string();
+    let path = format!("{}:{node_dir}:/usr/local/bin:/usr/bin:/bin", bin.display());
+    let output = Command::new(env!("CARGO_BIN_EXE_breeze"))
+        .current_dir(&root)
+        .env_clear()
+        .env("PATH", path)
+        .env("HOME", &home)
+        .env("LANG", "C.UTF-8")
+        .env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{}", server.port))
+        .env("ANTHROPIC_API_KEY", "sk-mock-anthropic")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("OPENAI_API_KEY", "sk-mock-openai")
+        .args(["run", "plan.toml"])
+        .output()
+        .unwrap();
+    let text = both(&output);
+    let server_errors = std::fs::read_to_string(&server.errors).unwrap_or_default();
+    assert_eq!(output.status.code(), Some(0), "{text}\nmock server: {server_errors}");
+    let banner =
+        if mode == "require" { "roles confined by the kernel" } else { "NO kernel confinement" };
+    assert!(text.contains(banner), "{text}");
+
+    // The attacks were made — and refused (the tool results the CLIs sent back to the model):
+    // by breeze's Landlock ruleset ("Permission denied") or, unconfined, by codex's own
+    // sandbox ("Read-only file system").
+    let requests = server.requests();
+    let refused = if mode == "require" { "Permission denied" } else { "Read-only file system" };
+    for refusal in [
+        format!("README.md: {refused}"),
+        format!("planted.txt: {refused}"),
+        format!("{}/.harness-worktrees/lane-2/src", root.display()),
+        "cannot lock ref 'refs/heads/main'".to_string(),
+    ] {
+        assert!(requests.contains(&refusal), "{backend}: no refusal `{refusal}` seen: {text}");
+    }
+    if backend == "claude" {
+        assert!(
+            requests.contains("Permission to use Write has been denied")
+                || requests.contains("written-by-claude.txt: Permission denied")
+                || requests.contains("EACCES"),
+            "claude's Write outside the lane was refused"
+        );
+    }
+
+    // Nothing outside the lanes changed.
+    assert_eq!(std::fs::read_to_string(root.join("README.md")).unwrap(), "mine\n");
+    for stray in [
+        "planted.txt",
+        "written-by-claude.txt",
+        "reviewer-was-here.txt",
+        "src/hijacked.txt",
+        ".git/hooks/pre-commit",
+    ] {
+        assert!(!root.join(stray).exists(), "{stray} was written");
+    }
+    for marker in ["fsmonitor-ran", "hook-ran"] {
+        assert!(!root.parent().unwrap().join(marker).exists(), "{marker}");
+    }
+    assert!(!git(&root, &["config", "--list", "--local"]).contains("fsmonitor"));
+    assert_eq!(git(&root, &["status", "--porcelain"]), "");
+
+    // Only the two reviewed landings reached main; the worker's own commit never existed.
+    let history = git(
+        &root,
+        &[
+            "log",
+            "--format=%an|%(trailers:key=Breeze-Task,valueonly,separator=)|%(trailers:key=Breeze-Review,valueonly,separator=)",
+            &format!("{start}..main"),
+        ],
+    );
+    let lines: Vec<&str> = history.lines().filter(|l| !l.is_empty()).collect();
+    assert_eq!(lines.len(), 2, "{history}");
+    assert!(
+        lines.iter().any(|l| l.ends_with("|1|APPROVE (round 2)")),
+        "task 1 after its fix round: {history}"
+    );
+    assert!(lines.iter().any(|l| l.ends_with("|2|APPROVE (round 1)")), "{history}");
+    assert!(!git(&root, &["log", "--all", "--format=%an"]).contains("Evil"));
+    let files = git(&root, &["ls-tree", "-r", "--name-only", "main"]);
+    assert!(!files.contains("hijacked") && !files.contains("planted"), "{files}");
+    let one = git(&root, &["show", "main:src/one.txt"]);
+    assert!(
+        one.contains("Task 1: written by the mock worker.") && !one.contains("unreviewed"),
+        "{one}"
+    );
+    assert!(one.contains("Fixed the findings of review round 1"), "{one}");
+    assert!(git(&root, &["show", "main:src/two.txt"]).contains("Task 2"));
+    git(&root, &["fsck", "--strict"]);
+
+    let status = crate::support::status_json(&root);
+    assert_eq!(status["state"], "succeeded", "{status}");
+    assert!(status["usage"]["input_tokens"].as_u64().unwrap_or(0) > 0, "{status}");
+    assert_eq!(status["tasks"][1]["advisor_consults"], 1, "{status}");
+}
+
+#[test]
+fn real_claude_roles_stay_in_their_lanes_and_land_reviewed_work() {
+    run_team("claude", "require");
+}
+
+#[test]
+fn real_codex_roles_stay_in_their_lanes_and_land_reviewed_work() {
+    run_team("codex", "require");
+}
+
+/// Where breeze does not confine, codex's own `workspace-write` sandbox must not allow
+/// `/tmp` (where this repository lives) beyond the role's scratch folder.
+#[test]
+fn real_codex_without_breeze_confinement_is_held_by_its_own_sandbox_without_tmp() {
+    run_team("codex", "detect");
+}
