@@ -119,7 +119,9 @@ pub fn clean(repo_dir: &Path, dry_run: bool, force: bool) -> Result<Vec<CleanIte
     }
     let mut worktrees: BTreeSet<PathBuf> = BTreeSet::new();
     let mut branches: BTreeSet<String> = BTreeSet::new();
-    let mut landed_branches: BTreeSet<String> = BTreeSet::new();
+    // Landed task branches and the head that landed from each.
+    let mut landed_heads: std::collections::BTreeMap<String, Option<breeze_git::Oid>> =
+        std::collections::BTreeMap::new();
     for run_id in list_runs(&root) {
         let run_dir = RunDir::new(&root, &run_id);
         let Ok(events) = read_events(&run_dir.events()) else { continue };
@@ -142,8 +144,11 @@ pub fn clean(repo_dir: &Path, dry_run: bool, force: bool) -> Result<Vec<CleanIte
         }
         if let Ok(snapshot) = RunSnapshot::load(&run_dir.snapshot()) {
             for task in snapshot.tasks {
-                if task.state == breeze_protocol::TaskState::Landed {
-                    landed_branches.extend(task.branch);
+                if task.state == breeze_protocol::TaskState::Landed
+                    && let Some(branch) = task.branch
+                {
+                    let head = task.head.as_deref().and_then(|h| breeze_git::Oid::from_str(h).ok());
+                    landed_heads.insert(branch, head);
                 }
             }
         }
@@ -180,15 +185,17 @@ pub fn clean(repo_dir: &Path, dry_run: bool, force: bool) -> Result<Vec<CleanIte
         }
     }
     for branch in branches {
-        if !repo.branch_exists(&branch)? {
-            continue;
-        }
-        let holds_work = !landed_branches.contains(&branch) && !repo.branch_is_on_main(&branch)?;
+        let Some(tip) = repo.branch_tip(&branch)? else { continue };
+        // Safe to delete: its tip is the head that landed, or it is contained in main.
+        let landed = landed_heads.get(&branch).copied().flatten();
+        let holds_work = Some(tip) != landed && !repo.branch_is_on_main(&branch)?;
         if holds_work && !force {
-            items.push(CleanItem::Kept(
-                branch,
-                "holds work that never landed (use --force to delete)".into(),
-            ));
+            let why = if landed_heads.contains_key(&branch) {
+                format!("has commits added after its task landed (tip {}); use --force to delete", &tip.to_string()[..12])
+            } else {
+                "holds work that never landed (use --force to delete)".to_string()
+            };
+            items.push(CleanItem::Kept(branch, why));
             continue;
         }
         if !dry_run {

@@ -27,6 +27,14 @@ pub enum ProgressEvent {
         /// One line: the mechanism and what workers may write.
         summary: String,
     },
+    /// A task branch was kept at the end of the run because it holds work that did not
+    /// land (a commit added after the landing).
+    BranchKept {
+        /// The branch.
+        branch: String,
+        /// Why, and how to look.
+        reason: String,
+    },
     /// A task got a lane.
     TaskStarted {
         /// Task id.

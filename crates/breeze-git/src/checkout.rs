@@ -10,9 +10,33 @@ use git2::{
 
 use crate::error::{Context as _, GitError};
 
-/// Repository-relative path of a status or diff entry, lossy for non-UTF-8 names.
+/// Repository-relative path of a status or diff entry, lossy for non-UTF-8 names: for
+/// messages and pattern matching, never to name a file to git or the file system.
 pub(crate) fn path_string(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A repository-relative path as git stores it: bytes, which need not be UTF-8 (a file
+/// named in Latin-1 is still a file to check out, stage and land).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) struct RepoPath(pub(crate) Vec<u8>);
+
+impl RepoPath {
+    /// The path for the file system and libgit2.
+    pub(crate) fn as_path(&self) -> &Path {
+        use std::os::unix::ffi::OsStrExt;
+        Path::new(std::ffi::OsStr::from_bytes(&self.0))
+    }
+
+    /// For messages (lossy).
+    pub(crate) fn display(&self) -> String {
+        path_string(&self.0)
+    }
+}
+
+/// Display strings of `paths`.
+pub(crate) fn display_all(paths: &[RepoPath]) -> Vec<String> {
+    paths.iter().map(RepoPath::display).collect()
 }
 
 /// Paths with uncommitted changes: staged, modified, deleted, conflicted or untracked (not
@@ -37,9 +61,20 @@ pub(crate) fn dirty_paths(
     at: &Path,
     use_cli: bool,
 ) -> Result<Vec<String>, GitError> {
+    Ok(display_all(&dirty_repo_paths(repo, at, use_cli)?))
+}
+
+/// [`dirty_paths`] as git names them (bytes).
+pub(crate) fn dirty_repo_paths(
+    repo: &Repository,
+    at: &Path,
+    use_cli: bool,
+) -> Result<Vec<RepoPath>, GitError> {
     if use_cli {
-        let mut paths: Vec<String> =
-            crate::cli::status(at, false)?.into_iter().map(|(_, p)| p).collect();
+        let mut paths: Vec<RepoPath> = crate::cli::status(at, false)?
+            .into_iter()
+            .map(|(_, p)| RepoPath(p.into_bytes()))
+            .collect();
         paths.sort();
         paths.dedup();
         return Ok(paths);
@@ -51,13 +86,13 @@ pub(crate) fn dirty_paths(
         .statuses(Some(&mut options))
         .map_err(|e| map_lock_error(e, at))
         .map_err(|e| retext(e, || format!("could not read the status of {}", at.display())))?;
-    let mut paths: Vec<String> = statuses
+    let mut paths: Vec<RepoPath> = statuses
         .iter()
         .filter(|entry| entry.status() != Status::CURRENT && !entry.status().is_ignored())
-        .map(|entry| path_string(entry.path_bytes()))
+        .map(|entry| RepoPath(entry.path_bytes().to_vec()))
         .collect();
     drop(statuses);
-    paths.extend(staged_paths(repo, at)?);
+    paths.extend(staged_repo_paths(repo, at)?);
     paths.sort();
     paths.dedup();
     Ok(paths)
@@ -65,7 +100,7 @@ pub(crate) fn dirty_paths(
 
 /// Paths whose index entry differs from HEAD (staged changes, conflicts). Cheap when
 /// nothing is staged: the index's tree (cached in the index) equals HEAD's tree.
-pub(crate) fn staged_paths(repo: &Repository, at: &Path) -> Result<Vec<String>, GitError> {
+fn staged_repo_paths(repo: &Repository, at: &Path) -> Result<Vec<RepoPath>, GitError> {
     let context = || format!("could not read the index of {}", at.display());
     let mut index = crate::repo::fresh_index(repo, at)?;
     if index.has_conflicts() {
@@ -73,7 +108,7 @@ pub(crate) fn staged_paths(repo: &Repository, at: &Path) -> Result<Vec<String>, 
         for conflict in index.conflicts().ctx(context)? {
             let conflict = conflict.ctx(context)?;
             for entry in [conflict.ancestor, conflict.our, conflict.their].into_iter().flatten() {
-                paths.push(path_string(&entry.path));
+                paths.push(RepoPath(entry.path));
             }
         }
         return Ok(paths);
@@ -89,7 +124,8 @@ pub(crate) fn staged_paths(repo: &Repository, at: &Path) -> Result<Vec<String>, 
     Ok(diff
         .deltas()
         .flat_map(|d| {
-            [d.old_file().path_bytes().map(path_string), d.new_file().path_bytes().map(path_string)]
+            [d.old_file().path_bytes(), d.new_file().path_bytes()]
+                .map(|path| path.map(|bytes| RepoPath(bytes.to_vec())))
         })
         .flatten()
         .collect())
@@ -103,9 +139,9 @@ pub(crate) fn tree_diff_paths(
     repo: &Repository,
     old: &Tree<'_>,
     new: &Tree<'_>,
-) -> Result<Vec<String>, GitError> {
+) -> Result<Vec<RepoPath>, GitError> {
     let mut paths = Vec::new();
-    diff_subtrees(repo, Some(old), Some(new), "", &mut paths)?;
+    diff_subtrees(repo, Some(old), Some(new), b"", &mut paths)?;
     paths.sort();
     paths.dedup();
     Ok(paths)
@@ -118,8 +154,8 @@ fn diff_subtrees(
     repo: &Repository,
     old: Option<&Tree<'_>>,
     new: Option<&Tree<'_>>,
-    prefix: &str,
-    out: &mut Vec<String>,
+    prefix: &[u8],
+    out: &mut Vec<RepoPath>,
 ) -> Result<(), GitError> {
     let mut entries: std::collections::BTreeMap<Vec<u8>, (Option<Side>, Option<Side>)> =
         std::collections::BTreeMap::new();
@@ -137,7 +173,7 @@ fn diff_subtrees(
         if before == after {
             continue;
         }
-        let path = format!("{prefix}{}", path_string(&name));
+        let path = [prefix, &name].concat();
         let old_tree = match before {
             Some((oid, _, true)) => Some(subtree(oid)?),
             _ => None,
@@ -147,12 +183,13 @@ fn diff_subtrees(
             _ => None,
         };
         if old_tree.is_some() || new_tree.is_some() {
-            diff_subtrees(repo, old_tree.as_ref(), new_tree.as_ref(), &format!("{path}/"), out)?;
+            let dir = [&path[..], b"/"].concat();
+            diff_subtrees(repo, old_tree.as_ref(), new_tree.as_ref(), &dir, out)?;
         }
         let file_before = matches!(before, Some((_, _, false)));
         let file_after = matches!(after, Some((_, _, false)));
         if file_before || file_after {
-            out.push(path);
+            out.push(RepoPath(path));
         }
     }
     Ok(())
@@ -174,7 +211,7 @@ pub(crate) enum Mode {
 pub(crate) fn checkout_paths(
     repo: &Repository,
     tree: &Tree<'_>,
-    paths: &[String],
+    paths: &[RepoPath],
     mode: Mode,
     at: &Path,
 ) -> Result<Result<(), Vec<String>>, GitError> {
@@ -193,7 +230,7 @@ pub(crate) fn checkout_paths(
         };
         builder.disable_pathspec_match(true);
         for path in paths {
-            builder.path(path.as_str());
+            builder.path(path.as_path());
         }
         builder.notify_on(CheckoutNotificationType::CONFLICT);
         builder.notify(|kind, path, _, _, _| {
@@ -281,7 +318,8 @@ mod tests {
             .upsert("added/new/file.txt", blob("n"), FileMode::Blob);
         let new = repo.find_tree(new.create_updated(&repo, &removed).unwrap()).unwrap();
 
-        let ours = tree_diff_paths(&repo, &old, &new).unwrap();
+        let ours: Vec<String> =
+            tree_diff_paths(&repo, &old, &new).unwrap().iter().map(|p| p.display()).collect();
         let mut options = git2::DiffOptions::new();
         options.include_typechange(true);
         let diff = repo.diff_tree_to_tree(Some(&old), Some(&new), Some(&mut options)).unwrap();

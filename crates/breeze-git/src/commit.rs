@@ -205,9 +205,12 @@ impl Repo {
             if !status.intersects(workdir_change) {
                 continue;
             }
-            let path = path_string(entry.path_bytes());
-            let path = path.trim_end_matches('/');
-            let rel = Path::new(path);
+            // The name as git has it: bytes, not necessarily UTF-8 (a lossy spelling would
+            // name another file, and the real one would be dropped).
+            let bytes = entry.path_bytes();
+            let bytes = bytes.strip_suffix(b"/").unwrap_or(bytes);
+            let path = path_string(bytes);
+            let rel = Path::new(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(bytes));
             let present = at.join(rel).symlink_metadata().is_ok();
             if present {
                 index

@@ -10,7 +10,7 @@ use git2::{
     Repository, Sort, Status, StatusOptions, Tree, build::TreeUpdateBuilder,
 };
 
-use crate::checkout::{self, Mode, path_string};
+use crate::checkout::{self, Mode, RepoPath, path_string};
 use crate::cli;
 use crate::commit::identity;
 use crate::error::{Context as _, GitError};
@@ -364,12 +364,12 @@ impl Repo {
             }
             drop(index);
             let blocking = if self.external_filters.is_some() {
-                let touched_set: std::collections::HashSet<&str> =
-                    touched.iter().map(String::as_str).collect();
+                let touched_set: std::collections::HashSet<&[u8]> =
+                    touched.iter().map(|p| p.0.as_slice()).collect();
                 let mut paths: Vec<String> = cli::status(path, true)?
                     .into_iter()
                     .map(|(_, p)| p)
-                    .filter(|p| touched_set.contains(p.as_str()))
+                    .filter(|p| touched_set.contains(p.as_bytes()))
                     .collect();
                 paths.sort();
                 paths.dedup();
@@ -448,7 +448,7 @@ impl Repo {
         checkouts: &[(&Path, &Repository)],
         updated: &[usize],
         old_tree: &Tree<'_>,
-        touched: &[String],
+        touched: &[RepoPath],
         expected: Oid,
     ) {
         for &i in updated {
@@ -766,7 +766,7 @@ impl Repo {
 fn blocking_paths(
     repo: &Repository,
     at: &Path,
-    touched: &[String],
+    touched: &[RepoPath],
 ) -> Result<Vec<String>, GitError> {
     if touched.is_empty() {
         return Ok(Vec::new());
@@ -781,7 +781,7 @@ fn blocking_paths(
         .renames_head_to_index(false)
         .renames_index_to_workdir(false);
     for path in touched {
-        options.pathspec(path.as_str());
+        options.pathspec(path.as_path());
     }
     let statuses =
         repo.statuses(Some(&mut options)).map_err(|e| match checkout::map_lock_error(e, at) {

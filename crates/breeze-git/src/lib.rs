@@ -52,7 +52,7 @@ pub use land::{
 pub use provision::ProvisionReport;
 pub use repo::{DEFAULT_CLI_CHECKOUT_MIN_FILES, OpenOptions, Repo, STATE_DIR, WORKTREE_ROOT};
 pub use slug::slug;
-pub use worktree::{INTEGRATION_WORKTREE, RemoveOutcome, Worktree, WorktreeInfo};
+pub use worktree::{BranchCleanup, INTEGRATION_WORKTREE, RemoveOutcome, Worktree, WorktreeInfo};
 
 impl Repo {
     /// Safe slug for a task id; see [`slug`]. Kept as an associated function because the

@@ -56,6 +56,20 @@ pub struct WorktreeInfo {
     pub created_by_breeze: bool,
 }
 
+/// What [`Repo::delete_branch_if_landed`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BranchCleanup {
+    /// Deleted: it held nothing that is not landed or on main.
+    Deleted,
+    /// No such branch.
+    Missing,
+    /// Kept: its tip holds work that did not land.
+    Kept {
+        /// The branch's tip.
+        tip: Oid,
+    },
+}
+
 /// What [`Repo::remove_worktree`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum RemoveOutcome {
@@ -909,6 +923,32 @@ impl Repo {
         }
     }
 
+    /// The tip of local branch `branch`, `None` when it does not exist.
+    pub fn branch_tip(&self, branch: &str) -> Result<Option<Oid>, GitError> {
+        validate_branch_name(branch)?;
+        match self.git()?.refname_to_id(&format!("refs/heads/{branch}")) {
+            Ok(oid) => Ok(Some(oid)),
+            Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
+            Err(e) => Err(e).ctx(|| format!("could not read branch `{branch}`")),
+        }
+    }
+
+    /// Deletes task branch `branch` only when nothing on it would be lost: its tip is
+    /// `landed` (the head breeze landed from it) or already on main. A branch that moved on
+    /// since — a commit the user added — is kept, and its tip returned.
+    pub fn delete_branch_if_landed(
+        &self,
+        branch: &str,
+        landed: Option<Oid>,
+    ) -> Result<BranchCleanup, GitError> {
+        let Some(tip) = self.branch_tip(branch)? else { return Ok(BranchCleanup::Missing) };
+        if Some(tip) != landed && !self.branch_is_on_main(branch)? {
+            return Ok(BranchCleanup::Kept { tip });
+        }
+        self.delete_branch(branch)?;
+        Ok(BranchCleanup::Deleted)
+    }
+
     /// Deletes local branch `branch` (e.g. a lane's previous task branch after landing).
     /// `Ok(false)` when it does not exist; refuses when it is checked out anywhere.
     pub fn delete_branch(&self, branch: &str) -> Result<bool, GitError> {
@@ -1007,7 +1047,7 @@ impl Repo {
             .and_then(|c| c.tree())
             .map_err(|_| GitError::MissingObject { what: "commit", oid: commit })?;
         let mut touched = checkout::tree_diff_paths(wrepo, &head_tree, &new_tree)?;
-        touched.extend(checkout::dirty_paths(wrepo, path, false)?);
+        touched.extend(checkout::dirty_repo_paths(wrepo, path, false)?);
         touched.sort();
         touched.dedup();
         if let Err(conflicts) =

@@ -609,16 +609,26 @@ fn cleanup_after_run(ctx: &RunContext) {
         }
     }
     for record in records.iter().filter(|record| record.state == TaskState::Landed) {
-        if let Some(branch) = &record.branch {
-            match ctx.repo.delete_branch(branch) {
-                Ok(_) => {
-                    let _ = ctx.journal(EventKind::WorktreeRemoved {
-                        path: String::new(),
-                        branch: Some(branch.clone()),
-                    });
-                }
-                Err(err) => tracing::warn!("cannot delete branch {branch}: {err}"),
+        let Some(branch) = &record.branch else { continue };
+        let landed = record.head.as_deref().and_then(|head| breeze_git::Oid::from_str(head).ok());
+        match ctx.repo.delete_branch_if_landed(branch, landed) {
+            Ok(breeze_git::BranchCleanup::Deleted) => {
+                let _ = ctx.journal(EventKind::WorktreeRemoved {
+                    path: String::new(),
+                    branch: Some(branch.clone()),
+                });
             }
+            Ok(breeze_git::BranchCleanup::Missing) => {}
+            Ok(breeze_git::BranchCleanup::Kept { tip }) => ctx.report(ProgressEvent::BranchKept {
+                branch: branch.clone(),
+                reason: format!(
+                    "it moved on to {} after task {} landed; see `git log {}..{branch}`",
+                    &tip.to_string()[..12],
+                    record.id,
+                    ctx.repo.main_branch()
+                ),
+            }),
+            Err(err) => tracing::warn!("cannot delete branch {branch}: {err}"),
         }
     }
 }

@@ -1,0 +1,107 @@
+//! Nothing lost, nothing misleading: regressions of the integrity issue (#10), each named
+//! after what a user lost or was told wrongly, checked with the git CLI and `breeze status`.
+
+use crate::support::{
+    SCRIPTED_CONFIG, both, breeze, git, repo_with, run_in, status_json, stdout, task_state,
+    toml_task, write,
+};
+
+/// A plan of two scripted tasks writing `src/a.txt` and `src/b.txt`.
+fn two_tasks() -> String {
+    toml_task("1", "Change a", &["src/a.txt"], "") + &toml_task("2", "Change b", &["src/b.txt"], "")
+}
+
+/// Adds a commit on `branch` (as a user would, from anywhere): the same tree, a new message.
+fn user_commit_on(root: &std::path::Path, branch: &str) -> String {
+    let tree = git(root, &["rev-parse", &format!("{branch}^{{tree}}")]);
+    let commit = git(root, &["commit-tree", tree.trim(), "-p", branch, "-m", "my own follow-up"]);
+    git(root, &["update-ref", &format!("refs/heads/{branch}"), commit.trim()]);
+    commit.trim().to_string()
+}
+
+#[test]
+fn a_commit_the_user_added_on_a_task_branch_survives_resume_and_clean() {
+    let (_temp, root) = repo_with(&[
+        ("breeze.toml", SCRIPTED_CONFIG),
+        ("plan.toml", &two_tasks()),
+        ("src/a.txt", "a\n"),
+        ("src/b.txt", "b\n"),
+    ]);
+    write(&root, "src/a.txt", "a\nmy uncommitted edit\n");
+    let output = run_in(&root, &["run"]);
+    assert_eq!(output.status.code(), Some(3), "deferred: {}", both(&output));
+    assert_eq!(task_state(&status_json(&root), "1"), "deferred");
+
+    // While the landing waits, the user adds a commit on the task's branch.
+    let mine = user_commit_on(&root, "task/1");
+    git(&root, &["stash"]);
+    let resumed = run_in(&root, &["resume"]);
+    assert_eq!(resumed.status.code(), Some(0), "{}", both(&resumed));
+    assert!(
+        stdout(&resumed).contains("kept branch task/1"),
+        "the kept branch is listed: {}",
+        both(&resumed)
+    );
+    assert_eq!(git(&root, &["rev-parse", "task/1"]).trim(), mine, "the user's commit is kept");
+    // Task 2's branch held nothing more and is gone.
+    assert_eq!(git(&root, &["branch", "--list", "task/2"]), "");
+
+    let clean = run_in(&root, &["clean"]);
+    assert_eq!(clean.status.code(), Some(0), "{}", both(&clean));
+    assert!(stdout(&clean).contains("kept task/1"), "{}", stdout(&clean));
+    assert_eq!(git(&root, &["rev-parse", "task/1"]).trim(), mine, "clean keeps it too");
+}
+
+/// Runs one shell worker task (`writes = ["notes/"]`) with `sandbox_mode`, and returns root.
+fn shell_task(worker: &str, sandbox_mode: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let plan = toml_task("1", "Notes", &["notes/"], "");
+    let (temp, root) = repo_with(&[("README.md", "r\n"), ("plan.toml", &plan)]);
+    let script = temp.path().join("worker.sh");
+    std::fs::write(&script, worker).unwrap();
+    let config = crate::support::shell_worker_config(&script, "")
+        + &format!("[sandbox]\nmode = \"{sandbox_mode}\"\n");
+    std::fs::write(root.join("breeze.toml"), config).unwrap();
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "config"]);
+    (temp, root)
+}
+
+/// `notes/café.txt` spelled in Latin-1: not valid UTF-8.
+const LATIN1_NAME: &[u8] = b"notes/caf\xe9.txt";
+
+fn latin1_file_landed_and_checkout_clean(root: &std::path::Path) {
+    use std::os::unix::ffi::OsStrExt;
+    let listed = std::process::Command::new("git")
+        .current_dir(root)
+        .args(["ls-tree", "-r", "-z", "--name-only", "main"])
+        .output()
+        .unwrap()
+        .stdout;
+    assert!(
+        listed.split(|&b| b == 0).any(|name| name == LATIN1_NAME),
+        "the file landed under its own name: {:?}",
+        String::from_utf8_lossy(&listed)
+    );
+    let on_disk = root.join(std::ffi::OsStr::from_bytes(LATIN1_NAME));
+    assert_eq!(std::fs::read_to_string(on_disk).unwrap(), "bonjour\n");
+    assert_eq!(git(root, &["status", "--porcelain"]), "", "nothing staged as a deletion");
+}
+
+#[test]
+fn a_file_whose_name_is_not_utf8_left_uncommitted_lands_under_its_own_name() {
+    let worker = "cat > /dev/null\nmkdir -p notes\nprintf 'bonjour\\n' > \"$(printf 'notes/caf\\351.txt')\"\nprintf '{\"schema_version\":\"worker-report.v1\",\"status\":\"completed\",\"summary\":\"ok\"}' > \"$BREEZE_OUTPUT\"\n";
+    let (_temp, root) = shell_task(worker, "auto");
+    let output = run_in(&root, &["run"]);
+    assert_eq!(output.status.code(), Some(0), "{}", both(&output));
+    latin1_file_landed_and_checkout_clean(&root);
+}
+
+#[test]
+fn a_file_whose_name_is_not_utf8_committed_by_the_worker_reaches_the_checkout() {
+    // Unconfined, so the worker's own commit works.
+    let worker = "cat > /dev/null\nmkdir -p notes\nprintf 'bonjour\\n' > \"$(printf 'notes/caf\\351.txt')\"\ngit add -A && git -c user.name=W -c user.email=w@x commit -qm notes\nprintf '{\"schema_version\":\"worker-report.v1\",\"status\":\"completed\",\"summary\":\"ok\"}' > \"$BREEZE_OUTPUT\"\n";
+    let (_temp, root) = shell_task(worker, "detect");
+    let output = run_in(&root, &["run"]);
+    assert_eq!(output.status.code(), Some(0), "{}", both(&output));
+    latin1_file_landed_and_checkout_clean(&root);
+}
