@@ -105,3 +105,48 @@ fn a_file_whose_name_is_not_utf8_committed_by_the_worker_reaches_the_checkout() 
     assert_eq!(output.status.code(), Some(0), "{}", both(&output));
     latin1_file_landed_and_checkout_clean(&root);
 }
+
+/// One scripted task writing `src/a.txt`.
+fn one_scripted_task() -> (tempfile::TempDir, std::path::PathBuf) {
+    let plan = toml_task("1", "Change a", &["src/a.txt"], "");
+    repo_with(&[("breeze.toml", SCRIPTED_CONFIG), ("plan.toml", &plan), ("src/a.txt", "a\n")])
+}
+
+#[test]
+fn a_landing_waits_for_an_index_another_git_process_holds_and_then_lands() {
+    let (_temp, root) = one_scripted_task();
+    let lock = root.join(".git/index.lock");
+    std::fs::write(&lock, "").unwrap();
+    let engine = breeze()
+        .current_dir(&root)
+        .args(["run"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    std::fs::remove_file(&lock).unwrap();
+    let output = engine.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", both(&output));
+    assert_eq!(git(&root, &["status", "--porcelain"]), "", "the checkout is clean");
+    assert_eq!(git(&root, &["show", "HEAD:src/a.txt"]), std::fs::read_to_string(root.join("src/a.txt")).unwrap());
+}
+
+#[test]
+fn a_landing_that_cannot_get_the_index_leaves_the_checkout_as_it_found_it() {
+    let (_temp, root) = one_scripted_task();
+    let before = git(&root, &["rev-parse", "main"]);
+    std::fs::write(root.join(".git/index.lock"), "").unwrap();
+    let output = run_in(&root, &["run"]);
+    let text = both(&output);
+    assert_eq!(output.status.code(), Some(3), "stopped resumably: {text}");
+    assert!(text.contains("index.lock") && text.contains("locked by another git process"), "{text}");
+    assert!(!text.contains("uncommitted changes"), "breeze does not blame its own files: {text}");
+    assert_eq!(std::fs::read_to_string(root.join("src/a.txt")).unwrap(), "a\n", "untouched");
+    assert_eq!(git(&root, &["rev-parse", "main"]), before);
+    std::fs::remove_file(root.join(".git/index.lock")).unwrap();
+    assert_eq!(git(&root, &["status", "--porcelain"]), "");
+    let resumed = run_in(&root, &["resume"]);
+    assert_eq!(resumed.status.code(), Some(0), "{}", both(&resumed));
+    assert_eq!(git(&root, &["status", "--porcelain"]), "");
+}

@@ -195,6 +195,16 @@ fn diff_subtrees(
     Ok(())
 }
 
+/// Whether a path-limited checkout updates the index.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum IndexWrite {
+    /// Updated and written at the end of the checkout (libgit2's default).
+    Update,
+    /// Left alone: only files are written (undoing a checkout whose index write failed,
+    /// so the index on disk is still the one before).
+    FilesOnly,
+}
+
 /// How a path-limited checkout treats files that differ from HEAD.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Mode {
@@ -215,6 +225,18 @@ pub(crate) fn checkout_paths(
     mode: Mode,
     at: &Path,
 ) -> Result<Result<(), Vec<String>>, GitError> {
+    checkout_paths_with(repo, tree, paths, mode, IndexWrite::Update, at)
+}
+
+/// [`checkout_paths`] with the choice of when the index is written.
+pub(crate) fn checkout_paths_with(
+    repo: &Repository,
+    tree: &Tree<'_>,
+    paths: &[RepoPath],
+    mode: Mode,
+    index: IndexWrite,
+    at: &Path,
+) -> Result<Result<(), Vec<String>>, GitError> {
     if paths.is_empty() {
         return Ok(Ok(()));
     }
@@ -229,6 +251,9 @@ pub(crate) fn checkout_paths(
             Mode::Force => builder.force().remove_untracked(true),
         };
         builder.disable_pathspec_match(true);
+        if index == IndexWrite::FilesOnly {
+            builder.update_index(false);
+        }
         for path in paths {
             builder.path(path.as_path());
         }

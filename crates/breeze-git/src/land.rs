@@ -385,9 +385,15 @@ impl Repo {
             }
         }
 
-        // Phase 2: fast-forward their touched paths while HEAD still names the old tip.
+        // Phase 2: fast-forward their touched paths while HEAD still names the old tip. A
+        // checkout whose index another git process holds is waited for first; if the index
+        // still cannot be written, its files are put back and nothing moves.
         let mut updated: Vec<usize> = Vec::new();
         for (i, &(path, crepo)) in checkouts.iter().enumerate() {
+            if let Err(busy) = wait_for_index(crepo, path) {
+                self.put_back(checkouts, &updated, &old_tree, &touched, expected);
+                return Err(busy);
+            }
             let result = if self.external_filters.is_some() {
                 let (old, new_sha) = (expected.to_string(), new.to_string());
                 match cli::run(
@@ -400,7 +406,25 @@ impl Repo {
                     Err(e) => return Err(e),
                 }
             } else {
-                checkout::checkout_paths(crepo, &new_tree, &touched, Mode::Safe, path)?
+                match checkout::checkout_paths(crepo, &new_tree, &touched, Mode::Safe, path) {
+                    Ok(result) => result,
+                    Err(err) => {
+                        // Files may be written but the index not (a lock taken meanwhile):
+                        // the files go back; the index on disk was never changed.
+                        if let Err(undo) = checkout::checkout_paths_with(
+                            crepo,
+                            &old_tree,
+                            &touched,
+                            Mode::Force,
+                            checkout::IndexWrite::FilesOnly,
+                            path,
+                        ) {
+                            tracing::error!(checkout = %path.display(), error = %undo, "could not put the checkout back after a failed landing");
+                        }
+                        self.put_back(checkouts, &updated, &old_tree, &touched, expected);
+                        return Err(err);
+                    }
+                }
             };
             if let Err(paths) = result {
                 self.put_back(checkouts, &updated, &old_tree, &touched, expected);
@@ -759,6 +783,26 @@ impl Repo {
         }
         Ok(None)
     }
+}
+
+/// How long a landing waits for another git process to release a checkout's index.
+const INDEX_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Waits (up to [`INDEX_WAIT`]) until no other git process holds the checkout's
+/// `index.lock`; `Err(Locked)` when it is still held.
+fn wait_for_index(repo: &Repository, at: &Path) -> Result<(), GitError> {
+    let lock = repo.path().join("index.lock");
+    let deadline = std::time::Instant::now() + INDEX_WAIT;
+    while lock.exists() {
+        if std::time::Instant::now() >= deadline {
+            return Err(GitError::Locked {
+                path: at.to_path_buf(),
+                detail: format!("{} exists", lock.display()),
+            });
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    Ok(())
 }
 
 /// Paths among `touched` that the checkout has changed (staged or not) or that an
