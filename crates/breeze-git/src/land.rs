@@ -350,7 +350,10 @@ impl Repo {
         let new_tree = commit_tree(repo, new)?;
         let touched = checkout::tree_diff_paths(repo, &old_tree, &new_tree)?;
 
-        // Phase 1: every checkout of main must be able to take the change.
+        // Phase 1: every checkout of main must be able to take the change. Paths that already
+        // hold exactly the new content (a landing killed half-way through phase 2 wrote them)
+        // do not block; they are rewritten in place.
+        let mut at_target: Vec<Vec<RepoPath>> = Vec::new();
         for &(path, crepo) in checkouts {
             ensure_clean_state(crepo, path)?;
             // Unresolved conflicts (say, from `git stash pop`) block any checkout: the user
@@ -375,7 +378,9 @@ impl Repo {
                 paths.dedup();
                 paths
             } else {
-                blocking_paths(crepo, path, &touched)?
+                let (blocking, done) = blocking_paths(crepo, path, &touched, &old_tree, &new_tree)?;
+                at_target.push(done);
+                blocking
             };
             if !blocking.is_empty() {
                 return Ok(AdvanceOutcome::Deferred {
@@ -406,7 +411,16 @@ impl Repo {
                     Err(e) => return Err(e),
                 }
             } else {
-                match checkout::checkout_paths(crepo, &new_tree, &touched, Mode::Safe, path) {
+                let done = at_target.get(i).map(Vec::as_slice).unwrap_or(&[]);
+                let rest: Vec<RepoPath> =
+                    touched.iter().filter(|p| !done.contains(p)).cloned().collect();
+                let written = checkout::checkout_paths(crepo, &new_tree, &rest, Mode::Safe, path)
+                    .and_then(|result| match result {
+                        // Identical content: forcing it over loses nothing.
+                        Ok(()) => checkout::checkout_paths(crepo, &new_tree, done, Mode::Force, path),
+                        conflicts => Ok(conflicts),
+                    });
+                match written {
                     Ok(result) => result,
                     Err(err) => {
                         // Files may be written but the index not (a lock taken meanwhile):
@@ -806,14 +820,18 @@ fn wait_for_index(repo: &Repository, at: &Path) -> Result<(), GitError> {
 }
 
 /// Paths among `touched` that the checkout has changed (staged or not) or that an
-/// untracked or ignored file occupies: fast-forwarding would overwrite them.
+/// untracked or ignored file occupies: fast-forwarding would overwrite them. Returned
+/// apart: the changed paths that already hold exactly what `new_tree` has, with an index
+/// entry that is HEAD's, the new one, or none — breeze's own half-done fast-forward.
 fn blocking_paths(
     repo: &Repository,
     at: &Path,
     touched: &[RepoPath],
-) -> Result<Vec<String>, GitError> {
+    old_tree: &Tree<'_>,
+    new_tree: &Tree<'_>,
+) -> Result<(Vec<String>, Vec<RepoPath>), GitError> {
     if touched.is_empty() {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), Vec::new()));
     }
     let mut options = StatusOptions::new();
     options
@@ -835,12 +853,65 @@ fn blocking_paths(
             },
             Err(mapped) => mapped,
         })?;
-    let mut paths: Vec<String> = statuses
-        .iter()
-        .filter(|e| e.status() != Status::CURRENT)
-        .map(|e| path_string(e.path_bytes()))
-        .collect();
-    paths.sort();
-    paths.dedup();
-    Ok(paths)
+    let index = fresh_index(repo, at)?;
+    let mut blocking = Vec::new();
+    let mut done = Vec::new();
+    for entry in statuses.iter().filter(|e| e.status() != Status::CURRENT) {
+        let path = RepoPath(entry.path_bytes().to_vec());
+        if holds_target(at, &path, &index, old_tree, new_tree) {
+            done.push(path);
+        } else {
+            blocking.push(path.display());
+        }
+    }
+    blocking.sort();
+    blocking.dedup();
+    done.sort();
+    done.dedup();
+    Ok((blocking, done))
+}
+
+/// Whether `path` in the checkout at `at` already is what `new_tree` says (content, kind,
+/// executable bit, or absent) and its index entry holds nothing of the user's own.
+fn holds_target(
+    at: &Path,
+    path: &RepoPath,
+    index: &Index,
+    old_tree: &Tree<'_>,
+    new_tree: &Tree<'_>,
+) -> bool {
+    let blob_at = |tree: &Tree<'_>| tree.get_path(path.as_path()).ok().map(|e| (e.id(), e.filemode()));
+    let target = blob_at(new_tree);
+    let staged = index.get_path(path.as_path(), 0).map(|e| e.id);
+    let old = blob_at(old_tree).map(|(id, _)| id);
+    if staged.is_some() && staged != old && staged != target.map(|(id, _)| id) {
+        return false;
+    }
+    let file = at.join(path.as_path());
+    let meta = std::fs::symlink_metadata(&file).ok();
+    match (target, meta) {
+        (None, None) => true,
+        (None, Some(_)) | (Some(_), None) => false,
+        (Some((id, mode)), Some(meta)) => {
+            use std::os::unix::fs::PermissionsExt;
+            let actual = if meta.file_type().is_symlink() {
+                if mode != i32::from(git2::FileMode::Link) {
+                    return false;
+                }
+                let Ok(target) = std::fs::read_link(&file) else { return false };
+                use std::os::unix::ffi::OsStrExt;
+                Oid::hash_object(git2::ObjectType::Blob, target.as_os_str().as_bytes())
+            } else if meta.is_file() {
+                let executable = meta.permissions().mode() & 0o111 != 0;
+                let wanted = mode == i32::from(git2::FileMode::BlobExecutable);
+                if executable != wanted || !(wanted || mode == i32::from(git2::FileMode::Blob)) {
+                    return false;
+                }
+                Oid::hash_file(git2::ObjectType::Blob, &file)
+            } else {
+                return false;
+            };
+            actual.is_ok_and(|actual| actual == id)
+        }
+    }
 }

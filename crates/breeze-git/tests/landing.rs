@@ -487,3 +487,38 @@ fn is_tracked_on_main_looks_at_the_main_tip() {
     write(repo.path(), "new.md", "untracked\n");
     assert!(!handle.is_tracked_on_main("new.md").unwrap());
 }
+
+#[test]
+fn a_half_done_fast_forward_of_a_killed_landing_is_finished_by_the_next_one() {
+    let repo = TestRepo::standard();
+    let handle = repo.open();
+    let wt = task(&repo, &handle, "t1");
+    let files: Vec<(String, String)> =
+        (0..20).map(|i| (format!("src/gen{i}.rs"), format!("// {i}\n"))).collect();
+    let mut all: Vec<(&str, &str)> = files.iter().map(|(p, c)| (p.as_str(), c.as_str())).collect();
+    all.push(("src/a.rs", "fn a() { task }\n"));
+    let head = worker_commits(&wt, &all);
+    let onto = handle.main_tip().unwrap();
+    let MergeOutcome::Clean { tree } = handle.merge_task(wt.base, head, onto).unwrap() else {
+        panic!("expected a clean merge")
+    };
+    // The engine was killed half-way through writing the checkout: some files are there
+    // (one even staged, as after libgit2's index write), the rest not, main not moved.
+    for (path, content) in &files[..7] {
+        write(repo.path(), path, content);
+    }
+    write(repo.path(), "src/a.rs", "fn a() { task }\n");
+    git(repo.path(), &["add", "src/gen0.rs"]);
+    // A user's own edit elsewhere stays as it is.
+    write(repo.path(), "docs/guide.md", "guide, edited\n");
+
+    // The resumed run writes its landing commit again (a new commit, the same tree).
+    let message = landing_message("add the thing", None, "t1", "run-1", 1);
+    let commit = handle.write_landing_commit(tree, onto, head, &message).unwrap();
+    let outcome = handle.advance_main(onto, commit).unwrap();
+    assert!(matches!(outcome, AdvanceOutcome::Advanced { .. }), "{outcome:?}");
+    assert_eq!(repo.main_tip(), commit);
+    assert_eq!(repo.status(), " M docs/guide.md", "only the user's own edit is left");
+    assert_eq!(read(repo.path(), "src/gen19.rs"), "// 19\n");
+    repo.fsck();
+}
