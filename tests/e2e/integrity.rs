@@ -150,3 +150,35 @@ fn a_landing_that_cannot_get_the_index_leaves_the_checkout_as_it_found_it() {
     assert_eq!(resumed.status.code(), Some(0), "{}", both(&resumed));
     assert_eq!(git(&root, &["status", "--porcelain"]), "");
 }
+
+#[test]
+fn task_ids_that_look_alike_as_file_names_keep_their_own_run_files() {
+    let ids = ["auth/login", "auth_login", ".", ".."];
+    let plan: String = ids
+        .iter()
+        .enumerate()
+        .map(|(i, id)| toml_task(id, &format!("Task {id}"), &[&format!("f{i}.txt")], ""))
+        .collect();
+    let (_temp, root) = repo_with(&[("breeze.toml", SCRIPTED_CONFIG), ("plan.toml", &plan)]);
+    let output = run_in(&root, &["run"]);
+    assert_eq!(output.status.code(), Some(0), "{}", both(&output));
+    let status = status_json(&root);
+    let run_dir = root.join(".breeze/runs").join(status["run_id"].as_str().unwrap());
+    let contracts: Vec<String> = std::fs::read_dir(run_dir.join("contracts"))
+        .unwrap()
+        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
+        .collect();
+    assert_eq!(contracts.len(), ids.len(), "one contract per task");
+    for id in ids {
+        assert_eq!(task_state(&status, id), "landed");
+        let quoted = serde_json::to_string(id).unwrap();
+        assert_eq!(
+            contracts.iter().filter(|c| c.contains(&format!("\"task_id\": {quoted}"))).count(),
+            1,
+            "task {id} has its own contract"
+        );
+        // Each worker was briefed on its own task.
+        let logs = run_in(&root, &["logs", id]);
+        assert_eq!(logs.status.code(), Some(0), "{}", both(&logs));
+    }
+}

@@ -221,11 +221,11 @@ pub fn task_logs(
     }
     let repo = Repo::open(repo_dir)?;
     let logs_dir = RunDir::new(repo.workdir(), &snapshot.run_id).root().join("logs");
-    let prefix = format!("{}.", file_slug(task_id));
+    let slug = file_slug(task_id);
     let mut files: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(&logs_dir)
         .map_err(|err| EngineError::io(format!("cannot read {}", logs_dir.display()), err))?
         .filter_map(Result::ok)
-        .filter(|entry| entry.file_name().to_string_lossy().starts_with(&prefix))
+        .filter(|entry| crate::run_dir::is_task_file(&entry.file_name().to_string_lossy(), &slug))
         .map(|entry| {
             (
                 entry.metadata().and_then(|m| m.modified()).unwrap_or(std::time::UNIX_EPOCH),

@@ -85,12 +85,64 @@ pub fn latest_run(repo_root: &Path) -> Option<String> {
     list_runs(repo_root).pop()
 }
 
-/// Turns a task id into a file-name-safe slug for run files (not for git names).
+/// Turns a task id into the file-name-safe slug of its run files (not for git names).
+///
+/// One-to-one, so two tasks never share a file: letters, digits, `-`, `_` and inner dots
+/// stay; every other character — `/`, `%`, spaces, and leading dots (so `.` and `..` are
+/// names) — becomes `%XX` per UTF-8 byte. `auth/login` is `auth%2Flogin`, `auth_login`
+/// stays `auth_login`, `..` is `%2E%2E`.
 pub fn file_slug(task_id: &str) -> String {
-    let slug: String = task_id
-        .chars()
-        .map(|c| if c.is_alphanumeric() || c == '.' || c == '-' || c == '_' { c } else { '_' })
-        .collect();
-    let slug = slug.trim_matches('.').to_string();
-    if slug.is_empty() { "task".into() } else { slug }
+    let mut slug = String::with_capacity(task_id.len());
+    let mut leading = true;
+    for c in task_id.chars() {
+        let keep = c.is_alphanumeric() || c == '-' || c == '_' || (c == '.' && !leading);
+        leading &= c == '.';
+        if keep {
+            slug.push(c);
+        } else {
+            let mut buf = [0u8; 4];
+            for byte in c.encode_utf8(&mut buf).bytes() {
+                slug.push_str(&format!("%{byte:02X}"));
+            }
+        }
+    }
+    if slug.is_empty() { "%".into() } else { slug }
+}
+
+/// Whether `file_name` is a run file of the task whose slug is `slug`:
+/// `<slug>.<role or kind>.…`, never a file of task `<slug>.<more>` (`1` vs `1.2`).
+pub fn is_task_file(file_name: &str, slug: &str) -> bool {
+    const KINDS: &[&str] = &["worker", "advisor", "reviewer", "scaffolder", "verify", "round-"];
+    file_name
+        .strip_prefix(slug)
+        .and_then(|rest| rest.strip_prefix('.'))
+        .is_some_and(|rest| KINDS.iter().any(|kind| rest.starts_with(kind)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slugs_are_one_to_one_and_safe_file_names() {
+        let ids = ["auth/login", "auth_login", "auth%2Flogin", ".", "..", "1.2", "1", "a b", "認証"];
+        let slugs: Vec<String> = ids.iter().map(|id| file_slug(id)).collect();
+        let unique: std::collections::BTreeSet<&String> = slugs.iter().collect();
+        assert_eq!(unique.len(), ids.len(), "{slugs:?}");
+        for slug in &slugs {
+            assert!(!slug.contains('/') && slug != "." && slug != ".." && !slug.is_empty());
+        }
+        assert_eq!(file_slug("auth/login"), "auth%2Flogin");
+        assert_eq!(file_slug(".."), "%2E%2E");
+        assert_eq!(file_slug("41.1.2"), "41.1.2");
+        assert_eq!(file_slug("認証"), "認証");
+    }
+
+    #[test]
+    fn a_task_s_files_are_told_from_a_longer_id_s() {
+        assert!(is_task_file("1.worker.2.log.stdout", "1"));
+        assert!(is_task_file("1.verify.0123456789ab.stderr", "1"));
+        assert!(!is_task_file("1.2.worker.1.log.stdout", "1"));
+        assert!(is_task_file("1.2.worker.1.log.stdout", "1.2"));
+    }
 }
