@@ -182,3 +182,27 @@ fn task_ids_that_look_alike_as_file_names_keep_their_own_run_files() {
         assert_eq!(logs.status.code(), Some(0), "{}", both(&logs));
     }
 }
+
+#[test]
+fn an_untracked_plans_md_is_warned_about_and_landed_tasks_are_not_run_twice() {
+    let (_temp, root) = repo_with(&[("breeze.toml", SCRIPTED_CONFIG), ("src/a.txt", "a\n")]);
+    let plans = "| Task | Content | DoD | Writes | Depends | Status |\n|---|---|---|---|---|---|\n\
+                 | 1 | Touch a | a | `src/a.txt` | - | cc:todo |\n\
+                 | 2 | Touch b | b | `src/b.txt` | - | cc:todo |\n";
+    write(&root, "Plans.md", plans); // never added to git
+    let first = run_in(&root, &["run", "Plans.md"]);
+    assert_eq!(first.status.code(), Some(0), "{}", both(&first));
+    assert!(stdout(&first).contains("is not tracked by git"), "{}", stdout(&first));
+    assert_eq!(std::fs::read_to_string(root.join("Plans.md")).unwrap(), plans, "left alone");
+    let after_first = git(&root, &["rev-parse", "main"]);
+
+    let second = run_in(&root, &["run", "Plans.md"]);
+    assert_eq!(second.status.code(), Some(0), "{}", both(&second));
+    assert!(stdout(&second).contains("task 1 is already on main"), "{}", stdout(&second));
+    assert_eq!(git(&root, &["rev-parse", "main"]), after_first, "nothing landed a second time");
+    let landed = git(&root, &["log", "--format=%(trailers:key=Breeze-Task,valueonly)", "main"]);
+    assert_eq!(landed.lines().filter(|l| *l == "1").count(), 1, "{landed}");
+    let status = status_json(&root);
+    assert_eq!(task_state(&status, "1"), "landed");
+    assert_eq!(task_state(&status, "2"), "landed");
+}

@@ -19,6 +19,7 @@ pub fn progress_line(event: &ProgressEvent) -> String {
             format!("{} {summary}", if *enforced { "🔒" } else { "⚠" })
         }
         ProgressEvent::BranchKept { branch, reason } => format!("⚑ kept branch {branch}: {reason}"),
+        ProgressEvent::Notice { message } => format!("! {message}"),
         ProgressEvent::TaskStarted { id, title, lane } => format!("▶ [{id}] {title} (lane {lane})"),
         ProgressEvent::AttemptFailed { id, attempt, reason } => {
             format!("✗ [{id}] attempt {attempt} failed: {}", first_line(reason))

@@ -35,6 +35,12 @@ pub enum ProgressEvent {
         /// Why, and how to look.
         reason: String,
     },
+    /// Something the user should know about this run (an untracked plan, tasks already on
+    /// main).
+    Notice {
+        /// One sentence, with what to do.
+        message: String,
+    },
     /// A task got a lane.
     TaskStarted {
         /// Task id.

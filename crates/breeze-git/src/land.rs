@@ -799,6 +799,9 @@ impl Repo {
     }
 }
 
+/// How many commits of main's first-parent history [`Repo::find_landed_tasks`] reads.
+pub const LANDED_SCAN_LIMIT: usize = 20_000;
+
 /// How long a landing waits for another git process to release a checkout's index.
 const INDEX_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
@@ -817,6 +820,57 @@ fn wait_for_index(repo: &Repository, at: &Path) -> Result<(), GitError> {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
     Ok(())
+}
+
+impl Repo {
+    /// Tasks of any run already landed on main: for each `(id, title)`, the newest landing
+    /// commit whose `Breeze-Task` trailer is `id` and whose subject is `feat: <title>` (the
+    /// title keeps two plans that reuse an id apart). Reads at most
+    /// [`LANDED_SCAN_LIMIT`] commits of main's first-parent history.
+    pub fn find_landed_tasks(
+        &self,
+        tasks: &[(&str, &str)],
+    ) -> Result<std::collections::BTreeMap<String, Oid>, GitError> {
+        let mut found = std::collections::BTreeMap::new();
+        if tasks.is_empty() {
+            return Ok(found);
+        }
+        let repo = self.git()?;
+        let tip = match repo.refname_to_id(&self.main_ref()) {
+            Ok(oid) => oid,
+            Err(e) if e.code() == ErrorCode::NotFound => return Ok(found),
+            Err(e) => return Err(e).ctx(|| format!("could not read {}", self.main_ref())),
+        };
+        let flat = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+        let wanted: std::collections::BTreeMap<String, String> =
+            tasks.iter().map(|(id, title)| (flat(id), format!("feat: {}", flat(title)))).collect();
+        let context = || "could not walk the history of main".to_string();
+        let mut walk = repo.revwalk().ctx(context)?;
+        walk.simplify_first_parent().ctx(context)?;
+        walk.push(tip).ctx(context)?;
+        for oid in walk.take(LANDED_SCAN_LIMIT) {
+            let oid = oid.ctx(context)?;
+            let commit = repo.find_commit(oid).ctx(|| format!("could not read commit {oid}"))?;
+            let message = String::from_utf8_lossy(commit.message_bytes()).into_owned();
+            if !message.contains(TRAILER_TASK) {
+                continue;
+            }
+            let Ok(trailers) = git2::message_trailers_strs(&message) else { continue };
+            let subject = message.lines().next().unwrap_or("").trim();
+            for (key, value) in trailers.iter() {
+                if key.eq_ignore_ascii_case(TRAILER_TASK)
+                    && let Some(title) = wanted.get(value.trim())
+                    && subject == title
+                {
+                    found.entry(value.trim().to_string()).or_insert(oid);
+                }
+            }
+            if found.len() == wanted.len() {
+                break;
+            }
+        }
+        Ok(found)
+    }
 }
 
 /// Paths among `touched` that the checkout has changed (staged or not) or that an

@@ -132,6 +132,25 @@ pub async fn run(
             ),
         ));
     }
+    let mut notices = Vec::new();
+    if plan.format == PlanFormat::PlansMd && plans_file.is_none() {
+        notices.push(format!(
+            "{} is not tracked by git on {}: breeze cannot mark tasks cc:done in it; tasks already on main are recognized by their Breeze-Task trailers and not run again (commit the plan to have it kept up to date)",
+            plan.path.display(),
+            repo.main_branch()
+        ));
+    }
+    // Tasks of earlier runs already on main are not run again, whatever the plan says.
+    let ids_and_titles: Vec<(&str, &str)> =
+        plan.tasks.iter().map(|task| (task.id.as_str(), task.title.as_str())).collect();
+    let landed_before = repo.find_landed_tasks(&ids_and_titles)?;
+    for (id, commit) in &landed_before {
+        notices.push(format!(
+            "task {id} is already on {} ({}); it is not run again (mark it done in the plan, or give it a new id to redo it)",
+            repo.main_branch(),
+            &commit.to_string()[..12]
+        ));
+    }
     let lock = RepoLock::acquire(&root)?;
     if let Some(previous) = latest_run(&root)
         && let Ok(snapshot) = RunSnapshot::load(&RunDir::new(&root, &previous).snapshot())
@@ -165,11 +184,18 @@ pub async fn run(
             .iter()
             .enumerate()
             .map(|(index, task)| {
-                TaskRecord::new(
+                let mut record = TaskRecord::new(
                     task.id.as_str(),
                     &task.title,
                     Some(analysis.group_of(index) as u32),
-                )
+                );
+                if let Some(commit) = landed_before.get(task.id.as_str()) {
+                    record.state = TaskState::Landed;
+                    record.stage = Stage::Done;
+                    record.commit = Some(commit.to_string());
+                    record.reason = Some("already on main before this run".into());
+                }
+                record
             })
             .collect(),
         consulted: BTreeMap::new(),
@@ -191,6 +217,7 @@ pub async fn run(
         snapshot,
         lock,
         known_main: main_tip,
+        notices,
     };
     execute(prepared, options, cancel, false, main_tip.to_string()).await
 }
@@ -288,6 +315,7 @@ pub async fn resume(
         snapshot,
         lock,
         known_main,
+        notices: Vec::new(),
     };
     execute(prepared, options, cancel, true, main_tip).await
 }
@@ -300,6 +328,8 @@ struct Prepared {
     containment: Containment,
     /// main as this run last knew it (its start, or its last landing).
     known_main: breeze_git::Oid,
+    /// What the user should know before the run starts (printed after the run banner).
+    notices: Vec<String>,
     plan: Plan,
     analysis: breeze_plan::Analysis,
     sims: BTreeMap<String, SimSpec>,
@@ -330,6 +360,7 @@ async fn execute(
         mut snapshot,
         lock: _lock,
         known_main,
+        notices,
     } = prepared;
     let root = repo.workdir().to_path_buf();
     let repo = Arc::new(repo);
@@ -387,6 +418,9 @@ async fn execute(
         enforced: containment.enforced,
         summary: containment.summary(),
     });
+    for message in notices {
+        (options.progress)(&ProgressEvent::Notice { message });
+    }
     let ctx = Arc::new(RunContext {
         run_id: run_id.clone(),
         main_tip_at_start: review::parse_oid(&snapshot.main_tip_at_start)?,
