@@ -206,3 +206,21 @@ fn an_untracked_plans_md_is_warned_about_and_landed_tasks_are_not_run_twice() {
     assert_eq!(task_state(&status, "1"), "landed");
     assert_eq!(task_state(&status, "2"), "landed");
 }
+
+#[test]
+fn a_task_that_replaces_a_tracked_file_with_a_directory_lands() {
+    let worker = "cat > /dev/null\nrm docs/guide.md\nmkdir -p docs/guide.md\nprintf '# guide\\n' > docs/guide.md/index.md\nprintf '{\"schema_version\":\"worker-report.v1\",\"status\":\"completed\",\"summary\":\"ok\"}' > \"$BREEZE_OUTPUT\"\n";
+    let plan = toml_task("1", "Split the guide", &["docs/"], "");
+    let (temp, root) =
+        repo_with(&[("README.md", "r\n"), ("docs/guide.md", "guide\n"), ("plan.toml", &plan)]);
+    let script = temp.path().join("worker.sh");
+    std::fs::write(&script, worker).unwrap();
+    std::fs::write(root.join("breeze.toml"), crate::support::shell_worker_config(&script, "")).unwrap();
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "config"]);
+    let output = run_in(&root, &["run"]);
+    assert_eq!(output.status.code(), Some(0), "{}", both(&output));
+    assert_eq!(git(&root, &["show", "main:docs/guide.md/index.md"]), "# guide\n");
+    assert_eq!(std::fs::read_to_string(root.join("docs/guide.md/index.md")).unwrap(), "# guide\n");
+    assert_eq!(git(&root, &["status", "--porcelain"]), "");
+}

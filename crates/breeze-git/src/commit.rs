@@ -199,31 +199,55 @@ impl Repo {
             | Status::WT_DELETED
             | Status::WT_TYPECHANGE
             | Status::CONFLICTED;
-        let mut count = 0;
-        for entry in statuses.iter() {
-            let status = entry.status();
-            if !status.intersects(workdir_change) {
-                continue;
-            }
-            // The name as git has it: bytes, not necessarily UTF-8 (a lossy spelling would
-            // name another file, and the real one would be dropped).
-            let bytes = entry.path_bytes();
-            let bytes = bytes.strip_suffix(b"/").unwrap_or(bytes);
-            let path = path_string(bytes);
-            let rel = Path::new(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(bytes));
-            let present = at.join(rel).symlink_metadata().is_ok();
-            if present {
-                index
-                    .add_path(rel)
-                    .ctx(|| format!("could not stage `{path}` in {}", at.display()))?;
-            } else {
-                // Deleted (or a conflicted file the worker resolved by deleting it).
-                index.remove_path(rel).ctx(|| {
-                    format!("could not stage the deletion of `{path}` in {}", at.display())
-                })?;
-            }
-            count += 1;
+        // The names as git has them: bytes, not necessarily UTF-8 (a lossy spelling would
+        // name another file, and the real one would be dropped).
+        let changed: Vec<Vec<u8>> = statuses
+            .iter()
+            .filter(|entry| entry.status().intersects(workdir_change))
+            .map(|entry| {
+                let bytes = entry.path_bytes();
+                bytes.strip_suffix(b"/").unwrap_or(bytes).to_vec()
+            })
+            .collect();
+        drop(statuses);
+        let rel_of = |bytes: &[u8]| {
+            Path::new(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(bytes))
+                .to_path_buf()
+        };
+        // Deletions first: a directory that replaced a file (or a file that replaced a
+        // directory) can only be staged once the old entries are out of the way.
+        let (gone, present): (Vec<&Vec<u8>>, Vec<&Vec<u8>>) =
+            changed.iter().partition(|bytes| at.join(rel_of(bytes)).symlink_metadata().is_err());
+        for bytes in &gone {
+            // Deleted (or a conflicted file the worker resolved by deleting it).
+            index.remove_path(&rel_of(bytes)).ctx(|| {
+                format!("could not stage the deletion of `{}` in {}", path_string(bytes), at.display())
+            })?;
         }
+        for bytes in &present {
+            let rel = rel_of(bytes);
+            let path = path_string(bytes);
+            let context = || format!("could not stage `{path}` in {}", at.display());
+            let full = at.join(&rel);
+            let meta = full.symlink_metadata().map_err(|e| GitError::io("read", &full, e))?;
+            let replaces_a_file = index.get_path(&rel, 0).is_some();
+            if meta.is_dir() && replaces_a_file && !full.join(".git").exists() {
+                // A directory where the index has a file: the file goes, what the directory
+                // holds (not ignored) comes in. (A nested repository is staged as a gitlink,
+                // below, for the nested-repo gate to see.)
+                index.remove_path(&rel).ctx(context)?;
+                index
+                    .add_all([rel.join("*")], git2::IndexAddOption::DEFAULT, None)
+                    .ctx(context)?;
+            } else {
+                if !meta.is_dir() {
+                    // A file where the index has a directory: its entries go first.
+                    index.remove_dir(&rel, 0).ctx(context)?;
+                }
+                index.add_path(&rel).ctx(context)?;
+            }
+        }
+        let count = changed.len();
         index.write().ctx(|| format!("could not write the index of {}", at.display()))?;
         Ok(count)
     }

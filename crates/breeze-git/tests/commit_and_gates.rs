@@ -72,6 +72,28 @@ fn commit_worktree_stages_new_modified_deleted_but_not_ignored() {
 }
 
 #[test]
+fn commit_worktree_stages_a_file_replaced_by_a_directory_and_back() {
+    let repo = TestRepo::standard();
+    let handle = repo.open();
+    let wt = task(&repo, &handle, "d");
+    // A tracked file becomes a directory of the same name…
+    std::fs::remove_file(wt.path.join("docs/guide.md")).unwrap();
+    write(&wt.path, "docs/guide.md/index.md", "# guide\n");
+    write(&wt.path, "docs/guide.md/part.md", "part\n");
+    // …and a tracked directory becomes a file.
+    std::fs::remove_dir_all(wt.path.join("src")).unwrap();
+    write(&wt.path, "src", "now a file\n");
+    let outcome = handle.commit_worktree(&wt, "task d: work").unwrap();
+    let CommitOutcome::Committed { head, .. } = outcome else { panic!("{outcome:?}") };
+    let files = git(&wt.path, &["ls-tree", "-r", "--name-only", &head.to_string()]);
+    assert!(files.contains("docs/guide.md/index.md") && files.contains("docs/guide.md/part.md"), "{files}");
+    assert!(files.lines().any(|l| l == "src"), "{files}");
+    assert!(!files.contains("src/a.rs"), "{files}");
+    assert_eq!(git(&wt.path, &["status", "--porcelain"]), "");
+    repo.fsck();
+}
+
+#[test]
 fn commit_worktree_refuses_moved_head_and_rewritten_history() {
     let repo = TestRepo::standard();
     let handle = repo.open();
