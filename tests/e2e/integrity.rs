@@ -224,3 +224,30 @@ fn a_task_that_replaces_a_tracked_file_with_a_directory_lands() {
     assert_eq!(std::fs::read_to_string(root.join("docs/guide.md/index.md")).unwrap(), "# guide\n");
     assert_eq!(git(&root, &["status", "--porcelain"]), "");
 }
+
+#[test]
+fn an_approval_breeze_normalized_says_so_in_the_trailer_and_the_status() {
+    let reviewer = "cat > /dev/null\necho '{\"schema_version\":\"review-result.v1\",\"verdict\":\"REQUEST_CHANGES\",\"gaps\":[{\"severity\":\"minor\",\"location\":\"a.txt:1\",\"issue\":\"naming\",\"suggestion\":\"rename\"}]}'\n";
+    let plan = toml_task("1", "Change a", &["a.txt"], "");
+    let (temp, root) = repo_with(&[("README.md", "r\n"), ("plan.toml", &plan)]);
+    let script = temp.path().join("reviewer.sh");
+    std::fs::write(&script, reviewer).unwrap();
+    let config = format!(
+        "[roles.worker]\nbackend = \"scripted\"\n[roles.reviewer]\nbackend = \"command\"\ncommand = [\"sh\", \"{}\"]\n[roles.advisor]\nbackend = \"scripted\"\n",
+        script.display()
+    );
+    std::fs::write(root.join("breeze.toml"), config).unwrap();
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "config"]);
+    let output = run_in(&root, &["run"]);
+    assert_eq!(output.status.code(), Some(0), "minor gaps only land: {}", both(&output));
+    let trailer = git(&root, &["log", "-1", "--format=%(trailers:key=Breeze-Review,valueonly)", "main"]);
+    assert_eq!(
+        trailer.trim(),
+        "APPROVE (round 1; reviewer said REQUEST_CHANGES, minor gaps only; normalized by breeze)"
+    );
+    let status = status_json(&root);
+    assert_eq!(status["tasks"][0]["review"], trailer.trim());
+    let table = stdout(&run_in(&root, &["status"]));
+    assert!(table.contains("normalized by breeze"), "{table}");
+}

@@ -51,6 +51,15 @@ pub fn progress_line(event: &ProgressEvent) -> String {
     }
 }
 
+/// The note of a task: why it is not landed, or that its approval was normalized.
+fn task_note(task: &breeze_protocol::TaskStatus) -> &str {
+    match (&task.reason, &task.review) {
+        (Some(reason), _) => reason,
+        (None, Some(review)) if review.contains("normalized") => review,
+        _ => "",
+    }
+}
+
 /// The status table of a run.
 pub fn status_table(status: &BreezeStatus, stop_reason: Option<&str>) -> String {
     let mut out = format!(
@@ -95,7 +104,7 @@ pub fn status_table(status: &BreezeStatus, stop_reason: Option<&str>) -> String 
             task.rounds,
             task.advisor_consults,
             short(task.commit.as_deref().unwrap_or("-")),
-            first_line(task.reason.as_deref().unwrap_or(""))
+            first_line(task_note(task))
         );
         out.push_str(row.trim_end());
         out.push('\n');
@@ -158,6 +167,7 @@ mod tests {
                 reason: Some("3 failed attempts in a row\nmore".into()),
                 group: None,
                 usage,
+                review: None,
             }],
             usage,
             containment: None,

@@ -106,6 +106,9 @@ pub struct TaskRecord {
     /// Round that approved `head`.
     #[serde(default)]
     pub approved_round: Option<u32>,
+    /// The reviewer's own verdict in that round when breeze normalized it to APPROVE.
+    #[serde(default)]
+    pub reviewer_said: Option<String>,
     /// Landing commit on main.
     #[serde(default)]
     pub commit: Option<String>,
@@ -139,6 +142,14 @@ pub struct TaskRecord {
 }
 
 impl TaskRecord {
+    /// What the landing's `Breeze-Review` trailer says, once the task is approved.
+    pub fn review_trailer(&self) -> Option<breeze_git::ReviewTrailer> {
+        Some(breeze_git::ReviewTrailer {
+            round: self.approved_round?,
+            reviewer_said: self.reviewer_said.clone(),
+        })
+    }
+
     /// A fresh record.
     pub fn new(id: &str, title: &str, group: Option<u32>) -> TaskRecord {
         TaskRecord {
@@ -156,6 +167,7 @@ impl TaskRecord {
             base: None,
             head: None,
             approved_round: None,
+            reviewer_said: None,
             commit: None,
             session_id: None,
             session_usage: None,
@@ -199,6 +211,7 @@ impl RunSnapshot {
                     reason: task.reason.clone(),
                     group: task.group,
                     usage: task.usage,
+                    review: task.review_trailer().map(|trailer| trailer.to_string()),
                 })
                 .collect(),
             usage,

@@ -73,16 +73,49 @@ pub struct ConflictedRebase {
     pub conflicts: Vec<String>,
 }
 
+/// What the `Breeze-Review` trailer of a landing says: the approving round and, when
+/// breeze normalized the reviewer's verdict (a REQUEST_CHANGES with minor gaps only), what
+/// the reviewer said.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReviewTrailer {
+    /// The round whose verdict approved the landed head.
+    pub round: u32,
+    /// The reviewer's own verdict when it differed (`REQUEST_CHANGES`).
+    pub reviewer_said: Option<String>,
+}
+
+impl From<u32> for ReviewTrailer {
+    fn from(round: u32) -> ReviewTrailer {
+        ReviewTrailer { round, reviewer_said: None }
+    }
+}
+
+impl std::fmt::Display for ReviewTrailer {
+    /// `APPROVE (round 2)`, or `APPROVE (round 1; reviewer said REQUEST_CHANGES, minor gaps
+    /// only; normalized by breeze)`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.reviewer_said {
+            None => write!(f, "APPROVE (round {})", self.round),
+            Some(said) => write!(
+                f,
+                "APPROVE (round {}; reviewer said {said}, minor gaps only; normalized by breeze)",
+                self.round
+            ),
+        }
+    }
+}
+
 /// The landing commit message: `feat: <title>`, an optional body, and the trailers
-/// `Breeze-Task`, `Breeze-Run` and `Breeze-Review: APPROVE (round <k>)`. Line breaks in the
+/// `Breeze-Task`, `Breeze-Run` and `Breeze-Review` ([`ReviewTrailer`]). Line breaks in the
 /// title and ids are flattened so the trailers stay parseable.
 pub fn landing_message(
     title: &str,
     body: Option<&str>,
     task_id: &str,
     run_id: &str,
-    round: u32,
+    review: impl Into<ReviewTrailer>,
 ) -> String {
+    let review = review.into();
     let flat = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
     let mut message = format!("feat: {}\n\n", flat(title));
     if let Some(body) = body.map(str::trim).filter(|b| !b.is_empty()) {
@@ -90,7 +123,7 @@ pub fn landing_message(
         message.push_str("\n\n");
     }
     message.push_str(&format!(
-        "{TRAILER_TASK}: {}\n{TRAILER_RUN}: {}\n{TRAILER_REVIEW}: APPROVE (round {round})\n",
+        "{TRAILER_TASK}: {}\n{TRAILER_RUN}: {}\n{TRAILER_REVIEW}: {review}\n",
         flat(task_id),
         flat(run_id)
     ));

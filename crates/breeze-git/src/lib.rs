@@ -46,8 +46,8 @@ pub use gates::{
 pub use git2::Oid;
 pub use guard::{Fingerprint, LaneCommitOnMain};
 pub use land::{
-    AdvanceOutcome, ConflictedRebase, LANDED_SCAN_LIMIT, MergeOutcome, TRAILER_REVIEW,
-    TRAILER_RUN, TRAILER_TASK, landing_message,
+    AdvanceOutcome, ConflictedRebase, LANDED_SCAN_LIMIT, MergeOutcome, ReviewTrailer,
+    TRAILER_REVIEW, TRAILER_RUN, TRAILER_TASK, landing_message,
 };
 pub use provision::ProvisionReport;
 pub use repo::{DEFAULT_CLI_CHECKOUT_MIN_FILES, OpenOptions, Repo, STATE_DIR, WORKTREE_ROOT};

@@ -140,6 +140,11 @@ pub struct TaskStatus {
     /// Cost and tokens of this task's role processes.
     #[serde(default)]
     pub usage: Usage,
+    /// The review that approved it, as its landing's `Breeze-Review` trailer says
+    /// (`APPROVE (round 2)`; a reviewer's REQUEST_CHANGES with minor gaps only that breeze
+    /// normalized says so).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<String>,
 }
 
 /// `breeze-status.v1`.

@@ -47,8 +47,10 @@ pub(crate) async fn land(ctx: &RunContext, index: usize) -> Result<Landing, Engi
 
     let base = parse_oid(record.base.as_deref().unwrap_or_default())?;
     let head = parse_oid(record.head.as_deref().unwrap_or_default())?;
-    let round = record.approved_round.unwrap_or(record.rounds);
-    let message = breeze_git::landing_message(&task.title, None, &id, &ctx.run_id, round);
+    let review = record
+        .review_trailer()
+        .unwrap_or_else(|| breeze_git::ReviewTrailer::from(record.rounds));
+    let message = breeze_git::landing_message(&task.title, None, &id, &ctx.run_id, review);
     for _ in 0..RACE_RETRIES {
         // main moved onto a commit made in a lane (a role moved it): land nothing on it.
         let guard = ctx.roles.guard.clone();

@@ -22,6 +22,8 @@ pub(crate) struct Round {
     pub verdict: Verdict,
     /// The critical and major gaps.
     pub blocking: Vec<Gap>,
+    /// What the reviewer itself said, when breeze normalized it to `verdict`.
+    pub reviewer_said: Option<Verdict>,
 }
 
 /// Runs the gates, then (if they pass) the reviewer, for `base..head` of task `index`.
@@ -104,7 +106,9 @@ pub(crate) async fn review(
         (run_reviewer(ctx, index, worktree, &input).await?, false)
     };
 
+    let reviewer_verdict = result.verdict;
     let normalized = normalize(&id, result, head);
+    let reviewer_said = (reviewer_verdict != normalized.verdict).then_some(reviewer_verdict);
     let result_path = ctx.run_dir.review_file(&slug, round, "review-result.json");
     std::fs::write(&result_path, serde_json::to_vec_pretty(&normalized).unwrap_or_default())
         .map_err(|err| EngineError::io(format!("cannot write {}", result_path.display()), err))?;
@@ -142,7 +146,7 @@ pub(crate) async fn review(
             snapshot.tasks[index].gap_files.push(gap_files);
         }
     })?;
-    Ok(Round { verdict: normalized.verdict, blocking })
+    Ok(Round { verdict: normalized.verdict, blocking, reviewer_said })
 }
 
 async fn run_reviewer(

@@ -101,6 +101,7 @@ pub(crate) async fn run_task(
                     ctx.update_task(index, |record| {
                         record.stage = Stage::Approved;
                         record.approved_round = Some(record.rounds);
+                        record.reviewer_said = round.reviewer_said.map(|v| v.as_str().to_string());
                         record.feedback = None;
                     })?;
                 }
