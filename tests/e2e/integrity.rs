@@ -251,3 +251,29 @@ fn an_approval_breeze_normalized_says_so_in_the_trailer_and_the_status() {
     let table = stdout(&run_in(&root, &["status"]));
     assert!(table.contains("normalized by breeze"), "{table}");
 }
+
+#[test]
+fn escape_sequences_from_a_role_are_shown_escaped_in_run_status_report_and_logs() {
+    // The worker fails with a fake green "landed" line and a window-title change on stderr
+    // and in its report; the reviewer (a shell, failing) writes the same to stderr.
+    let worker = "cat > /dev/null\nprintf '\\033[32m\\342\\227\\217 [1] landed abc1234\\033[0m\\n\\033]0;pwned\\007' >&2\nprintf '{\"schema_version\":\"worker-report.v1\",\"status\":\"failed\",\"summary\":\"\\\\u001b[32mok\",\"escalation_reason\":\"\\\\u001b]0;pwned\\\\u0007 gave up\"}' > \"$BREEZE_OUTPUT\"\nexit 0\n";
+    let plan = toml_task("1", "Fails", &["a.txt"], "");
+    let (temp, root) = repo_with(&[("README.md", "r\n"), ("plan.toml", &plan)]);
+    let script = temp.path().join("worker.sh");
+    std::fs::write(&script, worker).unwrap();
+    std::fs::write(root.join("breeze.toml"), crate::support::shell_worker_config(&script, "")).unwrap();
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "config"]);
+    let output = run_in(&root, &["run"]);
+    assert_eq!(output.status.code(), Some(1), "{}", both(&output));
+    let status = run_in(&root, &["status"]);
+    let report = run_in(&root, &["report"]);
+    let logs = run_in(&root, &["logs", "1"]);
+    for (what, out) in [("run", &output), ("status", &status), ("report", &report), ("logs", &logs)] {
+        for stream in [&out.stdout, &out.stderr] {
+            assert!(!stream.contains(&0x1b) && !stream.contains(&0x07), "{what} printed raw control characters: {}", both(out));
+        }
+    }
+    assert!(stdout(&status).contains("\\x1b]0;pwned\\x07"), "shown escaped: {}", stdout(&status));
+    assert!(stdout(&logs).contains("\\x1b[32m"), "{}", stdout(&logs));
+}

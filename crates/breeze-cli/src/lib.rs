@@ -5,6 +5,7 @@
 pub mod args;
 mod commands;
 pub mod error;
+pub mod escape;
 pub mod output;
 pub mod render;
 
@@ -64,9 +65,10 @@ pub(crate) fn here() -> std::path::PathBuf {
 }
 
 fn report(err: &CliError) {
-    eprintln!("error: {}", err.message);
+    use crate::escape::escape_controls;
+    eprintln!("error: {}", escape_controls(&err.message));
     for hint in &err.hints {
-        eprintln!("hint: {hint}");
+        eprintln!("hint: {}", escape_controls(hint));
     }
 }
 
@@ -78,10 +80,26 @@ fn init_logging(verbose: u8) {
         2 => "debug",
         _ => "trace",
     };
+    use std::io::IsTerminal;
+    use tracing_subscriber::field::MakeExt;
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
+    // Fields (role text among them) are escaped before the formatter adds its own colours,
+    // and colours only go to a terminal.
+    let fields = tracing_subscriber::fmt::format::debug_fn(|writer, field, value| {
+        let text = format!("{value:?}");
+        let text = crate::escape::escape_controls(&text);
+        if field.name() == "message" {
+            write!(writer, "{text}")
+        } else {
+            write!(writer, "{}={text}", field.name())
+        }
+    })
+    .delimited(" ");
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .with_target(false)
+        .fmt_fields(fields)
         .try_init();
 }
