@@ -277,3 +277,32 @@ fn escape_sequences_from_a_role_are_shown_escaped_in_run_status_report_and_logs(
     assert!(stdout(&status).contains("\\x1b]0;pwned\\x07"), "shown escaped: {}", stdout(&status));
     assert!(stdout(&logs).contains("\\x1b[32m"), "{}", stdout(&logs));
 }
+
+#[test]
+fn a_plans_md_run_resumed_after_landings_still_reports_its_landed_tasks() {
+    let plans = "| Task | Content | DoD | Writes | Depends | Status |\n|---|---|---|---|---|---|\n\
+                 | 1 | Touch a | a | `src/a.txt` | - | cc:todo |\n\
+                 | 2 | Touch b | b | `src/b.txt` | - | cc:todo |\n";
+    let (_temp, root) = repo_with(&[
+        ("breeze.toml", SCRIPTED_CONFIG),
+        ("Plans.md", plans),
+        ("src/a.txt", "a\n"),
+        ("src/b.txt", "b\n"),
+    ]);
+    write(&root, "src/b.txt", "b\nmine\n");
+    let first = run_in(&root, &["run", "Plans.md"]);
+    assert_eq!(first.status.code(), Some(3), "{}", both(&first));
+    assert!(std::fs::read_to_string(root.join("Plans.md")).unwrap().contains("| 1 | Touch a | a | `src/a.txt` | - | cc:done |"));
+    git(&root, &["stash"]);
+    let resumed = run_in(&root, &["resume"]);
+    assert_eq!(resumed.status.code(), Some(0), "{}", both(&resumed));
+    let status = status_json(&root);
+    assert_eq!(status["tasks"].as_array().unwrap().len(), 2, "{status}");
+    assert_eq!(task_state(&status, "1"), "landed");
+    assert_eq!(task_state(&status, "2"), "landed");
+    let report = stdout(&run_in(&root, &["report"]));
+    assert!(report.contains("| 1 | Touch a | landed"), "{report}");
+    let clean = stdout(&run_in(&root, &["clean", "--dry-run"]));
+    assert!(!clean.contains("never landed"), "{clean}");
+    assert_eq!(git(&root, &["branch", "--list", "task/*"]), "", "landed branches are gone");
+}

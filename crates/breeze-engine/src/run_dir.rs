@@ -41,6 +41,12 @@ impl RunDir {
     pub fn cycles(&self) -> PathBuf {
         self.root.join("cycles.jsonl")
     }
+    /// The plan as the run started with it (`plan.md` or `plan.toml`): `resume` reads the
+    /// same tasks however the plan file changed since (landings flip its rows to done).
+    pub fn plan_copy(&self, original: &Path) -> PathBuf {
+        let is_toml = original.extension().is_some_and(|e| e.eq_ignore_ascii_case("toml"));
+        self.root.join(if is_toml { "plan.toml" } else { "plan.md" })
+    }
     /// The sprint contract of a task.
     pub fn contract(&self, task_slug: &str) -> PathBuf {
         self.root.join("contracts").join(format!("{task_slug}.sprint-contract.json"))

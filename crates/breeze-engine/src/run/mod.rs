@@ -167,6 +167,9 @@ pub async fn run(
     run_dir.create().map_err(|err| {
         EngineError::io(format!("cannot create {}", run_dir.root().display()), err)
     })?;
+    let copy = run_dir.plan_copy(&plan_path);
+    std::fs::copy(&plan_path, &copy)
+        .map_err(|err| EngineError::io(format!("cannot keep a copy of the plan in {}", copy.display()), err))?;
     let now = clock::now_rfc3339();
     let snapshot = RunSnapshot {
         format_version: FORMAT_VERSION,
@@ -254,7 +257,7 @@ pub async fn resume(
     // The run keeps landing on the branch it started with.
     let repo = with_main_branch(repo, &snapshot.main_branch)?;
     let containment = decide_containment(&config)?;
-    let plan = breeze_plan::load(Path::new(&snapshot.plan))?;
+    let plan = plan_of_run(&run_dir, Path::new(&snapshot.plan))?;
     let analysis = breeze_plan::analyze(&plan, snapshot.workers)?;
     let sims = read_sims(&plan)?;
     for task in &plan.tasks {
@@ -481,6 +484,21 @@ async fn execute(
     ctx.journal(EventKind::RunFinished { state })?;
     let status = ctx.snapshot.lock().unwrap_or_else(|p| p.into_inner()).status();
     Ok(RunOutcome { run_id, state, status, stop_reason, run_dir: run_dir.root().to_path_buf() })
+}
+
+/// The plan a run started with: its copy in the run directory (the plan file itself has
+/// changed since — every landing flips its row to done), else the file (older runs).
+fn plan_of_run(run_dir: &RunDir, original: &Path) -> Result<Plan, EngineError> {
+    let copy = run_dir.plan_copy(original);
+    let Ok(text) = std::fs::read_to_string(&copy) else {
+        return Ok(breeze_plan::load(original)?);
+    };
+    let is_toml = original.extension().is_some_and(|e| e.eq_ignore_ascii_case("toml"));
+    Ok(if is_toml {
+        breeze_plan::parse_plan_toml(&text, original)?
+    } else {
+        breeze_plan::parse_plans_md(&text, original)?
+    })
 }
 
 /// How this run confines its roles (`sandbox.*` and the kernel).
