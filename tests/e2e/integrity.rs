@@ -306,3 +306,61 @@ fn a_plans_md_run_resumed_after_landings_still_reports_its_landed_tasks() {
     assert!(!clean.contains("never landed"), "{clean}");
     assert_eq!(git(&root, &["branch", "--list", "task/*"]), "", "landed branches are gone");
 }
+
+#[test]
+fn abort_commits_what_the_lane_holds_says_where_it_is_and_refuses_to_abort_a_finished_run() {
+    let (temp, root) = repo_with(&[("README.md", "r\n")]);
+    let signal = temp.path().join("signal");
+    std::fs::create_dir(&signal).unwrap();
+    let worker = format!(
+        "cat > /dev/null\necho half-done > a.txt\ntouch {started}\nsleep 300\n",
+        started = signal.join("started").display()
+    );
+    let script = temp.path().join("worker.sh");
+    std::fs::write(&script, worker).unwrap();
+    let config = crate::support::shell_worker_config(&script, "")
+        + &format!("[sandbox]\nwritable = [{:?}]\n", signal.display().to_string());
+    std::fs::write(root.join("breeze.toml"), config).unwrap();
+    std::fs::write(root.join("plan.toml"), crate::support::one_task_plan()).unwrap();
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "config"]);
+    let engine = breeze()
+        .current_dir(&root)
+        .args(["run"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !signal.join("started").exists() {
+        assert!(std::time::Instant::now() < deadline, "the worker never started");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let aborted = run_in(&root, &["abort"]);
+    assert_eq!(aborted.status.code(), Some(0), "{}", both(&aborted));
+    let engine = engine.wait_with_output().unwrap();
+    assert!(!stdout(&engine).contains("continue with `breeze resume`"), "{}", both(&engine));
+
+    let status = status_json(&root);
+    assert_eq!(status["state"], "aborted");
+    let reason = status["tasks"][0]["reason"].as_str().unwrap().to_string();
+    assert!(reason.contains("on branch `task/1`"), "{reason}");
+    assert_eq!(git(&root, &["show", "task/1:a.txt"]), "half-done\n", "the lane's work is on the branch");
+
+    // clean removes the (now clean) lane and keeps the branch with the work, without --force.
+    let clean = run_in(&root, &["clean"]);
+    assert_eq!(clean.status.code(), Some(0), "{}", both(&clean));
+    assert!(stdout(&clean).contains("kept task/1"), "{}", stdout(&clean));
+    assert_eq!(git(&root, &["show", "task/1:a.txt"]), "half-done\n");
+
+    let again = run_in(&root, &["abort"]);
+    assert_eq!(again.status.code(), Some(0), "{}", both(&again));
+    let text = stdout(&again);
+    assert!(text.contains("already finished (aborted)") || text.contains("there is nothing to abort"), "{text}");
+
+    let (_t2, done) = one_scripted_task();
+    assert_eq!(run_in(&done, &["run"]).status.code(), Some(0));
+    let finished = run_in(&done, &["abort"]);
+    assert!(stdout(&finished).contains("already finished (succeeded); there is nothing to abort"), "{}", both(&finished));
+    assert_eq!(status_json(&done)["state"], "succeeded", "a finished run stays as it was");
+}

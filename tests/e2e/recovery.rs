@@ -169,7 +169,8 @@ fn abort_stops_a_live_run_and_a_new_run_keeps_the_old_branch() {
     assert_eq!(aborted.status.code(), Some(0), "{}", both(&aborted));
     assert!(stdout(&aborted).contains("stopped the running engine"), "{}", both(&aborted));
     let engine = engine.wait_with_output().unwrap();
-    assert_eq!(engine.status.code(), Some(3), "the engine stopped resumably: {}", both(&engine));
+    assert_eq!(engine.status.code(), Some(1), "the engine says it was aborted: {}", both(&engine));
+    assert!(!both(&engine).contains("breeze resume"), "no resume is offered: {}", both(&engine));
     assert!(!alive(worker_pid), "the worker's process group was ended");
     let status = status_json(&root);
     assert_eq!(status["state"], "aborted");

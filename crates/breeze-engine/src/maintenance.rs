@@ -23,17 +23,22 @@ pub struct AbortReport {
     pub run_id: String,
     /// The pid of a live engine that was asked to stop, if any.
     pub stopped_engine: Option<String>,
+    /// The run had already finished in this state: nothing was aborted.
+    pub already: Option<RunState>,
 }
 
-/// Gives up on the latest run: stops a live engine (SIGTERM, as Ctrl-C would), ends
-/// orphaned role processes, and marks the run aborted. Worktrees and branches stay for
-/// `breeze clean`.
+/// Gives up on the latest run: stops a live engine (SIGTERM, as Ctrl-C would, after
+/// leaving a marker so it records an abort rather than an interruption), ends orphaned role
+/// processes, commits what the lanes hold on their task branches, and marks the run
+/// aborted. Worktrees and branches stay for `breeze clean`. A run that already finished is
+/// left as it is ([`AbortReport::already`]).
 pub async fn abort(repo_dir: &Path) -> Result<AbortReport, EngineError> {
     let repo = Repo::open(repo_dir)?;
     let root = repo.workdir().to_path_buf();
     let run_id = latest_run(&root).ok_or_else(|| {
         EngineError::usage("there are no runs in this repository", "nothing to abort")
     })?;
+    let run_dir = RunDir::new(&root, &run_id);
     let mut stopped_engine = None;
     let lock = match RepoLock::acquire(&root) {
         Ok(lock) => lock,
@@ -44,6 +49,8 @@ pub async fn abort(repo_dir: &Path) -> Result<AbortReport, EngineError> {
                     "stop it by hand (Ctrl-C in its terminal)",
                 )
             })?;
+            std::fs::write(run_dir.abort_marker(), b"")
+                .map_err(|err| EngineError::io("cannot mark the run for abort", err))?;
             let _ = nix::sys::signal::kill(
                 nix::unistd::Pid::from_raw(number),
                 nix::sys::signal::Signal::SIGTERM,
@@ -53,29 +60,75 @@ pub async fn abort(repo_dir: &Path) -> Result<AbortReport, EngineError> {
         }
         Err(err) => return Err(err.into()),
     };
-    let run_dir = RunDir::new(&root, &run_id);
-    crate::run::end_orphans_of(&run_dir).await;
     let mut snapshot = RunSnapshot::load(&run_dir.snapshot())?;
-    if snapshot.state.is_resumable() {
-        snapshot.state = RunState::Aborted;
-        snapshot.stop_reason = Some("aborted with `breeze abort`".into());
-        for task in snapshot.tasks.iter_mut().filter(|task| !task.state.is_terminal()) {
-            task.state = breeze_protocol::TaskState::Failed;
-            task.reason = Some(match &task.branch {
-                Some(branch) => format!("run aborted; its work so far is on branch `{branch}`"),
-                None => "run aborted before the task started".into(),
-            });
-        }
-        snapshot.updated_at = crate::clock::now_rfc3339();
-        snapshot.save(&run_dir.snapshot()).map_err(|err| {
-            EngineError::io(format!("cannot write {}", run_dir.snapshot().display()), err)
-        })?;
-        if let Ok(journal) = crate::journal::Journal::open(&run_dir.events()) {
-            let _ = journal.record(EventKind::RunFinished { state: RunState::Aborted });
-        }
+    if !snapshot.state.is_resumable() {
+        return Ok(AbortReport { run_id, stopped_engine, already: Some(snapshot.state) });
     }
+    crate::run::end_orphans_of(&run_dir).await;
+    let _ = std::fs::write(run_dir.abort_marker(), b"");
+    record_abort(&repo, &run_dir, &mut snapshot)?;
     drop(lock);
-    Ok(AbortReport { run_id, stopped_engine })
+    Ok(AbortReport { run_id, stopped_engine, already: None })
+}
+
+/// Marks `snapshot` aborted: what each unfinished task's lane holds is committed on its
+/// branch, and each task's reason says truthfully where its work is.
+pub(crate) fn record_abort(
+    repo: &Repo,
+    run_dir: &RunDir,
+    snapshot: &mut RunSnapshot,
+) -> Result<(), EngineError> {
+    let lanes: Vec<breeze_git::WorktreeInfo> = repo.list_worktrees()?;
+    snapshot.state = RunState::Aborted;
+    snapshot.stop_reason = Some("aborted with `breeze abort`".into());
+    for task in snapshot.tasks.iter_mut().filter(|task| !task.state.is_terminal()) {
+        let reason = match &task.branch {
+            None => "run aborted before the task started".to_string(),
+            Some(branch) => {
+                let lane = lanes.iter().find(|info| {
+                    info.under_breeze_root && info.branch.as_deref() == Some(branch.as_str())
+                });
+                let base = task.base.as_deref().and_then(|b| breeze_git::Oid::from_str(b).ok());
+                let committed = match (lane, base) {
+                    (Some(info), Some(base)) => {
+                        let worktree = breeze_git::Worktree {
+                            name: info.name.clone(),
+                            path: info.path.clone(),
+                            branch: branch.clone(),
+                            base,
+                        };
+                        repo.commit_worktree(&worktree, "breeze: work left by an aborted run")
+                            .map(Some)
+                            .map_err(|err| (info.path.clone(), err))
+                    }
+                    _ => Ok(None),
+                };
+                match committed {
+                    Err((path, err)) => format!(
+                        "run aborted; its work so far is uncommitted in {} ({err})",
+                        path.display()
+                    ),
+                    Ok(_) => match (repo.branch_tip(branch)?, base) {
+                        (Some(tip), Some(base)) if tip != base => format!(
+                            "run aborted; its work so far is on branch `{branch}` ({})",
+                            &tip.to_string()[..12]
+                        ),
+                        _ => format!("run aborted; branch `{branch}` holds no work yet"),
+                    },
+                }
+            }
+        };
+        task.state = breeze_protocol::TaskState::Failed;
+        task.reason = Some(reason);
+    }
+    snapshot.updated_at = crate::clock::now_rfc3339();
+    snapshot.save(&run_dir.snapshot()).map_err(|err| {
+        EngineError::io(format!("cannot write {}", run_dir.snapshot().display()), err)
+    })?;
+    if let Ok(journal) = crate::journal::Journal::open(&run_dir.events()) {
+        let _ = journal.record(EventKind::RunFinished { state: RunState::Aborted });
+    }
+    Ok(())
 }
 
 async fn wait_for_lock(root: &Path) -> Result<RepoLock, EngineError> {

@@ -47,6 +47,11 @@ impl RunDir {
         let is_toml = original.extension().is_some_and(|e| e.eq_ignore_ascii_case("toml"));
         self.root.join(if is_toml { "plan.toml" } else { "plan.md" })
     }
+    /// Written by `breeze abort` before it stops a live engine: the engine then records
+    /// the run as aborted instead of interrupted.
+    pub fn abort_marker(&self) -> PathBuf {
+        self.root.join("abort-requested")
+    }
     /// The sprint contract of a task.
     pub fn contract(&self, task_slug: &str) -> PathBuf {
         self.root.join("contracts").join(format!("{task_slug}.sprint-contract.json"))

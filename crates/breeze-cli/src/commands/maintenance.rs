@@ -10,11 +10,19 @@ use crate::output;
 
 pub fn abort() -> CliResult {
     let report = runtime()?.block_on(maintenance::abort(&crate::here())).map_err(engine_error)?;
+    if let Some(state) = report.already {
+        output::println(&format!(
+            "run {} already finished ({}); there is nothing to abort",
+            report.run_id,
+            state.as_str()
+        ))?;
+        return Ok(ExitCode::Success);
+    }
     if let Some(pid) = &report.stopped_engine {
         output::println(&format!("stopped the running engine (pid {pid})"))?;
     }
     output::println(&format!(
-        "run {} is aborted; `breeze clean` removes its worktrees",
+        "run {} is aborted; what its lanes held is committed on the task branches (`breeze status` says where each task's work is); `breeze clean` removes its worktrees and keeps branches with work",
         report.run_id
     ))?;
     Ok(ExitCode::Success)

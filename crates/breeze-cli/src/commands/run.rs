@@ -93,7 +93,7 @@ async fn forward_signals(cancel: CancellationToken) {
                 "breeze: still stopping role processes (they get SIGKILL after the grace period)"
             );
         } else {
-            eprintln!("breeze: stopping; the run can be continued with `breeze resume`");
+            eprintln!("breeze: stopping (role processes get SIGTERM)");
             cancel.cancel();
         }
     }

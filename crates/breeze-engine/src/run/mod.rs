@@ -482,7 +482,17 @@ async fn execute(
         snapshot.stop_reason = stop_reason.clone();
     })?;
     ctx.journal(EventKind::RunFinished { state })?;
-    let status = ctx.snapshot.lock().unwrap_or_else(|p| p.into_inner()).status();
+    let mut status = ctx.snapshot.lock().unwrap_or_else(|p| p.into_inner()).status();
+    // Stopped by `breeze abort`, which records the abort once this engine has let go.
+    let (state, stop_reason) = if state == RunState::Interrupted && run_dir.abort_marker().exists() {
+        status.state = RunState::Aborted;
+        for task in status.tasks.iter_mut().filter(|task| !task.state.is_terminal()) {
+            task.reason = Some("run aborted; `breeze status` says where its work is".into());
+        }
+        (RunState::Aborted, Some("aborted with `breeze abort`".to_string()))
+    } else {
+        (state, stop_reason)
+    };
     Ok(RunOutcome { run_id, state, status, stop_reason, run_dir: run_dir.root().to_path_buf() })
 }
 
