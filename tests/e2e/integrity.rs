@@ -364,3 +364,59 @@ fn abort_commits_what_the_lane_holds_says_where_it_is_and_refuses_to_abort_a_fin
     assert!(stdout(&finished).contains("already finished (succeeded); there is nothing to abort"), "{}", both(&finished));
     assert_eq!(status_json(&done)["state"], "succeeded", "a finished run stays as it was");
 }
+
+#[test]
+fn a_lane_left_dirty_is_kept_and_listed_and_clean_handles_it_and_the_verify_worktree() {
+    // The worker detaches its HEAD and leaves a file: breeze cannot commit it (the attempt
+    // fails), so the lane ends the run dirty.
+    let worker = "cat > /dev/null\ngit checkout -q --detach\necho stray > a.txt\nprintf '{\"schema_version\":\"worker-report.v1\",\"status\":\"completed\",\"summary\":\"ok\"}' > \"$BREEZE_OUTPUT\"\n";
+    let plan = toml_task("1", "Wreck", &["a.txt"], "") + &toml_task("2", "Fine", &["b.txt"], "");
+    let (temp, root) = repo_with(&[("README.md", "r\n"), ("plan.toml", &plan)]);
+    let script = temp.path().join("worker.sh");
+    std::fs::write(&script, worker).unwrap();
+    let config = format!(
+        "[run]\nmax_workers = 2\n[roles.worker]\nbackend = \"command\"\ncommand = [\"sh\", \"-c\", \"if [ $BREEZE_TASK_ID = 1 ]; then exec sh {}; fi; cat >/dev/null; echo ok > b.txt; printf '{{\\\"schema_version\\\":\\\"worker-report.v1\\\",\\\"status\\\":\\\"completed\\\",\\\"summary\\\":\\\"ok\\\"}}' > $BREEZE_OUTPUT\"]\n[roles.reviewer]\nbackend = \"scripted\"\n[roles.advisor]\nbackend = \"scripted\"\n[land]\nverify = [\"true\"]\n",
+        script.display()
+    );
+    std::fs::write(root.join("breeze.toml"), config).unwrap();
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "config"]);
+    let output = run_in(&root, &["run"]);
+    assert_eq!(output.status.code(), Some(1), "{}", both(&output));
+    let text = stdout(&output);
+    assert!(text.contains("⚑ kept lane") && text.contains("uncommitted changes"), "{text}");
+    assert!(
+        !root.join(".harness-worktrees/integration").exists(),
+        "the verify worktree is removed at the end of the run"
+    );
+
+    let clean = run_in(&root, &["clean"]);
+    assert_eq!(clean.status.code(), Some(0), "{}", both(&clean));
+    assert!(stdout(&clean).contains("uncommitted changes"), "{}", stdout(&clean));
+    let forced = run_in(&root, &["clean", "--force"]);
+    assert_eq!(forced.status.code(), Some(0), "{}", both(&forced));
+    let again = run_in(&root, &["clean", "--force"]);
+    assert_eq!(again.status.code(), Some(0), "{}", both(&again));
+    assert_eq!(git(&root, &["worktree", "list", "--porcelain"]).matches("worktree ").count(), 1);
+}
+
+#[test]
+fn a_lane_folder_an_interrupted_clean_left_behind_is_still_seen() {
+    // A run that stops (a deferred landing) keeps its lane; the user aborts it.
+    let (_temp, root) = one_scripted_task();
+    write(&root, "src/a.txt", "mine\n");
+    assert_eq!(run_in(&root, &["run"]).status.code(), Some(3));
+    assert_eq!(run_in(&root, &["abort"]).status.code(), Some(0));
+    // A `clean --force` killed half-way: git forgot the lane, its folder is still there.
+    let lane = root.join(".harness-worktrees/lane-1");
+    assert!(lane.is_dir());
+    let _ = std::fs::remove_dir_all(root.join(".git/worktrees/lane-1"));
+    git(&root, &["worktree", "prune"]);
+    let clean = run_in(&root, &["clean"]);
+    assert_eq!(clean.status.code(), Some(0), "{}", both(&clean));
+    assert!(stdout(&clean).contains("no longer a git worktree"), "{}", stdout(&clean));
+    assert!(lane.exists());
+    let forced = run_in(&root, &["clean", "--force"]);
+    assert_eq!(forced.status.code(), Some(0), "{}", both(&forced));
+    assert!(!lane.exists(), "{}", stdout(&forced));
+}

@@ -18,7 +18,7 @@ pub fn progress_line(event: &ProgressEvent) -> String {
         ProgressEvent::Containment { enforced, summary } => {
             format!("{} {summary}", if *enforced { "🔒" } else { "⚠" })
         }
-        ProgressEvent::BranchKept { branch, reason } => format!("⚑ kept branch {branch}: {reason}"),
+        ProgressEvent::Kept { what, reason } => format!("⚑ kept {what}: {reason}"),
         ProgressEvent::Notice { message } => format!("! {message}"),
         ProgressEvent::TaskStarted { id, title, lane } => format!("▶ [{id}] {title} (lane {lane})"),
         ProgressEvent::AttemptFailed { id, attempt, reason } => {

@@ -219,8 +219,27 @@ pub fn clean(repo_dir: &Path, dry_run: bool, force: bool) -> Result<Vec<CleanIte
         )
     };
     for path in worktrees {
-        let Some(&dirty) = live.get(&path) else { continue };
         let label = path.display().to_string();
+        let Some(&dirty) = live.get(&path) else {
+            // Git no longer knows it (an interrupted `clean`, a removed admin folder), but
+            // the journal says breeze made it: its folder is still breeze's to remove.
+            if path.is_dir() {
+                if force {
+                    if !dry_run {
+                        std::fs::remove_dir_all(&path).map_err(|err| {
+                            EngineError::io(format!("cannot remove {label}"), err)
+                        })?;
+                    }
+                    items.push(CleanItem::Removed(label));
+                } else {
+                    items.push(CleanItem::Kept(
+                        label,
+                        "no longer a git worktree (an interrupted `breeze clean`?); `breeze clean --force` removes the folder".into(),
+                    ));
+                }
+            }
+            continue;
+        };
         if dry_run {
             items.push(if dirty && !force {
                 CleanItem::Kept(label, "has uncommitted changes (use --force to discard)".into())
@@ -237,6 +256,20 @@ pub fn clean(repo_dir: &Path, dry_run: bool, force: bool) -> Result<Vec<CleanIte
             }
         }
     }
+    // The verify command's worktree: breeze's scratch, removed whatever it holds.
+    let integration = repo.worktree_root().join(breeze_git::INTEGRATION_WORKTREE);
+    if live.contains_key(&integration) || integration.is_dir() {
+        if !dry_run {
+            if live.contains_key(&integration) {
+                repo.remove_worktree(&integration, None, true)?;
+            } else {
+                std::fs::remove_dir_all(&integration).map_err(|err| {
+                    EngineError::io(format!("cannot remove {}", integration.display()), err)
+                })?;
+            }
+        }
+        items.push(CleanItem::Removed(integration.display().to_string()));
+    }
     for branch in branches {
         let Some(tip) = repo.branch_tip(&branch)? else { continue };
         // Safe to delete: its tip is the head that landed, or it is contained in main.
@@ -252,7 +285,17 @@ pub fn clean(repo_dir: &Path, dry_run: bool, force: bool) -> Result<Vec<CleanIte
             continue;
         }
         if !dry_run {
-            repo.delete_branch(&branch)?;
+            match repo.delete_branch(&branch) {
+                Ok(_) => {}
+                Err(breeze_git::GitError::BranchCheckedOut { path, .. }) => {
+                    items.push(CleanItem::Kept(
+                        branch,
+                        format!("checked out in {} (kept above)", path.display()),
+                    ));
+                    continue;
+                }
+                Err(err) => return Err(err.into()),
+            }
         }
         items.push(CleanItem::Removed(branch));
     }

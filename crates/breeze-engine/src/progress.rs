@@ -27,12 +27,13 @@ pub enum ProgressEvent {
         /// One line: the mechanism and what workers may write.
         summary: String,
     },
-    /// A task branch was kept at the end of the run because it holds work that did not
-    /// land (a commit added after the landing).
-    BranchKept {
-        /// The branch.
-        branch: String,
-        /// Why, and how to look.
+    /// Something breeze would have cleaned up at the end of the run was kept because it
+    /// holds work: a task branch that moved on after landing, a lane with uncommitted
+    /// changes.
+    Kept {
+        /// What: `branch task/1`, `lane .harness-worktrees/lane-2`.
+        what: String,
+        /// Why, and what to do.
         reason: String,
     },
     /// Something the user should know about this run (an untracked plan, tasks already on

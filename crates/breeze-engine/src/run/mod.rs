@@ -660,15 +660,29 @@ fn cleanup_after_run(ctx: &RunContext) {
     let records = ctx.snapshot.lock().unwrap_or_else(|p| p.into_inner()).tasks.clone();
     for worktree in lanes {
         match ctx.repo.remove_worktree(&worktree.path, None, false) {
-            Ok(outcome) => {
+            Ok(breeze_git::RemoveOutcome::KeptDirty { paths }) => ctx.report(ProgressEvent::Kept {
+                what: format!("lane {}", worktree.path.display()),
+                reason: format!(
+                    "it has uncommitted changes in {} file(s) ({}); `breeze clean --force` discards them",
+                    paths.len(),
+                    paths.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
+                ),
+            }),
+            Ok(_) => {
                 let _ = ctx.journal(EventKind::WorktreeRemoved {
                     path: worktree.path.display().to_string(),
                     branch: None,
                 });
-                tracing::info!("lane worktree {}: {outcome:?}", worktree.path.display());
             }
             Err(err) => tracing::warn!("cannot remove {}: {err}", worktree.path.display()),
         }
+    }
+    // The verify command's worktree holds nothing of anyone's: it goes, whatever it holds.
+    let integration = ctx.repo.worktree_root().join(breeze_git::INTEGRATION_WORKTREE);
+    if integration.exists()
+        && let Err(err) = ctx.repo.remove_worktree(&integration, None, true)
+    {
+        tracing::warn!("cannot remove {}: {err}", integration.display());
     }
     for record in records.iter().filter(|record| record.state == TaskState::Landed) {
         let Some(branch) = &record.branch else { continue };
@@ -681,8 +695,8 @@ fn cleanup_after_run(ctx: &RunContext) {
                 });
             }
             Ok(breeze_git::BranchCleanup::Missing) => {}
-            Ok(breeze_git::BranchCleanup::Kept { tip }) => ctx.report(ProgressEvent::BranchKept {
-                branch: branch.clone(),
+            Ok(breeze_git::BranchCleanup::Kept { tip }) => ctx.report(ProgressEvent::Kept {
+                what: format!("branch {branch}"),
                 reason: format!(
                     "it moved on to {} after task {} landed; see `git log {}..{branch}`",
                     &tip.to_string()[..12],
