@@ -420,3 +420,32 @@ fn a_lane_folder_an_interrupted_clean_left_behind_is_still_seen() {
     assert_eq!(forced.status.code(), Some(0), "{}", both(&forced));
     assert!(!lane.exists(), "{}", stdout(&forced));
 }
+
+#[test]
+fn main_renamed_mid_run_stops_resumably_and_says_so() {
+    let plan = toml_task("1", "Slow", &["a.txt"], "[task.sim]\ndelay_ms = 1500")
+        + &toml_task("2", "After", &["b.txt"], "depends_on = [\"1\"]");
+    let (_temp, root) = repo_with(&[("breeze.toml", SCRIPTED_CONFIG), ("plan.toml", &plan)]);
+    let engine = breeze()
+        .current_dir(&root)
+        .args(["run"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(700));
+    git(&root, &["branch", "-m", "main", "trunk"]);
+    let output = engine.wait_with_output().unwrap();
+    let text = both(&output);
+    assert_eq!(output.status.code(), Some(3), "stopped resumably: {text}");
+    assert!(text.contains("branch `main` does not exist"), "{text}");
+    assert!(text.contains("breeze resume"), "{text}");
+    let status = status_json(&root);
+    for task in status["tasks"].as_array().unwrap() {
+        assert_ne!(task["state"], "failed", "{task}");
+    }
+    git(&root, &["branch", "-m", "trunk", "main"]);
+    let resumed = run_in(&root, &["resume"]);
+    assert_eq!(resumed.status.code(), Some(0), "{}", both(&resumed));
+    assert_eq!(task_state(&status_json(&root), "2"), "landed");
+}

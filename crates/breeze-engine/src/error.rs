@@ -50,8 +50,25 @@ impl EngineError {
         EngineError::Io { context: context.into(), source }
     }
 
+    /// Whether this error stops a run that `breeze resume` can continue once the user has
+    /// acted (a configuration to fix, main to restore, space to free), rather than failing
+    /// the task it happened in.
+    pub fn stops_the_run(&self) -> bool {
+        match self {
+            EngineError::Usage { .. } => true,
+            EngineError::Git(breeze_git::GitError::MainMissing { .. }) => true,
+            EngineError::Io { source, .. } => is_out_of_space(source),
+            _ => false,
+        }
+    }
+
     /// The exit code this error means.
     pub fn exit_code(&self) -> ExitCode {
+        if let EngineError::Io { source, .. } = self
+            && is_out_of_space(source)
+        {
+            return ExitCode::Interrupted;
+        }
         match self {
             // Git errors that reach the command line come before or outside a run (not a
             // repository, mid-merge, unsupported format): the user must act first.
@@ -70,7 +87,26 @@ impl EngineError {
             ],
             EngineError::Usage { hint: Some(hint), .. } => vec![hint.clone()],
             EngineError::Snapshot(_) => vec!["the run files are under .breeze/runs/; `breeze abort` gives up on the run".into()],
+            EngineError::Io { source, .. } if is_out_of_space(source) => {
+                vec!["free space on the disk, then `breeze resume` continues the run".into()]
+            }
+            EngineError::Git(breeze_git::GitError::MainMissing { .. }) => {
+                vec!["then `breeze resume` continues the run".into()]
+            }
             _ => Vec::new(),
         }
     }
+}
+
+/// The disk (or the user's quota) is full, or the file system went read-only.
+fn is_out_of_space(err: &std::io::Error) -> bool {
+    matches!(err.raw_os_error(), Some(libc_codes::ENOSPC | libc_codes::EDQUOT))
+        || err.kind() == std::io::ErrorKind::StorageFull
+        || err.kind() == std::io::ErrorKind::QuotaExceeded
+}
+
+/// Errno values (Linux) for the out-of-space check.
+mod libc_codes {
+    pub const ENOSPC: i32 = 28;
+    pub const EDQUOT: i32 = 122;
 }

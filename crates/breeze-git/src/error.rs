@@ -55,6 +55,18 @@ pub enum GitError {
         branch: String,
     },
 
+    /// The main branch does not exist, though the repository has commits (renamed or
+    /// deleted, or a configured name that is not there).
+    #[error(
+        "branch `{branch}` does not exist (was it renamed or deleted?): breeze lands on it; \
+         create or restore it (`git branch {branch} <commit>`), or name another branch in \
+         run.main_branch"
+    )]
+    MainMissing {
+        /// The main branch name.
+        branch: String,
+    },
+
     /// A checkout is in the middle of a merge, rebase, cherry-pick, revert or bisect.
     #[error(
         "{} is in the middle of a {operation}: finish it, or abort it with `{abort}`, then run \

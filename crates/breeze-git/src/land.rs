@@ -317,7 +317,7 @@ impl Repo {
         let actual = match primary.refname_to_id(&refname) {
             Ok(oid) => oid,
             Err(e) if e.code() == ErrorCode::NotFound => {
-                return Err(GitError::NoCommits { branch: self.main_branch.clone() });
+                return Err(self.main_not_found(&primary));
             }
             Err(e) => return Err(e).ctx(|| format!("could not read {refname}")),
         };

@@ -265,10 +265,22 @@ impl Repo {
         let repo = self.git()?;
         match repo.refname_to_id(&self.main_ref()) {
             Ok(oid) => Ok(oid),
-            Err(e) if e.code() == ErrorCode::NotFound => {
-                Err(GitError::NoCommits { branch: self.main_branch.clone() })
-            }
+            Err(e) if e.code() == ErrorCode::NotFound => Err(self.main_not_found(&repo)),
             Err(e) => Err(e).ctx(|| format!("could not read {}", self.main_ref())),
+        }
+    }
+
+    /// Why main cannot be read: the repository has no commits at all, or it has some and
+    /// main is gone.
+    pub(crate) fn main_not_found(&self, repo: &Repository) -> GitError {
+        let has_commits = repo
+            .references()
+            .map(|mut refs| refs.any(|r| r.is_ok_and(|r| r.peel_to_commit().is_ok())))
+            .unwrap_or(false);
+        if has_commits {
+            GitError::MainMissing { branch: self.main_branch.clone() }
+        } else {
+            GitError::NoCommits { branch: self.main_branch.clone() }
         }
     }
 

@@ -191,12 +191,15 @@ fn record_exit(
             finish(ctx, index, &exit)?;
             Ok(ExitEffect::Settled)
         }
-        Err(EngineError::Usage { message, hint }) => {
-            // Resumable: the task starts again once the configuration is fixed.
+        Err(err) if err.stops_the_run() => {
+            // Resumable: the task starts again once the user has acted.
+            let message = err.to_string();
             ctx.set_state(index, TaskState::Pending, Some(message.clone()))?;
-            let hint = hint.unwrap_or_default();
+            let hint = err.hints().join("; ");
             let next = if hint.contains("breeze resume") {
                 hint
+            } else if hint.is_empty() {
+                "then run `breeze resume`".to_string()
             } else {
                 format!("{hint}, then run `breeze resume`")
             };
