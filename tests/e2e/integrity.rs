@@ -449,3 +449,83 @@ fn main_renamed_mid_run_stops_resumably_and_says_so() {
     assert_eq!(resumed.status.code(), Some(0), "{}", both(&resumed));
     assert_eq!(task_state(&status_json(&root), "2"), "landed");
 }
+
+/// A repository whose worker is scripted and whose reviewer is `sh REVIEWER`, which fails
+/// while the file `fail` next to it exists and otherwise approves after `delay` seconds.
+fn with_shell_reviewer(delay: &str) -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+    let plan = toml_task("1", "Change a", &["a.txt"], "");
+    let (temp, root) = repo_with(&[("README.md", "r\n"), ("plan.toml", &plan)]);
+    let fail = temp.path().join("fail");
+    let reviewer = temp.path().join("reviewer.sh");
+    std::fs::write(
+        &reviewer,
+        format!(
+            "cat > /dev/null\nif [ -f {fail} ]; then echo 'reviewer broke' >&2; exit 1; fi\nsleep {delay}\necho '{{\"schema_version\":\"review-result.v1\",\"verdict\":\"APPROVE\",\"gaps\":[]}}'\n",
+            fail = fail.display()
+        ),
+    )
+    .unwrap();
+    let config = format!(
+        "[roles.worker]\nbackend = \"scripted\"\n[roles.reviewer]\nbackend = \"command\"\ncommand = [\"sh\", \"{}\"]\n[roles.advisor]\nbackend = \"scripted\"\n",
+        reviewer.display()
+    );
+    std::fs::write(root.join("breeze.toml"), config).unwrap();
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "config"]);
+    (temp, root, fail)
+}
+
+fn one_attempt_one_round(root: &std::path::Path) {
+    let status = status_json(root);
+    let task = &status["tasks"][0];
+    assert_eq!(task["state"], "landed", "{task}");
+    assert_eq!(task["attempts"], 1, "the worker was not run again: {task}");
+    assert_eq!(task["rounds"], 1, "one verdict, one round: {task}");
+    let trailer = git(root, &["log", "-1", "--format=%(trailers:key=Breeze-Review,valueonly)", "main"]);
+    assert_eq!(trailer.trim(), "APPROVE (round 1)");
+}
+
+#[test]
+fn a_task_stopped_while_waiting_for_its_review_is_reviewed_on_resume_not_redone() {
+    let (_temp, root, _fail) = with_shell_reviewer("30");
+    let engine = breeze()
+        .current_dir(&root)
+        .args(["run"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !std::fs::read_dir(root.join(".breeze/runs"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .any(|run| run.path().join("logs/1.reviewer.round-1.try-1.log.stdout").exists())
+    {
+        assert!(std::time::Instant::now() < deadline, "the reviewer never started");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::process::Command::new("kill").args(["-INT", &engine.id().to_string()]).status().unwrap();
+    let output = engine.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(3), "{}", both(&output));
+    // The next review answers at once.
+    let reviewer = root.parent().unwrap().join("reviewer.sh");
+    let text = std::fs::read_to_string(&reviewer).unwrap().replace("sleep 30", "sleep 0");
+    std::fs::write(&reviewer, text).unwrap();
+    let resumed = run_in(&root, &["resume"]);
+    assert_eq!(resumed.status.code(), Some(0), "{}", both(&resumed));
+    one_attempt_one_round(&root);
+}
+
+#[test]
+fn after_a_failing_reviewer_resume_reviews_the_same_work_in_the_same_round() {
+    let (_temp, root, fail) = with_shell_reviewer("0");
+    std::fs::write(&fail, "").unwrap();
+    let output = run_in(&root, &["run"]);
+    assert_eq!(output.status.code(), Some(3), "{}", both(&output));
+    assert!(stdout(&output).contains("the reviewer failed"), "{}", both(&output));
+    std::fs::remove_file(&fail).unwrap();
+    let resumed = run_in(&root, &["resume"]);
+    assert_eq!(resumed.status.code(), Some(0), "{}", both(&resumed));
+    one_attempt_one_round(&root);
+}

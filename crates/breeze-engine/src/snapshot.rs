@@ -59,6 +59,9 @@ pub enum Stage {
     Queued,
     /// A worker has (or had) the task.
     Working,
+    /// The worker's result (`head`) waits for the gates and the reviewer: `resume` goes
+    /// straight to the review.
+    Reviewing,
     /// Approved; landing is next.
     Approved,
     /// Finished (landed, escalated, blocked or failed).

@@ -37,10 +37,9 @@ pub(crate) async fn review(
     let task = ctx.task(index);
     let id = task.id.to_string();
     let slug = file_slug(&id);
-    let round = ctx.update_task(index, |record| {
-        record.rounds += 1;
-        record.rounds
-    })?;
+    // A round counts once it has a verdict: a review cut off by a stop or a failing
+    // reviewer is done again as the same round.
+    let round = ctx.record(index).rounds + 1;
     ctx.set_state(index, TaskState::Reviewing, None)?;
     let (base_oid, head_oid) = (parse_oid(base)?, parse_oid(head)?);
 
@@ -142,6 +141,7 @@ pub(crate) async fn review(
                 snapshot.universal_violations.push(lesson);
             }
         }
+        snapshot.tasks[index].rounds = round;
         if normalized.verdict == Verdict::RequestChanges {
             snapshot.tasks[index].gap_files.push(gap_files);
         }

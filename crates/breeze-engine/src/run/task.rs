@@ -52,7 +52,11 @@ pub(crate) async fn run_task(
     let mut worktree = prepare_worktree(ctx, index, lane).await?;
     let mut writer = Some(ctx.roles.guard.lane_writer(&worktree.path));
     drop(preparing);
-    ctx.update_task(index, |record| record.stage = Stage::Working)?;
+    ctx.update_task(index, |record| {
+        if record.stage == Stage::Queued {
+            record.stage = Stage::Working;
+        }
+    })?;
 
     // Preflight: a high-risk task consults the Advisor once before its first attempt.
     if task.is_high_risk() && ctx.record(index).attempts == 0 {
@@ -84,13 +88,22 @@ pub(crate) async fn run_task(
     }
 
     loop {
-        if ctx.record(index).stage != Stage::Approved {
-            writer.get_or_insert_with(|| ctx.roles.guard.lane_writer(&worktree.path));
-            rebase_onto_conflict(ctx, index, lane, &mut worktree).await?;
-            let head = match work(ctx, index, &worktree).await? {
-                Work::Completed { head } => head,
-                Work::Escalated(reason) => return Ok(TaskExit::Escalated(reason)),
-                Work::Interrupted => return Ok(TaskExit::Interrupted),
+        let record = ctx.record(index);
+        if record.stage != Stage::Approved {
+            // A task stopped while its result waited for review is reviewed, not redone.
+            let head = match (record.stage, record.head) {
+                (Stage::Reviewing, Some(head)) => head,
+                _ => {
+                    writer.get_or_insert_with(|| ctx.roles.guard.lane_writer(&worktree.path));
+                    rebase_onto_conflict(ctx, index, lane, &mut worktree).await?;
+                    let head = match work(ctx, index, &worktree).await? {
+                        Work::Completed { head } => head,
+                        Work::Escalated(reason) => return Ok(TaskExit::Escalated(reason)),
+                        Work::Interrupted => return Ok(TaskExit::Interrupted),
+                    };
+                    ctx.update_task(index, |record| record.stage = Stage::Reviewing)?;
+                    head
+                }
             };
             // Under review and while landing nothing may change the lane.
             drop(writer.take());
@@ -114,6 +127,7 @@ pub(crate) async fn run_task(
                         ));
                     }
                     ctx.update_task(index, |record| {
+                        record.stage = Stage::Working;
                         record.feedback = Some(ReviewFeedback {
                             round: record.rounds,
                             gaps: round.blocking.clone(),
