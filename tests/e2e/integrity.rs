@@ -529,3 +529,65 @@ fn after_a_failing_reviewer_resume_reviews_the_same_work_in_the_same_round() {
     assert_eq!(resumed.status.code(), Some(0), "{}", both(&resumed));
     one_attempt_one_round(&root);
 }
+
+#[test]
+fn errors_point_at_what_the_user_can_fix() {
+    // `.breeze` that is a file, not a folder: not "another run is active".
+    let (_t1, root) = one_scripted_task();
+    std::fs::write(root.join(".breeze"), "oops").unwrap();
+    let out = run_in(&root, &["run"]);
+    assert_eq!(out.status.code(), Some(2), "{}", both(&out));
+    let text = both(&out);
+    assert!(!text.contains("another breeze run") && text.contains("must be a folder"), "{text}");
+
+    // run.main_branch that git refuses: named as the config key, no internal API.
+    let (_t2, root) = one_scripted_task();
+    let config = SCRIPTED_CONFIG.replace("[run]\n", "[run]\nmain_branch = \"no such\"\n");
+    std::fs::write(root.join("breeze.toml"), config).unwrap();
+    let out = run_in(&root, &["run"]);
+    let text = both(&out);
+    assert_eq!(out.status.code(), Some(2), "{text}");
+    assert!(text.contains("run.main_branch") && !text.contains("breeze_git"), "{text}");
+
+    // worktree.include outside the repository: a config error for plan and run alike.
+    let (_t3, root) = one_scripted_task();
+    let config = std::fs::read_to_string(root.join("breeze.toml")).unwrap();
+    std::fs::write(root.join("breeze.toml"), format!("{config}\n[worktree]\ninclude = [\"../secrets/*\"]\n")).unwrap();
+    for args in [&["plan"][..], &["run"][..]] {
+        let out = run_in(&root, args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", both(&out));
+        assert!(both(&out).contains("points outside the repository"), "{}", both(&out));
+    }
+
+    // plan --max-workers 0 is refused as run refuses it.
+    let (_t4, root) = one_scripted_task();
+    let out = run_in(&root, &["plan", "--max-workers", "0"]);
+    assert_eq!(out.status.code(), Some(2), "{}", both(&out));
+    assert!(both(&out).contains("out of range"), "{}", both(&out));
+}
+
+#[test]
+fn a_damaged_run_json_is_given_up_by_abort_and_report_agrees_with_status() {
+    let (_temp, root) = one_scripted_task();
+    assert_eq!(run_in(&root, &["run"]).status.code(), Some(0));
+    let run_dir = std::fs::read_dir(root.join(".breeze/runs")).unwrap().next().unwrap().unwrap().path();
+    // A run left "running" by a killed engine: report says interrupted, like status.
+    let snapshot = std::fs::read_to_string(run_dir.join("run.json")).unwrap();
+    std::fs::write(run_dir.join("run.json"), snapshot.replace("\"state\": \"succeeded\"", "\"state\": \"running\"")).unwrap();
+    assert!(stdout(&run_in(&root, &["report"])).contains("- state: **interrupted**"));
+    assert_eq!(status_json(&root)["state"], "interrupted");
+
+    std::fs::write(run_dir.join("run.json"), "{ not json").unwrap();
+    let status = run_in(&root, &["status"]);
+    assert_eq!(status.status.code(), Some(1), "{}", both(&status));
+    assert!(both(&status).contains("breeze abort"), "{}", both(&status));
+    let aborted = run_in(&root, &["abort"]);
+    assert_eq!(aborted.status.code(), Some(0), "{}", both(&aborted));
+    assert!(stdout(&aborted).contains("given up"), "{}", both(&aborted));
+    // A new run can start.
+    write(&root, "plan.toml", &toml_task("2", "Next", &["src/b.txt"], ""));
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "next plan"]);
+    let next = run_in(&root, &["run"]);
+    assert_eq!(next.status.code(), Some(0), "{}", both(&next));
+}

@@ -369,7 +369,10 @@ impl RawConfig {
             verify: self.land.verify.unwrap_or_default(),
             verify_timeout: duration(self.land.verify_timeout, "land.verify_timeout")?,
             max_land_bounces: int_in(self.land.max_bounces, "land.max_bounces", 1, 10)?,
-            worktree_include: self.worktree.include.unwrap_or_default(),
+            worktree_include: inside_repository(
+                self.worktree.include.unwrap_or_default(),
+                "worktree.include",
+            )?,
             worktree_setup: self.worktree.setup.unwrap_or_default(),
             setup_timeout: duration(self.worktree.setup_timeout, "worktree.setup_timeout")?,
             max_file_bytes: size(self.gates.max_file_size, "gates.max_file_size")?,
@@ -401,6 +404,21 @@ fn validate_role(raw: Option<RawRole>, name: &str) -> Result<RoleConfig, String>
         args: raw.args.unwrap_or_default(),
         pass_credentials: raw.pass_credentials.unwrap_or(false),
     })
+}
+
+/// Repository-relative patterns only: no absolute path, no `..` component.
+fn inside_repository(patterns: Vec<String>, key: &str) -> Result<Vec<String>, String> {
+    for pattern in &patterns {
+        let escapes = pattern.starts_with('/')
+            || pattern.starts_with('~')
+            || pattern.split(['/', '\\']).any(|part| part == "..");
+        if escapes {
+            return Err(format!(
+                "`{key}`: `{pattern}` points outside the repository; name ignored files inside it, relative to its root (e.g. \".env\", \"config/*.local\")"
+            ));
+        }
+    }
+    Ok(patterns)
 }
 
 fn int_in(value: Option<i64>, key: &str, min: i64, max: i64) -> Result<u32, String> {
@@ -530,6 +548,17 @@ mod tests {
         assert!(err.to_string().contains("gpt"), "{err}");
         let err = Config::parse("[gates]\nmax_file_size = \"10 parsecs\"\n", "b.toml").unwrap_err();
         assert!(err.to_string().contains("`gates.max_file_size`"), "{err}");
+    }
+
+    #[test]
+    fn worktree_include_outside_the_repository_is_a_config_error() {
+        for bad in ["../secrets/*", "/etc/passwd", "config/../../x", "~/.ssh/id_rsa"] {
+            let text = format!("[worktree]\ninclude = [{bad:?}]\n");
+            let err = Config::parse(&text, "breeze.toml").unwrap_err().to_string();
+            assert!(err.contains("points outside the repository"), "{bad}: {err}");
+        }
+        let ok = Config::parse("[worktree]\ninclude = [\".env\", \"config/*.local\"]\n", "b.toml");
+        assert_eq!(ok.unwrap().worktree_include, [".env", "config/*.local"]);
     }
 
     #[test]

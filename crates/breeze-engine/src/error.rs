@@ -82,17 +82,18 @@ impl EngineError {
         match self {
             EngineError::Plan(_) => vec!["fix the plan, then check it with `breeze plan`".into()],
             EngineError::Config(_) => vec!["every key and its default: `default-config.toml` in the breeze sources".into()],
-            EngineError::Locked(_) => vec![
+            EngineError::Locked(crate::lock::LockError::Held { .. }) => vec![
                 "wait for it to finish, watch it with `breeze status`, or stop it with `breeze abort`".into(),
             ],
+            EngineError::Locked(crate::lock::LockError::Io { .. }) => vec![
+                "breeze keeps its state in `.breeze/` at the repository root: it must be a folder you can write (rename a file of that name, or fix its permissions)".into(),
+            ],
             EngineError::Usage { hint: Some(hint), .. } => vec![hint.clone()],
-            EngineError::Snapshot(_) => vec!["the run files are under .breeze/runs/; `breeze abort` gives up on the run".into()],
+            EngineError::Snapshot(_) => vec!["`breeze abort` gives up on the run and sets its damaged state file aside; `breeze clean --force` then removes what it left".into()],
             EngineError::Io { source, .. } if is_out_of_space(source) => {
                 vec!["free space on the disk, then `breeze resume` continues the run".into()]
             }
-            EngineError::Git(breeze_git::GitError::MainMissing { .. }) => {
-                vec!["then `breeze resume` continues the run".into()]
-            }
+
             _ => Vec::new(),
         }
     }
@@ -109,4 +110,20 @@ fn is_out_of_space(err: &std::io::Error) -> bool {
 mod libc_codes {
     pub const ENOSPC: i32 = 28;
     pub const EDQUOT: i32 = 122;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_disk_stops_the_run_resumably_with_what_to_do() {
+        let full = EngineError::io("cannot save run.json", std::io::Error::from_raw_os_error(28));
+        assert!(full.stops_the_run());
+        assert_eq!(full.exit_code(), ExitCode::Interrupted);
+        assert!(full.hints()[0].contains("free space") && full.hints()[0].contains("breeze resume"));
+        let other = EngineError::io("cannot save run.json", std::io::Error::from_raw_os_error(13));
+        assert!(!other.stops_the_run());
+        assert_eq!(other.exit_code(), ExitCode::Unfinished);
+    }
 }

@@ -10,7 +10,7 @@ use breeze_protocol::{EventKind, RunState};
 use crate::error::EngineError;
 use crate::journal::read_events;
 use crate::lock::{LockError, RepoLock};
-use crate::run_dir::{RunDir, file_slug, latest_run, list_runs};
+use crate::run_dir::{RunDir, file_slug, latest_run};
 use crate::snapshot::RunSnapshot;
 
 /// How long `abort` waits for a live engine to stop.
@@ -25,6 +25,8 @@ pub struct AbortReport {
     pub stopped_engine: Option<String>,
     /// The run had already finished in this state: nothing was aborted.
     pub already: Option<RunState>,
+    /// The run's state file could not be read: it was set aside (this says why and where).
+    pub damaged: Option<String>,
 }
 
 /// Gives up on the latest run: stops a live engine (SIGTERM, as Ctrl-C would, after
@@ -60,15 +62,37 @@ pub async fn abort(repo_dir: &Path) -> Result<AbortReport, EngineError> {
         }
         Err(err) => return Err(err.into()),
     };
-    let mut snapshot = RunSnapshot::load(&run_dir.snapshot())?;
+    let mut snapshot = match RunSnapshot::load(&run_dir.snapshot()) {
+        Ok(snapshot) => snapshot,
+        Err(err) => {
+            // Unreadable: the run is given up by setting its state file aside, so that a new
+            // run can start; its journal still tells `clean` what it created.
+            crate::run::end_orphans_of(&run_dir).await;
+            let aside = run_dir.root().join("run.json.damaged");
+            std::fs::rename(run_dir.snapshot(), &aside).map_err(|io| {
+                EngineError::io(format!("cannot set {} aside", run_dir.snapshot().display()), io)
+            })?;
+            return Ok(AbortReport {
+                run_id,
+                stopped_engine,
+                already: None,
+                damaged: Some(format!("{err}; set aside as {}", aside.display())),
+            });
+        }
+    };
     if !snapshot.state.is_resumable() {
-        return Ok(AbortReport { run_id, stopped_engine, already: Some(snapshot.state) });
+        return Ok(AbortReport {
+            run_id,
+            stopped_engine,
+            already: Some(snapshot.state),
+            damaged: None,
+        });
     }
     crate::run::end_orphans_of(&run_dir).await;
     let _ = std::fs::write(run_dir.abort_marker(), b"");
     record_abort(&repo, &run_dir, &mut snapshot)?;
     drop(lock);
-    Ok(AbortReport { run_id, stopped_engine, already: None })
+    Ok(AbortReport { run_id, stopped_engine, already: None, damaged: None })
 }
 
 /// Marks `snapshot` aborted: what each unfinished task's lane holds is committed on its
@@ -175,7 +199,8 @@ pub fn clean(repo_dir: &Path, dry_run: bool, force: bool) -> Result<Vec<CleanIte
     // Landed task branches and the head that landed from each.
     let mut landed_heads: std::collections::BTreeMap<String, Option<breeze_git::Oid>> =
         std::collections::BTreeMap::new();
-    for run_id in list_runs(&root) {
+    // Every run folder, also one whose state file was set aside as damaged.
+    for run_id in crate::run_dir::list_run_folders(&root) {
         let run_dir = RunDir::new(&root, &run_id);
         let Ok(events) = read_events(&run_dir.events()) else { continue };
         for event in events {

@@ -91,6 +91,18 @@ pub fn list_runs(repo_root: &Path) -> Vec<String> {
     ids
 }
 
+/// Every folder under `.breeze/runs/`, with or without a readable `run.json`, oldest first.
+pub fn list_run_folders(repo_root: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(runs_dir(repo_root)) else { return Vec::new() };
+    let mut ids: Vec<String> = entries
+        .filter_map(Result::ok)
+        .filter(|entry| entry.path().is_dir())
+        .filter_map(|entry| entry.file_name().into_string().ok())
+        .collect();
+    ids.sort();
+    ids
+}
+
 /// The newest run id, if any.
 pub fn latest_run(repo_root: &Path) -> Option<String> {
     list_runs(repo_root).pop()

@@ -10,6 +10,13 @@ use crate::output;
 
 pub fn abort() -> CliResult {
     let report = runtime()?.block_on(maintenance::abort(&crate::here())).map_err(engine_error)?;
+    if let Some(damaged) = &report.damaged {
+        output::println(&format!(
+            "run {}: its state could not be read ({damaged}); the run is given up — `breeze clean --force` removes its worktrees and branches",
+            report.run_id
+        ))?;
+        return Ok(ExitCode::Success);
+    }
     if let Some(state) = report.already {
         output::println(&format!(
             "run {} already finished ({}); there is nothing to abort",

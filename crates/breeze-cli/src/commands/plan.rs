@@ -11,14 +11,21 @@ use crate::output;
 pub fn run(args: &PlanArgs) -> CliResult {
     let root = breeze_git::Repo::open(&crate::here()).map(|repo| repo.workdir().to_path_buf()).ok();
     let plan_path = resolve(args.plan.as_deref(), root.as_deref())?;
+    // The configuration is checked as `breeze run` would check it, so what `plan` accepts
+    // runs.
+    let config = match &root {
+        Some(root) => breeze_engine::Config::load(root).map_err(|err| {
+            CliError::usage(err.to_string()).hint("fix breeze.toml, then run `breeze plan` again")
+        })?,
+        None => breeze_engine::Config::defaults(),
+    };
     let max_workers = match args.max_workers {
-        Some(n) => n,
-        None => match &root {
-            Some(root) => {
-                breeze_engine::Config::load(root).map(|c| c.max_workers).map_err(plan_error)?
-            }
-            None => breeze_engine::Config::defaults().max_workers,
-        },
+        Some(n) if (1..=3).contains(&n) => n,
+        Some(n) => {
+            return Err(CliError::usage(format!("--max-workers {n} is out of range"))
+                .hint("use 1, 2 or 3 lanes"));
+        }
+        None => config.max_workers,
     };
     let plan = breeze_plan::load(&plan_path).map_err(plan_error)?;
     let analysis = breeze_plan::analyze(&plan, max_workers).map_err(plan_error)?;

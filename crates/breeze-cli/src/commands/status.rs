@@ -7,14 +7,20 @@ use crate::commands::run::engine_error;
 use crate::error::CliResult;
 use crate::{output, render};
 
-pub fn status(args: &StatusArgs) -> CliResult {
-    let snapshot =
-        breeze_engine::load_run(&crate::here(), args.run.as_deref()).map_err(engine_error)?;
+/// The status of a run as it really is: a run that says "running" while no engine holds
+/// the repository lock was killed.
+fn effective_status(snapshot: &breeze_engine::snapshot::RunSnapshot) -> breeze_protocol::BreezeStatus {
     let mut status = snapshot.status();
-    // A run that says "running" while no engine holds the repository lock was killed.
     if status.state == RunState::Running && !breeze_engine::run::engine_alive(&crate::here()) {
         status.state = RunState::Interrupted;
     }
+    status
+}
+
+pub fn status(args: &StatusArgs) -> CliResult {
+    let snapshot =
+        breeze_engine::load_run(&crate::here(), args.run.as_deref()).map_err(engine_error)?;
+    let status = effective_status(&snapshot);
     if args.json {
         let text = serde_json::to_string_pretty(&status).unwrap_or_default();
         output::println(&text)?;
@@ -30,7 +36,7 @@ pub fn status(args: &StatusArgs) -> CliResult {
 
 pub fn report() -> CliResult {
     let snapshot = breeze_engine::load_run(&crate::here(), None).map_err(engine_error)?;
-    let status = snapshot.status();
+    let status = effective_status(&snapshot);
     let mut out = format!("# breeze run {}\n\n", status.run_id);
     out.push_str(&format!(
         "- state: **{}**\n- plan: `{}`\n- lanes: {}\n- started: {}\n- updated: {}\n",

@@ -533,7 +533,13 @@ fn with_main_branch(repo: Repo, branch: &str) -> Result<Repo, EngineError> {
     }
     let options =
         breeze_git::OpenOptions { main_branch: Some(branch.to_string()), ..Default::default() };
-    Ok(Repo::open_with(repo.workdir(), &options)?)
+    match Repo::open_with(repo.workdir(), &options) {
+        Err(breeze_git::GitError::InvalidName { .. }) => Err(EngineError::usage(
+            format!("run.main_branch = {branch:?} in breeze.toml is not a valid git branch name"),
+            "name the branch approved work lands on (e.g. \"main\"), or leave it empty for main, else master",
+        )),
+        other => Ok(other?),
+    }
 }
 
 /// The plan to run: the given path, else `plan.toml`, else `Plans.md` at the root.
