@@ -251,3 +251,47 @@ fn real_codex_roles_stay_in_their_lanes_and_land_reviewed_work() {
 fn real_codex_without_breeze_confinement_is_held_by_its_own_sandbox_without_tmp() {
     run_team("codex", "detect");
 }
+
+/// With no login and no key, the first call says so and the run stops once, resumably,
+/// instead of failing every task three times.
+#[test]
+fn real_clis_without_a_login_stop_the_run_once_with_the_hint() {
+    let Some(bin) = clis() else { return };
+    for backend in ["claude", "codex"] {
+        let temp = tempfile::Builder::new().prefix("breeze-nologin-").tempdir_in("/tmp").unwrap();
+        let plan = "[[task]]\nid = \"1\"\ntitle = \"A\"\ndod = \"a\"\nwrites = [\"a.txt\"]\n\n[[task]]\nid = \"2\"\ntitle = \"B\"\ndod = \"b\"\nwrites = [\"b.txt\"]\n";
+        let (_repo_temp, root) = repo_with(&[("README.md", "r\n"), ("plan.toml", plan)]);
+        // Codex is pointed at a local provider whose key is missing (offline, the default
+        // provider would wait for a network that is not there); claude simply has no login.
+        let mut config = String::new();
+        for role in ["worker", "reviewer", "advisor"] {
+            config.push_str(&format!("[roles.{role}]\nbackend = \"{backend}\"\n"));
+            if backend == "codex" {
+                config.push_str("pass_credentials = true\nargs = [\"-c\", \"model_provider=mock\", \"-c\", 'model_providers.mock={name=\"mock\",base_url=\"http://127.0.0.1:9/v1\",env_key=\"OPENAI_API_KEY\",wire_api=\"responses\"}']\n");
+            }
+        }
+        crate::support::write(&root, "breeze.toml", &config);
+        git(&root, &["add", "-A"]);
+        git(&root, &["commit", "-qm", "team"]);
+        let home = temp.path().join("home");
+        std::fs::create_dir_all(&home).unwrap();
+        let output = Command::new(env!("CARGO_BIN_EXE_breeze"))
+            .current_dir(&root)
+            .env_clear()
+            .env("PATH", format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display()))
+            .env("HOME", &home)
+            // Nothing answers here: a CLI that does try the network fails fast.
+            .env("ANTHROPIC_BASE_URL", "http://127.0.0.1:9")
+            .args(["run", "plan.toml"])
+            .output()
+            .unwrap();
+        let text = both(&output);
+        assert_eq!(output.status.code(), Some(3), "{backend}: {text}");
+        assert!(text.contains("log the CLI in"), "{backend}: {text}");
+        let status = crate::support::status_json(&root);
+        for task in status["tasks"].as_array().unwrap() {
+            assert_eq!(task["attempts"], 0, "{backend}: {task}");
+            assert_eq!(task["advisor_consults"], 0, "{backend}: {task}");
+        }
+    }
+}

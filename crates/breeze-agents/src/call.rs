@@ -307,6 +307,38 @@ impl AgentFailure {
         }
     }
 
+    /// A failure of the model API that passes by itself: a 5xx, an overloaded or cut
+    /// stream, a reset connection. Retry after a pause; not the task's fault.
+    pub fn is_transient(&self) -> bool {
+        const PHRASES: &[&str] = &[
+            "stream disconnected",
+            "stream ended",
+            "connection reset",
+            "econnreset",
+            "socket hang up",
+            "connection closed",
+            "internal server error",
+            "bad gateway",
+            "service unavailable",
+            "gateway timeout",
+            "upstream connect error",
+            "network error",
+            "fetch failed",
+            "error sending request",
+        ];
+        let transient_text = |message: &str| {
+            let lower = message.to_lowercase();
+            PHRASES.iter().any(|phrase| lower.contains(phrase))
+        };
+        match self {
+            Self::Api { status: Some(status), .. } => (500..600).contains(status),
+            Self::Api { status: None, message }
+            | Self::Failed { message }
+            | Self::Crashed { message } => transient_text(message),
+            _ => false,
+        }
+    }
+
     /// A short machine-friendly name: `rate-limited`, `quota`, `auth`, `api`, `max-turns`,
     /// `failed`, `crashed`, `terminated`.
     pub fn code(&self) -> &'static str {

@@ -646,3 +646,75 @@ printf '{{"schema_version":"worker-report.v1","status":"completed","summary":"ok
     );
     assert!(fixture.root.join(".git/MERGE_HEAD").exists(), "the user's merge is left alone");
 }
+
+/// Options whose backoff waits are milliseconds, so backend-trouble tests run fast.
+fn quick_backoff(fixture: &Fixture) -> RunOptions {
+    let mut options = fixture.options();
+    options.backoff = breeze_engine::roles::backoff::BackoffSettings {
+        limit_wait: Duration::from_millis(5),
+        limit_waits: 3,
+        transient_wait: Duration::from_millis(5),
+        transient_waits: 3,
+    };
+    options
+}
+
+fn troubles(fixture: &Fixture, outcome: &RunOutcome) -> Vec<String> {
+    fixture
+        .events(outcome)
+        .into_iter()
+        .filter_map(|event| match event {
+            EventKind::BackendTrouble { trouble, task, .. } => Some(format!("{task}:{trouble}")),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn passing_api_errors_and_rate_limits_are_waited_out_without_spending_attempts() {
+    let fixture = Fixture::new(&one_task("rate_limited_calls = 1\ntransient_calls = 2"), &[]);
+    let outcome =
+        breeze_engine::run(quick_backoff(&fixture), CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    let only = task(&outcome, "1");
+    assert_eq!(only.attempts, 1, "no attempt was spent on the backend's trouble");
+    assert_eq!(only.advisor_consults, 0, "nor an advisor consult");
+    assert_eq!(troubles(&fixture, &outcome), ["1:rate-limited", "1:transient", "1:transient"]);
+    // Every call kept its own log.
+    let logs: Vec<String> = std::fs::read_dir(outcome.run_dir.join("logs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("1.worker.") && name.ends_with(".stderr"))
+        .collect();
+    assert_eq!(logs.len(), 4, "{logs:?}");
+}
+
+#[tokio::test]
+async fn a_backend_that_keeps_failing_stops_the_run_resumably_after_its_bound() {
+    let fixture = Fixture::new(&one_task("transient_calls = 10"), &[]);
+    let outcome =
+        breeze_engine::run(quick_backoff(&fixture), CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.state, RunState::Interrupted, "{outcome:?}");
+    let reason = outcome.stop_reason.clone().unwrap();
+    assert!(reason.contains("4 times in a row (after waiting 3 times)"), "{reason}");
+    assert!(reason.contains("breeze resume"), "{reason}");
+    assert_eq!(task(&outcome, "1").attempts, 0);
+    assert_eq!(troubles(&fixture, &outcome).len(), 3);
+}
+
+#[tokio::test]
+async fn a_backend_without_a_login_stops_the_run_once_with_the_hint() {
+    let plan = toml_task("1", "A", &["a.txt"], "[task.sim]\nauth_error = true")
+        + &toml_task("2", "B", &["b.txt"], "[task.sim]\nauth_error = true");
+    let fixture = Fixture::new(&plan, &[]);
+    let outcome =
+        breeze_engine::run(quick_backoff(&fixture), CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.state, RunState::Interrupted, "{outcome:?}");
+    let reason = outcome.stop_reason.clone().unwrap();
+    assert!(reason.contains("Not logged in") && reason.contains("log the CLI in"), "{reason}");
+    for id in ["1", "2"] {
+        let record = task(&outcome, id);
+        assert_eq!((record.attempts, record.advisor_consults), (0, 0), "{record:?}");
+        assert_ne!(record.state, TaskState::Escalated);
+    }
+}

@@ -122,6 +122,20 @@ pub enum EventKind {
         #[serde(default)]
         usage: Usage,
     },
+    /// A role's backend failed rather than the task (rate limit, passing API error, no
+    /// login); the call is tried again after `wait_ms` (not an attempt).
+    BackendTrouble {
+        /// Task id.
+        task: String,
+        /// Role.
+        role: Role,
+        /// `rate-limited`, `transient` or `auth`.
+        trouble: String,
+        /// The backend's words (bounded).
+        message: String,
+        /// How long breeze waits before calling again, in milliseconds.
+        wait_ms: u64,
+    },
     /// One of the project's own commands (`worktree.setup`, `land.verify`) started.
     CommandStarted {
         /// Task id.

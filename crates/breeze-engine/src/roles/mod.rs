@@ -5,6 +5,7 @@
 //! process, and returns the JSON result — from `$BREEZE_OUTPUT`, else the last JSON
 //! object on stdout — for the caller to validate against the expected message type.
 
+pub mod backoff;
 pub mod definition;
 pub mod prompt;
 pub mod scripted;
@@ -106,9 +107,9 @@ pub struct RoleReply {
     pub usage: Usage,
     /// Backend session id, to continue later.
     pub session_id: Option<String>,
-    /// The backend reported a rate limit or quota error: wait (this long, if it said)
-    /// and try again; the attempt does not count as a failure.
-    pub rate_limited: Option<Option<Duration>>,
+    /// The backend failed rather than the task (a rate limit, a passing API error, no
+    /// login): the call is waited out or the run stops; it never counts as an attempt.
+    pub trouble: Option<backoff::Trouble>,
     /// The session's running totals, for the next `resume_baseline`.
     pub session_usage: Option<Usage>,
     /// Paths the agent wrote (or tried to) outside the write set, seen in its stream.
@@ -133,7 +134,7 @@ impl RoleReply {
             diagnostics: String::new(),
             usage: Usage::default(),
             session_id: None,
-            rate_limited: None,
+            trouble: None,
             session_usage: None,
             write_violations: Vec::new(),
             escaped: Vec::new(),
@@ -181,8 +182,8 @@ pub(crate) struct RoleRunner {
     pub sims: BTreeMap<String, SimSpec>,
     /// Each task's write set, for the scripted worker and the agents' write checks.
     pub write_sets: BTreeMap<String, breeze_agents::WriteSetCheck>,
-    /// (task, role) pairs already called, for the simulator's "first call" behaviour.
-    pub called: std::sync::Mutex<std::collections::BTreeSet<(String, Role)>>,
+    /// Calls per (task, role) so far, for the simulator's "first call" behaviours.
+    pub called: std::sync::Mutex<BTreeMap<(String, Role), u32>>,
     /// Confinement and the checks around every role process.
     pub guard: Arc<RoleGuard>,
     /// Numbers the invocations of the run (their process markers).
@@ -203,7 +204,13 @@ impl RoleRunner {
         let role_name = call.role.as_str();
         let input_path = self.run_dir.io_file(&slug, role_name, &call.label, "input");
         let record_path = self.run_dir.io_file(&slug, role_name, &call.label, "output");
-        let log_path = self.run_dir.log(&slug, role_name, &call.label);
+        // A call that repeats an earlier one's label (resumed after a stop) keeps both logs.
+        let mut log_path = self.run_dir.log(&slug, role_name, &call.label);
+        let mut again = 1;
+        while breeze_supervise::stream_log_paths(&log_path).0.exists() {
+            again += 1;
+            log_path = self.run_dir.log(&slug, role_name, &format!("{}.again-{again}", call.label));
+        }
         let failed = |message: String| RoleReply::spawn_failed(message, log_path.clone());
         let input_text = match serde_json::to_vec_pretty(&call.input) {
             Ok(text) => text,
@@ -463,7 +470,7 @@ impl RoleRunner {
             diagnostics: result.diagnostics.clone(),
             usage: result.usage,
             session_id: result.session_id.clone(),
-            rate_limited: result.failure.as_ref().filter(|f| f.is_limit()).map(|f| f.retry_after()),
+            trouble: result.failure.as_ref().and_then(trouble_of),
             session_usage: result.session_usage,
             write_violations: result.write_violations.clone(),
             ..RoleReply::ended(ending, log_path)
@@ -474,11 +481,23 @@ impl RoleRunner {
         let Invocation { call, settings, log_path, .. } = run;
         let log_path = log_path.clone();
         let sim = self.sims.get(&call.task_id).cloned().unwrap_or_default();
-        let first_call = self
-            .called
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert((call.task_id.clone(), call.role));
+        let call_number = {
+            let mut called = self.called.lock().unwrap_or_else(|p| p.into_inner());
+            let count = called.entry((call.task_id.clone(), call.role)).or_default();
+            *count += 1;
+            *count
+        };
+        let first_call = call_number == 1;
+        if let Some(trouble) = sim.trouble(call.role, call_number) {
+            let (stdout_log, stderr_log) = breeze_supervise::stream_log_paths(&log_path);
+            let _ = std::fs::write(stdout_log, "");
+            let _ = std::fs::write(stderr_log, format!("{}\n", trouble.message()));
+            return RoleReply {
+                diagnostics: trouble.message().to_string(),
+                trouble: Some(trouble),
+                ..RoleReply::ended(RoleEnding::Exited(1), log_path)
+            };
+        }
         let matcher = self.write_sets.get(&call.task_id).cloned();
         let in_write_set = move |path: &str| matcher.as_ref().is_none_or(|matches| matches(path));
         // The simulator runs in-process; the same clocks a process gets apply to it: the
@@ -532,6 +551,20 @@ impl RoleRunner {
             diagnostics: diagnostics(&stderr, &stdout),
             ..RoleReply::ended(ending, log_path)
         }
+    }
+}
+
+/// The backend's part of an agent's failure, if it is one.
+fn trouble_of(failure: &breeze_agents::AgentFailure) -> Option<backoff::Trouble> {
+    use breeze_agents::AgentFailure;
+    let message = failure.to_string();
+    match failure {
+        failure if failure.is_limit() => {
+            Some(backoff::Trouble::Limited { retry_after: failure.retry_after(), message })
+        }
+        AgentFailure::Auth { .. } => Some(backoff::Trouble::Auth { message }),
+        failure if failure.is_transient() => Some(backoff::Trouble::Transient { message }),
+        _ => None,
     }
 }
 

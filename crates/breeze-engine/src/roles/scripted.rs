@@ -51,6 +51,12 @@ pub struct SimSpec {
     pub delay_ms: u64,
     /// A universal lesson carried by the first REQUEST_CHANGES.
     pub lesson: Option<String>,
+    /// The worker's first calls hit a rate limit (the backend's trouble, not the task's).
+    pub rate_limited_calls: u32,
+    /// The worker's first calls (after those) fail with a passing API error (HTTP 503).
+    pub transient_calls: u32,
+    /// The worker's backend is not logged in.
+    pub auth_error: bool,
 }
 
 impl SimSpec {
@@ -77,6 +83,29 @@ impl SimSpec {
 
     fn garbage_for(&self, role: Role) -> bool {
         self.garbage.iter().any(|name| name == role.as_str())
+    }
+
+    /// The backend trouble of call number `call` (1-based) of `role`, if any.
+    pub fn trouble(&self, role: Role, call: u32) -> Option<super::backoff::Trouble> {
+        use super::backoff::Trouble;
+        if role != Role::Worker {
+            return None;
+        }
+        if self.auth_error {
+            return Some(Trouble::Auth { message: "scripted backend: Not logged in".into() });
+        }
+        if call <= self.rate_limited_calls {
+            return Some(Trouble::Limited {
+                retry_after: None,
+                message: "scripted backend: 429 Too Many Requests".into(),
+            });
+        }
+        if call <= self.rate_limited_calls + self.transient_calls {
+            return Some(Trouble::Transient {
+                message: "scripted backend: HTTP 503 Service Unavailable".into(),
+            });
+        }
+        None
     }
 }
 

@@ -120,39 +120,46 @@ pub(crate) async fn consult(
         .map_err(|err| EngineError::io(format!("cannot write {}", request_path.display()), err))?;
     let definition = definition::load(ctx.roles.repo_root(), Role::Advisor)
         .map_err(|message| EngineError::usage(message, "fix the role definition file"))?;
-    let reply = ctx
-        .roles
-        .invoke(
-            RoleCall {
-                lane: None,
-                role: Role::Advisor,
-                task_id: id.clone(),
-                attempt: seq,
-                round: record.rounds + 1,
-                cwd: worktree.to_path_buf(),
-                base: record.base.clone().unwrap_or_default(),
-                input: request_value,
-                prompt: prompt::advisor(&definition, &request),
-                resume_session: None,
-                label: seq.to_string(),
-                resume_baseline: None,
-            },
-            &ctx.cancel,
-        )
-        .await;
-    ctx.update_task(index, |record| record.usage.add(&reply.usage))?;
-    if !reply.escaped.is_empty() {
-        let who = format!("the Advisor consulted for task {id}");
-        return Err(ctx.roles.guard.escape_error(&who, &reply.escaped));
-    }
-    if let Some(retry_after) = reply.rate_limited {
-        return Ok(Consult::Unavailable(format!(
-            "the Advisor's backend is rate limited{}",
-            retry_after
-                .map(|d| format!(" (retry after {})", humantime::format_duration(d)))
-                .unwrap_or_default()
-        )));
-    }
+    let mut backoff = crate::roles::backoff::Backoff::new(ctx.backoff);
+    let mut retries = 0u32;
+    let reply = loop {
+        let reply = ctx
+            .roles
+            .invoke(
+                RoleCall {
+                    lane: None,
+                    role: Role::Advisor,
+                    task_id: id.clone(),
+                    attempt: seq,
+                    round: record.rounds + 1,
+                    cwd: worktree.to_path_buf(),
+                    base: record.base.clone().unwrap_or_default(),
+                    input: request_value.clone(),
+                    prompt: prompt::advisor(&definition, &request),
+                    resume_session: None,
+                    label: if retries == 0 {
+                        seq.to_string()
+                    } else {
+                        format!("{seq}.retry-{retries}")
+                    },
+                    resume_baseline: None,
+                },
+                &ctx.cancel,
+            )
+            .await;
+        ctx.update_task(index, |record| record.usage.add(&reply.usage))?;
+        if !reply.escaped.is_empty() {
+            let who = format!("the Advisor consulted for task {id}");
+            return Err(ctx.roles.guard.escape_error(&who, &reply.escaped));
+        }
+        match &reply.trouble {
+            Some(trouble) if !ctx.cancel.is_cancelled() => {
+                retries += 1;
+                ctx.wait_out(&mut backoff, trouble, &id, Role::Advisor).await?;
+            }
+            _ => break reply,
+        }
+    };
     if reply.ending == RoleEnding::Cancelled {
         return Ok(Consult::Unavailable("cancelled".into()));
     }

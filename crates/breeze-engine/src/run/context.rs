@@ -32,6 +32,7 @@ pub(crate) struct RunContext {
     pub cycles: Cycles,
     pub roles: RoleRunner,
     pub supervisor: breeze_supervise::Supervisor,
+    pub backoff: crate::roles::backoff::BackoffSettings,
     pub snapshot: Mutex<RunSnapshot>,
     /// Reviewer verdicts are serial (DESIGN §3).
     pub review_lock: tokio::sync::Mutex<()>,
@@ -129,6 +130,40 @@ impl RunContext {
                 EngineError::io("a git task panicked", std::io::Error::other(err.to_string()))
             })?
             .map_err(EngineError::from)
+    }
+
+    /// Waits out a backend's trouble before `role` of `task` is called again: journaled,
+    /// logged with the task named, cut short by a stop. Err: the bound is used up (or no
+    /// login), and the run stops resumably.
+    pub async fn wait_out(
+        &self,
+        backoff: &mut crate::roles::backoff::Backoff,
+        trouble: &crate::roles::backoff::Trouble,
+        task: &str,
+        role: breeze_protocol::Role,
+    ) -> Result<(), EngineError> {
+        let who = format!("the {} of task {task}", role.as_str());
+        let wait = backoff.next_wait(trouble, &who)?;
+        self.journal(EventKind::BackendTrouble {
+            task: task.to_string(),
+            role,
+            trouble: trouble.kind().to_string(),
+            message: crate::advice::bound_text(trouble.message(), 2000),
+            wait_ms: wait.as_millis() as u64,
+        })?;
+        tracing::warn!(
+            task,
+            role = role.as_str(),
+            "{who}: {} — {}; trying again in {}s (the attempt does not count)",
+            trouble.kind(),
+            crate::advice::signature_line(trouble.message()),
+            wait.as_secs().max(1)
+        );
+        tokio::select! {
+            () = tokio::time::sleep(wait) => {}
+            () = self.cancel.cancelled() => {}
+        }
+        Ok(())
     }
 
     /// Runs blocking engine work (file-system checks) off the async threads.

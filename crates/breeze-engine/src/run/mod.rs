@@ -47,6 +47,8 @@ pub struct RunOptions {
     pub progress: ProgressSink,
     /// Process supervisor settings (tests shorten the watchdog period).
     pub supervisor: Supervisor,
+    /// How backend troubles (rate limits, passing API errors) are waited out.
+    pub backoff: crate::roles::backoff::BackoffSettings,
 }
 
 impl RunOptions {
@@ -59,6 +61,7 @@ impl RunOptions {
             config: None,
             progress: crate::progress::silent(),
             supervisor: Supervisor::new(),
+            backoff: Default::default(),
         }
     }
 }
@@ -436,6 +439,7 @@ async fn execute(
         cycles,
         roles,
         supervisor: options.supervisor.clone(),
+        backoff: options.backoff,
         snapshot: Mutex::new(snapshot),
         review_lock: tokio::sync::Mutex::new(()),
         land_lock: tokio::sync::Mutex::new(()),

@@ -161,7 +161,8 @@ async fn run_reviewer(
     let input_value = serde_json::to_value(input)
         .map_err(|err| EngineError::io("review input", std::io::Error::other(err)))?;
     let mut problem = String::new();
-    let mut limited = 0;
+    let mut backoff = crate::roles::backoff::Backoff::new(ctx.backoff);
+    let mut retries = 0;
     let mut try_number = 0;
     while try_number < REVIEWER_TRIES {
         try_number += 1;
@@ -179,7 +180,11 @@ async fn run_reviewer(
                     input: input_value.clone(),
                     prompt: prompt::reviewer(&definition, input),
                     resume_session: None,
-                    label: format!("round-{}.try-{try_number}", input.round),
+                    label: if retries == 0 {
+                        format!("round-{}.try-{try_number}", input.round)
+                    } else {
+                        format!("round-{}.try-{try_number}.retry-{retries}", input.round)
+                    },
                     resume_baseline: None,
                 },
                 &ctx.cancel,
@@ -190,13 +195,13 @@ async fn run_reviewer(
             let who = format!("the reviewer of task {id} (round {})", input.round);
             return Err(ctx.roles.guard.escape_error(&who, &reply.escaped));
         }
-        if let Some(retry_after) = reply.rate_limited {
-            limited += 1;
-            super::work::wait_for_limit(ctx, "reviewer", limited, retry_after, &reply.diagnostics)
-                .await?;
+        if let Some(trouble) = &reply.trouble {
+            retries += 1;
+            ctx.wait_out(&mut backoff, trouble, &id, Role::Reviewer).await?;
             try_number -= 1;
             continue;
         }
+        retries = 0;
         problem = match (&reply.ending, reply.result) {
             (RoleEnding::Cancelled, _) => {
                 return Err(EngineError::io(

@@ -13,6 +13,7 @@ use crate::clock;
 use crate::error::EngineError;
 use crate::journal::CycleRecord;
 use crate::progress::ProgressEvent;
+use crate::roles::backoff::Backoff;
 use crate::roles::{RoleCall, RoleEnding, definition, prompt};
 
 /// Failed attempts in a row before a task is escalated.
@@ -50,7 +51,9 @@ pub(crate) async fn work(
     let mut signatures: Vec<String> = Vec::new();
     let mut stalls = 0u32;
     let mut advice_requests = 0u32;
-    let mut limited = 0u32;
+    let mut backoff = Backoff::new(ctx.backoff);
+    // Calls of the current attempt cut short by the backend (their logs are kept apart).
+    let mut retries = 0u32;
     let mut last_failure: Option<String> = None;
     loop {
         if ctx.cancel.is_cancelled() {
@@ -107,7 +110,11 @@ pub(crate) async fn work(
                     input: input_value,
                     prompt: prompt::worker(&definition, &input),
                     resume_session,
-                    label: attempt.to_string(),
+                    label: if retries == 0 {
+                        attempt.to_string()
+                    } else {
+                        format!("{attempt}.retry-{retries}")
+                    },
                     resume_baseline,
                 },
                 &ctx.cancel,
@@ -121,6 +128,8 @@ pub(crate) async fn work(
             }
         })?;
         if reply.ending == RoleEnding::Cancelled {
+            // Cut off by the stop: not an attempt; resume makes it again.
+            ctx.update_task(index, |record| record.attempts -= 1)?;
             return Ok(Work::Interrupted);
         }
         if !reply.write_violations.is_empty() {
@@ -132,14 +141,15 @@ pub(crate) async fn work(
                 reply.write_violations.join(", ")
             );
         }
-        if let Some(retry_after) = reply.rate_limited {
-            // A rate limit is not the task's fault: the attempt does not count.
-            limited += 1;
+        if let Some(trouble) = &reply.trouble {
+            // The backend failed, not the task: the attempt does not count.
             ctx.update_task(index, |record| record.attempts -= 1)?;
-            wait_for_limit(ctx, "worker", limited, retry_after, &reply.diagnostics).await?;
+            retries += 1;
+            ctx.wait_out(&mut backoff, trouble, &id, Role::Worker).await?;
             continue;
         }
-        limited = 0;
+        backoff = Backoff::new(ctx.backoff);
+        retries = 0;
         // Whatever happened, the worker's files are committed on the task branch: nothing is lost.
         let wt = worktree.clone();
         let message = format!("breeze: task {id}, attempt {attempt}");
@@ -332,35 +342,6 @@ pub(crate) async fn work(
                 return Ok(Work::Escalated(escalation));
             }
         }
-    }
-}
-
-/// Waits out a rate limit (what the backend said, else a minute; at most 15 minutes),
-/// or stops the run resumably after three limits in a row.
-pub(crate) async fn wait_for_limit(
-    ctx: &RunContext,
-    role: &str,
-    times: u32,
-    retry_after: Option<std::time::Duration>,
-    diagnostics: &str,
-) -> Result<(), EngineError> {
-    const MAX_LIMITED: u32 = 3;
-    if times > MAX_LIMITED {
-        return Err(EngineError::usage(
-            format!(
-                "the {role} backend is rate limited ({MAX_LIMITED} times in a row): {}",
-                signature_line(diagnostics)
-            ),
-            "wait until the limit resets",
-        ));
-    }
-    let wait = retry_after
-        .unwrap_or(std::time::Duration::from_secs(60))
-        .min(std::time::Duration::from_secs(15 * 60));
-    tracing::warn!(role, "rate limited; waiting {}", humantime::format_duration(wait));
-    tokio::select! {
-        () = tokio::time::sleep(wait) => Ok(()),
-        () = ctx.cancel.cancelled() => Ok(()),
     }
 }
 
