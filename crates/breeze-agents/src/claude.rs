@@ -213,14 +213,14 @@ impl ClaudeStream {
         // in `model_usage_since_last_result` (observed on 2.1.332). Older versions without
         // that field report the cost of the process, which is this run's.
         let run_cost = model_usage_sum(value.get("model_usage_since_last_result"))
-            .map(|since| since.cost_usd)
+            .and_then(|since| since.cost_usd)
             .or(session_cost);
         let usage = value
             .get("usage")
             .map(|u| claude_usage(u, run_cost))
-            .unwrap_or(Usage { cost_usd: run_cost.unwrap_or(0.0), ..Usage::default() });
+            .unwrap_or(Usage { cost_usd: run_cost, ..Usage::default() });
         let session_usage = model_usage_sum(value.get("modelUsage")).map(|mut total| {
-            total.cost_usd = session_cost.unwrap_or(total.cost_usd);
+            total.cost_usd = session_cost.or(total.cost_usd);
             total
         });
         let (answer, answer_error, message) = if is_error {
@@ -397,11 +397,7 @@ fn model_usage_sum(models: Option<&Value>) -> Option<Usage> {
     for model in models.values() {
         let cache_read = as_count(model.get("cacheReadInputTokens"));
         total.add(&Usage {
-            cost_usd: model
-                .get("costUSD")
-                .and_then(Value::as_f64)
-                .filter(|c| c.is_finite())
-                .unwrap_or(0.0),
+            cost_usd: model.get("costUSD").and_then(Value::as_f64).filter(|c| c.is_finite()),
             input_tokens: as_count(model.get("inputTokens"))
                 + as_count(model.get("cacheCreationInputTokens"))
                 + cache_read,
@@ -420,7 +416,7 @@ fn claude_usage(usage: &Value, cost: Option<f64>) -> Usage {
     let cache_write = as_count(usage.get("cache_creation_input_tokens"));
     let cache_read = as_count(usage.get("cache_read_input_tokens"));
     Usage {
-        cost_usd: cost.filter(|c| c.is_finite() && *c >= 0.0).unwrap_or(0.0),
+        cost_usd: cost.filter(|c| c.is_finite() && *c >= 0.0),
         input_tokens: fresh + cache_write + cache_read,
         output_tokens: as_count(usage.get("output_tokens")),
         cached_input_tokens: cache_read,

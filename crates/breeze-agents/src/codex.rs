@@ -88,7 +88,8 @@ impl CodexStream {
                 // last one is kept rather than summed.
                 if let Some(usage) = value.get("usage") {
                     self.parsed.session_usage = Some(Usage {
-                        cost_usd: 0.0,
+                        // Codex reports tokens, never a price.
+                        cost_usd: None,
                         input_tokens: as_count(usage.get("input_tokens")),
                         output_tokens: as_count(usage.get("output_tokens")),
                         cached_input_tokens: as_count(usage.get("cached_input_tokens")),

@@ -120,7 +120,10 @@ pub(crate) fn cut_line_of_type(line: &str, markers: &[&str]) -> bool {
 /// `total − earlier`, field by field, never below zero.
 pub(crate) fn usage_since(total: &Usage, earlier: &Usage) -> Usage {
     Usage {
-        cost_usd: (total.cost_usd - earlier.cost_usd).max(0.0),
+        cost_usd: match (total.cost_usd, earlier.cost_usd) {
+            (Some(total), Some(earlier)) => Some((total - earlier).max(0.0)),
+            (total, _) => total,
+        },
         input_tokens: total.input_tokens.saturating_sub(earlier.input_tokens),
         output_tokens: total.output_tokens.saturating_sub(earlier.output_tokens),
         cached_input_tokens: total.cached_input_tokens.saturating_sub(earlier.cached_input_tokens),
@@ -171,13 +174,13 @@ mod tests {
     #[test]
     fn usage_since_never_goes_negative() {
         let total = Usage {
-            cost_usd: 0.5,
+            cost_usd: Some(0.5),
             input_tokens: 2003,
             output_tokens: 60,
             cached_input_tokens: 400,
         };
         let earlier = Usage {
-            cost_usd: 0.2,
+            cost_usd: Some(0.2),
             input_tokens: 1001,
             output_tokens: 30,
             cached_input_tokens: 500,
@@ -187,8 +190,8 @@ mod tests {
             (since.input_tokens, since.output_tokens, since.cached_input_tokens),
             (1002, 30, 0)
         );
-        assert!((since.cost_usd - 0.3).abs() < 1e-9);
-        assert_eq!(usage_since(&earlier, &total).cost_usd, 0.0);
+        assert!((since.cost_usd.unwrap() - 0.3).abs() < 1e-9);
+        assert_eq!(usage_since(&earlier, &total).cost_usd, Some(0.0));
     }
 
     #[test]

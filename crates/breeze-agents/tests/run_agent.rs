@@ -168,7 +168,7 @@ async fn claude_worker_fix_round_resumes_its_session_with_the_prompt_on_stdin() 
     assert_eq!(result.answer.as_ref().unwrap()["status"], "completed");
     assert_eq!(result.usage.input_tokens, 21 + 6241 + 48210);
     assert_eq!(result.usage.output_tokens, 1187);
-    assert!((result.usage.cost_usd - 0.04127).abs() < 1e-9);
+    assert!((result.usage.cost_usd.unwrap() - 0.04127).abs() < 1e-9);
     assert!(result.write_violations.is_empty(), "{:?}", result.write_violations);
     // The raw stream is in the log, byte for byte as printed (with the real worktree path).
     let log = std::fs::read_to_string(&result.stdout_log).unwrap();
@@ -260,7 +260,7 @@ async fn claude_max_turns_is_reported() {
     let result = run(call).await;
     assert!(matches!(result.failure, Some(AgentFailure::MaxTurns { .. })), "{:?}", result.failure);
     assert!(
-        (result.usage.cost_usd - 0.02254).abs() < 1e-9,
+        (result.usage.cost_usd.unwrap() - 0.02254).abs() < 1e-9,
         "the cost of a failed attempt still counts"
     );
 }

@@ -51,6 +51,20 @@ pub fn progress_line(event: &ProgressEvent) -> String {
     }
 }
 
+/// A cost as people read it: two decimals from a cent up, enough digits below a cent that
+/// it is not shown as nothing (`$0.004`), and `unknown` when no backend reported one.
+pub fn cost(usd: Option<f64>) -> String {
+    match usd {
+        None => "unknown".into(),
+        Some(usd) if usd == 0.0 || usd >= 0.01 => format!("${usd:.2}"),
+        Some(usd) => {
+            let text = format!("{usd:.4}");
+            let text = text.trim_end_matches('0');
+            if text == "0." { "<$0.0001".into() } else { format!("${text}") }
+        }
+    }
+}
+
 /// The note of a task: why it is not landed, or that its approval was normalized.
 fn task_note(task: &breeze_protocol::TaskStatus) -> &str {
     match (&task.reason, &task.review) {
@@ -91,7 +105,7 @@ pub fn status_table(status: &BreezeStatus, stop_reason: Option<&str>) -> String 
         let title: String = task.title.chars().take(title_width).collect();
         let usage = if with_usage {
             let tokens = task.usage.input_tokens + task.usage.output_tokens;
-            format!("  {:>8}  {:>9}", format!("${:.2}", task.usage.cost_usd), tokens)
+            format!("  {:>8}  {:>9}", cost(task.usage.cost_usd), tokens)
         } else {
             String::new()
         };
@@ -118,8 +132,10 @@ pub fn status_table(status: &BreezeStatus, stop_reason: Option<&str>) -> String 
     let usage = &status.usage;
     if !usage.is_empty() {
         out.push_str(&format!(
-            "; cost ${:.2}, {} input / {} output tokens",
-            usage.cost_usd, usage.input_tokens, usage.output_tokens
+            "; cost {}, {} input / {} output tokens",
+            cost(usage.cost_usd),
+            usage.input_tokens,
+            usage.output_tokens
         ));
     }
     out.push('\n');
@@ -188,7 +204,7 @@ mod tests {
             "{plain}"
         );
         let usage =
-            Usage { cost_usd: 1.5, input_tokens: 100, output_tokens: 20, cached_input_tokens: 0 };
+            Usage { cost_usd: Some(1.5), input_tokens: 100, output_tokens: 20, cached_input_tokens: 0 };
         let costly = status_table(&status(usage), None);
         assert!(costly.contains("$1.50") && costly.contains("120"), "{costly}");
         assert!(costly.contains("cost $1.50, 100 input / 20 output tokens"), "{costly}");
@@ -196,5 +212,15 @@ mod tests {
             costly.lines().all(|line| line == line.trim_end()),
             "no trailing blanks: {costly:?}"
         );
+    }
+
+    #[test]
+    fn costs_below_a_cent_are_not_shown_as_nothing_and_unknown_is_unknown() {
+        assert_eq!(cost(None), "unknown");
+        assert_eq!(cost(Some(0.0)), "$0.00");
+        assert_eq!(cost(Some(0.004)), "$0.004");
+        assert_eq!(cost(Some(0.0012)), "$0.0012");
+        assert_eq!(cost(Some(0.25)), "$0.25");
+        assert_eq!(cost(Some(0.00001)), "<$0.0001");
     }
 }

@@ -87,9 +87,9 @@ impl TaskState {
 /// Cost and tokens, summed over attempts.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Usage {
-    /// US dollars, when the backend reports cost.
+    /// US dollars; `null` when no backend reported a cost (codex reports tokens only).
     #[serde(default)]
-    pub cost_usd: f64,
+    pub cost_usd: Option<f64>,
     /// Input tokens.
     #[serde(default)]
     pub input_tokens: u64,
@@ -104,7 +104,10 @@ pub struct Usage {
 impl Usage {
     /// Adds another usage record to this one.
     pub fn add(&mut self, other: &Usage) {
-        self.cost_usd += other.cost_usd;
+        self.cost_usd = match (self.cost_usd, other.cost_usd) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
         self.input_tokens += other.input_tokens;
         self.output_tokens += other.output_tokens;
         self.cached_input_tokens += other.cached_input_tokens;

@@ -51,8 +51,10 @@ pub fn report() -> CliResult {
     }
     if !status.usage.is_empty() {
         out.push_str(&format!(
-            "- cost: ${:.2} ({} input, {} output tokens)\n",
-            status.usage.cost_usd, status.usage.input_tokens, status.usage.output_tokens
+            "- cost: {} ({} input, {} output tokens)\n",
+            render::cost(status.usage.cost_usd),
+            status.usage.input_tokens,
+            status.usage.output_tokens
         ));
     }
     out.push_str("\n| task | title | state | attempts | rounds | advisor | commit |\n|---|---|---|---|---|---|---|\n");
