@@ -129,7 +129,10 @@ fn a_landing_waits_for_an_index_another_git_process_holds_and_then_lands() {
     let output = engine.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", both(&output));
     assert_eq!(git(&root, &["status", "--porcelain"]), "", "the checkout is clean");
-    assert_eq!(git(&root, &["show", "HEAD:src/a.txt"]), std::fs::read_to_string(root.join("src/a.txt")).unwrap());
+    assert_eq!(
+        git(&root, &["show", "HEAD:src/a.txt"]),
+        std::fs::read_to_string(root.join("src/a.txt")).unwrap()
+    );
 }
 
 #[test]
@@ -140,7 +143,10 @@ fn a_landing_that_cannot_get_the_index_leaves_the_checkout_as_it_found_it() {
     let output = run_in(&root, &["run"]);
     let text = both(&output);
     assert_eq!(output.status.code(), Some(3), "stopped resumably: {text}");
-    assert!(text.contains("index.lock") && text.contains("locked by another git process"), "{text}");
+    assert!(
+        text.contains("index.lock") && text.contains("locked by another git process"),
+        "{text}"
+    );
     assert!(!text.contains("uncommitted changes"), "breeze does not blame its own files: {text}");
     assert_eq!(std::fs::read_to_string(root.join("src/a.txt")).unwrap(), "a\n", "untouched");
     assert_eq!(git(&root, &["rev-parse", "main"]), before);
@@ -215,7 +221,8 @@ fn a_task_that_replaces_a_tracked_file_with_a_directory_lands() {
         repo_with(&[("README.md", "r\n"), ("docs/guide.md", "guide\n"), ("plan.toml", &plan)]);
     let script = temp.path().join("worker.sh");
     std::fs::write(&script, worker).unwrap();
-    std::fs::write(root.join("breeze.toml"), crate::support::shell_worker_config(&script, "")).unwrap();
+    std::fs::write(root.join("breeze.toml"), crate::support::shell_worker_config(&script, ""))
+        .unwrap();
     git(&root, &["add", "-A"]);
     git(&root, &["commit", "-qm", "config"]);
     let output = run_in(&root, &["run"]);
@@ -241,7 +248,8 @@ fn an_approval_breeze_normalized_says_so_in_the_trailer_and_the_status() {
     git(&root, &["commit", "-qm", "config"]);
     let output = run_in(&root, &["run"]);
     assert_eq!(output.status.code(), Some(0), "minor gaps only land: {}", both(&output));
-    let trailer = git(&root, &["log", "-1", "--format=%(trailers:key=Breeze-Review,valueonly)", "main"]);
+    let trailer =
+        git(&root, &["log", "-1", "--format=%(trailers:key=Breeze-Review,valueonly)", "main"]);
     assert_eq!(
         trailer.trim(),
         "APPROVE (round 1; reviewer said REQUEST_CHANGES, minor gaps only; normalized by breeze)"
@@ -261,7 +269,8 @@ fn escape_sequences_from_a_role_are_shown_escaped_in_run_status_report_and_logs(
     let (temp, root) = repo_with(&[("README.md", "r\n"), ("plan.toml", &plan)]);
     let script = temp.path().join("worker.sh");
     std::fs::write(&script, worker).unwrap();
-    std::fs::write(root.join("breeze.toml"), crate::support::shell_worker_config(&script, "")).unwrap();
+    std::fs::write(root.join("breeze.toml"), crate::support::shell_worker_config(&script, ""))
+        .unwrap();
     git(&root, &["add", "-A"]);
     git(&root, &["commit", "-qm", "config"]);
     let output = run_in(&root, &["run"]);
@@ -269,9 +278,14 @@ fn escape_sequences_from_a_role_are_shown_escaped_in_run_status_report_and_logs(
     let status = run_in(&root, &["status"]);
     let report = run_in(&root, &["report"]);
     let logs = run_in(&root, &["logs", "1"]);
-    for (what, out) in [("run", &output), ("status", &status), ("report", &report), ("logs", &logs)] {
+    for (what, out) in [("run", &output), ("status", &status), ("report", &report), ("logs", &logs)]
+    {
         for stream in [&out.stdout, &out.stderr] {
-            assert!(!stream.contains(&0x1b) && !stream.contains(&0x07), "{what} printed raw control characters: {}", both(out));
+            assert!(
+                !stream.contains(&0x1b) && !stream.contains(&0x07),
+                "{what} printed raw control characters: {}",
+                both(out)
+            );
         }
     }
     assert!(stdout(&status).contains("\\x1b]0;pwned\\x07"), "shown escaped: {}", stdout(&status));
@@ -292,7 +306,11 @@ fn a_plans_md_run_resumed_after_landings_still_reports_its_landed_tasks() {
     write(&root, "src/b.txt", "b\nmine\n");
     let first = run_in(&root, &["run", "Plans.md"]);
     assert_eq!(first.status.code(), Some(3), "{}", both(&first));
-    assert!(std::fs::read_to_string(root.join("Plans.md")).unwrap().contains("| 1 | Touch a | a | `src/a.txt` | - | cc:done |"));
+    assert!(
+        std::fs::read_to_string(root.join("Plans.md"))
+            .unwrap()
+            .contains("| 1 | Touch a | a | `src/a.txt` | - | cc:done |")
+    );
     git(&root, &["stash"]);
     let resumed = run_in(&root, &["resume"]);
     assert_eq!(resumed.status.code(), Some(0), "{}", both(&resumed));
@@ -345,7 +363,11 @@ fn abort_commits_what_the_lane_holds_says_where_it_is_and_refuses_to_abort_a_fin
     assert_eq!(status["state"], "aborted");
     let reason = status["tasks"][0]["reason"].as_str().unwrap().to_string();
     assert!(reason.contains("on branch `task/1`"), "{reason}");
-    assert_eq!(git(&root, &["show", "task/1:a.txt"]), "half-done\n", "the lane's work is on the branch");
+    assert_eq!(
+        git(&root, &["show", "task/1:a.txt"]),
+        "half-done\n",
+        "the lane's work is on the branch"
+    );
 
     // clean removes the (now clean) lane and keeps the branch with the work, without --force.
     let clean = run_in(&root, &["clean"]);
@@ -356,12 +378,19 @@ fn abort_commits_what_the_lane_holds_says_where_it_is_and_refuses_to_abort_a_fin
     let again = run_in(&root, &["abort"]);
     assert_eq!(again.status.code(), Some(0), "{}", both(&again));
     let text = stdout(&again);
-    assert!(text.contains("already finished (aborted)") || text.contains("there is nothing to abort"), "{text}");
+    assert!(
+        text.contains("already finished (aborted)") || text.contains("there is nothing to abort"),
+        "{text}"
+    );
 
     let (_t2, done) = one_scripted_task();
     assert_eq!(run_in(&done, &["run"]).status.code(), Some(0));
     let finished = run_in(&done, &["abort"]);
-    assert!(stdout(&finished).contains("already finished (succeeded); there is nothing to abort"), "{}", both(&finished));
+    assert!(
+        stdout(&finished).contains("already finished (succeeded); there is nothing to abort"),
+        "{}",
+        both(&finished)
+    );
     assert_eq!(status_json(&done)["state"], "succeeded", "a finished run stays as it was");
 }
 
@@ -481,7 +510,8 @@ fn one_attempt_one_round(root: &std::path::Path) {
     assert_eq!(task["state"], "landed", "{task}");
     assert_eq!(task["attempts"], 1, "the worker was not run again: {task}");
     assert_eq!(task["rounds"], 1, "one verdict, one round: {task}");
-    let trailer = git(root, &["log", "-1", "--format=%(trailers:key=Breeze-Review,valueonly)", "main"]);
+    let trailer =
+        git(root, &["log", "-1", "--format=%(trailers:key=Breeze-Review,valueonly)", "main"]);
     assert_eq!(trailer.trim(), "APPROVE (round 1)");
 }
 
@@ -552,7 +582,11 @@ fn errors_point_at_what_the_user_can_fix() {
     // worktree.include outside the repository: a config error for plan and run alike.
     let (_t3, root) = one_scripted_task();
     let config = std::fs::read_to_string(root.join("breeze.toml")).unwrap();
-    std::fs::write(root.join("breeze.toml"), format!("{config}\n[worktree]\ninclude = [\"../secrets/*\"]\n")).unwrap();
+    std::fs::write(
+        root.join("breeze.toml"),
+        format!("{config}\n[worktree]\ninclude = [\"../secrets/*\"]\n"),
+    )
+    .unwrap();
     for args in [&["plan"][..], &["run"][..]] {
         let out = run_in(&root, args);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", both(&out));
@@ -570,10 +604,15 @@ fn errors_point_at_what_the_user_can_fix() {
 fn a_damaged_run_json_is_given_up_by_abort_and_report_agrees_with_status() {
     let (_temp, root) = one_scripted_task();
     assert_eq!(run_in(&root, &["run"]).status.code(), Some(0));
-    let run_dir = std::fs::read_dir(root.join(".breeze/runs")).unwrap().next().unwrap().unwrap().path();
+    let run_dir =
+        std::fs::read_dir(root.join(".breeze/runs")).unwrap().next().unwrap().unwrap().path();
     // A run left "running" by a killed engine: report says interrupted, like status.
     let snapshot = std::fs::read_to_string(run_dir.join("run.json")).unwrap();
-    std::fs::write(run_dir.join("run.json"), snapshot.replace("\"state\": \"succeeded\"", "\"state\": \"running\"")).unwrap();
+    std::fs::write(
+        run_dir.join("run.json"),
+        snapshot.replace("\"state\": \"succeeded\"", "\"state\": \"running\""),
+    )
+    .unwrap();
     assert!(stdout(&run_in(&root, &["report"])).contains("- state: **interrupted**"));
     assert_eq!(status_json(&root)["state"], "interrupted");
 
@@ -590,4 +629,44 @@ fn a_damaged_run_json_is_given_up_by_abort_and_report_agrees_with_status() {
     git(&root, &["commit", "-qm", "next plan"]);
     let next = run_in(&root, &["run"]);
     assert_eq!(next.status.code(), Some(0), "{}", both(&next));
+}
+
+#[test]
+fn with_run_hooks_the_repository_hooks_judge_each_landing_before_main_moves() {
+    let (temp, root) = one_scripted_task();
+    let marker = temp.path().join("pre-commit-failed-once");
+    let hooks = root.join(".git/hooks");
+    // pre-commit: sees the landing staged; fails the first landing like a linter would.
+    std::fs::write(
+        hooks.join("pre-commit"),
+        format!(
+            "#!/bin/sh\ngit diff --cached --name-only | grep -q src/a.txt || {{ echo 'nothing staged' >&2; exit 2; }}\nif [ ! -f {m} ]; then touch {m}; echo 'lint: trailing whitespace in src/a.txt' >&2; exit 1; fi\n",
+            m = marker.display()
+        ),
+    )
+    .unwrap();
+    // commit-msg: adds a trailer to the message, as sign-off hooks do.
+    std::fs::write(
+        hooks.join("commit-msg"),
+        "#!/bin/sh\necho 'Signed-off-by: Hook <hook@example.com>' >> \"$1\"\n",
+    )
+    .unwrap();
+    for hook in ["pre-commit", "commit-msg"] {
+        std::process::Command::new("chmod").arg("+x").arg(hooks.join(hook)).status().unwrap();
+    }
+    let config = std::fs::read_to_string(root.join("breeze.toml")).unwrap();
+    std::fs::write(root.join("breeze.toml"), format!("{config}\n[land]\nrun_hooks = true\n"))
+        .unwrap();
+    git(&root, &["commit", "--no-verify", "-qam", "run hooks"]);
+
+    let output = run_in(&root, &["run"]);
+    assert_eq!(output.status.code(), Some(0), "{}", both(&output));
+    assert!(marker.exists(), "the pre-commit hook ran");
+    let status = status_json(&root);
+    let run_dir = root.join(".breeze/runs").join(status["run_id"].as_str().unwrap());
+    let second = std::fs::read_to_string(run_dir.join("io/1.worker.2.input.json")).unwrap();
+    assert!(second.contains("lint: trailing whitespace"), "the worker was told: {second}");
+    let message = git(&root, &["log", "-1", "--format=%B", "main"]);
+    assert!(message.contains("Signed-off-by: Hook"), "{message}");
+    assert!(message.contains("Breeze-Task: 1"), "{message}");
 }

@@ -37,10 +37,7 @@ mod tests {
     #[test]
     fn controls_are_shown_not_interpreted() {
         assert_eq!(escape_controls("plain ✓ text\n\tok"), "plain ✓ text\n\tok");
-        assert_eq!(
-            escape_controls("\x1b[32m● landed\x1b[0m"),
-            "\\x1b[32m● landed\\x1b[0m"
-        );
+        assert_eq!(escape_controls("\x1b[32m● landed\x1b[0m"), "\\x1b[32m● landed\\x1b[0m");
         assert_eq!(escape_controls("\x1b]0;pwned\x07"), "\\x1b]0;pwned\\x07");
         assert_eq!(escape_controls("over\rwrite"), "over\\rwrite");
         assert_eq!(escape_controls("abc\u{202e}fed"), "abc\\u{202e}fed");

@@ -203,8 +203,12 @@ mod tests {
             plain.contains("0 of 1 task landed") && plain.contains("stopped: interrupted"),
             "{plain}"
         );
-        let usage =
-            Usage { cost_usd: Some(1.5), input_tokens: 100, output_tokens: 20, cached_input_tokens: 0 };
+        let usage = Usage {
+            cost_usd: Some(1.5),
+            input_tokens: 100,
+            output_tokens: 20,
+            cached_input_tokens: 0,
+        };
         let costly = status_table(&status(usage), None);
         assert!(costly.contains("$1.50") && costly.contains("120"), "{costly}");
         assert!(costly.contains("cost $1.50, 100 input / 20 output tokens"), "{costly}");

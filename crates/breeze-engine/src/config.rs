@@ -92,6 +92,8 @@ pub struct Config {
     pub verify_timeout: Duration,
     /// Landing conflicts / verify failures sent back before escalating.
     pub max_land_bounces: u32,
+    /// Run the repository's `pre-commit` and `commit-msg` hooks on each landing.
+    pub run_hooks: bool,
     /// Ignored files copied into each worktree.
     pub worktree_include: Vec<String>,
     /// Setup command run in each new worktree (empty = none).
@@ -266,6 +268,7 @@ struct RawLand {
     verify: Option<Vec<String>>,
     verify_timeout: Option<String>,
     max_bounces: Option<i64>,
+    run_hooks: Option<bool>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -331,6 +334,7 @@ fn merge(defaults: RawConfig, user: RawConfig) -> RawConfig {
             verify: pick(user.land.verify, defaults.land.verify),
             verify_timeout: pick(user.land.verify_timeout, defaults.land.verify_timeout),
             max_bounces: pick(user.land.max_bounces, defaults.land.max_bounces),
+            run_hooks: pick(user.land.run_hooks, defaults.land.run_hooks),
         },
         worktree: RawWorktree {
             include: pick(user.worktree.include, defaults.worktree.include),
@@ -369,6 +373,7 @@ impl RawConfig {
             verify: self.land.verify.unwrap_or_default(),
             verify_timeout: duration(self.land.verify_timeout, "land.verify_timeout")?,
             max_land_bounces: int_in(self.land.max_bounces, "land.max_bounces", 1, 10)?,
+            run_hooks: self.land.run_hooks.unwrap_or(false),
             worktree_include: inside_repository(
                 self.worktree.include.unwrap_or_default(),
                 "worktree.include",

@@ -121,7 +121,9 @@ mod tests {
         let full = EngineError::io("cannot save run.json", std::io::Error::from_raw_os_error(28));
         assert!(full.stops_the_run());
         assert_eq!(full.exit_code(), ExitCode::Interrupted);
-        assert!(full.hints()[0].contains("free space") && full.hints()[0].contains("breeze resume"));
+        assert!(
+            full.hints()[0].contains("free space") && full.hints()[0].contains("breeze resume")
+        );
         let other = EngineError::io("cannot save run.json", std::io::Error::from_raw_os_error(13));
         assert!(!other.stops_the_run());
         assert_eq!(other.exit_code(), ExitCode::Unfinished);

@@ -302,7 +302,10 @@ pub fn clean(repo_dir: &Path, dry_run: bool, force: bool) -> Result<Vec<CleanIte
         let holds_work = Some(tip) != landed && !repo.branch_is_on_main(&branch)?;
         if holds_work && !force {
             let why = if landed_heads.contains_key(&branch) {
-                format!("has commits added after its task landed (tip {}); use --force to delete", &tip.to_string()[..12])
+                format!(
+                    "has commits added after its task landed (tip {}); use --force to delete",
+                    &tip.to_string()[..12]
+                )
             } else {
                 "holds work that never landed (use --force to delete)".to_string()
             };

@@ -148,7 +148,8 @@ mod tests {
 
     #[test]
     fn slugs_are_one_to_one_and_safe_file_names() {
-        let ids = ["auth/login", "auth_login", "auth%2Flogin", ".", "..", "1.2", "1", "a b", "認証"];
+        let ids =
+            ["auth/login", "auth_login", "auth%2Flogin", ".", "..", "1.2", "1", "a b", "認証"];
         let slugs: Vec<String> = ids.iter().map(|id| file_slug(id)).collect();
         let unique: std::collections::BTreeSet<&String> = slugs.iter().collect();
         assert_eq!(unique.len(), ids.len(), "{slugs:?}");

@@ -221,7 +221,11 @@ impl Repo {
         for bytes in &gone {
             // Deleted (or a conflicted file the worker resolved by deleting it).
             index.remove_path(&rel_of(bytes)).ctx(|| {
-                format!("could not stage the deletion of `{}` in {}", path_string(bytes), at.display())
+                format!(
+                    "could not stage the deletion of `{}` in {}",
+                    path_string(bytes),
+                    at.display()
+                )
             })?;
         }
         for bytes in &present {
@@ -236,9 +240,7 @@ impl Repo {
                 // holds (not ignored) comes in. (A nested repository is staged as a gitlink,
                 // below, for the nested-repo gate to see.)
                 index.remove_path(&rel).ctx(context)?;
-                index
-                    .add_all([rel.join("*")], git2::IndexAddOption::DEFAULT, None)
-                    .ctx(context)?;
+                index.add_all([rel.join("*")], git2::IndexAddOption::DEFAULT, None).ctx(context)?;
             } else {
                 if !meta.is_dir() {
                     // A file where the index has a directory: its entries go first.

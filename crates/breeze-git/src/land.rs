@@ -450,7 +450,9 @@ impl Repo {
                 let written = checkout::checkout_paths(crepo, &new_tree, &rest, Mode::Safe, path)
                     .and_then(|result| match result {
                         // Identical content: forcing it over loses nothing.
-                        Ok(()) => checkout::checkout_paths(crepo, &new_tree, done, Mode::Force, path),
+                        Ok(()) => {
+                            checkout::checkout_paths(crepo, &new_tree, done, Mode::Force, path)
+                        }
                         conflicts => Ok(conflicts),
                     });
                 match written {
@@ -967,7 +969,8 @@ fn holds_target(
     old_tree: &Tree<'_>,
     new_tree: &Tree<'_>,
 ) -> bool {
-    let blob_at = |tree: &Tree<'_>| tree.get_path(path.as_path()).ok().map(|e| (e.id(), e.filemode()));
+    let blob_at =
+        |tree: &Tree<'_>| tree.get_path(path.as_path()).ok().map(|e| (e.id(), e.filemode()));
     let target = blob_at(new_tree);
     let staged = index.get_path(path.as_path(), 0).map(|e| e.id);
     let old = blob_at(old_tree).map(|(id, _)| id);

@@ -1060,6 +1060,37 @@ impl Repo {
             .ctx(|| format!("could not move {} to {commit}", path.display()))
     }
 
+    /// The integration worktree as `git commit` would see a landing about to be made: HEAD
+    /// at `parent` (main's tip), and the index and files holding `tree` (the merged result),
+    /// so that the repository's `pre-commit` hook finds the landing's change staged.
+    pub fn integration_worktree_staged(&self, parent: Oid, tree: Oid) -> Result<PathBuf, GitError> {
+        let path = self.integration_worktree(parent)?;
+        let wrepo = self.handle(&path)?;
+        let head_tree = commit_tree_of(&wrepo, parent)?;
+        let new_tree = wrepo
+            .find_tree(tree)
+            .map_err(|_| GitError::MissingObject { what: "tree", oid: tree })?;
+        let touched = checkout::tree_diff_paths(&wrepo, &head_tree, &new_tree)?;
+        if let Err(conflicts) =
+            checkout::checkout_paths(&wrepo, &new_tree, &touched, Mode::Force, &path)?
+        {
+            return Err(GitError::Dirty { path: path.clone(), paths: conflicts });
+        }
+        Ok(path)
+    }
+
+    /// Where the repository's hooks are: `core.hooksPath` (relative to the primary checkout)
+    /// or `.git/hooks`.
+    pub fn hooks_dir(&self) -> Result<PathBuf, GitError> {
+        let repo = self.git()?;
+        let config = repo.config().ctx(|| "could not read the git configuration".to_string())?;
+        Ok(match config.get_path("core.hooksPath") {
+            Ok(path) if path.is_absolute() => path,
+            Ok(path) => self.workdir.join(path),
+            Err(_) => self.common_dir.join("hooks"),
+        })
+    }
+
     /// The detached worktree `.harness-worktrees/integration` at `commit`, for running
     /// `land.verify` on a merged tree before main moves. Reused across landings: each call
     /// resets it to `commit`, discarding what the previous verify changed or left untracked
@@ -1121,4 +1152,10 @@ impl Repo {
         }
         Ok(path)
     }
+}
+
+fn commit_tree_of<'r>(repo: &'r Repository, oid: Oid) -> Result<git2::Tree<'r>, GitError> {
+    repo.find_commit(oid)
+        .and_then(|c| c.tree())
+        .map_err(|_| GitError::MissingObject { what: "commit", oid })
 }

@@ -86,7 +86,10 @@ fn commit_worktree_stages_a_file_replaced_by_a_directory_and_back() {
     let outcome = handle.commit_worktree(&wt, "task d: work").unwrap();
     let CommitOutcome::Committed { head, .. } = outcome else { panic!("{outcome:?}") };
     let files = git(&wt.path, &["ls-tree", "-r", "--name-only", &head.to_string()]);
-    assert!(files.contains("docs/guide.md/index.md") && files.contains("docs/guide.md/part.md"), "{files}");
+    assert!(
+        files.contains("docs/guide.md/index.md") && files.contains("docs/guide.md/part.md"),
+        "{files}"
+    );
     assert!(files.lines().any(|l| l == "src"), "{files}");
     assert!(!files.contains("src/a.rs"), "{files}");
     assert_eq!(git(&wt.path, &["status", "--porcelain"]), "");

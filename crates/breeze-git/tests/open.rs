@@ -52,7 +52,11 @@ fn master_is_used_when_there_is_no_main_and_empty_main_explains() {
     )
     .unwrap();
     assert_eq!(configured.main_branch(), "trunk");
-    assert!(matches!(configured.main_tip(), Err(GitError::NoCommits { .. })));
+    // The repository has commits: a configured branch that is not there is missing, not
+    // "without commits yet".
+    let err = configured.main_tip().unwrap_err();
+    assert!(matches!(err, GitError::MainMissing { .. }), "{err}");
+    assert!(err.to_string().contains("`trunk` does not exist"), "{err}");
 }
 
 #[test]

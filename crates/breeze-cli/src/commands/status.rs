@@ -9,7 +9,9 @@ use crate::{output, render};
 
 /// The status of a run as it really is: a run that says "running" while no engine holds
 /// the repository lock was killed.
-fn effective_status(snapshot: &breeze_engine::snapshot::RunSnapshot) -> breeze_protocol::BreezeStatus {
+fn effective_status(
+    snapshot: &breeze_engine::snapshot::RunSnapshot,
+) -> breeze_protocol::BreezeStatus {
     let mut status = snapshot.status();
     if status.state == RunState::Running && !breeze_engine::run::engine_alive(&crate::here()) {
         status.state = RunState::Interrupted;

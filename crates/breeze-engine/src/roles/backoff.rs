@@ -42,9 +42,9 @@ impl Trouble {
     /// The backend's words.
     pub fn message(&self) -> &str {
         match self {
-            Self::Limited { message, .. } | Self::Transient { message } | Self::Auth { message } => {
-                message
-            }
+            Self::Limited { message, .. }
+            | Self::Transient { message }
+            | Self::Auth { message } => message,
         }
     }
 }
@@ -106,7 +106,12 @@ impl Backoff {
             }
             Trouble::Transient { .. } => {
                 self.transient += 1;
-                (self.transient, self.settings.transient_waits, self.settings.transient_wait, "failed with a passing API error")
+                (
+                    self.transient,
+                    self.settings.transient_waits,
+                    self.settings.transient_wait,
+                    "failed with a passing API error",
+                )
             }
         };
         if count > bound {
@@ -169,7 +174,8 @@ mod tests {
     #[test]
     fn a_stated_retry_time_is_kept_and_a_login_problem_stops_at_once() {
         let mut backoff = Backoff::new(settings());
-        let limited = Trouble::Limited { retry_after: Some(Duration::from_secs(100)), message: "429".into() };
+        let limited =
+            Trouble::Limited { retry_after: Some(Duration::from_secs(100)), message: "429".into() };
         let wait = backoff.next_wait(&limited, "the reviewer").unwrap().as_secs_f64();
         assert!((80.0..=120.0).contains(&wait), "{wait}");
         let auth = Trouble::Auth { message: "Not logged in".into() };

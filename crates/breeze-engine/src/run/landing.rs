@@ -47,9 +47,8 @@ pub(crate) async fn land(ctx: &RunContext, index: usize) -> Result<Landing, Engi
 
     let base = parse_oid(record.base.as_deref().unwrap_or_default())?;
     let head = parse_oid(record.head.as_deref().unwrap_or_default())?;
-    let review = record
-        .review_trailer()
-        .unwrap_or_else(|| breeze_git::ReviewTrailer::from(record.rounds));
+    let review =
+        record.review_trailer().unwrap_or_else(|| breeze_git::ReviewTrailer::from(record.rounds));
     let message = breeze_git::landing_message(&task.title, None, &id, &ctx.run_id, review);
     for _ in 0..RACE_RETRIES {
         // main moved onto a commit made in a lane (a role moved it): land nothing on it.
@@ -63,7 +62,14 @@ pub(crate) async fn land(ctx: &RunContext, index: usize) -> Result<Landing, Engi
             }
         };
         let tree = flip_plans_marker(ctx, &id, tree).await?;
-        let message = message.clone();
+        let mut message = message.clone();
+        if ctx.config.run_hooks {
+            match run_hooks(ctx, &id, main, tree, &message).await? {
+                Hooks::Failed(failure) => return Ok(Landing::VerifyFailed(failure)),
+                Hooks::Passed { message: Some(edited) } => message = edited,
+                Hooks::Passed { message: None } => {}
+            }
+        }
         let commit =
             ctx.git(move |repo| repo.write_landing_commit(tree, main, head, &message)).await?;
 
@@ -137,6 +143,85 @@ async fn flip_plans_marker(
     }
 }
 
+/// What the repository's hooks said about a landing.
+enum Hooks {
+    /// They passed; `commit-msg` may have edited the message.
+    Passed { message: Option<String> },
+    /// One failed: the task goes back to its worker like a failed verify.
+    Failed(VerifyFailure),
+}
+
+/// Runs the repository's `pre-commit` (with the landing staged on main's tip, as `git
+/// commit` would) and `commit-msg` (on the landing message) hooks, when `land.run_hooks`.
+async fn run_hooks(
+    ctx: &RunContext,
+    id: &str,
+    parent: breeze_git::Oid,
+    tree: breeze_git::Oid,
+    message: &str,
+) -> Result<Hooks, EngineError> {
+    use std::os::unix::fs::PermissionsExt;
+    let hooks = ctx.git(|repo| repo.hooks_dir()).await?;
+    let runnable = |name: &str| {
+        let path = hooks.join(name);
+        path.metadata()
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+            .then_some(path)
+    };
+    let (pre_commit, commit_msg) = (runnable("pre-commit"), runnable("commit-msg"));
+    if pre_commit.is_none() && commit_msg.is_none() {
+        return Ok(Hooks::Passed { message: None });
+    }
+    let worktree = ctx.git(move |repo| repo.integration_worktree_staged(parent, tree)).await?;
+    let logs = ctx.run_dir.root().join("logs");
+    let message_file = logs.join(format!("{}.COMMIT_EDITMSG", file_slug(id)));
+    std::fs::write(&message_file, message)
+        .map_err(|err| EngineError::io(format!("cannot write {}", message_file.display()), err))?;
+    let steps = [
+        (pre_commit, "pre-commit", Vec::new()),
+        (commit_msg, "commit-msg", vec![message_file.display().to_string()]),
+    ];
+    for (hook, name, args) in steps {
+        let Some(hook) = hook else { continue };
+        let mut argv = vec![hook.display().to_string()];
+        argv.extend(args);
+        let log = logs.join(format!("{}.hook-{name}", file_slug(id)));
+        let purpose = format!("land.run_hooks ({name})");
+        let outcome = ctx
+            .run_project_command(id, &purpose, &argv, &worktree, &log, ctx.config.verify_timeout)
+            .await?;
+        if outcome.ending == Ending::Cancelled {
+            return Err(EngineError::io(
+                "hooks cancelled",
+                std::io::Error::from(std::io::ErrorKind::Interrupted),
+            ));
+        }
+        if !outcome.ending.is_success() {
+            return Ok(Hooks::Failed(failure_of(argv, &outcome)));
+        }
+    }
+    let edited = std::fs::read_to_string(&message_file).unwrap_or_default();
+    Ok(Hooks::Passed {
+        message: (!edited.trim().is_empty() && edited != message).then_some(edited),
+    })
+}
+
+/// A failed check on the merged tree, as the worker is told about it.
+fn failure_of(command: Vec<String>, outcome: &breeze_supervise::Outcome) -> VerifyFailure {
+    let combined = format!("{}{}", outcome.stdout_tail, outcome.stderr_tail);
+    let tail_start = combined.len().saturating_sub(VERIFY_TAIL_BYTES);
+    let tail_start =
+        (tail_start..=combined.len()).find(|i| combined.is_char_boundary(*i)).unwrap_or(0);
+    VerifyFailure {
+        command,
+        exit_code: match outcome.ending {
+            Ending::Exited(code) => Some(code),
+            _ => None,
+        },
+        log_tail: format!("({}) {}", outcome.ending, &combined[tail_start..]),
+    }
+}
+
 /// Runs `land.verify` on the landing commit in the integration worktree.
 async fn verify(
     ctx: &RunContext,
@@ -168,16 +253,5 @@ async fn verify(
             std::io::Error::from(std::io::ErrorKind::Interrupted),
         ));
     }
-    let combined = format!("{}{}", outcome.stdout_tail, outcome.stderr_tail);
-    let tail_start = combined.len().saturating_sub(VERIFY_TAIL_BYTES);
-    let tail_start =
-        (tail_start..=combined.len()).find(|i| combined.is_char_boundary(*i)).unwrap_or(0);
-    Ok(Some(VerifyFailure {
-        command: ctx.config.verify.clone(),
-        exit_code: match outcome.ending {
-            Ending::Exited(code) => Some(code),
-            _ => None,
-        },
-        log_tail: format!("({}) {}", outcome.ending, &combined[tail_start..]),
-    }))
+    Ok(Some(failure_of(ctx.config.verify.clone(), &outcome)))
 }

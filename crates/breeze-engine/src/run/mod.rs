@@ -171,8 +171,9 @@ pub async fn run(
         EngineError::io(format!("cannot create {}", run_dir.root().display()), err)
     })?;
     let copy = run_dir.plan_copy(&plan_path);
-    std::fs::copy(&plan_path, &copy)
-        .map_err(|err| EngineError::io(format!("cannot keep a copy of the plan in {}", copy.display()), err))?;
+    std::fs::copy(&plan_path, &copy).map_err(|err| {
+        EngineError::io(format!("cannot keep a copy of the plan in {}", copy.display()), err)
+    })?;
     let now = clock::now_rfc3339();
     let snapshot = RunSnapshot {
         format_version: FORMAT_VERSION,
@@ -488,7 +489,8 @@ async fn execute(
     ctx.journal(EventKind::RunFinished { state })?;
     let mut status = ctx.snapshot.lock().unwrap_or_else(|p| p.into_inner()).status();
     // Stopped by `breeze abort`, which records the abort once this engine has let go.
-    let (state, stop_reason) = if state == RunState::Interrupted && run_dir.abort_marker().exists() {
+    let (state, stop_reason) = if state == RunState::Interrupted && run_dir.abort_marker().exists()
+    {
         status.state = RunState::Aborted;
         for task in status.tasks.iter_mut().filter(|task| !task.state.is_terminal()) {
             task.reason = Some("run aborted; `breeze status` says where its work is".into());
