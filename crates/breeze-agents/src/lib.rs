@@ -49,6 +49,7 @@ mod claude;
 mod codex;
 mod parsed;
 mod run;
+mod strict;
 mod write_check;
 
 pub use args::{
@@ -60,3 +61,4 @@ pub use claude::ClaudeStream;
 pub use codex::CodexStream;
 pub use parsed::Parsed;
 pub use run::{AGENT_MAX_LINE_BYTES, AgentError, agent_env, run_agent};
+pub use strict::{codex_strict_schema, without_optional_nulls};

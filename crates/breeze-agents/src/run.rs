@@ -117,7 +117,9 @@ pub async fn run_agent(
     on_spawn: impl FnOnce(u32, Option<u64>) + Send,
 ) -> Result<AgentResult, AgentError> {
     if let (Some(path), Some(schema)) = (codex_schema_path(&call), &call.output_schema) {
-        write_atomically(&path, schema.to_string().as_bytes())
+        // Codex sends the schema in OpenAI's strict mode, which accepts only a subset.
+        let strict = crate::strict::codex_strict_schema(schema);
+        write_atomically(&path, strict.to_string().as_bytes())
             .map_err(|source| AgentError::SchemaFile { path, source })?;
     }
     let mut spec = ProcessSpec::new(command_line(&call), &call.cwd, &call.log_path);
@@ -136,6 +138,14 @@ pub async fn run_agent(
     let outcome =
         supervisor.run(spec, activity, cancel, on_spawn, |line| stream.feed(line)).await?;
     let mut parsed = stream.finish(SystemTime::now());
+    // Codex's strict form spells optional properties it left out as null: taken out again,
+    // so the answer reads as the original schema means it.
+    if let (AgentKind::Codex, Some(schema)) = (call.kind, &call.output_schema) {
+        parsed.answer = parsed
+            .answer
+            .take()
+            .map(|answer| crate::strict::without_optional_nulls(answer, schema));
+    }
     if call.kind == AgentKind::Codex
         && call.resume_session.is_some()
         && let (Some(total), Some(earlier)) = (&parsed.session_usage, &call.resume_baseline)

@@ -6,3 +6,8 @@ use std::time::SystemTime;
 pub fn now_rfc3339() -> String {
     humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
 }
+
+/// Now, as RFC 3339 UTC with milliseconds (`2026-11-30T12:00:00.123Z`), for events.
+pub fn now_rfc3339_millis() -> String {
+    humantime::format_rfc3339_millis(SystemTime::now()).to_string()
+}

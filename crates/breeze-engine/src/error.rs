@@ -37,12 +37,31 @@ pub enum EngineError {
     /// The run state on disk cannot be read.
     #[error("{0}")]
     Snapshot(#[from] crate::snapshot::SnapshotError),
+    /// The run is stopping (Ctrl-C, `breeze abort`, an error elsewhere): the step that
+    /// was cut short is done again on `breeze resume`.
+    #[error("stopped before the step finished; `breeze resume` continues")]
+    Cancelled,
+    /// A defect of breeze itself: a task that panicked, a value that would not serialize.
+    #[error(
+        "internal error while {context}: {message} — this is a bug in breeze; please report it with the run files (the run can be continued with `breeze resume`)"
+    )]
+    Internal {
+        /// What breeze was doing.
+        context: String,
+        /// What went wrong.
+        message: String,
+    },
 }
 
 impl EngineError {
     /// A usage error with a hint.
     pub fn usage(message: impl Into<String>, hint: impl Into<String>) -> EngineError {
         EngineError::Usage { message: message.into(), hint: Some(hint.into()) }
+    }
+
+    /// A function turning any error into [`EngineError::Internal`] about `context`.
+    pub fn internal<E: std::fmt::Display>(context: &str) -> impl FnOnce(E) -> EngineError + '_ {
+        move |err| EngineError::Internal { context: context.to_string(), message: err.to_string() }
     }
 
     /// An I/O error with context.
@@ -70,9 +89,12 @@ impl EngineError {
             return ExitCode::Interrupted;
         }
         match self {
+            EngineError::Cancelled => ExitCode::Interrupted,
             // Git errors that reach the command line come before or outside a run (not a
             // repository, mid-merge, unsupported format): the user must act first.
-            EngineError::Io { .. } | EngineError::Snapshot(_) => ExitCode::Unfinished,
+            EngineError::Io { .. } | EngineError::Snapshot(_) | EngineError::Internal { .. } => {
+                ExitCode::Unfinished
+            }
             _ => ExitCode::Usage,
         }
     }

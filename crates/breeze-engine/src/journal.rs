@@ -43,7 +43,7 @@ impl Journal {
         let line = BreezeEvent {
             schema_version: BreezeEventV1,
             seq: inner.next_seq,
-            at: clock::now_rfc3339(),
+            at: clock::now_rfc3339_millis(),
             event,
         };
         let mut text = serde_json::to_string(&line).map_err(std::io::Error::other)?;
@@ -138,4 +138,100 @@ impl Cycles {
         inner.0.write_all(text.as_bytes())?;
         inner.0.sync_data()
     }
+}
+
+/// The run's files, written by one thread of their own and in order: the journal (each
+/// event fsynced), the snapshot (atomic rewrite) and `cycles.jsonl`. The async threads
+/// hand writes over and, where the order matters to them, wait for the write without
+/// blocking.
+#[derive(Debug, Clone)]
+pub struct RunStore {
+    writes: std::sync::mpsc::Sender<StoreWrite>,
+    journal_path: PathBuf,
+}
+
+/// One write for the store's thread; `done` hears how it went.
+enum StoreWrite {
+    Event(EventKind, Option<tokio::sync::oneshot::Sender<std::io::Result<()>>>),
+    Snapshot(Vec<u8>, tokio::sync::oneshot::Sender<std::io::Result<()>>),
+    Cycle(CycleRecord),
+}
+
+impl std::fmt::Debug for StoreWrite {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            StoreWrite::Event(..) => "Event",
+            StoreWrite::Snapshot(..) => "Snapshot",
+            StoreWrite::Cycle(..) => "Cycle",
+        })
+    }
+}
+
+impl RunStore {
+    /// Opens the journal and `cycles.jsonl` and starts the writer thread; the snapshot goes
+    /// to `snapshot`.
+    pub fn open(journal: &Path, cycles: &Path, snapshot: &Path) -> std::io::Result<RunStore> {
+        let journal_file = Journal::open(journal)?;
+        let cycles_file = Cycles::open(cycles)?;
+        let snapshot = snapshot.to_path_buf();
+        let (writes, inbox) = std::sync::mpsc::channel::<StoreWrite>();
+        std::thread::Builder::new().name("breeze-run-files".into()).spawn(move || {
+            for write in inbox {
+                match write {
+                    StoreWrite::Event(event, done) => {
+                        let result = journal_file.record(event);
+                        if let Err(err) = &result {
+                            tracing::error!(
+                                "cannot append to {}: {err}",
+                                journal_file.path().display()
+                            );
+                        }
+                        if let Some(done) = done {
+                            let _ = done.send(result);
+                        }
+                    }
+                    StoreWrite::Snapshot(bytes, done) => {
+                        let _ = done.send(crate::snapshot::write_atomically(&snapshot, &bytes));
+                    }
+                    StoreWrite::Cycle(record) => {
+                        let _ = cycles_file.append(record);
+                    }
+                }
+            }
+        })?;
+        Ok(RunStore { writes, journal_path: journal.to_path_buf() })
+    }
+
+    /// Appends an event and waits (without blocking a thread) until it is on disk.
+    pub async fn record(&self, event: EventKind) -> std::io::Result<()> {
+        let (done, heard) = tokio::sync::oneshot::channel();
+        self.writes.send(StoreWrite::Event(event, Some(done))).map_err(|_| stopped())?;
+        heard.await.map_err(|_| stopped())?
+    }
+
+    /// Appends an event without waiting (its place in the order is kept).
+    pub fn record_later(&self, event: EventKind) {
+        let _ = self.writes.send(StoreWrite::Event(event, None));
+    }
+
+    /// Rewrites the snapshot with `bytes` and waits until it is on disk.
+    pub async fn save_snapshot(&self, bytes: Vec<u8>) -> std::io::Result<()> {
+        let (done, heard) = tokio::sync::oneshot::channel();
+        self.writes.send(StoreWrite::Snapshot(bytes, done)).map_err(|_| stopped())?;
+        heard.await.map_err(|_| stopped())?
+    }
+
+    /// Appends a line to `cycles.jsonl` without waiting.
+    pub fn cycle(&self, record: CycleRecord) {
+        let _ = self.writes.send(StoreWrite::Cycle(record));
+    }
+
+    /// The journal file.
+    pub fn journal_path(&self) -> &Path {
+        &self.journal_path
+    }
+}
+
+fn stopped() -> std::io::Error {
+    std::io::Error::other("the run files' writer thread stopped")
 }

@@ -105,45 +105,9 @@ pub(crate) fn record_abort(
     let lanes: Vec<breeze_git::WorktreeInfo> = repo.list_worktrees()?;
     snapshot.state = RunState::Aborted;
     snapshot.stop_reason = Some("aborted with `breeze abort`".into());
-    for task in snapshot.tasks.iter_mut().filter(|task| !task.state.is_terminal()) {
-        let reason = match &task.branch {
-            None => "run aborted before the task started".to_string(),
-            Some(branch) => {
-                let lane = lanes.iter().find(|info| {
-                    info.under_breeze_root && info.branch.as_deref() == Some(branch.as_str())
-                });
-                let base = task.base.as_deref().and_then(|b| breeze_git::Oid::from_str(b).ok());
-                let committed = match (lane, base) {
-                    (Some(info), Some(base)) => {
-                        let worktree = breeze_git::Worktree {
-                            name: info.name.clone(),
-                            path: info.path.clone(),
-                            branch: branch.clone(),
-                            base,
-                        };
-                        repo.commit_worktree(&worktree, "breeze: work left by an aborted run")
-                            .map(Some)
-                            .map_err(|err| (info.path.clone(), err))
-                    }
-                    _ => Ok(None),
-                };
-                match committed {
-                    Err((path, err)) => format!(
-                        "run aborted; its work so far is uncommitted in {} ({err})",
-                        path.display()
-                    ),
-                    Ok(_) => match (repo.branch_tip(branch)?, base) {
-                        (Some(tip), Some(base)) if tip != base => format!(
-                            "run aborted; its work so far is on branch `{branch}` ({})",
-                            &tip.to_string()[..12]
-                        ),
-                        _ => format!("run aborted; branch `{branch}` holds no work yet"),
-                    },
-                }
-            }
-        };
-        task.state = breeze_protocol::TaskState::Failed;
-        task.reason = Some(reason);
+    for task in snapshot.tasks.iter_mut().filter(|task| !task.phase.is_terminal()) {
+        task.reason = Some(where_the_work_is(repo, &lanes, task)?);
+        task.phase = crate::snapshot::TaskPhase::Failed;
     }
     snapshot.updated_at = crate::clock::now_rfc3339();
     snapshot.save(&run_dir.snapshot()).map_err(|err| {
@@ -153,6 +117,43 @@ pub(crate) fn record_abort(
         let _ = journal.record(EventKind::RunFinished { state: RunState::Aborted });
     }
     Ok(())
+}
+
+/// Where an aborted task's work is: committed on its branch (what its lane held is
+/// committed first), or nowhere yet.
+fn where_the_work_is(
+    repo: &Repo,
+    lanes: &[breeze_git::WorktreeInfo],
+    task: &crate::snapshot::TaskRecord,
+) -> Result<String, EngineError> {
+    let Some(branch) = &task.branch else {
+        return Ok("run aborted before the task started".to_string());
+    };
+    let lane = lanes
+        .iter()
+        .find(|info| info.under_breeze_root && info.branch.as_deref() == Some(branch.as_str()));
+    let base = task.base.map(|base| base.0);
+    if let (Some(info), Some(base)) = (lane, base) {
+        let worktree = breeze_git::Worktree {
+            name: info.name.clone(),
+            path: info.path.clone(),
+            branch: branch.clone(),
+            base,
+        };
+        if let Err(err) = repo.commit_worktree(&worktree, "breeze: work left by an aborted run") {
+            return Ok(format!(
+                "run aborted; its work so far is uncommitted in {} ({err})",
+                info.path.display()
+            ));
+        }
+    }
+    Ok(match (repo.branch_tip(branch)?, base) {
+        (Some(tip), Some(base)) if tip != base => format!(
+            "run aborted; its work so far is on branch `{branch}` ({})",
+            &tip.to_string()[..12]
+        ),
+        _ => format!("run aborted; branch `{branch}` holds no work yet"),
+    })
 }
 
 async fn wait_for_lock(root: &Path) -> Result<RepoLock, EngineError> {
@@ -222,11 +223,10 @@ pub fn clean(repo_dir: &Path, dry_run: bool, force: bool) -> Result<Vec<CleanIte
         }
         if let Ok(snapshot) = RunSnapshot::load(&run_dir.snapshot()) {
             for task in snapshot.tasks {
-                if task.state == breeze_protocol::TaskState::Landed
+                if task.phase == crate::snapshot::TaskPhase::Landed
                     && let Some(branch) = task.branch
                 {
-                    let head = task.head.as_deref().and_then(|h| breeze_git::Oid::from_str(h).ok());
-                    landed_heads.insert(branch, head);
+                    landed_heads.insert(branch, task.head.map(|head| head.0));
                 }
             }
         }

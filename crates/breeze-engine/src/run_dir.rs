@@ -29,6 +29,12 @@ impl RunDir {
     pub fn root(&self) -> &Path {
         &self.root
     }
+
+    /// The run id (the folder's name).
+    pub fn run_id(&self) -> &str {
+        self.root.file_name().and_then(|name| name.to_str()).unwrap_or_default()
+    }
+
     /// `run.json`: the atomic snapshot.
     pub fn snapshot(&self) -> PathBuf {
         self.root.join("run.json")

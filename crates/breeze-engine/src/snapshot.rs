@@ -1,8 +1,8 @@
-//! `run.json`: the atomic snapshot of a run, rewritten after every change
-//! (temporary file, fsync, rename, fsync of the directory).
+//! `run.json`: the atomic snapshot of a run, rewritten after every change (a temporary
+//! file in the same folder, fsync, rename, fsync of the folder).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Write;
+use std::fmt;
 use std::path::Path;
 
 use breeze_protocol::{
@@ -11,8 +11,54 @@ use breeze_protocol::{
 };
 use serde::{Deserialize, Serialize};
 
-/// Version of the `run.json` layout; bumped on incompatible changes.
-pub const FORMAT_VERSION: u32 = 1;
+/// Version of the `run.json` layout; bumped on incompatible changes (2: one `phase` per
+/// task instead of a state and a stage; commit ids checked when read).
+pub const FORMAT_VERSION: u32 = 2;
+
+/// A git object id as run files keep it: 40 hex digits, checked when the file is read,
+/// so no code parses commit ids out of strings.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ObjectId(pub breeze_git::Oid);
+
+impl ObjectId {
+    /// The first 12 hex digits, for messages.
+    pub fn short(&self) -> String {
+        self.0.to_string()[..12].to_string()
+    }
+}
+
+impl From<breeze_git::Oid> for ObjectId {
+    fn from(oid: breeze_git::Oid) -> ObjectId {
+        ObjectId(oid)
+    }
+}
+
+impl fmt::Display for ObjectId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+impl fmt::Debug for ObjectId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+impl Serialize for ObjectId {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for ObjectId {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        breeze_git::Oid::from_str(&text)
+            .map(ObjectId)
+            .map_err(|_| serde::de::Error::custom(format!("{text:?} is not a git object id")))
+    }
+}
 
 /// Everything needed to show or resume a run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -30,7 +76,7 @@ pub struct RunSnapshot {
     /// Branch work lands on.
     pub main_branch: String,
     /// Main tip when the run started.
-    pub main_tip_at_start: String,
+    pub main_tip_at_start: ObjectId,
     /// RFC 3339.
     pub started_at: String,
     /// RFC 3339.
@@ -51,21 +97,54 @@ pub struct RunSnapshot {
     pub containment: Option<breeze_protocol::ContainmentStatus>,
 }
 
-/// Where a task is in its flow; what `resume` does next.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// Where a task is in its flow — the one state of a task. What `breeze status` shows
+/// ([`TaskPhase::visible`]) and what `resume` does next both follow from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Stage {
+pub enum TaskPhase {
     /// Not started.
     Queued,
-    /// A worker has (or had) the task.
+    /// A worker has (or had) the task; `resume` runs it again.
     Working,
-    /// The worker's result (`head`) waits for the gates and the reviewer: `resume` goes
-    /// straight to the review.
+    /// The worker's result (`head`) waits for the gates and the reviewer; `resume` reviews
+    /// it rather than redoing it.
     Reviewing,
     /// Approved; landing is next.
     Approved,
-    /// Finished (landed, escalated, blocked or failed).
-    Done,
+    /// Approved, but landing waits for the user's checkout (or a lock).
+    Deferred,
+    /// On main.
+    Landed,
+    /// Given up: attempts, rounds, stalls, an Advisor STOP or the worker's own word.
+    Escalated,
+    /// A dependency did not land.
+    Blocked,
+    /// An error outside the task's control.
+    Failed,
+}
+
+impl TaskPhase {
+    /// Whether the task is done for this run.
+    pub fn is_terminal(self) -> bool {
+        matches!(self, Self::Landed | Self::Escalated | Self::Blocked | Self::Failed)
+    }
+
+    /// What the user sees. While no engine runs the run (`live` false), unfinished tasks
+    /// are `pending`: nothing works on them.
+    pub fn visible(self, live: bool) -> TaskState {
+        match self {
+            Self::Landed => TaskState::Landed,
+            Self::Escalated => TaskState::Escalated,
+            Self::Blocked => TaskState::Blocked,
+            Self::Failed => TaskState::Failed,
+            Self::Deferred => TaskState::Deferred,
+            _ if !live => TaskState::Pending,
+            Self::Queued => TaskState::Pending,
+            Self::Working => TaskState::Running,
+            Self::Reviewing => TaskState::Reviewing,
+            Self::Approved => TaskState::Landing,
+        }
+    }
 }
 
 /// One task's record.
@@ -75,11 +154,9 @@ pub struct TaskRecord {
     pub id: String,
     /// Title.
     pub title: String,
-    /// Visible state.
-    pub state: TaskState,
-    /// Flow stage.
-    pub stage: Stage,
-    /// Why escalated/blocked/failed/deferred.
+    /// Where the task is.
+    pub phase: TaskPhase,
+    /// Why escalated/blocked/failed/deferred, or why it stopped.
     #[serde(default)]
     pub reason: Option<String>,
     /// Write group.
@@ -102,10 +179,10 @@ pub struct TaskRecord {
     pub branch: Option<String>,
     /// Base commit of the work.
     #[serde(default)]
-    pub base: Option<String>,
+    pub base: Option<ObjectId>,
     /// Latest commit of the work.
     #[serde(default)]
-    pub head: Option<String>,
+    pub head: Option<ObjectId>,
     /// Round that approved `head`.
     #[serde(default)]
     pub approved_round: Option<u32>,
@@ -114,7 +191,7 @@ pub struct TaskRecord {
     pub reviewer_said: Option<String>,
     /// Landing commit on main.
     #[serde(default)]
-    pub commit: Option<String>,
+    pub commit: Option<ObjectId>,
     /// Backend session to resume for fix rounds.
     #[serde(default)]
     pub session_id: Option<String>,
@@ -132,7 +209,7 @@ pub struct TaskRecord {
     pub conflict: Option<ConflictInfo>,
     /// Main tip the landing conflicted with.
     #[serde(default)]
-    pub conflict_onto: Option<String>,
+    pub conflict_onto: Option<ObjectId>,
     /// Verify failure to fix in the next attempt.
     #[serde(default)]
     pub verify_failure: Option<VerifyFailure>,
@@ -145,21 +222,12 @@ pub struct TaskRecord {
 }
 
 impl TaskRecord {
-    /// What the landing's `Breeze-Review` trailer says, once the task is approved.
-    pub fn review_trailer(&self) -> Option<breeze_git::ReviewTrailer> {
-        Some(breeze_git::ReviewTrailer {
-            round: self.approved_round?,
-            reviewer_said: self.reviewer_said.clone(),
-        })
-    }
-
     /// A fresh record.
     pub fn new(id: &str, title: &str, group: Option<u32>) -> TaskRecord {
         TaskRecord {
             id: id.to_string(),
             title: title.to_string(),
-            state: TaskState::Pending,
-            stage: Stage::Queued,
+            phase: TaskPhase::Queued,
             reason: None,
             group,
             attempts: 0,
@@ -183,6 +251,31 @@ impl TaskRecord {
             usage: Usage::default(),
         }
     }
+
+    /// What the landing's `Breeze-Review` trailer says, once the task is approved.
+    pub fn review_trailer(&self) -> Option<breeze_git::ReviewTrailer> {
+        Some(breeze_git::ReviewTrailer {
+            round: self.approved_round?,
+            reviewer_said: self.reviewer_said.clone(),
+        })
+    }
+
+    /// The task as `breeze status` shows it.
+    pub fn status(&self, live: bool) -> TaskStatus {
+        TaskStatus {
+            id: self.id.clone(),
+            title: self.title.clone(),
+            state: self.phase.visible(live),
+            attempts: self.attempts,
+            rounds: self.rounds,
+            advisor_consults: self.advisor_consults,
+            commit: self.commit.map(|commit| commit.to_string()),
+            reason: self.reason.clone(),
+            group: self.group,
+            usage: self.usage,
+            review: self.review_trailer().map(|trailer| trailer.to_string()),
+        }
+    }
 }
 
 impl RunSnapshot {
@@ -192,6 +285,7 @@ impl RunSnapshot {
         for task in &self.tasks {
             usage.add(&task.usage);
         }
+        let live = self.state == RunState::Running;
         BreezeStatus {
             schema_version: BreezeStatusV1,
             run_id: self.run_id.clone(),
@@ -200,23 +294,7 @@ impl RunSnapshot {
             plan: Some(self.plan.clone()),
             started_at: Some(self.started_at.clone()),
             updated_at: Some(self.updated_at.clone()),
-            tasks: self
-                .tasks
-                .iter()
-                .map(|task| TaskStatus {
-                    id: task.id.clone(),
-                    title: task.title.clone(),
-                    state: task.state,
-                    attempts: task.attempts,
-                    rounds: task.rounds,
-                    advisor_consults: task.advisor_consults,
-                    commit: task.commit.clone(),
-                    reason: task.reason.clone(),
-                    group: task.group,
-                    usage: task.usage,
-                    review: task.review_trailer().map(|trailer| trailer.to_string()),
-                })
-                .collect(),
+            tasks: self.tasks.iter().map(|task| task.status(live)).collect(),
             usage,
             containment: self.containment.clone(),
         }
@@ -227,32 +305,30 @@ impl RunSnapshot {
         self.tasks.iter().find(|task| task.id == id)
     }
 
+    /// The snapshot as written to `run.json`.
+    pub fn to_json(&self) -> Result<Vec<u8>, serde_json::Error> {
+        serde_json::to_vec_pretty(self)
+    }
+
     /// Writes the snapshot atomically.
     pub fn save(&self, path: &Path) -> std::io::Result<()> {
-        let text = serde_json::to_vec_pretty(self).map_err(std::io::Error::other)?;
-        write_atomically(path, &text)
+        write_atomically(path, &self.to_json().map_err(std::io::Error::other)?)
     }
 
     /// Reads a snapshot.
     pub fn load(path: &Path) -> Result<RunSnapshot, SnapshotError> {
-        let text = std::fs::read(path).map_err(|err| SnapshotError {
-            path: path.display().to_string(),
-            message: err.to_string(),
-        })?;
-        let snapshot: RunSnapshot = serde_json::from_slice(&text).map_err(|err| SnapshotError {
-            path: path.display().to_string(),
-            message: err.to_string(),
-        })?;
-        if snapshot.format_version != FORMAT_VERSION {
-            return Err(SnapshotError {
-                path: path.display().to_string(),
-                message: format!(
-                    "format_version {} is not supported by this breeze (expects {FORMAT_VERSION})",
-                    snapshot.format_version
-                ),
-            });
+        let error = |message: String| SnapshotError { path: path.display().to_string(), message };
+        let text = std::fs::read(path).map_err(|err| error(err.to_string()))?;
+        let version: serde_json::Value =
+            serde_json::from_slice(&text).map_err(|err| error(err.to_string()))?;
+        let found = version.get("format_version").and_then(serde_json::Value::as_u64);
+        if found != Some(u64::from(FORMAT_VERSION)) {
+            return Err(error(format!(
+                "format_version {} is not supported by this breeze (expects {FORMAT_VERSION}); finish the run with the breeze that started it, or give it up with `breeze abort`",
+                found.map_or("(none)".to_string(), |v| v.to_string())
+            )));
         }
-        Ok(snapshot)
+        serde_json::from_value(version).map_err(|err| error(err.to_string()))
     }
 }
 
@@ -266,19 +342,52 @@ pub struct SnapshotError {
     pub message: String,
 }
 
-/// Temporary file in the same directory, fsync, rename, fsync of the directory.
+/// A temporary file in the same folder, fsync, rename over `path`, fsync of the folder: a
+/// reader sees the old file or the new one, never half of one.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let file_name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
-    let temp = dir.join(format!(".{file_name}.{}.tmp", std::process::id()));
-    {
-        let mut file = std::fs::File::create(&temp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-    }
-    std::fs::rename(&temp, path)?;
+    use std::io::Write;
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let mut temp = tempfile::Builder::new().prefix(".").suffix(".tmp").tempfile_in(dir)?;
+    temp.write_all(bytes)?;
+    temp.as_file().sync_all()?;
+    temp.persist(path).map_err(|err| err.error)?;
     if let Ok(dir_handle) = std::fs::File::open(dir) {
         let _ = dir_handle.sync_all();
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unfinished_tasks_show_as_pending_when_no_engine_runs_them() {
+        assert_eq!(TaskPhase::Working.visible(true), TaskState::Running);
+        assert_eq!(TaskPhase::Working.visible(false), TaskState::Pending);
+        assert_eq!(TaskPhase::Reviewing.visible(true), TaskState::Reviewing);
+        assert_eq!(TaskPhase::Approved.visible(true), TaskState::Landing);
+        assert_eq!(TaskPhase::Deferred.visible(false), TaskState::Deferred);
+        assert_eq!(TaskPhase::Landed.visible(false), TaskState::Landed);
+    }
+
+    #[test]
+    fn object_ids_are_checked_when_a_run_file_is_read() {
+        let oid = breeze_git::Oid::from_str("0123456789abcdef0123456789abcdef01234567").unwrap();
+        let json = serde_json::to_string(&ObjectId(oid)).unwrap();
+        assert_eq!(json, "\"0123456789abcdef0123456789abcdef01234567\"");
+        assert_eq!(serde_json::from_str::<ObjectId>(&json).unwrap(), ObjectId(oid));
+        let err = serde_json::from_str::<ObjectId>("\"main\"").unwrap_err();
+        assert!(err.to_string().contains("not a git object id"), "{err}");
+    }
+
+    #[test]
+    fn atomic_writes_leave_no_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.json");
+        write_atomically(&path, b"one").unwrap();
+        write_atomically(&path, b"two").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"two");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
 }

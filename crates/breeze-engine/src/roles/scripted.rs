@@ -17,13 +17,128 @@
 //! | `escalate = true` | the worker gives up (`status: escalated`) |
 //! | `delay_ms = N` | each worker attempt takes N milliseconds |
 //! | `lesson = "..."` | the first REQUEST_CHANGES carries this universal memory update |
+//! | `rate_limited_calls = N` | the worker's first N calls hit a rate limit (the backend's trouble) |
+//! | `transient_calls = N` | the worker's next N calls fail with a passing API error (HTTP 503) |
+//! | `auth_error = true` | the worker's backend is not logged in |
+//!
+//! [`ScriptedBackend`] runs the simulator for the engine, under the same clocks a process
+//! gets (stall and wall-clock timeouts); it owns the per-task settings and counts the calls.
 
+use std::collections::BTreeMap;
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use breeze_protocol::{AdvisorRequest, Decision, ReviewInput, Role, WorkerInput, validate};
 use serde::Deserialize;
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::{Backend, BackendFuture, Invocation, RoleEnding, RoleOutcome, RoleReply};
+
+/// The simulated team of a run.
+pub(crate) struct ScriptedBackend {
+    /// `[task.sim]` of each task.
+    sims: BTreeMap<String, SimSpec>,
+    /// Each task's write set: the simulated worker writes inside it.
+    write_sets: Arc<BTreeMap<String, breeze_agents::WriteSetCheck>>,
+    /// Calls per (task, role) so far, for the "first call" behaviours.
+    calls: Mutex<BTreeMap<(String, Role), u32>>,
+}
+
+impl Backend for ScriptedBackend {
+    fn run<'a>(
+        &'a self,
+        run: &'a Invocation<'a>,
+        cancel: &'a CancellationToken,
+    ) -> BackendFuture<'a> {
+        Box::pin(self.play_call(run, cancel))
+    }
+}
+
+impl ScriptedBackend {
+    pub fn new(
+        sims: BTreeMap<String, SimSpec>,
+        write_sets: Arc<BTreeMap<String, breeze_agents::WriteSetCheck>>,
+    ) -> ScriptedBackend {
+        ScriptedBackend { sims, write_sets, calls: Mutex::new(BTreeMap::new()) }
+    }
+
+    /// The 1-based number of this call of `role` for `task`.
+    fn count_call(&self, task: &str, role: Role) -> u32 {
+        let mut calls = self.calls.lock().unwrap_or_else(|p| p.into_inner());
+        let count = calls.entry((task.to_string(), role)).or_default();
+        *count += 1;
+        *count
+    }
+
+    async fn play_call(&self, run: &Invocation<'_>, cancel: &CancellationToken) -> RoleReply {
+        let (call, settings) = (run.call, &run.settings);
+        let log_path = run.log_path.clone();
+        let sim = self.sims.get(&call.task_id).cloned().unwrap_or_default();
+        let call_number = self.count_call(&call.task_id, call.role);
+        if let Some(trouble) = sim.trouble(call.role, call_number) {
+            write_logs(&log_path, "", &format!("{}\n", trouble.message()));
+            return RoleReply {
+                diagnostics: trouble.message().to_string(),
+                ..RoleReply::of(RoleOutcome::Trouble(trouble), log_path)
+            };
+        }
+        let matcher = self.write_sets.get(&call.task_id).cloned();
+        let in_write_set = move |path: &str| matcher.as_ref().is_none_or(|matches| matches(path));
+        // The simulator runs in-process; the same clocks a process gets apply to it: the
+        // stall timeout (it makes no output while it runs) and the wall-clock timeout.
+        let limit = settings.stall_timeout.min(settings.timeout);
+        let limit_ending = if settings.stall_timeout <= settings.timeout {
+            RoleEnding::Stalled
+        } else {
+            RoleEnding::TimedOut
+        };
+        // A simulated hang is a future that never finishes: the clocks above end it.
+        let first_call = call_number == 1;
+        let played = async {
+            match play(call.role, &call.input, &call.cwd, &sim, first_call, &in_write_set).await {
+                ScriptedReply::Hang => std::future::pending().await,
+                exited => exited,
+            }
+        };
+        let (outcome, stdout, stderr) = tokio::select! {
+            reply = tokio::time::timeout(limit, played) => match reply {
+                Ok(ScriptedReply::Exited { exit_code: 0, stdout, stderr }) => {
+                    let result = breeze_supervise::last_json_object(stdout.as_bytes())
+                        .ok_or_else(|| "no JSON object on stdout".to_string());
+                    let outcome = match result {
+                        Ok(value) => RoleOutcome::Answered(value),
+                        Err(why) => RoleOutcome::NoAnswer(why),
+                    };
+                    (outcome, stdout, stderr)
+                }
+                Ok(ScriptedReply::Exited { exit_code, stdout, stderr }) => {
+                    (RoleOutcome::Ended(RoleEnding::Exited(exit_code)), stdout, stderr)
+                }
+                Ok(ScriptedReply::Hang) | Err(_) => {
+                    (RoleOutcome::Ended(limit_ending), String::new(), String::new())
+                }
+            },
+            () = cancel.cancelled() => (RoleOutcome::Cancelled, String::new(), String::new()),
+        };
+        write_logs(&log_path, &stdout, &stderr);
+        if let RoleOutcome::Answered(value) = &outcome {
+            super::keep_for_the_record(&run.record_path, value);
+        }
+        RoleReply {
+            diagnostics: super::diagnostics(&stderr, &stdout),
+            ..RoleReply::of(outcome, log_path)
+        }
+    }
+}
+
+/// Writes the simulated output to the log files, as a process's would be.
+fn write_logs(log_path: &Path, stdout: &str, stderr: &str) {
+    let (stdout_log, stderr_log) = breeze_supervise::stream_log_paths(log_path);
+    let _ = std::fs::write(stdout_log, stdout);
+    let _ = std::fs::write(stderr_log, stderr);
+}
 
 /// Per-task steering of the simulator (`[task.sim]`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]

@@ -1,19 +1,20 @@
 //! Consulting the Advisor: one consult per trigger hash per run, at most
-//! `max_consults_per_task` successful consults per task, saved answers reused.
+//! `max_consults_per_task` answered consults per task, saved answers reused.
 
 use breeze_protocol::{
-    AdvisorRequest, AdvisorRequestV1, AdvisorResponse, EventKind, ExecutionContext, ReasonCode,
-    Role, SelectedPlan, validate,
+    AdvisorGuidance, AdvisorRequest, AdvisorRequestV1, AdvisorResponse, Decision, EventKind,
+    ExecutionContext, ReasonCode, Role, SelectedPlan, validate,
 };
 
-use super::context::RunContext;
+use super::driver::TaskDriver;
 use crate::advice::{bound_text, trigger_hash};
 use crate::error::EngineError;
 use crate::progress::ProgressEvent;
-use crate::roles::{RoleCall, RoleEnding, definition, prompt};
+use crate::roles::backoff::Backoff;
+use crate::roles::{RoleCall, RoleOutcome, RoleReply, definition, prompt};
 use crate::run_dir::file_slug;
 
-/// Longest `last_error` sent to the Advisor (the seeds' bound).
+/// Longest `last_error` sent to the Advisor.
 const LAST_ERROR_BYTES: usize = 8192;
 
 /// What asking the Advisor gave.
@@ -35,33 +36,83 @@ pub(crate) struct Question {
     pub attempt: u32,
 }
 
-/// Asks the Advisor about task `index`, either with the engine's own question or with
-/// the request a worker returned.
-pub(crate) async fn consult(
-    ctx: &RunContext,
-    index: usize,
-    worktree: &std::path::Path,
-    question: Question,
-    from_worker: Option<AdvisorRequest>,
-) -> Result<Consult, EngineError> {
-    let task = ctx.task(index);
-    let id = task.id.to_string();
-    if !ctx.config.advisor_enabled {
-        return Ok(Consult::Unavailable(
-            "the Advisor is disabled (advisor.enabled = false)".into(),
-        ));
-    }
-    let request = match from_worker {
-        Some(mut request) => {
-            request.run_id = Some(ctx.run_id.clone());
-            request
+impl TaskDriver {
+    /// Asks the Advisor, either the engine's own question or the request a worker returned.
+    pub(super) async fn consult(
+        &self,
+        question: Question,
+        from_worker: Option<AdvisorRequest>,
+    ) -> Result<Consult, EngineError> {
+        if !self.ctx.config.advisor_enabled {
+            return Ok(Consult::Unavailable(
+                "the Advisor is disabled (advisor.enabled = false)".into(),
+            ));
         }
-        None => AdvisorRequest {
+        let request = match from_worker {
+            Some(mut request) => {
+                request.run_id = Some(self.ctx.run_id.clone());
+                request
+            }
+            None => self.advisor_request(question),
+        };
+        if let Some(response) = self.saved_advice(&request.trigger_hash) {
+            tracing::info!(task = %self.id, hash = %request.trigger_hash, "reusing the saved advisor answer");
+            return Ok(Consult::Advice(response));
+        }
+        let record = self.record();
+        if record.advisor_consults >= self.ctx.config.max_consults_per_task {
+            return Ok(Consult::Unavailable(format!(
+                "the Advisor budget of {} consults for this task is used up",
+                self.ctx.config.max_consults_per_task
+            )));
+        }
+        let seq = record.advisor_consults + 1;
+        let reply = self.call_advisor(&request, seq).await?;
+        let failure = match reply.outcome {
+            RoleOutcome::Cancelled => return Ok(Consult::Unavailable("cancelled".into())),
+            RoleOutcome::Answered(value) => match validate::parse::<AdvisorResponse>(value) {
+                Ok(response) => return self.accept_advice(&request, seq, response).await,
+                Err(invalid) => format!("the Advisor's answer is invalid: {invalid}"),
+            },
+            RoleOutcome::NoAnswer(why) => format!("the Advisor gave no answer: {why}"),
+            RoleOutcome::Ended(ending) => format!("the Advisor {ending}: {}", reply.diagnostics),
+            RoleOutcome::CouldNotStart(why) => format!("the Advisor could not start: {why}"),
+            RoleOutcome::Trouble(trouble) => {
+                format!("the Advisor's backend: {}", trouble.message())
+            }
+        };
+        tracing::warn!(task = %self.id, "{failure}");
+        Ok(Consult::Unavailable(failure))
+    }
+
+    /// Follows the Advisor's answer: STOP is the escalation (`Some`), anything else becomes
+    /// the guidance of the next attempt.
+    pub(super) async fn apply_advice(
+        &self,
+        response: &AdvisorResponse,
+    ) -> Result<Option<String>, EngineError> {
+        if response.decision == Decision::Stop {
+            let reason = response.stop_reason.clone().unwrap_or_else(|| response.summary.clone());
+            return Ok(Some(format!("the Advisor said STOP: {reason}")));
+        }
+        let guidance = AdvisorGuidance {
+            decision: response.decision,
+            summary: response.summary.clone(),
+            instructions: response.executor_instructions.clone(),
+        };
+        self.change(|record| record.guidance = Some(guidance)).await?;
+        Ok(None)
+    }
+
+    /// The engine's own `advisor-request.v1` for `question`.
+    fn advisor_request(&self, question: Question) -> AdvisorRequest {
+        let task = self.ctx.task(self.index);
+        AdvisorRequest {
             schema_version: AdvisorRequestV1,
-            task_id: id.clone(),
-            run_id: Some(ctx.run_id.clone()),
+            task_id: self.id.clone(),
+            run_id: Some(self.ctx.run_id.clone()),
             reason_code: question.reason,
-            trigger_hash: trigger_hash(&id, question.reason, &question.signature),
+            trigger_hash: trigger_hash(&self.id, question.reason, &question.signature),
             question: question.question,
             attempt: question.attempt,
             last_error: bound_text(&question.last_error, LAST_ERROR_BYTES),
@@ -69,15 +120,15 @@ pub(crate) async fn consult(
                 format!("goal: {}", task.title),
                 format!("definition of done: {}", task.dod),
                 format!("scope (declared write set): {}", task.writes.entries().join(", ")),
-                format!("attempts so far: {}", ctx.record(index).attempts),
+                format!("attempts so far: {}", self.record().attempts),
             ],
             execution_context: Some(ExecutionContext {
                 selected_plan: SelectedPlan {
-                    path: ctx.plan.path.display().to_string(),
+                    path: self.ctx.plan.path.display().to_string(),
                     background: serde_json::Value::Null,
                     task_rows: Vec::new(),
                 },
-                sprint_contracts: std::fs::read(ctx.contract_path(index))
+                sprint_contracts: std::fs::read(self.ctx.contract_path(self.index))
                     .ok()
                     .and_then(|bytes| serde_json::from_slice(&bytes).ok())
                     .into_iter()
@@ -87,118 +138,118 @@ pub(crate) async fn consult(
                 resume_evidence: None,
             }),
             prior_advisor_response: None,
-        },
-    };
-    let hash = request.trigger_hash.clone();
-
-    let saved =
-        ctx.snapshot.lock().unwrap_or_else(|p| p.into_inner()).consulted.get(&hash).cloned();
-    if let Some(path) = saved
-        && let Ok(response) =
-            std::fs::read_to_string(&path).map_err(|err| err.to_string()).and_then(|text| {
-                validate::parse_str::<AdvisorResponse>(&text).map_err(|err| err.to_string())
-            })
-    {
-        tracing::info!(task = %id, %hash, "reusing the saved advisor answer");
-        return Ok(Consult::Advice(response));
-    }
-    let record = ctx.record(index);
-    if record.advisor_consults >= ctx.config.max_consults_per_task {
-        return Ok(Consult::Unavailable(format!(
-            "the Advisor budget of {} consults for this task is used up",
-            ctx.config.max_consults_per_task
-        )));
+        }
     }
 
-    let seq = record.advisor_consults + 1;
-    let slug = file_slug(&id);
-    let reason = request.reason_code.as_str();
-    let request_path = ctx.run_dir.advisor_file(&slug, reason, seq, "request");
-    let request_value = serde_json::to_value(&request)
-        .map_err(|err| EngineError::io("advisor request", std::io::Error::other(err)))?;
-    std::fs::write(&request_path, serde_json::to_vec_pretty(&request_value).unwrap_or_default())
-        .map_err(|err| EngineError::io(format!("cannot write {}", request_path.display()), err))?;
-    let definition = definition::load(ctx.roles.repo_root(), Role::Advisor)
-        .map_err(|message| EngineError::usage(message, "fix the role definition file"))?;
-    let mut backoff = crate::roles::backoff::Backoff::new(ctx.backoff);
-    let mut retries = 0u32;
-    let reply = loop {
-        let reply = ctx
-            .roles
-            .invoke(
-                RoleCall {
-                    lane: None,
-                    role: Role::Advisor,
-                    task_id: id.clone(),
-                    attempt: seq,
-                    round: record.rounds + 1,
-                    cwd: worktree.to_path_buf(),
-                    base: record.base.clone().unwrap_or_default(),
-                    input: request_value.clone(),
-                    prompt: prompt::advisor(&definition, &request),
-                    resume_session: None,
-                    label: if retries == 0 {
-                        seq.to_string()
-                    } else {
-                        format!("{seq}.retry-{retries}")
-                    },
-                    resume_baseline: None,
+    /// The answer saved earlier in this run for the same trigger, if it still reads.
+    fn saved_advice(&self, hash: &str) -> Option<AdvisorResponse> {
+        let path = self.ctx.book.read(|snapshot| snapshot.consulted.get(hash).cloned())?;
+        let text = std::fs::read_to_string(path).ok()?;
+        validate::parse_str::<AdvisorResponse>(&text).ok()
+    }
+
+    /// Runs the Advisor once (waiting out its backend's trouble); the request is kept in
+    /// the run files.
+    async fn call_advisor(
+        &self,
+        request: &AdvisorRequest,
+        seq: u32,
+    ) -> Result<RoleReply, EngineError> {
+        let slug = file_slug(&self.id);
+        let request_path =
+            self.ctx.run_dir.advisor_file(&slug, request.reason_code.as_str(), seq, "request");
+        let input =
+            serde_json::to_value(request).map_err(EngineError::internal("the advisor request"))?;
+        write_json(&request_path, &input)?;
+        let definition = definition::load(self.ctx.roles.repo_root(), Role::Advisor)
+            .map_err(|message| EngineError::usage(message, "fix the role definition file"))?;
+        let record = self.record();
+        let cwd = match &self.worktree {
+            Some(worktree) => worktree.path.clone(),
+            None => self.ctx.roles.repo_root().to_path_buf(),
+        };
+        let mut backoff = Backoff::new(self.ctx.backoff);
+        let mut retries = 0u32;
+        loop {
+            let call = RoleCall {
+                role: Role::Advisor,
+                task_id: self.id.clone(),
+                attempt: seq,
+                round: record.rounds + 1,
+                cwd: cwd.clone(),
+                base: record.base.map(|base| base.to_string()).unwrap_or_default(),
+                input: input.clone(),
+                prompt: prompt::advisor(&definition, request),
+                resume_session: None,
+                label: match retries {
+                    0 => seq.to_string(),
+                    n => format!("{seq}.retry-{n}"),
                 },
-                &ctx.cancel,
-            )
-            .await;
-        ctx.update_task(index, |record| record.usage.add(&reply.usage))?;
-        if !reply.escaped.is_empty() {
-            let who = format!("the Advisor consulted for task {id}");
-            return Err(ctx.roles.guard.escape_error(&who, &reply.escaped));
-        }
-        match &reply.trouble {
-            Some(trouble) if !ctx.cancel.is_cancelled() => {
-                retries += 1;
-                ctx.wait_out(&mut backoff, trouble, &id, Role::Advisor).await?;
+                resume_baseline: None,
+                lane: None,
+            };
+            let reply = self.ctx.roles.invoke(call, &self.ctx.cancel).await;
+            self.change(|record| record.usage.add(&reply.usage)).await?;
+            if !reply.escaped.is_empty() {
+                let who = format!("the Advisor consulted for task {}", self.id);
+                return Err(self.ctx.roles.guard.escape_error(&who, &reply.escaped));
             }
-            _ => break reply,
+            let RoleOutcome::Trouble(trouble) = &reply.outcome else { return Ok(reply) };
+            if self.ctx.cancel.is_cancelled() {
+                return Ok(reply);
+            }
+            retries += 1;
+            let (roles, cancel) = (&self.ctx.roles, &self.ctx.cancel);
+            roles.wait_out(&mut backoff, trouble, &self.id, Role::Advisor, cancel).await?;
         }
-    };
-    if reply.ending == RoleEnding::Cancelled {
-        return Ok(Consult::Unavailable("cancelled".into()));
     }
-    let failure = match (&reply.ending, reply.result) {
-        (RoleEnding::Exited(0), Some(value)) => match validate::parse::<AdvisorResponse>(value) {
-            Ok(response) => {
-                let response_path = ctx.run_dir.advisor_file(&slug, reason, seq, "response");
-                std::fs::write(
-                    &response_path,
-                    serde_json::to_vec_pretty(&response).unwrap_or_default(),
-                )
-                .map_err(|err| {
-                    EngineError::io(format!("cannot write {}", response_path.display()), err)
-                })?;
-                let path_text = response_path.display().to_string();
-                ctx.update(|snapshot| {
-                    snapshot.consulted.insert(hash.clone(), path_text.clone());
-                    snapshot.tasks[index].advisor_consults += 1;
-                })?;
-                ctx.journal(EventKind::AdvisorConsulted {
-                    task: id.clone(),
-                    trigger_hash: hash,
-                    decision: response.decision,
-                    response_path: path_text,
-                })?;
-                ctx.report(ProgressEvent::Advised {
-                    id,
-                    decision: response.decision,
-                    summary: response.summary.clone(),
-                });
-                return Ok(Consult::Advice(response));
-            }
-            Err(invalid) => format!("the Advisor's answer is invalid: {invalid}"),
-        },
-        (RoleEnding::Exited(0), None) => {
-            format!("the Advisor gave no answer: {}", reply.result_error.unwrap_or_default())
-        }
-        (ending, _) => format!("the Advisor {ending}: {}", reply.diagnostics),
-    };
-    tracing::warn!(task = %id, "{failure}");
-    Ok(Consult::Unavailable(failure))
+
+    /// Keeps a valid answer: in the run files, the run's saved answers, the journal.
+    async fn accept_advice(
+        &self,
+        request: &AdvisorRequest,
+        seq: u32,
+        response: AdvisorResponse,
+    ) -> Result<Consult, EngineError> {
+        let slug = file_slug(&self.id);
+        let path =
+            self.ctx.run_dir.advisor_file(&slug, request.reason_code.as_str(), seq, "response");
+        let value =
+            serde_json::to_value(&response).map_err(EngineError::internal("the advisor answer"))?;
+        write_json(&path, &value)?;
+        let path_text = path.display().to_string();
+        let (hash, index) = (request.trigger_hash.clone(), self.index);
+        self.ctx
+            .book
+            .update(|snapshot| {
+                snapshot.consulted.insert(hash.clone(), path_text.clone());
+                snapshot.tasks[index].advisor_consults += 1;
+            })
+            .await?;
+        self.ctx
+            .book
+            .journal(EventKind::AdvisorConsulted {
+                task: self.id.clone(),
+                trigger_hash: hash,
+                decision: response.decision,
+                response_path: path_text,
+            })
+            .await?;
+        self.ctx.book.report(ProgressEvent::Advised {
+            id: self.id.clone(),
+            decision: response.decision,
+            summary: response.summary.clone(),
+        });
+        Ok(Consult::Advice(response))
+    }
+}
+
+/// Writes a JSON value to a run file.
+pub(super) fn write_json(
+    path: &std::path::Path,
+    value: &serde_json::Value,
+) -> Result<(), EngineError> {
+    let text = serde_json::to_vec_pretty(value).map_err(EngineError::internal("a run file"))?;
+    std::fs::write(path, text)
+        .map_err(|err| EngineError::io(format!("cannot write {}", path.display()), err))
 }

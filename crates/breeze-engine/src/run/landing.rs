@@ -1,14 +1,15 @@
-//! Landing an approved task on main (DESIGN §4 step 6): serial, in memory, verified,
-//! compare-and-swap, never over the user's uncommitted work.
+//! Landing an approved task on main: serial, in memory, verified, compare-and-swap, never
+//! over the user's uncommitted work.
 
-use breeze_git::{AdvanceOutcome, MergeOutcome};
-use breeze_protocol::{EventKind, TaskState, VerifyFailure};
+use breeze_git::{AdvanceOutcome, MergeOutcome, Oid};
+use breeze_protocol::{EventKind, VerifyFailure};
 use breeze_supervise::Ending;
 
 use super::context::RunContext;
-use super::review::parse_oid;
+use super::driver::TaskDriver;
 use crate::error::EngineError;
 use crate::run_dir::file_slug;
+use crate::snapshot::ObjectId;
 
 /// How often a landing is retried when main moves underneath it.
 const RACE_RETRIES: u32 = 5;
@@ -18,39 +19,63 @@ const VERIFY_TAIL_BYTES: usize = 4096;
 /// How a landing attempt ended.
 pub(crate) enum Landing {
     /// On main.
-    Landed { commit: String },
+    Landed { commit: ObjectId },
     /// Waits for the user's checkout; `reason` names the file and what to do.
     Deferred { reason: String },
     /// The change does not merge onto the current main.
-    Conflict { files: Vec<String>, onto: String },
-    /// The verify command failed on the merged tree.
+    Conflict { files: Vec<String>, onto: ObjectId },
+    /// The verify command (or a hook) failed on the merged tree.
     VerifyFailed(VerifyFailure),
 }
 
-/// Lands task `index` (its record holds base, head and the approving round).
-pub(crate) async fn land(ctx: &RunContext, index: usize) -> Result<Landing, EngineError> {
-    let _serial = ctx.land_lock.lock().await;
-    let task = ctx.task(index);
-    let id = task.id.to_string();
-    let record = ctx.record(index);
-    ctx.set_state(index, TaskState::Landing, None)?;
+/// One try at landing on the main tip of the moment.
+enum Try {
+    /// It ended (landed, deferred, conflict, failed check).
+    Done(Landing),
+    /// main moved between the merge and the compare-and-swap: merge again.
+    Raced,
+}
 
-    // A landing that happened before a crash is recognized by its trailers.
-    let run_id = ctx.run_id.clone();
-    let task_id = id.clone();
-    let stop_at = ctx.main_tip_at_start;
-    if let Some(commit) =
-        ctx.git(move |repo| repo.find_landing(&run_id, &task_id, Some(stop_at))).await?
-    {
-        return Ok(Landing::Landed { commit: commit.to_string() });
+impl TaskDriver {
+    /// Lands the approved task (its record holds base, head and the approving round).
+    pub(super) async fn try_landing(&self) -> Result<Landing, EngineError> {
+        let _serial = self.ctx.land_lock.lock().await;
+        let record = self.record();
+        // A landing that happened before a crash is recognized by its trailers.
+        let (run_id, task_id, stop_at) =
+            (self.ctx.run_id.clone(), self.id.clone(), self.ctx.main_tip_at_start.0);
+        if let Some(commit) =
+            self.ctx.git(move |repo| repo.find_landing(&run_id, &task_id, Some(stop_at))).await?
+        {
+            return Ok(Landing::Landed { commit: commit.into() });
+        }
+        let (Some(base), Some(head)) = (record.base, record.head) else {
+            return Err(EngineError::Internal {
+                context: format!("landing task {}", self.id),
+                message: "the approved task has no base or head commit in run.json".into(),
+            });
+        };
+        let review = record
+            .review_trailer()
+            .unwrap_or_else(|| breeze_git::ReviewTrailer::from(record.rounds));
+        let title = &self.ctx.task(self.index).title;
+        let message = breeze_git::landing_message(title, None, &self.id, &self.ctx.run_id, review);
+        for _ in 0..RACE_RETRIES {
+            match self.land_once(base.0, head.0, &message).await? {
+                Try::Done(landing) => return Ok(landing),
+                Try::Raced => continue,
+            }
+        }
+        Err(EngineError::usage(
+            format!("main kept moving while task {} was landing ({RACE_RETRIES} tries)", self.id),
+            "stop whatever is committing to main, then `breeze resume`",
+        ))
     }
 
-    let base = parse_oid(record.base.as_deref().unwrap_or_default())?;
-    let head = parse_oid(record.head.as_deref().unwrap_or_default())?;
-    let review =
-        record.review_trailer().unwrap_or_else(|| breeze_git::ReviewTrailer::from(record.rounds));
-    let message = breeze_git::landing_message(&task.title, None, &id, &ctx.run_id, review);
-    for _ in 0..RACE_RETRIES {
+    /// Merges onto main's tip, runs the hooks and the verify command on the result, and
+    /// moves main to it if main is still where it was.
+    async fn land_once(&self, base: Oid, head: Oid, message: &str) -> Result<Try, EngineError> {
+        let ctx = &self.ctx;
         // main moved onto a commit made in a lane (a role moved it): land nothing on it.
         let guard = ctx.roles.guard.clone();
         ctx.blocking(move || guard.check_main()).await?;
@@ -58,72 +83,62 @@ pub(crate) async fn land(ctx: &RunContext, index: usize) -> Result<Landing, Engi
         let tree = match ctx.git(move |repo| repo.merge_task(base, head, main)).await? {
             MergeOutcome::Clean { tree } => tree,
             MergeOutcome::Conflicts { paths } => {
-                return Ok(Landing::Conflict { files: paths, onto: main.to_string() });
+                return Ok(Try::Done(Landing::Conflict { files: paths, onto: main.into() }));
             }
         };
-        let tree = flip_plans_marker(ctx, &id, tree).await?;
-        let mut message = message.clone();
+        let tree = flip_plans_marker(ctx, &self.id, tree).await?;
+        let mut message = message.to_string();
         if ctx.config.run_hooks {
-            match run_hooks(ctx, &id, main, tree, &message).await? {
-                Hooks::Failed(failure) => return Ok(Landing::VerifyFailed(failure)),
+            match run_hooks(ctx, &self.id, main, tree, &message).await? {
+                Hooks::Failed(failure) => return Ok(Try::Done(Landing::VerifyFailed(failure))),
                 Hooks::Passed { message: Some(edited) } => message = edited,
                 Hooks::Passed { message: None } => {}
             }
         }
         let commit =
             ctx.git(move |repo| repo.write_landing_commit(tree, main, head, &message)).await?;
-
         if !ctx.config.verify.is_empty()
-            && let Some(failure) = verify(ctx, &id, commit).await?
+            && let Some(failure) = verify(ctx, &self.id, commit).await?
         {
-            return Ok(Landing::VerifyFailed(failure));
+            return Ok(Try::Done(Landing::VerifyFailed(failure)));
         }
-
         let advanced = match ctx.git(move |repo| repo.advance_main(main, commit)).await {
             // The user's checkout is mid-merge/rebase, or another git process holds its
             // lock: the landing waits for the user like a dirty file does.
             Err(EngineError::Git(
                 err @ (breeze_git::GitError::MidOperation { .. }
                 | breeze_git::GitError::Locked { .. }),
-            )) => return Ok(Landing::Deferred { reason: err.to_string() }),
+            )) => return Ok(Try::Done(Landing::Deferred { reason: err.to_string() })),
             other => other?,
         };
         match advanced {
             AdvanceOutcome::Advanced { .. } => {
                 ctx.roles.guard.landed(commit);
-                ctx.journal(EventKind::Landed {
-                    task: id.clone(),
-                    commit: commit.to_string(),
-                    previous_main: main.to_string(),
-                })?;
-                return Ok(Landing::Landed { commit: commit.to_string() });
+                ctx.book
+                    .journal(EventKind::Landed {
+                        task: self.id.clone(),
+                        commit: commit.to_string(),
+                        previous_main: main.to_string(),
+                    })
+                    .await?;
+                Ok(Try::Done(Landing::Landed { commit: commit.into() }))
             }
             AdvanceOutcome::Raced { actual } => {
-                tracing::info!(task = %id, %actual, "main moved during landing; merging again");
-                continue;
+                tracing::info!(task = %self.id, %actual, "main moved during landing; merging again");
+                Ok(Try::Raced)
             }
-            AdvanceOutcome::Deferred { paths, .. } => {
-                return Ok(Landing::Deferred {
-                    reason: format!(
-                        "landing touches {} with uncommitted changes in your checkout; commit or stash them, then run `breeze resume`",
-                        paths.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ")
-                    ),
-                });
-            }
+            AdvanceOutcome::Deferred { paths, .. } => Ok(Try::Done(Landing::Deferred {
+                reason: format!(
+                    "landing touches {} with uncommitted changes in your checkout; commit or stash them, then run `breeze resume`",
+                    paths.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ")
+                ),
+            })),
         }
     }
-    Err(EngineError::usage(
-        format!("main kept moving while task {id} was landing ({RACE_RETRIES} tries)"),
-        "stop whatever is committing to main, then `breeze resume`",
-    ))
 }
 
 /// Flips the task's row in a tracked Plans.md to `cc:done` in the landing tree.
-async fn flip_plans_marker(
-    ctx: &RunContext,
-    id: &str,
-    tree: breeze_git::Oid,
-) -> Result<breeze_git::Oid, EngineError> {
+async fn flip_plans_marker(ctx: &RunContext, id: &str, tree: Oid) -> Result<Oid, EngineError> {
     let Some(plans_file) = ctx.tracked_plans_file.clone() else { return Ok(tree) };
     let path = plans_file.clone();
     let Some(bytes) = ctx.git(move |repo| repo.read_blob_at(tree, &path)).await? else {
@@ -156,8 +171,8 @@ enum Hooks {
 async fn run_hooks(
     ctx: &RunContext,
     id: &str,
-    parent: breeze_git::Oid,
-    tree: breeze_git::Oid,
+    parent: Oid,
+    tree: Oid,
     message: &str,
 ) -> Result<Hooks, EngineError> {
     use std::os::unix::fs::PermissionsExt;
@@ -191,10 +206,7 @@ async fn run_hooks(
             .run_project_command(id, &purpose, &argv, &worktree, &log, ctx.config.verify_timeout)
             .await?;
         if outcome.ending == Ending::Cancelled {
-            return Err(EngineError::io(
-                "hooks cancelled",
-                std::io::Error::from(std::io::ErrorKind::Interrupted),
-            ));
+            return Err(EngineError::Cancelled);
         }
         if !outcome.ending.is_success() {
             return Ok(Hooks::Failed(failure_of(argv, &outcome)));
@@ -226,7 +238,7 @@ fn failure_of(command: Vec<String>, outcome: &breeze_supervise::Outcome) -> Veri
 async fn verify(
     ctx: &RunContext,
     id: &str,
-    commit: breeze_git::Oid,
+    commit: Oid,
 ) -> Result<Option<VerifyFailure>, EngineError> {
     let worktree = ctx.git(move |repo| repo.integration_worktree(commit)).await?;
     let log = ctx.run_dir.root().join("logs").join(format!(
@@ -248,10 +260,7 @@ async fn verify(
         return Ok(None);
     }
     if outcome.ending == Ending::Cancelled {
-        return Err(EngineError::io(
-            "verify cancelled",
-            std::io::Error::from(std::io::ErrorKind::Interrupted),
-        ));
+        return Err(EngineError::Cancelled);
     }
     Ok(Some(failure_of(ctx.config.verify.clone(), &outcome)))
 }

@@ -1,20 +1,24 @@
-//! Gates and review of a finished attempt (DESIGN §4 steps 4–5).
+//! Gates and review of a finished attempt: the mechanical gates first, then (when they
+//! pass) the reviewer, whose verdict the gap severities decide.
 
 use std::collections::BTreeSet;
 
 use breeze_protocol::{
-    EventKind, Gap, GateStatus, MemoryScope, ReviewInput, ReviewInputV1, ReviewResult,
-    ReviewResultV1, Role, Severity, TaskState, Verdict, validate,
+    EventKind, Gap, GateResult, GateStatus, MemoryScope, ReviewInput, ReviewInputV1, ReviewResult,
+    ReviewResultV1, Role, Severity, Verdict, validate,
 };
 
-use super::context::RunContext;
+use super::consult::write_json;
+use super::driver::TaskDriver;
 use crate::clock;
 use crate::error::EngineError;
 use crate::progress::ProgressEvent;
-use crate::roles::{RoleCall, RoleEnding, definition, prompt};
+use crate::roles::backoff::Backoff;
+use crate::roles::{RoleCall, RoleOutcome, definition, prompt};
 use crate::run_dir::file_slug;
+use crate::snapshot::ObjectId;
 
-/// Reviewer invocations per round before the task is marked failed.
+/// Reviewer invocations per round before the run stops for the user.
 const REVIEWER_TRIES: u32 = 2;
 
 /// The normalized outcome of one round.
@@ -26,212 +30,242 @@ pub(crate) struct Round {
     pub reviewer_said: Option<Verdict>,
 }
 
-/// Runs the gates, then (if they pass) the reviewer, for `base..head` of task `index`.
-pub(crate) async fn review(
-    ctx: &RunContext,
-    index: usize,
-    worktree: &std::path::Path,
-    base: &str,
-    head: &str,
-) -> Result<Round, EngineError> {
-    let task = ctx.task(index);
-    let id = task.id.to_string();
-    let slug = file_slug(&id);
-    // A round counts once it has a verdict: a review cut off by a stop or a failing
-    // reviewer is done again as the same round.
-    let round = ctx.record(index).rounds + 1;
-    ctx.set_state(index, TaskState::Reviewing, None)?;
-    let (base_oid, head_oid) = (parse_oid(base)?, parse_oid(head)?);
-
-    let changes = ctx.git(move |repo| repo.changed_paths(base_oid, head_oid)).await?;
-    let mut changed_paths: BTreeSet<String> = BTreeSet::new();
-    for change in &changes {
-        changed_paths.extend(change.touched_paths().into_iter().map(str::to_string));
-    }
-    let patch = ctx.git(move |repo| repo.diff_patch(base_oid, head_oid)).await?;
-    let diff_path = ctx.run_dir.review_file(&slug, round, "diff");
-    std::fs::write(&diff_path, patch)
-        .map_err(|err| EngineError::io(format!("cannot write {}", diff_path.display()), err))?;
-
-    let writes = task.writes.clone();
-    let max_file_bytes = ctx.config.max_file_bytes;
-    let plans_file = ctx.tracked_plans_file.clone();
-    let gates = ctx
-        .git(move |repo| {
-            let in_write_set = |path: &str| writes.is_empty() || writes.matches(path);
-            let markers = |text: &str| breeze_plan::plans_md::status_markers(text);
-            repo.run_gates(
-                base_oid,
-                head_oid,
-                &breeze_git::GateConfig {
-                    in_write_set: &in_write_set,
-                    max_file_bytes,
-                    plans_file: plans_file.as_deref(),
-                    status_markers: &markers,
-                },
-            )
-        })
-        .await?;
-
-    let failed_gates: Vec<_> =
-        gates.iter().filter(|gate| gate.status == GateStatus::Failed).collect();
-    let (result, by_gates) = if !failed_gates.is_empty() {
-        // The engine's own REQUEST_CHANGES: the reviewer is not asked about a change
-        // that breaks the mechanical rules.
-        let gaps = failed_gates
-            .iter()
-            .map(|gate| Gap {
-                severity: Severity::Major,
-                location: gate.paths.first().cloned().unwrap_or_default(),
-                issue: format!("gate `{}` failed: {}", gate.id, gate.detail),
-                suggestion: gate_suggestion(&gate.id),
-            })
-            .collect();
-        (engine_review(gaps), true)
-    } else {
-        let _serial = ctx.review_lock.lock().await;
-        let input = ReviewInput {
-            schema_version: ReviewInputV1,
-            run_id: ctx.run_id.clone(),
-            task: ctx.brief(index),
-            round,
-            base: base.to_string(),
-            head: head.to_string(),
-            changed_paths: changed_paths.iter().cloned().collect(),
-            diff_path: diff_path.display().to_string(),
-            gates: gates.clone(),
-            contract_path: Some(ctx.contract_path(index).display().to_string()),
-        };
-        (run_reviewer(ctx, index, worktree, &input).await?, false)
-    };
-
-    let reviewer_verdict = result.verdict;
-    let normalized = normalize(&id, result, head);
-    let reviewer_said = (reviewer_verdict != normalized.verdict).then_some(reviewer_verdict);
-    let result_path = ctx.run_dir.review_file(&slug, round, "review-result.json");
-    std::fs::write(&result_path, serde_json::to_vec_pretty(&normalized).unwrap_or_default())
-        .map_err(|err| EngineError::io(format!("cannot write {}", result_path.display()), err))?;
-    let blocking: Vec<Gap> = normalized.blocking_gaps().cloned().collect();
-    ctx.journal(EventKind::Reviewed {
-        task: id.clone(),
-        round,
-        verdict: normalized.verdict,
-        head: head.to_string(),
-        result_path: result_path.display().to_string(),
-    })?;
-    ctx.report(ProgressEvent::Reviewed {
-        id,
-        round,
-        verdict: normalized.verdict,
-        blocking_gaps: blocking.len(),
-        by_gates,
-    });
-    // Universal lessons reach every later worker briefing of the run.
-    let lessons: Vec<String> = normalized
-        .memory_updates
-        .iter()
-        .filter(|update| update.scope() == MemoryScope::Universal)
-        .map(|update| update.text().to_string())
-        .collect();
-    let gap_files: BTreeSet<String> =
-        blocking.iter().filter_map(|gap| gap.file().map(str::to_string)).collect();
-    ctx.update(|snapshot| {
-        for lesson in lessons {
-            if !snapshot.universal_violations.contains(&lesson) {
-                snapshot.universal_violations.push(lesson);
-            }
-        }
-        snapshot.tasks[index].rounds = round;
-        if normalized.verdict == Verdict::RequestChanges {
-            snapshot.tasks[index].gap_files.push(gap_files);
-        }
-    })?;
-    Ok(Round { verdict: normalized.verdict, blocking, reviewer_said })
+/// What the reviewer of one round looks at.
+struct Change {
+    round: u32,
+    base: ObjectId,
+    head: ObjectId,
+    changed_paths: Vec<String>,
+    diff_path: std::path::PathBuf,
+    gates: Vec<GateResult>,
 }
 
-async fn run_reviewer(
-    ctx: &RunContext,
-    index: usize,
-    worktree: &std::path::Path,
-    input: &ReviewInput,
-) -> Result<ReviewResult, EngineError> {
-    let id = input.task.id.clone();
-    let definition = definition::load(ctx.roles.repo_root(), Role::Reviewer)
-        .map_err(|message| EngineError::usage(message, "fix the role definition file"))?;
-    let input_value = serde_json::to_value(input)
-        .map_err(|err| EngineError::io("review input", std::io::Error::other(err)))?;
-    let mut problem = String::new();
-    let mut backoff = crate::roles::backoff::Backoff::new(ctx.backoff);
-    let mut retries = 0;
-    let mut try_number = 0;
-    while try_number < REVIEWER_TRIES {
-        try_number += 1;
-        let reply = ctx
-            .roles
-            .invoke(
-                RoleCall {
-                    lane: None,
-                    role: Role::Reviewer,
-                    task_id: id.clone(),
-                    attempt: input.round,
-                    round: input.round,
-                    cwd: worktree.to_path_buf(),
-                    base: input.base.clone(),
-                    input: input_value.clone(),
-                    prompt: prompt::reviewer(&definition, input),
-                    resume_session: None,
-                    label: if retries == 0 {
-                        format!("round-{}.try-{try_number}", input.round)
-                    } else {
-                        format!("round-{}.try-{try_number}.retry-{retries}", input.round)
-                    },
-                    resume_baseline: None,
-                },
-                &ctx.cancel,
-            )
-            .await;
-        ctx.update_task(index, |record| record.usage.add(&reply.usage))?;
-        if !reply.escaped.is_empty() {
-            let who = format!("the reviewer of task {id} (round {})", input.round);
-            return Err(ctx.roles.guard.escape_error(&who, &reply.escaped));
-        }
-        if let Some(trouble) = &reply.trouble {
-            retries += 1;
-            ctx.wait_out(&mut backoff, trouble, &id, Role::Reviewer).await?;
-            try_number -= 1;
-            continue;
-        }
-        retries = 0;
-        problem = match (&reply.ending, reply.result) {
-            (RoleEnding::Cancelled, _) => {
-                return Err(EngineError::io(
-                    "review cancelled",
-                    std::io::Error::from(std::io::ErrorKind::Interrupted),
-                ));
-            }
-            (RoleEnding::SpawnFailed(message), _) => {
-                return Err(EngineError::usage(
-                    format!("the reviewer of task {id} could not start: {message}"),
-                    "check roles.reviewer in breeze.toml (backend, command) and that the program is installed",
-                ));
-            }
-            (RoleEnding::Exited(0), Some(value)) => match validate::parse::<ReviewResult>(value) {
-                Ok(result) => return Ok(result),
-                Err(invalid) => format!("invalid review result: {invalid}"),
-            },
-            (RoleEnding::Exited(0), None) => {
-                format!("no review result: {}", reply.result_error.unwrap_or_default())
-            }
-            (ending, _) => format!("reviewer {ending}: {}", reply.diagnostics),
+impl TaskDriver {
+    /// Runs the gates, then (if they pass) the reviewer, on `base..head`. A round counts
+    /// once it has a verdict: a review cut off by a stop is done again as the same round.
+    pub(super) async fn review(
+        &self,
+        base: ObjectId,
+        head: ObjectId,
+    ) -> Result<Round, EngineError> {
+        let change = self.change_under_review(base, head).await?;
+        let failed: Vec<&GateResult> =
+            change.gates.iter().filter(|gate| gate.status == GateStatus::Failed).collect();
+        let (result, by_gates) = if failed.is_empty() {
+            let _serial = self.ctx.review_lock.lock().await;
+            (self.run_reviewer(&change).await?, false)
+        } else {
+            // The engine's own REQUEST_CHANGES: the reviewer is not asked about a change
+            // that breaks the mechanical rules.
+            (engine_review(failed.iter().map(|gate| gate_gap(gate)).collect()), true)
         };
-        tracing::warn!(task = %id, try_number, "{problem}");
+        self.record_verdict(&change, result, by_gates).await
     }
-    Err(EngineError::usage(
-        format!("the reviewer failed {REVIEWER_TRIES} times on task {id}: {problem}"),
-        format!(
-            "see the reviewer log with `breeze logs {id}`; fix roles.reviewer, then `breeze resume`"
-        ),
-    ))
+
+    /// The diff (kept in the run files), the changed paths and the gates of `base..head`.
+    async fn change_under_review(
+        &self,
+        base: ObjectId,
+        head: ObjectId,
+    ) -> Result<Change, EngineError> {
+        let round = self.record().rounds + 1;
+        let (base_oid, head_oid) = (base.0, head.0);
+        let changes = self.ctx.git(move |repo| repo.changed_paths(base_oid, head_oid)).await?;
+        let changed_paths: BTreeSet<String> = changes
+            .iter()
+            .flat_map(|change| change.touched_paths().into_iter().map(str::to_string))
+            .collect();
+        let patch = self.ctx.git(move |repo| repo.diff_patch(base_oid, head_oid)).await?;
+        let diff_path = self.ctx.run_dir.review_file(&file_slug(&self.id), round, "diff");
+        std::fs::write(&diff_path, patch)
+            .map_err(|err| EngineError::io(format!("cannot write {}", diff_path.display()), err))?;
+        let writes = self.ctx.task(self.index).writes.clone();
+        let max_file_bytes = self.ctx.config.max_file_bytes;
+        let plans_file = self.ctx.tracked_plans_file.clone();
+        let gates = self
+            .ctx
+            .git(move |repo| {
+                let in_write_set = |path: &str| writes.is_empty() || writes.matches(path);
+                let markers = |text: &str| breeze_plan::plans_md::status_markers(text);
+                repo.run_gates(
+                    base_oid,
+                    head_oid,
+                    &breeze_git::GateConfig {
+                        in_write_set: &in_write_set,
+                        max_file_bytes,
+                        plans_file: plans_file.as_deref(),
+                        status_markers: &markers,
+                    },
+                )
+            })
+            .await?;
+        Ok(Change {
+            round,
+            base,
+            head,
+            changed_paths: changed_paths.into_iter().collect(),
+            diff_path,
+            gates,
+        })
+    }
+
+    /// Normalizes the verdict and records it: the result file, the journal, the progress
+    /// stream, the round count and the lessons for later workers.
+    async fn record_verdict(
+        &self,
+        change: &Change,
+        result: ReviewResult,
+        by_gates: bool,
+    ) -> Result<Round, EngineError> {
+        let said = result.verdict;
+        let normalized = normalize(&self.id, result, &change.head.to_string());
+        let reviewer_said = (said != normalized.verdict).then_some(said);
+        let slug = file_slug(&self.id);
+        let result_path = self.ctx.run_dir.review_file(&slug, change.round, "review-result.json");
+        let value = serde_json::to_value(&normalized)
+            .map_err(EngineError::internal("the review result"))?;
+        write_json(&result_path, &value)?;
+        let blocking: Vec<Gap> = normalized.blocking_gaps().cloned().collect();
+        self.ctx
+            .book
+            .journal(EventKind::Reviewed {
+                task: self.id.clone(),
+                round: change.round,
+                verdict: normalized.verdict,
+                head: change.head.to_string(),
+                result_path: result_path.display().to_string(),
+            })
+            .await?;
+        self.ctx.book.report(ProgressEvent::Reviewed {
+            id: self.id.clone(),
+            round: change.round,
+            verdict: normalized.verdict,
+            blocking_gaps: blocking.len(),
+            by_gates,
+        });
+        // Universal lessons reach every later worker briefing of the run.
+        let lessons: Vec<String> = normalized
+            .memory_updates
+            .iter()
+            .filter(|update| update.scope() == MemoryScope::Universal)
+            .map(|update| update.text().to_string())
+            .collect();
+        let gap_files: BTreeSet<String> =
+            blocking.iter().filter_map(|gap| gap.file().map(str::to_string)).collect();
+        let (index, round, verdict) = (self.index, change.round, normalized.verdict);
+        self.ctx
+            .book
+            .update(|snapshot| {
+                for lesson in lessons {
+                    if !snapshot.universal_violations.contains(&lesson) {
+                        snapshot.universal_violations.push(lesson);
+                    }
+                }
+                snapshot.tasks[index].rounds = round;
+                if verdict == Verdict::RequestChanges {
+                    snapshot.tasks[index].gap_files.push(gap_files);
+                }
+            })
+            .await?;
+        Ok(Round { verdict, blocking, reviewer_said })
+    }
+
+    /// Runs the reviewer: up to [`REVIEWER_TRIES`] calls that give no valid result (the
+    /// backend's trouble is waited out and not counted); then the run stops for the user.
+    async fn run_reviewer(&self, change: &Change) -> Result<ReviewResult, EngineError> {
+        let input = ReviewInput {
+            schema_version: ReviewInputV1,
+            run_id: self.ctx.run_id.clone(),
+            task: self.ctx.brief(self.index),
+            round: change.round,
+            base: change.base.to_string(),
+            head: change.head.to_string(),
+            changed_paths: change.changed_paths.clone(),
+            diff_path: change.diff_path.display().to_string(),
+            gates: change.gates.clone(),
+            contract_path: Some(self.ctx.contract_path(self.index).display().to_string()),
+        };
+        let definition = definition::load(self.ctx.roles.repo_root(), Role::Reviewer)
+            .map_err(|message| EngineError::usage(message, "fix the role definition file"))?;
+        let input_value =
+            serde_json::to_value(&input).map_err(EngineError::internal("the review input"))?;
+        let cwd = match &self.worktree {
+            Some(worktree) => worktree.path.clone(),
+            None => self.ctx.roles.repo_root().to_path_buf(),
+        };
+        let mut problem = String::new();
+        let mut backoff = Backoff::new(self.ctx.backoff);
+        let (mut tries, mut retries) = (0, 0);
+        while tries < REVIEWER_TRIES {
+            let label = match retries {
+                0 => format!("round-{}.try-{}", input.round, tries + 1),
+                n => format!("round-{}.try-{}.retry-{n}", input.round, tries + 1),
+            };
+            let call = RoleCall {
+                role: Role::Reviewer,
+                task_id: self.id.clone(),
+                attempt: input.round,
+                round: input.round,
+                cwd: cwd.clone(),
+                base: input.base.clone(),
+                input: input_value.clone(),
+                prompt: prompt::reviewer(&definition, &input),
+                resume_session: None,
+                label,
+                resume_baseline: None,
+                lane: None,
+            };
+            let reply = self.ctx.roles.invoke(call, &self.ctx.cancel).await;
+            self.change(|record| record.usage.add(&reply.usage)).await?;
+            if !reply.escaped.is_empty() {
+                let who = format!("the reviewer of task {} (round {})", self.id, input.round);
+                return Err(self.ctx.roles.guard.escape_error(&who, &reply.escaped));
+            }
+            problem = match reply.outcome {
+                RoleOutcome::Trouble(trouble) => {
+                    retries += 1;
+                    let (roles, cancel) = (&self.ctx.roles, &self.ctx.cancel);
+                    roles
+                        .wait_out(&mut backoff, &trouble, &self.id, Role::Reviewer, cancel)
+                        .await?;
+                    continue;
+                }
+                RoleOutcome::Cancelled => return Err(EngineError::Cancelled),
+                RoleOutcome::CouldNotStart(message) => {
+                    return Err(EngineError::usage(
+                        format!("the reviewer of task {} could not start: {message}", self.id),
+                        "check roles.reviewer in breeze.toml (backend, command) and that the program is installed",
+                    ));
+                }
+                RoleOutcome::Answered(value) => match validate::parse::<ReviewResult>(value) {
+                    Ok(result) => return Ok(result),
+                    Err(invalid) => format!("invalid review result: {invalid}"),
+                },
+                RoleOutcome::NoAnswer(why) => format!("no review result: {why}"),
+                RoleOutcome::Ended(ending) => format!("reviewer {ending}: {}", reply.diagnostics),
+            };
+            tries += 1;
+            retries = 0;
+            tracing::warn!(task = %self.id, try_number = tries, "{problem}");
+        }
+        Err(EngineError::usage(
+            format!("the reviewer failed {REVIEWER_TRIES} times on task {}: {problem}", self.id),
+            format!(
+                "see the reviewer log with `breeze logs {}`; fix roles.reviewer, then `breeze resume`",
+                self.id
+            ),
+        ))
+    }
+}
+
+/// The engine's gap for a failed gate.
+fn gate_gap(gate: &GateResult) -> Gap {
+    Gap {
+        severity: Severity::Major,
+        location: gate.paths.first().cloned().unwrap_or_default(),
+        issue: format!("gate `{}` failed: {}", gate.id, gate.detail),
+        suggestion: gate_suggestion(&gate.id),
+    }
 }
 
 /// Any critical or major gap means REQUEST_CHANGES; minor-only means APPROVE. A
@@ -298,15 +332,6 @@ fn gate_suggestion(gate: &str) -> String {
         _ => "fix the gate failure",
     }
     .to_string()
-}
-
-pub(crate) fn parse_oid(text: &str) -> Result<breeze_git::Oid, EngineError> {
-    breeze_git::Oid::from_str(text).map_err(|err| {
-        EngineError::io(
-            format!("the run state holds an invalid commit id {text:?}"),
-            std::io::Error::other(err),
-        )
-    })
 }
 
 #[cfg(test)]

@@ -1,20 +1,27 @@
-//! The work phase of a task: worker attempts until one completes, with retries,
-//! stall re-spawns, Advisor consults and escalation (DESIGN §4 step 3).
+//! The work phase of a task: worker attempts until one completes, with retries, stall
+//! re-spawns, Advisor consults and escalation.
+//!
+//! An [`Attempt`] is one worker call: its briefing, the call, committing what the worker
+//! left, and the verdict ([`AttemptEnd`]). The [`WorkPhase`] keeps what spans attempts —
+//! failures in a row and their signatures, stalls, requests for advice, the backoff of the
+//! backend's trouble — and decides what comes next.
 
 use breeze_protocol::{
-    AdvisorGuidance, Decision, EventKind, ReasonCode, Role, WorkerInput, WorkerInputV1,
-    WorkerReport, WorkerStatus, validate,
+    EventKind, ReasonCode, Role, WorkerInput, WorkerInputV1, WorkerReport, WorkerStatus, validate,
 };
 
-use super::consult::{Consult, Question, consult};
-use super::context::RunContext;
+use super::book::Transition;
+use super::consult::{Consult, Question};
+use super::driver::TaskDriver;
 use crate::advice::{normalize_signature, signature_line};
 use crate::clock;
 use crate::error::EngineError;
 use crate::journal::CycleRecord;
 use crate::progress::ProgressEvent;
 use crate::roles::backoff::Backoff;
-use crate::roles::{RoleCall, RoleEnding, definition, prompt};
+use crate::roles::definition::RoleDefinition;
+use crate::roles::{RoleCall, RoleEnding, RoleOutcome, RoleReply, definition, prompt};
+use crate::snapshot::ObjectId;
 
 /// Failed attempts in a row before a task is escalated.
 const MAX_FAILURES_IN_ROW: u32 = 3;
@@ -26,327 +33,478 @@ const MAX_ADVICE_REQUESTS: u32 = 3;
 /// How the work phase ended.
 pub(crate) enum Work {
     /// A worker completed; `head` is the committed result.
-    Completed { head: String },
+    Completed { head: ObjectId },
     /// The task cannot go on.
     Escalated(String),
     /// The run is shutting down.
     Interrupted,
 }
 
-/// Why an attempt did not produce a completed report.
-struct Failure {
-    text: String,
+/// What spans the attempts of one work phase.
+pub(crate) struct WorkPhase {
+    definition: RoleDefinition,
+    failures_in_row: u32,
+    signatures: Vec<String>,
+    stalls: u32,
+    advice_requests: u32,
+    /// Calls of the current attempt cut short by the backend (their logs are kept apart).
+    retries: u32,
+    backoff: Backoff,
+    last_failure: Option<String>,
 }
 
-/// Runs worker attempts for task `index` in `worktree` until one completes.
-pub(crate) async fn work(
-    ctx: &RunContext,
-    index: usize,
-    worktree: &breeze_git::Worktree,
-) -> Result<Work, EngineError> {
-    let id = ctx.task(index).id.to_string();
-    let definition = definition::load(ctx.roles.repo_root(), Role::Worker)
-        .map_err(|message| EngineError::usage(message, "fix the role definition file"))?;
-    let mut failures_in_row = 0u32;
-    let mut signatures: Vec<String> = Vec::new();
-    let mut stalls = 0u32;
-    let mut advice_requests = 0u32;
-    let mut backoff = Backoff::new(ctx.backoff);
-    // Calls of the current attempt cut short by the backend (their logs are kept apart).
-    let mut retries = 0u32;
-    let mut last_failure: Option<String> = None;
-    loop {
-        if ctx.cancel.is_cancelled() {
-            return Ok(Work::Interrupted);
+/// One worker attempt.
+struct Attempt {
+    number: u32,
+    round: u32,
+    base: ObjectId,
+    input: WorkerInput,
+    started_at: String,
+    consultations: u32,
+}
+
+/// How an attempt ended.
+enum AttemptEnd {
+    /// The worker completed with changes: the task goes to review.
+    Completed { head: ObjectId },
+    /// It failed; why (its first line is the failure's signature).
+    Failed(String),
+    /// It stalled (re-spawned once).
+    Stalled(String),
+    /// The worker (or the rules) gave up.
+    Escalated(String),
+    /// The worker asks the Advisor.
+    NeedsAdvice(Box<WorkerReport>),
+    /// Not an attempt after all: the backend's trouble was waited out.
+    Retry,
+    /// The run is stopping.
+    Interrupted,
+}
+
+impl TaskDriver {
+    /// Runs worker attempts until one completes.
+    pub(super) async fn work(&mut self) -> Result<Work, EngineError> {
+        let definition = definition::load(self.ctx.roles.repo_root(), Role::Worker)
+            .map_err(|message| EngineError::usage(message, "fix the role definition file"))?;
+        let mut phase = WorkPhase {
+            definition,
+            failures_in_row: 0,
+            signatures: Vec::new(),
+            stalls: 0,
+            advice_requests: 0,
+            retries: 0,
+            backoff: Backoff::new(self.ctx.backoff),
+            last_failure: None,
+        };
+        loop {
+            if self.ctx.cancel.is_cancelled() {
+                return Ok(Work::Interrupted);
+            }
+            let attempt = self.begin_attempt(&phase).await?;
+            let end = self.make_attempt(&attempt, &mut phase).await?;
+            match end {
+                AttemptEnd::Completed { head } => return Ok(Work::Completed { head }),
+                AttemptEnd::Escalated(reason) => return Ok(Work::Escalated(reason)),
+                AttemptEnd::Interrupted => return Ok(Work::Interrupted),
+                AttemptEnd::Retry => continue,
+                AttemptEnd::Stalled(why) => {
+                    phase.stalls += 1;
+                    if phase.stalls >= MAX_STALLS {
+                        return Ok(Work::Escalated(format!("stalled twice ({why})")));
+                    }
+                }
+                AttemptEnd::NeedsAdvice(report) => {
+                    if let Some(reason) = self.ask_for_advice(&attempt, &mut phase, *report).await?
+                    {
+                        return Ok(Work::Escalated(reason));
+                    }
+                }
+                AttemptEnd::Failed(text) => {
+                    if let Some(reason) = self.after_failure(&attempt, &mut phase, text).await? {
+                        return Ok(Work::Escalated(reason));
+                    }
+                }
+            }
         }
-        let record = ctx.update_task(index, |record| {
-            record.attempts += 1;
-            record.clone()
-        })?;
-        ctx.set_state(index, breeze_protocol::TaskState::Running, None)?;
-        let attempt = record.attempts;
-        let round = record.rounds + 1;
-        let base = record.base.clone().unwrap_or_default();
-        let universal_violations =
-            ctx.snapshot.lock().unwrap_or_else(|p| p.into_inner()).universal_violations.clone();
+    }
+
+    /// Counts the attempt and builds the worker's briefing.
+    async fn begin_attempt(&self, phase: &WorkPhase) -> Result<Attempt, EngineError> {
+        let record = self
+            .change(|record| {
+                record.attempts += 1;
+                record.clone()
+            })
+            .await?;
+        self.ctx.book.transition(self.index, Transition::Work).await?;
+        let base = record.base.unwrap_or(self.ctx.main_tip_at_start);
+        let universal_violations = self.ctx.book.read(|s| s.universal_violations.clone());
         let input = WorkerInput {
             schema_version: WorkerInputV1,
-            run_id: ctx.run_id.clone(),
-            task: ctx.brief(index),
-            attempt,
-            round,
-            base: base.clone(),
-            contract_path: ctx.contract_path(index).display().to_string(),
+            run_id: self.ctx.run_id.clone(),
+            task: self.ctx.brief(self.index),
+            attempt: record.attempts,
+            round: record.rounds + 1,
+            base: base.to_string(),
+            contract_path: self.ctx.contract_path(self.index).display().to_string(),
             advisor_guidance: record.guidance.clone(),
             review_feedback: record.feedback.clone(),
             conflict: record.conflict.clone(),
             verify_failure: record.verify_failure.clone(),
-            last_failure: last_failure.clone(),
+            last_failure: phase.last_failure.clone(),
             universal_violations,
         };
-        let attempt_log = AttemptLog {
-            id: &id,
-            attempt,
-            round,
-            consultations: record.advisor_consults,
+        Ok(Attempt {
+            number: record.attempts,
+            round: record.rounds + 1,
+            base,
+            input,
             started_at: clock::now_rfc3339(),
-        };
-        let input_value = serde_json::to_value(&input)
-            .map_err(|err| EngineError::io("worker input", std::io::Error::other(err)))?;
-        // Fix rounds continue the same agent session where the backend can.
-        let resume_session = if round > 1 { record.session_id.clone() } else { None };
-        let resume_baseline = resume_session.as_ref().and(record.session_usage);
-        let reply = ctx
-            .roles
-            .invoke(
-                RoleCall {
-                    lane: Some(worktree.clone()),
-                    role: Role::Worker,
-                    task_id: id.clone(),
-                    attempt,
-                    round,
-                    cwd: worktree.path.clone(),
-                    base: base.clone(),
-                    input: input_value,
-                    prompt: prompt::worker(&definition, &input),
-                    resume_session,
-                    label: if retries == 0 {
-                        attempt.to_string()
-                    } else {
-                        format!("{attempt}.retry-{retries}")
-                    },
-                    resume_baseline,
-                },
-                &ctx.cancel,
-            )
-            .await;
-        ctx.update_task(index, |record| {
-            record.usage.add(&reply.usage);
-            if reply.session_id.is_some() {
-                record.session_id = reply.session_id.clone();
-                record.session_usage = reply.session_usage;
+            consultations: record.advisor_consults,
+        })
+    }
+
+    /// Calls the worker, commits what it left, and judges the attempt.
+    async fn make_attempt(
+        &self,
+        attempt: &Attempt,
+        phase: &mut WorkPhase,
+    ) -> Result<AttemptEnd, EngineError> {
+        let reply = self.call_worker(attempt, phase).await?;
+        match &reply.outcome {
+            RoleOutcome::Cancelled => {
+                // Cut off by the stop: not an attempt; resume makes it again.
+                self.change(|record| record.attempts -= 1).await?;
+                return Ok(AttemptEnd::Interrupted);
             }
-        })?;
-        if reply.ending == RoleEnding::Cancelled {
-            // Cut off by the stop: not an attempt; resume makes it again.
-            ctx.update_task(index, |record| record.attempts -= 1)?;
-            return Ok(Work::Interrupted);
-        }
-        if !reply.write_violations.is_empty() {
-            // Seen in the agent's stream; what was committed is judged by the write-set gate.
-            tracing::warn!(
-                task = %id,
-                attempt,
-                "the worker tried to write outside its write set: {}",
-                reply.write_violations.join(", ")
-            );
-        }
-        if let Some(trouble) = &reply.trouble {
-            // The backend failed, not the task: the attempt does not count.
-            ctx.update_task(index, |record| record.attempts -= 1)?;
-            retries += 1;
-            ctx.wait_out(&mut backoff, trouble, &id, Role::Worker).await?;
-            continue;
-        }
-        backoff = Backoff::new(ctx.backoff);
-        retries = 0;
-        // Whatever happened, the worker's files are committed on the task branch: nothing is lost.
-        let wt = worktree.clone();
-        let message = format!("breeze: task {id}, attempt {attempt}");
-        let commit_problem = match ctx.git(move |repo| repo.commit_worktree(&wt, &message)).await {
-            Ok(outcome) => {
-                let head = outcome.head().to_string();
-                ctx.update_task(index, |record| record.head = Some(head))?;
-                None
+            RoleOutcome::Trouble(trouble) => {
+                // The backend failed, not the task: the attempt does not count.
+                self.change(|record| record.attempts -= 1).await?;
+                phase.retries += 1;
+                let (roles, cancel) = (&self.ctx.roles, &self.ctx.cancel);
+                roles.wait_out(&mut phase.backoff, trouble, &self.id, Role::Worker, cancel).await?;
+                return Ok(AttemptEnd::Retry);
             }
-            // What the worker did to its worktree (moved HEAD, rewrote history, left
-            // conflict markers) fails the attempt, not the task.
-            Err(EngineError::Git(err)) if worker_caused(&err) => Some(err.to_string()),
-            Err(err) => return Err(err),
-        };
-        let head = ctx.record(index).head.unwrap_or_else(|| base.clone());
+            RoleOutcome::CouldNotStart(message) => {
+                return Err(EngineError::usage(
+                    format!("the worker of task {} could not start: {message}", self.id),
+                    "check roles.worker in breeze.toml (backend, command) and that the program is installed",
+                ));
+            }
+            _ => {}
+        }
+        phase.backoff = Backoff::new(self.ctx.backoff);
+        phase.retries = 0;
+        // Whatever happened, the worker's files are committed on the task branch.
+        let (head, commit_problem) = self.commit_work(attempt).await?;
         if !reply.escaped.is_empty() {
             // Changed outside its lane (seen only without kernel confinement): the attempt
             // fails and the run stops before anything of it can land.
-            let who = format!("the worker of task {id} (attempt {attempt})");
-            let error = ctx.roles.guard.escape_error(&who, &reply.escaped);
-            attempt_log.record(ctx, "failed", &head, Some(&error.to_string()))?;
-            ctx.report(ProgressEvent::AttemptFailed {
-                id: id.clone(),
-                attempt,
+            let who = format!("the worker of task {} (attempt {})", self.id, attempt.number);
+            let error = self.ctx.roles.guard.escape_error(&who, &reply.escaped);
+            self.log_attempt(attempt, "failed", head, Some(&error.to_string())).await?;
+            self.ctx.book.report(ProgressEvent::AttemptFailed {
+                id: self.id.clone(),
+                attempt: attempt.number,
                 reason: error.to_string(),
             });
             return Err(error);
         }
-        let commit_problem = match (commit_problem, reply.lane_problems.is_empty()) {
-            (Some(problem), _) => Some(problem),
-            (None, true) => None,
-            (None, false) => Some(format!(
-                "the worker changed how its worktree links to the repository ({}); breeze repaired it — leave `.git` alone",
-                reply.lane_problems.join("; ")
-            )),
-        };
+        let problem = commit_problem.or_else(|| lane_problem(&reply));
+        self.judge(attempt, reply, head, problem).await
+    }
 
-        let outcome: Result<WorkerReport, Failure> = match &reply.ending {
-            RoleEnding::Stalled => {
-                stalls += 1;
-                attempt_log.record(ctx, "stalled", &head, Some("stalled"))?;
-                let stall = format!(
-                    "stalled: no output and no file changes for {}",
-                    humantime::format_duration(ctx.config.worker.stall_timeout)
-                );
-                ctx.report(ProgressEvent::AttemptFailed {
-                    id: id.clone(),
-                    attempt,
-                    reason: stall.clone(),
+    /// Runs the worker role once.
+    async fn call_worker(
+        &self,
+        attempt: &Attempt,
+        phase: &WorkPhase,
+    ) -> Result<RoleReply, EngineError> {
+        let record = self.record();
+        // Fix rounds continue the same agent session where the backend can.
+        let resume_session = if attempt.round > 1 { record.session_id.clone() } else { None };
+        let resume_baseline = resume_session.as_ref().and(record.session_usage);
+        let worktree = self.worktree.clone().expect("the lane was taken before work");
+        let label = match phase.retries {
+            0 => attempt.number.to_string(),
+            n => format!("{}.retry-{n}", attempt.number),
+        };
+        let input = serde_json::to_value(&attempt.input)
+            .map_err(EngineError::internal("the worker input"))?;
+        let call = RoleCall {
+            role: Role::Worker,
+            task_id: self.id.clone(),
+            attempt: attempt.number,
+            round: attempt.round,
+            cwd: worktree.path.clone(),
+            base: attempt.base.to_string(),
+            input,
+            prompt: prompt::worker(&phase.definition, &attempt.input),
+            resume_session,
+            label,
+            resume_baseline,
+            lane: Some(worktree),
+        };
+        let reply = self.ctx.roles.invoke(call, &self.ctx.cancel).await;
+        self.change(|record| {
+            record.usage.add(&reply.usage);
+            if let Some(session) = &reply.session {
+                record.session_id = Some(session.id.clone());
+                record.session_usage = session.usage;
+            }
+        })
+        .await?;
+        if !reply.write_violations.is_empty() {
+            // Seen in the agent's stream; what was committed is judged by the write-set gate.
+            tracing::warn!(
+                task = %self.id,
+                attempt = attempt.number,
+                "the worker tried to write outside its write set: {}",
+                reply.write_violations.join(", ")
+            );
+        }
+        Ok(reply)
+    }
+
+    /// Commits what the worker left on the task branch; the head after it, and what the
+    /// worker did to its worktree that fails the attempt (moved HEAD, rewrote history, left
+    /// conflict markers), if anything.
+    async fn commit_work(
+        &self,
+        attempt: &Attempt,
+    ) -> Result<(ObjectId, Option<String>), EngineError> {
+        let wt = self.worktree.clone().expect("the lane was taken before work");
+        let message = format!("breeze: task {}, attempt {}", self.id, attempt.number);
+        let problem = match self.ctx.git(move |repo| repo.commit_worktree(&wt, &message)).await {
+            Ok(outcome) => {
+                let head = ObjectId::from(outcome.head());
+                self.change(|record| record.head = Some(head)).await?;
+                None
+            }
+            Err(EngineError::Git(err)) if worker_caused(&err) => Some(err.to_string()),
+            Err(err) => return Err(err),
+        };
+        Ok((self.record().head.unwrap_or(attempt.base), problem))
+    }
+
+    /// The verdict on an attempt whose worker ran.
+    async fn judge(
+        &self,
+        attempt: &Attempt,
+        reply: RoleReply,
+        head: ObjectId,
+        problem: Option<String>,
+    ) -> Result<AttemptEnd, EngineError> {
+        let report = match report_of(reply, &self.ctx.config.worker) {
+            Err(AttemptEnd::Stalled(why)) => {
+                self.log_attempt(attempt, "stalled", head, Some("stalled")).await?;
+                self.ctx.book.report(ProgressEvent::AttemptFailed {
+                    id: self.id.clone(),
+                    attempt: attempt.number,
+                    reason: why.clone(),
                 });
-                if stalls >= MAX_STALLS {
-                    return Ok(Work::Escalated(format!("stalled twice ({stall})")));
-                }
-                continue; // re-spawn once
+                return Ok(AttemptEnd::Stalled(why));
             }
-            RoleEnding::SpawnFailed(message) => {
-                return Err(EngineError::usage(
-                    format!("the worker of task {id} could not start: {message}"),
-                    "check roles.worker in breeze.toml (backend, command) and that the program is installed",
-                ));
-            }
-            RoleEnding::TimedOut => Err(Failure {
-                text: format!(
-                    "timed out after {}",
-                    humantime::format_duration(ctx.config.worker.timeout)
-                ),
-            }),
-            RoleEnding::Exited(0) => match reply.result.clone() {
-                Some(value) => validate::parse::<WorkerReport>(value).map_err(|invalid| Failure {
-                    text: format!("invalid worker report: {invalid}"),
-                }),
-                None => Err(Failure {
-                    text: format!(
-                        "no worker report: {}",
-                        reply.result_error.clone().unwrap_or_else(|| "no result".into())
-                    ),
-                }),
-            },
-            // The failure's own first line leads, so two runs of the same error share a
-            // signature; how the process ended follows.
-            ending if reply.diagnostics.trim().is_empty() => {
-                Err(Failure { text: format!("worker {ending}") })
-            }
-            ending => {
-                Err(Failure { text: format!("{}\n(worker {ending})", reply.diagnostics.trim()) })
-            }
+            Err(end) => return Ok(end),
+            Ok(report) => report,
         };
-
         // A worktree the engine cannot commit fails the attempt, whatever the worker said.
-        let outcome = match commit_problem {
-            Some(problem) => Err(Failure { text: problem }),
-            None => outcome,
-        };
-        let failure = match outcome {
-            Ok(report) => match report.status {
-                WorkerStatus::Completed if head == base => {
-                    Failure { text: "the worker reported completed but changed nothing".into() }
-                }
-                WorkerStatus::Completed => {
-                    attempt_log.record(ctx, "completed", &head, None)?;
-                    ctx.update_task(index, |record| {
-                        record.conflict = None;
-                        record.verify_failure = None;
-                    })?;
-                    return Ok(Work::Completed { head });
-                }
-                WorkerStatus::Failed => Failure {
-                    text: report
-                        .escalation_reason
-                        .clone()
-                        .filter(|reason| !reason.trim().is_empty())
-                        .unwrap_or_else(|| format!("worker reported failure: {}", report.summary)),
-                },
-                WorkerStatus::Escalated => {
-                    attempt_log.record(ctx, "escalated", &head, None)?;
-                    let reason = report.escalation_reason.unwrap_or(report.summary);
-                    return Ok(Work::Escalated(format!("the worker escalated: {reason}")));
-                }
-                WorkerStatus::NeedsAdvice => {
-                    attempt_log.record(ctx, "needs-advice", &head, None)?;
-                    advice_requests += 1;
-                    if advice_requests > MAX_ADVICE_REQUESTS {
-                        return Ok(Work::Escalated(format!(
-                            "the worker asked for advice {MAX_ADVICE_REQUESTS} times without progress"
-                        )));
-                    }
-                    let request = report.advisor_request.clone();
-                    let question = Question {
-                        reason: request
-                            .as_ref()
-                            .map_or(ReasonCode::AdvisorRequired, |r| r.reason_code),
-                        signature: report.summary.clone(),
-                        question: report.summary.clone(),
-                        last_error: String::new(),
-                        attempt,
-                    };
-                    match consult(ctx, index, &worktree.path, question, request).await? {
-                        Consult::Advice(response) => {
-                            if let Some(escalation) = apply_advice(ctx, index, &response)? {
-                                return Ok(Work::Escalated(escalation));
-                            }
-                        }
-                        Consult::Unavailable(why) => {
-                            return Ok(Work::Escalated(format!(
-                                "the worker needs advice and none is available: {why}"
-                            )));
-                        }
-                    }
-                    continue;
-                }
-            },
-            Err(failure) => failure,
-        };
+        if let Some(problem) = problem {
+            return Ok(AttemptEnd::Failed(problem));
+        }
+        match report.status {
+            WorkerStatus::Completed if head == attempt.base => {
+                Ok(AttemptEnd::Failed("the worker reported completed but changed nothing".into()))
+            }
+            WorkerStatus::Completed => {
+                self.log_attempt(attempt, "completed", head, None).await?;
+                self.change(|record| {
+                    record.conflict = None;
+                    record.verify_failure = None;
+                })
+                .await?;
+                Ok(AttemptEnd::Completed { head })
+            }
+            WorkerStatus::Failed => Ok(AttemptEnd::Failed(
+                report
+                    .escalation_reason
+                    .clone()
+                    .filter(|reason| !reason.trim().is_empty())
+                    .unwrap_or_else(|| format!("worker reported failure: {}", report.summary)),
+            )),
+            WorkerStatus::Escalated => {
+                self.log_attempt(attempt, "escalated", head, None).await?;
+                let reason = report.escalation_reason.unwrap_or(report.summary);
+                Ok(AttemptEnd::Escalated(format!("the worker escalated: {reason}")))
+            }
+            WorkerStatus::NeedsAdvice => {
+                self.log_attempt(attempt, "needs-advice", head, None).await?;
+                Ok(AttemptEnd::NeedsAdvice(Box::new(report)))
+            }
+        }
+    }
 
-        // A failed attempt.
-        last_failure = Some(crate::advice::bound_text(&failure.text, 4096));
-        attempt_log.record(ctx, "failed", &head, Some(&failure.text))?;
-        ctx.report(ProgressEvent::AttemptFailed {
-            id: id.clone(),
-            attempt,
-            reason: failure.text.clone(),
-        });
-        failures_in_row += 1;
-        signatures.push(normalize_signature(signature_line(&failure.text)));
-        if failures_in_row >= MAX_FAILURES_IN_ROW {
-            return Ok(Work::Escalated(format!(
-                "{MAX_FAILURES_IN_ROW} failed attempts in a row; the last: {}",
-                signature_line(&failure.text)
+    /// The worker asked for advice: consult, or escalate when it keeps asking or no advice
+    /// is to be had. `Some` is the escalation.
+    async fn ask_for_advice(
+        &mut self,
+        attempt: &Attempt,
+        phase: &mut WorkPhase,
+        report: WorkerReport,
+    ) -> Result<Option<String>, EngineError> {
+        phase.advice_requests += 1;
+        if phase.advice_requests > MAX_ADVICE_REQUESTS {
+            return Ok(Some(format!(
+                "the worker asked for advice {MAX_ADVICE_REQUESTS} times without progress"
             )));
         }
-        let threshold = ctx.config.retry_threshold as usize;
-        let recent = &signatures[signatures.len().saturating_sub(threshold)..];
-        let same_cause =
-            failures_in_row as usize >= threshold && recent.iter().all(|s| *s == recent[0]);
-        if same_cause {
-            let question = Question {
-                reason: ReasonCode::RetryThreshold,
-                signature: signature_line(&failure.text).to_string(),
-                question: format!(
-                    "The same failure happened {failures_in_row} times in a row. What should the worker change before attempt {}?",
-                    attempt + 1
-                ),
-                last_error: failure.text.clone(),
-                attempt,
-            };
-            if let Consult::Advice(response) =
-                consult(ctx, index, &worktree.path, question, None).await?
-                && let Some(escalation) = apply_advice(ctx, index, &response)?
-            {
-                return Ok(Work::Escalated(escalation));
+        let request = report.advisor_request.clone();
+        let question = Question {
+            reason: request.as_ref().map_or(ReasonCode::AdvisorRequired, |r| r.reason_code),
+            signature: report.summary.clone(),
+            question: report.summary.clone(),
+            last_error: String::new(),
+            attempt: attempt.number,
+        };
+        match self.consult(question, request).await? {
+            Consult::Advice(response) => self.apply_advice(&response).await,
+            Consult::Unavailable(why) => {
+                Ok(Some(format!("the worker needs advice and none is available: {why}")))
             }
+        }
+    }
+
+    /// A failed attempt: recorded, counted, and — three in a row — the end; the same
+    /// failure `retry_threshold` times in a row consults the Advisor first. `Some` is the
+    /// escalation.
+    async fn after_failure(
+        &mut self,
+        attempt: &Attempt,
+        phase: &mut WorkPhase,
+        text: String,
+    ) -> Result<Option<String>, EngineError> {
+        phase.last_failure = Some(crate::advice::bound_text(&text, 4096));
+        let head = self.record().head.unwrap_or(attempt.base);
+        self.log_attempt(attempt, "failed", head, Some(&text)).await?;
+        self.ctx.book.report(ProgressEvent::AttemptFailed {
+            id: self.id.clone(),
+            attempt: attempt.number,
+            reason: text.clone(),
+        });
+        phase.failures_in_row += 1;
+        phase.signatures.push(normalize_signature(signature_line(&text)));
+        if phase.failures_in_row >= MAX_FAILURES_IN_ROW {
+            return Ok(Some(format!(
+                "{MAX_FAILURES_IN_ROW} failed attempts in a row; the last: {}",
+                signature_line(&text)
+            )));
+        }
+        let threshold = self.ctx.config.retry_threshold as usize;
+        let recent = &phase.signatures[phase.signatures.len().saturating_sub(threshold)..];
+        let same_cause =
+            phase.failures_in_row as usize >= threshold && recent.iter().all(|s| *s == recent[0]);
+        if !same_cause {
+            return Ok(None);
+        }
+        let question = Question {
+            reason: ReasonCode::RetryThreshold,
+            signature: signature_line(&text).to_string(),
+            question: format!(
+                "The same failure happened {} times in a row. What should the worker change before attempt {}?",
+                phase.failures_in_row,
+                attempt.number + 1
+            ),
+            last_error: text,
+            attempt: attempt.number,
+        };
+        match self.consult(question, None).await? {
+            Consult::Advice(response) => self.apply_advice(&response).await,
+            Consult::Unavailable(_) => Ok(None),
+        }
+    }
+
+    /// Journals and logs (`cycles.jsonl`) one worker attempt.
+    async fn log_attempt(
+        &self,
+        attempt: &Attempt,
+        outcome: &str,
+        head: ObjectId,
+        error: Option<&str>,
+    ) -> Result<(), EngineError> {
+        self.ctx
+            .book
+            .journal(EventKind::Attempt {
+                task: self.id.clone(),
+                attempt: attempt.number,
+                round: attempt.round,
+                outcome: outcome.to_string(),
+                head: Some(head.to_string()),
+                error: error.map(str::to_string),
+            })
+            .await?;
+        self.ctx.book.cycle(CycleRecord {
+            run_id: self.ctx.run_id.clone(),
+            cycle: 0,
+            task_id: self.id.clone(),
+            executor: "breezing",
+            job_status: outcome.to_string(),
+            verdict: None,
+            commit_hash: Some(head.to_string().chars().take(7).collect()),
+            summary: crate::advice::bound_text(error.unwrap_or(outcome), 8192),
+            attempts: attempt.number,
+            consultations: attempt.consultations,
+            started_at: attempt.started_at.clone(),
+            finished_at: clock::now_rfc3339(),
+        });
+        Ok(())
+    }
+}
+
+/// The worker's report, or how the attempt ended without one.
+fn report_of(
+    reply: RoleReply,
+    settings: &crate::config::RoleConfig,
+) -> Result<WorkerReport, AttemptEnd> {
+    let diagnostics = reply.diagnostics.trim().to_string();
+    match reply.outcome {
+        RoleOutcome::Answered(value) => validate::parse::<WorkerReport>(value)
+            .map_err(|invalid| AttemptEnd::Failed(format!("invalid worker report: {invalid}"))),
+        RoleOutcome::NoAnswer(why) => Err(AttemptEnd::Failed(format!("no worker report: {why}"))),
+        RoleOutcome::Ended(RoleEnding::Stalled) => Err(AttemptEnd::Stalled(format!(
+            "stalled: no output and no file changes for {}",
+            humantime::format_duration(settings.stall_timeout)
+        ))),
+        RoleOutcome::Ended(RoleEnding::TimedOut) => Err(AttemptEnd::Failed(format!(
+            "timed out after {}",
+            humantime::format_duration(settings.timeout)
+        ))),
+        // The failure's own first line leads, so two runs of the same error share a
+        // signature; how the process ended follows.
+        RoleOutcome::Ended(ending) if diagnostics.is_empty() => {
+            Err(AttemptEnd::Failed(format!("worker {ending}")))
+        }
+        RoleOutcome::Ended(ending) => {
+            Err(AttemptEnd::Failed(format!("{diagnostics}\n(worker {ending})")))
+        }
+        // Handled before a report is looked for.
+        RoleOutcome::Cancelled | RoleOutcome::Trouble(_) | RoleOutcome::CouldNotStart(_) => {
+            Err(AttemptEnd::Interrupted)
         }
     }
 }
 
-/// Whether a git error after an attempt is the worker's doing (and so a failed
-/// attempt the worker can fix) rather than a problem of the repository.
+/// What the worker did to its lane's links (repaired), as the failure of its attempt.
+fn lane_problem(reply: &RoleReply) -> Option<String> {
+    (!reply.lane_problems.is_empty()).then(|| {
+        format!(
+            "the worker changed how its worktree links to the repository ({}); breeze repaired it — leave `.git` alone",
+            reply.lane_problems.join("; ")
+        )
+    })
+}
+
+/// Whether a git error after an attempt is the worker's doing (and so a failed attempt the
+/// worker can fix) rather than a problem of the repository.
 fn worker_caused(err: &breeze_git::GitError) -> bool {
     use breeze_git::GitError;
     matches!(
@@ -356,67 +514,4 @@ fn worker_caused(err: &breeze_git::GitError) -> bool {
             | GitError::UnresolvedConflicts { .. }
             | GitError::MidOperation { .. }
     )
-}
-
-/// Stores PLAN/CORRECTION guidance for the next attempts; returns the escalation
-/// reason for STOP.
-pub(crate) fn apply_advice(
-    ctx: &RunContext,
-    index: usize,
-    response: &breeze_protocol::AdvisorResponse,
-) -> Result<Option<String>, EngineError> {
-    if response.decision == Decision::Stop {
-        let reason = response.stop_reason.clone().unwrap_or_else(|| response.summary.clone());
-        return Ok(Some(format!("the Advisor said STOP: {reason}")));
-    }
-    let guidance = AdvisorGuidance {
-        decision: response.decision,
-        summary: response.summary.clone(),
-        instructions: response.executor_instructions.clone(),
-    };
-    ctx.update_task(index, |record| record.guidance = Some(guidance))?;
-    Ok(None)
-}
-
-/// Journals and logs (`cycles.jsonl`) one worker attempt.
-struct AttemptLog<'a> {
-    id: &'a str,
-    attempt: u32,
-    round: u32,
-    consultations: u32,
-    started_at: String,
-}
-
-impl AttemptLog<'_> {
-    fn record(
-        &self,
-        ctx: &RunContext,
-        outcome: &str,
-        head: &str,
-        error: Option<&str>,
-    ) -> Result<(), EngineError> {
-        ctx.journal(EventKind::Attempt {
-            task: self.id.to_string(),
-            attempt: self.attempt,
-            round: self.round,
-            outcome: outcome.to_string(),
-            head: Some(head.to_string()),
-            error: error.map(str::to_string),
-        })?;
-        let _ = ctx.cycles.append(CycleRecord {
-            run_id: ctx.run_id.clone(),
-            cycle: 0,
-            task_id: self.id.to_string(),
-            executor: "breezing",
-            job_status: outcome.to_string(),
-            verdict: None,
-            commit_hash: Some(head.chars().take(7).collect()),
-            summary: crate::advice::bound_text(error.unwrap_or(outcome), 8192),
-            attempts: self.attempt,
-            consultations: self.consultations,
-            started_at: self.started_at.clone(),
-            finished_at: clock::now_rfc3339(),
-        });
-        Ok(())
-    }
 }

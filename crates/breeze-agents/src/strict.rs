@@ -32,8 +32,12 @@ const UNSUPPORTED: &[&str] = &[
     "maxProperties",
 ];
 
-/// The strict form of `schema`.
-pub fn strict(schema: &Value) -> Value {
+/// The strict form of `schema`, as `codex exec --output-schema` needs it.
+pub fn codex_strict_schema(schema: &Value) -> Value {
+    strict(schema)
+}
+
+fn strict(schema: &Value) -> Value {
     match schema {
         Value::Object(map) => Value::Object(strict_object(map)),
         Value::Array(items) => Value::Array(items.iter().map(strict).collect()),
@@ -138,7 +142,7 @@ fn nullable(schema: Value) -> Value {
 }
 
 /// `answer` without the `null` members that stand for optional properties left out (see
-/// [`strict`]), following `schema` (the original, non-strict one) through `$ref`s,
+/// [`codex_strict_schema`]), following `schema` (the original, non-strict one) through `$ref`s,
 /// nested objects and arrays. Nulls of required properties are kept.
 pub fn without_optional_nulls(answer: Value, schema: &Value) -> Value {
     strip(answer, schema, schema)

@@ -1,0 +1,151 @@
+//! The `claude` and `codex` backends: an agent CLI run through `breeze-agents`, answering
+//! with its final message in the shape of its message type's JSON schema.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use breeze_agents::{AgentCall, AgentFailure, AgentKind};
+use breeze_protocol::{MessageKind, Role};
+use breeze_supervise::Supervisor;
+use tokio_util::sync::CancellationToken;
+
+use super::backoff::Trouble;
+use super::{
+    Backend, BackendFuture, Invocation, ProcessLog, RoleOutcome, RoleReply, Session, definition,
+};
+
+pub(crate) struct AgentBackend {
+    pub kind: AgentKind,
+    pub supervisor: Supervisor,
+    pub log: ProcessLog,
+    pub repo_root: PathBuf,
+    pub engine_env: Vec<(String, String)>,
+    pub write_sets: Arc<BTreeMap<String, breeze_agents::WriteSetCheck>>,
+}
+
+impl Backend for AgentBackend {
+    fn run<'a>(
+        &'a self,
+        run: &'a Invocation<'a>,
+        cancel: &'a CancellationToken,
+    ) -> BackendFuture<'a> {
+        Box::pin(self.run_cli(run, cancel))
+    }
+}
+
+/// The message a role answers with, whose schema the CLI is given.
+fn answer_kind(role: Role) -> Option<MessageKind> {
+    match role {
+        Role::Advisor => Some(MessageKind::AdvisorResponse),
+        Role::Reviewer => Some(MessageKind::ReviewResult),
+        Role::Worker => Some(MessageKind::WorkerReport),
+        Role::Scaffolder => None,
+    }
+}
+
+impl AgentBackend {
+    /// The CLI call for an invocation: the role definition's tools and model, the role's
+    /// settings, its confinement and scratch folder, its answer's schema.
+    fn agent_call(&self, run: &Invocation<'_>) -> AgentCall {
+        let (call, settings) = (run.call, &run.settings);
+        let definition = definition::load(&self.repo_root, call.role)
+            .unwrap_or_else(|_| definition::builtin(call.role));
+        let mut agent =
+            AgentCall::new(self.kind, call.role, &call.cwd, call.prompt.clone(), &run.log_path);
+        agent.env = run.env.clone();
+        agent.engine_env = self.engine_env.clone();
+        agent.pass_credentials = settings.pass_credentials;
+        agent.timeout = settings.timeout;
+        agent.stall_timeout = settings.stall_timeout;
+        // `roles.<role>.model` wins; otherwise Claude Code gets the role definition's model
+        // (`opus`, `sonnet`: aliases it knows). Codex keeps its own default: those names
+        // mean nothing to it.
+        agent.model = match self.kind {
+            AgentKind::Claude if settings.model.is_empty() => definition.model.clone(),
+            _ => settings.model.clone(),
+        };
+        agent.extra_args = settings.args.clone();
+        agent.allowed_tools = definition.tools.clone();
+        agent.disallowed_tools = definition.disallowed_tools.clone();
+        agent.max_turns = definition.max_turns;
+        agent.resume_session = call.resume_session.clone();
+        agent.resume_baseline = call.resume_baseline;
+        agent.scratch_dir = run.scratch.clone();
+        agent.confinement = run.confinement.clone();
+        agent.marker = Some(run.marker.clone());
+        agent.output_schema = answer_kind(call.role).map(|kind| kind.schema().clone());
+        if call.role == Role::Worker {
+            agent.in_write_set = self.write_sets.get(&call.task_id).cloned();
+        }
+        agent
+    }
+
+    async fn run_cli(&self, run: &Invocation<'_>, cancel: &CancellationToken) -> RoleReply {
+        let call = run.call;
+        let log_path = run.log_path.clone();
+        let on_spawn = self.log.started(call, &log_path);
+        let result = breeze_agents::run_agent(
+            &self.supervisor,
+            self.agent_call(run),
+            cancel.clone(),
+            on_spawn,
+        )
+        .await;
+        let result = match result {
+            Ok(result) => result,
+            Err(err) => {
+                let message =
+                    format!("{err} (is the {} CLI installed and on PATH?)", self.kind.as_str());
+                return RoleReply::of(RoleOutcome::CouldNotStart(message), log_path);
+            }
+        };
+        self.log.ended(call, result.pid, result.ending, result.usage);
+        if let Some(answer) = &result.answer {
+            super::keep_for_the_record(&run.record_path, answer);
+        }
+        let outcome = match (&result.failure, result.ending) {
+            (_, breeze_supervise::Ending::Cancelled) => RoleOutcome::Cancelled,
+            (Some(failure), _) => match trouble_of(failure) {
+                Some(trouble) => RoleOutcome::Trouble(trouble),
+                // A failure the CLI reported (API error, max turns) is a failed attempt even
+                // when the process exited 0.
+                None => match result.ending {
+                    breeze_supervise::Ending::Exited(0) => {
+                        RoleOutcome::NoAnswer(failure.to_string())
+                    }
+                    ending => RoleReply::from_ending(ending, Err(failure.to_string())),
+                },
+            },
+            (None, ending) => RoleReply::from_ending(
+                ending,
+                result.answer.clone().ok_or_else(|| {
+                    result.answer_error.clone().unwrap_or_else(|| "no answer".into())
+                }),
+            ),
+        };
+        RoleReply {
+            diagnostics: result.diagnostics.clone(),
+            usage: result.usage,
+            session: result
+                .session_id
+                .clone()
+                .map(|id| Session { id, usage: result.session_usage }),
+            write_violations: result.write_violations.clone(),
+            ..RoleReply::of(outcome, log_path)
+        }
+    }
+}
+
+/// The backend's part of an agent's failure, if it is one.
+fn trouble_of(failure: &AgentFailure) -> Option<Trouble> {
+    let message = failure.to_string();
+    match failure {
+        failure if failure.is_limit() => {
+            Some(Trouble::Limited { retry_after: failure.retry_after(), message })
+        }
+        AgentFailure::Auth { .. } => Some(Trouble::Auth { message }),
+        failure if failure.is_transient() => Some(Trouble::Transient { message }),
+        _ => None,
+    }
+}

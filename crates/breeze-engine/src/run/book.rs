@@ -1,0 +1,194 @@
+//! The run's book: the snapshot of every task, and the one place a task changes state.
+//!
+//! A [`Transition`] updates the snapshot, the journal and the progress stream together —
+//! the three can never disagree about what happened to a task. Everything is written by
+//! the run files' own thread ([`RunStore`]); the async threads wait for it without blocking.
+
+use std::sync::Mutex;
+
+use breeze_protocol::EventKind;
+
+use crate::clock;
+use crate::error::EngineError;
+use crate::journal::{CycleRecord, RunStore};
+use crate::progress::{ProgressEvent, ProgressSink};
+use crate::snapshot::{ObjectId, RunSnapshot, TaskPhase, TaskRecord};
+
+/// A change of a task's phase, with what the user is told about it.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Transition {
+    /// A worker takes (or takes up again) the task.
+    Work,
+    /// The worker's result waits for the gates and the reviewer.
+    Review,
+    /// Approved: landing is next (also after a deferral, when it is tried again).
+    Approve,
+    /// On main.
+    Land { commit: ObjectId },
+    /// Approved, but the landing waits (a dirty file, a lock).
+    Defer { reason: String },
+    /// Given up.
+    Escalate { reason: String },
+    /// A dependency will never land.
+    Block { reason: String },
+    /// An error outside the task's control.
+    Fail { reason: String },
+    /// The run stops while the task is unfinished: it keeps its phase for `resume`.
+    Stop { reason: String },
+}
+
+impl Transition {
+    /// The phase after the transition (`current` for a stop).
+    fn phase(&self, current: TaskPhase) -> TaskPhase {
+        match self {
+            Self::Work => TaskPhase::Working,
+            Self::Review => TaskPhase::Reviewing,
+            Self::Approve => TaskPhase::Approved,
+            Self::Land { .. } => TaskPhase::Landed,
+            Self::Defer { .. } => TaskPhase::Deferred,
+            Self::Escalate { .. } => TaskPhase::Escalated,
+            Self::Block { .. } => TaskPhase::Blocked,
+            Self::Fail { .. } => TaskPhase::Failed,
+            Self::Stop { .. } => current,
+        }
+    }
+
+    fn reason(&self) -> Option<String> {
+        match self {
+            Self::Defer { reason }
+            | Self::Escalate { reason }
+            | Self::Block { reason }
+            | Self::Fail { reason }
+            | Self::Stop { reason } => Some(reason.clone()),
+            _ => None,
+        }
+    }
+}
+
+/// The snapshot, its store and the progress stream of one run.
+pub(crate) struct TaskBook {
+    snapshot: Mutex<RunSnapshot>,
+    store: RunStore,
+    progress: ProgressSink,
+}
+
+impl TaskBook {
+    pub fn new(snapshot: RunSnapshot, store: RunStore, progress: ProgressSink) -> TaskBook {
+        TaskBook { snapshot: Mutex::new(snapshot), store, progress }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, RunSnapshot> {
+        self.snapshot.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// A copy of a task's record.
+    pub fn record(&self, index: usize) -> TaskRecord {
+        self.lock().tasks[index].clone()
+    }
+
+    /// Reads the snapshot.
+    pub fn read<R>(&self, look: impl FnOnce(&RunSnapshot) -> R) -> R {
+        look(&self.lock())
+    }
+
+    /// The phase of every task, in plan order.
+    pub fn phases(&self) -> Vec<TaskPhase> {
+        self.lock().tasks.iter().map(|task| task.phase).collect()
+    }
+
+    /// Changes the snapshot (not a task's phase) and saves it.
+    pub async fn update<R>(
+        &self,
+        change: impl FnOnce(&mut RunSnapshot) -> R,
+    ) -> Result<R, EngineError> {
+        let (result, bytes) = {
+            let mut snapshot = self.lock();
+            let result = change(&mut snapshot);
+            snapshot.updated_at = clock::now_rfc3339();
+            (result, snapshot.to_json().map_err(EngineError::internal("the run state"))?)
+        };
+        self.store
+            .save_snapshot(bytes)
+            .await
+            .map_err(|err| EngineError::io("cannot save the run state (run.json)", err))?;
+        Ok(result)
+    }
+
+    /// Changes a task's record (counters, commits, feedback — not its phase) and saves.
+    pub async fn change<R>(
+        &self,
+        index: usize,
+        change: impl FnOnce(&mut TaskRecord) -> R,
+    ) -> Result<R, EngineError> {
+        self.update(|snapshot| change(&mut snapshot.tasks[index])).await
+    }
+
+    /// Moves a task to its next phase: snapshot, journal and progress together.
+    pub async fn transition(
+        &self,
+        index: usize,
+        transition: Transition,
+    ) -> Result<(), EngineError> {
+        let (id, visible, commit) = self
+            .update(|snapshot| {
+                let task = &mut snapshot.tasks[index];
+                task.phase = transition.phase(task.phase);
+                task.reason = transition.reason();
+                if let Transition::Land { commit } = &transition {
+                    task.commit = Some(*commit);
+                }
+                (task.id.clone(), task.phase.visible(true), task.commit)
+            })
+            .await?;
+        self.journal(EventKind::TaskState {
+            task: id.clone(),
+            state: visible,
+            reason: transition.reason(),
+        })
+        .await?;
+        match &transition {
+            Transition::Defer { reason } => {
+                self.report(ProgressEvent::Deferred { id, reason: reason.clone() })
+            }
+            Transition::Land { .. }
+            | Transition::Escalate { .. }
+            | Transition::Block { .. }
+            | Transition::Fail { .. } => self.report(ProgressEvent::TaskFinished {
+                id,
+                state: visible,
+                commit: commit.map(|c| c.to_string()),
+                reason: transition.reason(),
+            }),
+            Transition::Work
+            | Transition::Review
+            | Transition::Approve
+            | Transition::Stop { .. } => {}
+        }
+        Ok(())
+    }
+
+    /// Appends an event to the journal and waits until it is on disk.
+    pub async fn journal(&self, event: EventKind) -> Result<(), EngineError> {
+        self.store.record(event).await.map_err(|err| {
+            EngineError::io(
+                format!("cannot append to {}", self.store.journal_path().display()),
+                err,
+            )
+        })
+    }
+
+    /// Appends a line to `cycles.jsonl`.
+    pub fn cycle(&self, record: CycleRecord) {
+        self.store.cycle(record);
+    }
+
+    /// Tells whoever drives the run.
+    pub fn report(&self, event: ProgressEvent) {
+        (self.progress)(&event);
+    }
+
+    /// The store, for the role runner's process journal.
+    pub fn store(&self) -> &RunStore {
+        &self.store
+    }
+}

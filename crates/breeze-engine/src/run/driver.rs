@@ -1,0 +1,310 @@
+//! The flow of one task through its lane, as small named steps: the contract, the lane's
+//! worktree, a preflight consult, then work → review → landing until the task lands,
+//! escalates, defers or the run stops. The [`TaskDriver`] owns the task's worktree and lane;
+//! the task's record lives in the run's book and changes only through transitions.
+
+use std::sync::Arc;
+
+use breeze_protocol::{ReasonCode, ReviewFeedback, Verdict};
+
+use super::book::Transition;
+use super::consult::{Consult, Question};
+use super::context::RunContext;
+use super::landing::Landing;
+use super::work::Work;
+use crate::advice::{is_plateau, plateau_score};
+use crate::containment::LaneWriter;
+use crate::error::EngineError;
+use crate::snapshot::{ObjectId, TaskPhase, TaskRecord};
+
+/// How a task left its lane.
+#[derive(Debug)]
+pub(crate) enum TaskExit {
+    /// On main.
+    Landed { commit: ObjectId },
+    /// Gave up (reason for the user).
+    Escalated(String),
+    /// Approved, but landing waits for the user's checkout.
+    Deferred(String),
+    /// The run is shutting down; resume continues from the record.
+    Interrupted,
+}
+
+/// What one pass of work and review decided.
+enum Step {
+    /// The task leaves its lane.
+    Exit(TaskExit),
+    /// Approved: landing is next.
+    Approved,
+    /// Changes requested: another pass.
+    Again,
+}
+
+/// Drives one task on one lane.
+pub(crate) struct TaskDriver {
+    pub(super) ctx: Arc<RunContext>,
+    pub(super) index: usize,
+    pub(super) lane: u32,
+    pub(super) id: String,
+    /// The lane's worktree, once taken.
+    pub(super) worktree: Option<breeze_git::Worktree>,
+    /// Held while breeze or the task's worker may change the lane, so no other role is
+    /// blamed for it.
+    pub(super) writer: Option<LaneWriter>,
+}
+
+impl TaskDriver {
+    pub fn new(ctx: Arc<RunContext>, index: usize, lane: u32) -> TaskDriver {
+        let id = ctx.task(index).id.to_string();
+        TaskDriver { ctx, index, lane, id, worktree: None, writer: None }
+    }
+
+    /// A copy of the task's record.
+    pub(super) fn record(&self) -> TaskRecord {
+        self.ctx.book.record(self.index)
+    }
+
+    /// Changes the task's record (not its phase).
+    pub(super) async fn change<R>(
+        &self,
+        change: impl FnOnce(&mut TaskRecord) -> R,
+    ) -> Result<R, EngineError> {
+        self.ctx.book.change(self.index, change).await
+    }
+
+    /// Runs the task until it leaves its lane.
+    pub async fn run(mut self) -> Result<TaskExit, EngineError> {
+        self.write_contract()?;
+        if let Some(exit) = self.land_deferred_work().await? {
+            return Ok(exit);
+        }
+        self.take_lane().await?;
+        if let Some(reason) = self.preflight().await? {
+            return Ok(TaskExit::Escalated(reason));
+        }
+        loop {
+            if self.record().phase != TaskPhase::Approved {
+                match self.work_and_review().await? {
+                    Step::Exit(exit) => return Ok(exit),
+                    Step::Again => continue,
+                    Step::Approved => {}
+                }
+            }
+            if self.ctx.cancel.is_cancelled() {
+                return Ok(TaskExit::Interrupted);
+            }
+            if let Some(exit) = self.land().await? {
+                return Ok(exit);
+            }
+            // Sent back to the worker: the record says why (a conflict or a failed verify).
+        }
+    }
+
+    /// Approved work whose landing was deferred lands without a worktree.
+    async fn land_deferred_work(&mut self) -> Result<Option<TaskExit>, EngineError> {
+        let record = self.record();
+        let deferred = matches!(record.phase, TaskPhase::Deferred | TaskPhase::Approved);
+        if !deferred || record.conflict.is_some() {
+            return Ok(None);
+        }
+        self.ctx.book.transition(self.index, Transition::Approve).await?;
+        self.land().await
+    }
+
+    /// Writes the task's sprint contract (once).
+    fn write_contract(&self) -> Result<(), EngineError> {
+        let path = self.ctx.contract_path(self.index);
+        if path.exists() {
+            return Ok(());
+        }
+        let config = &self.ctx.config;
+        let options = breeze_plan::ContractOptions {
+            plans_file: self.ctx.plan.path.display().to_string(),
+            verify: (!config.verify.is_empty()).then(|| config.verify.clone()),
+            advisor_enabled: config.advisor_enabled,
+            max_consults: config.max_consults_per_task,
+            retry_threshold: config.retry_threshold,
+            generated_at: crate::clock::now_rfc3339(),
+        };
+        let contract = breeze_plan::sprint_contract(self.ctx.task(self.index), &options);
+        let text =
+            serde_json::to_vec_pretty(&contract).map_err(EngineError::internal("the contract"))?;
+        crate::snapshot::write_atomically(&path, &text)
+            .map_err(|err| EngineError::io(format!("cannot write {}", path.display()), err))
+    }
+
+    /// A high-risk task consults the Advisor once before its first attempt; `Some` is the
+    /// escalation an Advisor STOP gives.
+    async fn preflight(&mut self) -> Result<Option<String>, EngineError> {
+        let task = self.ctx.task(self.index);
+        if !task.is_high_risk() || self.record().attempts > 0 {
+            return Ok(None);
+        }
+        let flags: Vec<&str> = task.risk.iter().map(|flag| flag.as_str()).collect();
+        let reason = match task.risk.first() {
+            Some(breeze_plan::RiskFlag::NeedsSpike) => ReasonCode::NeedsSpike,
+            Some(breeze_plan::RiskFlag::SecuritySensitive) => ReasonCode::SecuritySensitive,
+            Some(breeze_plan::RiskFlag::StateMigration) => ReasonCode::StateMigration,
+            None => ReasonCode::AdvisorRequired,
+        };
+        let named =
+            if flags.is_empty() { "advisor:required".to_string() } else { flags.join(", ") };
+        let question = Question {
+            reason,
+            signature: if flags.is_empty() { "advisor-required".into() } else { flags.join(",") },
+            question: format!(
+                "Task {} is high-risk ({named}). How should the worker approach it before the first attempt?",
+                self.id
+            ),
+            last_error: String::new(),
+            attempt: 0,
+        };
+        match self.consult(question, None).await? {
+            Consult::Advice(response) => self.apply_advice(&response).await,
+            Consult::Unavailable(_) => Ok(None),
+        }
+    }
+
+    /// Work until a worker completes, then the gates and the reviewer judge the result.
+    async fn work_and_review(&mut self) -> Result<Step, EngineError> {
+        let record = self.record();
+        // A task stopped while its result waited for review is reviewed, not redone.
+        let head = match (record.phase, record.head) {
+            (TaskPhase::Reviewing, Some(head)) => head,
+            _ => {
+                self.hold_lane();
+                self.rebase_onto_conflict().await?;
+                let head = match self.work().await? {
+                    Work::Completed { head } => head,
+                    Work::Escalated(reason) => return Ok(Step::Exit(TaskExit::Escalated(reason))),
+                    Work::Interrupted => return Ok(Step::Exit(TaskExit::Interrupted)),
+                };
+                self.ctx.book.transition(self.index, Transition::Review).await?;
+                head
+            }
+        };
+        // Under review and while landing nothing may change the lane.
+        self.writer = None;
+        let base = self.record().base.unwrap_or(head);
+        let round = self.review(base, head).await?;
+        match round.verdict {
+            Verdict::Approve => {
+                self.change(|record| {
+                    record.approved_round = Some(record.rounds);
+                    record.reviewer_said = round.reviewer_said.map(|v| v.as_str().to_string());
+                    record.feedback = None;
+                })
+                .await?;
+                self.ctx.book.transition(self.index, Transition::Approve).await?;
+                Ok(Step::Approved)
+            }
+            Verdict::RequestChanges => {
+                let record = self.record();
+                if record.gap_files.len() as u32 >= self.ctx.config.max_rounds {
+                    let reason = self.escalation_after_reviews(&record).await?;
+                    return Ok(Step::Exit(TaskExit::Escalated(reason)));
+                }
+                self.change(|record| {
+                    record.feedback =
+                        Some(ReviewFeedback { round: record.rounds, gaps: round.blocking });
+                })
+                .await?;
+                self.ctx.book.transition(self.index, Transition::Work).await?;
+                Ok(Step::Again)
+            }
+        }
+    }
+
+    /// Marks the lane as written by this task (from now until the review).
+    pub(super) fn hold_lane(&mut self) {
+        if self.writer.is_none()
+            && let Some(worktree) = &self.worktree
+        {
+            self.writer = Some(self.ctx.roles.guard.lane_writer(&worktree.path));
+        }
+    }
+
+    /// Lands an approved task. `Some(exit)` when the task leaves its lane; `None` when it
+    /// goes back to the worker (the record then says why).
+    async fn land(&mut self) -> Result<Option<TaskExit>, EngineError> {
+        match self.try_landing().await? {
+            Landing::Landed { commit } => {
+                self.change(|record| record.commit = Some(commit)).await?;
+                Ok(Some(TaskExit::Landed { commit }))
+            }
+            Landing::Deferred { reason } => Ok(Some(TaskExit::Deferred(reason))),
+            Landing::Conflict { files, onto } => {
+                let bounces = self.bounce().await?;
+                if bounces > self.ctx.config.max_land_bounces {
+                    return Ok(Some(TaskExit::Escalated(format!(
+                        "landing failed {} times; the last conflict was in {}",
+                        bounces - 1,
+                        files.join(", ")
+                    ))));
+                }
+                self.change(|record| {
+                    record.conflict = Some(breeze_protocol::ConflictInfo { files });
+                    record.conflict_onto = Some(onto);
+                })
+                .await?;
+                self.ctx.book.transition(self.index, Transition::Work).await?;
+                Ok(None)
+            }
+            Landing::VerifyFailed(failure) => {
+                let bounces = self.bounce().await?;
+                if bounces > self.ctx.config.max_land_bounces {
+                    return Ok(Some(TaskExit::Escalated(format!(
+                        "`{}` failed on the merged tree {} times",
+                        failure.command.join(" "),
+                        bounces - 1
+                    ))));
+                }
+                self.change(|record| record.verify_failure = Some(failure)).await?;
+                self.ctx.book.transition(self.index, Transition::Work).await?;
+                Ok(None)
+            }
+        }
+    }
+
+    async fn bounce(&self) -> Result<u32, EngineError> {
+        self.change(|record| {
+            record.land_bounces += 1;
+            record.land_bounces
+        })
+        .await
+    }
+
+    /// After the last allowed REQUEST_CHANGES: consult the Advisor if the rounds plateaued
+    /// (pivot-required) and put its advice into the escalation for the user.
+    async fn escalation_after_reviews(
+        &mut self,
+        record: &TaskRecord,
+    ) -> Result<String, EngineError> {
+        let mut reason = format!("{} review rounds requested changes", record.gap_files.len());
+        if !is_plateau(&record.gap_files) {
+            return Ok(reason);
+        }
+        let files: Vec<String> =
+            record.gap_files.last().map(|set| set.iter().cloned().collect()).unwrap_or_default();
+        let question = Question {
+            reason: ReasonCode::PivotRequired,
+            signature: files.join(","),
+            question: format!(
+                "Review rounds keep finding problems in the same files ({}; similarity {:.2}). What should change before a human takes over?",
+                files.join(", "),
+                plateau_score(&record.gap_files).unwrap_or(0.0)
+            ),
+            last_error: String::new(),
+            attempt: record.attempts,
+        };
+        reason.push_str(" on the same files (plateau)");
+        if let Consult::Advice(response) = self.consult(question, None).await? {
+            reason.push_str(&format!(
+                "; Advisor ({}): {}",
+                response.decision.as_str(),
+                response.summary
+            ));
+        }
+        Ok(reason)
+    }
+}

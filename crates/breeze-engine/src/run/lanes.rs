@@ -1,0 +1,220 @@
+//! A task's worktree: its lane's worktree moved to the task (checking out only the paths
+//! that differ), or a new one the first time; provisioning (ignored files, the setup
+//! command); and moving a conflicted task onto the main tip it conflicted with.
+
+use breeze_protocol::{ConflictInfo, EventKind};
+
+use super::driver::TaskDriver;
+use crate::error::EngineError;
+
+impl TaskDriver {
+    /// Gives the task a worktree on its branch and marks the lane as written by it.
+    pub(super) async fn take_lane(&mut self) -> Result<(), EngineError> {
+        // Preparing the lane changes its files: no other role may be blamed for that.
+        let current = self.ctx.lane(self.lane).map(|wt| wt.path);
+        let preparing = current.map(|path| self.ctx.roles.guard.lane_writer(&path));
+        let worktree = self.prepare_worktree().await?;
+        self.worktree = Some(worktree);
+        self.hold_lane();
+        drop(preparing);
+        let phase = self.record().phase;
+        if phase == crate::snapshot::TaskPhase::Queued {
+            self.ctx.book.transition(self.index, super::book::Transition::Work).await?;
+        }
+        Ok(())
+    }
+
+    /// The branch the task works on: its own from an earlier attempt, or a new
+    /// `task/<slug>` — `task/<slug>-2`, … when an earlier run left one with work.
+    async fn branch_and_base(&self) -> Result<(String, Option<breeze_git::Oid>), EngineError> {
+        if let Some(branch) = self.record().branch {
+            return Ok((branch, None));
+        }
+        let base = self.ctx.git(|repo| repo.main_tip()).await?;
+        let slug = breeze_git::Repo::slug(&self.id);
+        let branch = self
+            .ctx
+            .git(move |repo| {
+                let mut name = format!("task/{slug}");
+                let mut n = 1;
+                while repo.branch_exists(&name)? {
+                    n += 1;
+                    name = format!("task/{slug}-{n}");
+                }
+                Ok(name)
+            })
+            .await?;
+        Ok((branch, Some(base)))
+    }
+
+    /// The lane's worktree moved to the task, or a new lane worktree the first time — or
+    /// when the lane's worktree cannot be reused (a worker left it in a state breeze will
+    /// not discard; it stays on disk for the user and `breeze clean`).
+    async fn prepare_worktree(&self) -> Result<breeze_git::Worktree, EngineError> {
+        let (branch, fresh_base) = self.branch_and_base().await?;
+        let reused = match self.ctx.lane(self.lane) {
+            // Resuming on the lane that already holds this task's worktree: keep it exactly
+            // as the interrupted attempt left it.
+            Some(wt) if fresh_base.is_none() && wt.branch == branch => Some(wt),
+            Some(wt) => self.move_lane(wt, &branch, fresh_base).await,
+            None => None,
+        };
+        let (worktree, created) = match reused {
+            Some(wt) => (wt, false),
+            None => (self.create_lane_worktree(&branch, fresh_base).await?, true),
+        };
+        if let Some(base) = fresh_base {
+            self.change(|record| {
+                record.branch = Some(branch.clone());
+                record.base = Some(base.into());
+                record.head = Some(base.into());
+            })
+            .await?;
+        }
+        self.ctx
+            .book
+            .journal(EventKind::WorktreeCreated {
+                task: self.id.clone(),
+                path: worktree.path.display().to_string(),
+                branch,
+                base: worktree.base.to_string(),
+            })
+            .await?;
+        if created {
+            self.provision(&worktree).await?;
+        }
+        self.ctx.set_lane(self.lane, worktree.clone());
+        Ok(worktree)
+    }
+
+    /// The lane's worktree moved to `branch` (at `base` for a new branch), or `None` when
+    /// it cannot be.
+    async fn move_lane(
+        &self,
+        wt: breeze_git::Worktree,
+        branch: &str,
+        base: Option<breeze_git::Oid>,
+    ) -> Option<breeze_git::Worktree> {
+        let path = wt.path.clone();
+        let target = branch.to_string();
+        let placed = self
+            .ctx
+            .git(move |repo| match base {
+                Some(base) => repo.move_worktree(&wt, &target, base),
+                None => repo.switch_worktree(&wt, &target),
+            })
+            .await;
+        match placed {
+            Ok(wt) => Some(wt),
+            Err(err) => {
+                tracing::warn!(
+                    "lane {}: {} cannot be reused ({err}); it is left as it is and a new worktree is created",
+                    self.lane,
+                    path.display()
+                );
+                None
+            }
+        }
+    }
+
+    /// A new worktree for the lane: `lane-<n>`, or `lane-<n>-<k>` when that name is taken.
+    async fn create_lane_worktree(
+        &self,
+        branch: &str,
+        base: Option<breeze_git::Oid>,
+    ) -> Result<breeze_git::Worktree, EngineError> {
+        let lane = self.lane;
+        let lock_reason = format!("breeze run {} (lane {lane})", self.ctx.run_id);
+        let root = self.ctx.repo.worktree_root();
+        let name = (1..)
+            .map(|k| if k == 1 { format!("lane-{lane}") } else { format!("lane-{lane}-{k}") })
+            .find(|name| !root.join(name).exists())
+            .unwrap_or_else(|| format!("lane-{lane}"));
+        let branch = branch.to_string();
+        self.ctx
+            .git(move |repo| match base {
+                Some(base) => repo.create_worktree(&name, &branch, base, &lock_reason),
+                None => repo.create_worktree_on_branch(&name, &branch, &lock_reason),
+            })
+            .await
+    }
+
+    /// Copies the declared ignored files and runs the setup command in a new worktree.
+    async fn provision(&self, worktree: &breeze_git::Worktree) -> Result<(), EngineError> {
+        let config = &self.ctx.config;
+        if !config.worktree_include.is_empty() {
+            let include = config.worktree_include.clone();
+            let wt = worktree.clone();
+            let report = self.ctx.git(move |repo| repo.provision(&wt, &include)).await?;
+            tracing::info!(task = %self.id, copied = ?report.copied, "provisioned {}", worktree.path.display());
+            if !report.unmatched.is_empty() {
+                tracing::warn!(
+                    "worktree.include: {} matched nothing in {}; workers will not have it",
+                    report.unmatched.join(", "),
+                    self.ctx.repo.workdir().display()
+                );
+            }
+            if !report.not_ignored.is_empty() {
+                tracing::warn!(
+                    "worktree.include: {} are tracked or not ignored by git; they reach worktrees by checkout, not by copying",
+                    report.not_ignored.join(", ")
+                );
+            }
+        }
+        if config.worktree_setup.is_empty() {
+            return Ok(());
+        }
+        let name = worktree.path.file_name().and_then(|n| n.to_str()).unwrap_or("worktree");
+        let log = self.ctx.run_dir.root().join("logs").join(format!("setup.{name}"));
+        let outcome = self
+            .ctx
+            .run_project_command(
+                &self.id,
+                "worktree.setup",
+                &config.worktree_setup,
+                &worktree.path,
+                &log,
+                config.setup_timeout,
+            )
+            .await?;
+        if outcome.ending.is_success() {
+            return Ok(());
+        }
+        Err(EngineError::usage(
+            format!(
+                "worktree.setup {} in {}: {}",
+                outcome.ending,
+                worktree.path.display(),
+                outcome.stderr_tail.lines().last().unwrap_or("")
+            ),
+            format!("see the setup log {}.stderr", log.display()),
+        ))
+    }
+
+    /// After a landing conflict, moves the worktree onto the main tip it conflicted with,
+    /// its change re-applied and the conflicts left in the files for the worker. Done once:
+    /// afterwards the task's base is that tip.
+    pub(super) async fn rebase_onto_conflict(&mut self) -> Result<(), EngineError> {
+        let record = self.record();
+        let (Some(onto), Some(base), Some(head)) = (record.conflict_onto, record.base, record.head)
+        else {
+            return Ok(());
+        };
+        if base == onto {
+            return Ok(());
+        }
+        let Some(wt) = self.worktree.clone() else { return Ok(()) };
+        let rebased = self
+            .ctx
+            .git(move |repo| repo.rebase_worktree_with_conflicts(&wt, base.0, head.0, onto.0))
+            .await?;
+        self.ctx.set_lane(self.lane, rebased.worktree.clone());
+        self.worktree = Some(rebased.worktree);
+        self.change(|record| {
+            record.base = Some(onto);
+            record.head = Some(onto);
+            record.conflict = Some(ConflictInfo { files: rebased.conflicts });
+        })
+        .await
+    }
+}

@@ -1,0 +1,394 @@
+//! Before a run goes on: everything `breeze run` and `breeze resume` check and load — the
+//! repository and its main branch, the configuration and containment, the plan, the run
+//! folder and its snapshot. A [`Prepared`] run has passed every check that needs no role.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use breeze_git::Repo;
+use breeze_plan::{Plan, PlanFormat};
+use breeze_protocol::{EventKind, RunState};
+
+use super::RunOptions;
+use crate::clock;
+use crate::config::Config;
+use crate::containment::Containment;
+use crate::error::EngineError;
+use crate::journal::read_events;
+use crate::lock::RepoLock;
+use crate::roles::scripted::SimSpec;
+use crate::run_dir::{RunDir, latest_run};
+use crate::snapshot::{FORMAT_VERSION, ObjectId, RunSnapshot, TaskPhase, TaskRecord};
+
+/// A run ready to go on.
+pub(super) struct Prepared {
+    pub repo: Repo,
+    pub config: Config,
+    /// How roles are confined.
+    pub containment: Containment,
+    /// main as this run last knew it (its start, or its last landing).
+    pub known_main: breeze_git::Oid,
+    /// main's tip now, for the journal.
+    pub main_tip: ObjectId,
+    /// What the user should know before the run starts (shown after the run banner).
+    pub notices: Vec<String>,
+    pub plan: Plan,
+    pub analysis: breeze_plan::Analysis,
+    pub sims: BTreeMap<String, SimSpec>,
+    /// Repository-relative path of the plan when it is a Plans.md tracked on main.
+    pub plans_file: Option<String>,
+    pub run_dir: RunDir,
+    pub snapshot: RunSnapshot,
+    /// Whether this continues an interrupted run.
+    pub resumed: bool,
+    /// Held until the run ends.
+    pub lock: RepoLock,
+}
+
+/// Checks a new run of a plan and creates its run folder.
+pub(super) fn new_run(options: &RunOptions) -> Result<Prepared, EngineError> {
+    let repo = Repo::open(&options.repo_dir)?;
+    let root = repo.workdir().to_path_buf();
+    let mut config = match options.config.clone() {
+        Some(config) => config,
+        None => Config::load(&root)?,
+    };
+    let repo = with_main_branch(repo, &config.main_branch)?;
+    let containment = decide_containment(&config)?;
+    if let Some(workers) = options.max_workers {
+        if !(1..=3).contains(&workers) {
+            return Err(EngineError::usage(
+                format!("--max-workers {workers} is out of range"),
+                "use 1, 2 or 3 lanes",
+            ));
+        }
+        config.max_workers = workers;
+    }
+    let plan_path = resolve_plan(&root, options.plan.as_deref())?;
+    let plan = breeze_plan::load(&plan_path)?;
+    let analysis = breeze_plan::analyze(&plan, config.max_workers)?;
+    let sims = read_sims(&plan)?;
+    repo.ensure_not_mid_operation()?;
+    repo.ensure_excluded()?;
+    let main_tip = repo.main_tip()?;
+    let plans_file = tracked_plans_file(&repo, &plan)?;
+    refuse_uncommitted_plan(&repo, plans_file.as_deref())?;
+    let mut notices = untracked_plan_notice(&repo, &plan, plans_file.as_deref());
+    // Tasks of earlier runs already on main are not run again, whatever the plan says.
+    let ids_and_titles: Vec<(&str, &str)> =
+        plan.tasks.iter().map(|task| (task.id.as_str(), task.title.as_str())).collect();
+    let landed_before = repo.find_landed_tasks(&ids_and_titles)?;
+    for (id, commit) in &landed_before {
+        notices.push(format!(
+            "task {id} is already on {} ({}); it is not run again (mark it done in the plan, or give it a new id to redo it)",
+            repo.main_branch(),
+            &commit.to_string()[..12]
+        ));
+    }
+    let lock = RepoLock::acquire(&root)?;
+    refuse_if_resumable(&root)?;
+    let run_dir = create_run_dir(&root, &plan_path)?;
+    let now = clock::now_rfc3339();
+    let snapshot = RunSnapshot {
+        format_version: FORMAT_VERSION,
+        run_id: run_dir.run_id().to_string(),
+        plan: plan_path.display().to_string(),
+        state: RunState::Running,
+        workers: analysis.workers,
+        main_branch: repo.main_branch().to_string(),
+        main_tip_at_start: main_tip.into(),
+        started_at: now.clone(),
+        updated_at: now,
+        stop_reason: None,
+        tasks: first_records(&plan, &analysis, &landed_before),
+        consulted: BTreeMap::new(),
+        universal_violations: Vec::new(),
+        containment: None,
+    };
+    snapshot.save(&run_dir.snapshot()).map_err(|err| {
+        EngineError::io(format!("cannot write {}", run_dir.snapshot().display()), err)
+    })?;
+    Ok(Prepared {
+        repo,
+        config,
+        containment,
+        known_main: main_tip,
+        main_tip: main_tip.into(),
+        notices,
+        plan,
+        analysis,
+        sims,
+        plans_file,
+        run_dir,
+        snapshot,
+        resumed: false,
+        lock,
+    })
+}
+
+/// Checks the latest interrupted run and makes its snapshot ready to go on.
+pub(super) fn interrupted_run(options: &RunOptions) -> Result<Prepared, EngineError> {
+    let repo = Repo::open(&options.repo_dir)?;
+    let root = repo.workdir().to_path_buf();
+    let lock = RepoLock::acquire(&root)?;
+    let Some(run_id) = latest_run(&root) else {
+        return Err(EngineError::usage(
+            "there is no run to resume",
+            "start one with `breeze run PLAN`",
+        ));
+    };
+    let run_dir = RunDir::new(&root, &run_id);
+    let mut snapshot = RunSnapshot::load(&run_dir.snapshot())?;
+    if !snapshot.state.is_resumable() {
+        return Err(EngineError::usage(
+            format!(
+                "the latest run {run_id} is {}; there is nothing to resume",
+                snapshot.state.as_str()
+            ),
+            "start a new run with `breeze run PLAN`",
+        ));
+    }
+    let config = match options.config.clone() {
+        Some(config) => config,
+        None => Config::load(&root)?,
+    };
+    // The run keeps landing on the branch it started with.
+    let repo = with_main_branch(repo, &snapshot.main_branch)?;
+    let containment = decide_containment(&config)?;
+    let plan = plan_of_run(&run_dir, Path::new(&snapshot.plan))?;
+    let analysis = breeze_plan::analyze(&plan, snapshot.workers)?;
+    let sims = read_sims(&plan)?;
+    keep_plan_order(&mut snapshot, &plan)?;
+    repo.ensure_not_mid_operation()?;
+    repo.ensure_excluded()?;
+    recognize_landings(&repo, &mut snapshot)?;
+    snapshot.state = RunState::Running;
+    snapshot.stop_reason = None;
+    let main_tip = repo.main_tip()?.into();
+    let plans_file = tracked_plans_file(&repo, &plan)?;
+    let known_main = last_landing(&run_dir).unwrap_or(snapshot.main_tip_at_start.0);
+    Ok(Prepared {
+        repo,
+        config,
+        containment,
+        known_main,
+        main_tip,
+        notices: Vec::new(),
+        plan,
+        analysis,
+        sims,
+        plans_file,
+        run_dir,
+        snapshot,
+        resumed: true,
+        lock,
+    })
+}
+
+/// The records of a new run: every task queued, except those already on main.
+fn first_records(
+    plan: &Plan,
+    analysis: &breeze_plan::Analysis,
+    landed_before: &BTreeMap<String, breeze_git::Oid>,
+) -> Vec<TaskRecord> {
+    plan.tasks
+        .iter()
+        .enumerate()
+        .map(|(index, task)| {
+            let group = Some(analysis.group_of(index) as u32);
+            let mut record = TaskRecord::new(task.id.as_str(), &task.title, group);
+            if let Some(commit) = landed_before.get(task.id.as_str()) {
+                record.phase = TaskPhase::Landed;
+                record.commit = Some((*commit).into());
+                record.reason = Some("already on main before this run".into());
+            }
+            record
+        })
+        .collect()
+}
+
+/// Keeps the records in the plan's order; a task the plan gained since the start cannot be
+/// resumed, tasks it lost are dropped.
+fn keep_plan_order(snapshot: &mut RunSnapshot, plan: &Plan) -> Result<(), EngineError> {
+    if let Some(added) = plan.tasks.iter().find(|task| snapshot.task(task.id.as_str()).is_none()) {
+        return Err(EngineError::usage(
+            format!(
+                "task {} was added to {} after run {} started",
+                added.id, snapshot.plan, snapshot.run_id
+            ),
+            "resume needs the plan the run started with; revert the plan change, or `breeze abort` and start a new run",
+        ));
+    }
+    let mut records: BTreeMap<String, TaskRecord> =
+        snapshot.tasks.drain(..).map(|record| (record.id.clone(), record)).collect();
+    snapshot.tasks =
+        plan.tasks.iter().filter_map(|task| records.remove(task.id.as_str())).collect();
+    Ok(())
+}
+
+/// A landing that happened just before the engine died is recognized by its trailers;
+/// every other unfinished task goes on from its phase.
+fn recognize_landings(repo: &Repo, snapshot: &mut RunSnapshot) -> Result<(), EngineError> {
+    let stop_at = snapshot.main_tip_at_start.0;
+    for record in snapshot.tasks.iter_mut().filter(|record| !record.phase.is_terminal()) {
+        if let Some(commit) = repo.find_landing(&snapshot.run_id, &record.id, Some(stop_at))? {
+            record.phase = TaskPhase::Landed;
+            record.commit = Some(commit.into());
+            record.reason = None;
+        } else if record.phase != TaskPhase::Deferred {
+            record.reason = None;
+        }
+    }
+    Ok(())
+}
+
+/// A Plans.md breeze will mark must not hold the user's uncommitted edits.
+fn refuse_uncommitted_plan(repo: &Repo, plans_file: Option<&str>) -> Result<(), EngineError> {
+    let Some(plans_file) = plans_file else { return Ok(()) };
+    if !repo.main_checkout_has_changes(plans_file)? {
+        return Ok(());
+    }
+    Err(EngineError::usage(
+        format!("{plans_file} has uncommitted changes in your checkout of {}", repo.main_branch()),
+        format!(
+            "breeze marks tasks done in {plans_file} as they land, which would touch your edits: commit it first (`git commit {plans_file}`), then run again"
+        ),
+    ))
+}
+
+/// What the user should know about a Plans.md git does not track.
+fn untracked_plan_notice(repo: &Repo, plan: &Plan, plans_file: Option<&str>) -> Vec<String> {
+    if plan.format != PlanFormat::PlansMd || plans_file.is_some() {
+        return Vec::new();
+    }
+    vec![format!(
+        "{} is not tracked by git on {}: breeze cannot mark tasks cc:done in it; tasks already on main are recognized by their Breeze-Task trailers and not run again (commit the plan to have it kept up to date)",
+        plan.path.display(),
+        repo.main_branch()
+    )]
+}
+
+/// An interrupted run must be resumed or given up before a new one starts.
+fn refuse_if_resumable(root: &Path) -> Result<(), EngineError> {
+    let Some(previous) = latest_run(root) else { return Ok(()) };
+    let Ok(snapshot) = RunSnapshot::load(&RunDir::new(root, &previous).snapshot()) else {
+        return Ok(());
+    };
+    if !snapshot.state.is_resumable() {
+        return Ok(());
+    }
+    Err(EngineError::usage(
+        format!("run {previous} was interrupted and can be resumed"),
+        "continue it with `breeze resume`, or give it up with `breeze abort` before starting a new run",
+    ))
+}
+
+/// The run folder of a new run, with a copy of its plan.
+fn create_run_dir(root: &Path, plan_path: &Path) -> Result<RunDir, EngineError> {
+    let run_id = uuid::Uuid::now_v7().to_string();
+    let run_dir = RunDir::new(root, &run_id);
+    run_dir.create().map_err(|err| {
+        EngineError::io(format!("cannot create {}", run_dir.root().display()), err)
+    })?;
+    let copy = run_dir.plan_copy(plan_path);
+    std::fs::copy(plan_path, &copy).map_err(|err| {
+        EngineError::io(format!("cannot keep a copy of the plan in {}", copy.display()), err)
+    })?;
+    Ok(run_dir)
+}
+
+/// The plan a run started with: its copy in the run directory (the plan file itself has
+/// changed since — every landing flips its row to done), else the file (older runs).
+fn plan_of_run(run_dir: &RunDir, original: &Path) -> Result<Plan, EngineError> {
+    let copy = run_dir.plan_copy(original);
+    let Ok(text) = std::fs::read_to_string(&copy) else {
+        return Ok(breeze_plan::load(original)?);
+    };
+    let is_toml = original.extension().is_some_and(|e| e.eq_ignore_ascii_case("toml"));
+    Ok(if is_toml {
+        breeze_plan::parse_plan_toml(&text, original)?
+    } else {
+        breeze_plan::parse_plans_md(&text, original)?
+    })
+}
+
+/// How this run confines its roles (`sandbox.*` and the kernel).
+fn decide_containment(config: &Config) -> Result<Containment, EngineError> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    Containment::decide(config, home.as_deref())
+}
+
+/// The commit of this run's last landing, from its journal.
+fn last_landing(run_dir: &RunDir) -> Option<breeze_git::Oid> {
+    let events = read_events(&run_dir.events()).ok()?;
+    events.into_iter().rev().find_map(|event| match event.event {
+        EventKind::Landed { commit, .. } => breeze_git::Oid::from_str(&commit).ok(),
+        _ => None,
+    })
+}
+
+/// Reopens the repository with `branch` as main when one is configured.
+fn with_main_branch(repo: Repo, branch: &str) -> Result<Repo, EngineError> {
+    if branch.is_empty() || branch == repo.main_branch() {
+        return Ok(repo);
+    }
+    let options =
+        breeze_git::OpenOptions { main_branch: Some(branch.to_string()), ..Default::default() };
+    match Repo::open_with(repo.workdir(), &options) {
+        Err(breeze_git::GitError::InvalidName { .. }) => Err(EngineError::usage(
+            format!("run.main_branch = {branch:?} in breeze.toml is not a valid git branch name"),
+            "name the branch approved work lands on (e.g. \"main\"), or leave it empty for main, else master",
+        )),
+        other => Ok(other?),
+    }
+}
+
+/// The plan to run: the given path, else `plan.toml`, else `Plans.md` at the root.
+fn resolve_plan(root: &Path, given: Option<&Path>) -> Result<PathBuf, EngineError> {
+    if let Some(path) = given {
+        if !path.is_file() {
+            return Err(EngineError::usage(
+                format!("plan file {} does not exist", path.display()),
+                "pass a Plans.md or plan.toml, or write one with `breeze init`",
+            ));
+        }
+        return Ok(std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()));
+    }
+    for name in ["plan.toml", "Plans.md"] {
+        let candidate = root.join(name);
+        if candidate.is_file() {
+            return Ok(candidate);
+        }
+    }
+    Err(EngineError::usage(
+        format!("no plan given and neither plan.toml nor Plans.md exists in {}", root.display()),
+        "pass a plan (`breeze run PLAN`) or write one with `breeze init`",
+    ))
+}
+
+/// Reads every task's `[task.sim]` table up front, so a typo is a plan error (exit 2)
+/// before anything runs.
+fn read_sims(plan: &Plan) -> Result<BTreeMap<String, SimSpec>, EngineError> {
+    let mut sims = BTreeMap::new();
+    for task in &plan.tasks {
+        let spec = SimSpec::from_json(task.sim.as_ref()).map_err(|message| {
+            EngineError::usage(
+                format!("{}:{}: task {}: invalid [task.sim]: {message}", plan.path.display(), task.line, task.id),
+                "the sim keys are listed in the scripted backend's documentation (README, \"The scripted backend\")",
+            )
+        })?;
+        sims.insert(task.id.to_string(), spec);
+    }
+    Ok(sims)
+}
+
+/// The repository-relative path of the plan when it is a Plans.md tracked on main.
+fn tracked_plans_file(repo: &Repo, plan: &Plan) -> Result<Option<String>, EngineError> {
+    if plan.format != PlanFormat::PlansMd {
+        return Ok(None);
+    }
+    let Ok(absolute) = std::path::absolute(&plan.path) else { return Ok(None) };
+    let Ok(relative) = absolute.strip_prefix(repo.workdir()) else { return Ok(None) };
+    let relative = relative.to_string_lossy().replace('\\', "/");
+    Ok(repo.is_tracked_on_main(&relative)?.then_some(relative))
+}

@@ -1,0 +1,281 @@
+//! A prepared run going on: its files' store, the role runner, the shared context, the
+//! dispatcher — and what is recorded when it ends, however it ends.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use breeze_git::Repo;
+use breeze_protocol::{ContainmentStatus, EventKind, RunState};
+use tokio_util::sync::CancellationToken;
+
+use super::book::TaskBook;
+use super::context::RunContext;
+use super::dispatcher::{DispatchEnd, Dispatcher};
+use super::prepare::Prepared;
+use super::{RunOptions, RunOutcome, cleanup};
+use crate::containment::RoleGuard;
+use crate::error::EngineError;
+use crate::journal::{RunStore, read_events};
+use crate::lock::RepoLock;
+use crate::progress::ProgressEvent;
+use crate::roles::{RoleRunner, RoleRunnerParts};
+use crate::run_dir::RunDir;
+
+/// Runs a prepared run until every task is done or it stops.
+pub(super) async fn go_on(
+    prepared: Prepared,
+    options: RunOptions,
+    cancel: CancellationToken,
+) -> Result<RunOutcome, EngineError> {
+    if prepared.resumed {
+        end_orphans_of(&prepared.run_dir).await;
+    }
+    let run_dir = prepared.run_dir.clone();
+    let (ctx, _lock) = context(prepared, &options, cancel).await?;
+    // A main moved onto a lane's commit while no engine watched is refused before anything.
+    let end = match ctx.roles.guard.check_main() {
+        Ok(()) => Dispatcher::new(ctx.clone()).run().await,
+        Err(err) => Err(err),
+    };
+    let (state, stop_reason) = match end {
+        Ok(DispatchEnd::Finished) => {
+            let all_landed =
+                ctx.book.phases().iter().all(|phase| *phase == crate::snapshot::TaskPhase::Landed);
+            cleanup::after_run(&ctx).await;
+            (if all_landed { RunState::Succeeded } else { RunState::Failed }, None)
+        }
+        Ok(DispatchEnd::Interrupted(reason)) => (RunState::Interrupted, Some(reason)),
+        Err(err) => (RunState::Interrupted, Some(stop_reason_of(&err))),
+    };
+    // No process of the run's roles outlives it, wherever it went.
+    end_strays_of(&run_dir).await;
+    finish(&ctx, &run_dir, state, stop_reason).await
+}
+
+/// Opens the run's files, builds the role runner and the shared context, and tells the
+/// user the run has started.
+/// The lock is handed back: it is held until the run ends.
+async fn context(
+    prepared: Prepared,
+    options: &RunOptions,
+    cancel: CancellationToken,
+) -> Result<(Arc<RunContext>, RepoLock), EngineError> {
+    let Prepared {
+        repo,
+        config,
+        containment,
+        known_main,
+        main_tip,
+        notices,
+        plan,
+        analysis,
+        sims,
+        plans_file,
+        run_dir,
+        mut snapshot,
+        resumed,
+        lock,
+    } = prepared;
+    let root = repo.workdir().to_path_buf();
+    let repo = Arc::new(repo);
+    snapshot.containment =
+        Some(ContainmentStatus { kernel: containment.enforced, summary: containment.summary() });
+    let store = RunStore::open(&run_dir.events(), &run_dir.cycles(), &run_dir.snapshot()).map_err(
+        |err| {
+            EngineError::io(
+                format!("cannot open the run files in {}", run_dir.root().display()),
+                err,
+            )
+        },
+    )?;
+    store
+        .record(EventKind::RunStarted {
+            plan: snapshot.plan.clone(),
+            workers: snapshot.workers,
+            main_tip: main_tip.to_string(),
+            resumed,
+        })
+        .await
+        .map_err(|err| EngineError::io("cannot write the journal", err))?;
+    let guard = Arc::new(RoleGuard::new(containment.clone(), repo.clone(), known_main));
+    let write_sets = plan
+        .tasks
+        .iter()
+        .map(|task| {
+            let writes = task.writes.clone();
+            let check: breeze_agents::WriteSetCheck =
+                Arc::new(move |path: &str| writes.is_empty() || writes.matches(path));
+            (task.id.to_string(), check)
+        })
+        .collect();
+    let roles = RoleRunner::new(RoleRunnerParts {
+        config: config.clone(),
+        run_dir: run_dir.clone(),
+        run_id: snapshot.run_id.clone(),
+        repo_root: root,
+        store: store.clone(),
+        supervisor: options.supervisor.clone(),
+        engine_env: std::env::vars().collect(),
+        guard,
+        write_sets,
+        sims,
+    });
+    let lanes = {
+        let repo = repo.clone();
+        let workers = snapshot.workers;
+        tokio::task::spawn_blocking(move || adopt_lanes(&repo, workers, resumed))
+            .await
+            .map_err(EngineError::internal("adopting the lanes"))??
+    };
+    let progress = options.progress.clone();
+    progress(&ProgressEvent::RunStarted {
+        run_id: snapshot.run_id.clone(),
+        workers: snapshot.workers,
+        tasks: plan.tasks.len(),
+        groups: analysis.groups.len(),
+        resumed,
+    });
+    progress(&ProgressEvent::Containment {
+        enforced: containment.enforced,
+        summary: containment.summary(),
+    });
+    for message in notices {
+        progress(&ProgressEvent::Notice { message });
+    }
+    let ctx = Arc::new(RunContext {
+        run_id: snapshot.run_id.clone(),
+        main_tip_at_start: snapshot.main_tip_at_start,
+        repo,
+        config,
+        plan,
+        analysis,
+        run_dir,
+        book: TaskBook::new(snapshot, store, progress),
+        roles,
+        supervisor: options.supervisor.clone(),
+        backoff: options.backoff,
+        review_lock: tokio::sync::Mutex::new(()),
+        land_lock: tokio::sync::Mutex::new(()),
+        cancel: cancel.child_token(),
+        tracked_plans_file: plans_file,
+        lanes: Mutex::new(lanes),
+    });
+    Ok((ctx, lock))
+}
+
+/// Why the run stopped, with what to do.
+fn stop_reason_of(err: &EngineError) -> String {
+    let hint = err.hints().join("; ");
+    if hint.contains("breeze resume") {
+        format!("{err}; {hint}")
+    } else if hint.is_empty() {
+        format!("{err}; `breeze resume` continues the run")
+    } else {
+        format!("{err}; {hint}, then `breeze resume` continues the run")
+    }
+}
+
+/// Records how the run ended and builds the outcome the caller reports.
+async fn finish(
+    ctx: &RunContext,
+    run_dir: &RunDir,
+    state: RunState,
+    stop_reason: Option<String>,
+) -> Result<RunOutcome, EngineError> {
+    let reason = stop_reason.clone();
+    ctx.book
+        .update(|snapshot| {
+            snapshot.state = state;
+            snapshot.stop_reason = reason;
+        })
+        .await?;
+    ctx.book.journal(EventKind::RunFinished { state }).await?;
+    let mut status = ctx.book.read(|snapshot| snapshot.status());
+    // Stopped by `breeze abort`, which records the abort once this engine has let go.
+    let (state, stop_reason) = if state == RunState::Interrupted && run_dir.abort_marker().exists()
+    {
+        status.state = RunState::Aborted;
+        for task in status.tasks.iter_mut().filter(|task| !task.state.is_terminal()) {
+            task.reason = Some("run aborted; `breeze status` says where its work is".into());
+        }
+        (RunState::Aborted, Some("aborted with `breeze abort`".to_string()))
+    } else {
+        (state, stop_reason)
+    };
+    Ok(RunOutcome {
+        run_id: ctx.run_id.clone(),
+        state,
+        status,
+        stop_reason,
+        run_dir: run_dir.root().to_path_buf(),
+    })
+}
+
+/// Lane worktrees left by an interrupted run are reused; what a killed worker left in
+/// them is committed on its task branch first, so nothing is lost.
+fn adopt_lanes(
+    repo: &Repo,
+    workers: u32,
+    resumed: bool,
+) -> Result<Vec<Option<breeze_git::Worktree>>, EngineError> {
+    let mut lanes: Vec<Option<breeze_git::Worktree>> = vec![None; workers as usize];
+    if !resumed {
+        return Ok(lanes);
+    }
+    for (lane, slot) in lanes.iter_mut().enumerate() {
+        if let Some(worktree) = repo.find_worktree(&format!("lane-{}", lane + 1))? {
+            // A worker killed mid-way may leave what cannot be committed yet (conflict
+            // markers it was resolving); the worktree is kept as it is for its task.
+            if let Err(err) =
+                repo.commit_worktree(&worktree, "breeze: work left by an interrupted run")
+            {
+                tracing::warn!("{}: {err}; kept as it is", worktree.path.display());
+            }
+            *slot = Some(worktree);
+        }
+    }
+    Ok(lanes)
+}
+
+/// Ends role process groups a killed engine left behind.
+pub(crate) async fn end_orphans_of(run_dir: &RunDir) {
+    let Ok(events) = read_events(&run_dir.events()) else { return };
+    let mut live: BTreeMap<u32, Option<u64>> = BTreeMap::new();
+    for event in events {
+        match event.event {
+            EventKind::ProcessStarted { pid, start_ticks, .. }
+            | EventKind::CommandStarted { pid, start_ticks, .. } => {
+                live.insert(pid, start_ticks);
+            }
+            EventKind::ProcessEnded { pid, .. } | EventKind::CommandEnded { pid, .. } => {
+                live.remove(&pid);
+            }
+            _ => {}
+        }
+    }
+    for (pid, start_ticks) in live {
+        let outcome =
+            breeze_supervise::end_orphan_group(pid, start_ticks, std::time::Duration::from_secs(5))
+                .await;
+        tracing::info!(pid, "orphaned role process group: {outcome:?}");
+    }
+    end_strays_of(run_dir).await;
+}
+
+/// Ends processes of the run's roles that left their process groups (`setsid`, a double
+/// fork): every role process carries the run's marker in its environment.
+pub(crate) async fn end_strays_of(run_dir: &RunDir) {
+    let run_id = run_dir.run_id();
+    if run_id.is_empty() {
+        return;
+    }
+    let ended = breeze_supervise::end_processes_with_env(
+        "BREEZE_RUN_ID",
+        run_id,
+        std::time::Duration::from_secs(5),
+    )
+    .await;
+    if !ended.is_empty() {
+        tracing::info!(pids = ?ended, "ended processes of the run's roles that had left their groups");
+    }
+}
