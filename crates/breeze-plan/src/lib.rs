@@ -37,7 +37,6 @@ mod analysis;
 mod conflicts;
 mod contract;
 mod error;
-mod fxhash;
 mod id;
 mod model;
 mod overlap;
@@ -47,6 +46,11 @@ mod risk;
 mod text;
 mod toml_plan;
 mod writeset;
+
+// `crate::fxhash::FxHashMap`/`FxHashSet`: the Fx hash, fast for the small integer keys
+// (automaton states, task-index pairs) of the conflict search. No outside party
+// chooses those keys, so hash flooding is not a concern.
+use rustc_hash as fxhash;
 
 use std::path::Path;
 
