@@ -1,6 +1,6 @@
 //! The breeze planner.
 //!
-//! Reads a plan — the seeds' `Plans.md` task table (or its heading form) or a
+//! Reads a plan — a `Plans.md` task table (or its heading form) or a
 //! `plan.toml` — into one model, then works out which tasks may run side by side:
 //!
 //! 1. **Write sets** ([`WriteSet`]): exact files, directories (`src/auth/`) and globs
