@@ -2,6 +2,7 @@
 
 use breeze_engine::ProgressEvent;
 use breeze_protocol::{BreezeStatus, TaskState, Verdict};
+use unicode_width::UnicodeWidthStr;
 
 /// One line for a progress event.
 pub fn progress_line(event: &ProgressEvent) -> String {
@@ -90,19 +91,25 @@ pub fn status_table(status: &BreezeStatus, stop_reason: Option<&str>) -> String 
         out.push_str(&format!("confinement: {}\n", containment.summary));
     }
     out.push('\n');
-    let id_width = status.tasks.iter().map(|t| t.id.chars().count()).max().unwrap_or(2).max(4);
-    let title_width =
-        status.tasks.iter().map(|t| t.title.chars().count()).max().unwrap_or(5).clamp(5, 40);
+    // Ids and titles are measured in terminal columns: a CJK character takes two.
+    let id_width = status.tasks.iter().map(|t| t.id.width()).max().unwrap_or(2).max(4);
+    let title_width = status.tasks.iter().map(|t| t.title.width()).max().unwrap_or(5).clamp(5, 40);
     // Cost and tokens appear only when a backend reported them (the scripted one does not).
     let with_usage = !status.usage.is_empty();
     let usage_header =
         if with_usage { format!("  {:>8}  {:>9}", "cost", "tokens") } else { String::new() };
     out.push_str(&format!(
-        "{:<id_width$}  {:<title_width$}  {:<9}  {:>8}  {:>6}  {:>7}  {:<8}{usage_header}  {}\n",
-        "task", "title", "state", "attempts", "rounds", "advisor", "commit", "note"
+        "{}  {}  {:<9}  {:>8}  {:>6}  {:>7}  {:<8}{usage_header}  {}\n",
+        fit("task", id_width),
+        fit("title", title_width),
+        "state",
+        "attempts",
+        "rounds",
+        "advisor",
+        "commit",
+        "note"
     ));
     for task in &status.tasks {
-        let title: String = task.title.chars().take(title_width).collect();
         let usage = if with_usage {
             let tokens = task.usage.input_tokens + task.usage.output_tokens;
             format!("  {:>8}  {:>9}", cost(task.usage.cost_usd), tokens)
@@ -110,9 +117,9 @@ pub fn status_table(status: &BreezeStatus, stop_reason: Option<&str>) -> String 
             String::new()
         };
         let row = format!(
-            "{:<id_width$}  {:<title_width$}  {:<9}  {:>8}  {:>6}  {:>7}  {:<8}{usage}  {}",
-            task.id,
-            title,
+            "{}  {}  {:<9}  {:>8}  {:>6}  {:>7}  {:<8}{usage}  {}",
+            fit(&task.id, id_width),
+            fit(&task.title, title_width),
             task.state.as_str(),
             task.attempts,
             task.rounds,
@@ -143,6 +150,20 @@ pub fn status_table(status: &BreezeStatus, stop_reason: Option<&str>) -> String 
         out.push_str(&format!("\nstopped: {reason}\n"));
     }
     out
+}
+
+/// `text` cut to at most `columns` terminal columns, then padded with spaces to exactly
+/// that many.
+fn fit(text: &str, columns: usize) -> String {
+    let mut end = 0;
+    for (start, c) in text.char_indices() {
+        if text[..start + c.len_utf8()].width() > columns {
+            break;
+        }
+        end = start + c.len_utf8();
+    }
+    let kept = &text[..end];
+    format!("{kept}{}", " ".repeat(columns.saturating_sub(kept.width())))
 }
 
 /// The first 7 characters of a commit id.
@@ -216,6 +237,43 @@ mod tests {
             costly.lines().all(|line| line == line.trim_end()),
             "no trailing blanks: {costly:?}"
         );
+    }
+
+    #[test]
+    fn status_table_columns_line_up_after_wide_titles() {
+        let mut status = status(Usage::default());
+        let task = status.tasks[0].clone();
+        let long = format!("a{}", "認".repeat(30));
+        for (id, title, state) in [
+            ("2", "認証を追加する", TaskState::Landed),
+            ("認3", long.as_str(), TaskState::Escalated),
+        ] {
+            status.tasks.push(breeze_protocol::TaskStatus {
+                id: id.into(),
+                title: title.into(),
+                state,
+                ..task.clone()
+            });
+        }
+        let table = status_table(&status, None);
+        let rows: Vec<&str> = table.split("\n\n").nth(1).unwrap().lines().collect();
+        assert_eq!(rows.len(), 4, "{table}");
+        // The display column where the state column starts, in every row.
+        let columns: Vec<usize> = rows
+            .iter()
+            .map(|row| {
+                let at = ["state", "escalated", "landed"]
+                    .iter()
+                    .filter_map(|word| row.find(&format!("  {word} ")))
+                    .min()
+                    .unwrap_or_else(|| panic!("no state in {row:?}"));
+                row[..at].width()
+            })
+            .collect();
+        assert!(columns.iter().all(|&c| c == columns[0]), "{columns:?}\n{table}");
+        assert_eq!(columns[0], 4 + 2 + 40, "ids are 4 columns wide, titles at most 40");
+        assert!(table.contains(&format!("a{}  ", "認".repeat(19))), "cut at 40 columns: {table}");
+        assert!(!table.contains(&"認".repeat(20)), "{table}");
     }
 
     #[test]

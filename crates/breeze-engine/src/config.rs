@@ -1,13 +1,18 @@
 //! `breeze.toml`: parsed once into a validated [`Config`].
 //!
-//! Every key has a default (`default-config.toml`, embedded); the user's file overrides
-//! keys one by one. Unknown keys are an error naming the key.
+//! Every key has a default in `default-config.toml` (embedded). The user's file is laid
+//! over the defaults as TOML tables (tables merge key by key, any other value replaces
+//! the default), the result is deserialized once into `RawConfig` and then validated.
+//! Unknown keys are an error naming the key. A new key is a field in `RawConfig`'s
+//! tables, a line in `default-config.toml` and its place in [`Config`].
 
 use std::path::Path;
 use std::time::Duration;
 
 use breeze_protocol::Role;
 use serde::Deserialize;
+use toml::Spanned;
+use toml::de::{DeTable, DeValue};
 
 /// The defaults, documented key by key.
 pub const DEFAULT_CONFIG: &str = include_str!("../default-config.toml");
@@ -19,7 +24,8 @@ pub const CONFIG_FILE: &str = "breeze.toml";
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum BackendKind {
-    /// Any program following the breeze role protocol (DESIGN §5).
+    /// Any program following the breeze role protocol (JSON in on stdin, one JSON answer
+    /// back).
     Command,
     /// Claude Code in print mode with stream-json output.
     Claude,
@@ -171,13 +177,70 @@ impl Config {
 
     /// Parses user TOML over the defaults.
     pub fn parse(text: &str, file: &str) -> Result<Config, ConfigError> {
-        let error = |message: String| ConfigError { file: file.to_string(), message };
-        let defaults: RawConfig = toml::from_str(DEFAULT_CONFIG).map_err(|err| ConfigError {
-            file: "default-config.toml".into(),
-            message: err.to_string(),
-        })?;
-        let user: RawConfig = toml::from_str(text).map_err(|err| error(err.to_string()))?;
-        merge(defaults, user).validate().map_err(error)
+        parse_over(DEFAULT_CONFIG, text, file)
+    }
+}
+
+/// Parses `text` (the contents of `file`) laid over the defaults `defaults_text`.
+fn parse_over(defaults_text: &str, text: &str, file: &str) -> Result<Config, ConfigError> {
+    let in_defaults = |message: String| ConfigError { file: "default-config.toml".into(), message };
+    let in_file = |message: String| ConfigError { file: file.to_string(), message };
+    let mut tables = DeTable::parse(defaults_text).map_err(|err| in_defaults(err.to_string()))?;
+    inherit_worker_keys(tables.get_mut());
+    // The defaults alone are complete and valid, so every error after the merge is about
+    // a key or value of the user's file, and its position is one in `text`.
+    typed(tables.clone(), defaults_text).map_err(in_defaults)?;
+    let user = DeTable::parse(text).map_err(|err| in_file(err.to_string()))?;
+    merge(tables.get_mut(), user.into_inner());
+    typed(tables, text).map_err(in_file)
+}
+
+/// Deserializes and validates merged tables; toml's messages show the line in `source`.
+fn typed(tables: Spanned<DeTable<'_>>, source: &str) -> Result<Config, String> {
+    let raw = RawConfig::deserialize(toml::de::Deserializer::from(tables)).map_err(|mut err| {
+        err.set_input(Some(source));
+        err.to_string()
+    })?;
+    raw.validate()
+}
+
+/// Lays `over` onto `base`: tables merge key by key, any other value replaces.
+fn merge<'i>(base: &mut DeTable<'i>, over: DeTable<'i>) {
+    for (key, value) in over {
+        if let (Some(DeValue::Table(base_table)), DeValue::Table(_)) =
+            (base.get_mut(key.get_ref().as_ref()).map(Spanned::get_mut), value.get_ref())
+        {
+            if let DeValue::Table(over_table) = value.into_inner() {
+                merge(base_table, over_table);
+            }
+            continue;
+        }
+        // The user's key replaces the default's, so that messages point at the user's.
+        base.remove(key.get_ref().as_ref());
+        base.insert(key, value);
+    }
+}
+
+/// In the defaults, `[roles.advisor]`, `[roles.reviewer]` and `[roles.scaffolder]` take
+/// the keys of `[roles.worker]` they do not set (`command`, `env`, `model`, ...). This
+/// happens before the user's file is laid over: a user's `[roles.worker]` changes the
+/// worker only.
+fn inherit_worker_keys(defaults: &mut DeTable<'_>) {
+    let Some(DeValue::Table(roles)) = defaults.get_mut("roles").map(Spanned::get_mut) else {
+        return;
+    };
+    let Some(DeValue::Table(worker)) = roles.get("worker").map(Spanned::get_ref) else {
+        return;
+    };
+    let worker = worker.clone();
+    for name in ["advisor", "reviewer", "scaffolder"] {
+        if let Some(DeValue::Table(role)) = roles.get_mut(name).map(Spanned::get_mut) {
+            for (key, value) in &worker {
+                if !role.contains_key(key.get_ref().as_ref()) {
+                    role.insert(key.clone(), value.clone());
+                }
+            }
+        }
     }
 }
 
@@ -191,164 +254,92 @@ pub struct ConfigError {
     pub message: String,
 }
 
-#[derive(Debug, Default, Deserialize)]
+/// `breeze.toml` as written, defaults filled in, before validation. Field order is the
+/// order messages list the expected keys in.
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawConfig {
-    #[serde(default)]
     run: RawRun,
-    #[serde(default)]
     roles: RawRoles,
-    #[serde(default)]
     review: RawReview,
-    #[serde(default)]
     advisor: RawAdvisor,
-    #[serde(default)]
     land: RawLand,
-    #[serde(default)]
     worktree: RawWorktree,
-    #[serde(default)]
     gates: RawGates,
-    #[serde(default)]
     sandbox: RawSandbox,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawSandbox {
-    mode: Option<SandboxMode>,
-    writable: Option<Vec<String>>,
+    mode: SandboxMode,
+    writable: Vec<String>,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawRun {
-    max_workers: Option<i64>,
-    main_branch: Option<String>,
+    max_workers: i64,
+    main_branch: String,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawRoles {
-    worker: Option<RawRole>,
-    advisor: Option<RawRole>,
-    reviewer: Option<RawRole>,
-    scaffolder: Option<RawRole>,
+    worker: RawRole,
+    advisor: RawRole,
+    reviewer: RawRole,
+    scaffolder: RawRole,
 }
 
-#[derive(Debug, Default, Clone, Deserialize)]
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawRole {
-    backend: Option<BackendKind>,
-    command: Option<Vec<String>>,
-    timeout: Option<String>,
-    stall_timeout: Option<String>,
-    env: Option<Vec<String>>,
-    model: Option<String>,
-    args: Option<Vec<String>>,
-    pass_credentials: Option<bool>,
+    backend: BackendKind,
+    command: Vec<String>,
+    timeout: String,
+    stall_timeout: String,
+    env: Vec<String>,
+    model: String,
+    args: Vec<String>,
+    pass_credentials: bool,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawReview {
-    max_rounds: Option<i64>,
+    max_rounds: i64,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawAdvisor {
-    enabled: Option<bool>,
-    max_consults_per_task: Option<i64>,
-    retry_threshold: Option<i64>,
+    enabled: bool,
+    max_consults_per_task: i64,
+    retry_threshold: i64,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawLand {
-    verify: Option<Vec<String>>,
-    verify_timeout: Option<String>,
-    max_bounces: Option<i64>,
-    run_hooks: Option<bool>,
+    verify: Vec<String>,
+    verify_timeout: String,
+    max_bounces: i64,
+    run_hooks: bool,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawWorktree {
-    include: Option<Vec<String>>,
-    setup: Option<Vec<String>>,
-    setup_timeout: Option<String>,
+    include: Vec<String>,
+    setup: Vec<String>,
+    setup_timeout: String,
 }
 
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawGates {
-    max_file_size: Option<String>,
-}
-
-/// `user` wins key by key; roles merge field by field over the defaults of the same role.
-fn merge(defaults: RawConfig, user: RawConfig) -> RawConfig {
-    fn pick<T>(user: Option<T>, default: Option<T>) -> Option<T> {
-        user.or(default)
-    }
-    fn role(
-        user: Option<RawRole>,
-        default: Option<RawRole>,
-        fallback: &Option<RawRole>,
-    ) -> Option<RawRole> {
-        let default = default.or_else(|| fallback.clone()).unwrap_or_default();
-        let user = user.unwrap_or_default();
-        Some(RawRole {
-            backend: pick(user.backend, default.backend),
-            command: pick(user.command, default.command),
-            timeout: pick(user.timeout, default.timeout),
-            stall_timeout: pick(user.stall_timeout, default.stall_timeout),
-            env: pick(user.env, default.env),
-            model: pick(user.model, default.model),
-            args: pick(user.args, default.args),
-            pass_credentials: pick(user.pass_credentials, default.pass_credentials),
-        })
-    }
-    // Roles without their own defaults inherit the worker's (for keys like `env`).
-    let worker_defaults = defaults.roles.worker.clone();
-    RawConfig {
-        run: RawRun {
-            max_workers: pick(user.run.max_workers, defaults.run.max_workers),
-            main_branch: pick(user.run.main_branch, defaults.run.main_branch),
-        },
-        roles: RawRoles {
-            worker: role(user.roles.worker, defaults.roles.worker, &None),
-            advisor: role(user.roles.advisor, defaults.roles.advisor, &worker_defaults),
-            reviewer: role(user.roles.reviewer, defaults.roles.reviewer, &worker_defaults),
-            scaffolder: role(user.roles.scaffolder, defaults.roles.scaffolder, &worker_defaults),
-        },
-        review: RawReview { max_rounds: pick(user.review.max_rounds, defaults.review.max_rounds) },
-        advisor: RawAdvisor {
-            enabled: pick(user.advisor.enabled, defaults.advisor.enabled),
-            max_consults_per_task: pick(
-                user.advisor.max_consults_per_task,
-                defaults.advisor.max_consults_per_task,
-            ),
-            retry_threshold: pick(user.advisor.retry_threshold, defaults.advisor.retry_threshold),
-        },
-        land: RawLand {
-            verify: pick(user.land.verify, defaults.land.verify),
-            verify_timeout: pick(user.land.verify_timeout, defaults.land.verify_timeout),
-            max_bounces: pick(user.land.max_bounces, defaults.land.max_bounces),
-            run_hooks: pick(user.land.run_hooks, defaults.land.run_hooks),
-        },
-        worktree: RawWorktree {
-            include: pick(user.worktree.include, defaults.worktree.include),
-            setup: pick(user.worktree.setup, defaults.worktree.setup),
-            setup_timeout: pick(user.worktree.setup_timeout, defaults.worktree.setup_timeout),
-        },
-        gates: RawGates {
-            max_file_size: pick(user.gates.max_file_size, defaults.gates.max_file_size),
-        },
-        sandbox: RawSandbox {
-            mode: pick(user.sandbox.mode, defaults.sandbox.mode),
-            writable: pick(user.sandbox.writable, defaults.sandbox.writable),
-        },
-    }
+    max_file_size: String,
 }
 
 impl RawConfig {
@@ -356,13 +347,13 @@ impl RawConfig {
         let roles = self.roles;
         Ok(Config {
             max_workers: int_in(self.run.max_workers, "run.max_workers", 1, 3)?,
-            main_branch: self.run.main_branch.unwrap_or_default().trim().to_string(),
-            worker: validate_role(roles.worker, "worker")?,
-            advisor: validate_role(roles.advisor, "advisor")?,
-            reviewer: validate_role(roles.reviewer, "reviewer")?,
-            scaffolder: validate_role(roles.scaffolder, "scaffolder")?,
+            main_branch: self.run.main_branch.trim().to_string(),
+            worker: roles.worker.validate("worker")?,
+            advisor: roles.advisor.validate("advisor")?,
+            reviewer: roles.reviewer.validate("reviewer")?,
+            scaffolder: roles.scaffolder.validate("scaffolder")?,
             max_rounds: int_in(self.review.max_rounds, "review.max_rounds", 1, 3)?,
-            advisor_enabled: self.advisor.enabled.unwrap_or(true),
+            advisor_enabled: self.advisor.enabled,
             max_consults_per_task: int_in(
                 self.advisor.max_consults_per_task,
                 "advisor.max_consults_per_task",
@@ -370,45 +361,41 @@ impl RawConfig {
                 3,
             )?,
             retry_threshold: int_in(self.advisor.retry_threshold, "advisor.retry_threshold", 1, 2)?,
-            verify: self.land.verify.unwrap_or_default(),
-            verify_timeout: duration(self.land.verify_timeout, "land.verify_timeout")?,
+            verify: self.land.verify,
+            verify_timeout: duration(&self.land.verify_timeout, "land.verify_timeout")?,
             max_land_bounces: int_in(self.land.max_bounces, "land.max_bounces", 1, 10)?,
-            run_hooks: self.land.run_hooks.unwrap_or(false),
-            worktree_include: inside_repository(
-                self.worktree.include.unwrap_or_default(),
-                "worktree.include",
-            )?,
-            worktree_setup: self.worktree.setup.unwrap_or_default(),
-            setup_timeout: duration(self.worktree.setup_timeout, "worktree.setup_timeout")?,
-            max_file_bytes: size(self.gates.max_file_size, "gates.max_file_size")?,
-            sandbox_mode: self.sandbox.mode.ok_or("missing key `sandbox.mode`")?,
-            sandbox_writable: self.sandbox.writable.unwrap_or_default(),
+            run_hooks: self.land.run_hooks,
+            worktree_include: inside_repository(self.worktree.include, "worktree.include")?,
+            worktree_setup: self.worktree.setup,
+            setup_timeout: duration(&self.worktree.setup_timeout, "worktree.setup_timeout")?,
+            max_file_bytes: size(&self.gates.max_file_size, "gates.max_file_size")?,
+            sandbox_mode: self.sandbox.mode,
+            sandbox_writable: self.sandbox.writable,
         })
     }
 }
 
-fn validate_role(raw: Option<RawRole>, name: &str) -> Result<RoleConfig, String> {
-    let raw = raw.unwrap_or_default();
-    let key = |field: &str| format!("roles.{name}.{field}");
-    let backend = raw.backend.ok_or_else(|| format!("missing key `{}`", key("backend")))?;
-    let command = raw.command.unwrap_or_default();
-    if backend == BackendKind::Command && command.is_empty() {
-        return Err(format!(
-            "`{}` is empty but `{}` is \"command\"; write the argv to run, e.g. command = [\"bash\", \"scripts/{name}.sh\"]",
-            key("command"),
-            key("backend")
-        ));
+impl RawRole {
+    fn validate(self, name: &str) -> Result<RoleConfig, String> {
+        let key = |field: &str| format!("roles.{name}.{field}");
+        if self.backend == BackendKind::Command && self.command.is_empty() {
+            return Err(format!(
+                "`{}` is empty but `{}` is \"command\"; write the argv to run, e.g. command = [\"bash\", \"scripts/{name}.sh\"]",
+                key("command"),
+                key("backend")
+            ));
+        }
+        Ok(RoleConfig {
+            backend: self.backend,
+            command: self.command,
+            timeout: duration(&self.timeout, &key("timeout"))?,
+            stall_timeout: duration(&self.stall_timeout, &key("stall_timeout"))?,
+            env: self.env,
+            model: self.model,
+            args: self.args,
+            pass_credentials: self.pass_credentials,
+        })
     }
-    Ok(RoleConfig {
-        backend,
-        command,
-        timeout: duration(raw.timeout, &key("timeout"))?,
-        stall_timeout: duration(raw.stall_timeout, &key("stall_timeout"))?,
-        env: raw.env.unwrap_or_default(),
-        model: raw.model.unwrap_or_default(),
-        args: raw.args.unwrap_or_default(),
-        pass_credentials: raw.pass_credentials.unwrap_or(false),
-    })
 }
 
 /// Repository-relative patterns only: no absolute path, no `..` component.
@@ -426,8 +413,7 @@ fn inside_repository(patterns: Vec<String>, key: &str) -> Result<Vec<String>, St
     Ok(patterns)
 }
 
-fn int_in(value: Option<i64>, key: &str, min: i64, max: i64) -> Result<u32, String> {
-    let value = value.ok_or_else(|| format!("missing key `{key}`"))?;
+fn int_in(value: i64, key: &str, min: i64, max: i64) -> Result<u32, String> {
     if value < min || value > max {
         return Err(format!("`{key}` is {value}; it must be between {min} and {max}"));
     }
@@ -446,9 +432,8 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
     Ok(duration)
 }
 
-fn duration(value: Option<String>, key: &str) -> Result<Duration, String> {
-    let text = value.ok_or_else(|| format!("missing key `{key}`"))?;
-    parse_duration(&text).map_err(|err| format!("`{key}`: {err}"))
+fn duration(text: &str, key: &str) -> Result<Duration, String> {
+    parse_duration(text).map_err(|err| format!("`{key}`: {err}"))
 }
 
 /// Parses sizes like `10MiB`, `512KiB`, `2GB`, `1048576`.
@@ -474,9 +459,8 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     number.checked_mul(factor).ok_or_else(|| format!("size {text:?} is too large"))
 }
 
-fn size(value: Option<String>, key: &str) -> Result<u64, String> {
-    let text = value.ok_or_else(|| format!("missing key `{key}`"))?;
-    parse_size(&text).map_err(|err| format!("`{key}`: {err}"))
+fn size(text: &str, key: &str) -> Result<u64, String> {
+    parse_size(text).map_err(|err| format!("`{key}`: {err}"))
 }
 
 #[cfg(test)]
@@ -564,6 +548,51 @@ mod tests {
         }
         let ok = Config::parse("[worktree]\ninclude = [\".env\", \"config/*.local\"]\n", "b.toml");
         assert_eq!(ok.unwrap().worktree_include, [".env", "config/*.local"]);
+    }
+
+    #[test]
+    fn errors_show_the_line_of_the_users_file() {
+        let err =
+            Config::parse("[land]\nverify_timeout = \"30m\"\n\n[run]\nmax_worker = 2\n", "b.toml")
+                .unwrap_err()
+                .to_string();
+        assert!(err.contains("line 5"), "{err}");
+        assert!(err.contains("max_worker = 2"), "{err}");
+        let err = Config::parse("[roles]\nworker = \"x\"\n", "b.toml").unwrap_err().to_string();
+        assert!(err.contains("line 2") && err.contains("invalid type"), "{err}");
+    }
+
+    #[test]
+    fn tables_merge_and_other_values_replace() {
+        let config = Config::parse(
+            "[roles.advisor]\nenv = [\"A\"]\n[worktree]\ninclude = [\".env\"]\n",
+            "b.toml",
+        )
+        .unwrap();
+        assert_eq!(config.advisor.env, ["A"]);
+        assert_eq!(config.advisor.timeout, Duration::from_secs(600), "the advisor's default");
+        assert_eq!(config.worktree_include, [".env"]);
+        assert_eq!(config.setup_timeout, Duration::from_secs(600));
+    }
+
+    #[test]
+    fn roles_take_the_default_workers_keys_but_not_the_users() {
+        let defaults = DEFAULT_CONFIG.replace("env = []", "env = [\"FROM_DEFAULTS\"]");
+        let config = parse_over(&defaults, "[roles.worker]\nenv = [\"USER\"]\n", "b.toml").unwrap();
+        assert_eq!(config.worker.env, ["USER"]);
+        for role in [&config.advisor, &config.reviewer, &config.scaffolder] {
+            assert_eq!(role.env, ["FROM_DEFAULTS"], "{role:?}");
+        }
+        assert_eq!(config.reviewer.timeout, Duration::from_secs(20 * 60), "its own default");
+    }
+
+    #[test]
+    fn a_key_missing_from_the_defaults_is_named() {
+        let defaults = DEFAULT_CONFIG.replace("verify_timeout = \"30m\"\n", "");
+        assert_ne!(defaults, DEFAULT_CONFIG);
+        let err = parse_over(&defaults, "", "b.toml").unwrap_err().to_string();
+        assert!(err.starts_with("default-config.toml:"), "{err}");
+        assert!(err.contains("missing field `verify_timeout`"), "{err}");
     }
 
     #[test]

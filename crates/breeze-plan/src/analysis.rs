@@ -8,8 +8,8 @@ use petgraph::unionfind::UnionFind;
 
 use crate::conflicts::{AnalysisStats, find_overlaps};
 use crate::error::{PlanError, Problem, ProblemKind};
-use crate::fxhash::FxHashSet;
 use crate::{Plan, TaskId};
+use rustc_hash::FxHashSet;
 
 /// Files that at most one task per run may own; unowned, only the Lead writes them.
 pub const SHARED_FILES: [&str; 3] = ["Plans.md", "CHANGELOG.md", "spec.md"];

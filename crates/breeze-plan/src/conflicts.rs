@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 
-use crate::fxhash::FxHashSet;
+use rustc_hash::FxHashSet;
 
 use crate::Task;
 use crate::overlap::SearchCache;

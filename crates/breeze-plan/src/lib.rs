@@ -1,6 +1,6 @@
 //! The breeze planner.
 //!
-//! Reads a plan — the seeds' `Plans.md` task table (or its heading form) or a
+//! Reads a plan — a `Plans.md` task table (or its heading form) or a
 //! `plan.toml` — into one model, then works out which tasks may run side by side:
 //!
 //! 1. **Write sets** ([`WriteSet`]): exact files, directories (`src/auth/`) and globs
@@ -37,7 +37,6 @@ mod analysis;
 mod conflicts;
 mod contract;
 mod error;
-mod fxhash;
 mod id;
 mod model;
 mod overlap;
@@ -47,6 +46,11 @@ mod risk;
 mod text;
 mod toml_plan;
 mod writeset;
+
+// `crate::fxhash::FxHashMap`/`FxHashSet`: the Fx hash, fast for the small integer keys
+// (automaton states, task-index pairs) of the conflict search. No outside party
+// chooses those keys, so hash flooding is not a concern.
+use rustc_hash as fxhash;
 
 use std::path::Path;
 

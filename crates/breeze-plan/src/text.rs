@@ -1,5 +1,7 @@
 //! Small text helpers: comments, display width, truncation.
 
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+
 /// Removes `<!-- ... -->` comments and collapses whitespace (for titles).
 pub(crate) fn strip_comments(text: &str) -> String {
     let mut out = String::new();
@@ -18,30 +20,9 @@ pub(crate) fn strip_comments(text: &str) -> String {
     out.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// Columns a character takes in a terminal: 2 for East Asian wide characters.
-fn char_width(c: char) -> usize {
-    let c = c as u32;
-    let wide = matches!(c,
-        0x1100..=0x115F
-        | 0x2E80..=0x303E
-        | 0x3041..=0x33FF
-        | 0x3400..=0x4DBF
-        | 0x4E00..=0x9FFF
-        | 0xA000..=0xA4CF
-        | 0xAC00..=0xD7A3
-        | 0xF900..=0xFAFF
-        | 0xFE30..=0xFE4F
-        | 0xFF00..=0xFF60
-        | 0xFFE0..=0xFFE6
-        | 0x1F300..=0x1F64F
-        | 0x1F900..=0x1F9FF
-        | 0x20000..=0x3FFFD);
-    if wide { 2 } else { 1 }
-}
-
-/// Terminal columns a string takes.
+/// Terminal columns a string takes (East Asian wide characters take 2).
 pub(crate) fn width(s: &str) -> usize {
-    s.chars().map(char_width).sum()
+    s.width()
 }
 
 /// Cuts `s` to at most `max` columns, ending in `…` when cut.
@@ -52,7 +33,7 @@ pub(crate) fn truncate(s: &str, max: usize) -> String {
     let mut out = String::new();
     let mut used = 0;
     for c in s.chars() {
-        let w = char_width(c);
+        let w = c.width().unwrap_or(0);
         if used + w + 1 > max {
             break;
         }

@@ -18,6 +18,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 use toml::Spanned;
+use toml::de::{DeTable, DeValue};
 
 use crate::error::{PlanError, Problem, ProblemKind};
 use crate::{Plan, PlanFormat, RiskFlag, Task, TaskId, WriteSet, risk};
@@ -48,7 +49,11 @@ struct TaskEntry {
     sim: Option<toml::Table>,
 }
 
-const TASK_KEYS: &str = "id, title, dod, writes, depends_on, risk, advisor_required, sim";
+/// The fields of [`TaskEntry`], in the order messages list them.
+const TASK_FIELDS: [&str; 8] =
+    ["id", "title", "dod", "writes", "depends_on", "risk", "advisor_required", "sim"];
+/// The keys every `[[task]]` table must have.
+const REQUIRED_TASK_FIELDS: [&str; 2] = ["id", "title"];
 
 /// 1-based line of a byte offset.
 fn line_of(text: &str, offset: usize) -> usize {
@@ -66,28 +71,14 @@ fn id_value(value: &toml::Value) -> Option<String> {
 
 /// Parses a plan.toml.
 pub(crate) fn parse(text: &str, path: &Path) -> Result<Plan, PlanError> {
-    let file: PlanFile = toml::from_str(text).map_err(|e| {
-        let line = e.span().map(|s| line_of(text, s.start));
-        let message = e.message().trim().to_owned();
-        let (kind, fix) = if message.contains("unknown field") {
-            (
-                ProblemKind::UnknownKey,
-                if message.contains("expected `task`") {
-                    "a plan.toml holds only `[[task]]` tables".to_owned()
-                } else {
-                    format!("remove the key; a task table takes only these keys: {TASK_KEYS}")
-                },
-            )
-        } else if message.contains("missing field") {
-            (
-                ProblemKind::InvalidValue,
-                format!("every `[[task]]` needs `id` and `title` (keys: {TASK_KEYS})"),
-            )
-        } else {
-            (ProblemKind::Syntax, "fix the TOML at this line".to_owned())
-        };
-        PlanError::single(Problem::new(path, line, kind, message, fix))
-    })?;
+    // Three steps, each with its own kind of problem: TOML syntax, then the shape (which
+    // keys are there, checked here), then the types of the values (while deserializing).
+    let root = DeTable::parse(text).map_err(|e| syntax_error(&e, text, path))?;
+    if let Some(problem) = shape_problem(root.get_ref(), text, path) {
+        return Err(PlanError::single(problem));
+    }
+    let file = PlanFile::deserialize(toml::de::Deserializer::from(root))
+        .map_err(|e| syntax_error(&e, text, path))?;
 
     if file.task.is_empty() {
         return Err(PlanError::single(Problem::new(
@@ -250,6 +241,71 @@ pub(crate) fn parse(text: &str, path: &Path) -> Result<Plan, PlanError> {
     })
 }
 
+/// A TOML error (bad syntax, or a value of the wrong type) at its line.
+fn syntax_error(error: &toml::de::Error, text: &str, path: &Path) -> PlanError {
+    PlanError::single(Problem::new(
+        path,
+        error.span().map(|span| line_of(text, span.start)),
+        ProblemKind::Syntax,
+        error.message().trim(),
+        "fix the TOML at this line",
+    ))
+}
+
+/// The first key that does not belong, or the first `[[task]]` without `id` or `title`,
+/// in the order deserializing would meet them. Values of the wrong type are left to
+/// deserializing.
+fn shape_problem(root: &DeTable<'_>, text: &str, path: &Path) -> Option<Problem> {
+    let at = |span: std::ops::Range<usize>| Some(line_of(text, span.start));
+    for (key, value) in root {
+        if key.get_ref() != "task" {
+            return Some(Problem::new(
+                path,
+                at(key.span()),
+                ProblemKind::UnknownKey,
+                format!("unknown field `{}`, expected `task`", key.get_ref()),
+                "a plan.toml holds only `[[task]]` tables",
+            ));
+        }
+        let DeValue::Array(tasks) = value.get_ref() else { continue };
+        for task in tasks {
+            let DeValue::Table(table) = task.get_ref() else { continue };
+            if let Some(key) =
+                table.keys().find(|key| !TASK_FIELDS.contains(&key.get_ref().as_ref()))
+            {
+                let expected: Vec<String> = TASK_FIELDS.iter().map(|k| format!("`{k}`")).collect();
+                return Some(Problem::new(
+                    path,
+                    at(key.span()),
+                    ProblemKind::UnknownKey,
+                    format!(
+                        "unknown field `{}`, expected one of {}",
+                        key.get_ref(),
+                        expected.join(", ")
+                    ),
+                    format!(
+                        "remove the key; a task table takes only these keys: {}",
+                        TASK_FIELDS.join(", ")
+                    ),
+                ));
+            }
+            if let Some(missing) = REQUIRED_TASK_FIELDS.iter().find(|k| !table.contains_key(**k)) {
+                return Some(Problem::new(
+                    path,
+                    at(task.span()),
+                    ProblemKind::InvalidValue,
+                    format!("missing field `{missing}`"),
+                    format!(
+                        "every `[[task]]` needs `id` and `title` (keys: {})",
+                        TASK_FIELDS.join(", ")
+                    ),
+                ));
+            }
+        }
+    }
+    None
+}
+
 /// "did you mean" for an unknown dependency.
 fn suggest(unknown: &str, known: &BTreeMap<&str, Vec<usize>>) -> String {
     let close: Vec<&str> = known
@@ -283,5 +339,31 @@ fn value_to_json(value: &toml::Value) -> serde_json::Value {
         toml::Value::Datetime(d) => J::String(d.to_string()),
         toml::Value::Array(items) => J::Array(items.iter().map(value_to_json).collect()),
         toml::Value::Table(t) => table_to_json(t),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const EVERY_KEY: &str = "[[task]]\nid = 1\ntitle = \"t\"\ndod = \"d\"\nwrites = []\ndepends_on = []\nrisk = []\nadvisor_required = true\nsim = { fail_attempts = 1 }\n";
+
+    #[test]
+    fn the_listed_keys_are_the_task_fields() {
+        let keys: Vec<&str> =
+            EVERY_KEY.lines().skip(1).filter_map(|line| line.split(" =").next()).collect();
+        assert_eq!(keys, TASK_FIELDS);
+        let plan = parse(EVERY_KEY, Path::new("plan.toml")).unwrap();
+        assert_eq!(plan.tasks[0].dod, "d");
+        for required in REQUIRED_TASK_FIELDS {
+            let without: String = EVERY_KEY
+                .lines()
+                .filter(|line| !line.starts_with(&format!("{required} =")))
+                .map(|line| format!("{line}\n"))
+                .collect();
+            let err = parse(&without, Path::new("plan.toml")).unwrap_err();
+            assert!(err.has(ProblemKind::InvalidValue), "{err}");
+            assert!(err.to_string().contains(&format!("missing field `{required}`")), "{err}");
+        }
     }
 }

@@ -13,12 +13,33 @@ const WORKER_TEMPLATE: &str = include_str!("../../../../templates/prompts/worker
 const ADVISOR_TEMPLATE: &str = include_str!("../../../../templates/prompts/advisor.md");
 const REVIEWER_TEMPLATE: &str = include_str!("../../../../templates/prompts/reviewer.md");
 
-/// Replaces `{{name}}` placeholders; unknown placeholders are left as they are.
+/// Replaces `{{name}}` placeholders in one pass over `template`: values are copied
+/// verbatim (a `{{title}}` inside an inserted text stays as written) and unknown
+/// placeholders are left as they are.
 fn render(template: &str, values: &[(&str, String)]) -> String {
-    let mut out = template.to_string();
-    for (name, value) in values {
-        out = out.replace(&format!("{{{{{name}}}}}"), value);
+    let mut out = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(open) = rest.find("{{") {
+        out.push_str(&rest[..open]);
+        let inner = &rest[open + 2..];
+        let known = inner.find("}}").and_then(|close| {
+            let name = &inner[..close];
+            let value = values.iter().find(|(known, _)| *known == name)?;
+            Some((&value.1, close))
+        });
+        match known {
+            Some((value, close)) => {
+                out.push_str(value);
+                rest = &inner[close + 2..];
+            }
+            // Not a placeholder: keep the brace and look again from the next one.
+            None => {
+                out.push('{');
+                rest = &rest[open + 1..];
+            }
+        }
     }
+    out.push_str(rest);
     out
 }
 
@@ -39,7 +60,7 @@ fn with_definition(definition: &RoleDefinition, briefing: String) -> String {
     format!("{}\n\n---\n\n{}", definition.body, briefing.trim_end())
 }
 
-/// The worker's prompt. Advisor guidance goes at the very top, as the seeds require.
+/// The worker's prompt. Advisor guidance goes at the very top, before the task.
 pub fn worker(definition: &RoleDefinition, input: &WorkerInput) -> String {
     let guidance = match &input.advisor_guidance {
         Some(guidance) => format!(
@@ -287,5 +308,26 @@ mod tests {
         assert!(prompt.contains("`src/auth/`"));
         assert!(prompt.contains("never log passwords"));
         assert!(!prompt.contains("{{"), "unrendered placeholder in {prompt}");
+    }
+
+    #[test]
+    fn inserted_text_is_copied_verbatim() {
+        let mut input = input();
+        input.task.dod = "the page shows {{writes}} and {{title}}".into();
+        if let Some(guidance) = &mut input.advisor_guidance {
+            guidance.summary = "keep {{title}} and {{dod}} in the template".into();
+        }
+        let prompt = worker(&builtin(Role::Worker), &input);
+        assert!(prompt.contains("keep {{title}} and {{dod}} in the template"), "{prompt}");
+        assert!(prompt.contains("the page shows {{writes}} and {{title}}"), "{prompt}");
+    }
+
+    #[test]
+    fn render_leaves_unknown_placeholders_and_stray_braces() {
+        let values = [("dod", "{{title}}".to_string()), ("title", "T".to_string())];
+        assert_eq!(render("{{title}}: {{dod}}", &values), "T: {{title}}");
+        assert_eq!(render("{{other}} {{title}}", &values), "{{other}} T");
+        assert_eq!(render("{{{title}}} {{ {{title", &values), "{T} {{ {{title");
+        assert_eq!(render("{{unclosed {{title}}", &values), "{{unclosed T");
     }
 }
