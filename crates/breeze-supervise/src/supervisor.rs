@@ -23,19 +23,23 @@ use crate::json::last_json_object;
 use crate::output::{LineSplitter, TailBuffer, lossy_tail};
 use crate::resolve::resolve_program;
 use crate::sandbox::Ruleset;
-use crate::strays::{MARKER_VAR, end_processes_with_env};
+use crate::strays::{MARKER_VAR, end_marked_processes};
 use crate::watchdog::{AbortOnDrop, StallClock, watch_activity};
 use crate::{ActivityProbe, Ending, Outcome, ProcessSpec, SpawnError, stream_log_paths};
 
 /// Size of one read from a pipe.
 const READ_CHUNK: usize = 64 * 1024;
 
-/// Runs role processes. Cheap to clone; holds only settings shared by every run.
+/// Runs role processes. Cheap to clone; holds the settings shared by every run, and the
+/// hard stop, which every clone shares.
 #[derive(Debug, Clone)]
 pub struct Supervisor {
     watchdog_interval: Duration,
     leak_timeout: Duration,
     json_window: usize,
+    /// Cancelled by [`stop_hard`](Self::stop_hard). Clones of a token share one state, so
+    /// a hard stop through any clone reaches the runs of all of them.
+    hard_stop: CancellationToken,
 }
 
 impl Default for Supervisor {
@@ -58,6 +62,7 @@ impl Supervisor {
             watchdog_interval: Self::DEFAULT_WATCHDOG_INTERVAL,
             leak_timeout: Self::DEFAULT_LEAK_TIMEOUT,
             json_window: Self::DEFAULT_JSON_WINDOW,
+            hard_stop: CancellationToken::new(),
         }
     }
 
@@ -106,6 +111,35 @@ impl Supervisor {
         self.json_window
     }
 
+    /// Stops hard (the second Ctrl-C): from now on every process group run by this
+    /// supervisor or any clone of it, running now or started later, gets SIGKILL at once.
+    ///
+    /// - A run in its grace period (after a timeout, stall or cancel) is SIGKILLed now; its
+    ///   ending stays `TimedOut`, `Stalled` or `Cancelled`.
+    /// - A run not yet terminating is SIGKILLed without SIGTERM first and ends as
+    ///   [`Ending::Cancelled`], as after a cancel.
+    /// - A run whose leader already exited no longer waits out the leak timeout: what is
+    ///   left of its group is SIGKILLed now, and its ending stays the leader's exit status.
+    /// - A [`run`](Self::run) called afterwards still spawns its process (so `on_spawn` can
+    ///   journal the pid), SIGKILLs it right after `on_spawn`, and returns its outcome:
+    ///   [`Ending::Cancelled`], `sigkilled`.
+    /// - Strays of a run (its [`ProcessSpec::marker`]) are ended with zero grace.
+    ///
+    /// It cannot be undone. Sweeps outside a run, such as [`crate::end_processes_with_env`]
+    /// and [`crate::end_orphan_group`], take their grace as an argument: pass zero when
+    /// [`is_stopping_hard`](Self::is_stopping_hard).
+    pub fn stop_hard(&self) {
+        if !self.hard_stop.is_cancelled() {
+            tracing::warn!("stopping hard: every role process group gets SIGKILL");
+        }
+        self.hard_stop.cancel();
+    }
+
+    /// Whether [`stop_hard`](Self::stop_hard) was called on this supervisor or on a clone.
+    pub fn is_stopping_hard(&self) -> bool {
+        self.hard_stop.is_cancelled()
+    }
+
     /// Runs `spec` to its end and returns when no live process of its group is left.
     ///
     /// - The process starts as the leader of a new process group, with the complete
@@ -123,6 +157,9 @@ impl Supervisor {
     ///
     /// A cancellation that fires after the leader exited only cuts the leak wait short;
     /// the ending stays the leader's exit status.
+    ///
+    /// After [`stop_hard`](Self::stop_hard) (before or during the run) there is no grace:
+    /// see there.
     pub async fn run(
         &self,
         spec: ProcessSpec,
@@ -143,6 +180,10 @@ impl Supervisor {
         tracing::debug!(pid = spawned.pid, program = %program.display(), cwd = %spec.cwd.display(), "role process started");
 
         let mut run = Running::new(self, spec, spawned, [out_cap, err_cap], activity, cancel);
+        if self.is_stopping_hard() {
+            // Stopped before this run began: it gets no time at all.
+            run.stop_hard();
+        }
         run.watch(&mut on_line).await;
         let (sweep, strays) = run.sweep().await;
         Ok(run.into_outcome(sweep, strays, logs).await)
@@ -241,6 +282,8 @@ struct Running {
     abandon_at: Option<Instant>,
     cancel: CancellationToken,
     cancel_seen: bool,
+    hard_stop: CancellationToken,
+    hard_stop_seen: bool,
     guard: GroupGuard,
     _stdin_task: Option<AbortOnDrop>,
 }
@@ -290,6 +333,8 @@ impl Running {
             abandon_at: None,
             cancel,
             cancel_seen: false,
+            hard_stop: supervisor.hard_stop.clone(),
+            hard_stop_seen: false,
             guard,
             _stdin_task: stdin_task,
         }
@@ -314,6 +359,7 @@ impl Running {
                 read = read_opt(&mut self.stderr, &mut self.err_buf) => self.stderr_read(read).await,
                 status = self.child.wait(), if running => self.leader_exited(status),
                 () = self.cancel.cancelled(), if !self.cancel_seen => self.cancelled(),
+                () = self.hard_stop.cancelled(), if !self.hard_stop_seen => self.stop_hard(),
                 () = sleep_opt(self.deadline), if undisturbed => self.state.terminate(Ending::TimedOut),
                 _ = self.watchdog.tick(), if undisturbed && self.clock.is_some() => self.check_stall(),
                 () = sleep_opt(self.state.kill_at) => self.grace_over(),
@@ -366,8 +412,9 @@ impl Running {
         self.exit = Some(status);
         self.state.leader_reaped = true;
         let now = Instant::now();
-        // After a cancel, nothing left in the group is worth waiting for.
-        self.leak_at = Some(if self.cancel_seen { now } else { now + self.leak_timeout });
+        // After a cancel or a hard stop, nothing left in the group is worth waiting for.
+        let hurry = self.cancel_seen || self.hard_stop_seen;
+        self.leak_at = Some(if hurry { now } else { now + self.leak_timeout });
         self.activity = None;
     }
 
@@ -379,6 +426,16 @@ impl Running {
                 self.state.terminate(Ending::Cancelled);
             }
         } else {
+            self.leak_at = Some(Instant::now());
+        }
+    }
+
+    fn stop_hard(&mut self) {
+        self.hard_stop_seen = true;
+        let running = self.exit.is_none();
+        self.state.stop_hard(running);
+        if !running {
+            // What still holds the pipes gets SIGKILL now rather than after the leak timeout.
             self.leak_at = Some(Instant::now());
         }
     }
@@ -418,9 +475,10 @@ impl Running {
     /// the strays found.
     async fn sweep(&mut self) -> (Sweep, Vec<u32>) {
         // Whatever is still alive in the group outlived the leader: give it until the grace
-        // (if terminating) or the leak timeout is over, then SIGKILL.
+        // (if terminating) or the leak timeout is over, then SIGKILL; a hard stop cuts the
+        // wait short.
         let sigkill_at = self.state.kill_at.or(self.leak_at).unwrap_or_else(Instant::now);
-        let sweep = empty_group(self.pid, sigkill_at, SIGKILL_WAIT).await;
+        let sweep = empty_group(self.pid, sigkill_at, SIGKILL_WAIT, Some(&self.hard_stop)).await;
         if sweep.sigkilled {
             self.state.sigkilled = true;
             if self.state.reason.is_none() {
@@ -432,7 +490,10 @@ impl Running {
         }
         // Descendants that left the group (setsid, double fork) end with it too.
         let strays = match &self.marker {
-            Some(value) => end_processes_with_env(MARKER_VAR, value, self.state.grace).await,
+            Some(value) => {
+                end_marked_processes(MARKER_VAR, value, self.state.grace, Some(&self.hard_stop))
+                    .await
+            }
             None => Vec::new(),
         };
         (sweep, strays)
@@ -505,6 +566,18 @@ impl RunState {
         } else {
             self.signal(Signal::SIGTERM);
             self.kill_at = Some(Instant::now() + self.grace);
+        }
+    }
+
+    /// A hard stop: no grace any more. A pending SIGKILL is sent now; a leader that is not
+    /// being terminated yet is SIGKILLed directly, as after a cancel.
+    fn stop_hard(&mut self, leader_running: bool) {
+        self.grace = Duration::ZERO;
+        if leader_running && self.reason.is_none() {
+            self.terminate(Ending::Cancelled);
+        } else if self.kill_at.is_some() {
+            tracing::info!(pgid = self.pgid, "stopping hard; sending SIGKILL to the process group");
+            self.kill_now();
         }
     }
 
