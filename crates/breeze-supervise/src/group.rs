@@ -13,6 +13,7 @@ use nix::errno::Errno;
 use nix::sys::signal::{Signal, kill, killpg};
 use nix::unistd::Pid;
 use tokio::time::{Instant, sleep};
+use tokio_util::sync::CancellationToken;
 
 /// How often group membership is re-read while waiting for a group to empty.
 const GROUP_POLL: Duration = Duration::from_millis(20);
@@ -115,8 +116,14 @@ pub(crate) struct Sweep {
 }
 
 /// Waits until group `pgid` has no live member. Members still there at `sigkill_at` get
-/// SIGKILL; after that the wait is bounded by `kill_wait`.
-pub(crate) async fn empty_group(pgid: u32, sigkill_at: Instant, kill_wait: Duration) -> Sweep {
+/// SIGKILL; after that the wait is bounded by `kill_wait`. Once `hurry` is cancelled (a hard
+/// stop), the SIGKILL is sent without waiting for `sigkill_at`.
+pub(crate) async fn empty_group(
+    pgid: u32,
+    sigkill_at: Instant,
+    kill_wait: Duration,
+    hurry: Option<&CancellationToken>,
+) -> Sweep {
     let mut sweep = Sweep::default();
     let mut give_up_at = None;
     let mut first = true;
@@ -131,7 +138,7 @@ pub(crate) async fn empty_group(pgid: u32, sigkill_at: Instant, kill_wait: Durat
         }
         let now = Instant::now();
         match give_up_at {
-            None if now >= sigkill_at => {
+            None if now >= sigkill_at || hurry.is_some_and(|t| t.is_cancelled()) => {
                 tracing::debug!(pgid, ?members, "sending SIGKILL to the process group");
                 let _ = signal_group(pgid, Signal::SIGKILL);
                 sweep.sigkilled = true;
@@ -253,7 +260,7 @@ pub async fn end_orphan_group(
         let _ = kill(as_pid(pid), Signal::SIGTERM);
     }
     let deadline = Instant::now() + grace;
-    let mut sweep = empty_group(pid, deadline, SIGKILL_WAIT).await;
+    let mut sweep = empty_group(pid, deadline, SIGKILL_WAIT, None).await;
     if let Some(leader) = stray_leader {
         // Not in the group, so the sweep did not wait for it: handle it the same way.
         while proc_stat(leader).is_some_and(|s| !s.has_exited()) && Instant::now() < deadline {

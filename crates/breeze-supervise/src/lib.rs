@@ -9,6 +9,8 @@
 //!   timeout, then SIGKILL; `run` returns only when no live process of the group is left.
 //!   [`process_start_ticks`] and [`end_orphan_group`] let `breeze resume` end the groups of
 //!   an engine that was killed.
+//! - **Hard stop.** [`Supervisor::stop_hard`] (the second Ctrl-C) drops every grace period:
+//!   each group run by the supervisor or any clone of it, now or later, gets SIGKILL at once.
 //! - **Stall detection.** No output and no change reported by an [`ActivityProbe`] (e.g.
 //!   [`DirActivity`] over the worktree) for `stall_timeout` ends the run as
 //!   [`Ending::Stalled`]; re-spawning and escalating are the engine's decisions.

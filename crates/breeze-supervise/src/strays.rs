@@ -6,6 +6,7 @@ use std::time::Duration;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use tokio::time::{Instant, sleep};
+use tokio_util::sync::CancellationToken;
 
 use crate::group::proc_stat;
 
@@ -38,6 +39,18 @@ pub fn processes_with_env(name: &str, value: &str) -> Vec<u32> {
 /// SIGKILL. Returns the pids that were found; processes still alive after SIGKILL (stuck in
 /// the kernel) are logged.
 pub async fn end_processes_with_env(name: &str, value: &str, grace: Duration) -> Vec<u32> {
+    end_marked_processes(name, value, grace, None).await
+}
+
+/// [`end_processes_with_env`], with the grace cut short once `hurry` is cancelled (a hard
+/// stop).
+pub(crate) async fn end_marked_processes(
+    name: &str,
+    value: &str,
+    grace: Duration,
+    hurry: Option<&CancellationToken>,
+) -> Vec<u32> {
+    let hurried = || hurry.is_some_and(|t| t.is_cancelled());
     let found = processes_with_env(name, value);
     if found.is_empty() {
         return found;
@@ -54,7 +67,7 @@ pub async fn end_processes_with_env(name: &str, value: &str, grace: Duration) ->
             .collect()
     };
     let mut left = alive(&found);
-    while !left.is_empty() && Instant::now() < deadline {
+    while !left.is_empty() && Instant::now() < deadline && !hurried() {
         sleep(POLL).await;
         left = alive(&left);
     }

@@ -10,29 +10,36 @@ use std::time::Duration;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use tokio::fs::File;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt, BufWriter};
-use tokio::process::Command;
-use tokio::time::{Instant, MissedTickBehavior, interval_at, sleep_until};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufWriter};
+use tokio::process::{Child, ChildStderr, ChildStdout, Command};
+use tokio::sync::watch;
+use tokio::time::{Instant, Interval, MissedTickBehavior, interval_at, sleep_until};
 use tokio_util::sync::CancellationToken;
 
-use crate::group::{SIGKILL_WAIT, empty_group, proc_stat, process_start_ticks, signal_group};
+use crate::group::{
+    SIGKILL_WAIT, Sweep, empty_group, proc_stat, process_start_ticks, signal_group,
+};
 use crate::json::last_json_object;
 use crate::output::{LineSplitter, TailBuffer, lossy_tail};
 use crate::resolve::resolve_program;
 use crate::sandbox::Ruleset;
-use crate::strays::{MARKER_VAR, end_processes_with_env};
+use crate::strays::{MARKER_VAR, end_marked_processes};
 use crate::watchdog::{AbortOnDrop, StallClock, watch_activity};
 use crate::{ActivityProbe, Ending, Outcome, ProcessSpec, SpawnError, stream_log_paths};
 
 /// Size of one read from a pipe.
 const READ_CHUNK: usize = 64 * 1024;
 
-/// Runs role processes. Cheap to clone; holds only settings shared by every run.
+/// Runs role processes. Cheap to clone; holds the settings shared by every run, and the
+/// hard stop, which every clone shares.
 #[derive(Debug, Clone)]
 pub struct Supervisor {
     watchdog_interval: Duration,
     leak_timeout: Duration,
     json_window: usize,
+    /// Cancelled by [`stop_hard`](Self::stop_hard). Clones of a token share one state, so
+    /// a hard stop through any clone reaches the runs of all of them.
+    hard_stop: CancellationToken,
 }
 
 impl Default for Supervisor {
@@ -55,6 +62,7 @@ impl Supervisor {
             watchdog_interval: Self::DEFAULT_WATCHDOG_INTERVAL,
             leak_timeout: Self::DEFAULT_LEAK_TIMEOUT,
             json_window: Self::DEFAULT_JSON_WINDOW,
+            hard_stop: CancellationToken::new(),
         }
     }
 
@@ -103,6 +111,35 @@ impl Supervisor {
         self.json_window
     }
 
+    /// Stops hard (the second Ctrl-C): from now on every process group run by this
+    /// supervisor or any clone of it, running now or started later, gets SIGKILL at once.
+    ///
+    /// - A run in its grace period (after a timeout, stall or cancel) is SIGKILLed now; its
+    ///   ending stays `TimedOut`, `Stalled` or `Cancelled`.
+    /// - A run not yet terminating is SIGKILLed without SIGTERM first and ends as
+    ///   [`Ending::Cancelled`], as after a cancel.
+    /// - A run whose leader already exited no longer waits out the leak timeout: what is
+    ///   left of its group is SIGKILLed now, and its ending stays the leader's exit status.
+    /// - A [`run`](Self::run) called afterwards still spawns its process (so `on_spawn` can
+    ///   journal the pid), SIGKILLs it right after `on_spawn`, and returns its outcome:
+    ///   [`Ending::Cancelled`], `sigkilled`.
+    /// - Strays of a run (its [`ProcessSpec::marker`]) are ended with zero grace.
+    ///
+    /// It cannot be undone. Sweeps outside a run, such as [`crate::end_processes_with_env`]
+    /// and [`crate::end_orphan_group`], take their grace as an argument: pass zero when
+    /// [`is_stopping_hard`](Self::is_stopping_hard).
+    pub fn stop_hard(&self) {
+        if !self.hard_stop.is_cancelled() {
+            tracing::warn!("stopping hard: every role process group gets SIGKILL");
+        }
+        self.hard_stop.cancel();
+    }
+
+    /// Whether [`stop_hard`](Self::stop_hard) was called on this supervisor or on a clone.
+    pub fn is_stopping_hard(&self) -> bool {
+        self.hard_stop.is_cancelled()
+    }
+
     /// Runs `spec` to its end and returns when no live process of its group is left.
     ///
     /// - The process starts as the leader of a new process group, with the complete
@@ -120,6 +157,9 @@ impl Supervisor {
     ///
     /// A cancellation that fires after the leader exited only cuts the leak wait short;
     /// the ending stays the leader's exit status.
+    ///
+    /// After [`stop_hard`](Self::stop_hard) (before or during the run) there is no grace:
+    /// see there.
     pub async fn run(
         &self,
         spec: ProcessSpec,
@@ -128,224 +168,377 @@ impl Supervisor {
         on_spawn: impl FnOnce(u32, Option<u64>) + Send,
         mut on_line: impl FnMut(&str) + Send,
     ) -> Result<Outcome, SpawnError> {
-        let ProcessSpec {
-            argv,
-            cwd,
-            env,
-            stdin,
-            log_path,
-            timeout,
-            stall_timeout,
-            grace,
-            tail_bytes,
-            max_line_bytes,
-            confinement,
-            marker,
-        } = spec;
-        let Some(name) = argv.first().cloned() else { return Err(SpawnError::EmptyCommand) };
-        let program = resolve_program(&name, &cwd, &env)?;
-        let (stdout_log, stderr_log) = stream_log_paths(&log_path);
-        let mut out_cap =
-            StreamCapture::create(&stdout_log, tail_bytes.max(self.json_window), &name).await?;
-        let mut err_cap = StreamCapture::create(&stderr_log, tail_bytes, &name).await?;
+        let Some(name) = spec.argv.first().cloned() else { return Err(SpawnError::EmptyCommand) };
+        let program = resolve_program(&name, &spec.cwd, &spec.env)?;
+        let logs = stream_log_paths(&spec.log_path);
+        let out_cap =
+            StreamCapture::create(&logs.0, spec.tail_bytes.max(self.json_window), &name).await?;
+        let err_cap = StreamCapture::create(&logs.1, spec.tail_bytes, &name).await?;
 
-        let ruleset = match &confinement {
-            Some(confinement) => Some(
-                Ruleset::prepare(confinement)
-                    .map_err(|source| SpawnError::Sandbox { program: name.clone(), source })?,
-            ),
-            None => None,
-        };
-        let mut command = Command::new(&program);
-        command
-            .arg0(&name)
-            .args(&argv[1..])
-            .current_dir(&cwd)
-            .env_clear()
-            .envs(env.iter().map(|(k, v)| (k, v)))
-            .envs(marker.iter().map(|value| (MARKER_VAR, value)))
-            // Never the terminal: a background group reading it would be stopped (SIGTTIN).
-            .stdin(if stdin.is_empty() { Stdio::null() } else { Stdio::piped() })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            // Last resort only: it reaches the leader, not its descendants.
-            .kill_on_drop(true);
-        if let Some(ruleset) = ruleset {
-            ruleset.install(&mut command);
+        let spawned = spawn_leader(&spec, &name, &program)?;
+        on_spawn(spawned.pid, process_start_ticks(spawned.pid));
+        tracing::debug!(pid = spawned.pid, program = %program.display(), cwd = %spec.cwd.display(), "role process started");
+
+        let mut run = Running::new(self, spec, spawned, [out_cap, err_cap], activity, cancel);
+        if self.is_stopping_hard() {
+            // Stopped before this run began: it gets no time at all.
+            run.stop_hard();
         }
-        let mut child = command.spawn().map_err(|source| exec_error(&name, &program, source))?;
-        let started = Instant::now();
-        let Some(pid) = child.id() else {
-            // Unreachable: id() is None only after the child has been awaited.
-            return Err(exec_error(&name, &program, io::Error::other("the process has no pid")));
-        };
-        let mut guard = GroupGuard { pgid: pid, armed: true };
-        on_spawn(pid, process_start_ticks(pid));
-        tracing::debug!(pid, program = %program.display(), cwd = %cwd.display(), "role process started");
+        run.watch(&mut on_line).await;
+        let (sweep, strays) = run.sweep().await;
+        Ok(run.into_outcome(sweep, strays, logs).await)
+    }
+}
 
-        let _stdin_task = child.stdin.take().map(|mut pipe| {
-            AbortOnDrop(tokio::spawn(async move {
-                // A role that exits without reading its prompt makes this fail (EPIPE): fine.
-                if let Err(err) = pipe.write_all(&stdin).await {
-                    tracing::debug!(pid, %err, "role did not read all of its stdin");
-                }
-            }))
-        });
-        let mut stdout = child.stdout.take();
-        let mut stderr = child.stderr.take();
+/// A process just spawned as the leader of its own group, and the guard that kills the
+/// group if the run is dropped.
+struct Spawned {
+    child: Child,
+    pid: u32,
+    started: Instant,
+    guard: GroupGuard,
+}
 
-        let mut clock = stall_timeout.map(|timeout| StallClock::new(timeout, started));
-        let mut activity_watch = match (stall_timeout, activity) {
+/// Starts `spec` (its program already resolved) as the leader of a new process group,
+/// confined if the spec says so.
+fn spawn_leader(spec: &ProcessSpec, name: &str, program: &Path) -> Result<Spawned, SpawnError> {
+    let ruleset = match &spec.confinement {
+        Some(confinement) => Some(
+            Ruleset::prepare(confinement)
+                .map_err(|source| SpawnError::Sandbox { program: name.to_owned(), source })?,
+        ),
+        None => None,
+    };
+    let mut command = Command::new(program);
+    command
+        .arg0(name)
+        .args(&spec.argv[1..])
+        .current_dir(&spec.cwd)
+        .env_clear()
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .envs(spec.marker.iter().map(|value| (MARKER_VAR, value)))
+        // Never the terminal: a background group reading it would be stopped (SIGTTIN).
+        .stdin(if spec.stdin.is_empty() { Stdio::null() } else { Stdio::piped() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        // Last resort only: it reaches the leader, not its descendants.
+        .kill_on_drop(true);
+    if let Some(ruleset) = ruleset {
+        ruleset.install(&mut command);
+    }
+    let child = command.spawn().map_err(|source| exec_error(name, program, source))?;
+    let started = Instant::now();
+    let Some(pid) = child.id() else {
+        // Unreachable: id() is None only after the child has been awaited.
+        return Err(exec_error(name, program, io::Error::other("the process has no pid")));
+    };
+    Ok(Spawned { child, pid, started, guard: GroupGuard { pgid: pid, armed: true } })
+}
+
+/// Writes the prompt from its own task, so that a role reading slowly (or not at all)
+/// never blocks the output loop.
+fn feed_stdin(
+    pid: u32,
+    mut pipe: impl AsyncWrite + Unpin + Send + 'static,
+    stdin: Vec<u8>,
+) -> AbortOnDrop {
+    AbortOnDrop(tokio::spawn(async move {
+        // A role that exits without reading its prompt makes this fail (EPIPE): fine.
+        if let Err(err) = pipe.write_all(&stdin).await {
+            tracing::debug!(pid, %err, "role did not read all of its stdin");
+        }
+    }))
+}
+
+/// One run from spawn to outcome: the process, its pipes and captures, its clocks and
+/// deadlines, and how its termination stands.
+struct Running {
+    pid: u32,
+    started: Instant,
+    leak_timeout: Duration,
+    json_window: usize,
+    tail_bytes: usize,
+    marker: Option<String>,
+    child: Child,
+    stdout: Option<ChildStdout>,
+    stderr: Option<ChildStderr>,
+    out_cap: StreamCapture,
+    err_cap: StreamCapture,
+    out_buf: Vec<u8>,
+    err_buf: Vec<u8>,
+    lines: LineSplitter,
+    clock: Option<StallClock>,
+    /// Last activity change seen by the probe, and the task polling it.
+    activity: Option<(watch::Receiver<Instant>, AbortOnDrop)>,
+    watchdog: Interval,
+    deadline: Option<Instant>,
+    state: RunState,
+    /// The leader's exit status, once it has been reaped.
+    exit: Option<io::Result<ExitStatus>>,
+    /// When the group gets SIGKILL for holding the pipes after the leader exited.
+    leak_at: Option<Instant>,
+    /// When pipes held by a process outside the group stop being read.
+    abandon_at: Option<Instant>,
+    cancel: CancellationToken,
+    cancel_seen: bool,
+    hard_stop: CancellationToken,
+    hard_stop_seen: bool,
+    guard: GroupGuard,
+    _stdin_task: Option<AbortOnDrop>,
+}
+
+impl Running {
+    fn new(
+        supervisor: &Supervisor,
+        spec: ProcessSpec,
+        spawned: Spawned,
+        [out_cap, err_cap]: [StreamCapture; 2],
+        activity: Option<Arc<dyn ActivityProbe>>,
+        cancel: CancellationToken,
+    ) -> Self {
+        let Spawned { mut child, pid, started, guard } = spawned;
+        let stdin_task = child.stdin.take().map(|pipe| feed_stdin(pid, pipe, spec.stdin));
+        let activity = match (spec.stall_timeout, activity) {
             (Some(stall), Some(probe)) => {
-                Some(watch_activity(probe, self.probe_interval(stall), started))
+                Some(watch_activity(probe, supervisor.probe_interval(stall), started))
             }
             _ => None,
         };
-        let mut watchdog = interval_at(started + self.watchdog_interval, self.watchdog_interval);
+        let every = supervisor.watchdog_interval;
+        let mut watchdog = interval_at(started + every, every);
         watchdog.set_missed_tick_behavior(MissedTickBehavior::Delay);
-        let deadline = timeout.map(|t| started + t);
+        Self {
+            pid,
+            started,
+            leak_timeout: supervisor.leak_timeout,
+            json_window: supervisor.json_window,
+            tail_bytes: spec.tail_bytes,
+            marker: spec.marker,
+            stdout: child.stdout.take(),
+            stderr: child.stderr.take(),
+            child,
+            out_cap,
+            err_cap,
+            out_buf: vec![0u8; READ_CHUNK],
+            err_buf: vec![0u8; READ_CHUNK],
+            lines: LineSplitter::new(spec.max_line_bytes),
+            clock: spec.stall_timeout.map(|timeout| StallClock::new(timeout, started)),
+            activity,
+            watchdog,
+            deadline: spec.timeout.map(|t| started + t),
+            state: RunState { pgid: pid, grace: spec.grace, ..RunState::default() },
+            exit: None,
+            leak_at: None,
+            abandon_at: None,
+            cancel,
+            cancel_seen: false,
+            hard_stop: supervisor.hard_stop.clone(),
+            hard_stop_seen: false,
+            guard,
+            _stdin_task: stdin_task,
+        }
+    }
 
-        let mut lines = LineSplitter::new(max_line_bytes);
-        let mut out_buf = vec![0u8; READ_CHUNK];
-        let mut err_buf = vec![0u8; READ_CHUNK];
-        let mut state = RunState { pgid: pid, grace, ..RunState::default() };
-        let mut exit: Option<io::Result<ExitStatus>> = None;
-        let mut leak_at: Option<Instant> = None;
-        let mut abandon_at: Option<Instant> = None;
-        let mut cancel_seen = false;
+    fn pipes_open(&self) -> bool {
+        self.stdout.is_some() || self.stderr.is_some()
+    }
 
-        while exit.is_none() || stdout.is_some() || stderr.is_some() {
-            let running = exit.is_none();
-            let pipes_open = stdout.is_some() || stderr.is_some();
+    /// Reads output and reacts to exits, signals and clocks until the leader has exited and
+    /// both pipes are closed (or abandoned).
+    async fn watch(&mut self, on_line: &mut impl FnMut(&str)) {
+        while self.exit.is_none() || self.pipes_open() {
+            let running = self.exit.is_none();
+            let pipes_open = self.pipes_open();
+            // The leader runs and nothing is ending it yet: the clocks may still end it.
+            let undisturbed = running && self.state.reason.is_none();
+            let leak_pending =
+                !running && pipes_open && self.state.kill_at.is_none() && self.abandon_at.is_none();
             tokio::select! {
-                read = read_opt(&mut stdout, &mut out_buf) => match read {
-                    Ok(n) if n > 0 => {
-                        if let Some(clock) = clock.as_mut() {
-                            clock.output_seen(Instant::now());
-                        }
-                        out_cap.record(&out_buf[..n]).await;
-                        lines.push(&out_buf[..n], &mut on_line);
-                    }
-                    result => {
-                        if let Err(err) = result {
-                            tracing::warn!(pid, %err, "reading the role's stdout failed");
-                        }
-                        stdout = None;
-                    }
-                },
-                read = read_opt(&mut stderr, &mut err_buf) => match read {
-                    Ok(n) if n > 0 => {
-                        if let Some(clock) = clock.as_mut() {
-                            clock.output_seen(Instant::now());
-                        }
-                        err_cap.record(&err_buf[..n]).await;
-                    }
-                    result => {
-                        if let Err(err) = result {
-                            tracing::warn!(pid, %err, "reading the role's stderr failed");
-                        }
-                        stderr = None;
-                    }
-                },
-                status = child.wait(), if running => {
-                    tracing::debug!(pid, ?status, "role process exited");
-                    exit = Some(status);
-                    state.leader_reaped = true;
-                    let now = Instant::now();
-                    leak_at = Some(if cancel_seen { now } else { now + self.leak_timeout });
-                    activity_watch = None;
-                },
-                () = cancel.cancelled(), if !cancel_seen => {
-                    cancel_seen = true;
-                    if running {
-                        // Already terminating (timeout, stall): the SIGKILL is scheduled.
-                        if state.reason.is_none() {
-                            state.terminate(Ending::Cancelled);
-                        }
-                    } else {
-                        leak_at = Some(Instant::now());
-                    }
-                },
-                () = sleep_opt(deadline), if running && state.reason.is_none() => {
-                    state.terminate(Ending::TimedOut);
-                },
-                _ = watchdog.tick(), if running && state.reason.is_none() && clock.is_some() => {
-                    let last_activity = activity_watch.as_ref().map_or(started, |(rx, _)| *rx.borrow());
-                    if clock.is_some_and(|c| c.is_stalled(Instant::now(), last_activity)) {
-                        state.terminate(Ending::Stalled);
-                    }
-                },
-                () = sleep_opt(state.kill_at) => {
-                    tracing::info!(pid, "grace period over; sending SIGKILL to the process group");
-                    state.kill_now();
-                },
-                () = sleep_opt(leak_at), if !running && pipes_open && state.kill_at.is_none() && abandon_at.is_none() => {
-                    tracing::info!(pid, "the leader exited but its output is still held open; sending SIGKILL to the process group");
-                    state.leaked = true;
-                    state.kill_now();
-                    abandon_at = Some(Instant::now() + self.leak_timeout);
-                },
-                () = sleep_opt(abandon_at), if pipes_open => {
-                    tracing::warn!(pid, "a process outside the role's group holds its output open; no longer reading it");
-                    stdout = None;
-                    stderr = None;
-                },
+                read = read_opt(&mut self.stdout, &mut self.out_buf) => self.stdout_read(read, on_line).await,
+                read = read_opt(&mut self.stderr, &mut self.err_buf) => self.stderr_read(read).await,
+                status = self.child.wait(), if running => self.leader_exited(status),
+                () = self.cancel.cancelled(), if !self.cancel_seen => self.cancelled(),
+                () = self.hard_stop.cancelled(), if !self.hard_stop_seen => self.stop_hard(),
+                () = sleep_opt(self.deadline), if undisturbed => self.state.terminate(Ending::TimedOut),
+                _ = self.watchdog.tick(), if undisturbed && self.clock.is_some() => self.check_stall(),
+                () = sleep_opt(self.state.kill_at) => self.grace_over(),
+                () = sleep_opt(self.leak_at), if leak_pending => self.leaked(),
+                () = sleep_opt(self.abandon_at), if pipes_open => self.abandon_pipes(),
             }
         }
-        lines.finish(&mut on_line);
+        self.lines.finish(on_line);
+    }
 
+    fn output_seen(&mut self) {
+        if let Some(clock) = self.clock.as_mut() {
+            clock.output_seen(Instant::now());
+        }
+    }
+
+    async fn stdout_read(&mut self, read: io::Result<usize>, on_line: &mut impl FnMut(&str)) {
+        match read {
+            Ok(n) if n > 0 => {
+                self.output_seen();
+                self.out_cap.record(&self.out_buf[..n]).await;
+                self.lines.push(&self.out_buf[..n], on_line);
+            }
+            result => {
+                if let Err(err) = result {
+                    tracing::warn!(pid = self.pid, %err, "reading the role's stdout failed");
+                }
+                self.stdout = None;
+            }
+        }
+    }
+
+    async fn stderr_read(&mut self, read: io::Result<usize>) {
+        match read {
+            Ok(n) if n > 0 => {
+                self.output_seen();
+                self.err_cap.record(&self.err_buf[..n]).await;
+            }
+            result => {
+                if let Err(err) = result {
+                    tracing::warn!(pid = self.pid, %err, "reading the role's stderr failed");
+                }
+                self.stderr = None;
+            }
+        }
+    }
+
+    fn leader_exited(&mut self, status: io::Result<ExitStatus>) {
+        tracing::debug!(pid = self.pid, ?status, "role process exited");
+        self.exit = Some(status);
+        self.state.leader_reaped = true;
+        let now = Instant::now();
+        // After a cancel or a hard stop, nothing left in the group is worth waiting for.
+        let hurry = self.cancel_seen || self.hard_stop_seen;
+        self.leak_at = Some(if hurry { now } else { now + self.leak_timeout });
+        self.activity = None;
+    }
+
+    fn cancelled(&mut self) {
+        self.cancel_seen = true;
+        if self.exit.is_none() {
+            // Already terminating (timeout, stall): the SIGKILL is scheduled.
+            if self.state.reason.is_none() {
+                self.state.terminate(Ending::Cancelled);
+            }
+        } else {
+            self.leak_at = Some(Instant::now());
+        }
+    }
+
+    fn stop_hard(&mut self) {
+        self.hard_stop_seen = true;
+        let running = self.exit.is_none();
+        self.state.stop_hard(running);
+        if !running {
+            // What still holds the pipes gets SIGKILL now rather than after the leak timeout.
+            self.leak_at = Some(Instant::now());
+        }
+    }
+
+    fn check_stall(&mut self) {
+        let last_activity = self.activity.as_ref().map_or(self.started, |(rx, _)| *rx.borrow());
+        if self.clock.is_some_and(|c| c.is_stalled(Instant::now(), last_activity)) {
+            self.state.terminate(Ending::Stalled);
+        }
+    }
+
+    fn grace_over(&mut self) {
+        tracing::info!(pid = self.pid, "grace period over; sending SIGKILL to the process group");
+        self.state.kill_now();
+    }
+
+    fn leaked(&mut self) {
+        tracing::info!(
+            pid = self.pid,
+            "the leader exited but its output is still held open; sending SIGKILL to the process group"
+        );
+        self.state.leaked = true;
+        self.state.kill_now();
+        self.abandon_at = Some(Instant::now() + self.leak_timeout);
+    }
+
+    fn abandon_pipes(&mut self) {
+        tracing::warn!(
+            pid = self.pid,
+            "a process outside the role's group holds its output open; no longer reading it"
+        );
+        self.stdout = None;
+        self.stderr = None;
+    }
+
+    /// Empties the group, then ends the strays that left it. Returns the group's sweep and
+    /// the strays found.
+    async fn sweep(&mut self) -> (Sweep, Vec<u32>) {
         // Whatever is still alive in the group outlived the leader: give it until the grace
-        // (if terminating) or the leak timeout is over, then SIGKILL.
-        let sigkill_at = state.kill_at.or(leak_at).unwrap_or_else(Instant::now);
-        let sweep = empty_group(pid, sigkill_at, SIGKILL_WAIT).await;
+        // (if terminating) or the leak timeout is over, then SIGKILL; a hard stop cuts the
+        // wait short.
+        let sigkill_at = self.state.kill_at.or(self.leak_at).unwrap_or_else(Instant::now);
+        let sweep = empty_group(self.pid, sigkill_at, SIGKILL_WAIT, Some(&self.hard_stop)).await;
         if sweep.sigkilled {
-            state.sigkilled = true;
-            if state.reason.is_none() {
-                state.leaked = true;
+            self.state.sigkilled = true;
+            if self.state.reason.is_none() {
+                self.state.leaked = true;
             }
         }
         if sweep.survivors.is_empty() {
-            guard.armed = false;
+            self.guard.armed = false;
         }
         // Descendants that left the group (setsid, double fork) end with it too.
-        let strays = match &marker {
-            Some(value) => end_processes_with_env(MARKER_VAR, value, grace).await,
+        let strays = match &self.marker {
+            Some(value) => {
+                end_marked_processes(MARKER_VAR, value, self.state.grace, Some(&self.hard_stop))
+                    .await
+            }
             None => Vec::new(),
         };
-        let duration = started.elapsed();
+        (sweep, strays)
+    }
 
+    /// Flushes the logs and reports how the run went.
+    async fn into_outcome(
+        mut self,
+        sweep: Sweep,
+        strays: Vec<u32>,
+        (stdout_log, stderr_log): (PathBuf, PathBuf),
+    ) -> Outcome {
+        let duration = self.started.elapsed();
         let mut log_error = None;
-        for cap in [&mut out_cap, &mut err_cap] {
+        for cap in [&mut self.out_cap, &mut self.err_cap] {
             cap.finish().await;
             log_error = log_error.or(cap.error.take());
         }
-        let ending = state.reason.unwrap_or_else(|| match exit {
+        let pid = self.pid;
+        let ending = self.state.reason.unwrap_or_else(|| match self.exit.take() {
             Some(Ok(status)) => ending_of(status),
             Some(Err(err)) => {
                 tracing::error!(pid, %err, "could not read the role's exit status");
                 Ending::Exited(-1)
             }
-            None => Ending::Exited(-1), // unreachable: the loop ends only after the exit
+            None => Ending::Exited(-1), // unreachable: watching ends only after the exit
         });
         tracing::debug!(pid, %ending, ?duration, "role process group gone");
-        Ok(Outcome {
+        Outcome {
             ending,
             pid,
-            stdout_tail: out_cap.tail_string(tail_bytes),
-            stderr_tail: err_cap.tail_string(tail_bytes),
-            stdout_bytes: out_cap.bytes,
-            stderr_bytes: err_cap.bytes,
-            last_json: last_json_object(out_cap.tail.last(self.json_window)),
+            stdout_tail: self.out_cap.tail_string(self.tail_bytes),
+            stderr_tail: self.err_cap.tail_string(self.tail_bytes),
+            stdout_bytes: self.out_cap.bytes,
+            stderr_bytes: self.err_cap.bytes,
+            last_json: last_json_object(self.out_cap.tail.last(self.json_window)),
             duration,
-            leaked: state.leaked,
-            sigkilled: state.sigkilled,
+            leaked: self.state.leaked,
+            sigkilled: self.state.sigkilled,
             survivors: sweep.survivors,
             stdout_log,
             stderr_log,
             log_error,
             strays,
-        })
+        }
     }
 }
 
@@ -373,6 +566,18 @@ impl RunState {
         } else {
             self.signal(Signal::SIGTERM);
             self.kill_at = Some(Instant::now() + self.grace);
+        }
+    }
+
+    /// A hard stop: no grace any more. A pending SIGKILL is sent now; a leader that is not
+    /// being terminated yet is SIGKILLed directly, as after a cancel.
+    fn stop_hard(&mut self, leader_running: bool) {
+        self.grace = Duration::ZERO;
+        if leader_running && self.reason.is_none() {
+            self.terminate(Ending::Cancelled);
+        } else if self.kill_at.is_some() {
+            tracing::info!(pgid = self.pgid, "stopping hard; sending SIGKILL to the process group");
+            self.kill_now();
         }
     }
 

@@ -6,7 +6,9 @@ mod common;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use breeze_supervise::{DirActivity, Ending, SpawnError, Supervisor, scrubbed_env};
+use breeze_supervise::{
+    DirActivity, Ending, MARKER_VAR, SpawnError, Supervisor, processes_with_env, scrubbed_env,
+};
 use common::*;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
@@ -367,4 +369,185 @@ async fn the_fake_role_writes_its_output_file_and_files_outside_any_write_set() 
         std::fs::read_to_string(dir.path().join("outside-the-worktree.txt")).unwrap(),
         "oops"
     );
+}
+
+/// Whether `signal` is pending for the whole process `pid` (`ShdPnd` in `/proc/<pid>/status`):
+/// a blocked SIGTERM stays there, which shows the supervisor has sent it.
+fn signal_pending(pid: u32, signal: i32) -> bool {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("ShdPnd:"))
+        .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+        .is_some_and(|mask| mask & (1 << (signal - 1)) != 0)
+}
+
+/// Far below the 30 s grace these tests use, far above what a SIGKILL takes.
+const PROMPTLY: Duration = Duration::from_secs(10);
+
+#[tokio::test]
+async fn a_hard_stop_through_a_clone_cuts_the_grace_period_short() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut spec = fake_spec(dir.path(), &["ignore-term", "print=ready", "stall"]);
+    spec.grace = Duration::from_secs(30);
+    let supervisor = quick_supervisor();
+    let stopper = supervisor.clone();
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    let pid = Arc::new(Mutex::new(None));
+    let spawn_seen = pid.clone();
+    let run = tokio::spawn(async move {
+        supervisor
+            .run(
+                spec,
+                None,
+                cancel,
+                move |pid, _| *spawn_seen.lock().unwrap() = Some(pid),
+                move |line| {
+                    if line == "ready" {
+                        trigger.cancel();
+                    }
+                },
+            )
+            .await
+            .unwrap()
+    });
+
+    // Wait until the run is in its grace period: the SIGTERM (blocked) is pending.
+    let mut pid_seen = None;
+    for _ in 0..500 {
+        pid_seen = *pid.lock().unwrap();
+        if pid_seen.is_some_and(|pid| signal_pending(pid, libc::SIGTERM)) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let pid = pid_seen.expect("the role was spawned");
+    assert!(signal_pending(pid, libc::SIGTERM), "the cancel sent SIGTERM to the role");
+    assert!(!run.is_finished(), "the role ignores SIGTERM, so the grace period runs");
+    assert!(!stopper.is_stopping_hard());
+
+    let stopped_at = std::time::Instant::now();
+    stopper.stop_hard();
+    let outcome = tokio::time::timeout(PROMPTLY, run)
+        .await
+        .expect("the hard stop ended the run without waiting out the grace")
+        .unwrap();
+    assert!(stopped_at.elapsed() < PROMPTLY);
+    assert_eq!(outcome.ending, Ending::Cancelled);
+    assert!(outcome.sigkilled);
+    assert!(stopper.is_stopping_hard());
+    assert_nothing_survives(&outcome, &[pid]);
+}
+
+#[tokio::test]
+async fn a_hard_stop_sigkills_a_running_role_and_its_strays_without_grace() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = format!("test-{}-{}", std::process::id(), line!());
+    // The leader would obey SIGTERM; the stray (out of the group) would not.
+    let argv = [
+        "sh",
+        "-c",
+        "setsid sh -c 'trap \"\" TERM; sleep 300' </dev/null >/dev/null 2>&1 & sleep 0.3; echo started; exec sleep 300",
+    ];
+    let mut spec = fake_spec(dir.path(), &[]);
+    spec.argv = argv.iter().map(|a| a.to_string()).collect();
+    spec.grace = Duration::from_secs(30);
+    spec.marker = Some(marker.clone());
+    let supervisor = quick_supervisor();
+    let stopper = supervisor.clone();
+    let run = supervisor.run(
+        spec,
+        None,
+        CancellationToken::new(),
+        |_, _| {},
+        move |line| {
+            if line == "started" {
+                stopper.stop_hard();
+            }
+        },
+    );
+    let outcome = tokio::time::timeout(PROMPTLY, run)
+        .await
+        .expect("neither the group nor the stray got a grace period")
+        .unwrap();
+    assert_eq!(outcome.ending, Ending::Cancelled);
+    // SIGKILL, not SIGTERM: the leader would have obeyed a SIGTERM.
+    assert!(outcome.sigkilled);
+    assert!(!outcome.strays.is_empty(), "the stray was found by its marker");
+    assert!(processes_with_env(MARKER_VAR, &marker).is_empty(), "a stray outlived the run");
+    assert_nothing_survives(&outcome, &outcome.strays);
+}
+
+#[tokio::test]
+async fn a_run_after_a_hard_stop_is_killed_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut spec = fake_spec(dir.path(), &["ignore-term", "print=ready", "stall"]);
+    spec.grace = Duration::from_secs(30);
+    let supervisor = quick_supervisor();
+    supervisor.clone().stop_hard();
+    // Clones made after the stop, with other settings, stop hard too.
+    let clone = supervisor.clone().with_leak_timeout(Duration::from_millis(100));
+    assert!(clone.is_stopping_hard());
+    assert!(!Supervisor::new().is_stopping_hard(), "a new supervisor is not stopping");
+
+    let (outcome, seen) =
+        tokio::time::timeout(PROMPTLY, run_with(&clone, spec, None, CancellationToken::new()))
+            .await
+            .expect("the stopped supervisor's run did not keep running");
+    assert_eq!(outcome.ending, Ending::Cancelled);
+    assert!(outcome.sigkilled);
+    assert_eq!(seen.spawned.map(|(pid, _)| pid), Some(outcome.pid), "on_spawn was called");
+    assert_nothing_survives(&outcome, &[outcome.pid]);
+}
+
+#[tokio::test]
+async fn a_hard_stop_ends_the_grace_given_to_what_outlived_the_leader() {
+    let dir = tempfile::tempdir().unwrap();
+    // The leader obeys SIGTERM; a member of its group, holding no pipe, ignores it.
+    // The leader says "ready" only once the member ignores SIGTERM.
+    let script = "sh -c 'trap \"\" TERM; touch member-ready; exec sleep 300' \
+                  </dev/null >/dev/null 2>&1 & \
+                  while [ ! -e member-ready ]; do sleep 0.05; done; echo ready; exec sleep 300";
+    let mut spec = fake_spec(dir.path(), &[]);
+    spec.argv = ["sh", "-c", script].iter().map(|a| a.to_string()).collect();
+    spec.grace = Duration::from_secs(30);
+    let supervisor = quick_supervisor();
+    let stopper = supervisor.clone();
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    let pid = Arc::new(Mutex::new(None));
+    let spawn_seen = pid.clone();
+    let run = tokio::spawn(async move {
+        let on_line = move |line: &str| {
+            if line == "ready" {
+                trigger.cancel();
+            }
+        };
+        let on_spawn = move |pid, _| *spawn_seen.lock().unwrap() = Some(pid);
+        supervisor.run(spec, None, cancel, on_spawn, on_line).await.unwrap()
+    });
+
+    // The leader died of the SIGTERM; the member waits out the 30 s grace.
+    let mut leader = None;
+    for _ in 0..500 {
+        leader = *pid.lock().unwrap();
+        if leader.is_some_and(|pid| !is_alive(pid) && !group_members(pid).is_empty()) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let leader = leader.expect("the role was spawned");
+    assert!(!is_alive(leader), "the leader obeyed SIGTERM");
+    assert!(!group_members(leader).is_empty(), "the member ignoring SIGTERM is still alive");
+    assert!(!run.is_finished(), "the group is given its grace period");
+
+    stopper.stop_hard();
+    let outcome = tokio::time::timeout(PROMPTLY, run)
+        .await
+        .expect("the hard stop ended the grace period")
+        .unwrap();
+    assert_eq!(outcome.ending, Ending::Cancelled);
+    assert!(outcome.sigkilled);
+    assert_nothing_survives(&outcome, &[]);
 }

@@ -68,97 +68,35 @@ enum Flow {
     Exit(u8),
 }
 
+/// Runs one action. Each arm is one line; the longer actions are named steps below.
 fn run(name: &str, value: &str) -> Result<Flow, String> {
     let mut out = io::stdout().lock();
     match name {
         "print" => writeln!(out, "{value}").map_err(err)?,
         "eprint" => eprintln!("{value}"),
-        "print-pretty" => {
-            let json: serde_json::Value = serde_json::from_str(value).map_err(err)?;
-            writeln!(out, "{}", serde_json::to_string_pretty(&json).map_err(err)?).map_err(err)?;
-        }
+        "print-pretty" => print_pretty(&mut out, value)?,
         "print-malformed" => {
             writeln!(out, "{{\"status\": \"completed\", \"summary\": \"cut off in the mid")
                 .map_err(err)?;
         }
-        "output" => {
-            let path = std::env::var("BREEZE_OUTPUT").map_err(|_| "BREEZE_OUTPUT is not set")?;
-            std::fs::write(&path, value).map_err(|e| format!("{path}: {e}"))?;
-        }
+        "output" => write_output(value)?,
         "write" => {
             let (path, text) = value.split_once('=').ok_or("expected write=PATH=TEXT")?;
             write_file(Path::new(path), text)?;
         }
-        "touch-every" => {
-            let mut parts = value.splitn(3, ':');
-            let (ms, count, path) = (number(parts.next())?, number(parts.next())?, parts.next());
-            let path = Path::new(path.ok_or("expected touch-every=MS:COUNT:PATH")?);
-            for i in 0..count {
-                write_file(path, &format!("touch {i}\n"))?;
-                sleep(Duration::from_millis(ms));
-            }
-        }
-        "tick-every" => {
-            let mut parts = value.splitn(2, ':');
-            let (ms, count) = (number(parts.next())?, number(parts.next())?);
-            for i in 0..count {
-                writeln!(out, "tick {i}").map_err(err)?;
-                out.flush().map_err(err)?;
-                sleep(Duration::from_millis(ms));
-            }
-        }
+        "touch-every" => touch_every(value)?,
+        "tick-every" => tick_every(&mut out, value)?,
         "sleep" => sleep(Duration::from_millis(number(Some(value))?)),
-        "stall" => loop {
-            sleep(Duration::from_secs(3600));
-        },
-        "ignore-term" => {
-            // Blocked, SIGTERM stays pending forever. This process is single-threaded, so
-            // blocking it on this thread blocks it for the process.
-            let mut set = SigSet::empty();
-            set.add(Signal::SIGTERM);
-            set.thread_block().map_err(err)?;
-        }
-        "grandchild" | "grandchild-quiet" => {
-            let ms = number(Some(value))?;
-            let me = std::env::current_exe().map_err(err)?;
-            let mut command = Command::new(me);
-            command.args(["pid", &format!("sleep={ms}")]);
-            let mut grandchild = if name == "grandchild" {
-                // Inherits our stdout and stderr: the supervisor's pipes stay open.
-                command.stdin(Stdio::null()).spawn().map_err(err)?
-            } else {
-                command
-                    .stdin(Stdio::null())
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::null())
-                    .spawn()
-                    .map_err(err)?
-            };
-            writeln!(out, "grandchild-pid={}", grandchild.id()).map_err(err)?;
-            // Not waited for: it outlives us on purpose. Dropping the handle does not kill it.
-            let _ = grandchild.try_wait();
-        }
+        "stall" => stall(),
+        "ignore-term" => ignore_term()?,
+        "grandchild" => start_grandchild(&mut out, value, Pipes::Inherited)?,
+        "grandchild-quiet" => start_grandchild(&mut out, value, Pipes::DevNull)?,
         "flood" => {
-            let total = number(Some(value))?;
             let mut line = [b'x'; 64];
             line[63] = b'\n';
-            let block = line.repeat(1024);
-            let mut left = total as usize;
-            while left > 0 {
-                let n = left.min(block.len());
-                out.write_all(&block[..n]).map_err(err)?;
-                left -= n;
-            }
+            write_repeated(&mut out, &line.repeat(1024), number(Some(value))?)?;
         }
-        "flood-line" => {
-            let block = vec![b'y'; 64 * 1024];
-            let mut left = number(Some(value))? as usize;
-            while left > 0 {
-                let n = left.min(block.len());
-                out.write_all(&block[..n]).map_err(err)?;
-                left -= n;
-            }
-        }
+        "flood-line" => write_repeated(&mut out, &[b'y'; 64 * 1024], number(Some(value))?)?,
         "stdin-info" => {
             let target = std::fs::read_link("/proc/self/fd/0").map_err(err)?;
             writeln!(out, "stdin={}", target.display()).map_err(err)?;
@@ -171,17 +109,8 @@ fn run(name: &str, value: &str) -> Result<Flow, String> {
         "cat-stdin" => {
             io::copy(&mut io::stdin(), &mut out).map_err(err)?;
         }
-        "env" => match std::env::var(value) {
-            Ok(v) => writeln!(out, "{value}={v}").map_err(err)?,
-            Err(_) => writeln!(out, "{value} is unset").map_err(err)?,
-        },
-        "env-all" => {
-            let mut vars: Vec<(String, String)> = std::env::vars().collect();
-            vars.sort();
-            for (k, v) in vars {
-                writeln!(out, "{k}={v}").map_err(err)?;
-            }
-        }
+        "env" => print_env(&mut out, value)?,
+        "env-all" => print_env_all(&mut out)?,
         "pid" => {
             let pgid = nix::unistd::getpgrp();
             writeln!(out, "pid={} pgid={pgid}", std::process::id()).map_err(err)?;
@@ -190,15 +119,116 @@ fn run(name: &str, value: &str) -> Result<Flow, String> {
             let code: u8 = value.parse().map_err(|_| format!("not an exit code: {value:?}"))?;
             return Ok(Flow::Exit(code));
         }
-        "raise" => {
-            let number: i32 = value.parse().map_err(|_| format!("not a signal: {value:?}"))?;
-            let signal = Signal::try_from(number).map_err(err)?;
-            out.flush().map_err(err)?;
-            raise(signal).map_err(err)?;
-        }
+        "raise" => raise_signal(&mut out, value)?,
         _ => return Err("unknown action (see the table at the top of breeze-fake-role.rs)".into()),
     }
     Ok(Flow::Continue)
+}
+
+fn print_pretty(out: &mut impl Write, value: &str) -> Result<(), String> {
+    let json: serde_json::Value = serde_json::from_str(value).map_err(err)?;
+    writeln!(out, "{}", serde_json::to_string_pretty(&json).map_err(err)?).map_err(err)
+}
+
+fn write_output(value: &str) -> Result<(), String> {
+    let path = std::env::var("BREEZE_OUTPUT").map_err(|_| "BREEZE_OUTPUT is not set")?;
+    std::fs::write(&path, value).map_err(|e| format!("{path}: {e}"))
+}
+
+/// Activity without output: rewrites a file periodically, printing nothing.
+fn touch_every(value: &str) -> Result<(), String> {
+    let mut parts = value.splitn(3, ':');
+    let (ms, count, path) = (number(parts.next())?, number(parts.next())?, parts.next());
+    let path = Path::new(path.ok_or("expected touch-every=MS:COUNT:PATH")?);
+    for i in 0..count {
+        write_file(path, &format!("touch {i}\n"))?;
+        sleep(Duration::from_millis(ms));
+    }
+    Ok(())
+}
+
+fn tick_every(out: &mut impl Write, value: &str) -> Result<(), String> {
+    let mut parts = value.splitn(2, ':');
+    let (ms, count) = (number(parts.next())?, number(parts.next())?);
+    for i in 0..count {
+        writeln!(out, "tick {i}").map_err(err)?;
+        out.flush().map_err(err)?;
+        sleep(Duration::from_millis(ms));
+    }
+    Ok(())
+}
+
+fn stall() -> ! {
+    loop {
+        sleep(Duration::from_secs(3600));
+    }
+}
+
+fn ignore_term() -> Result<(), String> {
+    // Blocked, SIGTERM stays pending forever. This process is single-threaded, so
+    // blocking it on this thread blocks it for the process.
+    let mut set = SigSet::empty();
+    set.add(Signal::SIGTERM);
+    set.thread_block().map_err(err)
+}
+
+/// Where a grandchild's stdout and stderr go.
+#[derive(PartialEq, Eq)]
+enum Pipes {
+    /// Ours: the supervisor's pipes stay open while the grandchild lives.
+    Inherited,
+    /// `/dev/null`: alive in the group, holding no pipe.
+    DevNull,
+}
+
+fn start_grandchild(out: &mut impl Write, value: &str, pipes: Pipes) -> Result<(), String> {
+    let ms = number(Some(value))?;
+    let me = std::env::current_exe().map_err(err)?;
+    let mut command = Command::new(me);
+    command.args(["pid", &format!("sleep={ms}")]).stdin(Stdio::null());
+    if pipes == Pipes::DevNull {
+        command.stdout(Stdio::null()).stderr(Stdio::null());
+    }
+    let mut grandchild = command.spawn().map_err(err)?;
+    writeln!(out, "grandchild-pid={}", grandchild.id()).map_err(err)?;
+    // Not waited for: it outlives us on purpose. Dropping the handle does not kill it.
+    let _ = grandchild.try_wait();
+    Ok(())
+}
+
+/// Writes `total` bytes of `block` repeated from its start (the last copy may be short).
+fn write_repeated(out: &mut impl Write, block: &[u8], total: u64) -> Result<(), String> {
+    let mut left = total as usize;
+    while left > 0 {
+        let n = left.min(block.len());
+        out.write_all(&block[..n]).map_err(err)?;
+        left -= n;
+    }
+    Ok(())
+}
+
+fn print_env(out: &mut impl Write, name: &str) -> Result<(), String> {
+    match std::env::var(name) {
+        Ok(v) => writeln!(out, "{name}={v}").map_err(err),
+        Err(_) => writeln!(out, "{name} is unset").map_err(err),
+    }
+}
+
+fn print_env_all(out: &mut impl Write) -> Result<(), String> {
+    let mut vars: Vec<(String, String)> = std::env::vars().collect();
+    vars.sort();
+    for (k, v) in vars {
+        writeln!(out, "{k}={v}").map_err(err)?;
+    }
+    Ok(())
+}
+
+fn raise_signal(out: &mut impl Write, value: &str) -> Result<(), String> {
+    let number: i32 = value.parse().map_err(|_| format!("not a signal: {value:?}"))?;
+    let signal = Signal::try_from(number).map_err(err)?;
+    // What was printed before must not die with the process.
+    out.flush().map_err(err)?;
+    raise(signal).map_err(err)
 }
 
 fn number(text: Option<&str>) -> Result<u64, String> {
