@@ -1,47 +1,20 @@
-//! Path-limited checkouts and cleanliness checks: the pieces that let breeze touch only the
-//! files that differ, in task worktrees and in the user's checkout alike.
+//! libgit2's side of checkouts: the uncommitted paths of a working tree, the paths two
+//! trees differ in, path-limited checkouts that write only those paths, and which of them
+//! a user's uncommitted work blocks, in task worktrees and in the user's checkout alike.
+//! Whether libgit2 or the `git` CLI does a job is decided in `checkouts.rs`.
 
 use std::path::Path;
 
 use git2::build::CheckoutBuilder;
 use git2::{
-    CheckoutNotificationType, ErrorCode, Repository, Status, StatusOptions, StatusShow, Tree,
+    CheckoutNotificationType, ErrorCode, Index, Oid, Repository, Status, StatusOptions, StatusShow,
+    Tree,
 };
 
 use crate::error::{Context as _, GitError};
+use crate::paths::RepoPath;
+use crate::state::{fresh_index, locked_or};
 
-/// Repository-relative path of a status or diff entry, lossy for non-UTF-8 names: for
-/// messages and pattern matching, never to name a file to git or the file system.
-pub(crate) fn path_string(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// A repository-relative path as git stores it: bytes, which need not be UTF-8 (a file
-/// named in Latin-1 is still a file to check out, stage and land).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(crate) struct RepoPath(pub(crate) Vec<u8>);
-
-impl RepoPath {
-    /// The path for the file system and libgit2.
-    pub(crate) fn as_path(&self) -> &Path {
-        use std::os::unix::ffi::OsStrExt;
-        Path::new(std::ffi::OsStr::from_bytes(&self.0))
-    }
-
-    /// For messages (lossy).
-    pub(crate) fn display(&self) -> String {
-        path_string(&self.0)
-    }
-}
-
-/// Display strings of `paths`.
-pub(crate) fn display_all(paths: &[RepoPath]) -> Vec<String> {
-    paths.iter().map(RepoPath::display).collect()
-}
-
-/// Paths with uncommitted changes: staged, modified, deleted, conflicted or untracked (not
-/// ignored). Ignored files (build outputs, provisioned `.env`) do not count. With
-/// `use_cli` (external filters in play) the `git` CLI computes it.
 /// Status of the working tree against the index only, untracked files included, ignored
 /// ones not. Comparing HEAD with the index would read every tree of HEAD; what is staged
 /// is found through the index instead.
@@ -56,36 +29,16 @@ pub(crate) fn workdir_status_options() -> StatusOptions {
     options
 }
 
-pub(crate) fn dirty_paths(
-    repo: &Repository,
-    at: &Path,
-    use_cli: bool,
-) -> Result<Vec<String>, GitError> {
-    Ok(display_all(&dirty_repo_paths(repo, at, use_cli)?))
-}
-
-/// [`dirty_paths`] as git names them (bytes).
-pub(crate) fn dirty_repo_paths(
-    repo: &Repository,
-    at: &Path,
-    use_cli: bool,
-) -> Result<Vec<RepoPath>, GitError> {
-    if use_cli {
-        let mut paths: Vec<RepoPath> = crate::cli::status(at, false)?
-            .into_iter()
-            .map(|(_, p)| RepoPath(p.into_bytes()))
-            .collect();
-        paths.sort();
-        paths.dedup();
-        return Ok(paths);
-    }
+/// Paths with uncommitted changes, as libgit2 sees them: staged, modified, deleted,
+/// conflicted or untracked (not ignored). Ignored files (build outputs, provisioned
+/// `.env`) do not count. Sorted, as git names them (bytes).
+pub(crate) fn dirty_repo_paths(repo: &Repository, at: &Path) -> Result<Vec<RepoPath>, GitError> {
     // Working tree against the index only: comparing HEAD with the index means reading
     // every tree of HEAD, so staged changes are found through the index's tree instead.
     let mut options = workdir_status_options();
-    let statuses = repo
-        .statuses(Some(&mut options))
-        .map_err(|e| map_lock_error(e, at))
-        .map_err(|e| retext(e, || format!("could not read the status of {}", at.display())))?;
+    let statuses = repo.statuses(Some(&mut options)).map_err(|e| {
+        locked_or(e, at, || format!("could not read the status of {}", at.display()))
+    })?;
     let mut paths: Vec<RepoPath> = statuses
         .iter()
         .filter(|entry| entry.status() != Status::CURRENT && !entry.status().is_ignored())
@@ -102,7 +55,7 @@ pub(crate) fn dirty_repo_paths(
 /// nothing is staged: the index's tree (cached in the index) equals HEAD's tree.
 fn staged_repo_paths(repo: &Repository, at: &Path) -> Result<Vec<RepoPath>, GitError> {
     let context = || format!("could not read the index of {}", at.display());
-    let mut index = crate::repo::fresh_index(repo, at)?;
+    let mut index = fresh_index(repo, at)?;
     if index.has_conflicts() {
         let mut paths = Vec::new();
         for conflict in index.conflicts().ctx(context)? {
@@ -228,6 +181,23 @@ pub(crate) fn checkout_paths(
     checkout_paths_with(repo, tree, paths, mode, IndexWrite::Update, at)
 }
 
+/// Moves the checkout at `at` from tree `from` to tree `to` for the paths the two differ
+/// in, index included; HEAD is left alone. Files in the way (see [`Mode`]) give
+/// [`GitError::Dirty`] and nothing is written. Returns how many paths were written.
+pub(crate) fn move_paths(
+    repo: &Repository,
+    at: &Path,
+    from: &Tree<'_>,
+    to: &Tree<'_>,
+    mode: Mode,
+) -> Result<usize, GitError> {
+    let touched = tree_diff_paths(repo, from, to)?;
+    if let Err(paths) = checkout_paths(repo, to, &touched, mode, at)? {
+        return Err(GitError::Dirty { path: at.to_path_buf(), paths });
+    }
+    Ok(touched.len())
+}
+
 /// [`checkout_paths`] with the choice of when the index is written.
 pub(crate) fn checkout_paths_with(
     repo: &Repository,
@@ -278,25 +248,102 @@ pub(crate) fn checkout_paths_with(
             }
             Ok(Err(conflicts))
         }
-        Err(e) => Err(retext(map_lock_error(e, at), || {
+        Err(e) => Err(locked_or(e, at, || {
             format!("could not check out tree {} in {}", tree.id(), at.display())
         })),
     }
 }
 
-/// libgit2 reports a held `index.lock` as `Locked`; say so plainly.
-pub(crate) fn map_lock_error(e: git2::Error, at: &Path) -> Result<git2::Error, GitError> {
-    if e.code() == ErrorCode::Locked {
-        Err(GitError::Locked { path: at.to_path_buf(), detail: e.message().to_string() })
-    } else {
-        Ok(e)
+/// Paths among `touched` that the checkout has changed (staged or not) or that an
+/// untracked or ignored file occupies: fast-forwarding would overwrite them. Returned
+/// apart: the changed paths that already hold exactly what `new_tree` has, with an index
+/// entry that is HEAD's, the new one, or none — breeze's own half-done fast-forward.
+pub(crate) fn blocking_paths(
+    repo: &Repository,
+    at: &Path,
+    touched: &[RepoPath],
+    old_tree: &Tree<'_>,
+    new_tree: &Tree<'_>,
+) -> Result<(Vec<String>, Vec<RepoPath>), GitError> {
+    if touched.is_empty() {
+        return Ok((Vec::new(), Vec::new()));
     }
+    let mut options = StatusOptions::new();
+    options
+        .include_untracked(true)
+        .recurse_untracked_dirs(true)
+        .include_ignored(true)
+        .recurse_ignored_dirs(true)
+        .disable_pathspec_match(true)
+        .renames_head_to_index(false)
+        .renames_index_to_workdir(false);
+    for path in touched {
+        options.pathspec(path.as_path());
+    }
+    let statuses = repo.statuses(Some(&mut options)).map_err(|e| {
+        locked_or(e, at, || format!("could not read the status of {}", at.display()))
+    })?;
+    let index = fresh_index(repo, at)?;
+    let mut blocking = Vec::new();
+    let mut done = Vec::new();
+    for entry in statuses.iter().filter(|e| e.status() != Status::CURRENT) {
+        let path = RepoPath(entry.path_bytes().to_vec());
+        if holds_target(at, &path, &index, old_tree, new_tree) {
+            done.push(path);
+        } else {
+            blocking.push(path.display());
+        }
+    }
+    blocking.sort();
+    blocking.dedup();
+    done.sort();
+    done.dedup();
+    Ok((blocking, done))
 }
 
-fn retext(e: Result<git2::Error, GitError>, context: impl FnOnce() -> String) -> GitError {
-    match e {
-        Ok(cause) => GitError::Git { context: context(), cause },
-        Err(mapped) => mapped,
+/// Whether `path` in the checkout at `at` already is what `new_tree` says (content, kind,
+/// executable bit, or absent) and its index entry holds nothing of the user's own.
+fn holds_target(
+    at: &Path,
+    path: &RepoPath,
+    index: &Index,
+    old_tree: &Tree<'_>,
+    new_tree: &Tree<'_>,
+) -> bool {
+    let blob_at =
+        |tree: &Tree<'_>| tree.get_path(path.as_path()).ok().map(|e| (e.id(), e.filemode()));
+    let target = blob_at(new_tree);
+    let staged = index.get_path(path.as_path(), 0).map(|e| e.id);
+    let old = blob_at(old_tree).map(|(id, _)| id);
+    if staged.is_some() && staged != old && staged != target.map(|(id, _)| id) {
+        return false;
+    }
+    let file = at.join(path.as_path());
+    let meta = std::fs::symlink_metadata(&file).ok();
+    match (target, meta) {
+        (None, None) => true,
+        (None, Some(_)) | (Some(_), None) => false,
+        (Some((id, mode)), Some(meta)) => {
+            use std::os::unix::fs::PermissionsExt;
+            let actual = if meta.file_type().is_symlink() {
+                if mode != i32::from(git2::FileMode::Link) {
+                    return false;
+                }
+                let Ok(target) = std::fs::read_link(&file) else { return false };
+                use std::os::unix::ffi::OsStrExt;
+                Oid::hash_object(git2::ObjectType::Blob, target.as_os_str().as_bytes())
+            } else if meta.is_file() {
+                let executable = meta.permissions().mode() & 0o111 != 0;
+                let wanted = mode == i32::from(git2::FileMode::BlobExecutable);
+                if executable != wanted || !(wanted || mode == i32::from(git2::FileMode::Blob)) {
+                    return false;
+                }
+                Oid::hash_file(git2::ObjectType::Blob, &file)
+            } else {
+                return false;
+            };
+            actual.is_ok_and(|actual| actual == id)
+        }
     }
 }
 

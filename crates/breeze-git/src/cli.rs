@@ -1,6 +1,7 @@
-//! The `git` command, used only where libgit2 falls short (rust-stack §1.9): full checkouts of
-//! large trees (libgit2 checks out about half as fast as git) and checkouts in repositories
-//! whose `.gitattributes` name external filters such as git-lfs (libgit2 never runs them).
+//! The `git` command, used only where libgit2 falls short: full checkouts of large trees
+//! (libgit2 checks out about half as fast as git) and checkouts in repositories whose
+//! `.gitattributes` name external filters such as git-lfs (libgit2 never runs them). Which
+//! operation uses it is decided in `checkouts.rs`.
 //!
 //! Every invocation runs with hooks disabled (libgit2 never runs hooks either, so both paths
 //! behave the same) and without the `GIT_*` variables that would redirect it to another

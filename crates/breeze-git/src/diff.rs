@@ -3,8 +3,8 @@
 
 use git2::{Delta, Diff, DiffFindOptions, DiffFormat, DiffOptions, FileMode, Oid, Repository};
 
-use crate::checkout::path_string;
 use crate::error::{Context as _, GitError};
+use crate::paths::path_string;
 use crate::repo::Repo;
 
 /// How a path changed.

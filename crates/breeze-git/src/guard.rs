@@ -12,9 +12,10 @@ use std::time::UNIX_EPOCH;
 
 use git2::{ErrorCode, Oid, Repository, Status};
 
-use crate::WORKTREE_ROOT;
-use crate::checkout::{path_string, workdir_status_options};
+use crate::checkout::workdir_status_options;
 use crate::error::{Context as _, GitError};
+use crate::names::{INTEGRATION_WORKTREE, WORKTREE_ROOT};
+use crate::paths::path_string;
 use crate::repo::Repo;
 use crate::worktree::Worktree;
 
@@ -126,10 +127,54 @@ fn tree_print(dir: &Path, prefix: &str, into: &mut BTreeMap<String, String>, lim
     }
 }
 
+/// The worktree side of [`Repo::check_lane_links`]: `.git` in `wt` must be a file naming
+/// the lane's admin directory `admin`. A changed or deleted one is rewritten; anything else
+/// there is moved aside as `.git.quarantined-<n>` first. Describes what was wrong into
+/// `problems`.
+fn repair_gitfile(wt: &Worktree, admin: &Path, problems: &mut Vec<String>) -> Result<(), GitError> {
+    let dotgit = wt.path.join(".git");
+    let expected_gitfile = format!("gitdir: {}\n", admin.display());
+    match std::fs::symlink_metadata(&dotgit) {
+        Ok(meta) if meta.is_file() => {
+            let text = std::fs::read_to_string(&dotgit).unwrap_or_default();
+            let named = text.trim().strip_prefix("gitdir:").map(str::trim).unwrap_or("");
+            if !same_place(&wt.path.join(named), admin) {
+                problems.push(format!(
+                    "{} was changed to `{}`",
+                    dotgit.display(),
+                    text.trim().chars().take(200).collect::<String>()
+                ));
+                std::fs::write(&dotgit, &expected_gitfile)
+                    .map_err(|e| GitError::io("repair", &dotgit, e))?;
+            }
+        }
+        Ok(_) => {
+            let aside = (1..)
+                .map(|n| wt.path.join(format!(".git.quarantined-{n}")))
+                .find(|path| std::fs::symlink_metadata(path).is_err())
+                .unwrap_or_else(|| wt.path.join(".git.quarantined"));
+            problems.push(format!(
+                "{} was replaced by a directory or link (moved aside to {})",
+                dotgit.display(),
+                aside.display()
+            ));
+            std::fs::rename(&dotgit, &aside).map_err(|e| GitError::io("move aside", &dotgit, e))?;
+            std::fs::write(&dotgit, &expected_gitfile)
+                .map_err(|e| GitError::io("repair", &dotgit, e))?;
+        }
+        Err(_) => {
+            problems.push(format!("{} was deleted", dotgit.display()));
+            std::fs::write(&dotgit, &expected_gitfile)
+                .map_err(|e| GitError::io("repair", &dotgit, e))?;
+        }
+    }
+    Ok(())
+}
+
 impl Repo {
     /// The lane's admin directory, `.git/worktrees/<name>`.
     pub fn lane_admin_dir(&self, wt: &Worktree) -> PathBuf {
-        self.common_dir.join("worktrees").join(&wt.name)
+        self.admin_dir(&wt.name)
     }
 
     /// What a worker in `wt` needs to write besides the worktree itself: the lane's admin
@@ -159,44 +204,24 @@ impl Repo {
     pub fn check_lane_links(&self, wt: &Worktree) -> Result<Vec<String>, GitError> {
         let mut problems = Vec::new();
         let admin = self.lane_admin_dir(wt);
-        let dotgit = wt.path.join(".git");
-        let expected_gitfile = format!("gitdir: {}\n", admin.display());
-        match std::fs::symlink_metadata(&dotgit) {
-            Ok(meta) if meta.is_file() => {
-                let text = std::fs::read_to_string(&dotgit).unwrap_or_default();
-                let named = text.trim().strip_prefix("gitdir:").map(str::trim).unwrap_or("");
-                if !same_place(&wt.path.join(named), &admin) {
-                    problems.push(format!(
-                        "{} was changed to `{}`",
-                        dotgit.display(),
-                        text.trim().chars().take(200).collect::<String>()
-                    ));
-                    std::fs::write(&dotgit, &expected_gitfile)
-                        .map_err(|e| GitError::io("repair", &dotgit, e))?;
-                }
-            }
-            Ok(_) => {
-                let aside = (1..)
-                    .map(|n| wt.path.join(format!(".git.quarantined-{n}")))
-                    .find(|path| std::fs::symlink_metadata(path).is_err())
-                    .unwrap_or_else(|| wt.path.join(".git.quarantined"));
-                problems.push(format!(
-                    "{} was replaced by a directory or link (moved aside to {})",
-                    dotgit.display(),
-                    aside.display()
-                ));
-                std::fs::rename(&dotgit, &aside)
-                    .map_err(|e| GitError::io("move aside", &dotgit, e))?;
-                std::fs::write(&dotgit, &expected_gitfile)
-                    .map_err(|e| GitError::io("repair", &dotgit, e))?;
-            }
-            Err(_) => {
-                problems.push(format!("{} was deleted", dotgit.display()));
-                std::fs::write(&dotgit, &expected_gitfile)
-                    .map_err(|e| GitError::io("repair", &dotgit, e))?;
-            }
+        repair_gitfile(wt, &admin, &mut problems)?;
+        self.repair_admin_links(&admin, &wt.path.join(".git"), &mut problems)?;
+        if !problems.is_empty() {
+            self.forget(&wt.path);
         }
-        let links = [("commondir", self.common_dir.clone()), ("gitdir", dotgit.clone())];
+        Ok(problems)
+    }
+
+    /// The admin-directory side of [`Repo::check_lane_links`]: `admin` must name
+    /// the shared `.git` (`commondir`) and the lane's `.git` file `dotgit` (`gitdir`), and
+    /// hold no `config.worktree`. Repairs and describes what is wrong into `problems`.
+    fn repair_admin_links(
+        &self,
+        admin: &Path,
+        dotgit: &Path,
+        problems: &mut Vec<String>,
+    ) -> Result<(), GitError> {
+        let links = [("commondir", self.common_dir.clone()), ("gitdir", dotgit.to_path_buf())];
         for (file, target) in links {
             let path = admin.join(file);
             let text = std::fs::read_to_string(&path).unwrap_or_default();
@@ -219,10 +244,7 @@ impl Repo {
             std::fs::remove_file(&worktree_config)
                 .map_err(|e| GitError::io("remove", &worktree_config, e))?;
         }
-        if !problems.is_empty() {
-            self.forget(&wt.path);
-        }
-        Ok(problems)
+        Ok(())
     }
 
     /// The shared repository state no role may change: `.git/config`, everything under
@@ -323,7 +345,7 @@ impl Repo {
                 let admin = entry.path();
                 let gitdir = std::fs::read_to_string(admin.join("gitdir")).unwrap_or_default();
                 // breeze's own integration worktree holds landing commits, not lane work.
-                let integration = root.join(crate::INTEGRATION_WORKTREE);
+                let integration = root.join(INTEGRATION_WORKTREE);
                 if !Path::new(gitdir.trim()).starts_with(&root)
                     || Path::new(gitdir.trim()).starts_with(&integration)
                 {

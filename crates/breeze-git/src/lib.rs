@@ -16,26 +16,49 @@
 //!   (compare-and-swap plus a safe fast-forward of the user's checkout),
 //!   [`Repo::rebase_worktree_with_conflicts`] and [`Repo::find_landing`].
 //!
-//! libgit2's gaps (rust-stack §1.9) are handled up front: SHA-256, reftable, partial-clone,
-//! sparse-checkout and sparse/split-index repositories are refused by [`Repo::open`] with
-//! what to do; repositories with external filters (git-lfs) and large full checkouts use the
-//! `git` CLI, which is the only use of it.
+//! libgit2's gaps are handled up front: SHA-256, reftable, partial-clone, sparse-checkout
+//! and sparse/split-index repositories are refused by [`Repo::open`] with what to do;
+//! repositories with external filters (git-lfs) and large full checkouts use the `git` CLI,
+//! which is the only use of it (see [`Repo::external_filters`]).
+//!
+//! Modules, leaves first: `error`, `names`, `paths`, `state`, `slug`, `cli`, `handles` and
+//! `support` import nothing of the crate but `error`; `checkout` and `stage` are libgit2's
+//! side of checkouts and staging; `checkouts` chooses between libgit2 and the `git` CLI;
+//! `repo` holds the [`Repo`]; the rest add operations to it (`worktree`, `create`, `lane`,
+//! `branch`, `integration`, `provision`, `commit`, `diff`, `gates`, `land`, `advance`,
+//! `rebase`, `guard`).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod advance;
+mod branch;
 mod checkout;
+mod checkouts;
 mod cli;
 mod commit;
+mod create;
 mod diff;
 mod error;
 mod gates;
 mod guard;
+mod handles;
+mod integration;
 mod land;
+mod lane;
+mod names;
+mod paths;
 mod provision;
+mod rebase;
 mod repo;
 mod slug;
+mod stage;
+mod state;
+mod support;
 mod worktree;
 
+pub use advance::AdvanceOutcome;
+pub use branch::BranchCleanup;
+pub use checkouts::DEFAULT_CLI_CHECKOUT_MIN_FILES;
 pub use commit::{CommitOutcome, FALLBACK_EMAIL, FALLBACK_NAME};
 pub use diff::{ChangeKind, EntryMode, PathChange};
 pub use error::GitError;
@@ -46,13 +69,15 @@ pub use gates::{
 pub use git2::Oid;
 pub use guard::{Fingerprint, LaneCommitOnMain};
 pub use land::{
-    AdvanceOutcome, ConflictedRebase, LANDED_SCAN_LIMIT, MergeOutcome, ReviewTrailer,
-    TRAILER_REVIEW, TRAILER_RUN, TRAILER_TASK, landing_message,
+    LANDED_SCAN_LIMIT, MergeOutcome, ReviewTrailer, TRAILER_REVIEW, TRAILER_RUN, TRAILER_TASK,
+    landing_message,
 };
+pub use names::{INTEGRATION_WORKTREE, STATE_DIR, WORKTREE_ROOT};
 pub use provision::ProvisionReport;
-pub use repo::{DEFAULT_CLI_CHECKOUT_MIN_FILES, OpenOptions, Repo, STATE_DIR, WORKTREE_ROOT};
+pub use rebase::ConflictedRebase;
+pub use repo::{OpenOptions, Repo};
 pub use slug::slug;
-pub use worktree::{BranchCleanup, INTEGRATION_WORKTREE, RemoveOutcome, Worktree, WorktreeInfo};
+pub use worktree::{RemoveOutcome, Worktree, WorktreeInfo};
 
 impl Repo {
     /// Safe slug for a task id; see [`slug`]. Kept as an associated function because the

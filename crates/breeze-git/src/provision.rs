@@ -6,9 +6,10 @@ use std::path::{Component, Path};
 use git2::{Status, StatusOptions};
 use globset::{Glob, GlobBuilder, GlobMatcher};
 
-use crate::checkout::path_string;
 use crate::error::{Context as _, GitError};
-use crate::repo::{Repo, STATE_DIR, WORKTREE_ROOT};
+use crate::names::{STATE_DIR, WORKTREE_ROOT};
+use crate::paths::path_string;
+use crate::repo::Repo;
 use crate::worktree::Worktree;
 
 /// What [`Repo::provision`] did, path by path (repository-relative).
@@ -123,17 +124,6 @@ impl Repo {
             return Ok(report);
         }
         let patterns = include.iter().map(|p| Pattern::parse(p)).collect::<Result<Vec<_>, _>>()?;
-        let mut used = vec![false; patterns.len()];
-        let mut mark = |path: &str| -> bool {
-            let mut any = false;
-            for (i, pattern) in patterns.iter().enumerate() {
-                if pattern.matches(path) {
-                    used[i] = true;
-                    any = true;
-                }
-            }
-            any
-        };
         if !wt.path.is_dir() {
             return Err(GitError::io(
                 "provision worktree",
@@ -144,7 +134,52 @@ impl Repo {
                 ),
             ));
         }
+        let mut used = vec![false; patterns.len()];
+        let files = self.ignored_matches(&patterns, &mut used, &mut report.not_ignored)?;
+        for file in files {
+            if copy_new(&self.workdir.join(&file), &wt.path.join(&file))? {
+                report.copied.push(file);
+            } else {
+                report.kept_existing.push(file);
+            }
+        }
+        report.unmatched = patterns
+            .iter()
+            .zip(&used)
+            .filter(|(_, used)| !**used)
+            .map(|(p, _)| p.text.clone())
+            .collect();
+        report.copied.sort();
+        report.kept_existing.sort();
+        report.not_ignored.sort();
+        tracing::info!(
+            worktree = %wt.name,
+            copied = report.copied.len(),
+            kept = report.kept_existing.len(),
+            "provisioned worktree"
+        );
+        Ok(report)
+    }
 
+    /// The ignored files and symlinks of the primary checkout that match `patterns`,
+    /// marking in `used` the patterns that matched something. Matching files that are
+    /// untracked but not ignored go to `not_ignored` instead.
+    fn ignored_matches(
+        &self,
+        patterns: &[Pattern],
+        used: &mut [bool],
+        not_ignored: &mut Vec<String>,
+    ) -> Result<Vec<String>, GitError> {
+        let mut mark = |path: &str| -> bool {
+            let mut any = false;
+            for (i, pattern) in patterns.iter().enumerate() {
+                if pattern.matches(path) {
+                    used[i] = true;
+                    any = true;
+                }
+            }
+            any
+        };
         let repo = self.git()?;
         let mut options = StatusOptions::new();
         options
@@ -178,48 +213,10 @@ impl Repo {
                     files.push(path);
                 }
             } else if status.contains(Status::WT_NEW) && mark(path.trim_end_matches('/')) {
-                report.not_ignored.push(path);
+                not_ignored.push(path);
             }
         }
-
-        for file in files {
-            let source = self.workdir.join(&file);
-            let dest = wt.path.join(&file);
-            if dest.symlink_metadata().is_ok() {
-                report.kept_existing.push(file);
-                continue;
-            }
-            if let Some(parent) = dest.parent() {
-                std::fs::create_dir_all(parent)
-                    .map_err(|e| GitError::io("create directory", parent, e))?;
-            }
-            let meta = source.symlink_metadata().map_err(|e| GitError::io("read", &source, e))?;
-            if meta.file_type().is_symlink() {
-                let target = std::fs::read_link(&source)
-                    .map_err(|e| GitError::io("read link", &source, e))?;
-                std::os::unix::fs::symlink(&target, &dest)
-                    .map_err(|e| GitError::io("create symlink", &dest, e))?;
-            } else {
-                std::fs::copy(&source, &dest).map_err(|e| GitError::io("copy to", &dest, e))?;
-            }
-            report.copied.push(file);
-        }
-        report.unmatched = patterns
-            .iter()
-            .zip(&used)
-            .filter(|(_, used)| !**used)
-            .map(|(p, _)| p.text.clone())
-            .collect();
-        report.copied.sort();
-        report.kept_existing.sort();
-        report.not_ignored.sort();
-        tracing::info!(
-            worktree = %wt.name,
-            copied = report.copied.len(),
-            kept = report.kept_existing.len(),
-            "provisioned worktree"
-        );
-        Ok(report)
+        Ok(files)
     }
 
     /// Calls `found` with every file and symlink under ignored directory `dir` (relative),
@@ -249,4 +246,25 @@ impl Repo {
         }
         Ok(())
     }
+}
+
+/// Copies `source` to `dest`, a symlink as a symlink, creating missing parent directories.
+/// `Ok(false)` when something is at `dest` already: it is left as it is.
+fn copy_new(source: &Path, dest: &Path) -> Result<bool, GitError> {
+    if dest.symlink_metadata().is_ok() {
+        return Ok(false);
+    }
+    if let Some(parent) = dest.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| GitError::io("create directory", parent, e))?;
+    }
+    let meta = source.symlink_metadata().map_err(|e| GitError::io("read", source, e))?;
+    if meta.file_type().is_symlink() {
+        let target =
+            std::fs::read_link(source).map_err(|e| GitError::io("read link", source, e))?;
+        std::os::unix::fs::symlink(&target, dest)
+            .map_err(|e| GitError::io("create symlink", dest, e))?;
+    } else {
+        std::fs::copy(source, dest).map_err(|e| GitError::io("copy to", dest, e))?;
+    }
+    Ok(true)
 }

@@ -83,3 +83,62 @@ fn a_driver_without_configured_commands_is_not_an_external_filter() {
     let repo = TestRepo::with_files(&[("a.dat", "x\n"), (".gitattributes", "*.dat filter=lfs\n")]);
     assert_eq!(Repo::open(repo.path()).unwrap().external_filters(), None);
 }
+
+#[test]
+fn dirty_checks_and_lane_switches_go_through_the_cli() {
+    // libgit2's status would hash big.dat without the clean filter and call it changed.
+    let repo = lfs_like_repo();
+    let handle = repo.open();
+    let base = repo.main_tip();
+    let wt = handle.create_worktree("lane-1", "task/one", base, "r").unwrap();
+    assert!(!handle.is_worktree_dirty(&wt.path).unwrap(), "a fresh smudged checkout is clean");
+
+    write(&wt.path, "big.dat", "REAL:v2\n");
+    assert!(handle.is_worktree_dirty(&wt.path).unwrap());
+    let listed = handle.list_worktrees().unwrap();
+    assert_eq!(listed.iter().find(|i| i.name == "lane-1").unwrap().dirty, Some(true));
+    match handle.remove_worktree(&wt.path, None, false).unwrap() {
+        breeze_git::RemoveOutcome::KeptDirty { paths } => assert_eq!(paths, vec!["big.dat"]),
+        other => panic!("expected KeptDirty, got {other:?}"),
+    }
+    let head = handle.commit_worktree(&wt, "task one").unwrap().head();
+    assert!(!handle.is_worktree_dirty(&wt.path).unwrap());
+
+    // The lane moves on to another task, then back onto task/one: smudged both ways.
+    let moved = handle.move_worktree(&wt, "task/two", base).unwrap();
+    assert_eq!(read(&moved.path, "big.dat"), "REAL:v1\n");
+    let back = handle.switch_worktree(&moved, "task/one").unwrap();
+    assert_eq!(back.base, base);
+    assert_eq!(rev(&back.path, "HEAD"), head);
+    assert_eq!(read(&back.path, "big.dat"), "REAL:v2\n");
+    assert_eq!(git(&back.path, &["status", "--porcelain"]), "");
+    repo.fsck();
+}
+
+#[test]
+fn a_conflicting_task_goes_back_with_its_filtered_files_smudged() {
+    let repo = lfs_like_repo();
+    let handle = repo.open();
+    let base = repo.main_tip();
+    let wt = handle.create_worktree("lane-1", "task/x", base, "r").unwrap();
+    write(&wt.path, "big.dat", "REAL:task\n");
+    write(&wt.path, "src/a.rs", "fn a() { task }\n");
+    let head = handle.commit_worktree(&wt, "task x").unwrap().head();
+    let onto = repo.commit_on_main(&[("src/a.rs", "fn a() { main }\n")], "main edit");
+
+    let rebased = handle.rebase_worktree_with_conflicts(&wt, base, head, onto).unwrap();
+    assert_eq!(rebased.conflicts, vec!["src/a.rs"]);
+    assert_eq!(read(&wt.path, "big.dat"), "REAL:task\n", "the clean part is smudged");
+    let status = git(&wt.path, &["status", "--porcelain"]);
+    assert_eq!(status.lines().collect::<Vec<_>>(), vec!["M  big.dat", "UU src/a.rs"]);
+
+    write(&wt.path, "src/a.rs", "fn a() { main and task }\n");
+    let new_head = handle.commit_worktree(&rebased.worktree, "resolve").unwrap().head();
+    assert_eq!(
+        git(repo.path(), &["cat-file", "-p", &format!("{new_head}:big.dat")]),
+        "PTR:task",
+        "cleaned on commit"
+    );
+    assert_eq!(git(&wt.path, &["status", "--porcelain"]), "");
+    repo.fsck();
+}

@@ -20,6 +20,7 @@
 #![warn(missing_docs)]
 
 mod advisor;
+mod common;
 mod contract;
 mod event;
 mod exit;
@@ -34,6 +35,7 @@ pub use advisor::{
     AdvisorRequest, AdvisorResponse, Decision, ExecutionContext, PriorAdvisorResponse, ReasonCode,
     ResumeEvidence, SelectedPlan,
 };
+pub use common::{Gap, MemoryScope, MemoryUpdate, Severity, TaskBrief};
 pub use contract::{
     ContractAdvisor, ContractBody, ContractCheck, ContractReview, ContractSource, ContractStatus,
     ContractTask, ModelPolicy, NonGoal, RuntimeValidation, SprintContract,
@@ -42,13 +44,13 @@ pub use event::{BreezeEvent, EventKind, Role};
 pub use exit::ExitCode;
 pub use kind::{DetectError, Message, MessageKind};
 pub use review::{
-    Check, CheckStatus, Gap, GateResult, GateStatus, MemoryScope, MemoryUpdate, ReviewInput,
-    ReviewResult, ReviewType, ReviewerProfile, Severity, Verdict,
+    Check, CheckStatus, GateResult, GateStatus, ReviewInput, ReviewResult, ReviewType,
+    ReviewerProfile, Verdict,
 };
 pub use status::{BreezeStatus, ContainmentStatus, RunState, TaskState, TaskStatus, Usage};
 pub use validate::{InvalidMessage, Problem};
 pub use version::*;
 pub use worker::{
-    AdvisorGuidance, ConflictInfo, ReviewFeedback, SelfReview, TaskBrief, VerifyFailure,
-    WorkerInput, WorkerReport, WorkerStatus,
+    AdvisorGuidance, ConflictInfo, ReviewFeedback, SelfReview, VerifyFailure, WorkerInput,
+    WorkerReport, WorkerStatus,
 };

@@ -3,8 +3,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::common::{Gap, MemoryUpdate, TaskBrief};
 use crate::version::{ReviewInputV1, ReviewResultV1};
-use crate::worker::TaskBrief;
 
 /// The Reviewer's verdict.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
@@ -23,27 +23,6 @@ impl Verdict {
             Self::Approve => "APPROVE",
             Self::RequestChanges => "REQUEST_CHANGES",
         }
-    }
-}
-
-/// How bad a gap is. Any `critical` or `major` gap means `REQUEST_CHANGES`.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    /// Security hole, data loss, outage.
-    Critical,
-    /// Breaks behaviour, contradicts the spec, failing tests.
-    Major,
-    /// Naming, comments, style: never blocks.
-    Minor,
-}
-
-impl Severity {
-    /// Whether a gap of this severity blocks landing.
-    pub fn blocks(self) -> bool {
-        matches!(self, Self::Critical | Self::Major)
     }
 }
 
@@ -93,70 +72,6 @@ pub struct Check {
     /// Where the check comes from, e.g. `sprint-contract`.
     #[serde(default)]
     pub source: String,
-}
-
-/// One finding.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct Gap {
-    /// `critical`, `major` or `minor`.
-    pub severity: Severity,
-    /// `file:line`, or a file.
-    #[serde(default)]
-    pub location: String,
-    /// What is wrong.
-    pub issue: String,
-    /// What to do about it.
-    #[serde(default)]
-    pub suggestion: String,
-}
-
-impl Gap {
-    /// The file part of `location` (before the first `:`), if any.
-    pub fn file(&self) -> Option<&str> {
-        let file = self.location.split(':').next().unwrap_or("").trim();
-        (!file.is_empty()).then_some(file)
-    }
-}
-
-/// Scope of a memory update.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "kebab-case")]
-pub enum MemoryScope {
-    /// Injected into every later worker briefing of the run.
-    Universal,
-    /// Relevant to this task only.
-    TaskSpecific,
-}
-
-/// A lesson the reviewer wants remembered.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(untagged)]
-pub enum MemoryUpdate {
-    /// `{text, scope}`.
-    Entry {
-        /// The lesson.
-        text: String,
-        /// Where it applies.
-        scope: MemoryScope,
-    },
-    /// Legacy plain string, read as task-specific.
-    Legacy(String),
-}
-
-impl MemoryUpdate {
-    /// The lesson text.
-    pub fn text(&self) -> &str {
-        match self {
-            Self::Entry { text, .. } | Self::Legacy(text) => text,
-        }
-    }
-    /// The scope (legacy strings are task-specific).
-    pub fn scope(&self) -> MemoryScope {
-        match self {
-            Self::Entry { scope, .. } => *scope,
-            Self::Legacy(_) => MemoryScope::TaskSpecific,
-        }
-    }
 }
 
 /// `review-result.v1`.

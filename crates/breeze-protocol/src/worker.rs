@@ -4,25 +4,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::advisor::{AdvisorRequest, Decision};
-use crate::review::{Gap, MemoryUpdate};
+use crate::common::{Gap, MemoryUpdate, TaskBrief};
 use crate::version::{WorkerInputV1, WorkerReportV1};
-
-/// The task as roles see it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub struct TaskBrief {
-    /// Task id.
-    pub id: String,
-    /// Title.
-    pub title: String,
-    /// Definition of done.
-    pub dod: String,
-    /// Write set: files, directories (`src/auth/`) and globs (`src/**/*.rs`).
-    pub writes: Vec<String>,
-    /// Ids of tasks this one depends on.
-    pub depends_on: Vec<String>,
-    /// Risk flags, e.g. `security-sensitive`.
-    pub risk: Vec<String>,
-}
 
 /// Advice relayed to the worker (never shown to the reviewer).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -1,0 +1,295 @@
+//! Moving main onto a landing: the compare-and-swap of the main branch, with a safe
+//! fast-forward of every checkout that has main checked out (the user's, usually) that
+//! writes only the paths the landing touches, defers when one of them holds the user's
+//! work, and puts the checkouts back when main cannot move.
+
+use std::path::{Path, PathBuf};
+
+use git2::{ErrorCode, Oid, Repository, Tree};
+
+use crate::checkout::tree_diff_paths;
+use crate::error::{Context as _, GitError};
+use crate::handles::Handle;
+use crate::land::{commit_tree, conflict_paths};
+use crate::paths::RepoPath;
+use crate::repo::Repo;
+use crate::state::{ensure_clean_state, fresh_index};
+
+/// Result of [`Repo::advance_main`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AdvanceOutcome {
+    /// Main now points at the new commit; these checkouts of main were fast-forwarded.
+    Advanced {
+        /// Checkouts (the user's, usually) whose files and index were updated.
+        updated_checkouts: Vec<PathBuf>,
+    },
+    /// Main has the branch checked out with uncommitted changes on paths the landing
+    /// touches: nothing moved. The engine defers this landing and asks the user to commit
+    /// or stash those files.
+    Deferred {
+        /// The checkout with the blocking changes.
+        checkout: PathBuf,
+        /// The blocking paths.
+        paths: Vec<String>,
+    },
+    /// Main no longer points at `expected` (someone else moved it): nothing moved. The
+    /// engine re-merges onto `actual` and tries again.
+    Raced {
+        /// Where main points now.
+        actual: Oid,
+    },
+}
+
+/// How long a landing waits for another git process to release a checkout's index.
+const INDEX_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Waits (up to [`INDEX_WAIT`]) until no other git process holds the checkout's
+/// `index.lock`; `Err(Locked)` when it is still held.
+fn wait_for_index(repo: &Repository, at: &Path) -> Result<(), GitError> {
+    let lock = repo.path().join("index.lock");
+    let deadline = std::time::Instant::now() + INDEX_WAIT;
+    while lock.exists() {
+        if std::time::Instant::now() >= deadline {
+            return Err(GitError::Locked {
+                path: at.to_path_buf(),
+                detail: format!("{} exists", lock.display()),
+            });
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    Ok(())
+}
+
+/// One landing as the checkouts of main see it: their files go from `old_tree` (main's
+/// tip) to `new_tree` (the landing) on the `touched` paths.
+struct Change<'r, 'c> {
+    /// Every checkout of main with its libgit2 handle.
+    checkouts: &'c [(&'c Path, &'c Repository)],
+    old_tree: Tree<'r>,
+    new_tree: Tree<'r>,
+    touched: Vec<RepoPath>,
+}
+
+impl Repo {
+    /// Compare-and-swap of the main branch from `expected` to `new` (a descendant of it).
+    ///
+    /// Where main is checked out (the user's checkout, usually), the paths the landing
+    /// touches are fast-forwarded first, safely: a touched path with uncommitted changes
+    /// (or an untracked or ignored file in the way) gives [`AdvanceOutcome::Deferred`] and
+    /// nothing moves; untouched paths, staged or not, and untracked files stay exactly as
+    /// the user left them. If main moved meanwhile, [`AdvanceOutcome::Raced`] (and the
+    /// checkout is put back). A checkout mid-merge/rebase is refused with an error.
+    pub fn advance_main(&self, expected: Oid, new: Oid) -> Result<AdvanceOutcome, GitError> {
+        let mut primary = self.git()?;
+        let refname = self.main_ref();
+        let actual = match primary.refname_to_id(&refname) {
+            Ok(oid) => oid,
+            Err(e) if e.code() == ErrorCode::NotFound => {
+                return Err(self.main_not_found(&primary));
+            }
+            Err(e) => return Err(e).ctx(|| format!("could not read {refname}")),
+        };
+        if actual != expected {
+            return Ok(AdvanceOutcome::Raced { actual });
+        }
+        if new == expected {
+            return Ok(AdvanceOutcome::Advanced { updated_checkouts: Vec::new() });
+        }
+        primary
+            .find_commit(new)
+            .map_err(|_| GitError::MissingObject { what: "commit", oid: new })?;
+        if !primary.graph_descendant_of(new, expected).unwrap_or(false) {
+            return Err(GitError::NotFastForward {
+                branch: self.main_branch.clone(),
+                from: expected,
+                to: new,
+            });
+        }
+
+        // Where main is checked out; the primary checkout reuses the primary handle.
+        let mut in_primary = false;
+        let mut others: Vec<(PathBuf, Handle<'_>)> = Vec::new();
+        for path in self.checkouts_of_branch(&primary, &refname) {
+            if !path.join(".git").exists() {
+                continue; // a registered worktree whose directory is gone: no files to update
+            }
+            if path == self.workdir {
+                in_primary = true;
+            } else {
+                let handle = self.handle(&path)?;
+                others.push((path, handle));
+            }
+        }
+        primary.set_keep(false);
+        for (_, handle) in &mut others {
+            handle.set_keep(false);
+        }
+        let mut checkouts: Vec<(&Path, &Repository)> = Vec::new();
+        if in_primary {
+            checkouts.push((&self.workdir, &*primary));
+        }
+        checkouts.extend(others.iter().map(|(path, handle)| (path.as_path(), &**handle)));
+        let outcome = self.advance_in(&primary, &checkouts, &refname, expected, new)?;
+        drop(checkouts);
+        primary.set_keep(true);
+        for (_, handle) in &mut others {
+            handle.set_keep(true);
+        }
+        Ok(outcome)
+    }
+
+    /// The three phases of [`Repo::advance_main`] once the checkouts of main are known.
+    fn advance_in(
+        &self,
+        repo: &Repository,
+        checkouts: &[(&Path, &Repository)],
+        refname: &str,
+        expected: Oid,
+        new: Oid,
+    ) -> Result<AdvanceOutcome, GitError> {
+        let old_tree = commit_tree(repo, expected)?;
+        let new_tree = commit_tree(repo, new)?;
+        let touched = tree_diff_paths(repo, &old_tree, &new_tree)?;
+        let change = Change { checkouts, old_tree, new_tree, touched };
+        let at_target = match self.check_checkouts(&change)? {
+            Ok(at_target) => at_target,
+            Err(deferred) => return Ok(deferred),
+        };
+        let updated = match self.fast_forward_checkouts(&change, &at_target)? {
+            Ok(updated) => updated,
+            Err(deferred) => return Ok(deferred),
+        };
+        self.swap_main(repo, &change, &updated, refname, expected, new)
+    }
+
+    /// Phase 1: every checkout of main must be able to take the change; `Ok(Err(_))` is
+    /// the deferral naming the first that cannot. Returns, per checkout, the paths that
+    /// already hold exactly the new content (a landing killed half-way through phase 2
+    /// wrote them): they do not block and are rewritten in place.
+    fn check_checkouts(
+        &self,
+        change: &Change<'_, '_>,
+    ) -> Result<Result<Vec<Vec<RepoPath>>, AdvanceOutcome>, GitError> {
+        let mut at_target = Vec::new();
+        for &(path, crepo) in change.checkouts {
+            ensure_clean_state(crepo, path)?;
+            // Unresolved conflicts (say, from `git stash pop`) block any checkout: the user
+            // has to resolve them first, wherever they are.
+            let index = fresh_index(crepo, path)?;
+            if index.has_conflicts() {
+                return Ok(Err(AdvanceOutcome::Deferred {
+                    checkout: path.to_path_buf(),
+                    paths: conflict_paths(&index)?,
+                }));
+            }
+            drop(index);
+            let (blocking, done) = self.checkouts.blocking_paths(
+                crepo,
+                path,
+                &change.touched,
+                &change.old_tree,
+                &change.new_tree,
+            )?;
+            if !blocking.is_empty() {
+                return Ok(Err(AdvanceOutcome::Deferred {
+                    checkout: path.to_path_buf(),
+                    paths: blocking,
+                }));
+            }
+            at_target.push(done);
+        }
+        Ok(Ok(at_target))
+    }
+
+    /// Phase 2: fast-forwards the touched paths of every checkout of main while HEAD still
+    /// names the old tip; returns the indexes of the checkouts updated (all of them). A
+    /// checkout whose index another git process holds is waited for first. If one cannot
+    /// take the change (`Ok(Err(deferral))`) or fails, the ones already updated are put
+    /// back and nothing moves.
+    fn fast_forward_checkouts(
+        &self,
+        change: &Change<'_, '_>,
+        at_target: &[Vec<RepoPath>],
+    ) -> Result<Result<Vec<usize>, AdvanceOutcome>, GitError> {
+        let mut updated: Vec<usize> = Vec::new();
+        for (i, &(path, crepo)) in change.checkouts.iter().enumerate() {
+            let done = at_target.get(i).map(Vec::as_slice).unwrap_or(&[]);
+            let result = wait_for_index(crepo, path).and_then(|()| {
+                self.checkouts.fast_forward(
+                    crepo,
+                    path,
+                    &change.old_tree,
+                    &change.new_tree,
+                    &change.touched,
+                    done,
+                )
+            });
+            match result {
+                Ok(Ok(())) => updated.push(i),
+                Ok(Err(paths)) => {
+                    self.put_back(change, &updated);
+                    let checkout = path.to_path_buf();
+                    return Ok(Err(AdvanceOutcome::Deferred { checkout, paths }));
+                }
+                Err(e) => {
+                    self.put_back(change, &updated);
+                    return Err(e);
+                }
+            }
+        }
+        Ok(Ok(updated))
+    }
+
+    /// Phase 3: the compare-and-swap of `refname` from `expected` to `new`; the `updated`
+    /// checkouts are put back when it fails.
+    fn swap_main(
+        &self,
+        repo: &Repository,
+        change: &Change<'_, '_>,
+        updated: &[usize],
+        refname: &str,
+        expected: Oid,
+        new: Oid,
+    ) -> Result<AdvanceOutcome, GitError> {
+        let message = format!("breeze: land {new}");
+        match repo.reference_matching(refname, new, true, expected, &message) {
+            Ok(_) => {
+                tracing::info!(branch = %self.main_branch, from = %expected, to = %new, "main advanced");
+                Ok(AdvanceOutcome::Advanced {
+                    updated_checkouts: updated
+                        .iter()
+                        .map(|&i| change.checkouts[i].0.to_path_buf())
+                        .collect(),
+                })
+            }
+            Err(e) if e.code() == ErrorCode::Modified || e.code() == ErrorCode::Locked => {
+                self.put_back(change, updated);
+                let actual =
+                    repo.refname_to_id(refname).ctx(|| format!("could not read {refname}"))?;
+                if actual == expected {
+                    // Locked by a concurrent writer that has not moved it (yet).
+                    return Err(GitError::Locked {
+                        path: self.common_dir.clone(),
+                        detail: e.message().to_string(),
+                    });
+                }
+                Ok(AdvanceOutcome::Raced { actual })
+            }
+            Err(e) => {
+                self.put_back(change, updated);
+                Err(e).ctx(|| format!("could not move {refname} to {new}"))
+            }
+        }
+    }
+
+    /// Undoes phase 2 of [`Repo::advance_main`] after a failure: the `updated` checkouts get
+    /// the old content of the touched paths back.
+    fn put_back(&self, change: &Change<'_, '_>, updated: &[usize]) {
+        for &i in updated {
+            let (path, crepo) = change.checkouts[i];
+            if let Err(e) = self.checkouts.restore(crepo, path, &change.old_tree, &change.touched) {
+                tracing::error!(checkout = %path.display(), error = %e, "could not restore the checkout after a failed landing");
+            }
+        }
+    }
+}

@@ -1,0 +1,538 @@
+//! Who writes, stages and reads the checkouts of a repository: libgit2, or the `git` CLI.
+//!
+//! libgit2 never runs external filters (git-lfs is the common case): in a repository whose
+//! `.gitattributes` name one, it would check out pointers instead of content, stage raw
+//! content instead of pointers and see changes that are not there. There every checkout,
+//! staging and status read goes through the `git` CLI. Elsewhere libgit2 does the work,
+//! except fresh full checkouts of large trees, which `git worktree add` does about twice
+//! as fast.
+//!
+//! The choice is made once, by [`Checkouts::choose`] when the repository is opened; every
+//! operation asks [`Checkouts`] instead of choosing itself.
+
+use std::path::Path;
+use std::sync::{Mutex, OnceLock};
+
+use git2::{Oid, Repository, Tree, WorktreeAddOptions};
+
+use crate::checkout::{self, IndexWrite, Mode};
+use crate::cli;
+use crate::error::{Context as _, GitError};
+use crate::names::branch_ref;
+use crate::paths::{RepoPath, display_all};
+use crate::stage;
+use crate::state::fresh_index;
+
+/// Below this many tracked files a fresh worktree is checked out by libgit2; from here on by
+/// `git worktree add`, which checks out about twice as fast (measured: 20k files 0.27 s vs
+/// 0.55–0.88 s on tmpfs; see the crate README).
+pub const DEFAULT_CLI_CHECKOUT_MIN_FILES: usize = 1000;
+
+/// The tool that writes, stages and reads checkouts.
+#[derive(Debug)]
+enum Tool {
+    /// libgit2, in process. Fresh full checkouts of large trees still go through the CLI
+    /// when it is available (see [`Checkouts::add_worktree`]).
+    Libgit2,
+    /// The `git` CLI, so that external filters run.
+    GitCli {
+        /// Why: the external filters found, for the engine to show.
+        reason: String,
+    },
+}
+
+/// How this repository's checkouts are written, staged and read; see the module docs.
+#[derive(Debug)]
+pub(crate) struct Checkouts {
+    tool: Tool,
+    /// Tracked-file count from which a fresh full checkout goes through the `git` CLI
+    /// when it is available.
+    cli_checkout_min_files: usize,
+    /// `Ok(version)` when a `git` executable runs, else why not; probed once.
+    git_cli: OnceLock<Result<String, String>>,
+    /// Serializes libgit2 worktree adds: `git_branch_is_checked_out` (libgit2 1.9) reports
+    /// any branch as checked out while another worktree is half-created (an operator
+    /// precedence slip in `git_repository_foreach_worktree` turns the failed lookup into a
+    /// "found"). The git CLI path does not need it.
+    worktree_add_lock: Mutex<()>,
+}
+
+/// What a fresh worktree checks out.
+#[derive(Clone, Copy)]
+pub(crate) enum NewCheckout<'a> {
+    /// The existing local branch with this name (without `refs/heads/`).
+    Branch(&'a str),
+    /// `commit` with a detached HEAD: the integration worktree, the only detached worktree
+    /// breeze creates. libgit2 adds worktrees only on a branch, so it adds this one on
+    /// `temp_branch` (created at `commit`, deleted again); after a failed add the caller
+    /// deletes `temp_branch` once the worktree is rolled back.
+    Detached {
+        /// The commit to check out.
+        commit: Oid,
+        /// The temporary branch libgit2 adds the worktree on.
+        temp_branch: &'a str,
+    },
+}
+
+impl Checkouts {
+    /// Chooses for the repository `repo` (primary checkout at `workdir`, git directory
+    /// `common_dir`): the `git` CLI when external filters are configured (refused when
+    /// `git` cannot run), else libgit2. `main_tip` is where `.gitattributes` files are
+    /// looked for.
+    pub(crate) fn choose(
+        repo: &Repository,
+        workdir: &Path,
+        common_dir: &Path,
+        main_tip: Option<Oid>,
+        cli_checkout_min_files: usize,
+    ) -> Result<Checkouts, GitError> {
+        let mut checkouts = Checkouts {
+            tool: Tool::Libgit2,
+            cli_checkout_min_files,
+            git_cli: OnceLock::new(),
+            worktree_add_lock: Mutex::new(()),
+        };
+        if let Some(filters) = detect_external_filters(repo, common_dir, main_tip) {
+            if let Err(detail) = checkouts.git_cli() {
+                return Err(GitError::Unsupported {
+                    path: workdir.to_path_buf(),
+                    feature: format!("{filters} without a working `git` command ({detail})"),
+                    todo: "libgit2 cannot run external filters, so breeze checks such \
+                           repositories out with the git CLI: install git (and git-lfs) and \
+                           make sure `git` is on PATH"
+                        .to_string(),
+                });
+            }
+            tracing::warn!(
+                repo = %workdir.display(),
+                "{filters}: worktrees are checked out and staged with the git CLI so the filter runs"
+            );
+            checkouts.tool = Tool::GitCli { reason: filters };
+        }
+        Ok(checkouts)
+    }
+
+    /// The external filters that make every checkout go through the `git` CLI, if any.
+    pub(crate) fn external_filters(&self) -> Option<&str> {
+        match &self.tool {
+            Tool::GitCli { reason } => Some(reason),
+            Tool::Libgit2 => None,
+        }
+    }
+
+    /// `Ok(version)` when a `git` executable runs, else why not. Probed once.
+    fn git_cli(&self) -> Result<&str, &str> {
+        match self.git_cli.get_or_init(cli::probe) {
+            Ok(version) => Ok(version),
+            Err(detail) => Err(detail),
+        }
+    }
+
+    /// Whether a fresh full checkout goes through `git worktree add`: always with external
+    /// filters; with libgit2, when `git` runs and the primary checkout `repo` (at
+    /// `workdir`) tracks at least `cli_checkout_min_files` files.
+    fn full_checkout_by_cli(&self, repo: &Repository, workdir: &Path) -> bool {
+        match self.tool {
+            Tool::GitCli { .. } => true,
+            Tool::Libgit2 if self.git_cli().is_err() => false,
+            Tool::Libgit2 if self.cli_checkout_min_files == 0 => true,
+            Tool::Libgit2 => fresh_index(repo, workdir)
+                .map(|index| index.len() >= self.cli_checkout_min_files)
+                .unwrap_or(false),
+        }
+    }
+
+    /// Adds linked worktree `name` at `path` checking out `what`, from the primary
+    /// checkout `repo` at `workdir`. Checking that the name and path are free, locking the
+    /// worktree and rolling back a failed add are the caller's.
+    pub(crate) fn add_worktree(
+        &self,
+        repo: &Repository,
+        workdir: &Path,
+        name: &str,
+        path: &Path,
+        what: NewCheckout<'_>,
+    ) -> Result<(), GitError> {
+        let by_cli = self.full_checkout_by_cli(repo, workdir);
+        match what {
+            NewCheckout::Branch(branch) if by_cli => {
+                cli_worktree_add(workdir, path, &[], branch, "check out a worktree")
+            }
+            NewCheckout::Branch(branch) => self
+                .libgit2_worktree_add(repo, name, path, &branch_ref(branch), |_| Ok(()))
+                .ctx(|| format!("could not create worktree {} on `{branch}`", path.display())),
+            NewCheckout::Detached { commit, .. } if by_cli => cli_worktree_add(
+                workdir,
+                path,
+                &["--detach"],
+                &commit.to_string(),
+                "check out the integration worktree",
+            ),
+            NewCheckout::Detached { commit, temp_branch } => self
+                .libgit2_detached_add(repo, name, path, commit, temp_branch)
+                .ctx(|| format!("could not create the integration worktree {}", path.display())),
+        }
+    }
+
+    /// libgit2's worktree add on the branch `refname`, then `then` on the new worktree,
+    /// both serialized (see `worktree_add_lock`).
+    fn libgit2_worktree_add(
+        &self,
+        repo: &Repository,
+        name: &str,
+        path: &Path,
+        refname: &str,
+        then: impl FnOnce(git2::Worktree) -> Result<(), git2::Error>,
+    ) -> Result<(), git2::Error> {
+        let reference = repo.find_reference(refname)?;
+        let mut options = WorktreeAddOptions::new();
+        options.reference(Some(&reference));
+        let _serial =
+            self.worktree_add_lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        then(repo.worktree(name, path, Some(&options))?)
+    }
+
+    /// libgit2's worktree add at `commit` with a detached HEAD, by way of `temp_branch`.
+    fn libgit2_detached_add(
+        &self,
+        repo: &Repository,
+        name: &str,
+        path: &Path,
+        commit: Oid,
+        temp_branch: &str,
+    ) -> Result<(), git2::Error> {
+        let target = repo.find_commit(commit)?;
+        let mut branch = repo.branch(temp_branch, &target, true)?;
+        let result = self.libgit2_worktree_add(repo, name, path, &branch_ref(temp_branch), |wt| {
+            Repository::open_from_worktree(&wt)?.set_head_detached(commit)
+        });
+        branch.delete()?;
+        result
+    }
+
+    /// Paths of the checkout at `at` (handle `repo`) with uncommitted changes: staged,
+    /// modified, deleted, conflicted or untracked (not ignored), sorted. Ignored files
+    /// (build outputs, provisioned `.env`) do not count.
+    pub(crate) fn dirty_paths(
+        &self,
+        repo: &Repository,
+        at: &Path,
+    ) -> Result<Vec<String>, GitError> {
+        match self.tool {
+            Tool::GitCli { .. } => {
+                let mut paths: Vec<String> =
+                    cli::status(at, false)?.into_iter().map(|(_, path)| path).collect();
+                paths.sort();
+                paths.dedup();
+                Ok(paths)
+            }
+            Tool::Libgit2 => Ok(display_all(&checkout::dirty_repo_paths(repo, at)?)),
+        }
+    }
+
+    /// Stages every change in the worktree at `at` (new, modified and deleted files,
+    /// honouring .gitignore) and writes the index; refuses when files of a conflicted
+    /// rebase still hold conflict markers. Returns how many paths were staged (0 when the
+    /// git CLI staged them: it does not say).
+    pub(crate) fn stage_all(&self, wrepo: &Repository, at: &Path) -> Result<usize, GitError> {
+        stage::ensure_conflicts_resolved(wrepo, at)?;
+        match self.tool {
+            Tool::GitCli { .. } => {
+                // `git add -A` runs the clean filters (LFS pointers instead of raw content).
+                cli::run(at, ["add", "-A"], "stage the worker's changes")?;
+                Ok(0)
+            }
+            Tool::Libgit2 => stage::stage_all(wrepo, at),
+        }
+    }
+
+    /// Switches the clean checkout at `at` from `from` (its HEAD's tree) to local branch
+    /// `branch`, whose tip has tree `to`: writes only the paths that differ (ignored files
+    /// stay) and points HEAD at the branch. A file in the way is an error and nothing is
+    /// written. Returns how many paths were written (`None` when the git CLI wrote them).
+    pub(crate) fn switch_branch(
+        &self,
+        wrepo: &Repository,
+        at: &Path,
+        branch: &str,
+        from: &Tree<'_>,
+        to: &Tree<'_>,
+    ) -> Result<Option<usize>, GitError> {
+        match self.tool {
+            Tool::GitCli { .. } => {
+                // `git checkout` writes only differing files and runs the filters.
+                cli::run(at, ["checkout", "-q", branch], "check out a worktree")?;
+                Ok(None)
+            }
+            Tool::Libgit2 => {
+                let written = checkout::move_paths(wrepo, at, from, to, Mode::Safe)?;
+                wrepo
+                    .set_head(&branch_ref(branch))
+                    .ctx(|| format!("could not switch {} to `{branch}`", at.display()))?;
+                Ok(Some(written))
+            }
+        }
+    }
+
+    /// Puts the checkout at `at` on `commit` with a detached HEAD, discarding tracked
+    /// changes and untracked files, keeping ignored ones, writing only what differs (how
+    /// the integration worktree is reused).
+    pub(crate) fn reset_detached(
+        &self,
+        wrepo: &Repository,
+        at: &Path,
+        commit: Oid,
+    ) -> Result<(), GitError> {
+        if let Tool::GitCli { .. } = self.tool {
+            let sha = commit.to_string();
+            let purpose = "reset the integration worktree";
+            cli::run(at, ["checkout", "-q", "-f", "--detach", sha.as_str()], purpose)?;
+            cli::run(at, ["clean", "-q", "-f", "-d"], purpose)?;
+            return Ok(());
+        }
+        let head_tree = wrepo
+            .head()
+            .and_then(|h| h.peel_to_tree())
+            .ctx(|| format!("could not read HEAD of {}", at.display()))?;
+        let new_tree = wrepo
+            .find_commit(commit)
+            .and_then(|c| c.tree())
+            .map_err(|_| GitError::MissingObject { what: "commit", oid: commit })?;
+        let mut touched = checkout::tree_diff_paths(wrepo, &head_tree, &new_tree)?;
+        touched.extend(checkout::dirty_repo_paths(wrepo, at)?);
+        touched.sort();
+        touched.dedup();
+        if let Err(conflicts) =
+            checkout::checkout_paths(wrepo, &new_tree, &touched, Mode::Force, at)?
+        {
+            return Err(GitError::Dirty { path: at.to_path_buf(), paths: conflicts });
+        }
+        wrepo
+            .set_head_detached(commit)
+            .ctx(|| format!("could not move {} to {commit}", at.display()))
+    }
+
+    /// Moves the files and index of the checkout at `at` from tree `from` to tree `to`
+    /// (HEAD stays), for a task's change applied onto a new base.
+    pub(crate) fn apply_tree(
+        &self,
+        wrepo: &Repository,
+        at: &Path,
+        from: &Tree<'_>,
+        to: &Tree<'_>,
+    ) -> Result<(), GitError> {
+        match self.tool {
+            Tool::GitCli { .. } => {
+                let (from, to) = (from.id().to_string(), to.id().to_string());
+                cli::run(
+                    at,
+                    ["read-tree", "-m", "-u", from.as_str(), to.as_str()],
+                    "apply the task's change",
+                )
+                .map(|_| ())
+            }
+            Tool::Libgit2 => checkout::move_paths(wrepo, at, from, to, Mode::Force).map(|_| ()),
+        }
+    }
+
+    /// Paths among `touched` that the checkout of main at `at` has changed (staged or not)
+    /// or that an untracked or ignored file occupies: fast-forwarding from `old_tree` to
+    /// `new_tree` would overwrite them. Returned apart (libgit2 only): the paths that
+    /// already hold what `new_tree` has, breeze's own half-done fast-forward.
+    pub(crate) fn blocking_paths(
+        &self,
+        crepo: &Repository,
+        at: &Path,
+        touched: &[RepoPath],
+        old_tree: &Tree<'_>,
+        new_tree: &Tree<'_>,
+    ) -> Result<(Vec<String>, Vec<RepoPath>), GitError> {
+        match self.tool {
+            Tool::GitCli { .. } => {
+                let touched: std::collections::HashSet<&[u8]> =
+                    touched.iter().map(|p| p.0.as_slice()).collect();
+                let mut paths: Vec<String> = cli::status(at, true)?
+                    .into_iter()
+                    .map(|(_, p)| p)
+                    .filter(|p| touched.contains(p.as_bytes()))
+                    .collect();
+                paths.sort();
+                paths.dedup();
+                Ok((paths, Vec::new()))
+            }
+            Tool::Libgit2 => checkout::blocking_paths(crepo, at, touched, old_tree, new_tree),
+        }
+    }
+
+    /// Fast-forwards the `touched` paths of the checkout of main at `at` from `old_tree`
+    /// to `new_tree`, files and index, while HEAD still names the old tip (the baseline).
+    /// `done` paths (see [`Checkouts::blocking_paths`]) are rewritten in place; a file
+    /// in the way of any other gives `Ok(Err(paths))`. On an error the files are put back
+    /// (the index on disk was never changed).
+    pub(crate) fn fast_forward(
+        &self,
+        crepo: &Repository,
+        at: &Path,
+        old_tree: &Tree<'_>,
+        new_tree: &Tree<'_>,
+        touched: &[RepoPath],
+        done: &[RepoPath],
+    ) -> Result<Result<(), Vec<String>>, GitError> {
+        if let Tool::GitCli { .. } = self.tool {
+            let (old, new) = (old_tree.id().to_string(), new_tree.id().to_string());
+            return match cli::run(
+                at,
+                ["read-tree", "-m", "-u", old.as_str(), new.as_str()],
+                "update your checkout",
+            ) {
+                Ok(_) => Ok(Ok(())),
+                Err(GitError::Cli { stderr, .. }) => Ok(Err(vec![stderr])),
+                Err(e) => Err(e),
+            };
+        }
+        let rest: Vec<RepoPath> = touched.iter().filter(|p| !done.contains(p)).cloned().collect();
+        let written =
+            checkout::checkout_paths(crepo, new_tree, &rest, Mode::Safe, at).and_then(|result| {
+                match result {
+                    // Identical content: forcing it over loses nothing.
+                    Ok(()) => checkout::checkout_paths(crepo, new_tree, done, Mode::Force, at),
+                    conflicts => Ok(conflicts),
+                }
+            });
+        if written.is_err() {
+            // Files may be written but the index not (a lock taken meanwhile): the files
+            // go back; the index on disk was never changed.
+            if let Err(undo) = checkout::checkout_paths_with(
+                crepo,
+                old_tree,
+                touched,
+                Mode::Force,
+                IndexWrite::FilesOnly,
+                at,
+            ) {
+                tracing::error!(checkout = %at.display(), error = %undo, "could not put the checkout back after a failed landing");
+            }
+        }
+        written
+    }
+
+    /// Puts the `touched` paths of the checkout at `at` back to `old_tree`, files and
+    /// index, overwriting what is there: undoes [`Checkouts::fast_forward`].
+    pub(crate) fn restore(
+        &self,
+        crepo: &Repository,
+        at: &Path,
+        old_tree: &Tree<'_>,
+        touched: &[RepoPath],
+    ) -> Result<(), GitError> {
+        match self.tool {
+            Tool::GitCli { .. } => {
+                let old = old_tree.id().to_string();
+                cli::run(at, ["read-tree", "--reset", "-u", old.as_str()], "restore your checkout")
+                    .map(|_| ())
+            }
+            Tool::Libgit2 => {
+                checkout::checkout_paths(crepo, old_tree, touched, Mode::Force, at).map(|_| ())
+            }
+        }
+    }
+}
+
+/// `git worktree add -q [flags] <path> <what>` from the primary checkout at `workdir`.
+fn cli_worktree_add(
+    workdir: &Path,
+    path: &Path,
+    flags: &[&str],
+    what: &str,
+    action: &'static str,
+) -> Result<(), GitError> {
+    let mut args: Vec<&std::ffi::OsStr> = vec!["worktree".as_ref(), "add".as_ref(), "-q".as_ref()];
+    args.extend(flags.iter().map(|flag| std::ffi::OsStr::new(*flag)));
+    args.push(path.as_os_str());
+    args.push(what.as_ref());
+    cli::run(workdir, args, action).map(|_| ())
+}
+
+/// Finds `filter=<driver>` attributes whose driver has a configured smudge, clean or process
+/// command (git-lfs is the common case). libgit2 never runs those, so such repositories need
+/// the git CLI for checkouts. Looks at `info/attributes`, `core.attributesFile` and every
+/// `.gitattributes` in the main tip. Returns the reason to show, naming the drivers.
+fn detect_external_filters(
+    repo: &Repository,
+    common_dir: &Path,
+    tip: Option<Oid>,
+) -> Option<String> {
+    let config = repo.config().ok()?;
+    let texts = attribute_texts(repo, &config, common_dir, tip);
+    let configured: Vec<String> = filter_drivers(&texts)
+        .into_iter()
+        .filter(|driver| {
+            ["smudge", "clean", "process"]
+                .iter()
+                .any(|key| config.get_string(&format!("filter.{driver}.{key}")).is_ok())
+        })
+        .collect();
+    if configured.is_empty() {
+        return None;
+    }
+    let names = configured.iter().map(|d| format!("`{d}`")).collect::<Vec<_>>().join(", ");
+    Some(format!("external filter {names} in .gitattributes"))
+}
+
+/// The texts of `info/attributes`, of `core.attributesFile` and of every `.gitattributes`
+/// in the tree of `tip`.
+fn attribute_texts(
+    repo: &Repository,
+    config: &git2::Config,
+    common_dir: &Path,
+    tip: Option<Oid>,
+) -> Vec<String> {
+    let mut texts: Vec<String> = Vec::new();
+    if let Ok(text) = std::fs::read_to_string(common_dir.join("info").join("attributes")) {
+        texts.push(text);
+    }
+    if let Ok(path) = config.get_path("core.attributesFile")
+        && let Ok(text) = std::fs::read_to_string(path)
+    {
+        texts.push(text);
+    }
+    if let Some(tree) = tip.and_then(|oid| repo.find_commit(oid).ok()).and_then(|c| c.tree().ok()) {
+        let mut blobs = Vec::new();
+        let _ = tree.walk(git2::TreeWalkMode::PreOrder, |_, entry| {
+            if entry.name_bytes() == b".gitattributes"
+                && entry.kind() == Some(git2::ObjectType::Blob)
+            {
+                blobs.push(entry.id());
+            }
+            git2::TreeWalkResult::Ok
+        });
+        for oid in blobs {
+            if let Ok(blob) = repo.find_blob(oid) {
+                texts.push(String::from_utf8_lossy(blob.content()).into_owned());
+            }
+        }
+    }
+    texts
+}
+
+/// The drivers named by `filter=<driver>` in attribute texts, in order of appearance,
+/// each once.
+fn filter_drivers(texts: &[String]) -> Vec<String> {
+    let mut drivers: Vec<String> = Vec::new();
+    for text in texts {
+        for line in text.lines() {
+            let line = line.trim();
+            if line.starts_with('#') {
+                continue;
+            }
+            for token in line.split_whitespace().skip(1) {
+                if let Some(driver) = token.strip_prefix("filter=")
+                    && !drivers.iter().any(|d| d == driver)
+                {
+                    drivers.push(driver.to_string());
+                }
+            }
+        }
+    }
+    drivers
+}

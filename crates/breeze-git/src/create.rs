@@ -1,0 +1,337 @@
+//! Creating worktrees under `.harness-worktrees/`: idempotent (a complete worktree on the
+//! requested branch is returned as it is), replacing only what an interrupted add left,
+//! and rolled back completely on failure (no admin directory, no directory, no branch the
+//! add created). Who checks the files out (libgit2 or `git worktree add`) is decided in
+//! `checkouts.rs`.
+
+use std::path::Path;
+
+use git2::{Oid, Repository, WorktreeLockStatus, WorktreePruneOptions};
+
+use crate::checkouts::NewCheckout;
+use crate::error::{Context as _, GitError};
+use crate::names::{branch_ref, symbolic_target, validate_branch_name, validate_worktree_name};
+use crate::paths::{path_string, remove_dir_if_exists, same_path};
+use crate::repo::Repo;
+use crate::worktree::Worktree;
+
+/// A directory left by an interrupted `git worktree add`: empty, or only a `.git` file.
+fn is_leftover_dir(path: &Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(path) else {
+        return false;
+    };
+    let entries: Vec<_> = entries.flatten().collect();
+    entries.iter().all(|entry| {
+        entry.file_name() == ".git" && entry.file_type().map(|t| t.is_file()).unwrap_or(false)
+    })
+}
+
+impl Repo {
+    /// Creates worktree `name` at `.harness-worktrees/<name>` on a new branch `branch` at
+    /// `base`, locked with `lock_reason`.
+    ///
+    /// Idempotent: when that worktree already exists, complete and on `branch`, it is
+    /// returned as it is. A failed add leaves nothing behind (no admin directory, no
+    /// directory, no branch it created). Large trees (see [`crate::OpenOptions`]) and
+    /// repositories with external filters are checked out by `git worktree add`.
+    pub fn create_worktree(
+        &self,
+        name: &str,
+        branch: &str,
+        base: Oid,
+        lock_reason: &str,
+    ) -> Result<Worktree, GitError> {
+        self.add_worktree(name, branch, Some(base), lock_reason)
+    }
+
+    /// Like [`Repo::create_worktree`], but checks out the existing branch `branch` at its
+    /// tip (a task that already has work, e.g. on resume after its lane worktree was lost).
+    /// The returned `base` is where the branch left main (their merge base).
+    pub fn create_worktree_on_branch(
+        &self,
+        name: &str,
+        branch: &str,
+        lock_reason: &str,
+    ) -> Result<Worktree, GitError> {
+        self.add_worktree(name, branch, None, lock_reason)
+    }
+
+    /// `base: Some` creates `branch` there; `None` uses the existing branch.
+    fn add_worktree(
+        &self,
+        name: &str,
+        branch: &str,
+        base: Option<Oid>,
+        lock_reason: &str,
+    ) -> Result<Worktree, GitError> {
+        validate_worktree_name(name)?;
+        validate_branch_name(branch)?;
+        let repo = self.git()?;
+        let refname = branch_ref(branch);
+        let new_branch = base.is_some();
+        let base = match base {
+            Some(base) => {
+                repo.find_commit(base)
+                    .map_err(|_| GitError::MissingObject { what: "commit", oid: base })?;
+                base
+            }
+            None => {
+                let tip = self.existing_branch_tip(&repo, branch)?;
+                self.task_base(&repo, tip)
+            }
+        };
+        let root = self.worktree_root();
+        let path = root.join(name);
+        let worktree = Worktree {
+            name: name.to_string(),
+            path: path.clone(),
+            branch: branch.to_string(),
+            base,
+        };
+
+        self.ensure_excluded()?;
+        self.ensure_dirs(&root)?;
+        if self.clear_way_for(&repo, name, &path, Some(&refname))? {
+            tracing::debug!(worktree = name, "worktree already exists");
+            return Ok(worktree);
+        }
+
+        self.forget(&path);
+        let created_branch = if new_branch {
+            self.ensure_branch_at(&repo, branch, base)?
+        } else {
+            self.ensure_not_checked_out(&repo, branch)?;
+            false
+        };
+        let finished = self
+            .checkouts
+            .add_worktree(&repo, &self.workdir, name, &path, NewCheckout::Branch(branch))
+            .and_then(|()| self.complete_add(&repo, name, &path, lock_reason));
+        if let Err(e) = finished {
+            self.rollback_add(&repo, name, &path, created_branch.then_some(branch));
+            return Err(e);
+        }
+        tracing::info!(worktree = name, branch, %base, "created worktree");
+        Ok(worktree)
+    }
+
+    /// Creates the worktree root and `.git/worktrees`: libgit2 creates the latter with a
+    /// check-then-create that fails when two worktrees are added at the same time.
+    pub(crate) fn ensure_dirs(&self, root: &Path) -> Result<(), GitError> {
+        for dir in [root.to_path_buf(), self.common_dir.join("worktrees")] {
+            std::fs::create_dir_all(&dir).map_err(|e| GitError::io("create directory", &dir, e))?;
+        }
+        Ok(())
+    }
+
+    /// Makes the worktree's name and path free: prunes stale registrations, removes
+    /// leftovers of interrupted adds, refuses anything else. Returns an existing complete
+    /// worktree on `refname` (detached when `None`) when there is one: `Ok(true)`, the
+    /// idempotent case.
+    pub(crate) fn clear_way_for(
+        &self,
+        repo: &Repository,
+        name: &str,
+        path: &Path,
+        refname: Option<&str>,
+    ) -> Result<bool, GitError> {
+        if let Ok(existing) = repo.find_worktree(name) {
+            if existing.validate().is_ok()
+                && self.is_the_requested(&existing, name, path, refname)?
+            {
+                return Ok(true);
+            }
+            // Stale (its directory is gone) or an interrupted add: drop it entirely.
+            let _ = existing.unlock();
+            existing
+                .prune(Some(
+                    WorktreePruneOptions::new().valid(true).locked(true).working_tree(true),
+                ))
+                .ctx(|| format!("could not prune the stale worktree `{name}`"))?;
+            remove_dir_if_exists(&self.admin_dir(name))?;
+        }
+        if path.exists() {
+            if is_leftover_dir(path) {
+                remove_dir_if_exists(path)?;
+            } else {
+                return Err(GitError::WorktreeConflict {
+                    name: name.to_string(),
+                    path: path.to_path_buf(),
+                    problem: "the directory exists and is not a git worktree; move it away \
+                              (breeze never deletes what it did not create)"
+                        .to_string(),
+                });
+            }
+        }
+        Ok(false)
+    }
+
+    /// Judges the valid registered worktree `existing` named `name`: `Ok(true)` when it is
+    /// breeze's complete worktree at `path` on `refname` (detached when `None`), `Ok(false)`
+    /// when it is an interrupted add holding nothing but checkout output (to be replaced);
+    /// anything else is refused.
+    fn is_the_requested(
+        &self,
+        existing: &git2::Worktree,
+        name: &str,
+        path: &Path,
+        refname: Option<&str>,
+    ) -> Result<bool, GitError> {
+        let conflict = |problem: String| GitError::WorktreeConflict {
+            name: name.to_string(),
+            path: path.to_path_buf(),
+            problem,
+        };
+        let registered_path = existing.path();
+        let head = self.admin_head(name);
+        let head_ref = symbolic_target(&head);
+        let on_requested = match refname {
+            Some(refname) => head_ref == Some(refname),
+            None => head_ref.is_none(),
+        };
+        if !same_path(registered_path, path) {
+            return Err(conflict(format!(
+                "a worktree with this name is registered at {}; remove it with \
+                 `git worktree remove {}` or pick another name",
+                registered_path.display(),
+                registered_path.display()
+            )));
+        }
+        if self.has_marker(name) {
+            if on_requested {
+                return Ok(true);
+            }
+            return Err(conflict(format!(
+                "it exists but has `{}` checked out instead of `{}`; move it with \
+                 `move_worktree` or remove it first",
+                head_ref.unwrap_or("a detached HEAD"),
+                refname.unwrap_or("a detached HEAD")
+            )));
+        }
+        // Registered, not marked complete: an add interrupted by a crash, unless it holds
+        // work (someone else's worktree). Only an untouched one is replaced.
+        if !(on_requested && self.holds_only_checkout_output(path)?) {
+            return Err(conflict(
+                "a worktree breeze did not create is registered there; remove it with \
+                 `git worktree remove` (after saving its work) or pick another name"
+                    .to_string(),
+            ));
+        }
+        tracing::info!(worktree = name, "replacing an interrupted worktree add");
+        Ok(false)
+    }
+
+    /// Whether a worktree holds nothing but (part of) the checkout of its HEAD: every file
+    /// present is tracked and unchanged, or untracked with exactly the content HEAD has at
+    /// that path (written before the crash, index not yet written). Anything else is work.
+    fn holds_only_checkout_output(&self, path: &Path) -> Result<bool, GitError> {
+        let wrepo =
+            Repository::open(path).ctx(|| format!("could not open worktree {}", path.display()))?;
+        let Ok(head_tree) = wrepo.head().and_then(|h| h.peel_to_tree()) else {
+            return Ok(false);
+        };
+        let statuses = wrepo
+            .statuses(Some(
+                git2::StatusOptions::new().include_untracked(true).recurse_untracked_dirs(true),
+            ))
+            .ctx(|| format!("could not read the status of {}", path.display()))?;
+        let harmless =
+            git2::Status::INDEX_DELETED | git2::Status::WT_DELETED | git2::Status::WT_NEW;
+        for entry in statuses.iter() {
+            let status = entry.status();
+            if !harmless.contains(status) {
+                return Ok(false);
+            }
+            if status.contains(git2::Status::WT_NEW) {
+                let rel = path_string(entry.path_bytes());
+                let Ok(tree_entry) = head_tree.get_path(Path::new(&rel)) else {
+                    return Ok(false);
+                };
+                let on_disk = git2::Oid::hash_file(git2::ObjectType::Blob, path.join(&rel));
+                if on_disk.ok() != Some(tree_entry.id()) {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    /// Finishes an add: checks git registered the worktree as `name`, locks it with
+    /// `lock_reason` and marks it complete.
+    pub(crate) fn complete_add(
+        &self,
+        repo: &Repository,
+        name: &str,
+        path: &Path,
+        lock_reason: &str,
+    ) -> Result<(), GitError> {
+        self.check_admin_name(repo, name, path)?;
+        self.lock_worktree(repo, name, lock_reason)?;
+        self.write_marker(name)
+    }
+
+    /// `git worktree add` names the admin directory after the path's last component, adding
+    /// a number when that name is taken; breeze relies on it being exactly `name`.
+    fn check_admin_name(&self, repo: &Repository, name: &str, path: &Path) -> Result<(), GitError> {
+        let registered =
+            repo.find_worktree(name).map(|wt| same_path(wt.path(), path)).unwrap_or(false);
+        if registered {
+            return Ok(());
+        }
+        // Undo git's registration under the other name; the caller's rollback does the rest.
+        if let Ok(names) = repo.worktrees() {
+            for other in names.iter().flatten().flatten() {
+                if let Ok(wt) = repo.find_worktree(other)
+                    && same_path(wt.path(), path)
+                {
+                    let _ = wt.unlock();
+                    let _ = wt.prune(Some(
+                        WorktreePruneOptions::new().valid(true).locked(true).working_tree(true),
+                    ));
+                }
+            }
+        }
+        Err(GitError::WorktreeConflict {
+            name: name.to_string(),
+            path: path.to_path_buf(),
+            problem: format!(
+                "git registered it under another name because `.git/worktrees/{name}` is taken; \
+                 run `git worktree prune` and try again"
+            ),
+        })
+    }
+
+    fn lock_worktree(&self, repo: &Repository, name: &str, reason: &str) -> Result<(), GitError> {
+        let wt = repo.find_worktree(name).ctx(|| format!("could not find worktree `{name}`"))?;
+        match wt.is_locked() {
+            Ok(WorktreeLockStatus::Locked(_)) => Ok(()),
+            _ => wt.lock(Some(reason)).ctx(|| format!("could not lock worktree `{name}`")),
+        }
+    }
+
+    /// Removes everything a failed or interrupted add may have left: the admin directory, the
+    /// worktree directory (which did not exist before the add) and the branch if it was
+    /// created for the add.
+    pub(crate) fn rollback_add(
+        &self,
+        repo: &Repository,
+        name: &str,
+        path: &Path,
+        created_branch: Option<&str>,
+    ) {
+        // The admin directory is ours unless it records another worktree's path.
+        let admin = self.admin_dir(name);
+        let recorded = std::fs::read_to_string(admin.join("gitdir")).ok();
+        let foreign =
+            recorded.is_some_and(|gitdir| !same_path(Path::new(gitdir.trim()), &path.join(".git")));
+        if !foreign && let Err(e) = remove_dir_if_exists(&admin) {
+            tracing::warn!(error = %e, "rollback of worktree add");
+        }
+        if let Err(e) = remove_dir_if_exists(path) {
+            tracing::warn!(error = %e, "rollback of worktree add");
+        }
+        if let Some(branch) = created_branch {
+            self.delete_branch_quietly(repo, branch);
+        }
+    }
+}

@@ -1,0 +1,84 @@
+//! The integration worktree `.harness-worktrees/integration`: a detached checkout of a
+//! merged tree where `land.verify` and the repository's commit hooks run before main
+//! moves, reused across landings; and where those hooks are.
+
+use std::path::PathBuf;
+
+use git2::{Oid, Repository, Tree};
+
+use crate::checkout::{self, Mode};
+use crate::checkouts::NewCheckout;
+use crate::error::{Context as _, GitError};
+use crate::names::INTEGRATION_WORKTREE;
+use crate::repo::Repo;
+
+impl Repo {
+    /// The detached worktree `.harness-worktrees/integration` at `commit`, for running
+    /// `land.verify` on a merged tree before main moves. Reused across landings: each call
+    /// resets it to `commit`, discarding what the previous verify changed or left untracked
+    /// (ignored build outputs stay, so builds stay warm).
+    pub fn integration_worktree(&self, commit: Oid) -> Result<PathBuf, GitError> {
+        let repo = self.git()?;
+        repo.find_commit(commit)
+            .map_err(|_| GitError::MissingObject { what: "commit", oid: commit })?;
+        let root = self.worktree_root();
+        let name = INTEGRATION_WORKTREE;
+        let path = root.join(name);
+        self.ensure_excluded()?;
+        self.ensure_dirs(&root)?;
+
+        if self.clear_way_for(&repo, name, &path, None)? {
+            let mut wrepo = self.handle(&path)?;
+            wrepo.set_keep(false);
+            self.checkouts.reset_detached(&wrepo, &path, commit)?;
+            wrepo.set_keep(true);
+            return Ok(path);
+        }
+        self.forget(&path);
+
+        let temp_branch = format!("breeze/integration-{}", std::process::id());
+        let what = NewCheckout::Detached { commit, temp_branch: &temp_branch };
+        let finished =
+            self.checkouts.add_worktree(&repo, &self.workdir, name, &path, what).and_then(|()| {
+                self.complete_add(&repo, name, &path, "breeze integration worktree (land.verify)")
+            });
+        if let Err(e) = finished {
+            self.rollback_add(&repo, name, &path, None);
+            self.delete_branch_quietly(&repo, &temp_branch);
+            return Err(e);
+        }
+        Ok(path)
+    }
+
+    /// The integration worktree as `git commit` would see a landing about to be made: HEAD
+    /// at `parent` (main's tip), and the index and files holding `tree` (the merged result),
+    /// so that the repository's `pre-commit` hook finds the landing's change staged.
+    pub fn integration_worktree_staged(&self, parent: Oid, tree: Oid) -> Result<PathBuf, GitError> {
+        let path = self.integration_worktree(parent)?;
+        let wrepo = self.handle(&path)?;
+        let head_tree = commit_tree_of(&wrepo, parent)?;
+        let new_tree = wrepo
+            .find_tree(tree)
+            .map_err(|_| GitError::MissingObject { what: "tree", oid: tree })?;
+        checkout::move_paths(&wrepo, &path, &head_tree, &new_tree, Mode::Force)?;
+        Ok(path)
+    }
+
+    /// Where the repository's hooks are: `core.hooksPath` (relative to the primary checkout)
+    /// or `.git/hooks`.
+    pub fn hooks_dir(&self) -> Result<PathBuf, GitError> {
+        let repo = self.git()?;
+        let config = repo.config().ctx(|| "could not read the git configuration".to_string())?;
+        Ok(match config.get_path("core.hooksPath") {
+            Ok(path) if path.is_absolute() => path,
+            Ok(path) => self.workdir.join(path),
+            Err(_) => self.common_dir.join("hooks"),
+        })
+    }
+}
+
+fn commit_tree_of(repo: &Repository, oid: Oid) -> Result<Tree<'_>, GitError> {
+    repo.find_commit(oid)
+        .and_then(|c| c.tree())
+        .map_err(|_| GitError::MissingObject { what: "commit", oid })
+}

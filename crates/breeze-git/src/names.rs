@@ -1,0 +1,63 @@
+//! The names breeze gives things in a repository (its folders, the integration worktree,
+//! branch refs) and the checks of worktree and branch names callers pass in.
+
+use crate::error::GitError;
+
+/// Directory (under the primary checkout) that holds every worktree breeze creates.
+pub const WORKTREE_ROOT: &str = ".harness-worktrees";
+
+/// Directory (under the primary checkout) that holds breeze's run state.
+pub const STATE_DIR: &str = ".breeze";
+
+/// Name of the detached worktree in which `land.verify` runs.
+pub const INTEGRATION_WORKTREE: &str = "integration";
+
+/// `refs/heads/<branch>`.
+pub(crate) fn branch_ref(branch: &str) -> String {
+    format!("refs/heads/{branch}")
+}
+
+/// The ref a HEAD file's text names (`ref: refs/heads/x` gives `refs/heads/x`); `None`
+/// for a detached HEAD.
+pub(crate) fn symbolic_target(head_text: &str) -> Option<&str> {
+    head_text.trim().strip_prefix("ref:").map(str::trim)
+}
+
+/// Checks a worktree name: a single safe path component.
+pub(crate) fn validate_worktree_name(name: &str) -> Result<(), GitError> {
+    let bad = |reason: &str| GitError::InvalidName {
+        what: "worktree name",
+        name: name.to_string(),
+        reason: format!(
+            "{reason}; use letters, digits, `.`, `_` and `-` only (for example \
+             `task-<slug>` with `breeze_git::slug`)"
+        ),
+    };
+    if name.is_empty() || name.len() > 100 {
+        return Err(bad("it must be 1 to 100 bytes long"));
+    }
+    if !name.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c)) {
+        return Err(bad("it contains a character that is not allowed"));
+    }
+    if name.starts_with(['.', '-']) || name.contains("..") || name.ends_with(".lock") {
+        return Err(bad("it may not start with `.` or `-`, contain `..` or end in `.lock`"));
+    }
+    Ok(())
+}
+
+/// Checks a local branch name (without `refs/heads/`).
+pub(crate) fn validate_branch_name(branch: &str) -> Result<(), GitError> {
+    if branch.starts_with('-')
+        || branch == "HEAD"
+        || !git2::Reference::is_valid_name(&branch_ref(branch))
+    {
+        return Err(GitError::InvalidName {
+            what: "branch name",
+            name: branch.to_string(),
+            reason: "it is not a valid git branch name (see `git check-ref-format --branch`); \
+                     use `task/<slug>` with `breeze_git::slug`"
+                .to_string(),
+        });
+    }
+    Ok(())
+}

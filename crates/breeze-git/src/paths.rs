@@ -1,0 +1,74 @@
+//! Paths: repository-relative paths as git stores them (bytes), their display form, and
+//! the file-system helpers the worktree code shares (lexical normalization, comparing two
+//! paths, removing a directory that may be gone).
+
+use std::path::{Component, Path, PathBuf};
+
+use crate::error::GitError;
+
+/// Repository-relative path of a status or diff entry, lossy for non-UTF-8 names: for
+/// messages and pattern matching, never to name a file to git or the file system.
+pub(crate) fn path_string(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A repository-relative path as git stores it: bytes, which need not be UTF-8 (a file
+/// named in Latin-1 is still a file to check out, stage and land).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) struct RepoPath(pub(crate) Vec<u8>);
+
+impl RepoPath {
+    /// The path for the file system and libgit2.
+    pub(crate) fn as_path(&self) -> &Path {
+        bytes_path(&self.0)
+    }
+
+    /// For messages (lossy).
+    pub(crate) fn display(&self) -> String {
+        path_string(&self.0)
+    }
+}
+
+/// Repository-relative path bytes as a file-system path, without loss.
+pub(crate) fn bytes_path(bytes: &[u8]) -> &Path {
+    use std::os::unix::ffi::OsStrExt;
+    Path::new(std::ffi::OsStr::from_bytes(bytes))
+}
+
+/// Display strings of `paths`.
+pub(crate) fn display_all(paths: &[RepoPath]) -> Vec<String> {
+    paths.iter().map(RepoPath::display).collect()
+}
+
+/// Removes `.` and `..` lexically (no file-system access), so a path cannot sneak out of a
+/// directory with `..`.
+pub(crate) fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Same file-system object, or the same normalized path when one side does not exist.
+pub(crate) fn same_path(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => normalize(a) == normalize(b),
+    }
+}
+
+/// Removes a directory and everything in it; one that is already gone is fine.
+pub(crate) fn remove_dir_if_exists(path: &Path) -> Result<(), GitError> {
+    match std::fs::remove_dir_all(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(GitError::io("remove directory", path, e)),
+    }
+}

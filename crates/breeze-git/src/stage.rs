@@ -1,0 +1,128 @@
+//! Staging what a worker left in its worktree: the check for conflict markers left after a
+//! conflicted rebase, and libgit2's staging of every change (the `git` CLI's `git add -A`
+//! is chosen instead in `checkouts.rs` where external filters apply).
+
+use std::path::Path;
+
+use git2::{Index, Repository, Status};
+
+use crate::checkout::workdir_status_options;
+use crate::error::{Context as _, GitError};
+use crate::paths::{bytes_path, path_string};
+use crate::state::fresh_index;
+
+/// A file still carries conflict markers when it has both a `<<<<<<< ` and a `>>>>>>> ` line.
+fn has_conflict_markers(path: &Path) -> bool {
+    let Ok(bytes) = std::fs::read(path) else { return false };
+    let starts_line = |marker: &[u8]| {
+        bytes.starts_with(marker)
+            || bytes.windows(marker.len() + 1).any(|w| w[0] == b'\n' && &w[1..] == marker)
+    };
+    starts_line(b"<<<<<<< ") && starts_line(b">>>>>>> ")
+}
+
+/// Refuses, with [`GitError::UnresolvedConflicts`], when conflicted index entries of the
+/// checkout at `at` have files that still contain conflict markers.
+pub(crate) fn ensure_conflicts_resolved(wrepo: &Repository, at: &Path) -> Result<(), GitError> {
+    let unresolved = unresolved_conflicts(wrepo, at)?;
+    if unresolved.is_empty() {
+        Ok(())
+    } else {
+        Err(GitError::UnresolvedConflicts { path: at.to_path_buf(), paths: unresolved })
+    }
+}
+
+/// Conflicted index entries whose files still contain conflict markers.
+fn unresolved_conflicts(wrepo: &Repository, at: &Path) -> Result<Vec<String>, GitError> {
+    let index = fresh_index(wrepo, at)?;
+    if !index.has_conflicts() {
+        return Ok(Vec::new());
+    }
+    let mut paths = Vec::new();
+    for conflict in
+        index.conflicts().ctx(|| format!("could not read conflicts in {}", at.display()))?
+    {
+        let conflict = conflict.ctx(|| format!("could not read conflicts in {}", at.display()))?;
+        let entry = conflict.our.or(conflict.their).or(conflict.ancestor);
+        if let Some(entry) = entry {
+            let path = path_string(&entry.path);
+            if has_conflict_markers(&at.join(&path)) {
+                paths.push(path);
+            }
+        }
+    }
+    paths.sort();
+    paths.dedup();
+    Ok(paths)
+}
+
+/// Stages every change in the worktree at `at` with libgit2 (new, modified and deleted
+/// files, honouring .gitignore; a nested repository as a gitlink) and writes the index.
+/// Returns how many paths. The caller has checked that no conflict markers are left.
+pub(crate) fn stage_all(wrepo: &Repository, at: &Path) -> Result<usize, GitError> {
+    let changed = changed_in_workdir(wrepo, at)?;
+    let mut index = fresh_index(wrepo, at)?;
+    // Deletions first: a directory that replaced a file (or a file that replaced a
+    // directory) can only be staged once the old entries are out of the way.
+    let (gone, present): (Vec<&Vec<u8>>, Vec<&Vec<u8>>) =
+        changed.iter().partition(|bytes| at.join(bytes_path(bytes)).symlink_metadata().is_err());
+    for bytes in &gone {
+        // Deleted (or a conflicted file the worker resolved by deleting it).
+        index.remove_path(bytes_path(bytes)).ctx(|| {
+            format!("could not stage the deletion of `{}` in {}", path_string(bytes), at.display())
+        })?;
+    }
+    for bytes in &present {
+        stage_present(&mut index, at, bytes)?;
+    }
+    index.write().ctx(|| format!("could not write the index of {}", at.display()))?;
+    Ok(changed.len())
+}
+
+/// The paths the working tree changed against the index (what the worker staged itself is
+/// in the index already and ends up in the tree written from it), as git has them: bytes,
+/// not necessarily UTF-8 (a lossy spelling would name another file, and the real one would
+/// be dropped).
+fn changed_in_workdir(wrepo: &Repository, at: &Path) -> Result<Vec<Vec<u8>>, GitError> {
+    let mut options = workdir_status_options();
+    let statuses = wrepo
+        .statuses(Some(&mut options))
+        .ctx(|| format!("could not read the status of {}", at.display()))?;
+    let workdir_change = Status::WT_NEW
+        | Status::WT_MODIFIED
+        | Status::WT_DELETED
+        | Status::WT_TYPECHANGE
+        | Status::CONFLICTED;
+    Ok(statuses
+        .iter()
+        .filter(|entry| entry.status().intersects(workdir_change))
+        .map(|entry| {
+            let bytes = entry.path_bytes();
+            bytes.strip_suffix(b"/").unwrap_or(bytes).to_vec()
+        })
+        .collect())
+}
+
+/// Stages the file, symlink or directory present at `bytes` (relative to `at`).
+fn stage_present(index: &mut Index, at: &Path, bytes: &[u8]) -> Result<(), GitError> {
+    let rel = bytes_path(bytes);
+    let path = path_string(bytes);
+    let context = || format!("could not stage `{path}` in {}", at.display());
+    let full = at.join(rel);
+    let meta = full.symlink_metadata().map_err(|e| GitError::io("read", &full, e))?;
+    let replaces_a_file = index.get_path(rel, 0).is_some();
+    if meta.is_dir() && replaces_a_file && !full.join(".git").exists() {
+        // A directory where the index has a file: the file goes, what the directory holds
+        // (not ignored) comes in. (A nested repository is staged as a gitlink, below, for
+        // the nested-repo gate to see.)
+        index.remove_path(rel).ctx(context)?;
+        index.add_all([rel.join("*")], git2::IndexAddOption::DEFAULT, None).ctx(context)?;
+    } else {
+        if !meta.is_dir() {
+            // A file where the index has a directory: its entries go first.
+            index.remove_dir(rel, 0).ctx(context)?;
+        }
+        index.add_path(rel).ctx(context)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,50 @@
+//! A checkout's git state as every operation needs it: its index re-read from disk, the
+//! refusal of a checkout in the middle of a merge or rebase, and libgit2's lock error
+//! said plainly.
+
+use std::path::Path;
+
+use git2::{ErrorCode, Repository, RepositoryState};
+
+use crate::error::{Context as _, GitError};
+
+/// The repository's index, re-read from disk if another process changed it since this
+/// handle last read or wrote it (`Repository::index` alone returns the cached one).
+pub(crate) fn fresh_index(repo: &Repository, at: &Path) -> Result<git2::Index, GitError> {
+    let mut index = repo.index().ctx(|| format!("could not read the index of {}", at.display()))?;
+    index.read(false).ctx(|| format!("could not read the index of {}", at.display()))?;
+    Ok(index)
+}
+
+/// Refuses a checkout that is mid-merge/rebase/...; `path` names it in the message.
+pub(crate) fn ensure_clean_state(repo: &Repository, path: &Path) -> Result<(), GitError> {
+    let (operation, abort) = match repo.state() {
+        RepositoryState::Clean => return Ok(()),
+        RepositoryState::Merge => ("merge", "git merge --abort"),
+        RepositoryState::Revert | RepositoryState::RevertSequence => {
+            ("revert", "git revert --abort")
+        }
+        RepositoryState::CherryPick | RepositoryState::CherryPickSequence => {
+            ("cherry-pick", "git cherry-pick --abort")
+        }
+        RepositoryState::Bisect => ("bisect", "git bisect reset"),
+        RepositoryState::Rebase
+        | RepositoryState::RebaseInteractive
+        | RepositoryState::RebaseMerge => ("rebase", "git rebase --abort"),
+        RepositoryState::ApplyMailbox | RepositoryState::ApplyMailboxOrRebase => {
+            ("`git am` session", "git am --abort")
+        }
+    };
+    Err(GitError::MidOperation { path: path.to_path_buf(), operation, abort })
+}
+
+/// A libgit2 failure in the checkout at `at`: [`GitError::Locked`] when another process
+/// holds its `index.lock` (libgit2 reports it as `Locked`), else the failure with
+/// `context`.
+pub(crate) fn locked_or(e: git2::Error, at: &Path, context: impl FnOnce() -> String) -> GitError {
+    if e.code() == ErrorCode::Locked {
+        GitError::Locked { path: at.to_path_buf(), detail: e.message().to_string() }
+    } else {
+        GitError::Git { context: context(), cause: e }
+    }
+}
