@@ -3,11 +3,15 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// The `breeze` binary under test, with a git identity so tests do not depend on the
-/// machine's configuration.
+pub use breeze_test_support::plan::toml_task;
+pub use breeze_test_support::role::shell_worker_config;
+pub use breeze_test_support::write;
+
+/// The `breeze` binary under test, hermetic: no user or system git configuration, an empty
+/// `HOME`, a fixed identity — tests do not depend on the machine they run on.
 pub fn breeze() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_breeze"));
-    command.envs(git_identity());
+    breeze_test_support::hermetic(&mut command);
     command
 }
 
@@ -36,54 +40,14 @@ pub fn project_root() -> &'static Path {
     Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
 }
 
-fn git_identity() -> Vec<(&'static str, &'static str)> {
-    vec![
-        ("GIT_AUTHOR_NAME", "Test Author"),
-        ("GIT_AUTHOR_EMAIL", "author@example.com"),
-        ("GIT_COMMITTER_NAME", "Test Committer"),
-        ("GIT_COMMITTER_EMAIL", "committer@example.com"),
-        ("GIT_CONFIG_NOSYSTEM", "1"),
-    ]
-}
-
-/// Runs the `git` CLI in `dir` and returns stdout; panics with stderr on failure.
+/// Runs the `git` CLI (hermetic) in `dir` and returns stdout; panics with stderr on failure.
 pub fn git(dir: &Path, args: &[&str]) -> String {
-    let output = Command::new("git")
-        .current_dir(dir)
-        .args(args)
-        .envs(git_identity())
-        .env("HOME", dir)
-        .output()
-        .expect("git runs");
-    assert!(
-        output.status.success(),
-        "git {args:?} failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).into_owned()
+    breeze_test_support::git(dir, args)
 }
 
 /// A fresh repository on `main` with one commit holding `files`.
 pub fn repo_with(files: &[(&str, &str)]) -> (tempfile::TempDir, PathBuf) {
-    let temp = tempfile::tempdir().unwrap();
-    let root = temp.path().join("repo");
-    std::fs::create_dir_all(&root).unwrap();
-    git(&root, &["init", "-q", "-b", "main"]);
-    git(&root, &["config", "user.name", "Repo Owner"]);
-    git(&root, &["config", "user.email", "owner@example.com"]);
-    for (path, text) in files {
-        write(&root, path, text);
-    }
-    git(&root, &["add", "-A"]);
-    git(&root, &["commit", "-q", "-m", "initial"]);
-    (temp, root)
-}
-
-/// Writes a file, creating parent directories.
-pub fn write(root: &Path, path: &str, text: &str) {
-    let path = root.join(path);
-    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-    std::fs::write(path, text).unwrap();
+    breeze_test_support::TestRepo::with_files(files).into_parts()
 }
 
 /// A breeze.toml running every role on the scripted simulator.
@@ -117,23 +81,6 @@ pub fn task_state(status: &serde_json::Value, id: &str) -> String {
         .find(|task| task["id"] == id)
         .map(|task| task["state"].as_str().unwrap().to_string())
         .unwrap_or_else(|| panic!("no task {id} in {status}"))
-}
-
-/// A breeze.toml running the worker as `sh SCRIPT` (with `extra` worker keys) and the
-/// other roles on the scripted simulator.
-pub fn shell_worker_config(script: &Path, extra: &str) -> String {
-    format!(
-        "[roles.worker]\nbackend = \"command\"\ncommand = [\"sh\", \"{}\"]\n{extra}\n[roles.reviewer]\nbackend = \"scripted\"\n[roles.advisor]\nbackend = \"scripted\"\n",
-        script.display()
-    )
-}
-
-/// One `[[task]]` table of a plan.toml; `extra` holds further keys (and `[task.sim]`).
-pub fn toml_task(id: &str, title: &str, writes: &[&str], extra: &str) -> String {
-    let writes = writes.iter().map(|w| format!("{w:?}")).collect::<Vec<_>>().join(", ");
-    format!(
-        "[[task]]\nid = {id:?}\ntitle = {title:?}\ndod = \"done\"\nwrites = [{writes}]\n{extra}\n"
-    )
 }
 
 /// A plan of one task, `1`, that may write `a.txt`.

@@ -5,18 +5,20 @@
 //! | step | module |
 //! |---|---|
 //! | read `breeze.toml` | [`config`] |
-//! | plan, write groups, lanes | `breeze-plan` (called from [`run`]) |
-//! | pick the next task for a free lane | `run::dispatcher` |
-//! | contract, worktree, preflight consult | `run::task` |
-//! | worker attempts, retries, stalls | `run::work` |
-//! | Advisor consults (hashes, budget) | `run::consult`, [`advice`] |
-//! | gates and reviewer rounds | `run::review` |
-//! | landing on main | `run::landing` |
+//! | check the repository and plan, create the run folder | `run/prepare.rs` |
+//! | plan, write groups, lanes | `breeze-plan` (called from `run/prepare.rs`) |
+//! | pick the next task for a free lane (pure rules) | `run/schedule.rs`, `run/dispatcher.rs` |
+//! | one task's flow: contract, lane, preflight, work, review, landing | `run/driver.rs` |
+//! | worker attempts, retries, stalls | `run/work.rs` |
+//! | Advisor consults (hashes, budget) | `run/consult.rs`, [`advice`] |
+//! | gates and reviewer rounds | `run/review.rs` |
+//! | landing on main | `run/landing.rs` |
+//! | every change of a task's phase (snapshot, journal, progress) | `run/book.rs` |
 //! | role processes and backends | [`roles`] (processes via `breeze-supervise`) |
 //! | run files: snapshot, journal, lock | [`snapshot`], [`journal`], [`lock`], [`run_dir`] |
 //!
-//! The cancel signal is injected into [`run::run`] / [`run::resume`], so callers (the
-//! CLI's Ctrl-C handler, tests) stop a run deterministically.
+//! The cancel signal is injected into [`run()`] / [`resume()`], so callers (the CLI's Ctrl-C
+//! handler, tests) stop a run deterministically.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -37,6 +39,10 @@ pub mod run_dir;
 pub mod snapshot;
 
 pub use config::{BackendKind, Config};
+
+/// The plan.toml extension tables the engine reads (`[task.sim]`, the scripted simulator's
+/// steering); the planner keeps them apart from the tasks without interpreting them.
+pub const PLAN_EXTENSIONS: &[&str] = &[roles::scripted::SIM_TABLE];
 pub use error::EngineError;
 pub use progress::{ProgressEvent, ProgressSink};
 pub use run::{RunOptions, RunOutcome, load_run, resume, run};

@@ -45,7 +45,7 @@ pub async fn abort(repo_dir: &Path) -> Result<AbortReport, EngineError> {
     let lock = match RepoLock::acquire(&root) {
         Ok(lock) => lock,
         Err(LockError::Held { pid }) => {
-            let number: i32 = pid.parse().map_err(|_| {
+            let number: u32 = pid.parse().map_err(|_| {
                 EngineError::usage(
                     format!("a breeze run holds the lock but its pid {pid:?} is unreadable"),
                     "stop it by hand (Ctrl-C in its terminal)",
@@ -53,10 +53,10 @@ pub async fn abort(repo_dir: &Path) -> Result<AbortReport, EngineError> {
             })?;
             std::fs::write(run_dir.abort_marker(), b"")
                 .map_err(|err| EngineError::io("cannot mark the run for abort", err))?;
-            let _ = nix::sys::signal::kill(
-                nix::unistd::Pid::from_raw(number),
-                nix::sys::signal::Signal::SIGTERM,
-            );
+            if let Err(err) = breeze_supervise::ask_to_stop(number) {
+                // Gone already (the lock is then free soon) — or not ours to stop.
+                tracing::info!(pid = number, "cannot signal the engine: {err}");
+            }
             stopped_engine = Some(pid);
             wait_for_lock(&root).await?
         }

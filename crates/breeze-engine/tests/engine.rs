@@ -2,8 +2,7 @@
 //! small shell roles), driven through `breeze_engine::run` / `resume` with an injected
 //! cancel token. Results are checked in the run files and with the `git` CLI.
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use breeze_engine::journal::read_events;
@@ -11,48 +10,29 @@ use breeze_engine::{BackendKind, Config, RunOptions, RunOutcome};
 use breeze_protocol::{EventKind, RunState, TaskState};
 use tokio_util::sync::CancellationToken;
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let output = Command::new("git")
-        .current_dir(dir)
-        .args(args)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("HOME", dir)
-        .output()
-        .expect("git runs");
-    assert!(output.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&output.stderr));
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
+use breeze_test_support::plan::{one_task, toml_task};
+use breeze_test_support::{TestRepo, git};
 
 struct Fixture {
-    _temp: tempfile::TempDir,
+    repo: TestRepo,
     root: PathBuf,
 }
 
 impl Fixture {
     fn new(plan: &str, files: &[(&str, &str)]) -> Fixture {
-        let temp = tempfile::tempdir().unwrap();
-        let root = temp.path().join("repo");
-        std::fs::create_dir_all(&root).unwrap();
-        git(&root, &["init", "-q", "-b", "main"]);
-        git(&root, &["config", "user.name", "Owner"]);
-        git(&root, &["config", "user.email", "owner@example.com"]);
         let mut all = files.to_vec();
         all.push(("plan.toml", plan));
         all.push(("README.md", "readme\n"));
-        for (path, text) in all {
-            let path = root.join(path);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, text).unwrap();
-        }
-        git(&root, &["add", "-A"]);
-        git(&root, &["commit", "-qm", "initial"]);
-        Fixture { _temp: temp, root }
+        let repo = TestRepo::with_files(&all);
+        let root = repo.root.clone();
+        Fixture { repo, root }
     }
 
     fn options(&self) -> RunOptions {
         let mut config = Config::defaults();
         config.set_all_backends(BackendKind::Scripted);
-        config.worker.stall_timeout = Duration::from_millis(300);
+        // The default stall timeout (minutes): only simulated hangs wait for it, and the
+        // tests with hangs run on paused time, so nothing depends on how loaded the machine is.
         let mut options = RunOptions::new(&self.root);
         options.plan = Some(self.root.join("plan.toml"));
         options.config = Some(config);
@@ -76,20 +56,7 @@ fn task<'a>(outcome: &'a RunOutcome, id: &str) -> &'a breeze_protocol::TaskStatu
     outcome.status.tasks.iter().find(|t| t.id == id).unwrap_or_else(|| panic!("no task {id}"))
 }
 
-/// One `[[task]]` table of a plan.toml; `extra` holds further keys (and `[task.sim]`).
-fn toml_task(id: &str, title: &str, writes: &[&str], extra: &str) -> String {
-    let writes = writes.iter().map(|w| format!("{w:?}")).collect::<Vec<_>>().join(", ");
-    format!(
-        "[[task]]\nid = {id:?}\ntitle = {title:?}\ndod = \"done\"\nwrites = [{writes}]\n{extra}\n"
-    )
-}
-
-/// A plan of one task steered by `sim` (the body of its `[task.sim]` table).
-fn one_task(sim: &str) -> String {
-    toml_task("1", "Only task", &["src/one.txt"], &format!("[task.sim]\n{sim}"))
-}
-
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_stalled_attempt_is_respawned_once() {
     let fixture = Fixture::new(&one_task("stall_attempts = 1"), &[]);
     let outcome = fixture.run().await;
@@ -97,7 +64,7 @@ async fn a_stalled_attempt_is_respawned_once() {
     assert_eq!(task(&outcome, "1").attempts, 2);
 }
 
-#[tokio::test]
+#[tokio::test(start_paused = true)]
 async fn a_second_stall_escalates_with_reason_stalled() {
     let fixture = Fixture::new(&one_task("stall_attempts = 2"), &[]);
     let outcome = fixture.run().await;
@@ -337,9 +304,9 @@ async fn a_second_run_is_refused_while_one_can_be_resumed() {
 
 /// Writes an executable shell script outside the repository and returns its path.
 fn script(fixture: &Fixture, name: &str, body: &str) -> String {
-    let path = fixture.root.parent().unwrap().join(name);
-    std::fs::write(&path, body).unwrap();
-    path.display().to_string()
+    breeze_test_support::role::shell_script(fixture.repo.outside(), name, body)
+        .display()
+        .to_string()
 }
 
 /// The test playing the user while a worker works: the worker says it started, the test
@@ -351,7 +318,7 @@ struct Handshake {
 
 impl Handshake {
     fn new(fixture: &Fixture, options: &mut RunOptions) -> Handshake {
-        let dir = fixture.root.parent().unwrap().join("handshake");
+        let dir = fixture.repo.outside().join("handshake");
         std::fs::create_dir_all(&dir).unwrap();
         options.config.as_mut().unwrap().sandbox_writable.push(dir.display().to_string());
         Handshake { dir }

@@ -63,11 +63,18 @@ pub use model::{Plan, PlanFormat, Task};
 pub use risk::{RiskFlag, advisor_required, detect as detect_risk};
 pub use writeset::{WriteEntryError, WriteSet};
 
-/// Reads a plan file: `*.toml` as plan.toml, anything else as Plans.md.
+/// Reads a plan file: `*.toml` as plan.toml, anything else as Plans.md. Extension tables
+/// (`[task.<name>]`) are refused; [`load_with_extensions`] accepts named ones.
 ///
 /// Besides parsing, warns about exact-file entries that name a directory next to the
 /// plan (`src/auth` where `src/auth/` was meant).
 pub fn load(path: &Path) -> Result<Plan, PlanError> {
+    load_with_extensions(path, &[])
+}
+
+/// [`load`], accepting the plan.toml extension tables `extensions` (kept in
+/// [`Plan::extensions`]; any other unknown key is still an error).
+pub fn load_with_extensions(path: &Path, extensions: &[&str]) -> Result<Plan, PlanError> {
     let bytes = std::fs::read(path).map_err(|e| {
         PlanError::single(Problem::new(
             path,
@@ -91,8 +98,11 @@ pub fn load(path: &Path) -> Result<Plan, PlanError> {
         ))
     })?;
     let is_toml = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("toml"));
-    let mut plan =
-        if is_toml { parse_plan_toml(&text, path)? } else { parse_plans_md(&text, path)? };
+    let mut plan = if is_toml {
+        toml_plan::parse(&text, path, extensions)?
+    } else {
+        parse_plans_md(&text, path)?
+    };
     if let Some(root) = path.parent() {
         let root = if root.as_os_str().is_empty() { Path::new(".") } else { root };
         for task in &plan.tasks {
@@ -123,5 +133,14 @@ pub fn parse_plans_md(text: &str, path: &Path) -> Result<Plan, PlanError> {
 
 /// Parses plan.toml text. `path` is only used in messages and [`Plan::path`].
 pub fn parse_plan_toml(text: &str, path: &Path) -> Result<Plan, PlanError> {
-    toml_plan::parse(text, path)
+    toml_plan::parse(text, path, &[])
+}
+
+/// [`parse_plan_toml`], accepting the extension tables `extensions`.
+pub fn parse_plan_toml_with_extensions(
+    text: &str,
+    path: &Path,
+    extensions: &[&str],
+) -> Result<Plan, PlanError> {
+    toml_plan::parse(text, path, extensions)
 }

@@ -1,6 +1,6 @@
 //! The plan model both formats parse into.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use crate::{PlanWarning, RiskFlag, TaskId, WriteSet};
@@ -42,9 +42,18 @@ pub struct Plan {
     /// Things breeze read around: unknown dependencies treated as done, checklist items
     /// not scheduled, misaligned rows, blocked tasks.
     pub warnings: Vec<PlanWarning>,
+    /// Extension tables of plan.toml tasks (`[task.<name>]`, as JSON) for the names the
+    /// caller accepted; the planner does not interpret them. The engine accepts `sim`, the
+    /// scripted simulator's steering.
+    pub extensions: BTreeMap<TaskId, BTreeMap<String, serde_json::Value>>,
 }
 
 impl Plan {
+    /// Task `id`'s extension table `name`, if the plan has one.
+    pub fn extension(&self, id: &TaskId, name: &str) -> Option<&serde_json::Value> {
+        self.extensions.get(id)?.get(name)
+    }
+
     /// The index in [`Plan::tasks`] of the task with this id.
     pub fn index_of(&self, id: &TaskId) -> Option<usize> {
         self.tasks.iter().position(|t| &t.id == id)
@@ -78,8 +87,6 @@ pub struct Task {
     pub marker: Option<String>,
     /// 1-based line in the plan file.
     pub line: usize,
-    /// plan.toml `[task.sim]` as JSON, for the scripted simulator; `None` otherwise.
-    pub sim: Option<serde_json::Value>,
 }
 
 impl Task {

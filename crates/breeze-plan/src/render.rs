@@ -2,7 +2,11 @@
 
 use std::fmt::Write as _;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
+
+use breeze_protocol::{
+    BreezePlanV1, PlanConflict, PlanGroup, PlanNote, PlanReport, PlanSource, PlanStats, PlannedTask,
+};
 
 use crate::analysis::{Analysis, ConflictReason};
 use crate::text::{pad, truncate, width};
@@ -204,103 +208,84 @@ fn sort_keys(value: &mut Value) {
     }
 }
 
-/// Stable JSON (`breeze-plan.v1`): keys sorted, tasks in id order, groups by first id,
-/// conflicts by ids. Group ids count from 1.
-pub fn json(plan: &Plan, a: &Analysis) -> Value {
+/// The analysed plan as the `breeze-plan.v1` message: tasks in id order, groups by first
+/// id, conflicts by ids. Group ids count from 1.
+pub fn report(plan: &Plan, a: &Analysis) -> PlanReport {
     let tasks = &plan.tasks;
     let ids =
         |list: &[usize]| -> Vec<String> { list.iter().map(|&j| tasks[j].id.to_string()).collect() };
-    let task_list: Vec<Value> = a
-        .order()
-        .iter()
-        .map(|&i| {
-            let t = &tasks[i];
-            let mut v = json!({
-                "id": t.id.as_str(),
-                "title": t.title,
-                "dod": t.dod,
-                "line": t.line,
-                "marker": t.marker,
-                "writes": t.writes.entries(),
-                "runs_alone": a.runs_alone(i),
-                "depends_on": ids(a.dependencies(i)),
-                "dependents": ids(a.dependents(i)),
-                "group": a.group_of(i) + 1,
-                "priority": a.priority(i),
-                "risk": t.risk.iter().map(|f| f.as_str()).collect::<Vec<_>>(),
-                "advisor_required": t.advisor_required,
-            });
-            if let (Some(sim), Value::Object(map)) = (&t.sim, &mut v) {
-                map.insert("sim".to_owned(), sim.clone());
-            }
-            v
-        })
-        .collect();
-    let groups: Vec<Value> = a
-        .groups
-        .iter()
-        .enumerate()
-        .map(|(g, members)| json!({ "id": g + 1, "tasks": ids(members) }))
-        .collect();
-    let conflicts: Vec<Value> = a
-        .conflicts
-        .iter()
-        .map(|c| match &c.reason {
-            ConflictReason::Overlap { witness } => json!({
-                "a": tasks[c.a].id.as_str(),
-                "b": tasks[c.b].id.as_str(),
-                "reason": "overlap",
-                "witness": witness,
-            }),
-            ConflictReason::NoWriteSet { task } => json!({
-                "a": tasks[c.a].id.as_str(),
-                "b": tasks[c.b].id.as_str(),
-                "reason": "no-write-set",
-                "task": task.as_str(),
-            }),
-        })
-        .collect();
-    let s = &a.stats;
-    let shared: Map<String, Value> = a
-        .shared_file_owners
-        .iter()
-        .map(|(f, o)| (f.clone(), o.as_ref().map_or(Value::Null, |id| Value::from(id.as_str()))))
-        .collect();
-    let strings = |set: &std::collections::BTreeSet<crate::TaskId>| -> Value {
-        Value::Array(set.iter().map(|d| Value::from(d.as_str())).collect())
+    let planned = |i: usize| {
+        let t = &tasks[i];
+        PlannedTask {
+            id: t.id.to_string(),
+            title: t.title.clone(),
+            dod: t.dod.clone(),
+            line: t.line as u64,
+            marker: t.marker.clone(),
+            writes: t.writes.entries().to_vec(),
+            runs_alone: a.runs_alone(i),
+            depends_on: ids(a.dependencies(i)),
+            dependents: ids(a.dependents(i)),
+            group: (a.group_of(i) + 1) as u32,
+            priority: a.priority(i),
+            risk: t.risk.iter().map(|f| f.as_str().to_string()).collect(),
+            advisor_required: t.advisor_required,
+            extensions: plan.extensions.get(&t.id).cloned().unwrap_or_default(),
+        }
     };
-    // Built field by field: `json!` would serialize the large arrays a second time.
-    let mut top = Map::new();
-    top.insert("schema_version".into(), "breeze-plan.v1".into());
-    top.insert(
-        "plan".into(),
-        json!({ "path": plan.path.display().to_string(), "format": plan.format.as_str() }),
-    );
-    top.insert("workers".into(), a.workers.into());
-    top.insert("max_workers".into(), a.max_workers.into());
-    top.insert("groups".into(), Value::Array(groups));
-    top.insert("tasks".into(), Value::Array(task_list));
-    top.insert("conflicts".into(), Value::Array(conflicts));
-    top.insert("shared_files".into(), Value::Object(shared));
-    top.insert("done".into(), strings(&plan.done));
-    top.insert("blocked".into(), strings(&plan.blocked));
-    top.insert(
-        "warnings".into(),
-        plan.warnings.iter().map(|w| json!({ "line": w.line, "message": w.message })).collect(),
-    );
-    top.insert(
-        "stats".into(),
-        json!({
-            "tasks": s.tasks,
-            "entries": s.entries,
-            "task_pairs": s.task_pairs,
-            "candidate_pairs": s.candidate_pairs,
-            "string_checks": s.string_checks,
-            "automaton_checks": s.automaton_checks,
-            "product_searches": s.product_searches,
-        }),
-    );
-    sorted(Value::Object(top))
+    let conflict = |c: &crate::Conflict| PlanConflict {
+        a: tasks[c.a].id.to_string(),
+        b: tasks[c.b].id.to_string(),
+        reason: match &c.reason {
+            ConflictReason::Overlap { witness } => {
+                breeze_protocol::ConflictReason::Overlap { witness: witness.clone() }
+            }
+            ConflictReason::NoWriteSet { task } => {
+                breeze_protocol::ConflictReason::NoWriteSet { task: task.to_string() }
+            }
+        },
+    };
+    let s = &a.stats;
+    let id_list = |set: &std::collections::BTreeSet<crate::TaskId>| -> Vec<String> {
+        set.iter().map(ToString::to_string).collect()
+    };
+    PlanReport {
+        schema_version: BreezePlanV1,
+        plan: PlanSource {
+            path: plan.path.display().to_string(),
+            format: plan.format.as_str().to_string(),
+        },
+        workers: a.workers,
+        max_workers: a.max_workers,
+        groups: (a.groups.iter().enumerate())
+            .map(|(g, members)| PlanGroup { id: g as u32 + 1, tasks: ids(members) })
+            .collect(),
+        tasks: a.order().iter().map(|&i| planned(i)).collect(),
+        conflicts: a.conflicts.iter().map(conflict).collect(),
+        shared_files: (a.shared_file_owners.iter())
+            .map(|(f, owner)| (f.clone(), owner.as_ref().map(ToString::to_string)))
+            .collect(),
+        done: id_list(&plan.done),
+        blocked: id_list(&plan.blocked),
+        warnings: (plan.warnings.iter())
+            .map(|w| PlanNote { line: w.line.map(|l| l as u64), message: w.message.clone() })
+            .collect(),
+        stats: PlanStats {
+            tasks: s.tasks as u64,
+            entries: s.entries as u64,
+            task_pairs: s.task_pairs,
+            candidate_pairs: s.candidate_pairs,
+            string_checks: s.string_checks,
+            automaton_checks: s.automaton_checks,
+            product_searches: s.product_searches,
+        },
+    }
+}
+
+/// Stable JSON of [`report`]: keys sorted, so the output diffs cleanly.
+pub fn json(plan: &Plan, a: &Analysis) -> Value {
+    // A report always serializes: it holds only strings, numbers and JSON values.
+    sorted(serde_json::to_value(report(plan, a)).unwrap_or(Value::Null))
 }
 
 /// A DOT string literal.

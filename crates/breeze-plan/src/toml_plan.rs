@@ -9,8 +9,8 @@
 //! depends_on = ["1.0"]             # ids in this file
 //! risk = ["security-sensitive"]    # needs-spike | security-sensitive | state-migration
 //! advisor_required = false
-//! [task.sim]                       # passed to the scripted simulator as JSON
-//! fail_attempts = 1
+//! [task.sim]                       # an extension table: accepted only when the caller
+//! fail_attempts = 1                #   names it (the engine accepts `sim`), kept as JSON
 //! ```
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -30,8 +30,9 @@ struct PlanFile {
     task: Vec<Spanned<TaskEntry>>,
 }
 
+/// One `[[task]]` table. Its keys were checked by [`shape_problem`] (extension tables are
+/// read apart), so unknown ones are not refused here again.
 #[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
 struct TaskEntry {
     id: Spanned<toml::Value>,
     title: Spanned<String>,
@@ -45,13 +46,11 @@ struct TaskEntry {
     risk: Vec<Spanned<String>>,
     #[serde(default)]
     advisor_required: bool,
-    #[serde(default)]
-    sim: Option<toml::Table>,
 }
 
 /// The fields of [`TaskEntry`], in the order messages list them.
-const TASK_FIELDS: [&str; 8] =
-    ["id", "title", "dod", "writes", "depends_on", "risk", "advisor_required", "sim"];
+const TASK_FIELDS: [&str; 7] =
+    ["id", "title", "dod", "writes", "depends_on", "risk", "advisor_required"];
 /// The keys every `[[task]]` table must have.
 const REQUIRED_TASK_FIELDS: [&str; 2] = ["id", "title"];
 
@@ -69,17 +68,16 @@ fn id_value(value: &toml::Value) -> Option<String> {
     }
 }
 
-/// Parses a plan.toml.
-pub(crate) fn parse(text: &str, path: &Path) -> Result<Plan, PlanError> {
+/// Parses a plan.toml; `[task.<name>]` tables are accepted for the `extensions` named.
+pub(crate) fn parse(text: &str, path: &Path, extensions: &[&str]) -> Result<Plan, PlanError> {
     // Three steps, each with its own kind of problem: TOML syntax, then the shape (which
     // keys are there, checked here), then the types of the values (while deserializing).
     let root = DeTable::parse(text).map_err(|e| syntax_error(&e, text, path))?;
-    if let Some(problem) = shape_problem(root.get_ref(), text, path) {
+    if let Some(problem) = shape_problem(root.get_ref(), text, path, extensions) {
         return Err(PlanError::single(problem));
     }
     let file = PlanFile::deserialize(toml::de::Deserializer::from(root))
         .map_err(|e| syntax_error(&e, text, path))?;
-
     if file.task.is_empty() {
         return Err(PlanError::single(Problem::new(
             path,
@@ -89,40 +87,84 @@ pub(crate) fn parse(text: &str, path: &Path) -> Result<Plan, PlanError> {
             "add `[[task]]` tables with `id`, `title`, `dod`, `writes` and `depends_on`",
         )));
     }
-
+    let reader = Reader { text, path };
     let mut problems = Vec::new();
-    let mut ids: Vec<(String, usize)> = Vec::new();
-    for entry in &file.task {
-        let line = line_of(text, entry.get_ref().id.span().start);
-        match id_value(entry.get_ref().id.get_ref()) {
-            Some(id) if !id.is_empty() && !id.chars().any(char::is_whitespace) => {
-                ids.push((id, line));
-            }
-            _ => {
-                problems.push(Problem::new(
-                    path,
-                    Some(line),
-                    ProblemKind::InvalidValue,
-                    "`id` must be a non-empty string without spaces, or an integer",
-                    "write e.g. `id = \"1.2\"` or `id = 3`",
-                ));
-                ids.push((String::new(), line));
-            }
-        }
+    let ids = reader.ids(&file.task, &mut problems);
+    let mut lines_by_id: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+    for (id, line) in ids.iter().filter(|(id, _)| !id.is_empty()) {
+        lines_by_id.entry(id.as_str()).or_default().push(*line);
+    }
+    reader.duplicates(&lines_by_id, &mut problems);
+    let tasks: Vec<Task> = file
+        .task
+        .iter()
+        .zip(&ids)
+        .map(|(entry, (id, line))| {
+            reader.task(entry.get_ref(), id, *line, &lines_by_id, &mut problems)
+        })
+        .collect();
+    let extension_tables = reader.extensions(&tasks, extensions, &mut problems);
+    if !problems.is_empty() {
+        problems.sort_by_key(|p| p.line);
+        return Err(PlanError::new(problems));
+    }
+    Ok(Plan {
+        path: path.to_path_buf(),
+        format: PlanFormat::Toml,
+        tasks,
+        done: BTreeSet::new(),
+        blocked: BTreeSet::new(),
+        warnings: Vec::new(),
+        extensions: extension_tables,
+    })
+}
+
+/// The file being read, for problems with a line.
+struct Reader<'a> {
+    text: &'a str,
+    path: &'a Path,
+}
+
+impl Reader<'_> {
+    fn line(&self, offset: usize) -> Option<usize> {
+        Some(line_of(self.text, offset))
     }
 
-    let mut lines_by_id: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
-    for (id, line) in &ids {
-        if !id.is_empty() {
-            lines_by_id.entry(id.as_str()).or_default().push(*line);
+    /// Each task's id and line (an empty id where it is invalid, with a problem).
+    fn ids(
+        &self,
+        entries: &[Spanned<TaskEntry>],
+        problems: &mut Vec<Problem>,
+    ) -> Vec<(String, usize)> {
+        let mut ids = Vec::new();
+        for entry in entries {
+            let line = line_of(self.text, entry.get_ref().id.span().start);
+            match id_value(entry.get_ref().id.get_ref()) {
+                Some(id) if !id.is_empty() && !id.chars().any(char::is_whitespace) => {
+                    ids.push((id, line));
+                }
+                _ => {
+                    problems.push(Problem::new(
+                        self.path,
+                        Some(line),
+                        ProblemKind::InvalidValue,
+                        "`id` must be a non-empty string without spaces, or an integer",
+                        "write e.g. `id = \"1.2\"` or `id = 3`",
+                    ));
+                    ids.push((String::new(), line));
+                }
+            }
         }
+        ids
     }
-    for (id, lines) in &lines_by_id {
-        if lines.len() > 1 {
+
+    /// An id used by more than one task.
+    fn duplicates(&self, lines_by_id: &BTreeMap<&str, Vec<usize>>, problems: &mut Vec<Problem>) {
+        for (id, lines) in lines_by_id.iter().filter(|(_, lines)| lines.len() > 1) {
             let listed: Vec<String> = lines.iter().map(ToString::to_string).collect();
             problems.push(
                 Problem::new(
-                    path,
+                    self.path,
                     Some(lines[1]),
                     ProblemKind::DuplicateId,
                     format!(
@@ -137,29 +179,70 @@ pub(crate) fn parse(text: &str, path: &Path) -> Result<Plan, PlanError> {
         }
     }
 
-    let mut tasks = Vec::new();
-    for (entry, (id, line)) in file.task.iter().zip(&ids) {
-        let entry = entry.get_ref();
+    /// One task from its table; what is wrong with it goes to `problems`.
+    fn task(
+        &self,
+        entry: &TaskEntry,
+        id: &str,
+        line: usize,
+        lines_by_id: &BTreeMap<&str, Vec<usize>>,
+        problems: &mut Vec<Problem>,
+    ) -> Task {
+        let depends_on = self.dependencies(entry, id, lines_by_id, problems);
+        let explicit = self.risk_flags(entry, id, problems);
+        let writes = self.writes(entry, id, problems);
+        let title = entry.title.get_ref().trim().to_owned();
+        if title.is_empty() {
+            problems.push(Problem::new(
+                self.path,
+                self.line(entry.title.span().start),
+                ProblemKind::InvalidValue,
+                format!("task `{id}` has an empty `title`"),
+                "write what the task does, e.g. `title = \"Add the login endpoint\"`",
+            ));
+        }
+        let dod = entry.dod.as_deref().map(str::trim).filter(|d| !d.is_empty()).unwrap_or(&title);
+        let text_for_risk = format!("{title}\n{dod}");
+        Task {
+            id: TaskId::new(id),
+            title: crate::text::strip_comments(&title),
+            dod: dod.to_owned(),
+            writes,
+            depends_on: depends_on.into_iter().collect(),
+            risk: risk::merge(&explicit, &risk::detect(&text_for_risk)),
+            advisor_required: entry.advisor_required || risk::advisor_required(&text_for_risk),
+            marker: None,
+            line,
+        }
+    }
+
+    fn dependencies(
+        &self,
+        entry: &TaskEntry,
+        id: &str,
+        lines_by_id: &BTreeMap<&str, Vec<usize>>,
+        problems: &mut Vec<Problem>,
+    ) -> BTreeSet<TaskId> {
         let mut depends_on = BTreeSet::new();
         for dep in &entry.depends_on {
-            let dep_line = line_of(text, dep.span().start);
+            let dep_line = self.line(dep.span().start);
             match id_value(dep.get_ref()) {
                 Some(d) if lines_by_id.contains_key(d.as_str()) => {
                     depends_on.insert(TaskId::new(d));
                 }
                 Some(d) => problems.push(
                     Problem::new(
-                        path,
-                        Some(dep_line),
+                        self.path,
+                        dep_line,
                         ProblemKind::UnknownDependency,
                         format!("task `{id}` depends on `{d}`, which is not a task in this file"),
-                        suggest(&d, &lines_by_id),
+                        suggest(&d, lines_by_id),
                     )
-                    .with_ids(vec![TaskId::new(id.clone()), TaskId::new(d)]),
+                    .with_ids(vec![TaskId::new(id), TaskId::new(d)]),
                 ),
                 None => problems.push(Problem::new(
-                    path,
-                    Some(dep_line),
+                    self.path,
+                    dep_line,
                     ProblemKind::InvalidValue,
                     format!(
                         "task `{id}`: a `depends_on` entry must be a task id (string or integer)"
@@ -168,77 +251,91 @@ pub(crate) fn parse(text: &str, path: &Path) -> Result<Plan, PlanError> {
                 )),
             }
         }
+        depends_on
+    }
 
+    fn risk_flags(
+        &self,
+        entry: &TaskEntry,
+        id: &str,
+        problems: &mut Vec<Problem>,
+    ) -> Vec<RiskFlag> {
         let mut explicit = Vec::new();
         for flag in &entry.risk {
             match RiskFlag::from_name(flag.get_ref().trim()) {
                 Some(f) => explicit.push(f),
                 None => problems.push(Problem::new(
-                    path,
-                    Some(line_of(text, flag.span().start)),
+                    self.path,
+                    self.line(flag.span().start),
                     ProblemKind::InvalidValue,
                     format!("task `{id}`: unknown risk flag `{}`", flag.get_ref()),
                     "use `needs-spike`, `security-sensitive` or `state-migration`",
                 )),
             }
         }
+        explicit
+    }
 
+    fn writes(&self, entry: &TaskEntry, id: &str, problems: &mut Vec<Problem>) -> WriteSet {
         let mut entries = Vec::new();
         for w in &entry.writes {
             match WriteSet::new([w.get_ref()]) {
                 Ok(_) => entries.push(w.get_ref().clone()),
                 Err(e) => problems.push(
                     Problem::new(
-                        path,
-                        Some(line_of(text, w.span().start)),
+                        self.path,
+                        self.line(w.span().start),
                         ProblemKind::BadWriteEntry,
                         format!("task `{id}`: write-set entry `{}`: {}", e.entry, e.reason),
                         e.fix,
                     )
-                    .with_ids(vec![TaskId::new(id.clone())]),
+                    .with_ids(vec![TaskId::new(id)]),
                 ),
             }
         }
-        let writes = WriteSet::new(&entries).unwrap_or_default();
+        WriteSet::new(&entries).unwrap_or_default()
+    }
 
-        let title = entry.title.get_ref().trim().to_owned();
-        if title.is_empty() {
-            problems.push(Problem::new(
-                path,
-                Some(line_of(text, entry.title.span().start)),
-                ProblemKind::InvalidValue,
-                format!("task `{id}` has an empty `title`"),
-                "write what the task does, e.g. `title = \"Add the login endpoint\"`",
-            ));
+    /// The extension tables of each task, as JSON (`[task.sim]` → `"sim"`). A value that
+    /// is not a table is a problem.
+    fn extensions(
+        &self,
+        tasks: &[Task],
+        names: &[&str],
+        problems: &mut Vec<Problem>,
+    ) -> BTreeMap<TaskId, BTreeMap<String, serde_json::Value>> {
+        let mut found = BTreeMap::new();
+        if names.is_empty() {
+            return found;
         }
-        let dod = entry.dod.as_deref().map(str::trim).filter(|d| !d.is_empty()).unwrap_or(&title);
-        let text_for_risk = format!("{title}\n{dod}");
-        tasks.push(Task {
-            id: TaskId::new(id.clone()),
-            title: crate::text::strip_comments(&title),
-            dod: dod.to_owned(),
-            writes,
-            depends_on: depends_on.into_iter().collect(),
-            risk: risk::merge(&explicit, &risk::detect(&text_for_risk)),
-            advisor_required: entry.advisor_required || risk::advisor_required(&text_for_risk),
-            marker: None,
-            line: *line,
-            sim: entry.sim.as_ref().map(table_to_json),
-        });
+        // Read apart from the typed entries: the planner does not interpret them.
+        let Ok(table) = self.text.parse::<toml::Table>() else { return found };
+        let Some(toml::Value::Array(entries)) = table.get("task") else { return found };
+        for (entry, task) in entries.iter().zip(tasks) {
+            let Some(entry) = entry.as_table() else { continue };
+            for name in names {
+                match entry.get(*name) {
+                    None => {}
+                    Some(toml::Value::Table(value)) => {
+                        found
+                            .entry(task.id.clone())
+                            .or_insert_with(BTreeMap::new)
+                            .insert(name.to_string(), table_to_json(value));
+                    }
+                    Some(_) => problems.push(Problem::new(
+                        self.path,
+                        Some(task.line),
+                        ProblemKind::InvalidValue,
+                        format!("task `{}`: `{name}` must be a table", task.id),
+                        format!(
+                            "write it as `[task.{name}]` under the task, or `{name} = {{ … }}`"
+                        ),
+                    )),
+                }
+            }
+        }
+        found
     }
-
-    if !problems.is_empty() {
-        problems.sort_by_key(|p| p.line);
-        return Err(PlanError::new(problems));
-    }
-    Ok(Plan {
-        path: path.to_path_buf(),
-        format: PlanFormat::Toml,
-        tasks,
-        done: BTreeSet::new(),
-        blocked: BTreeSet::new(),
-        warnings: Vec::new(),
-    })
 }
 
 /// A TOML error (bad syntax, or a value of the wrong type) at its line.
@@ -255,7 +352,13 @@ fn syntax_error(error: &toml::de::Error, text: &str, path: &Path) -> PlanError {
 /// The first key that does not belong, or the first `[[task]]` without `id` or `title`,
 /// in the order deserializing would meet them. Values of the wrong type are left to
 /// deserializing.
-fn shape_problem(root: &DeTable<'_>, text: &str, path: &Path) -> Option<Problem> {
+fn shape_problem(
+    root: &DeTable<'_>,
+    text: &str,
+    path: &Path,
+    extensions: &[&str],
+) -> Option<Problem> {
+    let known: Vec<&str> = TASK_FIELDS.iter().chain(extensions).copied().collect();
     let at = |span: std::ops::Range<usize>| Some(line_of(text, span.start));
     for (key, value) in root {
         if key.get_ref() != "task" {
@@ -270,10 +373,8 @@ fn shape_problem(root: &DeTable<'_>, text: &str, path: &Path) -> Option<Problem>
         let DeValue::Array(tasks) = value.get_ref() else { continue };
         for task in tasks {
             let DeValue::Table(table) = task.get_ref() else { continue };
-            if let Some(key) =
-                table.keys().find(|key| !TASK_FIELDS.contains(&key.get_ref().as_ref()))
-            {
-                let expected: Vec<String> = TASK_FIELDS.iter().map(|k| format!("`{k}`")).collect();
+            if let Some(key) = table.keys().find(|key| !known.contains(&key.get_ref().as_ref())) {
+                let expected: Vec<String> = known.iter().map(|k| format!("`{k}`")).collect();
                 return Some(Problem::new(
                     path,
                     at(key.span()),
@@ -285,7 +386,7 @@ fn shape_problem(root: &DeTable<'_>, text: &str, path: &Path) -> Option<Problem>
                     ),
                     format!(
                         "remove the key; a task table takes only these keys: {}",
-                        TASK_FIELDS.join(", ")
+                        known.join(", ")
                     ),
                 ));
             }
@@ -295,10 +396,7 @@ fn shape_problem(root: &DeTable<'_>, text: &str, path: &Path) -> Option<Problem>
                     at(task.span()),
                     ProblemKind::InvalidValue,
                     format!("missing field `{missing}`"),
-                    format!(
-                        "every `[[task]]` needs `id` and `title` (keys: {})",
-                        TASK_FIELDS.join(", ")
-                    ),
+                    format!("every `[[task]]` needs `id` and `title` (keys: {})", known.join(", ")),
                 ));
             }
         }
@@ -346,14 +444,14 @@ fn value_to_json(value: &toml::Value) -> serde_json::Value {
 mod tests {
     use super::*;
 
-    const EVERY_KEY: &str = "[[task]]\nid = 1\ntitle = \"t\"\ndod = \"d\"\nwrites = []\ndepends_on = []\nrisk = []\nadvisor_required = true\nsim = { fail_attempts = 1 }\n";
+    const EVERY_KEY: &str = "[[task]]\nid = 1\ntitle = \"t\"\ndod = \"d\"\nwrites = []\ndepends_on = []\nrisk = []\nadvisor_required = true\n";
 
     #[test]
     fn the_listed_keys_are_the_task_fields() {
         let keys: Vec<&str> =
             EVERY_KEY.lines().skip(1).filter_map(|line| line.split(" =").next()).collect();
         assert_eq!(keys, TASK_FIELDS);
-        let plan = parse(EVERY_KEY, Path::new("plan.toml")).unwrap();
+        let plan = parse(EVERY_KEY, Path::new("plan.toml"), &[]).unwrap();
         assert_eq!(plan.tasks[0].dod, "d");
         for required in REQUIRED_TASK_FIELDS {
             let without: String = EVERY_KEY
@@ -361,9 +459,23 @@ mod tests {
                 .filter(|line| !line.starts_with(&format!("{required} =")))
                 .map(|line| format!("{line}\n"))
                 .collect();
-            let err = parse(&without, Path::new("plan.toml")).unwrap_err();
+            let err = parse(&without, Path::new("plan.toml"), &[]).unwrap_err();
             assert!(err.has(ProblemKind::InvalidValue), "{err}");
             assert!(err.to_string().contains(&format!("missing field `{required}`")), "{err}");
         }
+    }
+
+    #[test]
+    fn extension_tables_are_kept_apart_and_only_when_named() {
+        let text = "[[task]]\nid = 1\ntitle = \"t\"\n[task.sim]\nfail_attempts = 1\n";
+        let plan = parse(text, Path::new("plan.toml"), &["sim"]).unwrap();
+        let sim = plan.extension(&TaskId::new("1"), "sim").unwrap();
+        assert_eq!(sim["fail_attempts"], 1);
+        let err = parse(text, Path::new("plan.toml"), &[]).unwrap_err();
+        assert!(err.has(ProblemKind::UnknownKey), "{err}");
+        assert!(err.to_string().contains("unknown field `sim`"), "{err}");
+        let not_a_table = "[[task]]\nid = 1\ntitle = \"t\"\nsim = 3\n";
+        let err = parse(not_a_table, Path::new("plan.toml"), &["sim"]).unwrap_err();
+        assert!(err.to_string().contains("`sim` must be a table"), "{err}");
     }
 }

@@ -2,7 +2,9 @@
 
 use std::path::{Path, PathBuf};
 
-use breeze_plan::{PlanFormat, ProblemKind, RiskFlag, TaskId, analyze, load, parse_plan_toml};
+use breeze_plan::{
+    PlanFormat, ProblemKind, RiskFlag, TaskId, analyze, load, load_with_extensions, parse_plan_toml,
+};
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name)
@@ -10,7 +12,10 @@ fn fixture(name: &str) -> PathBuf {
 
 #[test]
 fn full_plan_with_sim_tables() {
-    let plan = load(&fixture("plan.toml")).unwrap();
+    // Extension tables are an error unless the caller accepts them by name.
+    let err = load(&fixture("plan.toml")).unwrap_err();
+    assert!(err.has(ProblemKind::UnknownKey), "{err}");
+    let plan = load_with_extensions(&fixture("plan.toml"), &["sim"]).unwrap();
     assert_eq!(plan.format, PlanFormat::Toml);
     let ids: Vec<&str> = plan.tasks.iter().map(|t| t.id.as_str()).collect();
     assert_eq!(ids, ["1", "2", "10", "3"], "file order; integer ids become strings");
@@ -20,13 +25,13 @@ fn full_plan_with_sim_tables() {
     assert!(t2.advisor_required);
     assert_eq!(t2.marker, None);
     assert_eq!(
-        t2.sim,
-        Some(serde_json::json!({"fail_attempts": 1, "request_changes": 1, "ask_advisor": true}))
+        plan.extension(&t2.id, "sim"),
+        Some(&serde_json::json!({"fail_attempts": 1, "request_changes": 1, "ask_advisor": true}))
     );
     assert_eq!(t2.line, 10);
     let t10 = &plan.tasks[2];
     assert_eq!(t10.dod, "Admin API docs", "dod defaults to the title");
-    assert_eq!(t10.sim, None);
+    assert_eq!(plan.extension(&t10.id, "sim"), None);
 
     let analysis = analyze(&plan, 3).unwrap();
     // 1 and 3 share src/config/reload.rs; 2 and 10 are alone.
@@ -123,4 +128,20 @@ fn missing_fields_and_syntax_errors_have_lines() {
     assert!(err.to_string().starts_with("plan.toml:3:"), "{err}");
     let err = parse_plan_toml("", Path::new("plan.toml")).unwrap_err();
     assert!(err.to_string().contains("plan.toml: no tasks — add `[[task]]` tables"), "{err}");
+}
+
+#[test]
+fn the_json_report_is_a_valid_breeze_plan_message() {
+    let plan = load_with_extensions(&fixture("plan.toml"), &["sim"]).unwrap();
+    let analysis = analyze(&plan, 3).unwrap();
+    let json = breeze_plan::render::json(&plan, &analysis);
+    let report = breeze_protocol::validate::parse::<breeze_protocol::PlanReport>(json.clone())
+        .unwrap_or_else(|err| panic!("{err}\n{json:#}"));
+    assert_eq!(report.tasks.len(), 4);
+    let two = report.tasks.iter().find(|task| task.id == "2").unwrap();
+    assert_eq!(two.extensions["sim"]["fail_attempts"], 1, "extension tables are kept");
+    assert_eq!(
+        breeze_protocol::MessageKind::detect(&json).unwrap(),
+        breeze_protocol::MessageKind::BreezePlan
+    );
 }

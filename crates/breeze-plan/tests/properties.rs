@@ -283,7 +283,6 @@ fn task(i: usize, writes: WriteSet, depends_on: Vec<TaskId>) -> Task {
         advisor_required: false,
         marker: None,
         line: i + 1,
-        sim: None,
     }
 }
 
@@ -295,6 +294,7 @@ fn make_plan(tasks: Vec<Task>) -> Plan {
         done: BTreeSet::new(),
         blocked: BTreeSet::new(),
         warnings: Vec::new(),
+        extensions: Default::default(),
     }
 }
 

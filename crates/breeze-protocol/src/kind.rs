@@ -7,8 +7,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::{
-    AdvisorRequest, AdvisorResponse, BreezeEvent, BreezeStatus, ReviewInput, ReviewResult,
-    SprintContract, WorkerInput, WorkerReport,
+    AdvisorRequest, AdvisorResponse, BreezeEvent, BreezeStatus, PlanReport, ReviewInput,
+    ReviewResult, SprintContract, WorkerInput, WorkerReport,
 };
 
 /// Every message type breeze reads or writes.
@@ -32,11 +32,13 @@ pub enum MessageKind {
     BreezeStatus,
     /// `breeze-event.v1`
     BreezeEvent,
+    /// `breeze-plan.v1`
+    BreezePlan,
 }
 
 impl MessageKind {
     /// All kinds, in a stable order.
-    pub const ALL: [MessageKind; 9] = [
+    pub const ALL: [MessageKind; 10] = [
         Self::AdvisorRequest,
         Self::AdvisorResponse,
         Self::ReviewResult,
@@ -46,6 +48,7 @@ impl MessageKind {
         Self::WorkerInput,
         Self::BreezeStatus,
         Self::BreezeEvent,
+        Self::BreezePlan,
     ];
 
     /// The `schema_version` value, e.g. `advisor-request.v1`.
@@ -60,6 +63,7 @@ impl MessageKind {
             Self::WorkerInput => "worker-input.v1",
             Self::BreezeStatus => "breeze-status.v1",
             Self::BreezeEvent => "breeze-event.v1",
+            Self::BreezePlan => "breeze-plan.v1",
         }
     }
 
@@ -79,7 +83,7 @@ impl MessageKind {
 
     /// The JSON Schema (draft 2020-12) generated from the Rust type.
     pub fn schema(self) -> &'static Value {
-        static CACHE: [OnceLock<Value>; 9] = [const { OnceLock::new() }; 9];
+        static CACHE: [OnceLock<Value>; 10] = [const { OnceLock::new() }; 10];
         let index = Self::ALL.iter().position(|kind| *kind == self).unwrap_or(0);
         CACHE[index].get_or_init(|| match self {
             Self::AdvisorRequest => schema_value::<AdvisorRequest>(self),
@@ -91,6 +95,7 @@ impl MessageKind {
             Self::WorkerInput => schema_value::<WorkerInput>(self),
             Self::BreezeStatus => schema_value::<BreezeStatus>(self),
             Self::BreezeEvent => schema_value::<BreezeEvent>(self),
+            Self::BreezePlan => schema_value::<PlanReport>(self),
         })
     }
 
@@ -177,3 +182,7 @@ impl_message!(
     BreezeStatus,
     BreezeEvent
 );
+
+impl Message for PlanReport {
+    const KIND: MessageKind = MessageKind::BreezePlan;
+}

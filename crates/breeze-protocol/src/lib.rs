@@ -16,6 +16,7 @@
 //! | `sprint-contract.v1` | Lead → all | [`SprintContract`] |
 //! | `breeze-status.v1` | `breeze status --json` | [`BreezeStatus`] |
 //! | `breeze-event.v1` | `events.jsonl` | [`BreezeEvent`] |
+//! | `breeze-plan.v1` | `breeze plan --json` | [`PlanReport`] |
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -25,6 +26,7 @@ mod contract;
 mod event;
 mod exit;
 mod kind;
+mod plan;
 mod review;
 mod status;
 pub mod validate;
@@ -43,6 +45,10 @@ pub use contract::{
 pub use event::{BreezeEvent, EventKind, Role};
 pub use exit::ExitCode;
 pub use kind::{DetectError, Message, MessageKind};
+pub use plan::{
+    ConflictReason, PlanConflict, PlanGroup, PlanNote, PlanReport, PlanSource, PlanStats,
+    PlannedTask,
+};
 pub use review::{
     Check, CheckStatus, GateResult, GateStatus, ReviewInput, ReviewResult, ReviewType,
     ReviewerProfile, Verdict,

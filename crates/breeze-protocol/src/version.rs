@@ -86,3 +86,7 @@ schema_version!(
     /// `breeze-event.v1`
     BreezeEventV1 = "breeze-event.v1"
 );
+schema_version!(
+    /// `breeze-plan.v1`
+    BreezePlanV1 = "breeze-plan.v1"
+);

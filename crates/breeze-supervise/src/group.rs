@@ -217,6 +217,20 @@ fn join_pids(pids: &[u32]) -> String {
     pids.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")
 }
 
+/// Asks one process to stop (SIGTERM), as `breeze abort` asks a running engine: it
+/// finishes its run's bookkeeping itself. Err when there is no such process or it is not
+/// ours to signal.
+pub fn ask_to_stop(pid: u32) -> std::io::Result<()> {
+    // 0 and negative pids mean process groups to kill(2): never what is asked here.
+    if pid == 0 || pid > i32::MAX as u32 {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("{pid} is not a process id"),
+        ));
+    }
+    kill(as_pid(pid), Signal::SIGTERM).map_err(std::io::Error::from)
+}
+
 /// Ends the orphaned process group of a role started by an engine that was killed.
 ///
 /// `pid` is the journaled leader pid (= the group id) and `start_ticks` its journaled

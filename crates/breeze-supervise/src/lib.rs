@@ -71,7 +71,7 @@ mod watchdog;
 pub use activity::{ActivityProbe, DEFAULT_SKIPPED_DIRS, DirActivity};
 pub use env::{ENV_ALLOW_LIST, scrubbed_env};
 pub use error::SpawnError;
-pub use group::{OrphanOutcome, end_orphan_group, process_start_ticks};
+pub use group::{OrphanOutcome, ask_to_stop, end_orphan_group, process_start_ticks};
 pub use json::last_json_object;
 pub use role_file::{MAX_ROLE_FILE_BYTES, RoleFileError, read_role_file};
 pub use sandbox::{Confinement, KernelSupport, SandboxError, kernel_support};

@@ -27,7 +27,8 @@ pub fn run(args: &PlanArgs) -> CliResult {
         }
         None => config.max_workers,
     };
-    let plan = breeze_plan::load(&plan_path).map_err(plan_error)?;
+    let plan = breeze_plan::load_with_extensions(&plan_path, breeze_engine::PLAN_EXTENSIONS)
+        .map_err(plan_error)?;
     let analysis = breeze_plan::analyze(&plan, max_workers).map_err(plan_error)?;
     if args.json {
         let text = serde_json::to_string_pretty(&breeze_plan::render::json(&plan, &analysis))

@@ -39,15 +39,15 @@ pub fn drive(mut options: RunOptions, mode: Mode) -> CliResult {
     let runtime = runtime()?;
     let outcome = runtime.block_on(async {
         let cancel = CancellationToken::new();
-        let signals = tokio::spawn(forward_signals(cancel.clone()));
+        let stop = StopSignals::register()?;
+        let signals = tokio::spawn(stop.forward(cancel.clone(), options.supervisor.clone()));
         let result = match mode {
             Mode::Start => breeze_engine::run(options, cancel).await,
             Mode::Resume => breeze_engine::resume(options, cancel).await,
         };
         signals.abort();
-        result
-    });
-    let outcome = outcome.map_err(engine_error)?;
+        result.map_err(engine_error)
+    })?;
     finish(&outcome)
 }
 
@@ -71,30 +71,58 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
         .map_err(|err| CliError::usage(format!("cannot start the async runtime: {err}")))
 }
 
-/// First SIGINT/SIGTERM/SIGHUP: stop gracefully (roles get SIGTERM, then SIGKILL after
-/// the grace period); the run ends resumable.
-async fn forward_signals(cancel: CancellationToken) {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut interrupt), Ok(mut terminate), Ok(mut hangup)) = (
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::terminate()),
-        signal(SignalKind::hangup()),
-    ) else {
-        return;
-    };
-    loop {
+/// The signals that stop a run. Registered before the run starts: a run that could not be
+/// stopped cleanly must not start.
+struct StopSignals {
+    interrupt: tokio::signal::unix::Signal,
+    terminate: tokio::signal::unix::Signal,
+    hangup: tokio::signal::unix::Signal,
+}
+
+impl StopSignals {
+    fn register() -> Result<StopSignals, CliError> {
+        use tokio::signal::unix::{SignalKind, signal};
+        let register = |kind: SignalKind, name: &str| {
+            signal(kind).map_err(|err| {
+                CliError::usage(format!(
+                    "cannot handle {name}, so Ctrl-C could not stop the run cleanly: {err}"
+                ))
+            })
+        };
+        Ok(StopSignals {
+            interrupt: register(SignalKind::interrupt(), "SIGINT")?,
+            terminate: register(SignalKind::terminate(), "SIGTERM")?,
+            hangup: register(SignalKind::hangup(), "SIGHUP")?,
+        })
+    }
+
+    async fn next(&mut self) {
         tokio::select! {
-            _ = interrupt.recv() => {}
-            _ = terminate.recv() => {}
-            _ = hangup.recv() => {}
+            _ = self.interrupt.recv() => {}
+            _ = self.terminate.recv() => {}
+            _ = self.hangup.recv() => {}
         }
-        if cancel.is_cancelled() {
-            eprintln!(
-                "breeze: still stopping role processes (they get SIGKILL after the grace period)"
-            );
-        } else {
-            eprintln!("breeze: stopping (role processes get SIGTERM)");
-            cancel.cancel();
+    }
+
+    /// First SIGINT/SIGTERM/SIGHUP: stop gracefully (role processes get SIGTERM, then
+    /// SIGKILL after the grace period); the run ends resumable. Second: stop hard (SIGKILL
+    /// at once); the run still ends resumable.
+    async fn forward(
+        mut self,
+        cancel: CancellationToken,
+        supervisor: breeze_supervise::Supervisor,
+    ) {
+        self.next().await;
+        eprintln!(
+            "breeze: stopping (role processes get SIGTERM; press Ctrl-C again to stop at once)"
+        );
+        cancel.cancel();
+        self.next().await;
+        eprintln!("breeze: stopping now (role processes get SIGKILL)");
+        supervisor.stop_hard();
+        loop {
+            self.next().await;
+            eprintln!("breeze: already stopping; the run's state is being saved");
         }
     }
 }

@@ -1,8 +1,8 @@
 //! Running a role once, whatever its backend: the role process protocol.
 //!
-//! [`RoleRunner::invoke`] gives the process a private scratch folder, writes its structured
+//! `RoleRunner::invoke` gives the process a private scratch folder, writes its structured
 //! input to `$BREEZE_INPUT`, asks [`crate::containment`] what it may write, runs the
-//! backend ([`Backend`]: `command`, `claude`/`codex`, `scripted`) and checks afterwards what
+//! backend (`Backend`: `command`, `claude`/`codex`, `scripted`) and checks afterwards what
 //! it changed outside its lane. The reply says in one [`RoleOutcome`] how the call went.
 
 pub mod backoff;

@@ -21,7 +21,7 @@
 //! | `transient_calls = N` | the worker's next N calls fail with a passing API error (HTTP 503) |
 //! | `auth_error = true` | the worker's backend is not logged in |
 //!
-//! [`ScriptedBackend`] runs the simulator for the engine, under the same clocks a process
+//! `ScriptedBackend` runs the simulator for the engine, under the same clocks a process
 //! gets (stall and wall-clock timeouts); it owns the per-task settings and counts the calls.
 
 use std::collections::BTreeMap;
@@ -86,41 +86,23 @@ impl ScriptedBackend {
         }
         let matcher = self.write_sets.get(&call.task_id).cloned();
         let in_write_set = move |path: &str| matcher.as_ref().is_none_or(|matches| matches(path));
-        // The simulator runs in-process; the same clocks a process gets apply to it: the
-        // stall timeout (it makes no output while it runs) and the wall-clock timeout.
-        let limit = settings.stall_timeout.min(settings.timeout);
-        let limit_ending = if settings.stall_timeout <= settings.timeout {
-            RoleEnding::Stalled
-        } else {
-            RoleEnding::TimedOut
-        };
-        // A simulated hang is a future that never finishes: the clocks above end it.
         let first_call = call_number == 1;
-        let played = async {
-            match play(call.role, &call.input, &call.cwd, &sim, first_call, &in_write_set).await {
-                ScriptedReply::Hang => std::future::pending().await,
-                exited => exited,
-            }
+        let played = tokio::select! {
+            reply = play(call.role, &call.input, &call.cwd, &sim, first_call, &in_write_set) => reply,
+            () = cancel.cancelled() => return RoleReply::of(RoleOutcome::Cancelled, log_path),
         };
-        let (outcome, stdout, stderr) = tokio::select! {
-            reply = tokio::time::timeout(limit, played) => match reply {
-                Ok(ScriptedReply::Exited { exit_code: 0, stdout, stderr }) => {
-                    let result = breeze_supervise::last_json_object(stdout.as_bytes())
-                        .ok_or_else(|| "no JSON object on stdout".to_string());
-                    let outcome = match result {
-                        Ok(value) => RoleOutcome::Answered(value),
-                        Err(why) => RoleOutcome::NoAnswer(why),
-                    };
-                    (outcome, stdout, stderr)
-                }
-                Ok(ScriptedReply::Exited { exit_code, stdout, stderr }) => {
-                    (RoleOutcome::Ended(RoleEnding::Exited(exit_code)), stdout, stderr)
-                }
-                Ok(ScriptedReply::Hang) | Err(_) => {
-                    (RoleOutcome::Ended(limit_ending), String::new(), String::new())
-                }
-            },
-            () = cancel.cancelled() => (RoleOutcome::Cancelled, String::new(), String::new()),
+        let (outcome, stdout, stderr) = match played {
+            ScriptedReply::Exited { exit_code: 0, stdout, stderr } => {
+                let outcome = match breeze_supervise::last_json_object(stdout.as_bytes()) {
+                    Some(value) => RoleOutcome::Answered(value),
+                    None => RoleOutcome::NoAnswer("no JSON object on stdout".into()),
+                };
+                (outcome, stdout, stderr)
+            }
+            ScriptedReply::Exited { exit_code, stdout, stderr } => {
+                (RoleOutcome::Ended(RoleEnding::Exited(exit_code)), stdout, stderr)
+            }
+            ScriptedReply::Hang => (hang(settings, cancel).await, String::new(), String::new()),
         };
         write_logs(&log_path, &stdout, &stderr);
         if let RoleOutcome::Answered(value) = &outcome {
@@ -133,12 +115,30 @@ impl ScriptedBackend {
     }
 }
 
+/// A simulated hang ends the way a silent process does: when the stall timeout (or the
+/// wall-clock timeout, if shorter) runs out — or when breeze stops. Only hangs wait: the
+/// simulator's answers are instant, so no clock can cut them off on a slow machine.
+async fn hang(settings: &crate::config::RoleConfig, cancel: &CancellationToken) -> RoleOutcome {
+    let (limit, ending) = if settings.stall_timeout <= settings.timeout {
+        (settings.stall_timeout, RoleEnding::Stalled)
+    } else {
+        (settings.timeout, RoleEnding::TimedOut)
+    };
+    tokio::select! {
+        () = tokio::time::sleep(limit) => RoleOutcome::Ended(ending),
+        () = cancel.cancelled() => RoleOutcome::Cancelled,
+    }
+}
+
 /// Writes the simulated output to the log files, as a process's would be.
 fn write_logs(log_path: &Path, stdout: &str, stderr: &str) {
     let (stdout_log, stderr_log) = breeze_supervise::stream_log_paths(log_path);
     let _ = std::fs::write(stdout_log, stdout);
     let _ = std::fs::write(stderr_log, stderr);
 }
+
+/// The name of the simulator's plan.toml extension table (`[task.sim]`).
+pub const SIM_TABLE: &str = "sim";
 
 /// Per-task steering of the simulator (`[task.sim]`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]

@@ -164,10 +164,7 @@ impl TaskDriver {
         let definition = definition::load(self.ctx.roles.repo_root(), Role::Advisor)
             .map_err(|message| EngineError::usage(message, "fix the role definition file"))?;
         let record = self.record();
-        let cwd = match &self.worktree {
-            Some(worktree) => worktree.path.clone(),
-            None => self.ctx.roles.repo_root().to_path_buf(),
-        };
+        let cwd = self.role_cwd();
         let mut backoff = Backoff::new(self.ctx.backoff);
         let mut retries = 0u32;
         loop {

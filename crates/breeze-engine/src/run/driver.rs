@@ -64,6 +64,14 @@ impl TaskDriver {
         self.ctx.book.record(self.index)
     }
 
+    /// Where the Advisor and the reviewer run: the lane, else the repository root.
+    pub(super) fn role_cwd(&self) -> std::path::PathBuf {
+        match &self.worktree {
+            Some(worktree) => worktree.path.clone(),
+            None => self.ctx.roles.repo_root().to_path_buf(),
+        }
+    }
+
     /// Changes the task's record (not its phase).
     pub(super) async fn change<R>(
         &self,

@@ -1,10 +1,10 @@
 //! Starting, resuming and inspecting runs: the public face of the engine.
 //!
-//! A run is [`prepare`]d (checks, plan, run folder), then goes on in a [`session`]: the
-//! [`dispatcher`] asks the [`schedule`] what may start and gives each task a
-//! [`driver`] on a lane; the driver takes the task through its [`lanes`] worktree,
-//! [`work`], [`consult`], [`review`] and [`landing`]. Every change of a task's state goes
-//! through the run's [`book`]; [`cleanup`] tidies up after a finished run.
+//! A run is `prepare`d (checks, plan, run folder), then goes on in a `session`: the
+//! `dispatcher` asks the `schedule` what may start and gives each task a
+//! `driver` on a lane; the driver takes the task through its `lanes` worktree,
+//! `work`, `consult`, `review` and `landing`. Every change of a task's state goes
+//! through the run's `book`; `cleanup` tidies up after a finished run.
 
 mod book;
 mod cleanup;

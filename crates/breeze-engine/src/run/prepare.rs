@@ -65,7 +65,7 @@ pub(super) fn new_run(options: &RunOptions) -> Result<Prepared, EngineError> {
         config.max_workers = workers;
     }
     let plan_path = resolve_plan(&root, options.plan.as_deref())?;
-    let plan = breeze_plan::load(&plan_path)?;
+    let plan = breeze_plan::load_with_extensions(&plan_path, crate::PLAN_EXTENSIONS)?;
     let analysis = breeze_plan::analyze(&plan, config.max_workers)?;
     let sims = read_sims(&plan)?;
     repo.ensure_not_mid_operation()?;
@@ -302,11 +302,11 @@ fn create_run_dir(root: &Path, plan_path: &Path) -> Result<RunDir, EngineError> 
 fn plan_of_run(run_dir: &RunDir, original: &Path) -> Result<Plan, EngineError> {
     let copy = run_dir.plan_copy(original);
     let Ok(text) = std::fs::read_to_string(&copy) else {
-        return Ok(breeze_plan::load(original)?);
+        return Ok(breeze_plan::load_with_extensions(original, crate::PLAN_EXTENSIONS)?);
     };
     let is_toml = original.extension().is_some_and(|e| e.eq_ignore_ascii_case("toml"));
     Ok(if is_toml {
-        breeze_plan::parse_plan_toml(&text, original)?
+        breeze_plan::parse_plan_toml_with_extensions(&text, original, crate::PLAN_EXTENSIONS)?
     } else {
         breeze_plan::parse_plans_md(&text, original)?
     })
@@ -371,7 +371,8 @@ fn resolve_plan(root: &Path, given: Option<&Path>) -> Result<PathBuf, EngineErro
 fn read_sims(plan: &Plan) -> Result<BTreeMap<String, SimSpec>, EngineError> {
     let mut sims = BTreeMap::new();
     for task in &plan.tasks {
-        let spec = SimSpec::from_json(task.sim.as_ref()).map_err(|message| {
+        let table = plan.extension(&task.id, crate::roles::scripted::SIM_TABLE);
+        let spec = SimSpec::from_json(table).map_err(|message| {
             EngineError::usage(
                 format!("{}:{}: task {}: invalid [task.sim]: {message}", plan.path.display(), task.line, task.id),
                 "the sim keys are listed in the scripted backend's documentation (README, \"The scripted backend\")",

@@ -189,10 +189,6 @@ impl TaskDriver {
             .map_err(|message| EngineError::usage(message, "fix the role definition file"))?;
         let input_value =
             serde_json::to_value(&input).map_err(EngineError::internal("the review input"))?;
-        let cwd = match &self.worktree {
-            Some(worktree) => worktree.path.clone(),
-            None => self.ctx.roles.repo_root().to_path_buf(),
-        };
         let mut problem = String::new();
         let mut backoff = Backoff::new(self.ctx.backoff);
         let (mut tries, mut retries) = (0, 0);
@@ -202,18 +198,10 @@ impl TaskDriver {
                 n => format!("round-{}.try-{}.retry-{n}", input.round, tries + 1),
             };
             let call = RoleCall {
-                role: Role::Reviewer,
-                task_id: self.id.clone(),
-                attempt: input.round,
-                round: input.round,
-                cwd: cwd.clone(),
-                base: input.base.clone(),
                 input: input_value.clone(),
                 prompt: prompt::reviewer(&definition, &input),
-                resume_session: None,
                 label,
-                resume_baseline: None,
-                lane: None,
+                ..self.reviewer_call(&input)
             };
             let reply = self.ctx.roles.invoke(call, &self.ctx.cancel).await;
             self.change(|record| record.usage.add(&reply.usage)).await?;
@@ -255,6 +243,26 @@ impl TaskDriver {
                 self.id
             ),
         ))
+    }
+}
+
+impl TaskDriver {
+    /// The reviewer's call of a round (input, prompt and label are the caller's).
+    fn reviewer_call(&self, input: &ReviewInput) -> RoleCall {
+        RoleCall {
+            role: Role::Reviewer,
+            task_id: self.id.clone(),
+            attempt: input.round,
+            round: input.round,
+            cwd: self.role_cwd(),
+            base: input.base.clone(),
+            input: serde_json::Value::Null,
+            prompt: String::new(),
+            resume_session: None,
+            label: String::new(),
+            resume_baseline: None,
+            lane: None,
+        }
     }
 }
 

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use breeze_git::Repo;
 use breeze_protocol::{ContainmentStatus, EventKind, RunState};
@@ -20,6 +21,9 @@ use crate::lock::RepoLock;
 use crate::progress::ProgressEvent;
 use crate::roles::{RoleRunner, RoleRunnerParts};
 use crate::run_dir::RunDir;
+
+/// How long processes that outlived the run get between SIGTERM and SIGKILL.
+const STRAY_GRACE: Duration = Duration::from_secs(5);
 
 /// Runs a prepared run until every task is done or it stops.
 pub(super) async fn go_on(
@@ -47,14 +51,15 @@ pub(super) async fn go_on(
         Ok(DispatchEnd::Interrupted(reason)) => (RunState::Interrupted, Some(reason)),
         Err(err) => (RunState::Interrupted, Some(stop_reason_of(&err))),
     };
-    // No process of the run's roles outlives it, wherever it went.
-    end_strays_of(&run_dir).await;
+    // No process of the run's roles outlives it, wherever it went (at once after a hard
+    // stop: the user asked for it twice).
+    let grace = if ctx.supervisor.is_stopping_hard() { Duration::ZERO } else { STRAY_GRACE };
+    end_strays_of(&run_dir, grace).await;
     finish(&ctx, &run_dir, state, stop_reason).await
 }
 
 /// Opens the run's files, builds the role runner and the shared context, and tells the
-/// user the run has started.
-/// The lock is handed back: it is held until the run ends.
+/// user the run has started. The lock is handed back: it is held until the run ends.
 async fn context(
     prepared: Prepared,
     options: &RunOptions,
@@ -80,34 +85,8 @@ async fn context(
     let repo = Arc::new(repo);
     snapshot.containment =
         Some(ContainmentStatus { kernel: containment.enforced, summary: containment.summary() });
-    let store = RunStore::open(&run_dir.events(), &run_dir.cycles(), &run_dir.snapshot()).map_err(
-        |err| {
-            EngineError::io(
-                format!("cannot open the run files in {}", run_dir.root().display()),
-                err,
-            )
-        },
-    )?;
-    store
-        .record(EventKind::RunStarted {
-            plan: snapshot.plan.clone(),
-            workers: snapshot.workers,
-            main_tip: main_tip.to_string(),
-            resumed,
-        })
-        .await
-        .map_err(|err| EngineError::io("cannot write the journal", err))?;
+    let store = open_store(&run_dir, &snapshot, main_tip, resumed).await?;
     let guard = Arc::new(RoleGuard::new(containment.clone(), repo.clone(), known_main));
-    let write_sets = plan
-        .tasks
-        .iter()
-        .map(|task| {
-            let writes = task.writes.clone();
-            let check: breeze_agents::WriteSetCheck =
-                Arc::new(move |path: &str| writes.is_empty() || writes.matches(path));
-            (task.id.to_string(), check)
-        })
-        .collect();
     let roles = RoleRunner::new(RoleRunnerParts {
         config: config.clone(),
         run_dir: run_dir.clone(),
@@ -117,7 +96,7 @@ async fn context(
         supervisor: options.supervisor.clone(),
         engine_env: std::env::vars().collect(),
         guard,
-        write_sets,
+        write_sets: write_sets(&plan),
         sims,
     });
     let lanes = {
@@ -128,19 +107,20 @@ async fn context(
             .map_err(EngineError::internal("adopting the lanes"))??
     };
     let progress = options.progress.clone();
-    progress(&ProgressEvent::RunStarted {
+    let started = ProgressEvent::RunStarted {
         run_id: snapshot.run_id.clone(),
         workers: snapshot.workers,
         tasks: plan.tasks.len(),
         groups: analysis.groups.len(),
         resumed,
-    });
-    progress(&ProgressEvent::Containment {
+    };
+    let contained = ProgressEvent::Containment {
         enforced: containment.enforced,
         summary: containment.summary(),
-    });
-    for message in notices {
-        progress(&ProgressEvent::Notice { message });
+    };
+    let notices = notices.into_iter().map(|message| ProgressEvent::Notice { message });
+    for event in [started, contained].into_iter().chain(notices) {
+        progress(&event);
     }
     let ctx = Arc::new(RunContext {
         run_id: snapshot.run_id.clone(),
@@ -161,6 +141,44 @@ async fn context(
         lanes: Mutex::new(lanes),
     });
     Ok((ctx, lock))
+}
+
+/// Opens the run's files and journals the start.
+async fn open_store(
+    run_dir: &RunDir,
+    snapshot: &crate::snapshot::RunSnapshot,
+    main_tip: crate::snapshot::ObjectId,
+    resumed: bool,
+) -> Result<RunStore, EngineError> {
+    let store = RunStore::open(&run_dir.events(), &run_dir.cycles(), &run_dir.snapshot()).map_err(
+        |err| {
+            let folder = run_dir.root().display();
+            EngineError::io(format!("cannot open the run files in {folder}"), err)
+        },
+    )?;
+    store
+        .record(EventKind::RunStarted {
+            plan: snapshot.plan.clone(),
+            workers: snapshot.workers,
+            main_tip: main_tip.to_string(),
+            resumed,
+        })
+        .await
+        .map_err(|err| EngineError::io("cannot write the journal", err))?;
+    Ok(store)
+}
+
+/// Each task's write set, as the agents' stream checks and the simulator see it.
+fn write_sets(plan: &breeze_plan::Plan) -> BTreeMap<String, breeze_agents::WriteSetCheck> {
+    plan.tasks
+        .iter()
+        .map(|task| {
+            let writes = task.writes.clone();
+            let check: breeze_agents::WriteSetCheck =
+                Arc::new(move |path: &str| writes.is_empty() || writes.matches(path));
+            (task.id.to_string(), check)
+        })
+        .collect()
 }
 
 /// Why the run stopped, with what to do.
@@ -259,22 +277,17 @@ pub(crate) async fn end_orphans_of(run_dir: &RunDir) {
                 .await;
         tracing::info!(pid, "orphaned role process group: {outcome:?}");
     }
-    end_strays_of(run_dir).await;
+    end_strays_of(run_dir, STRAY_GRACE).await;
 }
 
 /// Ends processes of the run's roles that left their process groups (`setsid`, a double
 /// fork): every role process carries the run's marker in its environment.
-pub(crate) async fn end_strays_of(run_dir: &RunDir) {
+pub(crate) async fn end_strays_of(run_dir: &RunDir, grace: Duration) {
     let run_id = run_dir.run_id();
     if run_id.is_empty() {
         return;
     }
-    let ended = breeze_supervise::end_processes_with_env(
-        "BREEZE_RUN_ID",
-        run_id,
-        std::time::Duration::from_secs(5),
-    )
-    .await;
+    let ended = breeze_supervise::end_processes_with_env("BREEZE_RUN_ID", run_id, grace).await;
     if !ended.is_empty() {
         tracing::info!(pids = ?ended, "ended processes of the run's roles that had left their groups");
     }

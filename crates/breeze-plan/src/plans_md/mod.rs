@@ -255,7 +255,6 @@ pub(crate) fn parse(text: &str, path: &Path) -> Result<Plan, PlanError> {
                 None => t.status.clone(),
             }),
             line: t.line,
-            sim: None,
         });
     }
 
@@ -271,6 +270,7 @@ pub(crate) fn parse(text: &str, path: &Path) -> Result<Plan, PlanError> {
         done,
         blocked,
         warnings,
+        extensions: Default::default(),
     })
 }
 

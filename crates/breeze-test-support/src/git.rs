@@ -1,0 +1,100 @@
+//! The `git` CLI, hermetic: no user or system configuration reaches it, the identity and the
+//! dates are fixed, and git variables of the calling environment are removed.
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+/// The author and committer of every commit a test makes with [`git`].
+pub const IDENTITY: (&str, &str) = ("Test Author", "author@example.com");
+
+/// The date of every commit a test makes with [`git`] (reproducible commit ids).
+pub const DATE: &str = "1700000000 +0000";
+
+/// Variables of the calling environment that would point git elsewhere.
+const INHERITED: &[&str] = &[
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+    "GIT_CEILING_DIRECTORIES",
+    "GIT_CONFIG",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "XDG_CONFIG_HOME",
+];
+
+/// An empty folder used as `HOME` by every hermetic command of this test process.
+pub fn empty_home() -> &'static Path {
+    static HOME: OnceLock<tempfile::TempDir> = OnceLock::new();
+    HOME.get_or_init(|| {
+        tempfile::Builder::new().prefix("breeze-test-home-").tempdir().expect("a temporary HOME")
+    })
+    .path()
+}
+
+/// Makes `command` hermetic: an empty `HOME`, no global or system git configuration, the
+/// test identity and dates, and none of the caller's git variables. Works for `git` and for
+/// anything that runs git (the `breeze` binary).
+pub fn hermetic(command: &mut Command) -> &mut Command {
+    for name in INHERITED {
+        command.env_remove(name);
+    }
+    command
+        .env("HOME", empty_home())
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", IDENTITY.0)
+        .env("GIT_AUTHOR_EMAIL", IDENTITY.1)
+        .env("GIT_COMMITTER_NAME", IDENTITY.0)
+        .env("GIT_COMMITTER_EMAIL", IDENTITY.1)
+        .env("GIT_AUTHOR_DATE", DATE)
+        .env("GIT_COMMITTER_DATE", DATE)
+}
+
+/// Runs `git args…` in `dir` and returns its output, successful or not.
+pub fn git_output(dir: &Path, args: &[&str]) -> Output {
+    let mut command = Command::new("git");
+    hermetic(&mut command).arg("-C").arg(dir).args(args);
+    command.output().expect("the git CLI runs")
+}
+
+/// Runs `git args…` in `dir`; panics with git's stderr if it fails. Returns stdout as git
+/// printed it (file contents keep their last newline).
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let output = git_output(dir, args);
+    assert!(
+        output.status.success(),
+        "git {args:?} in {} failed: {}",
+        dir.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// [`git`], with the trailing newline removed: for one-line answers (`rev-parse`).
+pub fn git_line(dir: &Path, args: &[&str]) -> String {
+    git(dir, args).trim_end().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commits_do_not_depend_on_the_machine() {
+        let dir = tempfile::tempdir().unwrap();
+        git(dir.path(), &["init", "-q", "-b", "main"]);
+        std::fs::write(dir.path().join("a"), "a\n").unwrap();
+        git(dir.path(), &["add", "a"]);
+        git(dir.path(), &["commit", "-q", "-m", "one"]);
+        let author = git_line(dir.path(), &["log", "-1", "--format=%an <%ae> %at"]);
+        assert_eq!(author, "Test Author <author@example.com> 1700000000");
+        // No configuration but the repository's own is visible.
+        let global = git_output(dir.path(), &["config", "--global", "--list"]);
+        assert!(String::from_utf8_lossy(&global.stdout).trim().is_empty());
+    }
+}
