@@ -90,11 +90,7 @@ fn a_repository_mid_merge_is_refused() {
     git(&root, &["checkout", "-q", "main"]);
     write(&root, "src/a.txt", "main\n");
     git(&root, &["commit", "-qam", "main"]);
-    let merge = std::process::Command::new("git")
-        .current_dir(&root)
-        .args(["merge", "side"])
-        .output()
-        .unwrap();
+    let merge = breeze_test_support::git_output(&root, &["merge", "side"]);
     assert!(!merge.status.success(), "the merge conflicts");
     let output = breeze().current_dir(&root).args(["run"]).output().unwrap();
     assert_eq!(output.status.code(), Some(2), "{}", both(&output));

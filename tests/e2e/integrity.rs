@@ -71,12 +71,9 @@ const LATIN1_NAME: &[u8] = b"notes/caf\xe9.txt";
 
 fn latin1_file_landed_and_checkout_clean(root: &std::path::Path) {
     use std::os::unix::ffi::OsStrExt;
-    let listed = std::process::Command::new("git")
-        .current_dir(root)
-        .args(["ls-tree", "-r", "-z", "--name-only", "main"])
-        .output()
-        .unwrap()
-        .stdout;
+    let listed =
+        breeze_test_support::git_output(root, &["ls-tree", "-r", "-z", "--name-only", "main"])
+            .stdout;
     assert!(
         listed.split(|&b| b == 0).any(|name| name == LATIN1_NAME),
         "the file landed under its own name: {:?}",

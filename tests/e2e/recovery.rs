@@ -190,3 +190,63 @@ fn abort_stops_a_live_run_and_a_new_run_keeps_the_old_branch() {
         "the aborted run's branch is kept"
     );
 }
+
+/// Sends `signal` (e.g. `-INT`) to `pid` with kill(1).
+fn send(signal: &str, pid: u32) {
+    let status = std::process::Command::new("kill").args([signal, &pid.to_string()]).status();
+    assert!(status.unwrap().success(), "kill {signal} {pid}");
+}
+
+#[test]
+fn a_second_ctrl_c_stops_at_once_and_the_run_stays_resumable() {
+    let (temp, root) = repo_with(&[("README.md", "r\n")]);
+    // A worker that ignores SIGTERM; a grace of ten minutes before SIGKILL. The first Ctrl-C
+    // asks it to stop (it will not); the second must not wait for the grace to end.
+    let signal = temp.path().join("signal");
+    std::fs::create_dir(&signal).unwrap();
+    let pid_file = signal.join("worker.pid");
+    let term_file = signal.join("got-term");
+    let worker = format!(
+        "trap 'echo term > {term}' TERM\necho $$ > {pid}\nwhile true; do sleep 0.1; done\n",
+        term = term_file.display(),
+        pid = pid_file.display()
+    );
+    let script = temp.path().join("worker.sh");
+    std::fs::write(&script, worker).unwrap();
+    let config = shell_worker_config(&script, "stop_grace = \"10m\"")
+        + &format!("[sandbox]\nwritable = [{:?}]\n", signal.display().to_string());
+    std::fs::write(root.join("breeze.toml"), config).unwrap();
+    std::fs::write(root.join("plan.toml"), one_task_plan()).unwrap();
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "config"]);
+
+    let engine = breeze()
+        .current_dir(&root)
+        .args(["run"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for("the worker to start", || {
+        std::fs::read_to_string(&pid_file).is_ok_and(|p| !p.trim().is_empty())
+    });
+    let worker_pid: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+    send("-INT", engine.id());
+    wait_for("the worker to get SIGTERM", || term_file.exists());
+    assert!(alive(worker_pid), "the worker ignores SIGTERM and is in its grace period");
+    send("-INT", engine.id());
+    // Ten minutes of grace are not waited out: wait_for gives up after 30 s.
+    let output = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let waiter = {
+        let output = output.clone();
+        std::thread::spawn(move || *output.lock().unwrap() = Some(engine.wait_with_output()))
+    };
+    wait_for("breeze to stop after the second Ctrl-C", || output.lock().unwrap().is_some());
+    waiter.join().unwrap();
+    let output = output.lock().unwrap().take().unwrap().unwrap();
+    assert_eq!(output.status.code(), Some(3), "{}", both(&output));
+    assert!(crate::support::stderr(&output).contains("stopping now"), "{}", both(&output));
+    assert!(!alive(worker_pid), "the worker was killed");
+    let status = status_json(&root);
+    assert_eq!(status["state"], "interrupted", "{status}");
+}

@@ -163,7 +163,7 @@ pub fn codex_args(call: &AgentCall) -> Vec<String> {
             "sandbox_workspace_write.exclude_tmpdir_env_var=true".into(),
         ]);
         if !call.scratch_dir.as_os_str().is_empty() {
-            let root = serde_json::Value::String(call.scratch_dir.display().to_string());
+            let root = Value::String(call.scratch_dir.display().to_string());
             args.extend(["-c".into(), format!("sandbox_workspace_write.writable_roots=[{root}]")]);
         }
     } else {
@@ -278,7 +278,7 @@ mod tests {
         reviewer.allowed_tools = vec!["Read".into(), "Write".into(), "Grep".into(), "Glob".into()];
         reviewer.disallowed_tools = vec!["Write".into(), "Bash".into()];
         let args = claude_args(&reviewer);
-        let schema: serde_json::Value = serde_json::from_str(&args[7]).unwrap();
+        let schema: Value = serde_json::from_str(&args[7]).unwrap();
         assert_eq!(Some(schema), reviewer.output_schema);
         assert_eq!(
             args,

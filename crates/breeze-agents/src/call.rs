@@ -109,6 +109,8 @@ pub struct AgentCall {
     pub timeout: Duration,
     /// No output and (for writing roles) no worktree change for this long = stalled.
     pub stall_timeout: Duration,
+    /// Between SIGTERM and SIGKILL when the process is stopped.
+    pub grace: Duration,
     /// Advisor/reviewer: force the final answer to this JSON Schema (claude
     /// `--json-schema`, codex `--output-schema <file>`).
     pub output_schema: Option<Value>,
@@ -173,6 +175,7 @@ impl AgentCall {
             log_path,
             timeout: Duration::from_secs(45 * 60),
             stall_timeout: Duration::from_secs(600),
+            grace: breeze_supervise::ProcessSpec::DEFAULT_GRACE,
             output_schema: None,
             resume_session: None,
             resume_baseline: None,

@@ -127,6 +127,7 @@ pub async fn run_agent(
     spec.stdin = call.prompt.clone().into_bytes();
     spec.timeout = Some(call.timeout);
     spec.stall_timeout = Some(call.stall_timeout);
+    spec.grace = call.grace;
     spec.max_line_bytes = AGENT_MAX_LINE_BYTES;
     spec.confinement = call.confinement.clone();
     spec.marker = call.marker.clone();

@@ -287,7 +287,7 @@ mod tests {
     fn an_answer_in_strict_form_validates_against_the_original_schema() {
         let schema = MessageKind::WorkerReport.schema();
         let strict_schema = strict(schema);
-        let mut answer = serde_json::Map::new();
+        let mut answer = Map::new();
         for name in strict_schema["properties"].as_object().unwrap().keys() {
             answer.insert(name.clone(), Value::Null);
         }

@@ -165,7 +165,7 @@ fn claude_truncated_stream_is_a_crash_with_usage_so_far() {
     );
     match &parsed.failure {
         Some(AgentFailure::Crashed { message }) => {
-            assert!(message.contains("last text: The parser rejects empty rows."), "{message}")
+            assert!(message.contains("last text: The parser rejects empty rows."), "{message}");
         }
         other => panic!("expected a crash, got {other:?}"),
     }
@@ -453,7 +453,7 @@ fn long_streams_keep_bounded_state() {
     assert_eq!(claude.usage.input_tokens, 20_000);
     match claude.failure {
         Some(AgentFailure::Crashed { message }) => {
-            assert!(message.len() < 1500, "{}", message.len())
+            assert!(message.len() < 1500, "{}", message.len());
         }
         other => panic!("expected a crash, got {other:?}"),
     }

@@ -316,7 +316,7 @@ async fn a_cli_failing_before_its_stream_is_classified_from_stderr() {
             assert_eq!(
                 message,
                 "codex exited with code 2: the stream ended without `turn.completed` after 0 lines"
-            )
+            );
         }
         other => panic!("expected a crash, got {other:?}"),
     }

@@ -58,6 +58,9 @@ pub struct RoleConfig {
     pub timeout: Duration,
     /// No output and no worktree change for this long = stalled.
     pub stall_timeout: Duration,
+    /// Between SIGTERM and SIGKILL when breeze stops the role's processes (Ctrl-C, a
+    /// timeout, a stall); a second Ctrl-C skips it.
+    pub stop_grace: Duration,
     /// Extra environment variable names passed through.
     pub env: Vec<String>,
     /// Model for claude/codex (empty = CLI default).
@@ -299,6 +302,7 @@ struct RawRole {
     command: Vec<String>,
     timeout: String,
     stall_timeout: String,
+    stop_grace: String,
     env: Vec<String>,
     model: String,
     args: Vec<String>,
@@ -390,6 +394,7 @@ impl RawRole {
             command: self.command,
             timeout: duration(&self.timeout, &key("timeout"))?,
             stall_timeout: duration(&self.stall_timeout, &key("stall_timeout"))?,
+            stop_grace: duration(&self.stop_grace, &key("stop_grace"))?,
             env: self.env,
             model: self.model,
             args: self.args,

@@ -44,33 +44,13 @@ pub fn create_sample_repo(dir: &Path) -> Result<PathBuf, EngineError> {
         }
         std::fs::write(path, text).map_err(io)?;
     }
-    commit_all(dir, &files).map_err(|err| {
-        EngineError::io(
-            format!("cannot create the demo repository in {}", dir.display()),
-            std::io::Error::other(err.message().to_string()),
-        )
-    })?;
-    Ok(dir.join("plan.toml"))
-}
-
-fn commit_all(dir: &Path, files: &[(&str, &str)]) -> Result<(), git2::Error> {
-    let mut options = git2::RepositoryInitOptions::new();
-    options.initial_head("main");
-    let repo = git2::Repository::init_opts(dir, &options)?;
-    let mut index = repo.index()?;
-    for (path, _) in files {
-        index.add_path(Path::new(path))?;
-    }
-    index.write()?;
-    let tree = repo.find_tree(index.write_tree()?)?;
-    let signature = git2::Signature::now("breeze demo", "demo@breeze.invalid")?;
-    repo.commit(
-        Some("HEAD"),
-        &signature,
-        &signature,
+    let paths: Vec<&str> = files.iter().map(|(path, _)| *path).collect();
+    breeze_git::init_with_commit(
+        dir,
+        "main",
+        &paths,
+        ("breeze demo", "demo@breeze.invalid"),
         "Initial commit: calc skeleton and breeze plan",
-        &tree,
-        &[],
     )?;
-    Ok(())
+    Ok(dir.join("plan.toml"))
 }

@@ -134,7 +134,7 @@ impl DoctorReport {
         }
         match &self.containment {
             Some(Ok(containment)) => {
-                out.push_str(&format!("this repository: {}\n", containment.summary()))
+                out.push_str(&format!("this repository: {}\n", containment.summary()));
             }
             Some(Err(err)) => out.push_str(&format!("this repository: {err}\n")),
             None => out.push_str("this repository: (not inside a git repository)\n"),
@@ -142,10 +142,10 @@ impl DoctorReport {
         for tool in &self.tools {
             match (&tool.path, &tool.version) {
                 (Some(path), Ok(version)) => {
-                    out.push_str(&format!("{}: {version} ({})\n", tool.name, path.display()))
+                    out.push_str(&format!("{}: {version} ({})\n", tool.name, path.display()));
                 }
                 (Some(path), Err(err)) => {
-                    out.push_str(&format!("{}: {} — {err}\n", tool.name, path.display()))
+                    out.push_str(&format!("{}: {} — {err}\n", tool.name, path.display()));
                 }
                 (None, Err(err)) => out.push_str(&format!("{}: {err}\n", tool.name)),
                 (None, Ok(_)) => {}

@@ -277,7 +277,7 @@ pub fn clean(repo_dir: &Path, dry_run: bool, force: bool) -> Result<Vec<CleanIte
             breeze_git::RemoveOutcome::Removed { .. }
             | breeze_git::RemoveOutcome::NotFound { .. } => items.push(CleanItem::Removed(label)),
             breeze_git::RemoveOutcome::KeptDirty { paths } => {
-                items.push(CleanItem::Kept(label, dirty_note(paths.len())))
+                items.push(CleanItem::Kept(label, dirty_note(paths.len())));
             }
         }
     }

@@ -596,11 +596,7 @@ printf '{{"schema_version":"worker-report.v1","status":"completed","summary":"ok
     user.when_started().await;
     std::fs::write(fixture.root.join("notes.txt"), "mine\n").unwrap();
     git(&fixture.root, &["commit", "-qam", "mine"]);
-    let merge = std::process::Command::new("git")
-        .current_dir(&fixture.root)
-        .args(["merge", "-q", "side"])
-        .output()
-        .unwrap();
+    let merge = breeze_test_support::git_output(&fixture.root, &["merge", "-q", "side"]);
     assert!(!merge.status.success(), "the merge conflicts");
     user.go();
     let outcome = run.await.unwrap().unwrap();

@@ -101,7 +101,7 @@ pub(crate) fn tree_diff_paths(
 }
 
 /// One side of a tree entry: id, mode, whether it is a tree.
-type Side = (git2::Oid, i32, bool);
+type Side = (Oid, i32, bool);
 
 fn diff_subtrees(
     repo: &Repository,
@@ -121,7 +121,7 @@ fn diff_subtrees(
     for entry in new.into_iter().flat_map(|t| t.iter()) {
         entries.entry(entry.name_bytes().to_vec()).or_default().1 = Some(side(&entry));
     }
-    let subtree = |oid: git2::Oid| repo.find_tree(oid).ctx(|| format!("could not read tree {oid}"));
+    let subtree = |oid: Oid| repo.find_tree(oid).ctx(|| format!("could not read tree {oid}"));
     for (name, (before, after)) in entries {
         if before == after {
             continue;

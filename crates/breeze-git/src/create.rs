@@ -247,7 +247,7 @@ impl Repo {
                 let Ok(tree_entry) = head_tree.get_path(Path::new(&rel)) else {
                     return Ok(false);
                 };
-                let on_disk = git2::Oid::hash_file(git2::ObjectType::Blob, path.join(&rel));
+                let on_disk = Oid::hash_file(git2::ObjectType::Blob, path.join(&rel));
                 if on_disk.ok() != Some(tree_entry.id()) {
                     return Ok(false);
                 }

@@ -333,7 +333,7 @@ fn size_gate(repo: &Repository, changes: &[PathChange], max: u64) -> Result<Gate
         }
     }
     if too_big.is_empty() {
-        return Ok(passed(GATE_FILE_SIZE, format!("no added or changed file above {} bytes", max)));
+        return Ok(passed(GATE_FILE_SIZE, format!("no added or changed file above {max} bytes")));
     }
     let detail = too_big
         .iter()

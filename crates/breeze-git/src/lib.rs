@@ -42,6 +42,7 @@ mod error;
 mod gates;
 mod guard;
 mod handles;
+mod init;
 mod integration;
 mod land;
 mod lane;
@@ -68,6 +69,7 @@ pub use gates::{
 };
 pub use git2::Oid;
 pub use guard::{Fingerprint, LaneCommitOnMain};
+pub use init::init_with_commit;
 pub use land::{
     LANDED_SCAN_LIMIT, MergeOutcome, ReviewTrailer, TRAILER_REVIEW, TRAILER_RUN, TRAILER_TASK,
     landing_message,
@@ -83,6 +85,6 @@ impl Repo {
     /// Safe slug for a task id; see [`slug`]. Kept as an associated function because the
     /// engine reaches everything git-related through `Repo`.
     pub fn slug(task_id: &str) -> String {
-        slug::slug(task_id)
+        slug(task_id)
     }
 }

@@ -115,7 +115,7 @@ fn dirty_touched_paths_defer_the_landing_without_touching_anything() {
         }),
         ("untracked file in the way", |r| write(r.path(), "src/new.rs", "user's own new.rs\n")),
         ("ignored file in the way", |r| {
-            write(r.path(), "src/new.rs.log", "ignored but precious\n")
+            write(r.path(), "src/new.rs.log", "ignored but precious\n");
         }),
     ];
     for (label, make_dirty) in cases {

@@ -255,7 +255,7 @@ fn move_worktree_refuses_a_dirty_worktree_and_changes_nothing() {
     let err = handle.move_worktree(&lane, "task/two", next).unwrap_err();
     match &err {
         GitError::Dirty { paths, .. } => {
-            assert_eq!(paths, &vec!["src/a.rs".to_string(), "stray.txt".to_string()])
+            assert_eq!(paths, &vec!["src/a.rs".to_string(), "stray.txt".to_string()]);
         }
         other => panic!("expected Dirty, got {other}"),
     }

@@ -239,7 +239,7 @@ fn main() {
             "--naive-full" => naive_full = args.next().and_then(|v| v.parse().ok()).expect("--naive-full N"),
             "--runs" => runs = args.next().and_then(|v| v.parse().ok()).expect("--runs N"),
             "--naive-sample" => {
-                naive_sample = args.next().and_then(|v| v.parse().ok()).expect("--naive-sample N")
+                naive_sample = args.next().and_then(|v| v.parse().ok()).expect("--naive-sample N");
             }
             other => sizes.push(other.parse::<usize>().unwrap_or_else(|_| {
                 eprintln!("usage: plan_bench [TASKS...] [--runs N] [--naive-full N] [--naive-sample PAIRS]");

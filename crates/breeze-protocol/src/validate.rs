@@ -291,13 +291,13 @@ impl<'s> ShapeChecker<'s> {
         let max = rules.get("maxItems").and_then(Value::as_u64);
         match (min, max) {
             (Some(min), Some(max)) if count < min || count > max => {
-                self.report(path, format!("must have {min} to {max} items, found {count}"))
+                self.report(path, format!("must have {min} to {max} items, found {count}"));
             }
             (Some(min), None) if count < min => {
-                self.report(path, format!("must have at least {min} items, found {count}"))
+                self.report(path, format!("must have at least {min} items, found {count}"));
             }
             (None, Some(max)) if count > max => {
-                self.report(path, format!("must have at most {max} items, found {count}"))
+                self.report(path, format!("must have at most {max} items, found {count}"));
             }
             _ => {}
         }
@@ -408,7 +408,7 @@ fn semantic_rules(kind: MessageKind, value: &Value, prefix: &str, problems: &mut
                     problems.push(Problem {
                         path: at("stop_reason"),
                         message: format!("must be null when decision is {decision}"),
-                    })
+                    });
                 }
                 _ => {}
             }

@@ -199,7 +199,7 @@ impl Ruleset {
         };
         // Older kernels take a shorter attribute; the fields they do not know must not be sent.
         let size = if abi >= 6 {
-            std::mem::size_of::<RulesetAttr>()
+            size_of::<RulesetAttr>()
         } else if abi >= 4 {
             16
         } else {
@@ -306,7 +306,7 @@ mod tests {
 
     #[test]
     fn the_path_rule_attribute_has_the_kernel_layout() {
-        assert_eq!(std::mem::size_of::<PathBeneathAttr>(), 12);
-        assert_eq!(std::mem::size_of::<RulesetAttr>(), 24);
+        assert_eq!(size_of::<PathBeneathAttr>(), 12);
+        assert_eq!(size_of::<RulesetAttr>(), 24);
     }
 }

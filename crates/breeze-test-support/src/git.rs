@@ -1,5 +1,7 @@
-//! The `git` CLI, hermetic: no user or system configuration reaches it, the identity and the
-//! dates are fixed, and git variables of the calling environment are removed.
+//! The `git` CLI, hermetic: no user or system configuration reaches it — the global
+//! configuration is the tests' own (an identity, nothing else), dates are fixed, and git
+//! variables of the calling environment are removed. A repository's own configuration still
+//! wins, as it would on a user's machine.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -27,30 +29,34 @@ const INHERITED: &[&str] = &[
     "XDG_CONFIG_HOME",
 ];
 
-/// An empty folder used as `HOME` by every hermetic command of this test process.
+/// The folder used as `HOME` by every hermetic command of this test process: empty but for
+/// `.gitconfig`, the global configuration (the test identity).
 pub fn empty_home() -> &'static Path {
     static HOME: OnceLock<tempfile::TempDir> = OnceLock::new();
     HOME.get_or_init(|| {
-        tempfile::Builder::new().prefix("breeze-test-home-").tempdir().expect("a temporary HOME")
+        let home = tempfile::Builder::new()
+            .prefix("breeze-test-home-")
+            .tempdir()
+            .expect("a temporary HOME");
+        let config = format!("[user]\n\tname = {}\n\temail = {}\n", IDENTITY.0, IDENTITY.1);
+        std::fs::write(home.path().join(".gitconfig"), config).expect("the tests' .gitconfig");
+        home
     })
     .path()
 }
 
-/// Makes `command` hermetic: an empty `HOME`, no global or system git configuration, the
-/// test identity and dates, and none of the caller's git variables. Works for `git` and for
-/// anything that runs git (the `breeze` binary).
+/// Makes `command` hermetic: the tests' `HOME` and global configuration (the test
+/// identity), no system configuration, fixed dates, and none of the caller's git variables.
+/// Works for `git` and for anything that runs git (the `breeze` binary).
 pub fn hermetic(command: &mut Command) -> &mut Command {
     for name in INHERITED {
         command.env_remove(name);
     }
+    let home = empty_home();
     command
-        .env("HOME", empty_home())
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("HOME", home)
+        .env("GIT_CONFIG_GLOBAL", home.join(".gitconfig"))
         .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", IDENTITY.0)
-        .env("GIT_AUTHOR_EMAIL", IDENTITY.1)
-        .env("GIT_COMMITTER_NAME", IDENTITY.0)
-        .env("GIT_COMMITTER_EMAIL", IDENTITY.1)
         .env("GIT_AUTHOR_DATE", DATE)
         .env("GIT_COMMITTER_DATE", DATE)
 }
@@ -93,8 +99,12 @@ mod tests {
         git(dir.path(), &["commit", "-q", "-m", "one"]);
         let author = git_line(dir.path(), &["log", "-1", "--format=%an <%ae> %at"]);
         assert_eq!(author, "Test Author <author@example.com> 1700000000");
-        // No configuration but the repository's own is visible.
-        let global = git_output(dir.path(), &["config", "--global", "--list"]);
-        assert!(String::from_utf8_lossy(&global.stdout).trim().is_empty());
+        // The global configuration is the tests' own: the identity, nothing of the machine's.
+        let global = git_line(dir.path(), &["config", "--global", "--list"]);
+        assert_eq!(global, "user.name=Test Author\nuser.email=author@example.com");
+        // A repository's own identity wins over it.
+        git(dir.path(), &["config", "user.name", "Repo Owner"]);
+        git(dir.path(), &["commit", "-q", "--allow-empty", "-m", "two"]);
+        assert_eq!(git_line(dir.path(), &["log", "-1", "--format=%an"]), "Repo Owner");
     }
 }

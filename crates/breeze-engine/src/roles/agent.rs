@@ -58,6 +58,7 @@ impl AgentBackend {
         agent.pass_credentials = settings.pass_credentials;
         agent.timeout = settings.timeout;
         agent.stall_timeout = settings.stall_timeout;
+        agent.grace = settings.stop_grace;
         // `roles.<role>.model` wins; otherwise Claude Code gets the role definition's model
         // (`opus`, `sonnet`: aliases it knows). Codex keeps its own default: those names
         // mean nothing to it.

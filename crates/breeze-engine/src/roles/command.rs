@@ -10,7 +10,7 @@ use breeze_supervise::{ActivityProbe, DirActivity, ProcessSpec, Supervisor};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::{Backend, BackendFuture, GRACE, Invocation, ProcessLog, RoleOutcome, RoleReply};
+use super::{Backend, BackendFuture, Invocation, ProcessLog, RoleOutcome, RoleReply};
 
 pub(crate) struct CommandBackend {
     pub supervisor: Supervisor,
@@ -36,7 +36,7 @@ impl CommandBackend {
         spec.stdin = call.prompt.clone().into_bytes();
         spec.timeout = Some(run.settings.timeout);
         spec.stall_timeout = Some(run.settings.stall_timeout);
-        spec.grace = GRACE;
+        spec.grace = run.settings.stop_grace;
         spec.confinement = run.confinement.clone();
         spec.marker = Some(run.marker.clone());
         // A worker that edits files without printing is not stalled.

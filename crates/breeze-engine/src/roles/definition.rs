@@ -111,7 +111,7 @@ pub fn parse(text: &str, source: &str) -> Result<RoleDefinition, String> {
             "maxTurns" => {
                 definition.max_turns = Some(value.parse().map_err(|_| {
                     format!("{source}:{line_no}: maxTurns must be a whole number, found {value:?}")
-                })?)
+                })?);
             }
             "tools" => {
                 definition.tools = split_list(value);

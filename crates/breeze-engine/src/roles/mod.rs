@@ -17,7 +17,6 @@ use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Duration;
 
 use breeze_protocol::{EventKind, Role, Usage};
 use breeze_supervise::{Confinement, Ending, Supervisor};
@@ -29,9 +28,6 @@ use crate::containment::RoleGuard;
 use crate::journal::RunStore;
 use crate::run_dir::{RunDir, file_slug};
 use backoff::Trouble;
-
-/// Grace between SIGTERM and SIGKILL for role processes.
-const GRACE: Duration = Duration::from_secs(5);
 
 /// One invocation of a role.
 #[derive(Debug, Clone)]

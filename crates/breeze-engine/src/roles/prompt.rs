@@ -177,7 +177,7 @@ pub fn answer_instructions(role: Role, backend: BackendKind) -> String {
             text.push_str(&format!(
                 "End with exactly one `{message}` JSON object as your final answer (it is checked \
              against its JSON schema); do not write it to a file."
-            ))
+            ));
         }
     }
     text.push('\n');

@@ -148,7 +148,7 @@ impl TaskBook {
         .await?;
         match &transition {
             Transition::Defer { reason } => {
-                self.report(ProgressEvent::Deferred { id, reason: reason.clone() })
+                self.report(ProgressEvent::Deferred { id, reason: reason.clone() });
             }
             Transition::Land { .. }
             | Transition::Escalate { .. }

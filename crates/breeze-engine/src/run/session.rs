@@ -273,8 +273,7 @@ pub(crate) async fn end_orphans_of(run_dir: &RunDir) {
     }
     for (pid, start_ticks) in live {
         let outcome =
-            breeze_supervise::end_orphan_group(pid, start_ticks, std::time::Duration::from_secs(5))
-                .await;
+            breeze_supervise::end_orphan_group(pid, start_ticks, Duration::from_secs(5)).await;
         tracing::info!(pid, "orphaned role process group: {outcome:?}");
     }
     end_strays_of(run_dir, STRAY_GRACE).await;

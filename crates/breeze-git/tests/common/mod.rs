@@ -2,7 +2,6 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use breeze_git::{Oid, OpenOptions, Repo, Worktree};
 
@@ -18,19 +17,10 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).trim_end().to_string()
 }
 
-/// Runs git in `dir` and returns the raw output, successful or not.
+/// Runs git (hermetic: no user or system configuration) in `dir` and returns the raw
+/// output, successful or not.
 pub fn git_output(dir: &Path, args: &[&str]) -> std::process::Output {
-    Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_DATE", "1700000000 +0000")
-        .env("GIT_COMMITTER_DATE", "1700000000 +0000")
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .output()
-        .expect("git runs")
+    breeze_test_support::git_output(dir, args)
 }
 
 /// Writes a file (creating parent directories).
