@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Team-run landing benchmark: breeze-git against the seeds' git-CLI procedure.
+# Team-run landing benchmark: breeze-git against the original harness's git-CLI procedure.
 #
 #   scripts/bench/land-bench.sh [FILES] [TASKS]      (defaults: 20000 files, 12 tasks)
 #
@@ -88,7 +88,7 @@ cli_m=$(median "${cli_times[@]}")
 breeze_m=$(median "${breeze_times[@]}")
 echo
 echo "== $tasks one-file tasks on $files files (median of $runs run(s)) =="
-echo "git CLI (seeds' procedure):  $cli_m s"
+echo "git CLI (original procedure):  $cli_m s"
 echo "breeze-git (3 lanes):        $breeze_m s"
 run_m=$(median "${run_times[@]}")
 echo "breeze run (whole engine):   $run_m s"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The seeds' landing procedure with the git CLI, for TASKS one-file tasks (default 12):
+# The original harness's landing procedure with the git CLI, for TASKS one-file tasks (default 12):
 # per task, `git worktree add -b task/N` from one base, write one file, `git commit` in the
 # worktree, then on main (checked out in REPO) `git cherry-pick --no-commit` + `git commit`,
 # `git worktree remove`, `git branch -D`.

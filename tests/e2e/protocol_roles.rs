@@ -1,5 +1,5 @@
 //! Roles written as a few lines of shell, driven through the `command` backend exactly
-//! as DESIGN §5 specifies.
+//! as docs/PROTOCOL.md specifies.
 
 use crate::support::{
     SCRIPTED_CONFIG, both, breeze, git, repo_with, status_json, stderr, task_state,

@@ -10,8 +10,8 @@ fn protocol_fixture(name: &str) -> String {
 fn valid_seed_examples_exit_zero() {
     let dir = tempfile::tempdir().unwrap();
     let files = [
-        protocol_fixture("seeds/advisor-request.definition.json"),
-        protocol_fixture("seeds/advisor-response.example.json"),
+        protocol_fixture("original/advisor-request.definition.json"),
+        protocol_fixture("original/advisor-response.example.json"),
         protocol_fixture("valid/review-result.json"),
     ];
     let mut args = vec!["validate"];

@@ -1,5 +1,5 @@
 //! The Advisor rules made mechanical: failure signatures, trigger hashes and plateau
-//! detection (DESIGN §4, "Advisor rules").
+//! detection (docs/ARCHITECTURE.md, step 5).
 
 use std::collections::BTreeSet;
 
@@ -12,7 +12,7 @@ const SIGNATURE_CHARS: usize = 80;
 /// are not letters or digits (in any script) collapsed to `-`, trimmed, at most 80
 /// characters, `none` if nothing is left.
 ///
-/// Unlike the seeds' ASCII-only rule, Japanese or Korean error text keeps its letters,
+/// Unlike the original harness's ASCII-only rule, Japanese or Korean error text keeps its letters,
 /// so two different non-English failures do not collide on `none`.
 pub fn normalize_signature(text: &str) -> String {
     let mut out = String::new();
@@ -54,7 +54,7 @@ pub fn jaccard(a: &BTreeSet<String>, b: &BTreeSet<String>) -> f64 {
 }
 
 /// Whether review rounds plateaued: the last three rounds' gap file sets have a mean
-/// pairwise Jaccard similarity above 0.7 (the seeds' rule). Fewer than three rounds
+/// pairwise Jaccard similarity above 0.7 (the original harness's rule). Fewer than three rounds
 /// never plateau.
 pub fn is_plateau(rounds: &[BTreeSet<String>]) -> bool {
     plateau_score(rounds).is_some_and(|score| score > 0.7)
@@ -66,7 +66,7 @@ pub fn plateau_score(rounds: &[BTreeSet<String>]) -> Option<f64> {
     Some((jaccard(a, b) + jaccard(a, c) + jaccard(b, c)) / 3.0)
 }
 
-/// Bounds text to `limit` bytes keeping the head and the tail, as the seeds do for
+/// Bounds text to `limit` bytes keeping the head and the tail, as the original harness does for
 /// `last_error`.
 pub fn bound_text(text: &str, limit: usize) -> String {
     if text.len() <= limit {

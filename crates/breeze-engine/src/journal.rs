@@ -1,4 +1,4 @@
-//! The append-only journal (`events.jsonl`) and the seed-compatible `cycles.jsonl`.
+//! The append-only journal (`events.jsonl`) and `cycles.jsonl` (in the original harness's format).
 //!
 //! Every event is one JSON line, written and fsynced before the engine acts on it, so
 //! a run killed at any point can be resumed from what the journal says.
@@ -85,7 +85,7 @@ pub fn read_events(path: &Path) -> std::io::Result<Vec<BreezeEvent>> {
     Ok(events)
 }
 
-/// One line of `cycles.jsonl` per worker attempt, with the seeds' field names.
+/// One line of `cycles.jsonl` per worker attempt, with the original harness's field names (docs/PROTOCOL.md).
 #[derive(Debug, Clone, Serialize)]
 pub struct CycleRecord {
     /// Run id.

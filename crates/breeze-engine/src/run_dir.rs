@@ -43,7 +43,7 @@ impl RunDir {
     pub fn events(&self) -> PathBuf {
         self.root.join("events.jsonl")
     }
-    /// `cycles.jsonl`: one line per worker attempt (seed-compatible).
+    /// `cycles.jsonl`: one line per worker attempt (in the original harness's format).
     pub fn cycles(&self) -> PathBuf {
         self.root.join("cycles.jsonl")
     }

@@ -41,7 +41,7 @@ impl Default for ContractOptions {
 /// Review rounds before escalation.
 pub const MAX_REVIEW_ITERATIONS: u32 = 3;
 
-/// The literal trigger the seeds record for `<!-- advisor:required -->`.
+/// The literal trigger the original harness records for `<!-- advisor:required -->`.
 const ADVISOR_REQUIRED_TRIGGER: &str = "<!-- advisor:required -->";
 
 /// Builds the task's `sprint-contract.v1`: checks from the DoD, the write set as

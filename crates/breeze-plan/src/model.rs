@@ -8,7 +8,7 @@ use crate::{PlanWarning, RiskFlag, TaskId, WriteSet};
 /// Which file format a plan came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum PlanFormat {
-    /// The seeds' Plans.md task table (or heading form).
+    /// The original harness's Plans.md task table (or heading form).
     PlansMd,
     /// `plan.toml` with `[[task]]` tables.
     Toml,

@@ -1,5 +1,5 @@
 //! `advisor-request.v1` and `advisor-response.v1`: a worker's question and the
-//! Advisor's answer, with the seeds' field names.
+//! Advisor's answer, with the original harness's field names.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -8,7 +8,7 @@ use crate::version::{AdvisorRequestV1, AdvisorResponseV1};
 
 /// Why the Advisor is consulted.
 ///
-/// The seeds document six codes; their loop implementation emitted two more
+/// The original harness documents six codes; their loop implementation emitted two more
 /// (`high-risk-preflight`, `plateau-pre-escalation`). breeze accepts all eight and
 /// emits only the documented six.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
@@ -57,7 +57,7 @@ impl std::fmt::Display for ReasonCode {
 /// `advisor-request.v1`: executor → Lead → Advisor.
 ///
 /// The requester side is deliberately lenient (unknown fields are kept out of the
-/// typed view but not rejected), as the seeds require.
+/// typed view but not rejected), as the original harness requires.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct AdvisorRequest {
     /// Always `advisor-request.v1`.
@@ -111,7 +111,7 @@ pub struct ExecutionContext {
 pub struct SelectedPlan {
     /// Path of the plan file.
     pub path: String,
-    /// Plan preamble: a string, or a list of lines in the seeds' example.
+    /// Plan preamble: a string, or a list of lines in the original harness's example.
     #[serde(default)]
     pub background: serde_json::Value,
     /// The plan rows relevant to the task.

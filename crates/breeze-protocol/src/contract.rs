@@ -67,7 +67,7 @@ pub struct ContractCheck {
     pub description: String,
 }
 
-/// A non-goal: a string, or `{description}` as the seeds' enrich step writes it.
+/// A non-goal: a string, or `{description}` as the original harness's enrich step writes it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum NonGoal {

@@ -1,7 +1,7 @@
 //! Stable wire types of breeze.
 //!
 //! This crate is the only one an outside tool needs to talk to breeze or to read its
-//! run files: the role messages (with the seeds' field names), the status report,
+//! run files: the role messages (with the original harness's field names), the status report,
 //! the journal events, their JSON Schemas, validation with precise messages, and the
 //! exit codes of the `breeze` command.
 //!

@@ -124,7 +124,7 @@ pub struct WorkerReport {
     /// Branch worked on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
-    /// Worktree path (seeds' camelCase name).
+    /// Worktree path (the original harness's camelCase name).
     #[serde(rename = "worktreePath", default, skip_serializing_if = "Option::is_none")]
     pub worktree_path: Option<String>,
     /// What was done.

@@ -44,7 +44,7 @@ fn assert_single_problem(kind: MessageKind, value: &Value, path: &str, needle: &
 
 #[test]
 fn seed_examples_validate_and_parse() {
-    let files = json_files(&fixtures().join("seeds"));
+    let files = json_files(&fixtures().join("original"));
     assert_eq!(files.len(), 4, "seed fixtures went missing: {files:?}");
     for path in files {
         let value = read_json(&path);
@@ -52,7 +52,7 @@ fn seed_examples_validate_and_parse() {
         assert_eq!(problems_of(kind, &value), Vec::<String>::new(), "{}", path.display());
     }
     let request: AdvisorRequest =
-        parse(read_json(&fixtures().join("seeds/advisor-request.definition.json"))).unwrap();
+        parse(read_json(&fixtures().join("original/advisor-request.definition.json"))).unwrap();
     assert_eq!(request.reason_code, ReasonCode::RetryThreshold);
     assert_eq!(request.run_id.as_deref(), Some("codex-loop-example"));
     let prior = request.prior_advisor_response.expect("prior response kept");
@@ -60,7 +60,7 @@ fn seed_examples_validate_and_parse() {
     assert_eq!(prior.response.confidence, 0.9);
 
     let response: AdvisorResponse =
-        parse(read_json(&fixtures().join("seeds/advisor-response.example.json"))).unwrap();
+        parse(read_json(&fixtures().join("original/advisor-response.example.json"))).unwrap();
     assert_eq!(response.executor_instructions.len(), 2);
     assert_eq!(response.stop_reason, None);
 }
@@ -340,7 +340,7 @@ fn review_result_implied_verdict_follows_blocking_gaps() {
 #[test]
 fn advisor_request_trigger_hash_starts_with_task_and_reason() {
     let kind = MessageKind::AdvisorRequest;
-    let good = read_json(&fixtures().join("seeds/advisor-request.card.json"));
+    let good = read_json(&fixtures().join("original/advisor-request.card.json"));
     assert_single_problem(
         kind,
         &with(good.clone(), "trigger_hash", json!("43.3.2:retry-threshold:abc")),
@@ -376,7 +376,7 @@ fn advisor_request_trigger_hash_starts_with_task_and_reason() {
 
 #[test]
 fn embedded_messages_are_checked_with_their_own_rules() {
-    let mut request = read_json(&fixtures().join("seeds/advisor-request.definition.json"));
+    let mut request = read_json(&fixtures().join("original/advisor-request.definition.json"));
     request["prior_advisor_response"]["response"]["decision"] = json!("STOP");
     assert_single_problem(
         MessageKind::AdvisorRequest,
@@ -430,7 +430,7 @@ fn detection_names_the_known_versions() {
 fn typed_messages_round_trip_through_json() {
     for path in json_files(&fixtures().join("valid"))
         .into_iter()
-        .chain(json_files(&fixtures().join("seeds")))
+        .chain(json_files(&fixtures().join("original")))
     {
         let value = read_json(&path);
         let kind = MessageKind::detect(&value).unwrap();

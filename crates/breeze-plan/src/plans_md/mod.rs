@@ -1,6 +1,6 @@
-//! Plans.md: the seeds' task table, its heading form, and status-marker edits.
+//! Plans.md: the original harness's task table, its heading form, and status-marker edits.
 //!
-//! Reading rules (DESIGN §2): only tables whose header reads Task … DoD … Depends …
+//! Reading rules: only tables whose header reads Task … DoD … Depends …
 //! Status hold tasks (an optional Writes column may stand before Depends); Status is
 //! the last cell of a row and Depends the one before it, whatever the row's width.
 //! Done rows are skipped and satisfy dependencies. A dependency may name a task, a
