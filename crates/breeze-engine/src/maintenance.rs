@@ -1,6 +1,6 @@
 //! `breeze abort`, `breeze clean` and `breeze logs`: looking after what runs leave.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -195,139 +195,189 @@ pub fn clean(repo_dir: &Path, dry_run: bool, force: bool) -> Result<Vec<CleanIte
             ));
         }
     }
-    let mut worktrees: BTreeSet<PathBuf> = BTreeSet::new();
-    let mut branches: BTreeSet<String> = BTreeSet::new();
-    // Landed task branches and the head that landed from each.
-    let mut landed_heads: std::collections::BTreeMap<String, Option<breeze_git::Oid>> =
-        std::collections::BTreeMap::new();
-    // Every run folder, also one whose state file was set aside as damaged.
-    for run_id in crate::run_dir::list_run_folders(&root) {
-        let run_dir = RunDir::new(&root, &run_id);
-        let Ok(events) = read_events(&run_dir.events()) else { continue };
-        for event in events {
-            match event.event {
-                EventKind::WorktreeCreated { path, branch, .. } => {
-                    worktrees.insert(PathBuf::from(path));
-                    branches.insert(branch);
-                }
-                EventKind::WorktreeRemoved { path, branch } => {
-                    if !path.is_empty() {
-                        worktrees.remove(Path::new(&path));
-                    }
-                    if let Some(branch) = branch {
-                        branches.remove(&branch);
-                    }
-                }
-                _ => {}
-            }
-        }
-        if let Ok(snapshot) = RunSnapshot::load(&run_dir.snapshot()) {
-            for task in snapshot.tasks {
-                if task.phase == crate::snapshot::TaskPhase::Landed
-                    && let Some(branch) = task.branch
-                {
-                    landed_heads.insert(branch, task.head.map(|head| head.0));
-                }
-            }
-        }
-    }
-    let mut items = Vec::new();
+    let created = Created::from_journals(&root);
     // Worktrees git knows, with whether they hold uncommitted work.
-    let live: std::collections::BTreeMap<PathBuf, bool> = repo
+    let live: BTreeMap<PathBuf, bool> = repo
         .list_worktrees()?
         .into_iter()
         .map(|info| (info.path, info.dirty.unwrap_or(false)))
         .collect();
-    let dirty_note = |files: usize| {
-        format!(
-            "has uncommitted changes in {files} file(s); commit them, or pass --force to discard"
-        )
-    };
-    for path in worktrees {
-        let label = path.display().to_string();
-        let Some(&dirty) = live.get(&path) else {
-            // Git no longer knows it (an interrupted `clean`, a removed admin folder), but
-            // the journal says breeze made it: its folder is still breeze's to remove.
-            if path.is_dir() {
-                if force {
-                    if !dry_run {
-                        std::fs::remove_dir_all(&path).map_err(|err| {
-                            EngineError::io(format!("cannot remove {label}"), err)
-                        })?;
+    let mut cleaner = Cleaner { repo: &repo, dry_run, force, items: Vec::new() };
+    for path in &created.worktrees {
+        cleaner.worktree(path, live.get(path).copied())?;
+    }
+    cleaner.integration_worktree(&live)?;
+    for branch in &created.branches {
+        cleaner.branch(branch, created.landed_heads.get(branch))?;
+    }
+    Ok(cleaner.items)
+}
+
+/// What breeze's journals say it created and did not remove, over every run folder (also
+/// one whose state file was set aside as damaged).
+struct Created {
+    worktrees: BTreeSet<PathBuf>,
+    branches: BTreeSet<String>,
+    /// Landed tasks' branches and the head that landed from each.
+    landed_heads: BTreeMap<String, Option<breeze_git::Oid>>,
+}
+
+impl Created {
+    fn from_journals(root: &Path) -> Created {
+        let mut created = Created {
+            worktrees: BTreeSet::new(),
+            branches: BTreeSet::new(),
+            landed_heads: BTreeMap::new(),
+        };
+        for run_id in crate::run_dir::list_run_folders(root) {
+            let run_dir = RunDir::new(root, &run_id);
+            let Ok(events) = read_events(&run_dir.events()) else { continue };
+            for event in events {
+                created.follow(event.event);
+            }
+            if let Ok(snapshot) = RunSnapshot::load(&run_dir.snapshot()) {
+                for task in snapshot.tasks {
+                    if task.phase == crate::snapshot::TaskPhase::Landed
+                        && let Some(branch) = task.branch
+                    {
+                        created.landed_heads.insert(branch, task.head.map(|head| head.0));
                     }
-                    items.push(CleanItem::Removed(label));
-                } else {
-                    items.push(CleanItem::Kept(
-                        label,
-                        "no longer a git worktree (an interrupted `breeze clean`?); `breeze clean --force` removes the folder".into(),
-                    ));
                 }
             }
-            continue;
+        }
+        created
+    }
+
+    fn follow(&mut self, event: EventKind) {
+        match event {
+            EventKind::WorktreeCreated { path, branch, .. } => {
+                self.worktrees.insert(PathBuf::from(path));
+                self.branches.insert(branch);
+            }
+            EventKind::WorktreeRemoved { path, branch } => {
+                if !path.is_empty() {
+                    self.worktrees.remove(Path::new(&path));
+                }
+                if let Some(branch) = branch {
+                    self.branches.remove(&branch);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Removes (or, dry, lists) what `clean` may remove, and says why it keeps the rest.
+struct Cleaner<'a> {
+    repo: &'a Repo,
+    dry_run: bool,
+    force: bool,
+    items: Vec<CleanItem>,
+}
+
+impl Cleaner<'_> {
+    /// A worktree breeze created; `live` is whether git knows it, and if it is dirty.
+    fn worktree(&mut self, path: &Path, live: Option<bool>) -> Result<(), EngineError> {
+        let label = path.display().to_string();
+        let Some(dirty) = live else {
+            // Git no longer knows it (an interrupted `clean`, a removed admin folder), but
+            // the journal says breeze made it: its folder is still breeze's to remove.
+            if !path.is_dir() {
+                return Ok(());
+            }
+            if !self.force {
+                self.items.push(CleanItem::Kept(
+                    label,
+                    "no longer a git worktree (an interrupted `breeze clean`?); `breeze clean --force` removes the folder".into(),
+                ));
+                return Ok(());
+            }
+            self.remove_folder(path)?;
+            self.items.push(CleanItem::Removed(label));
+            return Ok(());
         };
-        if dry_run {
-            items.push(if dirty && !force {
+        if self.dry_run {
+            self.items.push(if dirty && !self.force {
                 CleanItem::Kept(label, "has uncommitted changes (use --force to discard)".into())
             } else {
                 CleanItem::Removed(label)
             });
-            continue;
+            return Ok(());
         }
-        match repo.remove_worktree(&path, None, force)? {
+        self.items.push(match self.repo.remove_worktree(path, None, self.force)? {
             breeze_git::RemoveOutcome::Removed { .. }
-            | breeze_git::RemoveOutcome::NotFound { .. } => items.push(CleanItem::Removed(label)),
-            breeze_git::RemoveOutcome::KeptDirty { paths } => {
-                items.push(CleanItem::Kept(label, dirty_note(paths.len())));
-            }
-        }
-    }
-    // The verify command's worktree: breeze's scratch, removed whatever it holds.
-    let integration = repo.worktree_root().join(breeze_git::INTEGRATION_WORKTREE);
-    if live.contains_key(&integration) || integration.is_dir() {
-        if !dry_run {
-            if live.contains_key(&integration) {
-                repo.remove_worktree(&integration, None, true)?;
-            } else {
-                std::fs::remove_dir_all(&integration).map_err(|err| {
-                    EngineError::io(format!("cannot remove {}", integration.display()), err)
-                })?;
-            }
-        }
-        items.push(CleanItem::Removed(integration.display().to_string()));
-    }
-    for branch in branches {
-        let Some(tip) = repo.branch_tip(&branch)? else { continue };
-        // Safe to delete: its tip is the head that landed, or it is contained in main.
-        let landed = landed_heads.get(&branch).copied().flatten();
-        let holds_work = Some(tip) != landed && !repo.branch_is_on_main(&branch)?;
-        if holds_work && !force {
-            let why = if landed_heads.contains_key(&branch) {
+            | breeze_git::RemoveOutcome::NotFound { .. } => CleanItem::Removed(label),
+            breeze_git::RemoveOutcome::KeptDirty { paths } => CleanItem::Kept(
+                label,
                 format!(
+                    "has uncommitted changes in {} file(s); commit them, or pass --force to discard",
+                    paths.len()
+                ),
+            ),
+        });
+        Ok(())
+    }
+
+    /// The verify command's worktree: breeze's scratch, removed whatever it holds.
+    fn integration_worktree(&mut self, live: &BTreeMap<PathBuf, bool>) -> Result<(), EngineError> {
+        let integration = self.repo.worktree_root().join(breeze_git::INTEGRATION_WORKTREE);
+        let known = live.contains_key(&integration);
+        if !known && !integration.is_dir() {
+            return Ok(());
+        }
+        if known && !self.dry_run {
+            self.repo.remove_worktree(&integration, None, true)?;
+        } else if !known {
+            self.remove_folder(&integration)?;
+        }
+        self.items.push(CleanItem::Removed(integration.display().to_string()));
+        Ok(())
+    }
+
+    /// A task branch breeze created: deleted when its tip is what landed or is on main.
+    fn branch(
+        &mut self,
+        branch: &str,
+        landed: Option<&Option<breeze_git::Oid>>,
+    ) -> Result<(), EngineError> {
+        let Some(tip) = self.repo.branch_tip(branch)? else { return Ok(()) };
+        let holds_work =
+            Some(tip) != landed.copied().flatten() && !self.repo.branch_is_on_main(branch)?;
+        if holds_work && !self.force {
+            let why = match landed {
+                Some(_) => format!(
                     "has commits added after its task landed (tip {}); use --force to delete",
                     &tip.to_string()[..12]
-                )
-            } else {
-                "holds work that never landed (use --force to delete)".to_string()
+                ),
+                None => "holds work that never landed (use --force to delete)".to_string(),
             };
-            items.push(CleanItem::Kept(branch, why));
-            continue;
+            self.items.push(CleanItem::Kept(branch.to_string(), why));
+            return Ok(());
         }
-        if !dry_run {
-            match repo.delete_branch(&branch) {
+        if !self.dry_run {
+            match self.repo.delete_branch(branch) {
                 Ok(_) => {}
                 Err(breeze_git::GitError::BranchCheckedOut { path, .. }) => {
-                    items.push(CleanItem::Kept(
-                        branch,
+                    self.items.push(CleanItem::Kept(
+                        branch.to_string(),
                         format!("checked out in {} (kept above)", path.display()),
                     ));
-                    continue;
+                    return Ok(());
                 }
                 Err(err) => return Err(err.into()),
             }
         }
-        items.push(CleanItem::Removed(branch));
+        self.items.push(CleanItem::Removed(branch.to_string()));
+        Ok(())
     }
-    Ok(items)
+
+    fn remove_folder(&self, path: &Path) -> Result<(), EngineError> {
+        if self.dry_run {
+            return Ok(());
+        }
+        std::fs::remove_dir_all(path)
+            .map_err(|err| EngineError::io(format!("cannot remove {}", path.display()), err))
+    }
 }
 
 /// The log files of a task in a run, oldest first.

@@ -60,6 +60,15 @@ fn with_definition(definition: &RoleDefinition, briefing: String) -> String {
     format!("{}\n\n---\n\n{}", definition.body, briefing.trim_end())
 }
 
+/// One review finding as the worker reads it: `[major] `src/a.rs:3` the issue — the fix`.
+fn gap_line(gap: &breeze_protocol::Gap) -> String {
+    let location =
+        if gap.location.is_empty() { String::new() } else { format!("`{}` ", gap.location) };
+    let suggestion =
+        if gap.suggestion.is_empty() { String::new() } else { format!(" — {}", gap.suggestion) };
+    format!("[{}] {location}{}{suggestion}", severity(gap.severity), gap.issue)
+}
+
 /// The worker's prompt. Advisor guidance goes at the very top, before the task.
 pub fn worker(definition: &RoleDefinition, input: &WorkerInput) -> String {
     let guidance = match &input.advisor_guidance {
@@ -75,19 +84,7 @@ pub fn worker(definition: &RoleDefinition, input: &WorkerInput) -> String {
         Some(feedback) => format!(
             "\n## Fix these critical/major review findings (round {})\n\n{}\n\nCommit the fixes (or leave them uncommitted) and report completion.\n",
             feedback.round,
-            bullets(feedback.gaps.iter().map(|gap| {
-                let location = if gap.location.is_empty() {
-                    String::new()
-                } else {
-                    format!("`{}` ", gap.location)
-                };
-                let suggestion = if gap.suggestion.is_empty() {
-                    String::new()
-                } else {
-                    format!(" — {}", gap.suggestion)
-                };
-                format!("[{}] {location}{}{suggestion}", severity(gap.severity), gap.issue)
-            }))
+            bullets(feedback.gaps.iter().map(gap_line))
         ),
         None => String::new(),
     };

@@ -306,37 +306,63 @@ async fn worker(
         let message = sim.fail_message.clone().unwrap_or_else(|| "sim: the build failed".into());
         return ScriptedReply::failure(&message);
     }
-    let task = &input.task;
     if sim.escalate {
         return ScriptedReply::json(json!({
             "schema_version": "worker-report.v1",
             "status": "escalated",
-            "task": task.id,
+            "task": input.task.id,
             "summary": "scripted worker gives up",
             "escalation_reason": "sim.escalate is set for this task"
         }));
     }
     if sim.ask_advisor && input.advisor_guidance.is_none() {
-        let reason = if task.risk.is_empty() { "advisor-required" } else { task.risk[0].as_str() };
-        return ScriptedReply::json(json!({
-            "schema_version": "worker-report.v1",
-            "status": "needs-advice",
-            "task": task.id,
-            "summary": "the approach is unclear",
-            "advisor_request": {
-                "schema_version": "advisor-request.v1",
-                "task_id": task.id,
-                "run_id": input.run_id,
-                "reason_code": reason,
-                "trigger_hash": format!("{}:{reason}:approach-unclear", task.id),
-                "question": format!("How should task {} approach: {}?", task.id, task.title),
-                "attempt": attempt,
-                "last_error": "",
-                "context_summary": [format!("goal: {}", task.dod), format!("scope: {}", task.writes.join(", "))]
-            }
-        }));
+        return needs_advice(&input);
     }
+    let written = write_the_work(&input, worktree, sim, in_write_set);
+    ScriptedReply::json(json!({
+        "schema_version": "worker-report.v1",
+        "status": "completed",
+        "task": input.task.id,
+        "files_changed": written,
+        "summary": format!("scripted worker wrote {} file(s) for {}", written.len(), input.task.title),
+        "self_review": [
+            {"rule": "write-set-respected", "verified": sim.write_outside.is_none(), "evidence": "files generated from the write set"},
+            {"rule": "plans-cc-markers-untouched", "verified": true, "evidence": "Plans.md not written"}
+        ]
+    }))
+}
 
+/// The worker's `needs-advice` answer, with its `advisor-request.v1`.
+fn needs_advice(input: &WorkerInput) -> ScriptedReply {
+    let task = &input.task;
+    let reason = if task.risk.is_empty() { "advisor-required" } else { task.risk[0].as_str() };
+    ScriptedReply::json(json!({
+        "schema_version": "worker-report.v1",
+        "status": "needs-advice",
+        "task": task.id,
+        "summary": "the approach is unclear",
+        "advisor_request": {
+            "schema_version": "advisor-request.v1",
+            "task_id": task.id,
+            "run_id": input.run_id,
+            "reason_code": reason,
+            "trigger_hash": format!("{}:{reason}:approach-unclear", task.id),
+            "question": format!("How should task {} approach: {}?", task.id, task.title),
+            "attempt": input.attempt,
+            "last_error": "",
+            "context_summary": [format!("goal: {}", task.dod), format!("scope: {}", task.writes.join(", "))]
+        }
+    }))
+}
+
+/// Writes one file per write-set entry (resolving conflict markers first, and the stray
+/// file `write_outside` asks for on the first completed attempt); the paths written.
+fn write_the_work(
+    input: &WorkerInput,
+    worktree: &Path,
+    sim: &SimSpec,
+    in_write_set: &(dyn Fn(&str) -> bool + Sync),
+) -> Vec<String> {
     let mut written = Vec::new();
     // A gate sent the task back: take the stray file out again (write_outside names a
     // file the simulator created, so removing it restores the base).
@@ -350,32 +376,22 @@ async fn worker(
             }
         }
     }
-    for entry in &task.writes {
-        let Some(path) = concrete_path(entry, &task.id) else { continue };
+    for entry in &input.task.writes {
+        let Some(path) = concrete_path(entry, &input.task.id) else { continue };
         if !in_write_set(&path) || written.contains(&path) {
             continue;
         }
-        if write_task_file(worktree, &path, &input).is_ok() {
+        if write_task_file(worktree, &path, input).is_ok() {
             written.push(path);
         }
     }
-    if attempt == 1 + sim.stall_attempts + sim.fail_attempts
+    if input.attempt == 1 + sim.stall_attempts + sim.fail_attempts
         && let Some(outside) = &sim.write_outside
     {
-        let _ = write_task_file(worktree, outside, &input);
+        let _ = write_task_file(worktree, outside, input);
         written.push(outside.clone());
     }
-    ScriptedReply::json(json!({
-        "schema_version": "worker-report.v1",
-        "status": "completed",
-        "task": task.id,
-        "files_changed": written,
-        "summary": format!("scripted worker wrote {} file(s) for {}", written.len(), task.title),
-        "self_review": [
-            {"rule": "write-set-respected", "verified": sim.write_outside.is_none(), "evidence": "files generated from the write set"},
-            {"rule": "plans-cc-markers-untouched", "verified": true, "evidence": "Plans.md not written"}
-        ]
-    }))
+    written
 }
 
 fn reviewer(input: &Value, sim: &SimSpec) -> ScriptedReply {

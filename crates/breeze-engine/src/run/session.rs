@@ -107,21 +107,7 @@ async fn context(
             .map_err(EngineError::internal("adopting the lanes"))??
     };
     let progress = options.progress.clone();
-    let started = ProgressEvent::RunStarted {
-        run_id: snapshot.run_id.clone(),
-        workers: snapshot.workers,
-        tasks: plan.tasks.len(),
-        groups: analysis.groups.len(),
-        resumed,
-    };
-    let contained = ProgressEvent::Containment {
-        enforced: containment.enforced,
-        summary: containment.summary(),
-    };
-    let notices = notices.into_iter().map(|message| ProgressEvent::Notice { message });
-    for event in [started, contained].into_iter().chain(notices) {
-        progress(&event);
-    }
+    announce(&progress, &snapshot, &plan, &analysis, &containment, notices, resumed);
     let ctx = Arc::new(RunContext {
         run_id: snapshot.run_id.clone(),
         main_tip_at_start: snapshot.main_tip_at_start,
@@ -141,6 +127,34 @@ async fn context(
         lanes: Mutex::new(lanes),
     });
     Ok((ctx, lock))
+}
+
+/// Tells the user the run has started: how many lanes and tasks, how roles are confined,
+/// and what they should know first.
+fn announce(
+    progress: &crate::progress::ProgressSink,
+    snapshot: &crate::snapshot::RunSnapshot,
+    plan: &breeze_plan::Plan,
+    analysis: &breeze_plan::Analysis,
+    containment: &crate::containment::Containment,
+    notices: Vec<String>,
+    resumed: bool,
+) {
+    let started = ProgressEvent::RunStarted {
+        run_id: snapshot.run_id.clone(),
+        workers: snapshot.workers,
+        tasks: plan.tasks.len(),
+        groups: analysis.groups.len(),
+        resumed,
+    };
+    let contained = ProgressEvent::Containment {
+        enforced: containment.enforced,
+        summary: containment.summary(),
+    };
+    let notices = notices.into_iter().map(|message| ProgressEvent::Notice { message });
+    for event in [started, contained].into_iter().chain(notices) {
+        progress(&event);
+    }
 }
 
 /// Opens the run's files and journals the start.
