@@ -11,8 +11,10 @@ use clap::{Args, Parser, Subcommand};
 #[derive(Debug, Parser)]
 #[command(name = "breeze", version, propagate_version = true)]
 pub struct Cli {
+    /// Flags every command accepts.
     #[command(flatten)]
     pub global: GlobalArgs,
+    /// What to do.
     #[command(subcommand)]
     pub command: Command,
 }
@@ -28,6 +30,7 @@ pub struct GlobalArgs {
     pub verbose: u8,
 }
 
+/// The commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Write a starter breeze.toml and Plans.md into the repository.
@@ -58,6 +61,7 @@ pub enum Command {
     Validate(ValidateArgs),
 }
 
+/// `breeze init`.
 #[derive(Debug, Args)]
 pub struct InitArgs {
     /// Overwrite existing breeze.toml / Plans.md.
@@ -65,6 +69,7 @@ pub struct InitArgs {
     pub force: bool,
 }
 
+/// `breeze plan`.
 #[derive(Debug, Args)]
 pub struct PlanArgs {
     /// Plan file (Plans.md or plan.toml); default: plan.toml, then Plans.md in the repository root.
@@ -80,6 +85,7 @@ pub struct PlanArgs {
     pub max_workers: Option<u32>,
 }
 
+/// `breeze run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Plan file (Plans.md or plan.toml); default: plan.toml, then Plans.md in the repository root.
@@ -89,6 +95,7 @@ pub struct RunArgs {
     pub max_workers: Option<u32>,
 }
 
+/// `breeze status`.
 #[derive(Debug, Args)]
 pub struct StatusArgs {
     /// Print breeze-status.v1 JSON.
@@ -99,6 +106,7 @@ pub struct StatusArgs {
     pub run: Option<String>,
 }
 
+/// `breeze clean`.
 #[derive(Debug, Args)]
 pub struct CleanArgs {
     /// Show what would be removed without removing anything.
@@ -109,6 +117,7 @@ pub struct CleanArgs {
     pub force: bool,
 }
 
+/// `breeze logs`.
 #[derive(Debug, Args)]
 pub struct LogsArgs {
     /// Task id.
@@ -118,6 +127,7 @@ pub struct LogsArgs {
     pub run: Option<String>,
 }
 
+/// `breeze demo`.
 #[derive(Debug, Args)]
 pub struct DemoArgs {
     /// Create the sample repository in DIR (must be empty or absent) instead of a temporary folder.
@@ -125,12 +135,14 @@ pub struct DemoArgs {
     pub target: Option<PathBuf>,
 }
 
+/// `breeze schema`.
 #[derive(Debug, Args)]
 pub struct SchemaArgs {
     /// Message type, e.g. `advisor-response` or `review-result.v1`; omit to list them.
     pub name: Option<String>,
 }
 
+/// `breeze validate`.
 #[derive(Debug, Args)]
 pub struct ValidateArgs {
     /// JSON files to check (`-` for stdin).

@@ -31,6 +31,17 @@ impl CliError {
     }
 }
 
+/// The error as it is printed on stderr: `error: ` and the message, then one `hint: ` line
+/// per hint, control characters shown escaped (messages can quote role output).
+pub fn render_error(err: &CliError) -> String {
+    use crate::escape::escape_controls;
+    let mut out = format!("error: {}\n", escape_controls(&err.message));
+    for hint in &err.hints {
+        out.push_str(&format!("hint: {}\n", escape_controls(hint)));
+    }
+    out
+}
+
 impl From<std::io::Error> for CliError {
     fn from(err: std::io::Error) -> Self {
         CliError::usage(err.to_string())

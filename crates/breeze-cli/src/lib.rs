@@ -3,7 +3,9 @@
 #![forbid(unsafe_code)]
 
 pub mod args;
-mod commands;
+// Public only so the snapshot tests reach what commands print; not an API.
+#[doc(hidden)]
+pub mod commands;
 pub mod error;
 pub mod escape;
 pub mod output;
@@ -65,11 +67,7 @@ pub(crate) fn here() -> std::path::PathBuf {
 }
 
 fn report(err: &CliError) {
-    use crate::escape::escape_controls;
-    eprintln!("error: {}", escape_controls(&err.message));
-    for hint in &err.hints {
-        eprintln!("hint: {}", escape_controls(hint));
-    }
+    eprint!("{}", error::render_error(err));
 }
 
 fn init_logging(verbose: u8) {
@@ -87,7 +85,7 @@ fn init_logging(verbose: u8) {
     // and colours only go to a terminal.
     let fields = tracing_subscriber::fmt::format::debug_fn(|writer, field, value| {
         let text = format!("{value:?}");
-        let text = crate::escape::escape_controls(&text);
+        let text = escape::escape_controls(&text);
         if field.name() == "message" {
             write!(writer, "{text}")
         } else {

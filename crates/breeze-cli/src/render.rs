@@ -66,6 +66,17 @@ pub fn cost(usd: Option<f64>) -> String {
     }
 }
 
+/// The run's cost: a sum that leaves out tasks whose backend reported no cost says so
+/// (`at least $0.59`), rather than passing for the whole.
+pub fn total_cost(status: &BreezeStatus) -> String {
+    let unknown =
+        status.tasks.iter().any(|task| !task.usage.is_empty() && task.usage.cost_usd.is_none());
+    match status.usage.cost_usd {
+        Some(usd) if unknown => format!("at least {}", cost(Some(usd))),
+        total => cost(total),
+    }
+}
+
 /// The note of a task: why it is not landed, or that its approval was normalized.
 fn task_note(task: &breeze_protocol::TaskStatus) -> &str {
     match (&task.reason, &task.review) {
@@ -110,7 +121,10 @@ pub fn status_table(status: &BreezeStatus, stop_reason: Option<&str>) -> String 
         "note"
     ));
     for task in &status.tasks {
-        let usage = if with_usage {
+        let usage = if with_usage && task.usage.is_empty() {
+            // Nothing ran for this task (yet): no cost to be unknown.
+            format!("  {:>8}  {:>9}", "-", "-")
+        } else if with_usage {
             let tokens = task.usage.input_tokens + task.usage.output_tokens;
             format!("  {:>8}  {:>9}", cost(task.usage.cost_usd), tokens)
         } else {
@@ -140,7 +154,7 @@ pub fn status_table(status: &BreezeStatus, stop_reason: Option<&str>) -> String 
     if !usage.is_empty() {
         out.push_str(&format!(
             "; cost {}, {} input / {} output tokens",
-            cost(usage.cost_usd),
+            total_cost(status),
             usage.input_tokens,
             usage.output_tokens
         ));
@@ -152,18 +166,24 @@ pub fn status_table(status: &BreezeStatus, stop_reason: Option<&str>) -> String 
     out
 }
 
-/// `text` cut to at most `columns` terminal columns, then padded with spaces to exactly
-/// that many.
+/// `text` cut to at most `columns` terminal columns (ending in `…` when cut, as `breeze
+/// plan` does), then padded with spaces to exactly that many.
 fn fit(text: &str, columns: usize) -> String {
-    let mut end = 0;
-    for (start, c) in text.char_indices() {
-        if text[..start + c.len_utf8()].width() > columns {
-            break;
+    let kept = if text.width() <= columns {
+        text.to_string()
+    } else {
+        let room = columns.saturating_sub(1);
+        let mut end = 0;
+        for (start, c) in text.char_indices() {
+            if text[..start + c.len_utf8()].width() > room {
+                break;
+            }
+            end = start + c.len_utf8();
         }
-        end = start + c.len_utf8();
-    }
-    let kept = &text[..end];
-    format!("{kept}{}", " ".repeat(columns.saturating_sub(kept.width())))
+        format!("{}…", &text[..end])
+    };
+    let pad = columns.saturating_sub(kept.width());
+    format!("{kept}{}", " ".repeat(pad))
 }
 
 /// The first 7 characters of a commit id.
@@ -248,7 +268,7 @@ mod tests {
             ("2", "認証を追加する", TaskState::Landed),
             ("認3", long.as_str(), TaskState::Escalated),
         ] {
-            status.tasks.push(breeze_protocol::TaskStatus {
+            status.tasks.push(TaskStatus {
                 id: id.into(),
                 title: title.into(),
                 state,
@@ -272,7 +292,7 @@ mod tests {
             .collect();
         assert!(columns.iter().all(|&c| c == columns[0]), "{columns:?}\n{table}");
         assert_eq!(columns[0], 4 + 2 + 40, "ids are 4 columns wide, titles at most 40");
-        assert!(table.contains(&format!("a{}  ", "認".repeat(19))), "cut at 40 columns: {table}");
+        assert!(table.contains(&format!("a{}…  ", "認".repeat(19))), "cut at 40 columns: {table}");
         assert!(!table.contains(&"認".repeat(20)), "{table}");
     }
 

@@ -45,7 +45,8 @@ pub fn run(args: &PlanArgs) -> CliResult {
     Ok(ExitCode::Success)
 }
 
-fn plan_error(err: impl std::fmt::Display) -> CliError {
+/// A plan that cannot be analysed, with what to do.
+pub fn plan_error(err: impl std::fmt::Display) -> CliError {
     CliError::usage(err.to_string()).hint("fix the plan, then run `breeze plan` again")
 }
 

@@ -52,15 +52,20 @@ pub fn drive(mut options: RunOptions, mode: Mode) -> CliResult {
 }
 
 fn finish(outcome: &RunOutcome) -> CliResult {
-    let _ = output::try_println("");
-    let _ =
-        output::try_print(&render::status_table(&outcome.status, outcome.stop_reason.as_deref()));
-    let _ = output::try_println(&format!("run files: {}", outcome.run_dir.display()));
-    let code = outcome.exit_code();
-    if code == ExitCode::Interrupted {
-        let _ = output::try_println("continue with `breeze resume`");
+    let _ = output::try_print(&summary(outcome));
+    Ok(outcome.exit_code())
+}
+
+/// What a run prints after its last progress line: the status table, where the run files
+/// are and, when it was interrupted, how to continue.
+pub fn summary(outcome: &RunOutcome) -> String {
+    let mut out = String::from("\n");
+    out.push_str(&render::status_table(&outcome.status, outcome.stop_reason.as_deref()));
+    out.push_str(&format!("run files: {}\n", outcome.run_dir.display()));
+    if outcome.exit_code() == ExitCode::Interrupted {
+        out.push_str("continue with `breeze resume`\n");
     }
-    Ok(code)
+    out
 }
 
 /// A multi-threaded runtime for the engine.

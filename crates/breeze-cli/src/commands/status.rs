@@ -39,6 +39,15 @@ pub fn status(args: &StatusArgs) -> CliResult {
 pub fn report() -> CliResult {
     let snapshot = breeze_engine::load_run(&crate::here(), None).map_err(engine_error)?;
     let status = effective_status(&snapshot);
+    output::print(&report_markdown(&snapshot, &status))?;
+    Ok(ExitCode::Success)
+}
+
+/// `breeze report`: the run as Markdown, from its snapshot and its status as shown.
+pub fn report_markdown(
+    snapshot: &breeze_engine::snapshot::RunSnapshot,
+    status: &breeze_protocol::BreezeStatus,
+) -> String {
     let mut out = format!("# breeze run {}\n\n", status.run_id);
     out.push_str(&format!(
         "- state: **{}**\n- plan: `{}`\n- lanes: {}\n- started: {}\n- updated: {}\n",
@@ -54,7 +63,7 @@ pub fn report() -> CliResult {
     if !status.usage.is_empty() {
         out.push_str(&format!(
             "- cost: {} ({} input, {} output tokens)\n",
-            render::cost(status.usage.cost_usd),
+            render::total_cost(status),
             status.usage.input_tokens,
             status.usage.output_tokens
         ));
@@ -93,6 +102,5 @@ pub fn report() -> CliResult {
             out.push_str(&format!("- {lesson}\n"));
         }
     }
-    output::print(&out)?;
-    Ok(ExitCode::Success)
+    out
 }

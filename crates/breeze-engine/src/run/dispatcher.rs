@@ -137,11 +137,9 @@ impl Dispatcher {
         self.in_flight.insert(index);
         self.deferred.remove(&index);
         let task = self.ctx.task(index);
-        self.ctx.book.report(ProgressEvent::TaskStarted {
-            id: task.id.to_string(),
-            title: task.title.clone(),
-            lane,
-        });
+        // One line per event: a title written over several lines shows its first.
+        let title = task.title.lines().next().unwrap_or_default().to_string();
+        self.ctx.book.report(ProgressEvent::TaskStarted { id: task.id.to_string(), title, lane });
         let ctx = self.ctx.clone();
         self.running.spawn(async move {
             let exit = match TaskDriver::new(ctx.clone(), index, lane).run().await {

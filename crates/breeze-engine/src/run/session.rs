@@ -198,7 +198,9 @@ fn write_sets(plan: &breeze_plan::Plan) -> BTreeMap<String, breeze_agents::Write
 /// Why the run stopped, with what to do.
 fn stop_reason_of(err: &EngineError) -> String {
     let hint = err.hints().join("; ");
-    if hint.contains("breeze resume") {
+    if err.to_string().contains("breeze resume") && hint.is_empty() {
+        err.to_string()
+    } else if hint.contains("breeze resume") {
         format!("{err}; {hint}")
     } else if hint.is_empty() {
         format!("{err}; `breeze resume` continues the run")

@@ -1,0 +1,678 @@
+//! Snapshot tests of what `breeze` prints for people: status tables, `breeze plan`, the
+//! progress lines of a run, errors with their hints, `--help`, `breeze report` and
+//! `breeze doctor`.
+//!
+//! Every input is built here (no clock, no temporary path, no terminal), so a snapshot
+//! changes only when the output does. Review changes with `cargo insta review`, or
+//! `INSTA_UPDATE=always cargo test -p breeze-cli --test snapshots` and `git diff`.
+
+use std::path::{Path, PathBuf};
+
+use breeze_cli::args::Cli;
+use breeze_cli::commands;
+use breeze_cli::error::{CliError, render_error};
+use breeze_cli::render;
+use breeze_engine::snapshot::{ObjectId, RunSnapshot, TaskPhase, TaskRecord};
+use breeze_engine::{EngineError, ProgressEvent, RunOutcome};
+use breeze_protocol::{
+    BreezeStatus, BreezeStatusV1, ContainmentStatus, Decision, RunState, TaskState, TaskStatus,
+    Usage, Verdict,
+};
+use clap::{CommandFactory, Parser};
+
+const RUN_ID: &str = "0197a5c2-7e41-7c3a-9f0e-3b2d5a1c9e77";
+
+/// Text as the terminal gets it from `output::print` (control characters escaped).
+fn shown(text: &str) -> String {
+    breeze_cli::output::shown(text).into_owned()
+}
+
+fn oid(hex: &str) -> ObjectId {
+    ObjectId(breeze_git::Oid::from_str(hex).expect("a valid object id"))
+}
+
+fn task(id: &str, title: &str, state: TaskState) -> TaskStatus {
+    TaskStatus {
+        id: id.into(),
+        title: title.into(),
+        state,
+        attempts: 0,
+        rounds: 0,
+        advisor_consults: 0,
+        commit: None,
+        reason: None,
+        group: Some(1),
+        usage: Usage::default(),
+        review: None,
+    }
+}
+
+fn usage(cost_usd: Option<f64>, input_tokens: u64, output_tokens: u64) -> Usage {
+    Usage { cost_usd, input_tokens, output_tokens, cached_input_tokens: 0 }
+}
+
+fn run_status(state: RunState, workers: u32, tasks: Vec<TaskStatus>) -> BreezeStatus {
+    let mut total = Usage::default();
+    for task in &tasks {
+        total.add(&task.usage);
+    }
+    BreezeStatus {
+        schema_version: BreezeStatusV1,
+        run_id: RUN_ID.into(),
+        state,
+        workers,
+        plan: Some("plan.toml".into()),
+        started_at: Some("2025-06-01T09:00:00Z".into()),
+        updated_at: Some("2025-06-01T09:42:17Z".into()),
+        tasks,
+        usage: total,
+        containment: None,
+    }
+}
+
+/// One task in every state a status table shows, with costs from a backend that reports
+/// them and one that does not.
+fn interrupted_run() -> BreezeStatus {
+    let landed = TaskStatus {
+        attempts: 1,
+        rounds: 1,
+        commit: Some("3f2a9c1e5b7d4f60a8c2e1d9b3a5f7c0e2d4b6a8".into()),
+        review: Some("APPROVE (round 1)".into()),
+        usage: usage(Some(0.4213), 182_340, 9_115),
+        ..task("1", "Add the tokenizer", TaskState::Landed)
+    };
+    let normalized = TaskStatus {
+        attempts: 2,
+        rounds: 2,
+        advisor_consults: 1,
+        commit: Some("9b1c0d2e3f405162738495a6b7c8d9e0f1a2b3c4".into()),
+        review: Some(
+            "APPROVE (round 2; reviewer said REQUEST_CHANGES, minor gaps only; normalized by breeze)"
+                .into(),
+        ),
+        usage: usage(Some(0.003), 1_200, 300),
+        ..task("2", "Add the expression parser", TaskState::Landed)
+    };
+    let escalated = TaskStatus {
+        attempts: 3,
+        rounds: 3,
+        advisor_consults: 1,
+        reason: Some(
+            "Advisor: STOP — the API has no \x1b[1muser model\x1b[0m to authenticate against\nthe rest of its answer"
+                .into(),
+        ),
+        usage: usage(None, 40_000, 2_000),
+        group: Some(2),
+        ..task("3", "Add authentication for the HTTP API", TaskState::Escalated)
+    };
+    let deferred = TaskStatus {
+        attempts: 1,
+        rounds: 1,
+        reason: Some("landing touches `src/config.rs` with uncommitted changes in your checkout; commit or stash them, then run `breeze resume`".into()),
+        usage: usage(Some(0.12), 20_000, 1_000),
+        group: Some(3),
+        ..task("4", "Load settings from calc.toml", TaskState::Deferred)
+    };
+    let running = TaskStatus {
+        attempts: 2,
+        usage: usage(Some(0.05), 8_000, 500),
+        ..task("5", "Pretty-print errors", TaskState::Running)
+    };
+    let pending = task("6", "Add a REPL", TaskState::Pending);
+    let blocked = TaskStatus {
+        reason: Some("dependency 3 did not land".into()),
+        group: Some(2),
+        ..task("7", "Rate-limit the HTTP API", TaskState::Blocked)
+    };
+    let failed = TaskStatus {
+        attempts: 1,
+        reason: Some("cannot create the worktree .harness-worktrees/lane-2: disk full".into()),
+        group: Some(3),
+        ..task("10", "Write the changelog", TaskState::Failed)
+    };
+    let mut status = run_status(
+        RunState::Interrupted,
+        3,
+        vec![landed, normalized, escalated, deferred, running, pending, blocked, failed],
+    );
+    status.containment = Some(ContainmentStatus {
+        kernel: true,
+        summary: "roles confined by the kernel (Landlock ABI 6: file-system writes confined, signals scoped to the role); a worker writes only its lane, its scratch folder and its CLI's state".into(),
+    });
+    status
+}
+
+#[test]
+fn status_table_of_an_interrupted_run() {
+    let table = render::status_table(
+        &interrupted_run(),
+        Some("interrupted; `breeze resume` continues the run"),
+    );
+    insta::assert_snapshot!(shown(&table));
+}
+
+#[test]
+fn status_table_when_no_backend_reports_a_cost() {
+    // codex reports tokens only: the cost column says so rather than showing $0.00.
+    let tasks = vec![
+        TaskStatus {
+            attempts: 1,
+            rounds: 1,
+            commit: Some("0123456789abcdef0123456789abcdef01234567".into()),
+            usage: usage(None, 12_000, 800),
+            ..task("a", "Tokens only", TaskState::Landed)
+        },
+        TaskStatus {
+            attempts: 1,
+            rounds: 1,
+            commit: Some("89abcdef0123456789abcdef0123456789abcdef".into()),
+            usage: usage(None, 3_000, 200),
+            ..task("b", "Also tokens only", TaskState::Landed)
+        },
+    ];
+    let table = render::status_table(&run_status(RunState::Succeeded, 1, tasks), None);
+    insta::assert_snapshot!(shown(&table));
+}
+
+#[test]
+fn status_table_aligns_wide_and_long_titles_by_display_width() {
+    // The scripted backend reports no usage: no cost or token columns.
+    let tasks = vec![
+        TaskStatus {
+            attempts: 1,
+            rounds: 1,
+            commit: Some("5d41402abc4b2a76b9719d911017c592a1b2c3d4".into()),
+            ..task("1", "認証を追加する", TaskState::Landed)
+        },
+        TaskStatus {
+            attempts: 2,
+            rounds: 1,
+            ..task(
+                "2",
+                "Split the configuration loader into a parser, a validator and a merger of defaults",
+                TaskState::Reviewing,
+            )
+        },
+        TaskStatus {
+            attempts: 1,
+            ..task(
+                "認3",
+                "ログイン画面のデザインを全面的に作り直して、アクセシビリティを改善する",
+                TaskState::Landing,
+            )
+        },
+        task("4", "Plain ASCII", TaskState::Pending),
+    ];
+    let table = render::status_table(&run_status(RunState::Running, 2, tasks), None);
+    insta::assert_snapshot!(shown(&table));
+}
+
+#[test]
+fn run_summary_after_an_interrupted_run() {
+    // What `breeze run` prints after its last progress line.
+    let status = interrupted_run();
+    let outcome = RunOutcome {
+        run_id: RUN_ID.into(),
+        state: status.state,
+        status,
+        stop_reason: Some("interrupted".into()),
+        run_dir: PathBuf::from(".breeze/runs").join(RUN_ID),
+    };
+    insta::assert_snapshot!(shown(&commands::run::summary(&outcome)));
+}
+
+#[test]
+fn run_summary_after_a_successful_run() {
+    let tasks = vec![TaskStatus {
+        attempts: 1,
+        rounds: 1,
+        commit: Some("3f2a9c1e5b7d4f60a8c2e1d9b3a5f7c0e2d4b6a8".into()),
+        ..task("1", "Add the tokenizer", TaskState::Landed)
+    }];
+    let status = run_status(RunState::Succeeded, 1, tasks);
+    let outcome = RunOutcome {
+        run_id: RUN_ID.into(),
+        state: status.state,
+        status,
+        stop_reason: None,
+        run_dir: PathBuf::from(".breeze/runs").join(RUN_ID),
+    };
+    insta::assert_snapshot!(shown(&commands::run::summary(&outcome)));
+}
+
+/// A small plan: two tasks sharing a file (a conflict with a witness path), a task without
+/// a write set (runs alone), dependencies and a risk flag.
+const PLAN: &str = r#"
+[[task]]
+id = "1"
+title = "Add the tokenizer"
+dod = "src/lexer/ turns `1 + 2 * 3` into tokens"
+writes = ["src/lexer/"]
+
+[[task]]
+id = "2"
+title = "Add the expression parser"
+dod = "src/parser.rs builds an AST"
+writes = ["src/parser.rs", "src/lexer/token.rs"]
+depends_on = ["1"]
+
+[[task]]
+id = "3"
+title = "認証を追加する"
+dod = "requests without a valid token are rejected with 401"
+writes = ["src/auth/**"]
+risk = ["security-sensitive"]
+
+[[task]]
+id = "4"
+title = "Tidy up whatever needs it"
+dod = "cargo clippy is clean"
+
+[[task]]
+id = "5"
+title = "Document the grammar and every operator the calculator understands"
+dod = "docs/ explains the grammar"
+writes = ["docs/**/*.md", "CHANGELOG.md"]
+depends_on = ["2", "3"]
+"#;
+
+fn plan_and_analysis() -> (breeze_plan::Plan, breeze_plan::Analysis) {
+    let plan = breeze_plan::parse_plan_toml(PLAN, Path::new("plan.toml")).expect("a valid plan");
+    let analysis = breeze_plan::analyze(&plan, 3).expect("an acyclic plan");
+    (plan, analysis)
+}
+
+#[test]
+fn plan_table() {
+    let (plan, analysis) = plan_and_analysis();
+    insta::assert_snapshot!(shown(&breeze_plan::render::table(&plan, &analysis)));
+}
+
+#[test]
+fn plan_table_without_conflicts() {
+    let text = r#"
+[[task]]
+id = "1"
+title = "Lexer"
+writes = ["src/lexer/"]
+
+[[task]]
+id = "2"
+title = "Docs"
+writes = ["docs/"]
+"#;
+    let plan = breeze_plan::parse_plan_toml(text, Path::new("plan.toml")).expect("a valid plan");
+    let analysis = breeze_plan::analyze(&plan, 1).expect("an acyclic plan");
+    insta::assert_snapshot!(shown(&breeze_plan::render::table(&plan, &analysis)));
+}
+
+#[test]
+fn plan_dot() {
+    let (plan, analysis) = plan_and_analysis();
+    insta::assert_snapshot!(shown(&breeze_plan::render::dot(&plan, &analysis)));
+}
+
+#[test]
+fn progress_lines() {
+    let commit = Some("3f2a9c1e5b7d4f60a8c2e1d9b3a5f7c0e2d4b6a8".to_string());
+    let events = vec![
+        ProgressEvent::RunStarted {
+            run_id: RUN_ID.into(),
+            workers: 2,
+            tasks: 8,
+            groups: 3,
+            resumed: false,
+        },
+        ProgressEvent::RunStarted {
+            run_id: RUN_ID.into(),
+            workers: 1,
+            tasks: 1,
+            groups: 1,
+            resumed: true,
+        },
+        ProgressEvent::Containment {
+            enforced: true,
+            summary: "roles confined by the kernel (Landlock ABI 6); a worker writes only its lane, its scratch folder and its CLI's state".into(),
+        },
+        ProgressEvent::Containment {
+            enforced: false,
+            summary: "NO kernel confinement (sandbox.mode = \"detect\"): breeze checks after every role what it changed outside its lane and stops the run if it finds anything".into(),
+        },
+        ProgressEvent::Notice {
+            message: "plan.toml is not committed: the run reads it as it is now".into(),
+        },
+        ProgressEvent::TaskStarted { id: "1".into(), title: "Add the tokenizer".into(), lane: 1 },
+        ProgressEvent::TaskStarted { id: "3".into(), title: "認証を追加する".into(), lane: 2 },
+        ProgressEvent::AttemptFailed {
+            id: "1".into(),
+            attempt: 1,
+            reason: "the worker exited with status 1\nerror[E0425]: cannot find value `tokens`"
+                .into(),
+        },
+        ProgressEvent::Advised {
+            id: "1".into(),
+            decision: Decision::Correction,
+            summary: "the lexer test expects spans; add them to Token\n(more detail)".into(),
+        },
+        ProgressEvent::Advised {
+            id: "3".into(),
+            decision: Decision::Stop,
+            summary: "the API has no user model to authenticate against".into(),
+        },
+        ProgressEvent::Reviewed {
+            id: "1".into(),
+            round: 1,
+            verdict: Verdict::RequestChanges,
+            blocking_gaps: 2,
+            by_gates: false,
+        },
+        ProgressEvent::Reviewed {
+            id: "1".into(),
+            round: 2,
+            verdict: Verdict::RequestChanges,
+            blocking_gaps: 1,
+            by_gates: true,
+        },
+        ProgressEvent::Reviewed {
+            id: "1".into(),
+            round: 3,
+            verdict: Verdict::Approve,
+            blocking_gaps: 0,
+            by_gates: false,
+        },
+        ProgressEvent::Deferred {
+            id: "4".into(),
+            reason: "landing touches `src/config.rs` with uncommitted changes in your checkout; commit or stash them, then run `breeze resume`".into(),
+        },
+        ProgressEvent::TaskFinished {
+            id: "1".into(),
+            state: TaskState::Landed,
+            commit: commit.clone(),
+            reason: None,
+        },
+        ProgressEvent::TaskFinished {
+            id: "3".into(),
+            state: TaskState::Escalated,
+            commit: None,
+            reason: Some("Advisor: STOP — the API has no user model\nsecond line".into()),
+        },
+        ProgressEvent::TaskFinished {
+            id: "7".into(),
+            state: TaskState::Blocked,
+            commit: None,
+            reason: Some("dependency 3 did not land".into()),
+        },
+        ProgressEvent::TaskFinished {
+            id: "10".into(),
+            state: TaskState::Failed,
+            commit: None,
+            reason: Some("cannot create the worktree .harness-worktrees/lane-2: disk full".into()),
+        },
+        ProgressEvent::Kept {
+            what: "branch task/1".into(),
+            reason: "it moved on to 9b1c0d2e3f40 after task 1 landed; see `git log 9b1c0d2e3f40..task/1`".into(),
+        },
+        ProgressEvent::Kept {
+            what: "lane .harness-worktrees/lane-2".into(),
+            reason: "it has uncommitted changes in 1 file(s) (notes.md); `breeze clean --force` discards them".into(),
+        },
+        // Text a role controls reaches the terminal escaped: no cleared screen, no fake
+        // green line, no renamed window, no reordered text.
+        ProgressEvent::TaskStarted {
+            id: "9".into(),
+            title: "\x1b[2J\x1b[32m● [9] landed\x1b[0m".into(),
+            lane: 1,
+        },
+        ProgressEvent::AttemptFailed {
+            id: "9".into(),
+            attempt: 1,
+            reason: "over\rwrite \x1b]0;pwned\x07 abc\u{202e}fed \u{9b}31m".into(),
+        },
+    ];
+    let lines: Vec<String> =
+        events.iter().map(|event| shown(&render::progress_line(event))).collect();
+    insta::assert_snapshot!(lines.join("\n"));
+}
+
+/// An error as `breeze` prints it on stderr, with the exit code it ends with.
+fn printed(what: &str, err: &CliError) -> String {
+    format!("$ {what}  (exit {})\n{}", err.exit.code(), render_error(err))
+}
+
+/// Runs a command line through the real dispatch, for commands that fail before they
+/// touch the file system.
+fn dispatch_error(args: &[&str]) -> CliError {
+    let cli = Cli::try_parse_from(args).expect("the arguments parse");
+    breeze_cli::run(cli).expect_err("the command fails")
+}
+
+#[test]
+fn usage_errors() {
+    let errors = [
+        ("breeze schema review", dispatch_error(&["breeze", "schema", "review"])),
+        (
+            "breeze validate --as nonsense result.json",
+            dispatch_error(&["breeze", "validate", "--as", "nonsense", "result.json"]),
+        ),
+        (
+            "an error quoting role output",
+            CliError::usage("the reviewer wrote \x1b[31mFAIL\x1b[0m\r where JSON was expected")
+                .hint("see `breeze logs 3` (\x1b]0;title\x07)"),
+        ),
+    ];
+    let text: Vec<String> = errors.iter().map(|(what, err)| printed(what, err)).collect();
+    insta::assert_snapshot!(text.join("\n"));
+}
+
+/// A plan.toml with a problem on several lines, and one that is not TOML.
+fn plan_errors() -> Vec<breeze_plan::PlanError> {
+    let broken = r#"
+[[task]]
+id = "1"
+title = "Lexer"
+writes = ["/etc/passwd"]
+
+[[task]]
+id = "1"
+title = "Parser"
+writes = ["src/parser.rs"]
+depends_on = ["9"]
+"#;
+    let not_toml = "[[task]]\nid = \"1\"\ntitle = \"Lexer\nwrites = []\n";
+    let cycle = r#"
+[[task]]
+id = "1"
+title = "A"
+writes = ["a.rs"]
+depends_on = ["2"]
+
+[[task]]
+id = "2"
+title = "B"
+writes = ["b.rs"]
+depends_on = ["1"]
+"#;
+    let mut errors = Vec::new();
+    for text in [broken, not_toml] {
+        errors.push(
+            breeze_plan::parse_plan_toml(text, Path::new("plan.toml"))
+                .expect_err("the plan is refused"),
+        );
+    }
+    let plan = breeze_plan::parse_plan_toml(cycle, Path::new("plan.toml")).expect("it parses");
+    errors.push(breeze_plan::analyze(&plan, 2).expect_err("the cycle is refused"));
+    errors
+}
+
+#[test]
+fn plan_errors_from_breeze_plan_and_breeze_run() {
+    let mut text = Vec::new();
+    for err in plan_errors() {
+        text.push(printed("breeze plan", &commands::plan::plan_error(&err)));
+        text.push(printed("breeze run", &commands::run::engine_error(EngineError::Plan(err))));
+    }
+    insta::assert_snapshot!(text.join("\n"));
+}
+
+#[test]
+fn engine_errors() {
+    use breeze_engine::lock::LockError;
+    use breeze_engine::snapshot::SnapshotError;
+    let errors = [
+        ("breeze run  (Ctrl-C)", EngineError::Cancelled),
+        (
+            "breeze run  (disk full)",
+            EngineError::io(
+                "cannot save .breeze/runs/0197a5c2/run.json",
+                std::io::Error::from_raw_os_error(28),
+            ),
+        ),
+        (
+            "breeze clean",
+            EngineError::usage(
+                format!("run {RUN_ID} can still be resumed; cleaning would take its worktrees"),
+                "finish it with `breeze resume`, give it up with `breeze abort`, or pass --force",
+            ),
+        ),
+        ("breeze run  (another run)", EngineError::Locked(LockError::Held { pid: "4242".into() })),
+        (
+            "breeze status",
+            EngineError::Snapshot(SnapshotError {
+                path: ".breeze/runs/0197a5c2/run.json".into(),
+                message: "format_version 1 is not supported by this breeze (expects 2); finish the run with the breeze that started it, or give it up with `breeze abort`".into(),
+            }),
+        ),
+        (
+            "breeze run  (outside a repository)",
+            EngineError::Git(breeze_git::GitError::NotARepository {
+                path: PathBuf::from("/home/ada/notes"),
+            }),
+        ),
+        (
+            "breeze run  (a defect)",
+            EngineError::internal("saving run.json")("key must be a string"),
+        ),
+    ];
+    let text: Vec<String> = errors
+        .into_iter()
+        .map(|(what, err)| printed(what, &commands::run::engine_error(err)))
+        .collect();
+    insta::assert_snapshot!(text.join("\n"));
+}
+
+#[test]
+fn argument_errors_from_clap() {
+    // What clap prints for a mistyped command line (exit 2), without colours.
+    let mut text = Vec::new();
+    for args in [
+        &["breeze", "stauts"][..],
+        &["breeze", "run", "--max-workers", "many"],
+        &["breeze", "validate"],
+        &["breeze", "plan", "--json", "--dot"],
+        &["breeze", "status", "--jsn"],
+    ] {
+        let err = Cli::command().term_width(100).try_get_matches_from(args).expect_err("refused");
+        assert!(err.use_stderr(), "{args:?} is a usage error");
+        text.push(format!("$ {}\n{}", args.join(" "), err.render()));
+    }
+    insta::assert_snapshot!(text.join("\n"));
+}
+
+/// `breeze [SUBCOMMAND] --help` as printed, at a fixed width and without colours.
+fn help(args: &[&str]) -> String {
+    let err = Cli::command().term_width(100).try_get_matches_from(args).expect_err("help exits");
+    assert_eq!(err.kind(), clap::error::ErrorKind::DisplayHelp, "{args:?}");
+    err.render().to_string()
+}
+
+#[test]
+fn help_of_breeze() {
+    insta::assert_snapshot!(help(&["breeze", "--help"]));
+}
+
+#[test]
+fn help_of_every_subcommand() {
+    let names: Vec<String> =
+        Cli::command().get_subcommands().map(|sub| sub.get_name().to_string()).collect();
+    assert!(names.len() >= 13, "{names:?}");
+    for name in names {
+        let text = help(&["breeze", &name, "--help"]);
+        insta::assert_snapshot!(format!("help_{name}"), text);
+    }
+}
+
+#[test]
+fn report_markdown() {
+    let mut landed = TaskRecord::new("1", "Add the tokenizer", Some(1));
+    landed.phase = TaskPhase::Landed;
+    landed.attempts = 1;
+    landed.rounds = 1;
+    landed.approved_round = Some(1);
+    landed.commit = Some(oid("3f2a9c1e5b7d4f60a8c2e1d9b3a5f7c0e2d4b6a8"));
+    landed.usage = usage(Some(0.42), 182_340, 9_115);
+    let mut escalated = TaskRecord::new("2", "Parse `a | b` pipes", Some(1));
+    escalated.phase = TaskPhase::Escalated;
+    escalated.attempts = 3;
+    escalated.rounds = 3;
+    escalated.advisor_consults = 1;
+    escalated.branch = Some("breeze/task-2".into());
+    escalated.reason = Some("3 review rounds requested changes".into());
+    escalated.usage = usage(None, 40_000, 2_000);
+    let mut blocked = TaskRecord::new("3", "認証を追加する", Some(2));
+    blocked.phase = TaskPhase::Blocked;
+    blocked.reason = Some("dependency 2 did not land".into());
+    let snapshot = RunSnapshot {
+        format_version: breeze_engine::snapshot::FORMAT_VERSION,
+        run_id: RUN_ID.into(),
+        plan: "plan.toml".into(),
+        state: RunState::Failed,
+        workers: 2,
+        main_branch: "main".into(),
+        main_tip_at_start: oid("0000000000000000000000000000000000000001"),
+        started_at: "2025-06-01T09:00:00Z".into(),
+        updated_at: "2025-06-01T09:42:17Z".into(),
+        stop_reason: None,
+        tasks: vec![landed, escalated, blocked],
+        consulted: Default::default(),
+        universal_violations: vec!["Every public function needs a doc comment".into()],
+        containment: Some(ContainmentStatus {
+            kernel: false,
+            summary: "NO kernel confinement (sandbox.mode = \"detect\"): breeze checks after every role what it changed outside its lane and stops the run if it finds anything".into(),
+        }),
+    };
+    let status = snapshot.status();
+    insta::assert_snapshot!(shown(&commands::status::report_markdown(&snapshot, &status)));
+}
+
+#[test]
+fn doctor_report() {
+    use breeze_engine::doctor::{DoctorReport, ToolCheck};
+    use breeze_supervise::KernelSupport;
+    let confined = DoctorReport {
+        kernel: KernelSupport::Landlock { abi: 6 },
+        user_namespaces: Some(true),
+        containment: Some(Err("breeze.toml: sandbox.mode: unknown value `strict`".into())),
+        tools: vec![
+            ToolCheck {
+                name: "claude",
+                path: Some(PathBuf::from("/usr/local/bin/claude")),
+                version: Ok("2.1.0 (Claude Code)".into()),
+            },
+            ToolCheck {
+                name: "codex",
+                path: Some(PathBuf::from("/usr/local/bin/codex")),
+                version: Err("`--version` exited with exit status: 1".into()),
+            },
+            ToolCheck { name: "git", path: None, version: Err("not found on PATH".into()) },
+        ],
+    };
+    let unconfined = DoctorReport {
+        kernel: KernelSupport::Unavailable {
+            reason: "Landlock is not enabled in this kernel (boot with lsm=landlock,...)".into(),
+        },
+        user_namespaces: None,
+        containment: None,
+        tools: Vec::new(),
+    };
+    insta::assert_snapshot!(shown(&format!("{}\n{}", confined.render(), unconfined.render())));
+}
