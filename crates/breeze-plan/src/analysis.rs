@@ -8,7 +8,7 @@ use petgraph::unionfind::UnionFind;
 
 use crate::conflicts::{AnalysisStats, find_overlaps};
 use crate::error::{PlanError, Problem, ProblemKind};
-use crate::{Plan, TaskId};
+use crate::{Plan, Task, TaskId};
 use rustc_hash::FxHashSet;
 
 /// Files that at most one task per run may own; unowned, only the Lead writes them.
@@ -120,9 +120,50 @@ impl Analysis {
 pub fn analyze(plan: &Plan, max_workers: u32) -> Result<Analysis, PlanError> {
     let tasks = &plan.tasks;
     let n = tasks.len();
-    let mut problems = Vec::new();
 
-    let mut index: HashMap<&TaskId, usize> = HashMap::with_capacity(n);
+    // Every check runs before failing, so one error lists every problem of the plan.
+    let mut problems = Vec::new();
+    let index = index_ids(plan, &mut problems);
+    let (order, rank) = id_order(tasks);
+    let (dependencies, dependents) = link_dependencies(plan, &index, &rank, &mut problems);
+    let graph = dependency_graph(&dependencies);
+    problems.extend(cycle_problems(plan, &graph, &dependencies, &rank));
+    let (shared_file_owners, owner_problems) = shared_owners(plan);
+    problems.extend(owner_problems);
+    if !problems.is_empty() {
+        problems.sort_by_key(|p| p.line);
+        return Err(PlanError::new(problems));
+    }
+
+    let priority = priorities(plan, &graph, &dependencies)?;
+    let runs_alone: Vec<bool> = tasks.iter().map(|t| t.writes.is_empty()).collect();
+    let conflict_graph = ConflictGraph::build(tasks, &order, &rank, &runs_alone);
+    let (groups, group_index) = write_groups(conflict_graph.components, &order, &rank);
+
+    let max_workers = max_workers.clamp(1, MAX_WORKERS);
+    let workers = if n == 0 { 0 } else { max_workers.min(groups.len() as u32) };
+
+    Ok(Analysis {
+        workers,
+        max_workers,
+        groups,
+        conflicts: conflict_graph.conflicts,
+        shared_file_owners,
+        stats: conflict_graph.stats,
+        group_index,
+        conflict_pairs: conflict_graph.pairs,
+        runs_alone,
+        priority,
+        order,
+        dependencies,
+        dependents,
+    })
+}
+
+/// Task index by id (the first task holding it), and a problem for each id used again.
+fn index_ids<'p>(plan: &'p Plan, problems: &mut Vec<Problem>) -> HashMap<&'p TaskId, usize> {
+    let tasks = &plan.tasks;
+    let mut index: HashMap<&TaskId, usize> = HashMap::with_capacity(tasks.len());
     for (i, t) in tasks.iter().enumerate() {
         if let Some(&first) = index.get(&t.id) {
             problems.push(
@@ -142,17 +183,32 @@ pub fn analyze(plan: &Plan, max_workers: u32) -> Result<Analysis, PlanError> {
             index.insert(&t.id, i);
         }
     }
+    index
+}
 
-    let mut order: Vec<usize> = (0..n).collect();
+/// Task indices in id order (`2` before `10`), and each task's position in that order.
+fn id_order(tasks: &[Task]) -> (Vec<usize>, Vec<usize>) {
+    let mut order: Vec<usize> = (0..tasks.len()).collect();
     order.sort_by(|&a, &b| tasks[a].id.cmp(&tasks[b].id));
-    let mut rank = vec![0usize; n];
+    let mut rank = vec![0usize; tasks.len()];
     for (r, &i) in order.iter().enumerate() {
         rank[i] = r;
     }
+    (order, rank)
+}
 
+/// Each task's dependencies and dependents (indices, once each, in id order), and a
+/// problem for each dependency that is neither a task of the plan nor done.
+fn link_dependencies(
+    plan: &Plan,
+    index: &HashMap<&TaskId, usize>,
+    rank: &[usize],
+    problems: &mut Vec<Problem>,
+) -> (Vec<Vec<usize>>, Vec<Vec<usize>>) {
+    let n = plan.tasks.len();
     let mut dependencies: Vec<Vec<usize>> = vec![Vec::new(); n];
     let mut dependents: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for (i, t) in tasks.iter().enumerate() {
+    for (i, t) in plan.tasks.iter().enumerate() {
         for d in &t.depends_on {
             match index.get(d) {
                 Some(&j) => {
@@ -181,10 +237,13 @@ pub fn analyze(plan: &Plan, max_workers: u32) -> Result<Analysis, PlanError> {
     for list in dependencies.iter_mut().chain(dependents.iter_mut()) {
         list.sort_by_key(|&j| rank[j]);
     }
+    (dependencies, dependents)
+}
 
-    // The dependency graph: an edge from each task to each task it depends on.
-    let mut graph: DiGraph<(), ()> = DiGraph::with_capacity(n, 0);
-    for _ in 0..n {
+/// The dependency graph: an edge from each task to each task it depends on.
+fn dependency_graph(dependencies: &[Vec<usize>]) -> DiGraph<(), ()> {
+    let mut graph: DiGraph<(), ()> = DiGraph::with_capacity(dependencies.len(), 0);
+    for _ in 0..dependencies.len() {
         graph.add_node(());
     }
     for (i, deps) in dependencies.iter().enumerate() {
@@ -192,19 +251,18 @@ pub fn analyze(plan: &Plan, max_workers: u32) -> Result<Analysis, PlanError> {
             graph.add_edge(NodeIndex::new(i), NodeIndex::new(j), ());
         }
     }
-    problems.extend(cycle_problems(plan, &graph, &dependencies, &rank));
+    graph
+}
 
-    let (shared_file_owners, owner_problems) = shared_owners(plan);
-    problems.extend(owner_problems);
-
-    if !problems.is_empty() {
-        problems.sort_by_key(|p| p.line);
-        return Err(PlanError::new(problems));
-    }
-
-    // Priorities: walk tasks so every task comes before what it depends on.
-    let mut priority = vec![0u32; n];
-    let topo = toposort(&graph, None).map_err(|_| {
+/// Each task's priority: the longest chain of tasks that depend on it. Walks tasks so
+/// every task comes before what it depends on; the graph must be acyclic.
+fn priorities(
+    plan: &Plan,
+    graph: &DiGraph<(), ()>,
+    dependencies: &[Vec<usize>],
+) -> Result<Vec<u32>, PlanError> {
+    let mut priority = vec![0u32; dependencies.len()];
+    let topo = toposort(graph, None).map_err(|_| {
         // Cycles were reported above; reaching this is a bug, not a user error.
         PlanError::single(Problem::new(
             &plan.path,
@@ -220,74 +278,91 @@ pub fn analyze(plan: &Plan, max_workers: u32) -> Result<Analysis, PlanError> {
             priority[j] = priority[j].max(priority[i] + 1);
         }
     }
+    Ok(priority)
+}
 
-    // Conflicts.
-    let runs_alone: Vec<bool> = tasks.iter().map(|t| t.writes.is_empty()).collect();
-    let overlaps = find_overlaps(tasks);
-    let mut conflicts: Vec<Conflict> = Vec::with_capacity(overlaps.pairs.len());
-    let mut conflict_pairs: FxHashSet<(u32, u32)> =
-        FxHashSet::with_capacity_and_hasher(overlaps.pairs.len(), Default::default());
-    let mut components = UnionFind::<usize>::new(n);
-    for (a, b, witness) in overlaps.pairs {
-        conflict_pairs.insert((a as u32, b as u32));
-        components.union(a, b);
-        let (a, b) = if rank[a] < rank[b] { (a, b) } else { (b, a) };
-        conflicts.push(Conflict { a, b, reason: ConflictReason::Overlap { witness } });
-    }
-    for (r, &i) in order.iter().enumerate() {
-        if !runs_alone[i] {
-            continue;
+/// Every conflicting pair of tasks, and the connected components they form.
+struct ConflictGraph {
+    /// Every conflicting pair once, ordered by ids.
+    conflicts: Vec<Conflict>,
+    /// The overlapping pairs `(smaller index, larger index)`; pairs involving a task
+    /// without a write set are not stored (see [`Analysis::runs_alone`]).
+    pairs: FxHashSet<(u32, u32)>,
+    components: UnionFind<usize>,
+    stats: AnalysisStats,
+}
+
+impl ConflictGraph {
+    /// The pairs whose write sets overlap, then those with a task without a write set;
+    /// conflicts ordered by ids.
+    fn build(tasks: &[Task], order: &[usize], rank: &[usize], runs_alone: &[bool]) -> Self {
+        let overlaps = find_overlaps(tasks);
+        let mut conflicts: Vec<Conflict> = Vec::with_capacity(overlaps.pairs.len());
+        let mut pairs: FxHashSet<(u32, u32)> =
+            FxHashSet::with_capacity_and_hasher(overlaps.pairs.len(), Default::default());
+        let mut components = UnionFind::<usize>::new(tasks.len());
+        for (a, b, witness) in overlaps.pairs {
+            pairs.insert((a as u32, b as u32));
+            components.union(a, b);
+            let (a, b) = if rank[a] < rank[b] { (a, b) } else { (b, a) };
+            conflicts.push(Conflict { a, b, reason: ConflictReason::Overlap { witness } });
         }
-        for (s, &j) in order.iter().enumerate() {
-            // A pair of tasks that both lack a write set is listed once, under the
-            // first of them.
-            if i == j || (runs_alone[j] && s < r) {
+        let mut graph = ConflictGraph { conflicts, pairs, components, stats: overlaps.stats };
+        graph.add_tasks_without_write_set(tasks, order, runs_alone);
+        graph.conflicts.sort_by_key(|c| (rank[c.a], rank[c.b]));
+        graph
+    }
+
+    /// A task without a write set conflicts with every other task.
+    fn add_tasks_without_write_set(
+        &mut self,
+        tasks: &[Task],
+        order: &[usize],
+        runs_alone: &[bool],
+    ) {
+        for (r, &i) in order.iter().enumerate() {
+            if !runs_alone[i] {
                 continue;
             }
-            components.union(i, j);
-            let (a, b) = if r < s { (i, j) } else { (j, i) };
-            conflicts.push(Conflict {
-                a,
-                b,
-                reason: ConflictReason::NoWriteSet { task: tasks[i].id.clone() },
-            });
+            for (s, &j) in order.iter().enumerate() {
+                // A pair of tasks that both lack a write set is listed once, under the
+                // first of them.
+                if i == j || (runs_alone[j] && s < r) {
+                    continue;
+                }
+                self.components.union(i, j);
+                let (a, b) = if r < s { (i, j) } else { (j, i) };
+                self.conflicts.push(Conflict {
+                    a,
+                    b,
+                    reason: ConflictReason::NoWriteSet { task: tasks[i].id.clone() },
+                });
+            }
         }
     }
-    conflicts.sort_by_key(|c| (rank[c.a], rank[c.b]));
+}
 
-    // Write groups = connected components, in id order.
+/// Write groups (the connected components, each in id order, ordered by their first
+/// id) and each task's group.
+fn write_groups(
+    components: UnionFind<usize>,
+    order: &[usize],
+    rank: &[usize],
+) -> (Vec<Vec<usize>>, Vec<usize>) {
     let labels = components.into_labeling();
     let mut by_label: HashMap<usize, Vec<usize>> = HashMap::new();
-    for &i in &order {
+    for &i in order {
         by_label.entry(labels[i]).or_default().push(i);
     }
     let mut groups: Vec<Vec<usize>> = by_label.into_values().collect();
     groups.sort_by_key(|g| rank[g[0]]);
-    let mut group_index = vec![0usize; n];
+    let mut group_index = vec![0usize; order.len()];
     for (g, members) in groups.iter().enumerate() {
         for &i in members {
             group_index[i] = g;
         }
     }
-
-    let max_workers = max_workers.clamp(1, MAX_WORKERS);
-    let workers = if n == 0 { 0 } else { max_workers.min(groups.len() as u32) };
-
-    Ok(Analysis {
-        workers,
-        max_workers,
-        groups,
-        conflicts,
-        shared_file_owners,
-        stats: overlaps.stats,
-        group_index,
-        conflict_pairs,
-        runs_alone,
-        priority,
-        order,
-        dependencies,
-        dependents,
-    })
+    (groups, group_index)
 }
 
 /// One problem per strongly connected component with a cycle, naming every member
@@ -298,7 +373,6 @@ fn cycle_problems(
     dependencies: &[Vec<usize>],
     rank: &[usize],
 ) -> Vec<Problem> {
-    let tasks = &plan.tasks;
     let mut problems = Vec::new();
     for scc in tarjan_scc(graph) {
         let looped = scc.len() > 1 || dependencies[scc[0].index()].contains(&scc[0].index());
@@ -307,64 +381,75 @@ fn cycle_problems(
         }
         let mut members: Vec<usize> = scc.iter().map(|n| n.index()).collect();
         members.sort_by_key(|&i| rank[i]);
-        let start = members[0];
-        let inside: HashSet<usize> = members.iter().copied().collect();
-
-        // Breadth-first from `start` along dependencies inside the component, until an
-        // edge leads back to `start`: the shortest cycle through it.
-        let mut parent: HashMap<usize, usize> = HashMap::new();
-        let mut queue = VecDeque::from([start]);
-        let mut last = start;
-        'search: while let Some(at) = queue.pop_front() {
-            for &next in &dependencies[at] {
-                if next == start {
-                    last = at;
-                    break 'search;
-                }
-                if inside.contains(&next) && !parent.contains_key(&next) && next != start {
-                    parent.insert(next, at);
-                    queue.push_back(next);
-                }
-            }
-        }
-        let mut cycle = vec![last];
-        while let Some(&p) = parent.get(cycle.last().unwrap_or(&start)) {
-            cycle.push(p);
-        }
-        if *cycle.last().unwrap_or(&start) != start {
-            cycle.push(start);
-        }
-        cycle.reverse();
-
-        let ids: Vec<TaskId> = cycle.iter().map(|&i| tasks[i].id.clone()).collect();
-        let mut arrow: Vec<String> = ids.iter().map(ToString::to_string).collect();
-        arrow.push(tasks[start].id.to_string());
-        let mut what =
-            format!("dependency cycle: {} (each task depends on the next)", arrow.join(" -> "));
-        let others: Vec<String> = members
-            .iter()
-            .filter(|i| !cycle.contains(i))
-            .map(|&i| tasks[i].id.to_string())
-            .collect();
-        if !others.is_empty() {
-            what.push_str(&format!("; also caught in it: {}", others.join(", ")));
-        }
-        let closing = tasks[*cycle.last().unwrap_or(&start)].id.clone();
-        let mut problem = Problem::new(
-            &plan.path,
-            Some(tasks[start].line),
-            ProblemKind::DependencyCycle,
-            what,
-            format!(
-                "remove one dependency of the cycle, e.g. `{closing}` on `{}`",
-                tasks[start].id
-            ),
-        )
-        .with_ids(members.iter().map(|&i| tasks[i].id.clone()).collect());
-        problem.cycle = ids;
-        problems.push(problem);
+        let cycle = shortest_cycle_through(members[0], &members, dependencies);
+        problems.push(cycle_problem(plan, &members, &cycle));
     }
     problems
+}
+
+/// The shortest cycle through `start` inside the component `members`, starting at
+/// `start` (not repeated at the end), each task depending on the next.
+fn shortest_cycle_through(
+    start: usize,
+    members: &[usize],
+    dependencies: &[Vec<usize>],
+) -> Vec<usize> {
+    let inside: HashSet<usize> = members.iter().copied().collect();
+
+    // Breadth-first from `start` along dependencies inside the component, until an
+    // edge leads back to `start`: the shortest cycle through it.
+    let mut parent: HashMap<usize, usize> = HashMap::new();
+    let mut queue = VecDeque::from([start]);
+    let mut last = start;
+    'search: while let Some(at) = queue.pop_front() {
+        for &next in &dependencies[at] {
+            if next == start {
+                last = at;
+                break 'search;
+            }
+            if inside.contains(&next) && !parent.contains_key(&next) && next != start {
+                parent.insert(next, at);
+                queue.push_back(next);
+            }
+        }
+    }
+    let mut cycle = vec![last];
+    while let Some(&p) = parent.get(cycle.last().unwrap_or(&start)) {
+        cycle.push(p);
+    }
+    if *cycle.last().unwrap_or(&start) != start {
+        cycle.push(start);
+    }
+    cycle.reverse();
+    cycle
+}
+
+/// The problem reporting `cycle`, which runs through the first (smallest id) of
+/// `members`, the component it lies in.
+fn cycle_problem(plan: &Plan, members: &[usize], cycle: &[usize]) -> Problem {
+    let tasks = &plan.tasks;
+    let start = members[0];
+    let ids: Vec<TaskId> = cycle.iter().map(|&i| tasks[i].id.clone()).collect();
+    let mut arrow: Vec<String> = ids.iter().map(ToString::to_string).collect();
+    arrow.push(tasks[start].id.to_string());
+    let mut what =
+        format!("dependency cycle: {} (each task depends on the next)", arrow.join(" -> "));
+    let others: Vec<String> =
+        members.iter().filter(|i| !cycle.contains(i)).map(|&i| tasks[i].id.to_string()).collect();
+    if !others.is_empty() {
+        what.push_str(&format!("; also caught in it: {}", others.join(", ")));
+    }
+    let closing = tasks[*cycle.last().unwrap_or(&start)].id.clone();
+    let mut problem = Problem::new(
+        &plan.path,
+        Some(tasks[start].line),
+        ProblemKind::DependencyCycle,
+        what,
+        format!("remove one dependency of the cycle, e.g. `{closing}` on `{}`", tasks[start].id),
+    )
+    .with_ids(members.iter().map(|&i| tasks[i].id.clone()).collect());
+    problem.cycle = ids;
+    problem
 }
 
 /// Owners of the shared files, and a problem for each file with several.
@@ -372,7 +457,7 @@ fn shared_owners(plan: &Plan) -> (BTreeMap<String, Option<TaskId>>, Vec<Problem>
     let mut owners = BTreeMap::new();
     let mut problems = Vec::new();
     for file in SHARED_FILES {
-        let mut claimants: Vec<&crate::Task> =
+        let mut claimants: Vec<&Task> =
             plan.tasks.iter().filter(|t| !t.writes.is_empty() && t.writes.matches(file)).collect();
         claimants.sort_by(|a, b| a.id.cmp(&b.id));
         if claimants.len() > 1 {

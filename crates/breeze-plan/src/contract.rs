@@ -49,6 +49,64 @@ const ADVISOR_REQUIRED_TRIGGER: &str = "<!-- advisor:required -->";
 /// the verify command, and review with at most 3 rounds. The contract is generated
 /// by the Lead from the plan, so it is born `approved`.
 pub fn sprint_contract(task: &Task, options: &ContractOptions) -> SprintContract {
+    let contract = contract_body(task, options);
+    let reviewer_profile =
+        if contract.runtime_validation.is_empty() { "static" } else { "runtime" };
+    SprintContract {
+        schema_version: SprintContractV1,
+        generated_at: options.generated_at.clone(),
+        source: contract_source(task, options),
+        task: contract_task(task),
+        contract,
+        advisor: contract_advisor(task, options),
+        review: contract_review(options, reviewer_profile),
+    }
+}
+
+/// `source`: the plan file and the task it came from.
+fn contract_source(task: &Task, options: &ContractOptions) -> ContractSource {
+    ContractSource {
+        plans_file: options.plans_file.clone(),
+        task_id: task.id.to_string(),
+        authorization_refs: Vec::new(),
+    }
+}
+
+/// `task`: the task as the plan states it.
+fn contract_task(task: &Task) -> ContractTask {
+    ContractTask {
+        id: task.id.to_string(),
+        title: task.title.clone(),
+        definition_of_done: task.dod.clone(),
+        depends_on: task.depends_on.iter().map(ToString::to_string).collect(),
+        status_at_generation: task.marker.clone().unwrap_or_else(|| "cc:todo".to_owned()),
+        declared_scope: task.writes.entries().to_vec(),
+    }
+}
+
+/// `contract`: what the worker must satisfy and must leave alone.
+fn contract_body(task: &Task, options: &ContractOptions) -> ContractBody {
+    let (tdd_required, skip_tdd_reason) = tdd(task);
+    ContractBody {
+        checks: checks(task, options),
+        non_goals: non_goals(task),
+        runtime_validation: runtime_validation(options),
+        browser_validation: Vec::new(),
+        risk_flags: task.risk.iter().map(|f| f.as_str().to_owned()).collect(),
+        tdd_required,
+        test_framework: test_framework(options),
+        test_todo_list: if tdd_required {
+            vec!["normal".to_owned(), "boundary".to_owned(), "error".to_owned()]
+        } else {
+            Vec::new()
+        },
+        skip_tdd_reason,
+    }
+}
+
+/// The DoD as one check, then (when it has several) each of its items, then the write
+/// scope.
+fn checks(task: &Task, options: &ContractOptions) -> Vec<ContractCheck> {
     let plan_source =
         if options.plans_file.ends_with(".toml") { "plan.toml.dod" } else { "Plans.md.DoD" };
     let mut checks = vec![ContractCheck {
@@ -76,7 +134,11 @@ pub fn sprint_contract(task: &Task, options: &ContractOptions) -> SprintContract
             ),
         });
     }
+    checks
+}
 
+/// Status markers, and the shared files the task does not own, are the Lead's.
+fn non_goals(task: &Task) -> Vec<NonGoal> {
     let mut non_goals = vec![NonGoal::Text(
         "Do not change Plans.md status markers; the Lead updates them when the task lands"
             .to_owned(),
@@ -89,8 +151,12 @@ pub fn sprint_contract(task: &Task, options: &ContractOptions) -> SprintContract
             not_owned.join(", ")
         )));
     }
+    non_goals
+}
 
-    let runtime_validation: Vec<RuntimeValidation> = options
+/// The configured verify command, if any (an empty argv counts as none).
+fn runtime_validation(options: &ContractOptions) -> Vec<RuntimeValidation> {
+    options
         .verify
         .iter()
         .filter(|argv| !argv.is_empty())
@@ -104,8 +170,12 @@ pub fn sprint_contract(task: &Task, options: &ContractOptions) -> SprintContract
             ),
             required_artifacts: Vec::new(),
         })
-        .collect();
+        .collect()
+}
 
+/// Whether the title or DoD asks for `[tdd:required]`; if not, the reason given by
+/// `[tdd:skip:<reason>]` (or `unspecified`).
+fn tdd(task: &Task) -> (bool, Option<String>) {
     let text = format!("{}\n{}", task.title, task.dod);
     let lower = text.to_lowercase();
     let tdd_required = lower.contains("[tdd:required]");
@@ -114,13 +184,22 @@ pub fn sprint_contract(task: &Task, options: &ContractOptions) -> SprintContract
     } else {
         Some(tag_value(&lower, "[tdd:skip:").unwrap_or_else(|| "unspecified".to_owned()))
     };
-    let test_framework = options
+    (tdd_required, skip_tdd_reason)
+}
+
+/// The verify command's program name (`/usr/bin/cargo` → `cargo`), or `none`.
+fn test_framework(options: &ContractOptions) -> String {
+    options
         .verify
         .as_ref()
         .and_then(|argv| argv.first())
         .map(|program| program.rsplit('/').next().unwrap_or(program).to_owned())
-        .unwrap_or_else(|| "none".to_owned());
+        .unwrap_or_else(|| "none".to_owned())
+}
 
+/// `advisor`: the configured settings, triggered by the task's risk flags and
+/// `<!-- advisor:required -->`.
+fn contract_advisor(task: &Task, options: &ContractOptions) -> ContractAdvisor {
     let mut triggers: Vec<String> = task
         .risk
         .iter()
@@ -130,64 +209,34 @@ pub fn sprint_contract(task: &Task, options: &ContractOptions) -> SprintContract
     if task.advisor_required {
         triggers.push(ADVISOR_REQUIRED_TRIGGER.to_owned());
     }
+    ContractAdvisor {
+        enabled: options.advisor_enabled,
+        mode: "on-demand".to_owned(),
+        max_consults: options.max_consults,
+        retry_threshold: options.retry_threshold,
+        pre_escalation_consult: true,
+        triggers,
+        model_policy: ModelPolicy {
+            claude_default: "opus".to_owned(),
+            codex_default: "gpt-5.4".to_owned(),
+        },
+    }
+}
 
-    let reviewer_profile = if runtime_validation.is_empty() { "static" } else { "runtime" };
-
-    SprintContract {
-        schema_version: SprintContractV1,
-        generated_at: options.generated_at.clone(),
-        source: ContractSource {
-            plans_file: options.plans_file.clone(),
-            task_id: task.id.to_string(),
-            authorization_refs: Vec::new(),
-        },
-        task: ContractTask {
-            id: task.id.to_string(),
-            title: task.title.clone(),
-            definition_of_done: task.dod.clone(),
-            depends_on: task.depends_on.iter().map(ToString::to_string).collect(),
-            status_at_generation: task.marker.clone().unwrap_or_else(|| "cc:todo".to_owned()),
-            declared_scope: task.writes.entries().to_vec(),
-        },
-        contract: ContractBody {
-            checks,
-            non_goals,
-            runtime_validation,
-            browser_validation: Vec::new(),
-            risk_flags: task.risk.iter().map(|f| f.as_str().to_owned()).collect(),
-            tdd_required,
-            test_framework,
-            test_todo_list: if tdd_required {
-                vec!["normal".to_owned(), "boundary".to_owned(), "error".to_owned()]
-            } else {
-                Vec::new()
-            },
-            skip_tdd_reason,
-        },
-        advisor: ContractAdvisor {
-            enabled: options.advisor_enabled,
-            mode: "on-demand".to_owned(),
-            max_consults: options.max_consults,
-            retry_threshold: options.retry_threshold,
-            pre_escalation_consult: true,
-            triggers,
-            model_policy: ModelPolicy {
-                claude_default: "opus".to_owned(),
-                codex_default: "gpt-5.4".to_owned(),
-            },
-        },
-        review: ContractReview {
-            status: ContractStatus::Approved,
-            reviewer_profile: reviewer_profile.to_owned(),
-            max_iterations: MAX_REVIEW_ITERATIONS,
-            reviewer_notes: vec![
-                "Generated by the breeze Lead from the plan; approval here is not a user authorization."
-                    .to_owned(),
-            ],
-            gaps: Vec::new(),
-            followups: Vec::new(),
-            approved_at: Some(options.generated_at.clone()).filter(|s| !s.is_empty()),
-        },
+/// `review`: approved by the Lead at generation, at most [`MAX_REVIEW_ITERATIONS`]
+/// rounds.
+fn contract_review(options: &ContractOptions, reviewer_profile: &str) -> ContractReview {
+    ContractReview {
+        status: ContractStatus::Approved,
+        reviewer_profile: reviewer_profile.to_owned(),
+        max_iterations: MAX_REVIEW_ITERATIONS,
+        reviewer_notes: vec![
+            "Generated by the breeze Lead from the plan; approval here is not a user authorization."
+                .to_owned(),
+        ],
+        gaps: Vec::new(),
+        followups: Vec::new(),
+        approved_at: Some(options.generated_at.clone()).filter(|s| !s.is_empty()),
     }
 }
 

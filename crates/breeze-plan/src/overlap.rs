@@ -246,6 +246,56 @@ fn joint_representatives(a: &Side<'_>, b: &Side<'_>) -> Rc<[u8]> {
     representatives.into()
 }
 
+/// A product state reached by the search, with the step that reached it most cheaply.
+#[derive(Clone, Copy)]
+struct Node {
+    a: StateID,
+    b: StateID,
+    v: u8,
+    parent: u32,
+    byte: u8,
+}
+
+/// The parent of the start node.
+const ROOT: u32 = u32::MAX;
+
+/// `prefix`, then the bytes of the steps from the start node to node `end`.
+fn witness(nodes: &[Node], end: u32, prefix: &[u8]) -> Vec<u8> {
+    let mut path = Vec::new();
+    let mut at = end;
+    while at != ROOT {
+        let n = nodes[at as usize];
+        if n.parent != ROOT {
+            path.push(n.byte);
+        }
+        at = n.parent;
+    }
+    path.reverse();
+    let mut witness = prefix.to_vec();
+    witness.extend_from_slice(&path);
+    witness
+}
+
+/// How unreadable stepping over `byte` is, in valid-path state `v`: the byte's own
+/// ugliness, plus one when it starts a hidden file or directory.
+fn step_ugliness(byte: u8, v: u8) -> u64 {
+    let mut ugliness = byte_rank(byte).0;
+    if byte == b'.' && v == valid::COMPONENT_START {
+        ugliness += 1;
+    }
+    ugliness
+}
+
+impl SearchCache {
+    /// [`joint_representatives`] of the pair, computed once per pair of automata.
+    fn representatives(&mut self, a: &Side<'_>, b: &Side<'_>) -> Rc<[u8]> {
+        self.representatives
+            .entry((a.id(), b.id()))
+            .or_insert_with(|| joint_representatives(a, b))
+            .clone()
+    }
+}
+
 /// Finds the cheapest valid path that starts with `prefix` and then drives both sides
 /// (already advanced over `prefix`) and the valid-path automaton (in state `valid_at`)
 /// to acceptance. Cost: ugliness first (hidden-file dots, punctuation, non-ASCII), then
@@ -257,21 +307,7 @@ pub(crate) fn find_common(
     prefix: &[u8],
     cache: &mut SearchCache,
 ) -> Search {
-    let representatives = cache
-        .representatives
-        .entry((a.id(), b.id()))
-        .or_insert_with(|| joint_representatives(&a, &b))
-        .clone();
-
-    #[derive(Clone, Copy)]
-    struct Node {
-        a: StateID,
-        b: StateID,
-        v: u8,
-        parent: u32,
-        byte: u8,
-    }
-    const ROOT: u32 = u32::MAX;
+    let representatives = cache.representatives(&a, &b);
 
     let mut nodes = vec![Node { a: a.state(), b: b.state(), v: valid_at, parent: ROOT, byte: 0 }];
     let mut best: Vec<u64> = vec![0];
@@ -286,29 +322,13 @@ pub(crate) fn find_common(
             continue;
         }
         if valid::accepts_at_end(node.v) && a.accepts_at_end(node.a) && b.accepts_at_end(node.b) {
-            let mut path = Vec::new();
-            let mut at = id;
-            while at != ROOT {
-                let n = nodes[at as usize];
-                if n.parent != ROOT {
-                    path.push(n.byte);
-                }
-                at = n.parent;
-            }
-            path.reverse();
-            let mut witness = prefix.to_vec();
-            witness.extend_from_slice(&path);
-            return Search::Found(witness);
+            return Search::Found(witness(&nodes, id, prefix));
         }
         for &byte in representatives.iter() {
             let Some(v) = valid::step(node.v, byte) else { continue };
             let Some(na) = a.step(node.a, byte) else { continue };
             let Some(nb) = b.step(node.b, byte) else { continue };
-            let mut ugliness = byte_rank(byte).0;
-            if byte == b'.' && node.v == valid::COMPONENT_START {
-                ugliness += 1; // a hidden file or directory
-            }
-            let next_cost = cost + ugliness * UGLY + 1;
+            let next_cost = cost + step_ugliness(byte, node.v) * UGLY + 1;
             let key = (na, nb, v);
             let next_id = match index.get(&key) {
                 Some(&existing) => {

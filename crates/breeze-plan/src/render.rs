@@ -10,7 +10,7 @@ use breeze_protocol::{
 
 use crate::analysis::{Analysis, ConflictReason};
 use crate::text::{pad, truncate, width};
-use crate::{Plan, PlanFormat, Task};
+use crate::{AnalysisStats, Plan, PlanFormat, Task};
 
 /// Most overlap lines the table prints before pointing at `--json`.
 const TABLE_CONFLICT_LINES: usize = 200;
@@ -38,17 +38,36 @@ fn list_or_dash(items: &[String]) -> String {
 /// write set; why tasks conflict (with a witness path); shared-file owners; warnings.
 pub fn table(plan: &Plan, a: &Analysis) -> String {
     let mut out = String::new();
-    let tasks = &plan.tasks;
+    write_summary(&mut out, plan);
+    write_groups_line(&mut out, a);
+    if !plan.tasks.is_empty() {
+        out.push('\n');
+        write_task_table(&mut out, plan, a);
+    }
+    out.push('\n');
+    write_conflicts(&mut out, plan, a);
+    write_shared_files(&mut out, a);
+    write_warnings(&mut out, plan);
+    out
+}
+
+/// `Plan <path> (<format>): N tasks to run, N done, N blocked`.
+fn write_summary(out: &mut String, plan: &Plan) {
+    let tasks = plan.tasks.len();
     let _ = writeln!(
         out,
         "Plan {} ({}): {} task{} to run, {} done, {} blocked",
         plan.path.display(),
         format_name(plan.format),
-        tasks.len(),
-        if tasks.len() == 1 { "" } else { "s" },
+        tasks,
+        if tasks == 1 { "" } else { "s" },
         plan.done.len(),
         plan.blocked.len()
     );
+}
+
+/// How many write groups and lanes, and what they mean.
+fn write_groups_line(out: &mut String, a: &Analysis) {
     let _ = writeln!(
         out,
         "Write groups: {} · lanes: {} (max_workers {}) — groups run side by side, tasks of one group one at a time",
@@ -56,60 +75,67 @@ pub fn table(plan: &Plan, a: &Analysis) -> String {
         a.workers,
         a.max_workers
     );
+}
 
-    if !tasks.is_empty() {
-        let header = ["ID", "Title", "Group", "Prio", "Depends", "Risk", "Writes"];
-        let rows: Vec<[String; 7]> = a
-            .order()
-            .iter()
-            .map(|&i| {
-                let t = &tasks[i];
-                let deps: Vec<String> =
-                    a.dependencies(i).iter().map(|&j| tasks[j].id.to_string()).collect();
-                let writes = if t.writes.is_empty() {
-                    "(none: runs alone)".to_owned()
-                } else {
-                    t.writes.entries().join(", ")
-                };
-                [
-                    t.id.to_string(),
-                    truncate(&t.title, 40),
-                    (a.group_of(i) + 1).to_string(),
-                    a.priority(i).to_string(),
-                    truncate(&list_or_dash(&deps), 24),
-                    risk_text(t),
-                    truncate(&writes, 48),
-                ]
-            })
-            .collect();
-        let mut widths: Vec<usize> = header.iter().map(|h| width(h)).collect();
-        for row in &rows {
-            for (w, cell) in widths.iter_mut().zip(row.iter()) {
-                *w = (*w).max(width(cell));
-            }
-        }
-        out.push('\n');
-        let line = |cells: Vec<&str>| -> String {
-            let last = cells.len() - 1;
-            let mut s = String::new();
-            for (k, cell) in cells.into_iter().enumerate() {
-                if k == last {
-                    s.push_str(cell);
-                } else {
-                    s.push_str(&pad(cell, widths[k]));
-                    s.push_str("  ");
-                }
-            }
-            s.trim_end().to_owned()
-        };
-        out.push_str(&line(header.to_vec()));
-        out.push('\n');
-        for row in &rows {
-            out.push_str(&line(row.iter().map(String::as_str).collect()));
-            out.push('\n');
+/// The task table: a header and one row per task in id order, columns aligned.
+fn write_task_table(out: &mut String, plan: &Plan, a: &Analysis) {
+    let header = ["ID", "Title", "Group", "Prio", "Depends", "Risk", "Writes"];
+    let rows: Vec<[String; 7]> = a.order().iter().map(|&i| task_row(plan, a, i)).collect();
+    let mut widths: Vec<usize> = header.iter().map(|h| width(h)).collect();
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row.iter()) {
+            *w = (*w).max(width(cell));
         }
     }
+    out.push_str(&aligned_line(&header, &widths));
+    out.push('\n');
+    for row in &rows {
+        out.push_str(&aligned_line(&row.each_ref().map(String::as_str), &widths));
+        out.push('\n');
+    }
+}
 
+/// The cells of task `i`'s row, long ones truncated.
+fn task_row(plan: &Plan, a: &Analysis, i: usize) -> [String; 7] {
+    let tasks = &plan.tasks;
+    let t = &tasks[i];
+    let deps: Vec<String> = a.dependencies(i).iter().map(|&j| tasks[j].id.to_string()).collect();
+    let writes = if t.writes.is_empty() {
+        "(none: runs alone)".to_owned()
+    } else {
+        t.writes.entries().join(", ")
+    };
+    [
+        t.id.to_string(),
+        truncate(&t.title, 40),
+        (a.group_of(i) + 1).to_string(),
+        a.priority(i).to_string(),
+        truncate(&list_or_dash(&deps), 24),
+        risk_text(t),
+        truncate(&writes, 48),
+    ]
+}
+
+/// Cells padded to their column widths and two spaces apart; the last cell is not
+/// padded, and trailing spaces are dropped.
+fn aligned_line(cells: &[&str], widths: &[usize]) -> String {
+    let last = cells.len() - 1;
+    let mut s = String::new();
+    for (k, cell) in cells.iter().enumerate() {
+        if k == last {
+            s.push_str(cell);
+        } else {
+            s.push_str(&pad(cell, widths[k]));
+            s.push_str("  ");
+        }
+    }
+    s.trim_end().to_owned()
+}
+
+/// The conflicts: overlapping pairs with their witness (at most
+/// [`TABLE_CONFLICT_LINES`]), then the tasks without a write set.
+fn write_conflicts(out: &mut String, plan: &Plan, a: &Analysis) {
+    let tasks = &plan.tasks;
     let overlaps: Vec<_> = a
         .conflicts
         .iter()
@@ -119,52 +145,59 @@ pub fn table(plan: &Plan, a: &Analysis) -> String {
         })
         .collect();
     let alone: Vec<usize> = a.order().iter().copied().filter(|&i| a.runs_alone(i)).collect();
-    out.push('\n');
     if overlaps.is_empty() && alone.is_empty() {
         out.push_str("Conflicts: none — every task can run beside every other\n");
-    } else {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "Conflicts ({} pair{}):",
+        a.conflicts.len(),
+        if a.conflicts.len() == 1 { "" } else { "s" }
+    );
+    for (x, y, witness) in overlaps.iter().take(TABLE_CONFLICT_LINES) {
+        let _ = writeln!(out, "  {} × {}  both may write {witness}", tasks[*x].id, tasks[*y].id);
+    }
+    if overlaps.len() > TABLE_CONFLICT_LINES {
         let _ = writeln!(
             out,
-            "Conflicts ({} pair{}):",
-            a.conflicts.len(),
-            if a.conflicts.len() == 1 { "" } else { "s" }
+            "  … and {} more overlapping pairs (see `breeze plan --json`)",
+            overlaps.len() - TABLE_CONFLICT_LINES
         );
-        for (x, y, witness) in overlaps.iter().take(TABLE_CONFLICT_LINES) {
-            let _ =
-                writeln!(out, "  {} × {}  both may write {witness}", tasks[*x].id, tasks[*y].id);
-        }
-        if overlaps.len() > TABLE_CONFLICT_LINES {
+    }
+    write_tasks_without_write_set(out, plan, &alone);
+}
+
+/// Why the tasks without a write set run alone (listing at most 20 of them).
+fn write_tasks_without_write_set(out: &mut String, plan: &Plan, alone: &[usize]) {
+    let tasks = &plan.tasks;
+    match alone {
+        [] => {}
+        [i] => {
             let _ = writeln!(
                 out,
-                "  … and {} more overlapping pairs (see `breeze plan --json`)",
-                overlaps.len() - TABLE_CONFLICT_LINES
+                "  {} has no write set: it conflicts with every other task and runs alone — give it a Writes entry to let it run beside others",
+                tasks[*i].id
             );
         }
-        match alone.as_slice() {
-            [] => {}
-            [i] => {
-                let _ = writeln!(
-                    out,
-                    "  {} has no write set: it conflicts with every other task and runs alone — give it a Writes entry to let it run beside others",
-                    tasks[*i].id
-                );
+        many => {
+            let mut listed: Vec<String> =
+                many.iter().take(20).map(|&i| tasks[i].id.to_string()).collect();
+            if many.len() > 20 {
+                listed.push(format!("… {} more", many.len() - 20));
             }
-            many => {
-                let mut listed: Vec<String> =
-                    many.iter().take(20).map(|&i| tasks[i].id.to_string()).collect();
-                if many.len() > 20 {
-                    listed.push(format!("… {} more", many.len() - 20));
-                }
-                let _ = writeln!(
-                    out,
-                    "  {} tasks have no write set ({}): each conflicts with every other task and runs alone — add a Writes column before Depends to let them run in parallel",
-                    many.len(),
-                    listed.join(", ")
-                );
-            }
+            let _ = writeln!(
+                out,
+                "  {} tasks have no write set ({}): each conflicts with every other task and runs alone — add a Writes column before Depends to let them run in parallel",
+                many.len(),
+                listed.join(", ")
+            );
         }
     }
+}
 
+/// Who writes each shared file: its owning task, or the Lead.
+fn write_shared_files(out: &mut String, a: &Analysis) {
     let owners: Vec<String> = a
         .shared_file_owners
         .iter()
@@ -174,14 +207,16 @@ pub fn table(plan: &Plan, a: &Analysis) -> String {
         })
         .collect();
     let _ = writeln!(out, "Shared files: {}", owners.join(" · "));
+}
 
+/// The plan's warnings, if any.
+fn write_warnings(out: &mut String, plan: &Plan) {
     if !plan.warnings.is_empty() {
         let _ = writeln!(out, "\nWarnings ({}):", plan.warnings.len());
         for w in &plan.warnings {
             let _ = writeln!(out, "  {w}");
         }
     }
-    out
 }
 
 /// Puts object keys in sorted order, whatever serde_json's map type is, so the output
@@ -212,40 +247,6 @@ fn sort_keys(value: &mut Value) {
 /// id, conflicts by ids. Group ids count from 1.
 pub fn report(plan: &Plan, a: &Analysis) -> PlanReport {
     let tasks = &plan.tasks;
-    let ids =
-        |list: &[usize]| -> Vec<String> { list.iter().map(|&j| tasks[j].id.to_string()).collect() };
-    let planned = |i: usize| {
-        let t = &tasks[i];
-        PlannedTask {
-            id: t.id.to_string(),
-            title: t.title.clone(),
-            dod: t.dod.clone(),
-            line: t.line as u64,
-            marker: t.marker.clone(),
-            writes: t.writes.entries().to_vec(),
-            runs_alone: a.runs_alone(i),
-            depends_on: ids(a.dependencies(i)),
-            dependents: ids(a.dependents(i)),
-            group: (a.group_of(i) + 1) as u32,
-            priority: a.priority(i),
-            risk: t.risk.iter().map(|f| f.as_str().to_string()).collect(),
-            advisor_required: t.advisor_required,
-            extensions: plan.extensions.get(&t.id).cloned().unwrap_or_default(),
-        }
-    };
-    let conflict = |c: &crate::Conflict| PlanConflict {
-        a: tasks[c.a].id.to_string(),
-        b: tasks[c.b].id.to_string(),
-        reason: match &c.reason {
-            ConflictReason::Overlap { witness } => {
-                breeze_protocol::ConflictReason::Overlap { witness: witness.clone() }
-            }
-            ConflictReason::NoWriteSet { task } => {
-                breeze_protocol::ConflictReason::NoWriteSet { task: task.to_string() }
-            }
-        },
-    };
-    let s = &a.stats;
     let id_list = |set: &std::collections::BTreeSet<crate::TaskId>| -> Vec<String> {
         set.iter().map(ToString::to_string).collect()
     };
@@ -258,10 +259,10 @@ pub fn report(plan: &Plan, a: &Analysis) -> PlanReport {
         workers: a.workers,
         max_workers: a.max_workers,
         groups: (a.groups.iter().enumerate())
-            .map(|(g, members)| PlanGroup { id: g as u32 + 1, tasks: ids(members) })
+            .map(|(g, members)| PlanGroup { id: g as u32 + 1, tasks: task_ids(tasks, members) })
             .collect(),
-        tasks: a.order().iter().map(|&i| planned(i)).collect(),
-        conflicts: a.conflicts.iter().map(conflict).collect(),
+        tasks: a.order().iter().map(|&i| planned_task(plan, a, i)).collect(),
+        conflicts: a.conflicts.iter().map(|c| plan_conflict(tasks, c)).collect(),
         shared_files: (a.shared_file_owners.iter())
             .map(|(f, owner)| (f.clone(), owner.as_ref().map(ToString::to_string)))
             .collect(),
@@ -270,15 +271,63 @@ pub fn report(plan: &Plan, a: &Analysis) -> PlanReport {
         warnings: (plan.warnings.iter())
             .map(|w| PlanNote { line: w.line.map(|l| l as u64), message: w.message.clone() })
             .collect(),
-        stats: PlanStats {
-            tasks: s.tasks as u64,
-            entries: s.entries as u64,
-            task_pairs: s.task_pairs,
-            candidate_pairs: s.candidate_pairs,
-            string_checks: s.string_checks,
-            automaton_checks: s.automaton_checks,
-            product_searches: s.product_searches,
+        stats: plan_stats(&a.stats),
+    }
+}
+
+/// The ids of the tasks at these indices.
+fn task_ids(tasks: &[Task], list: &[usize]) -> Vec<String> {
+    list.iter().map(|&j| tasks[j].id.to_string()).collect()
+}
+
+/// Task `i` of the report, with what the analysis found about it.
+fn planned_task(plan: &Plan, a: &Analysis, i: usize) -> PlannedTask {
+    let tasks = &plan.tasks;
+    let t = &tasks[i];
+    PlannedTask {
+        id: t.id.to_string(),
+        title: t.title.clone(),
+        dod: t.dod.clone(),
+        line: t.line as u64,
+        marker: t.marker.clone(),
+        writes: t.writes.entries().to_vec(),
+        runs_alone: a.runs_alone(i),
+        depends_on: task_ids(tasks, a.dependencies(i)),
+        dependents: task_ids(tasks, a.dependents(i)),
+        group: (a.group_of(i) + 1) as u32,
+        priority: a.priority(i),
+        risk: t.risk.iter().map(|f| f.as_str().to_string()).collect(),
+        advisor_required: t.advisor_required,
+        extensions: plan.extensions.get(&t.id).cloned().unwrap_or_default(),
+    }
+}
+
+/// A conflict of the report, naming the tasks by id.
+fn plan_conflict(tasks: &[Task], c: &crate::Conflict) -> PlanConflict {
+    PlanConflict {
+        a: tasks[c.a].id.to_string(),
+        b: tasks[c.b].id.to_string(),
+        reason: match &c.reason {
+            ConflictReason::Overlap { witness } => {
+                breeze_protocol::ConflictReason::Overlap { witness: witness.clone() }
+            }
+            ConflictReason::NoWriteSet { task } => {
+                breeze_protocol::ConflictReason::NoWriteSet { task: task.to_string() }
+            }
         },
+    }
+}
+
+/// The conflict search's work, as the report states it.
+fn plan_stats(s: &AnalysisStats) -> PlanStats {
+    PlanStats {
+        tasks: s.tasks as u64,
+        entries: s.entries as u64,
+        task_pairs: s.task_pairs,
+        candidate_pairs: s.candidate_pairs,
+        string_checks: s.string_checks,
+        automaton_checks: s.automaton_checks,
+        product_searches: s.product_searches,
     }
 }
 

@@ -108,81 +108,99 @@ fn glob_builder(glob: &str) -> globset::GlobBuilder<'_> {
     builder
 }
 
+/// Refuses an entry (`raw`, trimmed to `entry`) that is empty, spans lines, uses
+/// backslashes or is absolute.
+fn check_spelling(raw: &str, entry: &str) -> Result<(), WriteEntryError> {
+    if entry.is_empty() {
+        return Err(WriteEntryError::new(
+            raw,
+            "empty entry",
+            "write a path such as `src/lib.rs`, a directory `src/auth/` or a glob `src/**/*.rs`",
+        ));
+    }
+    if entry.chars().any(|c| c.is_control()) {
+        return Err(WriteEntryError::new(
+            entry,
+            "contains a control character",
+            "write the path on one line without control characters",
+        ));
+    }
+    if entry.contains('\\') {
+        return Err(WriteEntryError::new(
+            entry,
+            "backslashes are neither path separators nor escapes here",
+            format!(
+                "separate directories with `/` (`{}`); to match a literal `*`, `?`, `[` or `{{`, write it in brackets, e.g. `[*]`",
+                entry.replace('\\', "/")
+            ),
+        ));
+    }
+    if entry.starts_with('/') {
+        return Err(WriteEntryError::new(
+            entry,
+            "absolute path",
+            format!(
+                "write it relative to the repository root, e.g. `{}`",
+                entry.trim_start_matches('/')
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Refuses empty, `.` and `..` components in `body` (the entry without a trailing `/`).
+fn check_components(entry: &str, body: &str) -> Result<(), WriteEntryError> {
+    for component in body.split('/') {
+        match component {
+            "" => {
+                return Err(WriteEntryError::new(
+                    entry,
+                    "empty path component (`//` or a lone `/`)",
+                    "write each directory once, e.g. `src/auth/`",
+                ));
+            }
+            "." => {
+                return Err(WriteEntryError::new(
+                    entry,
+                    "`.` path component",
+                    if body == "." {
+                        "write `**` to claim every file in the repository".to_owned()
+                    } else {
+                        format!("drop the `./`: `{}`", entry.replace("./", ""))
+                    },
+                ));
+            }
+            ".." => {
+                return Err(WriteEntryError::new(
+                    entry,
+                    "`..` leaves the directory it names and may leave the repository",
+                    "write the path from the repository root without `..`",
+                ));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 impl Pattern {
     /// Parses and validates one entry.
     pub(crate) fn parse(raw: &str) -> Result<Pattern, WriteEntryError> {
         let entry = raw.trim();
-        if entry.is_empty() {
-            return Err(WriteEntryError::new(
-                raw,
-                "empty entry",
-                "write a path such as `src/lib.rs`, a directory `src/auth/` or a glob `src/**/*.rs`",
-            ));
-        }
-        if entry.chars().any(|c| c.is_control()) {
-            return Err(WriteEntryError::new(
-                entry,
-                "contains a control character",
-                "write the path on one line without control characters",
-            ));
-        }
-        if entry.contains('\\') {
-            return Err(WriteEntryError::new(
-                entry,
-                "backslashes are neither path separators nor escapes here",
-                format!(
-                    "separate directories with `/` (`{}`); to match a literal `*`, `?`, `[` or `{{`, write it in brackets, e.g. `[*]`",
-                    entry.replace('\\', "/")
-                ),
-            ));
-        }
-        if entry.starts_with('/') {
-            return Err(WriteEntryError::new(
-                entry,
-                "absolute path",
-                format!(
-                    "write it relative to the repository root, e.g. `{}`",
-                    entry.trim_start_matches('/')
-                ),
-            ));
-        }
+        check_spelling(raw, entry)?;
         let body = entry.strip_suffix('/').unwrap_or(entry);
-        for component in body.split('/') {
-            match component {
-                "" => {
-                    return Err(WriteEntryError::new(
-                        entry,
-                        "empty path component (`//` or a lone `/`)",
-                        "write each directory once, e.g. `src/auth/`",
-                    ));
-                }
-                "." => {
-                    return Err(WriteEntryError::new(
-                        entry,
-                        "`.` path component",
-                        if body == "." {
-                            "write `**` to claim every file in the repository".to_owned()
-                        } else {
-                            format!("drop the `./`: `{}`", entry.replace("./", ""))
-                        },
-                    ));
-                }
-                ".." => {
-                    return Err(WriteEntryError::new(
-                        entry,
-                        "`..` leaves the directory it names and may leave the repository",
-                        "write the path from the repository root without `..`",
-                    ));
-                }
-                _ => {}
-            }
-        }
-        let is_glob = entry.contains(GLOB_META);
+        check_components(entry, body)?;
         let is_dir = entry.ends_with('/');
-        if !is_glob {
+        if !entry.contains(GLOB_META) {
             let kind = if is_dir { PatternKind::Dir } else { PatternKind::Exact };
             return Ok(Pattern::new(entry, kind, entry.to_owned()));
         }
+        Pattern::parse_glob(entry, body, is_dir)
+    }
+
+    /// A glob entry (`body` is `entry` without a trailing `/`), split into its literal
+    /// base and the compiled rest.
+    fn parse_glob(entry: &str, body: &str, is_dir: bool) -> Result<Pattern, WriteEntryError> {
         // A glob ending in `/` claims everything under what it matches.
         let glob = if !is_dir || body == "**" || body.ends_with("/**") {
             body.to_owned()
@@ -325,50 +343,52 @@ pub(crate) fn overlap(a: &Pattern, b: &Pattern, cache: &mut SearchCache) -> Over
             let deeper = if a.text.len() >= b.text.len() { &a.text } else { &b.text };
             Overlap::Witness(format!("{deeper}a"))
         }
-        (Dir, Glob { .. }) => {
-            let Some(glob) = b.dfa() else { return Overlap::Unknown };
-            let (dir, base) = (a.text.as_str(), b.base());
-            // Both are literal strings and one is a prefix of the other (prefixes are
-            // compatible); the search starts after the longer one.
-            let (start, from) = if dir.starts_with(base) {
-                (glob.feed(glob.start(), &dir.as_bytes()[base.len()..]), dir)
-            } else if base.starts_with(dir) {
-                (Some(glob.start()), base)
-            } else {
-                return Overlap::Disjoint;
-            };
-            let Some(state) = start else { return Overlap::Disjoint };
-            let Some(valid_at) = valid::feed(valid::COMPONENT_START, from.as_bytes()) else {
-                return Overlap::Disjoint;
-            };
-            search(Side::Glob(glob, state), Side::Any, valid_at, from.as_bytes(), cache)
-        }
-        (Glob { .. }, Glob { .. }) => {
-            let (Some(x), Some(y)) = (a.dfa(), b.dfa()) else { return Overlap::Unknown };
-            // Run the shorter base's DFA over the rest of the longer base.
-            let (short, long, ds, dl) =
-                if a.base().len() <= b.base().len() { (a, b, x, y) } else { (b, a, y, x) };
-            let (short_base, long_base) = (short.base(), long.base());
-            if !long_base.starts_with(short_base) {
-                return Overlap::Disjoint;
-            }
-            let Some(ss) = ds.feed(ds.start(), &long_base.as_bytes()[short_base.len()..]) else {
-                return Overlap::Disjoint;
-            };
-            let Some(valid_at) = valid::feed(valid::COMPONENT_START, long_base.as_bytes()) else {
-                return Overlap::Disjoint;
-            };
-            search(
-                Side::Glob(ds, ss),
-                Side::Glob(dl, dl.start()),
-                valid_at,
-                long_base.as_bytes(),
-                cache,
-            )
-        }
+        (Dir, Glob { .. }) => dir_glob_overlap(a, b, cache),
+        (Glob { .. }, Glob { .. }) => glob_glob_overlap(a, b, cache),
         // The pair is ordered by rank above.
         (Dir | Glob { .. }, Exact) | (Glob { .. }, Dir) => unreachable!("pair ordered by kind"),
     }
+}
+
+/// A directory against a glob whose prefixes are compatible: a product search of the
+/// glob against "anything" below the directory.
+fn dir_glob_overlap(dir_entry: &Pattern, glob_entry: &Pattern, cache: &mut SearchCache) -> Overlap {
+    let Some(glob) = glob_entry.dfa() else { return Overlap::Unknown };
+    let (dir, base) = (dir_entry.text.as_str(), glob_entry.base());
+    // Both are literal strings and one is a prefix of the other (prefixes are
+    // compatible); the search starts after the longer one.
+    let (start, from) = if dir.starts_with(base) {
+        (glob.feed(glob.start(), &dir.as_bytes()[base.len()..]), dir)
+    } else if base.starts_with(dir) {
+        (Some(glob.start()), base)
+    } else {
+        return Overlap::Disjoint;
+    };
+    let Some(state) = start else { return Overlap::Disjoint };
+    let Some(valid_at) = valid::feed(valid::COMPONENT_START, from.as_bytes()) else {
+        return Overlap::Disjoint;
+    };
+    search(Side::Glob(glob, state), Side::Any, valid_at, from.as_bytes(), cache)
+}
+
+/// Two globs whose prefixes are compatible: a product search of their DFAs, both
+/// advanced over the longer literal base.
+fn glob_glob_overlap(a: &Pattern, b: &Pattern, cache: &mut SearchCache) -> Overlap {
+    let (Some(x), Some(y)) = (a.dfa(), b.dfa()) else { return Overlap::Unknown };
+    // Run the shorter base's DFA over the rest of the longer base.
+    let (short, long, ds, dl) =
+        if a.base().len() <= b.base().len() { (a, b, x, y) } else { (b, a, y, x) };
+    let (short_base, long_base) = (short.base(), long.base());
+    if !long_base.starts_with(short_base) {
+        return Overlap::Disjoint;
+    }
+    let Some(ss) = ds.feed(ds.start(), &long_base.as_bytes()[short_base.len()..]) else {
+        return Overlap::Disjoint;
+    };
+    let Some(valid_at) = valid::feed(valid::COMPONENT_START, long_base.as_bytes()) else {
+        return Overlap::Disjoint;
+    };
+    search(Side::Glob(ds, ss), Side::Glob(dl, dl.start()), valid_at, long_base.as_bytes(), cache)
 }
 
 fn search(
