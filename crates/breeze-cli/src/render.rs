@@ -36,6 +36,16 @@ pub fn progress_line(event: &ProgressEvent) -> String {
                 if *by_gates { ", from the gates" } else { "" }
             ),
         },
+        ProgressEvent::Scope { id, paths, granted, reason } => {
+            let paths = paths.join(", ");
+            match (granted, reason) {
+                (true, _) => format!("+ [{id}] write set widened: {paths}"),
+                (false, reason) => format!(
+                    "⊘ [{id}] scope request for {paths}: {}",
+                    first_line(reason.as_deref().unwrap_or("not granted"))
+                ),
+            }
+        }
         ProgressEvent::Deferred { id, reason } => {
             format!("⏸ [{id}] landing deferred: {}", first_line(reason))
         }
@@ -77,12 +87,16 @@ pub fn total_cost(status: &BreezeStatus) -> String {
     }
 }
 
-/// The note of a task: why it is not landed, or that its approval was normalized.
-fn task_note(task: &breeze_protocol::TaskStatus) -> &str {
+/// The note of a task: why it is not landed, that its approval was normalized, or that
+/// its write set was widened.
+fn task_note(task: &breeze_protocol::TaskStatus) -> std::borrow::Cow<'_, str> {
     match (&task.reason, &task.review) {
-        (Some(reason), _) => reason,
-        (None, Some(review)) if review.contains("normalized") => review,
-        _ => "",
+        (Some(reason), _) => reason.into(),
+        (None, Some(review)) if review.contains("normalized") => review.into(),
+        _ if !task.granted_writes.is_empty() => {
+            format!("write set widened: {}", task.granted_writes.join(", ")).into()
+        }
+        _ => "".into(),
     }
 }
 
@@ -139,7 +153,7 @@ pub fn status_table(status: &BreezeStatus, stop_reason: Option<&str>) -> String 
             task.rounds,
             task.advisor_consults,
             short(task.commit.as_deref().unwrap_or("-")),
-            first_line(task_note(task))
+            first_line(&task_note(task))
         );
         out.push_str(row.trim_end());
         out.push('\n');
@@ -225,6 +239,7 @@ mod tests {
                 group: None,
                 usage,
                 review: None,
+                granted_writes: Vec::new(),
             }],
             usage,
             containment: None,

@@ -44,6 +44,7 @@ fn task(id: &str, title: &str, state: TaskState) -> TaskStatus {
         group: Some(1),
         usage: Usage::default(),
         review: None,
+        granted_writes: Vec::new(),
     }
 }
 
@@ -379,6 +380,24 @@ fn progress_lines() {
             verdict: Verdict::Approve,
             blocking_gaps: 0,
             by_gates: false,
+        },
+        ProgressEvent::Scope {
+            id: "2".into(),
+            paths: vec!["src/lib.rs".into()],
+            granted: false,
+            reason: Some("waits for task 1 to land".into()),
+        },
+        ProgressEvent::Scope {
+            id: "2".into(),
+            paths: vec!["src/lib.rs".into()],
+            granted: true,
+            reason: None,
+        },
+        ProgressEvent::Scope {
+            id: "5".into(),
+            paths: vec![".git/config".into()],
+            granted: false,
+            reason: Some("`.git/config` is inside git's or breeze's own folders, which no task may write".into()),
         },
         ProgressEvent::Deferred {
             id: "4".into(),

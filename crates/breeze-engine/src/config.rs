@@ -89,6 +89,11 @@ pub struct Config {
     pub scaffolder: RoleConfig,
     /// Review rounds before escalation (1..=3).
     pub max_rounds: u32,
+    /// Commands run in the task's worktree before the reviewer (`review.checks`); each
+    /// appears as a gate, and a failure is a REQUEST_CHANGES without a reviewer call.
+    pub review_checks: Vec<Vec<String>>,
+    /// How long one review check may take.
+    pub check_timeout: Duration,
     /// Whether the Advisor is consulted.
     pub advisor_enabled: bool,
     /// Successful consults per task.
@@ -313,6 +318,8 @@ struct RawRole {
 #[serde(deny_unknown_fields)]
 struct RawReview {
     max_rounds: i64,
+    checks: Vec<Vec<String>>,
+    check_timeout: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -357,6 +364,8 @@ impl RawConfig {
             reviewer: roles.reviewer.validate("reviewer")?,
             scaffolder: roles.scaffolder.validate("scaffolder")?,
             max_rounds: int_in(self.review.max_rounds, "review.max_rounds", 1, 3)?,
+            review_checks: checks(self.review.checks)?,
+            check_timeout: duration(&self.review.check_timeout, "review.check_timeout")?,
             advisor_enabled: self.advisor.enabled,
             max_consults_per_task: int_in(
                 self.advisor.max_consults_per_task,
@@ -400,6 +409,19 @@ impl RawRole {
             args: self.args,
             pass_credentials: self.pass_credentials,
         })
+    }
+}
+
+/// The review checks: each a non-empty argv.
+fn checks(checks: Vec<Vec<String>>) -> Result<Vec<Vec<String>>, String> {
+    match checks
+        .iter()
+        .position(|argv| argv.first().is_none_or(|program| program.trim().is_empty()))
+    {
+        Some(index) => Err(format!(
+            "`review.checks[{index}]` is empty; write the command as an argv, e.g. [\"cargo\", \"test\"]"
+        )),
+        None => Ok(checks),
     }
 }
 

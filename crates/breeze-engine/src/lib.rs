@@ -23,6 +23,7 @@
 #![warn(missing_docs)]
 
 pub mod advice;
+pub mod changelog;
 pub mod clock;
 pub mod config;
 pub mod containment;

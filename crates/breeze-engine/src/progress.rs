@@ -82,6 +82,17 @@ pub enum ProgressEvent {
         /// Whether the engine's gates produced the verdict.
         by_gates: bool,
     },
+    /// The Lead answered a worker's request to write outside its write set.
+    Scope {
+        /// Task id.
+        id: String,
+        /// The paths asked for.
+        paths: Vec<String>,
+        /// Granted now; otherwise `reason` says why not (or what it waits for).
+        granted: bool,
+        /// Why it was denied, or what it waits for.
+        reason: Option<String>,
+    },
     /// A landing waits for the user's checkout.
     Deferred {
         /// Task id.

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use breeze_protocol::{
     AdvisorGuidance, BreezeStatus, BreezeStatusV1, ConflictInfo, ReviewFeedback, RunState,
-    TaskState, TaskStatus, Usage, VerifyFailure,
+    ScopeDecision, TaskState, TaskStatus, Usage, VerifyFailure,
 };
 use serde::{Deserialize, Serialize};
 
@@ -219,6 +219,24 @@ pub struct TaskRecord {
     /// Cost and tokens.
     #[serde(default)]
     pub usage: Usage,
+    /// Paths granted to the task's write set by scope requests.
+    #[serde(default)]
+    pub granted_writes: Vec<String>,
+    /// Scope requests made.
+    #[serde(default)]
+    pub scope_requests: u32,
+    /// The answer to the last scope request, for the next attempt.
+    #[serde(default)]
+    pub scope_decision: Option<ScopeDecision>,
+    /// Completed reports sent back because their self-review did not hold.
+    #[serde(default)]
+    pub self_review_bounces: u32,
+    /// The worker's line for `CHANGELOG.md`, added when the task lands.
+    #[serde(default)]
+    pub changelog: Option<String>,
+    /// The saved file of the task's last Advisor answer (`prior_advisor_response`).
+    #[serde(default)]
+    pub last_advice: Option<String>,
 }
 
 impl TaskRecord {
@@ -249,6 +267,12 @@ impl TaskRecord {
             verify_failure: None,
             gap_files: Vec::new(),
             usage: Usage::default(),
+            granted_writes: Vec::new(),
+            scope_requests: 0,
+            scope_decision: None,
+            self_review_bounces: 0,
+            changelog: None,
+            last_advice: None,
         }
     }
 
@@ -274,6 +298,7 @@ impl TaskRecord {
             group: self.group,
             usage: self.usage,
             review: self.review_trailer().map(|trailer| trailer.to_string()),
+            granted_writes: self.granted_writes.clone(),
         }
     }
 }

@@ -681,3 +681,187 @@ async fn a_backend_without_a_login_stops_the_run_once_with_the_hint() {
         assert_ne!(record.state, TaskState::Escalated);
     }
 }
+
+/// The journal's scope decisions of a run: (task, decision, paths).
+fn scope_decisions(fixture: &Fixture, outcome: &RunOutcome) -> Vec<(String, String, Vec<String>)> {
+    fixture
+        .events(outcome)
+        .into_iter()
+        .filter_map(|event| match event {
+            EventKind::ScopeDecided { task, decision, paths, .. } => Some((task, decision, paths)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_scope_request_no_other_task_contends_is_granted_and_the_path_lands() {
+    let plan = toml_task(
+        "1",
+        "Add a module",
+        &["src/one.txt"],
+        "[task.sim]\nneeds_scope = [\"src/mod.rs\"]",
+    );
+    let fixture = Fixture::new(&plan, &[]);
+    let outcome = fixture.run().await;
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    let only = task(&outcome, "1");
+    assert_eq!(only.granted_writes, ["src/mod.rs"]);
+    assert_eq!(only.rounds, 1, "a scope request is not a review round");
+    let landed = git(&fixture.root, &["ls-tree", "-r", "--name-only", "main"]);
+    assert!(landed.lines().any(|path| path == "src/mod.rs"), "{landed}");
+    assert_eq!(
+        scope_decisions(&fixture, &outcome),
+        [("1".to_string(), "granted".to_string(), vec!["src/mod.rs".to_string()])]
+    );
+    let contract =
+        std::fs::read_to_string(outcome.run_dir.join("contracts/1.sprint-contract.json")).unwrap();
+    assert!(
+        contract.contains("src/mod.rs"),
+        "the contract shows the widened write set: {contract}"
+    );
+    let input = std::fs::read_to_string(outcome.run_dir.join("io/1.worker.2.input.json")).unwrap();
+    assert!(input.contains("\"granted\": true"), "the worker is told: {input}");
+}
+
+#[tokio::test]
+async fn a_scope_request_waits_for_the_busy_task_that_may_write_the_path() {
+    let plan = toml_task("1", "Slow one", &["src/a/"], "[task.sim]\ndelay_ms = 600")
+        + &toml_task(
+            "2",
+            "Needs a",
+            &["src/b/"],
+            "[task.sim]\nneeds_scope = [\"src/a/shared.rs\"]",
+        );
+    let fixture = Fixture::new(&plan, &[]);
+    let outcome = fixture.run().await;
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    let decisions: Vec<String> =
+        scope_decisions(&fixture, &outcome).into_iter().map(|(_, decision, _)| decision).collect();
+    assert_eq!(decisions, ["waiting", "granted"], "it waited for task 1, then was granted");
+    let order = git(
+        &fixture.root,
+        &["log", "--reverse", "--format=%(trailers:key=Breeze-Task,valueonly)", "main"],
+    );
+    let order: Vec<&str> = order.lines().filter(|line| !line.is_empty()).collect();
+    assert_eq!(order, ["1", "2"], "task 1 landed before task 2 was given its path");
+    assert_eq!(task(&outcome, "2").granted_writes, ["src/a/shared.rs"]);
+}
+
+#[tokio::test]
+async fn a_scope_request_for_git_internals_is_denied_and_the_worker_goes_on() {
+    let fixture = Fixture::new(&one_task("needs_scope = [\".git/hooks/pre-commit\"]"), &[]);
+    let outcome = fixture.run().await;
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    assert!(task(&outcome, "1").granted_writes.is_empty());
+    let decisions = scope_decisions(&fixture, &outcome);
+    assert_eq!(decisions.len(), 1);
+    assert_eq!(decisions[0].1, "denied");
+    let input = std::fs::read_to_string(outcome.run_dir.join("io/1.worker.2.input.json")).unwrap();
+    assert!(input.contains("\"granted\": false") && input.contains("own folders"), "{input}");
+}
+
+#[tokio::test]
+async fn a_self_review_that_does_not_hold_goes_back_then_escalates() {
+    let fixture = Fixture::new(&one_task("unverified_self_review = 1"), &[]);
+    let outcome = fixture.run().await;
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    assert_eq!(task(&outcome, "1").attempts, 2, "the first completion was sent back");
+    let input = std::fs::read_to_string(outcome.run_dir.join("io/1.worker.2.input.json")).unwrap();
+    assert!(input.contains("self-review does not hold") && input.contains("tests-pass"), "{input}");
+
+    let fixture = Fixture::new(&one_task("unverified_self_review = 5"), &[]);
+    let outcome = fixture.run().await;
+    let only = task(&outcome, "1");
+    assert_eq!(only.state, TaskState::Escalated, "{only:?}");
+    assert!(only.reason.as_deref().unwrap().contains("self-review"), "{only:?}");
+    assert_eq!(only.attempts, 3, "two bounces, then escalation");
+}
+
+#[tokio::test]
+async fn review_checks_run_before_the_reviewer_and_a_failure_is_a_change_request() {
+    let fixture = Fixture::new(&one_task(""), &[]);
+    let mut options = fixture.options();
+    options.config.as_mut().unwrap().review_checks =
+        vec![vec!["sh".into(), "-c".into(), "test -f src/one.txt".into()]];
+    let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    let input =
+        std::fs::read_to_string(outcome.run_dir.join("io/1.reviewer.round-1.try-1.input.json"))
+            .unwrap();
+    assert!(
+        input.contains("check: sh -c test -f src/one.txt") && input.contains("passed"),
+        "{input}"
+    );
+
+    let fixture = Fixture::new(&one_task(""), &[]);
+    let mut options = fixture.options();
+    options.config.as_mut().unwrap().review_checks =
+        vec![vec!["sh".into(), "-c".into(), "echo the tests fail; exit 1".into()]];
+    let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
+    let only = task(&outcome, "1");
+    assert_eq!(only.state, TaskState::Escalated, "{only:?}");
+    assert_eq!(only.rounds, 3);
+    let review =
+        std::fs::read_to_string(outcome.run_dir.join("reviews/1.round-1.review-result.json"))
+            .unwrap();
+    assert!(review.contains("the tests fail"), "{review}");
+    assert!(
+        !outcome.run_dir.join("io/1.reviewer.round-1.try-1.input.json").exists(),
+        "the reviewer is not asked about work that fails a check"
+    );
+}
+
+#[tokio::test]
+async fn a_workers_changelog_line_lands_under_unreleased() {
+    let plan = toml_task(
+        "1",
+        "Add the parser",
+        &["src/one.txt"],
+        "[task.sim]\nchangelog = \"Add the expression parser\"",
+    );
+    let fixture = Fixture::new(&plan, &[("CHANGELOG.md", "# Changelog\n\n## 1.0.0\n\n- first\n")]);
+    let outcome = fixture.run().await;
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    assert_eq!(
+        git(&fixture.root, &["show", "main:CHANGELOG.md"]),
+        "# Changelog\n\n## Unreleased\n\n- Add the expression parser\n\n## 1.0.0\n\n- first\n"
+    );
+    let files = git(&fixture.root, &["show", "--name-only", "--format=", "main"]);
+    assert!(files.lines().any(|f| f == "CHANGELOG.md"), "in the landing commit itself: {files}");
+}
+
+#[tokio::test]
+async fn a_second_consult_carries_the_prior_advice() {
+    let plan =
+        toml_task("1", "Check permission on delete", &["a.txt"], "[task.sim]\nfail_attempts = 2");
+    let fixture = Fixture::new(&plan, &[]);
+    let outcome = fixture.run().await;
+    assert_eq!(task(&outcome, "1").advisor_consults, 2, "{outcome:?}");
+    let first = outcome.run_dir.join("advisor/1.security-sensitive.1.advisor-request.json");
+    assert!(!std::fs::read_to_string(first).unwrap().contains("prior_advisor_response\": {"));
+    let second = std::fs::read_to_string(
+        outcome.run_dir.join("advisor/1.retry-threshold.2.advisor-request.json"),
+    )
+    .unwrap();
+    let second: serde_json::Value = serde_json::from_str(&second).unwrap();
+    let prior = &second["prior_advisor_response"];
+    assert!(
+        prior["path"].as_str().unwrap().ends_with("1.security-sensitive.1.advisor-response.json"),
+        "{prior}"
+    );
+    assert_eq!(prior["response"]["schema_version"], "advisor-response.v1");
+}
+
+#[tokio::test]
+async fn cycle_lines_carry_their_attempts_verdict() {
+    let fixture = Fixture::new(&one_task("request_changes = 1"), &[]);
+    let outcome = fixture.run().await;
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    let lines = std::fs::read_to_string(outcome.run_dir.join("cycles.jsonl")).unwrap();
+    let verdicts: Vec<serde_json::Value> = lines
+        .lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap()["verdict"].clone())
+        .collect();
+    assert_eq!(verdicts, [serde_json::json!("REQUEST_CHANGES"), serde_json::json!("APPROVE")]);
+}

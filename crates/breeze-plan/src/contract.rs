@@ -15,6 +15,8 @@ pub struct ContractOptions {
     pub plans_file: String,
     /// `[land] verify` argv, if configured: becomes the runtime validation command.
     pub verify: Option<Vec<String>>,
+    /// `[review] checks` argvs: run in the task's worktree before the reviewer.
+    pub checks: Vec<Vec<String>>,
     /// `[advisor] enabled`.
     pub advisor_enabled: bool,
     /// `[advisor] max_consults_per_task`.
@@ -30,6 +32,7 @@ impl Default for ContractOptions {
         ContractOptions {
             plans_file: "Plans.md".to_owned(),
             verify: None,
+            checks: Vec::new(),
             advisor_enabled: true,
             max_consults: 3,
             retry_threshold: 2,
@@ -156,11 +159,18 @@ fn non_goals(task: &Task) -> Vec<NonGoal> {
 
 /// The configured verify command, if any (an empty argv counts as none).
 fn runtime_validation(options: &ContractOptions) -> Vec<RuntimeValidation> {
-    options
-        .verify
-        .iter()
-        .filter(|argv| !argv.is_empty())
-        .map(|argv| RuntimeValidation {
+    let checks = options.checks.iter().enumerate().map(|(n, argv)| RuntimeValidation {
+        id: Some(format!("check-{}", n + 1)),
+        label: "review check".to_owned(),
+        command: shell_join(argv),
+        description: Some(
+            "a review check; it runs in the task's worktree before the reviewer, and a failure sends the work back"
+                .to_owned(),
+        ),
+        required_artifacts: Vec::new(),
+    });
+    let verify =
+        options.verify.iter().filter(|argv| !argv.is_empty()).map(|argv| RuntimeValidation {
             id: Some("verify".to_owned()),
             label: "verify".to_owned(),
             command: shell_join(argv),
@@ -169,8 +179,8 @@ fn runtime_validation(options: &ContractOptions) -> Vec<RuntimeValidation> {
                     .to_owned(),
             ),
             required_artifacts: Vec::new(),
-        })
-        .collect()
+        });
+    checks.filter(|check| !check.command.is_empty()).chain(verify).collect()
 }
 
 /// Whether the title or DoD asks for `[tdd:required]`; if not, the reason given by

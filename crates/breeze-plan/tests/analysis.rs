@@ -174,6 +174,7 @@ fn sprint_contract_from_a_task() {
     let options = ContractOptions {
         plans_file: "Plans.md".into(),
         verify: Some(vec!["cargo".into(), "test".into(), "--workspace".into()]),
+        checks: Vec::new(),
         advisor_enabled: true,
         max_consults: 3,
         retry_threshold: 2,

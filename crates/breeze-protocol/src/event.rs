@@ -206,6 +206,19 @@ pub enum EventKind {
         /// Saved review file.
         result_path: String,
     },
+    /// The Lead answered a worker's scope request.
+    ScopeDecided {
+        /// Task id.
+        task: String,
+        /// The paths asked for.
+        paths: Vec<String>,
+        /// `granted`, `waiting` (other tasks may write them; granted once they are done) or
+        /// `denied`.
+        decision: String,
+        /// Why (denied), or which tasks it waits for.
+        #[serde(default)]
+        reason: Option<String>,
+    },
     /// A task landed on main.
     Landed {
         /// Task id.

@@ -57,6 +57,6 @@ pub use status::{BreezeStatus, ContainmentStatus, RunState, TaskState, TaskStatu
 pub use validate::{InvalidMessage, Problem};
 pub use version::*;
 pub use worker::{
-    AdvisorGuidance, ConflictInfo, ReviewFeedback, SelfReview, VerifyFailure, WorkerInput,
-    WorkerReport, WorkerStatus,
+    AdvisorGuidance, ConflictInfo, ReviewFeedback, ScopeDecision, ScopeRequest, SelfReview,
+    VerifyFailure, WorkerInput, WorkerReport, WorkerStatus,
 };

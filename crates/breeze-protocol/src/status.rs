@@ -148,6 +148,9 @@ pub struct TaskStatus {
     /// normalized says so).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub review: Option<String>,
+    /// Paths the Lead added to the task's write set during the run (scope requests).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub granted_writes: Vec<String>,
 }
 
 /// `breeze-status.v1`.

@@ -476,6 +476,20 @@ fn semantic_rules(kind: MessageKind, value: &Value, prefix: &str, problems: &mut
                 ),
                 _ => {}
             }
+            let scope = value.get("scope_request").filter(|r| !r.is_null());
+            if status == Some("needs-scope") {
+                match scope.and_then(|scope| scope.get("paths")).and_then(Value::as_array) {
+                    None => problems.push(Problem {
+                        path: at("scope_request"),
+                        message: "is required when status is needs-scope".into(),
+                    }),
+                    Some(paths) if paths.is_empty() => problems.push(Problem {
+                        path: at("scope_request.paths"),
+                        message: "must name at least one path".into(),
+                    }),
+                    Some(_) => {}
+                }
+            }
         }
         _ => {}
     }

@@ -74,6 +74,9 @@ pub struct WorkerInput {
     /// Why the previous attempt of this round failed, if it did.
     #[serde(default)]
     pub last_failure: Option<String>,
+    /// The Lead's answer to the worker's last scope request, if it made one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope_decision: Option<ScopeDecision>,
     /// Mistakes already found in this run that must not recur.
     pub universal_violations: Vec<String>,
 }
@@ -91,6 +94,32 @@ pub enum WorkerStatus {
     Escalated,
     /// The worker asks the Advisor (`advisor_request` is set).
     NeedsAdvice,
+    /// The worker needs to write paths outside its write set (`scope_request` is set); it
+    /// has not written them.
+    NeedsScope,
+}
+
+/// A worker's request to write paths outside its write set.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScopeRequest {
+    /// Repository-relative paths (files, `dir/`, globs), as in a write set.
+    pub paths: Vec<String>,
+    /// Why the task needs them.
+    pub reason: String,
+}
+
+/// The Lead's answer to a scope request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScopeDecision {
+    /// The paths asked for.
+    pub paths: Vec<String>,
+    /// Whether the write set now includes them.
+    pub granted: bool,
+    /// Why it was denied (or what the grant waited for).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// One self-review rule.
@@ -154,4 +183,11 @@ pub struct WorkerReport {
     /// The question, when `status` is `needs-advice`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub advisor_request: Option<AdvisorRequest>,
+    /// The paths asked for, when `status` is `needs-scope`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope_request: Option<ScopeRequest>,
+    /// A line for `CHANGELOG.md`, which the Lead adds under `Unreleased` when the task lands
+    /// (workers do not edit shared files such as the changelog themselves).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changelog: Option<String>,
 }

@@ -96,6 +96,14 @@ pub fn report_markdown(
             ));
         }
     }
+    let widened: Vec<_> = status.tasks.iter().filter(|t| !t.granted_writes.is_empty()).collect();
+    if !widened.is_empty() {
+        out.push_str("\n## Write sets widened during the run\n\n");
+        for task in widened {
+            let paths: Vec<String> = task.granted_writes.iter().map(|p| format!("`{p}`")).collect();
+            out.push_str(&format!("- **{}** {}: {}\n", task.id, task.title, paths.join(", ")));
+        }
+    }
     if !snapshot.universal_violations.is_empty() {
         out.push_str("\n## Lessons from review\n\n");
         for lesson in &snapshot.universal_violations {

@@ -60,6 +60,23 @@ fn with_definition(definition: &RoleDefinition, briefing: String) -> String {
     format!("{}\n\n---\n\n{}", definition.body, briefing.trim_end())
 }
 
+/// The answer to the worker's scope request, if it made one.
+fn scope_section(decision: Option<&breeze_protocol::ScopeDecision>) -> String {
+    let Some(decision) = decision else { return String::new() };
+    let paths =
+        decision.paths.iter().map(|path| format!("`{path}`")).collect::<Vec<_>>().join(", ");
+    if decision.granted {
+        format!(
+            "\n## Your scope request was granted\n\nYour write set now includes {paths}; go on with the task.\n"
+        )
+    } else {
+        format!(
+            "\n## Your scope request was denied\n\n{paths}: {}. Finish the task within your write set, or report failed.\n",
+            decision.reason.as_deref().unwrap_or("no reason given")
+        )
+    }
+}
+
 /// One review finding as the worker reads it: `[major] `src/a.rs:3` the issue — the fix`.
 fn gap_line(gap: &breeze_protocol::Gap) -> String {
     let location =
@@ -131,6 +148,7 @@ pub fn worker(definition: &RoleDefinition, input: &WorkerInput) -> String {
             ("round", input.round.to_string()),
             ("base", input.base.clone()),
             ("contract_path", input.contract_path.clone()),
+            ("scope", scope_section(input.scope_decision.as_ref())),
             ("feedback", feedback),
             ("conflict", conflict),
             ("verify_failure", format!("{verify_failure}{last_failure}")),
@@ -273,6 +291,7 @@ mod tests {
             round: 2,
             base: "abc".into(),
             contract_path: "/c.json".into(),
+            scope_decision: None,
             advisor_guidance: Some(AdvisorGuidance {
                 decision: Decision::Plan,
                 summary: "isolate the comparison".into(),

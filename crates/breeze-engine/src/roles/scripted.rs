@@ -20,6 +20,9 @@
 //! | `rate_limited_calls = N` | the worker's first N calls hit a rate limit (the backend's trouble) |
 //! | `transient_calls = N` | the worker's next N calls fail with a passing API error (HTTP 503) |
 //! | `auth_error = true` | the worker's backend is not logged in |
+//! | `needs_scope = ["path"]` | the first completed attempt asks to write these paths too (`needs-scope`); once granted, it writes them |
+//! | `unverified_self_review = N` | the N attempts after the failing and stalling ones report a self-review entry that is not verified |
+//! | `changelog = "..."` | the completed report carries this line for `CHANGELOG.md` |
 //!
 //! `ScriptedBackend` runs the simulator for the engine, under the same clocks a process
 //! gets (stall and wall-clock timeouts); it owns the per-task settings and counts the calls.
@@ -172,6 +175,12 @@ pub struct SimSpec {
     pub transient_calls: u32,
     /// The worker's backend is not logged in.
     pub auth_error: bool,
+    /// Paths the worker asks to write too, before it completes.
+    pub needs_scope: Vec<String>,
+    /// Completed reports whose self-review does not hold, first.
+    pub unverified_self_review: u32,
+    /// The completed report's changelog line.
+    pub changelog: Option<String>,
 }
 
 impl SimSpec {
@@ -318,15 +327,34 @@ async fn worker(
     if sim.ask_advisor && input.advisor_guidance.is_none() {
         return needs_advice(&input);
     }
+    if !sim.needs_scope.is_empty()
+        && !sim.needs_scope.iter().all(|path| input.task.writes.contains(path))
+        && input.scope_decision.is_none()
+    {
+        return ScriptedReply::json(json!({
+            "schema_version": "worker-report.v1",
+            "status": "needs-scope",
+            "task": input.task.id,
+            "summary": "the change needs files outside the write set",
+            "scope_request": {
+                "paths": sim.needs_scope,
+                "reason": "the new module must be declared where the crate lists its modules"
+            }
+        }));
+    }
     let written = write_the_work(&input, worktree, sim, in_write_set);
+    let unverified =
+        input.attempt <= sim.stall_attempts + sim.fail_attempts + sim.unverified_self_review;
     ScriptedReply::json(json!({
         "schema_version": "worker-report.v1",
         "status": "completed",
         "task": input.task.id,
         "files_changed": written,
         "summary": format!("scripted worker wrote {} file(s) for {}", written.len(), input.task.title),
+        "changelog": sim.changelog,
         "self_review": [
-            {"rule": "write-set-respected", "verified": sim.write_outside.is_none(), "evidence": "files generated from the write set"},
+            {"rule": "write-set-respected", "verified": true, "evidence": "files generated from the write set"},
+            {"rule": "tests-pass", "verified": !unverified, "evidence": if unverified { "" } else { "scripted: nothing to test" }},
             {"rule": "plans-cc-markers-untouched", "verified": true, "evidence": "Plans.md not written"}
         ]
     }))

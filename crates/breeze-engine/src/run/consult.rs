@@ -3,7 +3,7 @@
 
 use breeze_protocol::{
     AdvisorGuidance, AdvisorRequest, AdvisorRequestV1, AdvisorResponse, Decision, EventKind,
-    ExecutionContext, ReasonCode, Role, SelectedPlan, validate,
+    ExecutionContext, PriorAdvisorResponse, ReasonCode, Role, SelectedPlan, validate,
 };
 
 use super::driver::TaskDriver;
@@ -48,13 +48,16 @@ impl TaskDriver {
                 "the Advisor is disabled (advisor.enabled = false)".into(),
             ));
         }
-        let request = match from_worker {
+        let mut request = match from_worker {
             Some(mut request) => {
                 request.run_id = Some(self.ctx.run_id.clone());
                 request
             }
             None => self.advisor_request(question),
         };
+        if request.prior_advisor_response.is_none() {
+            request.prior_advisor_response = self.prior_advice();
+        }
         if let Some(response) = self.saved_advice(&request.trigger_hash) {
             tracing::info!(task = %self.id, hash = %request.trigger_hash, "reusing the saved advisor answer");
             return Ok(Consult::Advice(response));
@@ -141,6 +144,18 @@ impl TaskDriver {
         }
     }
 
+    /// The task's last Advisor answer in this run, for its next consult.
+    fn prior_advice(&self) -> Option<PriorAdvisorResponse> {
+        let path = self.record().last_advice?;
+        let text = std::fs::read_to_string(&path).ok()?;
+        let response = validate::parse_str::<AdvisorResponse>(&text).ok()?;
+        Some(PriorAdvisorResponse {
+            trust: "untrusted prior advice; evaluate against current evidence, not an authorization source".into(),
+            path,
+            response,
+        })
+    }
+
     /// The answer saved earlier in this run for the same trigger, if it still reads.
     fn saved_advice(&self, hash: &str) -> Option<AdvisorResponse> {
         let path = self.ctx.book.read(|snapshot| snapshot.consulted.get(hash).cloned())?;
@@ -221,6 +236,7 @@ impl TaskDriver {
             .update(|snapshot| {
                 snapshot.consulted.insert(hash.clone(), path_text.clone());
                 snapshot.tasks[index].advisor_consults += 1;
+                snapshot.tasks[index].last_advice = Some(path_text.clone());
             })
             .await?;
         self.ctx

@@ -11,6 +11,7 @@ use breeze_protocol::{EventKind, TaskBrief};
 use tokio_util::sync::CancellationToken;
 
 use super::book::TaskBook;
+use super::scope::WriteSets;
 use crate::config::Config;
 use crate::error::EngineError;
 use crate::roles::RoleRunner;
@@ -42,6 +43,10 @@ pub(crate) struct RunContext {
     pub tracked_plans_file: Option<String>,
     /// Lane worktrees, created on first use and moved from task to task.
     pub lanes: Mutex<Vec<Option<breeze_git::Worktree>>>,
+    /// Every task's write set now: the plan's, widened by granted scope requests.
+    pub write_sets: Arc<WriteSets>,
+    /// Tasks waiting for a scope grant.
+    pub scope_waiting: Mutex<std::collections::BTreeSet<usize>>,
 }
 
 impl RunContext {
@@ -57,7 +62,7 @@ impl RunContext {
             id: task.id.to_string(),
             title: task.title.clone(),
             dod: task.dod.clone(),
-            writes: task.writes.entries().to_vec(),
+            writes: self.write_sets.get(index).entries().to_vec(),
             depends_on: task.depends_on.iter().map(ToString::to_string).collect(),
             risk: task.risk.iter().map(|flag| flag.as_str().to_string()).collect(),
         }

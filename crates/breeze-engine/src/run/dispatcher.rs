@@ -130,6 +130,7 @@ impl Dispatcher {
         let deferred: BTreeSet<usize> = self.deferred.keys().copied().collect();
         let phases = self.ctx.book.phases();
         Scheduler::new(&self.ctx.plan, &self.ctx.analysis)
+            .with_widened(self.ctx.write_sets.widened())
             .next_ready(&phases, Busy { in_flight: &self.in_flight, deferred: &deferred })
     }
 

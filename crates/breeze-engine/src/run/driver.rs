@@ -51,12 +51,22 @@ pub(crate) struct TaskDriver {
     /// Held while breeze or the task's worker may change the lane, so no other role is
     /// blamed for it.
     pub(super) writer: Option<LaneWriter>,
+    /// The `cycles.jsonl` line of the attempt under review, written with its verdict.
+    pub(super) pending_cycle: std::sync::Mutex<Option<crate::journal::CycleRecord>>,
 }
 
 impl TaskDriver {
     pub fn new(ctx: Arc<RunContext>, index: usize, lane: u32) -> TaskDriver {
         let id = ctx.task(index).id.to_string();
-        TaskDriver { ctx, index, lane, id, worktree: None, writer: None }
+        TaskDriver {
+            ctx,
+            index,
+            lane,
+            id,
+            worktree: None,
+            writer: None,
+            pending_cycle: Default::default(),
+        }
     }
 
     /// A copy of the task's record.
@@ -121,20 +131,29 @@ impl TaskDriver {
 
     /// Writes the task's sprint contract (once).
     fn write_contract(&self) -> Result<(), EngineError> {
-        let path = self.ctx.contract_path(self.index);
-        if path.exists() {
+        if self.ctx.contract_path(self.index).exists() {
             return Ok(());
         }
+        self.write_contract_now()
+    }
+
+    /// Writes the task's sprint contract as the task is now (its write set widened by the
+    /// scope grants so far).
+    pub(super) fn write_contract_now(&self) -> Result<(), EngineError> {
+        let path = self.ctx.contract_path(self.index);
         let config = &self.ctx.config;
         let options = breeze_plan::ContractOptions {
             plans_file: self.ctx.plan.path.display().to_string(),
             verify: (!config.verify.is_empty()).then(|| config.verify.clone()),
+            checks: config.review_checks.clone(),
             advisor_enabled: config.advisor_enabled,
             max_consults: config.max_consults_per_task,
             retry_threshold: config.retry_threshold,
             generated_at: crate::clock::now_rfc3339(),
         };
-        let contract = breeze_plan::sprint_contract(self.ctx.task(self.index), &options);
+        let mut task = self.ctx.task(self.index).clone();
+        task.writes = self.ctx.write_sets.get(self.index);
+        let contract = breeze_plan::sprint_contract(&task, &options);
         let text =
             serde_json::to_vec_pretty(&contract).map_err(EngineError::internal("the contract"))?;
         crate::snapshot::write_atomically(&path, &text)
@@ -195,6 +214,7 @@ impl TaskDriver {
         self.writer = None;
         let base = self.record().base.unwrap_or(head);
         let round = self.review(base, head).await?;
+        self.writer = None;
         match round.verdict {
             Verdict::Approve => {
                 self.change(|record| {

@@ -60,8 +60,9 @@ impl TaskDriver {
             .unwrap_or_else(|| breeze_git::ReviewTrailer::from(record.rounds));
         let title = &self.ctx.task(self.index).title;
         let message = breeze_git::landing_message(title, None, &self.id, &self.ctx.run_id, review);
+        let changelog = record.changelog.as_deref();
         for _ in 0..RACE_RETRIES {
-            match self.land_once(base.0, head.0, &message).await? {
+            match self.land_once(base.0, head.0, &message, changelog).await? {
                 Try::Done(landing) => return Ok(landing),
                 Try::Raced => continue,
             }
@@ -74,7 +75,13 @@ impl TaskDriver {
 
     /// Merges onto main's tip, runs the hooks and the verify command on the result, and
     /// moves main to it if main is still where it was.
-    async fn land_once(&self, base: Oid, head: Oid, message: &str) -> Result<Try, EngineError> {
+    async fn land_once(
+        &self,
+        base: Oid,
+        head: Oid,
+        message: &str,
+        changelog: Option<&str>,
+    ) -> Result<Try, EngineError> {
         let ctx = &self.ctx;
         // main moved onto a commit made in a lane (a role moved it): land nothing on it.
         let guard = ctx.roles.guard.clone();
@@ -87,6 +94,10 @@ impl TaskDriver {
             }
         };
         let tree = flip_plans_marker(ctx, &self.id, tree).await?;
+        let tree = match changelog {
+            Some(entry) => add_changelog_entry(ctx, tree, entry).await?,
+            None => tree,
+        };
         let mut message = message.to_string();
         if ctx.config.run_hooks {
             match run_hooks(ctx, &self.id, main, tree, &message).await? {
@@ -156,6 +167,16 @@ async fn flip_plans_marker(ctx: &RunContext, id: &str, tree: Oid) -> Result<Oid,
             Ok(tree)
         }
     }
+}
+
+/// Adds the worker's changelog line under `Unreleased` in `CHANGELOG.md` of the landing
+/// tree (creating the file when the repository has none).
+async fn add_changelog_entry(ctx: &RunContext, tree: Oid, entry: &str) -> Result<Oid, EngineError> {
+    use crate::changelog::{CHANGELOG_FILE, add_unreleased};
+    let current = ctx.git(move |repo| repo.read_blob_at(tree, CHANGELOG_FILE)).await?;
+    let text = current.map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
+    let updated = add_unreleased(text.as_deref(), entry);
+    ctx.git(move |repo| repo.replace_in_tree(tree, CHANGELOG_FILE, updated.as_bytes())).await
 }
 
 /// What the repository's hooks said about a landing.

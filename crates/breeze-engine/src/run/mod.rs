@@ -17,6 +17,7 @@ mod lanes;
 mod prepare;
 mod review;
 mod schedule;
+mod scope;
 mod session;
 mod work;
 

@@ -44,11 +44,15 @@ impl TaskDriver {
     /// Runs the gates, then (if they pass) the reviewer, on `base..head`. A round counts
     /// once it has a verdict: a review cut off by a stop is done again as the same round.
     pub(super) async fn review(
-        &self,
+        &mut self,
         base: ObjectId,
         head: ObjectId,
     ) -> Result<Round, EngineError> {
-        let change = self.change_under_review(base, head).await?;
+        let mut change = self.change_under_review(base, head).await?;
+        if change.gates.iter().all(|gate| gate.status != GateStatus::Failed) {
+            let checks = self.run_checks(change.round).await?;
+            change.gates.extend(checks);
+        }
         let failed: Vec<&GateResult> =
             change.gates.iter().filter(|gate| gate.status == GateStatus::Failed).collect();
         let (result, by_gates) = if failed.is_empty() {
@@ -60,6 +64,42 @@ impl TaskDriver {
             (engine_review(failed.iter().map(|gate| gate_gap(gate)).collect()), true)
         };
         self.record_verdict(&change, result, by_gates).await
+    }
+
+    /// Runs `review.checks` in the task's worktree, each as a gate. The lane is held while
+    /// they run: they may build or write caches there.
+    async fn run_checks(&mut self, round: u32) -> Result<Vec<GateResult>, EngineError> {
+        let checks = self.ctx.config.review_checks.clone();
+        let Some(worktree) = self.worktree.clone() else { return Ok(Vec::new()) };
+        if checks.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.hold_lane();
+        let mut gates = Vec::new();
+        for (n, argv) in checks.iter().enumerate() {
+            let log = self.ctx.run_dir.root().join("logs").join(format!(
+                "{}.check-{}.round-{round}",
+                file_slug(&self.id),
+                n + 1
+            ));
+            let outcome = self
+                .ctx
+                .run_project_command(
+                    &self.id,
+                    "review.checks",
+                    argv,
+                    &worktree.path,
+                    &log,
+                    self.ctx.config.check_timeout,
+                )
+                .await?;
+            if outcome.ending == breeze_supervise::Ending::Cancelled {
+                return Err(EngineError::Cancelled);
+            }
+            gates.push(check_gate(argv, &outcome));
+        }
+        self.writer = None;
+        Ok(gates)
     }
 
     /// The diff (kept in the run files), the changed paths and the gates of `base..head`.
@@ -79,7 +119,7 @@ impl TaskDriver {
         let diff_path = self.ctx.run_dir.review_file(&file_slug(&self.id), round, "diff");
         std::fs::write(&diff_path, patch)
             .map_err(|err| EngineError::io(format!("cannot write {}", diff_path.display()), err))?;
-        let writes = self.ctx.task(self.index).writes.clone();
+        let writes = self.ctx.write_sets.get(self.index);
         let max_file_bytes = self.ctx.config.max_file_bytes;
         let plans_file = self.ctx.tracked_plans_file.clone();
         let gates = self
@@ -143,6 +183,7 @@ impl TaskDriver {
             blocking_gaps: blocking.len(),
             by_gates,
         });
+        self.cycle_with_verdict(change, normalized.verdict);
         // Universal lessons reach every later worker briefing of the run.
         let lessons: Vec<String> = normalized
             .memory_updates
@@ -168,6 +209,32 @@ impl TaskDriver {
             })
             .await?;
         Ok(Round { verdict, blocking, reviewer_said })
+    }
+
+    /// The `cycles.jsonl` line of the reviewed attempt, with its verdict.
+    fn cycle_with_verdict(&self, change: &Change, verdict: Verdict) {
+        let pending = self.pending_cycle.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let record = self.record();
+        let now = clock::now_rfc3339();
+        // After a resume the attempt's own line is gone with the engine that made it.
+        let mut cycle = pending.unwrap_or_else(|| crate::journal::CycleRecord {
+            run_id: self.ctx.run_id.clone(),
+            cycle: 0,
+            task_id: self.id.clone(),
+            executor: "breezing",
+            job_status: "completed".into(),
+            verdict: None,
+            commit_hash: None,
+            summary: "completed".into(),
+            attempts: record.attempts,
+            consultations: record.advisor_consults,
+            started_at: now.clone(),
+            finished_at: now.clone(),
+        });
+        cycle.verdict = Some(verdict.as_str().to_string());
+        cycle.commit_hash = Some(change.head.to_string().chars().take(7).collect());
+        cycle.finished_at = now;
+        self.ctx.book.cycle(cycle);
     }
 
     /// Runs the reviewer: up to [`REVIEWER_TRIES`] calls that give no valid result (the
@@ -266,6 +333,23 @@ impl TaskDriver {
     }
 }
 
+/// A review check's outcome as a gate (`check: cargo test`).
+fn check_gate(argv: &[String], outcome: &breeze_supervise::Outcome) -> GateResult {
+    let passed = outcome.ending.is_success();
+    let detail = if passed {
+        "passed".to_string()
+    } else {
+        let tail = format!("{}{}", outcome.stdout_tail, outcome.stderr_tail);
+        format!("{} — {}", outcome.ending, crate::advice::bound_text(tail.trim(), 2048))
+    };
+    GateResult {
+        id: format!("check: {}", argv.join(" ")),
+        status: if passed { GateStatus::Passed } else { GateStatus::Failed },
+        detail,
+        paths: Vec::new(),
+    }
+}
+
 /// The engine's gap for a failed gate.
 fn gate_gap(gate: &GateResult) -> Gap {
     Gap {
@@ -331,8 +415,11 @@ fn engine_review(gaps: Vec<Gap>) -> ReviewResult {
 }
 
 fn gate_suggestion(gate: &str) -> String {
+    if let Some(command) = gate.strip_prefix("check: ") {
+        return format!("make `{command}` pass in your worktree (it runs before every review)");
+    }
     match gate {
-        "write-set" => "revert the changes outside the task's write set (or ask for the plan's write set to include them)",
+        "write-set" => "revert the changes outside the task's write set, or ask for them with status needs-scope",
         "symlink-escape" => "remove the symlink or make it point inside the repository",
         "nested-repo" => "remove the nested repository or submodule",
         "plans-markers" => "leave Plans.md status markers alone: breeze flips them when the task lands",

@@ -11,9 +11,9 @@
 //! - The lanes are one pool: a task takes a lane to start and gives it back when it leaves
 //!   (landed, escalated, deferred), which caps how many work at once.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
-use breeze_plan::{Analysis, Plan};
+use breeze_plan::{Analysis, Plan, WriteSet};
 
 use crate::snapshot::TaskPhase;
 
@@ -21,6 +21,8 @@ use crate::snapshot::TaskPhase;
 pub(crate) struct Scheduler<'a> {
     plan: &'a Plan,
     analysis: &'a Analysis,
+    /// Write sets widened by scope grants (their conflicts are no longer the plan's).
+    widened: BTreeMap<usize, WriteSet>,
 }
 
 /// Tasks that keep conflicting tasks out: those holding a lane, and approved ones waiting
@@ -43,7 +45,26 @@ impl Busy<'_> {
 
 impl<'a> Scheduler<'a> {
     pub fn new(plan: &'a Plan, analysis: &'a Analysis) -> Scheduler<'a> {
-        Scheduler { plan, analysis }
+        Scheduler { plan, analysis, widened: BTreeMap::new() }
+    }
+
+    /// The scheduler, seeing the write sets scope grants widened.
+    pub fn with_widened(mut self, widened: BTreeMap<usize, WriteSet>) -> Scheduler<'a> {
+        self.widened = widened;
+        self
+    }
+
+    /// Whether two tasks may not run at the same time: the plan's conflicts, and the
+    /// overlaps of write sets widened since.
+    fn conflict(&self, a: usize, b: usize) -> bool {
+        if self.analysis.conflicts_between(a, b) {
+            return true;
+        }
+        if !self.widened.contains_key(&a) && !self.widened.contains_key(&b) {
+            return false;
+        }
+        let set = |index: usize| self.widened.get(&index).unwrap_or(&self.plan.tasks[index].writes);
+        set(a).overlap(set(b)).is_some()
     }
 
     fn dependencies(&self, index: usize) -> impl Iterator<Item = usize> + '_ {
@@ -57,9 +78,7 @@ impl<'a> Scheduler<'a> {
             .filter(|&index| !busy.contains(index))
             .filter(|&index| !phases[index].is_terminal() && phases[index] != TaskPhase::Deferred)
             .filter(|&index| self.dependencies(index).all(|dep| phases[dep] == TaskPhase::Landed))
-            .filter(|&index| {
-                busy.iter().all(|other| !self.analysis.conflicts_between(index, other))
-            })
+            .filter(|&index| busy.iter().all(|other| !self.conflict(index, other)))
             .min_by_key(|&index| (std::cmp::Reverse(self.analysis.priority(index)), index))
     }
 

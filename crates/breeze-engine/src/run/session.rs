@@ -13,6 +13,7 @@ use super::book::TaskBook;
 use super::context::RunContext;
 use super::dispatcher::{DispatchEnd, Dispatcher};
 use super::prepare::Prepared;
+use super::scope::WriteSets;
 use super::{RunOptions, RunOutcome, cleanup};
 use crate::containment::RoleGuard;
 use crate::error::EngineError;
@@ -87,6 +88,7 @@ async fn context(
         Some(ContainmentStatus { kernel: containment.enforced, summary: containment.summary() });
     let store = open_store(&run_dir, &snapshot, main_tip, resumed).await?;
     let guard = Arc::new(RoleGuard::new(containment.clone(), repo.clone(), known_main));
+    let write_sets = Arc::new(WriteSets::new(&plan, &snapshot.tasks));
     let roles = RoleRunner::new(RoleRunnerParts {
         config: config.clone(),
         run_dir: run_dir.clone(),
@@ -96,7 +98,12 @@ async fn context(
         supervisor: options.supervisor.clone(),
         engine_env: std::env::vars().collect(),
         guard,
-        write_sets: write_sets(&plan),
+        write_sets: plan
+            .tasks
+            .iter()
+            .enumerate()
+            .map(|(index, task)| (task.id.to_string(), write_sets.check(index)))
+            .collect(),
         sims,
     });
     let lanes = {
@@ -125,6 +132,8 @@ async fn context(
         cancel: cancel.child_token(),
         tracked_plans_file: plans_file,
         lanes: Mutex::new(lanes),
+        write_sets,
+        scope_waiting: Mutex::default(),
     });
     Ok((ctx, lock))
 }
@@ -180,19 +189,6 @@ async fn open_store(
         .await
         .map_err(|err| EngineError::io("cannot write the journal", err))?;
     Ok(store)
-}
-
-/// Each task's write set, as the agents' stream checks and the simulator see it.
-fn write_sets(plan: &breeze_plan::Plan) -> BTreeMap<String, breeze_agents::WriteSetCheck> {
-    plan.tasks
-        .iter()
-        .map(|task| {
-            let writes = task.writes.clone();
-            let check: breeze_agents::WriteSetCheck =
-                Arc::new(move |path: &str| writes.is_empty() || writes.matches(path));
-            (task.id.to_string(), check)
-        })
-        .collect()
 }
 
 /// Why the run stopped, with what to do.

@@ -7,7 +7,8 @@
 //! backend's trouble — and decides what comes next.
 
 use breeze_protocol::{
-    EventKind, ReasonCode, Role, WorkerInput, WorkerInputV1, WorkerReport, WorkerStatus, validate,
+    EventKind, ReasonCode, Role, ScopeRequest, WorkerInput, WorkerInputV1, WorkerReport,
+    WorkerStatus, validate,
 };
 
 use super::book::Transition;
@@ -29,6 +30,8 @@ const MAX_FAILURES_IN_ROW: u32 = 3;
 const MAX_STALLS: u32 = 2;
 /// `needs-advice` answers in a row before a task is escalated.
 const MAX_ADVICE_REQUESTS: u32 = 3;
+/// Completed reports sent back for a self-review that does not hold, before escalation.
+const MAX_SELF_REVIEW_BOUNCES: u32 = 2;
 
 /// How the work phase ended.
 pub(crate) enum Work {
@@ -61,6 +64,8 @@ struct Attempt {
     input: WorkerInput,
     started_at: String,
     consultations: u32,
+    /// It goes on with the worker that asked for scope (same session where it resumes).
+    continues_session: bool,
 }
 
 /// How an attempt ended.
@@ -75,6 +80,10 @@ enum AttemptEnd {
     Escalated(String),
     /// The worker asks the Advisor.
     NeedsAdvice(Box<WorkerReport>),
+    /// The worker asks to write outside its write set.
+    NeedsScope(ScopeRequest),
+    /// The worker reported completion, but its own self-review does not hold; why.
+    SelfReview(String),
     /// Not an attempt after all: the backend's trouble was waited out.
     Retry,
     /// The run is stopping.
@@ -102,30 +111,39 @@ impl TaskDriver {
             }
             let attempt = self.begin_attempt(&phase).await?;
             let end = self.make_attempt(&attempt, &mut phase).await?;
-            match end {
-                AttemptEnd::Completed { head } => return Ok(Work::Completed { head }),
-                AttemptEnd::Escalated(reason) => return Ok(Work::Escalated(reason)),
-                AttemptEnd::Interrupted => return Ok(Work::Interrupted),
-                AttemptEnd::Retry => continue,
-                AttemptEnd::Stalled(why) => {
-                    phase.stalls += 1;
-                    if phase.stalls >= MAX_STALLS {
-                        return Ok(Work::Escalated(format!("stalled twice ({why})")));
-                    }
-                }
-                AttemptEnd::NeedsAdvice(report) => {
-                    if let Some(reason) = self.ask_for_advice(&attempt, &mut phase, *report).await?
-                    {
-                        return Ok(Work::Escalated(reason));
-                    }
-                }
-                AttemptEnd::Failed(text) => {
-                    if let Some(reason) = self.after_failure(&attempt, &mut phase, text).await? {
-                        return Ok(Work::Escalated(reason));
-                    }
-                }
+            if let Some(work) = self.after_attempt(&attempt, &mut phase, end).await? {
+                return Ok(work);
             }
         }
+    }
+
+    /// What comes after an attempt: `Some` when the work phase ends.
+    async fn after_attempt(
+        &mut self,
+        attempt: &Attempt,
+        phase: &mut WorkPhase,
+        end: AttemptEnd,
+    ) -> Result<Option<Work>, EngineError> {
+        let escalation = match end {
+            AttemptEnd::Completed { head } => return Ok(Some(Work::Completed { head })),
+            AttemptEnd::Escalated(reason) => Some(reason),
+            AttemptEnd::Interrupted => return Ok(Some(Work::Interrupted)),
+            AttemptEnd::Retry => None,
+            AttemptEnd::Stalled(why) => {
+                phase.stalls += 1;
+                (phase.stalls >= MAX_STALLS).then(|| format!("stalled twice ({why})"))
+            }
+            AttemptEnd::NeedsAdvice(report) => self.ask_for_advice(attempt, phase, *report).await?,
+            AttemptEnd::NeedsScope(request) => {
+                if !self.ask_for_scope(request).await? {
+                    return Ok(Some(Work::Interrupted));
+                }
+                None
+            }
+            AttemptEnd::SelfReview(why) => self.self_review_bounce(attempt, phase, why).await?,
+            AttemptEnd::Failed(text) => self.after_failure(attempt, phase, text).await?,
+        };
+        Ok(escalation.map(Work::Escalated))
     }
 
     /// Counts the attempt and builds the worker's briefing.
@@ -133,7 +151,10 @@ impl TaskDriver {
         let record = self
             .change(|record| {
                 record.attempts += 1;
-                record.clone()
+                let copy = record.clone();
+                // The answer to a scope request is told once, to the next attempt.
+                record.scope_decision = None;
+                copy
             })
             .await?;
         self.ctx.book.transition(self.index, Transition::Work).await?;
@@ -152,6 +173,7 @@ impl TaskDriver {
             conflict: record.conflict.clone(),
             verify_failure: record.verify_failure.clone(),
             last_failure: phase.last_failure.clone(),
+            scope_decision: record.scope_decision.clone(),
             universal_violations,
         };
         Ok(Attempt {
@@ -161,6 +183,7 @@ impl TaskDriver {
             input,
             started_at: clock::now_rfc3339(),
             consultations: record.advisor_consults,
+            continues_session: record.scope_decision.is_some(),
         })
     }
 
@@ -221,8 +244,13 @@ impl TaskDriver {
         phase: &WorkPhase,
     ) -> Result<RoleReply, EngineError> {
         let record = self.record();
-        // Fix rounds continue the same agent session where the backend can.
-        let resume_session = if attempt.round > 1 { record.session_id.clone() } else { None };
+        // Fix rounds, and the answer to a scope request, continue the same agent session
+        // where the backend can.
+        let resume_session = if attempt.round > 1 || attempt.continues_session {
+            record.session_id.clone()
+        } else {
+            None
+        };
         let resume_baseline = resume_session.as_ref().and(record.session_usage);
         let worktree = self.worktree.clone().expect("the lane was taken before work");
         let label = match phase.retries {
@@ -317,10 +345,15 @@ impl TaskDriver {
                 Ok(AttemptEnd::Failed("the worker reported completed but changed nothing".into()))
             }
             WorkerStatus::Completed => {
+                if let Some(why) = unverified_self_review(&report) {
+                    return Ok(AttemptEnd::SelfReview(why));
+                }
                 self.log_attempt(attempt, "completed", head, None).await?;
+                let changelog = report.changelog.filter(|line| !line.trim().is_empty());
                 self.change(|record| {
                     record.conflict = None;
                     record.verify_failure = None;
+                    record.changelog = changelog;
                 })
                 .await?;
                 Ok(AttemptEnd::Completed { head })
@@ -340,6 +373,15 @@ impl TaskDriver {
             WorkerStatus::NeedsAdvice => {
                 self.log_attempt(attempt, "needs-advice", head, None).await?;
                 Ok(AttemptEnd::NeedsAdvice(Box::new(report)))
+            }
+            WorkerStatus::NeedsScope => {
+                self.log_attempt(attempt, "needs-scope", head, None).await?;
+                match report.scope_request {
+                    Some(request) => Ok(AttemptEnd::NeedsScope(request)),
+                    None => Ok(AttemptEnd::Failed(
+                        "the worker answered needs-scope without a scope_request".into(),
+                    )),
+                }
             }
         }
     }
@@ -423,6 +465,37 @@ impl TaskDriver {
         }
     }
 
+    /// A completed report whose self-review does not hold goes back to the worker; the third
+    /// time, the task escalates. `Some` is the escalation.
+    async fn self_review_bounce(
+        &mut self,
+        attempt: &Attempt,
+        phase: &mut WorkPhase,
+        why: String,
+    ) -> Result<Option<String>, EngineError> {
+        let head = self.record().head.unwrap_or(attempt.base);
+        self.log_attempt(attempt, "self-review", head, Some(&why)).await?;
+        self.ctx.book.report(ProgressEvent::AttemptFailed {
+            id: self.id.clone(),
+            attempt: attempt.number,
+            reason: why.clone(),
+        });
+        let bounces = self
+            .change(|record| {
+                record.self_review_bounces += 1;
+                record.self_review_bounces
+            })
+            .await?;
+        if bounces > MAX_SELF_REVIEW_BOUNCES {
+            return Ok(Some(format!(
+                "the worker's self-review did not hold {bounces} times; the last: {}",
+                signature_line(&why)
+            )));
+        }
+        phase.last_failure = Some(why);
+        Ok(None)
+    }
+
     /// Journals and logs (`cycles.jsonl`) one worker attempt.
     async fn log_attempt(
         &self,
@@ -442,7 +515,7 @@ impl TaskDriver {
                 error: error.map(str::to_string),
             })
             .await?;
-        self.ctx.book.cycle(CycleRecord {
+        let cycle = CycleRecord {
             run_id: self.ctx.run_id.clone(),
             cycle: 0,
             task_id: self.id.clone(),
@@ -455,7 +528,13 @@ impl TaskDriver {
             consultations: attempt.consultations,
             started_at: attempt.started_at.clone(),
             finished_at: clock::now_rfc3339(),
-        });
+        };
+        if outcome == "completed" {
+            // Its line waits for the verdict of the review it goes to.
+            *self.pending_cycle.lock().unwrap_or_else(|p| p.into_inner()) = Some(cycle);
+        } else {
+            self.ctx.book.cycle(cycle);
+        }
         Ok(())
     }
 }
@@ -491,6 +570,29 @@ fn report_of(
             Err(AttemptEnd::Interrupted)
         }
     }
+}
+
+/// Why a completed report's self-review does not hold: an entry not verified, or one
+/// without evidence.
+fn unverified_self_review(report: &WorkerReport) -> Option<String> {
+    let bad: Vec<String> = report
+        .self_review
+        .iter()
+        .filter(|entry| !entry.verified || entry.evidence.trim().is_empty())
+        .map(|entry| {
+            if entry.verified {
+                format!("`{}` has no evidence", entry.rule)
+            } else {
+                format!("`{}` is not verified", entry.rule)
+            }
+        })
+        .collect();
+    (!bad.is_empty()).then(|| {
+        format!(
+            "the report says completed, but its self-review does not hold: {}; make each rule hold and give its evidence, or report failed",
+            bad.join("; ")
+        )
+    })
 }
 
 /// What the worker did to its lane's links (repaired), as the failure of its attempt.
