@@ -320,6 +320,18 @@ const FRAGMENTS: &[&str] = &[
     "Writes: `a/`, b/*.rs\n",
     "- [ ] 5.1 checklist `cc:TODO`\n",
     "- [x] Task 5.2: done\n",
+    "- [ ] `cc:TODO` **W3-001**: text\n",
+    "- [ ] T910: text `cc:WIP` depends:T909\n",
+    "  - nested DoD\n",
+    "## Phase 2: marked `cc:TODO`\n",
+    "### 2.1 inherits\n",
+    "> depends:Phase 1\n",
+    "| ID | タスク | 優先度 | 状態 |\n",
+    "| Task | Content | Status | Completion marker |\n",
+    "| 63.4 | x | 63.1–63.3, all above | cc:TODO |\n",
+    "| 6 | x | 1 or 2, 8-12 | pm:TODO |\n",
+    "## Marker legend\n",
+    "- `cc:TODO` — not started\n",
     "```\n",
     "<!--\n",
     "-->\n",
@@ -331,6 +343,55 @@ const FRAGMENTS: &[&str] = &[
     "(",
     "\\",
 ];
+
+/// Checks that reading `text` does not panic and that every task status_markers
+/// lists can be edited without losing a task.
+fn read_and_edit(text: &str) -> Result<(), TestCaseError> {
+    let path = std::path::Path::new("Plans.md");
+    if let Ok(plan) = breeze_plan::parse_plans_md(text, path) {
+        let _ = analyze(&plan, 3);
+    }
+    let markers = breeze_plan::plans_md::status_markers(text);
+    for id in markers.keys() {
+        let edited = breeze_plan::plans_md::set_status(text, &TaskId::from(id.as_str()), "cc:done")
+            .expect("a task status_markers lists can be edited");
+        let after = breeze_plan::plans_md::status_markers(&edited);
+        prop_assert_eq!(after.keys().collect::<Vec<_>>(), markers.keys().collect::<Vec<_>>());
+    }
+    Ok(())
+}
+
+/// Line shapes Markdown is made of, with holes filled by arbitrary text.
+fn markdown_line() -> impl Strategy<Value = String> {
+    let text = "\\PC{0,24}";
+    prop_oneof![
+        text.prop_map(|t| t),
+        (1usize..7, text).prop_map(|(n, t)| format!("{} {t}", "#".repeat(n))),
+        (prop::sample::select(&["- ", "* ", "1. ", "- [ ] ", "- [x] ", "  - "][..]), text)
+            .prop_map(|(b, t)| format!("{b}{t}")),
+        prop::collection::vec(text, 1..6).prop_map(|cells| format!("| {} |", cells.join(" | "))),
+        (prop::sample::select(&["cc:", "pm:", "`cc:", "**cc:"][..]), text)
+            .prop_map(|(m, t)| format!("x {m}{t}")),
+        prop::sample::select(FRAGMENTS).prop_map(str::to_owned),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// Arbitrary text and arbitrary Markdown-shaped lines never make the reader panic,
+    /// and status edits never lose a task.
+    #[test]
+    fn arbitrary_markdown_never_panics(
+        raw in "\\PC{0,200}",
+        lines in prop::collection::vec(markdown_line(), 0..30),
+        crlf in any::<bool>(),
+    ) {
+        read_and_edit(&raw)?;
+        let text = lines.join(if crlf { "\r\n" } else { "\n" });
+        read_and_edit(&text)?;
+    }
+}
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(400))]

@@ -15,7 +15,7 @@ pub(crate) enum MarkerState {
     Unknown,
 }
 
-/// A marker found in a Status cell or heading.
+/// A marker found in a Status cell, heading or list item.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Marker {
     /// The marker as written, e.g. `cc:TODO`.
@@ -28,19 +28,38 @@ pub(crate) struct Marker {
 
 const PREFIXES: &[&str] = &["cc:", "pm:", "cursor:"];
 
+/// Finished, or not needed (withdrawn, superseded): satisfies dependencies.
 const DONE: &[&str] = &[
     "done",
     "complete",
     "completed",
     "approved",
+    "confirmed",
+    "verified",
+    "closed",
+    "merged",
+    "withdrawn",
+    "superseded",
+    "cancelled",
+    "canceled",
+    "skipped",
+    "obsolete",
     "完了",
     "完了済",
+    "完了済み",
     "済",
+    "済み",
     "確認済",
+    "確認済み",
+    "対応済",
+    "対応済み",
+    "実装済",
+    "実装済み",
     "不要",
     "完成",
     "已完成",
     "确认",
+    "已确认",
     "완료",
     "확인",
     "확인済",
@@ -48,20 +67,31 @@ const DONE: &[&str] = &[
     "불필요",
 ];
 
+/// To do or under way: scheduled.
 const ACTIVE: &[&str] = &[
     "todo",
+    "to-do",
     "wip",
     "doing",
     "in-progress",
+    "inprogress",
+    "work",
+    "working",
+    "started",
     "requested",
     "依頼中",
     "対応中",
     "作業中",
+    "実装中",
     "進行中",
     "着手",
+    "着手中",
     "未着手",
+    "未対応",
+    "未完了",
     "进行中",
     "待办",
+    "未开始",
     "진행",
     "진행중",
     "요청",
@@ -70,15 +100,38 @@ const ACTIVE: &[&str] = &[
     "예정",
 ];
 
-const BLOCKED: &[&str] = &["blocked", "hold", "on-hold", "保留", "中断", "阻塞", "보류", "중단"];
+/// On hold: not scheduled, and neither is anything depending on it.
+const BLOCKED: &[&str] = &[
+    "blocked",
+    "hold",
+    "on-hold",
+    "paused",
+    "deferred",
+    "postponed",
+    "waiting",
+    "future",
+    "someday",
+    "保留",
+    "中断",
+    "延期",
+    "待機",
+    "将来",
+    "阻塞",
+    "暂停",
+    "보류",
+    "중단",
+    "대기",
+];
 
-fn classify(value: &str) -> MarkerState {
-    let value = value.to_lowercase();
-    if DONE.contains(&value.as_str()) {
+/// The state a marker value (`TODO`, `完了`, `in_progress`, ...) stands for.
+pub(crate) fn classify(value: &str) -> MarkerState {
+    let value = value.to_lowercase().replace('_', "-");
+    let value = value.as_str();
+    if DONE.contains(&value) {
         MarkerState::Done
-    } else if ACTIVE.contains(&value.as_str()) {
+    } else if ACTIVE.contains(&value) {
         MarkerState::Active
-    } else if BLOCKED.contains(&value.as_str()) {
+    } else if BLOCKED.contains(&value) {
         MarkerState::Blocked
     } else {
         MarkerState::Unknown
@@ -89,46 +142,58 @@ fn is_value_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_' || c == '-'
 }
 
-/// Finds the first status marker in `s`: `cc:…`, `pm:…` or `cursor:…` at a word start
-/// (backticks, bold and suffixes around it are fine), else a bare word `blocked`.
-pub(crate) fn find_marker(s: &str) -> Option<Marker> {
+/// Every prefixed marker (`cc:…`, `pm:…`, `cursor:…` at a word start) in `s`, in order.
+pub(crate) fn find_markers(s: &str) -> Vec<Marker> {
     let lower = s.to_ascii_lowercase();
-    let mut best: Option<(usize, &str)> = None;
+    let mut found = Vec::new();
     for prefix in PREFIXES {
         let mut from = 0;
         while let Some(pos) = lower[from..].find(prefix) {
             let at = from + pos;
             from = at + prefix.len();
             let at_word_start = s[..at].chars().next_back().is_none_or(|c| !c.is_alphanumeric());
-            let has_value = s[at + prefix.len()..].chars().next().is_some_and(is_value_char);
-            if at_word_start && has_value {
-                if best.is_none_or(|(b, _)| at < b) {
-                    best = Some((at, prefix));
-                }
-                break;
+            if at_word_start && let Some(m) = marker_at(s, at, prefix.len()) {
+                found.push(m);
             }
         }
     }
-    if let Some((at, prefix)) = best {
-        let value_start = at + prefix.len();
-        let value_len: usize =
-            s[value_start..].chars().take_while(|&c| is_value_char(c)).map(char::len_utf8).sum();
-        let end = value_start + value_len;
-        let value = &s[value_start..end];
-        return Some(Marker {
-            text: s[at..end].to_owned(),
-            state: classify(value),
-            replace: at..suffix_end(s, end),
-        });
+    found.sort_by_key(|m| m.replace.start);
+    found
+}
+
+fn marker_at(s: &str, at: usize, prefix_len: usize) -> Option<Marker> {
+    let value_start = at + prefix_len;
+    let value_len: usize =
+        s[value_start..].chars().take_while(|&c| is_value_char(c)).map(char::len_utf8).sum();
+    if value_len == 0 {
+        return None;
     }
-    find_word(s, "blocked").map(|at| Marker {
+    let end = value_start + value_len;
+    Some(Marker {
+        text: s[at..end].to_owned(),
+        state: classify(&s[value_start..end]),
+        replace: at..suffix_end(s, end),
+    })
+}
+
+/// Finds the first status marker in `s`: `cc:…`, `pm:…` or `cursor:…` at a word start
+/// (backticks, bold and suffixes around it are fine), else a bare word `blocked`.
+pub(crate) fn find_marker(s: &str) -> Option<Marker> {
+    find_markers(s).into_iter().next().or_else(|| bare_blocked(s))
+}
+
+/// The bare word `blocked`, as a marker.
+pub(crate) fn bare_blocked(s: &str) -> Option<Marker> {
+    let at = find_word(s, "blocked")?;
+    Some(Marker {
         text: s[at..at + 7].to_owned(),
         state: MarkerState::Blocked,
         replace: at..at + 7,
     })
 }
 
-/// Extends a marker over a directly following ` [c386c57]` suffix.
+/// Extends a marker over a directly following ` [c386c57]` suffix (a commit, a date,
+/// a remark), not over a tag such as `[P]` or `[feature:tdd]`.
 fn suffix_end(s: &str, end: usize) -> usize {
     let rest = &s[end..];
     let spaces = rest.len() - rest.trim_start_matches(' ').len();
@@ -137,7 +202,10 @@ fn suffix_end(s: &str, end: usize) -> usize {
         && after.starts_with('[')
         && let Some(close) = after.find(']')
     {
-        return end + spaces + close + 1;
+        let inside = &after[1..close];
+        if !matches!(inside, "P" | "p") && !inside.contains(':') {
+            return end + spaces + close + 1;
+        }
     }
     end
 }
@@ -159,7 +227,8 @@ fn find_word(s: &str, word: &str) -> Option<usize> {
     None
 }
 
-/// A Status cell without a prefixed marker: plain words people write instead.
+/// A Status cell without a prefixed marker: plain words people write instead
+/// (`Done`, `TODO`, `✅ 2026-01-01`, `🔴 未着手`, `In progress`).
 pub(crate) fn bare_status(cell: &str) -> Option<MarkerState> {
     let cleaned: String =
         cell.chars().filter(|c| !matches!(c, '`' | '*' | '_')).collect::<String>();
@@ -167,11 +236,10 @@ pub(crate) fn bare_status(cell: &str) -> Option<MarkerState> {
     if cleaned.starts_with('✅') || cleaned.starts_with("[x]") || cleaned.starts_with("[X]") {
         return Some(MarkerState::Done);
     }
-    let first = cleaned.split(|c: char| c.is_whitespace() || c == '(' || c == '[').next()?;
-    match classify(first) {
-        MarkerState::Unknown => None,
-        state => Some(state),
-    }
+    let words = cleaned.trim_start_matches(|c: char| !c.is_alphanumeric());
+    let first = words.split(|c: char| c.is_whitespace() || c == '(' || c == '[').next()?;
+    let two_words: String = words.split_whitespace().take(2).collect::<Vec<_>>().join("-");
+    [first, two_words.as_str()].into_iter().map(classify).find(|s| *s != MarkerState::Unknown)
 }
 
 #[cfg(test)]
@@ -204,6 +272,32 @@ mod tests {
         assert_eq!(marker("cc:保留").1, Blocked);
         assert_eq!(marker("cc:weird").1, Unknown);
         assert_eq!(marker("**cc:WIP**"), ("cc:WIP".into(), Active, "cc:WIP".into()));
+        assert_eq!(marker("cc:TODO [feature:tdd]").2, "cc:TODO", "a tag is not a suffix");
+        assert_eq!(marker("cc:完了 [P]").2, "cc:完了");
+    }
+
+    #[test]
+    fn spellings_seen_in_real_files() {
+        use MarkerState::*;
+        for (s, state) in [
+            ("cc:IN_PROGRESS", Active),
+            ("cc:in-progress", Active),
+            ("cc:doing", Active),
+            ("cc:WORK", Active),
+            ("pm:依頼中", Active),
+            ("pm:REQUESTED", Active),
+            ("pm:TODO", Active),
+            ("cursor:依頼中", Active),
+            ("cc:진행", Active),
+            ("pm:CONFIRMED", Done),
+            ("pm:approved", Done),
+            ("cc:completed ✅", Done),
+            ("cc:withdrawn", Done),
+            ("cc:完了(既存)", Done),
+            ("cc:deferred", Blocked),
+        ] {
+            assert_eq!(marker(s).1, state, "{s}");
+        }
     }
 
     #[test]
@@ -218,6 +312,9 @@ mod tests {
         assert_eq!(bare_status("Done"), Some(MarkerState::Done));
         assert_eq!(bare_status("✅ 2026-01-01"), Some(MarkerState::Done));
         assert_eq!(bare_status("TODO"), Some(MarkerState::Active));
+        assert_eq!(bare_status("🔴 未着手"), Some(MarkerState::Active));
+        assert_eq!(bare_status("In progress"), Some(MarkerState::Active));
+        assert_eq!(bare_status("将来"), Some(MarkerState::Blocked));
         assert_eq!(bare_status("maybe later"), None);
     }
 }

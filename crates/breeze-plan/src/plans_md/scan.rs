@@ -1,15 +1,27 @@
-//! Line scanner for Plans.md: task tables, heading tasks, checklists and phases.
+//! Line scanner for Plans.md: task tables, heading tasks, list-item tasks, marked
+//! sections (a heading carrying a marker but no id, whose status the id'd items below
+//! it inherit) and `Phase …` labels.
 //!
-//! The scanner knows Markdown only as far as plans need: fenced code blocks and
-//! HTML comment blocks are skipped (templates inside them are not tasks), tables are
-//! runs of lines starting with `|`, and only a table whose header reads
-//! Task … DoD … Depends … Status (with an optional Writes column before Depends)
-//! holds tasks.
+//! The scanner knows Markdown only as far as plans need: fenced code blocks and HTML
+//! comments are skipped (templates inside them are not tasks), tables are runs of
+//! lines starting with `|`, headings nest by level.
 
+use std::collections::HashMap;
 use std::ops::Range;
 
-use super::marker::{Marker, MarkerState, bare_status, find_marker};
+use super::ids::{clean_id, id_like, leading_id, numbered_step, phase_label};
+use super::list::{ItemTask, read_item};
+use super::marker::{Marker, MarkerState, bare_blocked, find_markers};
+use super::md::{self, Line, ListItem, blank_comments, closes_fence, fence, list_item};
+use super::table::{Cell, Columns, Header, classify_header, is_separator_row, read_row, split_row};
 use crate::text::strip_comments;
+
+/// Something written in the plan, with its line.
+#[derive(Debug, Clone)]
+pub(crate) struct Written {
+    pub text: String,
+    pub line: usize,
+}
 
 /// A task as written, before dependencies are resolved.
 #[derive(Debug, Clone)]
@@ -17,25 +29,34 @@ pub(crate) struct RawTask {
     pub id: String,
     pub title: String,
     pub dod: String,
-    /// Everything else written for the task (heading bodies), for risk detection.
+    /// Everything else written for the task (heading bodies, extra cells), for risk
+    /// detection.
     pub extra: String,
-    pub depends: String,
-    pub depends_line: usize,
+    /// Dependency texts: the task's own, then those of the sections around it.
+    pub depends: Vec<Written>,
     /// The Writes cell or line; `None` when the task has none.
     pub writes: Option<String>,
     pub writes_line: usize,
-    /// The Status cell, trimmed (heading form: the marker).
+    /// The status as written (a Status cell, a marker, or the marker of the section
+    /// the task inherits its status from).
     pub status: String,
+    /// The task's own marker, if it has one.
     pub marker: Option<Marker>,
     pub state: MarkerState,
-    /// Byte range in the file that a status update replaces.
+    /// Byte range in the file that a status update replaces; with `insert_status`,
+    /// the empty range where a marker is inserted (the task has none of its own).
     pub status_span: Range<usize>,
+    pub insert_status: bool,
     pub line: usize,
     /// Labels (lower-case) of the `Phase …` headings around the task, outermost first.
     pub phases: Vec<String>,
+    /// The table or section the task is written in (for `all above`).
+    pub group: usize,
+    /// The sections around the task (for section-level `depends:` lines).
+    pub sections: Vec<usize>,
 }
 
-/// A `- [ ] 1.1 text` item outside a heading task.
+/// A `- [ ] 1.1 text` item without a status marker, outside a marked section.
 #[derive(Debug, Clone)]
 pub(crate) struct ChecklistItem {
     pub id: String,
@@ -50,252 +71,616 @@ pub(crate) struct Scan {
     pub checklist: Vec<ChecklistItem>,
     /// (line, message) notes that become warnings.
     pub notes: Vec<(usize, String)>,
-    /// Number of task tables and task headings seen.
-    pub task_tables: usize,
+    /// Task tables, task headings, list-item tasks and marked sections seen.
+    pub structures: usize,
+    /// Lines marked to do that could not be read as tasks.
+    pub unread: Vec<usize>,
 }
 
-/// The columns of a task table.
+/// A marked section's status, inherited by the id'd items below it.
 #[derive(Debug, Clone)]
-struct TaskTable {
-    columns: usize,
-    dod: usize,
-    writes: bool,
+struct Inherited {
+    state: MarkerState,
+    text: String,
 }
 
-enum TableState {
-    None,
-    Tasks(TaskTable),
-    Other,
+/// A heading and what lies under it.
+struct Section {
+    level: usize,
+    ordinal: usize,
+    line: usize,
+    title: String,
+    label: Option<String>,
+    inherit: Option<Inherited>,
+    /// A legend (`## 凡例`, `## Status Legend`): its marked items are not tasks.
+    legend: bool,
+    tasks: usize,
+    unread: Vec<usize>,
+    depends: Vec<Written>,
 }
 
-/// One line of the file.
-struct Line<'a> {
-    number: usize,
-    start: usize,
-    text: &'a str,
-}
-
-fn lines(text: &str) -> Vec<Line<'_>> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    for (i, raw) in text.split_inclusive('\n').enumerate() {
-        let body = raw.strip_suffix('\n').unwrap_or(raw);
-        let body = body.strip_suffix('\r').unwrap_or(body);
-        out.push(Line { number: i + 1, start, text: body });
-        start += raw.len();
+/// Whether a heading titles a marker legend (`## 凡例`, `## Status Legend`,
+/// `## マーカー`): its marked items describe markers, they are not tasks. A heading
+/// with a marker of its own is never a legend.
+fn is_legend(title: &str) -> bool {
+    if !find_markers(title).is_empty() {
+        return false;
     }
-    out
+    let lower = title.to_lowercase();
+    let has = |words: &[&str]| words.iter().any(|w| lower.contains(w));
+    let short = lower.split_whitespace().count() <= 3;
+    has(&["legend", "凡例", "범례", "图例"]) || (short && has(&["marker", "マーカー", "마커"]))
 }
 
-/// A table cell: text with `\|` unescaped, and the byte range of the trimmed cell.
-#[derive(Debug, Clone)]
-pub(crate) struct Cell {
-    pub text: String,
-    pub span: Range<usize>,
+/// A heading task under construction.
+struct OpenHeading {
+    level: usize,
+    task: RawTask,
+    body: Vec<String>,
 }
 
-/// Splits a table row into cells (an escaped `\|` stays inside its cell).
-fn split_row(line: &str, base: usize) -> Vec<Cell> {
-    let Some(open) = line.find('|') else { return Vec::new() };
-    let mut cells = Vec::new();
-    let mut cell_start = open + 1;
-    let bytes = line.as_bytes();
-    let mut i = open + 1;
-    while i < bytes.len() {
-        if bytes[i] == b'\\' && bytes.get(i + 1) == Some(&b'|') {
-            i += 2;
+enum Table {
+    None,
+    Tasks { columns: Columns, group: usize },
+    Other { summary: bool, line: usize, warned: bool },
+}
+
+struct Scanner {
+    out: Scan,
+    sections: Vec<Section>,
+    table: Table,
+    /// The last task table of the current section: rows cut off from it by a blank
+    /// line or a paragraph still belong to it.
+    last_table: Option<(Columns, usize)>,
+    open: Option<OpenHeading>,
+    /// The list-item task whose nested items form its DoD: (task index, indent).
+    list_dod: Option<(usize, usize)>,
+    next_group: usize,
+    section_depends: HashMap<usize, Vec<Written>>,
+}
+
+/// Scans a Plans.md.
+pub(crate) fn scan(text: &str) -> Scan {
+    let all = md::lines(text);
+    let mut s = Scanner::new();
+    let mut fenced: Option<(char, usize)> = None;
+    let mut in_comment = false;
+    for (i, line) in all.iter().enumerate() {
+        let content = line.text;
+        if let Some(open) = fenced {
+            fenced = (!closes_fence(content, open)).then_some(open);
             continue;
         }
-        if bytes[i] == b'|' {
-            cells.push(make_cell(line, cell_start..i, base));
-            cell_start = i + 1;
+        if in_comment {
+            in_comment = !content.contains("-->");
+            continue;
         }
-        i += 1;
+        if let Some(f) = fence(content) {
+            fenced = Some(f);
+            s.table = Table::None;
+            continue;
+        }
+        let trimmed = content.trim();
+        if trimmed.starts_with("<!--") && !trimmed.contains("-->") {
+            in_comment = true;
+            continue;
+        }
+        s.line(line, all.get(i + 1).map(|l| l.text));
     }
-    let tail = &line[cell_start..];
-    if !tail.trim().is_empty() {
-        cells.push(make_cell(line, cell_start..line.len(), base));
-    }
-    cells
+    s.finish()
 }
 
-fn make_cell(line: &str, range: Range<usize>, base: usize) -> Cell {
-    let raw = &line[range.clone()];
-    let trimmed = raw.trim();
-    // A blank cell's span sits after its first space, so writing into it gives `| x |`.
-    let lead =
-        if trimmed.is_empty() { raw.len().min(1) } else { raw.len() - raw.trim_start().len() };
-    let start = range.start + lead;
-    Cell { text: trimmed.replace("\\|", "|"), span: base + start..base + start + trimmed.len() }
-}
-
-fn is_separator_row(cells: &[Cell]) -> bool {
-    !cells.is_empty()
-        && cells.iter().all(|c| {
-            let t = c.text.trim();
-            !t.is_empty() && t.contains('-') && t.chars().all(|ch| matches!(ch, '-' | ':' | ' '))
-        })
-}
-
-/// Removes Markdown emphasis and code ticks, trims and lower-cases a header cell.
-fn header_word(cell: &str) -> String {
-    cell.chars().filter(|c| !matches!(c, '*' | '`' | '_')).collect::<String>().trim().to_lowercase()
-}
-
-const TASK_HEADERS: &[&str] = &["task", "tasks", "id", "task id", "#", "タスク", "태스크", "任务"];
-const DOD_HEADERS: &[&str] =
-    &["dod", "definition of done", "done when", "完了条件", "完成条件", "완료 조건", "완료조건"];
-const DEPENDS_HEADERS: &[&str] = &[
-    "depends",
-    "depends on",
-    "dependencies",
-    "deps",
-    "依存",
-    "依存関係",
-    "依赖",
-    "의존",
-    "의존성",
-    "선행",
-];
-const STATUS_HEADERS: &[&str] = &["status", "state", "状態", "ステータス", "状态", "상태"];
-const WRITES_HEADERS: &[&str] = &["writes", "write set", "write-set", "writeset"];
-
-enum Header {
-    Tasks(TaskTable),
-    /// Starts with Task and ends with Status but lacks DoD or Depends.
-    AlmostTasks,
-    Other,
-}
-
-fn classify_header(cells: &[Cell]) -> Header {
-    let words: Vec<String> = cells.iter().map(|c| header_word(&c.text)).collect();
-    let n = words.len();
-    if n < 2 || !TASK_HEADERS.contains(&words[0].as_str()) {
-        return Header::Other;
-    }
-    if !STATUS_HEADERS.contains(&words[n - 1].as_str()) {
-        return Header::Other;
-    }
-    if n < 4 || !DEPENDS_HEADERS.contains(&words[n - 2].as_str()) {
-        return Header::AlmostTasks;
-    }
-    let writes = n >= 5 && WRITES_HEADERS.contains(&words[n - 3].as_str());
-    let middle_end = if writes { n - 3 } else { n - 2 };
-    match (1..middle_end).find(|&i| DOD_HEADERS.contains(&words[i].as_str())) {
-        Some(dod) => Header::Tasks(TaskTable { columns: n, dod, writes }),
-        None => Header::AlmostTasks,
-    }
-}
-
-/// Strips Markdown decoration from an id cell: `**1.2**`, `` `1.2` ``, `~~1.2~~`.
-pub(crate) fn clean_id(cell: &str) -> String {
-    let stripped: String =
-        cell.chars().filter(|c| !matches!(c, '*' | '`' | '~')).collect::<String>();
-    let mut id = stripped.trim();
-    for prefix in ["Task ", "task ", "TASK "] {
-        if let Some(rest) = id.strip_prefix(prefix) {
-            id = rest.trim_start();
+impl Scanner {
+    fn new() -> Self {
+        let root = Section {
+            level: 0,
+            ordinal: 0,
+            line: 0,
+            title: String::new(),
+            label: None,
+            inherit: None,
+            legend: false,
+            tasks: 0,
+            unread: Vec::new(),
+            depends: Vec::new(),
+        };
+        Scanner {
+            out: Scan::default(),
+            sections: vec![root],
+            table: Table::None,
+            last_table: None,
+            open: None,
+            list_dod: None,
+            next_group: 1,
+            section_depends: HashMap::new(),
         }
     }
-    id.trim_end_matches([':', '：']).trim().to_owned()
-}
 
-/// An id as the heading and checklist forms write it: starts with a letter or digit,
-/// contains a digit, and uses only letters, digits, `.`, `_` and `-`.
-fn id_like(token: &str) -> bool {
-    token.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
-        && token.chars().any(|c| c.is_ascii_digit())
-        && token.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
-}
+    fn group(&mut self) -> usize {
+        self.next_group += 1;
+        self.next_group - 1
+    }
 
-/// Splits `Task 1.2: title` / `1.2 title` into id and rest, if it starts with an id.
-fn leading_id(text: &str) -> Option<(String, &str)> {
-    let mut t = text.trim_start().trim_start_matches(['*', '`']);
-    for prefix in ["Task ", "task ", "TASK ", "タスク "] {
-        if let Some(rest) = t.strip_prefix(prefix) {
-            t = rest.trim_start();
+    fn line(&mut self, line: &Line<'_>, next: Option<&str>) {
+        let content = line.text;
+        if content.trim_start().starts_with('|') {
+            self.table_line(line, next);
+            return;
+        }
+        self.table = Table::None;
+        if let Some((level, text, text_end)) = md::heading(content) {
+            self.heading(line, level, text, text_end);
+        } else if let Some(item) = list_item(content) {
+            self.list_line(line, &item);
+        } else {
+            self.text_line(line);
         }
     }
-    let end = t
-        .char_indices()
-        .find(|&(_, c)| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-')))
-        .map_or(t.len(), |(i, _)| i);
-    let id = t[..end].trim_end_matches('.');
-    if !id_like(id) {
-        return None;
-    }
-    let rest = &t[end..];
-    // After the id: end, `:`, whitespace, or closing emphasis.
-    let next = rest.chars().next();
-    if !matches!(next, None | Some(':' | '：' | '*' | '`') | Some(' ' | '\t')) {
-        return None;
-    }
-    let rest = rest.trim_start_matches(['*', '`']).trim_start();
-    let rest = rest.strip_prefix([':', '：']).unwrap_or(rest).trim_start();
-    let rest = rest.strip_prefix(['—', '–', '-']).map_or(rest, str::trim_start);
-    Some((id.to_owned(), rest))
-}
 
-/// The label of a `Phase …` heading: `Phase 5.15: Clouds` → `5.15`.
-pub(crate) fn phase_label(text: &str) -> Option<String> {
-    let t = text.trim_start_matches(|c: char| !c.is_alphanumeric());
-    let lower = t.to_lowercase();
-    let rest = lower.strip_prefix("phase")?;
-    if !rest.starts_with(|c: char| c.is_ascii_digit() || matches!(c, ' ' | '\t' | '-' | '_')) {
-        return None;
+    fn finish(mut self) -> Scan {
+        self.close_heading_task(0);
+        while let Some(section) = self.sections.pop() {
+            self.close_section(section);
+        }
+        for task in &mut self.out.tasks {
+            for s in &task.sections {
+                if let Some(deps) = self.section_depends.get(s) {
+                    task.depends.extend(deps.iter().cloned());
+                }
+            }
+        }
+        for task in &mut self.out.tasks {
+            if task.dod.is_empty() {
+                task.dod = task.title.clone();
+            }
+        }
+        // A heading task is complete only at its end, after any rows inside it.
+        self.out.tasks.sort_by_key(|t| t.line);
+        self.out.notes.sort_by_key(|n| n.0);
+        self.out
     }
-    let rest = rest.trim_start_matches([' ', '\t', '-', '_']);
-    let label: String =
-        rest.chars().take_while(|c| c.is_alphanumeric() || matches!(c, '.' | '_' | '-')).collect();
-    let label = label.trim_end_matches(['.', '-', '_']);
-    (!label.is_empty()).then(|| label.to_owned())
-}
 
-fn heading(line: &str) -> Option<(usize, &str)> {
-    let indent = line.len() - line.trim_start_matches(' ').len();
-    if indent > 3 {
-        return None;
+    fn innermost(&mut self) -> &mut Section {
+        // The root section is never popped before `finish`.
+        let last = self.sections.len() - 1;
+        &mut self.sections[last]
     }
-    let t = &line[indent..];
-    let level = t.len() - t.trim_start_matches('#').len();
-    if level == 0 || level > 6 {
-        return None;
-    }
-    let rest = &t[level..];
-    if !(rest.is_empty() || rest.starts_with([' ', '\t'])) {
-        return None;
-    }
-    let text = rest.trim();
-    // A closing sequence of `#` is not part of the text.
-    let text = text.trim_end_matches('#').trim_end();
-    Some((level, text))
-}
 
-fn fence(line: &str) -> Option<(char, usize)> {
-    let t = line.trim_start_matches(' ');
-    if line.len() - t.len() > 3 {
-        return None;
+    fn inherited(&self) -> Option<Inherited> {
+        self.sections.iter().rev().find_map(|s| s.inherit.clone())
     }
-    for ch in ['`', '~'] {
-        let n = t.len() - t.trim_start_matches(ch).len();
-        if n >= 3 {
-            return Some((ch, n));
+
+    fn phases(&self) -> Vec<String> {
+        self.sections.iter().filter_map(|s| s.label.clone()).collect()
+    }
+
+    fn section_ordinals(&self) -> Vec<usize> {
+        self.sections.iter().map(|s| s.ordinal).collect()
+    }
+
+    /// Records a task found in the current section and returns its index.
+    fn push_task(&mut self, task: RawTask) -> usize {
+        self.out.structures += 1;
+        self.innermost().tasks += 1;
+        self.out.tasks.push(task);
+        self.out.tasks.len() - 1
+    }
+
+    /// A task with the fields every form shares filled in.
+    fn new_task(&self, id: String, title: String, line: usize, group: usize) -> RawTask {
+        RawTask {
+            title: if title.is_empty() { id.clone() } else { title },
+            id,
+            dod: String::new(),
+            extra: String::new(),
+            depends: Vec::new(),
+            writes: None,
+            writes_line: line,
+            status: String::new(),
+            marker: None,
+            state: MarkerState::Unknown,
+            status_span: 0..0,
+            insert_status: false,
+            line,
+            phases: self.phases(),
+            group,
+            sections: self.section_ordinals(),
         }
     }
-    None
 }
 
-/// `- [ ] text` → (checked, text).
-fn checklist(line: &str) -> Option<(bool, &str)> {
-    let t = line.trim_start();
-    let t = t.strip_prefix(['-', '*', '+'])?.trim_start();
-    if let Some(rest) = t.strip_prefix("[ ]") {
-        return Some((false, rest.trim()));
+// Tables.
+impl Scanner {
+    fn table_line(&mut self, line: &Line<'_>, next: Option<&str>) {
+        self.list_dod = None;
+        let cells = split_row(line.text, line.start);
+        if matches!(self.table, Table::None) {
+            self.start_table(line, &cells, next);
+            if !matches!(self.table, Table::Tasks { .. }) || !self.resumed(&cells, next) {
+                return;
+            }
+        }
+        match &mut self.table {
+            Table::Tasks { columns, group } => {
+                if !is_separator_row(&cells) {
+                    let (columns, group) = (columns.clone(), *group);
+                    self.table_row(&columns, group, &cells, line.number);
+                }
+            }
+            Table::Other { summary: true, line: table_line, warned } => {
+                let open = cells.iter().skip(1).flat_map(|c| find_markers(&c.text)).next();
+                if !*warned && open.is_some_and(|m| m.state == MarkerState::Active) {
+                    *warned = true;
+                    let at = *table_line;
+                    self.out.unread.push(line.number);
+                    self.out.notes.push((
+                        at,
+                        format!(
+                            "this table has a Status column but no Task or ID column, so its rows are not tasks (line {} is marked to do) — add a `Task` column with ids",
+                            line.number
+                        ),
+                    ));
+                }
+            }
+            Table::Other { .. } | Table::None => {}
+        }
     }
-    if let Some(rest) = t.strip_prefix("[x]").or_else(|| t.strip_prefix("[X]")) {
-        return Some((true, rest.trim()));
+
+    /// Whether a table's first row is a row of the section's last task table, cut off
+    /// from it (no header of its own).
+    fn resumed(&self, cells: &[Cell], next: Option<&str>) -> bool {
+        let next_is_separator = next.is_some_and(|n| is_separator_row(&split_row(n, 0)));
+        !next_is_separator && cells.first().is_some_and(|c| id_like(&clean_id(&c.text)))
     }
-    None
+
+    fn start_table(&mut self, line: &Line<'_>, cells: &[Cell], next: Option<&str>) {
+        self.table = match classify_header(cells) {
+            Header::Tasks(columns) => {
+                self.out.structures += 1;
+                let group = self.group();
+                self.last_table = Some((columns.clone(), group));
+                Table::Tasks { columns, group }
+            }
+            Header::StatusWithoutId => {
+                Table::Other { summary: true, line: line.number, warned: false }
+            }
+            Header::Other => match &self.last_table {
+                Some((columns, group)) if self.resumed(cells, next) => {
+                    Table::Tasks { columns: columns.clone(), group: *group }
+                }
+                _ => Table::Other { summary: false, line: line.number, warned: false },
+            },
+        };
+    }
+
+    fn table_row(&mut self, columns: &Columns, group: usize, cells: &[Cell], number: usize) {
+        if cells.iter().all(|c| c.text.is_empty()) {
+            return;
+        }
+        if cells.len() < 2 {
+            self.out.notes.push((
+                number,
+                format!("row has {} cell, a task row needs at least a task id and a status; not scheduled", cells.len()),
+            ));
+            return;
+        }
+        let row = read_row(columns, cells);
+        if row.misaligned {
+            self.out.notes.push((number, format!(
+                "row has {} cells but the table header has {}; read the task id from the first cell, the status from the last cell with a marker and Depends from the one before it",
+                cells.len(),
+                columns.count
+            )));
+        }
+        if row.id.is_empty() || row.id.chars().any(char::is_whitespace) {
+            if row.state != MarkerState::Done {
+                let id_cell = if row.misaligned { 0 } else { columns.id };
+                self.out.notes.push((number, format!(
+                    "the Task cell `{}` is not a task id (one word such as `1.2` or `GEO-3.1`); row not scheduled",
+                    cells[id_cell].text
+                )));
+                if row.state == MarkerState::Active {
+                    self.out.unread.push(number);
+                }
+            }
+            return;
+        }
+        let clean_title = strip_comments(&row.title).replace("**", "");
+        let mut task = self.new_task(row.id, clean_title, number, group);
+        task.dod = row.dod;
+        task.extra = row.title;
+        if !row.depends.trim().is_empty() {
+            task.depends.push(Written { text: row.depends, line: number });
+        }
+        task.writes =
+            if columns.has_writes() { Some(row.writes.unwrap_or_default()) } else { None };
+        task.status = row.status;
+        task.marker = row.marker;
+        task.state = row.state;
+        task.status_span = row.status_span;
+        self.push_task(task);
+    }
+}
+
+// Headings.
+impl Scanner {
+    fn heading(&mut self, line: &Line<'_>, level: usize, text: &str, text_end: usize) {
+        self.close_heading_task(level);
+        self.list_dod = None;
+        self.last_table = None;
+        while self.sections.last().is_some_and(|s| s.level >= level && s.level > 0) {
+            if let Some(section) = self.sections.pop() {
+                self.close_section(section);
+            }
+        }
+        let blanked = blank_comments(line.text);
+        let text_blanked = &blanked[text_end - text.len()..text_end];
+        let lead = leading_id(text_blanked);
+        // A task heading may say just `blocked`; a section heading needs a marker.
+        let marker = heading_marker(&blanked).or_else(|| {
+            lead.as_ref()
+                .and_then(|_| bare_blocked(text_blanked).map(|m| shift(m, text_end - text.len())))
+        });
+        let label = phase_label(text);
+        let inherited = self.inherited();
+        let ordinal = self.group();
+        let parent = self.innermost().ordinal;
+        let mut section = Section {
+            level,
+            ordinal,
+            line: line.number,
+            title: strip_comments(text),
+            label,
+            inherit: None,
+            legend: is_legend(text),
+            tasks: 0,
+            unread: Vec::new(),
+            depends: Vec::new(),
+        };
+        let own_label = section.label.clone();
+        if self.open.is_none() {
+            match (lead, marker) {
+                (Some((id, rest)), Some(m)) => {
+                    let task = self.heading_task(line, &id, rest, own_label, parent);
+                    self.open_heading(level, task, line, &m);
+                }
+                (None, Some(m)) => {
+                    self.out.structures += 1;
+                    section.inherit = Some(Inherited { state: m.state, text: m.text });
+                }
+                (Some((id, rest)), None) if inherited.is_some() && !numbered_step(text) => {
+                    let mut task = self.heading_task(line, &id, rest, own_label, parent);
+                    inherit_status(&mut task, inherited, line.start + text_end);
+                    self.push_open(level, task);
+                }
+                _ => {}
+            }
+        }
+        self.sections.push(section);
+    }
+
+    fn heading_task(
+        &self,
+        line: &Line<'_>,
+        id: &str,
+        rest: &str,
+        own_label: Option<String>,
+        parent: usize,
+    ) -> RawTask {
+        let mut title = rest.to_owned();
+        if let Some(m) = heading_marker(rest) {
+            title.replace_range(m.replace.clone(), "");
+        }
+        title.retain(|c| c != '`');
+        let title = strip_comments(&title.replace("[P]", ""));
+        let mut task = self.new_task(id.to_owned(), title, line.number, parent);
+        task.phases.extend(own_label);
+        task.extra = format!("{}\n", line.text.trim());
+        task
+    }
+
+    fn open_heading(&mut self, level: usize, mut task: RawTask, line: &Line<'_>, marker: &Marker) {
+        task.status = line.text[marker.replace.clone()].to_owned();
+        task.status_span = line.start + marker.replace.start..line.start + marker.replace.end;
+        task.state = marker.state;
+        task.marker = Some(marker.clone());
+        self.push_open(level, task);
+    }
+
+    fn push_open(&mut self, level: usize, task: RawTask) {
+        self.out.structures += 1;
+        self.innermost().tasks += 1;
+        self.open = Some(OpenHeading { level, task, body: Vec::new() });
+    }
+
+    /// Ends the heading task being read if a heading of `level` ends it (0: always).
+    fn close_heading_task(&mut self, level: usize) {
+        if let Some(open) = self.open.take_if(|o| level == 0 || level <= o.level) {
+            let mut task = open.task;
+            if !open.body.is_empty() {
+                let listed = open.body.join("; ");
+                if task.dod.is_empty() {
+                    task.dod = listed;
+                } else {
+                    task.extra.push_str(&listed);
+                }
+            }
+            if task.dod.is_empty() {
+                task.dod = task.title.clone();
+            }
+            self.out.tasks.push(task);
+        }
+    }
+
+    fn close_section(&mut self, section: Section) {
+        if let Some(parent) = self.sections.last_mut() {
+            parent.tasks += section.tasks;
+        }
+        self.section_depends.insert(section.ordinal, section.depends);
+        if !section.unread.is_empty() {
+            let lines: Vec<String> = section.unread.iter().map(ToString::to_string).collect();
+            self.out.notes.push((section.unread[0], format!(
+                "{} marked to do {} no task id ({} {}), so breeze cannot schedule {} — start each with an id, e.g. `- [ ] 1.1 text `cc:TODO``",
+                if lines.len() == 1 { "1 item".to_owned() } else { format!("{} items", lines.len()) },
+                if lines.len() == 1 { "has" } else { "have" },
+                if lines.len() == 1 { "line" } else { "lines" },
+                lines.join(", "),
+                if lines.len() == 1 { "it" } else { "them" }
+            )));
+            return;
+        }
+        let Some(inherit) = section.inherit else { return };
+        if inherit.state == MarkerState::Active && section.tasks == 0 {
+            let title = section.title.replace(&inherit.text, "").replace('`', "");
+            self.out.unread.push(section.line);
+            self.out.notes.push((section.line, format!(
+                "`{}` is marked `{}` but nothing below it has a task id, so breeze cannot schedule it — number its items (`- [ ] 1.1 …`) or sub-headings (`### 1.1 …`), or give the heading an id (`## 1: …`)",
+                title.trim().trim_end_matches(['—', '-', ':']).trim(),
+                inherit.text
+            )));
+        }
+    }
+}
+
+/// The status marker of a heading: the first marker, unless the heading lists several
+/// (a legend).
+fn heading_marker(text: &str) -> Option<Marker> {
+    let markers = find_markers(text);
+    let first = markers.first()?;
+    markers.iter().all(|m| m.text.eq_ignore_ascii_case(&first.text)).then(|| first.clone())
+}
+
+/// A marker found in a part of a line starting at `offset`, placed in the line.
+fn shift(mut marker: Marker, offset: usize) -> Marker {
+    marker.replace = marker.replace.start + offset..marker.replace.end + offset;
+    marker
+}
+
+/// Gives a task without a marker the status of its marked section; a status update
+/// inserts a marker at `at`.
+fn inherit_status(task: &mut RawTask, inherited: Option<Inherited>, at: usize) {
+    if let Some(inherited) = inherited {
+        task.state = inherited.state;
+        task.status = inherited.text;
+    }
+    task.status_span = at..at;
+    task.insert_status = true;
+}
+
+// List items and other lines.
+impl Scanner {
+    fn list_line(&mut self, line: &Line<'_>, item: &ListItem<'_>) {
+        let blanked = blank_comments(line.text);
+        let body = &blanked[item.body_start..item.body_start + item.body.len()];
+        let read = read_item(body);
+        if let Some((task, indent)) = self.list_dod
+            && item.indent > indent
+            && !(read.id.is_some() && read.marker.is_some())
+        {
+            let dod = &mut self.out.tasks[task].dod;
+            if !dod.is_empty() {
+                dod.push_str("; ");
+            }
+            dod.push_str(&strip_comments(item.body));
+            return;
+        }
+        self.list_dod = None;
+        if self.open.is_some() && !(read.id.is_some() && read.marker.is_some()) {
+            self.heading_body_line(line);
+            return;
+        }
+        if read.legend || self.sections.iter().any(|s| s.legend) {
+            return;
+        }
+        self.list_task(line, item, read);
+    }
+
+    fn list_task(&mut self, line: &Line<'_>, item: &ListItem<'_>, read: ItemTask) {
+        let inherited = self.inherited();
+        let numbered = read.marker.is_none() && numbered_step(item.body);
+        let Some(id) = read.id.clone().filter(|_| !numbered) else {
+            let open = read.marker.as_ref().is_some_and(|m| m.state == MarkerState::Active);
+            if open && item.checked != Some(true) {
+                self.innermost().unread.push(line.number);
+                self.out.unread.push(line.number);
+            }
+            return;
+        };
+        let base = line.start + item.body_start;
+        let group = self.innermost().ordinal;
+        let mut task = self.new_task(id.clone(), read.title.clone(), line.number, group);
+        match (&read.marker, item.checked) {
+            (Some(m), checked) => {
+                task.status = line.text[base - line.start..][m.replace.clone()].to_owned();
+                task.status_span = base + m.replace.start..base + m.replace.end;
+                task.state = m.state;
+                task.marker = Some(m.clone());
+                if checked == Some(true) && m.state == MarkerState::Active {
+                    task.state = MarkerState::Unknown;
+                    task.status = format!("[x] with {}", m.text);
+                }
+            }
+            (None, Some(checked)) if inherited.is_some() => {
+                let own =
+                    checked.then(|| Inherited { state: MarkerState::Done, text: "[x]".into() });
+                inherit_status(&mut task, own.or(inherited), base + item.body.len());
+            }
+            (None, Some(done)) => {
+                self.out.checklist.push(ChecklistItem { id, done, line: line.number });
+                return;
+            }
+            (None, None) => return,
+        }
+        self.fill_item(&mut task, read, line.number);
+        let index = self.push_task(task);
+        self.list_dod = Some((index, item.indent));
+    }
+
+    fn fill_item(&self, task: &mut RawTask, read: ItemTask, number: usize) {
+        task.extra = read.title;
+        task.dod = read.dod.unwrap_or_default();
+        if let Some(depends) = read.depends {
+            task.depends.push(Written { text: depends, line: number });
+        }
+        task.writes = read.writes;
+    }
+
+    fn text_line(&mut self, line: &Line<'_>) {
+        let trimmed = line.text.trim();
+        if !trimmed.is_empty() && !line.text.starts_with([' ', '\t']) {
+            self.list_dod = None;
+        }
+        if self.open.is_some() {
+            self.heading_body_line(line);
+            return;
+        }
+        let quoted = trimmed.trim_start_matches('>').trim_start();
+        if let Some(("depends", value)) = labelled(quoted) {
+            self.innermost().depends.push(Written { text: value, line: line.number });
+        }
+    }
+
+    /// A line of a heading task's body: `Depends:`/`Writes:`/`DoD:` lines, bullets
+    /// (the DoD) and other text (kept for risk detection).
+    fn heading_body_line(&mut self, line: &Line<'_>) {
+        let Some(open) = self.open.as_mut() else { return };
+        let trimmed = line.text.trim();
+        if let Some((kind, value)) = labelled(line.text) {
+            match kind {
+                "depends" => open.task.depends.push(Written { text: value, line: line.number }),
+                "writes" => {
+                    open.task.writes = Some(value);
+                    open.task.writes_line = line.number;
+                }
+                _ => open.task.dod = value,
+            }
+        } else if let Some(item) = list_item(line.text) {
+            open.body.push(item.body.to_owned());
+        } else if !trimmed.is_empty() {
+            open.task.extra.push_str(trimmed);
+            open.task.extra.push('\n');
+        }
+    }
 }
 
 /// `Depends: x` (optionally as a bullet and in bold) → ("depends", "x").
@@ -304,8 +689,7 @@ fn labelled(line: &str) -> Option<(&'static str, String)> {
     let t = t.strip_prefix(['-', '*', '+']).map_or(t, str::trim_start);
     let cleaned: String = t.chars().filter(|&c| c != '*').collect();
     let (label, value) = cleaned.split_once([':', '：'])?;
-    let label = label.trim().to_lowercase();
-    let kind = match label.as_str() {
+    let kind = match label.trim().to_lowercase().as_str() {
         "depends" | "depends on" | "dependencies" | "deps" | "依存" | "依赖" | "의존" => {
             "depends"
         }
@@ -316,334 +700,69 @@ fn labelled(line: &str) -> Option<(&'static str, String)> {
     Some((kind, value.trim().to_owned()))
 }
 
-/// A bullet line's text (`- x`, `* x`, `1. x`, `- [ ] x`), or `None`.
-fn bullet(line: &str) -> Option<&str> {
-    if let Some((_, text)) = checklist(line) {
-        return Some(text);
-    }
-    let t = line.trim_start();
-    if let Some(rest) = t.strip_prefix(['-', '*', '+'])
-        && rest.starts_with([' ', '\t'])
-    {
-        return Some(rest.trim());
-    }
-    let digits = t.len() - t.trim_start_matches(|c: char| c.is_ascii_digit()).len();
-    if digits > 0
-        && let Some(rest) = t[digits..].strip_prefix(['.', ')'])
-        && rest.starts_with([' ', '\t'])
-    {
-        return Some(rest.trim());
-    }
-    None
-}
-
-/// A heading task under construction.
-struct OpenHeading {
-    level: usize,
-    task: RawTask,
-    body: Vec<String>,
-}
-
-/// Scans a Plans.md.
-pub(crate) fn scan(text: &str) -> Scan {
-    let mut out = Scan::default();
-    let mut table = TableState::None;
-    let mut fenced: Option<(char, usize)> = None;
-    let mut in_comment = false;
-    // (level, label) of enclosing phase headings.
-    let mut phases: Vec<(usize, String)> = Vec::new();
-    let mut open: Option<OpenHeading> = None;
-
-    let all = lines(text);
-    let mut i = 0;
-    while i < all.len() {
-        let line = &all[i];
-        i += 1;
-        let content =
-            if line.number == 1 { line.text.trim_start_matches('\u{feff}') } else { line.text };
-        let base = line.start + (line.text.len() - content.len());
-
-        if let Some((ch, n)) = fenced {
-            if let Some((c2, n2)) = fence(content)
-                && c2 == ch
-                && n2 >= n
-                && content.trim().trim_start_matches(ch).is_empty()
-            {
-                fenced = None;
-            }
-            continue;
-        }
-        if in_comment {
-            if content.contains("-->") {
-                in_comment = false;
-            }
-            continue;
-        }
-        if let Some(f) = fence(content) {
-            fenced = Some(f);
-            table = TableState::None;
-            continue;
-        }
-        let trimmed = content.trim();
-        if trimmed.starts_with("<!--") && !trimmed.contains("-->") {
-            in_comment = true;
-            continue;
-        }
-
-        if trimmed.starts_with('|') {
-            let cells = split_row(content, base);
-            match &table {
-                TableState::None => {
-                    table = match classify_header(&cells) {
-                        Header::Tasks(t) => {
-                            out.task_tables += 1;
-                            TableState::Tasks(t)
-                        }
-                        Header::AlmostTasks => {
-                            out.notes.push((
-                                line.number,
-                                "this table has Task and Status columns but no DoD or Depends \
-                                 column, so its rows are not scheduled — use the header \
-                                 `| Task | 内容 | DoD | Depends | Status |`"
-                                    .to_owned(),
-                            ));
-                            TableState::Other
-                        }
-                        Header::Other => TableState::Other,
-                    };
-                }
-                TableState::Other => {}
-                TableState::Tasks(t) => {
-                    if !is_separator_row(&cells) {
-                        let t = t.clone();
-                        if let Some(task) = table_row(&t, &cells, line.number, &phases, &mut out) {
-                            out.tasks.push(task);
-                        }
-                    }
-                }
-            }
-            continue;
-        }
-        table = TableState::None;
-
-        if let Some((level, text)) = heading(content) {
-            if let Some(o) = open.take_if(|o| level <= o.level) {
-                out.tasks.push(finish_heading(o));
-            }
-            while phases.last().is_some_and(|(l, _)| *l >= level) {
-                phases.pop();
-            }
-            if let Some(label) = phase_label(text) {
-                phases.push((level, label));
-            }
-            if open.is_none()
-                && let Some(task) = heading_task(text, content, base, line.number, &phases)
-            {
-                out.task_tables += 1;
-                open = Some(OpenHeading { level, task, body: Vec::new() });
-            }
-            continue;
-        }
-
-        if let Some(o) = open.as_mut() {
-            if let Some((kind, value)) = labelled(content) {
-                match kind {
-                    "depends" => {
-                        o.task.depends = value;
-                        o.task.depends_line = line.number;
-                    }
-                    "writes" => {
-                        o.task.writes = Some(value);
-                        o.task.writes_line = line.number;
-                    }
-                    _ => o.task.dod = value,
-                }
-            } else if let Some(text) = bullet(content) {
-                o.body.push(text.to_owned());
-            } else if !trimmed.is_empty() {
-                o.task.extra.push_str(trimmed);
-                o.task.extra.push('\n');
-            }
-            continue;
-        }
-
-        if let Some((checked, text)) = checklist(content)
-            && let Some((id, _)) = leading_id(text)
-        {
-            let done = checked || find_marker(text).is_some_and(|m| m.state == MarkerState::Done);
-            out.checklist.push(ChecklistItem { id, done, line: line.number });
-        }
-    }
-    if let Some(o) = open.take() {
-        out.tasks.push(finish_heading(o));
-    }
-    // A heading task is complete only at its end, after any table rows inside it.
-    out.tasks.sort_by_key(|t| t.line);
-    out
-}
-
-fn finish_heading(open: OpenHeading) -> RawTask {
-    let mut task = open.task;
-    if !open.body.is_empty() {
-        let listed = open.body.join("; ");
-        if task.dod.is_empty() {
-            task.dod = listed;
-        } else {
-            task.extra.push_str(&listed);
-        }
-    }
-    if task.dod.is_empty() {
-        task.dod = task.title.clone();
-    }
-    task
-}
-
-fn heading_task(
-    text: &str,
-    line_text: &str,
-    base: usize,
-    number: usize,
-    phases: &[(usize, String)],
-) -> Option<RawTask> {
-    let marker = find_marker(line_text)?;
-    let (id, rest) = leading_id(text)?;
-    // Title: the heading text after the id, without the marker and code ticks.
-    let marker_in_rest = find_marker(rest);
-    let mut title = match &marker_in_rest {
-        Some(m) => format!("{}{}", &rest[..m.replace.start], &rest[m.replace.end..]),
-        None => rest.to_owned(),
-    };
-    title.retain(|c| c != '`');
-    let title = strip_comments(&title);
-    let title = if title.is_empty() { id.clone() } else { title };
-    let state = marker.state;
-    Some(RawTask {
-        id,
-        title,
-        dod: String::new(),
-        extra: text.to_owned() + "\n",
-        depends: String::new(),
-        depends_line: number,
-        writes: None,
-        writes_line: number,
-        status: line_text[marker.replace.clone()].to_owned(),
-        status_span: base + marker.replace.start..base + marker.replace.end,
-        marker: Some(marker),
-        state,
-        line: number,
-        phases: phases.iter().map(|(_, l)| l.clone()).collect(),
-    })
-}
-
-fn table_row(
-    table: &TaskTable,
-    cells: &[Cell],
-    number: usize,
-    phases: &[(usize, String)],
-    out: &mut Scan,
-) -> Option<RawTask> {
-    if cells.iter().all(|c| c.text.is_empty()) {
-        return None;
-    }
-    let min = if table.writes { 5 } else { 4 };
-    if cells.len() < min {
-        out.notes.push((
-            number,
-            format!(
-                "row has {} cells, a task row needs at least {min} (Task, content, {}Depends, Status); not scheduled",
-                cells.len(),
-                if table.writes { "Writes, " } else { "" }
-            ),
-        ));
-        return None;
-    }
-    let id = clean_id(&cells[0].text);
-    if id.is_empty() || id.chars().any(char::is_whitespace) {
-        out.notes.push((
-            number,
-            format!(
-                "the Task cell `{}` is not a task id (one word such as `1.2` or `GEO-3.1`); row not scheduled",
-                cells[0].text
-            ),
-        ));
-        return None;
-    }
-    let n = cells.len();
-    let status = &cells[n - 1];
-    let depends = &cells[n - 2];
-    let writes = table.writes.then(|| cells[n - 3].text.clone());
-    let middle_end = if table.writes { n - 3 } else { n - 2 };
-    let middle = &cells[1..middle_end];
-    let (title, dod) = if n == table.columns {
-        let title =
-            cells[1..table.dod].iter().map(|c| c.text.as_str()).collect::<Vec<_>>().join(" — ");
-        (title, cells[table.dod].text.clone())
-    } else {
-        out.notes.push((
-            number,
-            format!(
-                "row has {n} cells but the table header has {}; read Task from the first cell, \
-                 Status from the last and Depends from the one before it",
-                table.columns
-            ),
-        ));
-        let title = middle.first().map(|c| c.text.clone()).unwrap_or_default();
-        let dod = middle.iter().skip(1).map(|c| c.text.as_str()).collect::<Vec<_>>().join(" / ");
-        (title, dod)
-    };
-    let marker = find_marker(&status.text);
-    let (state, span) = match &marker {
-        Some(m) => {
-            (m.state, status.span.start + m.replace.start..status.span.start + m.replace.end)
-        }
-        None => (bare_status(&status.text).unwrap_or(MarkerState::Unknown), status.span.clone()),
-    };
-    let clean_title = strip_comments(&title).replace("**", "");
-    Some(RawTask {
-        title: if clean_title.is_empty() { id.clone() } else { clean_title },
-        extra: title,
-        id,
-        dod,
-        depends: depends.text.clone(),
-        depends_line: number,
-        writes,
-        writes_line: number,
-        status: status.text.clone(),
-        marker,
-        state,
-        status_span: span,
-        line: number,
-        phases: phases.iter().map(|(_, l)| l.clone()).collect(),
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn rows_split_on_unescaped_pipes() {
-        let cells = split_row("| a | b \\| c |  d  |", 0);
-        let texts: Vec<_> = cells.iter().map(|c| c.text.as_str()).collect();
-        assert_eq!(texts, ["a", "b | c", "d"]);
-        assert_eq!(&"| a | b \\| c |  d  |"[cells[2].span.clone()], "d");
+    fn ids(text: &str) -> Vec<(String, MarkerState)> {
+        scan(text).tasks.into_iter().map(|t| (t.id, t.state)).collect()
     }
 
     #[test]
-    fn leading_ids() {
-        assert_eq!(leading_id("1.2: Title").map(|x| x.0), Some("1.2".into()));
-        assert_eq!(leading_id("Task 3: Foo").map(|x| x.0), Some("3".into()));
-        assert_eq!(leading_id("**GEO-3.1** Foo").map(|x| x.0), Some("GEO-3.1".into()));
-        assert_eq!(leading_id("Setup the thing"), None);
-        assert_eq!(leading_id("Setup 1.2"), None);
-        assert_eq!(leading_id("1.2/3 split"), None);
+    fn marked_sections_pass_their_status_down() {
+        use MarkerState::*;
+        let text = "## Phase 1: Setup `cc:TODO`\n\n### 1.1 Init\n\n- notes\n\n### 1.2 Config `cc:done`\n\n## Phase 2 `cc:完了`\n\n- [ ] 2.1 Old\n- [x] 2.2 Older\n";
+        assert_eq!(
+            ids(text),
+            [
+                ("1.1".into(), Active),
+                ("1.2".into(), Done),
+                ("2.1".into(), Done),
+                ("2.2".into(), Done)
+            ]
+        );
     }
 
     #[test]
-    fn phase_labels() {
-        assert_eq!(phase_label("Phase 5.15: Cloud Layer").as_deref(), Some("5.15"));
-        assert_eq!(phase_label("Phase A: gate").as_deref(), Some("a"));
-        assert_eq!(phase_label("✅ Phase 2 — done").as_deref(), Some("2"));
-        assert_eq!(phase_label("Phases overview"), None);
+    fn a_task_heading_may_just_say_blocked() {
+        let s = scan("### 3.2: Export blocked (API key)\n## Blocked work\n- [ ] 4.1 a\n");
+        let states: Vec<_> = s.tasks.iter().map(|t| (t.id.as_str(), t.state)).collect();
+        assert_eq!(states, [("3.2", MarkerState::Blocked)]);
+        assert_eq!(s.tasks[0].status, "blocked");
+        assert_eq!(s.checklist.len(), 1, "a section needs a real marker");
+    }
+
+    #[test]
+    fn numbered_steps_do_not_inherit() {
+        let text = "## Phase 1 `cc:TODO`\n\n### 1. Setup\n\n- [ ] 1. install\n- [ ] 2. configure\n\n## Phase 2 `cc:TODO`\n\n### 1. Build\n";
+        assert!(ids(text).is_empty());
+    }
+
+    #[test]
+    fn rows_cut_off_from_their_table_still_belong_to_it() {
+        let text = "| Task | 内容 | DoD | Depends | Status |\n|-|-|-|-|-|\n| 1 | a | b | - | cc:TODO |\n\nA note.\n\n| 2 | c | d | 1 | cc:TODO |\n";
+        assert_eq!(scan(text).tasks.len(), 2);
+    }
+
+    #[test]
+    fn legends_are_not_tasks() {
+        assert!(is_legend("Marker legend"));
+        assert!(is_legend("📖 マーカー凡例"));
+        assert!(is_legend("Markers"));
+        assert!(!is_legend("Phase 3: rename the marker column in the export"));
+        assert!(!is_legend("Legend view `cc:TODO`"));
+    }
+
+    #[test]
+    fn items_without_ids_are_reported() {
+        let text = "## Todo\n\n- [ ] Write docs `cc:TODO`\n- [x] Done thing `cc:TODO`\n- [ ] Shipped `cc:完了`\n";
+        let s = scan(text);
+        assert!(s.tasks.is_empty());
+        assert_eq!(s.unread, [3]);
+        assert!(
+            s.notes[0].1.starts_with("1 item marked to do has no task id (line 3)"),
+            "{:?}",
+            s.notes
+        );
     }
 }
