@@ -298,16 +298,14 @@ impl ConflictGraph {
     fn build(tasks: &[Task], order: &[usize], rank: &[usize], runs_alone: &[bool]) -> Self {
         let overlaps = find_overlaps(tasks);
         let mut conflicts: Vec<Conflict> = Vec::with_capacity(overlaps.pairs.len());
-        let mut pairs: FxHashSet<(u32, u32)> =
-            FxHashSet::with_capacity_and_hasher(overlaps.pairs.len(), Default::default());
         let mut components = UnionFind::<usize>::new(tasks.len());
         for (a, b, witness) in overlaps.pairs {
-            pairs.insert((a as u32, b as u32));
             components.union(a, b);
             let (a, b) = if rank[a] < rank[b] { (a, b) } else { (b, a) };
             conflicts.push(Conflict { a, b, reason: ConflictReason::Overlap { witness } });
         }
-        let mut graph = ConflictGraph { conflicts, pairs, components, stats: overlaps.stats };
+        let mut graph =
+            ConflictGraph { conflicts, pairs: overlaps.set, components, stats: overlaps.stats };
         graph.add_tasks_without_write_set(tasks, order, runs_alone);
         graph.conflicts.sort_by_key(|c| (rank[c.a], rank[c.b]));
         graph

@@ -46,6 +46,8 @@ pub struct AnalysisStats {
 /// Overlapping task pairs `(a, b, witness)` with `a < b` (task indices), sorted.
 pub(crate) struct Overlaps {
     pub pairs: Vec<(usize, usize, String)>,
+    /// The same pairs `(a, b)`, for constant-time lookups.
+    pub set: FxHashSet<(u32, u32)>,
     pub stats: AnalysisStats,
 }
 
@@ -57,8 +59,33 @@ pub(crate) fn find_overlaps(tasks: &[Task]) -> Overlaps {
         task_pairs: (tasks.len() as u64) * (tasks.len().saturating_sub(1) as u64) / 2,
         ..AnalysisStats::default()
     };
+    let (patterns, holders) = distinct_entries(tasks, &mut stats);
+    let sorted = by_prefix(&patterns);
 
-    // Distinct entries and the tasks holding each (a write set lists an entry once).
+    let mut search = PairSearch {
+        patterns: &patterns,
+        holders: &holders,
+        conflicting: FxHashSet::default(),
+        pairs: Vec::new(),
+        dfas: DfaCache::default(),
+        searches: SearchCache::default(),
+        stats: &mut stats,
+    };
+    search.walk(&sorted);
+
+    let built = search.dfas.built;
+    let (mut pairs, set) = (search.pairs, search.conflicting);
+    pairs.sort_unstable_by_key(|&(a, b, _)| (a, b));
+    stats.dfas_built = built;
+    Overlaps { pairs, set, stats }
+}
+
+/// Distinct entries and the tasks holding each, in ascending order (a write set lists
+/// an entry once).
+fn distinct_entries<'t>(
+    tasks: &'t [Task],
+    stats: &mut AnalysisStats,
+) -> (Vec<&'t Pattern>, Vec<Vec<u32>>) {
     let mut interned: HashMap<&str, usize> = HashMap::new();
     let mut patterns: Vec<&Pattern> = Vec::new();
     let mut holders: Vec<Vec<u32>> = Vec::new();
@@ -74,6 +101,11 @@ pub(crate) fn find_overlaps(tasks: &[Task]) -> Overlaps {
         }
     }
     stats.distinct_entries = patterns.len();
+    (patterns, holders)
+}
+
+/// Indices of `patterns` sorted by prefix, then text.
+fn by_prefix(patterns: &[&Pattern]) -> Vec<usize> {
     let mut sorted: Vec<usize> = (0..patterns.len()).collect();
     sorted.sort_unstable_by(|&a, &b| {
         patterns[a]
@@ -81,53 +113,7 @@ pub(crate) fn find_overlaps(tasks: &[Task]) -> Overlaps {
             .cmp(&patterns[b].prefix)
             .then_with(|| patterns[a].text.cmp(&patterns[b].text))
     });
-
-    let mut search = PairSearch {
-        patterns: &patterns,
-        holders: &holders,
-        conflicting: FxHashSet::default(),
-        pairs: Vec::new(),
-        dfas: DfaCache::default(),
-        searches: SearchCache::default(),
-        stats: &mut stats,
-    };
-
-    // `chain` holds runs of `sorted` with one prefix, each run's prefix a prefix of
-    // the next; in sorted order, a prefix that is not a prefix of the current one is
-    // not a prefix of any later one either, so it can be dropped for good.
-    let mut chain: Vec<(usize, usize)> = Vec::new();
-    let mut start = 0;
-    while start < sorted.len() {
-        let prefix = &patterns[sorted[start]].prefix;
-        let end =
-            start + sorted[start..].iter().take_while(|&&p| patterns[p].prefix == *prefix).count();
-        while chain
-            .last()
-            .is_some_and(|&(s, _)| !prefix.starts_with(patterns[sorted[s]].prefix.as_str()))
-        {
-            chain.pop();
-        }
-        for x in start..end {
-            for y in x..end {
-                search.check(sorted[x], sorted[y]);
-            }
-        }
-        for &(s, e) in &chain {
-            for &a in &sorted[s..e] {
-                for &b in &sorted[start..end] {
-                    search.check(a, b);
-                }
-            }
-        }
-        chain.push((start, end));
-        start = end;
-    }
-
-    let built = search.dfas.built;
-    let mut pairs = search.pairs;
-    pairs.sort_unstable_by_key(|&(a, b, _)| (a, b));
-    stats.dfas_built = built;
-    Overlaps { pairs, stats }
+    sorted
 }
 
 struct PairSearch<'a, 'p> {
@@ -141,6 +127,42 @@ struct PairSearch<'a, 'p> {
 }
 
 impl PairSearch<'_, '_> {
+    /// Checks every pair of distinct entries whose prefixes are compatible, walking
+    /// `sorted` (entry indices sorted by prefix).
+    fn walk(&mut self, sorted: &[usize]) {
+        let patterns = self.patterns;
+        // `chain` holds runs of `sorted` with one prefix, each run's prefix a prefix of
+        // the next; in sorted order, a prefix that is not a prefix of the current one
+        // is not a prefix of any later one either, so it can be dropped for good.
+        let mut chain: Vec<(usize, usize)> = Vec::new();
+        let mut start = 0;
+        while start < sorted.len() {
+            let prefix = &patterns[sorted[start]].prefix;
+            let end = start
+                + sorted[start..].iter().take_while(|&&p| patterns[p].prefix == *prefix).count();
+            while chain
+                .last()
+                .is_some_and(|&(s, _)| !prefix.starts_with(patterns[sorted[s]].prefix.as_str()))
+            {
+                chain.pop();
+            }
+            for x in start..end {
+                for y in x..end {
+                    self.check(sorted[x], sorted[y]);
+                }
+            }
+            for &(s, e) in &chain {
+                for &a in &sorted[s..e] {
+                    for &b in &sorted[start..end] {
+                        self.check(a, b);
+                    }
+                }
+            }
+            chain.push((start, end));
+            start = end;
+        }
+    }
+
     /// Decides the distinct entries `x` and `y` (possibly equal) and records every
     /// newly conflicting pair of their holders.
     fn check(&mut self, x: usize, y: usize) {
@@ -149,16 +171,8 @@ impl PairSearch<'_, '_> {
             return;
         }
         self.stats.candidate_pairs += 1;
-        let mut new_pair = false;
-        'scan: for &a in hx {
-            for &b in hy {
-                if a != b && !self.conflicting.contains(&(a.min(b), a.max(b))) {
-                    new_pair = true;
-                    break 'scan;
-                }
-            }
-        }
-        if !new_pair {
+        let known = &self.conflicting;
+        if holder_pairs(hx, hy, x == y).all(|key| known.contains(&key)) {
             self.stats.skipped_known += 1;
             return;
         }
@@ -178,13 +192,24 @@ impl PairSearch<'_, '_> {
         let Some(witness) = overlap(pa, pb, &mut self.searches).into_witness(pa, pb) else {
             return;
         };
-        for &a in hx {
-            for &b in hy {
-                let key = (a.min(b), a.max(b));
-                if a != b && self.conflicting.insert(key) {
-                    self.pairs.push((key.0 as usize, key.1 as usize, witness.clone()));
-                }
+        for key in holder_pairs(hx, hy, x == y) {
+            if self.conflicting.insert(key) {
+                self.pairs.push((key.0 as usize, key.1 as usize, witness.clone()));
             }
         }
     }
+}
+
+/// Every pair of different tasks, one holding `hx` and the other `hy`, as `(smaller,
+/// larger)`. For one entry (`same`, `hx` = `hy`, holders in ascending order) each pair
+/// comes once; otherwise a pair may come twice (tasks holding both entries).
+fn holder_pairs<'h>(
+    hx: &'h [u32],
+    hy: &'h [u32],
+    same: bool,
+) -> impl Iterator<Item = (u32, u32)> + 'h {
+    hx.iter().enumerate().flat_map(move |(i, &a)| {
+        let others = if same { &hy[i + 1..] } else { hy };
+        others.iter().filter(move |&&b| b != a).map(move |&b| (a.min(b), a.max(b)))
+    })
 }
