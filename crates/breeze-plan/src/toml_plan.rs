@@ -87,7 +87,7 @@ pub(crate) fn parse(text: &str, path: &Path, extensions: &[&str]) -> Result<Plan
             "add `[[task]]` tables with `id`, `title`, `dod`, `writes` and `depends_on`",
         )));
     }
-    let reader = Reader { text, path };
+    let reader = Reader::new(text, path);
     let mut problems = Vec::new();
     let ids = reader.ids(&file.task, &mut problems);
     let mut lines_by_id: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
@@ -123,11 +123,24 @@ pub(crate) fn parse(text: &str, path: &Path, extensions: &[&str]) -> Result<Plan
 struct Reader<'a> {
     text: &'a str,
     path: &'a Path,
+    /// Byte offsets of every `\n` in `text`, so a line is a binary search (counting
+    /// from the start of the text for every task made loading quadratic).
+    newlines: Vec<usize>,
 }
 
-impl Reader<'_> {
+impl<'a> Reader<'a> {
+    fn new(text: &'a str, path: &'a Path) -> Self {
+        let newlines = text.bytes().enumerate().filter(|&(_, b)| b == b'\n').map(|(i, _)| i);
+        Reader { text, path, newlines: newlines.collect() }
+    }
+
+    /// 1-based line of a byte offset (as [`line_of`]).
+    fn line_at(&self, offset: usize) -> usize {
+        self.newlines.partition_point(|&at| at < offset) + 1
+    }
+
     fn line(&self, offset: usize) -> Option<usize> {
-        Some(line_of(self.text, offset))
+        Some(self.line_at(offset))
     }
 
     /// Each task's id and line (an empty id where it is invalid, with a problem).
@@ -138,7 +151,7 @@ impl Reader<'_> {
     ) -> Vec<(String, usize)> {
         let mut ids = Vec::new();
         for entry in entries {
-            let line = line_of(self.text, entry.get_ref().id.span().start);
+            let line = self.line_at(entry.get_ref().id.span().start);
             match id_value(entry.get_ref().id.get_ref()) {
                 Some(id) if !id.is_empty() && !id.chars().any(char::is_whitespace) => {
                     ids.push((id, line));
