@@ -93,3 +93,22 @@ fn status_piped_into_a_closed_reader_is_not_an_error() {
     assert_eq!(result.status.code(), Some(0), "{}", String::from_utf8_lossy(&result.stderr));
     assert!(!String::from_utf8_lossy(&result.stderr).contains("panicked"));
 }
+
+#[test]
+fn plan_warnings_are_printed_once_by_plan_and_by_run() {
+    use crate::support::{SCRIPTED_CONFIG, git, repo_with};
+    let plans = "# Plans\n\n| Task | 内容 | DoD | Writes | Depends | Status |\n|---|---|---|---|---|---|\n| 1 | Add a | a.txt exists | a.txt | - | cc:TODO |\n\n## Later\n\n- [ ] polish the docs `cc:TODO`\n";
+    let (_temp, root) = repo_with(&[("Plans.md", plans), ("breeze.toml", SCRIPTED_CONFIG)]);
+    let planned = run_in(&root, &["plan"]);
+    assert_eq!(planned.status.code(), Some(0), "{}", both(&planned));
+    let text = format!("{}{}", stdout(&planned), stderr(&planned));
+    let count = text.matches("has no task id").count();
+    assert_eq!(count, 1, "the unreadable item is named once: {}", both(&planned));
+    assert!(text.contains("Plans.md:9"), "with its line: {}", both(&planned));
+
+    let ran = run_in(&root, &["run"]);
+    assert_eq!(ran.status.code(), Some(0), "{}", both(&ran));
+    let text = format!("{}{}", stdout(&ran), stderr(&ran));
+    assert_eq!(text.matches("has no task id").count(), 1, "`breeze run` says it too, once: {text}");
+    assert!(git(&root, &["show", "main:Plans.md"]).contains("cc:done"));
+}

@@ -35,11 +35,13 @@ pub fn run(args: &PlanArgs) -> CliResult {
             .unwrap_or_default();
         output::println(&text)?;
     } else if args.dot {
-        output::print(&breeze_plan::render::dot(&plan, &analysis))?;
-    } else {
+        // Warnings go where each form has room for them, once: in the JSON, in the table,
+        // and — as DOT has none — on stderr.
         for warning in &plan.warnings {
             eprintln!("warning: {warning}");
         }
+        output::print(&breeze_plan::render::dot(&plan, &analysis))?;
+    } else {
         output::print(&breeze_plan::render::table(&plan, &analysis))?;
     }
     Ok(ExitCode::Success)

@@ -74,6 +74,8 @@ pub(super) fn new_run(options: &RunOptions) -> Result<Prepared, EngineError> {
     let plans_file = tracked_plans_file(&repo, &plan)?;
     refuse_uncommitted_plan(&repo, plans_file.as_deref())?;
     let mut notices = untracked_plan_notice(&repo, &plan, plans_file.as_deref());
+    // What the planner read around (rows it could not read, dependencies taken as done).
+    notices.extend(plan.warnings.iter().map(ToString::to_string));
     // Tasks of earlier runs already on main are not run again, whatever the plan says.
     let ids_and_titles: Vec<(&str, &str)> =
         plan.tasks.iter().map(|task| (task.id.as_str(), task.title.as_str())).collect();
@@ -173,7 +175,7 @@ pub(super) fn interrupted_run(options: &RunOptions) -> Result<Prepared, EngineEr
         containment,
         known_main,
         main_tip,
-        notices: Vec::new(),
+        notices: plan.warnings.iter().map(ToString::to_string).collect(),
         plan,
         analysis,
         sims,
