@@ -3,7 +3,8 @@
 # TASKS one-file tasks (each task's write set is the file it edits), a shell worker that
 # makes the same edit as land-cli.sh, and the built-in scripted reviewer. Covers what the
 # library benchmark does not: planning, contracts, the journal (fsync per event), role
-# processes, gates, reviews, landings and the user's checkout.
+# processes, gates, reviews, landings and the user's checkout. With ROLES=shell the reviewer
+# is a shell role too (it approves), so every role is a supervised process, as in a real run.
 #
 #   scripts/bench/land-breeze-run.sh BREEZE REPO [TASKS]
 set -euo pipefail
@@ -19,6 +20,16 @@ path=$(git ls-files | sed -n "$(( BREEZE_TASK_ID * 997 ))p")
 printf 'task %s was here\n' "$BREEZE_TASK_ID" >> "$path"
 printf '{"schema_version":"worker-report.v1","status":"completed","summary":"edited %s"}' "$path" > "$BREEZE_OUTPUT"
 WORKER
+cat > "$side/reviewer.sh" <<'REVIEWER'
+cat > /dev/null
+printf '{"schema_version":"review-result.v1","verdict":"APPROVE","checks":[],"gaps":[]}' > "$BREEZE_OUTPUT"
+REVIEWER
+if [ "${ROLES:-}" = shell ]; then
+  reviewer="backend = \"command\"
+command = [\"sh\", \"$side/reviewer.sh\"]"
+else
+  reviewer='backend = "scripted"'
+fi
 
 {
   for i in $(seq 1 "$tasks"); do
@@ -35,7 +46,7 @@ max_workers = 3
 backend = "command"
 command = ["sh", "$side/worker.sh"]
 [roles.reviewer]
-backend = "scripted"
+$reviewer
 [roles.advisor]
 backend = "scripted"
 CONFIG

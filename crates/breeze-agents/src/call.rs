@@ -147,6 +147,10 @@ pub struct AgentCall {
     /// The role's private scratch folder (its `TMPDIR`); also holds the codex
     /// `--output-schema` file.
     pub scratch_dir: PathBuf,
+    /// What tells the stall clock that a writing role is working without printing (the
+    /// engine passes its lane's [`breeze_supervise::TreeWatch`]). `None`: a writing role
+    /// gets a watch of its own over `cwd`, a read-only role none.
+    pub activity: Option<Arc<dyn breeze_supervise::ActivityProbe>>,
 }
 
 impl AgentCall {
@@ -188,6 +192,7 @@ impl AgentCall {
             confinement: None,
             marker: None,
             scratch_dir,
+            activity: None,
         }
     }
 
@@ -236,6 +241,7 @@ impl fmt::Debug for AgentCall {
             .field("confinement", &self.confinement)
             .field("marker", &self.marker)
             .field("scratch_dir", &self.scratch_dir)
+            .field("activity", &self.activity.is_some())
             .finish()
     }
 }

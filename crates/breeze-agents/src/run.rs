@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use breeze_supervise::{
-    ActivityProbe, DirActivity, Ending, Outcome, ProcessSpec, SpawnError, Supervisor,
+    ActivityProbe, Ending, Outcome, ProcessSpec, SpawnError, Supervisor,
 };
 use tokio_util::sync::CancellationToken;
 
@@ -104,8 +104,9 @@ pub fn agent_env(call: &AgentCall) -> Vec<(String, String)> {
 ///
 /// - argv from [`command_line`]; the prompt on stdin; the environment from [`agent_env`];
 ///   for codex with a schema, the schema file is written first (atomically).
-/// - Writing roles (worker, scaffolder) get the worktree as their activity probe, so a
-///   long build without output is not a stall; read-only roles are judged on output.
+/// - Writing roles (worker, scaffolder) get the worktree as their activity probe (the
+///   call's [`AgentCall::activity`], else a [`breeze_supervise::TreeWatch`] of their own),
+///   so a long build without output is not a stall; read-only roles are judged on output.
 /// - `on_spawn(pid, start_ticks)` runs right after the spawn (journal it).
 ///
 /// Every way the CLI can end — a missing `result`, malformed lines, `is_error`, a
@@ -131,8 +132,13 @@ pub async fn run_agent(
     spec.max_line_bytes = AGENT_MAX_LINE_BYTES;
     spec.confinement = call.confinement.clone();
     spec.marker = call.marker.clone();
-    let activity: Option<Arc<dyn ActivityProbe>> =
-        call.writes().then(|| Arc::new(DirActivity::new(&call.cwd)) as Arc<dyn ActivityProbe>);
+    let activity: Option<Arc<dyn ActivityProbe>> = match &call.activity {
+        Some(probe) if call.writes() => Some(probe.clone()),
+        Some(_) => None,
+        None => call.writes().then(|| {
+            Arc::new(breeze_supervise::TreeWatch::start(&call.cwd)) as Arc<dyn ActivityProbe>
+        }),
+    };
     tracing::debug!(kind = %call.kind, role = %call.role, argv = ?spec.argv, "starting agent CLI");
 
     let mut stream = Stream::new(&call);

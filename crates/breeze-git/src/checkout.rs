@@ -12,7 +12,7 @@ use git2::{
 };
 
 use crate::error::{Context as _, GitError};
-use crate::paths::RepoPath;
+use crate::paths::{RepoPath, WorkdirChanges};
 use crate::state::{fresh_index, locked_or};
 
 /// Status of the working tree against the index only, untracked files included, ignored
@@ -29,22 +29,57 @@ pub(crate) fn workdir_status_options() -> StatusOptions {
     options
 }
 
+/// [`workdir_status_options`] limited to `changes`: with [`WorkdirChanges::Only`], libgit2
+/// looks only at those paths (exact paths and the folders they name, no globbing) and lists
+/// only the folders leading to them. `None`: there is nothing to look at.
+pub(crate) fn workdir_status_options_for(
+    changes: WorkdirChanges<'_>,
+    extra: &[RepoPath],
+) -> Option<StatusOptions> {
+    let mut options = workdir_status_options();
+    if let WorkdirChanges::Only(paths) = changes {
+        if paths.is_empty() && extra.is_empty() {
+            return None;
+        }
+        options.disable_pathspec_match(true);
+        for path in paths {
+            options.pathspec(path);
+        }
+        for path in extra {
+            options.pathspec(path.as_path());
+        }
+    }
+    Some(options)
+}
+
 /// Paths with uncommitted changes, as libgit2 sees them: staged, modified, deleted,
 /// conflicted or untracked (not ignored). Ignored files (build outputs, provisioned
 /// `.env`) do not count. Sorted, as git names them (bytes).
 pub(crate) fn dirty_repo_paths(repo: &Repository, at: &Path) -> Result<Vec<RepoPath>, GitError> {
+    dirty_repo_paths_in(repo, at, WorkdirChanges::Unknown)
+}
+
+/// [`dirty_repo_paths`] looking only at `changes` in the working tree (and at every staged
+/// change, through the index).
+pub(crate) fn dirty_repo_paths_in(
+    repo: &Repository,
+    at: &Path,
+    changes: WorkdirChanges<'_>,
+) -> Result<Vec<RepoPath>, GitError> {
     // Working tree against the index only: comparing HEAD with the index means reading
     // every tree of HEAD, so staged changes are found through the index's tree instead.
-    let mut options = workdir_status_options();
-    let statuses = repo.statuses(Some(&mut options)).map_err(|e| {
-        locked_or(e, at, || format!("could not read the status of {}", at.display()))
-    })?;
-    let mut paths: Vec<RepoPath> = statuses
-        .iter()
-        .filter(|entry| entry.status() != Status::CURRENT && !entry.status().is_ignored())
-        .map(|entry| RepoPath(entry.path_bytes().to_vec()))
-        .collect();
-    drop(statuses);
+    let mut paths: Vec<RepoPath> = Vec::new();
+    if let Some(mut options) = workdir_status_options_for(changes, &[]) {
+        let statuses = repo.statuses(Some(&mut options)).map_err(|e| {
+            locked_or(e, at, || format!("could not read the status of {}", at.display()))
+        })?;
+        paths.extend(
+            statuses
+                .iter()
+                .filter(|entry| entry.status() != Status::CURRENT && !entry.status().is_ignored())
+                .map(|entry| RepoPath(entry.path_bytes().to_vec())),
+        );
+    }
     paths.extend(staged_repo_paths(repo, at)?);
     paths.sort();
     paths.dedup();
@@ -53,7 +88,7 @@ pub(crate) fn dirty_repo_paths(repo: &Repository, at: &Path) -> Result<Vec<RepoP
 
 /// Paths whose index entry differs from HEAD (staged changes, conflicts). Cheap when
 /// nothing is staged: the index's tree (cached in the index) equals HEAD's tree.
-fn staged_repo_paths(repo: &Repository, at: &Path) -> Result<Vec<RepoPath>, GitError> {
+pub(crate) fn staged_repo_paths(repo: &Repository, at: &Path) -> Result<Vec<RepoPath>, GitError> {
     let context = || format!("could not read the index of {}", at.display());
     let mut index = fresh_index(repo, at)?;
     if index.has_conflicts() {

@@ -19,7 +19,7 @@ use crate::checkout::{self, IndexWrite, Mode};
 use crate::cli;
 use crate::error::{Context as _, GitError};
 use crate::names::branch_ref;
-use crate::paths::{RepoPath, display_all};
+use crate::paths::{RepoPath, WorkdirChanges, display_all};
 use crate::stage;
 use crate::state::fresh_index;
 
@@ -212,11 +212,14 @@ impl Checkouts {
 
     /// Paths of the checkout at `at` (handle `repo`) with uncommitted changes: staged,
     /// modified, deleted, conflicted or untracked (not ignored), sorted. Ignored files
-    /// (build outputs, provisioned `.env`) do not count.
+    /// (build outputs, provisioned `.env`) do not count. With [`WorkdirChanges::Only`]
+    /// libgit2 looks at those paths of the working tree only (the `git` CLI always looks
+    /// at all of it: its filters decide what changed).
     pub(crate) fn dirty_paths(
         &self,
         repo: &Repository,
         at: &Path,
+        changes: WorkdirChanges<'_>,
     ) -> Result<Vec<String>, GitError> {
         match self.tool {
             Tool::GitCli { .. } => {
@@ -226,15 +229,21 @@ impl Checkouts {
                 paths.dedup();
                 Ok(paths)
             }
-            Tool::Libgit2 => Ok(display_all(&checkout::dirty_repo_paths(repo, at)?)),
+            Tool::Libgit2 => Ok(display_all(&checkout::dirty_repo_paths_in(repo, at, changes)?)),
         }
     }
 
     /// Stages every change in the worktree at `at` (new, modified and deleted files,
     /// honouring .gitignore) and writes the index; refuses when files of a conflicted
     /// rebase still hold conflict markers. Returns how many paths were staged (0 when the
-    /// git CLI staged them: it does not say).
-    pub(crate) fn stage_all(&self, wrepo: &Repository, at: &Path) -> Result<usize, GitError> {
+    /// git CLI staged them: it does not say). With [`WorkdirChanges::Only`] libgit2 looks
+    /// at those paths only; the `git` CLI (external filters) always stages with `add -A`.
+    pub(crate) fn stage_all(
+        &self,
+        wrepo: &Repository,
+        at: &Path,
+        changes: WorkdirChanges<'_>,
+    ) -> Result<usize, GitError> {
         stage::ensure_conflicts_resolved(wrepo, at)?;
         match self.tool {
             Tool::GitCli { .. } => {
@@ -242,7 +251,7 @@ impl Checkouts {
                 cli::run(at, ["add", "-A"], "stage the worker's changes")?;
                 Ok(0)
             }
-            Tool::Libgit2 => stage::stage_all(wrepo, at),
+            Tool::Libgit2 => stage::stage_all(wrepo, at, changes),
         }
     }
 

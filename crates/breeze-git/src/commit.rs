@@ -5,6 +5,7 @@ use git2::{Commit, Oid, Repository, Signature};
 
 use crate::error::{Context as _, GitError};
 use crate::names::branch_ref;
+use crate::paths::WorkdirChanges;
 use crate::repo::Repo;
 use crate::state::{ensure_clean_state, fresh_index};
 use crate::worktree::Worktree;
@@ -60,9 +61,22 @@ impl Repo {
     /// longer descends from `wt.base`, when the worktree is mid-merge/rebase, or when files
     /// from a conflicted rebase still contain conflict markers.
     pub fn commit_worktree(&self, wt: &Worktree, message: &str) -> Result<CommitOutcome, GitError> {
+        self.commit_worktree_changed(wt, message, WorkdirChanges::Unknown)
+    }
+
+    /// [`Repo::commit_worktree`] when the caller knows where the worker wrote: with
+    /// [`WorkdirChanges::Only`] (the paths its file-system notifications reported since the
+    /// worktree was last committed or checked) only those paths are looked at, not the
+    /// whole worktree; what is staged in the index is committed either way.
+    pub fn commit_worktree_changed(
+        &self,
+        wt: &Worktree,
+        message: &str,
+        changes: WorkdirChanges<'_>,
+    ) -> Result<CommitOutcome, GitError> {
         let mut handle = self.handle(&wt.path)?;
         handle.set_keep(false);
-        let outcome = self.commit_in(&handle, wt, message)?;
+        let outcome = self.commit_in(&handle, wt, message, changes)?;
         handle.set_keep(true);
         Ok(outcome)
     }
@@ -72,10 +86,11 @@ impl Repo {
         wrepo: &Repository,
         wt: &Worktree,
         message: &str,
+        changes: WorkdirChanges<'_>,
     ) -> Result<CommitOutcome, GitError> {
         ensure_clean_state(wrepo, &wt.path)?;
         let head = on_branch_from_base(wrepo, wt)?;
-        let staged = self.checkouts.stage_all(wrepo, &wt.path)?;
+        let staged = self.checkouts.stage_all(wrepo, &wt.path, changes)?;
         // Re-read picks up the CLI's `git add` (filters); a no-op when libgit2 staged.
         let mut index = fresh_index(wrepo, &wt.path)?;
         let tree = index

@@ -6,6 +6,7 @@ use git2::{Oid, Repository};
 
 use crate::error::{Context as _, GitError};
 use crate::names::{branch_ref, validate_branch_name};
+use crate::paths::WorkdirChanges;
 use crate::repo::Repo;
 use crate::state::ensure_clean_state;
 use crate::worktree::Worktree;
@@ -23,11 +24,26 @@ impl Repo {
         branch: &str,
         base: Oid,
     ) -> Result<Worktree, GitError> {
+        self.move_worktree_changed(wt, branch, base, WorkdirChanges::Unknown)
+    }
+
+    /// [`Repo::move_worktree`] when the caller knows where the worktree may have changed
+    /// since it was last committed or checked: with [`WorkdirChanges::Only`] the check for
+    /// uncommitted work looks at those paths (and the index) rather than the whole
+    /// worktree. The move itself writes only the paths that differ between the two trees
+    /// either way.
+    pub fn move_worktree_changed(
+        &self,
+        wt: &Worktree,
+        branch: &str,
+        base: Oid,
+        changes: WorkdirChanges<'_>,
+    ) -> Result<Worktree, GitError> {
         validate_branch_name(branch)?;
         let repo = self.git()?;
         let mut wrepo = self.handle(&wt.path)?;
         wrepo.set_keep(false);
-        let moved = self.move_in(&repo, &wrepo, wt, branch, base)?;
+        let moved = self.move_in(&repo, &wrepo, wt, branch, base, changes)?;
         wrepo.set_keep(true);
         Ok(moved)
     }
@@ -39,6 +55,7 @@ impl Repo {
         wt: &Worktree,
         branch: &str,
         base: Oid,
+        changes: WorkdirChanges<'_>,
     ) -> Result<Worktree, GitError> {
         let base_commit = repo
             .find_commit(base)
@@ -60,7 +77,7 @@ impl Repo {
                 None => Err(GitError::MissingObject { what: "commit", oid: base }),
             };
         }
-        self.ensure_no_work(wrepo, wt)?;
+        self.ensure_no_work(wrepo, wt, changes)?;
         let head_tree = head
             .peel_to_tree()
             .ctx(|| format!("could not read the tree of HEAD in {}", wt.path.display()))?;
@@ -111,7 +128,7 @@ impl Repo {
         if head.name().ok() == Some(refname.as_str()) {
             return Ok(switched);
         }
-        self.ensure_no_work(wrepo, wt)?;
+        self.ensure_no_work(wrepo, wt, WorkdirChanges::Unknown)?;
         self.ensure_not_checked_out(repo, branch)?;
         let head_tree = head
             .peel_to_tree()

@@ -75,6 +75,7 @@ pub use land::{
     landing_message,
 };
 pub use names::{INTEGRATION_WORKTREE, STATE_DIR, WORKTREE_ROOT};
+pub use paths::WorkdirChanges;
 pub use provision::ProvisionReport;
 pub use rebase::ConflictedRebase;
 pub use repo::{OpenOptions, Repo};

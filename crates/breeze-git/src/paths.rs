@@ -35,6 +35,21 @@ pub(crate) fn bytes_path(bytes: &[u8]) -> &Path {
     Path::new(std::ffi::OsStr::from_bytes(bytes))
 }
 
+/// What the caller knows of where a worktree may differ from its index: from file-system
+/// notifications (the engine's lane watch), the paths written since the worktree was last
+/// known to agree with git.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum WorkdirChanges<'a> {
+    /// Nothing is known: one status pass over the whole worktree.
+    #[default]
+    Unknown,
+    /// Only these paths (relative to the worktree; a directory stands for everything beneath
+    /// it) may differ from the index; everything else is as the index has it. Changes staged
+    /// in the index (a worker's own `git add` or `git rm --cached`) are found through the
+    /// index whatever this says.
+    Only(&'a [PathBuf]),
+}
+
 /// Display strings of `paths`.
 pub(crate) fn display_all(paths: &[RepoPath]) -> Vec<String> {
     paths.iter().map(RepoPath::display).collect()

@@ -116,7 +116,7 @@ impl Repo {
                 expected: head,
             });
         }
-        self.ensure_no_work(wrepo, wt)
+        self.ensure_no_work(wrepo, wt, crate::paths::WorkdirChanges::Unknown)
     }
 
     /// Writes every conflicting file with markers and records its conflict stages in the

@@ -6,9 +6,9 @@ use std::path::Path;
 
 use git2::{Index, Repository, Status};
 
-use crate::checkout::workdir_status_options;
+use crate::checkout::{staged_repo_paths, workdir_status_options_for};
 use crate::error::{Context as _, GitError};
-use crate::paths::{bytes_path, path_string};
+use crate::paths::{RepoPath, WorkdirChanges, bytes_path, path_string};
 use crate::state::fresh_index;
 
 /// A file still carries conflict markers when it has both a `<<<<<<< ` and a `>>>>>>> ` line.
@@ -58,9 +58,17 @@ fn unresolved_conflicts(wrepo: &Repository, at: &Path) -> Result<Vec<String>, Gi
 
 /// Stages every change in the worktree at `at` with libgit2 (new, modified and deleted
 /// files, honouring .gitignore; a nested repository as a gitlink) and writes the index.
-/// Returns how many paths. The caller has checked that no conflict markers are left.
-pub(crate) fn stage_all(wrepo: &Repository, at: &Path) -> Result<usize, GitError> {
-    let changed = changed_in_workdir(wrepo, at)?;
+/// With [`WorkdirChanges::Only`] only those paths (and what is staged already) are looked
+/// at. Returns how many paths. The caller has checked that no conflict markers are left.
+pub(crate) fn stage_all(
+    wrepo: &Repository,
+    at: &Path,
+    changes: WorkdirChanges<'_>,
+) -> Result<usize, GitError> {
+    let changed = changed_in_workdir(wrepo, at, changes)?;
+    if changed.is_empty() {
+        return Ok(0);
+    }
     let mut index = fresh_index(wrepo, at)?;
     // Deletions first: a directory that replaced a file (or a file that replaced a
     // directory) can only be staged once the old entries are out of the way.
@@ -83,8 +91,22 @@ pub(crate) fn stage_all(wrepo: &Repository, at: &Path) -> Result<usize, GitError
 /// in the index already and ends up in the tree written from it), as git has them: bytes,
 /// not necessarily UTF-8 (a lossy spelling would name another file, and the real one would
 /// be dropped).
-fn changed_in_workdir(wrepo: &Repository, at: &Path) -> Result<Vec<Vec<u8>>, GitError> {
-    let mut options = workdir_status_options();
+///
+/// With [`WorkdirChanges::Only`], the paths whose index entry differs from HEAD are looked
+/// at too: a worker's `git rm --cached` leaves the file untracked in the working tree, and
+/// it is staged again, as a full pass would.
+fn changed_in_workdir(
+    wrepo: &Repository,
+    at: &Path,
+    changes: WorkdirChanges<'_>,
+) -> Result<Vec<Vec<u8>>, GitError> {
+    let staged: Vec<RepoPath> = match changes {
+        WorkdirChanges::Unknown => Vec::new(),
+        WorkdirChanges::Only(_) => staged_repo_paths(wrepo, at)?,
+    };
+    let Some(mut options) = workdir_status_options_for(changes, &staged) else {
+        return Ok(Vec::new());
+    };
     let statuses = wrepo
         .statuses(Some(&mut options))
         .ctx(|| format!("could not read the status of {}", at.display()))?;

@@ -9,7 +9,7 @@ use git2::{Oid, Repository, WorktreeLockStatus, WorktreePruneOptions};
 
 use crate::error::{Context as _, GitError};
 use crate::names::{symbolic_target, validate_worktree_name};
-use crate::paths::{normalize, remove_dir_if_exists, same_path};
+use crate::paths::{WorkdirChanges, normalize, remove_dir_if_exists, same_path};
 use crate::repo::Repo;
 
 /// File breeze writes into a worktree's admin directory (`.git/worktrees/<name>/`) once the
@@ -124,12 +124,18 @@ impl Repo {
     /// not count), as [`Repo::remove_worktree`] judges it.
     pub fn is_worktree_dirty(&self, path: &Path) -> Result<bool, GitError> {
         let handle = self.handle(path)?;
-        Ok(!self.checkouts.dirty_paths(&handle, path)?.is_empty())
+        Ok(!self.checkouts.dirty_paths(&handle, path, WorkdirChanges::Unknown)?.is_empty())
     }
 
-    /// Refuses with [`GitError::Dirty`] when `wt` has uncommitted or untracked work.
-    pub(crate) fn ensure_no_work(&self, wrepo: &Repository, wt: &Worktree) -> Result<(), GitError> {
-        let dirty = self.checkouts.dirty_paths(wrepo, &wt.path)?;
+    /// Refuses with [`GitError::Dirty`] when `wt` has uncommitted or untracked work (looking
+    /// at `changes` of its working tree, and at its index).
+    pub(crate) fn ensure_no_work(
+        &self,
+        wrepo: &Repository,
+        wt: &Worktree,
+        changes: WorkdirChanges<'_>,
+    ) -> Result<(), GitError> {
+        let dirty = self.checkouts.dirty_paths(wrepo, &wt.path, changes)?;
         if dirty.is_empty() {
             Ok(())
         } else {
@@ -171,7 +177,9 @@ impl Repo {
         let dirty = if path.is_dir() {
             self.handle(&path)
                 .ok()
-                .and_then(|wrepo| self.checkouts.dirty_paths(&wrepo, &path).ok())
+                .and_then(|wrepo| {
+                    self.checkouts.dirty_paths(&wrepo, &path, WorkdirChanges::Unknown).ok()
+                })
                 .map(|paths| !paths.is_empty())
         } else {
             None
@@ -234,10 +242,12 @@ impl Repo {
         self.forget(&absolute);
         self.forget(wt.path());
         let _ = wt.unlock();
+        // The files go first, by the standard library: it unlinks what each listing names
+        // without a `stat` per file (libgit2's removal stats every entry). Links are not
+        // followed. Then git forgets the worktree.
+        remove_dir_if_exists(&absolute)?;
         wt.prune(Some(WorktreePruneOptions::new().valid(true).locked(true).working_tree(true)))
             .ctx(|| format!("could not remove worktree {}", absolute.display()))?;
-        // libgit2 leaves the directory when it is not where the admin data says; be sure.
-        remove_dir_if_exists(&absolute)?;
         if !name.is_empty() {
             remove_dir_if_exists(&self.admin_dir(&name))?;
         }
@@ -280,6 +290,6 @@ impl Repo {
                  holds nothing you need"
             ),
         })?;
-        self.checkouts.dirty_paths(&wrepo, path)
+        self.checkouts.dirty_paths(&wrepo, path, WorkdirChanges::Unknown)
     }
 }

@@ -2,16 +2,42 @@
 
 use std::ffi::OsString;
 use std::hash::{DefaultHasher, Hash, Hasher};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
 /// Something outside the process that counts as progress, typically the worktree changing.
 ///
-/// The supervisor polls it on a blocking thread every watchdog interval while the role runs;
-/// a changed fingerprint resets the stall clock. Keep it cheap: it runs every few seconds.
+/// Two kinds exist:
+/// - a *walking* probe (the default, e.g. [`DirActivity`]) computes its fingerprint by
+///   looking at the tree: the supervisor takes a baseline when the role starts and polls it
+///   on a blocking thread at [`Supervisor::probe_interval`](crate::Supervisor::probe_interval);
+/// - a *notified* probe (e.g. [`TreeWatch`](crate::TreeWatch)) keeps its fingerprint up to
+///   date from file-system notifications: reading it costs nothing, so it is read at every
+///   watchdog tick and a role start costs no walk. When it has lost notifications
+///   ([`needs_walk`](Self::needs_walk)), the supervisor backs it up with
+///   [`walk_fingerprint`](Self::walk_fingerprint) — only when the role has shown no
+///   activity for nearly the stall timeout, never at every poll.
 pub trait ActivityProbe: Send + Sync {
     /// A value that changes whenever the watched thing changes.
     fn fingerprint(&self) -> u64;
+
+    /// Whether [`fingerprint`](Self::fingerprint) is kept up to date by notifications (cheap,
+    /// no walk). Default: `false`.
+    fn is_notified(&self) -> bool {
+        false
+    }
+
+    /// For a notified probe: whether notifications were lost (queue overflow, watch limit,
+    /// no inotify), so that a quiet fingerprint proves nothing. Default: `false`.
+    fn needs_walk(&self) -> bool {
+        false
+    }
+
+    /// A fingerprint found by walking the tree, the fallback of a notified probe that lost
+    /// notifications. Default: [`fingerprint`](Self::fingerprint).
+    fn walk_fingerprint(&self) -> u64 {
+        self.fingerprint()
+    }
 }
 
 /// Directory names [`DirActivity`] does not descend into by default: version-control data
@@ -60,40 +86,47 @@ impl DirActivity {
 
 impl ActivityProbe for DirActivity {
     fn fingerprint(&self) -> u64 {
-        let mut entries: u64 = 0;
-        let mut newest: u128 = 0;
-        let mut total_size: u64 = 0;
-        let mut pending = vec![self.root.clone()];
-        'walk: while let Some(dir) = pending.pop() {
-            let Ok(listing) = std::fs::read_dir(&dir) else { continue };
-            for entry in listing.flatten() {
-                if entries as usize >= self.max_entries {
-                    break 'walk;
+        walk_fingerprint(&self.root, &self.skip, self.max_entries)
+    }
+}
+
+/// The fingerprint of the tree at `root` (see [`DirActivity`]): entry count, newest mtime of
+/// files and directories, total file size; links not followed, `skip` not entered, at most
+/// `max_entries` entries visited.
+pub(crate) fn walk_fingerprint(root: &Path, skip: &[OsString], max_entries: usize) -> u64 {
+    let mut entries: u64 = 0;
+    let mut newest: u128 = 0;
+    let mut total_size: u64 = 0;
+    let mut pending = vec![root.to_path_buf()];
+    'walk: while let Some(dir) = pending.pop() {
+        let Ok(listing) = std::fs::read_dir(&dir) else { continue };
+        for entry in listing.flatten() {
+            if entries as usize >= max_entries {
+                break 'walk;
+            }
+            // DirEntry::metadata does not follow symbolic links.
+            let Ok(meta) = entry.metadata() else { continue };
+            entries += 1;
+            if let Some(nanos) = meta
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+                .map(|d| d.as_nanos())
+            {
+                newest = newest.max(nanos);
+            }
+            if meta.is_dir() {
+                if !skip.iter().any(|name| *name == entry.file_name()) {
+                    pending.push(entry.path());
                 }
-                // DirEntry::metadata does not follow symbolic links.
-                let Ok(meta) = entry.metadata() else { continue };
-                entries += 1;
-                if let Some(nanos) = meta
-                    .modified()
-                    .ok()
-                    .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-                    .map(|d| d.as_nanos())
-                {
-                    newest = newest.max(nanos);
-                }
-                if meta.is_dir() {
-                    if !self.skip.iter().any(|name| *name == entry.file_name()) {
-                        pending.push(entry.path());
-                    }
-                } else {
-                    total_size = total_size.wrapping_add(meta.len());
-                }
+            } else {
+                total_size = total_size.wrapping_add(meta.len());
             }
         }
-        let mut hasher = DefaultHasher::new();
-        (entries, newest, total_size).hash(&mut hasher);
-        hasher.finish()
     }
+    let mut hasher = DefaultHasher::new();
+    (entries, newest, total_size).hash(&mut hasher);
+    hasher.finish()
 }
 
 #[cfg(test)]

@@ -11,9 +11,11 @@
 //!   an engine that was killed.
 //! - **Hard stop.** [`Supervisor::stop_hard`] (the second Ctrl-C) drops every grace period:
 //!   each group run by the supervisor or any clone of it, now or later, gets SIGKILL at once.
-//! - **Stall detection.** No output and no change reported by an [`ActivityProbe`] (e.g.
-//!   [`DirActivity`] over the worktree) for `stall_timeout` ends the run as
-//!   [`Ending::Stalled`]; re-spawning and escalating are the engine's decisions.
+//! - **Stall detection.** No output and no change reported by an [`ActivityProbe`] (a
+//!   [`TreeWatch`] over the worktree: inotify, no walk; or [`DirActivity`], a walk) for
+//!   `stall_timeout` ends the run as [`Ending::Stalled`]; re-spawning and escalating are
+//!   the engine's decisions. A [`TreeWatch`] also says which paths changed, so the engine
+//!   commits and checks those rather than the whole tree.
 //! - **Bounded memory.** Output streams byte-exact to two log files; only bounded tails, a
 //!   bounded window for [`Outcome::last_json`] and one bounded line are held in memory.
 //! - **Kernel confinement.** With [`ProcessSpec::confinement`] the child restricts itself
@@ -39,7 +41,7 @@
 //! spec.env = scrubbed_env(std::env::vars(), &[], &[("BREEZE_ROLE".into(), "worker".into())]);
 //! spec.stdin = b"the rendered prompt".to_vec();
 //! spec.stall_timeout = Some(Duration::from_secs(600));
-//! let probe = Arc::new(DirActivity::new("/repo/.harness-worktrees/task-1"));
+//! let probe = Arc::new(TreeWatch::start("/repo/.harness-worktrees/task-1"));
 //! let outcome = Supervisor::new()
 //!     .run(spec, Some(probe), CancellationToken::new(),
 //!          |pid, ticks| println!("journal: pid {pid} started at {ticks:?}"),
@@ -66,6 +68,7 @@ mod sandbox;
 mod spec;
 mod strays;
 mod supervisor;
+mod tree_watch;
 mod watchdog;
 
 pub use activity::{ActivityProbe, DEFAULT_SKIPPED_DIRS, DirActivity};
@@ -78,3 +81,4 @@ pub use sandbox::{Confinement, KernelSupport, SandboxError, kernel_support};
 pub use spec::{Ending, Outcome, ProcessSpec, stream_log_paths};
 pub use strays::{MARKER_VAR, end_processes_with_env, processes_with_env};
 pub use supervisor::Supervisor;
+pub use tree_watch::{MAX_CHANGED_PATHS, TreeChanges, TreeWatch};

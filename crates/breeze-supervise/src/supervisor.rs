@@ -24,7 +24,7 @@ use crate::output::{LineSplitter, TailBuffer, lossy_tail};
 use crate::resolve::resolve_program;
 use crate::sandbox::Ruleset;
 use crate::strays::{MARKER_VAR, end_marked_processes};
-use crate::watchdog::{AbortOnDrop, StallClock, watch_activity};
+use crate::watchdog::{AbortOnDrop, ProbeSchedule, StallClock, watch_activity};
 use crate::{ActivityProbe, Ending, Outcome, ProcessSpec, SpawnError, stream_log_paths};
 
 /// Size of one read from a pipe.
@@ -88,10 +88,12 @@ impl Supervisor {
         self
     }
 
-    /// How often the activity probe is polled for a given stall timeout: the watchdog
+    /// How often a walking activity probe is polled for a given stall timeout: the watchdog
     /// interval, but no more often than 20 times per stall timeout. Walking a worktree
     /// every 2 s would cost far more than a 600 s stall decision needs; a change is then
-    /// noticed at most 5% of the stall timeout late, which only ever delays a stall.
+    /// noticed at most 5% of the stall timeout late, which only ever delays a stall. A
+    /// notified probe ([`crate::TreeWatch`]) costs nothing to read and is read at every
+    /// watchdog tick.
     pub fn probe_interval(&self, stall_timeout: Duration) -> Duration {
         self.watchdog_interval.max(stall_timeout / 20)
     }
@@ -301,7 +303,12 @@ impl Running {
         let stdin_task = child.stdin.take().map(|pipe| feed_stdin(pid, pipe, spec.stdin));
         let activity = match (spec.stall_timeout, activity) {
             (Some(stall), Some(probe)) => {
-                Some(watch_activity(probe, supervisor.probe_interval(stall), started))
+                let schedule = ProbeSchedule {
+                    walk_every: supervisor.probe_interval(stall),
+                    tick: supervisor.watchdog_interval,
+                    stall_timeout: stall,
+                };
+                Some(watch_activity(probe, schedule, started))
             }
             _ => None,
         };

@@ -75,6 +75,8 @@ impl AgentBackend {
         agent.scratch_dir = run.scratch.clone();
         agent.confinement = run.confinement.clone();
         agent.marker = Some(run.marker.clone());
+        agent.activity =
+            run.activity.clone().map(|watch| watch as Arc<dyn breeze_supervise::ActivityProbe>);
         agent.output_schema = answer_kind(call.role).map(|kind| kind.schema().clone());
         if call.role == Role::Worker {
             agent.in_write_set = self.write_sets.get(&call.task_id).cloned();

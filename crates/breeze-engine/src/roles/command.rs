@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use breeze_protocol::{Role, Usage};
-use breeze_supervise::{ActivityProbe, DirActivity, ProcessSpec, Supervisor};
+use breeze_supervise::{ActivityProbe, ProcessSpec, Supervisor, TreeWatch};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -39,9 +39,11 @@ impl CommandBackend {
         spec.grace = run.settings.stop_grace;
         spec.confinement = run.confinement.clone();
         spec.marker = Some(run.marker.clone());
-        // A worker that edits files without printing is not stalled.
-        let activity: Option<Arc<dyn ActivityProbe>> = match call.role {
-            Role::Worker => Some(Arc::new(DirActivity::new(&call.cwd))),
+        // A worker that edits files without printing is not stalled: its lane's watch says so
+        // (no walk of the lane).
+        let activity: Option<Arc<dyn ActivityProbe>> = match (call.role, &run.activity) {
+            (Role::Worker, Some(watch)) => Some(watch.clone()),
+            (Role::Worker, None) => Some(Arc::new(TreeWatch::start(&call.cwd))),
             _ => None,
         };
         let on_spawn = self.log.started(call, &log_path);

@@ -19,7 +19,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use breeze_protocol::{EventKind, Role, Usage};
-use breeze_supervise::{Confinement, Ending, Supervisor};
+use breeze_supervise::{Confinement, Ending, Supervisor, TreeChanges, TreeWatch};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
@@ -163,6 +163,52 @@ impl RoleReply {
     }
 }
 
+/// The file-system watches of the lane worktrees, one [`TreeWatch`] per worktree for the
+/// whole run (started when the lane is created, so a worker's start costs no walk of its
+/// lane): the worker's activity for the stall clock, and the paths changed since the lane
+/// last agreed with git, which committing and moving the lane look at instead of the whole
+/// worktree.
+#[derive(Default)]
+pub(crate) struct LaneWatches(std::sync::Mutex<std::collections::HashMap<PathBuf, Arc<TreeWatch>>>);
+
+impl LaneWatches {
+    fn map(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<PathBuf, Arc<TreeWatch>>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The watch of the worktree at `path`, if it has one.
+    pub fn get(&self, path: &Path) -> Option<Arc<TreeWatch>> {
+        self.map().get(path).cloned()
+    }
+
+    /// The watch of the worktree at `path`, started if it has none (one listing of its
+    /// folders: blocking). `agrees_with_git`: the worktree is a fresh checkout, so only what
+    /// changes from now on can differ; otherwise the first look is a full pass.
+    pub fn watch(&self, path: &Path, agrees_with_git: bool) -> Arc<TreeWatch> {
+        if let Some(watch) = self.get(path) {
+            return watch;
+        }
+        let watch = Arc::new(TreeWatch::start(path));
+        if !agrees_with_git {
+            watch.assume_unknown();
+        }
+        self.map().entry(path.to_path_buf()).or_insert(watch).clone()
+    }
+
+    /// Stops watching the worktree at `path` (given up, or removed).
+    pub fn forget(&self, path: &Path) {
+        self.map().remove(path);
+    }
+}
+
+/// The watch's changes as breeze-git takes them.
+pub(crate) fn workdir_changes(changes: &TreeChanges) -> breeze_git::WorkdirChanges<'_> {
+    match changes.paths() {
+        Some(paths) => breeze_git::WorkdirChanges::Only(paths),
+        None => breeze_git::WorkdirChanges::Unknown,
+    }
+}
+
 /// One invocation on its way to a backend.
 pub(crate) struct Invocation<'a> {
     pub call: &'a RoleCall,
@@ -180,6 +226,8 @@ pub(crate) struct Invocation<'a> {
     pub confinement: Option<Confinement>,
     /// Marks every process of this invocation (see `breeze_supervise::MARKER_VAR`).
     pub marker: String,
+    /// A worker's lane watch: its activity for the stall clock.
+    pub activity: Option<Arc<TreeWatch>>,
 }
 
 /// A future a backend returns.
@@ -249,6 +297,8 @@ pub(crate) struct RoleRunner {
     pub engine_env: Vec<(String, String)>,
     /// Confinement and the checks around every role process.
     pub guard: Arc<RoleGuard>,
+    /// The lanes' file-system watches.
+    pub watches: Arc<LaneWatches>,
     command: command::CommandBackend,
     claude: agent::AgentBackend,
     codex: agent::AgentBackend,
@@ -299,6 +349,7 @@ impl RoleRunner {
             repo_root: parts.repo_root,
             engine_env: parts.engine_env,
             guard: parts.guard,
+            watches: Default::default(),
             invocations: Default::default(),
             store,
         }
@@ -395,8 +446,18 @@ impl RoleRunner {
             Ok(Err(err)) => return failed(format!("cannot take the state before the role: {err}")),
             Err(err) => return failed(format!("cannot take the state before the role: {err}")),
         };
+        // A worker's activity: its lane's watch, started when the lane was taken (started
+        // here only for a worktree that has none).
+        let activity = match (call.role, &call.lane) {
+            (Role::Worker, Some(_)) => {
+                let (watches, cwd) = (self.watches.clone(), call.cwd.clone());
+                tokio::task::spawn_blocking(move || watches.watch(&cwd, false)).await.ok()
+            }
+            _ => None,
+        };
         let run = Invocation {
             call: &call,
+            activity,
             settings,
             env,
             output_path: scratch.path().join("output.json"),

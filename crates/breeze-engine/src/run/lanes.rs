@@ -14,6 +14,10 @@ impl TaskDriver {
         let current = self.ctx.lane(self.lane).map(|wt| wt.path);
         let preparing = current.map(|path| self.ctx.roles.guard.lane_writer(&path));
         let worktree = self.prepare_worktree().await?;
+        // The lane's watch (started when the worktree was created; here for a worktree
+        // adopted from an interrupted run, whose first look is then a full pass).
+        let (watches, path) = (self.ctx.roles.watches.clone(), worktree.path.clone());
+        self.ctx.blocking(move || Ok(watches.watch(&path, false))).await?;
         self.worktree = Some(worktree);
         self.hold_lane();
         drop(preparing);
@@ -81,6 +85,10 @@ impl TaskDriver {
             })
             .await?;
         if created {
+            // A fresh checkout agrees with git: from now on only what changes is looked at,
+            // what provisioning and the setup command leave included.
+            let (watches, path) = (self.ctx.roles.watches.clone(), worktree.path.clone());
+            self.ctx.blocking(move || Ok(watches.watch(&path, true))).await?;
             self.provision(&worktree).await?;
         }
         self.ctx.set_lane(self.lane, worktree.clone());
@@ -97,16 +105,37 @@ impl TaskDriver {
     ) -> Option<breeze_git::Worktree> {
         let path = wt.path.clone();
         let target = branch.to_string();
+        // The check for work left behind looks at what the lane's watch saw change since
+        // the last commit; the move writes only the paths the two trees differ in.
+        let watch = self.ctx.roles.watches.get(&path);
         let placed = self
             .ctx
             .git(move |repo| match base {
-                Some(base) => repo.move_worktree(&wt, &target, base),
+                Some(base) => {
+                    let changes = watch
+                        .as_ref()
+                        .map_or_else(breeze_supervise::TreeChanges::unknown, |w| w.changes());
+                    let moved = repo.move_worktree_changed(
+                        &wt,
+                        &target,
+                        base,
+                        crate::roles::workdir_changes(&changes),
+                    )?;
+                    // Checked clean: settled. What the move wrote stays a change until the
+                    // next commit looks at it.
+                    if let Some(watch) = &watch {
+                        watch.settle(&changes);
+                    }
+                    Ok(moved)
+                }
                 None => repo.switch_worktree(&wt, &target),
             })
             .await;
         match placed {
             Ok(wt) => Some(wt),
             Err(err) => {
+                // A new worktree replaces it; this one is no longer watched.
+                self.ctx.roles.watches.forget(&path);
                 tracing::warn!(
                     "lane {}: {} cannot be reused ({err}); it is left as it is and a new worktree is created",
                     self.lane,

@@ -297,13 +297,31 @@ impl TaskDriver {
     /// Commits what the worker left on the task branch; the head after it, and what the
     /// worker did to its worktree that fails the attempt (moved HEAD, rewrote history, left
     /// conflict markers), if anything.
+    ///
+    /// Only the paths the lane's watch saw change since the lane last agreed with git are
+    /// looked at (with what is staged in the index); after lost notifications, the whole
+    /// worktree, once. Once committed, those changes are settled.
     async fn commit_work(
         &self,
         attempt: &Attempt,
     ) -> Result<(ObjectId, Option<String>), EngineError> {
         let wt = self.worktree.clone().expect("the lane was taken before work");
         let message = format!("breeze: task {}, attempt {}", self.id, attempt.number);
-        let problem = match self.ctx.git(move |repo| repo.commit_worktree(&wt, &message)).await {
+        let watch = self.ctx.roles.watches.get(&wt.path);
+        let committed = self.ctx.git(move |repo| {
+            let changes =
+                watch.as_ref().map_or_else(breeze_supervise::TreeChanges::unknown, |w| w.changes());
+            let outcome = repo.commit_worktree_changed(
+                &wt,
+                &message,
+                crate::roles::workdir_changes(&changes),
+            )?;
+            if let Some(watch) = &watch {
+                watch.settle(&changes);
+            }
+            Ok(outcome)
+        });
+        let problem = match committed.await {
             Ok(outcome) => {
                 let head = ObjectId::from(outcome.head());
                 self.change(|record| record.head = Some(head)).await?;
