@@ -47,6 +47,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
     match &cli.command {
         Command::Init(args) => commands::init::run(args),
         Command::Plan(args) => commands::plan::run(args),
+        Command::Draft(args) => commands::plan::draft(args),
         Command::Run(args) => commands::run::run(args),
         Command::Status(args) => commands::status::status(args),
         Command::Resume => commands::run::resume(),

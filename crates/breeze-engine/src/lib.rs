@@ -37,6 +37,7 @@ pub mod progress;
 pub mod roles;
 pub mod run;
 pub mod run_dir;
+pub mod scaffold;
 pub mod snapshot;
 
 pub use config::{BackendKind, Config};

@@ -17,6 +17,12 @@ impl RunDir {
         RunDir { root: runs_dir(repo_root).join(run_id) }
     }
 
+    /// The files of one planning session (`breeze plan --fill-writes`, `breeze draft`):
+    /// `.breeze/planning/<id>/`, apart from runs.
+    pub fn planning(repo_root: &Path, id: &str) -> RunDir {
+        RunDir { root: repo_root.join(STATE_DIR).join("planning").join(id) }
+    }
+
     /// Creates the directory tree.
     pub fn create(&self) -> std::io::Result<()> {
         for sub in ["contracts", "advisor", "reviews", "logs", "io"] {
