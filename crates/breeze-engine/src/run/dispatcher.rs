@@ -9,6 +9,8 @@ use std::time::Duration;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
+use breeze_protocol::EventKind;
+
 use super::book::Transition;
 use super::context::RunContext;
 use super::driver::{TaskDriver, TaskExit};
@@ -140,6 +142,11 @@ impl Dispatcher {
         let task = self.ctx.task(index);
         // One line per event: a title written over several lines shows its first.
         let title = task.title.lines().next().unwrap_or_default().to_string();
+        self.ctx.book.store().record_later(EventKind::TaskStarted {
+            task: task.id.to_string(),
+            title: title.clone(),
+            lane,
+        });
         self.ctx.book.report(ProgressEvent::TaskStarted { id: task.id.to_string(), title, lane });
         let ctx = self.ctx.clone();
         self.running.spawn(async move {
