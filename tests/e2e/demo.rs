@@ -3,13 +3,17 @@
 use crate::support::{both, git, run_in, status_json, stdout};
 
 #[test]
-fn demo_lands_all_eight_tasks_with_trailers_and_leaves_a_clean_repository() {
+fn demo_lands_all_nine_tasks_with_trailers_and_leaves_a_clean_repository() {
     let temp = tempfile::tempdir().unwrap();
     let dir = temp.path().join("demo");
     let output = run_in(temp.path(), &["demo", "--dir", dir.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(0), "{}", both(&output));
     let text = stdout(&output);
-    assert!(text.contains("8 of 8 tasks landed"), "{text}");
+    assert!(text.contains("9 of 9 tasks landed"), "{text}");
+    assert!(
+        text.contains("task 9 had no write set; proposed src/version.rs"),
+        "the demo shows the scaffolder filling a write set: {text}"
+    );
     assert!(text.contains("Advisor: PLAN"), "the demo shows an Advisor consult: {text}");
     assert!(text.contains("REQUEST_CHANGES"), "the demo shows a review round: {text}");
     assert!(text.contains("from the gates"), "the demo shows a gate: {text}");
@@ -17,11 +21,11 @@ fn demo_lands_all_eight_tasks_with_trailers_and_leaves_a_clean_repository() {
 
     let subjects = git(&dir, &["log", "--format=%s", "main"]);
     let feats: Vec<&str> = subjects.lines().filter(|s| s.starts_with("feat: ")).collect();
-    assert_eq!(feats.len(), 8, "{subjects}");
+    assert_eq!(feats.len(), 9, "{subjects}");
     let trailers = git(&dir, &["log", "--format=%(trailers:key=Breeze-Task,valueonly)", "main"]);
     let mut tasks: Vec<&str> = trailers.lines().filter(|l| !l.is_empty()).collect();
     tasks.sort();
-    assert_eq!(tasks, ["1", "2", "3", "4", "5", "6", "7", "8"]);
+    assert_eq!(tasks, ["1", "2", "3", "4", "5", "6", "7", "8", "9"]);
     assert!(
         git(&dir, &["log", "-1", "--format=%B", "main"]).contains("Breeze-Review: APPROVE (round")
     );

@@ -4,6 +4,7 @@
 //! the whole program shows.
 
 mod agents;
+mod approval;
 mod checkout;
 mod containment;
 mod demo;
@@ -12,6 +13,7 @@ mod plan;
 mod protocol_roles;
 mod real_agents;
 mod recovery;
+mod scaffold;
 mod support;
 mod validate;
 

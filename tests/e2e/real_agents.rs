@@ -89,9 +89,28 @@ impl Drop for ModelServer {
     }
 }
 
+/// The `breeze` binary with only what the CLIs need: the pinned CLIs and node on PATH, a
+/// HOME of the test's own, the mock server's address and keys.
+fn breeze_with_clis(bin: &Path, home: &Path, port: u16) -> Command {
+    let node = Command::new("sh").args(["-c", "dirname \"$(command -v node)\""]).output().unwrap();
+    let node_dir = String::from_utf8_lossy(&node.stdout).trim().to_string();
+    let path = format!("{}:{node_dir}:/usr/local/bin:/usr/bin:/bin", bin.display());
+    let mut command = Command::new(env!("CARGO_BIN_EXE_breeze"));
+    command
+        .env_clear()
+        .env("PATH", path)
+        .env("HOME", home)
+        .env("LANG", "C.UTF-8")
+        .env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{port}"))
+        .env("ANTHROPIC_API_KEY", "sk-mock-anthropic")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("OPENAI_API_KEY", "sk-mock-openai");
+    command
+}
+
 fn role_config(backend: &str, mode: &str, port: u16) -> String {
     let mut text = format!("[run]\nmax_workers = 2\n\n[sandbox]\nmode = \"{mode}\"\n\n");
-    for role in ["worker", "reviewer", "advisor"] {
+    for role in ["worker", "reviewer", "advisor", "scaffolder"] {
         text.push_str(&format!(
             "[roles.{role}]\nbackend = \"{backend}\"\ntimeout = \"5m\"\nstall_timeout = \"120s\"\n"
         ));
@@ -139,19 +158,8 @@ fn run_team(backend: &str, mode: &str) {
 
     let home = temp.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
-    let node = Command::new("sh").args(["-c", "dirname \"$(command -v node)\""]).output().unwrap();
-    let node_dir = String::from_utf8_lossy(&node.stdout).trim().to_string();
-    let path = format!("{}:{node_dir}:/usr/local/bin:/usr/bin:/bin", bin.display());
-    let output = Command::new(env!("CARGO_BIN_EXE_breeze"))
+    let output = breeze_with_clis(&bin, &home, server.port)
         .current_dir(&root)
-        .env_clear()
-        .env("PATH", path)
-        .env("HOME", &home)
-        .env("LANG", "C.UTF-8")
-        .env("ANTHROPIC_BASE_URL", format!("http://127.0.0.1:{}", server.port))
-        .env("ANTHROPIC_API_KEY", "sk-mock-anthropic")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .env("OPENAI_API_KEY", "sk-mock-openai")
         .args(["run", "plan.toml"])
         .output()
         .unwrap();
@@ -250,6 +258,38 @@ fn real_codex_roles_stay_in_their_lanes_and_land_reviewed_work() {
 #[test]
 fn real_codex_without_breeze_confinement_is_held_by_its_own_sandbox_without_tmp() {
     run_team("codex", "detect");
+}
+
+/// The real CLI as the scaffolder fills the write sets of a plan written without any
+/// (six tasks, three areas); the plan then runs on three lanes with the same CLI as every
+/// role, against the mock model server.
+fn fill_and_run(backend: &str) {
+    let Some(bin) = clis() else { return };
+    let temp = tempfile::Builder::new().prefix("breeze-fill-").tempdir_in("/tmp").unwrap();
+    let server = ModelServer::start(temp.path());
+    let config =
+        role_config(backend, "require", server.port).replace("max_workers = 2", "max_workers = 3");
+    let (_repo_temp, root) = repo_with(&[
+        ("README.md", "r\n"),
+        ("Plans.md", crate::scaffold::SIX_TASKS),
+        ("breeze.toml", &config),
+    ]);
+    let root = std::fs::canonicalize(root).unwrap();
+    let home = temp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    crate::scaffold::fill_then_run(&root, || breeze_with_clis(&bin, &home, server.port));
+    let requests = server.requests();
+    assert!(requests.contains("You are the **Scaffolder**"), "{backend}: the scaffolder was asked");
+}
+
+#[test]
+fn real_claude_scaffolder_fills_a_plan_that_runs_on_three_lanes() {
+    fill_and_run("claude");
+}
+
+#[test]
+fn real_codex_scaffolder_fills_a_plan_that_runs_on_three_lanes() {
+    fill_and_run("codex");
 }
 
 /// With no login and no key, the first call says so and the run stops once, resumably,

@@ -37,6 +37,8 @@ pub enum Command {
     Init(InitArgs),
     /// Analyse a plan: write groups, lanes, conflicts with witness paths, dependencies.
     Plan(PlanArgs),
+    /// Turn a goal (or an issue's text) into new tasks of the plan, with the scaffolder role.
+    Draft(DraftArgs),
     /// Run a plan: work, review and land every task.
     Run(RunArgs),
     /// Show the state of the latest run.
@@ -45,6 +47,12 @@ pub enum Command {
     Resume,
     /// Give up on the current run: stop its processes and mark it aborted.
     Abort,
+    /// Let reviewed tasks held by `land.require_approval` land (also while the run is live).
+    Approve(ApproveArgs),
+    /// Send a reviewed task held by `land.require_approval` back to its worker with a note.
+    Reject(RejectArgs),
+    /// Give an escalated or failed task of the latest run a fresh start; `breeze resume` runs it.
+    Retry(RetryArgs),
     /// Remove worktrees and branches breeze created (dirty ones only with --force).
     Clean(CleanArgs),
     /// Show the logs of a task's role processes.
@@ -80,9 +88,56 @@ pub struct PlanArgs {
     /// Print Graphviz of the conflict and dependency graphs.
     #[arg(long)]
     pub dot: bool,
+    /// Ask the scaffolder role for the write sets of tasks that have none, and write them
+    /// into the plan (shows the analysis before and after; runs no worker).
+    #[arg(long, conflicts_with_all = ["json", "dot"])]
+    pub fill_writes: bool,
     /// Lanes to plan for (1–3); default: run.max_workers from breeze.toml.
     #[arg(long, value_name = "N")]
     pub max_workers: Option<u32>,
+}
+
+/// `breeze approve`.
+#[derive(Debug, Args)]
+pub struct ApproveArgs {
+    /// Task ids.
+    #[arg(required = true)]
+    pub tasks: Vec<String>,
+}
+
+/// `breeze reject`.
+#[derive(Debug, Args)]
+pub struct RejectArgs {
+    /// Task id.
+    pub task: String,
+    /// What is wrong: it reaches the worker as a critical finding.
+    #[arg(long, required = true)]
+    pub note: String,
+}
+
+/// `breeze retry`.
+#[derive(Debug, Args)]
+pub struct RetryArgs {
+    /// Task id.
+    pub task: String,
+    /// A note for the worker's next briefing.
+    #[arg(long)]
+    pub note: Option<String>,
+}
+
+/// `breeze draft`.
+#[derive(Debug, Args)]
+pub struct DraftArgs {
+    /// The goal, in a sentence or a few lines (one task per line with the scripted backend).
+    #[arg(required_unless_present = "from")]
+    pub goal: Option<String>,
+    /// Read the goal from FILE (an issue's text; `-` for stdin).
+    #[arg(long, value_name = "FILE", conflicts_with = "goal")]
+    pub from: Option<PathBuf>,
+    /// The plan file to add the tasks to; default: the repository's plan.toml or Plans.md,
+    /// else a new Plans.md.
+    #[arg(short = 'o', long = "out", value_name = "PLAN")]
+    pub out: Option<PathBuf>,
 }
 
 /// `breeze run`.

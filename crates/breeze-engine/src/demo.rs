@@ -4,8 +4,8 @@ use std::path::{Path, PathBuf};
 
 use crate::error::EngineError;
 
-/// The demo plan (eight tasks, four of them steered to show retries, consults,
-/// review rounds and a gate).
+/// The demo plan (nine tasks: four steered to show retries, consults, review rounds and a
+/// gate, one without a write set for the scaffolder to fill).
 pub const DEMO_PLAN: &str = include_str!("../../../templates/demo/plan.toml");
 /// The demo's `breeze.toml` (scripted backend for every role).
 pub const DEMO_CONFIG: &str = include_str!("../../../templates/demo/breeze.toml");
@@ -53,4 +53,16 @@ pub fn create_sample_repo(dir: &Path) -> Result<PathBuf, EngineError> {
         "Initial commit: calc skeleton and breeze plan",
     )?;
     Ok(dir.join("plan.toml"))
+}
+
+/// Commits the demo plan after the scaffolder filled its write sets, so the run starts
+/// from a clean checkout.
+pub fn commit_plan(dir: &Path) -> Result<(), EngineError> {
+    breeze_git::commit_on_head(
+        dir,
+        &["plan.toml"],
+        ("breeze demo", "demo@breeze.invalid"),
+        "Plan: write sets proposed by the scaffolder",
+    )?;
+    Ok(())
 }

@@ -17,6 +17,12 @@ impl RunDir {
         RunDir { root: runs_dir(repo_root).join(run_id) }
     }
 
+    /// The files of one planning session (`breeze plan --fill-writes`, `breeze draft`):
+    /// `.breeze/planning/<id>/`, apart from runs.
+    pub fn planning(repo_root: &Path, id: &str) -> RunDir {
+        RunDir { root: repo_root.join(STATE_DIR).join("planning").join(id) }
+    }
+
     /// Creates the directory tree.
     pub fn create(&self) -> std::io::Result<()> {
         for sub in ["contracts", "advisor", "reviews", "logs", "io"] {
@@ -61,6 +67,10 @@ impl RunDir {
     /// The sprint contract of a task.
     pub fn contract(&self, task_slug: &str) -> PathBuf {
         self.root.join("contracts").join(format!("{task_slug}.sprint-contract.json"))
+    }
+    /// A person's decision about a task awaiting approval: `decisions/<task>.json`.
+    pub fn decision(&self, task_slug: &str) -> PathBuf {
+        self.root.join("decisions").join(format!("{task_slug}.json"))
     }
     /// An advisor request or response file: `<task>.<reason>.<n>.advisor-{request,response}.json`.
     pub fn advisor_file(&self, task_slug: &str, reason: &str, n: u32, kind: &str) -> PathBuf {

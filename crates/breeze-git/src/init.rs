@@ -31,3 +31,28 @@ pub fn init_with_commit(
         .ctx(|| at("committing"))?;
     Ok(())
 }
+
+/// Commits the files `paths` (relative, already written) on the checked-out branch of the
+/// repository in `dir`, on top of its tip, as `author` — for a repository breeze just made
+/// (`breeze demo`), not for a user's checkout.
+pub fn commit_on_head(
+    dir: &Path,
+    paths: &[&str],
+    author: (&str, &str),
+    message: &str,
+) -> Result<(), GitError> {
+    let at = |what: &str| format!("{what} in {}", dir.display());
+    let repo = Repository::open(dir).ctx(|| at("opening the repository"))?;
+    let parent = repo.head().and_then(|head| head.peel_to_commit()).ctx(|| at("reading HEAD"))?;
+    let mut index = repo.index().ctx(|| at("reading the index"))?;
+    for path in paths {
+        index.add_path(Path::new(path)).ctx(|| at(&format!("staging {path}")))?;
+    }
+    index.write().ctx(|| at("writing the index"))?;
+    let tree_id = index.write_tree().ctx(|| at("writing the tree"))?;
+    let tree = repo.find_tree(tree_id).ctx(|| at("reading the tree"))?;
+    let signature = Signature::now(author.0, author.1).ctx(|| at("making the signature"))?;
+    repo.commit(Some("HEAD"), &signature, &signature, message, &tree, &[&parent])
+        .ctx(|| at("committing"))?;
+    Ok(())
+}

@@ -46,6 +46,7 @@ mod init;
 mod integration;
 mod land;
 mod lane;
+mod listing;
 mod names;
 mod paths;
 mod provision;
@@ -69,11 +70,12 @@ pub use gates::{
 };
 pub use git2::Oid;
 pub use guard::{Fingerprint, LaneCommitOnMain};
-pub use init::init_with_commit;
+pub use init::{commit_on_head, init_with_commit};
 pub use land::{
     LANDED_SCAN_LIMIT, MergeOutcome, ReviewTrailer, TRAILER_REVIEW, TRAILER_RUN, TRAILER_TASK,
     landing_message,
 };
+pub use listing::FileListing;
 pub use names::{INTEGRATION_WORKTREE, STATE_DIR, WORKTREE_ROOT};
 pub use paths::WorkdirChanges;
 pub use provision::ProvisionReport;

@@ -36,6 +36,7 @@
 mod analysis;
 mod conflicts;
 mod contract;
+pub mod edit;
 mod error;
 mod id;
 mod model;

@@ -453,6 +453,95 @@ fn value_to_json(value: &toml::Value) -> serde_json::Value {
     }
 }
 
+/// `text` with `writes = [...]` set in the `[[task]]` table of each task in `writes` (by
+/// id; `lines` gives each task's `id` line), every other byte kept: an existing `writes`
+/// key (even one spanning several lines) is replaced, else the key goes after `id`.
+pub(crate) fn set_writes(
+    text: &str,
+    id_lines: &BTreeMap<String, usize>,
+    writes: &BTreeMap<String, Vec<String>>,
+) -> Result<String, String> {
+    let lines: Vec<(usize, &str)> = line_starts(text);
+    let mut splices: Vec<(std::ops::Range<usize>, String)> = Vec::new();
+    for (id, entries) in writes {
+        let &id_line = id_lines.get(id).ok_or_else(|| format!("task `{id}` is not in the plan"))?;
+        let value = format!(
+            "writes = [{}]",
+            entries.iter().map(|entry| format!("{entry:?}")).collect::<Vec<_>>().join(", ")
+        );
+        let end_of_block = (id_line..lines.len())
+            .find(|&n| lines[n].1.trim_start().starts_with('['))
+            .unwrap_or(lines.len());
+        let start_of_block = (0..id_line)
+            .rev()
+            .find(|&n| lines[n].1.trim_start().starts_with('['))
+            .map_or(0, |n| n + 1);
+        let existing = (start_of_block..end_of_block).find(|&n| {
+            let line = lines[n].1.trim_start();
+            line.strip_prefix("writes").is_some_and(|rest| rest.trim_start().starts_with('='))
+        });
+        match existing {
+            Some(n) => {
+                let last = array_end(&lines, n);
+                let start = lines[n].0;
+                let end = lines[last].0 + lines[last].1.len();
+                splices.push((start..end, value));
+            }
+            None => {
+                let (start, line) = lines[id_line - 1];
+                let at = start + line.len();
+                splices.push((at..at, format!("\n{value}")));
+            }
+        }
+    }
+    splices.sort_by_key(|(range, _)| range.start);
+    let mut out = String::with_capacity(text.len() + 64 * splices.len());
+    let mut done = 0;
+    for (range, replacement) in splices {
+        out.push_str(&text[done..range.start]);
+        out.push_str(&replacement);
+        done = range.end;
+    }
+    out.push_str(&text[done..]);
+    Ok(out)
+}
+
+/// Each line's byte offset and text (without its line ending).
+fn line_starts(text: &str) -> Vec<(usize, &str)> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for piece in text.split_inclusive('\n') {
+        out.push((start, piece.trim_end_matches(['\n', '\r'])));
+        start += piece.len();
+    }
+    out
+}
+
+/// The last line (0-based) of the value starting on line `first`: where its brackets close.
+fn array_end(lines: &[(usize, &str)], first: usize) -> usize {
+    let mut depth = 0i32;
+    let mut in_string = false;
+    for (n, (_, line)) in lines.iter().enumerate().skip(first) {
+        let mut chars = line.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' if in_string => {
+                    chars.next();
+                }
+                '"' => in_string = !in_string,
+                '#' if !in_string => break,
+                '[' if !in_string => depth += 1,
+                ']' if !in_string => depth -= 1,
+                _ => {}
+            }
+        }
+        if depth <= 0 {
+            return n;
+        }
+    }
+    lines.len() - 1
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

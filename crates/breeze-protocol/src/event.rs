@@ -206,6 +206,15 @@ pub enum EventKind {
         /// Saved review file.
         result_path: String,
     },
+    /// A task got a lane (started, or started again after a stop or a deferral).
+    TaskStarted {
+        /// Task id.
+        task: String,
+        /// Its title (first line).
+        title: String,
+        /// The lane, from 1.
+        lane: u32,
+    },
     /// The Lead answered a worker's scope request.
     ScopeDecided {
         /// Task id.

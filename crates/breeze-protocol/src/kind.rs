@@ -7,8 +7,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::{
-    AdvisorRequest, AdvisorResponse, BreezeEvent, BreezeStatus, PlanReport, ReviewInput,
-    ReviewResult, SprintContract, WorkerInput, WorkerReport,
+    AdvisorRequest, AdvisorResponse, BreezeEvent, BreezeStatus, PlanDraft, PlanReport, ReviewInput,
+    ReviewResult, ScaffoldInput, SprintContract, WorkerInput, WorkerReport,
 };
 
 /// Every message type breeze reads or writes.
@@ -34,11 +34,15 @@ pub enum MessageKind {
     BreezeEvent,
     /// `breeze-plan.v1`
     BreezePlan,
+    /// `scaffold-input.v1`
+    ScaffoldInput,
+    /// `plan-draft.v1`
+    PlanDraft,
 }
 
 impl MessageKind {
     /// All kinds, in a stable order.
-    pub const ALL: [MessageKind; 10] = [
+    pub const ALL: [MessageKind; 12] = [
         Self::AdvisorRequest,
         Self::AdvisorResponse,
         Self::ReviewResult,
@@ -49,6 +53,8 @@ impl MessageKind {
         Self::BreezeStatus,
         Self::BreezeEvent,
         Self::BreezePlan,
+        Self::ScaffoldInput,
+        Self::PlanDraft,
     ];
 
     /// The `schema_version` value, e.g. `advisor-request.v1`.
@@ -64,6 +70,8 @@ impl MessageKind {
             Self::BreezeStatus => "breeze-status.v1",
             Self::BreezeEvent => "breeze-event.v1",
             Self::BreezePlan => "breeze-plan.v1",
+            Self::ScaffoldInput => "scaffold-input.v1",
+            Self::PlanDraft => "plan-draft.v1",
         }
     }
 
@@ -83,7 +91,7 @@ impl MessageKind {
 
     /// The JSON Schema (draft 2020-12) generated from the Rust type.
     pub fn schema(self) -> &'static Value {
-        static CACHE: [OnceLock<Value>; 10] = [const { OnceLock::new() }; 10];
+        static CACHE: [OnceLock<Value>; 12] = [const { OnceLock::new() }; 12];
         let index = Self::ALL.iter().position(|kind| *kind == self).unwrap_or(0);
         CACHE[index].get_or_init(|| match self {
             Self::AdvisorRequest => schema_value::<AdvisorRequest>(self),
@@ -96,6 +104,8 @@ impl MessageKind {
             Self::BreezeStatus => schema_value::<BreezeStatus>(self),
             Self::BreezeEvent => schema_value::<BreezeEvent>(self),
             Self::BreezePlan => schema_value::<PlanReport>(self),
+            Self::ScaffoldInput => schema_value::<ScaffoldInput>(self),
+            Self::PlanDraft => schema_value::<PlanDraft>(self),
         })
     }
 
@@ -180,7 +190,9 @@ impl_message!(
     WorkerReport,
     WorkerInput,
     BreezeStatus,
-    BreezeEvent
+    BreezeEvent,
+    ScaffoldInput,
+    PlanDraft
 );
 
 impl Message for PlanReport {

@@ -17,12 +17,15 @@
 //! | `breeze-status.v1` | `breeze status --json` | [`BreezeStatus`] |
 //! | `breeze-event.v1` | `events.jsonl` | [`BreezeEvent`] |
 //! | `breeze-plan.v1` | `breeze plan --json` | [`PlanReport`] |
+//! | `scaffold-input.v1` | Lead → Scaffolder | [`ScaffoldInput`] |
+//! | `plan-draft.v1` | Scaffolder → Lead | [`PlanDraft`] |
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 mod advisor;
 mod common;
 mod contract;
+mod draft;
 mod event;
 mod exit;
 mod kind;
@@ -42,6 +45,7 @@ pub use contract::{
     ContractAdvisor, ContractBody, ContractCheck, ContractReview, ContractSource, ContractStatus,
     ContractTask, ModelPolicy, NonGoal, RuntimeValidation, SprintContract,
 };
+pub use draft::{DraftConflict, DraftTask, PlanDraft, RepositoryView, ScaffoldInput, ScaffoldMode};
 pub use event::{BreezeEvent, EventKind, Role};
 pub use exit::ExitCode;
 pub use kind::{DetectError, Message, MessageKind};

@@ -90,3 +90,11 @@ schema_version!(
     /// `breeze-plan.v1`
     BreezePlanV1 = "breeze-plan.v1"
 );
+schema_version!(
+    /// `scaffold-input.v1`
+    ScaffoldInputV1 = "scaffold-input.v1"
+);
+schema_version!(
+    /// `plan-draft.v1`
+    PlanDraftV1 = "plan-draft.v1"
+);

@@ -1,4 +1,4 @@
-//! `breeze demo`: a sample repository and an eight-task plan, run on the built-in
+//! `breeze demo`: a sample repository and a nine-task plan, run on the built-in
 //! scripted agents, then a summary of what happened and where to look.
 
 use std::path::PathBuf;
@@ -23,8 +23,9 @@ pub fn run(args: &DemoArgs) -> CliResult {
     let plan = breeze_engine::demo::create_sample_repo(&dir).map_err(engine_error)?;
     output::println(&format!("breeze demo: sample repository in {}", dir.display()))?;
     output::println(
-        "eight tasks on scripted agents: retries, Advisor consults, review rounds and a gate\n",
+        "nine tasks on scripted agents: retries, Advisor consults, review rounds and a gate\n",
     )?;
+    fill_write_sets(&dir, &plan)?;
     let mut options = RunOptions::new(&dir);
     options.plan = Some(plan);
     let code = drive(options, Mode::Start)?;
@@ -42,6 +43,29 @@ pub fn run(args: &DemoArgs) -> CliResult {
         output::println(&line)?;
     }
     Ok(code)
+}
+
+/// Task 9 has no write set: the scaffolder proposes one (as `breeze plan --fill-writes`
+/// would), and the plan is committed with it.
+fn fill_write_sets(dir: &std::path::Path, plan: &std::path::Path) -> Result<(), CliError> {
+    let mut options = breeze_engine::scaffold::ScaffoldOptions::new(dir);
+    options.plan = Some(plan.to_path_buf());
+    let runtime = crate::commands::run::runtime()?;
+    let report = runtime
+        .block_on(breeze_engine::scaffold::fill_writes(
+            options,
+            tokio_util::sync::CancellationToken::new(),
+        ))
+        .map_err(engine_error)?;
+    for (id, writes) in &report.filled {
+        output::println(&format!(
+            "scaffolder: task {id} had no write set; proposed {} (breeze plan --fill-writes)",
+            writes.join(", ")
+        ))?;
+    }
+    breeze_engine::demo::commit_plan(dir).map_err(engine_error)?;
+    output::println("")?;
+    Ok(())
 }
 
 /// How to call this binary again: `breeze` when it is the one on PATH, else its full path

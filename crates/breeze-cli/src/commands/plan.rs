@@ -3,12 +3,16 @@
 use std::path::{Path, PathBuf};
 
 use breeze_protocol::ExitCode;
+use tokio_util::sync::CancellationToken;
 
 use crate::args::PlanArgs;
 use crate::error::{CliError, CliResult};
 use crate::output;
 
 pub fn run(args: &PlanArgs) -> CliResult {
+    if args.fill_writes {
+        return fill_writes(args);
+    }
     let root = breeze_git::Repo::open(&crate::here()).map(|repo| repo.workdir().to_path_buf()).ok();
     let plan_path = resolve(args.plan.as_deref(), root.as_deref())?;
     // The configuration is checked as `breeze run` would check it, so what `plan` accepts
@@ -44,6 +48,95 @@ pub fn run(args: &PlanArgs) -> CliResult {
     } else {
         output::print(&breeze_plan::render::table(&plan, &analysis))?;
     }
+    Ok(ExitCode::Success)
+}
+
+/// `breeze plan --fill-writes`: the scaffolder proposes write sets; the plan file gets them.
+fn fill_writes(args: &PlanArgs) -> CliResult {
+    let mut options = breeze_engine::scaffold::ScaffoldOptions::new(crate::here());
+    options.plan = args.plan.clone();
+    let runtime = crate::commands::run::runtime()?;
+    let report = runtime
+        .block_on(breeze_engine::scaffold::fill_writes(options, CancellationToken::new()))
+        .map_err(crate::commands::run::engine_error)?;
+    let (plan, analysis) = &report.before;
+    output::println("Before:")?;
+    output::print(&breeze_plan::render::table(plan, analysis))?;
+    output::println("")?;
+    output::println(&format!(
+        "Write sets proposed by the scaffolder ({} task(s)):",
+        report.filled.len()
+    ))?;
+    for (id, writes) in &report.filled {
+        output::println(&format!("  {id}: {}", writes.join(", ")))?;
+    }
+    for asked in &report.asked_again {
+        output::println(&format!("  (asked again: {asked})"))?;
+    }
+    if let Some(notes) = &report.notes {
+        output::println(&format!("  notes: {notes}"))?;
+    }
+    output::println("")?;
+    output::println(&format!("After (written to {}):", report.plan_path.display()))?;
+    let (plan, analysis) = &report.after;
+    output::print(&breeze_plan::render::table(plan, analysis))?;
+    Ok(ExitCode::Success)
+}
+
+/// `breeze draft`: the scaffolder turns a goal into tasks appended to the plan.
+pub fn draft(args: &crate::args::DraftArgs) -> CliResult {
+    let goal = match (&args.goal, &args.from) {
+        (Some(goal), _) => goal.clone(),
+        (None, Some(path)) if path.as_os_str() == "-" => {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text).map_err(|err| {
+                CliError::usage(format!("cannot read the goal from stdin: {err}"))
+            })?;
+            text
+        }
+        (None, Some(path)) => std::fs::read_to_string(path).map_err(|err| {
+            CliError::usage(format!("cannot read {}: {err}", path.display()))
+                .hint("pass the goal as an argument, or a readable file with --from")
+        })?,
+        (None, None) => {
+            return Err(
+                CliError::usage("no goal given").hint("`breeze draft \"GOAL\"` or `--from FILE`")
+            );
+        }
+    };
+    if goal.trim().is_empty() {
+        return Err(
+            CliError::usage("the goal is empty").hint("describe what the tasks should achieve")
+        );
+    }
+    let options = breeze_engine::scaffold::ScaffoldOptions::new(crate::here());
+    let runtime = crate::commands::run::runtime()?;
+    let report = runtime
+        .block_on(breeze_engine::scaffold::draft(
+            options,
+            &goal,
+            args.out.as_deref(),
+            crate::commands::init::PLANS_TEMPLATE,
+            CancellationToken::new(),
+        ))
+        .map_err(crate::commands::run::engine_error)?;
+    let verb = if report.created { "created" } else { "added to" };
+    let ids: Vec<String> = report.added.iter().map(ToString::to_string).collect();
+    output::println(&format!(
+        "{} task(s) {verb} {}: {}",
+        ids.len(),
+        report.plan_path.display(),
+        ids.join(", ")
+    ))?;
+    for asked in &report.asked_again {
+        output::println(&format!("  (asked again: {asked})"))?;
+    }
+    if let Some(notes) = &report.notes {
+        output::println(&format!("  notes: {notes}"))?;
+    }
+    output::println("")?;
+    let (plan, analysis) = &report.after;
+    output::print(&breeze_plan::render::table(plan, analysis))?;
     Ok(ExitCode::Success)
 }
 

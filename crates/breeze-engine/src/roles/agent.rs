@@ -40,7 +40,7 @@ fn answer_kind(role: Role) -> Option<MessageKind> {
         Role::Advisor => Some(MessageKind::AdvisorResponse),
         Role::Reviewer => Some(MessageKind::ReviewResult),
         Role::Worker => Some(MessageKind::WorkerReport),
-        Role::Scaffolder => None,
+        Role::Scaffolder => Some(MessageKind::PlanDraft),
     }
 }
 

@@ -4,12 +4,15 @@
 //! Advisor text only ever reaches worker prompts; reviewer prompts are rendered from
 //! `review-input.v1`, which has no field for it.
 
-use breeze_protocol::{AdvisorRequest, ReviewInput, Role, WorkerInput};
+use breeze_protocol::{
+    AdvisorRequest, ReviewInput, Role, ScaffoldInput, ScaffoldMode, WorkerInput,
+};
 
 use super::definition::RoleDefinition;
 use crate::config::BackendKind;
 
 const WORKER_TEMPLATE: &str = include_str!("../../../../templates/prompts/worker.md");
+const SCAFFOLDER_TEMPLATE: &str = include_str!("../../../../templates/prompts/scaffolder.md");
 const ADVISOR_TEMPLATE: &str = include_str!("../../../../templates/prompts/advisor.md");
 const REVIEWER_TEMPLATE: &str = include_str!("../../../../templates/prompts/reviewer.md");
 
@@ -58,6 +61,14 @@ fn bullets(items: impl IntoIterator<Item = String>) -> String {
 
 fn with_definition(definition: &RoleDefinition, briefing: String) -> String {
     format!("{}\n\n---\n\n{}", definition.body, briefing.trim_end())
+}
+
+/// The note of the person who sent the task back to work, if any.
+fn note_section(note: Option<&str>) -> String {
+    match note.map(str::trim).filter(|note| !note.is_empty()) {
+        Some(note) => format!("\n## A note from the person who sent this task back\n\n{note}\n"),
+        None => String::new(),
+    }
 }
 
 /// The answer to the worker's scope request, if it made one.
@@ -148,7 +159,14 @@ pub fn worker(definition: &RoleDefinition, input: &WorkerInput) -> String {
             ("round", input.round.to_string()),
             ("base", input.base.clone()),
             ("contract_path", input.contract_path.clone()),
-            ("scope", scope_section(input.scope_decision.as_ref())),
+            (
+                "scope",
+                format!(
+                    "{}{}",
+                    note_section(input.note.as_deref()),
+                    scope_section(input.scope_decision.as_ref())
+                ),
+            ),
             ("feedback", feedback),
             ("conflict", conflict),
             ("verify_failure", format!("{verify_failure}{last_failure}")),
@@ -231,6 +249,85 @@ pub fn advisor(definition: &RoleDefinition, request: &AdvisorRequest) -> String 
     with_definition(definition, briefing)
 }
 
+/// The scaffolder's prompt: propose write sets, or draft tasks from a goal.
+pub fn scaffolder(definition: &RoleDefinition, input: &ScaffoldInput) -> String {
+    let task_line = |task: &breeze_protocol::DraftTask| {
+        let writes = if task.writes.is_empty() {
+            String::new()
+        } else {
+            format!(" — writes {}", task.writes.join(", "))
+        };
+        format!(
+            "`{}` {} (done when: {}){writes}",
+            task.id,
+            task.title,
+            if task.dod.is_empty() { "-" } else { &task.dod }
+        )
+    };
+    let (job, tasks) = match input.mode {
+        ScaffoldMode::FillWrites => (
+            "Propose write sets".to_string(),
+            format!(
+                "These tasks have no write set; propose one for each (answer with the same ids, titles and DoDs):\n\n{}\n",
+                bullets(input.tasks.iter().map(task_line))
+            ),
+        ),
+        ScaffoldMode::Draft => ("Draft tasks for a goal".to_string(), String::new()),
+    };
+    let others = if input.other_tasks.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "\nThe plan's other tasks (do not reuse their ids; avoid their write sets):\n\n{}\n",
+            bullets(input.other_tasks.iter().map(task_line))
+        )
+    };
+    let goal = match &input.goal {
+        Some(goal) => format!(
+            "Break this goal into tasks, each small enough for one worker, with an id, a title, a definition of done, a write set and the ids it depends on:\n\n{goal}\n{others}"
+        ),
+        None => others,
+    };
+    let problems = if input.problems.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "\nYour previous answer was refused; fix these:\n\n{}\n",
+            bullets(input.problems.iter().cloned())
+        )
+    };
+    let conflicts = if input.conflicts.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "\nTwo independent groups mean two workers: do not fold them into one. Your previous proposal makes these tasks conflict; narrow their write sets so they do not, where the work allows:\n\n{}\n",
+            bullets(
+                input
+                    .conflicts
+                    .iter()
+                    .map(|c| format!("`{}` × `{}`: both may write `{}`", c.a, c.b, c.witness))
+            )
+        )
+    };
+    let briefing = render(
+        SCAFFOLDER_TEMPLATE,
+        &[
+            ("job", job),
+            ("plan_path", input.plan_path.clone()),
+            ("total_files", input.repository.total_files.to_string()),
+            (
+                "truncated",
+                if input.repository.truncated { ", cut short".into() } else { String::new() },
+            ),
+            ("tasks", tasks),
+            ("goal", goal),
+            ("problems", problems),
+            ("conflicts", conflicts),
+        ],
+    );
+    with_definition(definition, briefing)
+}
+
 /// The reviewer's prompt.
 pub fn reviewer(definition: &RoleDefinition, input: &ReviewInput) -> String {
     let task = &input.task;
@@ -292,6 +389,7 @@ mod tests {
             base: "abc".into(),
             contract_path: "/c.json".into(),
             scope_decision: None,
+            note: None,
             advisor_guidance: Some(AdvisorGuidance {
                 decision: Decision::Plan,
                 summary: "isolate the comparison".into(),

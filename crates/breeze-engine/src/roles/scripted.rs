@@ -32,7 +32,10 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use breeze_protocol::{AdvisorRequest, Decision, ReviewInput, Role, WorkerInput, validate};
+use breeze_protocol::{
+    AdvisorRequest, Decision, DraftTask, ReviewInput, Role, ScaffoldInput, ScaffoldMode,
+    WorkerInput, validate,
+};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -288,9 +291,7 @@ pub async fn play(
         Role::Worker => worker(input, worktree, sim, in_write_set).await,
         Role::Reviewer => reviewer(input, sim),
         Role::Advisor => advisor(input, sim),
-        Role::Scaffolder => ScriptedReply::json(
-            json!({"mode": "analyze", "project_type": "other", "files_created": []}),
-        ),
+        Role::Scaffolder => scaffolder(input),
     }
 }
 
@@ -420,6 +421,101 @@ fn write_the_work(
         written.push(outside.clone());
     }
     written
+}
+
+/// The scaffolder: write sets from the paths a task's text names (backticked paths and
+/// path-like words); for a goal, one task per line of it.
+fn scaffolder(input: &Value) -> ScriptedReply {
+    let input: ScaffoldInput = match validate::parse(input.clone()) {
+        Ok(input) => input,
+        Err(err) => {
+            return ScriptedReply::failure(&format!("scripted scaffolder: bad input: {err}"));
+        }
+    };
+    let tasks: Vec<DraftTask> = match input.mode {
+        ScaffoldMode::FillWrites => input
+            .tasks
+            .iter()
+            .map(|task| DraftTask {
+                writes: paths_named(&format!("{} {}", task.title, task.dod)),
+                ..task.clone()
+            })
+            .collect(),
+        ScaffoldMode::Draft => {
+            draft_tasks(input.goal.as_deref().unwrap_or_default(), &input.other_tasks)
+        }
+    };
+    ScriptedReply::json(json!({
+        "schema_version": "plan-draft.v1",
+        "tasks": tasks,
+        "notes": "scripted scaffolder: write sets are the paths each task's text names"
+    }))
+}
+
+/// The paths a text names: backticked spans and words that look like paths (a `/` in
+/// them, or a file name with an extension), in order, once each.
+pub(crate) fn paths_named(text: &str) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    let backticked = text.split('`').skip(1).step_by(2);
+    let words = text.split('`').step_by(2).flat_map(str::split_whitespace);
+    for candidate in backticked.chain(words) {
+        let path = candidate
+            .trim_matches(|c: char| {
+                matches!(c, ',' | ';' | ':' | '(' | ')' | '[' | ']' | '"' | '\'' | '!' | '?')
+            })
+            .trim_end_matches('.')
+            .trim_start_matches("./");
+        if looks_like_path(path) && !found.iter().any(|p| p == path) {
+            found.push(path.to_string());
+        }
+    }
+    found
+}
+
+fn looks_like_path(word: &str) -> bool {
+    const EXTENSIONS: &[&str] = &[
+        "rs", "toml", "md", "py", "ts", "tsx", "js", "jsx", "go", "java", "kt", "rb", "c", "h",
+        "cpp", "hpp", "json", "yaml", "yml", "txt", "sh", "css", "html", "sql", "proto",
+    ];
+    if word.is_empty()
+        || word.contains(char::is_whitespace)
+        || word.contains("://")
+        || word.starts_with(['-', '/', '~'])
+    {
+        return false;
+    }
+    let file = word.rsplit('/').next().unwrap_or(word);
+    let has_extension = file
+        .rsplit_once('.')
+        .is_some_and(|(stem, ext)| !stem.is_empty() && EXTENSIONS.contains(&ext));
+    (word.contains('/') && word.chars().all(|c| c.is_alphanumeric() || "/._-*".contains(c)))
+        || has_extension
+}
+
+/// One task per line of the goal (bullets and numbering dropped), numbered after the
+/// plan's highest numeric id.
+fn draft_tasks(goal: &str, others: &[DraftTask]) -> Vec<DraftTask> {
+    let first_id = others.iter().filter_map(|t| t.id.parse::<u64>().ok()).max().unwrap_or(0) + 1;
+    goal.lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && !line.starts_with('#'))
+        .map(|line| line.trim_start_matches(['-', '*', '•']).trim_start())
+        .map(|line| {
+            line.trim_start_matches(|c: char| c.is_ascii_digit())
+                .trim_start_matches(['.', ')'])
+                .trim()
+        })
+        .filter(|line| !line.is_empty())
+        .enumerate()
+        .map(|(n, line)| DraftTask {
+            id: (first_id + n as u64).to_string(),
+            title: line.replace('`', ""),
+            dod: format!("{} — done and tested", line.replace('`', "")),
+            writes: paths_named(line),
+            depends_on: Vec::new(),
+            risk: Vec::new(),
+        })
+        .collect()
 }
 
 fn reviewer(input: &Value, sim: &SimSpec) -> ScriptedReply {

@@ -76,17 +76,7 @@ pub(super) fn new_run(options: &RunOptions) -> Result<Prepared, EngineError> {
     let mut notices = untracked_plan_notice(&repo, &plan, plans_file.as_deref());
     // What the planner read around (rows it could not read, dependencies taken as done).
     notices.extend(plan.warnings.iter().map(ToString::to_string));
-    // Tasks of earlier runs already on main are not run again, whatever the plan says.
-    let ids_and_titles: Vec<(&str, &str)> =
-        plan.tasks.iter().map(|task| (task.id.as_str(), task.title.as_str())).collect();
-    let landed_before = repo.find_landed_tasks(&ids_and_titles)?;
-    for (id, commit) in &landed_before {
-        notices.push(format!(
-            "task {id} is already on {} ({}); it is not run again (mark it done in the plan, or give it a new id to redo it)",
-            repo.main_branch(),
-            &commit.to_string()[..12]
-        ));
-    }
+    let landed_before = landed_before(&repo, &plan, &mut notices)?;
     let lock = RepoLock::acquire(&root)?;
     refuse_if_resumable(&root)?;
     let run_dir = create_run_dir(&root, &plan_path)?;
@@ -187,6 +177,26 @@ pub(super) fn interrupted_run(options: &RunOptions) -> Result<Prepared, EngineEr
     })
 }
 
+/// Tasks of earlier runs already on main (found by their trailers): they are not run
+/// again, whatever the plan says, and the user is told.
+fn landed_before(
+    repo: &Repo,
+    plan: &Plan,
+    notices: &mut Vec<String>,
+) -> Result<BTreeMap<String, breeze_git::Oid>, EngineError> {
+    let ids_and_titles: Vec<(&str, &str)> =
+        plan.tasks.iter().map(|task| (task.id.as_str(), task.title.as_str())).collect();
+    let landed = repo.find_landed_tasks(&ids_and_titles)?;
+    for (id, commit) in &landed {
+        notices.push(format!(
+            "task {id} is already on {} ({}); it is not run again (mark it done in the plan, or give it a new id to redo it)",
+            repo.main_branch(),
+            &commit.to_string()[..12]
+        ));
+    }
+    Ok(landed)
+}
+
 /// The records of a new run: every task queued, except those already on main.
 fn first_records(
     plan: &Plan,
@@ -237,7 +247,7 @@ fn recognize_landings(repo: &Repo, snapshot: &mut RunSnapshot) -> Result<(), Eng
             record.phase = TaskPhase::Landed;
             record.commit = Some(commit.into());
             record.reason = None;
-        } else if record.phase != TaskPhase::Deferred {
+        } else if !record.phase.waits_to_land() {
             record.reason = None;
         }
     }

@@ -20,6 +20,7 @@
 
 mod build;
 mod deps;
+mod edit;
 mod ids;
 mod list;
 mod marker;
@@ -72,6 +73,13 @@ pub fn set_status(text: &str, id: &TaskId, marker: &str) -> Result<String, PlanE
     }
     out.push_str(&text[span.end..]);
     Ok(out)
+}
+
+/// `text` with the write sets of the tasks in `writes` (by id) written in, every other
+/// byte kept: a Writes cell (the column added to a table that has none), a `Writes:` line
+/// under a task heading, a nested `- Writes:` bullet under a list-item task.
+pub fn set_writes(text: &str, writes: &BTreeMap<String, Vec<String>>) -> Result<String, String> {
+    edit::set_writes(text, writes)
 }
 
 /// Task id → status text (a Status cell, a task's marker, or for a task without one

@@ -577,6 +577,18 @@ impl Scanner {
             && item.indent > indent
             && !(read.id.is_some() && read.marker.is_some())
         {
+            // `- Writes: …` and `- Depends: …` under an item are its fields, as under a
+            // task heading; other nested bullets form its DoD.
+            if let Some((kind @ ("writes" | "depends"), value)) = labelled(item.body) {
+                let task = &mut self.out.tasks[task];
+                if kind == "writes" {
+                    task.writes = Some(value);
+                    task.writes_line = line.number;
+                } else {
+                    task.depends.push(Written { text: value, line: line.number });
+                }
+                return;
+            }
             let dod = &mut self.out.tasks[task].dod;
             if !dod.is_empty() {
                 dod.push_str("; ");

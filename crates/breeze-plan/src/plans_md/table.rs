@@ -184,6 +184,21 @@ impl Columns {
     pub fn has_writes(&self) -> bool {
         self.writes.is_some()
     }
+
+    /// The Writes column, if the table has one.
+    pub fn writes_column(&self) -> Option<usize> {
+        self.writes
+    }
+
+    /// The Depends column, if the table has one.
+    pub fn depends_column(&self) -> Option<usize> {
+        self.depends
+    }
+
+    /// The Status column.
+    pub fn status_column(&self) -> usize {
+        self.status
+    }
 }
 
 /// What a table header says the table is.

@@ -1,0 +1,661 @@
+//! The Scaffolder at plan time: `breeze plan --fill-writes` proposes write sets for the
+//! tasks that have none, `breeze draft` turns a goal into new tasks. The role only reads;
+//! the Lead validates its `plan-draft.v1` (paths inside the repository, one owner per shared
+//! file, no cycles), asks once more with the problems when it is invalid, pushes back once
+//! when conflicts remain that narrower write sets would remove, and only then edits the
+//! plan file — every other byte kept.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use breeze_git::Repo;
+use breeze_plan::edit::NewTask;
+use breeze_plan::{Analysis, Plan, PlanFormat, TaskId, WriteSet};
+use breeze_protocol::{
+    DraftConflict, DraftTask, PlanDraft, RepositoryView, Role, ScaffoldInput, ScaffoldInputV1,
+    ScaffoldMode, validate,
+};
+use breeze_supervise::Supervisor;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::Config;
+use crate::containment::{Containment, RoleGuard};
+use crate::error::EngineError;
+use crate::journal::RunStore;
+use crate::lock::RepoLock;
+use crate::roles::backoff::{Backoff, BackoffSettings};
+use crate::roles::{RoleCall, RoleOutcome, RoleRunner, RoleRunnerParts, definition, prompt};
+use crate::run_dir::RunDir;
+
+/// Files of the repository shown to the Scaffolder, at most.
+const REPOSITORY_VIEW_FILES: usize = 2000;
+/// Folders no write set may name.
+const RESERVED: [&str; 3] = [".git", breeze_git::STATE_DIR, breeze_git::WORKTREE_ROOT];
+
+/// What a planning command works on.
+#[derive(Clone)]
+pub struct ScaffoldOptions {
+    /// A directory inside the repository.
+    pub repo_dir: PathBuf,
+    /// The plan file; default: `plan.toml`, then `Plans.md`, at the repository root.
+    pub plan: Option<PathBuf>,
+    /// Use this configuration instead of reading `breeze.toml`.
+    pub config: Option<Config>,
+    /// Process supervisor settings.
+    pub supervisor: Supervisor,
+    /// How backend troubles are waited out.
+    pub backoff: BackoffSettings,
+}
+
+impl ScaffoldOptions {
+    /// Options for the repository containing `repo_dir`, with defaults for the rest.
+    pub fn new(repo_dir: impl Into<PathBuf>) -> ScaffoldOptions {
+        ScaffoldOptions {
+            repo_dir: repo_dir.into(),
+            plan: None,
+            config: None,
+            supervisor: Supervisor::new(),
+            backoff: BackoffSettings::default(),
+        }
+    }
+}
+
+/// What `--fill-writes` did.
+#[derive(Debug)]
+pub struct FillReport {
+    /// The plan file.
+    pub plan_path: PathBuf,
+    /// The plan and its analysis before.
+    pub before: (Plan, Analysis),
+    /// After (the file as written).
+    pub after: (Plan, Analysis),
+    /// The write sets written, by task.
+    pub filled: BTreeMap<TaskId, Vec<String>>,
+    /// What the Lead asked again, and why (refused answers, pushback).
+    pub asked_again: Vec<String>,
+    /// The Scaffolder's notes for the user.
+    pub notes: Option<String>,
+}
+
+/// What `breeze draft` did.
+#[derive(Debug)]
+pub struct DraftReport {
+    /// The plan file.
+    pub plan_path: PathBuf,
+    /// Whether it was created.
+    pub created: bool,
+    /// The tasks added.
+    pub added: Vec<TaskId>,
+    /// The plan and its analysis after.
+    pub after: (Plan, Analysis),
+    /// What the Lead asked again, and why.
+    pub asked_again: Vec<String>,
+    /// The Scaffolder's notes for the user.
+    pub notes: Option<String>,
+}
+
+/// Proposes write sets for the plan's tasks that have none and writes them into the plan.
+pub async fn fill_writes(
+    options: ScaffoldOptions,
+    cancel: CancellationToken,
+) -> Result<FillReport, EngineError> {
+    let session = Session::open(&options)?;
+    let plan_path = session.plan_path(options.plan.as_deref())?;
+    let plan = breeze_plan::load_with_extensions(&plan_path, crate::PLAN_EXTENSIONS)?;
+    let analysis = breeze_plan::analyze(&plan, session.config.max_workers)?;
+    let empty: Vec<&breeze_plan::Task> =
+        plan.tasks.iter().filter(|t| t.writes.is_empty()).collect();
+    if empty.is_empty() {
+        return Err(EngineError::usage(
+            format!("every task of {} has a write set", plan_path.display()),
+            "nothing to fill; `breeze plan` shows the write groups",
+        ));
+    }
+    let mut input = session.input(ScaffoldMode::FillWrites, &plan, None)?;
+    input.tasks = empty.iter().map(|task| draft_task(task, &[])).collect();
+    input.other_tasks = plan
+        .tasks
+        .iter()
+        .filter(|t| !t.writes.is_empty())
+        .map(|t| draft_task(t, t.writes.entries()))
+        .collect();
+    let check =
+        |draft: &PlanDraft| fill_problems(&plan, &input.tasks, draft, session.config.max_workers);
+    let (draft, mut asked_again) = session.ask_until_valid(input.clone(), &check, &cancel).await?;
+    let mut chosen = fills(&draft);
+    let mut notes = draft.notes.clone();
+    let narrowable = narrowable_conflicts(&plan, &chosen, session.config.max_workers);
+    if !narrowable.is_empty() {
+        asked_again
+            .push(format!("{} conflict(s) narrower write sets may remove", narrowable.len()));
+        let mut pushback = input.clone();
+        pushback.conflicts = narrowable.clone();
+        if let Ok(second) = session.ask(&pushback, &cancel).await
+            && check(&second).is_empty()
+            && narrowable_conflicts(&plan, &fills(&second), session.config.max_workers).len()
+                < narrowable.len()
+        {
+            chosen = fills(&second);
+            notes = second.notes.clone();
+        }
+    }
+    let text = read_plan(&plan_path)?;
+    let edited = breeze_plan::edit::set_writes(&plan, &text, &chosen, crate::PLAN_EXTENSIONS)?;
+    write_plan(&plan_path, &edited)?;
+    let after_plan = breeze_plan::load_with_extensions(&plan_path, crate::PLAN_EXTENSIONS)?;
+    let after_analysis = breeze_plan::analyze(&after_plan, session.config.max_workers)?;
+    Ok(FillReport {
+        plan_path,
+        before: (plan, analysis),
+        after: (after_plan, after_analysis),
+        filled: chosen,
+        asked_again,
+        notes,
+    })
+}
+
+/// Turns `goal` into new tasks appended to the plan (`out`, else the repository's plan,
+/// else a new `Plans.md` from `template`).
+pub async fn draft(
+    options: ScaffoldOptions,
+    goal: &str,
+    out: Option<&Path>,
+    template: &str,
+    cancel: CancellationToken,
+) -> Result<DraftReport, EngineError> {
+    let session = Session::open(&options)?;
+    let plan_path = match out {
+        Some(path) => std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()),
+        None => session.plan_path(None).unwrap_or_else(|_| session.root.join("Plans.md")),
+    };
+    let created = !plan_path.exists();
+    let format = if plan_path.extension().is_some_and(|e| e.eq_ignore_ascii_case("toml")) {
+        PlanFormat::Toml
+    } else {
+        PlanFormat::PlansMd
+    };
+    let text = if created {
+        match format {
+            PlanFormat::PlansMd => template_without_examples(template),
+            PlanFormat::Toml => String::new(),
+        }
+    } else {
+        read_plan(&plan_path)?
+    };
+    let existing = match created {
+        true => None,
+        false => Some(breeze_plan::load_with_extensions(&plan_path, crate::PLAN_EXTENSIONS)?),
+    };
+    let mut input = session.input(
+        ScaffoldMode::Draft,
+        existing.as_ref().unwrap_or(&empty_plan(&plan_path, format)),
+        Some(goal),
+    )?;
+    input.other_tasks = existing
+        .iter()
+        .flat_map(|plan| plan.tasks.iter().map(|t| draft_task(t, t.writes.entries())))
+        .collect();
+    let check = |draft: &PlanDraft| {
+        draft_problems(existing.as_ref(), &plan_path, format, draft, session.config.max_workers)
+    };
+    let (draft, asked_again) = session.ask_until_valid(input, &check, &cancel).await?;
+    let tasks: Vec<NewTask> = draft.tasks.iter().map(new_task).collect();
+    let edited =
+        breeze_plan::edit::append_tasks(&plan_path, format, &text, &tasks, crate::PLAN_EXTENSIONS)?;
+    write_plan(&plan_path, &edited)?;
+    let after_plan = breeze_plan::load_with_extensions(&plan_path, crate::PLAN_EXTENSIONS)?;
+    let after_analysis = breeze_plan::analyze(&after_plan, session.config.max_workers)?;
+    Ok(DraftReport {
+        plan_path,
+        created,
+        added: tasks.iter().map(|t| TaskId::new(t.id.as_str())).collect(),
+        after: (after_plan, after_analysis),
+        asked_again,
+        notes: draft.notes,
+    })
+}
+
+/// A planning session: the repository, its lock, and the role runner for the Scaffolder.
+struct Session {
+    root: PathBuf,
+    config: Config,
+    roles: RoleRunner,
+    backoff: BackoffSettings,
+    main_tip: String,
+    repository: RepositoryView,
+    calls: std::sync::atomic::AtomicU32,
+    _lock: RepoLock,
+}
+
+impl Session {
+    fn open(options: &ScaffoldOptions) -> Result<Session, EngineError> {
+        let repo = Repo::open(&options.repo_dir)?;
+        let root = repo.workdir().to_path_buf();
+        let config = match options.config.clone() {
+            Some(config) => config,
+            None => Config::load(&root)?,
+        };
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let containment = Containment::decide(&config, home.as_deref())?;
+        repo.ensure_excluded()?;
+        let lock = RepoLock::acquire(&root)?;
+        let listing = repo.files_on_main(REPOSITORY_VIEW_FILES)?;
+        let repository = RepositoryView {
+            truncated: listing.total > listing.files.len() as u64,
+            files: listing.files,
+            total_files: listing.total,
+        };
+        let main_tip = repo.main_tip()?;
+        let id = format!("plan-{}", uuid::Uuid::now_v7());
+        let run_dir = RunDir::planning(&root, &id);
+        run_dir.create().map_err(|err| {
+            EngineError::io(format!("cannot create {}", run_dir.root().display()), err)
+        })?;
+        let store = RunStore::open(&run_dir.events(), &run_dir.cycles(), &run_dir.snapshot())
+            .map_err(|err| {
+                EngineError::io(
+                    format!("cannot open the files in {}", run_dir.root().display()),
+                    err,
+                )
+            })?;
+        let repo = Arc::new(repo);
+        let guard = Arc::new(RoleGuard::new(containment, repo, main_tip));
+        let roles = RoleRunner::new(RoleRunnerParts {
+            config: config.clone(),
+            run_dir,
+            run_id: id,
+            repo_root: root.clone(),
+            store,
+            supervisor: options.supervisor.clone(),
+            engine_env: std::env::vars().collect(),
+            guard,
+            write_sets: BTreeMap::new(),
+            sims: BTreeMap::new(),
+        });
+        Ok(Session {
+            root,
+            config,
+            roles,
+            backoff: options.backoff,
+            main_tip: main_tip.to_string(),
+            repository,
+            calls: Default::default(),
+            _lock: lock,
+        })
+    }
+
+    /// The plan file: the given path, else `plan.toml`, else `Plans.md` at the root.
+    fn plan_path(&self, given: Option<&Path>) -> Result<PathBuf, EngineError> {
+        if let Some(path) = given {
+            return Ok(std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()));
+        }
+        ["plan.toml", "Plans.md"]
+            .iter()
+            .map(|name| self.root.join(name))
+            .find(|p| p.is_file())
+            .ok_or_else(|| {
+                EngineError::usage(
+                    format!(
+                        "no plan given and neither plan.toml nor Plans.md exists in {}",
+                        self.root.display()
+                    ),
+                    "pass a plan, or start one with `breeze draft \"GOAL\"` or `breeze init`",
+                )
+            })
+    }
+
+    fn input(
+        &self,
+        mode: ScaffoldMode,
+        plan: &Plan,
+        goal: Option<&str>,
+    ) -> Result<ScaffoldInput, EngineError> {
+        Ok(ScaffoldInput {
+            schema_version: ScaffoldInputV1,
+            mode,
+            plan_path: plan.path.display().to_string(),
+            goal: goal.map(str::to_string),
+            tasks: Vec::new(),
+            other_tasks: Vec::new(),
+            repository: self.repository.clone(),
+            problems: Vec::new(),
+            conflicts: Vec::new(),
+        })
+    }
+
+    /// Asks, and once more with the problems when the answer is refused; then gives up with
+    /// the problems, the plan untouched.
+    async fn ask_until_valid(
+        &self,
+        mut input: ScaffoldInput,
+        check: &dyn Fn(&PlanDraft) -> Vec<String>,
+        cancel: &CancellationToken,
+    ) -> Result<(PlanDraft, Vec<String>), EngineError> {
+        let mut asked_again = Vec::new();
+        for try_number in 1..=2 {
+            let problems = match self.ask(&input, cancel).await {
+                Ok(draft) => match check(&draft) {
+                    problems if problems.is_empty() => return Ok((draft, asked_again)),
+                    problems => problems,
+                },
+                Err(Refused::Answer(why)) => vec![why],
+                Err(Refused::Stop(err)) => return Err(err),
+            };
+            if try_number == 2 {
+                return Err(EngineError::usage(
+                    format!(
+                        "the scaffolder's proposal was refused twice: {}; the plan is unchanged",
+                        problems.join("; ")
+                    ),
+                    "see its log under .breeze/planning/, fix roles.scaffolder in breeze.toml, or write the write sets by hand",
+                ));
+            }
+            asked_again.push(format!("its answer was refused: {}", problems.join("; ")));
+            input.problems = problems;
+        }
+        unreachable!("the loop returns on its second try")
+    }
+
+    /// One Scaffolder call (backend trouble waited out).
+    async fn ask(
+        &self,
+        input: &ScaffoldInput,
+        cancel: &CancellationToken,
+    ) -> Result<PlanDraft, Refused> {
+        let definition = definition::load(&self.root, Role::Scaffolder).map_err(|message| {
+            Refused::Stop(EngineError::usage(message, "fix the role definition file"))
+        })?;
+        let value = serde_json::to_value(input)
+            .map_err(|err| Refused::Stop(EngineError::internal("the scaffold input")(err)))?;
+        let mut backoff = Backoff::new(self.backoff);
+        loop {
+            let n = self.calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+            let call = RoleCall {
+                role: Role::Scaffolder,
+                task_id: "plan".into(),
+                attempt: n,
+                round: 1,
+                cwd: self.root.clone(),
+                base: self.main_tip.clone(),
+                input: value.clone(),
+                prompt: prompt::scaffolder(&definition, input),
+                resume_session: None,
+                label: n.to_string(),
+                resume_baseline: None,
+                lane: None,
+            };
+            let reply = self.roles.invoke(call, cancel).await;
+            if !reply.escaped.is_empty() {
+                return Err(Refused::Stop(
+                    self.roles.guard.escape_error("the scaffolder", &reply.escaped),
+                ));
+            }
+            return match reply.outcome {
+                RoleOutcome::Answered(value) => {
+                    validate::parse::<PlanDraft>(value).map_err(|invalid| {
+                        Refused::Answer(format!("not a valid plan-draft.v1: {invalid}"))
+                    })
+                }
+                RoleOutcome::Trouble(trouble) => {
+                    self.roles
+                        .wait_out(&mut backoff, &trouble, "plan", Role::Scaffolder, cancel)
+                        .await
+                        .map_err(Refused::Stop)?;
+                    continue;
+                }
+                RoleOutcome::Cancelled => Err(Refused::Stop(EngineError::Cancelled)),
+                RoleOutcome::CouldNotStart(why) => Err(Refused::Stop(EngineError::usage(
+                    format!("the scaffolder could not start: {why}"),
+                    "check roles.scaffolder in breeze.toml (backend, command) and that the program is installed",
+                ))),
+                RoleOutcome::NoAnswer(why) => Err(Refused::Answer(format!("no answer: {why}"))),
+                RoleOutcome::Ended(ending) => {
+                    Err(Refused::Answer(format!("the scaffolder {ending}: {}", reply.diagnostics)))
+                }
+            };
+        }
+    }
+}
+
+/// Why a Scaffolder call gave no draft.
+enum Refused {
+    /// Its answer is unusable: ask again.
+    Answer(String),
+    /// Asking again would not help.
+    Stop(EngineError),
+}
+
+fn draft_task(task: &breeze_plan::Task, writes: &[String]) -> DraftTask {
+    DraftTask {
+        id: task.id.to_string(),
+        title: task.title.clone(),
+        dod: task.dod.clone(),
+        writes: writes.to_vec(),
+        depends_on: task.depends_on.iter().map(ToString::to_string).collect(),
+        risk: task.risk.iter().map(|flag| flag.as_str().to_string()).collect(),
+    }
+}
+
+fn new_task(task: &DraftTask) -> NewTask {
+    NewTask {
+        id: task.id.trim().to_string(),
+        title: task.title.trim().to_string(),
+        dod: task.dod.trim().to_string(),
+        writes: task.writes.clone(),
+        depends_on: task.depends_on.clone(),
+        risk: task.risk.clone(),
+    }
+}
+
+/// The proposed write sets, by task.
+fn fills(draft: &PlanDraft) -> BTreeMap<TaskId, Vec<String>> {
+    draft.tasks.iter().map(|task| (TaskId::new(task.id.trim()), task.writes.clone())).collect()
+}
+
+/// What is wrong with one write set: an entry that does not parse, points outside the
+/// repository or into git's and breeze's own folders.
+fn write_set_problems(id: &str, writes: &[String]) -> Vec<String> {
+    let mut problems = Vec::new();
+    if let Err(err) = WriteSet::new(writes) {
+        problems.push(format!("task `{id}`: write-set entry `{}`: {}", err.entry, err.reason));
+    }
+    for entry in writes {
+        let first = entry.trim_start_matches("./").split('/').next().unwrap_or_default();
+        if RESERVED.contains(&first) {
+            problems
+                .push(format!("task `{id}`: `{entry}` is inside git's or breeze's own folders"));
+        }
+    }
+    problems
+}
+
+/// Why a `fill-writes` draft is refused: a task asked about without a write set (or a
+/// bad one), ids not asked about, and what the plan analysis finds with the proposal
+/// (shared files with two owners, and the like).
+fn fill_problems(
+    plan: &Plan,
+    asked: &[DraftTask],
+    draft: &PlanDraft,
+    max_workers: u32,
+) -> Vec<String> {
+    let asked_ids: BTreeSet<&str> = asked.iter().map(|t| t.id.as_str()).collect();
+    let proposed: BTreeMap<&str, &DraftTask> =
+        draft.tasks.iter().map(|t| (t.id.trim(), t)).collect();
+    let mut problems: Vec<String> = proposed
+        .keys()
+        .filter(|id| !asked_ids.contains(*id))
+        .map(|id| {
+            format!(
+                "task `{id}` was not asked about (answer only for: {})",
+                asked_ids.iter().copied().collect::<Vec<_>>().join(", ")
+            )
+        })
+        .collect();
+    for id in &asked_ids {
+        match proposed.get(id) {
+            None => problems.push(format!("task `{id}` has no proposal")),
+            Some(task) if task.writes.is_empty() => {
+                problems.push(format!("task `{id}`: the write set is empty"));
+            }
+            Some(task) => problems.extend(write_set_problems(id, &task.writes)),
+        }
+    }
+    if problems.is_empty()
+        && let Err(err) = breeze_plan::analyze(&with_writes(plan, &fills(draft)), max_workers)
+    {
+        problems.extend(err.problems().iter().map(|p| p.what.clone()));
+    }
+    problems
+}
+
+/// Why a `draft` is refused: no tasks, ids in use or repeated, bad write sets, and what
+/// the analysis of the plan with the new tasks finds (unknown dependencies, cycles,
+/// shared files with two owners).
+fn draft_problems(
+    existing: Option<&Plan>,
+    path: &Path,
+    format: PlanFormat,
+    draft: &PlanDraft,
+    max_workers: u32,
+) -> Vec<String> {
+    if draft.tasks.is_empty() {
+        return vec!["the draft has no tasks".into()];
+    }
+    let mut problems = Vec::new();
+    let mut seen = BTreeSet::new();
+    for task in &draft.tasks {
+        let id = task.id.trim();
+        if id.is_empty() || id.chars().any(char::is_whitespace) {
+            problems.push(format!("`{id}` is not a task id (no spaces, not empty)"));
+        } else if existing.is_some_and(|plan| plan.task(&TaskId::new(id)).is_some())
+            || !seen.insert(id)
+        {
+            problems.push(format!("task id `{id}` is already used"));
+        }
+        if task.title.trim().is_empty() {
+            problems.push(format!("task `{id}` has no title"));
+        }
+        problems.extend(write_set_problems(id, &task.writes));
+    }
+    if !problems.is_empty() {
+        return problems;
+    }
+    let tasks: Vec<NewTask> = draft.tasks.iter().map(new_task).collect();
+    let base = existing.map_or_else(String::new, |plan| read_plan(&plan.path).unwrap_or_default());
+    match breeze_plan::edit::append_tasks(path, format, &base, &tasks, crate::PLAN_EXTENSIONS) {
+        Err(err) => problems.extend(err.problems().iter().map(|p| p.what.clone())),
+        Ok(text) => {
+            let parsed = match format {
+                PlanFormat::Toml => breeze_plan::parse_plan_toml_with_extensions(
+                    &text,
+                    path,
+                    crate::PLAN_EXTENSIONS,
+                ),
+                PlanFormat::PlansMd => breeze_plan::parse_plans_md(&text, path),
+            };
+            let analysed =
+                parsed.and_then(|plan| breeze_plan::analyze(&plan, max_workers).map(|_| ()));
+            if let Err(err) = analysed {
+                problems.extend(err.problems().iter().map(|p| p.what.clone()));
+            }
+            let ids: BTreeSet<&str> = draft.tasks.iter().map(|t| t.id.trim()).collect();
+            for task in &draft.tasks {
+                for dep in &task.depends_on {
+                    let known = ids.contains(dep.as_str())
+                        || existing
+                            .is_some_and(|plan| plan.task(&TaskId::new(dep.as_str())).is_some());
+                    if !known {
+                        problems.push(format!("task `{}` depends on `{dep}`, which is neither drafted nor in the plan", task.id));
+                    }
+                }
+            }
+        }
+    }
+    problems
+}
+
+/// `plan` with the write sets of `writes` in place.
+fn with_writes(plan: &Plan, writes: &BTreeMap<TaskId, Vec<String>>) -> Plan {
+    let mut plan = plan.clone();
+    for task in &mut plan.tasks {
+        if let Some(entries) = writes.get(&task.id)
+            && let Ok(set) = WriteSet::new(entries)
+        {
+            task.writes = set;
+        }
+    }
+    plan
+}
+
+/// The conflicts of the plan with the proposal that involve a proposed write set and come
+/// from a directory or a glob — narrower write sets may remove them. A file both tasks
+/// name exactly is a real shared edit, not something narrowing fixes.
+fn narrowable_conflicts(
+    plan: &Plan,
+    writes: &BTreeMap<TaskId, Vec<String>>,
+    max_workers: u32,
+) -> Vec<DraftConflict> {
+    let candidate = with_writes(plan, writes);
+    let Ok(analysis) = breeze_plan::analyze(&candidate, max_workers) else { return Vec::new() };
+    analysis
+        .conflicts
+        .iter()
+        .filter_map(|conflict| {
+            let breeze_plan::ConflictReason::Overlap { witness } = &conflict.reason else {
+                return None;
+            };
+            let (a, b) = (&candidate.tasks[conflict.a], &candidate.tasks[conflict.b]);
+            if !writes.contains_key(&a.id) && !writes.contains_key(&b.id) {
+                return None;
+            }
+            let exact = |task: &breeze_plan::Task| {
+                task.writes.entries().iter().any(|entry| entry == witness)
+            };
+            (!(exact(a) && exact(b))).then(|| DraftConflict {
+                a: a.id.to_string(),
+                b: b.id.to_string(),
+                witness: witness.clone(),
+            })
+        })
+        .collect()
+}
+
+fn read_plan(path: &Path) -> Result<String, EngineError> {
+    std::fs::read_to_string(path)
+        .map_err(|err| EngineError::io(format!("cannot read {}", path.display()), err))
+}
+
+fn write_plan(path: &Path, text: &str) -> Result<(), EngineError> {
+    crate::snapshot::write_atomically(path, text.as_bytes())
+        .map_err(|err| EngineError::io(format!("cannot write {}", path.display()), err))
+}
+
+/// An empty plan at `path`, for a draft into a new file.
+fn empty_plan(path: &Path, format: PlanFormat) -> Plan {
+    Plan {
+        path: path.to_path_buf(),
+        format,
+        tasks: Vec::new(),
+        done: BTreeSet::new(),
+        blocked: BTreeSet::new(),
+        warnings: Vec::new(),
+        extensions: BTreeMap::new(),
+    }
+}
+
+/// The Plans.md template without its example rows (a drafted plan holds only its own).
+fn template_without_examples(template: &str) -> String {
+    let mut out = String::new();
+    let mut rows = 0;
+    for line in template.split_inclusive('\n') {
+        if line.trim_start().starts_with('|') {
+            rows += 1;
+            if rows > 2 {
+                continue;
+            }
+        }
+        out.push_str(line);
+    }
+    out
+}
