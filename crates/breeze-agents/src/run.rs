@@ -7,9 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use breeze_supervise::{
-    ActivityProbe, Ending, Outcome, ProcessSpec, SpawnError, Supervisor,
-};
+use breeze_supervise::{ActivityProbe, Ending, Outcome, ProcessSpec, SpawnError, Supervisor};
 use tokio_util::sync::CancellationToken;
 
 use crate::args::{codex_schema_path, command_line};

@@ -54,13 +54,9 @@ pub(crate) fn workdir_status_options_for(
 
 /// Paths with uncommitted changes, as libgit2 sees them: staged, modified, deleted,
 /// conflicted or untracked (not ignored). Ignored files (build outputs, provisioned
-/// `.env`) do not count. Sorted, as git names them (bytes).
-pub(crate) fn dirty_repo_paths(repo: &Repository, at: &Path) -> Result<Vec<RepoPath>, GitError> {
-    dirty_repo_paths_in(repo, at, WorkdirChanges::Unknown)
-}
-
-/// [`dirty_repo_paths`] looking only at `changes` in the working tree (and at every staged
-/// change, through the index).
+/// `.env`) do not count. Sorted, as git names them (bytes). With [`WorkdirChanges::Only`]
+/// only those paths of the working tree are looked at (every staged change is found
+/// through the index either way).
 pub(crate) fn dirty_repo_paths_in(
     repo: &Repository,
     at: &Path,

@@ -285,12 +285,14 @@ impl Checkouts {
 
     /// Puts the checkout at `at` on `commit` with a detached HEAD, discarding tracked
     /// changes and untracked files, keeping ignored ones, writing only what differs (how
-    /// the integration worktree is reused).
+    /// the integration worktree is reused). With [`WorkdirChanges::Only`] libgit2 looks for
+    /// changes at those paths (and in the index) only.
     pub(crate) fn reset_detached(
         &self,
         wrepo: &Repository,
         at: &Path,
         commit: Oid,
+        changes: WorkdirChanges<'_>,
     ) -> Result<(), GitError> {
         if let Tool::GitCli { .. } = self.tool {
             let sha = commit.to_string();
@@ -308,7 +310,7 @@ impl Checkouts {
             .and_then(|c| c.tree())
             .map_err(|_| GitError::MissingObject { what: "commit", oid: commit })?;
         let mut touched = checkout::tree_diff_paths(wrepo, &head_tree, &new_tree)?;
-        touched.extend(checkout::dirty_repo_paths(wrepo, at)?);
+        touched.extend(checkout::dirty_repo_paths_in(wrepo, at, changes)?);
         touched.sort();
         touched.dedup();
         if let Err(conflicts) =

@@ -10,6 +10,7 @@ use crate::checkout::{self, Mode};
 use crate::checkouts::NewCheckout;
 use crate::error::{Context as _, GitError};
 use crate::names::INTEGRATION_WORKTREE;
+use crate::paths::WorkdirChanges;
 use crate::repo::Repo;
 
 impl Repo {
@@ -18,6 +19,18 @@ impl Repo {
     /// resets it to `commit`, discarding what the previous verify changed or left untracked
     /// (ignored build outputs stay, so builds stay warm).
     pub fn integration_worktree(&self, commit: Oid) -> Result<PathBuf, GitError> {
+        self.integration_worktree_changed(commit, WorkdirChanges::Unknown)
+    }
+
+    /// [`Repo::integration_worktree`] when the caller knows where the reused worktree may
+    /// have changed since breeze last put it on a commit (its file-system watch): with
+    /// [`WorkdirChanges::Only`] what the previous verify left is looked for at those paths
+    /// only, and the reset writes those and the paths the two commits differ in.
+    pub fn integration_worktree_changed(
+        &self,
+        commit: Oid,
+        changes: WorkdirChanges<'_>,
+    ) -> Result<PathBuf, GitError> {
         let repo = self.git()?;
         repo.find_commit(commit)
             .map_err(|_| GitError::MissingObject { what: "commit", oid: commit })?;
@@ -30,7 +43,7 @@ impl Repo {
         if self.clear_way_for(&repo, name, &path, None)? {
             let mut wrepo = self.handle(&path)?;
             wrepo.set_keep(false);
-            self.checkouts.reset_detached(&wrepo, &path, commit)?;
+            self.checkouts.reset_detached(&wrepo, &path, commit, changes)?;
             wrepo.set_keep(true);
             return Ok(path);
         }
@@ -54,7 +67,18 @@ impl Repo {
     /// at `parent` (main's tip), and the index and files holding `tree` (the merged result),
     /// so that the repository's `pre-commit` hook finds the landing's change staged.
     pub fn integration_worktree_staged(&self, parent: Oid, tree: Oid) -> Result<PathBuf, GitError> {
-        let path = self.integration_worktree(parent)?;
+        self.integration_worktree_staged_changed(parent, tree, WorkdirChanges::Unknown)
+    }
+
+    /// [`Repo::integration_worktree_staged`] with what the caller knows of where the
+    /// worktree changed (see [`Repo::integration_worktree_changed`]).
+    pub fn integration_worktree_staged_changed(
+        &self,
+        parent: Oid,
+        tree: Oid,
+        changes: WorkdirChanges<'_>,
+    ) -> Result<PathBuf, GitError> {
+        let path = self.integration_worktree_changed(parent, changes)?;
         let wrepo = self.handle(&path)?;
         let head_tree = commit_tree_of(&wrepo, parent)?;
         let new_tree = wrepo

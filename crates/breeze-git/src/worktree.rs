@@ -208,6 +208,20 @@ impl Repo {
         delete_branch: Option<&str>,
         force: bool,
     ) -> Result<RemoveOutcome, GitError> {
+        self.remove_worktree_changed(path, delete_branch, force, WorkdirChanges::Unknown)
+    }
+
+    /// [`Repo::remove_worktree`] when the caller knows where the worktree may have changed
+    /// since it last agreed with git (the lane's file-system watch): with
+    /// [`WorkdirChanges::Only`] the check for work left in it looks at those paths and at
+    /// its index, not at every file.
+    pub fn remove_worktree_changed(
+        &self,
+        path: &Path,
+        delete_branch: Option<&str>,
+        force: bool,
+        changes: WorkdirChanges<'_>,
+    ) -> Result<RemoveOutcome, GitError> {
         let absolute = self.managed_path(path)?;
         let repo = self.git()?;
         let registered = repo
@@ -233,7 +247,7 @@ impl Repo {
         };
 
         if absolute.exists() && !force {
-            let dirty = self.work_in(&absolute)?;
+            let dirty = self.work_in(&absolute, changes)?;
             if !dirty.is_empty() {
                 return Ok(RemoveOutcome::KeptDirty { paths: dirty });
             }
@@ -282,7 +296,7 @@ impl Repo {
 
     /// The uncommitted or untracked paths of the worktree at `path`, which is about to be
     /// removed; one that cannot be checked is refused.
-    fn work_in(&self, path: &Path) -> Result<Vec<String>, GitError> {
+    fn work_in(&self, path: &Path, changes: WorkdirChanges<'_>) -> Result<Vec<String>, GitError> {
         let wrepo = self.handle(path).map_err(|e| GitError::NotManaged {
             path: path.to_path_buf(),
             problem: format!(
@@ -290,6 +304,6 @@ impl Repo {
                  holds nothing you need"
             ),
         })?;
-        self.checkouts.dirty_paths(&wrepo, path, WorkdirChanges::Unknown)
+        self.checkouts.dirty_paths(&wrepo, path, changes)
     }
 }

@@ -103,7 +103,10 @@ fn a_commit_of_the_watched_paths_is_what_git_add_all_commits() {
     let names = git(&wt.path, &["show", "--name-status", "-M", "--format=", "HEAD"]);
     assert!(names.contains("R100\tdocs/rename-me.md\tdocs/renamed.md"), "{names}");
     assert!(!names.contains(".env") && !names.contains("target/") && !names.contains(".log"));
-    assert_eq!(git(&wt.path, &["ls-files", "-s", "tools/run.sh"]).split(' ').next(), Some("100755"));
+    assert_eq!(
+        git(&wt.path, &["ls-files", "-s", "tools/run.sh"]).split(' ').next(),
+        Some("100755")
+    );
 
     // A second round: settled changes are gone; new ones (including the worker's own `git
     // add` of a file and a `git rm --cached`, which only the index shows) are committed.
@@ -143,9 +146,7 @@ fn lost_notifications_fall_back_to_one_full_pass() {
     let expected = cli_add_all_tree(&wt.path);
     let changes = watch.changes();
     assert!(changes.is_unknown(), "after an overflow the changes are unknown");
-    let outcome = handle
-        .commit_worktree_changed(&wt, "task o", WorkdirChanges::Unknown)
-        .unwrap();
+    let outcome = handle.commit_worktree_changed(&wt, "task o", WorkdirChanges::Unknown).unwrap();
     watch.settle(&changes);
     assert_eq!(tree_of(&wt.path, outcome.head()), expected, "the full pass missed nothing");
     assert_eq!(git(&wt.path, &["status", "--porcelain"]), "");
@@ -192,7 +193,9 @@ fn moving_a_lane_to_its_next_task_leaves_exactly_the_new_base() {
     // Staged work the watch cannot see (the index) still blocks the move.
     write(&wt.path, "src/b.rs", "staged only\n");
     git(&wt.path, &["add", "src/b.rs"]);
-    let err = handle.move_worktree_changed(&wt, "task/second", base, WorkdirChanges::Only(&[])).unwrap_err();
+    let err = handle
+        .move_worktree_changed(&wt, "task/second", base, WorkdirChanges::Only(&[]))
+        .unwrap_err();
     assert!(matches!(&err, GitError::Dirty { paths, .. } if paths == &["src/b.rs"]), "{err}");
     git(&wt.path, &["reset", "-q", "HEAD", "--", "src/b.rs"]);
     git(&wt.path, &["checkout", "-q", "--", "src/b.rs"]);
@@ -223,4 +226,29 @@ fn moving_a_lane_to_its_next_task_leaves_exactly_the_new_base() {
         CommitOutcome::Unchanged { head: base }
     );
     repo.fsck();
+}
+
+#[test]
+fn the_integration_worktree_is_reset_by_the_paths_its_watch_saw() {
+    let repo = fixture();
+    let handle = repo.open();
+    let first = repo.main_tip();
+    let path = handle.integration_worktree(first).unwrap();
+    let watch = TreeWatch::start(&path);
+    // What a verify command leaves: a tracked file changed, one deleted, untracked files in
+    // a new folder, and ignored build output (which stays, so builds stay warm).
+    write(&path, "src/a.rs", "changed by the verify\n");
+    std::fs::remove_file(path.join("docs/guide.md")).unwrap();
+    write(&path, "generated/out.rs", "untracked\n");
+    write(&path, "target/debug/build.o", "ignored\n");
+    let next = repo.commit_on_main(&[("src/b.rs", "fn b() { next }\n")], "next");
+
+    let changes = watch.changes();
+    let again = handle.integration_worktree_changed(next, only(&changes)).unwrap();
+    watch.settle(&changes);
+    assert_eq!(again, path);
+    assert_eq!(rev(&path, "HEAD"), next);
+    assert_eq!(git(&path, &["status", "--porcelain", "--untracked-files=all"]), "");
+    assert_eq!(common::read(&path, "src/b.rs"), "fn b() { next }\n");
+    assert_eq!(common::read(&path, "target/debug/build.o"), "ignored\n");
 }

@@ -444,18 +444,17 @@ impl Shared {
         loop {
             let Some(inotify) = state.inotify.as_mut() else { return };
             let mut buffer = std::mem::take(&mut state.buffer);
-            let read: Vec<(WatchDescriptor, EventMask, Option<OsString>)> =
-                match inotify.read_events(&mut buffer) {
-                    Ok(events) => {
-                        events.map(|e| (e.wd, e.mask, e.name.map(OsString::from))).collect()
-                    }
-                    Err(err) if err.kind() == std::io::ErrorKind::WouldBlock => Vec::new(),
-                    Err(err) => {
-                        tracing::warn!(root = %self.root.display(), %err, "reading file-system notifications failed");
-                        self.lose(state);
-                        Vec::new()
-                    }
-                };
+            let read: Vec<(WatchDescriptor, EventMask, Option<OsString>)> = match inotify
+                .read_events(&mut buffer)
+            {
+                Ok(events) => events.map(|e| (e.wd, e.mask, e.name.map(OsString::from))).collect(),
+                Err(err) if err.kind() == std::io::ErrorKind::WouldBlock => Vec::new(),
+                Err(err) => {
+                    tracing::warn!(root = %self.root.display(), %err, "reading file-system notifications failed");
+                    self.lose(state);
+                    Vec::new()
+                }
+            };
             state.buffer = buffer;
             if read.is_empty() {
                 return;

@@ -81,11 +81,7 @@ async fn walk(probe: &Arc<dyn ActivityProbe>) -> Option<u64> {
     tokio::task::spawn_blocking(move || probe.walk_fingerprint()).await.ok()
 }
 
-async fn watch_walking(
-    probe: Arc<dyn ActivityProbe>,
-    every: Duration,
-    tx: watch::Sender<Instant>,
-) {
+async fn watch_walking(probe: Arc<dyn ActivityProbe>, every: Duration, tx: watch::Sender<Instant>) {
     let poll = |probe: Arc<dyn ActivityProbe>| async move {
         tokio::task::spawn_blocking(move || probe.fingerprint()).await.ok()
     };

@@ -4,6 +4,7 @@
 
 use breeze_git::{BranchCleanup, RemoveOutcome, Worktree};
 use breeze_protocol::EventKind;
+use breeze_supervise::TreeChanges;
 
 use super::context::RunContext;
 use crate::progress::ProgressEvent;
@@ -33,8 +34,22 @@ pub(super) async fn after_run(ctx: &RunContext) {
 
 /// Removes a lane's worktree unless it holds uncommitted changes (then it is kept, and the
 /// user is told).
+///
+/// The check for uncommitted changes looks at what the lane's watch saw change since the
+/// lane last agreed with git (and at its index), not at every file of the worktree.
 async fn remove_lane(ctx: &RunContext, worktree: Worktree) {
-    match ctx.repo.remove_worktree(&worktree.path, None, false) {
+    let watch = ctx.roles.watches.get(&worktree.path);
+    let changes = watch.as_ref().map_or_else(TreeChanges::unknown, |watch| watch.changes());
+    // The folder goes: its watch stops first (it would only report the removal).
+    ctx.roles.watches.forget(&worktree.path);
+    drop(watch);
+    let removed = ctx.repo.remove_worktree_changed(
+        &worktree.path,
+        None,
+        false,
+        crate::roles::workdir_changes(&changes),
+    );
+    match removed {
         Ok(RemoveOutcome::KeptDirty { paths }) => ctx.book.report(ProgressEvent::Kept {
             what: format!("lane {}", worktree.path.display()),
             reason: format!(

@@ -1,6 +1,8 @@
 //! Landing an approved task on main: serial, in memory, verified, compare-and-swap, never
 //! over the user's uncommitted work.
 
+use std::path::PathBuf;
+
 use breeze_git::{AdvanceOutcome, MergeOutcome, Oid};
 use breeze_protocol::{EventKind, VerifyFailure};
 use breeze_supervise::Ending;
@@ -208,7 +210,10 @@ async fn run_hooks(
     if pre_commit.is_none() && commit_msg.is_none() {
         return Ok(Hooks::Passed { message: None });
     }
-    let worktree = ctx.git(move |repo| repo.integration_worktree_staged(parent, tree)).await?;
+    let worktree = integration_worktree(ctx, move |repo, changes| {
+        repo.integration_worktree_staged_changed(parent, tree, changes)
+    })
+    .await?;
     let logs = ctx.run_dir.root().join("logs");
     let message_file = logs.join(format!("{}.COMMIT_EDITMSG", file_slug(id)));
     std::fs::write(&message_file, message)
@@ -255,13 +260,49 @@ fn failure_of(command: Vec<String>, outcome: &breeze_supervise::Outcome) -> Veri
     }
 }
 
+/// The integration worktree put in place by `place`, told where the worktree changed since
+/// breeze last placed it: its file-system watch's paths (what the last verify or hook
+/// wrote), so that placing it again does not look at every file. The watch starts once the
+/// worktree agrees with git (after the first placing, a full pass or a fresh checkout).
+async fn integration_worktree(
+    ctx: &RunContext,
+    place: impl FnOnce(
+        &breeze_git::Repo,
+        breeze_git::WorkdirChanges<'_>,
+    ) -> Result<PathBuf, breeze_git::GitError>
+    + Send
+    + 'static,
+) -> Result<PathBuf, EngineError> {
+    let path = ctx.repo.worktree_root().join(breeze_git::INTEGRATION_WORKTREE);
+    let watches = ctx.roles.watches.clone();
+    let watch = watches.get(&path);
+    let placed = ctx
+        .git(move |repo| {
+            let changes = watch
+                .as_ref()
+                .map_or_else(breeze_supervise::TreeChanges::unknown, |watch| watch.changes());
+            let placed = place(repo, crate::roles::workdir_changes(&changes))?;
+            if let Some(watch) = &watch {
+                watch.settle(&changes);
+            }
+            Ok(placed)
+        })
+        .await?;
+    let at = placed.clone();
+    ctx.blocking(move || Ok(watches.watch(&at, true))).await?;
+    Ok(placed)
+}
+
 /// Runs `land.verify` on the landing commit in the integration worktree.
 async fn verify(
     ctx: &RunContext,
     id: &str,
     commit: Oid,
 ) -> Result<Option<VerifyFailure>, EngineError> {
-    let worktree = ctx.git(move |repo| repo.integration_worktree(commit)).await?;
+    let worktree = integration_worktree(ctx, move |repo, changes| {
+        repo.integration_worktree_changed(commit, changes)
+    })
+    .await?;
     let log = ctx.run_dir.root().join("logs").join(format!(
         "{}.verify.{}",
         file_slug(id),
