@@ -29,7 +29,7 @@ struct JournalInner {
 impl Journal {
     /// Opens (or creates) the journal, continuing the sequence after existing events.
     pub fn open(path: &Path) -> std::io::Result<Journal> {
-        let existing = read_events(path).map(|events| events.len() as u64).unwrap_or(0);
+        let existing = for_each_event(path, |_| {}).unwrap_or(0);
         let file = OpenOptions::new().create(true).append(true).open(path)?;
         Ok(Journal {
             path: path.to_path_buf(),
@@ -61,28 +61,65 @@ impl Journal {
 }
 
 /// Reads every event of a journal. A torn last line (the engine was killed mid-write)
-/// is skipped; earlier lines that do not parse are an error.
+/// is skipped; earlier lines that do not parse are an error. Holds the whole journal:
+/// callers that only look at each event in turn use [`for_each_event`].
 pub fn read_events(path: &Path) -> std::io::Result<Vec<BreezeEvent>> {
-    let file = File::open(path)?;
-    let lines: Vec<String> = BufReader::new(file).lines().collect::<Result<_, _>>()?;
-    let mut events = Vec::with_capacity(lines.len());
-    let last = lines.len().saturating_sub(1);
-    for (index, line) in lines.iter().enumerate() {
+    let mut events = Vec::new();
+    for_each_event(path, |event| events.push(event))?;
+    Ok(events)
+}
+
+/// Gives each event of a journal to `visit`, in order, holding one line at a time (a
+/// journal of any length is read in the memory of its longest line); returns how many.
+/// A torn last line (the engine was killed mid-write) is skipped; an earlier line that
+/// does not parse is an error, found before any event after it is given.
+pub fn for_each_event(path: &Path, mut visit: impl FnMut(BreezeEvent)) -> std::io::Result<u64> {
+    let mut reader = BufReader::new(File::open(path)?);
+    let mut line = String::new();
+    let mut count = 0;
+    let mut number = 0;
+    // A line that did not parse: an error unless nothing but blank lines follows it.
+    let mut unreadable: Option<(usize, serde_json::Error)> = None;
+    loop {
+        line.clear();
+        if reader.read_line(&mut line)? == 0 {
+            break;
+        }
+        number += 1;
         if line.trim().is_empty() {
             continue;
         }
-        match serde_json::from_str::<BreezeEvent>(line) {
-            Ok(event) => events.push(event),
-            Err(_) if index == last => break,
-            Err(err) => {
-                return Err(std::io::Error::new(
-                    std::io::ErrorKind::InvalidData,
-                    format!("{}:{}: unreadable event: {err}", path.display(), index + 1),
-                ));
+        if let Some((at, err)) = unreadable.take() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("{}:{at}: unreadable event: {err}", path.display()),
+            ));
+        }
+        match serde_json::from_str::<BreezeEvent>(&line) {
+            Ok(event) => {
+                count += 1;
+                visit(event);
             }
+            Err(err) => unreadable = Some((number, err)),
         }
     }
-    Ok(events)
+    Ok(count)
+}
+
+/// How many lines a file has, read in bounded memory (0 when it cannot be read).
+fn count_lines(path: &Path) -> u64 {
+    let Ok(file) = File::open(path) else { return 0 };
+    let mut reader = BufReader::new(file);
+    let (mut lines, mut last) = (0, b'\n');
+    while let Ok(buffer) = reader.fill_buf() {
+        let Some(&end) = buffer.last() else { break };
+        lines += buffer.iter().filter(|&&b| b == b'\n').count() as u64;
+        last = end;
+        let len = buffer.len();
+        reader.consume(len);
+    }
+    // A last line without its newline counts too.
+    if last == b'\n' { lines } else { lines + 1 }
 }
 
 /// One line of `cycles.jsonl` per worker attempt, with the original harness's field names (docs/PROTOCOL.md).
@@ -123,7 +160,7 @@ pub struct Cycles {
 impl Cycles {
     /// Opens (or creates) the file.
     pub fn open(path: &Path) -> std::io::Result<Cycles> {
-        let existing = std::fs::read_to_string(path).map(|t| t.lines().count() as u64).unwrap_or(0);
+        let existing = count_lines(path);
         let file = OpenOptions::new().create(true).append(true).open(path)?;
         Ok(Cycles { inner: Mutex::new((file, existing)) })
     }
@@ -253,4 +290,44 @@ impl RunStore {
 
 fn stopped() -> std::io::Error {
     std::io::Error::other("the run files' writer thread stopped")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event(seq: u64) -> String {
+        format!(
+            "{{\"schema_version\":\"breeze-event.v1\",\"seq\":{seq},\"at\":\"2026-01-01T00:00:00.000Z\",\"event\":{{\"kind\":\"task_started\",\"task\":\"{seq}\",\"title\":\"t\",\"lane\":1}}}}\n"
+        )
+    }
+
+    #[test]
+    fn events_are_streamed_a_torn_last_line_skipped_an_earlier_bad_one_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        std::fs::write(&path, format!("{}\n{}{{\"torn", event(1), event(2))).unwrap();
+        let mut seen = Vec::new();
+        assert_eq!(for_each_event(&path, |e| seen.push(e.seq)).unwrap(), 2);
+        assert_eq!(seen, [1, 2]);
+        assert_eq!(read_events(&path).unwrap().len(), 2);
+        // Reopened, the journal continues the sequence after the events it holds.
+        let journal = Journal::open(&path).unwrap();
+        assert_eq!(journal.inner.lock().unwrap().next_seq, 3);
+
+        std::fs::write(&path, format!("{}{{\"bad\n{}", event(1), event(3))).unwrap();
+        let err = for_each_event(&path, |_| {}).unwrap_err();
+        assert!(err.to_string().contains("events.jsonl:2: unreadable event"), "{err}");
+    }
+
+    #[test]
+    fn cycles_count_their_lines_a_last_one_without_newline_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cycles.jsonl");
+        assert_eq!(count_lines(&path), 0);
+        std::fs::write(&path, "a\nb\n").unwrap();
+        assert_eq!(count_lines(&path), 2);
+        std::fs::write(&path, "a\nb\nc").unwrap();
+        assert_eq!(count_lines(&path), 3);
+    }
 }

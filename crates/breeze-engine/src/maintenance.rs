@@ -8,7 +8,7 @@ use breeze_git::Repo;
 use breeze_protocol::{EventKind, RunState};
 
 use crate::error::EngineError;
-use crate::journal::read_events;
+use crate::journal::for_each_event;
 use crate::lock::{LockError, RepoLock};
 use crate::run_dir::{RunDir, file_slug, latest_run};
 use crate::snapshot::RunSnapshot;
@@ -231,10 +231,9 @@ impl Created {
         };
         for run_id in crate::run_dir::list_run_folders(root) {
             let run_dir = RunDir::new(root, &run_id);
-            let Ok(events) = read_events(&run_dir.events()) else { continue };
-            for event in events {
-                created.follow(event.event);
-            }
+            // Streamed: a long run's journal is never held whole. An unreadable journal
+            // still gives what it said before the bad line.
+            let _ = for_each_event(&run_dir.events(), |event| created.follow(event.event));
             if let Ok(snapshot) = RunSnapshot::load(&run_dir.snapshot()) {
                 for task in snapshot.tasks {
                     if task.phase == crate::snapshot::TaskPhase::Landed

@@ -14,7 +14,7 @@ use crate::clock;
 use crate::config::Config;
 use crate::containment::Containment;
 use crate::error::EngineError;
-use crate::journal::read_events;
+use crate::journal::for_each_event;
 use crate::lock::RepoLock;
 use crate::roles::scripted::SimSpec;
 use crate::run_dir::{RunDir, latest_run};
@@ -332,11 +332,16 @@ fn decide_containment(config: &Config) -> Result<Containment, EngineError> {
 
 /// The commit of this run's last landing, from its journal.
 fn last_landing(run_dir: &RunDir) -> Option<breeze_git::Oid> {
-    let events = read_events(&run_dir.events()).ok()?;
-    events.into_iter().rev().find_map(|event| match event.event {
-        EventKind::Landed { commit, .. } => breeze_git::Oid::from_str(&commit).ok(),
-        _ => None,
+    let mut last = None;
+    for_each_event(&run_dir.events(), |event| {
+        if let EventKind::Landed { commit, .. } = event.event
+            && let Ok(oid) = breeze_git::Oid::from_str(&commit)
+        {
+            last = Some(oid);
+        }
     })
+    .ok()?;
+    last
 }
 
 /// Reopens the repository with `branch` as main when one is configured.

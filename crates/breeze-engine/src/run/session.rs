@@ -17,7 +17,7 @@ use super::scope::WriteSets;
 use super::{RunOptions, RunOutcome, cleanup};
 use crate::containment::RoleGuard;
 use crate::error::EngineError;
-use crate::journal::{RunStore, read_events};
+use crate::journal::{RunStore, for_each_event};
 use crate::lock::RepoLock;
 use crate::progress::ProgressEvent;
 use crate::roles::{RoleRunner, RoleRunnerParts};
@@ -285,19 +285,19 @@ fn adopt_lanes(
 
 /// Ends role process groups a killed engine left behind.
 pub(crate) async fn end_orphans_of(run_dir: &RunDir) {
-    let Ok(events) = read_events(&run_dir.events()) else { return };
     let mut live: BTreeMap<u32, Option<u64>> = BTreeMap::new();
-    for event in events {
-        match event.event {
-            EventKind::ProcessStarted { pid, start_ticks, .. }
-            | EventKind::CommandStarted { pid, start_ticks, .. } => {
-                live.insert(pid, start_ticks);
-            }
-            EventKind::ProcessEnded { pid, .. } | EventKind::CommandEnded { pid, .. } => {
-                live.remove(&pid);
-            }
-            _ => {}
+    let read = for_each_event(&run_dir.events(), |event| match event.event {
+        EventKind::ProcessStarted { pid, start_ticks, .. }
+        | EventKind::CommandStarted { pid, start_ticks, .. } => {
+            live.insert(pid, start_ticks);
         }
+        EventKind::ProcessEnded { pid, .. } | EventKind::CommandEnded { pid, .. } => {
+            live.remove(&pid);
+        }
+        _ => {}
+    });
+    if read.is_err() {
+        return;
     }
     for (pid, start_ticks) in live {
         let outcome =
