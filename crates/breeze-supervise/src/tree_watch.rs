@@ -337,7 +337,8 @@ impl Shared {
     /// Notifications were lost: the changes are unknown until a full pass settles them.
     fn lose(&self, state: &mut State) {
         state.seq += 1;
-        state.lost_at.get_or_insert(state.seq);
+        // The latest loss counts: a settle before it does not make the watch whole.
+        state.lost_at = Some(state.seq);
         state.changed.clear();
         self.events.fetch_add(1, Ordering::Relaxed);
         self.degraded.store(true, Ordering::Relaxed);
@@ -345,9 +346,8 @@ impl Shared {
 
     fn record(&self, state: &mut State, path: PathBuf) {
         state.seq += 1;
-        if state.lost_at.is_some() {
-            return; // unknown anyway until settled
-        }
+        // Recorded even while the changes are unknown: a full pass made before this change
+        // settles only what came before it.
         if state.changed.len() >= MAX_CHANGED_PATHS && !state.changed.contains_key(&path) {
             self.lose(state);
             return;
@@ -635,6 +635,25 @@ mod tests {
         assert_eq!(paths(&watch), Vec::<String>::new());
         fs::write(dir.path().join("b"), "1").unwrap();
         assert_eq!(paths(&watch), ["b"]);
+    }
+
+    #[test]
+    fn a_change_after_the_unknown_snapshot_survives_the_settle_of_the_full_pass() {
+        let dir = tempfile::tempdir().unwrap();
+        let watch = TreeWatch::with_skipped(dir.path(), Vec::<OsString>::new());
+        watch.simulate_overflow();
+        let lost = watch.changes();
+        assert!(lost.is_unknown());
+        // Written after the caller took the snapshot (its full pass may have missed it).
+        fs::write(dir.path().join("late"), "1").unwrap();
+        let _ = watch.changes(); // drains the queue while still unknown
+        watch.settle(&lost);
+        assert_eq!(paths(&watch), ["late"]);
+        // An overflow after the snapshot keeps the changes unknown past its settle.
+        let before = watch.changes();
+        watch.simulate_overflow();
+        watch.settle(&before);
+        assert!(watch.changes().is_unknown());
     }
 
     #[test]
