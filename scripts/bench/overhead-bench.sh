@@ -86,7 +86,7 @@ for files in "${sizes[@]}"; do
       -e trace=newfstatat,statx,lstat,stat,fstat,getdents64,openat,execve,clone,clone3,vfork \
       env ROLES=shell "$here/land-breeze-run.sh" "$breeze" "$work/traced" "$tasks"
     echo "-- file-system calls of one breeze run (strace -f), $files files --"
-    python3 "$here/strace-summary.py" "$work/trace.txt" "$tasks" "$(basename "$breeze")" | tee "$work/strace-$files.txt"
+    python3 "$here/strace-summary.py" "$work/trace.txt" "$tasks" "$(basename "$breeze")" "$work/traced" | tee "$work/strace-$files.txt"
     summary+=("$(grep '^breeze per task' "$work/strace-$files.txt" | sed "s/^/$files files: /")")
     rm -f "$work/trace.txt"
   fi

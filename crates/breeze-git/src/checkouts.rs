@@ -53,7 +53,8 @@ pub(crate) struct Checkouts {
     /// Serializes libgit2 worktree adds: `git_branch_is_checked_out` (libgit2 1.9) reports
     /// any branch as checked out while another worktree is half-created (an operator
     /// precedence slip in `git_repository_foreach_worktree` turns the failed lookup into a
-    /// "found"). The git CLI path does not need it.
+    /// "found"). The git CLI's registration (`git worktree add --no-checkout`) takes it
+    /// too: it fails reading another worktree's half-written admin folder.
     worktree_add_lock: Mutex<()>,
 }
 
@@ -155,13 +156,19 @@ impl Checkouts {
     ) -> Result<(), GitError> {
         let by_cli = self.full_checkout_by_cli(repo, workdir);
         match what {
-            NewCheckout::Branch(branch) if by_cli => {
-                cli_worktree_add(workdir, path, &[], branch, "check out a worktree")
-            }
+            NewCheckout::Branch(branch) if by_cli => cli_worktree_add(
+                &self.worktree_add_lock,
+                workdir,
+                path,
+                &[],
+                branch,
+                "check out a worktree",
+            ),
             NewCheckout::Branch(branch) => self
                 .libgit2_worktree_add(repo, name, path, &branch_ref(branch), |_| Ok(()))
                 .ctx(|| format!("could not create worktree {} on `{branch}`", path.display())),
             NewCheckout::Detached { commit, .. } if by_cli => cli_worktree_add(
+                &self.worktree_add_lock,
                 workdir,
                 path,
                 &["--detach"],
@@ -449,19 +456,29 @@ impl Checkouts {
     }
 }
 
-/// `git worktree add -q [flags] <path> <what>` from the primary checkout at `workdir`.
+/// `git worktree add -q --no-checkout [flags] <path> <what>` from the primary checkout at
+/// `workdir`, under `serial`, then the files checked out in the new worktree outside it
+/// (`git read-tree --reset -u HEAD`, a fresh checkout). Two `git worktree add`s at once
+/// read each other's half-written admin folders ("failed to read
+/// .git/worktrees/<name>/commondir"); the checkout, the slow part, still runs in parallel.
 fn cli_worktree_add(
+    serial: &Mutex<()>,
     workdir: &Path,
     path: &Path,
     flags: &[&str],
     what: &str,
     action: &'static str,
 ) -> Result<(), GitError> {
-    let mut args: Vec<&std::ffi::OsStr> = vec!["worktree".as_ref(), "add".as_ref(), "-q".as_ref()];
+    let mut args: Vec<&std::ffi::OsStr> =
+        vec!["worktree".as_ref(), "add".as_ref(), "-q".as_ref(), "--no-checkout".as_ref()];
     args.extend(flags.iter().map(|flag| std::ffi::OsStr::new(*flag)));
     args.push(path.as_os_str());
     args.push(what.as_ref());
-    cli::run(workdir, args, action).map(|_| ())
+    {
+        let _serial = serial.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        cli::run(workdir, args, action)?;
+    }
+    cli::run(path, ["read-tree", "--reset", "-u", "HEAD"], action).map(|_| ())
 }
 
 /// Finds `filter=<driver>` attributes whose driver has a configured smudge, clean or process
