@@ -7,6 +7,7 @@ mod agents;
 mod checkout;
 mod containment;
 mod demo;
+mod init;
 mod integrity;
 mod plan;
 mod protocol_roles;
