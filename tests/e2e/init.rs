@@ -42,13 +42,18 @@ fn a_cargo_project_gets_cargo_test_with_comments_the_plan_and_the_definitions() 
     let text = read(&root, "breeze.toml");
     assert!(text.contains("verify = [\"cargo\", \"test\"]\n"), "{text}");
     assert!(text.contains("checks = [[\"cargo\", \"test\"]]\n"), "{text}");
-    assert!(text.contains("#   Rust (cargo): Cargo.toml → cargo test\n"), "why it was chosen: {text}");
+    assert!(
+        text.contains("#   Rust (cargo): Cargo.toml → cargo test\n"),
+        "why it was chosen: {text}"
+    );
     assert!(text.contains("# writable = [\"~/.cargo/registry\", \"~/.cargo/git\"]"), "{text}");
     assert!(text.contains("docs/BACKENDS.md"), "{text}");
 
     assert!(out.contains("detected Rust (cargo): Cargo.toml → test command `cargo test`"), "{out}");
     assert!(out.contains("wrote breeze.toml\nwrote Plans.md\n"), "{out}");
-    assert!(read(&root, "Plans.md").contains("| Task | Content | DoD | Writes | Depends | Status |"));
+    assert!(
+        read(&root, "Plans.md").contains("| Task | Content | DoD | Writes | Depends | Status |")
+    );
     for role in ROLES {
         let path = definition::override_path(&root, role);
         let name = path.strip_prefix(&root).unwrap().display().to_string();
@@ -93,7 +98,8 @@ fn a_pnpm_project_installs_in_each_worktree_and_tests_with_pnpm() {
 
 #[test]
 fn a_go_project_runs_go_test() {
-    let (_temp, _root, _out, config) = init_with(&[("go.mod", "module example.com/x\n\ngo 1.22\n")]);
+    let (_temp, _root, _out, config) =
+        init_with(&[("go.mod", "module example.com/x\n\ngo 1.22\n")]);
     assert_eq!(config.verify, strings(&["go", "test", "./..."]));
     assert_eq!(config.review_checks, [strings(&["go", "test", "./..."])]);
 }
@@ -206,4 +212,67 @@ fn the_written_files_work_with_doctor_plan_and_a_run_that_reads_the_copied_defin
     let prompt = git(&root, &["show", "main:a.txt"]);
     assert!(prompt.contains("Say INIT-COPY-7F3A."), "{prompt}");
     assert!(prompt.contains("You are a **Worker** on a breeze team"), "{prompt}");
+}
+
+#[test]
+fn a_node_project_without_a_test_script_says_so() {
+    let (_temp, root, out, config) = init_with(&[
+        ("package.json", r#"{"name":"web","scripts":{"build":"tsc"}}"#),
+        ("yarn.lock", "# yarn lockfile v1\n"),
+    ]);
+    assert!(config.verify.is_empty() && config.review_checks.is_empty());
+    assert!(
+        out.contains("found Node (yarn): package.json and yarn.lock, no `test` script"),
+        "{out}"
+    );
+    assert!(out.contains("no test command found"), "{out}");
+    let text = read(&root, "breeze.toml");
+    assert!(text.contains("None of it names a test command"), "{text}");
+}
+
+#[test]
+fn npm_yarn_poetry_and_pip_projects_get_their_test_commands() {
+    type Files<'a> = &'a [(&'a str, &'a str)];
+    let cases: &[(Files<'_>, &[&str])] = &[
+        (
+            &[("package.json", r#"{"scripts":{"test":"jest"}}"#), ("package-lock.json", "{}")],
+            &["sh", "-c", "npm ci && npm test"],
+        ),
+        (
+            &[("package.json", r#"{"scripts":{"test":"jest"}}"#), ("yarn.lock", "")],
+            &["sh", "-c", "yarn install && yarn test"],
+        ),
+        (
+            &[("pyproject.toml", "[tool.poetry]\nname = \"x\"\n"), ("poetry.lock", "")],
+            &["sh", "-c", "poetry install && poetry run pytest"],
+        ),
+        (&[("requirements.txt", "pytest\n")], &["python", "-m", "pytest"]),
+    ];
+    for (files, verify) in cases {
+        let (_temp, _root, out, config) = init_with(files);
+        assert_eq!(config.verify, strings(verify), "{files:?}\n{out}");
+        assert_eq!(config.review_checks.len(), 1, "{files:?}");
+    }
+}
+
+#[test]
+fn the_detected_cargo_command_runs_in_the_fixture() {
+    let (temp, root, _out, config) = init_with(&[
+        ("Cargo.toml", "[package]\nname = \"fixture\"\nversion = \"0.1.0\"\nedition = \"2021\"\n"),
+        ("src/lib.rs", "#[test]\nfn adds() {\n    assert_eq!(1 + 1, 2);\n}\n"),
+    ]);
+    let (program, args) = config.verify.split_first().unwrap();
+    let output = std::process::Command::new(program)
+        .args(args)
+        .current_dir(&root)
+        .env("CARGO_TARGET_DIR", temp.path().join("target"))
+        .arg("--offline")
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", both(&output));
+    assert!(
+        String::from_utf8_lossy(&output.stdout).contains("test adds ... ok"),
+        "{}",
+        both(&output)
+    );
 }

@@ -49,7 +49,8 @@ enum Written {
 
 /// Writes `text` to `path` unless a file (or a link) is there; with `replace`, over it.
 fn write_new(path: &Path, text: &str, replace: bool) -> Result<Written, CliError> {
-    let cannot = |err: std::io::Error| CliError::usage(format!("cannot write {}: {err}", path.display()));
+    let cannot =
+        |err: std::io::Error| CliError::usage(format!("cannot write {}: {err}", path.display()));
     let exists = path.symlink_metadata().is_ok();
     if exists && replace {
         std::fs::write(path, text).map_err(cannot)?;
@@ -89,7 +90,8 @@ fn detection_lines(detection: &detect::Detection) -> Vec<String> {
         primary.test_line().unwrap_or_default()
     )];
     for other in detection.others() {
-        let test = other.test_line().map(|test| format!(" → `{test}` (not used)")).unwrap_or_default();
+        let test =
+            other.test_line().map(|test| format!(" → `{test}` (not used)")).unwrap_or_default();
         lines.push(format!("also found {}: {}{test}", other.name, other.why));
     }
     lines
@@ -137,7 +139,10 @@ mod tests {
     fn the_copies_are_the_built_in_definitions() {
         for (role, builtin) in DEFINITIONS {
             let copy = definition::parse(&definition_copy(role, builtin), "copy").unwrap();
-            assert_eq!(copy, definition::RoleDefinition { source: "copy".into(), ..definition::builtin(role) });
+            assert_eq!(
+                copy,
+                definition::RoleDefinition { source: "copy".into(), ..definition::builtin(role) }
+            );
         }
     }
 }

@@ -68,25 +68,36 @@ fn argv(words: &[&str]) -> Vec<String> {
 
 /// Looks at the files at `root`.
 pub fn detect(root: &Path) -> Detection {
-    let files = RootFiles::read(root);
+    detect_in(&RootFiles::read(root))
+}
+
+/// Detection over what is known of the root's files: a pure function, for tests.
+pub fn detect_in(files: &RootFiles) -> Detection {
     let mut projects = Vec::new();
-    projects.extend(make(&files));
-    projects.extend(cargo(&files));
-    projects.extend(go(&files));
-    projects.extend(python(&files));
-    projects.extend(node(&files));
+    projects.extend(make(files));
+    projects.extend(cargo(files));
+    projects.extend(go(files));
+    projects.extend(python(files));
+    projects.extend(node(files));
     Detection { projects }
 }
 
-/// The names and (small) texts of the files at the root.
-struct RootFiles {
-    root: std::path::PathBuf,
+/// The files detection reads the text of; of the others only the name matters.
+const READ: [&str; 6] =
+    ["Cargo.toml", "pyproject.toml", "package.json", "GNUmakefile", "makefile", "Makefile"];
+
+/// The names of the files at a repository root, and the texts of those in [`READ`].
+#[derive(Debug, Clone, Default)]
+pub struct RootFiles {
     names: Vec<String>,
+    texts: std::collections::BTreeMap<String, String>,
 }
 
 impl RootFiles {
-    fn read(root: &Path) -> RootFiles {
-        let mut names: Vec<String> = std::fs::read_dir(root)
+    /// What is at `root` (files only, not folders; texts: at most 1 MiB each).
+    pub fn read(root: &Path) -> RootFiles {
+        use std::io::Read as _;
+        let names: Vec<String> = std::fs::read_dir(root)
             .map(|entries| {
                 entries
                     .filter_map(Result::ok)
@@ -95,24 +106,38 @@ impl RootFiles {
                     .collect()
             })
             .unwrap_or_default();
+        let mut texts = std::collections::BTreeMap::new();
+        for name in READ.into_iter().filter(|name| names.iter().any(|have| have == name)) {
+            let Ok(file) = std::fs::File::open(root.join(name)) else { continue };
+            let mut text = String::new();
+            if file.take(1 << 20).read_to_string(&mut text).is_ok() {
+                texts.insert(name.to_string(), text);
+            }
+        }
+        RootFiles::new(names, texts)
+    }
+
+    /// Files given by name and text.
+    #[cfg(test)]
+    pub fn from_list(files: &[(&str, &str)]) -> RootFiles {
+        RootFiles::new(
+            files.iter().map(|(name, _)| (*name).to_string()).collect(),
+            files.iter().map(|(name, text)| ((*name).to_string(), (*text).to_string())).collect(),
+        )
+    }
+
+    fn new(mut names: Vec<String>, texts: std::collections::BTreeMap<String, String>) -> RootFiles {
         names.sort();
-        RootFiles { root: root.to_path_buf(), names }
+        RootFiles { names, texts }
     }
 
     fn has(&self, name: &str) -> bool {
         self.names.iter().any(|have| have == name)
     }
 
-    /// The text of a root file (at most 1 MiB of it), if it is one.
+    /// The text of a root file, if it is one detection reads.
     fn text(&self, name: &str) -> Option<String> {
-        use std::io::Read as _;
-        if !self.has(name) {
-            return None;
-        }
-        let file = std::fs::File::open(self.root.join(name)).ok()?;
-        let mut text = String::new();
-        file.take(1 << 20).read_to_string(&mut text).ok()?;
-        Some(text)
+        self.texts.get(name).cloned()
     }
 }
 
@@ -298,12 +323,23 @@ fn node(files: &RootFiles) -> Option<Project> {
 mod tests {
     use super::*;
 
+    /// Files by name and text.
+    type Files<'a> = &'a [(&'a str, &'a str)];
+
     fn detect_files(files: &[(&str, &str)]) -> Detection {
+        detect_in(&RootFiles::from_list(files))
+    }
+
+    #[test]
+    fn the_files_are_read_from_the_root_and_folders_are_not_files() {
         let dir = tempfile::tempdir().unwrap();
-        for (name, text) in files {
-            std::fs::write(dir.path().join(name), text).unwrap();
-        }
-        detect(dir.path())
+        std::fs::write(dir.path().join("go.mod"), "module x\n").unwrap();
+        std::fs::write(dir.path().join("Makefile"), "test:\n\tgo test ./...\n").unwrap();
+        std::fs::create_dir(dir.path().join("Cargo.toml")).unwrap();
+        let detection = detect(dir.path());
+        let names: Vec<&str> = detection.projects.iter().map(|p| p.name).collect();
+        assert_eq!(names, ["Make", "Go"]);
+        assert_eq!(detection.primary().and_then(Project::test_line).as_deref(), Some("make test"));
     }
 
     fn primary_test(files: &[(&str, &str)]) -> Option<String> {
@@ -312,12 +348,9 @@ mod tests {
 
     #[test]
     fn each_kind_of_project_has_its_test_command() {
-        let cases: &[(&[(&str, &str)], Option<&str>)] = &[
+        let cases: &[(Files<'_>, Option<&str>)] = &[
             (&[("Cargo.toml", "[package]\nname = \"x\"\n")], Some("cargo test")),
-            (
-                &[("Cargo.toml", "[workspace]\nmembers = [\"a\"]\n")],
-                Some("cargo test --workspace"),
-            ),
+            (&[("Cargo.toml", "[workspace]\nmembers = [\"a\"]\n")], Some("cargo test --workspace")),
             (
                 &[("Cargo.toml", "[package]\nname = \"x\"\n[workspace.dependencies]\n")],
                 Some("cargo test --workspace"),
@@ -349,6 +382,19 @@ mod tests {
                     r#"{"scripts":{"test":"echo \"Error: no test specified\" && exit 1"}}"#,
                 )],
                 None,
+            ),
+            (
+                &[("package.json", r#"{"scripts":{"test":"jest"}}"#), ("bun.lockb", "")],
+                Some("bun run test"),
+            ),
+            (
+                &[("package.json", r#"{"scripts":{"test":"jest"}}"#), ("package-lock.json", "{}")],
+                Some("npm test"),
+            ),
+            (&[("package.json", r#"{"scripts":{"build":"tsc"}}"#), ("yarn.lock", "")], None),
+            (
+                &[("Cargo.toml", "[package]\n"), ("Makefile", "build:\n\tcargo build\n")],
+                Some("cargo test"),
             ),
             (&[("package.json", "not json")], None),
             (&[("README.md", "")], None),

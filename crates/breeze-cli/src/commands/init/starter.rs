@@ -111,7 +111,10 @@ fn verify(detection: &Detection) -> String {
                     "# The integration checkout keeps its ignored files (dependencies) between"
                         .to_string(),
                 );
-                lines.push("# landings, but nothing installs them there: the install runs first.".to_string());
+                lines.push(
+                    "# landings, but nothing installs them there: the install runs first."
+                        .to_string(),
+                );
             }
             lines.push(format!("verify = {}", toml_argv(&argv)));
         }
@@ -260,6 +263,11 @@ mod tests {
         assert_eq!(config.reviewer, defaults.reviewer);
         assert_eq!(config.sandbox_mode, defaults.sandbox_mode);
         assert_eq!(config.max_workers, 3);
+        assert!(!config.require_approval && config.notify_command.is_empty());
+        let text = render(&Detection::default());
+        for mention in ["require_approval", "breeze approve", "[notify]", "breeze-event.v1"] {
+            assert!(text.contains(mention), "{mention}: {text}");
+        }
     }
 
     #[test]
