@@ -117,7 +117,8 @@ fn check_page(root: &Path, page: &Path) {
     for link in &links {
         assert!(dir.join(link).is_file(), "the link {link} leads to a file");
     }
-    for kind in [".round-1.diff", ".round-2.diff", ".review-result.json", ".advisor-response.json"] {
+    for kind in [".round-1.diff", ".round-2.diff", ".review-result.json", ".advisor-response.json"]
+    {
         assert!(links.iter().any(|link| link.ends_with(kind)), "a link to a {kind}: {links:?}");
     }
     assert!(links.iter().any(|link| link.contains("contracts/")), "{links:?}");
@@ -160,7 +161,9 @@ fn report_html_renders_in_a_real_browser() {
             std::env::var_os("BREEZE_REQUIRE_BROWSER").is_none(),
             "BREEZE_REQUIRE_BROWSER is set but no Chromium is on PATH"
         );
-        eprintln!("skipped: no Chromium on PATH (apt-get install chromium) to render the HTML report");
+        eprintln!(
+            "skipped: no Chromium on PATH (apt-get install chromium) to render the HTML report"
+        );
         return;
     };
     let (_temp, root) = scripted_run();

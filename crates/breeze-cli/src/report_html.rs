@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use breeze_engine::run_dir::RunDir;
 use breeze_engine::snapshot::RunSnapshot;
 use breeze_plan::{Analysis, Plan};
-use breeze_protocol::{BreezeEvent, BreezeStatus};
+use breeze_protocol::BreezeStatus;
 
 use self::files::TaskFiles;
 use self::timeline::Timeline;
@@ -76,13 +76,22 @@ fn gather<'a>(
     };
     let ids: Vec<&str> = snapshot.tasks.iter().map(|task| task.id.as_str()).collect();
     let linker = files::Linker::new(page_dir, run_dir.root());
+    let mut landed = BTreeMap::new();
+    if let Ok(repo) = breeze_git::Repo::open(repo_root) {
+        for task in &status.tasks {
+            let Some(commit) = &task.commit else { continue };
+            if let Some(name) = files::write_landed_diff(&repo, run_dir.root(), &task.id, commit) {
+                landed.insert(task.id.clone(), name);
+            }
+        }
+    }
     Report {
         snapshot,
         status,
         timeline: timeline::derive(&events),
         journal_problem,
         plan: load_plan(repo_root, run_dir, snapshot),
-        files: files::gather(run_dir.root(), &ids, &events, &linker),
+        files: files::gather(run_dir.root(), &ids, &landed, &events, &linker),
         written_at: breeze_engine::clock::now_rfc3339(),
     }
 }

@@ -40,7 +40,8 @@ pub fn report(args: &ReportArgs) -> CliResult {
     let snapshot = breeze_engine::load_run(&crate::here(), None).map_err(engine_error)?;
     let status = effective_status(&snapshot);
     if args.html {
-        let repo = breeze_git::Repo::open(&crate::here()).map_err(|err| engine_error(err.into()))?;
+        let repo =
+            breeze_git::Repo::open(&crate::here()).map_err(|err| engine_error(err.into()))?;
         let path =
             crate::report_html::write(repo.workdir(), &snapshot, &status, args.out.as_deref())
                 .map_err(CliError::usage)?;

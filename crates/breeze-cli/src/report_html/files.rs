@@ -1,5 +1,6 @@
 //! The run files of each task the page links to — its contract, the diff and review of
-//! each round, the Advisor's answers, its logs — with links relative to the page.
+//! each round, the Advisor's answers, its logs, the diff of its commit on main (written
+//! to `diffs/` when the page is) — with links relative to the page.
 
 use std::collections::BTreeMap;
 use std::path::{Component, Path};
@@ -45,6 +46,8 @@ pub struct Consult {
 pub struct TaskFiles {
     /// The sprint contract.
     pub contract: Option<Link>,
+    /// The diff of the task's commit on main.
+    pub landed: Option<Link>,
     /// Review rounds in order.
     pub rounds: Vec<Round>,
     /// Advisor consults in order.
@@ -57,6 +60,7 @@ impl TaskFiles {
     /// Whether the task has no file at all.
     pub fn is_empty(&self) -> bool {
         self.contract.is_none()
+            && self.landed.is_none()
             && self.rounds.is_empty()
             && self.consults.is_empty()
             && self.logs.is_empty()
@@ -125,17 +129,45 @@ pub fn encode(segment: &str) -> String {
     out
 }
 
-/// Every task's files, found in the run folder and labelled with what the journal says.
+/// The folder of the run where the page writes the diffs of landed commits.
+pub const DIFFS: &str = "diffs";
+
+/// Writes `diffs/<slug>.landed.diff` in the run folder — what the task's commit changed
+/// on main — unless it is there already. `None` when the commit cannot be read.
+pub fn write_landed_diff(
+    repo: &breeze_git::Repo,
+    run_root: &Path,
+    task: &str,
+    commit: &str,
+) -> Option<String> {
+    let name = format!("{}.landed.diff", file_slug(task));
+    let path = run_root.join(DIFFS).join(&name);
+    if path.is_file() {
+        return Some(name);
+    }
+    let commit = breeze_git::Oid::from_str(commit).ok()?;
+    let parent = repo.first_parent(commit).ok()??;
+    let patch = repo.diff_patch(parent, commit).ok()?;
+    std::fs::create_dir_all(run_root.join(DIFFS)).ok()?;
+    std::fs::write(&path, patch).ok()?;
+    Some(name)
+}
+
+/// Every task's files, found in the run folder and labelled with what the journal says;
+/// `landed` maps task ids to the name of their landed diff in `diffs/`.
 pub fn gather(
     run_root: &Path,
     tasks: &[&str],
+    landed: &BTreeMap<String, String>,
     events: &[BreezeEvent],
     linker: &Linker,
 ) -> BTreeMap<String, TaskFiles> {
     let listing = |folder: &str| -> Vec<String> {
         let Ok(entries) = std::fs::read_dir(run_root.join(folder)) else { return Vec::new() };
-        let mut names: Vec<String> =
-            entries.filter_map(Result::ok).filter_map(|e| e.file_name().into_string().ok()).collect();
+        let mut names: Vec<String> = entries
+            .filter_map(Result::ok)
+            .filter_map(|e| e.file_name().into_string().ok())
+            .collect();
         names.sort();
         names
     };
@@ -150,6 +182,9 @@ pub fn gather(
                 href: linker.href("contracts", &contract),
                 label: "sprint contract".into(),
             }),
+            landed: landed
+                .get(task)
+                .map(|name| Link { href: linker.href(DIFFS, name), label: "landed diff".into() }),
             rounds: rounds(&slug, &reviews, task, events, linker),
             consults: consults(&slug, &advisor, events, linker),
             logs: logs
@@ -203,12 +238,7 @@ fn rounds(
 
 /// `<slug>.<reason>.<n>.advisor-{request,response}.json` files, by consult, with the
 /// journal's decisions.
-fn consults(
-    slug: &str,
-    names: &[String],
-    events: &[BreezeEvent],
-    linker: &Linker,
-) -> Vec<Consult> {
+fn consults(slug: &str, names: &[String], events: &[BreezeEvent], linker: &Linker) -> Vec<Consult> {
     let mut consults: BTreeMap<(u32, String), Consult> = BTreeMap::new();
     for name in names {
         let Some(rest) = name.strip_prefix(slug).and_then(|rest| rest.strip_prefix('.')) else {
@@ -247,8 +277,15 @@ fn decision_of(name: &str, events: &[BreezeEvent]) -> Option<String> {
 /// whose id continues the slug (`1` and `1.2`).
 fn own_log<'a>(name: &'a str, slug: &str) -> Option<&'a str> {
     const KINDS: [&str; 9] = [
-        "worker.", "advisor.", "reviewer.", "scaffolder.", "verify.", "check-", "hook-",
-        "round-", "COMMIT_EDITMSG",
+        "worker.",
+        "advisor.",
+        "reviewer.",
+        "scaffolder.",
+        "verify.",
+        "check-",
+        "hook-",
+        "round-",
+        "COMMIT_EDITMSG",
     ];
     let rest = name.strip_prefix(slug)?.strip_prefix('.')?;
     KINDS.iter().any(|kind| rest.starts_with(kind)).then_some(rest)
@@ -265,7 +302,10 @@ mod tests {
         std::fs::create_dir_all(&run).unwrap();
         std::fs::create_dir_all(dir.path().join("out")).unwrap();
         let inside = Linker::new(&run, &run);
-        assert_eq!(inside.href("reviews", "auth%2Flogin.round-1.diff"), "reviews/auth%252Flogin.round-1.diff");
+        assert_eq!(
+            inside.href("reviews", "auth%2Flogin.round-1.diff"),
+            "reviews/auth%252Flogin.round-1.diff"
+        );
         let beside = Linker::new(&dir.path().join("out"), &run);
         assert_eq!(beside.href("logs", "a b.log"), "../.breeze/runs/r1/logs/a%20b.log");
         assert_eq!(encode("認"), "%E8%AA%8D");

@@ -1,6 +1,7 @@
-//! The plan's conflict graph as inline SVG: one column per write group (its tasks in id
-//! order), conflicts as dashed red arcs (the path both tasks may write in the tooltip),
-//! dependencies as arrows from a task to the task that needs it.
+//! The plan's conflict graph as inline SVG, in layers: a column per dependency level (a
+//! task stands right of every task it needs), the tasks of a column by write group, then
+//! id. Dependencies are arrows from left to right, conflicts dashed red curves (the path
+//! both tasks may write in the tooltip).
 
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -11,12 +12,12 @@ use super::page::esc;
 
 const NODE_W: f64 = 176.0;
 const NODE_H: f64 = 44.0;
-const COL_W: f64 = 248.0;
+const COL_W: f64 = 256.0;
 const ROW_GAP: f64 = 24.0;
-const MARGIN: f64 = 44.0;
-const HEADER_H: f64 = 26.0;
-/// Groups side by side before the next band of columns starts below.
-const MAX_COLUMNS: usize = 4;
+const MARGIN: f64 = 16.0;
+const HEADER_H: f64 = 40.0;
+/// Plans with more tasks are not drawn (`breeze plan --dot` draws any plan).
+pub const MAX_TASKS: usize = 300;
 /// Characters of a title shown in a node.
 const TITLE_CHARS: usize = 24;
 /// Characters of an id shown in a node (its state is on the same line).
@@ -26,35 +27,63 @@ const ID_CHARS: usize = 13;
 struct Layout {
     at: Vec<(f64, f64)>,
     column: Vec<usize>,
+    columns: usize,
     width: f64,
     height: f64,
 }
 
-/// Groups in columns, [`MAX_COLUMNS`] to a band, bands one below the other.
+/// The dependency level of every task: 0 without dependencies, else one more than the
+/// highest level of what it needs (the plan has no cycles: `analyze` checked).
+fn levels(plan: &Plan, analysis: &Analysis) -> Vec<usize> {
+    let n = plan.tasks.len();
+    let mut level = vec![0; n];
+    let mut waiting: Vec<usize> = (0..n).map(|task| analysis.dependencies(task).len()).collect();
+    let mut ready: Vec<usize> = (0..n).filter(|&task| waiting[task] == 0).collect();
+    while let Some(task) = ready.pop() {
+        for &next in analysis.dependents(task) {
+            level[next] = level[next].max(level[task] + 1);
+            waiting[next] -= 1;
+            if waiting[next] == 0 {
+                ready.push(next);
+            }
+        }
+    }
+    level
+}
+
+/// Columns by dependency level; in a column, tasks by write group, then in id order.
 fn layout(plan: &Plan, analysis: &Analysis) -> Layout {
     let n = plan.tasks.len();
-    let (mut at, mut column) = (vec![(0.0, 0.0); n], vec![0; n]);
-    let mut band_top = 0.0;
-    let mut height: f64 = 0.0;
-    for (band, groups) in analysis.groups.chunks(MAX_COLUMNS).enumerate() {
-        let mut band_height: f64 = 0.0;
-        for (c, members) in groups.iter().enumerate() {
-            let x = MARGIN + c as f64 * COL_W;
-            for (row, &task) in members.iter().enumerate() {
-                at[task] = (x, band_top + HEADER_H + row as f64 * (NODE_H + ROW_GAP));
-                column[task] = band * MAX_COLUMNS + c;
-            }
-            band_height = band_height.max(HEADER_H + members.len() as f64 * (NODE_H + ROW_GAP));
-        }
-        band_top += band_height + 12.0;
-        height = band_top;
+    let level = levels(plan, analysis);
+    let columns = level.iter().max().map_or(0, |max| max + 1);
+    let mut stacks: Vec<Vec<usize>> = vec![Vec::new(); columns];
+    // `order` is id order, so a stable sort by group keeps ids in order within a group.
+    for &task in analysis.order() {
+        stacks[level[task]].push(task);
     }
-    let columns = analysis.groups.len().clamp(1, MAX_COLUMNS) as f64;
-    Layout { at, column, width: MARGIN + columns * COL_W, height: height.max(NODE_H) + 8.0 }
+    let (mut at, mut column) = (vec![(0.0, 0.0); n], vec![0; n]);
+    let mut rows = 0;
+    for (c, stack) in stacks.iter_mut().enumerate() {
+        stack.sort_by_key(|&task| analysis.group_of(task));
+        rows = rows.max(stack.len());
+        for (row, &task) in stack.iter().enumerate() {
+            at[task] = (MARGIN + c as f64 * COL_W, HEADER_H + row as f64 * (NODE_H + ROW_GAP));
+            column[task] = c;
+        }
+    }
+    let width = MARGIN * 2.0 + (columns.max(1) - 1) as f64 * COL_W + NODE_W + 40.0;
+    let height = HEADER_H + rows.max(1) as f64 * (NODE_H + ROW_GAP);
+    Layout { at, column, columns, width, height }
 }
 
 /// The graph; `states` maps task ids to their state in the run.
 pub fn render(plan: &Plan, analysis: &Analysis, states: &HashMap<&str, &str>) -> String {
+    if plan.tasks.len() > MAX_TASKS {
+        return format!(
+            "<p class=\"note\">The plan has {} tasks, too many to draw here: <code>breeze plan --dot</code> draws it.</p>\n",
+            plan.tasks.len()
+        );
+    }
     let layout = layout(plan, analysis);
     let (width, height) = (layout.width, layout.height);
     let mut out = String::new();
@@ -63,16 +92,13 @@ pub fn render(plan: &Plan, analysis: &Analysis, states: &HashMap<&str, &str>) ->
         "<svg id=\"conflict-graph\" class=\"graph\" width=\"{width}\" height=\"{height}\" viewBox=\"0 0 {width} {height}\" role=\"img\" aria-label=\"conflict graph of the plan\">"
     );
     out.push_str("<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto-start-reverse\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#3d4a5c\"/></marker></defs>\n");
-    for (g, members) in analysis.groups.iter().enumerate() {
-        let Some(&first) = members.first() else { continue };
-        let (x, y) = layout.at[first];
+    for c in 0..layout.columns {
+        let label = if c == 0 { "needs nothing".to_string() } else { format!("level {c}") };
         let _ = writeln!(
             out,
-            "<text class=\"group-label\" x=\"{x}\" y=\"{}\">group {} ({} task{})</text>",
-            y - 9.0,
-            g + 1,
-            members.len(),
-            if members.len() == 1 { "" } else { "s" }
+            "<text class=\"group-label\" x=\"{}\" y=\"{}\">{label}</text>",
+            MARGIN + c as f64 * COL_W,
+            HEADER_H - 22.0
         );
     }
     conflicts(&mut out, plan, analysis, &layout);
@@ -85,19 +111,26 @@ pub fn render(plan: &Plan, analysis: &Analysis, states: &HashMap<&str, &str>) ->
     out
 }
 
-/// The dashed arcs of the conflicts on the right of their column; a wide transparent
-/// stroke carries the tooltip.
+/// The dashed curves of the conflicts: on the right of a column between two of its
+/// tasks, over the top between columns; a wide transparent stroke carries the tooltip.
 fn conflicts(out: &mut String, plan: &Plan, analysis: &Analysis, layout: &Layout) {
     for conflict in &analysis.conflicts {
         let ConflictReason::Overlap { witness } = &conflict.reason else { continue };
         let ((ax, ay), (bx, by)) = (layout.at[conflict.a], layout.at[conflict.b]);
         let (a, b) = (&plan.tasks[conflict.a].id, &plan.tasks[conflict.b].id);
-        let (x1, y1, x2, y2) = (ax + NODE_W, ay + NODE_H / 2.0, bx + NODE_W, by + NODE_H / 2.0);
         let path = if layout.column[conflict.a] == layout.column[conflict.b] {
-            let bulge = (24.0 + (y2 - y1).abs() / 6.0).min(COL_W - NODE_W - 12.0);
+            // An arc on the right of the column.
+            let (x1, y1, x2, y2) = (ax + NODE_W, ay + NODE_H / 2.0, bx + NODE_W, by + NODE_H / 2.0);
+            let bulge = (24.0 + (y2 - y1).abs() / 6.0).min(COL_W - NODE_W - 16.0);
             format!("M{x1},{y1} C{},{y1} {},{y2} {x2},{y2}", x1 + bulge, x2 + bulge)
         } else {
-            format!("M{},{} L{},{}", ax + NODE_W / 2.0, ay + NODE_H, bx + NODE_W / 2.0, by)
+            // From the left node's top to the right node's top, bowed upwards (arrows
+            // run between the sides).
+            let ((lx, ly), (rx, ry)) =
+                if ax < bx { ((ax, ay), (bx, by)) } else { ((bx, by), (ax, ay)) };
+            let (x1, x2) = (lx + NODE_W * 0.75, rx + NODE_W * 0.25);
+            let top = ly.min(ry) - 14.0;
+            format!("M{x1},{ly} C{x1},{top} {x2},{top} {x2},{ry}")
         };
         let tip = format!("conflict {a} ⟷ {b}: both may write {witness}");
         let _ = writeln!(
@@ -110,22 +143,14 @@ fn conflicts(out: &mut String, plan: &Plan, analysis: &Analysis, layout: &Layout
     }
 }
 
-/// Arrows from each dependency to the task that needs it: between columns from side to
-/// side, within a column as an arc on its left.
+/// Arrows from each dependency (a column further left) to the task that needs it.
 fn dependencies(out: &mut String, plan: &Plan, analysis: &Analysis, layout: &Layout) {
     for &task in analysis.order() {
         for &dependency in analysis.dependencies(task) {
             let ((fx, fy), (tx, ty)) = (layout.at[dependency], layout.at[task]);
-            let (from_col, to_col) = (layout.column[dependency], layout.column[task]);
-            let path = if from_col == to_col {
-                let (y1, y2) = (fy + NODE_H / 2.0, ty + NODE_H / 2.0);
-                let bulge = (22.0 + (y2 - y1).abs() / 6.0).min(MARGIN - 6.0);
-                format!("M{fx},{y1} C{},{y1} {},{y2} {tx},{y2}", fx - bulge, tx - bulge)
-            } else if fx < tx {
-                format!("M{},{} L{tx},{}", fx + NODE_W, fy + NODE_H / 2.0, ty + NODE_H / 2.0)
-            } else {
-                format!("M{fx},{} L{},{}", fy + NODE_H / 2.0, tx + NODE_W, ty + NODE_H / 2.0)
-            };
+            let (x1, y1, x2, y2) = (fx + NODE_W, fy + NODE_H / 2.0, tx - 2.0, ty + NODE_H / 2.0);
+            let bend = (x2 - x1) / 2.0;
+            let path = format!("M{x1},{y1} C{},{y1} {},{y2} {x2},{y2}", x1 + bend, x2 - bend);
             let (from, to) = (&plan.tasks[dependency].id, &plan.tasks[task].id);
             let _ = writeln!(
                 out,
@@ -150,10 +175,20 @@ fn node(
     let task = &plan.tasks[index];
     let (x, y) = layout.at[index];
     let alone = analysis.runs_alone(index);
-    let writes = if alone { "none (runs alone)".to_string() } else { task.writes.entries().join(", ") };
+    let writes =
+        if alone { "none (runs alone)".to_string() } else { task.writes.entries().join(", ") };
     let tip = format!("task {} — {}\nstate: {state}\nwrites: {writes}", task.id, task.title);
     let (stroke, extra) = if alone {
-        ("#d64545", format!("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" rx=\"7\" fill=\"none\" stroke=\"#d64545\"/>", x - 3.0, y - 3.0, NODE_W + 6.0, NODE_H + 6.0))
+        (
+            "#d64545",
+            format!(
+                "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" rx=\"7\" fill=\"none\" stroke=\"#d64545\"/>",
+                x - 3.0,
+                y - 3.0,
+                NODE_W + 6.0,
+                NODE_H + 6.0
+            ),
+        )
     } else {
         ("#3d4a5c", String::new())
     };
@@ -183,7 +218,7 @@ pub fn state_fill(state: &str) -> &'static str {
         "landed" => "#d8f3dc",
         "escalated" | "failed" => "#fde2e1",
         "blocked" => "#e5e7eb",
-        "deferred" => "#fff3c4",
+        "deferred" | "awaiting-approval" => "#fff3c4",
         "running" | "reviewing" | "landing" => "#dbeafe",
         _ => "#ffffff",
     }
@@ -191,7 +226,9 @@ pub fn state_fill(state: &str) -> &'static str {
 
 /// A state as a CSS class word (letters, digits, `-`).
 pub fn css_word(text: &str) -> String {
-    text.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect()
+    text.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' })
+        .collect()
 }
 
 /// `text` cut to `max` characters, the last one an ellipsis when cut.

@@ -91,20 +91,37 @@ pub fn render(report: &Report<'_>) -> String {
 /// The title and the run's facts.
 fn summary(out: &mut String, report: &Report<'_>) {
     let (snapshot, status) = (report.snapshot, report.status);
-    let _ = writeln!(out, "<h1>breeze run <code>{}</code></h1>\n<dl class=\"summary\">", esc(&status.run_id));
+    let _ = writeln!(
+        out,
+        "<h1>breeze run <code>{}</code></h1>\n<dl class=\"summary\">",
+        esc(&status.run_id)
+    );
     let mut fact = |name: &str, value: String| {
         let _ = writeln!(out, "<dt>{name}</dt><dd>{value}</dd>");
     };
     fact("state", badge(status.state.as_str()));
     fact("plan", format!("<code>{}</code>", esc(&snapshot.plan)));
-    fact("lanes", status.workers.to_string());
+    let used = report.timeline.lanes().len();
+    let lanes = status.workers.to_string();
+    fact(
+        "lanes",
+        if used == status.workers as usize { lanes } else { format!("{lanes} ({used} used)") },
+    );
     fact("started", esc(&snapshot.started_at));
     fact("updated", esc(&snapshot.updated_at));
     if let Some((start, end)) = report.timeline.extent() {
         let sessions = report.timeline.sessions.len();
         let active: i64 = report.timeline.sessions.iter().map(|(s, e)| e - s).sum();
-        let resumed = if sessions > 1 { format!(" over {sessions} sessions") } else { String::new() };
-        fact("duration", format!("{} of engine time{resumed} ({} from first to last event)", duration(active), duration(end - start)));
+        let resumed =
+            if sessions > 1 { format!(" over {sessions} sessions") } else { String::new() };
+        fact(
+            "duration",
+            format!(
+                "{} of engine time{resumed} ({} from first to last event)",
+                duration(active),
+                duration(end - start)
+            ),
+        );
     }
     let mut counts: Vec<(&str, usize)> = Vec::new();
     for task in &status.tasks {
@@ -117,7 +134,16 @@ fn summary(out: &mut String, report: &Report<'_>) {
     fact("tasks", format!("{} ({})", status.tasks.len(), counts.join(", ")));
     if !status.usage.is_empty() {
         let usage = &status.usage;
-        fact("cost", format!("{} — {} input, {} output tokens ({} cached)", esc(&render::total_cost(status)), usage.input_tokens, usage.output_tokens, usage.cached_input_tokens));
+        fact(
+            "cost",
+            format!(
+                "{} — {} input, {} output tokens ({} cached)",
+                esc(&render::total_cost(status)),
+                usage.input_tokens,
+                usage.output_tokens,
+                usage.cached_input_tokens
+            ),
+        );
     }
     if let Some(containment) = &status.containment {
         fact("confinement", esc(&containment.summary));
@@ -133,14 +159,23 @@ fn timeline(out: &mut String, report: &Report<'_>) {
             Phase::Waiting => "<span class=\"swatch waiting\"></span>".to_string(),
             _ => format!("<span class=\"swatch\" style=\"background:{}\"></span>", colour(phase)),
         };
-        let _ = write!(out, "<li>{swatch}<b>{}</b> — {}</li>", phase.name(), phase.meaning());
+        let _ =
+            write!(out, "<li>{swatch}<strong>{}</strong> — {}</li>", phase.name(), phase.meaning());
     }
-    out.push_str("<li>✓ landed, ✗ escalated or failed, ‖ deferred</li></ul>\n");
+    out.push_str("<li>✓ landed, ✗ escalated or failed, ⊘ blocked, ‖ deferred, ? awaiting approval</li></ul>\n");
     if let Some(problem) = &report.journal_problem {
-        let _ = writeln!(out, "<p class=\"note\">The journal could not be read completely: {}</p>", esc(problem));
+        let _ = writeln!(
+            out,
+            "<p class=\"note\">The journal could not be read completely: {}</p>",
+            esc(problem)
+        );
     }
     if report.timeline.skipped > 0 {
-        let _ = writeln!(out, "<p class=\"note\">{} journal events had no readable time and are left out.</p>", report.timeline.skipped);
+        let _ = writeln!(
+            out,
+            "<p class=\"note\">{} journal events had no readable time and are left out.</p>",
+            report.timeline.skipped
+        );
     }
     let titles: HashMap<&str, &str> =
         report.status.tasks.iter().map(|task| (task.id.as_str(), task.title.as_str())).collect();
@@ -167,7 +202,7 @@ fn tasks(out: &mut String, report: &Report<'_>) {
             task.advisor_consults,
             cost(task),
             tokens(task),
-            commit(task),
+            commit(task, files),
             esc(&note(task)),
             review_links(files)
         );
@@ -187,10 +222,13 @@ fn tokens(task: &TaskStatus) -> String {
     }
 }
 
-fn commit(task: &TaskStatus) -> String {
-    match &task.commit {
-        Some(commit) => format!("<code title=\"{}\">{}</code>", esc(commit), esc(&render::short(commit))),
-        None => "-".into(),
+/// The short commit, linked to its diff when there is one.
+fn commit(task: &TaskStatus, files: &TaskFiles) -> String {
+    let Some(commit) = &task.commit else { return "-".into() };
+    let code = format!("<code title=\"{}\">{}</code>", esc(commit), esc(&render::short(commit)));
+    match &files.landed {
+        Some(diff) => format!("<a class=\"landed-diff\" href=\"{}\">{code}</a>", esc(&diff.href)),
+        None => code,
     }
 }
 
@@ -210,7 +248,12 @@ fn note(task: &TaskStatus) -> String {
 
 /// A state as a coloured badge.
 fn badge(state: &str) -> String {
-    format!("<span class=\"badge state-{}\" style=\"background:{}\">{}</span>", css_word(state), state_fill(state), esc(state))
+    format!(
+        "<span class=\"badge state-{}\" style=\"background:{}\">{}</span>",
+        css_word(state),
+        state_fill(state),
+        esc(state)
+    )
 }
 
 fn link(link: &Link, text: &str) -> String {
@@ -221,14 +264,22 @@ fn link(link: &Link, text: &str) -> String {
 fn review_links(files: &TaskFiles) -> String {
     let mut out = String::new();
     for round in &files.rounds {
-        let links: Vec<String> = round.files.iter().map(|file| link(file, &short_label(&file.label))).collect();
+        let links: Vec<String> =
+            round.files.iter().map(|file| link(file, &short_label(&file.label))).collect();
         let verdict = round.verdict.as_deref().map(|v| format!(" {}", esc(v))).unwrap_or_default();
         let _ = write!(out, "<div>round {}{verdict}: {}</div>", round.round, links.join(" · "));
     }
     for consult in &files.consults {
         let links: Vec<String> = consult.files.iter().map(|file| link(file, &file.label)).collect();
-        let decision = consult.decision.as_deref().map(|d| format!(" {}", esc(d))).unwrap_or_default();
-        let _ = write!(out, "<div>advice {} #{}{decision}: {}</div>", esc(&consult.reason), consult.n, links.join(" · "));
+        let decision =
+            consult.decision.as_deref().map(|d| format!(" {}", esc(d))).unwrap_or_default();
+        let _ = write!(
+            out,
+            "<div>advice {} #{}{decision}: {}</div>",
+            esc(&consult.reason),
+            consult.n,
+            links.join(" · ")
+        );
     }
     if out.is_empty() { "-".into() } else { out }
 }
@@ -248,11 +299,15 @@ fn conflict_graph(out: &mut String, report: &Report<'_>) {
     let (plan, analysis) = match &report.plan {
         Ok(loaded) => (&loaded.0, &loaded.1),
         Err(problem) => {
-            let _ = writeln!(out, "<p class=\"note\">The plan could not be read: {}</p>\n</section>", esc(problem));
+            let _ = writeln!(
+                out,
+                "<p class=\"note\">The plan could not be read: {}</p>\n</section>",
+                esc(problem)
+            );
             return;
         }
     };
-    out.push_str("<p class=\"note\">One column per write group. Dashed red: the two tasks may write the same path (never at the same time; hover for the path). Arrow: the task needs the other landed first. Red double border: no write set, the task runs alone.</p>\n");
+    out.push_str("<p class=\"note\">A column per dependency level: an arrow means the task on its right needs the one on its left landed first. Dashed red: the two tasks may write the same path, so they never run at the same time (hover for the path). Red double border: no write set, the task runs alone. Fill: the task's state.</p>\n");
     let states: HashMap<&str, &str> =
         report.status.tasks.iter().map(|task| (task.id.as_str(), task.state.as_str())).collect();
     out.push_str("<div class=\"scroll\">\n");
@@ -262,11 +317,18 @@ fn conflict_graph(out: &mut String, report: &Report<'_>) {
     for conflict in &analysis.conflicts {
         if let breeze_plan::ConflictReason::Overlap { witness } = &conflict.reason {
             let (a, b) = (&plan.tasks[conflict.a].id, &plan.tasks[conflict.b].id);
-            let _ = write!(pairs, "<li><code>{}</code> ⟷ <code>{}</code>: both may write <code>{}</code></li>", esc(a.as_str()), esc(b.as_str()), esc(witness));
+            let _ = write!(
+                pairs,
+                "<li><code>{}</code> ⟷ <code>{}</code>: both may write <code>{}</code></li>",
+                esc(a.as_str()),
+                esc(b.as_str()),
+                esc(witness)
+            );
         }
     }
     if !pairs.is_empty() {
-        let _ = writeln!(out, "<h3>Conflicts</h3>\n<ul id=\"conflicts\" class=\"plain\">{pairs}</ul>");
+        let _ =
+            writeln!(out, "<h3>Conflicts</h3>\n<ul id=\"conflicts\" class=\"plain\">{pairs}</ul>");
     }
     out.push_str("</section>\n");
 }
@@ -277,9 +339,17 @@ fn task_files(out: &mut String, report: &Report<'_>) {
     let empty = TaskFiles::default();
     for (n, task) in report.status.tasks.iter().enumerate() {
         let files = report.files.get(&task.id).unwrap_or(&empty);
-        let _ = write!(out, "<h3 id=\"files-{n}\"><code>{}</code> {}</h3>\n<ul class=\"plain\">", esc(&task.id), esc(first_line(&task.title)));
+        let _ = write!(
+            out,
+            "<h3 id=\"files-{n}\"><code>{}</code> {}</h3>\n<ul class=\"plain\">",
+            esc(&task.id),
+            esc(first_line(&task.title))
+        );
         if let Some(contract) = &files.contract {
             let _ = write!(out, "<li>{}</li>", link(contract, "sprint contract"));
+        }
+        if let Some(landed) = &files.landed {
+            let _ = write!(out, "<li>{}</li>", link(landed, "the diff it landed"));
         }
         if files.rounds.iter().any(|round| !round.files.is_empty()) || !files.consults.is_empty() {
             let _ = write!(out, "<li>{}</li>", review_links(files));
@@ -301,17 +371,30 @@ fn attention(out: &mut String, report: &Report<'_>) {
     let unfinished: Vec<&TaskStatus> =
         report.status.tasks.iter().filter(|task| task.state != TaskState::Landed).collect();
     if !unfinished.is_empty() {
-        out.push_str("<section id=\"attention-section\">\n<h2>Needs attention</h2>\n<ul class=\"plain\">");
+        out.push_str(
+            "<section id=\"attention-section\">\n<h2>Needs attention</h2>\n<ul class=\"plain\">",
+        );
         for task in unfinished {
             let branch = report.snapshot.task(&task.id).and_then(|record| record.branch.clone());
-            let branch = branch.map(|b| format!(" (work on branch <code>{}</code>)", esc(&b))).unwrap_or_default();
-            let _ = write!(out, "<li><code>{}</code> {} — {}: {}{branch}</li>", esc(&task.id), esc(first_line(&task.title)), esc(task.state.as_str()), esc(task.reason.as_deref().unwrap_or("-")));
+            let branch = branch
+                .map(|b| format!(" (work on branch <code>{}</code>)", esc(&b)))
+                .unwrap_or_default();
+            let _ = write!(
+                out,
+                "<li><code>{}</code> {} — {}: {}{branch}</li>",
+                esc(&task.id),
+                esc(first_line(&task.title)),
+                esc(task.state.as_str()),
+                esc(task.reason.as_deref().unwrap_or("-"))
+            );
         }
         out.push_str("</ul>\n</section>\n");
     }
     let lessons = &report.snapshot.universal_violations;
     if !lessons.is_empty() {
-        out.push_str("<section id=\"lessons-section\">\n<h2>Lessons from review</h2>\n<ul class=\"plain\">");
+        out.push_str(
+            "<section id=\"lessons-section\">\n<h2>Lessons from review</h2>\n<ul class=\"plain\">",
+        );
         for lesson in lessons {
             let _ = write!(out, "<li>{}</li>", esc(lesson));
         }

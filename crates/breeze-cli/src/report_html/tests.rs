@@ -33,14 +33,28 @@ fn snapshot() -> RunSnapshot {
 
 fn events() -> Vec<BreezeEvent> {
     let kinds = [
-        ("2026-01-01T00:00:00.000Z", EventKind::TaskStarted { task: "1<i>".into(), title: HOSTILE.into(), lane: 1 }),
-        ("2026-01-01T00:00:00.100Z", EventKind::TaskState { task: "1<i>".into(), state: TaskState::Running, reason: None }),
-        ("2026-01-01T00:00:02.000Z", EventKind::TaskState { task: "1<i>".into(), state: TaskState::Escalated, reason: None }),
+        (
+            "2026-01-01T00:00:00.000Z",
+            EventKind::TaskStarted { task: "1<i>".into(), title: HOSTILE.into(), lane: 1 },
+        ),
+        (
+            "2026-01-01T00:00:00.100Z",
+            EventKind::TaskState { task: "1<i>".into(), state: TaskState::Running, reason: None },
+        ),
+        (
+            "2026-01-01T00:00:02.000Z",
+            EventKind::TaskState { task: "1<i>".into(), state: TaskState::Escalated, reason: None },
+        ),
     ];
     kinds
         .into_iter()
         .enumerate()
-        .map(|(n, (at, event))| BreezeEvent { schema_version: BreezeEventV1, seq: n as u64 + 1, at: at.into(), event })
+        .map(|(n, (at, event))| BreezeEvent {
+            schema_version: BreezeEventV1,
+            seq: n as u64 + 1,
+            at: at.into(),
+            event,
+        })
         .collect()
 }
 
@@ -51,7 +65,10 @@ fn every_text_from_run_files_is_escaped() {
     let round = Round {
         round: 1,
         verdict: Some("REQUEST_CHANGES".into()),
-        files: vec![Link { href: "reviews/x\"onclick=\"alert(1).diff".into(), label: "diff".into() }],
+        files: vec![Link {
+            href: "reviews/x\"onclick=\"alert(1).diff".into(),
+            label: "diff".into(),
+        }],
     };
     let files = TaskFiles { rounds: vec![round], ..TaskFiles::default() };
     let report = Report {
@@ -64,7 +81,8 @@ fn every_text_from_run_files_is_escaped() {
         written_at: "now".into(),
     };
     let html = page::render(&report);
-    for raw in ["<script", "<i>", "<b>", "<marquee", "<1>", "<bad>", "<here>", "\"onclick", "\x1b"] {
+    for raw in ["<script", "<i>", "<b>", "<marquee", "<1>", "<bad>", "<here>", "\"onclick", "\x1b"]
+    {
         assert!(!html.contains(raw), "{raw:?} is not escaped in:\n{html}");
     }
     for escaped in [

@@ -92,7 +92,13 @@ pub fn tick_label(millis: i64, step: i64) -> String {
         return "0".into();
     }
     if step < 1_000 {
-        let decimals = if step % 100 == 0 { 1 } else if step % 10 == 0 { 2 } else { 3 };
+        let decimals = if step % 100 == 0 {
+            1
+        } else if step % 10 == 0 {
+            2
+        } else {
+            3
+        };
         return format!("{:.*} s", decimals, millis as f64 / 1_000.0);
     }
     if millis < 60_000 {
@@ -100,7 +106,11 @@ pub fn tick_label(millis: i64, step: i64) -> String {
     }
     if millis < 3_600_000 {
         let (minutes, seconds) = (millis / 60_000, millis / 1_000 % 60);
-        return if seconds == 0 { format!("{minutes}m") } else { format!("{minutes}m {seconds:02}s") };
+        return if seconds == 0 {
+            format!("{minutes}m")
+        } else {
+            format!("{minutes}m {seconds:02}s")
+        };
     }
     let (hours, minutes) = (millis / 3_600_000, millis / 60_000 % 60);
     if minutes == 0 { format!("{hours}h") } else { format!("{hours}h {minutes:02}m") }
@@ -110,9 +120,9 @@ pub fn tick_label(millis: i64, step: i64) -> String {
 /// count in) at which ticks are at least `min_px` apart at `px_per_ms`.
 pub fn tick_step(px_per_ms: f64, min_px: f64) -> i64 {
     const STEPS: [i64; 25] = [
-        1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 15_000, 30_000,
-        60_000, 120_000, 300_000, 600_000, 900_000, 1_800_000, 3_600_000, 7_200_000,
-        21_600_000, 43_200_000,
+        1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 15_000, 30_000, 60_000,
+        120_000, 300_000, 600_000, 900_000, 1_800_000, 3_600_000, 7_200_000, 21_600_000,
+        43_200_000,
     ];
     STEPS.into_iter().find(|&step| step as f64 * px_per_ms >= min_px).unwrap_or(86_400_000)
 }
@@ -129,7 +139,13 @@ mod tests {
         assert_eq!(parse_rfc3339("2026-11-30T13:00:00.123+01:00"), Some(1_796_040_000_123));
         assert_eq!(parse_rfc3339("2000-02-29T00:00:00.123456789Z"), Some(951_782_400_123));
         assert_eq!(parse_rfc3339("2026-11-30 12:00:00Z"), Some(1_796_040_000_000));
-        for bad in ["", "yesterday", "2026-11-30T12:00:00", "2026-13-01T00:00:00Z", "2026-11-30T12:00:00.Z"] {
+        for bad in [
+            "",
+            "yesterday",
+            "2026-11-30T12:00:00",
+            "2026-13-01T00:00:00Z",
+            "2026-11-30T12:00:00.Z",
+        ] {
             assert_eq!(parse_rfc3339(bad), None, "{bad}");
         }
     }

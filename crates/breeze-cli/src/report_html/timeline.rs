@@ -2,7 +2,9 @@
 //! it was doing there — work, gates, review, advisor, landing or waiting.
 //!
 //! A task's stay on a lane runs from `task_started` until a state takes it off (landed,
-//! escalated, blocked, failed, deferred), another task takes the lane, or the engine stops.
+//! escalated, blocked, failed, deferred, awaiting-approval), another task takes the lane,
+//! or the engine stops. A deferred landing and an approval wait off the lanes until the
+//! task takes a lane again (or the engine stops); they are drawn on rows of their own.
 //! Its task states give the base (running → work, reviewing → review, landing → landing,
 //! anything else → waiting); the role processes, project commands, Advisor consults and
 //! scope waits of the journal are painted over it, as they are more precise.
@@ -26,8 +28,8 @@ pub enum Phase {
     Advisor,
     /// Approved: rebase, `land.verify`, hooks and the merge onto main.
     Landing,
-    /// On a lane but not working: its setup, a scope grant, the review queue; off any
-    /// lane: a deferred landing.
+    /// On a lane but not working: its setup, a scope grant, the landing queue; off any
+    /// lane: a deferred landing or `breeze approve`.
     Waiting,
 }
 
@@ -56,7 +58,7 @@ impl Phase {
             Phase::Review => "the reviewer",
             Phase::Advisor => "an Advisor consult",
             Phase::Landing => "rebase, verify, merge",
-            Phase::Waiting => "lane setup, scope grant, deferred landing",
+            Phase::Waiting => "lane setup, scope grant, deferred landing, approval",
         }
     }
 
@@ -88,7 +90,8 @@ pub struct Piece {
 pub struct Stay {
     /// Task id.
     pub task: String,
-    /// The lane, from 1; `None` while the task waited off the lanes (deferred).
+    /// The lane, from 1; `None` while the task waited off the lanes (deferred, or
+    /// awaiting approval).
     pub lane: Option<u32>,
     /// When it took the lane.
     pub start: i64,
@@ -161,8 +164,8 @@ struct Walk {
     session_start: Option<i64>,
     sessions: Vec<(i64, i64)>,
     open: BTreeMap<String, Open>,
-    /// Tasks whose landing waits off the lanes, since.
-    deferred: BTreeMap<String, i64>,
+    /// Tasks that wait off the lanes (a deferred landing, an approval): since, and why.
+    deferred: BTreeMap<String, (i64, &'static str)>,
     /// Running role processes and project commands: pid → (task, phase, since).
     running: HashMap<u32, (String, Phase, i64)>,
     /// Tasks waiting for a scope grant, since.
@@ -226,12 +229,17 @@ impl Walk {
     }
 
     fn task_state(&mut self, at: i64, task: &str, state: &str) {
-        let leaves = matches!(state, "landed" | "escalated" | "blocked" | "failed" | "deferred");
+        let leaves = matches!(
+            state,
+            "landed" | "escalated" | "blocked" | "failed" | "deferred" | "awaiting-approval"
+        );
         if leaves {
             self.close(task, at, state);
             self.end_deferral(task, at);
             if state == "deferred" {
-                self.deferred.insert(task.to_string(), at);
+                self.deferred.insert(task.to_string(), (at, "deferred"));
+            } else if state == "awaiting-approval" {
+                self.deferred.insert(task.to_string(), (at, "awaiting-approval"));
             }
         } else if let Some(open) = self.open.get_mut(task) {
             open.states.push((at, Phase::of_state(state)));
@@ -292,13 +300,21 @@ impl Walk {
         });
     }
 
-    /// Ends the off-lane wait of a deferred task, if any.
+    /// Ends the off-lane wait of a task, if any; the stay is named after what it waited
+    /// for (`deferred`, `awaiting-approval`).
     fn end_deferral(&mut self, task: &str, at: i64) {
-        let Some(since) = self.deferred.remove(task) else { return };
+        let Some((since, why)) = self.deferred.remove(task) else { return };
         let piece = Piece { start: since, end: at, phase: Phase::Waiting };
         let pieces = if at > since { vec![piece] } else { Vec::new() };
-        let ended = "resumed".to_string();
-        self.stays.push(Stay { task: task.into(), lane: None, start: since, end: at, pieces, ended });
+        let ended = why.to_string();
+        self.stays.push(Stay {
+            task: task.into(),
+            lane: None,
+            start: since,
+            end: at,
+            pieces,
+            ended,
+        });
     }
 
     /// The engine stopped (or started again): everything open ends now.
@@ -388,7 +404,8 @@ fn refine(stay: &mut Stay, overlays: &[Piece]) {
             .map(|o| o.start)
             .min();
         if let Some(reviewer) = reviewer {
-            pieces = paint(&pieces, Piece { start: base.start, end: reviewer, phase: Phase::Gates });
+            pieces =
+                paint(&pieces, Piece { start: base.start, end: reviewer, phase: Phase::Gates });
         }
     }
     for overlay in overlays {

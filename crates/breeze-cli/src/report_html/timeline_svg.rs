@@ -1,5 +1,5 @@
-//! The timeline as inline SVG: one row per lane used (and rows for deferred landings,
-//! which hold no lane), time running left to right over the run's sessions; the time
+//! The timeline as inline SVG: one row per lane used (and rows for deferred landings and
+//! approval waits, which hold no lane), time running left to right over the run's sessions; the time
 //! between two sessions (the engine stopped, then `breeze resume`) is a narrow break.
 
 use std::collections::HashMap;
@@ -122,8 +122,8 @@ pub fn render(timeline: &Timeline, titles: &HashMap<&str, &str>) -> String {
     out
 }
 
-/// One row per lane used, then as many rows as deferred landings overlap; the row of each
-/// deferred wait, by (task, start).
+/// One row per lane used, then as many rows as off-lane waits (deferred landings,
+/// approvals) overlap; the row of each such wait, by (task, start).
 fn rows(timeline: &Timeline) -> (Vec<Row>, HashMap<(&str, i64), usize>) {
     let mut rows: Vec<Row> = timeline
         .lanes()
@@ -146,7 +146,7 @@ fn rows(timeline: &Timeline) -> (Vec<Row>, HashMap<(&str, i64), usize>) {
         tracks.insert((stay.task.as_str(), stay.start), rows.len() + track);
     }
     for n in 0..track_ends.len() {
-        let label = if n == 0 { "deferred" } else { "" };
+        let label = if n == 0 { "off lane" } else { "" };
         rows.push(Row { label: label.into(), lane: None });
     }
     (rows, tracks)
@@ -233,7 +233,7 @@ fn draw_stay(out: &mut String, stay: &Stay, scale: &Scale, y: f64, title: Option
         clock(stay.start),
         clock(stay.end)
     );
-    if let Some(label) = fitted_label(stay, width) {
+    if let Some(label) = fitted_label(stay, width, title.map(first_line)) {
         let _ = writeln!(
             out,
             "<text class=\"stay-label\" x=\"{:.1}\" y=\"{}\">{}</text>",
@@ -245,21 +245,31 @@ fn draw_stay(out: &mut String, stay: &Stay, scale: &Scale, y: f64, title: Option
     out.push_str("</g>\n");
 }
 
-/// The task id and how its stay ended (`3 ✓`), shortened to fit `width`; `None` when not
-/// even two characters fit (the tooltip still names it).
-fn fitted_label(stay: &Stay, width: f64) -> Option<String> {
+/// The task id, how its stay ended (`3 ✓`) and as much of its title as fits `width`;
+/// `None` when not even two characters fit (the tooltip still names it).
+fn fitted_label(stay: &Stay, width: f64, title: Option<&str>) -> Option<String> {
     let mark = match stay.ended.as_str() {
         "landed" => " ✓",
         "escalated" | "failed" => " ✗",
         "blocked" => " ⊘",
         "deferred" => " ‖",
+        "awaiting-approval" => " ?",
         _ => "",
     };
     let label = format!("{}{mark}", stay.task);
     let fits = ((width - 8.0) / CHAR_W).floor().max(0.0) as usize;
     let chars = label.chars().count();
     if chars <= fits {
-        Some(label)
+        // The title too, if a few of its words fit.
+        let room = fits - chars;
+        match title.map(str::trim).filter(|title| !title.is_empty()) {
+            Some(title) if title.chars().count() + 2 <= room => Some(format!("{label}  {title}")),
+            Some(title) if room >= 10 => {
+                let kept: String = title.chars().take(room - 3).collect();
+                Some(format!("{label}  {}…", kept.trim_end()))
+            }
+            _ => Some(label),
+        }
     } else if fits >= 2 {
         Some(format!("{}…", label.chars().take(fits - 1).collect::<String>()))
     } else {
@@ -308,8 +318,14 @@ mod tests {
     #[test]
     fn labels_are_cut_to_their_stay() {
         let short = stay("task-with-a-long-id", Some(1), 0, 10);
-        assert_eq!(fitted_label(&short, 200.0).as_deref(), Some("task-with-a-long-id ✓"));
-        assert_eq!(fitted_label(&short, 40.0).as_deref(), Some("tas…"));
-        assert_eq!(fitted_label(&short, 12.0), None);
+        assert_eq!(fitted_label(&short, 200.0, None).as_deref(), Some("task-with-a-long-id ✓"));
+        assert_eq!(fitted_label(&short, 40.0, Some("Parse")).as_deref(), Some("tas…"));
+        assert_eq!(fitted_label(&short, 12.0, None), None);
+        let titled = stay("7", Some(1), 0, 10);
+        assert_eq!(fitted_label(&titled, 120.0, Some("Parse")).as_deref(), Some("7 ✓  Parse"));
+        assert_eq!(
+            fitted_label(&titled, 150.0, Some("Write the integration tests")).as_deref(),
+            Some("7 ✓  Write the int…")
+        );
     }
 }

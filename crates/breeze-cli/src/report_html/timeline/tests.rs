@@ -8,7 +8,13 @@ use super::*;
 
 /// The journal time `millis` after 2026-01-01T00:00:00Z.
 fn at(millis: i64) -> String {
-    format!("2026-01-01T{:02}:{:02}:{:02}.{:03}Z", millis / 3_600_000, millis / 60_000 % 60, millis / 1_000 % 60, millis % 1_000)
+    format!(
+        "2026-01-01T{:02}:{:02}:{:02}.{:03}Z",
+        millis / 3_600_000,
+        millis / 60_000 % 60,
+        millis / 1_000 % 60,
+        millis % 1_000
+    )
 }
 
 /// Milliseconds since the epoch of `millis` after 2026-01-01T00:00:00Z.
@@ -29,7 +35,12 @@ fn journal(events: Vec<(i64, EventKind)>) -> Vec<BreezeEvent> {
 }
 
 fn run_started(resumed: bool) -> EventKind {
-    EventKind::RunStarted { plan: "plan.toml".into(), workers: 2, main_tip: "0".repeat(40), resumed }
+    EventKind::RunStarted {
+        plan: "plan.toml".into(),
+        workers: 2,
+        main_tip: "0".repeat(40),
+        resumed,
+    }
 }
 
 fn started(task: &str, lane: u32) -> EventKind {
@@ -41,7 +52,13 @@ fn state(task: &str, state: TaskState) -> EventKind {
 }
 
 fn process(task: &str, role: Role, pid: u32) -> EventKind {
-    EventKind::ProcessStarted { task: task.into(), role, pid, start_ticks: None, log: "x.log".into() }
+    EventKind::ProcessStarted {
+        task: task.into(),
+        role,
+        pid,
+        start_ticks: None,
+        log: "x.log".into(),
+    }
 }
 
 fn process_end(task: &str, role: Role, pid: u32) -> EventKind {
@@ -126,11 +143,14 @@ fn consults_without_a_process_and_deferrals_are_placed_from_the_states() {
         (300, consulted),
         (400, state("2", TaskState::Reviewing)),
         (600, state("2", TaskState::Landing)),
-        (650, EventKind::TaskState {
-            task: "2".into(),
-            state: TaskState::Deferred,
-            reason: Some("a touched path is dirty".into()),
-        }),
+        (
+            650,
+            EventKind::TaskState {
+                task: "2".into(),
+                state: TaskState::Deferred,
+                reason: Some("a touched path is dirty".into()),
+            },
+        ),
         (1_200, started("2", 1)),
         (1_210, state("2", TaskState::Landing)),
         (1_300, state("2", TaskState::Landed)),
@@ -226,4 +246,46 @@ fn unreadable_times_are_skipped_and_a_clock_stepping_back_keeps_the_order() {
     assert_eq!(stay.pieces, vec![piece(100, 400, Phase::Work)]);
     assert_eq!(stay.ended, "escalated");
     assert!(derive(&[]).extent().is_none());
+}
+
+#[test]
+fn an_approval_wait_leaves_the_lane_and_waits_off_it_until_the_task_lands() {
+    let events = journal(vec![
+        (0, run_started(false)),
+        (0, started("5", 1)),
+        (10, state("5", TaskState::Running)),
+        (100, state("5", TaskState::Reviewing)),
+        (200, state("5", TaskState::AwaitingApproval)),
+        (210, started("6", 1)),
+        (220, state("6", TaskState::Running)),
+        // `breeze approve 5`: the task lands on the next free lane.
+        (900, state("5", TaskState::Landing)),
+        (950, started("5", 2)),
+        (960, state("5", TaskState::Landing)),
+        (1_000, state("5", TaskState::Landed)),
+        (1_100, state("6", TaskState::Escalated)),
+        (1_100, EventKind::RunFinished { state: RunState::Failed }),
+    ]);
+    let timeline = derive(&events);
+    assert_eq!(timeline.lanes(), vec![1, 2]);
+    let first = stay_of(&timeline, "5", Some(1));
+    assert_eq!((first.end, first.ended.as_str()), (t(200), "awaiting-approval"));
+    assert_eq!(
+        first.pieces,
+        vec![
+            piece(0, 10, Phase::Waiting),
+            piece(10, 100, Phase::Work),
+            piece(100, 200, Phase::Review)
+        ]
+    );
+    let off = stay_of(&timeline, "5", None);
+    assert_eq!((off.start, off.end, off.ended.as_str()), (t(200), t(950), "awaiting-approval"));
+    assert_eq!(off.pieces, vec![piece(200, 950, Phase::Waiting)]);
+    let landing = stay_of(&timeline, "5", Some(2));
+    assert_eq!(
+        landing.pieces,
+        vec![piece(950, 960, Phase::Waiting), piece(960, 1_000, Phase::Landing)]
+    );
+    let other = stay_of(&timeline, "6", Some(1));
+    assert_eq!((other.start, other.end, other.ended.as_str()), (t(210), t(1_100), "escalated"));
 }
