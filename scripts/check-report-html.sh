@@ -2,27 +2,58 @@
 # Renders a `breeze report --html` page in a real headless browser (Chromium) and checks
 # what it shows, then takes a screenshot of it.
 #
-#   scripts/check-report-html.sh REPORT.html OUT.png
+#   scripts/check-report-html.sh                     # breeze demo, then its page
+#   scripts/check-report-html.sh REPORT.html OUT.png # a page written already
+#
+# Without arguments it runs `breeze demo` (scripted agents) in a temporary folder, writes
+# its page with `breeze report --html` and checks that; the breeze binary is $BREEZE, or
+# target/debug/breeze (built with cargo when missing), the screenshot goes to $OUT
+# (default: target/report-html.png).
 #
 # A small harness page loads the report in a frame and measures the rendered page: the
 # timeline and the conflict graph drawn with a real size, one row per lane, every bar
-# with a width, no two labels on top of each other, the task table's rows laid out, the
-# inline stylesheet applied, and nothing fetched but local files (the browser is also
-# pointed at a proxy that does not exist, so any fetch from the network would fail).
-# It prints one line per check (`ok …` or `FAIL …`).
+# with a width, each task's phase bars tiling its stay, no two labels on top of each
+# other, a table row per task of the plan, the inline stylesheet applied, and nothing
+# fetched but local files (the browser is also pointed at a proxy that does not exist,
+# so any fetch from the network would fail). The page itself must log nothing to the
+# console. It prints one line per check (`ok …` or `FAIL …`).
 #
 # Exit status: 0 every check passed, 1 a check failed, 2 usage, 77 no Chromium found
 # (set CHROMIUM to the browser's path if it is not on PATH as chromium, chromium-browser
 # or google-chrome).
 set -euo pipefail
 
-if [ $# -ne 2 ]; then
-  echo "usage: $0 REPORT.html OUT.png" >&2
-  exit 2
-fi
-report=$(realpath "$1")
-shot=$(realpath -m "$2")
-[ -f "$report" ] || { echo "no such file: $1" >&2; exit 2; }
+root=$(cd "$(dirname "$0")/.." && pwd)
+demo=""
+case $# in
+  0)
+    breeze=${BREEZE:-$root/target/debug/breeze}
+    if [ -z "${BREEZE:-}" ] && [ -n "${CARGO_TARGET_DIR:-}" ]; then
+      breeze=$CARGO_TARGET_DIR/debug/breeze
+    fi
+    if [ ! -x "$breeze" ]; then
+      (cd "$root" && cargo build --quiet -p breeze-cli)
+    fi
+    demo=$(mktemp -d)
+    "$breeze" demo --dir "$demo/demo" >"$demo/demo.log" 2>&1 || {
+      echo "FAIL breeze demo failed:" >&2
+      tail -n 20 "$demo/demo.log" >&2
+      exit 1
+    }
+    report=$(cd "$demo/demo" && "$breeze" report --html)
+    echo "ok demo run, its page: $report"
+    shot=$(realpath -m "${OUT:-$root/target/report-html.png}")
+    ;;
+  2)
+    report=$(realpath "$1")
+    shot=$(realpath -m "$2")
+    ;;
+  *)
+    echo "usage: $0 [REPORT.html OUT.png]" >&2
+    exit 2
+    ;;
+esac
+[ -f "$report" ] || { echo "no such file: $report" >&2; exit 2; }
 
 browser=${CHROMIUM:-}
 if [ -z "$browser" ]; then
@@ -39,7 +70,7 @@ if [ -z "$browser" ]; then
 fi
 
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+trap 'rm -rf "$work" ${demo:+"$demo"}' EXIT
 
 # The file:// URL of an absolute path, every byte but the unreserved ones percent-encoded.
 file_url() {
@@ -64,13 +95,20 @@ flags=(
 mkdir -p "$(dirname "$shot")"
 rm -f "$shot"
 timeout 120 "$browser" "${flags[@]}" --window-size=1400,2000 --screenshot="$shot" \
-  "$(file_url "$report")" >"$work/screenshot.log" 2>&1 || true
+  --enable-logging=stderr --v=0 "$(file_url "$report")" >"$work/screenshot.log" 2>&1 || true
 if [ ! -s "$shot" ] || [ "$(head -c 4 "$shot" | tail -c 3)" != "PNG" ]; then
   echo "FAIL no screenshot was written; the browser said:" >&2
   tail -n 20 "$work/screenshot.log" >&2
   exit 1
 fi
 echo "ok screenshot $shot"
+# What the page logged (it has no script: a message means something went wrong).
+if grep -a ':CONSOLE' "$work/screenshot.log" >"$work/console.log"; then
+  echo "FAIL the page logged to the console:" >&2
+  head -n 10 "$work/console.log" >&2
+  exit 1
+fi
+echo "ok console: nothing logged"
 
 # 2. The rendered page, measured by a harness page around it.
 {
@@ -105,6 +143,18 @@ function check() {
     (bars.length && !flat.length ? ok : fail)(`bars ${bars.length} (${flat.length} without a size)`);
     const phases = [...new Set(bars.map((r) => r.getAttribute('class').replace('piece phase-', '')))];
     ok('phases ' + phases.sort().join(' '));
+    let untiled = 0;
+    for (const stay of timeline.querySelectorAll('g.stay')) {
+      const outline = box(stay.querySelector('rect.outline'));
+      const pieces = [...stay.querySelectorAll('rect.piece')].map(box).sort((a, b) => a.left - b.left);
+      let at = outline.left;
+      for (const p of pieces) {
+        if (Math.abs(p.left - at) > 1.5 || p.right > outline.right + 1.5) untiled++;
+        at = p.right;
+      }
+      if (pieces.length && Math.abs(at - outline.right) > 1.5) untiled++;
+    }
+    (untiled ? fail : ok)(`each stay tiled by its phase bars (${untiled} gaps or overlaps)`);
     const stays = [...timeline.querySelectorAll('rect.outline')].map(box);
     const left = Math.min(...stays.map((s) => s.left)), right = Math.max(...stays.map((s) => s.right));
     (right - left >= b.width * 0.5 ? ok : fail)(`the bars span ${Math.round(right - left)} of ${Math.round(b.width)} px`);
@@ -135,6 +185,10 @@ function check() {
   const rows = [...doc.querySelectorAll('table#tasks tbody tr')];
   const hidden = rows.filter((r) => box(r).height < 12 || box(r).width < 600);
   (rows.length && !hidden.length ? ok : fail)('tasks ' + rows.map((r) => r.dataset.task).join(' '));
+  if (graph) {
+    const planned = graph.querySelectorAll('g.node').length;
+    (planned === rows.length ? ok : fail)(`a table row per task of the plan (${rows.length} of ${planned})`);
+  }
   const th = doc.querySelector('table#tasks th');
   const styled = th && getComputedStyle(th).backgroundColor !== 'rgba(0, 0, 0, 0)';
   (styled ? ok : fail)('stylesheet applied');

@@ -145,6 +145,23 @@ fn report_html_is_one_self_contained_page_with_a_timeline_graph_table_and_links(
     assert!(stdout(&markdown).starts_with("# breeze run "), "{}", stdout(&markdown));
 }
 
+#[test]
+fn report_html_shows_an_approval_wait_off_the_lanes_and_the_resumed_session() {
+    let config = format!("{SCRIPTED_CONFIG}\n[land]\nrequire_approval = true\n");
+    let plan = toml_task("1", "A", &["a.txt"], "");
+    let (_temp, root) = repo_with(&[("breeze.toml", &config), ("plan.toml", &plan)]);
+    assert_eq!(run_in(&root, &["run"]).status.code(), Some(3), "task 1 awaits approval");
+    assert_eq!(run_in(&root, &["approve", "1"]).status.code(), Some(0));
+    let resumed = run_in(&root, &["resume"]);
+    assert_eq!(resumed.status.code(), Some(0), "{}", both(&resumed));
+    let html = std::fs::read_to_string(report_html(&root, &[])).unwrap();
+    assert!(html.contains("data-ended=\"awaiting-approval\""), "{html}");
+    assert_eq!(html.matches("class=\"deferred-row\"").count(), 1, "an off-lane row: {html}");
+    assert_eq!(html.matches("<g class=\"break\">").count(), 1, "two sessions: {html}");
+    let landed = html.matches("data-ended=\"landed\"").count();
+    assert_eq!(landed, 1, "it landed after the approval: {html}");
+}
+
 /// The first Chromium on PATH.
 fn chromium() -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
@@ -158,8 +175,8 @@ fn chromium() -> Option<PathBuf> {
 fn report_html_renders_in_a_real_browser() {
     let Some(browser) = chromium() else {
         assert!(
-            std::env::var_os("BREEZE_REQUIRE_BROWSER").is_none(),
-            "BREEZE_REQUIRE_BROWSER is set but no Chromium is on PATH"
+            std::env::var_os("BREEZE_REQUIRE_CHROMIUM").is_none(),
+            "BREEZE_REQUIRE_CHROMIUM is set but no Chromium is on PATH"
         );
         eprintln!(
             "skipped: no Chromium on PATH (apt-get install chromium) to render the HTML report"
@@ -182,6 +199,21 @@ fn report_html_renders_in_a_real_browser() {
     assert_eq!(output.status.code(), Some(0), "{text}");
     eprintln!("the report as Chromium renders it: {}\n{text}", shot.display());
     assert!(stdout(&output).contains("ok tasks 1 2 3 4"), "{text}");
+    assert!(stdout(&output).contains("ok a table row per task of the plan (4 of 4)"), "{text}");
+    assert!(stdout(&output).contains("ok console: nothing logged"), "{text}");
     let lanes: Vec<String> = lanes_used(&root).iter().map(u64::to_string).collect();
     assert!(stdout(&output).contains(&format!("ok lanes {}", lanes.join(" "))), "{text}");
+
+    // Without arguments the script runs `breeze demo` and checks its page.
+    let demo_shot = keep.join("demo.png");
+    let output = std::process::Command::new(project_root().join("scripts/check-report-html.sh"))
+        .env("CHROMIUM", &browser)
+        .env("BREEZE", env!("CARGO_BIN_EXE_breeze"))
+        .env("OUT", &demo_shot)
+        .output()
+        .unwrap();
+    let text = both(&output);
+    assert_eq!(output.status.code(), Some(0), "{text}");
+    assert!(stdout(&output).contains("ok tasks 1 2 3 4 5 6 7 8 9"), "{text}");
+    assert!(demo_shot.is_file(), "{text}");
 }

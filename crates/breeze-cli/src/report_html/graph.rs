@@ -1,6 +1,6 @@
 //! The plan's conflict graph as inline SVG, in layers: a column per dependency level (a
-//! task stands right of every task it needs), the tasks of a column by write group, then
-//! id. Dependencies are arrows from left to right, conflicts dashed red curves (the path
+//! task stands right of every task it needs), the tasks of a column near what they need,
+//! then by write group and id. Dependencies are arrows from left to right, conflicts dashed red curves (the path
 //! both tasks may write in the tooltip).
 
 use std::collections::HashMap;
@@ -51,7 +51,8 @@ fn levels(plan: &Plan, analysis: &Analysis) -> Vec<usize> {
     level
 }
 
-/// Columns by dependency level; in a column, tasks by write group, then in id order.
+/// Columns by dependency level; in a column, tasks near the mean row of what they need,
+/// then by write group, then in id order.
 fn layout(plan: &Plan, analysis: &Analysis) -> Layout {
     let n = plan.tasks.len();
     let level = levels(plan, analysis);
@@ -62,11 +63,19 @@ fn layout(plan: &Plan, analysis: &Analysis) -> Layout {
         stacks[level[task]].push(task);
     }
     let (mut at, mut column) = (vec![(0.0, 0.0); n], vec![0; n]);
+    let mut row_of = vec![0.0; n];
     let mut rows = 0;
     for (c, stack) in stacks.iter_mut().enumerate() {
-        stack.sort_by_key(|&task| analysis.group_of(task));
+        // Next to what they need (the mean row of their dependencies), then by group.
+        let key = |task: usize| {
+            let needs = analysis.dependencies(task);
+            let mean = needs.iter().map(|&d| row_of[d]).sum::<f64>() / needs.len().max(1) as f64;
+            (mean, analysis.group_of(task))
+        };
+        stack.sort_by(|&a, &b| key(a).partial_cmp(&key(b)).unwrap_or(std::cmp::Ordering::Equal));
         rows = rows.max(stack.len());
         for (row, &task) in stack.iter().enumerate() {
+            row_of[task] = row as f64;
             at[task] = (MARGIN + c as f64 * COL_W, HEADER_H + row as f64 * (NODE_H + ROW_GAP));
             column[task] = c;
         }
