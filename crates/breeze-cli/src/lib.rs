@@ -10,7 +10,7 @@ pub mod error;
 pub mod escape;
 pub mod output;
 pub mod render;
-mod report_html;
+pub mod report_html;
 
 use breeze_protocol::ExitCode;
 use clap::Parser;

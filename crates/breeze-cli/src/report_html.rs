@@ -26,7 +26,7 @@ use self::timeline::Timeline;
 /// The file name of the page in the run folder.
 pub const FILE_NAME: &str = "report.html";
 
-/// What the page shows, read from the run folder.
+/// What the page shows, read from the run folder (or, in tests, built by hand).
 pub struct Report<'a> {
     snapshot: &'a RunSnapshot,
     status: &'a BreezeStatus,
@@ -38,6 +38,34 @@ pub struct Report<'a> {
     /// Each task's files, by task id.
     files: BTreeMap<String, TaskFiles>,
     written_at: String,
+}
+
+impl<'a> Report<'a> {
+    /// What the page shows of a run given its parts rather than its folder: the status,
+    /// the journal's events, the plan (or why it could not be read) and the time the
+    /// page is written. It links no files.
+    pub fn from_parts(
+        snapshot: &'a RunSnapshot,
+        status: &'a BreezeStatus,
+        events: &[breeze_protocol::BreezeEvent],
+        plan: Result<(Plan, Analysis), String>,
+        written_at: &str,
+    ) -> Report<'a> {
+        Report {
+            snapshot,
+            status,
+            timeline: timeline::derive(events),
+            journal_problem: None,
+            plan,
+            files: BTreeMap::new(),
+            written_at: written_at.to_string(),
+        }
+    }
+
+    /// The whole page.
+    pub fn render(&self) -> String {
+        page::render(self)
+    }
 }
 
 /// Writes the page of the run to `out` (default: `report.html` in the run folder) and

@@ -10,9 +10,9 @@ use breeze_plan::{Analysis, ConflictReason, Plan};
 
 use super::page::esc;
 
-const NODE_W: f64 = 176.0;
+const NODE_W: f64 = 188.0;
 const NODE_H: f64 = 44.0;
-const COL_W: f64 = 256.0;
+const COL_W: f64 = 264.0;
 const ROW_GAP: f64 = 24.0;
 const MARGIN: f64 = 16.0;
 const HEADER_H: f64 = 40.0;
