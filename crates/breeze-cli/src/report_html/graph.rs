@@ -121,7 +121,8 @@ pub fn render(plan: &Plan, analysis: &Analysis, states: &HashMap<&str, &str>) ->
 }
 
 /// The dashed curves of the conflicts: on the right of a column between two of its
-/// tasks, over the top between columns; a wide transparent stroke carries the tooltip.
+/// tasks, from side to side (below the arrows) between columns; a wide transparent stroke
+/// carries the tooltip.
 fn conflicts(out: &mut String, plan: &Plan, analysis: &Analysis, layout: &Layout) {
     for conflict in &analysis.conflicts {
         let ConflictReason::Overlap { witness } = &conflict.reason else { continue };
@@ -133,13 +134,12 @@ fn conflicts(out: &mut String, plan: &Plan, analysis: &Analysis, layout: &Layout
             let bulge = (24.0 + (y2 - y1).abs() / 6.0).min(COL_W - NODE_W - 16.0);
             format!("M{x1},{y1} C{},{y1} {},{y2} {x2},{y2}", x1 + bulge, x2 + bulge)
         } else {
-            // From the left node's top to the right node's top, bowed upwards (arrows
-            // run between the sides).
-            let ((lx, ly), (rx, ry)) =
-                if ax < bx { ((ax, ay), (bx, by)) } else { ((bx, by), (ax, ay)) };
-            let (x1, x2) = (lx + NODE_W * 0.75, rx + NODE_W * 0.25);
-            let top = ly.min(ry) - 14.0;
-            format!("M{x1},{ly} C{x1},{top} {x2},{top} {x2},{ry}")
+            // From the right side of the left node to the left side of the right one,
+            // below the middle, where the dependency arrows do not run.
+            let ((lx, ly), (rx, ry)) = if ax < bx { ((ax, ay), (bx, by)) } else { ((bx, by), (ax, ay)) };
+            let (x1, y1, x2, y2) = (lx + NODE_W, ly + NODE_H * 0.8, rx, ry + NODE_H * 0.8);
+            let bend = (x2 - x1) / 2.0;
+            format!("M{x1},{y1} C{},{y1} {},{y2} {x2},{y2}", x1 + bend, x2 - bend)
         };
         let tip = format!("conflict {a} ⟷ {b}: both may write {witness}");
         let _ = writeln!(

@@ -43,6 +43,7 @@ code, .mono { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, monospace; f
 .summary dt { color: #52606d; }
 .summary dd { margin: 0; }
 .scroll { overflow-x: auto; }
+svg.timeline { max-width: 100%; height: auto; }
 .note { color: #52606d; }
 .legend { display: flex; flex-wrap: wrap; gap: 4px 20px; margin: 6px 0 10px; padding: 0; list-style: none; }
 .swatch { display: inline-block; width: 14px; height: 14px; margin-right: 6px; vertical-align: -2px; border: 1px solid #1f2933; }
