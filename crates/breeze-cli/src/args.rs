@@ -57,7 +57,7 @@ pub enum Command {
     Clean(CleanArgs),
     /// Show the logs of a task's role processes.
     Logs(LogsArgs),
-    /// Summarize the latest run as Markdown.
+    /// Summarize the latest run as Markdown, or as one HTML page (`--html`).
     Report(ReportArgs),
     /// Run a sample plan on built-in scripted agents in a fresh repository.
     Demo(DemoArgs),

@@ -136,7 +136,8 @@ fn conflicts(out: &mut String, plan: &Plan, analysis: &Analysis, layout: &Layout
         } else {
             // From the right side of the left node to the left side of the right one,
             // below the middle, where the dependency arrows do not run.
-            let ((lx, ly), (rx, ry)) = if ax < bx { ((ax, ay), (bx, by)) } else { ((bx, by), (ax, ay)) };
+            let ((lx, ly), (rx, ry)) =
+                if ax < bx { ((ax, ay), (bx, by)) } else { ((bx, by), (ax, ay)) };
             let (x1, y1, x2, y2) = (lx + NODE_W, ly + NODE_H * 0.8, rx, ry + NODE_H * 0.8);
             let bend = (x2 - x1) / 2.0;
             format!("M{x1},{y1} C{},{y1} {},{y2} {x2},{y2}", x1 + bend, x2 - bend)
