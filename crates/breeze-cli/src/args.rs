@@ -168,7 +168,7 @@ pub struct ReportArgs {
     /// to their diffs, reviews and logs) and print its path.
     #[arg(long)]
     pub html: bool,
-    /// Where to write the page; default: report.html in the run's folder (.breeze/runs/<run-id>/).
+    /// Where to write the page; default: report.html in the run's folder (`.breeze/runs/<run-id>/`).
     #[arg(long, value_name = "FILE", requires = "html")]
     pub out: Option<PathBuf>,
 }
