@@ -62,8 +62,8 @@ impl Phase {
         }
     }
 
-    /// The phase a task state stands for while the task holds a lane; states this
-    /// version does not know (an approval wait, say) are waiting.
+    /// The phase a task state stands for while the task holds a lane; `pending` and
+    /// states a later version may add are waiting.
     fn of_state(state: &str) -> Phase {
         match state {
             "running" => Phase::Work,
