@@ -14,6 +14,7 @@ mod plan;
 mod protocol_roles;
 mod real_agents;
 mod recovery;
+mod report;
 mod scaffold;
 mod support;
 mod validate;

@@ -57,8 +57,8 @@ pub enum Command {
     Clean(CleanArgs),
     /// Show the logs of a task's role processes.
     Logs(LogsArgs),
-    /// Summarize the latest run as Markdown.
-    Report,
+    /// Summarize the latest run as Markdown, or as one HTML page (`--html`).
+    Report(ReportArgs),
     /// Run a sample plan on built-in scripted agents in a fresh repository.
     Demo(DemoArgs),
     /// Show what confinement this machine gives role processes, and the agent CLIs found.
@@ -159,6 +159,18 @@ pub struct StatusArgs {
     /// A specific run id (default: the latest).
     #[arg(long, value_name = "RUN_ID")]
     pub run: Option<String>,
+}
+
+/// `breeze report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Write one self-contained HTML page instead (timeline, conflict graph, tasks, links
+    /// to their diffs, reviews and logs) and print its path.
+    #[arg(long)]
+    pub html: bool,
+    /// Where to write the page; default: report.html in the run's folder (`.breeze/runs/<run-id>/`).
+    #[arg(long, value_name = "FILE", requires = "html")]
+    pub out: Option<PathBuf>,
 }
 
 /// `breeze clean`.

@@ -10,6 +10,7 @@ pub mod error;
 pub mod escape;
 pub mod output;
 pub mod render;
+pub mod report_html;
 
 use breeze_protocol::ExitCode;
 use clap::Parser;
@@ -57,7 +58,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Retry(args) => commands::decide::retry(args),
         Command::Clean(args) => commands::maintenance::clean(args),
         Command::Logs(args) => commands::logs::run(args),
-        Command::Report => commands::status::report(),
+        Command::Report(args) => commands::status::report(args),
         Command::Demo(args) => commands::demo::run(args),
         Command::Doctor => commands::doctor::run(),
         Command::Schema(args) => commands::schema::run(args),
