@@ -4,6 +4,7 @@
 //! the whole program shows.
 
 mod agents;
+mod approval;
 mod checkout;
 mod containment;
 mod demo;

@@ -47,6 +47,12 @@ pub enum Command {
     Resume,
     /// Give up on the current run: stop its processes and mark it aborted.
     Abort,
+    /// Let reviewed tasks held by `land.require_approval` land (also while the run is live).
+    Approve(ApproveArgs),
+    /// Send a reviewed task held by `land.require_approval` back to its worker with a note.
+    Reject(RejectArgs),
+    /// Give an escalated or failed task of the latest run a fresh start; `breeze resume` runs it.
+    Retry(RetryArgs),
     /// Remove worktrees and branches breeze created (dirty ones only with --force).
     Clean(CleanArgs),
     /// Show the logs of a task's role processes.
@@ -89,6 +95,34 @@ pub struct PlanArgs {
     /// Lanes to plan for (1–3); default: run.max_workers from breeze.toml.
     #[arg(long, value_name = "N")]
     pub max_workers: Option<u32>,
+}
+
+/// `breeze approve`.
+#[derive(Debug, Args)]
+pub struct ApproveArgs {
+    /// Task ids.
+    #[arg(required = true)]
+    pub tasks: Vec<String>,
+}
+
+/// `breeze reject`.
+#[derive(Debug, Args)]
+pub struct RejectArgs {
+    /// Task id.
+    pub task: String,
+    /// What is wrong: it reaches the worker as a critical finding.
+    #[arg(long, required = true)]
+    pub note: String,
+}
+
+/// `breeze retry`.
+#[derive(Debug, Args)]
+pub struct RetryArgs {
+    /// Task id.
+    pub task: String,
+    /// A note for the worker's next briefing.
+    #[arg(long)]
+    pub note: Option<String>,
 }
 
 /// `breeze draft`.

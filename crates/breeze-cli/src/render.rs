@@ -46,6 +46,9 @@ pub fn progress_line(event: &ProgressEvent) -> String {
                 ),
             }
         }
+        ProgressEvent::AwaitingApproval { id, reason } => {
+            format!("⧗ [{id}] awaiting approval: {}", first_line(reason))
+        }
         ProgressEvent::Deferred { id, reason } => {
             format!("⏸ [{id}] landing deferred: {}", first_line(reason))
         }

@@ -381,6 +381,10 @@ fn progress_lines() {
             blocking_gaps: 0,
             by_gates: false,
         },
+        ProgressEvent::AwaitingApproval {
+            id: "6".into(),
+            reason: "the reviewer approved round 1; its diff is .breeze/runs/r/reviews/6.round-1.diff — `breeze approve 6` lands it".into(),
+        },
         ProgressEvent::Scope {
             id: "2".into(),
             paths: vec!["src/lib.rs".into()],

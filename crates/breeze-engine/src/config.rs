@@ -108,6 +108,8 @@ pub struct Config {
     pub max_land_bounces: u32,
     /// Run the repository's `pre-commit` and `commit-msg` hooks on each landing.
     pub run_hooks: bool,
+    /// Reviewed work waits for `breeze approve` before it lands.
+    pub require_approval: bool,
     /// Ignored files copied into each worktree.
     pub worktree_include: Vec<String>,
     /// Setup command run in each new worktree (empty = none).
@@ -121,6 +123,9 @@ pub struct Config {
     /// More paths workers may write (`~/` allowed), beyond their lane, scratch folder and
     /// CLI state.
     pub sandbox_writable: Vec<String>,
+    /// Run on escalation, deferral, awaiting approval and the run's end, with the event as
+    /// JSON on stdin (`notify.command`; empty = none).
+    pub notify_command: Vec<String>,
 }
 
 /// How role processes are confined (`sandbox.mode`).
@@ -275,6 +280,13 @@ struct RawConfig {
     worktree: RawWorktree,
     gates: RawGates,
     sandbox: RawSandbox,
+    notify: RawNotify,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawNotify {
+    command: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -337,6 +349,7 @@ struct RawLand {
     verify_timeout: String,
     max_bounces: i64,
     run_hooks: bool,
+    require_approval: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -378,12 +391,14 @@ impl RawConfig {
             verify_timeout: duration(&self.land.verify_timeout, "land.verify_timeout")?,
             max_land_bounces: int_in(self.land.max_bounces, "land.max_bounces", 1, 10)?,
             run_hooks: self.land.run_hooks,
+            require_approval: self.land.require_approval,
             worktree_include: inside_repository(self.worktree.include, "worktree.include")?,
             worktree_setup: self.worktree.setup,
             setup_timeout: duration(&self.worktree.setup_timeout, "worktree.setup_timeout")?,
             max_file_bytes: size(&self.gates.max_file_size, "gates.max_file_size")?,
             sandbox_mode: self.sandbox.mode,
             sandbox_writable: self.sandbox.writable,
+            notify_command: self.notify.command,
         })
     }
 }

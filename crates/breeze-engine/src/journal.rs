@@ -37,8 +37,8 @@ impl Journal {
         })
     }
 
-    /// Appends one event and fsyncs it.
-    pub fn record(&self, event: EventKind) -> std::io::Result<()> {
+    /// Appends one event and fsyncs it; the line written.
+    pub fn record(&self, event: EventKind) -> std::io::Result<BreezeEvent> {
         let mut inner = self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let line = BreezeEvent {
             schema_version: BreezeEventV1,
@@ -51,7 +51,7 @@ impl Journal {
         inner.file.write_all(text.as_bytes())?;
         inner.file.sync_data()?;
         inner.next_seq += 1;
-        Ok(())
+        Ok(line)
     }
 
     /// The journal file.
@@ -140,6 +140,9 @@ impl Cycles {
     }
 }
 
+/// Told of every journal line once it is on disk.
+pub(crate) type EventListener = Box<dyn Fn(&BreezeEvent) + Send>;
+
 /// The run's files, written by one thread of their own and in order: the journal (each
 /// event fsynced), the snapshot (atomic rewrite) and `cycles.jsonl`. The async threads
 /// hand writes over and, where the order matters to them, wait for the write without
@@ -171,6 +174,17 @@ impl RunStore {
     /// Opens the journal and `cycles.jsonl` and starts the writer thread; the snapshot goes
     /// to `snapshot`.
     pub fn open(journal: &Path, cycles: &Path, snapshot: &Path) -> std::io::Result<RunStore> {
+        Self::open_with(journal, cycles, snapshot, None)
+    }
+
+    /// [`RunStore::open`], with `listener` told of every journal line once it is on disk
+    /// (the notifier).
+    pub(crate) fn open_with(
+        journal: &Path,
+        cycles: &Path,
+        snapshot: &Path,
+        listener: Option<EventListener>,
+    ) -> std::io::Result<RunStore> {
         let journal_file = Journal::open(journal)?;
         let cycles_file = Cycles::open(cycles)?;
         let snapshot = snapshot.to_path_buf();
@@ -180,14 +194,19 @@ impl RunStore {
                 match write {
                     StoreWrite::Event(event, done) => {
                         let result = journal_file.record(event);
-                        if let Err(err) = &result {
-                            tracing::error!(
+                        match &result {
+                            Ok(line) => {
+                                if let Some(listener) = &listener {
+                                    listener(line);
+                                }
+                            }
+                            Err(err) => tracing::error!(
                                 "cannot append to {}: {err}",
                                 journal_file.path().display()
-                            );
+                            ),
                         }
                         if let Some(done) = done {
-                            let _ = done.send(result);
+                            let _ = done.send(result.map(|_| ()));
                         }
                     }
                     StoreWrite::Snapshot(bytes, done) => {

@@ -93,6 +93,13 @@ pub enum ProgressEvent {
         /// Why it was denied, or what it waits for.
         reason: Option<String>,
     },
+    /// Reviewed work waits for a person's approval before it lands.
+    AwaitingApproval {
+        /// Task id.
+        id: String,
+        /// Where its diff is, and what to run.
+        reason: String,
+    },
     /// A landing waits for the user's checkout.
     Deferred {
         /// Task id.

@@ -68,6 +68,10 @@ impl RunDir {
     pub fn contract(&self, task_slug: &str) -> PathBuf {
         self.root.join("contracts").join(format!("{task_slug}.sprint-contract.json"))
     }
+    /// A person's decision about a task awaiting approval: `decisions/<task>.json`.
+    pub fn decision(&self, task_slug: &str) -> PathBuf {
+        self.root.join("decisions").join(format!("{task_slug}.json"))
+    }
     /// An advisor request or response file: `<task>.<reason>.<n>.advisor-{request,response}.json`.
     pub fn advisor_file(&self, task_slug: &str, reason: &str, n: u32, kind: &str) -> PathBuf {
         self.root.join("advisor").join(format!("{task_slug}.{reason}.{n}.advisor-{kind}.json"))

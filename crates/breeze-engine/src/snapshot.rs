@@ -113,6 +113,8 @@ pub enum TaskPhase {
     Approved,
     /// Approved, but landing waits for the user's checkout (or a lock).
     Deferred,
+    /// Approved by the reviewer; landing waits for `breeze approve` (`land.require_approval`).
+    AwaitingApproval,
     /// On main.
     Landed,
     /// Given up: attempts, rounds, stalls, an Advisor STOP or the worker's own word.
@@ -129,6 +131,12 @@ impl TaskPhase {
         matches!(self, Self::Landed | Self::Escalated | Self::Blocked | Self::Failed)
     }
 
+    /// Approved, and waiting to land: for the user's checkout or for a person's approval.
+    /// It holds no lane, but tasks that conflict with it do not start.
+    pub fn waits_to_land(self) -> bool {
+        matches!(self, Self::Deferred | Self::AwaitingApproval)
+    }
+
     /// What the user sees. While no engine runs the run (`live` false), unfinished tasks
     /// are `pending`: nothing works on them.
     pub fn visible(self, live: bool) -> TaskState {
@@ -138,6 +146,7 @@ impl TaskPhase {
             Self::Blocked => TaskState::Blocked,
             Self::Failed => TaskState::Failed,
             Self::Deferred => TaskState::Deferred,
+            Self::AwaitingApproval => TaskState::AwaitingApproval,
             _ if !live => TaskState::Pending,
             Self::Queued => TaskState::Pending,
             Self::Working => TaskState::Running,
@@ -237,6 +246,12 @@ pub struct TaskRecord {
     /// The saved file of the task's last Advisor answer (`prior_advisor_response`).
     #[serde(default)]
     pub last_advice: Option<String>,
+    /// A person approved the reviewed work for landing (`breeze approve`).
+    #[serde(default)]
+    pub human_approved: bool,
+    /// A note from the person who retried the task, for its next attempt.
+    #[serde(default)]
+    pub note: Option<String>,
 }
 
 impl TaskRecord {
@@ -273,6 +288,8 @@ impl TaskRecord {
             self_review_bounces: 0,
             changelog: None,
             last_advice: None,
+            human_approved: false,
+            note: None,
         }
     }
 

@@ -865,3 +865,131 @@ async fn cycle_lines_carry_their_attempts_verdict() {
         .collect();
     assert_eq!(verdicts, [serde_json::json!("REQUEST_CHANGES"), serde_json::json!("APPROVE")]);
 }
+
+fn requiring_approval(fixture: &Fixture) -> RunOptions {
+    let mut options = fixture.options();
+    options.config.as_mut().unwrap().require_approval = true;
+    options
+}
+
+async fn resume_with(options: RunOptions) -> RunOutcome {
+    breeze_engine::resume(options, CancellationToken::new()).await.expect("the run resumes")
+}
+
+#[tokio::test]
+async fn approved_work_waits_for_a_person_then_lands_or_goes_back_with_the_note() {
+    let plan = toml_task("1", "First", &["a.txt"], "") + &toml_task("2", "Second", &["b.txt"], "");
+    let fixture = Fixture::new(&plan, &[]);
+    let outcome =
+        breeze_engine::run(requiring_approval(&fixture), CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.state, RunState::Interrupted, "{outcome:?}");
+    assert_eq!(outcome.exit_code(), breeze_protocol::ExitCode::Interrupted);
+    assert!(outcome.stop_reason.as_deref().unwrap().contains("await approval"), "{outcome:?}");
+    for id in ["1", "2"] {
+        assert_eq!(task(&outcome, id).state, TaskState::AwaitingApproval, "{outcome:?}");
+        assert!(task(&outcome, id).reason.as_deref().unwrap().contains(".diff"), "{outcome:?}");
+    }
+    assert_eq!(git(&fixture.root, &["rev-list", "--count", "main"]).trim(), "1", "nothing landed");
+
+    use breeze_engine::decision::{HumanDecision, decide};
+    decide(&fixture.root, &["1".into()], &HumanDecision::Approve).unwrap();
+    let note = HumanDecision::Reject { note: "use a constant, not a literal".into() };
+    decide(&fixture.root, &["2".into()], &note).unwrap();
+    let outcome = resume_with(requiring_approval(&fixture)).await;
+    assert_eq!(task(&outcome, "1").state, TaskState::Landed, "{outcome:?}");
+    let second = task(&outcome, "2");
+    assert_eq!(
+        second.state,
+        TaskState::AwaitingApproval,
+        "back to work, reviewed, waiting again: {second:?}"
+    );
+    assert_eq!(second.attempts, 2);
+    let input = std::fs::read_to_string(outcome.run_dir.join("io/2.worker.2.input.json")).unwrap();
+    assert!(
+        input.contains("use a constant, not a literal") && input.contains("critical"),
+        "{input}"
+    );
+
+    decide(&fixture.root, &["2".into()], &HumanDecision::Approve).unwrap();
+    let outcome = resume_with(requiring_approval(&fixture)).await;
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    let err = decide(&fixture.root, &["2".into()], &HumanDecision::Approve).unwrap_err();
+    assert!(err.to_string().contains("not awaiting approval"), "{err}");
+}
+
+#[tokio::test]
+async fn a_live_run_lands_what_is_approved_while_it_runs() {
+    let plan = toml_task("1", "Quick", &["a.txt"], "")
+        + &toml_task("2", "Slow", &["b.txt"], "[task.sim]\ndelay_ms = 4000");
+    let fixture = Fixture::new(&plan, &[]);
+    let run =
+        tokio::spawn(breeze_engine::run(requiring_approval(&fixture), CancellationToken::new()));
+    // Play the person: approve task 1 as soon as it waits, while task 2 still works.
+    use breeze_engine::decision::{HumanDecision, decide};
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        assert!(tokio::time::Instant::now() < deadline, "task 1 never waited for approval");
+        let waiting = breeze_engine::load_run(&fixture.root, None).is_ok_and(|snapshot| {
+            snapshot.task("1").is_some_and(|record| {
+                record.phase == breeze_engine::snapshot::TaskPhase::AwaitingApproval
+            })
+        });
+        if waiting {
+            decide(&fixture.root, &["1".into()], &HumanDecision::Approve).unwrap();
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let outcome = run.await.unwrap().unwrap();
+    assert_eq!(task(&outcome, "1").state, TaskState::Landed, "landed in the live run: {outcome:?}");
+    // Task 2 waited when nothing else was left: the run ends (exit 3) until someone decides.
+    assert_eq!(task(&outcome, "2").state, TaskState::AwaitingApproval, "{outcome:?}");
+    assert_eq!(outcome.state, RunState::Interrupted, "{outcome:?}");
+    decide(&fixture.root, &["2".into()], &HumanDecision::Approve).unwrap();
+    let outcome = resume_with(requiring_approval(&fixture)).await;
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+}
+
+#[tokio::test]
+async fn a_retried_task_starts_afresh_with_its_work_and_the_note_and_unblocks_its_dependents() {
+    let plan = toml_task("1", "Flaky", &["a.txt"], "[task.sim]\nfail_attempts = 3")
+        + &toml_task("2", "After", &["b.txt"], "depends_on = [\"1\"]");
+    let fixture = Fixture::new(&plan, &[]);
+    let outcome = fixture.run().await;
+    assert_eq!(task(&outcome, "1").state, TaskState::Escalated);
+    assert_eq!(task(&outcome, "2").state, TaskState::Blocked);
+    assert_eq!(outcome.state, RunState::Failed);
+
+    let report =
+        breeze_engine::decision::retry(&fixture.root, "1", Some("the build needs --locked"))
+            .unwrap();
+    assert_eq!(report.unblocked, ["2"]);
+    assert!(report.branch.is_some());
+    let err = breeze_engine::decision::retry(&fixture.root, "2", None).unwrap_err();
+    assert!(err.to_string().contains("retry takes an escalated or failed task"), "{err}");
+    let outcome = resume_with(fixture.options()).await;
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    let input = std::fs::read_to_string(outcome.run_dir.join("io/1.worker.4.input.json")).unwrap();
+    assert!(input.contains("the build needs --locked"), "{input}");
+}
+
+#[tokio::test]
+async fn the_notify_command_hears_escalations_and_the_end_of_the_run() {
+    let fixture = Fixture::new(&one_task("escalate = true"), &[]);
+    let heard = fixture.repo.outside().join("heard.jsonl");
+    let mut options = fixture.options();
+    options.config.as_mut().unwrap().notify_command =
+        vec!["sh".into(), "-c".into(), format!("cat >> {}", heard.display())];
+    let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
+    assert_eq!(task(&outcome, "1").state, TaskState::Escalated);
+    let lines: Vec<serde_json::Value> = std::fs::read_to_string(&heard)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let kinds: Vec<&str> =
+        lines.iter().map(|line| line["event"]["kind"].as_str().unwrap_or("?")).collect();
+    assert_eq!(kinds, ["task_state", "run_finished"], "{lines:?}");
+    assert_eq!(lines[0]["event"]["state"], "escalated");
+    assert_eq!(lines[0]["schema_version"], "breeze-event.v1");
+}

@@ -53,6 +53,10 @@ pub enum TaskState {
     Landing,
     /// Approved, but landing waits for the user's checkout (a touched path is dirty).
     Deferred,
+    /// Approved by the reviewer; `[land] require_approval` makes it wait for
+    /// `breeze approve` (or `breeze reject`).
+    #[serde(rename = "awaiting-approval")]
+    AwaitingApproval,
     /// On `main`.
     Landed,
     /// Gave up: review rounds, attempts, stalls or an Advisor `STOP`.
@@ -76,6 +80,7 @@ impl TaskState {
             Self::Reviewing => "reviewing",
             Self::Landing => "landing",
             Self::Deferred => "deferred",
+            Self::AwaitingApproval => "awaiting-approval",
             Self::Landed => "landed",
             Self::Escalated => "escalated",
             Self::Blocked => "blocked",

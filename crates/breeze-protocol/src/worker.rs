@@ -74,6 +74,9 @@ pub struct WorkerInput {
     /// Why the previous attempt of this round failed, if it did.
     #[serde(default)]
     pub last_failure: Option<String>,
+    /// A note from the user who sent the task back (`breeze retry --note`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
     /// The Lead's answer to the worker's last scope request, if it made one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope_decision: Option<ScopeDecision>,

@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod decide;
 pub mod demo;
 pub mod doctor;
 pub mod init;

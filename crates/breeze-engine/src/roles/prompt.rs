@@ -63,6 +63,14 @@ fn with_definition(definition: &RoleDefinition, briefing: String) -> String {
     format!("{}\n\n---\n\n{}", definition.body, briefing.trim_end())
 }
 
+/// The note of the person who sent the task back to work, if any.
+fn note_section(note: Option<&str>) -> String {
+    match note.map(str::trim).filter(|note| !note.is_empty()) {
+        Some(note) => format!("\n## A note from the person who sent this task back\n\n{note}\n"),
+        None => String::new(),
+    }
+}
+
 /// The answer to the worker's scope request, if it made one.
 fn scope_section(decision: Option<&breeze_protocol::ScopeDecision>) -> String {
     let Some(decision) = decision else { return String::new() };
@@ -151,7 +159,14 @@ pub fn worker(definition: &RoleDefinition, input: &WorkerInput) -> String {
             ("round", input.round.to_string()),
             ("base", input.base.clone()),
             ("contract_path", input.contract_path.clone()),
-            ("scope", scope_section(input.scope_decision.as_ref())),
+            (
+                "scope",
+                format!(
+                    "{}{}",
+                    note_section(input.note.as_deref()),
+                    scope_section(input.scope_decision.as_ref())
+                ),
+            ),
             ("feedback", feedback),
             ("conflict", conflict),
             ("verify_failure", format!("{verify_failure}{last_failure}")),
@@ -374,6 +389,7 @@ mod tests {
             base: "abc".into(),
             contract_path: "/c.json".into(),
             scope_decision: None,
+            note: None,
             advisor_guidance: Some(AdvisorGuidance {
                 decision: Decision::Plan,
                 summary: "isolate the comparison".into(),

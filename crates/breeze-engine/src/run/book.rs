@@ -27,6 +27,8 @@ pub(crate) enum Transition {
     Land { commit: ObjectId },
     /// Approved, but the landing waits (a dirty file, a lock).
     Defer { reason: String },
+    /// Approved by the reviewer; the landing waits for a person (`breeze approve`).
+    AwaitApproval { reason: String },
     /// Given up.
     Escalate { reason: String },
     /// A dependency will never land.
@@ -46,6 +48,7 @@ impl Transition {
             Self::Approve => TaskPhase::Approved,
             Self::Land { .. } => TaskPhase::Landed,
             Self::Defer { .. } => TaskPhase::Deferred,
+            Self::AwaitApproval { .. } => TaskPhase::AwaitingApproval,
             Self::Escalate { .. } => TaskPhase::Escalated,
             Self::Block { .. } => TaskPhase::Blocked,
             Self::Fail { .. } => TaskPhase::Failed,
@@ -56,6 +59,7 @@ impl Transition {
     fn reason(&self) -> Option<String> {
         match self {
             Self::Defer { reason }
+            | Self::AwaitApproval { reason }
             | Self::Escalate { reason }
             | Self::Block { reason }
             | Self::Fail { reason }
@@ -149,6 +153,9 @@ impl TaskBook {
         match &transition {
             Transition::Defer { reason } => {
                 self.report(ProgressEvent::Deferred { id, reason: reason.clone() });
+            }
+            Transition::AwaitApproval { reason } => {
+                self.report(ProgressEvent::AwaitingApproval { id, reason: reason.clone() });
             }
             Transition::Land { .. }
             | Transition::Escalate { .. }

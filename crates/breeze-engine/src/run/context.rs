@@ -47,6 +47,8 @@ pub(crate) struct RunContext {
     pub write_sets: Arc<WriteSets>,
     /// Tasks waiting for a scope grant.
     pub scope_waiting: Mutex<std::collections::BTreeSet<usize>>,
+    /// `notify.command`, told of escalations, deferrals, approvals awaited and the end.
+    pub notifier: Option<Arc<crate::notify::Notifier>>,
 }
 
 impl RunContext {

@@ -21,6 +21,8 @@ use crate::snapshot::TaskPhase;
 
 /// How long a deferred landing waits before it is tried again.
 const DEFERRED_RETRY: Duration = Duration::from_secs(2);
+/// How often decisions about tasks awaiting approval are looked for.
+const DECISION_POLL: Duration = Duration::from_millis(500);
 
 /// How the dispatch loop ended.
 pub(crate) enum DispatchEnd {
@@ -36,6 +38,8 @@ enum ExitEffect {
     Settled,
     /// Its landing waits: retry it later.
     Deferred,
+    /// Its landing waits for a person.
+    Awaiting,
     /// Something every task would hit: stop the run resumably.
     Fatal(String),
 }
@@ -50,6 +54,8 @@ pub(crate) struct Dispatcher {
     in_flight: BTreeSet<usize>,
     /// Deferred landings and when each is tried again.
     deferred: BTreeMap<usize, Instant>,
+    /// Reviewed tasks waiting for a person's approval.
+    awaiting: BTreeSet<usize>,
     /// The one last try of every deferred landing when nothing else can move was made.
     idle_retry_done: bool,
     fatal: Option<String>,
@@ -58,20 +64,19 @@ pub(crate) struct Dispatcher {
 impl Dispatcher {
     pub fn new(ctx: Arc<RunContext>) -> Dispatcher {
         let workers = ctx.book.read(|snapshot| snapshot.workers);
-        let deferred = ctx
-            .book
-            .phases()
-            .iter()
-            .enumerate()
-            .filter(|(_, phase)| **phase == TaskPhase::Deferred)
-            .map(|(index, _)| (index, Instant::now()))
-            .collect();
+        let phases = ctx.book.phases();
+        let with = |wanted: TaskPhase| {
+            phases.iter().enumerate().filter(move |(_, phase)| **phase == wanted).map(|(i, _)| i)
+        };
+        let deferred = with(TaskPhase::Deferred).map(|index| (index, Instant::now())).collect();
+        let awaiting = with(TaskPhase::AwaitingApproval).collect();
         Dispatcher {
             ctx,
             lanes: LanePool::new(workers),
             running: JoinSet::new(),
             in_flight: BTreeSet::new(),
             deferred,
+            awaiting,
             idle_retry_done: false,
             fatal: None,
         }
@@ -83,6 +88,7 @@ impl Dispatcher {
             if self.ctx.cancel.is_cancelled() || self.fatal.is_some() {
                 return self.shut_down().await;
             }
+            self.take_decisions().await?;
             self.block_unreachable().await?;
             self.fill_lanes();
             if self.running.is_empty() {
@@ -100,6 +106,7 @@ impl Dispatcher {
                     }
                 }
                 () = sleep_until(next_due), if next_due.is_some() => {}
+                () = tokio::time::sleep(DECISION_POLL), if !self.awaiting.is_empty() => {}
                 () = self.ctx.cancel.cancelled() => {}
             }
         }
@@ -129,7 +136,9 @@ impl Dispatcher {
         if let Some((&index, _)) = self.deferred.iter().find(|(_, due)| **due <= now) {
             return Some(index);
         }
-        let deferred: BTreeSet<usize> = self.deferred.keys().copied().collect();
+        // Tasks waiting to land keep conflicting tasks out, whatever they wait for.
+        let deferred: BTreeSet<usize> =
+            self.deferred.keys().chain(&self.awaiting).copied().collect();
         let phases = self.ctx.book.phases();
         Scheduler::new(&self.ctx.plan, &self.ctx.analysis)
             .with_widened(self.ctx.write_sets.widened())
@@ -176,6 +185,9 @@ impl Dispatcher {
             }
             return Ok(None);
         }
+        if !self.awaiting.is_empty() {
+            return Ok(Some(DispatchEnd::Interrupted(self.awaiting_reason())));
+        }
         let stuck = Scheduler::new(&self.ctx.plan, &self.ctx.analysis).stuck(&phases);
         for index in stuck {
             let reason = "a dependency never landed".to_string();
@@ -205,6 +217,9 @@ impl Dispatcher {
             ExitEffect::Deferred => {
                 self.deferred.insert(index, Instant::now() + DEFERRED_RETRY);
             }
+            ExitEffect::Awaiting => {
+                self.awaiting.insert(index);
+            }
             ExitEffect::Fatal(reason) => {
                 self.fatal = Some(reason);
                 self.ctx.cancel.cancel();
@@ -233,6 +248,10 @@ impl Dispatcher {
             Ok(TaskExit::Deferred(reason)) => {
                 book.transition(index, Transition::Defer { reason }).await?;
                 Ok(ExitEffect::Deferred)
+            }
+            Ok(TaskExit::AwaitingApproval(reason)) => {
+                book.transition(index, Transition::AwaitApproval { reason }).await?;
+                Ok(ExitEffect::Awaiting)
             }
             Ok(TaskExit::Interrupted) => {
                 if !book.record(index).phase.is_terminal() {
@@ -265,6 +284,52 @@ impl Dispatcher {
             }
         }
         Ok(DispatchEnd::Interrupted(self.fatal.unwrap_or_else(|| "interrupted".into())))
+    }
+
+    /// Acts on what people decided about tasks awaiting approval: an approved task lands
+    /// next (without a review round more); a rejected one goes back to its worker with the
+    /// note as a critical finding.
+    async fn take_decisions(&mut self) -> Result<(), EngineError> {
+        for index in self.awaiting.clone() {
+            let id = self.ctx.task(index).id.to_string();
+            let Some(decision) = crate::decision::take(&self.ctx.run_dir, &id) else { continue };
+            self.awaiting.remove(&index);
+            let book = &self.ctx.book;
+            match decision {
+                crate::decision::HumanDecision::Approve => {
+                    book.change(index, |record| record.human_approved = true).await?;
+                    book.transition(index, Transition::Approve).await?;
+                    self.deferred.insert(index, Instant::now());
+                }
+                crate::decision::HumanDecision::Reject { note } => {
+                    book.change(index, |record| {
+                        record.human_approved = false;
+                        record.feedback = Some(breeze_protocol::ReviewFeedback {
+                            round: record.rounds,
+                            gaps: vec![breeze_protocol::Gap {
+                                severity: breeze_protocol::Severity::Critical,
+                                location: String::new(),
+                                issue: format!("rejected by a person before landing: {note}"),
+                                suggestion: String::new(),
+                            }],
+                        });
+                    })
+                    .await?;
+                    book.transition(index, Transition::Work).await?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn awaiting_reason(&self) -> String {
+        let ids: Vec<String> =
+            self.awaiting.iter().map(|&index| self.ctx.task(index).id.to_string()).collect();
+        format!(
+            "{} task(s) await approval ({}): `breeze approve ID` lets one land, `breeze reject ID --note \"…\"` sends it back; then `breeze resume`",
+            ids.len(),
+            ids.join(", ")
+        )
     }
 
     fn deferred_reason(&self) -> String {

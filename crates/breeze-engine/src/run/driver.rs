@@ -26,6 +26,8 @@ pub(crate) enum TaskExit {
     Escalated(String),
     /// Approved, but landing waits for the user's checkout.
     Deferred(String),
+    /// Approved by the reviewer; landing waits for a person (why, and what to run).
+    AwaitingApproval(String),
     /// The run is shutting down; resume continues from the record.
     Interrupted,
 }
@@ -111,6 +113,9 @@ impl TaskDriver {
             if self.ctx.cancel.is_cancelled() {
                 return Ok(TaskExit::Interrupted);
             }
+            if let Some(reason) = self.awaiting_approval() {
+                return Ok(TaskExit::AwaitingApproval(reason));
+            }
             if let Some(exit) = self.land().await? {
                 return Ok(exit);
             }
@@ -126,7 +131,27 @@ impl TaskDriver {
             return Ok(None);
         }
         self.ctx.book.transition(self.index, Transition::Approve).await?;
+        if let Some(reason) = self.awaiting_approval() {
+            return Ok(Some(TaskExit::AwaitingApproval(reason)));
+        }
         self.land().await
+    }
+
+    /// With `land.require_approval`, reviewed work waits for a person: why, with where the
+    /// diff is and what to run.
+    fn awaiting_approval(&self) -> Option<String> {
+        let record = self.record();
+        if !self.ctx.config.require_approval || record.human_approved {
+            return None;
+        }
+        let round = record.approved_round.unwrap_or(record.rounds);
+        let diff =
+            self.ctx.run_dir.review_file(&crate::run_dir::file_slug(&self.id), round, "diff");
+        Some(format!(
+            "the reviewer approved round {round}; its diff is {} — `breeze approve {id}` lands it, `breeze reject {id} --note \"…\"` sends it back",
+            diff.display(),
+            id = self.id
+        ))
     }
 
     /// Writes the task's sprint contract (once).

@@ -247,7 +247,7 @@ fn recognize_landings(repo: &Repo, snapshot: &mut RunSnapshot) -> Result<(), Eng
             record.phase = TaskPhase::Landed;
             record.commit = Some(commit.into());
             record.reason = None;
-        } else if record.phase != TaskPhase::Deferred {
+        } else if !record.phase.waits_to_land() {
             record.reason = None;
         }
     }

@@ -76,7 +76,7 @@ impl<'a> Scheduler<'a> {
     pub fn next_ready(&self, phases: &[TaskPhase], busy: Busy<'_>) -> Option<usize> {
         (0..phases.len())
             .filter(|&index| !busy.contains(index))
-            .filter(|&index| !phases[index].is_terminal() && phases[index] != TaskPhase::Deferred)
+            .filter(|&index| !phases[index].is_terminal() && !phases[index].waits_to_land())
             .filter(|&index| self.dependencies(index).all(|dep| phases[dep] == TaskPhase::Landed))
             .filter(|&index| busy.iter().all(|other| !self.conflict(index, other)))
             .min_by_key(|&index| (std::cmp::Reverse(self.analysis.priority(index)), index))
@@ -122,7 +122,7 @@ impl<'a> Scheduler<'a> {
     /// which wait on something that will never land.
     pub fn stuck(&self, phases: &[TaskPhase]) -> Vec<usize> {
         (0..phases.len())
-            .filter(|&index| !phases[index].is_terminal() && phases[index] != TaskPhase::Deferred)
+            .filter(|&index| !phases[index].is_terminal() && !phases[index].waits_to_land())
             .collect()
     }
 }

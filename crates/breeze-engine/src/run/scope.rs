@@ -174,7 +174,11 @@ impl ScopeDesk<'_> {
 fn in_flight(phase: TaskPhase) -> bool {
     matches!(
         phase,
-        TaskPhase::Working | TaskPhase::Reviewing | TaskPhase::Approved | TaskPhase::Deferred
+        TaskPhase::Working
+            | TaskPhase::Reviewing
+            | TaskPhase::Approved
+            | TaskPhase::Deferred
+            | TaskPhase::AwaitingApproval
     )
 }
 

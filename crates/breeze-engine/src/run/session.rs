@@ -86,7 +86,14 @@ async fn context(
     let repo = Arc::new(repo);
     snapshot.containment =
         Some(ContainmentStatus { kernel: containment.enforced, summary: containment.summary() });
-    let store = open_store(&run_dir, &snapshot, main_tip, resumed).await?;
+    let notifier = crate::notify::Notifier::new(
+        &config.notify_command,
+        root.clone(),
+        run_dir.root().join("logs"),
+        options.supervisor.clone(),
+    )
+    .map(Arc::new);
+    let store = open_store(&run_dir, &snapshot, main_tip, resumed, notifier.clone()).await?;
     let guard = Arc::new(RoleGuard::new(containment.clone(), repo.clone(), known_main));
     let write_sets = Arc::new(WriteSets::new(&plan, &snapshot.tasks));
     let roles = RoleRunner::new(RoleRunnerParts {
@@ -134,6 +141,7 @@ async fn context(
         lanes: Mutex::new(lanes),
         write_sets,
         scope_waiting: Mutex::default(),
+        notifier,
     });
     Ok((ctx, lock))
 }
@@ -172,13 +180,18 @@ async fn open_store(
     snapshot: &crate::snapshot::RunSnapshot,
     main_tip: crate::snapshot::ObjectId,
     resumed: bool,
+    notifier: Option<Arc<crate::notify::Notifier>>,
 ) -> Result<RunStore, EngineError> {
-    let store = RunStore::open(&run_dir.events(), &run_dir.cycles(), &run_dir.snapshot()).map_err(
-        |err| {
-            let folder = run_dir.root().display();
-            EngineError::io(format!("cannot open the run files in {folder}"), err)
-        },
-    )?;
+    let listener = notifier.map(|notifier| {
+        Box::new(move |event: &breeze_protocol::BreezeEvent| notifier.tell(event))
+            as crate::journal::EventListener
+    });
+    let store =
+        RunStore::open_with(&run_dir.events(), &run_dir.cycles(), &run_dir.snapshot(), listener)
+            .map_err(|err| {
+                let folder = run_dir.root().display();
+                EngineError::io(format!("cannot open the run files in {folder}"), err)
+            })?;
     store
         .record(EventKind::RunStarted {
             plan: snapshot.plan.clone(),
@@ -220,6 +233,9 @@ async fn finish(
         })
         .await?;
     ctx.book.journal(EventKind::RunFinished { state }).await?;
+    if let Some(notifier) = &ctx.notifier {
+        notifier.flush().await;
+    }
     let mut status = ctx.book.read(|snapshot| snapshot.status());
     // Stopped by `breeze abort`, which records the abort once this engine has let go.
     let (state, stop_reason) = if state == RunState::Interrupted && run_dir.abort_marker().exists()

@@ -151,6 +151,8 @@ impl TaskDriver {
         let record = self
             .change(|record| {
                 record.attempts += 1;
+                // New work needs a new approval, if approvals are required.
+                record.human_approved = false;
                 let copy = record.clone();
                 // The answer to a scope request is told once, to the next attempt.
                 record.scope_decision = None;
@@ -174,6 +176,7 @@ impl TaskDriver {
             verify_failure: record.verify_failure.clone(),
             last_failure: phase.last_failure.clone(),
             scope_decision: record.scope_decision.clone(),
+            note: record.note.clone(),
             universal_violations,
         };
         Ok(Attempt {

@@ -1,0 +1,105 @@
+//! `[notify] command`: a command the user's way of being told (`notify-send`, a webhook
+//! script) runs when a task escalates, is deferred or awaits approval, and when the run
+//! ends — with the journal event as JSON on stdin. A notification never holds the run up:
+//! each runs in the background, bounded in time; the run's end waits a little for them.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use breeze_protocol::{BreezeEvent, EventKind, TaskState};
+use breeze_supervise::{ProcessSpec, Supervisor};
+use tokio_util::sync::CancellationToken;
+
+/// How long one notification may run.
+const TIMEOUT: Duration = Duration::from_secs(30);
+/// How long the run's end waits for notifications still running.
+const FLUSH: Duration = Duration::from_secs(10);
+
+/// Runs the notify command for the events worth telling.
+pub(crate) struct Notifier {
+    argv: Vec<String>,
+    cwd: PathBuf,
+    logs: PathBuf,
+    supervisor: Supervisor,
+    runtime: tokio::runtime::Handle,
+    running: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    sent: std::sync::atomic::AtomicU32,
+}
+
+impl Notifier {
+    /// A notifier running `argv` in `cwd`, logging to `logs`; `None` when no command is set.
+    /// Must be made inside the run's tokio runtime.
+    pub fn new(
+        argv: &[String],
+        cwd: PathBuf,
+        logs: PathBuf,
+        supervisor: Supervisor,
+    ) -> Option<Notifier> {
+        (!argv.is_empty()).then(|| Notifier {
+            argv: argv.to_vec(),
+            cwd,
+            logs,
+            supervisor,
+            runtime: tokio::runtime::Handle::current(),
+            running: Mutex::new(Vec::new()),
+            sent: Default::default(),
+        })
+    }
+
+    /// Whether an event is one the user asked to be told about.
+    pub fn worth_telling(event: &EventKind) -> bool {
+        match event {
+            EventKind::TaskState { state, .. } => matches!(
+                state,
+                TaskState::Escalated | TaskState::Deferred | TaskState::AwaitingApproval
+            ),
+            EventKind::RunFinished { .. } => true,
+            _ => false,
+        }
+    }
+
+    /// Starts the command for `event` (if it is worth telling) and returns at once. Called
+    /// from any thread.
+    pub fn tell(&self, event: &BreezeEvent) {
+        if !Self::worth_telling(&event.event) {
+            return;
+        }
+        let Ok(mut stdin) = serde_json::to_vec(event) else { return };
+        stdin.push(b'\n');
+        let n = self.sent.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+        let mut spec =
+            ProcessSpec::new(self.argv.clone(), &self.cwd, self.logs.join(format!("notify.{n}")));
+        // The user's own command, like `land.verify`: it gets the engine's environment.
+        spec.env = std::env::vars().collect();
+        spec.stdin = stdin;
+        spec.timeout = Some(TIMEOUT);
+        let supervisor = self.supervisor.clone();
+        let handle = self.runtime.spawn(async move {
+            let outcome =
+                supervisor.run(spec, None, CancellationToken::new(), |_, _| {}, |_| {}).await;
+            match outcome {
+                Ok(outcome) if outcome.ending.is_success() => {}
+                Ok(outcome) => tracing::warn!(
+                    "the notify command {}: {}",
+                    outcome.ending,
+                    outcome.stderr_tail.trim()
+                ),
+                Err(err) => tracing::warn!("the notify command could not start: {err}"),
+            }
+        });
+        self.running.lock().unwrap_or_else(|p| p.into_inner()).push(handle);
+    }
+
+    /// Waits (a bounded time) for the notifications still running.
+    pub async fn flush(&self) {
+        let handles: Vec<_> =
+            std::mem::take(&mut *self.running.lock().unwrap_or_else(|p| p.into_inner()));
+        let all = async {
+            for handle in handles {
+                let _ = handle.await;
+            }
+        };
+        let _ = tokio::time::timeout(FLUSH, all).await;
+    }
+}
