@@ -9,6 +9,7 @@ mod checkout;
 mod containment;
 mod demo;
 mod integrity;
+mod live;
 mod plan;
 mod protocol_roles;
 mod real_agents;

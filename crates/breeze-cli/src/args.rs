@@ -45,8 +45,7 @@ pub enum Command {
     Status(StatusArgs),
     /// Continue an interrupted run.
     Resume(ResumeArgs),
-    /// Follow the run in progress from another terminal (reads its files only; `q` leaves
-    /// without stopping anything).
+    /// Show the run in progress, live, from any terminal (`q` leaves; the run goes on).
     Watch(WatchArgs),
     /// Give up on the current run: stop its processes and mark it aborted.
     Abort,

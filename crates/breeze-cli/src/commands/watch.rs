@@ -190,6 +190,13 @@ fn watch_lines(
     journal: &mut JournalTail,
     model: &mut LiveModel,
 ) -> Result<Ending, CliError> {
+    output::println(&format!(
+        "watching run {}: {} of {} tasks landed so far, {} on lanes",
+        model.run_id,
+        model.count(breeze_protocol::TaskState::Landed),
+        model.tasks.len(),
+        model.lanes.iter().flatten().count()
+    ))?;
     let mut printed = model.milestones_seen;
     let mut checked = Instant::now();
     loop {

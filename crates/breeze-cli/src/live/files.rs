@@ -78,7 +78,8 @@ fn last_line(path: &Path) -> Option<String> {
     let mut tail = Vec::with_capacity(LOG_TAIL as usize);
     file.take(LOG_TAIL).read_to_end(&mut tail).ok()?;
     let text = String::from_utf8_lossy(&tail);
-    text.lines().rev().map(str::trim).find(|line| !line.is_empty()).map(str::to_string)
+    let line = text.lines().rev().map(str::trim).find(|line| !line.is_empty())?;
+    Some(line.replace('\t', " "))
 }
 
 /// A JSON line shown by the first text it holds (`text`, `result`, `summary`, `message`),

@@ -184,7 +184,7 @@ impl LiveModel {
                         note = Some(format!("⧗ [{task}] awaiting approval"));
                     }
                     TaskState::Deferred => {
-                        note = Some(format!("⏸ [{task}] landing deferred: {first}"))
+                        note = Some(format!("⏸ [{task}] landing deferred: {first}"));
                     }
                     TaskState::Escalated | TaskState::Blocked | TaskState::Failed => {
                         note = Some(format!("■ [{task}] {}: {first}", state.as_str()));
