@@ -50,9 +50,9 @@ pub fn run() -> CliResult {
     })?;
     let mut model = LiveModel::default();
     model.seed(&snapshot.status(), false);
-    let catch_up = journal.drain().map_err(|err| read_error(&run_dir, &err))?;
+    journal.follow(|event| model.apply(event)).map_err(|err| read_error(&run_dir, &err))?;
     let live = breeze_engine::run::engine_alive(&here);
-    let in_progress = model_after(&mut model, &catch_up).is_none() && live;
+    let in_progress = model.finished.is_none() && live;
     if !in_progress {
         return ended(&mut model, live);
     }
@@ -78,12 +78,13 @@ pub fn run() -> CliResult {
     Ok(ExitCode::Success)
 }
 
-/// Applies `events`; how the run ended, if it did.
-fn model_after(model: &mut LiveModel, events: &[breeze_protocol::BreezeEvent]) -> Option<()> {
-    for event in events {
-        model.apply(event);
-    }
-    model.finished.map(|_| ())
+/// Applies what the journal got since the last look; how many events there were.
+fn catch_up(
+    journal: &mut JournalTail,
+    model: &mut LiveModel,
+    run_dir: &RunDir,
+) -> Result<usize, CliError> {
+    journal.follow(|event| model.apply(event)).map_err(|err| read_error(run_dir, &err))
 }
 
 /// No run in progress: the latest run's final state, and why there is nothing to watch.
@@ -131,20 +132,15 @@ fn watch_terminal(
     let mut drawn: Option<Instant> = None;
     let mut checked = Instant::now();
     let ending = loop {
-        let events = journal.drain().map_err(|err| read_error(run_dir, &err))?;
-        let fresh = !events.is_empty();
-        if model_after(model, &events).is_some() {
+        let fresh = catch_up(journal, model, run_dir)? > 0;
+        if model.finished.is_some() {
             break Ending::Finished;
         }
         if checked.elapsed() >= ALIVE_CHECK {
             checked = Instant::now();
             if !breeze_engine::run::engine_alive(here) {
-                let events = journal.drain().map_err(|err| read_error(run_dir, &err))?;
-                break if model_after(model, &events).is_some() {
-                    Ending::Finished
-                } else {
-                    Ending::EngineGone
-                };
+                catch_up(journal, model, run_dir)?;
+                break if model.finished.is_some() { Ending::Finished } else { Ending::EngineGone };
             }
         }
         if fresh || drawn.is_none_or(|at| at.elapsed() >= TICK) {
@@ -200,26 +196,31 @@ fn watch_lines(
     let mut printed = model.milestones_seen;
     let mut checked = Instant::now();
     loop {
-        let events = journal.drain().map_err(|err| read_error(run_dir, &err))?;
-        for event in &events {
-            model.apply(event);
-            if model.milestones_seen > printed
-                && let Some(milestone) = model.milestones.back()
-            {
-                output::println(&format!("{} {}", milestone.time, milestone.text))?;
-                printed = model.milestones_seen;
-            }
-        }
+        // Looked at before reading: what a gone engine wrote last is read after.
+        let gone = checked.elapsed() >= ALIVE_CHECK && {
+            checked = Instant::now();
+            !breeze_engine::run::engine_alive(here)
+        };
+        let mut lines = Ok(());
+        journal
+            .follow(|event| {
+                model.apply(event);
+                if model.milestones_seen > printed
+                    && let Some(milestone) = model.milestones.back()
+                {
+                    printed = model.milestones_seen;
+                    if lines.is_ok() {
+                        lines = output::println(&format!("{} {}", milestone.time, milestone.text));
+                    }
+                }
+            })
+            .map_err(|err| read_error(run_dir, &err))?;
+        lines?;
         if model.finished.is_some() {
             return Ok(Ending::Finished);
         }
-        if checked.elapsed() >= ALIVE_CHECK {
-            checked = Instant::now();
-            if !breeze_engine::run::engine_alive(here)
-                && journal.drain().is_ok_and(|e| e.is_empty())
-            {
-                return Ok(Ending::EngineGone);
-            }
+        if gone {
+            return Ok(Ending::EngineGone);
         }
         std::thread::sleep(POLL);
     }

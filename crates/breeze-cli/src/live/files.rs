@@ -45,16 +45,18 @@ impl JournalTail {
         Ok(events)
     }
 
-    /// Every event appended since the last poll.
-    pub fn drain(&mut self) -> std::io::Result<Vec<BreezeEvent>> {
-        let mut all = Vec::new();
+    /// Hands every event appended since the last poll to `apply`, a chunk at a time (a
+    /// long journal is never held whole); how many there were.
+    pub fn follow(&mut self, mut apply: impl FnMut(&BreezeEvent)) -> std::io::Result<usize> {
+        let mut count = 0;
         loop {
             let before = self.pending.len();
             let events = self.poll()?;
             if events.is_empty() && self.pending.len() == before {
-                return Ok(all);
+                return Ok(count);
             }
-            all.extend(events);
+            count += events.len();
+            events.iter().for_each(&mut apply);
         }
     }
 }
@@ -131,16 +133,17 @@ mod tests {
         };
         std::fs::write(&path, format!("{}\n", line(1))).unwrap();
         let mut tail = JournalTail::open(&path).unwrap();
-        assert_eq!(tail.drain().unwrap().len(), 1);
-        assert!(tail.drain().unwrap().is_empty());
+        assert_eq!(tail.follow(|_| {}).unwrap(), 1);
+        assert_eq!(tail.follow(|_| {}).unwrap(), 0);
         let mut file = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
         let second = line(2);
         let (head, rest) = second.split_at(20);
         write!(file, "{head}").unwrap();
         assert!(tail.poll().unwrap().is_empty(), "half a line is not an event yet");
         writeln!(file, "{rest}\n{}", line(3)).unwrap();
-        let events = tail.drain().unwrap();
-        assert_eq!(events.iter().map(|e| e.seq).collect::<Vec<_>>(), [2, 3]);
+        let mut seqs = Vec::new();
+        tail.follow(|event| seqs.push(event.seq)).unwrap();
+        assert_eq!(seqs, [2, 3]);
     }
 
     #[test]
