@@ -261,3 +261,22 @@ impl SpawnOutput for Command {
         std::thread::spawn(move || child.wait_with_output().unwrap())
     }
 }
+
+#[test]
+fn resume_json_prints_the_resumed_run_s_events() {
+    let config = format!("{SCRIPTED_CONFIG}\n[land]\nrequire_approval = true\n");
+    let (_temp, root) =
+        repo_with(&[("breeze.toml", &config), ("plan.toml", &toml_task("1", "A", &["a.txt"], ""))]);
+    let ran = run_in(&root, &["run", "--json"]);
+    assert_eq!(ran.status.code(), Some(3), "{}", both(&ran));
+    assert_eq!(run_in(&root, &["approve", "1"]).status.code(), Some(0));
+    let resumed = run_in(&root, &["resume", "--json"]);
+    assert_eq!(resumed.status.code(), Some(0), "{}", both(&resumed));
+    let events: Vec<BreezeEvent> = stdout(&resumed)
+        .lines()
+        .map(|line| breeze_protocol::validate::parse_str::<BreezeEvent>(line).unwrap())
+        .collect();
+    assert!(matches!(events[0].event, EventKind::RunStarted { resumed: true, .. }), "{events:?}");
+    assert!(events.iter().any(|e| matches!(e.event, EventKind::Landed { .. })), "{events:?}");
+    assert!(events.windows(2).all(|w| w[1].seq == w[0].seq + 1), "the journal's numbering");
+}
