@@ -33,7 +33,7 @@ pub struct GlobalArgs {
 /// The commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Write a starter breeze.toml and Plans.md into the repository.
+    /// Write a starter breeze.toml with the project's test command, Plans.md and role definitions.
     Init(InitArgs),
     /// Analyse a plan: write groups, lanes, conflicts with witness paths, dependencies.
     Plan(PlanArgs),
@@ -74,7 +74,7 @@ pub enum Command {
 /// `breeze init`.
 #[derive(Debug, Args)]
 pub struct InitArgs {
-    /// Overwrite existing breeze.toml / Plans.md.
+    /// Overwrite existing breeze.toml / Plans.md (never a role definition).
     #[arg(long)]
     pub force: bool,
 }
