@@ -116,10 +116,12 @@ fn watch_and_logs_follow_a_run_from_another_process_until_it_ends() {
     let mut run = start_run(&root);
     wait_for_a_task(&root);
     let watch = breeze().current_dir(&root).arg("watch").stdin(Stdio::null()).spawn_output();
-    let follow = breeze().current_dir(&root).args(["logs", "1", "--follow"]).spawn_output();
+    let follow = Collected::start(breeze().current_dir(&root).args(["logs", "1", "--follow"]));
+    follow.wait_for("step 1 of 3", Duration::from_secs(20));
+    assert!(run.try_wait().unwrap().is_none(), "the worker's output is shown while it runs");
     assert_eq!(run.wait().unwrap().code(), Some(0));
     let watch = watch.join().unwrap();
-    let follow = follow.join().unwrap();
+    let follow = follow.finish();
 
     assert_eq!(watch.status.code(), Some(0), "{}", both(&watch));
     let text = stdout(&watch);
@@ -127,8 +129,8 @@ fn watch_and_logs_follow_a_run_from_another_process_until_it_ends() {
     assert!(text.contains("● [1] landed") && text.contains("● [2] landed"), "{text}");
     assert!(text.trim_end().ends_with("ended: succeeded"), "{text}");
 
-    assert_eq!(follow.status.code(), Some(0), "{}", both(&follow));
-    let text = stdout(&follow);
+    let (code, text) = follow;
+    assert_eq!(code, Some(0), "{text}");
     let steps: Vec<&str> = text.lines().filter(|line| line.starts_with("step ")).collect();
     assert_eq!(steps, ["step 1 of 3", "step 2 of 3", "step 3 of 3"], "{text}");
     assert!(text.contains("1.worker.1.log.stdout <=="), "{text}");
@@ -160,8 +162,9 @@ fn on_a_terminal_watch_draws_the_lanes_and_q_leaves_the_run_going() {
     let mut run = start_run(&root);
     wait_for_a_task(&root);
     let mut watch = Terminal::start(&root, "watch");
-    let frame = watch.wait_for("step ", Duration::from_secs(20));
+    let frame = watch.wait_for("step 1 of 4", Duration::from_secs(20));
     assert!(frame.contains("lane  task") && frame.contains("[1] First note"), "{frame}");
+    assert!(frame.contains("  worker  "), "the phase: {frame}");
     assert!(frame.contains("q: leave"), "{frame}");
     watch.type_key(b'q');
     let (code, text) = watch.finish();
@@ -178,25 +181,37 @@ fn on_a_terminal_watch_draws_the_lanes_and_q_leaves_the_run_going() {
     assert!(text.contains("2 of 2 tasks landed"), "{text}");
 }
 
-/// `breeze ARG` on a pseudo-terminal (`script`), its output collected as it comes.
-struct Terminal {
+/// A command's output collected as it comes.
+struct Collected {
     child: Child,
     output: Arc<Mutex<Vec<u8>>>,
     reader: Option<std::thread::JoinHandle<()>>,
 }
 
+/// `breeze ARG` on a pseudo-terminal (`script`), its output collected as it comes.
+struct Terminal;
+
 impl Terminal {
-    fn start(root: &Path, arg: &str) -> Terminal {
+    fn start(root: &Path, arg: &str) -> Collected {
         let mut command = Command::new("script");
         breeze_test_support::hermetic(&mut command);
+        command.current_dir(root).args([
+            "-qfec",
+            &format!("{} {arg}", env!("CARGO_BIN_EXE_breeze")),
+            "/dev/null",
+        ]);
+        Collected::start(&mut command)
+    }
+}
+
+impl Collected {
+    fn start(command: &mut Command) -> Collected {
         let mut child = command
-            .current_dir(root)
-            .args(["-qfec", &format!("{} {arg}", env!("CARGO_BIN_EXE_breeze")), "/dev/null"])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn()
-            .expect("script runs");
+            .expect("the command runs");
         let output = Arc::new(Mutex::new(Vec::new()));
         let mut stdout = child.stdout.take().unwrap();
         let sink = output.clone();
@@ -206,7 +221,7 @@ impl Terminal {
                 sink.lock().unwrap().extend_from_slice(&buffer[..n]);
             }
         });
-        Terminal { child, output, reader: Some(reader) }
+        Collected { child, output, reader: Some(reader) }
     }
 
     fn text(&self) -> String {
