@@ -10,6 +10,7 @@ mod containment;
 mod demo;
 mod init;
 mod integrity;
+mod live;
 mod plan;
 mod protocol_roles;
 mod real_agents;

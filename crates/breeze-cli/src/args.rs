@@ -44,7 +44,9 @@ pub enum Command {
     /// Show the state of the latest run.
     Status(StatusArgs),
     /// Continue an interrupted run.
-    Resume,
+    Resume(ResumeArgs),
+    /// Show the run in progress, live, from any terminal (`q` leaves; the run goes on).
+    Watch(WatchArgs),
     /// Give up on the current run: stop its processes and mark it aborted.
     Abort,
     /// Let reviewed tasks held by `land.require_approval` land (also while the run is live).
@@ -148,7 +150,22 @@ pub struct RunArgs {
     /// Lanes (1–3); default: run.max_workers from breeze.toml.
     #[arg(long, value_name = "N")]
     pub max_workers: Option<u32>,
+    /// Print the run's events (breeze-event.v1) as JSON lines on stdout, and nothing else there.
+    #[arg(long)]
+    pub json: bool,
 }
+
+/// `breeze resume`.
+#[derive(Debug, Args)]
+pub struct ResumeArgs {
+    /// Print the run's events (breeze-event.v1) as JSON lines on stdout, and nothing else there.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `breeze watch`.
+#[derive(Debug, Args)]
+pub struct WatchArgs {}
 
 /// `breeze status`.
 #[derive(Debug, Args)]
@@ -192,6 +209,9 @@ pub struct LogsArgs {
     /// A specific run id (default: the latest).
     #[arg(long, value_name = "RUN_ID")]
     pub run: Option<String>,
+    /// Keep printing what the task's roles write until the task (or the run) ends.
+    #[arg(short, long)]
+    pub follow: bool,
 }
 
 /// `breeze demo`.

@@ -8,6 +8,7 @@ pub mod args;
 pub mod commands;
 pub mod error;
 pub mod escape;
+pub mod live;
 pub mod output;
 pub mod render;
 pub mod report_html;
@@ -51,7 +52,8 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Draft(args) => commands::plan::draft(args),
         Command::Run(args) => commands::run::run(args),
         Command::Status(args) => commands::status::status(args),
-        Command::Resume => commands::run::resume(),
+        Command::Resume(args) => commands::run::resume(args),
+        Command::Watch(_) => commands::watch::run(),
         Command::Abort => commands::maintenance::abort(),
         Command::Approve(args) => commands::decide::approve(args),
         Command::Reject(args) => commands::decide::reject(args),
@@ -100,7 +102,8 @@ fn init_logging(verbose: u8) {
     .delimited(" ");
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        // Above the live view when one is drawn, so log lines do not garble it.
+        .with_writer(live::terminal::log_writer)
         .with_ansi(std::io::stderr().is_terminal())
         .with_target(false)
         .fmt_fields(fields)

@@ -824,3 +824,42 @@ fn report_html() {
     assert!(!html.contains("<script"), "titles are escaped");
     insta::assert_snapshot!(html);
 }
+
+/// The live view of `breeze run` / `breeze watch` while task 3 works on lane 2 (from the
+/// journal of a real run), and once the run ended.
+#[test]
+fn live_view_frames() {
+    use breeze_cli::live::{frame, model::LiveModel};
+    let events: Vec<breeze_protocol::BreezeEvent> =
+        include_str!("fixtures/three-tasks.events.jsonl")
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+    let at = |time: &str| humantime::parse_rfc3339(time).unwrap();
+    let mut tasks = vec![
+        task("1", "Write the first note", TaskState::Pending),
+        task("2", "Write the second note", TaskState::Pending),
+        task("3", "Write the third note", TaskState::Pending),
+        task("4", "Document the notes", TaskState::Pending),
+    ];
+    tasks[3].usage = usage(Some(0.42), 12_000, 3_400);
+    let mut model = LiveModel::default();
+    model.seed(&run_status(RunState::Running, 2, tasks), true);
+    for event in &events[..30] {
+        model.apply(event);
+    }
+    model.refresh_output(|log| {
+        log.ends_with("3.worker.1.log").then(|| "step 2 of 3: working on 3".to_string())
+    });
+    let running = frame::render(
+        &model,
+        at("2026-12-01T04:38:34.500Z"),
+        100,
+        Some("q: leave (the run goes on)"),
+    );
+    for event in &events[30..] {
+        model.apply(event);
+    }
+    let ended = frame::render(&model, at("2026-12-01T04:38:36Z"), 100, None);
+    insta::assert_snapshot!(format!("{}\n---\n{}\n", running.join("\n"), ended.join("\n")));
+}

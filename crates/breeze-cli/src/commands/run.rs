@@ -2,12 +2,13 @@
 
 use std::sync::Arc;
 
-use breeze_engine::{EngineError, RunOptions, RunOutcome};
+use breeze_engine::{EngineError, ProgressEvent, RunOptions, RunOutcome};
 use breeze_protocol::ExitCode;
 use tokio_util::sync::CancellationToken;
 
-use crate::args::RunArgs;
+use crate::args::{ResumeArgs, RunArgs};
 use crate::error::{CliError, CliResult};
+use crate::live::{self, LiveRun};
 use crate::{output, render};
 
 /// Which entry point.
@@ -18,24 +19,106 @@ pub enum Mode {
     Resume,
 }
 
+/// What a run shows while it goes on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Show {
+    /// Progress lines (not a terminal).
+    Lines,
+    /// The live view, redrawn in place (a terminal).
+    Live,
+    /// The journal's events as NDJSON on stdout, and nothing else there.
+    Json,
+}
+
+impl Show {
+    /// `--json`, else the live view on a terminal, else lines.
+    pub fn pick(json: bool) -> Show {
+        if json {
+            Show::Json
+        } else if live::available() {
+            Show::Live
+        } else {
+            Show::Lines
+        }
+    }
+}
+
 pub fn run(args: &RunArgs) -> CliResult {
     let mut options = RunOptions::new(crate::here());
     options.plan = args.plan.clone();
     options.max_workers = args.max_workers;
-    drive(options, Mode::Start)
+    drive_showing(options, Mode::Start, Show::pick(args.json))
 }
 
-pub fn resume() -> CliResult {
-    drive(RunOptions::new(crate::here()), Mode::Resume)
+pub fn resume(args: &ResumeArgs) -> CliResult {
+    drive_showing(RunOptions::new(crate::here()), Mode::Resume, Show::pick(args.json))
 }
 
 /// Runs the engine on a runtime with Ctrl-C / SIGTERM wired to the cancel token, printing
 /// progress lines as they come.
-pub fn drive(mut options: RunOptions, mode: Mode) -> CliResult {
-    options.progress = Arc::new(|event| {
-        // A closed pipe must not stop the run: progress lines are best effort.
-        let _ = output::try_println(&render::progress_line(event));
-    });
+pub fn drive(options: RunOptions, mode: Mode) -> CliResult {
+    drive_showing(options, mode, Show::Lines)
+}
+
+/// [`drive`], showing the run as `show` says.
+pub fn drive_showing(mut options: RunOptions, mode: Mode, show: Show) -> CliResult {
+    let mut view = None;
+    match show {
+        Show::Lines => {
+            options.progress = Arc::new(|event| {
+                // A closed pipe must not stop the run: progress lines are best effort.
+                let _ = output::try_println(&render::progress_line(event));
+            });
+        }
+        Show::Live => {
+            let live = LiveRun::start(options.repo_dir.clone());
+            options.progress = live.progress_sink();
+            options.events = Some(live.event_sink());
+            view = Some(live);
+        }
+        Show::Json => {
+            options.progress = Arc::new(|event| {
+                // Only what the user should act on, and on stderr: stdout holds events.
+                if matches!(event, ProgressEvent::Notice { .. } | ProgressEvent::Kept { .. }) {
+                    eprintln!("{}", output::shown(&render::progress_line(event)));
+                }
+            });
+            options.events = Some(json_events());
+        }
+    }
+    let outcome = engine(options, mode);
+    if let Some(view) = view {
+        view.finish();
+    }
+    let outcome = outcome?;
+    if show == Show::Json {
+        eprint!("{}", output::shown(&summary(&outcome)));
+        return Ok(outcome.exit_code());
+    }
+    finish(&outcome)
+}
+
+/// Prints each journal event as one line of JSON on stdout; once the reader is gone
+/// (a closed pipe), the run goes on without printing.
+fn json_events() -> breeze_engine::EventSink {
+    let closed = std::sync::atomic::AtomicBool::new(false);
+    Arc::new(move |event| {
+        use std::io::Write;
+        use std::sync::atomic::Ordering;
+        if closed.load(Ordering::Relaxed) {
+            return;
+        }
+        let Ok(mut line) = serde_json::to_string(event) else { return };
+        line.push('\n');
+        let mut out = std::io::stdout().lock();
+        if out.write_all(line.as_bytes()).and_then(|()| out.flush()).is_err() {
+            closed.store(true, Ordering::Relaxed);
+        }
+    })
+}
+
+/// Runs the engine to its end with the stop signals wired.
+fn engine(options: RunOptions, mode: Mode) -> Result<RunOutcome, CliError> {
     let runtime = runtime()?;
     let outcome = runtime.block_on(async {
         let cancel = CancellationToken::new();
@@ -48,7 +131,7 @@ pub fn drive(mut options: RunOptions, mode: Mode) -> CliResult {
         signals.abort();
         result.map_err(engine_error)
     })?;
-    finish(&outcome)
+    Ok(outcome)
 }
 
 fn finish(outcome: &RunOutcome) -> CliResult {
@@ -118,16 +201,16 @@ impl StopSignals {
         supervisor: breeze_supervise::Supervisor,
     ) {
         self.next().await;
-        eprintln!(
-            "breeze: stopping (role processes get SIGTERM; press Ctrl-C again to stop at once)"
+        live::terminal::say(
+            "breeze: stopping (role processes get SIGTERM; press Ctrl-C again to stop at once)",
         );
         cancel.cancel();
         self.next().await;
-        eprintln!("breeze: stopping now (role processes get SIGKILL)");
+        live::terminal::say("breeze: stopping now (role processes get SIGKILL)");
         supervisor.stop_hard();
         loop {
             self.next().await;
-            eprintln!("breeze: already stopping; the run's state is being saved");
+            live::terminal::say("breeze: already stopping; the run's state is being saved");
         }
     }
 }
