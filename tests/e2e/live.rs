@@ -181,6 +181,30 @@ fn on_a_terminal_watch_draws_the_lanes_and_q_leaves_the_run_going() {
     assert!(text.contains("2 of 2 tasks landed"), "{text}");
 }
 
+#[test]
+fn closing_the_terminal_of_a_live_run_leaves_the_run_going() {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: no `script` (util-linux) to give breeze a terminal");
+        return;
+    }
+    let (_temp, root) = slow_run(3);
+    let mut terminal = Terminal::start(&root, "run");
+    terminal.wait_for("step 1 of 3", Duration::from_secs(30));
+    // The terminal goes away: the kernel hangs up on breeze, the session's leader.
+    terminal.child.kill().unwrap();
+    let _ = terminal.child.wait();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        let status = status_json(&root);
+        if status["state"] != "running" || Instant::now() > deadline {
+            break status;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert_eq!(status["state"], "succeeded", "the run went on without its terminal: {status}");
+    assert_eq!(task_state(&status, "2"), "landed", "{status}");
+}
+
 /// A command's output collected as it comes.
 struct Collected {
     child: Child,

@@ -74,7 +74,7 @@ pub(crate) fn here() -> std::path::PathBuf {
 }
 
 fn report(err: &CliError) {
-    eprint!("{}", error::render_error(err));
+    output::eprint(&error::render_error(err));
 }
 
 fn init_logging(verbose: u8) {

@@ -80,19 +80,21 @@ pub fn drive_showing(mut options: RunOptions, mode: Mode, show: Show) -> CliResu
             options.progress = Arc::new(|event| {
                 // Only what the user should act on, and on stderr: stdout holds events.
                 if matches!(event, ProgressEvent::Notice { .. } | ProgressEvent::Kept { .. }) {
-                    eprintln!("{}", output::shown(&render::progress_line(event)));
+                    output::eprint(&format!("{}\n", output::shown(&render::progress_line(event))));
                 }
             });
             options.events = Some(json_events());
         }
     }
-    let outcome = engine(options, mode);
+    // The live view's terminal closing (SIGHUP) does not stop the run: `breeze watch`
+    // shows it from another terminal. Elsewhere a hangup stops it like Ctrl-C.
+    let outcome = engine(options, mode, show != Show::Live);
     if let Some(view) = view {
         view.finish();
     }
     let outcome = outcome?;
     if show == Show::Json {
-        eprint!("{}", output::shown(&summary(&outcome)));
+        output::eprint(&output::shown(&summary(&outcome)));
         return Ok(outcome.exit_code());
     }
     finish(&outcome)
@@ -117,12 +119,13 @@ fn json_events() -> breeze_engine::EventSink {
     })
 }
 
-/// Runs the engine to its end with the stop signals wired.
-fn engine(options: RunOptions, mode: Mode) -> Result<RunOutcome, CliError> {
+/// Runs the engine to its end with the stop signals wired; `hangup_stops`: whether SIGHUP
+/// is one of them.
+fn engine(options: RunOptions, mode: Mode, hangup_stops: bool) -> Result<RunOutcome, CliError> {
     let runtime = runtime()?;
     let outcome = runtime.block_on(async {
         let cancel = CancellationToken::new();
-        let stop = StopSignals::register()?;
+        let stop = StopSignals::register(hangup_stops)?;
         let signals = tokio::spawn(stop.forward(cancel.clone(), options.supervisor.clone()));
         let result = match mode {
             Mode::Start => breeze_engine::run(options, cancel).await,
@@ -165,10 +168,12 @@ struct StopSignals {
     interrupt: tokio::signal::unix::Signal,
     terminate: tokio::signal::unix::Signal,
     hangup: tokio::signal::unix::Signal,
+    /// Whether SIGHUP stops the run; if not, it only means the live view's terminal is gone.
+    hangup_stops: bool,
 }
 
 impl StopSignals {
-    fn register() -> Result<StopSignals, CliError> {
+    fn register(hangup_stops: bool) -> Result<StopSignals, CliError> {
         use tokio::signal::unix::{SignalKind, signal};
         let register = |kind: SignalKind, name: &str| {
             signal(kind).map_err(|err| {
@@ -181,18 +186,26 @@ impl StopSignals {
             interrupt: register(SignalKind::interrupt(), "SIGINT")?,
             terminate: register(SignalKind::terminate(), "SIGTERM")?,
             hangup: register(SignalKind::hangup(), "SIGHUP")?,
+            hangup_stops,
         })
     }
 
     async fn next(&mut self) {
-        tokio::select! {
-            _ = self.interrupt.recv() => {}
-            _ = self.terminate.recv() => {}
-            _ = self.hangup.recv() => {}
+        loop {
+            tokio::select! {
+                _ = self.interrupt.recv() => return,
+                _ = self.terminate.recv() => return,
+                _ = self.hangup.recv() => {
+                    if self.hangup_stops {
+                        return;
+                    }
+                    live::terminal::gone();
+                }
+            }
         }
     }
 
-    /// First SIGINT/SIGTERM/SIGHUP: stop gracefully (role processes get SIGTERM, then
+    /// First SIGINT/SIGTERM (SIGHUP unless the live view is drawn): stop gracefully (role processes get SIGTERM, then
     /// SIGKILL after the grace period); the run ends resumable. Second: stop hard (SIGKILL
     /// at once); the run still ends resumable.
     async fn forward(

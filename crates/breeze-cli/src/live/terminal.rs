@@ -4,6 +4,7 @@
 //! drop, error and panic.
 
 use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use rustix::termios::{self, LocalModes, OptionalActions, Termios};
@@ -14,6 +15,13 @@ use super::frame::cut;
 static SAVED: Mutex<Option<Termios>> = Mutex::new(None);
 /// The region drawn now, if any: log lines and notices go above it.
 static ACTIVE: Mutex<Option<Screen>> = Mutex::new(None);
+/// The terminal hung up (its window closed): nothing is drawn or restored any more.
+static GONE: AtomicBool = AtomicBool::new(false);
+
+/// The terminal went away (SIGHUP): the view stops drawing; the run it showed goes on.
+pub fn gone() {
+    GONE.store(true, Ordering::Relaxed);
+}
 
 /// The region of the terminal the view owns. Cloning shares it.
 #[derive(Clone, Debug, Default)]
@@ -78,6 +86,9 @@ fn erase(height: usize) -> String {
 }
 
 fn write_out(text: &str) {
+    if GONE.load(Ordering::Relaxed) {
+        return;
+    }
     let mut out = std::io::stdout().lock();
     // A terminal that went away (closed window) must not stop the run.
     let _ = out.write_all(text.as_bytes()).and_then(|()| out.flush());
