@@ -195,6 +195,11 @@ impl LiveModel {
                 view.state = *state;
                 view.phase = state.as_str().into();
                 view.reason = reason.clone();
+                // In-process roles (the scripted backend) start no process to count from.
+                if *state == TaskState::Running && view.attempt <= view.attempts_done {
+                    view.attempt = view.attempts_done + 1;
+                    view.round = view.rounds_done + 1;
+                }
                 if state.is_terminal() {
                     self.free_lane_of(task);
                 }
@@ -462,7 +467,10 @@ mod tests {
         model.apply(&event(1, r#"{"kind":"task_started","task":"1","title":"A","lane":1}"#));
         model.apply(&event(2, r#"{"kind":"task_state","task":"1","state":"awaiting-approval","reason":"see the diff"}"#));
         model.apply(&event(3, r#"{"kind":"task_started","task":"2","title":"B","lane":1}"#));
-        model.apply(&event(4, r#"{"kind":"task_state","task":"2","state":"escalated","reason":"3 failed attempts\nmore"}"#));
+        model.apply(&event(4, r#"{"kind":"task_state","task":"2","state":"running"}"#));
+        let second = model.tasks.iter().find(|t| t.id == "2").unwrap();
+        assert_eq!((second.attempt, second.round), (1, 1), "counted without a process");
+        model.apply(&event(5, r#"{"kind":"task_state","task":"2","state":"escalated","reason":"3 failed attempts\nmore"}"#));
         assert_eq!(model.held().map(|t| t.id.as_str()).collect::<Vec<_>>(), ["1"]);
         assert_eq!(model.queue().count(), 0);
         assert_eq!(lane_ids(&model), [None, None]);

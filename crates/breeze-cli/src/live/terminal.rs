@@ -47,7 +47,16 @@ impl Screen {
             .take(rows.saturating_sub(1).max(1))
             .map(|line| cut(line, columns.saturating_sub(1).max(1)))
             .collect();
-        let mut out = erase(region.height);
+        // A terminal made narrower since the last frame wraps its lines: erase all the rows
+        // they take now, not only as many as were drawn.
+        let rows_taken: usize = region
+            .frame
+            .iter()
+            .map(|line| {
+                unicode_width::UnicodeWidthStr::width(line.as_str()).max(1).div_ceil(columns.max(1))
+            })
+            .sum();
+        let mut out = erase(region.height.max(rows_taken));
         for line in &frame {
             out.push_str(line);
             out.push('\n');
