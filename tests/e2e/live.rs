@@ -205,6 +205,46 @@ fn closing_the_terminal_of_a_live_run_leaves_the_run_going() {
     assert_eq!(task_state(&status, "2"), "landed", "{status}");
 }
 
+#[test]
+fn watch_stopped_by_sigterm_gives_the_terminal_back() {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: no `script` (util-linux) to give breeze a terminal");
+        return;
+    }
+    let (_temp, root) = slow_run(6);
+    let mut run = start_run(&root);
+    wait_for_a_task(&root);
+    let watch = Terminal::start(&root, "watch; stty -a");
+    watch.wait_for("q: leave", Duration::from_secs(20));
+    // script → sh → breeze watch
+    let breeze_watch = descendants(watch.child.id()).into_iter().find(|pid| {
+        std::fs::read(format!("/proc/{pid}/cmdline"))
+            .is_ok_and(|cmd| String::from_utf8_lossy(&cmd).contains("watch"))
+            && std::fs::read_link(format!("/proc/{pid}/exe"))
+                .is_ok_and(|exe| exe.ends_with("breeze"))
+    });
+    let pid = breeze_watch.expect("breeze watch runs under script");
+    assert!(Command::new("kill").args(["-TERM", &pid.to_string()]).status().unwrap().success());
+    let (code, text) = watch.finish();
+    assert_eq!(code, Some(0), "{text}");
+    assert!(run.try_wait().unwrap().is_none(), "watch left at once, the run goes on");
+    let settings = text.rsplit("speed").next().unwrap_or_default();
+    assert!(settings.contains(" echo ") && settings.contains(" icanon "), "echo restored: {text}");
+    assert_eq!(run.wait().unwrap().code(), Some(0), "the run goes on");
+}
+
+/// Every process below `pid`.
+fn descendants(pid: u32) -> Vec<u32> {
+    let children =
+        std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
+    let mut all = Vec::new();
+    for child in children.split_whitespace().filter_map(|c| c.parse().ok()) {
+        all.push(child);
+        all.extend(descendants(child));
+    }
+    all
+}
+
 /// A command's output collected as it comes.
 struct Collected {
     child: Child,

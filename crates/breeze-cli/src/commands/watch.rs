@@ -126,6 +126,7 @@ fn watch_terminal(
     journal: &mut JournalTail,
     model: &mut LiveModel,
 ) -> Result<Ending, CliError> {
+    let stopped = stop_signals();
     let guard = TerminalGuard::enter(Keys::Read);
     let keys = read_keys();
     let screen = guard.screen().clone();
@@ -150,6 +151,7 @@ fn watch_terminal(
         match keys.as_ref().map(|keys| keys.recv_timeout(POLL)) {
             // q, Q, Ctrl-C, Ctrl-D, Esc.
             Some(Ok(b'q' | b'Q' | 3 | 4 | 27)) => break Ending::Left,
+            _ if stopped.load(std::sync::atomic::Ordering::Relaxed) => break Ending::Left,
             Some(Ok(_) | Err(mpsc::RecvTimeoutError::Timeout)) => {}
             Some(Err(mpsc::RecvTimeoutError::Disconnected)) | None => std::thread::sleep(POLL),
         }
@@ -157,6 +159,40 @@ fn watch_terminal(
     live::draw(&screen, model, None);
     drop(guard);
     Ok(ending)
+}
+
+/// Set when SIGTERM or SIGHUP arrives, so the view leaves like `q` and gives the terminal
+/// back (killed at once, it would leave the terminal without echo). Registered before it
+/// returns; `false` forever when signals cannot be handled.
+fn stop_signals() -> std::sync::Arc<std::sync::atomic::AtomicBool> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use tokio::signal::unix::{SignalKind, signal};
+    let stopped = std::sync::Arc::new(AtomicBool::new(false));
+    let flag = stopped.clone();
+    let (registered, ready) = mpsc::channel();
+    let spawned =
+        std::thread::Builder::new().name("breeze-watch-signals".into()).spawn(move || {
+            let Ok(runtime) = tokio::runtime::Builder::new_current_thread().enable_all().build()
+            else {
+                let _ = registered.send(());
+                return;
+            };
+            runtime.block_on(async {
+                let terminate = signal(SignalKind::terminate());
+                let hangup = signal(SignalKind::hangup());
+                let _ = registered.send(());
+                let (Ok(mut terminate), Ok(mut hangup)) = (terminate, hangup) else { return };
+                tokio::select! {
+                    _ = terminate.recv() => {}
+                    _ = hangup.recv() => {}
+                }
+                flag.store(true, Ordering::Relaxed);
+            });
+        });
+    if spawned.is_ok() {
+        let _ = ready.recv();
+    }
+    stopped
 }
 
 /// The keys typed on the terminal, one byte at a time (none when stdin is not one).
