@@ -644,25 +644,12 @@ fn report_markdown() {
     let mut blocked = TaskRecord::new("3", "認証を追加する", Some(2));
     blocked.phase = TaskPhase::Blocked;
     blocked.reason = Some("dependency 2 did not land".into());
-    let snapshot = RunSnapshot {
-        format_version: breeze_engine::snapshot::FORMAT_VERSION,
-        run_id: RUN_ID.into(),
-        plan: "plan.toml".into(),
-        state: RunState::Failed,
-        workers: 2,
-        main_branch: "main".into(),
-        main_tip_at_start: oid("0000000000000000000000000000000000000001"),
-        started_at: "2025-06-01T09:00:00Z".into(),
-        updated_at: "2025-06-01T09:42:17Z".into(),
-        stop_reason: None,
-        tasks: vec![landed, escalated, blocked],
-        consulted: Default::default(),
-        universal_violations: vec!["Every public function needs a doc comment".into()],
-        containment: Some(ContainmentStatus {
-            kernel: false,
-            summary: "NO kernel confinement (sandbox.mode = \"detect\"): breeze checks after every role what it changed outside its lane and stops the run if it finds anything".into(),
-        }),
-    };
+    let mut snapshot = failed_run(vec![landed, escalated, blocked], "2025-06-01T09:42:17Z");
+    snapshot.universal_violations = vec!["Every public function needs a doc comment".into()];
+    snapshot.containment = Some(ContainmentStatus {
+        kernel: false,
+        summary: "NO kernel confinement (sandbox.mode = \"detect\"): breeze checks after every role what it changed outside its lane and stops the run if it finds anything".into(),
+    });
     let status = snapshot.status();
     insta::assert_snapshot!(shown(&commands::status::report_markdown(&snapshot, &status)));
 }
@@ -730,22 +717,8 @@ fn report_html() {
     let deferred = record("4", "Tidy up whatever needs it", TaskPhase::Deferred);
     let mut blocked = record("5", "Document the grammar", TaskPhase::Blocked);
     blocked.reason = Some("dependency 2 did not land".into());
-    let snapshot = RunSnapshot {
-        format_version: breeze_engine::snapshot::FORMAT_VERSION,
-        run_id: RUN_ID.into(),
-        plan: "plan.toml".into(),
-        state: RunState::Failed,
-        workers: 2,
-        main_branch: "main".into(),
-        main_tip_at_start: oid("0000000000000000000000000000000000000001"),
-        started_at: "2025-06-01T09:00:00Z".into(),
-        updated_at: "2025-06-01T09:21:00Z".into(),
-        stop_reason: None,
-        tasks: vec![landed, escalated, awaiting, deferred, blocked],
-        consulted: Default::default(),
-        universal_violations: Vec::new(),
-        containment: None,
-    };
+    let snapshot =
+        failed_run(vec![landed, escalated, awaiting, deferred, blocked], "2025-06-01T09:21:00Z");
     let status = snapshot.status();
     let started = |task: &str, lane| EventKind::TaskStarted {
         task: task.into(),
@@ -862,4 +835,24 @@ fn live_view_frames() {
     }
     let ended = frame::render(&model, at("2026-12-01T04:38:36Z"), 100, None);
     insta::assert_snapshot!(format!("{}\n---\n{}\n", running.join("\n"), ended.join("\n")));
+}
+
+/// A failed run on two lanes that started at 09:00 on the fixture's day.
+fn failed_run(tasks: Vec<TaskRecord>, updated_at: &str) -> RunSnapshot {
+    RunSnapshot {
+        format_version: breeze_engine::snapshot::FORMAT_VERSION,
+        run_id: RUN_ID.into(),
+        plan: "plan.toml".into(),
+        state: RunState::Failed,
+        workers: 2,
+        main_branch: "main".into(),
+        main_tip_at_start: oid("0000000000000000000000000000000000000001"),
+        started_at: "2025-06-01T09:00:00Z".into(),
+        updated_at: updated_at.into(),
+        stop_reason: None,
+        tasks,
+        consulted: Default::default(),
+        universal_violations: Vec::new(),
+        containment: None,
+    }
 }
