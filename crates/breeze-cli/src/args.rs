@@ -33,7 +33,7 @@ pub struct GlobalArgs {
 /// The commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Write a starter breeze.toml and Plans.md into the repository.
+    /// Write a starter breeze.toml with the project's test command, Plans.md and role definitions.
     Init(InitArgs),
     /// Analyse a plan: write groups, lanes, conflicts with witness paths, dependencies.
     Plan(PlanArgs),
@@ -44,7 +44,9 @@ pub enum Command {
     /// Show the state of the latest run.
     Status(StatusArgs),
     /// Continue an interrupted run.
-    Resume,
+    Resume(ResumeArgs),
+    /// Show the run in progress, live, from any terminal (`q` leaves; the run goes on).
+    Watch(WatchArgs),
     /// Give up on the current run: stop its processes and mark it aborted.
     Abort,
     /// Let reviewed tasks held by `land.require_approval` land (also while the run is live).
@@ -57,8 +59,8 @@ pub enum Command {
     Clean(CleanArgs),
     /// Show the logs of a task's role processes.
     Logs(LogsArgs),
-    /// Summarize the latest run as Markdown.
-    Report,
+    /// Summarize the latest run as Markdown, or as one HTML page (`--html`).
+    Report(ReportArgs),
     /// Run a sample plan on built-in scripted agents in a fresh repository.
     Demo(DemoArgs),
     /// Show what confinement this machine gives role processes, and the agent CLIs found.
@@ -72,7 +74,7 @@ pub enum Command {
 /// `breeze init`.
 #[derive(Debug, Args)]
 pub struct InitArgs {
-    /// Overwrite existing breeze.toml / Plans.md.
+    /// Overwrite existing breeze.toml / Plans.md (never a role definition).
     #[arg(long)]
     pub force: bool,
 }
@@ -148,7 +150,22 @@ pub struct RunArgs {
     /// Lanes (1–3); default: run.max_workers from breeze.toml.
     #[arg(long, value_name = "N")]
     pub max_workers: Option<u32>,
+    /// Print the run's events (breeze-event.v1) as JSON lines on stdout, and nothing else there.
+    #[arg(long)]
+    pub json: bool,
 }
+
+/// `breeze resume`.
+#[derive(Debug, Args)]
+pub struct ResumeArgs {
+    /// Print the run's events (breeze-event.v1) as JSON lines on stdout, and nothing else there.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `breeze watch`.
+#[derive(Debug, Args)]
+pub struct WatchArgs {}
 
 /// `breeze status`.
 #[derive(Debug, Args)]
@@ -159,6 +176,18 @@ pub struct StatusArgs {
     /// A specific run id (default: the latest).
     #[arg(long, value_name = "RUN_ID")]
     pub run: Option<String>,
+}
+
+/// `breeze report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Write one self-contained HTML page instead (timeline, conflict graph, tasks, links
+    /// to their diffs, reviews and logs) and print its path.
+    #[arg(long)]
+    pub html: bool,
+    /// Where to write the page; default: report.html in the run's folder (`.breeze/runs/<run-id>/`).
+    #[arg(long, value_name = "FILE", requires = "html")]
+    pub out: Option<PathBuf>,
 }
 
 /// `breeze clean`.
@@ -180,6 +209,9 @@ pub struct LogsArgs {
     /// A specific run id (default: the latest).
     #[arg(long, value_name = "RUN_ID")]
     pub run: Option<String>,
+    /// Keep printing what the task's roles write until the task (or the run) ends.
+    #[arg(short, long)]
+    pub follow: bool,
 }
 
 /// `breeze demo`.

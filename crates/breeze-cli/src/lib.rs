@@ -8,8 +8,10 @@ pub mod args;
 pub mod commands;
 pub mod error;
 pub mod escape;
+pub mod live;
 pub mod output;
 pub mod render;
+pub mod report_html;
 
 use breeze_protocol::ExitCode;
 use clap::Parser;
@@ -50,14 +52,15 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Draft(args) => commands::plan::draft(args),
         Command::Run(args) => commands::run::run(args),
         Command::Status(args) => commands::status::status(args),
-        Command::Resume => commands::run::resume(),
+        Command::Resume(args) => commands::run::resume(args),
+        Command::Watch(_) => commands::watch::run(),
         Command::Abort => commands::maintenance::abort(),
         Command::Approve(args) => commands::decide::approve(args),
         Command::Reject(args) => commands::decide::reject(args),
         Command::Retry(args) => commands::decide::retry(args),
         Command::Clean(args) => commands::maintenance::clean(args),
         Command::Logs(args) => commands::logs::run(args),
-        Command::Report => commands::status::report(),
+        Command::Report(args) => commands::status::report(args),
         Command::Demo(args) => commands::demo::run(args),
         Command::Doctor => commands::doctor::run(),
         Command::Schema(args) => commands::schema::run(args),
@@ -71,7 +74,7 @@ pub(crate) fn here() -> std::path::PathBuf {
 }
 
 fn report(err: &CliError) {
-    eprint!("{}", error::render_error(err));
+    output::eprint(&error::render_error(err));
 }
 
 fn init_logging(verbose: u8) {
@@ -99,7 +102,8 @@ fn init_logging(verbose: u8) {
     .delimited(" ");
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        // Above the live view when one is drawn, so log lines do not garble it.
+        .with_writer(live::terminal::log_writer)
         .with_ansi(std::io::stderr().is_terminal())
         .with_target(false)
         .fmt_fields(fields)

@@ -40,3 +40,10 @@ pub fn try_print(text: &str) -> io::Result<()> {
 pub fn try_println(text: &str) -> io::Result<()> {
     try_print(&format!("{text}\n"))
 }
+
+/// Writes `text` to stderr as it is, ignoring errors: a closed stderr or a terminal that
+/// went away must not turn a message into a panic (`eprint!` panics on a failed write).
+pub fn eprint(text: &str) {
+    let mut err = io::stderr().lock();
+    let _ = err.write_all(text.as_bytes()).and_then(|()| err.flush());
+}

@@ -122,12 +122,13 @@ pub fn status_table(status: &BreezeStatus, stop_reason: Option<&str>) -> String 
     // Ids and titles are measured in terminal columns: a CJK character takes two.
     let id_width = status.tasks.iter().map(|t| t.id.width()).max().unwrap_or(2).max(4);
     let title_width = status.tasks.iter().map(|t| t.title.width()).max().unwrap_or(5).clamp(5, 40);
+    let state_width = status.tasks.iter().map(|t| t.state.as_str().len()).max().unwrap_or(5).max(9);
     // Cost and tokens appear only when a backend reported them (the scripted one does not).
     let with_usage = !status.usage.is_empty();
     let usage_header =
         if with_usage { format!("  {:>8}  {:>9}", "cost", "tokens") } else { String::new() };
     out.push_str(&format!(
-        "{}  {}  {:<9}  {:>8}  {:>6}  {:>7}  {:<8}{usage_header}  {}\n",
+        "{}  {}  {:<state_width$}  {:>8}  {:>6}  {:>7}  {:<8}{usage_header}  {}\n",
         fit("task", id_width),
         fit("title", title_width),
         "state",
@@ -148,7 +149,7 @@ pub fn status_table(status: &BreezeStatus, stop_reason: Option<&str>) -> String 
             String::new()
         };
         let row = format!(
-            "{}  {}  {:<9}  {:>8}  {:>6}  {:>7}  {:<8}{usage}  {}",
+            "{}  {}  {:<state_width$}  {:>8}  {:>6}  {:>7}  {:<8}{usage}  {}",
             fit(&task.id, id_width),
             fit(&task.title, title_width),
             task.state.as_str(),

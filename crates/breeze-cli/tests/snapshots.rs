@@ -644,25 +644,12 @@ fn report_markdown() {
     let mut blocked = TaskRecord::new("3", "認証を追加する", Some(2));
     blocked.phase = TaskPhase::Blocked;
     blocked.reason = Some("dependency 2 did not land".into());
-    let snapshot = RunSnapshot {
-        format_version: breeze_engine::snapshot::FORMAT_VERSION,
-        run_id: RUN_ID.into(),
-        plan: "plan.toml".into(),
-        state: RunState::Failed,
-        workers: 2,
-        main_branch: "main".into(),
-        main_tip_at_start: oid("0000000000000000000000000000000000000001"),
-        started_at: "2025-06-01T09:00:00Z".into(),
-        updated_at: "2025-06-01T09:42:17Z".into(),
-        stop_reason: None,
-        tasks: vec![landed, escalated, blocked],
-        consulted: Default::default(),
-        universal_violations: vec!["Every public function needs a doc comment".into()],
-        containment: Some(ContainmentStatus {
-            kernel: false,
-            summary: "NO kernel confinement (sandbox.mode = \"detect\"): breeze checks after every role what it changed outside its lane and stops the run if it finds anything".into(),
-        }),
-    };
+    let mut snapshot = failed_run(vec![landed, escalated, blocked], "2025-06-01T09:42:17Z");
+    snapshot.universal_violations = vec!["Every public function needs a doc comment".into()];
+    snapshot.containment = Some(ContainmentStatus {
+        kernel: false,
+        summary: "NO kernel confinement (sandbox.mode = \"detect\"): breeze checks after every role what it changed outside its lane and stops the run if it finds anything".into(),
+    });
     let status = snapshot.status();
     insta::assert_snapshot!(shown(&commands::status::report_markdown(&snapshot, &status)));
 }
@@ -698,4 +685,174 @@ fn doctor_report() {
         tools: Vec::new(),
     };
     insta::assert_snapshot!(shown(&format!("{}\n{}", confined.render(), unconfined.render())));
+}
+
+/// A journal line at `hh:mm:ss` on the fixture's day.
+fn event(seq: u64, at: &str, event: breeze_protocol::EventKind) -> breeze_protocol::BreezeEvent {
+    breeze_protocol::BreezeEvent {
+        schema_version: breeze_protocol::BreezeEventV1,
+        seq,
+        at: format!("2025-06-01T{at}Z"),
+        event,
+    }
+}
+
+#[test]
+fn report_html() {
+    use breeze_protocol::{EventKind, Role};
+    let record = |id: &str, title: &str, phase: TaskPhase| {
+        let mut record = TaskRecord::new(id, title, Some(1));
+        record.phase = phase;
+        record
+    };
+    let mut landed = record("1", "Add the tokenizer", TaskPhase::Landed);
+    (landed.attempts, landed.rounds, landed.approved_round) = (1, 1, Some(1));
+    landed.commit = Some(oid("3f2a9c1e5b7d4f60a8c2e1d9b3a5f7c0e2d4b6a8"));
+    landed.usage = usage(Some(0.42), 182_340, 9_115);
+    let mut escalated = record("2", "Parse <script>alert(1)</script>", TaskPhase::Escalated);
+    (escalated.attempts, escalated.rounds) = (3, 3);
+    escalated.reason = Some("3 review rounds requested changes".into());
+    let mut awaiting = record("3", "認証を追加する", TaskPhase::AwaitingApproval);
+    (awaiting.attempts, awaiting.rounds, awaiting.advisor_consults) = (1, 1, 1);
+    let deferred = record("4", "Tidy up whatever needs it", TaskPhase::Deferred);
+    let mut blocked = record("5", "Document the grammar", TaskPhase::Blocked);
+    blocked.reason = Some("dependency 2 did not land".into());
+    let snapshot =
+        failed_run(vec![landed, escalated, awaiting, deferred, blocked], "2025-06-01T09:21:00Z");
+    let status = snapshot.status();
+    let started = |task: &str, lane| EventKind::TaskStarted {
+        task: task.into(),
+        title: format!("task {task}"),
+        lane,
+    };
+    let state = |task: &str, state| EventKind::TaskState { task: task.into(), state, reason: None };
+    let process = |task: &str, role, pid| EventKind::ProcessStarted {
+        task: task.into(),
+        role,
+        pid,
+        start_ticks: None,
+        log: "x.log".into(),
+    };
+    let ended = |task: &str, role, pid| EventKind::ProcessEnded {
+        task: task.into(),
+        role,
+        pid,
+        exit_code: Some(0),
+        outcome: "exited".into(),
+        usage: Usage::default(),
+    };
+    let journal = [
+        (
+            "09:00:00",
+            EventKind::RunStarted {
+                plan: "plan.toml".into(),
+                workers: 2,
+                main_tip: "0".repeat(40),
+                resumed: false,
+            },
+        ),
+        ("09:00:00.500", started("1", 1)),
+        ("09:00:00.500", started("3", 2)),
+        ("09:00:01", state("1", TaskState::Running)),
+        ("09:00:01", state("3", TaskState::Running)),
+        ("09:00:01", process("1", Role::Worker, 10)),
+        ("09:03:00", ended("1", Role::Worker, 10)),
+        ("09:03:00", state("1", TaskState::Reviewing)),
+        ("09:03:30", process("1", Role::Reviewer, 11)),
+        (
+            "09:04:00",
+            EventKind::AdvisorConsulted {
+                task: "3".into(),
+                trigger_hash: "3:needs-advice:x".into(),
+                decision: Decision::Plan,
+                response_path: "advisor/3.needs-advice.1.advisor-response.json".into(),
+            },
+        ),
+        ("09:05:00", ended("1", Role::Reviewer, 11)),
+        ("09:05:00", state("1", TaskState::Landing)),
+        ("09:05:30", state("1", TaskState::Landed)),
+        ("09:05:31", started("2", 1)),
+        ("09:05:32", state("2", TaskState::Running)),
+        ("09:06:00", state("3", TaskState::Reviewing)),
+        ("09:08:00", state("3", TaskState::AwaitingApproval)),
+        ("09:08:01", started("4", 2)),
+        ("09:08:02", state("4", TaskState::Running)),
+        ("09:12:00", state("4", TaskState::Reviewing)),
+        ("09:14:00", state("4", TaskState::Landing)),
+        ("09:15:00", state("4", TaskState::Deferred)),
+        ("09:20:00", state("2", TaskState::Escalated)),
+        ("09:20:00", state("5", TaskState::Blocked)),
+        ("09:21:00", EventKind::RunFinished { state: RunState::Failed }),
+    ];
+    let events: Vec<_> =
+        journal.into_iter().zip(1..).map(|((at, kind), seq)| event(seq, at, kind)).collect();
+    let report = breeze_cli::report_html::Report::from_parts(
+        &snapshot,
+        &status,
+        &events,
+        Ok(plan_and_analysis()),
+        "2025-06-01T09:30:00Z",
+    );
+    let html = report.render();
+    assert!(!html.contains("<script"), "titles are escaped");
+    insta::assert_snapshot!(html);
+}
+
+/// The live view of `breeze run` / `breeze watch` while task 3 works on lane 2 (from the
+/// journal of a real run), and once the run ended.
+#[test]
+fn live_view_frames() {
+    use breeze_cli::live::{frame, model::LiveModel};
+    let events: Vec<breeze_protocol::BreezeEvent> =
+        include_str!("fixtures/three-tasks.events.jsonl")
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+    let at = |time: &str| humantime::parse_rfc3339(time).unwrap();
+    let mut tasks = vec![
+        task("1", "Write the first note", TaskState::Pending),
+        task("2", "Write the second note", TaskState::Pending),
+        task("3", "Write the third note", TaskState::Pending),
+        task("4", "Document the notes", TaskState::Pending),
+    ];
+    tasks[3].usage = usage(Some(0.42), 12_000, 3_400);
+    let mut model = LiveModel::default();
+    model.seed(&run_status(RunState::Running, 2, tasks), true);
+    for event in &events[..30] {
+        model.apply(event);
+    }
+    model.refresh_output(|log| {
+        log.ends_with("3.worker.1.log").then(|| "step 2 of 3: working on 3".to_string())
+    });
+    let running = frame::render(
+        &model,
+        at("2026-12-01T04:38:34.500Z"),
+        100,
+        Some("q: leave (the run goes on)"),
+    );
+    for event in &events[30..] {
+        model.apply(event);
+    }
+    let ended = frame::render(&model, at("2026-12-01T04:38:36Z"), 100, None);
+    insta::assert_snapshot!(format!("{}\n---\n{}\n", running.join("\n"), ended.join("\n")));
+}
+
+/// A failed run on two lanes that started at 09:00 on the fixture's day.
+fn failed_run(tasks: Vec<TaskRecord>, updated_at: &str) -> RunSnapshot {
+    RunSnapshot {
+        format_version: breeze_engine::snapshot::FORMAT_VERSION,
+        run_id: RUN_ID.into(),
+        plan: "plan.toml".into(),
+        state: RunState::Failed,
+        workers: 2,
+        main_branch: "main".into(),
+        main_tip_at_start: oid("0000000000000000000000000000000000000001"),
+        started_at: "2025-06-01T09:00:00Z".into(),
+        updated_at: updated_at.into(),
+        stop_reason: None,
+        tasks,
+        consulted: Default::default(),
+        universal_violations: Vec::new(),
+        containment: None,
+    }
 }

@@ -48,5 +48,5 @@ pub use config::{BackendKind, Config};
 /// steering); the planner keeps them apart from the tasks without interpreting them.
 pub const PLAN_EXTENSIONS: &[&str] = &[roles::scripted::SIM_TABLE];
 pub use error::EngineError;
-pub use progress::{ProgressEvent, ProgressSink};
+pub use progress::{EventSink, ProgressEvent, ProgressSink};
 pub use run::{RunOptions, RunOutcome, load_run, resume, run};

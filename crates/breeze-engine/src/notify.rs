@@ -1,6 +1,9 @@
 //! `[notify] command`: a command the user's way of being told (`notify-send`, a webhook
 //! script) runs when a task escalates, is deferred or awaits approval, and when the run
-//! ends — with the journal event as JSON on stdin. A notification never holds the run up:
+//! ends — with the journal event as JSON on stdin. Commands that take text in their
+//! arguments (`notify-send`) get it from placeholders: `{summary}` (one line a person
+//! reads), `{task}`, `{state}`; the same three are in `BREEZE_NOTIFY_SUMMARY`,
+//! `BREEZE_NOTIFY_TASK` and `BREEZE_NOTIFY_STATE`. A notification never holds the run up:
 //! each runs in the background, bounded in time; the run's end waits a little for them.
 
 use std::path::PathBuf;
@@ -68,10 +71,16 @@ impl Notifier {
         let Ok(mut stdin) = serde_json::to_vec(event) else { return };
         stdin.push(b'\n');
         let n = self.sent.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-        let mut spec =
-            ProcessSpec::new(self.argv.clone(), &self.cwd, self.logs.join(format!("notify.{n}")));
+        let told = Told::of(&event.event);
+        let argv = self.argv.iter().map(|arg| told.fill(arg)).collect();
+        let mut spec = ProcessSpec::new(argv, &self.cwd, self.logs.join(format!("notify.{n}")));
         // The user's own command, like `land.verify`: it gets the engine's environment.
         spec.env = std::env::vars().collect();
+        spec.env.extend([
+            ("BREEZE_NOTIFY_SUMMARY".to_owned(), told.summary),
+            ("BREEZE_NOTIFY_TASK".to_owned(), told.task),
+            ("BREEZE_NOTIFY_STATE".to_owned(), told.state.to_owned()),
+        ]);
         spec.stdin = stdin;
         spec.timeout = Some(TIMEOUT);
         let supervisor = self.supervisor.clone();
@@ -101,5 +110,73 @@ impl Notifier {
             }
         };
         let _ = tokio::time::timeout(FLUSH, all).await;
+    }
+}
+
+/// What a notification says, for commands that take it as arguments.
+#[derive(Debug, PartialEq)]
+struct Told {
+    /// One line a person reads.
+    summary: String,
+    /// The task's id; empty for the run's end.
+    task: String,
+    /// The task's or the run's new state.
+    state: &'static str,
+}
+
+impl Told {
+    fn of(event: &EventKind) -> Told {
+        match event {
+            EventKind::TaskState { task, state, reason } => {
+                let summary = match (state, reason) {
+                    (TaskState::AwaitingApproval, _) => {
+                        format!("task {task} awaits approval: `breeze approve {task}` lands it")
+                    }
+                    (_, Some(reason)) => {
+                        format!("task {task} {state}: {reason}", state = state.as_str())
+                    }
+                    (_, None) => format!("task {task} {}", state.as_str()),
+                };
+                Told { summary, task: task.clone(), state: state.as_str() }
+            }
+            EventKind::RunFinished { state } => Told {
+                summary: format!("the run {}", state.as_str()),
+                task: String::new(),
+                state: state.as_str(),
+            },
+            _ => Told { summary: String::new(), task: String::new(), state: "" },
+        }
+    }
+
+    /// `arg` with its placeholders filled in.
+    fn fill(&self, arg: &str) -> String {
+        arg.replace("{summary}", &self.summary)
+            .replace("{task}", &self.task)
+            .replace("{state}", self.state)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_carry_a_line_a_person_reads() {
+        let escalated = EventKind::TaskState {
+            task: "3".into(),
+            state: TaskState::Escalated,
+            reason: Some("three review rounds".into()),
+        };
+        let told = Told::of(&escalated);
+        assert_eq!(told.fill("{summary}"), "task 3 escalated: three review rounds");
+        assert_eq!(told.fill("breeze {task} is {state}"), "breeze 3 is escalated");
+        let waiting = EventKind::TaskState {
+            task: "4".into(),
+            state: TaskState::AwaitingApproval,
+            reason: None,
+        };
+        assert!(Told::of(&waiting).summary.contains("breeze approve 4"));
+        let ended = Told::of(&EventKind::RunFinished { state: breeze_protocol::RunState::Failed });
+        assert_eq!(ended.fill("{summary} ({task})"), "the run failed ()");
     }
 }

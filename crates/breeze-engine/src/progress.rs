@@ -123,6 +123,11 @@ pub enum ProgressEvent {
 /// Receives progress events; must not block.
 pub type ProgressSink = Arc<dyn Fn(&ProgressEvent) + Send + Sync>;
 
+/// Receives every journal line (`breeze-event.v1`) once it is on disk, in order; must not
+/// block (it runs on the thread that writes the run's files). `breeze run --json` prints
+/// them; the live view draws from them.
+pub type EventSink = Arc<dyn Fn(&breeze_protocol::BreezeEvent) + Send + Sync>;
+
 /// A sink that drops everything.
 pub fn silent() -> ProgressSink {
     Arc::new(|_| {})

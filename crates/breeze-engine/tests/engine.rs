@@ -978,8 +978,13 @@ async fn the_notify_command_hears_escalations_and_the_end_of_the_run() {
     let fixture = Fixture::new(&one_task("escalate = true"), &[]);
     let heard = fixture.repo.outside().join("heard.jsonl");
     let mut options = fixture.options();
-    options.config.as_mut().unwrap().notify_command =
-        vec!["sh".into(), "-c".into(), format!("cat >> {}", heard.display())];
+    options.config.as_mut().unwrap().notify_command = vec![
+        "sh".into(),
+        "-c".into(),
+        format!("cat >> {0}; echo \"$BREEZE_NOTIFY_SUMMARY|$1\" >> {0}.told", heard.display()),
+        "sh".into(),
+        "{state}".into(),
+    ];
     let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
     assert_eq!(task(&outcome, "1").state, TaskState::Escalated);
     let lines: Vec<serde_json::Value> = std::fs::read_to_string(&heard)
@@ -992,4 +997,8 @@ async fn the_notify_command_hears_escalations_and_the_end_of_the_run() {
     assert_eq!(kinds, ["task_state", "run_finished"], "{lines:?}");
     assert_eq!(lines[0]["event"]["state"], "escalated");
     assert_eq!(lines[0]["schema_version"], "breeze-event.v1");
+    let told = std::fs::read_to_string(heard.with_extension("jsonl.told")).unwrap();
+    assert!(told.starts_with("task 1 escalated"), "{told}");
+    assert!(told.contains("|escalated\n"), "{told}");
+    assert!(told.ends_with("the run failed|failed\n"), "{told}");
 }

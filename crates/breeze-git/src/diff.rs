@@ -142,6 +142,15 @@ impl Repo {
         .ctx(|| format!("could not render the diff {base}..{head}"))?;
         Ok(out)
     }
+
+    /// The first parent of `commit`; `None` for a root commit.
+    pub fn first_parent(&self, commit: Oid) -> Result<Option<Oid>, GitError> {
+        let repo = self.git()?;
+        let found = repo
+            .find_commit(commit)
+            .map_err(|_| GitError::MissingObject { what: "commit", oid: commit })?;
+        Ok(found.parent_ids().next())
+    }
 }
 
 pub(crate) fn path_changes(diff: &Diff<'_>) -> Vec<PathChange> {

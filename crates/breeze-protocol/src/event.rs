@@ -18,7 +18,7 @@ pub struct BreezeEvent {
     pub schema_version: BreezeEventV1,
     /// 1-based sequence number within the run.
     pub seq: u64,
-    /// RFC 3339 UTC time.
+    /// RFC 3339 UTC time with milliseconds (`2026-11-30T12:00:00.123Z`).
     pub at: String,
     /// What happened.
     pub event: EventKind,

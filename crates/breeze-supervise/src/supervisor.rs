@@ -649,11 +649,17 @@ impl StreamCapture {
         })
     }
 
+    /// Appends what the pipe gave to the log and flushes it, so the log shows what the role
+    /// wrote while it runs (`breeze logs --follow`, the live view's last line).
     async fn record(&mut self, chunk: &[u8]) {
         self.bytes += chunk.len() as u64;
         self.tail.push(chunk);
         if let Some(log) = self.log.as_mut()
-            && let Err(err) = log.write_all(chunk).await
+            && let Err(err) = async {
+                log.write_all(chunk).await?;
+                log.flush().await
+            }
+            .await
         {
             self.fail(err);
         }

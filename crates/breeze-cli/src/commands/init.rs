@@ -1,32 +1,148 @@
-//! `breeze init`: starter breeze.toml and Plans.md.
+//! `breeze init`: a starter `breeze.toml` set to the project's test command, a `Plans.md`
+//! template, and copies of the role definitions to customize — never over an existing file
+//! (`--force` replaces breeze.toml and Plans.md, never a role definition).
 
-use breeze_protocol::ExitCode;
+mod detect;
+mod starter;
+
+use std::io::Write as _;
+use std::path::Path;
+
+use breeze_engine::roles::definition;
+use breeze_protocol::{ExitCode, Role};
 
 use crate::args::InitArgs;
 use crate::commands::run::engine_error;
 use crate::error::{CliError, CliResult};
 use crate::output;
 
-const CONFIG: &str = include_str!("../../../../templates/breeze.toml");
 /// The starter Plans.md (also what `breeze draft` starts a new plan from).
 pub const PLANS_TEMPLATE: &str = include_str!("../../../../templates/Plans.md");
+
+/// The built-in role definitions, copied to `.claude/agents/breeze-<role>.md`.
+const DEFINITIONS: [(Role, &str); 4] = [
+    (Role::Worker, include_str!("../../../../agents/worker.md")),
+    (Role::Reviewer, include_str!("../../../../agents/reviewer.md")),
+    (Role::Advisor, include_str!("../../../../agents/advisor.md")),
+    (Role::Scaffolder, include_str!("../../../../agents/scaffolder.md")),
+];
+
+/// A role definition as `breeze init` writes it: the built-in one with a comment line
+/// in its front matter saying what the file is.
+fn definition_copy(role: Role, builtin: &str) -> String {
+    let note = format!(
+        "# Written by `breeze init` from breeze's built-in {role} definition. breeze reads this file instead: edit it to change the role (its instructions, tools, model, maxTurns); delete it to go back to the built-in one.",
+        role = role.as_str()
+    );
+    match builtin.split_once('\n') {
+        Some((first, rest)) => format!("{first}\n{note}\n{rest}"),
+        None => builtin.to_string(),
+    }
+}
+
+/// What happened to one file.
+enum Written {
+    New,
+    Replaced,
+    Kept,
+}
+
+/// Writes `text` to `path` unless a file (or a link) is there; with `replace`, over it.
+fn write_new(path: &Path, text: &str, replace: bool) -> Result<Written, CliError> {
+    let cannot =
+        |err: std::io::Error| CliError::usage(format!("cannot write {}: {err}", path.display()));
+    let exists = path.symlink_metadata().is_ok();
+    if exists && replace {
+        std::fs::write(path, text).map_err(cannot)?;
+        return Ok(Written::Replaced);
+    }
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(cannot)?;
+    }
+    // create_new: a file that appears meanwhile is kept, not truncated.
+    match std::fs::OpenOptions::new().write(true).create_new(true).open(path) {
+        Ok(mut file) => {
+            file.write_all(text.as_bytes()).map_err(cannot)?;
+            Ok(Written::New)
+        }
+        Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => Ok(Written::Kept),
+        Err(err) => Err(cannot(err)),
+    }
+}
+
+/// One line per project found.
+fn detection_lines(detection: &detect::Detection) -> Vec<String> {
+    let Some(primary) = detection.primary() else {
+        let mut lines: Vec<String> = detection
+            .projects
+            .iter()
+            .map(|project| format!("found {}: {}", project.name, project.why))
+            .collect();
+        lines.push(
+            "no test command found: set [land] verify and [review] checks in breeze.toml".into(),
+        );
+        return lines;
+    };
+    let mut lines = vec![format!(
+        "detected {}: {} → test command `{}`",
+        primary.name,
+        primary.why,
+        primary.test_line().unwrap_or_default()
+    )];
+    for other in detection.others() {
+        let test =
+            other.test_line().map(|test| format!(" → `{test}` (not used)")).unwrap_or_default();
+        lines.push(format!("also found {}: {}{test}", other.name, other.why));
+    }
+    lines
+}
 
 pub fn run(args: &InitArgs) -> CliResult {
     let repo = breeze_git::Repo::open(&crate::here()).map_err(|err| engine_error(err.into()))?;
     repo.ensure_excluded().map_err(|err| engine_error(err.into()))?;
     let root = repo.workdir();
-    for (name, text) in [("breeze.toml", CONFIG), ("Plans.md", PLANS_TEMPLATE)] {
-        let path = root.join(name);
-        if path.exists() && !args.force {
-            output::println(&format!("kept {} (it exists; --force overwrites)", path.display()))?;
-            continue;
-        }
-        std::fs::write(&path, text)
-            .map_err(|err| CliError::usage(format!("cannot write {}: {err}", path.display())))?;
-        output::println(&format!("wrote {}", path.display()))?;
+    let detection = detect::detect(root);
+    output::println(&format!("in {}", root.display()))?;
+    for line in detection_lines(&detection) {
+        output::println(&line)?;
+    }
+
+    // (name, text, whether --force replaces it)
+    let mut files: Vec<(String, String, bool)> = vec![
+        ("breeze.toml".into(), starter::render(&detection), true),
+        ("Plans.md".into(), PLANS_TEMPLATE.into(), true),
+    ];
+    for (role, builtin) in DEFINITIONS {
+        let path = definition::override_path(Path::new(""), role);
+        files.push((path.display().to_string(), definition_copy(role, builtin), false));
+    }
+    for (name, text, forceable) in files {
+        let line = match write_new(&root.join(&name), &text, forceable && args.force)? {
+            Written::New => format!("wrote {name}"),
+            Written::Replaced => format!("wrote {name} (replaced the existing one: --force)"),
+            Written::Kept if forceable => format!("kept existing {name} (--force replaces it)"),
+            Written::Kept => format!("kept existing {name}"),
+        };
+        output::println(&line)?;
     }
     output::println(
-        "next: describe your tasks in Plans.md, check them with `breeze plan`, then `breeze run`",
+        "next: describe your tasks in Plans.md, check them with `breeze plan`, then `breeze run` (`breeze doctor` shows the agent CLIs it finds)",
     )?;
     Ok(ExitCode::Success)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_copies_are_the_built_in_definitions() {
+        for (role, builtin) in DEFINITIONS {
+            let copy = definition::parse(&definition_copy(role, builtin), "copy").unwrap();
+            assert_eq!(
+                copy,
+                definition::RoleDefinition { source: "copy".into(), ..definition::builtin(role) }
+            );
+        }
+    }
 }

@@ -1,7 +1,11 @@
-//! `breeze logs TASK`: the role logs of a task.
+//! `breeze logs TASK [--follow]`: the role logs of a task, streamed (a log is never read
+//! into memory whole); with `--follow`, what the roles write next too, until the task or
+//! the run ends.
 
-use std::io::Read as _;
-use std::path::Path;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use breeze_protocol::ExitCode;
 
@@ -10,96 +14,152 @@ use crate::commands::run::engine_error;
 use crate::error::CliResult;
 use crate::output;
 
-/// Bytes of a log read and printed at once: a log of any size is shown in this much memory.
+/// How often `--follow` looks for new output.
+const POLL: Duration = Duration::from_millis(250);
+/// How often `--follow` looks for new log files and whether the task is done.
+const CHECK: Duration = Duration::from_secs(1);
+/// How much of a log is read (and printed) at a time.
 const CHUNK: usize = 64 * 1024;
 
 pub fn run(args: &LogsArgs) -> CliResult {
-    let files =
-        breeze_engine::maintenance::task_logs(&crate::here(), args.run.as_deref(), &args.task)
-            .map_err(engine_error)?;
-    if files.is_empty() {
+    let here = crate::here();
+    let run_id = breeze_engine::load_run(&here, args.run.as_deref()).map_err(engine_error)?.run_id;
+    let list = || {
+        breeze_engine::maintenance::task_logs(&here, Some(&run_id), &args.task)
+            .map_err(engine_error)
+    };
+    let mut logs: Vec<Log> = list()?.into_iter().map(Log::new).collect();
+    if logs.is_empty() && !args.follow {
         output::println(&format!("task {} has no logs yet", args.task))?;
         return Ok(ExitCode::Success);
     }
-    for file in files {
-        show_log(&file)?;
+    let mut shown = Shown { path: None, at_line_start: true };
+    for log in &mut logs {
+        log.pump(&mut shown)?;
     }
-    Ok(ExitCode::Success)
-}
-
-/// Prints one log under its header (nothing for an empty or unreadable one), streamed in
-/// [`CHUNK`]s: invalid UTF-8 shown as U+FFFD, a character split between two reads kept
-/// whole, control characters escaped as [`output::print`] does.
-fn show_log(file: &Path) -> std::io::Result<()> {
-    let Ok(mut reader) = std::fs::File::open(file) else { return Ok(()) };
-    let mut buffer = vec![0u8; CHUNK];
-    let mut pending: Vec<u8> = Vec::with_capacity(CHUNK + 4);
-    let mut started = false;
-    let mut last = b'\n';
+    if !args.follow {
+        if !shown.at_line_start {
+            output::println("")?;
+        }
+        return Ok(ExitCode::Success);
+    }
+    let mut checked = Instant::now();
     loop {
-        let read = match reader.read(&mut buffer) {
-            Ok(0) => break,
-            Ok(read) => read,
-            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(_) => break,
-        };
-        if !started {
-            output::println(&format!("==> {} <==", file.display()))?;
-            started = true;
+        std::thread::sleep(POLL);
+        let mut done = false;
+        if checked.elapsed() >= CHECK {
+            checked = Instant::now();
+            done = task_done(&here, &run_id, &args.task);
+            for path in list()? {
+                if !logs.iter().any(|log| log.path == path) {
+                    logs.push(Log::new(path));
+                }
+            }
         }
-        pending.extend_from_slice(&buffer[..read]);
-        let whole = pending.len() - split_char_len(&pending);
-        output::print(&String::from_utf8_lossy(&pending[..whole]))?;
-        if whole > 0 {
-            last = pending[whole - 1];
+        for log in &mut logs {
+            log.pump(&mut shown)?;
         }
-        pending.drain(..whole);
+        if done {
+            if !shown.at_line_start {
+                output::println("")?;
+            }
+            return Ok(ExitCode::Success);
+        }
     }
-    if !pending.is_empty() {
-        output::print(&String::from_utf8_lossy(&pending))?;
-        last = pending[pending.len() - 1];
-    }
-    if started && last != b'\n' {
-        output::println("")?;
-    }
-    Ok(())
 }
 
-/// How many bytes at the end of `bytes` begin a UTF-8 character that the next read
-/// completes (0 when the text ends on a whole character or on bytes that are invalid
-/// anyway).
-fn split_char_len(bytes: &[u8]) -> usize {
-    for back in 1..=bytes.len().min(3) {
-        let byte = bytes[bytes.len() - back];
-        if byte & 0xC0 == 0x80 {
-            continue; // a continuation byte: look further back for the lead
-        }
-        let needed = match byte {
-            0xC2..=0xDF => 2,
-            0xE0..=0xEF => 3,
-            0xF0..=0xF4 => 4,
-            _ => return 0,
-        };
-        return if needed > back { back } else { 0 };
+/// Whether nothing more will be written for `task` in this run: it is done, or no engine
+/// runs (then a later `breeze resume` goes on, and `breeze logs` again with it).
+fn task_done(here: &Path, run_id: &str, task: &str) -> bool {
+    if !breeze_engine::run::engine_alive(here) {
+        return true;
     }
-    0
+    breeze_engine::load_run(here, Some(run_id))
+        .ok()
+        .and_then(|snapshot| snapshot.status().tasks.into_iter().find(|t| t.id == task))
+        .is_some_and(|status| status.state.is_terminal())
+}
+
+/// What was printed last.
+struct Shown {
+    /// The file it came from.
+    path: Option<PathBuf>,
+    /// It ended a line.
+    at_line_start: bool,
+}
+
+/// One log file and how much of it was printed.
+struct Log {
+    path: PathBuf,
+    offset: u64,
+    /// The start of a UTF-8 character cut by the end of the last chunk.
+    carry: Vec<u8>,
+}
+
+impl Log {
+    fn new(path: PathBuf) -> Log {
+        Log { path, offset: 0, carry: Vec::new() }
+    }
+
+    /// Prints what was appended since the last call, under a `==> path <==` header when
+    /// the previous output came from another file.
+    fn pump(&mut self, shown: &mut Shown) -> std::io::Result<()> {
+        let Ok(mut file) = File::open(&self.path) else { return Ok(()) };
+        if file.metadata().is_ok_and(|m| m.len() < self.offset) {
+            // Truncated (not done by breeze): start again.
+            self.offset = 0;
+        }
+        file.seek(SeekFrom::Start(self.offset))?;
+        let mut chunk = vec![0; CHUNK];
+        loop {
+            let read = file.read(&mut chunk)?;
+            if read == 0 {
+                return Ok(());
+            }
+            self.offset += read as u64;
+            let mut bytes = std::mem::take(&mut self.carry);
+            bytes.extend_from_slice(&chunk[..read]);
+            let cut = complete_utf8(&bytes);
+            self.carry = bytes.split_off(cut);
+            if bytes.is_empty() {
+                continue;
+            }
+            if shown.path.as_deref() != Some(self.path.as_path()) {
+                if !shown.at_line_start {
+                    output::println("")?;
+                }
+                output::println(&format!("==> {} <==", self.path.display()))?;
+                shown.path = Some(self.path.clone());
+            }
+            output::print(&String::from_utf8_lossy(&bytes))?;
+            shown.at_line_start = bytes.ends_with(b"\n");
+        }
+    }
+}
+
+/// How many leading bytes of `bytes` end on a character boundary (invalid bytes count as
+/// characters: they are shown as `�`); only an incomplete last character is held back.
+fn complete_utf8(bytes: &[u8]) -> usize {
+    match std::str::from_utf8(bytes) {
+        Ok(_) => bytes.len(),
+        Err(err) if err.error_len().is_none() => err.valid_up_to(),
+        Err(err) => {
+            let next = err.valid_up_to() + err.error_len().unwrap_or(1);
+            next + complete_utf8(&bytes[next..])
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::split_char_len;
+    use super::*;
 
     #[test]
-    fn a_character_split_at_the_end_is_kept_for_the_next_read() {
-        assert_eq!(split_char_len(b"plain"), 0);
-        let euro = "€".as_bytes(); // 3 bytes
-        assert_eq!(split_char_len(&[b'a', euro[0]]), 1);
-        assert_eq!(split_char_len(&[b'a', euro[0], euro[1]]), 2);
-        assert_eq!(split_char_len(&[b'a', euro[0], euro[1], euro[2]]), 0);
-        let emoji = "🦀".as_bytes(); // 4 bytes
-        assert_eq!(split_char_len(&emoji[..3]), 3);
-        assert_eq!(split_char_len(emoji), 0);
-        assert_eq!(split_char_len(&[0xFF]), 0, "invalid bytes are not held back");
-        assert_eq!(split_char_len(&[0x80, 0x80, 0x80]), 0);
+    fn only_a_cut_last_character_is_held_back() {
+        let text = "née ✓".as_bytes();
+        assert_eq!(complete_utf8(text), text.len());
+        assert_eq!(complete_utf8(&text[..text.len() - 1]), text.len() - 3);
+        assert_eq!(complete_utf8(b"a\xffb"), 3);
+        assert_eq!(complete_utf8(b"a\xffb\xe2\x9c"), 3);
     }
 }

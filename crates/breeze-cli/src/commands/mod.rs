@@ -11,3 +11,4 @@ pub mod run;
 pub mod schema;
 pub mod status;
 pub mod validate;
+pub mod watch;

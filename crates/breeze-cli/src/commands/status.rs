@@ -2,9 +2,9 @@
 
 use breeze_protocol::{ExitCode, RunState, TaskState};
 
-use crate::args::StatusArgs;
+use crate::args::{ReportArgs, StatusArgs};
 use crate::commands::run::engine_error;
-use crate::error::CliResult;
+use crate::error::{CliError, CliResult};
 use crate::{output, render};
 
 /// The status of a run as it really is: a run that says "running" while no engine holds
@@ -36,9 +36,18 @@ pub fn status(args: &StatusArgs) -> CliResult {
     Ok(ExitCode::Success)
 }
 
-pub fn report() -> CliResult {
+pub fn report(args: &ReportArgs) -> CliResult {
     let snapshot = breeze_engine::load_run(&crate::here(), None).map_err(engine_error)?;
     let status = effective_status(&snapshot);
+    if args.html {
+        let repo =
+            breeze_git::Repo::open(&crate::here()).map_err(|err| engine_error(err.into()))?;
+        let path =
+            crate::report_html::write(repo.workdir(), &snapshot, &status, args.out.as_deref())
+                .map_err(CliError::usage)?;
+        output::println(&path.display().to_string())?;
+        return Ok(ExitCode::Success);
+    }
     output::print(&report_markdown(&snapshot, &status))?;
     Ok(ExitCode::Success)
 }

@@ -2,7 +2,7 @@
 //! with its final message in the shape of its message type's JSON schema.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use breeze_agents::{AgentCall, AgentFailure, AgentKind};
@@ -35,7 +35,7 @@ impl Backend for AgentBackend {
 }
 
 /// The message a role answers with, whose schema the CLI is given.
-fn answer_kind(role: Role) -> Option<MessageKind> {
+pub(crate) fn answer_kind(role: Role) -> Option<MessageKind> {
     match role {
         Role::Advisor => Some(MessageKind::AdvisorResponse),
         Role::Reviewer => Some(MessageKind::ReviewResult),
@@ -44,42 +44,54 @@ fn answer_kind(role: Role) -> Option<MessageKind> {
     }
 }
 
+/// The CLI call for an invocation: the role definition's tools and model, the role's
+/// settings, its confinement and scratch folder, its answer's schema. A definition that
+/// cannot be read is the built-in one (the run checked it before).
+pub(crate) fn agent_call(
+    kind: AgentKind,
+    repo_root: &Path,
+    engine_env: &[(String, String)],
+    run: &Invocation<'_>,
+) -> AgentCall {
+    let (call, settings) = (run.call, &run.settings);
+    let definition =
+        definition::load(repo_root, call.role).unwrap_or_else(|_| definition::builtin(call.role));
+    let mut agent = AgentCall::new(kind, call.role, &call.cwd, call.prompt.clone(), &run.log_path);
+    agent.env = run.env.clone();
+    agent.engine_env = engine_env.to_vec();
+    agent.pass_credentials = settings.pass_credentials;
+    agent.timeout = settings.timeout;
+    agent.stall_timeout = settings.stall_timeout;
+    agent.grace = settings.stop_grace;
+    // `roles.<role>.model` wins; otherwise Claude Code gets the role definition's model
+    // (`opus`, `sonnet`: aliases it knows). Codex keeps its own default: those names
+    // mean nothing to it.
+    agent.model = match kind {
+        AgentKind::Claude if settings.model.is_empty() => definition.model.clone(),
+        _ => settings.model.clone(),
+    };
+    agent.extra_args = settings.args.clone();
+    agent.allowed_tools = definition.tools.clone();
+    agent.disallowed_tools = definition.disallowed_tools.clone();
+    agent.max_turns = definition.max_turns;
+    agent.resume_session = call.resume_session.clone();
+    agent.resume_baseline = call.resume_baseline;
+    agent.scratch_dir = run.scratch.clone();
+    agent.confinement = run.confinement.clone();
+    agent.marker = Some(run.marker.clone());
+    // A worker's lane watch: its activity for the stall clock, without a walk of the lane.
+    agent.activity =
+        run.activity.clone().map(|watch| watch as Arc<dyn breeze_supervise::ActivityProbe>);
+    agent.output_schema = answer_kind(call.role).map(|kind| kind.schema().clone());
+    agent
+}
+
 impl AgentBackend {
-    /// The CLI call for an invocation: the role definition's tools and model, the role's
-    /// settings, its confinement and scratch folder, its answer's schema.
+    /// [`agent_call`], with the worker's write-set check.
     fn agent_call(&self, run: &Invocation<'_>) -> AgentCall {
-        let (call, settings) = (run.call, &run.settings);
-        let definition = definition::load(&self.repo_root, call.role)
-            .unwrap_or_else(|_| definition::builtin(call.role));
-        let mut agent =
-            AgentCall::new(self.kind, call.role, &call.cwd, call.prompt.clone(), &run.log_path);
-        agent.env = run.env.clone();
-        agent.engine_env = self.engine_env.clone();
-        agent.pass_credentials = settings.pass_credentials;
-        agent.timeout = settings.timeout;
-        agent.stall_timeout = settings.stall_timeout;
-        agent.grace = settings.stop_grace;
-        // `roles.<role>.model` wins; otherwise Claude Code gets the role definition's model
-        // (`opus`, `sonnet`: aliases it knows). Codex keeps its own default: those names
-        // mean nothing to it.
-        agent.model = match self.kind {
-            AgentKind::Claude if settings.model.is_empty() => definition.model.clone(),
-            _ => settings.model.clone(),
-        };
-        agent.extra_args = settings.args.clone();
-        agent.allowed_tools = definition.tools.clone();
-        agent.disallowed_tools = definition.disallowed_tools.clone();
-        agent.max_turns = definition.max_turns;
-        agent.resume_session = call.resume_session.clone();
-        agent.resume_baseline = call.resume_baseline;
-        agent.scratch_dir = run.scratch.clone();
-        agent.confinement = run.confinement.clone();
-        agent.marker = Some(run.marker.clone());
-        agent.activity =
-            run.activity.clone().map(|watch| watch as Arc<dyn breeze_supervise::ActivityProbe>);
-        agent.output_schema = answer_kind(call.role).map(|kind| kind.schema().clone());
-        if call.role == Role::Worker {
-            agent.in_write_set = self.write_sets.get(&call.task_id).cloned();
+        let mut agent = agent_call(self.kind, &self.repo_root, &self.engine_env, run);
+        if run.call.role == Role::Worker {
+            agent.in_write_set = self.write_sets.get(&run.call.task_id).cloned();
         }
         agent
     }

@@ -11,6 +11,8 @@ pub mod prompt;
 pub mod scripted;
 
 mod agent;
+#[cfg(test)]
+mod backends_doc;
 mod command;
 
 use std::future::Future;

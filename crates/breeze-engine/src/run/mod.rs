@@ -50,6 +50,8 @@ pub struct RunOptions {
     pub config: Option<Config>,
     /// Progress notifications.
     pub progress: ProgressSink,
+    /// Told of every journal event of this run (after it is on disk).
+    pub events: Option<crate::progress::EventSink>,
     /// Process supervisor settings (tests shorten the watchdog period).
     pub supervisor: Supervisor,
     /// How backend troubles (rate limits, passing API errors) are waited out.
@@ -65,6 +67,7 @@ impl RunOptions {
             max_workers: None,
             config: None,
             progress: crate::progress::silent(),
+            events: None,
             supervisor: Supervisor::new(),
             backoff: Default::default(),
         }

@@ -93,7 +93,15 @@ async fn context(
         options.supervisor.clone(),
     )
     .map(Arc::new);
-    let store = open_store(&run_dir, &snapshot, main_tip, resumed, notifier.clone()).await?;
+    let store = open_store(
+        &run_dir,
+        &snapshot,
+        main_tip,
+        resumed,
+        notifier.clone(),
+        options.events.clone(),
+    )
+    .await?;
     let guard = Arc::new(RoleGuard::new(containment.clone(), repo.clone(), known_main));
     let write_sets = Arc::new(WriteSets::new(&plan, &snapshot.tasks));
     let roles = RoleRunner::new(RoleRunnerParts {
@@ -181,10 +189,17 @@ async fn open_store(
     main_tip: crate::snapshot::ObjectId,
     resumed: bool,
     notifier: Option<Arc<crate::notify::Notifier>>,
+    events: Option<crate::progress::EventSink>,
 ) -> Result<RunStore, EngineError> {
-    let listener = notifier.map(|notifier| {
-        Box::new(move |event: &breeze_protocol::BreezeEvent| notifier.tell(event))
-            as crate::journal::EventListener
+    let listener = (notifier.is_some() || events.is_some()).then(|| {
+        Box::new(move |event: &breeze_protocol::BreezeEvent| {
+            if let Some(events) = &events {
+                events(event);
+            }
+            if let Some(notifier) = &notifier {
+                notifier.tell(event);
+            }
+        }) as crate::journal::EventListener
     });
     let store =
         RunStore::open_with(&run_dir.events(), &run_dir.cycles(), &run_dir.snapshot(), listener)

@@ -1,0 +1,280 @@
+//! The starter `breeze.toml`: `templates/breeze.toml` with what detection found filled
+//! in — the test command in `[review] checks` and `[land] verify`, the install command in
+//! `[worktree] setup`, the build caches as a `[sandbox] writable` suggestion — and
+//! comments saying what was found and why.
+
+use super::detect::{Detection, Project};
+
+const TEMPLATE: &str = include_str!("../../../../../templates/breeze.toml");
+
+/// The project files detection knows, for the "nothing found" comment.
+const KNOWN: &str = "Cargo.toml, package.json, go.mod, uv.lock, poetry.lock, pyproject.toml, \
+                     requirements*.txt, setup.py, a Makefile";
+
+/// `text` as a TOML basic string.
+fn toml_string(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// An argv as a TOML array of strings.
+fn toml_argv(argv: &[String]) -> String {
+    let items: Vec<String> = argv.iter().map(|arg| toml_string(arg)).collect();
+    format!("[{}]", items.join(", "))
+}
+
+/// `key = value` with a comment aligned like the template's (column 32).
+fn line(key_value: &str, comment: &str) -> String {
+    if comment.is_empty() {
+        return key_value.to_string();
+    }
+    format!("{key_value:<30} # {comment}")
+}
+
+/// What `land.verify` runs: the test command, after the install when the project needs
+/// one — the integration checkout gets no `worktree.setup`.
+pub fn verify_argv(project: &Project) -> Option<Vec<String>> {
+    let test = project.test.as_ref()?;
+    Some(match &project.install {
+        Some(install) => {
+            vec!["sh".into(), "-c".into(), format!("{} && {}", install.join(" "), test.join(" "))]
+        }
+        None => test.clone(),
+    })
+}
+
+/// The comment block about what was found.
+fn detected(detection: &Detection) -> String {
+    let describe = |project: &Project| match project.test_line() {
+        Some(test) => format!("{}: {} → {test}", project.name, project.why),
+        None => format!("{}: {}", project.name, project.why),
+    };
+    let mut lines = Vec::new();
+    match detection.primary() {
+        Some(primary) => {
+            lines.push(
+                "What `breeze init` found here; the first line's test command is in [review] checks and [land] verify:"
+                    .to_string(),
+            );
+            lines.push(format!("  {}", describe(primary)));
+            for other in detection.others() {
+                let note = if other.test.is_some() { " (not used; see [land])" } else { "" };
+                lines.push(format!("  {}{note}", describe(other)));
+            }
+        }
+        None if detection.projects.is_empty() => {
+            lines.push(format!("`breeze init` found no project file it knows ({KNOWN}),"));
+            lines.push(
+                "so no test command: set yours in [review] checks and [land] verify below."
+                    .to_string(),
+            );
+        }
+        None => {
+            lines.push("What `breeze init` found here:".to_string());
+            for project in &detection.projects {
+                lines.push(format!("  {}", describe(project)));
+            }
+            lines.push(
+                "None of it names a test command: set yours in [review] checks and [land] verify below."
+                    .to_string(),
+            );
+        }
+    }
+    lines.iter().map(|line| format!("# {line}")).collect::<Vec<_>>().join("\n")
+}
+
+fn checks(detection: &Detection) -> String {
+    match detection.primary().and_then(|project| project.test.as_ref()) {
+        Some(test) => line(&format!("checks = [{}]", toml_argv(test)), ""),
+        None => line("checks = []", "e.g. [[\"make\", \"test\"], [\"./scripts/lint.sh\"]]"),
+    }
+}
+
+fn verify(detection: &Detection) -> String {
+    let mut lines = Vec::new();
+    match detection.primary().and_then(|primary| Some((primary, verify_argv(primary)?))) {
+        Some((primary, argv)) => {
+            if primary.install.is_some() {
+                lines.push(
+                    "# The integration checkout keeps its ignored files (dependencies) between"
+                        .to_string(),
+                );
+                lines.push(
+                    "# landings, but nothing installs them there: the install runs first."
+                        .to_string(),
+                );
+            }
+            lines.push(format!("verify = {}", toml_argv(&argv)));
+        }
+        None => lines.push(line(
+            "verify = []",
+            "your test command as an argv, e.g. [\"make\", \"test\"] or [\"./run-tests.sh\"]",
+        )),
+    }
+    for other in detection.others() {
+        if let Some(argv) = verify_argv(other) {
+            lines.push(line(&format!("# verify = {}", toml_argv(&argv)), other.name));
+        }
+    }
+    lines.join("\n")
+}
+
+fn setup(detection: &Detection) -> String {
+    match detection.primary().and_then(|project| project.install.as_ref()) {
+        Some(install) => {
+            line(&format!("setup = {}", toml_argv(install)), "run once in each new worktree")
+        }
+        None => line(
+            "# setup = [\"npm\", \"ci\"]",
+            "run once in each new worktree (e.g. to install dependencies)",
+        ),
+    }
+}
+
+fn writable(detection: &Detection) -> String {
+    let mut caches: Vec<String> = Vec::new();
+    let projects = detection.primary().into_iter().chain(detection.others());
+    for cache in projects.flat_map(|project| project.caches) {
+        if !caches.iter().any(|have| have == cache) {
+            caches.push((*cache).to_string());
+        }
+    }
+    if caches.is_empty() {
+        return "# writable = [\"~/.cache/your-tool\"]".to_string();
+    }
+    format!("# writable = {}", toml_argv(&caches))
+}
+
+/// The starter `breeze.toml` for what was detected.
+pub fn render(detection: &Detection) -> String {
+    let values = [
+        ("{{detected}}", detected(detection)),
+        ("{{checks}}", checks(detection)),
+        ("{{verify}}", verify(detection)),
+        ("{{setup}}", setup(detection)),
+        ("{{writable}}", writable(detection)),
+    ];
+    // One pass: a value is never searched for placeholders.
+    let mut out = String::with_capacity(TEMPLATE.len() + 1024);
+    let mut rest = TEMPLATE;
+    while let Some(at) = rest.find("{{") {
+        out.push_str(&rest[..at]);
+        rest = &rest[at..];
+        match values.iter().find(|(name, _)| rest.starts_with(name)) {
+            Some((name, value)) => {
+                out.push_str(value);
+                rest = &rest[name.len()..];
+            }
+            None => {
+                out.push_str("{{");
+                rest = &rest[2..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn project(name: &'static str, test: Option<&[&str]>, install: Option<&[&str]>) -> Project {
+        let argv = |words: &[&str]| words.iter().map(|w| (*w).to_string()).collect();
+        Project {
+            name,
+            why: format!("{name} files"),
+            test: test.map(argv),
+            install: install.map(argv),
+            caches: &["~/.cache/x"],
+        }
+    }
+
+    fn load(text: &str) -> breeze_engine::Config {
+        assert!(!text.contains("{{"), "a placeholder is left:\n{text}");
+        breeze_engine::Config::parse(text, "breeze.toml")
+            .unwrap_or_else(|err| panic!("{err}\n{text}"))
+    }
+
+    #[test]
+    fn the_test_command_goes_into_checks_and_verify() {
+        let detection = Detection {
+            projects: vec![
+                project("Rust (cargo)", Some(&["cargo", "test"]), None),
+                project("Node (npm)", Some(&["npm", "test"]), Some(&["npm", "ci"])),
+                project("Make", None, None),
+            ],
+        };
+        let text = render(&detection);
+        let config = load(&text);
+        assert_eq!(config.verify, ["cargo", "test"]);
+        assert_eq!(config.review_checks, [["cargo", "test"]]);
+        assert!(config.worktree_setup.is_empty());
+        assert!(text.contains("#   Rust (cargo): Rust (cargo) files → cargo test\n"), "{text}");
+        assert!(text.contains("# verify = [\"sh\", \"-c\", \"npm ci && npm test\"]"), "{text}");
+        assert!(text.contains("#   Make: Make files\n"), "{text}");
+    }
+
+    #[test]
+    fn a_project_that_installs_first_gets_setup_and_an_installing_verify() {
+        let detection = Detection {
+            projects: vec![project(
+                "Node (pnpm)",
+                Some(&["pnpm", "test"]),
+                Some(&["pnpm", "install", "--frozen-lockfile"]),
+            )],
+        };
+        let config = load(&render(&detection));
+        assert_eq!(config.review_checks, [["pnpm", "test"]]);
+        assert_eq!(config.verify, ["sh", "-c", "pnpm install --frozen-lockfile && pnpm test"]);
+        assert_eq!(config.worktree_setup, ["pnpm", "install", "--frozen-lockfile"]);
+    }
+
+    #[test]
+    fn without_a_test_command_verify_is_empty_with_a_hint() {
+        for detection in
+            [Detection::default(), Detection { projects: vec![project("Make", None, None)] }]
+        {
+            let text = render(&detection);
+            let config = load(&text);
+            assert!(config.verify.is_empty() && config.review_checks.is_empty());
+            assert!(text.contains("verify = []"), "{text}");
+            assert!(text.contains("set yours in [review] checks and [land] verify"), "{text}");
+        }
+    }
+
+    #[test]
+    fn the_starter_keeps_the_defaults_it_does_not_set() {
+        let config = load(&render(&Detection::default()));
+        let defaults = breeze_engine::Config::defaults();
+        assert_eq!(config.worker, defaults.worker);
+        assert_eq!(config.reviewer, defaults.reviewer);
+        assert_eq!(config.sandbox_mode, defaults.sandbox_mode);
+        assert_eq!(config.max_workers, 3);
+        assert!(!config.require_approval && config.notify_command.is_empty());
+        let text = render(&Detection::default());
+        for mention in ["require_approval", "breeze approve", "[notify]", "breeze-event.v1"] {
+            assert!(text.contains(mention), "{mention}: {text}");
+        }
+    }
+
+    #[test]
+    fn strings_are_escaped() {
+        assert_eq!(toml_string("a \"b\" \\ \u{7}"), "\"a \\\"b\\\" \\\\ \\u0007\"");
+        let argv = vec!["./x y".to_string(), "'q'".to_string()];
+        let text = format!("[land]\nverify = {}\n", toml_argv(&argv));
+        assert_eq!(breeze_engine::Config::parse(&text, "t").unwrap().verify, argv);
+    }
+}

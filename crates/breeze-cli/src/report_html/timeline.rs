@@ -1,0 +1,460 @@
+//! The run's timeline, derived from its journal: which task held which lane when, and what
+//! it was doing there — work, gates, review, advisor, landing or waiting.
+//!
+//! A task's stay on a lane runs from `task_started` until a state takes it off (landed,
+//! escalated, blocked, failed, deferred, awaiting-approval), another task takes the lane,
+//! or the engine stops. A deferred landing and an approval wait off the lanes until the
+//! task takes a lane again (or the engine stops); they are drawn on rows of their own.
+//! Its task states give the base (running → work, reviewing → review, landing → landing,
+//! anything else → waiting); the role processes, project commands, Advisor consults and
+//! scope waits of the journal are painted over it, as they are more precise.
+
+use std::collections::{BTreeMap, HashMap};
+
+use breeze_protocol::{BreezeEvent, EventKind};
+
+use super::time::parse_rfc3339;
+
+/// What a task was doing during a piece of its time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Phase {
+    /// A worker attempt.
+    Work,
+    /// The mechanical gates and `review.checks`, before the reviewer.
+    Gates,
+    /// The reviewer.
+    Review,
+    /// An Advisor consult.
+    Advisor,
+    /// Approved: rebase, `land.verify`, hooks and the merge onto main.
+    Landing,
+    /// On a lane but not working: its setup, a scope grant, the landing queue; off any
+    /// lane: a deferred landing or `breeze approve`.
+    Waiting,
+}
+
+impl Phase {
+    /// Every phase, in legend order.
+    pub const ALL: [Phase; 6] =
+        [Phase::Work, Phase::Gates, Phase::Review, Phase::Advisor, Phase::Landing, Phase::Waiting];
+
+    /// Its name (also its CSS class suffix).
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Work => "work",
+            Phase::Gates => "gates",
+            Phase::Review => "review",
+            Phase::Advisor => "advisor",
+            Phase::Landing => "landing",
+            Phase::Waiting => "waiting",
+        }
+    }
+
+    /// What it covers, for the legend.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            Phase::Work => "a worker attempt",
+            Phase::Gates => "gates and review checks",
+            Phase::Review => "the reviewer",
+            Phase::Advisor => "an Advisor consult",
+            Phase::Landing => "rebase, verify, merge",
+            Phase::Waiting => "lane setup, scope grant, deferred landing, approval",
+        }
+    }
+
+    /// The phase a task state stands for while the task holds a lane; `pending` and
+    /// states a later version may add are waiting.
+    fn of_state(state: &str) -> Phase {
+        match state {
+            "running" => Phase::Work,
+            "reviewing" => Phase::Review,
+            "landing" => Phase::Landing,
+            _ => Phase::Waiting,
+        }
+    }
+}
+
+/// A stretch of time in one phase; times are milliseconds since the Unix epoch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Piece {
+    /// Start.
+    pub start: i64,
+    /// End (not before the start).
+    pub end: i64,
+    /// What the task was doing.
+    pub phase: Phase,
+}
+
+/// One stay of a task on a lane, or off every lane while its landing was deferred.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stay {
+    /// Task id.
+    pub task: String,
+    /// The lane, from 1; `None` while the task waited off the lanes (deferred, or
+    /// awaiting approval).
+    pub lane: Option<u32>,
+    /// When it took the lane.
+    pub start: i64,
+    /// When it left it.
+    pub end: i64,
+    /// Its phases, in order, covering `start..end` without gaps.
+    pub pieces: Vec<Piece>,
+    /// What ended it: the state that took it off the lane (`landed`, `deferred`, …),
+    /// `stopped` when the engine stopped, `replaced` when another task took the lane.
+    pub ended: String,
+}
+
+/// The derived timeline of a run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Timeline {
+    /// The periods an engine ran the run (one per `run_started`), in order.
+    pub sessions: Vec<(i64, i64)>,
+    /// Every stay, in the order they ended.
+    pub stays: Vec<Stay>,
+    /// Events whose time could not be read (left out).
+    pub skipped: usize,
+}
+
+impl Timeline {
+    /// The lanes tasks used, in order.
+    pub fn lanes(&self) -> Vec<u32> {
+        let mut lanes: Vec<u32> = self.stays.iter().filter_map(|stay| stay.lane).collect();
+        lanes.sort_unstable();
+        lanes.dedup();
+        lanes
+    }
+
+    /// First and last moment of the journal.
+    pub fn extent(&self) -> Option<(i64, i64)> {
+        Some((self.sessions.first()?.0, self.sessions.last()?.1))
+    }
+}
+
+/// Derives the timeline from a journal's events, in journal order.
+pub fn derive(events: &[BreezeEvent]) -> Timeline {
+    let mut walk = Walk::default();
+    for event in events {
+        match parse_rfc3339(&event.at) {
+            Some(at) => walk.step(at, &event.event),
+            None => walk.skipped += 1,
+        }
+    }
+    walk.finish()
+}
+
+/// Paint order of what is drawn over the states: later ranks win.
+const RANK_COMMAND: u8 = 1;
+const RANK_PROCESS: u8 = 2;
+const RANK_CONSULT: u8 = 3;
+const RANK_SCOPE: u8 = 4;
+
+/// A task on its lane, its stay still open.
+struct Open {
+    lane: u32,
+    start: i64,
+    /// Base phases from its task states: (since, phase).
+    states: Vec<(i64, Phase)>,
+}
+
+/// The walk through the journal.
+#[derive(Default)]
+struct Walk {
+    now: i64,
+    first: Option<i64>,
+    session_start: Option<i64>,
+    sessions: Vec<(i64, i64)>,
+    open: BTreeMap<String, Open>,
+    /// Tasks that wait off the lanes (a deferred landing, an approval): since, and why.
+    deferred: BTreeMap<String, (i64, &'static str)>,
+    /// Running role processes and project commands: pid → (task, phase, since).
+    running: HashMap<u32, (String, Phase, i64)>,
+    /// Tasks waiting for a scope grant, since.
+    scope_waits: BTreeMap<String, i64>,
+    /// Each task's last event before the current one.
+    marks: HashMap<String, i64>,
+    /// What is painted over the states: (rank, task, piece).
+    overlays: Vec<(u8, String, Piece)>,
+    stays: Vec<Stay>,
+    skipped: usize,
+}
+
+impl Walk {
+    fn step(&mut self, at: i64, event: &EventKind) {
+        // The journal's order is the truth; a clock stepping back does not reorder it.
+        let at = at.max(self.now);
+        self.now = at;
+        self.first.get_or_insert(at);
+        match event {
+            EventKind::RunStarted { .. } => {
+                self.end_session(at);
+                self.session_start = Some(at);
+            }
+            EventKind::RunFinished { .. } => self.end_session(at),
+            EventKind::TaskStarted { task, lane, .. } => self.task_started(at, task, *lane),
+            EventKind::TaskState { task, state, .. } => self.task_state(at, task, state.as_str()),
+            EventKind::ProcessStarted { task, role, pid, .. } => {
+                let phase = match role.as_str() {
+                    "reviewer" => Phase::Review,
+                    "advisor" => Phase::Advisor,
+                    _ => Phase::Work,
+                };
+                self.running.insert(*pid, (task.clone(), phase, at));
+            }
+            EventKind::CommandStarted { task, purpose, pid, .. } => {
+                if let Some(phase) = command_phase(purpose) {
+                    self.running.insert(*pid, (task.clone(), phase, at));
+                }
+            }
+            EventKind::ProcessEnded { pid, .. } | EventKind::CommandEnded { pid, .. } => {
+                self.process_ended(at, *pid);
+            }
+            EventKind::AdvisorConsulted { task, .. } => self.consulted(at, task),
+            EventKind::ScopeDecided { task, decision, .. } => self.scope(at, task, decision),
+            _ => {}
+        }
+        if let Some(task) = task_of(event) {
+            self.marks.insert(task.to_string(), at);
+        }
+    }
+
+    fn task_started(&mut self, at: i64, task: &str, lane: u32) {
+        self.close(task, at, "restarted");
+        let holder = self.open.iter().find(|(_, open)| open.lane == lane).map(|(id, _)| id.clone());
+        if let Some(holder) = holder {
+            self.close(&holder, at, "replaced");
+        }
+        self.end_deferral(task, at);
+        let open = Open { lane, start: at, states: vec![(at, Phase::Waiting)] };
+        self.open.insert(task.to_string(), open);
+    }
+
+    fn task_state(&mut self, at: i64, task: &str, state: &str) {
+        let leaves = matches!(
+            state,
+            "landed" | "escalated" | "blocked" | "failed" | "deferred" | "awaiting-approval"
+        );
+        if leaves {
+            self.close(task, at, state);
+            self.end_deferral(task, at);
+            if state == "deferred" {
+                self.deferred.insert(task.to_string(), (at, "deferred"));
+            } else if state == "awaiting-approval" {
+                self.deferred.insert(task.to_string(), (at, "awaiting-approval"));
+            }
+        } else if let Some(open) = self.open.get_mut(task) {
+            open.states.push((at, Phase::of_state(state)));
+        }
+    }
+
+    fn process_ended(&mut self, at: i64, pid: u32) {
+        if let Some((task, phase, since)) = self.running.remove(&pid) {
+            let rank = if phase == Phase::Gates || phase == Phase::Landing {
+                RANK_COMMAND
+            } else {
+                RANK_PROCESS
+            };
+            self.overlays.push((rank, task, Piece { start: since, end: at, phase }));
+        }
+    }
+
+    /// The Advisor answered. Without a journaled advisor process (the in-process scripted
+    /// backend), the consult took the time since the task's previous event.
+    fn consulted(&mut self, at: i64, task: &str) {
+        let since = self.marks.get(task).copied().unwrap_or(at);
+        let seen = self.running.values().any(|(t, phase, _)| t == task && *phase == Phase::Advisor)
+            || self.overlays.iter().any(|(_, t, piece)| {
+                t == task && piece.phase == Phase::Advisor && piece.end >= since
+            });
+        if !seen {
+            let piece = Piece { start: since, end: at, phase: Phase::Advisor };
+            self.overlays.push((RANK_CONSULT, task.to_string(), piece));
+        }
+    }
+
+    fn scope(&mut self, at: i64, task: &str, decision: &str) {
+        if decision == "waiting" {
+            self.scope_waits.entry(task.to_string()).or_insert(at);
+        } else if let Some(since) = self.scope_waits.remove(task) {
+            let piece = Piece { start: since, end: at, phase: Phase::Waiting };
+            self.overlays.push((RANK_SCOPE, task.to_string(), piece));
+        }
+    }
+
+    /// Ends the open stay of `task`, if any.
+    fn close(&mut self, task: &str, at: i64, ended: &str) {
+        let Some(open) = self.open.remove(task) else { return };
+        let mut pieces = Vec::with_capacity(open.states.len());
+        for (n, &(since, phase)) in open.states.iter().enumerate() {
+            let until = open.states.get(n + 1).map_or(at, |next| next.0);
+            if until > since {
+                pieces.push(Piece { start: since, end: until, phase });
+            }
+        }
+        self.stays.push(Stay {
+            task: task.to_string(),
+            lane: Some(open.lane),
+            start: open.start,
+            end: at,
+            pieces,
+            ended: ended.to_string(),
+        });
+    }
+
+    /// Ends the off-lane wait of a task, if any; the stay is named after what it waited
+    /// for (`deferred`, `awaiting-approval`).
+    fn end_deferral(&mut self, task: &str, at: i64) {
+        let Some((since, why)) = self.deferred.remove(task) else { return };
+        let piece = Piece { start: since, end: at, phase: Phase::Waiting };
+        let pieces = if at > since { vec![piece] } else { Vec::new() };
+        let ended = why.to_string();
+        self.stays.push(Stay {
+            task: task.into(),
+            lane: None,
+            start: since,
+            end: at,
+            pieces,
+            ended,
+        });
+    }
+
+    /// The engine stopped (or started again): everything open ends now.
+    fn end_session(&mut self, at: i64) {
+        if let Some(start) = self.session_start.take() {
+            self.sessions.push((start, at));
+        }
+        let tasks: Vec<String> = self.open.keys().cloned().collect();
+        for task in tasks {
+            self.close(&task, at, "stopped");
+        }
+        let deferred: Vec<String> = self.deferred.keys().cloned().collect();
+        for task in deferred {
+            self.end_deferral(&task, at);
+        }
+        let pids: Vec<u32> = self.running.keys().copied().collect();
+        for pid in pids {
+            self.process_ended(at, pid);
+        }
+        let waits: Vec<String> = self.scope_waits.keys().cloned().collect();
+        for task in waits {
+            self.scope(at, &task, "ended");
+        }
+    }
+
+    fn finish(mut self) -> Timeline {
+        let now = self.now;
+        self.end_session(now);
+        if self.sessions.is_empty()
+            && let Some(first) = self.first
+        {
+            self.sessions.push((first, now));
+        }
+        self.overlays.sort_by_key(|(rank, _, _)| *rank);
+        let mut by_task: HashMap<&str, Vec<Piece>> = HashMap::new();
+        for (_, task, piece) in &self.overlays {
+            by_task.entry(task.as_str()).or_default().push(*piece);
+        }
+        let mut stays = std::mem::take(&mut self.stays);
+        for stay in stays.iter_mut().filter(|stay| stay.lane.is_some()) {
+            let overlays = by_task.get(stay.task.as_str()).map(Vec::as_slice).unwrap_or_default();
+            refine(stay, overlays);
+        }
+        Timeline { sessions: self.sessions, stays, skipped: self.skipped }
+    }
+}
+
+/// The phase a project command stands for (`review.checks` are gates; `land.verify` and
+/// the landing hooks are landing); others (the lane's setup) keep the state's phase.
+fn command_phase(purpose: &str) -> Option<Phase> {
+    if purpose.starts_with("review.") {
+        Some(Phase::Gates)
+    } else if purpose.starts_with("land.") {
+        Some(Phase::Landing)
+    } else {
+        None
+    }
+}
+
+/// The task an event is about, if it names one.
+fn task_of(event: &EventKind) -> Option<&str> {
+    match event {
+        EventKind::TaskStarted { task, .. }
+        | EventKind::TaskState { task, .. }
+        | EventKind::ProcessStarted { task, .. }
+        | EventKind::ProcessEnded { task, .. }
+        | EventKind::CommandStarted { task, .. }
+        | EventKind::Attempt { task, .. }
+        | EventKind::AdvisorConsulted { task, .. }
+        | EventKind::Reviewed { task, .. }
+        | EventKind::ScopeDecided { task, .. }
+        | EventKind::Landed { task, .. }
+        | EventKind::BackendTrouble { task, .. } => Some(task),
+        _ => None,
+    }
+}
+
+/// Paints the task's processes, commands, consults and scope waits over the phases of
+/// its states. In a review whose reviewer process is journaled, the time before the
+/// reviewer started went to the gates.
+fn refine(stay: &mut Stay, overlays: &[Piece]) {
+    let mut pieces = stay.pieces.clone();
+    for base in stay.pieces.iter().filter(|piece| piece.phase == Phase::Review) {
+        let reviewer = overlays
+            .iter()
+            .filter(|o| o.phase == Phase::Review && o.start >= base.start && o.start < base.end)
+            .map(|o| o.start)
+            .min();
+        if let Some(reviewer) = reviewer {
+            pieces =
+                paint(&pieces, Piece { start: base.start, end: reviewer, phase: Phase::Gates });
+        }
+    }
+    for overlay in overlays {
+        let clipped = Piece {
+            start: overlay.start.max(stay.start),
+            end: overlay.end.min(stay.end),
+            phase: overlay.phase,
+        };
+        pieces = paint(&pieces, clipped);
+    }
+    stay.pieces = merge(pieces);
+}
+
+/// `pieces` with `over` painted over them.
+fn paint(pieces: &[Piece], over: Piece) -> Vec<Piece> {
+    if over.end <= over.start {
+        return pieces.to_vec();
+    }
+    let mut out = Vec::with_capacity(pieces.len() + 2);
+    for piece in pieces {
+        if piece.end <= over.start || piece.start >= over.end {
+            out.push(*piece);
+            continue;
+        }
+        if piece.start < over.start {
+            out.push(Piece { end: over.start, ..*piece });
+        }
+        if piece.end > over.end {
+            out.push(Piece { start: over.end, ..*piece });
+        }
+    }
+    out.push(over);
+    out.sort_by_key(|piece| piece.start);
+    out
+}
+
+/// Neighbouring pieces of one phase joined.
+fn merge(pieces: Vec<Piece>) -> Vec<Piece> {
+    let mut out: Vec<Piece> = Vec::with_capacity(pieces.len());
+    for piece in pieces {
+        match out.last_mut() {
+            Some(last) if last.phase == piece.phase && last.end == piece.start => {
+                last.end = piece.end;
+            }
+            _ => out.push(piece),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,291 @@
+//! The derivation of the timeline from synthetic journals.
+
+use breeze_protocol::{
+    BreezeEvent, BreezeEventV1, Decision, EventKind, Role, RunState, TaskState, Usage,
+};
+
+use super::*;
+
+/// The journal time `millis` after 2026-01-01T00:00:00Z.
+fn at(millis: i64) -> String {
+    format!(
+        "2026-01-01T{:02}:{:02}:{:02}.{:03}Z",
+        millis / 3_600_000,
+        millis / 60_000 % 60,
+        millis / 1_000 % 60,
+        millis % 1_000
+    )
+}
+
+/// Milliseconds since the epoch of `millis` after 2026-01-01T00:00:00Z.
+fn t(millis: i64) -> i64 {
+    parse_rfc3339(&at(millis)).unwrap()
+}
+
+fn journal(events: Vec<(i64, EventKind)>) -> Vec<BreezeEvent> {
+    let lines = events.into_iter().enumerate();
+    lines
+        .map(|(n, (millis, event))| BreezeEvent {
+            schema_version: BreezeEventV1,
+            seq: n as u64 + 1,
+            at: at(millis),
+            event,
+        })
+        .collect()
+}
+
+fn run_started(resumed: bool) -> EventKind {
+    EventKind::RunStarted {
+        plan: "plan.toml".into(),
+        workers: 2,
+        main_tip: "0".repeat(40),
+        resumed,
+    }
+}
+
+fn started(task: &str, lane: u32) -> EventKind {
+    EventKind::TaskStarted { task: task.into(), title: format!("task {task}"), lane }
+}
+
+fn state(task: &str, state: TaskState) -> EventKind {
+    EventKind::TaskState { task: task.into(), state, reason: None }
+}
+
+fn process(task: &str, role: Role, pid: u32) -> EventKind {
+    EventKind::ProcessStarted {
+        task: task.into(),
+        role,
+        pid,
+        start_ticks: None,
+        log: "x.log".into(),
+    }
+}
+
+fn process_end(task: &str, role: Role, pid: u32) -> EventKind {
+    let (outcome, usage) = ("exited".into(), Usage::default());
+    EventKind::ProcessEnded { task: task.into(), role, pid, exit_code: Some(0), outcome, usage }
+}
+
+fn command(task: &str, purpose: &str, pid: u32) -> EventKind {
+    EventKind::CommandStarted { task: task.into(), purpose: purpose.into(), pid, start_ticks: None }
+}
+
+fn command_end(pid: u32) -> EventKind {
+    EventKind::CommandEnded { pid, outcome: "exited 0".into() }
+}
+
+fn piece(start: i64, end: i64, phase: Phase) -> Piece {
+    Piece { start: t(start), end: t(end), phase }
+}
+
+fn stay_of<'a>(timeline: &'a Timeline, task: &str, lane: Option<u32>) -> &'a Stay {
+    let found = timeline.stays.iter().find(|stay| stay.task == task && stay.lane == lane);
+    found.unwrap_or_else(|| panic!("no stay of {task} on {lane:?}: {timeline:#?}"))
+}
+
+#[test]
+fn processes_and_commands_refine_the_phases_of_the_states() {
+    let events = journal(vec![
+        (0, run_started(false)),
+        (0, started("1", 1)),
+        (10, state("1", TaskState::Running)),
+        (20, process("1", Role::Worker, 100)),
+        (500, process_end("1", Role::Worker, 100)),
+        (510, state("1", TaskState::Reviewing)),
+        (520, command("1", "review.checks", 101)),
+        (600, command_end(101)),
+        (650, process("1", Role::Reviewer, 102)),
+        (900, process_end("1", Role::Reviewer, 102)),
+        (910, state("1", TaskState::Landing)),
+        (920, command("1", "land.verify", 103)),
+        (950, command_end(103)),
+        (1_000, state("1", TaskState::Landed)),
+        (1_000, EventKind::RunFinished { state: RunState::Succeeded }),
+    ]);
+    let timeline = derive(&events);
+    assert_eq!(timeline.sessions, vec![(t(0), t(1_000))]);
+    assert_eq!(timeline.lanes(), vec![1]);
+    let stay = stay_of(&timeline, "1", Some(1));
+    assert_eq!((stay.start, stay.end, stay.ended.as_str()), (t(0), t(1_000), "landed"));
+    assert_eq!(
+        stay.pieces,
+        vec![
+            piece(0, 10, Phase::Waiting),
+            piece(10, 510, Phase::Work),
+            piece(510, 650, Phase::Gates),
+            piece(650, 910, Phase::Review),
+            piece(910, 1_000, Phase::Landing),
+        ]
+    );
+}
+
+#[test]
+fn consults_without_a_process_and_deferrals_are_placed_from_the_states() {
+    let consulted = EventKind::AdvisorConsulted {
+        task: "2".into(),
+        trigger_hash: "2:needs-advice:x".into(),
+        decision: Decision::Plan,
+        response_path: "advisor/2.needs-advice.1.advisor-response.json".into(),
+    };
+    let attempt = EventKind::Attempt {
+        task: "2".into(),
+        attempt: 1,
+        round: 1,
+        outcome: "needs-advice".into(),
+        head: None,
+        error: None,
+    };
+    let events = journal(vec![
+        (0, run_started(false)),
+        (0, started("2", 2)),
+        (5, state("2", TaskState::Running)),
+        (200, attempt),
+        (300, consulted),
+        (400, state("2", TaskState::Reviewing)),
+        (600, state("2", TaskState::Landing)),
+        (
+            650,
+            EventKind::TaskState {
+                task: "2".into(),
+                state: TaskState::Deferred,
+                reason: Some("a touched path is dirty".into()),
+            },
+        ),
+        (1_200, started("2", 1)),
+        (1_210, state("2", TaskState::Landing)),
+        (1_300, state("2", TaskState::Landed)),
+    ]);
+    let timeline = derive(&events);
+    assert_eq!(timeline.lanes(), vec![1, 2]);
+    let first = stay_of(&timeline, "2", Some(2));
+    assert_eq!(first.ended, "deferred");
+    assert_eq!(
+        first.pieces,
+        vec![
+            piece(0, 5, Phase::Waiting),
+            piece(5, 200, Phase::Work),
+            piece(200, 300, Phase::Advisor),
+            piece(300, 400, Phase::Work),
+            piece(400, 600, Phase::Review),
+            piece(600, 650, Phase::Landing),
+        ]
+    );
+    let off = stay_of(&timeline, "2", None);
+    assert_eq!((off.start, off.end), (t(650), t(1_200)));
+    assert_eq!(off.pieces, vec![piece(650, 1_200, Phase::Waiting)]);
+    let again = stay_of(&timeline, "2", Some(1));
+    assert_eq!(again.pieces.last(), Some(&piece(1_210, 1_300, Phase::Landing)));
+    // The journal ends without run_finished (a live run): it spans up to its last event.
+    assert_eq!(timeline.sessions, vec![(t(0), t(1_300))]);
+}
+
+#[test]
+fn a_resumed_run_spans_its_sessions_and_stays_end_when_the_engine_stops() {
+    let scope = |decision: &str| EventKind::ScopeDecided {
+        task: "3".into(),
+        paths: vec!["b.txt".into()],
+        decision: decision.into(),
+        reason: None,
+    };
+    let events = journal(vec![
+        (0, run_started(false)),
+        (0, started("3", 1)),
+        (10, state("3", TaskState::Running)),
+        (100, scope("waiting")),
+        (300, scope("granted")),
+        (500, EventKind::RunFinished { state: RunState::Interrupted }),
+        (60_000, run_started(true)),
+        (60_010, started("3", 1)),
+        (60_020, state("3", TaskState::Running)),
+        (60_100, started("4", 1)),
+        (61_000, EventKind::RunFinished { state: RunState::Failed }),
+    ]);
+    let timeline = derive(&events);
+    assert_eq!(timeline.sessions, vec![(t(0), t(500)), (t(60_000), t(61_000))]);
+    let stays: Vec<(&str, i64, i64, &str)> = timeline
+        .stays
+        .iter()
+        .map(|stay| (stay.task.as_str(), stay.start, stay.end, stay.ended.as_str()))
+        .collect();
+    assert_eq!(
+        stays,
+        vec![
+            ("3", t(0), t(500), "stopped"),
+            ("3", t(60_010), t(60_100), "replaced"),
+            ("4", t(60_100), t(61_000), "stopped"),
+        ]
+    );
+    assert_eq!(
+        timeline.stays[0].pieces,
+        vec![
+            piece(0, 10, Phase::Waiting),
+            piece(10, 100, Phase::Work),
+            piece(100, 300, Phase::Waiting),
+            piece(300, 500, Phase::Work),
+        ]
+    );
+}
+
+#[test]
+fn unreadable_times_are_skipped_and_a_clock_stepping_back_keeps_the_order() {
+    let mut events = journal(vec![
+        (0, run_started(false)),
+        (100, started("1", 1)),
+        (50, state("1", TaskState::Running)),
+        (400, state("1", TaskState::Escalated)),
+    ]);
+    events.push(BreezeEvent {
+        schema_version: BreezeEventV1,
+        seq: 9,
+        at: "not a time".into(),
+        event: EventKind::RunFinished { state: RunState::Failed },
+    });
+    let timeline = derive(&events);
+    assert_eq!(timeline.skipped, 1);
+    let stay = stay_of(&timeline, "1", Some(1));
+    assert_eq!(stay.pieces, vec![piece(100, 400, Phase::Work)]);
+    assert_eq!(stay.ended, "escalated");
+    assert!(derive(&[]).extent().is_none());
+}
+
+#[test]
+fn an_approval_wait_leaves_the_lane_and_waits_off_it_until_the_task_lands() {
+    let events = journal(vec![
+        (0, run_started(false)),
+        (0, started("5", 1)),
+        (10, state("5", TaskState::Running)),
+        (100, state("5", TaskState::Reviewing)),
+        (200, state("5", TaskState::AwaitingApproval)),
+        (210, started("6", 1)),
+        (220, state("6", TaskState::Running)),
+        // `breeze approve 5`: the task lands on the next free lane.
+        (900, state("5", TaskState::Landing)),
+        (950, started("5", 2)),
+        (960, state("5", TaskState::Landing)),
+        (1_000, state("5", TaskState::Landed)),
+        (1_100, state("6", TaskState::Escalated)),
+        (1_100, EventKind::RunFinished { state: RunState::Failed }),
+    ]);
+    let timeline = derive(&events);
+    assert_eq!(timeline.lanes(), vec![1, 2]);
+    let first = stay_of(&timeline, "5", Some(1));
+    assert_eq!((first.end, first.ended.as_str()), (t(200), "awaiting-approval"));
+    assert_eq!(
+        first.pieces,
+        vec![
+            piece(0, 10, Phase::Waiting),
+            piece(10, 100, Phase::Work),
+            piece(100, 200, Phase::Review)
+        ]
+    );
+    let off = stay_of(&timeline, "5", None);
+    assert_eq!((off.start, off.end, off.ended.as_str()), (t(200), t(950), "awaiting-approval"));
+    assert_eq!(off.pieces, vec![piece(200, 950, Phase::Waiting)]);
+    let landing = stay_of(&timeline, "5", Some(2));
+    assert_eq!(
+        landing.pieces,
+        vec![piece(950, 960, Phase::Waiting), piece(960, 1_000, Phase::Landing)]
+    );
+    let other = stay_of(&timeline, "6", Some(1));
+    assert_eq!((other.start, other.end, other.ended.as_str()), (t(210), t(1_100), "escalated"));
+}

@@ -1,0 +1,331 @@
+//! The timeline as inline SVG: one row per lane used (and rows for deferred landings and
+//! approval waits, which hold no lane), time running left to right over the run's sessions; the time
+//! between two sessions (the engine stopped, then `breeze resume`) is a narrow break.
+
+use std::collections::HashMap;
+use std::fmt::Write;
+
+use super::page::esc;
+use super::time::{clock, duration, tick_label, tick_step};
+use super::timeline::{Phase, Stay, Timeline};
+
+/// Width of the drawing.
+pub const WIDTH: f64 = 1200.0;
+const LABEL_W: f64 = 78.0;
+const RIGHT: f64 = 14.0;
+const AXIS_H: f64 = 28.0;
+const ROW_H: f64 = 34.0;
+const BAR_Y: f64 = 6.0;
+const BAR_H: f64 = 22.0;
+const BREAK_W: f64 = 46.0;
+/// Pixels per character of the 12px labels, a little generous.
+const CHAR_W: f64 = 7.2;
+
+/// The fill of a phase.
+pub fn colour(phase: Phase) -> &'static str {
+    match phase {
+        Phase::Work => "#2b6cb0",
+        Phase::Gates => "#e69f00",
+        Phase::Review => "#b5489a",
+        Phase::Advisor => "#0f9d76",
+        Phase::Landing => "#63b3ed",
+        Phase::Waiting => "url(#waiting)",
+    }
+}
+
+/// One time period drawn at full scale.
+struct Band {
+    start: i64,
+    end: i64,
+    x: f64,
+}
+
+/// Time → x: the sessions side by side, the same milliseconds per pixel in each, a break
+/// between two.
+struct Scale {
+    bands: Vec<Band>,
+    px_per_ms: f64,
+}
+
+impl Scale {
+    fn new(sessions: &[(i64, i64)]) -> Scale {
+        let active: i64 = sessions.iter().map(|(start, end)| (end - start).max(0)).sum();
+        let breaks = sessions.len().saturating_sub(1) as f64;
+        let width = WIDTH - LABEL_W - RIGHT - breaks * BREAK_W;
+        let px_per_ms = width / active.max(1) as f64;
+        let mut x = LABEL_W;
+        let mut bands = Vec::with_capacity(sessions.len());
+        for &(start, end) in sessions {
+            bands.push(Band { start, end: end.max(start), x });
+            x += (end - start).max(0) as f64 * px_per_ms + BREAK_W;
+        }
+        Scale { bands, px_per_ms }
+    }
+
+    fn x(&self, at: i64) -> f64 {
+        let band = self.bands.iter().rev().find(|band| band.start <= at).or(self.bands.first());
+        let Some(band) = band else { return LABEL_W };
+        band.x + (at.clamp(band.start, band.end) - band.start) as f64 * self.px_per_ms
+    }
+}
+
+/// A row of the drawing.
+struct Row {
+    label: String,
+    lane: Option<u32>,
+}
+
+/// The timeline SVG; `titles` maps task ids to titles for the tooltips.
+pub fn render(timeline: &Timeline, titles: &HashMap<&str, &str>) -> String {
+    let Some((run_start, _)) = timeline.extent() else {
+        return "<p class=\"note\">The journal has no events: nothing to draw.</p>\n".into();
+    };
+    let scale = Scale::new(&timeline.sessions);
+    let (rows, tracks) = rows(timeline);
+    let height = AXIS_H + rows.len() as f64 * ROW_H + 8.0;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "<svg id=\"timeline\" class=\"timeline\" width=\"{WIDTH}\" height=\"{height}\" viewBox=\"0 0 {WIDTH} {height}\" role=\"img\" aria-label=\"timeline of the run: lanes over time\">"
+    );
+    out.push_str(
+        "<defs><pattern id=\"waiting\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#d9dde3\"/><rect width=\"2.2\" height=\"6\" fill=\"#9aa3ae\"/></pattern></defs>\n",
+    );
+    for (n, row) in rows.iter().enumerate() {
+        let y = AXIS_H + n as f64 * ROW_H;
+        let (class, data) = match row.lane {
+            Some(lane) => ("lane-row", format!(" data-lane=\"{lane}\"")),
+            None => ("deferred-row", String::new()),
+        };
+        let _ = writeln!(
+            out,
+            "<g class=\"{class}\"{data}><rect x=\"0\" y=\"{y}\" width=\"{WIDTH}\" height=\"{}\" fill=\"{}\"/><text class=\"row-label\" x=\"8\" y=\"{}\">{}</text></g>",
+            ROW_H - 2.0,
+            if n % 2 == 0 { "#f4f6f9" } else { "#eceff4" },
+            y + BAR_Y + BAR_H / 2.0 + 4.0,
+            esc(&row.label)
+        );
+    }
+    axis(&mut out, &scale, run_start, height);
+    breaks(&mut out, &scale, height);
+    for stay in &timeline.stays {
+        let row = match stay.lane {
+            Some(lane) => rows.iter().position(|row| row.lane == Some(lane)),
+            None => tracks.get(&(stay.task.as_str(), stay.start)).copied(),
+        };
+        if let Some(row) = row {
+            let y = AXIS_H + row as f64 * ROW_H + BAR_Y;
+            draw_stay(&mut out, stay, &scale, y, titles.get(stay.task.as_str()).copied());
+        }
+    }
+    out.push_str("</svg>\n");
+    out
+}
+
+/// One row per lane used, then as many rows as off-lane waits (deferred landings,
+/// approvals) overlap; the row of each such wait, by (task, start).
+fn rows(timeline: &Timeline) -> (Vec<Row>, HashMap<(&str, i64), usize>) {
+    let mut rows: Vec<Row> = timeline
+        .lanes()
+        .into_iter()
+        .map(|lane| Row { label: format!("lane {lane}"), lane: Some(lane) })
+        .collect();
+    let mut off: Vec<&Stay> = timeline.stays.iter().filter(|stay| stay.lane.is_none()).collect();
+    off.sort_by_key(|stay| (stay.start, stay.end));
+    let mut track_ends: Vec<i64> = Vec::new();
+    let mut tracks = HashMap::new();
+    for stay in off {
+        let track = match track_ends.iter().position(|&end| end <= stay.start) {
+            Some(track) => track,
+            None => {
+                track_ends.push(i64::MIN);
+                track_ends.len() - 1
+            }
+        };
+        track_ends[track] = stay.end;
+        tracks.insert((stay.task.as_str(), stay.start), rows.len() + track);
+    }
+    for n in 0..track_ends.len() {
+        let label = if n == 0 { "off lane" } else { "" };
+        rows.push(Row { label: label.into(), lane: None });
+    }
+    (rows, tracks)
+}
+
+/// Ticks and grid lines, labelled with the time since the run started.
+fn axis(out: &mut String, scale: &Scale, run_start: i64, height: f64) {
+    let step = tick_step(scale.px_per_ms, 84.0);
+    let _ = writeln!(out, "<g class=\"axis\">");
+    for band in &scale.bands {
+        let first = (band.start - run_start + step - 1).div_euclid(step) * step;
+        let mut elapsed = first;
+        while run_start + elapsed <= band.end {
+            let x = scale.x(run_start + elapsed);
+            let _ = writeln!(
+                out,
+                "<line x1=\"{x:.1}\" y1=\"{}\" x2=\"{x:.1}\" y2=\"{:.1}\" stroke=\"#c5ccd6\" stroke-width=\"1\"/><text class=\"tick\" x=\"{x:.1}\" y=\"{}\" text-anchor=\"middle\">{}</text>",
+                AXIS_H - 6.0,
+                height - 8.0,
+                AXIS_H - 10.0,
+                tick_label(elapsed, step)
+            );
+            elapsed += step;
+        }
+    }
+    out.push_str("</g>\n");
+}
+
+/// The gaps between sessions: the engine was stopped.
+fn breaks(out: &mut String, scale: &Scale, height: f64) {
+    for pair in scale.bands.windows(2) {
+        let (before, after) = (&pair[0], &pair[1]);
+        let x = scale.x(before.end);
+        let gap = duration(after.start - before.end);
+        let _ = writeln!(
+            out,
+            "<g class=\"break\"><rect x=\"{:.1}\" y=\"{}\" width=\"{}\" height=\"{:.1}\" fill=\"#ffffff\" stroke=\"#9aa3ae\" stroke-dasharray=\"3 3\"><title>the engine was stopped for {gap}; breeze resume continued the run</title></rect><text class=\"break-label\" x=\"{:.1}\" y=\"{}\" text-anchor=\"middle\">resumed</text></g>",
+            x + 3.0,
+            AXIS_H - 4.0,
+            BREAK_W - 6.0,
+            height - AXIS_H - 4.0,
+            x + BREAK_W / 2.0,
+            AXIS_H - 10.0
+        );
+    }
+}
+
+/// One stay: its phases, an outline, and the task id when it fits.
+fn draw_stay(out: &mut String, stay: &Stay, scale: &Scale, y: f64, title: Option<&str>) {
+    let (x0, x1) = (scale.x(stay.start), scale.x(stay.end));
+    let width = (x1 - x0).max(2.0);
+    let name = match title {
+        Some(title) => format!("task {} — {}", stay.task, first_line(title)),
+        None => format!("task {}", stay.task),
+    };
+    let _ = writeln!(
+        out,
+        "<g class=\"stay\" data-task=\"{}\" data-ended=\"{}\">",
+        esc(&stay.task),
+        esc(&stay.ended)
+    );
+    for piece in &stay.pieces {
+        let (px0, px1) = (scale.x(piece.start), scale.x(piece.end));
+        let _ = writeln!(
+            out,
+            "<rect class=\"piece phase-{}\" x=\"{px0:.1}\" y=\"{y}\" width=\"{:.1}\" height=\"{BAR_H}\" fill=\"{}\"><title>{}\n{}: {} ({} → {} UTC)</title></rect>",
+            piece.phase.name(),
+            (px1 - px0).max(1.0),
+            colour(piece.phase),
+            esc(&name),
+            piece.phase.name(),
+            duration(piece.end - piece.start),
+            clock(piece.start),
+            clock(piece.end)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "<rect class=\"outline\" x=\"{x0:.1}\" y=\"{y}\" width=\"{width:.1}\" height=\"{BAR_H}\" fill=\"none\" stroke=\"#1f2933\" stroke-width=\"1\"><title>{}\n{} on {}, {} ({} → {} UTC)</title></rect>",
+        esc(&name),
+        esc(&stay.ended),
+        stay.lane.map_or_else(|| "no lane".to_string(), |lane| format!("lane {lane}")),
+        duration(stay.end - stay.start),
+        clock(stay.start),
+        clock(stay.end)
+    );
+    if let Some(label) = fitted_label(stay, width, title.map(first_line)) {
+        let _ = writeln!(
+            out,
+            "<text class=\"stay-label\" x=\"{:.1}\" y=\"{}\">{}</text>",
+            x0 + 4.0,
+            y + BAR_H / 2.0 + 4.0,
+            esc(&label)
+        );
+    }
+    out.push_str("</g>\n");
+}
+
+/// The task id, how its stay ended (`3 ✓`) and as much of its title as fits `width`;
+/// `None` when not even two characters fit (the tooltip still names it).
+fn fitted_label(stay: &Stay, width: f64, title: Option<&str>) -> Option<String> {
+    let mark = match stay.ended.as_str() {
+        "landed" => " ✓",
+        "escalated" | "failed" => " ✗",
+        "blocked" => " ⊘",
+        "deferred" => " ‖",
+        "awaiting-approval" => " ?",
+        _ => "",
+    };
+    let label = format!("{}{mark}", stay.task);
+    let fits = ((width - 8.0) / CHAR_W).floor().max(0.0) as usize;
+    let chars = label.chars().count();
+    if chars <= fits {
+        // The title too, if a few of its words fit.
+        let room = fits - chars;
+        match title.map(str::trim).filter(|title| !title.is_empty()) {
+            Some(title) if title.chars().count() + 2 <= room => Some(format!("{label}  {title}")),
+            Some(title) if room >= 10 => {
+                let kept: String = title.chars().take(room - 3).collect();
+                Some(format!("{label}  {}…", kept.trim_end()))
+            }
+            _ => Some(label),
+        }
+    } else if fits >= 2 {
+        Some(format!("{}…", label.chars().take(fits - 1).collect::<String>()))
+    } else {
+        None
+    }
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report_html::timeline::Piece;
+
+    fn stay(task: &str, lane: Option<u32>, start: i64, end: i64) -> Stay {
+        let pieces = vec![Piece { start, end, phase: Phase::Work }];
+        Stay { task: task.into(), lane, start, end, pieces, ended: "landed".into() }
+    }
+
+    #[test]
+    fn the_drawing_has_a_row_per_lane_and_scales_to_the_run() {
+        let timeline = Timeline {
+            sessions: vec![(0, 1_000), (5_000, 6_000)],
+            stays: vec![
+                stay("1", Some(1), 0, 500),
+                stay("2<b>", Some(3), 100, 900),
+                stay("9", None, 200, 5_100),
+                stay("8", None, 300, 400),
+            ],
+            skipped: 0,
+        };
+        let svg = render(&timeline, &HashMap::from([("2<b>", "Title <script>")]));
+        assert_eq!(svg.matches("class=\"lane-row\"").count(), 2, "{svg}");
+        assert_eq!(svg.matches("class=\"deferred-row\"").count(), 2, "{svg}");
+        assert!(svg.contains("data-task=\"2&lt;b&gt;\""), "{svg}");
+        assert!(svg.contains("Title &lt;script&gt;") && !svg.contains("<script"), "{svg}");
+        assert!(svg.contains("class=\"break\""), "{svg}");
+        let scale = Scale::new(&timeline.sessions);
+        assert_eq!(scale.x(0), LABEL_W);
+        assert!((scale.x(6_000) - (WIDTH - RIGHT)).abs() < 0.01, "{}", scale.x(6_000));
+        assert!((scale.x(3_000) - scale.x(1_000)).abs() < 0.01, "a gap takes no time");
+    }
+
+    #[test]
+    fn labels_are_cut_to_their_stay() {
+        let short = stay("task-with-a-long-id", Some(1), 0, 10);
+        assert_eq!(fitted_label(&short, 200.0, None).as_deref(), Some("task-with-a-long-id ✓"));
+        assert_eq!(fitted_label(&short, 40.0, Some("Parse")).as_deref(), Some("tas…"));
+        assert_eq!(fitted_label(&short, 12.0, None), None);
+        let titled = stay("7", Some(1), 0, 10);
+        assert_eq!(fitted_label(&titled, 120.0, Some("Parse")).as_deref(), Some("7 ✓  Parse"));
+        assert_eq!(
+            fitted_label(&titled, 150.0, Some("Write the integration tests")).as_deref(),
+            Some("7 ✓  Write the int…")
+        );
+    }
+}
