@@ -153,10 +153,14 @@ fn repo_can_be_shared_across_threads() {
     fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<Repo>();
     // Many rounds: libgit2's own "already checked out" check misfires while another
-    // worktree is half-created, so concurrent adds must not overlap inside libgit2.
-    for round in 0..15 {
+    // worktree is half-created, so concurrent adds must not overlap inside libgit2; and
+    // two `git worktree add`s at once fail reading each other's half-written admin folder
+    // ("failed to read .git/worktrees/lane-1/commondir"), so the CLI's registrations must
+    // not overlap either.
+    for round in 0..30 {
         let repo = TestRepo::standard();
-        let handle = std::sync::Arc::new(repo.open());
+        let handle =
+            std::sync::Arc::new(if round % 2 == 0 { repo.open() } else { repo.open_cli() });
         let base = repo.main_tip();
         let threads: Vec<_> = (0..3)
             .map(|i| {
