@@ -10,6 +10,9 @@ use std::path::Path;
 
 use crate::run_dir::STATE_DIR;
 
+/// How many 20 ms waits for a lock that names this very process (see `acquire`).
+const OWN_LOCK_PATIENCE: u32 = 100;
+
 /// Held for the lifetime of a run; dropping it releases the lock.
 #[derive(Debug)]
 pub struct RepoLock {
@@ -64,17 +67,29 @@ impl RepoLock {
             .truncate(false)
             .open(&path)
             .map_err(io)?;
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(TryLockError::WouldBlock) => {
-                let mut pid = String::new();
-                let _ = file.read_to_string(&mut pid);
-                let pid = pid.trim().to_string();
-                return Err(LockError::Held {
-                    pid: if pid.is_empty() { "unknown".into() } else { pid },
-                });
+        // The lock belongs to the open file, which a child forked by another thread shares
+        // until it execs (or finishes `pre_exec`): a lock this process just let go can look
+        // held for a moment. Only then is it worth waiting a little.
+        let mut patience = OWN_LOCK_PATIENCE;
+        loop {
+            match file.try_lock() {
+                Ok(()) => break,
+                Err(TryLockError::WouldBlock) => {
+                    let mut pid = String::new();
+                    file.seek(SeekFrom::Start(0)).map_err(io)?;
+                    let _ = file.read_to_string(&mut pid);
+                    let pid = pid.trim().to_string();
+                    if pid == std::process::id().to_string() && patience > 0 {
+                        patience -= 1;
+                        std::thread::sleep(std::time::Duration::from_millis(20));
+                        continue;
+                    }
+                    return Err(LockError::Held {
+                        pid: if pid.is_empty() { "unknown".into() } else { pid },
+                    });
+                }
+                Err(TryLockError::Error(err)) => return Err(io(err)),
             }
-            Err(TryLockError::Error(err)) => return Err(io(err)),
         }
         file.set_len(0).map_err(io)?;
         file.seek(SeekFrom::Start(0)).map_err(io)?;
