@@ -209,7 +209,8 @@ pub fn short(commit: &str) -> String {
     commit.chars().take(7).collect()
 }
 
-fn first_line(text: &str) -> &str {
+/// The first line of `text` (empty for empty text).
+pub(crate) fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or("")
 }
 

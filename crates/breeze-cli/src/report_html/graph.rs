@@ -3,6 +3,7 @@
 //! then by write group and id. Dependencies are arrows from left to right, conflicts dashed red curves (the path
 //! both tasks may write in the tooltip).
 
+use crate::render::first_line;
 use std::collections::HashMap;
 use std::fmt::Write;
 
@@ -248,8 +249,4 @@ fn cut(text: &str, max: usize) -> String {
     }
     let kept: String = text.chars().take(max.saturating_sub(1)).collect();
     format!("{kept}…")
-}
-
-fn first_line(text: &str) -> &str {
-    text.lines().next().unwrap_or_default()
 }

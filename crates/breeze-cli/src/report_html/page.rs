@@ -1,6 +1,7 @@
 //! The HTML page around the drawings: the run's summary, the legend, the task table, the
 //! task files, what needs attention. Every text from run files goes through [`esc`].
 
+use crate::render::first_line;
 use std::collections::HashMap;
 use std::fmt::Write;
 
@@ -401,8 +402,4 @@ fn attention(out: &mut String, report: &Report<'_>) {
         }
         out.push_str("</ul>\n</section>\n");
     }
-}
-
-fn first_line(text: &str) -> &str {
-    text.lines().next().unwrap_or_default()
 }

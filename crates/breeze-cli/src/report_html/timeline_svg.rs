@@ -2,6 +2,7 @@
 //! approval waits, which hold no lane), time running left to right over the run's sessions; the time
 //! between two sessions (the engine stopped, then `breeze resume`) is a narrow break.
 
+use crate::render::first_line;
 use std::collections::HashMap;
 use std::fmt::Write;
 
@@ -275,10 +276,6 @@ fn fitted_label(stay: &Stay, width: f64, title: Option<&str>) -> Option<String> 
     } else {
         None
     }
-}
-
-fn first_line(text: &str) -> &str {
-    text.lines().next().unwrap_or_default()
 }
 
 #[cfg(test)]
