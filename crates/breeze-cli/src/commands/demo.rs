@@ -35,6 +35,7 @@ pub fn run(args: &DemoArgs) -> CliResult {
         "  git log --format='%h %s%n%(trailers:only,unfold)'   # one commit per task, with its review trailers".into(),
         format!("  {breeze} status   # the run, task by task"),
         format!("  {breeze} report   # the same as Markdown"),
+        format!("  {breeze} report --html   # a page: the timeline of the lanes, the conflict graph, every task's files"),
         format!("  {breeze} logs 5   # the role logs of task 5 (two failures, an Advisor consult)"),
         "  ls .breeze/runs/*/   # contracts, reviews, advisor answers, events.jsonl".into(),
     ];
