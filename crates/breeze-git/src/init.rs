@@ -19,17 +19,7 @@ pub fn init_with_commit(
     let mut options = RepositoryInitOptions::new();
     options.initial_head(branch);
     let repo = Repository::init_opts(dir, &options).ctx(|| at("creating a repository"))?;
-    let mut index = repo.index().ctx(|| at("reading the index"))?;
-    for path in paths {
-        index.add_path(Path::new(path)).ctx(|| at(&format!("staging {path}")))?;
-    }
-    index.write().ctx(|| at("writing the index"))?;
-    let tree_id = index.write_tree().ctx(|| at("writing the tree"))?;
-    let tree = repo.find_tree(tree_id).ctx(|| at("reading the tree"))?;
-    let signature = Signature::now(author.0, author.1).ctx(|| at("making the signature"))?;
-    repo.commit(Some("HEAD"), &signature, &signature, message, &tree, &[])
-        .ctx(|| at("committing"))?;
-    Ok(())
+    commit_paths(&repo, dir, paths, author, message, &[])
 }
 
 /// Commits the files `paths` (relative, already written) on the checked-out branch of the
@@ -44,6 +34,19 @@ pub fn commit_on_head(
     let at = |what: &str| format!("{what} in {}", dir.display());
     let repo = Repository::open(dir).ctx(|| at("opening the repository"))?;
     let parent = repo.head().and_then(|head| head.peel_to_commit()).ctx(|| at("reading HEAD"))?;
+    commit_paths(&repo, dir, paths, author, message, &[&parent])
+}
+
+/// Stages `paths` and commits the index on HEAD with `parents`.
+fn commit_paths(
+    repo: &Repository,
+    dir: &Path,
+    paths: &[&str],
+    author: (&str, &str),
+    message: &str,
+    parents: &[&git2::Commit<'_>],
+) -> Result<(), GitError> {
+    let at = |what: &str| format!("{what} in {}", dir.display());
     let mut index = repo.index().ctx(|| at("reading the index"))?;
     for path in paths {
         index.add_path(Path::new(path)).ctx(|| at(&format!("staging {path}")))?;
@@ -52,7 +55,7 @@ pub fn commit_on_head(
     let tree_id = index.write_tree().ctx(|| at("writing the tree"))?;
     let tree = repo.find_tree(tree_id).ctx(|| at("reading the tree"))?;
     let signature = Signature::now(author.0, author.1).ctx(|| at("making the signature"))?;
-    repo.commit(Some("HEAD"), &signature, &signature, message, &tree, &[&parent])
+    repo.commit(Some("HEAD"), &signature, &signature, message, &tree, parents)
         .ctx(|| at("committing"))?;
     Ok(())
 }

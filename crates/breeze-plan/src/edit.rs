@@ -9,22 +9,8 @@ use std::path::Path;
 use crate::error::{PlanError, Problem, ProblemKind};
 use crate::{Plan, PlanFormat, TaskId};
 
-/// A task to append.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NewTask {
-    /// Its id (not used by the plan yet).
-    pub id: String,
-    /// What it does.
-    pub title: String,
-    /// Definition of done.
-    pub dod: String,
-    /// Its write set.
-    pub writes: Vec<String>,
-    /// Ids of tasks that must land first.
-    pub depends_on: Vec<String>,
-    /// Risk flags.
-    pub risk: Vec<String>,
-}
+/// A task to append (its id not used by the plan yet): the same fields roles see a task by.
+pub type NewTask = breeze_protocol::TaskBrief;
 
 /// The text of `plan`'s file (`text`) with the write sets of the tasks in `writes` filled
 /// in. `extensions` are the plan.toml extension tables the plan was read with.
