@@ -10,6 +10,7 @@ mod containment;
 mod demo;
 mod init;
 mod integrity;
+mod landing_kills;
 mod live;
 mod plan;
 mod protocol_roles;

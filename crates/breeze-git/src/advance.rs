@@ -8,6 +8,10 @@ use std::path::{Path, PathBuf};
 use git2::{ErrorCode, Oid, Repository, Tree};
 
 use crate::checkout::tree_diff_paths;
+use crate::checkout_update::{
+    CheckoutObserver, CheckoutUpdate, INDEX_WAIT, Scratch, Stamp, Unobserved, replace_paths, stamp,
+    write_index_entries,
+};
 use crate::error::{Context as _, GitError};
 use crate::handles::Handle;
 use crate::land::{commit_tree, conflict_paths};
@@ -40,8 +44,15 @@ pub enum AdvanceOutcome {
     },
 }
 
-/// How long a landing waits for another git process to release a checkout's index.
-const INDEX_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+/// How far the update of one checkout got.
+enum Written {
+    /// Every touched path and the index.
+    All,
+    /// Nothing: these paths changed while the new versions were prepared.
+    Nothing(Vec<String>),
+    /// Some paths, not these (someone else's folder or link is in the way).
+    Part(Vec<String>),
+}
 
 /// Waits (up to [`INDEX_WAIT`]) until no other git process holds the checkout's
 /// `index.lock`; `Err(Locked)` when it is still held.
@@ -61,13 +72,27 @@ fn wait_for_index(repo: &Repository, at: &Path) -> Result<(), GitError> {
 }
 
 /// One landing as the checkouts of main see it: their files go from `old_tree` (main's
-/// tip) to `new_tree` (the landing) on the `touched` paths.
+/// tip, commit `from`) to `new_tree` (the landing, commit `to`) on the `touched` paths.
 struct Change<'r, 'c> {
     /// Every checkout of main with its libgit2 handle.
     checkouts: &'c [(&'c Path, &'c Repository)],
+    from: Oid,
+    to: Oid,
     old_tree: Tree<'r>,
     new_tree: Tree<'r>,
     touched: Vec<RepoPath>,
+}
+
+impl Change<'_, '_> {
+    /// The update of checkout `at`, as the journal records it.
+    fn update_of(&self, at: &Path) -> CheckoutUpdate {
+        CheckoutUpdate {
+            checkout: at.to_path_buf(),
+            from: self.from,
+            to: self.to,
+            paths: self.touched.len(),
+        }
+    }
 }
 
 impl Repo {
@@ -77,9 +102,23 @@ impl Repo {
     /// touches are fast-forwarded first, safely: a touched path with uncommitted changes
     /// (or an untracked or ignored file in the way) gives [`AdvanceOutcome::Deferred`] and
     /// nothing moves; untouched paths, staged or not, and untracked files stay exactly as
-    /// the user left them. If main moved meanwhile, [`AdvanceOutcome::Raced`] (and the
-    /// checkout is put back). A checkout mid-merge/rebase is refused with an error.
+    /// the user left them. Each path is replaced atomically (see [`CheckoutUpdate`]). If
+    /// main moved meanwhile, [`AdvanceOutcome::Raced`] (and the checkout is put back). A
+    /// checkout mid-merge/rebase is refused with an error.
     pub fn advance_main(&self, expected: Oid, new: Oid) -> Result<AdvanceOutcome, GitError> {
+        self.advance_main_observed(expected, new, &mut Unobserved)
+    }
+
+    /// [`Repo::advance_main`], telling `observer` about each checkout update: before its
+    /// first path is written (the engine journals it there, so that `breeze resume` can
+    /// finish or undo an update a kill cut short: [`Repo::finish_checkout_update`]), after
+    /// each path, and once it is complete.
+    pub fn advance_main_observed(
+        &self,
+        expected: Oid,
+        new: Oid,
+        observer: &mut dyn CheckoutObserver,
+    ) -> Result<AdvanceOutcome, GitError> {
         let mut primary = self.git()?;
         let refname = self.main_ref();
         let actual = match primary.refname_to_id(&refname) {
@@ -129,7 +168,7 @@ impl Repo {
             checkouts.push((&self.workdir, &*primary));
         }
         checkouts.extend(others.iter().map(|(path, handle)| (path.as_path(), &**handle)));
-        let outcome = self.advance_in(&primary, &checkouts, &refname, expected, new)?;
+        let outcome = self.advance_in(&primary, &checkouts, &refname, (expected, new), observer)?;
         drop(checkouts);
         primary.set_keep(true);
         for (_, handle) in &mut others {
@@ -144,18 +183,17 @@ impl Repo {
         repo: &Repository,
         checkouts: &[(&Path, &Repository)],
         refname: &str,
-        expected: Oid,
-        new: Oid,
+        (expected, new): (Oid, Oid),
+        observer: &mut dyn CheckoutObserver,
     ) -> Result<AdvanceOutcome, GitError> {
         let old_tree = commit_tree(repo, expected)?;
         let new_tree = commit_tree(repo, new)?;
         let touched = tree_diff_paths(repo, &old_tree, &new_tree)?;
-        let change = Change { checkouts, old_tree, new_tree, touched };
-        let at_target = match self.check_checkouts(&change)? {
-            Ok(at_target) => at_target,
-            Err(deferred) => return Ok(deferred),
-        };
-        let updated = match self.fast_forward_checkouts(&change, &at_target)? {
+        let change = Change { checkouts, from: expected, to: new, old_tree, new_tree, touched };
+        if let Err(deferred) = self.check_checkouts(&change)? {
+            return Ok(deferred);
+        }
+        let updated = match self.fast_forward_checkouts(&change, observer)? {
             Ok(updated) => updated,
             Err(deferred) => return Ok(deferred),
         };
@@ -163,14 +201,12 @@ impl Repo {
     }
 
     /// Phase 1: every checkout of main must be able to take the change; `Ok(Err(_))` is
-    /// the deferral naming the first that cannot. Returns, per checkout, the paths that
-    /// already hold exactly the new content (a landing killed half-way through phase 2
-    /// wrote them): they do not block and are rewritten in place.
+    /// the deferral naming the first that cannot. Paths that already hold exactly the new
+    /// content do not block (they are rewritten with it).
     fn check_checkouts(
         &self,
         change: &Change<'_, '_>,
-    ) -> Result<Result<Vec<Vec<RepoPath>>, AdvanceOutcome>, GitError> {
-        let mut at_target = Vec::new();
+    ) -> Result<Result<(), AdvanceOutcome>, GitError> {
         for &(path, crepo) in change.checkouts {
             ensure_clean_state(crepo, path)?;
             // Unresolved conflicts (say, from `git stash pop`) block any checkout: the user
@@ -183,7 +219,7 @@ impl Repo {
                 }));
             }
             drop(index);
-            let (blocking, done) = self.checkouts.blocking_paths(
+            let (blocking, _holding_new) = self.checkouts.blocking_paths(
                 crepo,
                 path,
                 &change.touched,
@@ -196,48 +232,87 @@ impl Repo {
                     paths: blocking,
                 }));
             }
-            at_target.push(done);
         }
-        Ok(Ok(at_target))
+        Ok(Ok(()))
     }
 
     /// Phase 2: fast-forwards the touched paths of every checkout of main while HEAD still
     /// names the old tip; returns the indexes of the checkouts updated (all of them). A
     /// checkout whose index another git process holds is waited for first. If one cannot
-    /// take the change (`Ok(Err(deferral))`) or fails, the ones already updated are put
+    /// take the change (`Ok(Err(deferral))`) or fails, the ones already written are put
     /// back and nothing moves.
     fn fast_forward_checkouts(
         &self,
         change: &Change<'_, '_>,
-        at_target: &[Vec<RepoPath>],
+        observer: &mut dyn CheckoutObserver,
     ) -> Result<Result<Vec<usize>, AdvanceOutcome>, GitError> {
         let mut updated: Vec<usize> = Vec::new();
         for (i, &(path, crepo)) in change.checkouts.iter().enumerate() {
-            let done = at_target.get(i).map(Vec::as_slice).unwrap_or(&[]);
-            let result = wait_for_index(crepo, path).and_then(|()| {
-                self.checkouts.fast_forward(
-                    crepo,
-                    path,
-                    &change.old_tree,
-                    &change.new_tree,
-                    &change.touched,
-                    done,
-                )
-            });
+            let result = wait_for_index(crepo, path)
+                .and_then(|()| self.update_checkout(change, path, crepo, observer));
             match result {
-                Ok(Ok(())) => updated.push(i),
-                Ok(Err(paths)) => {
+                Ok(Written::All) => updated.push(i),
+                Ok(Written::Nothing(paths)) => {
+                    self.put_back(change, &updated);
+                    let checkout = path.to_path_buf();
+                    return Ok(Err(AdvanceOutcome::Deferred { checkout, paths }));
+                }
+                Ok(Written::Part(paths)) => {
+                    updated.push(i);
                     self.put_back(change, &updated);
                     let checkout = path.to_path_buf();
                     return Ok(Err(AdvanceOutcome::Deferred { checkout, paths }));
                 }
                 Err(e) => {
+                    // Some of its paths may be written: it goes back with the others.
+                    updated.push(i);
                     self.put_back(change, &updated);
                     return Err(e);
                 }
             }
         }
         Ok(Ok(updated))
+    }
+
+    /// Writes the new versions of the touched paths of one checkout of main, each
+    /// atomically, then their index entries. The versions are written into the scratch
+    /// folder first; a touched file the user changed meanwhile stops the update before
+    /// anything is written; the observer hears of the update before its first path.
+    fn update_checkout(
+        &self,
+        change: &Change<'_, '_>,
+        at: &Path,
+        crepo: &Repository,
+        observer: &mut dyn CheckoutObserver,
+    ) -> Result<Written, GitError> {
+        let scratch = Scratch::fresh(crepo.path())?;
+        let seen: Vec<Option<Stamp>> =
+            change.touched.iter().map(|path| stamp(&at.join(path.as_path()))).collect();
+        let versions = scratch.dir("new");
+        self.checkouts.stage_versions(crepo, at, &change.new_tree, &change.touched, &versions)?;
+        let changed: Vec<String> = change
+            .touched
+            .iter()
+            .zip(&seen)
+            .filter(|(path, seen)| stamp(&at.join(path.as_path())) != **seen)
+            .map(|(path, _)| path.display())
+            .collect();
+        if !changed.is_empty() {
+            scratch.remove()?;
+            return Ok(Written::Nothing(changed));
+        }
+        let update = change.update_of(at);
+        observer.updating(&update).map_err(|e| GitError::io("record the update of", at, e))?;
+        let mut placed = |done: usize, total: usize| observer.placed(done, total);
+        let in_the_way =
+            replace_paths(at, &versions, &change.new_tree, &change.touched, &mut placed)?;
+        if !in_the_way.is_empty() {
+            return Ok(Written::Part(in_the_way.iter().map(RepoPath::display).collect()));
+        }
+        write_index_entries(crepo, at, &change.new_tree, &change.touched, &[], &scratch)?;
+        scratch.remove()?;
+        observer.updated(&update);
+        Ok(Written::All)
     }
 
     /// Phase 3: the compare-and-swap of `refname` from `expected` to `new`; the `updated`
@@ -283,13 +358,31 @@ impl Repo {
     }
 
     /// Undoes phase 2 of [`Repo::advance_main`] after a failure: the `updated` checkouts get
-    /// the old content of the touched paths back.
+    /// the old versions of the touched paths back, each atomically, index included.
     fn put_back(&self, change: &Change<'_, '_>, updated: &[usize]) {
         for &i in updated {
             let (path, crepo) = change.checkouts[i];
-            if let Err(e) = self.checkouts.restore(crepo, path, &change.old_tree, &change.touched) {
+            if let Err(e) = self.restore_checkout(change, path, crepo) {
                 tracing::error!(checkout = %path.display(), error = %e, "could not restore the checkout after a failed landing");
             }
         }
+    }
+
+    /// Puts the touched paths of the checkout at `at` back to their old versions.
+    fn restore_checkout(
+        &self,
+        change: &Change<'_, '_>,
+        at: &Path,
+        crepo: &Repository,
+    ) -> Result<(), GitError> {
+        let scratch = Scratch::fresh(crepo.path())?;
+        let versions = scratch.dir("old");
+        self.checkouts.stage_versions(crepo, at, &change.old_tree, &change.touched, &versions)?;
+        let in_the_way =
+            replace_paths(at, &versions, &change.old_tree, &change.touched, &mut |_, _| {})?;
+        let placed: Vec<RepoPath> =
+            change.touched.iter().filter(|path| !in_the_way.contains(path)).cloned().collect();
+        write_index_entries(crepo, at, &change.old_tree, &placed, &[], &scratch)?;
+        scratch.remove()
     }
 }

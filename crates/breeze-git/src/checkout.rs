@@ -179,16 +179,6 @@ fn diff_subtrees(
     Ok(())
 }
 
-/// Whether a path-limited checkout updates the index.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub(crate) enum IndexWrite {
-    /// Updated and written at the end of the checkout (libgit2's default).
-    Update,
-    /// Left alone: only files are written (undoing a checkout whose index write failed,
-    /// so the index on disk is still the one before).
-    FilesOnly,
-}
-
 /// How a path-limited checkout treats files that differ from HEAD.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Mode {
@@ -196,20 +186,6 @@ pub(crate) enum Mode {
     Safe,
     /// Overwrite and remove untracked files on the listed paths (breeze's own worktrees).
     Force,
-}
-
-/// Checks `tree` out for exactly `paths` in `repo`'s working tree and index. HEAD is left
-/// alone; with [`Mode::Safe`] HEAD is the baseline, so call this before moving HEAD.
-/// Returns `Ok(Err(paths))` when files in the way would be overwritten (nothing is written
-/// then).
-pub(crate) fn checkout_paths(
-    repo: &Repository,
-    tree: &Tree<'_>,
-    paths: &[RepoPath],
-    mode: Mode,
-    at: &Path,
-) -> Result<Result<(), Vec<String>>, GitError> {
-    checkout_paths_with(repo, tree, paths, mode, IndexWrite::Update, at)
 }
 
 /// Moves the checkout at `at` from tree `from` to tree `to` for the paths the two differ
@@ -229,13 +205,15 @@ pub(crate) fn move_paths(
     Ok(touched.len())
 }
 
-/// [`checkout_paths`] with the choice of when the index is written.
-pub(crate) fn checkout_paths_with(
+/// Checks `tree` out for exactly `paths` in `repo`'s working tree and index. HEAD is left
+/// alone; with [`Mode::Safe`] HEAD is the baseline, so call this before moving HEAD.
+/// Returns `Ok(Err(paths))` when files in the way would be overwritten (nothing is written
+/// then).
+pub(crate) fn checkout_paths(
     repo: &Repository,
     tree: &Tree<'_>,
     paths: &[RepoPath],
     mode: Mode,
-    index: IndexWrite,
     at: &Path,
 ) -> Result<Result<(), Vec<String>>, GitError> {
     if paths.is_empty() {
@@ -252,9 +230,6 @@ pub(crate) fn checkout_paths_with(
             Mode::Force => builder.force().remove_untracked(true),
         };
         builder.disable_pathspec_match(true);
-        if index == IndexWrite::FilesOnly {
-            builder.update_index(false);
-        }
         for path in paths {
             builder.path(path.as_path());
         }
@@ -283,6 +258,123 @@ pub(crate) fn checkout_paths_with(
             format!("could not check out tree {} in {}", tree.id(), at.display())
         })),
     }
+}
+
+/// Writes the versions `tree` has of `paths` (each present in it) into the folder `into`
+/// instead of the working tree, as libgit2 checks them out (line-ending and `ident`
+/// filters, modes, links); the index, the working tree and HEAD of `repo` stay as they
+/// are. libgit2 skips a file whose path HEAD holds as a folder (a folder that becomes a
+/// file) unless it finds a folder there: it gets one and a second pass; a file still
+/// missing then is written from its blob, unfiltered (and said in the log).
+pub(crate) fn stage_paths(
+    repo: &Repository,
+    tree: &Tree<'_>,
+    paths: &[&RepoPath],
+    into: &Path,
+    at: &Path,
+) -> Result<(), GitError> {
+    checkout_into(repo, tree, paths, into, at)?;
+    let mut missing: Vec<&RepoPath> = paths
+        .iter()
+        .filter(|path| std::fs::symlink_metadata(into.join(path.as_path())).is_err())
+        .copied()
+        .collect();
+    if !missing.is_empty() {
+        // libgit2 writes a file over a folder that HEAD has there when it finds one.
+        for path in &missing {
+            let dir = into.join(path.as_path());
+            std::fs::create_dir_all(&dir).map_err(|e| GitError::io("create directory", &dir, e))?;
+        }
+        checkout_into(repo, tree, &missing, into, at)?;
+        missing.retain(|path| {
+            std::fs::symlink_metadata(into.join(path.as_path())).is_ok_and(|m| m.is_dir())
+        });
+        for path in &missing {
+            let _ = std::fs::remove_dir(into.join(path.as_path()));
+        }
+    }
+    if !missing.is_empty() {
+        tracing::warn!(paths = ?display_all_refs(&missing), "written without line-ending filters (a folder became a file)");
+    }
+    write_blobs(repo, tree, &missing, into)
+}
+
+/// Display strings of `paths`.
+fn display_all_refs(paths: &[&RepoPath]) -> Vec<String> {
+    paths.iter().map(|path| path.display()).collect()
+}
+
+/// Writes the versions `tree` has of `paths` into the folder `into` straight from their
+/// blobs: a file with its executable bit, a symbolic link as a link (a file holding its
+/// target where `core.symlinks` is false), a gitlink not at all. What a checkout writes
+/// where no filter applies.
+pub(crate) fn write_blobs(
+    repo: &Repository,
+    tree: &Tree<'_>,
+    paths: &[&RepoPath],
+    into: &Path,
+) -> Result<(), GitError> {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let symlinks = repo.config().and_then(|c| c.get_bool("core.symlinks")).unwrap_or(true);
+    for path in paths {
+        let Ok(entry) = tree.get_path(path.as_path()) else { continue };
+        if entry.kind() != Some(git2::ObjectType::Blob) {
+            continue;
+        }
+        let blob = repo
+            .find_blob(entry.id())
+            .map_err(|_| GitError::MissingObject { what: "blob", oid: entry.id() })?;
+        let dest = into.join(path.as_path());
+        if let Some(parent) = dest.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| GitError::io("create directory", parent, e))?;
+        }
+        let mode = entry.filemode();
+        if mode == i32::from(git2::FileMode::Link) && symlinks {
+            use std::os::unix::ffi::OsStrExt as _;
+            let target = std::ffi::OsStr::from_bytes(blob.content());
+            std::os::unix::fs::symlink(target, &dest)
+                .map_err(|e| GitError::io("write", &dest, e))?;
+            continue;
+        }
+        // The umask applies, as to git's own checkouts.
+        let permissions =
+            if mode == i32::from(git2::FileMode::BlobExecutable) { 0o777 } else { 0o666 };
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(permissions)
+            .open(&dest)
+            .map_err(|e| GitError::io("write", &dest, e))?;
+        file.write_all(blob.content()).map_err(|e| GitError::io("write", &dest, e))?;
+    }
+    Ok(())
+}
+
+/// libgit2's checkout of `paths` of `tree` into the folder `into`.
+fn checkout_into(
+    repo: &Repository,
+    tree: &Tree<'_>,
+    paths: &[&RepoPath],
+    into: &Path,
+    at: &Path,
+) -> Result<(), GitError> {
+    // libgit2 refuses objects looked up through another handle, even of the same repository.
+    let tree = repo.find_tree(tree.id()).ctx(|| format!("could not read tree {}", tree.id()))?;
+    let mut builder = CheckoutBuilder::new();
+    // Forced into an empty folder: every listed path is written. Not refreshed: the index
+    // in memory is neither re-read nor cleaned, and none is written.
+    builder.force().update_index(false).refresh(false).disable_pathspec_match(true);
+    builder.target_dir(into);
+    for path in paths {
+        builder.path(path.as_path());
+    }
+    repo.checkout_tree(tree.as_object(), Some(&mut builder)).map_err(|e| {
+        locked_or(e, at, || {
+            format!("could not write the files of tree {} for {}", tree.id(), at.display())
+        })
+    })
 }
 
 /// Paths among `touched` that the checkout has changed (staged or not) or that an

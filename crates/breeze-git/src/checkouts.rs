@@ -10,12 +10,12 @@
 //! The choice is made once, by [`Checkouts::choose`] when the repository is opened; every
 //! operation asks [`Checkouts`] instead of choosing itself.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
-use git2::{Oid, Repository, Tree, WorktreeAddOptions};
+use git2::{ObjectType, Oid, Repository, Tree, WorktreeAddOptions};
 
-use crate::checkout::{self, IndexWrite, Mode};
+use crate::checkout::{self, Mode};
 use crate::cli;
 use crate::error::{Context as _, GitError};
 use crate::names::branch_ref;
@@ -382,78 +382,105 @@ impl Checkouts {
         }
     }
 
-    /// Fast-forwards the `touched` paths of the checkout of main at `at` from `old_tree`
-    /// to `new_tree`, files and index, while HEAD still names the old tip (the baseline).
-    /// `done` paths (see [`Checkouts::blocking_paths`]) are rewritten in place; a file
-    /// in the way of any other gives `Ok(Err(paths))`. On an error the files are put back
-    /// (the index on disk was never changed).
-    pub(crate) fn fast_forward(
+    /// Writes the versions `tree` has of `paths` into the empty folder `into` (under the
+    /// same names), as a checkout would write them: filters, executable bits and symbolic
+    /// links included; paths `tree` lacks are not written. The checkout at `at` (handle
+    /// `crepo`) gives the repository and its attributes; its files and index stay as they
+    /// are. How a landing prepares what it then moves into the user's checkout, path by path.
+    pub(crate) fn stage_versions(
         &self,
         crepo: &Repository,
         at: &Path,
-        old_tree: &Tree<'_>,
-        new_tree: &Tree<'_>,
-        touched: &[RepoPath],
-        done: &[RepoPath],
-    ) -> Result<Result<(), Vec<String>>, GitError> {
-        if let Tool::GitCli { .. } = self.tool {
-            let (old, new) = (old_tree.id().to_string(), new_tree.id().to_string());
-            return match cli::run(
-                at,
-                ["read-tree", "-m", "-u", old.as_str(), new.as_str()],
-                "update your checkout",
-            ) {
-                Ok(_) => Ok(Ok(())),
-                Err(GitError::Cli { stderr, .. }) => Ok(Err(vec![stderr])),
-                Err(e) => Err(e),
-            };
-        }
-        let rest: Vec<RepoPath> = touched.iter().filter(|p| !done.contains(p)).cloned().collect();
-        let written =
-            checkout::checkout_paths(crepo, new_tree, &rest, Mode::Safe, at).and_then(|result| {
-                match result {
-                    // Identical content: forcing it over loses nothing.
-                    Ok(()) => checkout::checkout_paths(crepo, new_tree, done, Mode::Force, at),
-                    conflicts => Ok(conflicts),
-                }
-            });
-        if written.is_err() {
-            // Files may be written but the index not (a lock taken meanwhile): the files
-            // go back; the index on disk was never changed.
-            if let Err(undo) = checkout::checkout_paths_with(
-                crepo,
-                old_tree,
-                touched,
-                Mode::Force,
-                IndexWrite::FilesOnly,
-                at,
-            ) {
-                tracing::error!(checkout = %at.display(), error = %undo, "could not put the checkout back after a failed landing");
-            }
-        }
-        written
-    }
-
-    /// Puts the `touched` paths of the checkout at `at` back to `old_tree`, files and
-    /// index, overwriting what is there: undoes [`Checkouts::fast_forward`].
-    pub(crate) fn restore(
-        &self,
-        crepo: &Repository,
-        at: &Path,
-        old_tree: &Tree<'_>,
-        touched: &[RepoPath],
+        tree: &Tree<'_>,
+        paths: &[RepoPath],
+        into: &Path,
     ) -> Result<(), GitError> {
+        std::fs::create_dir_all(into).map_err(|e| GitError::io("create directory", into, e))?;
+        let present: Vec<&RepoPath> = paths
+            .iter()
+            .filter(|path| {
+                tree.get_path(path.as_path()).is_ok_and(|e| e.kind() != Some(ObjectType::Tree))
+            })
+            .collect();
+        if present.is_empty() {
+            return Ok(());
+        }
         match self.tool {
-            Tool::GitCli { .. } => {
-                let old = old_tree.id().to_string();
-                cli::run(at, ["read-tree", "--reset", "-u", old.as_str()], "restore your checkout")
-                    .map(|_| ())
+            Tool::GitCli { .. } => stage_with_cli(at, tree.id(), &present, into),
+            Tool::Libgit2 if filters_may_apply(crepo, at, tree, &present) => {
+                checkout::stage_paths(crepo, tree, &present, into, at)
             }
-            Tool::Libgit2 => {
-                checkout::checkout_paths(crepo, old_tree, touched, Mode::Force, at).map(|_| ())
-            }
+            // No filter can apply: the blobs are what a checkout writes.
+            Tool::Libgit2 => checkout::write_blobs(crepo, tree, &present, into),
         }
     }
+}
+
+/// Words of `.gitattributes` lines that can make a checkout write something else than the
+/// blob: line-ending conversion, `ident`, filters, working-tree encodings.
+const CONVERTING_ATTRIBUTES: &[&str] = &["text", "eol", "crlf", "ident", "filter", "encoding"];
+
+/// Whether a checkout of `paths` of `tree` in the checkout at `at` may convert content:
+/// `core.autocrlf` is on, or an attribute file that can apply to them (`info/attributes`,
+/// `core.attributesFile`, a `.gitattributes` of a folder above one of them, in the
+/// working tree or in `tree`) names a converting attribute. Errs on the side of yes.
+fn filters_may_apply(crepo: &Repository, at: &Path, tree: &Tree<'_>, paths: &[&RepoPath]) -> bool {
+    let Ok(config) = crepo.config() else { return true };
+    if config.get_bool("core.autocrlf").unwrap_or(false)
+        || config.get_string("core.autocrlf").is_ok_and(|v| v.eq_ignore_ascii_case("true"))
+    {
+        return true;
+    }
+    let mut texts: Vec<String> = Vec::new();
+    for file in [crepo.path().join("info/attributes"), crepo.commondir().join("info/attributes")] {
+        texts.extend(std::fs::read_to_string(file).ok());
+    }
+    if let Ok(file) = config.get_path("core.attributesFile") {
+        texts.extend(std::fs::read_to_string(file).ok());
+    }
+    let mut folders: std::collections::BTreeSet<PathBuf> = std::collections::BTreeSet::new();
+    for path in paths {
+        folders.extend(path.as_path().ancestors().skip(1).map(Path::to_path_buf));
+    }
+    for folder in folders {
+        let file = folder.join(".gitattributes");
+        texts.extend(std::fs::read_to_string(at.join(&file)).ok());
+        if let Ok(entry) = tree.get_path(&file)
+            && let Ok(blob) = crepo.find_blob(entry.id())
+        {
+            texts.push(String::from_utf8_lossy(blob.content()).into_owned());
+        }
+    }
+    texts.iter().flat_map(|text| text.lines()).any(|line| {
+        !line.trim_start().starts_with('#')
+            && CONVERTING_ATTRIBUTES.iter().any(|word| line.contains(word))
+    })
+}
+
+/// [`Checkouts::stage_versions`] through the `git` CLI, so external filters (git-lfs) run:
+/// the tree is read into a scratch index next to `into`, then `git checkout-index
+/// --prefix` writes the paths from it.
+fn stage_with_cli(at: &Path, tree: Oid, paths: &[&RepoPath], into: &Path) -> Result<(), GitError> {
+    let index = into.with_extension("index");
+    let purpose = "write the landing's files";
+    let env = [("GIT_INDEX_FILE", index.as_os_str())];
+    let tree = tree.to_string();
+    let extra = || cli::Extra { env: &env, stdin: None };
+    cli::run_with(at, ["read-tree", tree.as_str()], extra(), purpose)?;
+    let mut list: Vec<u8> = Vec::new();
+    for path in paths {
+        list.extend_from_slice(&path.0);
+        list.push(0);
+    }
+    let mut prefix = into.as_os_str().to_owned();
+    prefix.push("/");
+    let mut prefix_arg = std::ffi::OsString::from("--prefix=");
+    prefix_arg.push(&prefix);
+    let args: [&std::ffi::OsStr; 5] =
+        ["checkout-index".as_ref(), "-f".as_ref(), "-z".as_ref(), "--stdin".as_ref(), &prefix_arg];
+    let result = cli::run_with(at, args, cli::Extra { env: &env, stdin: Some(&list) }, purpose);
+    let _ = std::fs::remove_file(&index);
+    result.map(|_| ())
 }
 
 /// `git worktree add -q --no-checkout [flags] <path> <what>` from the primary checkout at
@@ -527,9 +554,7 @@ fn attribute_texts(
     if let Some(tree) = tip.and_then(|oid| repo.find_commit(oid).ok()).and_then(|c| c.tree().ok()) {
         let mut blobs = Vec::new();
         let _ = tree.walk(git2::TreeWalkMode::PreOrder, |_, entry| {
-            if entry.name_bytes() == b".gitattributes"
-                && entry.kind() == Some(git2::ObjectType::Blob)
-            {
+            if entry.name_bytes() == b".gitattributes" && entry.kind() == Some(ObjectType::Blob) {
                 blobs.push(entry.id());
             }
             git2::TreeWalkResult::Ok

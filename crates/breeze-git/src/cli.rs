@@ -49,6 +49,29 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
 {
+    run_with(dir, args, Extra::default(), purpose)
+}
+
+/// What a `git` call gets beyond its arguments.
+#[derive(Default)]
+pub(crate) struct Extra<'a> {
+    /// Variables set for this call only (`GIT_INDEX_FILE` for a scratch index).
+    pub(crate) env: &'a [(&'a str, &'a OsStr)],
+    /// Its standard input (`--stdin` lists).
+    pub(crate) stdin: Option<&'a [u8]>,
+}
+
+/// [`run`] with variables of its own and a standard input.
+pub(crate) fn run_with<I, S>(
+    dir: &Path,
+    args: I,
+    extra: Extra<'_>,
+    purpose: &'static str,
+) -> Result<String, GitError>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
     let args: Vec<std::ffi::OsString> = args.into_iter().map(|a| a.as_ref().to_owned()).collect();
     let mut command = Command::new("git");
     command
@@ -59,9 +82,12 @@ where
         .args(["-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"])
         .args(["-c", "advice.detachedHead=false"])
         .args(&args)
-        .stdin(Stdio::null())
+        .stdin(if extra.stdin.is_some() { Stdio::piped() } else { Stdio::null() })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
         .env_clear()
         .envs(KEPT_VARS.iter().filter_map(|name| Some((*name, std::env::var_os(name)?))))
+        .envs(extra.env.iter().copied())
         .env("LC_ALL", "C");
     debug_assert!(REDIRECTING_VARS.iter().all(|var| !KEPT_VARS.contains(var)));
     let shown = || {
@@ -73,8 +99,21 @@ where
         line
     };
     tracing::debug!(command = %shown(), "running git CLI fallback");
-    let output =
-        command.output().map_err(|e| GitError::CliMissing { purpose, detail: e.to_string() })?;
+    let missing = |e: std::io::Error| GitError::CliMissing { purpose, detail: e.to_string() };
+    let mut child = command.spawn().map_err(missing)?;
+    let output = match (child.stdin.take(), extra.stdin) {
+        (Some(mut pipe), Some(input)) => std::thread::scope(|scope| {
+            // Fed from a thread of its own: git may fill its output pipes before it has
+            // read all of its input.
+            scope.spawn(move || {
+                use std::io::Write as _;
+                let _ = pipe.write_all(input);
+            });
+            child.wait_with_output()
+        }),
+        _ => child.wait_with_output(),
+    }
+    .map_err(missing)?;
     if output.status.success() {
         Ok(String::from_utf8_lossy(&output.stdout).into_owned())
     } else {

@@ -33,6 +33,7 @@
 mod advance;
 mod branch;
 mod checkout;
+mod checkout_update;
 mod checkouts;
 mod cli;
 mod commit;
@@ -45,6 +46,7 @@ mod handles;
 mod init;
 mod integration;
 mod land;
+mod landing_recovery;
 mod lane;
 mod listing;
 mod names;
@@ -60,6 +62,7 @@ mod worktree;
 
 pub use advance::AdvanceOutcome;
 pub use branch::BranchCleanup;
+pub use checkout_update::{CheckoutObserver, CheckoutUpdate};
 pub use checkouts::DEFAULT_CLI_CHECKOUT_MIN_FILES;
 pub use commit::{CommitOutcome, FALLBACK_EMAIL, FALLBACK_NAME};
 pub use diff::{ChangeKind, EntryMode, PathChange};
@@ -75,6 +78,7 @@ pub use land::{
     LANDED_SCAN_LIMIT, MergeOutcome, ReviewTrailer, TRAILER_REVIEW, TRAILER_RUN, TRAILER_TASK,
     landing_message,
 };
+pub use landing_recovery::CheckoutRecovery;
 pub use listing::FileListing;
 pub use names::{INTEGRATION_WORKTREE, STATE_DIR, WORKTREE_ROOT};
 pub use paths::WorkdirChanges;

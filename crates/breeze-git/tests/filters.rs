@@ -4,7 +4,9 @@
 
 mod common;
 
-use breeze_git::{AdvanceOutcome, MergeOutcome, Repo, landing_message};
+use breeze_git::{
+    AdvanceOutcome, CheckoutObserver, CheckoutUpdate, MergeOutcome, Repo, landing_message,
+};
 use common::{TestRepo, git, read, rev, write};
 
 fn lfs_like_repo() -> TestRepo {
@@ -140,5 +142,55 @@ fn a_conflicting_task_goes_back_with_its_filtered_files_smudged() {
         "cleaned on commit"
     );
     assert_eq!(git(&wt.path, &["status", "--porcelain"]), "");
+    repo.fsck();
+}
+
+/// Dies (panics) after the first path is placed, as a kill would.
+struct KilledAfterOne(Option<CheckoutUpdate>);
+
+impl CheckoutObserver for KilledAfterOne {
+    fn updating(&mut self, update: &CheckoutUpdate) -> std::io::Result<()> {
+        self.0 = Some(update.clone());
+        Ok(())
+    }
+
+    fn placed(&mut self, _done: usize, _total: usize) {
+        panic!("killed");
+    }
+}
+
+#[test]
+fn a_killed_update_of_a_filtered_checkout_is_finished_with_the_filters() {
+    let repo = lfs_like_repo();
+    let handle = repo.open();
+    let base = repo.main_tip();
+    let wt = handle.create_worktree("lane-1", "task/one", base, "r").unwrap();
+    write(&wt.path, "big.dat", "REAL:v2\n");
+    write(&wt.path, "more.dat", "REAL:more\n");
+    let head = handle.commit_worktree(&wt, "task one").unwrap().head();
+    let MergeOutcome::Clean { tree } = handle.merge_task(base, head, base).unwrap() else {
+        panic!()
+    };
+    let commit = handle
+        .write_landing_commit(tree, base, head, &landing_message("one", None, "1", "r", 1))
+        .unwrap();
+    let mut killed = KilledAfterOne(None);
+    let died = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _ = handle.advance_main_observed(base, commit, &mut killed);
+    }));
+    assert!(died.is_err());
+    // big.dat (placed first) holds the new content, smudged; more.dat is not there yet.
+    assert_eq!(read(repo.path(), "big.dat"), "REAL:v2\n");
+    assert!(!repo.path().join("more.dat").exists());
+
+    // main had not moved: resume puts big.dat back, through the filter.
+    let recovery = handle.finish_checkout_update(&killed.0.unwrap()).unwrap();
+    assert_eq!((recovery.target, recovery.rewritten), (base, 1));
+    assert_eq!(read(repo.path(), "big.dat"), "REAL:v1\n");
+    assert_eq!(repo.status(), "");
+    let outcome = handle.advance_main(base, commit).unwrap();
+    assert!(matches!(outcome, AdvanceOutcome::Advanced { .. }), "{outcome:?}");
+    assert_eq!(read(repo.path(), "more.dat"), "REAL:more\n");
+    assert_eq!(repo.status(), "");
     repo.fsck();
 }

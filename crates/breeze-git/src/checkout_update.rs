@@ -1,0 +1,464 @@
+//! Updating a checkout of main (the user's, usually) for a landing so that a kill at any
+//! moment leaves each path either as it was or as the landing has it — never half-written.
+//!
+//! The versions are first written into a scratch folder in the checkout's git folder
+//! (`<git dir>/breeze-landing/`: on the checkout's file system, never in its working tree),
+//! then moved into place one path at a time by `rename`, removals first, so that a folder
+//! that becomes a file and a file that becomes a folder find their place free. A path on
+//! another file system than the git folder is copied next to its place first
+//! (`.<name>.breeze-landing`) and renamed from there. The index entries of exactly those
+//! paths are then set, with the stat data of the files now there (so `git status` has
+//! nothing to re-hash), and the index file replaced by one `rename` under git's
+//! `index.lock`.
+
+use std::collections::HashSet;
+use std::io::ErrorKind;
+use std::os::unix::fs::MetadataExt as _;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use git2::{Index, IndexEntry, IndexTime, ObjectType, Oid, Repository, Tree};
+
+use crate::error::{Context as _, GitError};
+use crate::paths::{RepoPath, remove_dir_if_exists};
+
+/// The scratch folder of a landing in a checkout's git folder.
+pub(crate) const SCRATCH_DIR: &str = "breeze-landing";
+/// Suffix of a version copied next to its place (a path on another file system).
+const NEAR_SUFFIX: &str = ".breeze-landing";
+/// How long a landing waits for another git process to release a checkout's index.
+pub(crate) const INDEX_WAIT: Duration = Duration::from_secs(5);
+
+/// An update of one checkout of main for a landing, as the engine journals it before the
+/// first path is written: enough for `breeze resume` to finish or undo it
+/// ([`crate::Repo::finish_checkout_update`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckoutUpdate {
+    /// The checkout (the user's, usually): its root.
+    pub checkout: PathBuf,
+    /// Its HEAD's commit before the landing: main's tip the landing builds on.
+    pub from: Oid,
+    /// The landing commit.
+    pub to: Oid,
+    /// How many paths change.
+    pub paths: usize,
+}
+
+/// Told about each checkout update of [`crate::Repo::advance_main_observed`].
+pub trait CheckoutObserver {
+    /// Before the first path of `update` is written; an error stops the landing with
+    /// nothing written (the engine journals the update here).
+    fn updating(&mut self, update: &CheckoutUpdate) -> std::io::Result<()>;
+
+    /// After each path is in place: `done` of `total`.
+    fn placed(&mut self, _done: usize, _total: usize) {}
+
+    /// After every path and the index of `update` are written, before main moves.
+    fn updated(&mut self, _update: &CheckoutUpdate) {}
+}
+
+/// An observer that hears nothing (plain [`crate::Repo::advance_main`]).
+pub(crate) struct Unobserved;
+
+impl CheckoutObserver for Unobserved {
+    fn updating(&mut self, _update: &CheckoutUpdate) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A landing's scratch folder in one checkout's git folder.
+pub(crate) struct Scratch {
+    root: PathBuf,
+}
+
+impl Scratch {
+    /// The scratch folder of the checkout whose git folder is `git_dir`, empty (what a
+    /// killed landing left there is removed first).
+    pub(crate) fn fresh(git_dir: &Path) -> Result<Scratch, GitError> {
+        remove_leftovers(git_dir)?;
+        let root = git_dir.join(SCRATCH_DIR);
+        std::fs::create_dir_all(&root).map_err(|e| GitError::io("create directory", &root, e))?;
+        Ok(Scratch { root })
+    }
+
+    /// A place named `name` in it.
+    pub(crate) fn dir(&self, name: &str) -> PathBuf {
+        self.root.join(name)
+    }
+
+    /// Removes it.
+    pub(crate) fn remove(self) -> Result<(), GitError> {
+        remove_dir_if_exists(&self.root)
+    }
+}
+
+/// Removes what a killed landing left in the checkout whose git folder is `git_dir`: its
+/// scratch folder, and git's `index.lock` when it is the scratch copy of the index (killed
+/// between taking the lock and renaming it over the index). Whether there was anything.
+pub(crate) fn remove_leftovers(git_dir: &Path) -> Result<bool, GitError> {
+    let root = git_dir.join(SCRATCH_DIR);
+    if std::fs::symlink_metadata(&root).is_err() {
+        return Ok(false);
+    }
+    let lock = git_dir.join("index.lock");
+    if let (Ok(ours), Ok(held)) =
+        (std::fs::symlink_metadata(root.join("index")), std::fs::symlink_metadata(&lock))
+        && (ours.dev(), ours.ino()) == (held.dev(), held.ino())
+    {
+        std::fs::remove_file(&lock).map_err(|e| GitError::io("remove", &lock, e))?;
+    }
+    remove_dir_if_exists(&root)?;
+    Ok(true)
+}
+
+/// Removes the copies a killed landing left next to the places of `paths` in the checkout
+/// at `at` (`.<name>.breeze-landing`, for paths on another file system).
+pub(crate) fn remove_near_copies(at: &Path, paths: &[RepoPath]) -> Result<(), GitError> {
+    for path in paths {
+        let near = near_copy(&at.join(path.as_path()));
+        if std::fs::symlink_metadata(&near).is_ok_and(|meta| !meta.is_dir()) {
+            std::fs::remove_file(&near).map_err(|e| GitError::io("remove", &near, e))?;
+        }
+    }
+    Ok(())
+}
+
+/// Where a version is copied next to `place` before it is renamed over it.
+fn near_copy(place: &Path) -> PathBuf {
+    let name = place.file_name().unwrap_or_default().to_string_lossy();
+    place.with_file_name(format!(".{name}{NEAR_SUFFIX}"))
+}
+
+/// What a file looked like: enough to see that someone changed it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Stamp {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+    mode: u32,
+}
+
+/// The stamp of what is at `path` (links not followed); `None` when nothing is.
+pub(crate) fn stamp(path: &Path) -> Option<Stamp> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    Some(Stamp {
+        dev: meta.dev(),
+        ino: meta.ino(),
+        size: meta.len(),
+        mtime: (meta.mtime(), meta.mtime_nsec()),
+        ctime: (meta.ctime(), meta.ctime_nsec()),
+        mode: meta.mode(),
+    })
+}
+
+/// The version `tree` has of `path` (a blob, link or gitlink): its id and mode.
+pub(crate) fn version_in(tree: &Tree<'_>, path: &RepoPath) -> Option<(Oid, i32, ObjectType)> {
+    let entry = tree.get_path(path.as_path()).ok()?;
+    match entry.kind() {
+        Some(ObjectType::Tree) | None => None,
+        Some(kind) => Some((entry.id(), entry.filemode(), kind)),
+    }
+}
+
+/// Puts `paths` of the checkout at `at` as `target` has them: a path `target` has is
+/// renamed into place from `staged` (where its version was written), a path it lacks is
+/// removed (and the folders it leaves empty). Removals go first, deepest first. Nothing is
+/// written through a symbolic link or over a folder that is not empty: such paths are in
+/// someone else's way and returned, unwritten. `placed` hears after every path.
+pub(crate) fn replace_paths(
+    at: &Path,
+    staged: &Path,
+    target: &Tree<'_>,
+    paths: &[RepoPath],
+    placed: &mut dyn FnMut(usize, usize),
+) -> Result<Vec<RepoPath>, GitError> {
+    let total = paths.len();
+    let (writes, removals): (Vec<&RepoPath>, Vec<&RepoPath>) =
+        paths.iter().partition(|path| version_in(target, path).is_some());
+    let mut in_the_way = Vec::new();
+    let mut done = 0;
+    for path in removals.iter().rev() {
+        remove_path(at, path)?;
+        done += 1;
+        placed(done, total);
+    }
+    let mut folders: HashSet<PathBuf> = HashSet::new();
+    for path in writes {
+        let kind = version_in(target, path).map(|(_, _, kind)| kind);
+        if !write_path(at, staged, path, kind == Some(ObjectType::Commit), &mut folders)? {
+            in_the_way.push(path.clone());
+        }
+        done += 1;
+        placed(done, total);
+    }
+    Ok(in_the_way)
+}
+
+/// How the folders above a path stand.
+enum Folders {
+    /// All there, real folders.
+    Ready,
+    /// One is missing (created when asked).
+    Missing,
+    /// A file or a symbolic link stands where a folder must be.
+    Blocked,
+}
+
+/// Checks the folders of `at` above `path`, creating missing ones when `create`; `known`
+/// remembers the folders found or made.
+fn folders_above(
+    at: &Path,
+    path: &Path,
+    create: bool,
+    known: &mut HashSet<PathBuf>,
+) -> Result<Folders, GitError> {
+    let Some(parent) = path.parent() else { return Ok(Folders::Ready) };
+    let mut current = PathBuf::new();
+    for component in parent.components() {
+        current.push(component);
+        if known.contains(&current) {
+            continue;
+        }
+        let full = at.join(&current);
+        match std::fs::symlink_metadata(&full) {
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => return Ok(Folders::Blocked),
+            Err(e) if e.kind() == ErrorKind::NotFound => {
+                if !create {
+                    return Ok(Folders::Missing);
+                }
+                match std::fs::create_dir(&full) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == ErrorKind::AlreadyExists && full.is_dir() => {}
+                    Err(e) => return Err(GitError::io("create directory", &full, e)),
+                }
+            }
+            Err(e) => return Err(GitError::io("look at", &full, e)),
+        }
+        known.insert(current.clone());
+    }
+    Ok(Folders::Ready)
+}
+
+/// Removes the file or link at `path` (a folder there stays: its files are paths of their
+/// own), then the folders it leaves empty.
+fn remove_path(at: &Path, path: &RepoPath) -> Result<(), GitError> {
+    let rel = path.as_path();
+    if !matches!(folders_above(at, rel, false, &mut HashSet::new())?, Folders::Ready) {
+        return Ok(()); // nothing can be there: no link is followed
+    }
+    let full = at.join(rel);
+    match std::fs::symlink_metadata(&full) {
+        Ok(meta) if meta.is_dir() => return Ok(()),
+        Ok(_) => match std::fs::remove_file(&full) {
+            Ok(()) => {}
+            Err(e) if e.kind() == ErrorKind::NotFound => {}
+            Err(e) => return Err(GitError::io("remove", &full, e)),
+        },
+        Err(e) if e.kind() == ErrorKind::NotFound => {}
+        Err(e) => return Err(GitError::io("look at", &full, e)),
+    }
+    let mut folder = rel.parent();
+    while let Some(dir) = folder.filter(|dir| !dir.as_os_str().is_empty()) {
+        if std::fs::remove_dir(at.join(dir)).is_err() {
+            break; // not empty (or gone): git leaves it too
+        }
+        folder = dir.parent();
+    }
+    Ok(())
+}
+
+/// Renames the version of `path` staged in `staged` into place in `at` (a gitlink gets
+/// its empty folder); `false` when something of someone else's is in the way.
+fn write_path(
+    at: &Path,
+    staged: &Path,
+    path: &RepoPath,
+    gitlink: bool,
+    folders: &mut HashSet<PathBuf>,
+) -> Result<bool, GitError> {
+    let rel = path.as_path();
+    if let Folders::Blocked = folders_above(at, rel, true, folders)? {
+        return Ok(false);
+    }
+    let place = at.join(rel);
+    let there = std::fs::symlink_metadata(&place).ok();
+    if gitlink {
+        if there.is_none() {
+            std::fs::create_dir(&place).map_err(|e| GitError::io("create directory", &place, e))?;
+        }
+        return Ok(true);
+    }
+    if there.is_some_and(|meta| meta.is_dir()) && std::fs::remove_dir(&place).is_err() {
+        return Ok(false); // a folder with files in it
+    }
+    move_into_place(&staged.join(rel), &place)?;
+    Ok(true)
+}
+
+/// Renames `version` over `place`; across file systems, copies it next to `place` first.
+fn move_into_place(version: &Path, place: &Path) -> Result<(), GitError> {
+    match std::fs::rename(version, place) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == ErrorKind::CrossesDevices => {
+            let near = near_copy(place);
+            let _ = std::fs::remove_file(&near);
+            let meta =
+                std::fs::symlink_metadata(version).map_err(|e| GitError::io("read", version, e))?;
+            if meta.file_type().is_symlink() {
+                let target =
+                    std::fs::read_link(version).map_err(|e| GitError::io("read", version, e))?;
+                std::os::unix::fs::symlink(target, &near)
+                    .map_err(|e| GitError::io("write", &near, e))?;
+            } else {
+                std::fs::copy(version, &near).map_err(|e| GitError::io("write", &near, e))?;
+            }
+            std::fs::rename(&near, place).map_err(|e| GitError::io("write", place, e))
+        }
+        Err(e) => Err(GitError::io("write", place, e)),
+    }
+}
+
+/// Sets the index entries of the checkout at `at` (handle `crepo`) to what `target` has:
+/// for `placed` paths (their files just written) with the stat data of those files, for
+/// `unstatted` ones (a file of the user's stands there) with none, so git looks at the file.
+/// A path `target` lacks loses its entry. The index is changed in a copy in `scratch` and
+/// replaced in one rename under `index.lock` (waited for up to [`INDEX_WAIT`]); an index
+/// another process writes meanwhile is read again.
+pub(crate) fn write_index_entries(
+    crepo: &Repository,
+    at: &Path,
+    target: &Tree<'_>,
+    placed: &[RepoPath],
+    unstatted: &[RepoPath],
+    scratch: &Scratch,
+) -> Result<(), GitError> {
+    if placed.is_empty() && unstatted.is_empty() {
+        return Ok(());
+    }
+    let index_file = crepo.path().join("index");
+    let lock = crepo.path().join("index.lock");
+    let copy = scratch.dir("index");
+    let context = || format!("could not write the index of {}", at.display());
+    let deadline = Instant::now() + INDEX_WAIT;
+    loop {
+        let before = stamp(&index_file);
+        let _ = std::fs::remove_file(&copy);
+        if before.is_some() {
+            std::fs::copy(&index_file, &copy).map_err(|e| GitError::io("copy", &index_file, e))?;
+        }
+        let mut index = Index::open(&copy).ctx(context)?;
+        set_entries(&mut index, at, target, placed, unstatted)?;
+        index.write().ctx(context)?;
+        drop(index);
+        if take_lock(&copy, &lock)? {
+            if stamp(&index_file) == before {
+                return std::fs::rename(&lock, &index_file)
+                    .map_err(|e| GitError::io("replace", &index_file, e))
+                    .and_then(|()| {
+                        std::fs::remove_file(&copy).map_err(|e| GitError::io("remove", &copy, e))
+                    });
+            }
+            // Another git process wrote the index since it was copied: start again.
+            std::fs::remove_file(&lock).map_err(|e| GitError::io("remove", &lock, e))?;
+        }
+        if Instant::now() >= deadline {
+            return Err(GitError::Locked {
+                path: at.to_path_buf(),
+                detail: format!("{} is held by another git process", lock.display()),
+            });
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Takes git's `index.lock` with `content` as what it holds: a hard link, which fails if
+/// the lock exists (one step, so a kill leaves either no lock or one whose content is
+/// complete and recognizably breeze's). `false`: another process holds it.
+fn take_lock(content: &Path, lock: &Path) -> Result<bool, GitError> {
+    match std::fs::hard_link(content, lock) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == ErrorKind::AlreadyExists => Ok(false),
+        Err(_) => {
+            // A file system without hard links: create the lock, then fill it.
+            let bytes = std::fs::read(content).map_err(|e| GitError::io("read", content, e))?;
+            match std::fs::OpenOptions::new().write(true).create_new(true).open(lock) {
+                Ok(mut file) => {
+                    use std::io::Write as _;
+                    file.write_all(&bytes).map_err(|e| GitError::io("write", lock, e))?;
+                    Ok(true)
+                }
+                Err(e) if e.kind() == ErrorKind::AlreadyExists => Ok(false),
+                Err(e) => Err(GitError::io("create", lock, e)),
+            }
+        }
+    }
+}
+
+/// The entry changes of [`write_index_entries`], removals first (a folder's entries go
+/// before a file takes its name, and the other way round).
+fn set_entries(
+    index: &mut Index,
+    at: &Path,
+    target: &Tree<'_>,
+    placed: &[RepoPath],
+    unstatted: &[RepoPath],
+) -> Result<(), GitError> {
+    let context = || format!("could not update the index of {}", at.display());
+    let every = || placed.iter().chain(unstatted);
+    for path in every().filter(|path| version_in(target, path).is_none()) {
+        index.remove_path(path.as_path()).ctx(context)?;
+    }
+    for path in placed {
+        if let Some(version) = version_in(target, path) {
+            index.add(&entry_of(at, path, version, true)?).ctx(context)?;
+        }
+    }
+    for path in unstatted {
+        if let Some(version) = version_in(target, path) {
+            index.add(&entry_of(at, path, version, false)?).ctx(context)?;
+        }
+    }
+    Ok(())
+}
+
+/// The index entry of `path` at `version`, with the stat data of its file when `statted`
+/// (gitlinks have none).
+fn entry_of(
+    at: &Path,
+    path: &RepoPath,
+    (id, mode, kind): (Oid, i32, ObjectType),
+    statted: bool,
+) -> Result<IndexEntry, GitError> {
+    let zero = IndexTime::new(0, 0);
+    let mut entry = IndexEntry {
+        ctime: zero,
+        mtime: zero,
+        dev: 0,
+        ino: 0,
+        mode: mode as u32,
+        uid: 0,
+        gid: 0,
+        file_size: 0,
+        id,
+        flags: 0,
+        flags_extended: 0,
+        path: path.0.clone(),
+    };
+    if statted && kind != ObjectType::Commit {
+        let file = at.join(path.as_path());
+        let meta =
+            std::fs::symlink_metadata(&file).map_err(|e| GitError::io("look at", &file, e))?;
+        // The index keeps 32 bits of each (git truncates the same way).
+        entry.ctime = IndexTime::new(meta.ctime() as i32, meta.ctime_nsec() as u32);
+        entry.mtime = IndexTime::new(meta.mtime() as i32, meta.mtime_nsec() as u32);
+        entry.dev = meta.dev() as u32;
+        entry.ino = meta.ino() as u32;
+        entry.uid = meta.uid();
+        entry.gid = meta.gid();
+        entry.file_size = meta.len() as u32;
+    }
+    Ok(entry)
+}

@@ -1,0 +1,399 @@
+//! Kills during a landing. A landing writes the user's checkout of main and moves main; a
+//! SIGKILL at any moment of it must leave a run that `breeze resume` finishes: main holding
+//! the task once, the checkout equal to main with the user's own edits kept, no stray files,
+//! and a journal that tells the whole story (one `task_state landed` per landed task).
+
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use breeze_protocol::{BreezeEvent, EventKind, TaskState};
+
+use crate::support::{
+    SCRIPTED_CONFIG, both, breeze, git, repo_with, run_in, shell_worker_config, status_json,
+    stdout, toml_task, write,
+};
+
+/// New files the big task lands.
+const FILES: usize = 3000;
+/// Killed landings in a default (CI) run; `BREEZE_LANDING_KILLS=n` asks for a longer stress.
+const DEFAULT_KILLS: usize = 6;
+/// The file of the big task the user writes while the engine is dead.
+const USER_FILE: &str = "big/7.txt";
+
+/// A small random generator (xorshift64*); the seed is printed, `BREEZE_KILL_SEED` replays it.
+struct Rng(u64);
+
+impl Rng {
+    fn from_env() -> Rng {
+        let seed = std::env::var("BREEZE_KILL_SEED")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| {
+                let nanos = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap()
+                    .as_nanos() as u64;
+                nanos ^ u64::from(std::process::id()) << 32
+            });
+        eprintln!("landing kills: BREEZE_KILL_SEED={seed}");
+        Rng(seed | 1)
+    }
+
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// A number in `0..n`.
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+/// Waits until `ready` holds or `child` exits (`false` then); 60 s at most.
+fn wait_until(child: &mut Child, what: &str, mut ready: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if ready() {
+            return true;
+        }
+        if child.try_wait().unwrap().is_some() {
+            return false;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// The journal of the repository's only run.
+fn journal_path(root: &Path) -> Option<PathBuf> {
+    let runs = root.join(".breeze/runs");
+    let run = std::fs::read_dir(runs).ok()?.next()?.ok()?.path();
+    Some(run.join("events.jsonl"))
+}
+
+fn journal(root: &Path) -> Vec<BreezeEvent> {
+    let path = journal_path(root).expect("the run has a journal");
+    breeze_engine::journal::read_events(&path).expect("the journal reads")
+}
+
+/// The journal's text after its first `from` bytes.
+fn journal_text_after(root: &Path, from: usize) -> String {
+    let text = journal_path(root).and_then(|p| std::fs::read(p).ok()).unwrap_or_default();
+    String::from_utf8_lossy(text.get(from..).unwrap_or_default()).into_owned()
+}
+
+/// Commits on main whose `Breeze-Task` trailer is `task`.
+fn landings_of(root: &Path, task: &str) -> usize {
+    git(root, &["log", "--format=%(trailers:key=Breeze-Task,valueonly)", "main"])
+        .lines()
+        .filter(|line| *line == task)
+        .count()
+}
+
+/// What the journal says about `task`'s landing: the events after its last `landing`
+/// state must hold exactly one `landed` and one `task_state landed`; the landed commit.
+fn journal_tells_the_landing(root: &Path, task: &str) -> String {
+    let events = journal(root);
+    let kinds: Vec<&EventKind> = events.iter().map(|e| &e.event).collect();
+    let is_state = |kind: &EventKind, wanted: TaskState| matches!(kind, EventKind::TaskState { task: t, state, .. } if t == task && *state == wanted);
+    let last_landing = kinds
+        .iter()
+        .rposition(|kind| is_state(kind, TaskState::Landing))
+        .unwrap_or_else(|| panic!("no `landing` state for task {task}: {kinds:#?}"));
+    let after = &kinds[last_landing..];
+    let states_landed = after.iter().filter(|kind| is_state(kind, TaskState::Landed)).count();
+    assert_eq!(states_landed, 1, "one `task_state landed` after the last landing: {after:#?}");
+    let all_landed = kinds.iter().filter(|kind| is_state(kind, TaskState::Landed)).count();
+    assert_eq!(all_landed, 1, "one `task_state landed` in all: {kinds:#?}");
+    let landed: Vec<&String> = kinds
+        .iter()
+        .filter_map(|kind| match kind {
+            EventKind::Landed { task: t, commit, .. } if t == task => Some(commit),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(landed.len(), 1, "one `landed` event: {kinds:#?}");
+    let last_state = kinds
+        .iter()
+        .rev()
+        .find_map(|kind| match kind {
+            EventKind::TaskState { task: t, state, .. } if t == task => Some(*state),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(last_state, TaskState::Landed, "the task's last state is landed");
+    landed[0].clone()
+}
+
+/// Nothing breeze wrote is left in the checkout or its git folder: every untracked or
+/// ignored file is breeze's own state (`.breeze/`, `.harness-worktrees/`), no index lock,
+/// no scratch folder in `.git`.
+fn assert_no_stray_files(root: &Path, changed: &str) {
+    let every = git(root, &["status", "--porcelain", "--ignored", "--untracked-files=normal"]);
+    let strays: Vec<&str> = every
+        .lines()
+        .filter(|line| {
+            !line.starts_with("!! .breeze/") && !line.starts_with("!! .harness-worktrees/")
+        })
+        .filter(|line| *line != changed)
+        .collect();
+    assert!(strays.is_empty(), "stray files in the checkout: {strays:?}\n{every}");
+    assert!(!root.join(".git/index.lock").exists(), "a stale .git/index.lock");
+    let leftovers: Vec<String> = std::fs::read_dir(root.join(".git"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("breeze"))
+        .collect();
+    assert!(leftovers.is_empty(), "scratch files left in .git: {leftovers:?}");
+}
+
+/// The repository every killed landing starts from: a shell worker adds [`FILES`] files
+/// under `big/`; the user has main checked out.
+fn big_landing_template() -> (tempfile::TempDir, PathBuf) {
+    let (temp, root) = repo_with(&[("README.md", "r\n"), ("notes.txt", "the user's notes\n")]);
+    let worker = format!(
+        "cat > /dev/null\nmkdir -p big\ni=0\nwhile [ $i -lt {FILES} ]; do i=$((i+1)); echo \"file $i\" > big/$i.txt; done\nprintf '{{\"schema_version\":\"worker-report.v1\",\"status\":\"completed\",\"summary\":\"ok\"}}' > \"$BREEZE_OUTPUT\"\n"
+    );
+    let script = temp.path().join("worker.sh");
+    std::fs::write(&script, worker).unwrap();
+    std::fs::write(root.join("breeze.toml"), shell_worker_config(&script, "")).unwrap();
+    std::fs::write(root.join("plan.toml"), toml_task("1", "Many files", &["big/**"], "")).unwrap();
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "plan"]);
+    (temp, root)
+}
+
+/// When a kill comes.
+#[derive(Debug, Clone, Copy)]
+enum KillAt {
+    /// After this long once the task's landing started (its `landing` state).
+    Landing(Duration),
+    /// After this long once the landing's first file is in the user's checkout.
+    Writing(Duration),
+}
+
+/// Starts `breeze args`, kills it with SIGKILL as `kill` says; whether it was killed (it
+/// may have ended first).
+fn run_and_kill(root: &Path, args: &[&str], kill: KillAt) -> bool {
+    let journal_len =
+        journal_path(root).and_then(|p| std::fs::metadata(p).ok()).map_or(0, |m| m.len()) as usize;
+    let mut child = breeze()
+        .current_dir(root)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = match kill {
+        KillAt::Landing(_) => wait_until(&mut child, "the landing", || {
+            journal_text_after(root, journal_len).contains("\"state\":\"landing\"")
+        }),
+        KillAt::Writing(_) => {
+            wait_until(&mut child, "the checkout update", || root.join("big").exists())
+        }
+    };
+    if started {
+        let (KillAt::Landing(delay) | KillAt::Writing(delay)) = kill;
+        std::thread::sleep(delay);
+    }
+    let killed = child.try_wait().unwrap().is_none();
+    if killed {
+        child.kill().unwrap(); // SIGKILL
+    }
+    let status = child.wait().unwrap();
+    assert!(
+        !killed || status.signal() == Some(9),
+        "the engine died of SIGKILL, not of itself: {status:?}"
+    );
+    killed
+}
+
+/// How long a landing took, from its `landing` state to `landed`, in the journal.
+fn landing_took(root: &Path) -> Option<Duration> {
+    let events = journal(root);
+    let millis = |event: &BreezeEvent| {
+        let time = event.at.rsplit('T').next()?.trim_end_matches('Z').to_string();
+        let mut parts = time.split(':');
+        let (h, m, s): (u64, u64, f64) =
+            (parts.next()?.parse().ok()?, parts.next()?.parse().ok()?, parts.next()?.parse().ok()?);
+        Some((h * 3_600_000 + m * 60_000) as f64 + s * 1000.0)
+    };
+    let landed = events.iter().rposition(|e| matches!(e.event, EventKind::Landed { .. }))?;
+    let landing = events[..landed]
+        .iter()
+        .rposition(|e| matches!(e.event, EventKind::TaskState { state: TaskState::Landing, .. }))?;
+    let took = millis(&events[landed])? - millis(&events[landing])?;
+    (took > 0.0).then(|| Duration::from_micros((took * 1000.0) as u64))
+}
+
+/// One landing of the big task killed once or twice at random moments, the user writing
+/// one of its files while the engine is dead, then resumed until done.
+fn one_killed_landing(template: &Path, root: &Path, rng: &mut Rng, window: &mut Duration) {
+    let status = std::process::Command::new("cp").arg("-a").arg(template).arg(root).status();
+    assert!(status.unwrap().success());
+    let notes = "the user's notes\nan uncommitted edit of the user's\n";
+    write(root, "notes.txt", notes);
+
+    let kills = 1 + rng.below(2);
+    let mut args = ["run"];
+    let mut killed = 0;
+    while killed < kills {
+        let delay = Duration::from_micros(rng.below(window.as_micros() as u64 + 1));
+        let kill = if killed == 0 && rng.below(2) == 0 {
+            KillAt::Writing(delay / 3)
+        } else {
+            KillAt::Landing(delay)
+        };
+        eprintln!("  kill {} at {kill:?}", killed + 1);
+        if !run_and_kill(root, &args, kill) {
+            break;
+        }
+        killed += 1;
+        args = ["resume"];
+    }
+
+    // While no engine runs, the user writes a file the landing adds.
+    write(root, USER_FILE, "mine\n");
+    let mut resumed = run_in(root, &["resume"]);
+    if status_json(root)["state"] == "succeeded" && resumed.status.code() == Some(2) {
+        // The engine finished before any kill: there was nothing to resume.
+        resumed = run_in(root, &["status"]);
+    }
+    match resumed.status.code() {
+        Some(0) => {
+            // main moved before the kill: the landing is done, the user's file is kept.
+            assert_eq!(std::fs::read_to_string(root.join(USER_FILE)).unwrap(), "mine\n");
+            git(root, &["checkout", "--", USER_FILE]);
+        }
+        Some(3) => {
+            // main had not moved: the landing waits for the user's file, and names only it.
+            let text = stdout(&resumed);
+            assert!(
+                text.contains(&format!("landing touches `{USER_FILE}` with uncommitted changes")),
+                "the deferral names the user's file and nothing of breeze's: {}",
+                both(&resumed)
+            );
+            assert_eq!(std::fs::read_to_string(root.join(USER_FILE)).unwrap(), "mine\n");
+            std::fs::rename(root.join(USER_FILE), root.join("../mine.txt")).unwrap();
+            let done = run_in(root, &["resume"]);
+            assert_eq!(done.status.code(), Some(0), "{}", both(&done));
+        }
+        _ => panic!("resume after the kills: {}", both(&resumed)),
+    }
+
+    assert_eq!(landings_of(root, "1"), 1, "main holds the task once");
+    let files = git(root, &["ls-tree", "-r", "--name-only", "main", "big/"]);
+    assert_eq!(files.lines().count(), FILES);
+    assert_eq!(std::fs::read_to_string(root.join("notes.txt")).unwrap(), notes);
+    assert_eq!(git(root, &["status", "--porcelain"]), " M notes.txt\n");
+    assert_eq!(git(root, &["diff", "main", "--name-only"]), "notes.txt\n");
+    assert_no_stray_files(root, " M notes.txt");
+    journal_tells_the_landing(root, "1");
+    if let Some(took) = landing_took(root) {
+        *window = (*window).max(took);
+    }
+}
+
+#[test]
+fn a_landing_killed_at_random_moments_is_finished_by_resume() {
+    let kills: usize = std::env::var("BREEZE_LANDING_KILLS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(DEFAULT_KILLS);
+    let (temp, template) = big_landing_template();
+    let mut rng = Rng::from_env();
+    // How long a landing takes, learnt from the landings seen (the kills fall inside it).
+    let mut window = Duration::from_millis(600);
+    for n in 0..kills {
+        eprintln!("landing {} of {kills} (window {window:?})", n + 1);
+        let root = temp.path().join(format!("landing-{n}"));
+        one_killed_landing(&template, &root, &mut rng, &mut window);
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+    git(&template, &["fsck", "--strict"]);
+}
+
+/// The named steps of a landing where `BREEZE_TEST_KILL_AT=landing:<step>` kills the engine.
+const KILL_STEPS: &[&str] = &[
+    "merged",
+    "committed",
+    "verified",
+    "checkout-journaled",
+    "checkout-half",
+    "checkout-written",
+    "main-moved",
+    "landed-journaled",
+    "state-saved",
+    "state-journaled",
+];
+
+#[test]
+fn a_landing_killed_at_each_step_is_finished_and_journaled_once() {
+    let config = format!("{SCRIPTED_CONFIG}\n[land]\nverify = [\"true\"]\n");
+    let plan =
+        toml_task("1", "Four files", &["src/a.txt", "src/b.txt", "src/c.txt", "src/d.txt"], "");
+    for step in KILL_STEPS {
+        let (_temp, root) = repo_with(&[
+            ("breeze.toml", &config),
+            ("plan.toml", &plan),
+            ("src/a.txt", "a\n"),
+            ("src/b.txt", "b\n"),
+        ]);
+        let killed = breeze()
+            .current_dir(&root)
+            .args(["run"])
+            .env("BREEZE_TEST_KILL_AT", format!("landing:{step}"))
+            .output()
+            .unwrap();
+        assert_eq!(
+            killed.status.signal(),
+            Some(9),
+            "the engine kills itself at landing:{step}: {}",
+            both(&killed)
+        );
+        let resumed = run_in(&root, &["resume"]);
+        assert_eq!(resumed.status.code(), Some(0), "killed at {step}: {}", both(&resumed));
+        assert_eq!(landings_of(&root, "1"), 1, "killed at {step}: main holds the task once");
+        let commit = journal_tells_the_landing(&root, "1");
+
+        // `breeze status --json` and the journal agree.
+        let status = status_json(&root);
+        assert_eq!(status["state"], "succeeded", "killed at {step}: {status}");
+        assert_eq!(status["tasks"][0]["state"], "landed", "killed at {step}: {status}");
+        assert_eq!(status["tasks"][0]["commit"], commit.as_str(), "killed at {step}: {status}");
+        let events = journal(&root);
+        assert!(
+            matches!(
+                events.last().map(|e| &e.event),
+                Some(EventKind::RunFinished { state: breeze_protocol::RunState::Succeeded })
+            ),
+            "killed at {step}: the journal ends with the run's success"
+        );
+
+        // The checkout is main, and nothing of the landing's is left over.
+        assert_eq!(git(&root, &["status", "--porcelain"]), "", "killed at {step}");
+        assert_eq!(git(&root, &["diff", "main"]), "", "killed at {step}");
+        assert_no_stray_files(&root, "");
+
+        // What follows the journal sees the task landed: `breeze watch`'s model and the
+        // timeline of `breeze report --html`.
+        let mut model = breeze_cli::live::model::LiveModel::default();
+        for event in &events {
+            model.apply(event);
+        }
+        let view = model.tasks.iter().find(|task| task.id == "1").unwrap();
+        assert_eq!(view.state, TaskState::Landed, "killed at {step}: the live view");
+        let report = run_in(&root, &["report", "--html"]);
+        assert_eq!(report.status.code(), Some(0), "{}", both(&report));
+        let page = std::fs::read_to_string(stdout(&report).trim()).unwrap();
+        assert!(
+            page.contains("data-task=\"1\" data-ended=\"landed\""),
+            "killed at {step}: the timeline shows the landing"
+        );
+    }
+}
