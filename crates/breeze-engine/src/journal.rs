@@ -265,6 +265,14 @@ impl RunStore {
         heard.await.map_err(|_| stopped())?
     }
 
+    /// Appends an event and blocks this thread until it is on disk (for work already off
+    /// the async threads: a landing journals its checkout update from its git thread).
+    pub fn record_blocking(&self, event: EventKind) -> std::io::Result<()> {
+        let (done, heard) = tokio::sync::oneshot::channel();
+        self.writes.send(StoreWrite::Event(event, Some(done))).map_err(|_| stopped())?;
+        heard.blocking_recv().map_err(|_| stopped())?
+    }
+
     /// Appends an event without waiting (its place in the order is kept).
     pub fn record_later(&self, event: EventKind) {
         let _ = self.writes.send(StoreWrite::Event(event, None));

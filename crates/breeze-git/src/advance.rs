@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use git2::{ErrorCode, Oid, Repository, Tree};
 
-use crate::checkout::tree_diff_paths;
+use crate::checkout::{Versions, tree_diff_paths};
 use crate::checkout_update::{
     CheckoutObserver, CheckoutUpdate, INDEX_WAIT, Scratch, Stamp, Unobserved, replace_paths, stamp,
     write_index_entries,
@@ -81,6 +81,9 @@ struct Change<'r, 'c> {
     old_tree: Tree<'r>,
     new_tree: Tree<'r>,
     touched: Vec<RepoPath>,
+    /// The versions of the touched paths on each side.
+    old_versions: Versions,
+    new_versions: Versions,
 }
 
 impl Change<'_, '_> {
@@ -189,7 +192,18 @@ impl Repo {
         let old_tree = commit_tree(repo, expected)?;
         let new_tree = commit_tree(repo, new)?;
         let touched = tree_diff_paths(repo, &old_tree, &new_tree)?;
-        let change = Change { checkouts, from: expected, to: new, old_tree, new_tree, touched };
+        let old_versions = Versions::of(repo, &old_tree, &touched)?;
+        let new_versions = Versions::of(repo, &new_tree, &touched)?;
+        let change = Change {
+            checkouts,
+            from: expected,
+            to: new,
+            old_tree,
+            new_tree,
+            touched,
+            old_versions,
+            new_versions,
+        };
         if let Err(deferred) = self.check_checkouts(&change)? {
             return Ok(deferred);
         }
@@ -289,7 +303,8 @@ impl Repo {
         let seen: Vec<Option<Stamp>> =
             change.touched.iter().map(|path| stamp(&at.join(path.as_path()))).collect();
         let versions = scratch.dir("new");
-        self.checkouts.stage_versions(crepo, at, &change.new_tree, &change.touched, &versions)?;
+        let new = (&change.new_tree, &change.new_versions);
+        self.checkouts.stage_versions(crepo, at, new, &change.touched, &versions)?;
         let changed: Vec<String> = change
             .touched
             .iter()
@@ -305,11 +320,11 @@ impl Repo {
         observer.updating(&update).map_err(|e| GitError::io("record the update of", at, e))?;
         let mut placed = |done: usize, total: usize| observer.placed(done, total);
         let in_the_way =
-            replace_paths(at, &versions, &change.new_tree, &change.touched, &mut placed)?;
+            replace_paths(at, &versions, &change.new_versions, &change.touched, &mut placed)?;
         if !in_the_way.is_empty() {
             return Ok(Written::Part(in_the_way.iter().map(RepoPath::display).collect()));
         }
-        write_index_entries(crepo, at, &change.new_tree, &change.touched, &[], &scratch)?;
+        write_index_entries(crepo, at, &change.new_versions, &change.touched, &[], &scratch)?;
         scratch.remove()?;
         observer.updated(&update);
         Ok(Written::All)
@@ -377,12 +392,13 @@ impl Repo {
     ) -> Result<(), GitError> {
         let scratch = Scratch::fresh(crepo.path())?;
         let versions = scratch.dir("old");
-        self.checkouts.stage_versions(crepo, at, &change.old_tree, &change.touched, &versions)?;
+        let old = (&change.old_tree, &change.old_versions);
+        self.checkouts.stage_versions(crepo, at, old, &change.touched, &versions)?;
         let in_the_way =
-            replace_paths(at, &versions, &change.old_tree, &change.touched, &mut |_, _| {})?;
+            replace_paths(at, &versions, &change.old_versions, &change.touched, &mut |_, _| {})?;
         let placed: Vec<RepoPath> =
             change.touched.iter().filter(|path| !in_the_way.contains(path)).cloned().collect();
-        write_index_entries(crepo, at, &change.old_tree, &placed, &[], &scratch)?;
+        write_index_entries(crepo, at, &change.old_versions, &placed, &[], &scratch)?;
         scratch.remove()
     }
 }

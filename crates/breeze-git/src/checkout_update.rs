@@ -17,7 +17,9 @@ use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use git2::{Index, IndexEntry, IndexTime, ObjectType, Oid, Repository, Tree};
+use git2::{Index, IndexEntry, IndexTime, ObjectType, Oid, Repository};
+
+use crate::checkout::{Version, Versions};
 
 use crate::error::{Context as _, GitError};
 use crate::paths::{RepoPath, remove_dir_if_exists};
@@ -153,15 +155,6 @@ pub(crate) fn stamp(path: &Path) -> Option<Stamp> {
     })
 }
 
-/// The version `tree` has of `path` (a blob, link or gitlink): its id and mode.
-pub(crate) fn version_in(tree: &Tree<'_>, path: &RepoPath) -> Option<(Oid, i32, ObjectType)> {
-    let entry = tree.get_path(path.as_path()).ok()?;
-    match entry.kind() {
-        Some(ObjectType::Tree) | None => None,
-        Some(kind) => Some((entry.id(), entry.filemode(), kind)),
-    }
-}
-
 /// Puts `paths` of the checkout at `at` as `target` has them: a path `target` has is
 /// renamed into place from `staged` (where its version was written), a path it lacks is
 /// removed (and the folders it leaves empty). Removals go first, deepest first. Nothing is
@@ -170,13 +163,13 @@ pub(crate) fn version_in(tree: &Tree<'_>, path: &RepoPath) -> Option<(Oid, i32, 
 pub(crate) fn replace_paths(
     at: &Path,
     staged: &Path,
-    target: &Tree<'_>,
+    target: &Versions,
     paths: &[RepoPath],
     placed: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<RepoPath>, GitError> {
     let total = paths.len();
     let (writes, removals): (Vec<&RepoPath>, Vec<&RepoPath>) =
-        paths.iter().partition(|path| version_in(target, path).is_some());
+        paths.iter().partition(|path| target.get(path).is_some());
     let mut in_the_way = Vec::new();
     let mut done = 0;
     for path in removals.iter().rev() {
@@ -186,7 +179,7 @@ pub(crate) fn replace_paths(
     }
     let mut folders: HashSet<PathBuf> = HashSet::new();
     for path in writes {
-        let kind = version_in(target, path).map(|(_, _, kind)| kind);
+        let kind = target.get(path).map(|(_, _, kind)| kind);
         if !write_path(at, staged, path, kind == Some(ObjectType::Commit), &mut folders)? {
             in_the_way.push(path.clone());
         }
@@ -330,7 +323,7 @@ fn move_into_place(version: &Path, place: &Path) -> Result<(), GitError> {
 pub(crate) fn write_index_entries(
     crepo: &Repository,
     at: &Path,
-    target: &Tree<'_>,
+    target: &Versions,
     placed: &[RepoPath],
     unstatted: &[RepoPath],
     scratch: &Scratch,
@@ -402,22 +395,22 @@ fn take_lock(content: &Path, lock: &Path) -> Result<bool, GitError> {
 fn set_entries(
     index: &mut Index,
     at: &Path,
-    target: &Tree<'_>,
+    target: &Versions,
     placed: &[RepoPath],
     unstatted: &[RepoPath],
 ) -> Result<(), GitError> {
     let context = || format!("could not update the index of {}", at.display());
     let every = || placed.iter().chain(unstatted);
-    for path in every().filter(|path| version_in(target, path).is_none()) {
+    for path in every().filter(|path| target.get(path).is_none()) {
         index.remove_path(path.as_path()).ctx(context)?;
     }
     for path in placed {
-        if let Some(version) = version_in(target, path) {
+        if let Some(version) = target.get(path) {
             index.add(&entry_of(at, path, version, true)?).ctx(context)?;
         }
     }
     for path in unstatted {
-        if let Some(version) = version_in(target, path) {
+        if let Some(version) = target.get(path) {
             index.add(&entry_of(at, path, version, false)?).ctx(context)?;
         }
     }
@@ -429,7 +422,7 @@ fn set_entries(
 fn entry_of(
     at: &Path,
     path: &RepoPath,
-    (id, mode, kind): (Oid, i32, ObjectType),
+    (id, mode, kind): Version,
     statted: bool,
 ) -> Result<IndexEntry, GitError> {
     let zero = IndexTime::new(0, 0);

@@ -15,7 +15,7 @@ use std::sync::{Mutex, OnceLock};
 
 use git2::{ObjectType, Oid, Repository, Tree, WorktreeAddOptions};
 
-use crate::checkout::{self, Mode};
+use crate::checkout::{self, Mode, Versions};
 use crate::cli;
 use crate::error::{Context as _, GitError};
 use crate::names::branch_ref;
@@ -391,27 +391,22 @@ impl Checkouts {
         &self,
         crepo: &Repository,
         at: &Path,
-        tree: &Tree<'_>,
+        (tree, versions): (&Tree<'_>, &Versions),
         paths: &[RepoPath],
         into: &Path,
     ) -> Result<(), GitError> {
         std::fs::create_dir_all(into).map_err(|e| GitError::io("create directory", into, e))?;
-        let present: Vec<&RepoPath> = paths
-            .iter()
-            .filter(|path| {
-                tree.get_path(path.as_path()).is_ok_and(|e| e.kind() != Some(ObjectType::Tree))
-            })
-            .collect();
+        let present = versions.present(paths);
         if present.is_empty() {
             return Ok(());
         }
         match self.tool {
             Tool::GitCli { .. } => stage_with_cli(at, tree.id(), &present, into),
             Tool::Libgit2 if filters_may_apply(crepo, at, tree, &present) => {
-                checkout::stage_paths(crepo, tree, &present, into, at)
+                checkout::stage_paths(crepo, (tree, versions), &present, into, at)
             }
             // No filter can apply: the blobs are what a checkout writes.
-            Tool::Libgit2 => checkout::write_blobs(crepo, tree, &present, into),
+            Tool::Libgit2 => checkout::write_blobs(crepo, versions, &present, into),
         }
     }
 }

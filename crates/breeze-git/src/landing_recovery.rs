@@ -7,11 +7,11 @@
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
-use git2::{Index, ObjectType, Oid, Repository, Tree};
+use git2::{Index, ObjectType, Oid, Repository};
 
-use crate::checkout::tree_diff_paths;
+use crate::checkout::{Version, Versions, tree_diff_paths};
 use crate::checkout_update::{
-    CheckoutUpdate, Scratch, remove_leftovers, remove_near_copies, replace_paths, version_in,
+    CheckoutUpdate, Scratch, remove_leftovers, remove_near_copies, replace_paths,
     write_index_entries,
 };
 use crate::error::{Context as _, GitError};
@@ -75,25 +75,28 @@ impl Repo {
             .ctx(|| format!("could not read HEAD of {}", at.display()))?;
         let head_tree = head.tree().ctx(|| format!("could not read HEAD of {}", at.display()))?;
         let index = fresh_index(crepo, at)?;
+        let head_versions = Versions::of(crepo, &head_tree, &touched)?;
         let unsettled: Vec<RepoPath> =
-            touched.into_iter().filter(|path| !settled(at, &index, &head_tree, path)).collect();
+            touched.into_iter().filter(|path| !settled(at, &index, &head_versions, path)).collect();
         if unsettled.is_empty() {
             return Ok(CheckoutRecovery { target: head.id(), rewritten: 0, kept: Vec::new() });
         }
+        let old = Versions::of(crepo, &old_tree, &unsettled)?;
+        let new = Versions::of(crepo, &new_tree, &unsettled)?;
         let scratch = Scratch::fresh(crepo.path())?;
         let (old_dir, new_dir) = (scratch.dir("old"), scratch.dir("new"));
-        self.checkouts.stage_versions(crepo, at, &old_tree, &unsettled, &old_dir)?;
-        self.checkouts.stage_versions(crepo, at, &new_tree, &unsettled, &new_dir)?;
+        self.checkouts.stage_versions(crepo, at, (&old_tree, &old), &unsettled, &old_dir)?;
+        self.checkouts.stage_versions(crepo, at, (&new_tree, &new), &unsettled, &new_dir)?;
         let exec_bit = crepo.config().and_then(|c| c.get_bool("core.filemode")).unwrap_or(true);
-        let versions = [(&old_tree, old_dir.as_path()), (&new_tree, new_dir.as_path())];
+        let sides = [(&old, old_dir.as_path()), (&new, new_dir.as_path())];
         let mut rewrite: Vec<RepoPath> = Vec::new();
         let mut kept: Vec<RepoPath> = Vec::new();
         for path in unsettled {
             let file = at.join(path.as_path());
-            let on_disk = versions.iter().any(|(tree, dir)| {
-                holds_version(&file, version_in(tree, &path), &dir.join(path.as_path()), exec_bit)
+            let on_disk = sides.iter().any(|(versions, dir)| {
+                holds_version(&file, versions.get(&path), &dir.join(path.as_path()), exec_bit)
             });
-            if on_disk && index_is_breezes(&index, &path, &old_tree, &new_tree) {
+            if on_disk && index_is_breezes(&index, &path, &old, &new) {
                 rewrite.push(path);
             } else {
                 kept.push(path);
@@ -106,21 +109,22 @@ impl Repo {
         } else {
             // main moved elsewhere since (by hand): breeze's paths follow it too.
             let dir = scratch.dir("head");
-            self.checkouts.stage_versions(crepo, at, &head_tree, &rewrite, &dir)?;
+            let head = (&head_tree, &head_versions);
+            self.checkouts.stage_versions(crepo, at, head, &rewrite, &dir)?;
             dir
         };
-        let in_the_way = replace_paths(at, &target_dir, &head_tree, &rewrite, &mut |_, _| {})?;
+        let in_the_way = replace_paths(at, &target_dir, &head_versions, &rewrite, &mut |_, _| {})?;
         rewrite.retain(|path| !in_the_way.contains(path));
         kept.extend(in_the_way);
         // The user's file stays; an index entry of breeze's follows HEAD.
         let follow: Vec<RepoPath> = kept
             .iter()
-            .filter(|path| index_is_breezes(&index, path, &old_tree, &new_tree))
-            .filter(|path| staged_id(&index, path) != version_in(&head_tree, path).map(|v| v.0))
+            .filter(|path| index_is_breezes(&index, path, &old, &new))
+            .filter(|path| staged_id(&index, path) != head_versions.get(path).map(|v| v.0))
             .cloned()
             .collect();
         drop(index);
-        write_index_entries(crepo, at, &head_tree, &rewrite, &follow, &scratch)?;
+        write_index_entries(crepo, at, &head_versions, &rewrite, &follow, &scratch)?;
         scratch.remove()?;
         let mut kept: Vec<String> = kept.iter().map(RepoPath::display).collect();
         kept.sort();
@@ -152,24 +156,22 @@ fn staged_id(index: &Index, path: &RepoPath) -> Option<Oid> {
 
 /// Whether the index entry of `path` is breeze's: unconflicted, and the old or the new
 /// version (or absent where that version lacks the path).
-fn index_is_breezes(index: &Index, path: &RepoPath, old: &Tree<'_>, new: &Tree<'_>) -> bool {
+fn index_is_breezes(index: &Index, path: &RepoPath, old: &Versions, new: &Versions) -> bool {
     let conflicted = (1..=3).any(|stage| index.get_path(path.as_path(), stage).is_some());
     let staged = staged_id(index, path);
-    !conflicted
-        && (staged == version_in(old, path).map(|v| v.0)
-            || staged == version_in(new, path).map(|v| v.0))
+    !conflicted && (staged == old.get(path).map(|v| v.0) || staged == new.get(path).map(|v| v.0))
 }
 
 /// Whether `path` already agrees with `head` in the index and on disk: its entry is
 /// HEAD's version with the stat data of the file there, or neither HEAD nor the index has
 /// it and no file stands there.
-fn settled(at: &Path, index: &Index, head: &Tree<'_>, path: &RepoPath) -> bool {
+fn settled(at: &Path, index: &Index, head: &Versions, path: &RepoPath) -> bool {
     use std::os::unix::fs::MetadataExt as _;
     if (1..=3).any(|stage| index.get_path(path.as_path(), stage).is_some()) {
         return false;
     }
     let meta = std::fs::symlink_metadata(at.join(path.as_path())).ok();
-    match (version_in(head, path), index.get_path(path.as_path(), 0), meta) {
+    match (head.get(path), index.get_path(path.as_path(), 0), meta) {
         (None, None, meta) => meta.is_none_or(|meta| meta.is_dir()),
         (Some((id, mode, _)), Some(entry), Some(meta)) => {
             entry.id == id
@@ -187,12 +189,7 @@ fn settled(at: &Path, index: &Index, head: &Tree<'_>, path: &RepoPath) -> bool {
 /// that lacks the path matches nothing there (or a folder, which holds paths of its own);
 /// a link matches a link to the same target; a file a regular file with the same bytes
 /// (and the same executable bit, when `exec_bit` matters); a gitlink any folder.
-fn holds_version(
-    file: &Path,
-    version: Option<(Oid, i32, ObjectType)>,
-    staged: &Path,
-    exec_bit: bool,
-) -> bool {
+fn holds_version(file: &Path, version: Option<Version>, staged: &Path, exec_bit: bool) -> bool {
     use std::os::unix::fs::PermissionsExt as _;
     let actual = std::fs::symlink_metadata(file).ok();
     let Some((_, _, kind)) = version else {

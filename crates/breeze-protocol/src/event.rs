@@ -228,6 +228,22 @@ pub enum EventKind {
         #[serde(default)]
         reason: Option<String>,
     },
+    /// breeze is about to update a checkout of main (the user's, usually) for a landing;
+    /// journaled before the first file is written. Each path is replaced atomically; an
+    /// update that a kill cut short (no `landed` event with its `to` commit follows) is
+    /// finished or undone by `breeze resume`.
+    CheckoutUpdate {
+        /// Task id.
+        task: String,
+        /// Absolute path of the checkout.
+        checkout: String,
+        /// Its HEAD's commit before the update: main's tip the landing builds on.
+        from: String,
+        /// The landing commit.
+        to: String,
+        /// How many paths change.
+        paths: u64,
+    },
     /// A task landed on main.
     Landed {
         /// Task id.

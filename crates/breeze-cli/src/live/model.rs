@@ -217,6 +217,9 @@ impl LiveModel {
             EventKind::CommandStarted { task, purpose, .. } => {
                 self.task(task).phase = purpose.clone();
             }
+            EventKind::CheckoutUpdate { task, .. } => {
+                self.task(task).phase = "updating your checkout".into();
+            }
             EventKind::BackendTrouble { task, role, trouble, wait_ms, .. } => {
                 note = Some(format!(
                     "… [{task}] {role} backend {trouble}; trying again in {}s",

@@ -234,6 +234,9 @@ impl Walk {
             "landed" | "escalated" | "blocked" | "failed" | "deferred" | "awaiting-approval"
         );
         if leaves {
+            if state == "landed" && !self.open.contains_key(task) {
+                self.landed_after_stop(task);
+            }
             self.close(task, at, state);
             self.end_deferral(task, at);
             if state == "deferred" {
@@ -243,6 +246,16 @@ impl Walk {
             }
         } else if let Some(open) = self.open.get_mut(task) {
             open.states.push((at, Phase::of_state(state)));
+        }
+    }
+
+    /// A task recognized as landed when its run resumed (the engine was killed while it
+    /// landed): its last stay, cut off as `stopped`, ended with the landing.
+    fn landed_after_stop(&mut self, task: &str) {
+        if let Some(stay) = self.stays.iter_mut().rev().find(|stay| stay.task == task)
+            && stay.ended == "stopped"
+        {
+            stay.ended = "landed".into();
         }
     }
 
@@ -387,6 +400,7 @@ fn task_of(event: &EventKind) -> Option<&str> {
         | EventKind::Reviewed { task, .. }
         | EventKind::ScopeDecided { task, .. }
         | EventKind::Landed { task, .. }
+        | EventKind::CheckoutUpdate { task, .. }
         | EventKind::BackendTrouble { task, .. } => Some(task),
         _ => None,
     }

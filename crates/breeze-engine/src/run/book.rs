@@ -144,12 +144,19 @@ impl TaskBook {
                 (task.id.clone(), task.phase.visible(true), task.commit)
             })
             .await?;
+        let landed = matches!(transition, Transition::Land { .. });
+        if landed {
+            crate::kill_points::reached("landing:state-saved");
+        }
         self.journal(EventKind::TaskState {
             task: id.clone(),
             state: visible,
             reason: transition.reason(),
         })
         .await?;
+        if landed {
+            crate::kill_points::reached("landing:state-journaled");
+        }
         match &transition {
             Transition::Defer { reason } => {
                 self.report(ProgressEvent::Deferred { id, reason: reason.clone() });

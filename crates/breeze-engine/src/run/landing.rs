@@ -3,13 +3,15 @@
 
 use std::path::PathBuf;
 
-use breeze_git::{AdvanceOutcome, MergeOutcome, Oid};
+use breeze_git::{AdvanceOutcome, CheckoutObserver, CheckoutUpdate, MergeOutcome, Oid};
 use breeze_protocol::{EventKind, VerifyFailure};
 use breeze_supervise::Ending;
 
 use super::context::RunContext;
 use super::driver::TaskDriver;
 use crate::error::EngineError;
+use crate::journal::RunStore;
+use crate::kill_points;
 use crate::run_dir::file_slug;
 use crate::snapshot::ObjectId;
 
@@ -100,6 +102,7 @@ impl TaskDriver {
             Some(entry) => add_changelog_entry(ctx, tree, entry).await?,
             None => tree,
         };
+        kill_points::reached("landing:merged");
         let mut message = message.to_string();
         if ctx.config.run_hooks {
             match run_hooks(ctx, &self.id, main, tree, &message).await? {
@@ -110,12 +113,18 @@ impl TaskDriver {
         }
         let commit =
             ctx.git(move |repo| repo.write_landing_commit(tree, main, head, &message)).await?;
+        kill_points::reached("landing:committed");
         if !ctx.config.verify.is_empty()
             && let Some(failure) = verify(ctx, &self.id, commit).await?
         {
             return Ok(Try::Done(Landing::VerifyFailed(failure)));
         }
-        let advanced = match ctx.git(move |repo| repo.advance_main(main, commit)).await {
+        kill_points::reached("landing:verified");
+        let mut journaled =
+            JournaledUpdates { store: ctx.book.store().clone(), task: self.id.clone() };
+        let advance =
+            move |repo: &breeze_git::Repo| repo.advance_main_observed(main, commit, &mut journaled);
+        let advanced = match ctx.git(advance).await {
             // The user's checkout is mid-merge/rebase, or another git process holds its
             // lock: the landing waits for the user like a dirty file does.
             Err(EngineError::Git(
@@ -126,6 +135,7 @@ impl TaskDriver {
         };
         match advanced {
             AdvanceOutcome::Advanced { .. } => {
+                kill_points::reached("landing:main-moved");
                 ctx.roles.guard.landed(commit);
                 ctx.book
                     .journal(EventKind::Landed {
@@ -134,6 +144,7 @@ impl TaskDriver {
                         previous_main: main.to_string(),
                     })
                     .await?;
+                kill_points::reached("landing:landed-journaled");
                 Ok(Try::Done(Landing::Landed { commit: commit.into() }))
             }
             AdvanceOutcome::Raced { actual } => {
@@ -147,6 +158,37 @@ impl TaskDriver {
                 ),
             })),
         }
+    }
+}
+
+/// Journals each update of a checkout of main before its first file is written, so that
+/// `breeze resume` can finish or undo one a kill cut short.
+struct JournaledUpdates {
+    store: RunStore,
+    task: String,
+}
+
+impl CheckoutObserver for JournaledUpdates {
+    fn updating(&mut self, update: &CheckoutUpdate) -> std::io::Result<()> {
+        self.store.record_blocking(EventKind::CheckoutUpdate {
+            task: self.task.clone(),
+            checkout: update.checkout.display().to_string(),
+            from: update.from.to_string(),
+            to: update.to.to_string(),
+            paths: update.paths as u64,
+        })?;
+        kill_points::reached("landing:checkout-journaled");
+        Ok(())
+    }
+
+    fn placed(&mut self, done: usize, total: usize) {
+        if done == total.div_ceil(2) {
+            kill_points::reached("landing:checkout-half");
+        }
+    }
+
+    fn updated(&mut self, _update: &CheckoutUpdate) {
+        kill_points::reached("landing:checkout-written");
     }
 }
 

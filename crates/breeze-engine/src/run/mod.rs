@@ -4,7 +4,8 @@
 //! `dispatcher` asks the `schedule` what may start and gives each task a
 //! `driver` on a lane; the driver takes the task through its `lanes` worktree,
 //! `work`, `consult`, `review` and `landing`. Every change of a task's state goes
-//! through the run's `book`; `cleanup` tidies up after a finished run.
+//! through the run's `book`; `cleanup` tidies up after a finished run; `recovery` sets
+//! right what a killed engine left half-done when its run resumes.
 
 mod book;
 mod cleanup;
@@ -15,6 +16,7 @@ mod driver;
 mod landing;
 mod lanes;
 mod prepare;
+mod recovery;
 mod review;
 mod schedule;
 mod scope;

@@ -153,19 +153,23 @@ pub(super) fn interrupted_run(options: &RunOptions) -> Result<Prepared, EngineEr
     keep_plan_order(&mut snapshot, &plan)?;
     repo.ensure_not_mid_operation()?;
     repo.ensure_excluded()?;
+    // A checkout update a kill cut short is finished or undone before anything else
+    // looks at the checkout.
+    let mut notices = super::recovery::finish_checkout_updates(&repo, &run_dir)?;
     recognize_landings(&repo, &mut snapshot)?;
     snapshot.state = RunState::Running;
     snapshot.stop_reason = None;
     let main_tip = repo.main_tip()?.into();
     let plans_file = tracked_plans_file(&repo, &plan)?;
     let known_main = last_landing(&run_dir).unwrap_or(snapshot.main_tip_at_start.0);
+    notices.extend(plan.warnings.iter().map(ToString::to_string));
     Ok(Prepared {
         repo,
         config,
         containment,
         known_main,
         main_tip,
-        notices: plan.warnings.iter().map(ToString::to_string).collect(),
+        notices,
         plan,
         analysis,
         sims,
@@ -238,8 +242,9 @@ fn keep_plan_order(snapshot: &mut RunSnapshot, plan: &Plan) -> Result<(), Engine
     Ok(())
 }
 
-/// A landing that happened just before the engine died is recognized by its trailers;
-/// every other unfinished task goes on from its phase.
+/// A landing that happened just before the engine died is recognized by its trailers
+/// (the session journals it: `recovery::journal_landings`); every other unfinished task
+/// goes on from its phase.
 fn recognize_landings(repo: &Repo, snapshot: &mut RunSnapshot) -> Result<(), EngineError> {
     let stop_at = snapshot.main_tip_at_start.0;
     for record in snapshot.tasks.iter_mut().filter(|record| !record.phase.is_terminal()) {

@@ -32,13 +32,16 @@ pub(super) async fn go_on(
     options: RunOptions,
     cancel: CancellationToken,
 ) -> Result<RunOutcome, EngineError> {
-    if prepared.resumed {
+    let resumed = prepared.resumed;
+    if resumed {
         end_orphans_of(&prepared.run_dir).await;
     }
     let run_dir = prepared.run_dir.clone();
     let (ctx, _lock) = context(prepared, &options, cancel).await?;
+    // Landings a kill kept out of the journal are journaled before anything else.
+    let recorded = if resumed { super::recovery::journal_landings(&ctx).await } else { Ok(()) };
     // A main moved onto a lane's commit while no engine watched is refused before anything.
-    let end = match ctx.roles.guard.check_main() {
+    let end = match recorded.and_then(|()| ctx.roles.guard.check_main()) {
         Ok(()) => Dispatcher::new(ctx.clone()).run().await,
         Err(err) => Err(err),
     };
