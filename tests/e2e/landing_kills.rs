@@ -405,3 +405,30 @@ fn a_landing_killed_at_each_step_is_finished_and_journaled_once() {
         );
     }
 }
+
+#[test]
+fn abort_after_a_kill_half_way_through_the_checkout_puts_it_back() {
+    let plan =
+        toml_task("1", "Four files", &["src/a.txt", "src/b.txt", "src/c.txt", "src/d.txt"], "");
+    let (_temp, root) = repo_with(&[
+        ("breeze.toml", SCRIPTED_CONFIG),
+        ("plan.toml", &plan),
+        ("src/a.txt", "a\n"),
+        ("src/b.txt", "b\n"),
+    ]);
+    let main = git(&root, &["rev-parse", "main"]);
+    let killed = breeze()
+        .current_dir(&root)
+        .args(["run"])
+        .env("BREEZE_TEST_KILL_AT", "landing:checkout-half")
+        .output()
+        .unwrap();
+    assert_eq!(killed.status.signal(), Some(9), "{}", both(&killed));
+    assert_ne!(git(&root, &["status", "--porcelain"]), "", "the kill left the update half done");
+
+    let aborted = run_in(&root, &["abort"]);
+    assert_eq!(aborted.status.code(), Some(0), "{}", both(&aborted));
+    assert_eq!(git(&root, &["rev-parse", "main"]), main, "main never moved");
+    assert_eq!(git(&root, &["status", "--porcelain"]), "", "the checkout is main again");
+    assert_no_stray_files(&root, "");
+}

@@ -27,11 +27,15 @@ pub struct AbortReport {
     pub already: Option<RunState>,
     /// The run's state file could not be read: it was set aside (this says why and where).
     pub damaged: Option<String>,
+    /// What the user should know: files of theirs kept while an update of their checkout
+    /// that a kill cut short was finished or undone.
+    pub notices: Vec<String>,
 }
 
 /// Gives up on the latest run: stops a live engine (SIGTERM, as Ctrl-C would, after
 /// leaving a marker so it records an abort rather than an interruption), ends orphaned role
-/// processes, commits what the lanes hold on their task branches, and marks the run
+/// processes, finishes or undoes an update of the user's checkout a kill cut short (as
+/// `resume` would), commits what the lanes hold on their task branches, and marks the run
 /// aborted. Worktrees and branches stay for `breeze clean`. A run that already finished is
 /// left as it is ([`AbortReport::already`]).
 pub async fn abort(repo_dir: &Path) -> Result<AbortReport, EngineError> {
@@ -77,6 +81,7 @@ pub async fn abort(repo_dir: &Path) -> Result<AbortReport, EngineError> {
                 stopped_engine,
                 already: None,
                 damaged: Some(format!("{err}; set aside as {}", aside.display())),
+                notices: Vec::new(),
             });
         }
     };
@@ -86,13 +91,15 @@ pub async fn abort(repo_dir: &Path) -> Result<AbortReport, EngineError> {
             stopped_engine,
             already: Some(snapshot.state),
             damaged: None,
+            notices: Vec::new(),
         });
     }
     crate::run::end_orphans_of(&run_dir).await;
+    let notices = crate::run::finish_checkout_updates(&repo, &run_dir)?;
     let _ = std::fs::write(run_dir.abort_marker(), b"");
     record_abort(&repo, &run_dir, &mut snapshot)?;
     drop(lock);
-    Ok(AbortReport { run_id, stopped_engine, already: None, damaged: None })
+    Ok(AbortReport { run_id, stopped_engine, already: None, damaged: None, notices })
 }
 
 /// Marks `snapshot` aborted: what each unfinished task's lane holds is committed on its

@@ -1,7 +1,8 @@
 //! Moving main onto a landing: the compare-and-swap of the main branch, with a safe
 //! fast-forward of every checkout that has main checked out (the user's, usually) that
-//! writes only the paths the landing touches, defers when one of them holds the user's
-//! work, and puts the checkouts back when main cannot move.
+//! writes only the paths the landing touches — each atomically, announced to an observer
+//! first (`checkout_update.rs`) — defers when one of them holds the user's work, and puts
+//! the checkouts back when main cannot move.
 
 use std::path::{Path, PathBuf};
 
@@ -233,7 +234,7 @@ impl Repo {
                 }));
             }
             drop(index);
-            let (blocking, _holding_new) = self.checkouts.blocking_paths(
+            let blocking = self.checkouts.blocking_paths(
                 crepo,
                 path,
                 &change.touched,

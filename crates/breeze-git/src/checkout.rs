@@ -444,18 +444,18 @@ fn checkout_into(
 }
 
 /// Paths among `touched` that the checkout has changed (staged or not) or that an
-/// untracked or ignored file occupies: fast-forwarding would overwrite them. Returned
-/// apart: the changed paths that already hold exactly what `new_tree` has, with an index
-/// entry that is HEAD's, the new one, or none — breeze's own half-done fast-forward.
+/// untracked or ignored file occupies: fast-forwarding would overwrite them. A changed
+/// path that already holds exactly what `new_tree` has, with an index entry that is
+/// HEAD's, the new one, or none, does not block (it is rewritten with the same content).
 pub(crate) fn blocking_paths(
     repo: &Repository,
     at: &Path,
     touched: &[RepoPath],
     old_tree: &Tree<'_>,
     new_tree: &Tree<'_>,
-) -> Result<(Vec<String>, Vec<RepoPath>), GitError> {
+) -> Result<Vec<String>, GitError> {
     if touched.is_empty() {
-        return Ok((Vec::new(), Vec::new()));
+        return Ok(Vec::new());
     }
     let mut options = StatusOptions::new();
     options
@@ -473,21 +473,16 @@ pub(crate) fn blocking_paths(
         locked_or(e, at, || format!("could not read the status of {}", at.display()))
     })?;
     let index = fresh_index(repo, at)?;
-    let mut blocking = Vec::new();
-    let mut done = Vec::new();
-    for entry in statuses.iter().filter(|e| e.status() != Status::CURRENT) {
-        let path = RepoPath(entry.path_bytes().to_vec());
-        if holds_target(at, &path, &index, old_tree, new_tree) {
-            done.push(path);
-        } else {
-            blocking.push(path.display());
-        }
-    }
+    let mut blocking: Vec<String> = statuses
+        .iter()
+        .filter(|e| e.status() != Status::CURRENT)
+        .map(|entry| RepoPath(entry.path_bytes().to_vec()))
+        .filter(|path| !holds_target(at, path, &index, old_tree, new_tree))
+        .map(|path| path.display())
+        .collect();
     blocking.sort();
     blocking.dedup();
-    done.sort();
-    done.dedup();
-    Ok((blocking, done))
+    Ok(blocking)
 }
 
 /// Whether `path` in the checkout at `at` already is what `new_tree` says (content, kind,

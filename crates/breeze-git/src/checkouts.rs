@@ -355,8 +355,8 @@ impl Checkouts {
 
     /// Paths among `touched` that the checkout of main at `at` has changed (staged or not)
     /// or that an untracked or ignored file occupies: fast-forwarding from `old_tree` to
-    /// `new_tree` would overwrite them. Returned apart (libgit2 only): the paths that
-    /// already hold what `new_tree` has, breeze's own half-done fast-forward.
+    /// `new_tree` would overwrite them. With libgit2, a path that already holds what
+    /// `new_tree` has does not block.
     pub(crate) fn blocking_paths(
         &self,
         crepo: &Repository,
@@ -364,7 +364,7 @@ impl Checkouts {
         touched: &[RepoPath],
         old_tree: &Tree<'_>,
         new_tree: &Tree<'_>,
-    ) -> Result<(Vec<String>, Vec<RepoPath>), GitError> {
+    ) -> Result<Vec<String>, GitError> {
         match self.tool {
             Tool::GitCli { .. } => {
                 let touched: std::collections::HashSet<&[u8]> =
@@ -376,7 +376,7 @@ impl Checkouts {
                     .collect();
                 paths.sort();
                 paths.dedup();
-                Ok((paths, Vec::new()))
+                Ok(paths)
             }
             Tool::Libgit2 => checkout::blocking_paths(crepo, at, touched, old_tree, new_tree),
         }

@@ -13,8 +13,11 @@
 //! - **Landing**: [`Repo::merge_task`] (three-way, in memory), [`Repo::replace_in_tree`]
 //!   (Plans.md flip), [`Repo::write_landing_commit`] with [`landing_message`],
 //!   [`Repo::integration_worktree`] for `land.verify`, [`Repo::advance_main`]
-//!   (compare-and-swap plus a safe fast-forward of the user's checkout),
-//!   [`Repo::rebase_worktree_with_conflicts`] and [`Repo::find_landing`].
+//!   (compare-and-swap plus a safe fast-forward of the user's checkout, every path replaced
+//!   atomically; [`Repo::advance_main_observed`] tells a [`CheckoutObserver`] before the
+//!   first path), [`Repo::rebase_worktree_with_conflicts`] and [`Repo::find_landing`].
+//! - **Resume**: [`Repo::finish_checkout_update`] finishes or undoes an update of the
+//!   user's checkout that a kill cut short; [`Repo::remove_landing_leftovers`].
 //!
 //! libgit2's gaps are handled up front: SHA-256, reftable, partial-clone, sparse-checkout
 //! and sparse/split-index repositories are refused by [`Repo::open`] with what to do;
@@ -24,9 +27,10 @@
 //! Modules, leaves first: `error`, `names`, `paths`, `state`, `slug`, `cli`, `handles` and
 //! `support` import nothing of the crate but `error`; `checkout` and `stage` are libgit2's
 //! side of checkouts and staging; `checkouts` chooses between libgit2 and the `git` CLI;
+//! `checkout_update` replaces a checkout's paths and index atomically;
 //! `repo` holds the [`Repo`]; the rest add operations to it (`worktree`, `create`, `lane`,
 //! `branch`, `integration`, `provision`, `commit`, `diff`, `gates`, `land`, `advance`,
-//! `rebase`, `guard`).
+//! `landing_recovery`, `rebase`, `guard`).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

@@ -88,14 +88,23 @@ fn scratch_left(repo: &TestRepo) -> bool {
     repo.path().join(".git/breeze-landing").exists()
 }
 
-/// Twenty new files and a changed `src/a.rs`: 21 paths.
-fn twenty_files(repo: &TestRepo, handle: &Repo) -> (Worktree, Oid) {
-    let wt = task(repo, handle, "t");
-    let head = worker_does(
-        &wt,
+/// The standard repository and the landing commit (with main's tip under it) of a task
+/// that adds twenty files and changes `src/a.rs`: 21 paths.
+fn twenty_file_landing() -> (TestRepo, Repo, Oid, Oid) {
+    landing_in(
+        TestRepo::standard(),
         "for i in $(seq 0 19); do echo \"// $i\" > src/gen$i.rs; done; echo 'fn a() { task }' > src/a.rs",
-    );
-    (wt, head)
+    )
+}
+
+/// The landing commit (with main's tip under it) of a task whose worker runs `script` in
+/// a lane of `repo`.
+fn landing_in(repo: TestRepo, script: &str) -> (TestRepo, Repo, Oid, Oid) {
+    let handle = repo.open();
+    let wt = task(&repo, &handle, "t");
+    let head = worker_does(&wt, script);
+    let (onto, commit) = landing_commit(&handle, &wt, head);
+    (repo, handle, onto, commit)
 }
 
 #[test]
@@ -110,17 +119,14 @@ fn every_kind_of_path_is_replaced_and_git_has_nothing_to_rehash() {
         ("gone.txt", "deleted by the task\n"),
         ("docs/guide.md", "guide\n"),
     ]);
-    let handle = repo.open();
-    let wt = task(&repo, &handle, "kinds");
-    let head = worker_does(
-        &wt,
+    let (repo, handle, onto, commit) = landing_in(
+        repo,
         "rm -r d && echo 'a folder became this file' > d \
          && rm f && mkdir f && echo inner > f/inner \
          && chmod +x run.sh && rm gone.txt && ln -s README.md link \
          && echo 'fn a() { task }' > src/a.rs \
          && mkdir -p new/deep && echo new > new/deep/file.txt",
     );
-    let (onto, commit) = landing_commit(&handle, &wt, head);
     // The user's own state elsewhere.
     write(repo.path(), "docs/guide.md", "guide, edited\n");
     write(repo.path(), "scratch.txt", "mine\n");
@@ -159,10 +165,7 @@ fn every_kind_of_path_is_replaced_and_git_has_nothing_to_rehash() {
 
 #[test]
 fn an_observer_that_cannot_record_the_update_stops_the_landing_before_any_file() {
-    let repo = TestRepo::standard();
-    let handle = repo.open();
-    let (wt, head) = twenty_files(&repo, &handle);
-    let (onto, commit) = landing_commit(&handle, &wt, head);
+    let (repo, handle, onto, commit) = twenty_file_landing();
     struct Full;
     impl CheckoutObserver for Full {
         fn updating(&mut self, _: &CheckoutUpdate) -> std::io::Result<()> {
@@ -188,10 +191,7 @@ fn killed_landing(handle: &Repo, onto: Oid, commit: Oid, die_after: usize) -> Ch
 
 #[test]
 fn an_update_killed_half_way_is_undone_on_resume_and_the_users_file_kept() {
-    let repo = TestRepo::standard();
-    let handle = repo.open();
-    let (wt, head) = twenty_files(&repo, &handle);
-    let (onto, commit) = landing_commit(&handle, &wt, head);
+    let (repo, handle, onto, commit) = twenty_file_landing();
     let update = killed_landing(&handle, onto, commit, 11);
     assert_eq!(repo.main_tip(), onto, "main did not move");
     // Each path is old or new, never half-written: src/a.rs and gen0, gen1, gen10…gen17
@@ -236,10 +236,7 @@ fn an_update_killed_half_way_is_undone_on_resume_and_the_users_file_kept() {
 
 #[test]
 fn an_update_whose_main_already_moved_is_completed_on_resume() {
-    let repo = TestRepo::standard();
-    let handle = repo.open();
-    let (wt, head) = twenty_files(&repo, &handle);
-    let (onto, commit) = landing_commit(&handle, &wt, head);
+    let (repo, handle, onto, commit) = twenty_file_landing();
     let update = killed_landing(&handle, onto, commit, 5);
     // main points at the landing (moved by hand here: in a real run only the compare-and-
     // swap moves it, after the whole update).
@@ -266,10 +263,7 @@ fn an_update_whose_main_already_moved_is_completed_on_resume() {
 
 #[test]
 fn an_update_killed_after_main_moved_needs_nothing_more() {
-    let repo = TestRepo::standard();
-    let handle = repo.open();
-    let (wt, head) = twenty_files(&repo, &handle);
-    let (onto, commit) = landing_commit(&handle, &wt, head);
+    let (repo, handle, onto, commit) = twenty_file_landing();
     let mut heard = Heard::default();
     let outcome = handle.advance_main_observed(onto, commit, &mut heard).unwrap();
     assert!(matches!(outcome, AdvanceOutcome::Advanced { .. }));
@@ -308,13 +302,10 @@ fn line_endings_are_written_as_a_checkout_writes_them() {
         ("notes.txt", "one\r\n"),
         ("d/inner.txt", "a folder that becomes a file\r\n"),
     ]);
-    let handle = repo.open();
-    let wt = task(&repo, &handle, "crlf");
-    let head = worker_does(
-        &wt,
+    let (repo, handle, onto, commit) = landing_in(
+        repo,
         "printf 'one\\r\\ntwo\\r\\n' > notes.txt && rm -r d && printf 'now a file\\r\\n' > d",
     );
-    let (onto, commit) = landing_commit(&handle, &wt, head);
     let outcome = handle.advance_main(onto, commit).unwrap();
     assert!(matches!(outcome, AdvanceOutcome::Advanced { .. }), "{outcome:?}");
     assert_eq!(read(repo.path(), "notes.txt"), "one\r\ntwo\r\n", "smudged to CRLF");

@@ -5,7 +5,8 @@
 mod common;
 
 use breeze_git::{
-    AdvanceOutcome, CheckoutObserver, CheckoutUpdate, MergeOutcome, Repo, landing_message,
+    AdvanceOutcome, CheckoutObserver, CheckoutUpdate, MergeOutcome, Oid, Repo, Worktree,
+    landing_message,
 };
 use common::{TestRepo, git, read, rev, write};
 
@@ -22,6 +23,17 @@ fn lfs_like_repo() -> TestRepo {
     repo.git(&["commit", "-q", "-m", "add big.dat"]);
     assert_eq!(repo.git(&["cat-file", "-p", "HEAD:big.dat"]), "PTR:v1");
     repo
+}
+
+/// A lane on `base` where `files` are written and committed by breeze: the lane and the
+/// task's head.
+fn lane_commit(handle: &Repo, base: Oid, files: &[(&str, &str)]) -> (Worktree, Oid) {
+    let wt = handle.create_worktree("lane-1", "task/x", base, "r").unwrap();
+    for (path, content) in files {
+        write(&wt.path, path, content);
+    }
+    let head = handle.commit_worktree(&wt, "task x").unwrap().head();
+    (wt, head)
 }
 
 #[test]
@@ -122,10 +134,11 @@ fn a_conflicting_task_goes_back_with_its_filtered_files_smudged() {
     let repo = lfs_like_repo();
     let handle = repo.open();
     let base = repo.main_tip();
-    let wt = handle.create_worktree("lane-1", "task/x", base, "r").unwrap();
-    write(&wt.path, "big.dat", "REAL:task\n");
-    write(&wt.path, "src/a.rs", "fn a() { task }\n");
-    let head = handle.commit_worktree(&wt, "task x").unwrap().head();
+    let (wt, head) = lane_commit(
+        &handle,
+        base,
+        &[("big.dat", "REAL:task\n"), ("src/a.rs", "fn a() { task }\n")],
+    );
     let onto = repo.commit_on_main(&[("src/a.rs", "fn a() { main }\n")], "main edit");
 
     let rebased = handle.rebase_worktree_with_conflicts(&wt, base, head, onto).unwrap();
@@ -164,10 +177,8 @@ fn a_killed_update_of_a_filtered_checkout_is_finished_with_the_filters() {
     let repo = lfs_like_repo();
     let handle = repo.open();
     let base = repo.main_tip();
-    let wt = handle.create_worktree("lane-1", "task/one", base, "r").unwrap();
-    write(&wt.path, "big.dat", "REAL:v2\n");
-    write(&wt.path, "more.dat", "REAL:more\n");
-    let head = handle.commit_worktree(&wt, "task one").unwrap().head();
+    let (_wt, head) =
+        lane_commit(&handle, base, &[("big.dat", "REAL:v2\n"), ("more.dat", "REAL:more\n")]);
     let MergeOutcome::Clean { tree } = handle.merge_task(base, head, base).unwrap() else {
         panic!()
     };

@@ -28,6 +28,9 @@ pub fn abort() -> CliResult {
     if let Some(pid) = &report.stopped_engine {
         output::println(&format!("stopped the running engine (pid {pid})"))?;
     }
+    for notice in &report.notices {
+        output::println(notice)?;
+    }
     output::println(&format!(
         "run {} is aborted; what its lanes held is committed on the task branches (`breeze status` says where each task's work is); `breeze clean` removes its worktrees and keeps branches with work",
         report.run_id

@@ -364,6 +364,11 @@ mod tests {
     /// The journal of a real run: three tasks on two lanes, every one landed.
     const THREE_TASKS: &str = include_str!("../../tests/fixtures/three-tasks.events.jsonl");
 
+    /// The journal of a run whose engine was killed right after main moved onto its
+    /// landing (`BREEZE_TEST_KILL_AT=landing:main-moved`), then resumed.
+    const KILLED_AFTER_MAIN_MOVED: &str =
+        include_str!("../../tests/fixtures/killed-after-main-moved.events.jsonl");
+
     fn journal(text: &str) -> Vec<BreezeEvent> {
         text.lines().map(|line| serde_json::from_str(line).unwrap()).collect()
     }
@@ -401,6 +406,28 @@ mod tests {
 
     fn lane_ids(model: &LiveModel) -> Vec<Option<&str>> {
         (1..=model.lanes.len()).map(|lane| model.on_lane(lane).map(|t| t.id.as_str())).collect()
+    }
+
+    #[test]
+    fn a_landing_recognized_after_a_kill_shows_as_landed() {
+        let events = journal(KILLED_AFTER_MAIN_MOVED);
+        let mut model = LiveModel::default();
+        model.seed(&pending(&["1"]), false);
+        let update = events
+            .iter()
+            .position(|e| matches!(e.event, EventKind::CheckoutUpdate { .. }))
+            .unwrap();
+        for event in &events[..=update] {
+            model.apply(event);
+        }
+        assert_eq!(model.on_lane(1).unwrap().phase, "updating your checkout");
+        for event in &events[update + 1..] {
+            model.apply(event);
+        }
+        assert_eq!(model.tasks[0].state, TaskState::Landed);
+        assert!(lane_ids(&model).iter().all(Option::is_none), "the lane is free");
+        assert_eq!(model.finished, Some(RunState::Succeeded));
+        assert!(model.milestones.iter().any(|m| m.text.starts_with("● [1] landed")));
     }
 
     #[test]

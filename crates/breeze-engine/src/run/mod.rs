@@ -37,6 +37,7 @@ use crate::progress::ProgressSink;
 use crate::run_dir::{RunDir, latest_run};
 use crate::snapshot::RunSnapshot;
 
+pub(crate) use recovery::finish_checkout_updates;
 pub(crate) use session::end_orphans_of;
 
 /// What to run and how.

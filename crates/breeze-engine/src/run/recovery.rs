@@ -33,7 +33,7 @@ fn read_journal(
 /// event of its commit: breeze's paths follow the checkout's HEAD, the user's files are
 /// kept (see [`Repo::finish_checkout_update`]); then removes what killed landings left in
 /// the git folders. Returns what the user should know.
-pub(super) fn finish_checkout_updates(
+pub(crate) fn finish_checkout_updates(
     repo: &Repo,
     run_dir: &RunDir,
 ) -> Result<Vec<String>, EngineError> {

@@ -289,3 +289,20 @@ fn an_approval_wait_leaves_the_lane_and_waits_off_it_until_the_task_lands() {
     let other = stay_of(&timeline, "6", Some(1));
     assert_eq!((other.start, other.end, other.ended.as_str()), (t(210), t(1_100), "escalated"));
 }
+
+#[test]
+fn a_landing_recognized_after_a_kill_ends_the_stay_the_kill_cut_off() {
+    // A real journal: the engine was killed right after main moved onto the landing
+    // (`BREEZE_TEST_KILL_AT=landing:main-moved`); the resumed run journaled the landing.
+    let text = include_str!("../../../tests/fixtures/killed-after-main-moved.events.jsonl");
+    let events: Vec<BreezeEvent> =
+        text.lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+    let timeline = derive(&events);
+    assert_eq!(timeline.sessions.len(), 2);
+    let ended: Vec<(&str, &str)> =
+        timeline.stays.iter().map(|stay| (stay.task.as_str(), stay.ended.as_str())).collect();
+    assert_eq!(ended, [("1", "landed")]);
+    let stay = &timeline.stays[0];
+    assert_eq!(stay.end, timeline.sessions[0].1, "it ends where the killed engine stopped");
+    assert_eq!(stay.pieces.last().map(|piece| piece.phase), Some(Phase::Landing));
+}
