@@ -99,8 +99,14 @@ impl Scratch {
 /// between taking the lock and renaming it over the index). Whether there was anything.
 pub(crate) fn remove_leftovers(git_dir: &Path) -> Result<bool, GitError> {
     let root = git_dir.join(SCRATCH_DIR);
-    if std::fs::symlink_metadata(&root).is_err() {
-        return Ok(false);
+    match std::fs::symlink_metadata(&root) {
+        Err(_) => return Ok(false),
+        Ok(meta) if !meta.is_dir() => {
+            // Not breeze's making (breeze makes a folder): nothing is looked at through it.
+            std::fs::remove_file(&root).map_err(|e| GitError::io("remove", &root, e))?;
+            return Ok(true);
+        }
+        Ok(_) => {}
     }
     let lock = git_dir.join("index.lock");
     if let (Ok(ours), Ok(held)) =

@@ -132,12 +132,17 @@ impl Repo {
     }
 
     /// Removes what killed landings left in the git folders of the primary checkout and
-    /// of every linked worktree: scratch folders, and an `index.lock` that is breeze's
-    /// scratch copy of the index. Returns the git folders that held any.
+    /// of every linked worktree of the user's (landings never write breeze's own
+    /// worktrees): scratch folders, and an `index.lock` that is breeze's scratch copy of
+    /// the index. Returns the git folders that held any.
     pub fn remove_landing_leftovers(&self) -> Result<Vec<PathBuf>, GitError> {
         let mut git_dirs = vec![self.common_dir.clone()];
+        let ours = self.worktree_root();
         if let Ok(entries) = std::fs::read_dir(self.common_dir.join("worktrees")) {
-            git_dirs.extend(entries.flatten().map(|entry| entry.path()));
+            git_dirs.extend(entries.flatten().map(|entry| entry.path()).filter(|admin| {
+                let gitdir = std::fs::read_to_string(admin.join("gitdir")).unwrap_or_default();
+                !Path::new(gitdir.trim()).starts_with(&ours)
+            }));
         }
         let mut cleaned = Vec::new();
         for git_dir in git_dirs {
