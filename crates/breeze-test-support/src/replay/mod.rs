@@ -225,7 +225,7 @@ impl fmt::Display for ReplayReport {
         )?;
         writeln!(
             f,
-            "plan: {} write groups, lanes {}, widest {widest}, critical path {} tasks, {} conflicting pairs",
+            "plan: {} write group(s), lanes {}, widest {widest}, critical path {} tasks, {} conflicting pairs",
             self.plan.groups,
             self.plan.workers,
             self.plan.critical_path_tasks(),
