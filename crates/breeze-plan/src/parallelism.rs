@@ -19,7 +19,7 @@
 pub const EXACT_TASKS: usize = 128;
 
 /// Work units (roughly: candidate tasks looked at) the exact search may spend.
-const SEARCH_BUDGET: u64 = 1_000_000;
+const SEARCH_BUDGET: u64 = 300_000;
 
 /// What [`compute`] needs of the analysis: the dependency order and the conflicts.
 pub(crate) struct Graphs<'a> {

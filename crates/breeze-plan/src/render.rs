@@ -104,7 +104,9 @@ fn write_parallelism(out: &mut String, plan: &Plan, a: &Analysis) {
     } else {
         (
             "at least",
-            format!("a greedy bound: plans over {EXACT_TASKS} tasks are not searched exactly"),
+            format!(
+                "a lower bound: only plans up to {EXACT_TASKS} tasks are searched exactly, within a fixed budget"
+            ),
         )
     };
     let _ = writeln!(
