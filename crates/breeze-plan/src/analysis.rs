@@ -146,8 +146,10 @@ pub fn analyze(plan: &Plan, max_workers: u32) -> Result<Analysis, PlanError> {
     let conflict_graph = ConflictGraph::build(tasks, &order, &rank, &runs_alone);
     let (groups, group_index) = write_groups(conflict_graph.components, &order, &rank);
 
+    // Pairs with a task without a write set are told apart by `runs_alone`; every other
+    // conflict, whatever its reason, keeps its pair apart.
     let overlaps: Vec<(usize, usize)> = (conflict_graph.conflicts.iter())
-        .filter(|c| matches!(c.reason, ConflictReason::Overlap { .. }))
+        .filter(|c| !matches!(c.reason, ConflictReason::NoWriteSet { .. }))
         .map(|c| (c.a, c.b))
         .collect();
     let parallelism = parallelism::compute(&parallelism::Graphs {
