@@ -237,6 +237,35 @@ async fn conflicting_tasks_never_overlap_and_dependents_wait_for_the_landing() {
 }
 
 #[tokio::test]
+async fn one_connected_write_group_still_runs_three_lanes_when_three_tasks_can_run_together() {
+    // 4 writes what 1, 2 and 3 each write: the conflict graph is one connected group, but
+    // 1, 2 and 3 conflict with none of one another and are ready together.
+    let plan = toml_task("1", "Change a", &["a.txt"], "")
+        + &toml_task("2", "Change b", &["b.txt"], "")
+        + &toml_task("3", "Change c", &["c.txt"], "")
+        + &toml_task(
+            "4",
+            "Change all",
+            &["a.txt", "b.txt", "c.txt"],
+            "depends_on = [\"1\", \"2\", \"3\"]",
+        );
+    let fixture = Fixture::new(&plan, &[]);
+    let outcome = fixture.run().await;
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    assert_eq!(outcome.status.workers, 3);
+    let mut lanes: std::collections::BTreeMap<String, u32> = std::collections::BTreeMap::new();
+    for event in fixture.events(&outcome) {
+        if let EventKind::TaskStarted { task, lane, .. } = event {
+            lanes.entry(task).or_insert(lane);
+        }
+    }
+    let first_three: std::collections::BTreeSet<u32> =
+        ["1", "2", "3"].iter().map(|id| lanes[*id]).collect();
+    assert_eq!(first_three, std::collections::BTreeSet::from([1, 2, 3]), "{lanes:?}");
+    assert!(outcome.status.tasks.iter().all(|t| t.state == TaskState::Landed), "{outcome:?}");
+}
+
+#[tokio::test]
 async fn a_tracked_plans_md_row_flips_to_done_in_the_landing_commit() {
     let plans = "# Plans\n\n| Task | Content | DoD | Writes | Depends | Status |\n|---|---|---|---|---|---|\n| 1 | Add a | a exists | `a.txt` | - | cc:todo |\n| 2 | Add b | b exists | `b.txt` | 1 | cc:TODO |\n";
     let fixture = Fixture::new("", &[("Plans.md", plans)]);
