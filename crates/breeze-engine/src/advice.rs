@@ -15,6 +15,11 @@ const SIGNATURE_CHARS: usize = 80;
 /// Unlike the original harness's ASCII-only rule, Japanese or Korean error text keeps its letters,
 /// so two different non-English failures do not collide on `none`.
 pub fn normalize_signature(text: &str) -> String {
+    normalize(text, SIGNATURE_CHARS)
+}
+
+/// [`normalize_signature`] with at most `limit` characters.
+fn normalize(text: &str, limit: usize) -> String {
     let mut out = String::new();
     let mut pending_dash = false;
     for ch in text.chars().flat_map(char::to_lowercase) {
@@ -28,9 +33,73 @@ pub fn normalize_signature(text: &str) -> String {
             pending_dash = true;
         }
     }
-    let truncated: String = out.chars().take(SIGNATURE_CHARS).collect();
+    let truncated: String = out.chars().take(limit).collect();
     let trimmed = truncated.trim_end_matches('-');
     if trimmed.is_empty() { "none".to_string() } else { trimmed.to_string() }
+}
+
+/// Longest line kept in an output signature, in characters.
+const OUTPUT_LINE_CHARS: usize = 240;
+
+/// What a failing check's output is compared by, to tell whether two runs fail the same
+/// way (a landing and main's own tip, `land.on_main_failure`): the lines that name a
+/// failure or an error, each normalized like [`normalize_signature`] (up to 240
+/// characters) with durations read as one word, sorted, without repeats. Lines that count
+/// passed tests are left out — a task that adds a passing test does not change a failure;
+/// when no line names a failure, the last three lines are the signature.
+pub fn output_signature(output: &str) -> Vec<String> {
+    let lines: Vec<&str> = output.lines().map(str::trim).filter(|line| !line.is_empty()).collect();
+    let naming: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|line| {
+            let lower = line.to_lowercase();
+            (lower.contains("fail") || lower.contains("error")) && !lower.contains("passed")
+        })
+        .collect();
+    let chosen =
+        if naming.is_empty() { lines[lines.len().saturating_sub(3)..].to_vec() } else { naming };
+    let mut signature: Vec<String> = chosen
+        .into_iter()
+        .map(|line| normalize(&without_durations(line), OUTPUT_LINE_CHARS))
+        .collect();
+    signature.sort();
+    signature.dedup();
+    signature
+}
+
+/// Units a duration in test output is written with.
+const DURATION_UNITS: [&str; 6] = ["seconds", "second", "secs", "sec", "ms", "s"];
+
+/// `line` with every duration (`2.31s`, `15ms`, `0.5 sec`) written as `<time>`: the same
+/// failure takes a different time on every run.
+fn without_durations(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    let mut after_word = false;
+    while let Some(ch) = rest.chars().next() {
+        if ch.is_ascii_digit() && !after_word {
+            let number = rest
+                .char_indices()
+                .find(|(_, c)| !(c.is_ascii_digit() || *c == '.'))
+                .map_or(rest.len(), |(i, _)| i);
+            let unit_start = rest[number..].trim_start_matches(' ');
+            let unit = DURATION_UNITS.iter().find(|unit| {
+                unit_start.starts_with(*unit)
+                    && !unit_start[unit.len()..].starts_with(|c: char| c.is_alphanumeric())
+            });
+            if let Some(unit) = unit {
+                out.push_str("<time>");
+                rest = &unit_start[unit.len()..];
+                after_word = false;
+                continue;
+            }
+        }
+        out.push(ch);
+        after_word = ch.is_alphanumeric();
+        rest = &rest[ch.len_utf8()..];
+    }
+    out
 }
 
 /// `<task_id>:<reason_code>:<signature>`.
@@ -112,6 +181,22 @@ mod tests {
         let long = "x".repeat(200);
         assert_eq!(normalize_signature(&long).chars().count(), 80);
         assert!(!normalize_signature(&format!("{} y", "x".repeat(79))).ends_with('-'));
+    }
+
+    #[test]
+    fn output_signatures_keep_the_failures_and_drop_times_and_pass_counts() {
+        let main = "collected 297 items\n...F....\nFAILED tests/test_a.py::test_x - AssertionError: 1 != 2\n==== 1 failed, 296 passed in 2.31s ====\n";
+        let same = "collected 298 items\n....F....\nFAILED tests/test_a.py::test_x - AssertionError: 1 != 2\n==== 1 failed, 297 passed in 3.5s ====\n";
+        let worse = format!("{same}FAILED tests/test_b.py::test_y - KeyError\n");
+        assert_eq!(output_signature(main), ["failed-tests-test-a-py-test-x-assertionerror-1-2"]);
+        assert_eq!(output_signature(main), output_signature(same));
+        assert_ne!(output_signature(main), output_signature(&worse));
+        assert_eq!(
+            output_signature("ok\nerror: build took 12 ms\nerror: build took 3.2 seconds\n"),
+            ["error-build-took-time"]
+        );
+        assert_eq!(output_signature("a\nb\nc\nd\n"), ["b", "c", "d"], "no failure named");
+        assert_eq!(without_durations("test3s 40s x2 5ms"), "test3s <time> x2 <time>");
     }
 
     #[test]

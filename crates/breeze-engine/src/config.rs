@@ -106,6 +106,10 @@ pub struct Config {
     pub verify_timeout: Duration,
     /// Landing conflicts / verify failures sent back before escalating.
     pub max_land_bounces: u32,
+    /// Approved tasks verified together at most (`land.batch`); 1 = each landing alone.
+    pub land_batch: u32,
+    /// What a landing does when its verify fails and main's own tip fails it too.
+    pub on_main_failure: OnMainFailure,
     /// Run the repository's `pre-commit` and `commit-msg` hooks on each landing.
     pub run_hooks: bool,
     /// Reviewed work waits for `breeze approve` before it lands.
@@ -126,6 +130,28 @@ pub struct Config {
     /// Run on escalation, deferral, awaiting approval and the run's end, with the event as
     /// JSON on stdin (`notify.command`; empty = none).
     pub notify_command: Vec<String>,
+}
+
+/// What a landing does when `land.verify` fails on it and main's own tip fails it too
+/// (`land.on_main_failure`): the failure is main's, never the task's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnMainFailure {
+    /// Stop the run resumably with main's failure; `breeze resume` once main is fixed.
+    Stop,
+    /// Land the task anyway when it fails exactly the way main does (same failing
+    /// output); a task that fails differently goes back to its worker.
+    Land,
+}
+
+impl OnMainFailure {
+    /// Config spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Stop => "stop",
+            Self::Land => "land",
+        }
+    }
 }
 
 /// How role processes are confined (`sandbox.mode`).
@@ -348,6 +374,8 @@ struct RawLand {
     verify: Vec<String>,
     verify_timeout: String,
     max_bounces: i64,
+    batch: i64,
+    on_main_failure: OnMainFailure,
     run_hooks: bool,
     require_approval: bool,
 }
@@ -390,6 +418,8 @@ impl RawConfig {
             verify: self.land.verify,
             verify_timeout: duration(&self.land.verify_timeout, "land.verify_timeout")?,
             max_land_bounces: int_in(self.land.max_bounces, "land.max_bounces", 1, 10)?,
+            land_batch: int_in(self.land.batch, "land.batch", 1, MAX_LAND_BATCH)?,
+            on_main_failure: self.land.on_main_failure,
             run_hooks: self.land.run_hooks,
             require_approval: self.land.require_approval,
             worktree_include: inside_repository(self.worktree.include, "worktree.include")?,
@@ -455,11 +485,14 @@ fn inside_repository(patterns: Vec<String>, key: &str) -> Result<Vec<String>, St
     Ok(patterns)
 }
 
+/// The largest `land.batch`: a failing batch of 16 is bisected in at most 5 verify runs.
+const MAX_LAND_BATCH: i64 = 16;
+
 fn int_in(value: i64, key: &str, min: i64, max: i64) -> Result<u32, String> {
     if value < min || value > max {
         return Err(format!("`{key}` is {value}; it must be between {min} and {max}"));
     }
-    // Bounded by `max` (≤ 10) above.
+    // Bounded by `max` (≤ 16) above.
     Ok(value as u32)
 }
 
@@ -520,6 +553,20 @@ mod tests {
         assert_eq!(config.max_consults_per_task, 3);
         assert_eq!(config.max_file_bytes, 10 * 1024 * 1024);
         assert!(config.verify.is_empty());
+        assert_eq!(config.land_batch, 1, "each landing verified alone unless asked");
+        assert_eq!(config.on_main_failure, OnMainFailure::Stop);
+    }
+
+    #[test]
+    fn batches_and_main_failures_are_configured_in_land() {
+        let config =
+            Config::parse("[land]\nbatch = 4\non_main_failure = \"land\"\n", "b.toml").unwrap();
+        assert_eq!(config.land_batch, 4);
+        assert_eq!(config.on_main_failure, OnMainFailure::Land);
+        let err = Config::parse("[land]\nbatch = 0\n", "b.toml").unwrap_err().to_string();
+        assert!(err.contains("`land.batch` is 0; it must be between 1 and 16"), "{err}");
+        let err = Config::parse("[land]\non_main_failure = \"ignore\"\n", "b.toml").unwrap_err();
+        assert!(err.to_string().contains("ignore") && err.to_string().contains("stop"), "{err}");
     }
 
     #[test]

@@ -42,8 +42,9 @@ pub mod run;
 pub mod run_dir;
 pub mod scaffold;
 pub mod snapshot;
+mod verify_cache;
 
-pub use config::{BackendKind, Config};
+pub use config::{BackendKind, Config, OnMainFailure};
 
 /// The plan.toml extension tables the engine reads (`[task.sim]`, the scripted simulator's
 /// steering); the planner keeps them apart from the tasks without interpreting them.

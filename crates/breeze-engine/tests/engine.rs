@@ -428,7 +428,8 @@ async fn a_failing_verify_goes_back_to_the_worker_with_the_log_tail() {
     options.config.as_mut().unwrap().verify = vec![
         "sh".into(),
         "-c".into(),
-        "grep -q 'attempt 2' src/one.txt || { echo 'verify: attempt 2 missing'; exit 1; }".into(),
+        // main has no src/one.txt and passes; the task's first attempt fails.
+        "[ ! -f src/one.txt ] || grep -q 'attempt 2' src/one.txt || { echo 'verify: attempt 2 missing'; exit 1; }".into(),
     ];
     let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
     assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
@@ -1030,4 +1031,282 @@ async fn the_notify_command_hears_escalations_and_the_end_of_the_run() {
     assert!(told.starts_with("task 1 escalated"), "{told}");
     assert!(told.contains("|escalated\n"), "{told}");
     assert!(told.ends_with("the run failed|failed\n"), "{told}");
+}
+
+/// Runs of `land.verify` the journal records.
+fn verify_runs(events: &[EventKind]) -> usize {
+    events
+        .iter()
+        .filter(
+            |e| matches!(e, EventKind::CommandStarted { purpose, .. } if purpose == "land.verify"),
+        )
+        .count()
+}
+
+/// The journal's `verified` events: the tasks verified together (none: main's own tip)
+/// and the outcome.
+fn verdicts(events: &[EventKind]) -> Vec<(Vec<String>, String)> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            EventKind::Verified { tasks, outcome, .. } => Some((tasks.clone(), outcome.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+fn ids(ids: &[&str]) -> Vec<String> {
+    ids.iter().map(|id| id.to_string()).collect()
+}
+
+/// Whether main's tree, as the git CLI exports it, passes the verify script.
+fn main_passes(fixture: &Fixture, verify: &str) -> bool {
+    let dir = tempfile::tempdir().unwrap();
+    let export = format!(
+        "git -C {} archive main | tar -x -C {}",
+        fixture.root.display(),
+        dir.path().display()
+    );
+    let exported = std::process::Command::new("sh").args(["-c", &export]).status().unwrap();
+    assert!(exported.success());
+    std::process::Command::new("sh").arg(verify).current_dir(dir.path()).status().unwrap().success()
+}
+
+/// Each task's number of landing commits on main (`Breeze-Task` trailers).
+fn landings_on_main(fixture: &Fixture) -> std::collections::BTreeMap<String, usize> {
+    let trailers =
+        git(&fixture.root, &["log", "--format=%(trailers:key=Breeze-Task,valueonly)", "main"]);
+    let mut count = std::collections::BTreeMap::new();
+    for id in trailers.lines().filter(|line| !line.is_empty()) {
+        *count.entry(id.to_string()).or_insert(0) += 1;
+    }
+    count
+}
+
+fn with_verify(options: &mut RunOptions, verify: &str) {
+    options.config.as_mut().unwrap().verify = vec!["sh".into(), verify.into()];
+}
+
+#[tokio::test]
+async fn a_verify_failure_main_already_has_stops_the_run_and_is_not_pinned_on_the_task() {
+    let fixture = Fixture::new(&one_task(""), &[("broken.txt", "main is broken\n")]);
+    let verify = script(
+        &fixture,
+        "verify.sh",
+        "if [ -f broken.txt ]; then echo 'FAILED test_main: broken.txt exists'; exit 1; fi\necho '1 passed'\n",
+    );
+    let mut options = fixture.options();
+    with_verify(&mut options, &verify);
+    let main_before = fixture.repo.rev("main");
+    let outcome = breeze_engine::run(options.clone(), CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.state, RunState::Interrupted, "{outcome:?}");
+    assert_eq!(outcome.exit_code(), breeze_protocol::ExitCode::Interrupted);
+    let reason = outcome.stop_reason.clone().unwrap();
+    assert!(
+        reason.contains(&format!("main itself fails `sh {verify}` at {}", &main_before[..7])),
+        "{reason}"
+    );
+    assert!(reason.contains("FAILED test_main: broken.txt exists"), "the log tail: {reason}");
+    assert!(reason.contains("fix main") && reason.contains("breeze resume"), "{reason}");
+    // The task is not charged: one attempt, one round, no bounce; it waits to land.
+    let record = breeze_engine::load_run(&fixture.root, None).unwrap().task("1").cloned().unwrap();
+    assert_eq!(record.phase, breeze_engine::snapshot::TaskPhase::Approved);
+    assert_eq!((record.attempts, record.rounds, record.land_bounces), (1, 1, 0), "{record:?}");
+    assert!(record.verify_failure.is_none(), "nothing is sent back to the worker");
+    let events = fixture.events(&outcome);
+    assert_eq!(verify_runs(&events), 2, "the landing's, then main's own tip's");
+    assert_eq!(verdicts(&events), [(ids(&["1"]), "failed".into()), (ids(&[]), "failed".into())]);
+    assert_eq!(fixture.repo.rev("main"), main_before, "nothing landed");
+
+    // The user fixes main; the waiting task lands on the fixed main without more work.
+    git(&fixture.root, &["rm", "-q", "broken.txt"]);
+    git(&fixture.root, &["commit", "-qm", "fix main"]);
+    let outcome = resume_with(options).await;
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    assert_eq!(task(&outcome, "1").state, TaskState::Landed);
+    assert_eq!(task(&outcome, "1").attempts, 1, "not sent back to the worker");
+    assert_eq!(landings_on_main(&fixture), [("1".to_string(), 1)].into());
+    assert!(main_passes(&fixture, &verify));
+}
+
+#[tokio::test]
+async fn with_on_main_failure_land_work_failing_like_main_lands_and_a_new_failure_goes_back() {
+    let plan = toml_task("1", "Innocent", &["src/one.txt"], "")
+        + &toml_task("2", "Breaks two", &["src/two.txt"], "");
+    let fixture = Fixture::new(&plan, &[("broken.txt", "main is broken\n")]);
+    // main fails one test; task 2's first attempt breaks another. The summary line counts
+    // passed tests and its duration changes on every run: neither is part of a failure.
+    let verify = script(
+        &fixture,
+        "verify.sh",
+        r#"fail=0
+if [ -f broken.txt ]; then echo 'FAILED test_main: broken.txt exists'; fail=$((fail + 1)); fi
+if [ -f src/two.txt ] && ! grep -q 'attempt 2' src/two.txt; then echo 'FAILED test_two: two is broken'; fail=$((fail + 1)); fi
+echo "$fail failed, 3 passed in 0.$$s"
+[ "$fail" = 0 ]
+"#,
+    );
+    let mut options = fixture.options();
+    with_verify(&mut options, &verify);
+    let config = options.config.as_mut().unwrap();
+    config.on_main_failure = breeze_engine::OnMainFailure::Land;
+    config.max_workers = 1;
+    let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    assert_eq!(task(&outcome, "1").attempts, 1, "failing only like main, it lands as it is");
+    assert_eq!(task(&outcome, "2").attempts, 2, "its own failure sends it back once");
+    let input = std::fs::read_to_string(outcome.run_dir.join("io/2.worker.2.input.json")).unwrap();
+    assert!(input.contains("FAILED test_two: two is broken"), "{input}");
+    assert!(input.contains("main itself fails"), "the worker hears what is main's: {input}");
+    let events = fixture.events(&outcome);
+    assert_eq!(
+        verdicts(&events),
+        [
+            (ids(&[]), "failed".into()),
+            (ids(&["1"]), "fails-like-main".into()),
+            (ids(&[]), "failed".into()),
+            (ids(&["2"]), "failed".into()),
+            (ids(&[]), "failed".into()),
+            (ids(&["2"]), "fails-like-main".into()),
+        ]
+    );
+    // main's own verify ran once: after task 1 landed, main's tip is task 1's landing,
+    // whose verdict is known.
+    assert_eq!(verify_runs(&events), 4, "task 1, main, task 2 twice");
+    let known_mains = events
+        .iter()
+        .filter(|e| matches!(e, EventKind::Verified { tasks, known: true, .. } if tasks.is_empty()))
+        .count();
+    assert_eq!(known_mains, 2);
+    assert_eq!(landings_on_main(&fixture), [("1".to_string(), 1), ("2".to_string(), 1)].into());
+}
+
+/// Four tasks writing `src/<n>.txt`; verify fails while task 3's first attempt is in the tree.
+fn four_tasks_one_bad() -> (Fixture, String) {
+    let plan = ["one", "two", "three", "four"]
+        .iter()
+        .enumerate()
+        .map(|(n, name)| toml_task(&(n + 1).to_string(), name, &[&format!("src/{name}.txt")], ""))
+        .collect::<String>();
+    let fixture = Fixture::new(&plan, &[]);
+    let verify = script(
+        &fixture,
+        "verify.sh",
+        "if [ -f src/three.txt ] && ! grep -q 'attempt 2' src/three.txt; then echo 'FAILED test_three: three is broken'; exit 1; fi\n",
+    );
+    (fixture, verify)
+}
+
+/// main's reflog: every commit main was moved to, oldest first, after the first.
+fn main_moves(fixture: &Fixture) -> Vec<String> {
+    let reflog = git(&fixture.root, &["reflog", "--format=%H", "main"]);
+    let mut moves: Vec<String> = reflog.lines().map(str::to_string).collect();
+    moves.reverse();
+    moves.split_off(1)
+}
+
+#[tokio::test]
+async fn a_batch_of_four_with_one_bad_task_is_bisected_the_bad_one_goes_back_the_rest_land() {
+    let (fixture, verify) = four_tasks_one_bad();
+    let mut options = requiring_approval(&fixture);
+    with_verify(&mut options, &verify);
+    options.config.as_mut().unwrap().land_batch = 4;
+    // The four wait for a person, who approves them at once: they land as one batch.
+    let outcome = breeze_engine::run(options.clone(), CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.state, RunState::Interrupted, "{outcome:?}");
+    use breeze_engine::decision::{HumanDecision, decide};
+    decide(&fixture.root, &ids(&["1", "2", "3", "4"]), &HumanDecision::Approve).unwrap();
+    let outcome = resume_with(options.clone()).await;
+    for id in ["1", "2", "4"] {
+        assert_eq!(task(&outcome, id).state, TaskState::Landed, "{id}: {outcome:?}");
+        assert_eq!(task(&outcome, id).attempts, 1, "{id}");
+    }
+    // Task 3 went back to its worker with the log tail, was reworked and reviewed, and
+    // waits for the person again.
+    assert_eq!(task(&outcome, "3").state, TaskState::AwaitingApproval, "{outcome:?}");
+    assert_eq!(task(&outcome, "3").attempts, 2);
+    let input = std::fs::read_to_string(outcome.run_dir.join("io/3.worker.2.input.json")).unwrap();
+    assert!(input.contains("FAILED test_three: three is broken"), "{input}");
+
+    let events = fixture.events(&outcome);
+    let batches: Vec<Vec<String>> = events
+        .iter()
+        .filter_map(|e| match e {
+            EventKind::LandingBatch { tasks, .. } => Some(tasks.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(batches, [ids(&["1", "2", "3", "4"]), ids(&["4"])]);
+    // The batch: all four fail; the first two pass; the first three fail: task 3 is the
+    // culprit — ⌈log2 4⌉ + 1 = 3 runs. Task 4 is verified again without task 3.
+    assert_eq!(
+        verdicts(&events),
+        [
+            (ids(&["1", "2", "3", "4"]), "failed".into()),
+            (ids(&["1", "2"]), "passed".into()),
+            (ids(&["1", "2", "3"]), "failed".into()),
+            (ids(&["4"]), "passed".into()),
+        ]
+    );
+    assert_eq!(verify_runs(&events), 4);
+    // Tasks 1 and 2 moved main in one compare-and-swap, one commit each.
+    let log =
+        git(&fixture.root, &["log", "--format=%(trailers:key=Breeze-Task,valueonly)", "main"]);
+    assert_eq!(log.split_whitespace().collect::<Vec<_>>(), ["4", "2", "1"]);
+    assert_eq!(main_moves(&fixture).len(), 2, "main moved twice: 1+2, then 4");
+
+    decide(&fixture.root, &ids(&["3"]), &HumanDecision::Approve).unwrap();
+    let outcome = resume_with(options).await;
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    let each_once = ["1", "2", "3", "4"].map(|id| (id.to_string(), 1)).into();
+    assert_eq!(landings_on_main(&fixture), each_once);
+    // Nothing landed unverified: every commit main was moved to passed verify.
+    let passed: Vec<String> = read_events(&outcome.run_dir.join("events.jsonl"))
+        .unwrap()
+        .into_iter()
+        .filter_map(|e| match e.event {
+            EventKind::Verified { commit, outcome, .. } if outcome == "passed" => Some(commit),
+            _ => None,
+        })
+        .collect();
+    for moved in main_moves(&fixture) {
+        assert!(passed.contains(&moved), "main moved to {moved}, which verify never passed");
+    }
+    assert!(main_passes(&fixture, &verify));
+    assert_eq!(git(&fixture.root, &["status", "--porcelain"]), "");
+}
+
+#[tokio::test]
+async fn with_batch_1_each_landing_is_verified_alone_and_a_landed_main_is_known_to_pass() {
+    let (fixture, verify) = four_tasks_one_bad();
+    let mut options = fixture.options();
+    with_verify(&mut options, &verify);
+    options.config.as_mut().unwrap().max_workers = 1;
+    let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    assert_eq!(task(&outcome, "3").attempts, 2, "sent back once with the log tail");
+    let events = fixture.events(&outcome);
+    assert!(!events.iter().any(|e| matches!(e, EventKind::LandingBatch { .. })));
+    // Task 3's failure asks whether main fails too: main's tip is task 2's landing, whose
+    // tree passed — known without a run.
+    assert_eq!(
+        verdicts(&events),
+        [
+            (ids(&["1"]), "passed".into()),
+            (ids(&["2"]), "passed".into()),
+            (ids(&["3"]), "failed".into()),
+            (ids(&[]), "passed".into()),
+            (ids(&["3"]), "passed".into()),
+            (ids(&["4"]), "passed".into()),
+        ]
+    );
+    assert!(
+        events.iter().any(
+            |e| matches!(e, EventKind::Verified { tasks, known: true, .. } if tasks.is_empty())
+        )
+    );
+    assert_eq!(verify_runs(&events), 5);
+    let each_once = ["1", "2", "3", "4"].map(|id| (id.to_string(), 1)).into();
+    assert_eq!(landings_on_main(&fixture), each_once);
+    assert!(main_passes(&fixture, &verify));
 }

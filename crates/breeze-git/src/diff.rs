@@ -143,6 +143,16 @@ impl Repo {
         Ok(out)
     }
 
+    /// The tree of `commit`: what a check of the commit's files depends on (two commits
+    /// with one tree verify alike).
+    pub fn tree_of(&self, commit: Oid) -> Result<Oid, GitError> {
+        let repo = self.git()?;
+        let found = repo
+            .find_commit(commit)
+            .map_err(|_| GitError::MissingObject { what: "commit", oid: commit })?;
+        Ok(found.tree_id())
+    }
+
     /// The first parent of `commit`; `None` for a root commit.
     pub fn first_parent(&self, commit: Oid) -> Result<Option<Oid>, GitError> {
         let repo = self.git()?;

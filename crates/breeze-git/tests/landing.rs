@@ -396,6 +396,48 @@ fn find_landing_recognizes_a_landed_task_by_its_trailers() {
 }
 
 #[test]
+fn a_batch_of_landings_chained_in_memory_moves_main_once_and_keeps_each_commit() {
+    let repo = TestRepo::standard();
+    let handle = repo.open();
+    let start = repo.main_tip();
+    let one = task(&repo, &handle, "one");
+    let one_head = worker_commits(&one, &[("src/a.rs", "fn a() { one }\n")]);
+    let two = task(&repo, &handle, "two");
+    let two_head = worker_commits(&two, &[("src/b.rs", "fn b() { two }\n")]);
+
+    // Each task merged onto the previous landing commit, none of them on main yet.
+    let mut parent = start;
+    for (wt, head, id) in [(&one, one_head, "1"), (&two, two_head, "2")] {
+        let MergeOutcome::Clean { tree } = handle.merge_task(wt.base, head, parent).unwrap() else {
+            panic!("expected a clean merge")
+        };
+        let message = landing_message("batched", None, id, "run-1", 1);
+        parent = handle.write_landing_commit(tree, parent, head, &message).unwrap();
+        assert_eq!(handle.tree_of(parent).unwrap(), tree);
+        assert_eq!(
+            handle.tree_of(parent).unwrap(),
+            rev(repo.path(), &format!("{parent}^{{tree}}"))
+        );
+        assert_eq!(repo.main_tip(), start, "nothing moves while the batch is built");
+    }
+    let canonical = std::fs::canonicalize(repo.path()).unwrap();
+    assert_eq!(
+        handle.advance_main(start, parent).unwrap(),
+        AdvanceOutcome::Advanced { updated_checkouts: vec![canonical] }
+    );
+    let tasks = repo.git(&[
+        "log",
+        "--format=%(trailers:key=Breeze-Task,valueonly)",
+        &format!("{start}..main"),
+    ]);
+    assert_eq!(tasks.split_whitespace().collect::<Vec<_>>(), ["2", "1"], "one commit per task");
+    assert_eq!(read(repo.path(), "src/a.rs"), "fn a() { one }\n");
+    assert_eq!(read(repo.path(), "src/b.rs"), "fn b() { two }\n");
+    assert_eq!(repo.status(), "");
+    repo.fsck();
+}
+
+#[test]
 fn landing_message_keeps_trailers_parseable() {
     let message =
         landing_message("multi\nline  title", Some("\nbody\n"), "id\nwith newline", "run", 3);

@@ -253,6 +253,34 @@ pub enum EventKind {
         /// Main before the landing.
         previous_main: String,
     },
+    /// Approved tasks merged onto main's tip one after another, to be verified together
+    /// (`land.batch`); `verified` events follow, then a `landed` event for each task that
+    /// landed. A batch a kill cut short is landed again on resume: tasks already on main are
+    /// recognized by their trailers.
+    LandingBatch {
+        /// The tasks, in the order their landing commits are chained.
+        tasks: Vec<String>,
+        /// Main's tip the batch is built on.
+        onto: String,
+    },
+    /// `land.verify`'s verdict on a commit: a landing (one task's, or a batch's first
+    /// tasks') or main's own tip. Verdicts on trees that passed before are known without
+    /// running the command.
+    Verified {
+        /// The tasks whose landing commits the verified commit puts on main, oldest first;
+        /// empty when main's own tip was verified.
+        tasks: Vec<String>,
+        /// The verified commit.
+        commit: String,
+        /// Its tree: what the verdict is remembered by.
+        tree: String,
+        /// `passed`, `failed`, or `fails-like-main` (it fails exactly the way main itself
+        /// does, and `land.on_main_failure = "land"`).
+        outcome: String,
+        /// Whether the verdict was known (the tree passed before) and nothing ran.
+        #[serde(default)]
+        known: bool,
+    },
     /// The run ended (or stopped resumably).
     RunFinished {
         /// Final state.

@@ -262,8 +262,19 @@ impl LiveModel {
                 view.phase = "landed".into();
                 self.free_lane_of(task);
             }
+            EventKind::LandingBatch { tasks, .. } => {
+                note = Some(format!("⇉ landing {} together: {}", tasks.len(), tasks.join(", ")));
+            }
+            EventKind::Verified { tasks, commit, outcome, .. } if outcome != "passed" => {
+                note = Some(match tasks.as_slice() {
+                    [] => format!("✗ main itself fails verify at {}", crate::render::short(commit)),
+                    [last] => format!("✗ [{last}] verify {outcome}"),
+                    [first, .., last] => format!("✗ [{first}…{last}] verify {outcome} together"),
+                });
+            }
             EventKind::WorktreeCreated { .. }
             | EventKind::WorktreeRemoved { .. }
+            | EventKind::Verified { .. }
             | EventKind::CommandEnded { .. } => {}
         }
         if let Some(text) = note {

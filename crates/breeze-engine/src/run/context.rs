@@ -38,6 +38,8 @@ pub(crate) struct RunContext {
     pub review_lock: tokio::sync::Mutex<()>,
     /// Landings are serial.
     pub land_lock: tokio::sync::Mutex<()>,
+    /// What `land.verify` said about trees before (passes across runs).
+    pub verify_cache: crate::verify_cache::VerifyCache,
     pub cancel: CancellationToken,
     /// Repository-relative path of the plan when it is a Plans.md tracked on main.
     pub tracked_plans_file: Option<String>,

@@ -14,6 +14,8 @@ use breeze_protocol::EventKind;
 use super::book::Transition;
 use super::context::RunContext;
 use super::driver::{TaskDriver, TaskExit};
+use super::land_batch::{BatchEnd, LandingQueue, Settled};
+use super::landing::{Landing, send_back};
 use super::schedule::{Busy, LanePool, Scheduler, lane_holding};
 use crate::error::EngineError;
 use crate::progress::ProgressEvent;
@@ -40,6 +42,8 @@ enum ExitEffect {
     Deferred,
     /// Its landing waits for a person.
     Awaiting,
+    /// It waits in the landing queue for its batch.
+    Queued,
     /// Something every task would hit: stop the run resumably.
     Fatal(String),
 }
@@ -56,6 +60,8 @@ pub(crate) struct Dispatcher {
     deferred: BTreeMap<usize, Instant>,
     /// Reviewed tasks waiting for a person's approval.
     awaiting: BTreeSet<usize>,
+    /// Approved tasks waiting to land in a batch, and the batch landing (`land.batch`).
+    queue: LandingQueue,
     /// The one last try of every deferred landing when nothing else can move was made.
     idle_retry_done: bool,
     fatal: Option<String>,
@@ -77,6 +83,7 @@ impl Dispatcher {
             in_flight: BTreeSet::new(),
             deferred,
             awaiting,
+            queue: LandingQueue::default(),
             idle_retry_done: false,
             fatal: None,
         }
@@ -91,7 +98,10 @@ impl Dispatcher {
             self.take_decisions().await?;
             self.block_unreachable().await?;
             self.fill_lanes();
-            if self.running.is_empty() {
+            if !self.approved_in_flight() {
+                self.queue.start(&self.ctx);
+            }
+            if self.running.is_empty() && !self.queue.is_landing() {
                 if let Some(end) = self.when_idle().await? {
                     return Ok(end);
                 }
@@ -99,11 +109,14 @@ impl Dispatcher {
             }
             let next_due = self.deferred.values().min().copied();
             tokio::select! {
-                joined = self.running.join_next() => {
+                joined = self.running.join_next(), if !self.running.is_empty() => {
                     if let Some(joined) = joined {
                         let joined = joined.map_err(EngineError::internal("running a task"))?;
                         self.on_exit(joined).await?;
                     }
+                }
+                (batch, end) = self.queue.landed(), if self.queue.is_landing() => {
+                    self.on_batch(batch, end).await?;
                 }
                 () = sleep_until(next_due), if next_due.is_some() => {}
                 () = tokio::time::sleep(DECISION_POLL), if !self.awaiting.is_empty() => {}
@@ -138,7 +151,7 @@ impl Dispatcher {
         }
         // Tasks waiting to land keep conflicting tasks out, whatever they wait for.
         let deferred: BTreeSet<usize> =
-            self.deferred.keys().chain(&self.awaiting).copied().collect();
+            self.deferred.keys().chain(&self.awaiting).copied().chain(self.queue.tasks()).collect();
         let phases = self.ctx.book.phases();
         Scheduler::new(&self.ctx.plan, &self.ctx.analysis)
             .with_widened(self.ctx.write_sets.widened())
@@ -213,20 +226,7 @@ impl Dispatcher {
         if !matches!(exit, Ok(TaskExit::Deferred(_))) {
             self.idle_retry_done = false;
         }
-        match self.record_exit(index, exit).await? {
-            ExitEffect::Deferred => {
-                self.deferred.insert(index, Instant::now() + DEFERRED_RETRY);
-            }
-            ExitEffect::Awaiting => {
-                self.awaiting.insert(index);
-            }
-            ExitEffect::Fatal(reason) => {
-                self.fatal = Some(reason);
-                self.ctx.cancel.cancel();
-            }
-            ExitEffect::Settled => {}
-        }
-        Ok(())
+        self.apply(index, exit).await
     }
 
     /// Records how a task left its lane.
@@ -253,6 +253,7 @@ impl Dispatcher {
                 book.transition(index, Transition::AwaitApproval { reason }).await?;
                 Ok(ExitEffect::Awaiting)
             }
+            Ok(TaskExit::QueuedToLand) => Ok(ExitEffect::Queued),
             Ok(TaskExit::Interrupted) => {
                 if !book.record(index).phase.is_terminal() {
                     let reason = "interrupted; `breeze resume` continues".to_string();
@@ -273,9 +274,99 @@ impl Dispatcher {
         }
     }
 
+    /// Whether a task on a lane is approved and about to join the landing queue: the next
+    /// batch waits for it (it costs nothing — the task leaves its lane at once), so that
+    /// tasks approved together land together.
+    fn approved_in_flight(&self) -> bool {
+        let phases = self.ctx.book.phases();
+        self.in_flight
+            .iter()
+            .any(|&index| matches!(phases[index], TaskPhase::Approved | TaskPhase::Deferred))
+    }
+
+    /// A batch ended: each of its tasks is recorded as if it left a lane; those it did not
+    /// judge are back in the queue.
+    async fn on_batch(&mut self, batch: Vec<usize>, end: BatchEnd) -> Result<(), EngineError> {
+        self.idle_retry_done = false;
+        let settled = match end {
+            Ok(settled) => settled,
+            Err(err) => {
+                // Whatever broke off because the run is stopping resumes later.
+                if self.ctx.cancel.is_cancelled() {
+                    for index in batch {
+                        self.apply(index, Ok(TaskExit::Interrupted)).await?;
+                    }
+                    return Ok(());
+                }
+                let reason = err.to_string();
+                let stops = err.stops_the_run();
+                let next = next_step(&err);
+                for index in batch {
+                    let book = &self.ctx.book;
+                    if stops {
+                        book.transition(index, Transition::Stop { reason: reason.clone() }).await?;
+                    } else {
+                        book.transition(index, Transition::Fail { reason: reason.clone() }).await?;
+                    }
+                }
+                if stops {
+                    self.fatal = Some(format!("{reason}; {next}"));
+                    self.ctx.cancel.cancel();
+                }
+                return Ok(());
+            }
+        };
+        for (index, outcome) in settled {
+            let exit = match outcome {
+                Settled::Again => continue,
+                Settled::Landing(Landing::Landed { commit }) => {
+                    self.ctx.book.change(index, |record| record.commit = Some(commit)).await?;
+                    TaskExit::Landed { commit }
+                }
+                Settled::Landing(Landing::Deferred { reason }) => TaskExit::Deferred(reason),
+                Settled::Landing(sent_back) => {
+                    match send_back(&self.ctx, index, sent_back).await? {
+                        Some(reason) => TaskExit::Escalated(reason),
+                        // Back to work: the scheduler starts it again on a lane.
+                        None => continue,
+                    }
+                }
+            };
+            self.apply(index, Ok(exit)).await?;
+        }
+        Ok(())
+    }
+
+    /// Records how a task left its lane or the landing queue, and what follows.
+    async fn apply(
+        &mut self,
+        index: usize,
+        exit: Result<TaskExit, EngineError>,
+    ) -> Result<(), EngineError> {
+        match self.record_exit(index, exit).await? {
+            ExitEffect::Deferred => {
+                self.deferred.insert(index, Instant::now() + DEFERRED_RETRY);
+            }
+            ExitEffect::Awaiting => {
+                self.awaiting.insert(index);
+            }
+            ExitEffect::Queued => self.queue.push(index),
+            ExitEffect::Fatal(reason) => {
+                self.fatal = Some(reason);
+                self.ctx.cancel.cancel();
+            }
+            ExitEffect::Settled => {}
+        }
+        Ok(())
+    }
+
     /// Stopping: role processes get SIGTERM through the shared token; every task records
     /// where it stopped.
     async fn shut_down(mut self) -> Result<DispatchEnd, EngineError> {
+        if self.queue.is_landing() {
+            let (batch, end) = self.queue.landed().await;
+            self.on_batch(batch, end).await?;
+        }
         while let Some(joined) = self.running.join_next().await {
             if let Ok((index, _, exit)) = joined
                 && let ExitEffect::Fatal(reason) = self.record_exit(index, exit).await?

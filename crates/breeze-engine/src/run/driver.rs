@@ -10,7 +10,7 @@ use breeze_protocol::{ReasonCode, ReviewFeedback, Verdict};
 use super::book::Transition;
 use super::consult::{Consult, Question};
 use super::context::RunContext;
-use super::landing::Landing;
+use super::landing::{Landing, send_back};
 use super::work::Work;
 use crate::advice::{is_plateau, plateau_score};
 use crate::containment::LaneWriter;
@@ -28,6 +28,8 @@ pub(crate) enum TaskExit {
     Deferred(String),
     /// Approved by the reviewer; landing waits for a person (why, and what to run).
     AwaitingApproval(String),
+    /// Approved: waits in the landing queue for its batch (`land.batch`), holding no lane.
+    QueuedToLand,
     /// The run is shutting down; resume continues from the record.
     Interrupted,
 }
@@ -278,53 +280,22 @@ impl TaskDriver {
     }
 
     /// Lands an approved task. `Some(exit)` when the task leaves its lane; `None` when it
-    /// goes back to the worker (the record then says why).
+    /// goes back to the worker (the record then says why). With `land.batch` above 1 the
+    /// task leaves its lane for the landing queue: the dispatcher lands it in a batch.
     async fn land(&mut self) -> Result<Option<TaskExit>, EngineError> {
+        if self.ctx.config.land_batch > 1 {
+            return Ok(Some(TaskExit::QueuedToLand));
+        }
         match self.try_landing().await? {
             Landing::Landed { commit } => {
                 self.change(|record| record.commit = Some(commit)).await?;
                 Ok(Some(TaskExit::Landed { commit }))
             }
             Landing::Deferred { reason } => Ok(Some(TaskExit::Deferred(reason))),
-            Landing::Conflict { files, onto } => {
-                let bounces = self.bounce().await?;
-                if bounces > self.ctx.config.max_land_bounces {
-                    return Ok(Some(TaskExit::Escalated(format!(
-                        "landing failed {} times; the last conflict was in {}",
-                        bounces - 1,
-                        files.join(", ")
-                    ))));
-                }
-                self.change(|record| {
-                    record.conflict = Some(breeze_protocol::ConflictInfo { files });
-                    record.conflict_onto = Some(onto);
-                })
-                .await?;
-                self.ctx.book.transition(self.index, Transition::Work).await?;
-                Ok(None)
-            }
-            Landing::VerifyFailed(failure) => {
-                let bounces = self.bounce().await?;
-                if bounces > self.ctx.config.max_land_bounces {
-                    return Ok(Some(TaskExit::Escalated(format!(
-                        "`{}` failed on the merged tree {} times",
-                        failure.command.join(" "),
-                        bounces - 1
-                    ))));
-                }
-                self.change(|record| record.verify_failure = Some(failure)).await?;
-                self.ctx.book.transition(self.index, Transition::Work).await?;
-                Ok(None)
+            sent_back => {
+                Ok(send_back(&self.ctx, self.index, sent_back).await?.map(TaskExit::Escalated))
             }
         }
-    }
-
-    async fn bounce(&self) -> Result<u32, EngineError> {
-        self.change(|record| {
-            record.land_bounces += 1;
-            record.land_bounces
-        })
-        .await
     }
 
     /// After the last allowed REQUEST_CHANGES: consult the Advisor if the rounds plateaued

@@ -1,14 +1,16 @@
 //! Landing an approved task on main: serial, in memory, verified, compare-and-swap, never
-//! over the user's uncommitted work.
-
-use std::path::PathBuf;
+//! over the user's uncommitted work. The pieces — a candidate's landing commit on a parent
+//! (`prepare`) and moving main onto verified landings (`move_main`) — serve one landing
+//! here and a batch of them (`land_batch.rs`); `verify_queue.rs` judges them.
 
 use breeze_git::{AdvanceOutcome, CheckoutObserver, CheckoutUpdate, MergeOutcome, Oid};
 use breeze_protocol::{EventKind, VerifyFailure};
 use breeze_supervise::Ending;
 
+use super::book::Transition;
 use super::context::RunContext;
 use super::driver::TaskDriver;
+use super::verify_queue::{Link, failure_of, integration_worktree, judge_chain};
 use crate::error::EngineError;
 use crate::journal::RunStore;
 use crate::kill_points;
@@ -16,9 +18,7 @@ use crate::run_dir::file_slug;
 use crate::snapshot::ObjectId;
 
 /// How often a landing is retried when main moves underneath it.
-const RACE_RETRIES: u32 = 5;
-/// Bytes of verify output sent back to the worker.
-const VERIFY_TAIL_BYTES: usize = 4096;
+pub(super) const RACE_RETRIES: u32 = 5;
 
 /// How a landing attempt ended.
 pub(crate) enum Landing {
@@ -44,121 +44,252 @@ impl TaskDriver {
     /// Lands the approved task (its record holds base, head and the approving round).
     pub(super) async fn try_landing(&self) -> Result<Landing, EngineError> {
         let _serial = self.ctx.land_lock.lock().await;
-        let record = self.record();
+        let candidate = Candidate::of(&self.ctx, self.index)?;
         // A landing that happened before a crash is recognized by its trailers.
-        let (run_id, task_id, stop_at) =
-            (self.ctx.run_id.clone(), self.id.clone(), self.ctx.main_tip_at_start.0);
-        if let Some(commit) =
-            self.ctx.git(move |repo| repo.find_landing(&run_id, &task_id, Some(stop_at))).await?
-        {
+        if let Some(commit) = candidate.landed_before(&self.ctx).await? {
             return Ok(Landing::Landed { commit: commit.into() });
         }
+        for _ in 0..RACE_RETRIES {
+            match land_once(&self.ctx, &candidate).await? {
+                Try::Done(landing) => return Ok(landing),
+                Try::Raced => continue,
+            }
+        }
+        Err(kept_moving(&self.id))
+    }
+}
+
+/// The error when main moved under every try of a landing.
+pub(super) fn kept_moving(what: &str) -> EngineError {
+    EngineError::usage(
+        format!("main kept moving while task {what} was landing ({RACE_RETRIES} tries)"),
+        "stop whatever is committing to main, then `breeze resume`",
+    )
+}
+
+/// Merges onto main's tip, runs the hooks and the verify command on the result, and moves
+/// main to it if main is still where it was.
+async fn land_once(ctx: &RunContext, candidate: &Candidate) -> Result<Try, EngineError> {
+    let main = main_to_land_on(ctx).await?;
+    let link = match prepare(ctx, candidate, main).await? {
+        Prepared::Link(link) => link,
+        Prepared::Conflict { files } => {
+            return Ok(Try::Done(Landing::Conflict { files, onto: main.into() }));
+        }
+        Prepared::HookFailed(failure) => return Ok(Try::Done(Landing::VerifyFailed(failure))),
+    };
+    if !ctx.config.verify.is_empty()
+        && let Some(failure) = judge_chain(ctx, main, std::slice::from_ref(&link)).await?.culprit
+    {
+        return Ok(Try::Done(Landing::VerifyFailed(failure)));
+    }
+    kill_points::reached("landing:verified");
+    Ok(match move_main(ctx, main, std::slice::from_ref(&link)).await? {
+        Moved::Advanced => Try::Done(Landing::Landed { commit: link.commit.into() }),
+        Moved::Raced => Try::Raced,
+        Moved::Deferred { reason, .. } => Try::Done(Landing::Deferred { reason }),
+    })
+}
+
+/// main's tip, once it is known that no role moved main onto a commit made in a lane.
+pub(super) async fn main_to_land_on(ctx: &RunContext) -> Result<Oid, EngineError> {
+    let guard = ctx.roles.guard.clone();
+    ctx.blocking(move || guard.check_main()).await?;
+    ctx.git(|repo| repo.main_tip()).await
+}
+
+/// An approved task ready to land: what its landing commit is made of.
+pub(super) struct Candidate {
+    pub index: usize,
+    pub id: String,
+    base: Oid,
+    head: Oid,
+    message: String,
+    changelog: Option<String>,
+}
+
+impl Candidate {
+    /// The approved task at `index`, from its record.
+    pub(super) fn of(ctx: &RunContext, index: usize) -> Result<Candidate, EngineError> {
+        let record = ctx.book.record(index);
+        let id = ctx.task(index).id.to_string();
         let (Some(base), Some(head)) = (record.base, record.head) else {
             return Err(EngineError::Internal {
-                context: format!("landing task {}", self.id),
+                context: format!("landing task {id}"),
                 message: "the approved task has no base or head commit in run.json".into(),
             });
         };
         let review = record
             .review_trailer()
             .unwrap_or_else(|| breeze_git::ReviewTrailer::from(record.rounds));
-        let title = &self.ctx.task(self.index).title;
-        let message = breeze_git::landing_message(title, None, &self.id, &self.ctx.run_id, review);
-        let changelog = record.changelog.as_deref();
-        for _ in 0..RACE_RETRIES {
-            match self.land_once(base.0, head.0, &message, changelog).await? {
-                Try::Done(landing) => return Ok(landing),
-                Try::Raced => continue,
-            }
-        }
-        Err(EngineError::usage(
-            format!("main kept moving while task {} was landing ({RACE_RETRIES} tries)", self.id),
-            "stop whatever is committing to main, then `breeze resume`",
-        ))
+        let title = &ctx.task(index).title;
+        let message = breeze_git::landing_message(title, None, &id, &ctx.run_id, review);
+        Ok(Candidate {
+            index,
+            id,
+            base: base.0,
+            head: head.0,
+            message,
+            changelog: record.changelog,
+        })
     }
 
-    /// Merges onto main's tip, runs the hooks and the verify command on the result, and
-    /// moves main to it if main is still where it was.
-    async fn land_once(
-        &self,
-        base: Oid,
-        head: Oid,
-        message: &str,
-        changelog: Option<&str>,
-    ) -> Result<Try, EngineError> {
-        let ctx = &self.ctx;
-        // main moved onto a commit made in a lane (a role moved it): land nothing on it.
-        let guard = ctx.roles.guard.clone();
-        ctx.blocking(move || guard.check_main()).await?;
-        let main = ctx.git(|repo| repo.main_tip()).await?;
-        let tree = match ctx.git(move |repo| repo.merge_task(base, head, main)).await? {
-            MergeOutcome::Clean { tree } => tree,
-            MergeOutcome::Conflicts { paths } => {
-                return Ok(Try::Done(Landing::Conflict { files: paths, onto: main.into() }));
-            }
-        };
-        let tree = flip_plans_marker(ctx, &self.id, tree).await?;
-        let tree = match changelog {
-            Some(entry) => add_changelog_entry(ctx, tree, entry).await?,
-            None => tree,
-        };
-        kill_points::reached("landing:merged");
-        let mut message = message.to_string();
-        if ctx.config.run_hooks {
-            match run_hooks(ctx, &self.id, main, tree, &message).await? {
-                Hooks::Failed(failure) => return Ok(Try::Done(Landing::VerifyFailed(failure))),
-                Hooks::Passed { message: Some(edited) } => message = edited,
-                Hooks::Passed { message: None } => {}
-            }
-        }
-        let commit =
-            ctx.git(move |repo| repo.write_landing_commit(tree, main, head, &message)).await?;
-        kill_points::reached("landing:committed");
-        if !ctx.config.verify.is_empty()
-            && let Some(failure) = verify(ctx, &self.id, commit).await?
-        {
-            return Ok(Try::Done(Landing::VerifyFailed(failure)));
-        }
-        kill_points::reached("landing:verified");
-        let mut journaled =
-            JournaledUpdates { store: ctx.book.store().clone(), task: self.id.clone() };
-        let advance =
-            move |repo: &breeze_git::Repo| repo.advance_main_observed(main, commit, &mut journaled);
-        let advanced = match ctx.git(advance).await {
-            // The user's checkout is mid-merge/rebase, or another git process holds its
-            // lock: the landing waits for the user like a dirty file does.
-            Err(EngineError::Git(
-                err @ (breeze_git::GitError::MidOperation { .. }
-                | breeze_git::GitError::Locked { .. }),
-            )) => return Ok(Try::Done(Landing::Deferred { reason: err.to_string() })),
-            other => other?,
-        };
-        match advanced {
-            AdvanceOutcome::Advanced { .. } => {
-                kill_points::reached("landing:main-moved");
-                ctx.roles.guard.landed(commit);
-                ctx.book
-                    .journal(EventKind::Landed {
-                        task: self.id.clone(),
-                        commit: commit.to_string(),
-                        previous_main: main.to_string(),
-                    })
-                    .await?;
-                kill_points::reached("landing:landed-journaled");
-                Ok(Try::Done(Landing::Landed { commit: commit.into() }))
-            }
-            AdvanceOutcome::Raced { actual } => {
-                tracing::info!(task = %self.id, %actual, "main moved during landing; merging again");
-                Ok(Try::Raced)
-            }
-            AdvanceOutcome::Deferred { paths, .. } => Ok(Try::Done(Landing::Deferred {
-                reason: format!(
-                    "landing touches {} with uncommitted changes in your checkout; commit or stash them, then run `breeze resume`",
-                    paths.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ")
-                ),
-            })),
+    /// Its landing commit on main, when a run cut short landed it already (found by its
+    /// trailers since the run started).
+    pub(super) async fn landed_before(&self, ctx: &RunContext) -> Result<Option<Oid>, EngineError> {
+        let (run_id, task_id, stop_at) =
+            (ctx.run_id.clone(), self.id.clone(), ctx.main_tip_at_start.0);
+        ctx.git(move |repo| repo.find_landing(&run_id, &task_id, Some(stop_at))).await
+    }
+}
+
+/// A candidate's landing commit on a parent, or why there is none.
+pub(super) enum Prepared {
+    /// Written (no ref moved).
+    Link(Link),
+    /// The change does not merge onto the parent.
+    Conflict { files: Vec<String> },
+    /// A repository hook refused it (`land.run_hooks`).
+    HookFailed(VerifyFailure),
+}
+
+/// Merges the candidate onto `parent` in memory, flips its Plans.md marker, adds its
+/// changelog line, runs the hooks and writes its landing commit on `parent`.
+pub(super) async fn prepare(
+    ctx: &RunContext,
+    candidate: &Candidate,
+    parent: Oid,
+) -> Result<Prepared, EngineError> {
+    let (base, head) = (candidate.base, candidate.head);
+    let tree = match ctx.git(move |repo| repo.merge_task(base, head, parent)).await? {
+        MergeOutcome::Clean { tree } => tree,
+        MergeOutcome::Conflicts { paths } => return Ok(Prepared::Conflict { files: paths }),
+    };
+    let tree = flip_plans_marker(ctx, &candidate.id, tree).await?;
+    let tree = match &candidate.changelog {
+        Some(entry) => add_changelog_entry(ctx, tree, entry).await?,
+        None => tree,
+    };
+    kill_points::reached("landing:merged");
+    let mut message = candidate.message.clone();
+    if ctx.config.run_hooks {
+        match run_hooks(ctx, &candidate.id, parent, tree, &message).await? {
+            Hooks::Failed(failure) => return Ok(Prepared::HookFailed(failure)),
+            Hooks::Passed { message: Some(edited) } => message = edited,
+            Hooks::Passed { message: None } => {}
         }
     }
+    let commit =
+        ctx.git(move |repo| repo.write_landing_commit(tree, parent, head, &message)).await?;
+    kill_points::reached("landing:committed");
+    let (index, id) = (candidate.index, candidate.id.clone());
+    Ok(Prepared::Link(Link { index, id, parent, commit, tree }))
+}
+
+/// How moving main onto verified landings went.
+pub(super) enum Moved {
+    /// main is at the last of them; each has its `landed` event.
+    Advanced,
+    /// main moved meanwhile: nothing moved.
+    Raced,
+    /// Waits for the user's checkout: `paths` are the dirty ones the landings touch (empty
+    /// when the checkout is mid-merge or locked); `reason` says what to do.
+    Deferred { reason: String, paths: Vec<String> },
+}
+
+/// Moves main from `main` to the last of `landed` (a chain on `main`) by compare-and-swap,
+/// fast-forwarding the user's clean checkout, and journals each landing.
+pub(super) async fn move_main(
+    ctx: &RunContext,
+    main: Oid,
+    landed: &[Link],
+) -> Result<Moved, EngineError> {
+    let Some(last) = landed.last() else { return Ok(Moved::Advanced) };
+    let commit = last.commit;
+    let mut journaled = JournaledUpdates { store: ctx.book.store().clone(), task: last.id.clone() };
+    let advance =
+        move |repo: &breeze_git::Repo| repo.advance_main_observed(main, commit, &mut journaled);
+    let advanced = match ctx.git(advance).await {
+        // The user's checkout is mid-merge/rebase, or another git process holds its
+        // lock: the landing waits for the user like a dirty file does.
+        Err(EngineError::Git(
+            err @ (breeze_git::GitError::MidOperation { .. } | breeze_git::GitError::Locked { .. }),
+        )) => return Ok(Moved::Deferred { reason: err.to_string(), paths: Vec::new() }),
+        other => other?,
+    };
+    match advanced {
+        AdvanceOutcome::Advanced { .. } => {
+            kill_points::reached("landing:main-moved");
+            ctx.roles.guard.landed(commit);
+            for link in landed {
+                ctx.book
+                    .journal(EventKind::Landed {
+                        task: link.id.clone(),
+                        commit: link.commit.to_string(),
+                        previous_main: link.parent.to_string(),
+                    })
+                    .await?;
+            }
+            kill_points::reached("landing:landed-journaled");
+            Ok(Moved::Advanced)
+        }
+        AdvanceOutcome::Raced { actual } => {
+            tracing::info!(task = %last.id, %actual, "main moved during landing; merging again");
+            Ok(Moved::Raced)
+        }
+        AdvanceOutcome::Deferred { paths, .. } => Ok(Moved::Deferred {
+            reason: format!(
+                "landing touches {} with uncommitted changes in your checkout; commit or stash them, then run `breeze resume`",
+                paths.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ")
+            ),
+            paths,
+        }),
+    }
+}
+
+/// A landing that sent its task back (a conflict, a failed check): counts the bounce and
+/// gives the task back to its worker with why — `Some(reason)` when it escalates instead,
+/// after `land.max_bounces`.
+pub(super) async fn send_back(
+    ctx: &RunContext,
+    index: usize,
+    landing: Landing,
+) -> Result<Option<String>, EngineError> {
+    let bounces = ctx
+        .book
+        .change(index, |record| {
+            record.land_bounces += 1;
+            record.land_bounces
+        })
+        .await?;
+    let escalation = match &landing {
+        Landing::Conflict { files, .. } => format!(
+            "landing failed {} times; the last conflict was in {}",
+            bounces - 1,
+            files.join(", ")
+        ),
+        Landing::VerifyFailed(failure) => format!(
+            "`{}` failed on the merged tree {} times",
+            failure.command.join(" "),
+            bounces - 1
+        ),
+        Landing::Landed { .. } | Landing::Deferred { .. } => return Ok(None),
+    };
+    if bounces > ctx.config.max_land_bounces {
+        return Ok(Some(escalation));
+    }
+    ctx.book
+        .change(index, |record| match landing {
+            Landing::Conflict { files, onto } => {
+                record.conflict = Some(breeze_protocol::ConflictInfo { files });
+                record.conflict_onto = Some(onto);
+            }
+            Landing::VerifyFailed(failure) => record.verify_failure = Some(failure),
+            Landing::Landed { .. } | Landing::Deferred { .. } => {}
+        })
+        .await?;
+    ctx.book.transition(index, Transition::Work).await?;
+    Ok(None)
 }
 
 /// Journals each update of a checkout of main before its first file is written, so that
@@ -277,94 +408,11 @@ async fn run_hooks(
             return Err(EngineError::Cancelled);
         }
         if !outcome.ending.is_success() {
-            return Ok(Hooks::Failed(failure_of(argv, &outcome)));
+            return Ok(Hooks::Failed(failure_of(argv, &outcome).failure));
         }
     }
     let edited = std::fs::read_to_string(&message_file).unwrap_or_default();
     Ok(Hooks::Passed {
         message: (!edited.trim().is_empty() && edited != message).then_some(edited),
     })
-}
-
-/// A failed check on the merged tree, as the worker is told about it.
-fn failure_of(command: Vec<String>, outcome: &breeze_supervise::Outcome) -> VerifyFailure {
-    let combined = format!("{}{}", outcome.stdout_tail, outcome.stderr_tail);
-    let tail_start = combined.len().saturating_sub(VERIFY_TAIL_BYTES);
-    let tail_start =
-        (tail_start..=combined.len()).find(|i| combined.is_char_boundary(*i)).unwrap_or(0);
-    VerifyFailure {
-        command,
-        exit_code: match outcome.ending {
-            Ending::Exited(code) => Some(code),
-            _ => None,
-        },
-        log_tail: format!("({}) {}", outcome.ending, &combined[tail_start..]),
-    }
-}
-
-/// The integration worktree put in place by `place`, told where the worktree changed since
-/// breeze last placed it: its file-system watch's paths (what the last verify or hook
-/// wrote), so that placing it again does not look at every file. The watch starts once the
-/// worktree agrees with git (after the first placing, a full pass or a fresh checkout).
-async fn integration_worktree(
-    ctx: &RunContext,
-    place: impl FnOnce(
-        &breeze_git::Repo,
-        breeze_git::WorkdirChanges<'_>,
-    ) -> Result<PathBuf, breeze_git::GitError>
-    + Send
-    + 'static,
-) -> Result<PathBuf, EngineError> {
-    let path = ctx.repo.worktree_root().join(breeze_git::INTEGRATION_WORKTREE);
-    let watches = ctx.roles.watches.clone();
-    let watch = watches.get(&path);
-    let placed = ctx
-        .git(move |repo| {
-            let changes = watch
-                .as_ref()
-                .map_or_else(breeze_supervise::TreeChanges::unknown, |watch| watch.changes());
-            let placed = place(repo, crate::roles::workdir_changes(&changes))?;
-            if let Some(watch) = &watch {
-                watch.settle(&changes);
-            }
-            Ok(placed)
-        })
-        .await?;
-    let at = placed.clone();
-    ctx.blocking(move || Ok(watches.watch(&at, true))).await?;
-    Ok(placed)
-}
-
-/// Runs `land.verify` on the landing commit in the integration worktree.
-async fn verify(
-    ctx: &RunContext,
-    id: &str,
-    commit: Oid,
-) -> Result<Option<VerifyFailure>, EngineError> {
-    let worktree = integration_worktree(ctx, move |repo, changes| {
-        repo.integration_worktree_changed(commit, changes)
-    })
-    .await?;
-    let log = ctx.run_dir.root().join("logs").join(format!(
-        "{}.verify.{}",
-        file_slug(id),
-        &commit.to_string()[..12]
-    ));
-    let outcome = ctx
-        .run_project_command(
-            id,
-            "land.verify",
-            &ctx.config.verify,
-            &worktree,
-            &log,
-            ctx.config.verify_timeout,
-        )
-        .await?;
-    if outcome.ending.is_success() {
-        return Ok(None);
-    }
-    if outcome.ending == Ending::Cancelled {
-        return Err(EngineError::Cancelled);
-    }
-    Ok(Some(failure_of(ctx.config.verify.clone(), &outcome)))
 }

@@ -3,7 +3,8 @@
 //! A run is `prepare`d (checks, plan, run folder), then goes on in a `session`: the
 //! `dispatcher` asks the `schedule` what may start and gives each task a
 //! `driver` on a lane; the driver takes the task through its `lanes` worktree,
-//! `work`, `consult`, `review` and `landing`. Every change of a task's state goes
+//! `work`, `consult`, `review` and `landing` (`verify_queue` judges landings, one or a
+//! batch; `land_batch` lands batches from the dispatcher's landing queue). Every change of a task's state goes
 //! through the run's `book`; `cleanup` tidies up after a finished run; `recovery` sets
 //! right what a killed engine left half-done when its run resumes.
 
@@ -13,6 +14,7 @@ mod consult;
 mod context;
 mod dispatcher;
 mod driver;
+mod land_batch;
 mod landing;
 mod lanes;
 mod prepare;
@@ -21,6 +23,7 @@ mod review;
 mod schedule;
 mod scope;
 mod session;
+mod verify_queue;
 mod work;
 
 use std::path::{Path, PathBuf};

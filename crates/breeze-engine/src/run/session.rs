@@ -133,6 +133,7 @@ async fn context(
     };
     let progress = options.progress.clone();
     announce(&progress, &snapshot, &plan, &analysis, &containment, notices, resumed);
+    let verify_cache = crate::verify_cache::VerifyCache::open(repo.workdir(), &config.verify);
     let ctx = Arc::new(RunContext {
         run_id: snapshot.run_id.clone(),
         main_tip_at_start: snapshot.main_tip_at_start,
@@ -147,6 +148,7 @@ async fn context(
         backoff: options.backoff,
         review_lock: tokio::sync::Mutex::new(()),
         land_lock: tokio::sync::Mutex::new(()),
+        verify_cache,
         cancel: cancel.child_token(),
         tracked_plans_file: plans_file,
         lanes: Mutex::new(lanes),

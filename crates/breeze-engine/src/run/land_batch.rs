@@ -1,0 +1,228 @@
+//! Landing approved tasks in batches (`land.batch` above 1), the way merge queues do.
+//!
+//! Approved tasks leave their lanes and wait in the [`LandingQueue`]. One batch lands at a
+//! time: up to `land.batch` waiting tasks (the longest chain of dependents first, then plan
+//! order) are merged onto main's tip one after another in memory — each onto the landing
+//! commit before it, each with its own merge check, Plans.md flip, hooks and landing commit
+//! with its trailers — and verified together (`verify_queue.rs`). If the batch passes,
+//! main moves to its last commit in one compare-and-swap (main gets one commit per task).
+//! If it fails, bisection finds the first task whose landing fails: the landings before it
+//! move main (they passed together), it goes back to its worker, and the tasks after it
+//! wait for the next batch. Every commit main moves to passed verify as the end of a
+//! verified prefix.
+//!
+//! A kill anywhere is safe: nothing moves main but the one compare-and-swap, the journal
+//! holds the batch (`landing_batch`, `verified`, `landed`), and on resume the approved
+//! tasks queue again — those already on main are recognized by their trailers.
+
+use std::sync::Arc;
+
+use tokio::task::JoinHandle;
+
+use super::context::RunContext;
+use super::landing::{
+    Candidate, Landing, Moved, Prepared, RACE_RETRIES, kept_moving, main_to_land_on, move_main,
+    prepare,
+};
+use super::verify_queue::{Link, judge_chain};
+use crate::error::EngineError;
+use crate::kill_points;
+use breeze_git::Oid;
+use breeze_protocol::EventKind;
+
+/// What a batch did with one of its tasks.
+pub(crate) enum Settled {
+    /// It landed, was deferred or goes back to its worker.
+    Landing(Landing),
+    /// Not judged in this batch (after the culprit, or behind a task it conflicts with):
+    /// it waits for the next one.
+    Again,
+}
+
+/// How a batch ended: each task's outcome, in the batch's order.
+pub(crate) type BatchEnd = Result<Vec<(usize, Settled)>, EngineError>;
+
+/// Approved tasks waiting to land, and the batch landing now.
+#[derive(Default)]
+pub(crate) struct LandingQueue {
+    waiting: Vec<usize>,
+    landing: Option<(Vec<usize>, JoinHandle<BatchEnd>)>,
+}
+
+impl LandingQueue {
+    /// An approved task joins the queue.
+    pub fn push(&mut self, index: usize) {
+        if !self.waiting.contains(&index) {
+            self.waiting.push(index);
+        }
+    }
+
+    /// Every task waiting or landing: they keep conflicting tasks out.
+    pub fn tasks(&self) -> impl Iterator<Item = usize> + '_ {
+        self.waiting.iter().chain(self.landing.iter().flat_map(|(batch, _)| batch)).copied()
+    }
+
+    /// Whether a batch is landing.
+    pub fn is_landing(&self) -> bool {
+        self.landing.is_some()
+    }
+
+    /// Starts the next batch when none is landing and a task waits: up to `land.batch` of
+    /// them, the longest chain of dependents first, then plan order.
+    pub fn start(&mut self, ctx: &Arc<RunContext>) {
+        if self.landing.is_some() || self.waiting.is_empty() {
+            return;
+        }
+        self.waiting.sort_by_key(|&index| (std::cmp::Reverse(ctx.analysis.priority(index)), index));
+        let take = self.waiting.len().min(ctx.config.land_batch as usize);
+        let batch: Vec<usize> = self.waiting.drain(..take).collect();
+        let (ctx, indices) = (ctx.clone(), batch.clone());
+        let handle = tokio::spawn(async move { land_batch(&ctx, indices).await });
+        self.landing = Some((batch, handle));
+    }
+
+    /// Waits for the landing batch to end (pending while none lands): its tasks and how it
+    /// ended. Tasks it did not judge are back in the queue.
+    pub async fn landed(&mut self) -> (Vec<usize>, BatchEnd) {
+        let Some((_, handle)) = &mut self.landing else { return std::future::pending().await };
+        let end = match handle.await {
+            Ok(end) => end,
+            Err(err) => Err(EngineError::internal("landing a batch")(err)),
+        };
+        let batch = self.landing.take().map(|(batch, _)| batch).unwrap_or_default();
+        if let Ok(settled) = &end {
+            let again = settled.iter().filter(|(_, s)| matches!(s, Settled::Again));
+            let again: Vec<usize> = again.map(|(index, _)| *index).collect();
+            self.waiting.splice(0..0, again);
+        }
+        (batch, end)
+    }
+}
+
+/// Lands the tasks at `indices` as one batch (serial with every other landing).
+async fn land_batch(ctx: &RunContext, indices: Vec<usize>) -> BatchEnd {
+    let _serial = ctx.land_lock.lock().await;
+    let mut settled = Vec::new();
+    let mut candidates = Vec::new();
+    for index in indices {
+        let candidate = Candidate::of(ctx, index)?;
+        // A landing that happened before a crash is recognized by its trailers.
+        match candidate.landed_before(ctx).await? {
+            Some(commit) => {
+                settled.push((index, Settled::Landing(Landing::Landed { commit: commit.into() })));
+            }
+            None => candidates.push(candidate),
+        }
+    }
+    if candidates.is_empty() {
+        return Ok(settled);
+    }
+    for _ in 0..RACE_RETRIES {
+        if let Some(mut done) = batch_once(ctx, &candidates).await? {
+            settled.append(&mut done);
+            return Ok(settled);
+        }
+    }
+    let ids: Vec<&str> = candidates.iter().map(|c| c.id.as_str()).collect();
+    Err(kept_moving(&ids.join(", ")))
+}
+
+/// One try at landing the batch on main's tip of the moment; `None` when main moved
+/// before the compare-and-swap (nothing moved).
+async fn batch_once(
+    ctx: &RunContext,
+    candidates: &[Candidate],
+) -> Result<Option<Vec<(usize, Settled)>>, EngineError> {
+    let main = main_to_land_on(ctx).await?;
+    ctx.book
+        .journal(EventKind::LandingBatch {
+            tasks: candidates.iter().map(|c| c.id.clone()).collect(),
+            onto: main.to_string(),
+        })
+        .await?;
+    let mut settled = Vec::new();
+    let mut chain: Vec<Link> = Vec::new();
+    for candidate in candidates {
+        let parent = chain.last().map_or(main, |link| link.commit);
+        match prepare(ctx, candidate, parent).await? {
+            Prepared::Link(link) => chain.push(link),
+            Prepared::Conflict { files } if parent == main => {
+                let landing = Landing::Conflict { files, onto: main.into() };
+                settled.push((candidate.index, Settled::Landing(landing)));
+            }
+            // It conflicts with a task before it in the batch: merged onto main again once
+            // that one has landed (or not).
+            Prepared::Conflict { .. } => settled.push((candidate.index, Settled::Again)),
+            Prepared::HookFailed(failure) => {
+                settled.push((candidate.index, Settled::Landing(Landing::VerifyFailed(failure))));
+            }
+        }
+    }
+    kill_points::reached("landing:batch-merged");
+    if chain.is_empty() {
+        return Ok(Some(settled));
+    }
+    let (passed, culprit) = if ctx.config.verify.is_empty() {
+        (chain.len(), None)
+    } else {
+        let verdict = judge_chain(ctx, main, &chain).await?;
+        (verdict.passed, verdict.culprit)
+    };
+    kill_points::reached("landing:batch-verified");
+    let (landing, rest) = chain.split_at(passed);
+    if let (Some(failure), Some((guilty, after))) = (culprit, rest.split_first()) {
+        settled.push((guilty.index, Settled::Landing(Landing::VerifyFailed(failure))));
+        settled.extend(after.iter().map(|link| (link.index, Settled::Again)));
+    }
+    match move_main(ctx, main, landing).await? {
+        Moved::Advanced => {
+            let landed = landing.iter().map(|link| {
+                (link.index, Settled::Landing(Landing::Landed { commit: link.commit.into() }))
+            });
+            settled.extend(landed);
+        }
+        Moved::Raced => return Ok(None),
+        Moved::Deferred { reason, paths } => {
+            settled.extend(deferred(ctx, landing, &reason, &paths).await?);
+        }
+    }
+    Ok(Some(settled))
+}
+
+/// main could not move for the user's checkout: the landings touching its dirty `paths`
+/// wait for the user (all of them when the checkout is mid-merge or locked); the others
+/// are verified again without them in the next batch.
+async fn deferred(
+    ctx: &RunContext,
+    landing: &[Link],
+    reason: &str,
+    paths: &[String],
+) -> Result<Vec<(usize, Settled)>, EngineError> {
+    let mut touching = Vec::new();
+    for link in landing {
+        let (parent, commit): (Oid, Oid) = (link.parent, link.commit);
+        let changed = ctx.git(move |repo| repo.changed_paths(parent, commit)).await?;
+        touching.push(
+            paths.is_empty()
+                || changed.iter().any(|change| {
+                    change
+                        .touched_paths()
+                        .iter()
+                        .any(|path| paths.iter().any(|dirty| dirty == path))
+                }),
+        );
+    }
+    let none_found = !touching.contains(&true);
+    Ok(landing
+        .iter()
+        .zip(touching)
+        .map(|(link, touches)| {
+            let outcome = if touches || none_found {
+                Settled::Landing(Landing::Deferred { reason: reason.to_string() })
+            } else {
+                Settled::Again
+            };
+            (link.index, outcome)
+        })
+        .collect())
+}

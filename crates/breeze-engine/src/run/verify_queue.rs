@@ -1,0 +1,300 @@
+//! `land.verify` like a merge queue: the verdict on a chain of landing commits built on
+//! main's tip (one task's, or a batch's), with the failing task found by bisection, and a
+//! failure main itself already has told apart from the task's.
+//!
+//! - A commit is verified in the integration worktree; a tree that passed before is known
+//!   to pass (`verify_cache.rs`), so main's tip after a landing is known for free.
+//! - A chain that fails is bisected over its prefixes (verify the first half, …): the
+//!   longest prefix that passes may land, the task after it is the culprit.
+//! - When the first task's landing fails, main's own tip is checked (once per tip): if it
+//!   fails too, the failure is main's — the run stops (`land.on_main_failure = "stop"`),
+//!   or, with `"land"`, a landing that fails exactly the way main does counts as passing.
+
+use std::path::PathBuf;
+
+use breeze_git::Oid;
+use breeze_protocol::{EventKind, VerifyFailure};
+use breeze_supervise::Ending;
+
+use super::context::RunContext;
+use crate::config::OnMainFailure;
+use crate::error::EngineError;
+use crate::run_dir::file_slug;
+use crate::verify_cache::{Verdict, VerifyFailed};
+
+/// Bytes of verify output sent back to the worker.
+const VERIFY_TAIL_BYTES: usize = 4096;
+/// Lines of main's failing output shown when the run stops for it.
+const MAIN_TAIL_LINES: usize = 15;
+
+/// A landing commit in a chain built on main's tip: the task's change on top of the
+/// landings before it.
+#[derive(Debug, Clone)]
+pub(super) struct Link {
+    /// The task.
+    pub index: usize,
+    pub id: String,
+    /// main's tip, or the landing commit before this one.
+    pub parent: Oid,
+    pub commit: Oid,
+    pub tree: Oid,
+}
+
+/// What verify said about a chain.
+#[derive(Debug)]
+pub(super) struct ChainVerdict {
+    /// How many of the chain's first landings may move main: their last commit passed
+    /// (or failed only the way main does).
+    pub passed: usize,
+    /// The landing after them failed: its task's failure. `None` when all passed.
+    pub culprit: Option<VerifyFailure>,
+}
+
+/// Verifies the chain of landings built on `main`, bisecting a failure to its task.
+///
+/// Runs of verify: one when the chain passes; else one more per halving
+/// (`⌈log2 n⌉` for a chain of `n`), and one for main's tip when the first landing fails
+/// (unless main's tip is known). Each verdict is journaled (`verified`).
+pub(super) async fn judge_chain(
+    ctx: &RunContext,
+    main: Oid,
+    chain: &[Link],
+) -> Result<ChainVerdict, EngineError> {
+    let mut judge = Judge { ctx, main, main_verdict: None };
+    let Some(mut failed) = judge.check(chain).await? else {
+        return Ok(ChainVerdict { passed: chain.len(), culprit: None });
+    };
+    // The empty prefix (main) is taken to pass and the whole chain fails: halve.
+    let (mut passing, mut failing) = (0, chain.len());
+    while failing - passing > 1 {
+        let middle = passing + (failing - passing) / 2;
+        match judge.check(&chain[..middle]).await? {
+            None => passing = middle,
+            Some(failure) => {
+                failing = middle;
+                failed = failure;
+            }
+        }
+    }
+    if passing == 0 {
+        // The first landing fails on its own: main may be what fails.
+        if let Verdict::Failed(main_failed) = judge.main_verdict(&chain[0].id).await? {
+            match ctx.config.on_main_failure {
+                OnMainFailure::Stop => {
+                    return Err(main_fails(ctx, main, &chain[0].id, &main_failed));
+                }
+                OnMainFailure::Land => {
+                    failed.failure.log_tail.push_str(&format!(
+                        "\n(main itself fails `{}` too, at {}; only what differs from main's failure is this task's)",
+                        ctx.config.verify.join(" "),
+                        short(main)
+                    ));
+                }
+            }
+        }
+    }
+    Ok(ChainVerdict { passed: passing, culprit: Some(failed.failure) })
+}
+
+/// The verdicts of one chain, with main's tip's asked once.
+struct Judge<'a> {
+    ctx: &'a RunContext,
+    main: Oid,
+    main_verdict: Option<Verdict>,
+}
+
+impl Judge<'_> {
+    /// Whether the prefix ending at its last landing may land: `None` when it passes (or
+    /// fails exactly like main, with `on_main_failure = "land"`), else its failure.
+    async fn check(&mut self, prefix: &[Link]) -> Result<Option<VerifyFailed>, EngineError> {
+        let Some(last) = prefix.last() else { return Ok(None) };
+        let (verdict, known) = verdict_on(self.ctx, &last.id, last.commit, last.tree).await?;
+        let outcome = match &verdict {
+            Verdict::Passed => "passed",
+            Verdict::Failed(failed) if self.fails_like_main(failed, &last.id).await? => {
+                "fails-like-main"
+            }
+            Verdict::Failed(_) => "failed",
+        };
+        self.ctx
+            .book
+            .journal(EventKind::Verified {
+                tasks: prefix.iter().map(|link| link.id.clone()).collect(),
+                commit: last.commit.to_string(),
+                tree: last.tree.to_string(),
+                outcome: outcome.into(),
+                known,
+            })
+            .await?;
+        match verdict {
+            Verdict::Failed(failed) if outcome == "failed" => Ok(Some(failed)),
+            _ => Ok(None),
+        }
+    }
+
+    /// With `on_main_failure = "land"`: whether main's own tip fails exactly this way.
+    async fn fails_like_main(
+        &mut self,
+        failed: &VerifyFailed,
+        id: &str,
+    ) -> Result<bool, EngineError> {
+        if self.ctx.config.on_main_failure != OnMainFailure::Land {
+            return Ok(false);
+        }
+        Ok(
+            matches!(self.main_verdict(id).await?, Verdict::Failed(main) if main.signature == failed.signature),
+        )
+    }
+
+    /// main's tip's verdict: known, or verified now (and journaled) — once per chain and,
+    /// through the cache, once per tree.
+    async fn main_verdict(&mut self, id: &str) -> Result<Verdict, EngineError> {
+        if let Some(verdict) = &self.main_verdict {
+            return Ok(verdict.clone());
+        }
+        let main = self.main;
+        let tree = self.ctx.git(move |repo| repo.tree_of(main)).await?;
+        let (verdict, known) = verdict_on(self.ctx, id, main, tree).await?;
+        self.ctx
+            .book
+            .journal(EventKind::Verified {
+                tasks: Vec::new(),
+                commit: main.to_string(),
+                tree: tree.to_string(),
+                outcome: if verdict == Verdict::Passed { "passed" } else { "failed" }.into(),
+                known,
+            })
+            .await?;
+        self.main_verdict = Some(verdict.clone());
+        Ok(verdict)
+    }
+}
+
+/// The error that stops the run when main's own tip fails verify.
+fn main_fails(ctx: &RunContext, main: Oid, id: &str, failed: &VerifyFailed) -> EngineError {
+    let lines: Vec<&str> = failed.failure.log_tail.lines().collect();
+    let tail = lines[lines.len().saturating_sub(MAIN_TAIL_LINES)..].join("\n");
+    EngineError::usage(
+        format!(
+            "main itself fails `{}` at {} — main's failure, not task {id}'s, which waits to land:\n{tail}",
+            ctx.config.verify.join(" "),
+            short(main)
+        ),
+        "fix main (commit the fix on it), then `breeze resume` lands the waiting work; or set `[land] on_main_failure = \"land\"` to land work that fails only the way main does",
+    )
+}
+
+fn short(commit: Oid) -> String {
+    commit.to_string()[..7].to_string()
+}
+
+/// verify's verdict on `commit` (whose tree is `tree`): known from the tree, or run now in
+/// the integration worktree (and remembered). `true` with a known verdict.
+async fn verdict_on(
+    ctx: &RunContext,
+    id: &str,
+    commit: Oid,
+    tree: Oid,
+) -> Result<(Verdict, bool), EngineError> {
+    if let Some(verdict) = ctx.verify_cache.known(tree) {
+        return Ok((verdict, true));
+    }
+    let worktree = integration_worktree(ctx, move |repo, changes| {
+        repo.integration_worktree_changed(commit, changes)
+    })
+    .await?;
+    let log = ctx.run_dir.root().join("logs").join(format!(
+        "{}.verify.{}",
+        file_slug(id),
+        &commit.to_string()[..12]
+    ));
+    let outcome = ctx
+        .run_project_command(
+            id,
+            "land.verify",
+            &ctx.config.verify,
+            &worktree,
+            &log,
+            ctx.config.verify_timeout,
+        )
+        .await?;
+    if outcome.ending == Ending::Cancelled {
+        return Err(EngineError::Cancelled);
+    }
+    let verdict = if outcome.ending.is_success() {
+        Verdict::Passed
+    } else {
+        Verdict::Failed(failure_of(ctx.config.verify.clone(), &outcome))
+    };
+    ctx.verify_cache.record(tree, &verdict);
+    Ok((verdict, false))
+}
+
+/// A failed check on a merged tree, as the worker is told about it, with its signature.
+pub(super) fn failure_of(
+    command: Vec<String>,
+    outcome: &breeze_supervise::Outcome,
+) -> VerifyFailed {
+    let combined = format!("{}{}", outcome.stdout_tail, outcome.stderr_tail);
+    let tail_start = combined.len().saturating_sub(VERIFY_TAIL_BYTES);
+    let tail_start =
+        (tail_start..=combined.len()).find(|i| combined.is_char_boundary(*i)).unwrap_or(0);
+    // A stream cut at its start begins mid-line: that line is left out of the signature.
+    let whole_lines = |tail: &str, bytes: u64| -> String {
+        if bytes as usize > tail.len() {
+            tail.split_once('\n').map_or("", |(_, rest)| rest).to_string()
+        } else {
+            tail.to_string()
+        }
+    };
+    let mut signature = crate::advice::output_signature(&format!(
+        "{}\n{}",
+        whole_lines(&outcome.stdout_tail, outcome.stdout_bytes),
+        whole_lines(&outcome.stderr_tail, outcome.stderr_bytes)
+    ));
+    signature.insert(0, format!("({})", outcome.ending));
+    VerifyFailed {
+        failure: VerifyFailure {
+            command,
+            exit_code: match outcome.ending {
+                Ending::Exited(code) => Some(code),
+                _ => None,
+            },
+            log_tail: format!("({}) {}", outcome.ending, &combined[tail_start..]),
+        },
+        signature,
+    }
+}
+
+/// The integration worktree put in place by `place`, told where the worktree changed since
+/// breeze last placed it: its file-system watch's paths (what the last verify or hook
+/// wrote), so that placing it again does not look at every file. The watch starts once the
+/// worktree agrees with git (after the first placing, a full pass or a fresh checkout).
+pub(super) async fn integration_worktree(
+    ctx: &RunContext,
+    place: impl FnOnce(
+        &breeze_git::Repo,
+        breeze_git::WorkdirChanges<'_>,
+    ) -> Result<PathBuf, breeze_git::GitError>
+    + Send
+    + 'static,
+) -> Result<PathBuf, EngineError> {
+    let path = ctx.repo.worktree_root().join(breeze_git::INTEGRATION_WORKTREE);
+    let watches = ctx.roles.watches.clone();
+    let watch = watches.get(&path);
+    let placed = ctx
+        .git(move |repo| {
+            let changes = watch
+                .as_ref()
+                .map_or_else(breeze_supervise::TreeChanges::unknown, |watch| watch.changes());
+            let placed = place(repo, crate::roles::workdir_changes(&changes))?;
+            if let Some(watch) = &watch {
+                watch.settle(&changes);
+            }
+            Ok(placed)
+        })
+        .await?;
+    let at = placed.clone();
+    ctx.blocking(move || Ok(watches.watch(&at, true))).await?;
+    Ok(placed)
+}
