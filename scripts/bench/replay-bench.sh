@@ -6,7 +6,7 @@
 # main ends equal to upstream. See scripts/bench/README.md.
 #
 #   scripts/bench/replay-bench.sh CLONE [--changes 30] [--worker-seconds 2] [--lanes 3]
-#       [--rev HEAD] [--verify CMD] [--kills K] [--repeat R] [--seed S] [--work DIR] [--json]
+#       [--rev HEAD] [--verify CMD] [--batch N] [--kills K] [--repeat R] [--seed S] [--work DIR] [--json]
 #
 # CLONE is a local clone of the repository to replay; it is only read, and nothing of it
 # belongs in this source tree. BREEZE=path/to/breeze uses that binary instead of building.

@@ -12,7 +12,7 @@ use breeze_protocol::{BreezeEvent, EventKind, TaskState};
 
 use crate::support::{
     SCRIPTED_CONFIG, both, breeze, git, repo_with, run_in, shell_worker_config, status_json,
-    stdout, toml_task, write,
+    stdout, task_state, toml_task, write,
 };
 
 /// New files the big task lands.
@@ -431,4 +431,70 @@ fn abort_after_a_kill_half_way_through_the_checkout_puts_it_back() {
     assert_eq!(git(&root, &["rev-parse", "main"]), main, "main never moved");
     assert_eq!(git(&root, &["status", "--porcelain"]), "", "the checkout is main again");
     assert_no_stray_files(&root, "");
+}
+
+/// Steps of a batch landing (`land.batch`) where a kill cuts it short: before it is
+/// verified, after (a failing task found by bisection), while the user's checkout is
+/// written, once main moved, once the first landing is recorded.
+const BATCH_KILL_STEPS: &[&str] =
+    &["batch-merged", "batch-verified", "checkout-half", "main-moved", "state-saved"];
+
+/// The batch test's verify: fails while task 3's first attempt is in the tree.
+const BATCH_VERIFY: &str = "if [ -f src/three.txt ] && ! grep -q 'attempt 2' src/three.txt; then echo 'FAILED test_three: three is broken'; exit 1; fi";
+
+/// Whether `root`'s main, exported with the git CLI, passes [`BATCH_VERIFY`].
+fn main_passes_batch_verify(root: &Path) -> bool {
+    let dir = tempfile::tempdir().unwrap();
+    let export =
+        format!("git -C {} archive main | tar -x -C {}", root.display(), dir.path().display());
+    assert!(std::process::Command::new("sh").args(["-c", &export]).status().unwrap().success());
+    let mut verify = std::process::Command::new("sh");
+    verify.args(["-c", BATCH_VERIFY]).current_dir(dir.path());
+    verify.status().unwrap().success()
+}
+
+#[test]
+fn a_batch_killed_at_each_step_lands_every_task_once() {
+    let config = format!(
+        "{SCRIPTED_CONFIG}\n[land]\nbatch = 3\nrequire_approval = true\nverify = [\"sh\", \"-c\", {BATCH_VERIFY:?}]\n"
+    );
+    let plan = toml_task("1", "One", &["src/one.txt"], "")
+        + &toml_task("2", "Two", &["src/two.txt"], "")
+        + &toml_task("3", "Three", &["src/three.txt"], "");
+    for step in BATCH_KILL_STEPS {
+        let (_temp, root) =
+            repo_with(&[("breeze.toml", &config), ("plan.toml", &plan), ("README.md", "r\n")]);
+        // The three wait for a person, who approves them at once: one batch of three, in
+        // which bisection finds task 3.
+        let reviewed = run_in(&root, &["run"]);
+        assert_eq!(reviewed.status.code(), Some(3), "{}", both(&reviewed));
+        assert_eq!(run_in(&root, &["approve", "1", "2", "3"]).status.code(), Some(0));
+        let killed = breeze()
+            .current_dir(&root)
+            .args(["resume"])
+            .env("BREEZE_TEST_KILL_AT", format!("landing:{step}"))
+            .output()
+            .unwrap();
+        assert_eq!(killed.status.signal(), Some(9), "killed at {step}: {}", both(&killed));
+
+        // Resumed: tasks 1 and 2 land (once), task 3 goes back, is reworked and waits for
+        // the person again.
+        let resumed = run_in(&root, &["resume"]);
+        assert_eq!(resumed.status.code(), Some(3), "killed at {step}: {}", both(&resumed));
+        let status = status_json(&root);
+        for (id, state) in [("1", "landed"), ("2", "landed"), ("3", "awaiting-approval")] {
+            assert_eq!(task_state(&status, id), state, "killed at {step}: {status}");
+        }
+        assert_eq!(run_in(&root, &["approve", "3"]).status.code(), Some(0));
+        let done = run_in(&root, &["resume"]);
+        assert_eq!(done.status.code(), Some(0), "killed at {step}: {}", both(&done));
+
+        for id in ["1", "2", "3"] {
+            assert_eq!(landings_of(&root, id), 1, "killed at {step}: task {id} once on main");
+            journal_tells_the_landing(&root, id);
+        }
+        assert!(main_passes_batch_verify(&root), "killed at {step}: main passes verify");
+        assert_eq!(git(&root, &["status", "--porcelain"]), "", "killed at {step}");
+        assert_no_stray_files(&root, "");
+    }
 }

@@ -124,3 +124,16 @@ fn a_replay_killed_twice_and_resumed_still_ends_with_upstreams_tree() {
     assert_eq!(report.kills.len(), 2, "{report}");
     assert!(report.faithful(), "{report}");
 }
+
+#[test]
+fn a_batched_replay_with_verify_ends_with_upstreams_tree() {
+    let temp = tempfile::tempdir().unwrap();
+    let mut options = options(temp.path(), "work");
+    options.batch = 3;
+    options.verify = Some("test -f README.md".into());
+    let report = replay(&options).unwrap_or_else(|err| panic!("{err}"));
+    assert!(report.faithful(), "{report}");
+    // Every task landed through a batch, and every batch passed with one verify run.
+    assert_eq!(report.facts.batches.iter().sum::<usize>(), 8, "{report}");
+    assert_eq!(report.facts.verify.len(), report.facts.batches.len(), "{report}");
+}

@@ -264,8 +264,7 @@ pub enum EventKind {
         onto: String,
     },
     /// `land.verify`'s verdict on a commit: a landing (one task's, or a batch's first
-    /// tasks') or main's own tip. Verdicts on trees that passed before are known without
-    /// running the command.
+    /// tasks') or main's own tip (asked when the first landing on it fails).
     Verified {
         /// The tasks whose landing commits the verified commit puts on main, oldest first;
         /// empty when main's own tip was verified.
@@ -277,7 +276,8 @@ pub enum EventKind {
         /// `passed`, `failed`, or `fails-like-main` (it fails exactly the way main itself
         /// does, and `land.on_main_failure = "land"`).
         outcome: String,
-        /// Whether the verdict was known (the tree passed before) and nothing ran.
+        /// Whether the verdict was known and nothing ran: the tree passed before (in any
+        /// run), or failed before in this engine session.
         #[serde(default)]
         known: bool,
     },

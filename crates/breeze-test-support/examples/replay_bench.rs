@@ -4,14 +4,14 @@
 //!
 //! `cargo run --release -p breeze-test-support --example replay_bench -- --breeze BIN
 //!  --upstream CLONE [--rev REV] [--changes N] [--worker-seconds S] [--lanes L]
-//!  [--verify CMD] [--kills K] [--repeat R] [--seed S] [--work DIR] [--json]`
+//!  [--verify CMD] [--batch N] [--kills K] [--repeat R] [--seed S] [--work DIR] [--json]`
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use breeze_test_support::replay::{ReplayOptions, ReplayReport, replay};
 
-const USAGE: &str = "usage: replay_bench --breeze BIN --upstream CLONE [--rev REV] [--changes N] [--worker-seconds S] [--lanes L] [--verify CMD] [--kills K] [--repeat R] [--seed S] [--work DIR] [--json]";
+const USAGE: &str = "usage: replay_bench --breeze BIN --upstream CLONE [--rev REV] [--changes N] [--worker-seconds S] [--lanes L] [--verify CMD] [--batch N] [--kills K] [--repeat R] [--seed S] [--work DIR] [--json]";
 
 struct Args {
     options: ReplayOptions,
@@ -44,6 +44,7 @@ fn parse() -> Result<Args, String> {
             "--worker-seconds" => options.worker_seconds = number("--worker-seconds")?,
             "--lanes" => options.lanes = number("--lanes")? as u32,
             "--verify" => options.verify = Some(value),
+            "--batch" => options.batch = number("--batch")? as u32,
             "--kills" => options.kills = number("--kills")? as usize,
             "--repeat" => repeat = number("--repeat")? as usize,
             "--seed" => options.seed = number("--seed")? as u64,
@@ -79,6 +80,9 @@ fn summary(report: &ReplayReport, options: &ReplayOptions) -> serde_json::Value 
         "nominal_bound_list": report.nominal_bound.list,
         "ratio": report.ratio(),
         "verify_runs": report.facts.verify.len(),
+        "verify_seconds": verify,
+        "batch": options.batch,
+        "batches": report.facts.batches,
         "verify_seconds_per_landed_task": if landed == 0 { 0.0 } else { verify / landed as f64 },
         "kills": report.kills,
         "main_tree": report.main_tree,

@@ -24,6 +24,8 @@ pub struct RunFacts {
     pub worker: BTreeMap<String, f64>,
     /// Seconds of each `land.verify` command.
     pub verify: Vec<f64>,
+    /// How many tasks each landing batch held (`land.batch` above 1), in order.
+    pub batches: Vec<usize>,
     /// How many times a run started or resumed.
     pub starts: usize,
     /// Per task, the times it entered each state (`running`, `reviewing`, `landing`,
@@ -106,6 +108,9 @@ impl RunFacts {
                 "landed" => {
                     self.landed.insert(task, at);
                 }
+                "landing_batch" => {
+                    self.batches.push(e["tasks"].as_array().map_or(0, Vec::len));
+                }
                 _ => {}
             }
         }
@@ -172,6 +177,7 @@ mod tests {
             r#"{"at":"2023-11-14T22:13:22.200Z","event":{"kind":"process_ended","task":"1","role":"worker","pid":7}}"#,
             r#"{"at":"2023-11-14T22:13:22.500Z","event":{"kind":"command_started","task":"1","purpose":"land.verify","pid":8}}"#,
             r#"{"at":"2023-11-14T22:13:23.500Z","event":{"kind":"command_ended","pid":8}}"#,
+            r#"{"at":"2023-11-14T22:13:23.600Z","event":{"kind":"landing_batch","tasks":["1","2"],"onto":"abc"}}"#,
             r#"{"at":"2023-11-14T22:13:24Z","event":{"kind":"landed","task":"1"}}"#,
             r#"{"at":"2023-11-14T22:13:24.5"#,
         ];
@@ -183,5 +189,6 @@ mod tests {
         assert!((facts.verify[0] - 1.0).abs() < 1e-6);
         assert!((facts.makespan() - 4.0).abs() < 1e-6);
         assert!(facts.landed.contains_key("1"));
+        assert_eq!(facts.batches, [2]);
     }
 }

@@ -47,6 +47,8 @@ pub struct ReplayOptions {
     pub lanes: u32,
     /// A shell command run as `land.verify` on every landing (`sh -c CMD`).
     pub verify: Option<String>,
+    /// `land.batch`: approved tasks verified together at most (1: each landing alone).
+    pub batch: u32,
     /// How many times the engine is SIGKILLed and resumed.
     pub kills: usize,
     /// Seed of the kill times.
@@ -68,6 +70,7 @@ impl ReplayOptions {
             worker_seconds: 2.0,
             lanes: 3,
             verify: None,
+            batch: 1,
             kills: 0,
             seed: 1,
             hermetic: false,
@@ -157,6 +160,8 @@ pub struct ReplayReport {
     pub nominal_bound: Schedule,
     /// Lanes the bound was computed for.
     pub lanes: u32,
+    /// `land.batch` of the run.
+    pub batch: u32,
     /// When the engine was SIGKILLed (seconds after each start), in order; fewer than asked
     /// when the run ended first.
     pub kills: Vec<f64>,
@@ -270,6 +275,16 @@ impl fmt::Display for ReplayReport {
                 self.facts.verify.iter().sum::<f64>() / self.trailers.len().max(1) as f64
             )?,
         }
+        if !self.facts.batches.is_empty() {
+            let sizes: Vec<String> = self.facts.batches.iter().map(ToString::to_string).collect();
+            writeln!(
+                f,
+                "batches (land.batch = {}): {} of sizes {}",
+                self.batch,
+                sizes.len(),
+                sizes.join(" ")
+            )?;
+        }
         if !self.kills.is_empty() {
             let at: Vec<String> = self.kills.iter().map(|s| format!("{s:.2}")).collect();
             writeln!(
@@ -332,6 +347,7 @@ pub fn replay(options: &ReplayOptions) -> Result<ReplayReport, ReplayError> {
         bound,
         nominal_bound: nominal,
         lanes: options.lanes,
+        batch: options.batch,
         kills: driven.kills,
         trailers,
         main_tree,

@@ -167,16 +167,17 @@ fn toml_string(text: &str) -> String {
     out
 }
 
-/// breeze.toml: the shell worker, breeze's scripted reviewer and advisor, the lanes and
-/// the verify command.
+/// breeze.toml: the shell worker, breeze's scripted reviewer and advisor, the lanes, the
+/// verify command and its batches.
 fn config(worker: &Path, options: &ReplayOptions) -> String {
     let mut text = format!(
         "[run]\nmax_workers = {}\n\n[roles.worker]\nbackend = \"command\"\ncommand = [\"sh\", {}]\n\n[roles.reviewer]\nbackend = \"scripted\"\n\n[roles.advisor]\nbackend = \"scripted\"\n",
         options.lanes,
         toml_string(&worker.display().to_string())
     );
+    let _ = write!(text, "\n[land]\nbatch = {}\n", options.batch);
     if let Some(verify) = &options.verify {
-        let _ = write!(text, "\n[land]\nverify = [\"sh\", \"-c\", {}]\n", toml_string(verify));
+        let _ = writeln!(text, "verify = [\"sh\", \"-c\", {}]", toml_string(verify));
     }
     text
 }
