@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 use crate::error::GitError;
 
 /// Variables that would make `git` act on another repository or index than asked.
-const REDIRECTING_VARS: &[&str] = &[
+pub(crate) const REDIRECTING_VARS: &[&str] = &[
     "GIT_DIR",
     "GIT_WORK_TREE",
     "GIT_INDEX_FILE",

@@ -292,6 +292,34 @@ pub enum GitError {
         stderr: String,
     },
 
+    /// A remote could not be reached, fetched from or pushed to with the user's git setup.
+    #[error(
+        "could not {action} remote `{remote}`: {detail}: check that `git fetch {remote}` and \
+         `git push {remote}` work from your shell as the user breeze runs as (breeze uses your \
+         ssh agent and credential helpers, and never asks for a password), then run again"
+    )]
+    Remote {
+        /// The remote's name.
+        remote: String,
+        /// `fetch from`, `push to`, `reach`.
+        action: &'static str,
+        /// git's message (its last lines), or that it gave no answer in time.
+        detail: String,
+    },
+
+    /// A remote name that the repository does not configure.
+    #[error(
+        "the repository has no remote `{remote}` (it has: {}): add it with `git remote add \
+         {remote} <url>`, or name one of those in [land] remote",
+        if known.is_empty() { "none".to_string() } else { known.join(", ") }
+    )]
+    NoSuchRemote {
+        /// The name asked for.
+        remote: String,
+        /// The remotes it has.
+        known: Vec<String>,
+    },
+
     /// A libgit2 call failed; `context` says what breeze was doing.
     #[error("{context}: {}", cause.message())]
     Git {

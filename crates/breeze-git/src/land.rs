@@ -94,6 +94,21 @@ pub fn landing_message(
     message
 }
 
+/// Whether `message`'s trailers name `task_id` and `run_id`.
+pub(crate) fn trailers_name(message: &str, task_id: &str, run_id: &str) -> bool {
+    let Ok(trailers) = git2::message_trailers_strs(message) else { return false };
+    let (mut task_ok, mut run_ok) = (false, false);
+    for (key, value) in trailers.iter() {
+        if key.eq_ignore_ascii_case(TRAILER_TASK) && value.trim() == task_id.trim() {
+            task_ok = true;
+        }
+        if key.eq_ignore_ascii_case(TRAILER_RUN) && value.trim() == run_id.trim() {
+            run_ok = true;
+        }
+    }
+    task_ok && run_ok
+}
+
 /// The tree of commit `oid`.
 pub(crate) fn commit_tree<'r>(repo: &'r Repository, oid: Oid) -> Result<Tree<'r>, GitError> {
     repo.find_commit(oid)
@@ -283,28 +298,34 @@ impl Repo {
             Err(e) if e.code() == ErrorCode::NotFound => return Ok(None),
             Err(e) => return Err(e).ctx(|| format!("could not read {}", self.main_ref())),
         };
-        let mut walk = repo.revwalk().ctx(|| "could not walk the history of main".to_string())?;
-        walk.set_sorting(Sort::NONE).ctx(|| "could not walk the history of main".to_string())?;
-        walk.simplify_first_parent().ctx(|| "could not walk the history of main".to_string())?;
-        walk.push(tip).ctx(|| "could not walk the history of main".to_string())?;
-        for oid in walk {
-            let oid = oid.ctx(|| "could not walk the history of main".to_string())?;
-            if Some(oid) == stop_at {
+        drop(repo);
+        self.find_landing_from(tip, run_id, task_id, &stop_at.into_iter().collect::<Vec<_>>())
+    }
+
+    /// [`Repo::find_landing`] on the first-parent history of `tip` (a remote branch's, as
+    /// last fetched), stopping before any commit of `stop_at`, reading at most
+    /// [`LANDED_SCAN_LIMIT`] commits.
+    pub fn find_landing_from(
+        &self,
+        tip: Oid,
+        run_id: &str,
+        task_id: &str,
+        stop_at: &[Oid],
+    ) -> Result<Option<Oid>, GitError> {
+        let repo = self.git()?;
+        let context = || "could not walk the history of main".to_string();
+        let mut walk = repo.revwalk().ctx(context)?;
+        walk.set_sorting(Sort::NONE).ctx(context)?;
+        walk.simplify_first_parent().ctx(context)?;
+        walk.push(tip).ctx(context)?;
+        for oid in walk.take(LANDED_SCAN_LIMIT) {
+            let oid = oid.ctx(context)?;
+            if stop_at.contains(&oid) {
                 break;
             }
             let commit = repo.find_commit(oid).ctx(|| format!("could not read commit {oid}"))?;
             let message = String::from_utf8_lossy(commit.message_bytes()).into_owned();
-            let Ok(trailers) = git2::message_trailers_strs(&message) else { continue };
-            let (mut task_ok, mut run_ok) = (false, false);
-            for (key, value) in trailers.iter() {
-                if key.eq_ignore_ascii_case(TRAILER_TASK) && value.trim() == task_id.trim() {
-                    task_ok = true;
-                }
-                if key.eq_ignore_ascii_case(TRAILER_RUN) && value.trim() == run_id.trim() {
-                    run_ok = true;
-                }
-            }
-            if task_ok && run_ok {
+            if trailers_name(&message, task_id, run_id) {
                 return Ok(Some(oid));
             }
         }

@@ -16,6 +16,10 @@
 //!   (compare-and-swap plus a safe fast-forward of the user's checkout, every path replaced
 //!   atomically; [`Repo::advance_main_observed`] tells a [`CheckoutObserver`] before the
 //!   first path), [`Repo::rebase_worktree_with_conflicts`] and [`Repo::find_landing`].
+//! - **Remotes** (`[land] to = "remote"` / `"pull-request"`): [`Repo::fetch_branch`],
+//!   [`Repo::push_with_lease`] and [`Repo::remote_branch_tip`] through the `git` CLI with
+//!   the user's own setup ([`RemoteAccess`]); [`Repo::find_change`] finds a task's change on
+//!   a branch others merge into (the commit, its trailers, or its patch id).
 //! - **Resume**: [`Repo::finish_checkout_update`] finishes or undoes an update of the
 //!   user's checkout that a kill cut short; [`Repo::remove_landing_leftovers`].
 //!
@@ -30,7 +34,7 @@
 //! `checkout_update` replaces a checkout's paths and index atomically;
 //! `repo` holds the [`Repo`]; the rest add operations to it (`worktree`, `create`, `lane`,
 //! `branch`, `integration`, `provision`, `commit`, `diff`, `gates`, `land`, `advance`,
-//! `landing_recovery`, `rebase`, `guard`).
+//! `landing_recovery`, `rebase`, `guard`, `remote`, `landed_on`).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -50,6 +54,7 @@ mod handles;
 mod init;
 mod integration;
 mod land;
+mod landed_on;
 mod landing_recovery;
 mod lane;
 mod listing;
@@ -57,6 +62,7 @@ mod names;
 mod paths;
 mod provision;
 mod rebase;
+mod remote;
 mod repo;
 mod slug;
 mod stage;
@@ -82,12 +88,14 @@ pub use land::{
     LANDED_SCAN_LIMIT, MergeOutcome, ReviewTrailer, TRAILER_REVIEW, TRAILER_RUN, TRAILER_TASK,
     landing_message,
 };
+pub use landed_on::{FoundBy, TaskChange};
 pub use landing_recovery::CheckoutRecovery;
 pub use listing::FileListing;
 pub use names::{INTEGRATION_WORKTREE, STATE_DIR, WORKTREE_ROOT};
 pub use paths::WorkdirChanges;
 pub use provision::ProvisionReport;
 pub use rebase::ConflictedRebase;
+pub use remote::{PushOutcome, RemoteAccess, RemoteBranch};
 pub use repo::{OpenOptions, Repo};
 pub use slug::slug;
 pub use worktree::{RemoveOutcome, Worktree, WorktreeInfo};

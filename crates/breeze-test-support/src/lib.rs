@@ -5,6 +5,7 @@
 
 pub mod git;
 pub mod plan;
+pub mod remote;
 pub mod repo;
 pub mod role;
 
