@@ -49,6 +49,7 @@ pub fn progress_line(event: &ProgressEvent) -> String {
         ProgressEvent::AwaitingApproval { id, reason } => {
             format!("⧗ [{id}] awaiting approval: {}", first_line(reason))
         }
+        ProgressEvent::PullRequestOpen { id, reason } => format!("⇡ [{id}] {}", first_line(reason)),
         ProgressEvent::Deferred { id, reason } => {
             format!("⏸ [{id}] landing deferred: {}", first_line(reason))
         }
@@ -90,12 +91,15 @@ pub fn total_cost(status: &BreezeStatus) -> String {
     }
 }
 
-/// The note of a task: why it is not landed, that its approval was normalized, or that
-/// its write set was widened.
+/// The note of a task: why it is not landed, the pull request it landed through, that its
+/// approval was normalized, or that its write set was widened.
 fn task_note(task: &breeze_protocol::TaskStatus) -> std::borrow::Cow<'_, str> {
-    match (&task.reason, &task.review) {
-        (Some(reason), _) => reason.into(),
-        (None, Some(review)) if review.contains("normalized") => review.into(),
+    match (&task.reason, &task.review, &task.pull_request) {
+        (Some(reason), _, _) => reason.into(),
+        (None, _, Some(pr)) if pr.merged => {
+            format!("merged: pull request {}", pr.url.as_deref().unwrap_or(&pr.branch)).into()
+        }
+        (None, Some(review), _) if review.contains("normalized") => review.into(),
         _ if !task.granted_writes.is_empty() => {
             format!("write set widened: {}", task.granted_writes.join(", ")).into()
         }
@@ -245,6 +249,7 @@ mod tests {
                 usage,
                 review: None,
                 granted_writes: Vec::new(),
+                pull_request: None,
             }],
             usage,
             containment: None,

@@ -45,6 +45,7 @@ fn task(id: &str, title: &str, state: TaskState) -> TaskStatus {
         usage: Usage::default(),
         review: None,
         granted_writes: Vec::new(),
+        pull_request: None,
     }
 }
 

@@ -110,6 +110,8 @@ pub struct Config {
     pub run_hooks: bool,
     /// Reviewed work waits for `breeze approve` before it lands.
     pub require_approval: bool,
+    /// Where approved work lands (`[land] to`, `remote`, `target_branch`, …).
+    pub land: LandConfig,
     /// Ignored files copied into each worktree.
     pub worktree_include: Vec<String>,
     /// Setup command run in each new worktree (empty = none).
@@ -126,6 +128,77 @@ pub struct Config {
     /// Run on escalation, deferral, awaiting approval and the run's end, with the event as
     /// JSON on stdin (`notify.command`; empty = none).
     pub notify_command: Vec<String>,
+}
+
+/// Where approved work lands (`[land] to`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LandTo {
+    /// The local main branch (compare-and-swap, the user's clean checkout fast-forwarded).
+    Local,
+    /// A remote's branch: rebased on its fetched tip, verified, pushed with a lease.
+    Remote,
+    /// A pull request per task, merged by the team; landed once its change is on the
+    /// remote's branch.
+    PullRequest,
+}
+
+impl LandTo {
+    /// Config spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Local => "local",
+            Self::Remote => "remote",
+            Self::PullRequest => "pull-request",
+        }
+    }
+}
+
+/// The placeholders `land.pr_command` may use.
+pub const PR_PLACEHOLDERS: &[&str] =
+    &["{target}", "{branch}", "{title}", "{body_file}", "{task}", "{remote}", "{commit}"];
+
+/// Where and how approved work lands (`[land]` beyond the checks).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LandConfig {
+    /// `local`, `remote` or `pull-request`.
+    pub to: LandTo,
+    /// The remote (`remote`, `pull-request`).
+    pub remote: String,
+    /// The remote's branch work lands on; empty = the branch of main's name.
+    pub target_branch: String,
+    /// A task's pull-request branch, `{task}` replaced by the task's slug.
+    pub pr_branch: String,
+    /// argv opening a pull request, with placeholders ([`PR_PLACEHOLDERS`]).
+    pub pr_command: Vec<String>,
+    /// How often open pull requests are looked for on the remote's branch.
+    pub pr_poll: Duration,
+    /// A task whose one unlanded dependency is an open pull request starts on that
+    /// pull request's branch, and its pull request targets it.
+    pub stack: bool,
+    /// Pushes refused because the remote branch moved, retried (each after a new fetch,
+    /// merge and verify) before the landing is deferred.
+    pub push_retries: u32,
+    /// Time limit of one fetch, push or look-up.
+    pub remote_timeout: Duration,
+}
+
+impl LandConfig {
+    /// Whether landings go to a remote (`remote` or `pull-request`).
+    pub fn is_remote(&self) -> bool {
+        self.to != LandTo::Local
+    }
+
+    /// The remote's branch work lands on: `target_branch`, else the branch named like
+    /// main (`main_branch`).
+    pub fn target(&self, main_branch: &str) -> breeze_git::RemoteBranch {
+        let branch = if self.target_branch.is_empty() {
+            main_branch.to_string()
+        } else {
+            self.target_branch.clone()
+        };
+        breeze_git::RemoteBranch::new(self.remote.clone(), branch)
+    }
 }
 
 /// How role processes are confined (`sandbox.mode`).
@@ -350,6 +423,15 @@ struct RawLand {
     max_bounces: i64,
     run_hooks: bool,
     require_approval: bool,
+    to: LandTo,
+    remote: String,
+    target_branch: String,
+    pr_branch: String,
+    pr_command: Vec<String>,
+    pr_poll: String,
+    stack: bool,
+    push_retries: i64,
+    remote_timeout: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -366,10 +448,94 @@ struct RawGates {
     max_file_size: String,
 }
 
+impl RawLand {
+    /// The landing target, checked: a pull-request branch per task, known placeholders,
+    /// stacking only for pull requests.
+    fn target(&self) -> Result<LandConfig, String> {
+        let remote = self.remote.trim().to_string();
+        if self.to != LandTo::Local && (remote.is_empty() || remote.starts_with('-')) {
+            return Err(format!(
+                "`land.remote` is {:?}; name the remote work lands on, e.g. \"origin\" (`git remote -v` lists them)",
+                self.remote
+            ));
+        }
+        if self.to == LandTo::PullRequest {
+            if !self.pr_branch.contains("{task}") {
+                return Err(format!(
+                    "`land.pr_branch` is {:?}; it must contain {{task}} so that each task gets a branch of its own, e.g. \"breeze/{{task}}\"",
+                    self.pr_branch
+                ));
+            }
+            if self.pr_command.first().is_none_or(|program| program.trim().is_empty()) {
+                return Err("`land.pr_command` is empty but `land.to` is \"pull-request\"; write the argv that opens a pull request, e.g. [\"gh\", \"pr\", \"create\", \"--base\", \"{target}\", \"--head\", \"{branch}\", \"--title\", \"{title}\", \"--body-file\", \"{body_file}\"]".to_string());
+            }
+            for arg in &self.pr_command {
+                let mut rest = arg.as_str();
+                while let Some(open) = rest.find('{') {
+                    let Some(close) = rest[open..].find('}') else { break };
+                    let placeholder = &rest[open..open + close + 1];
+                    if !PR_PLACEHOLDERS.contains(&placeholder) {
+                        return Err(format!(
+                            "`land.pr_command` uses {placeholder}, which breeze does not fill in; the placeholders are {}",
+                            PR_PLACEHOLDERS.join(", ")
+                        ));
+                    }
+                    rest = &rest[open + close + 1..];
+                }
+            }
+        }
+        if self.stack && self.to != LandTo::PullRequest {
+            return Err(format!(
+                "`land.stack` is true but `land.to` is {:?}; stacking puts a task's pull request on its dependency's, so it needs `to = \"pull-request\"`",
+                self.to.as_str()
+            ));
+        }
+        Ok(LandConfig {
+            to: self.to,
+            remote,
+            target_branch: self.target_branch.trim().to_string(),
+            pr_branch: self.pr_branch.clone(),
+            pr_command: self.pr_command.clone(),
+            pr_poll: duration(&self.pr_poll, "land.pr_poll")?,
+            stack: self.stack,
+            push_retries: int_in(self.push_retries, "land.push_retries", 0, 10)?,
+            remote_timeout: duration(&self.remote_timeout, "land.remote_timeout")?,
+        })
+    }
+}
+
+/// With landings going to a remote, no role may be handed what reaches it: the ssh agent,
+/// askpass programs, git's credential and transport settings, forge tokens. A role's `env`
+/// naming one is refused (wildcards never pass them: [`breeze_supervise::scrubbed_env`]).
+fn no_remote_access_for_roles(roles: &RawRoles, land: &LandConfig) -> Result<(), String> {
+    if !land.is_remote() {
+        return Ok(());
+    }
+    for (name, role) in [
+        ("worker", &roles.worker),
+        ("advisor", &roles.advisor),
+        ("reviewer", &roles.reviewer),
+        ("scaffolder", &roles.scaffolder),
+    ] {
+        if let Some(var) =
+            role.env.iter().find(|var| breeze_supervise::is_remote_access_var(var))
+        {
+            return Err(format!(
+                "`roles.{name}.env` names {var}, which gives access to your remotes; with `land.to = \"{}\"` breeze pushes with your git setup itself and never hands it to a role: remove {var} from the list",
+                land.to.as_str()
+            ));
+        }
+    }
+    Ok(())
+}
+
 impl RawConfig {
     fn validate(self) -> Result<Config, String> {
+        let land = self.land.target()?;
+        no_remote_access_for_roles(&self.roles, &land)?;
         let roles = self.roles;
         Ok(Config {
+            land,
             max_workers: int_in(self.run.max_workers, "run.max_workers", 1, 3)?,
             main_branch: self.run.main_branch.trim().to_string(),
             worker: roles.worker.validate("worker")?,

@@ -170,6 +170,9 @@ pub(crate) struct RoleGuard {
     /// main as breeze last knew it: where the run started, its own landings, and moves
     /// by the user that were checked.
     known_main: Mutex<Oid>,
+    /// The remote branch landings go to (`land.to` `remote`/`pull-request`): lanes start
+    /// from its tip, so what it holds is known too.
+    known_remote: Option<breeze_git::RemoteBranch>,
     /// Lanes with a writer (their worker, or breeze itself) and a counter of changes to
     /// that, so a lane's files are compared only while nobody may change them.
     lanes: Mutex<BTreeMap<PathBuf, LaneState>>,
@@ -209,8 +212,15 @@ impl RoleGuard {
             containment,
             repo,
             known_main: Mutex::new(known_main),
+            known_remote: None,
             lanes: Mutex::new(BTreeMap::new()),
         }
+    }
+
+    /// The guard, knowing what the remote branch landings go to holds.
+    pub fn knowing_remote(mut self, target: Option<breeze_git::RemoteBranch>) -> RoleGuard {
+        self.known_remote = target;
+        self
     }
 
     /// Marks `path` (a lane worktree) as being written by its task until the returned
@@ -233,7 +243,12 @@ impl RoleGuard {
     /// commit and where it came from, with what to do.
     pub fn check_main(&self) -> Result<(), EngineError> {
         let since = *self.known_main.lock().unwrap_or_else(|p| p.into_inner());
-        match self.repo.lane_commit_on_main(since)? {
+        let remote = match &self.known_remote {
+            Some(target) => self.repo.tracking_tip(target)?,
+            None => None,
+        };
+        let also_known: Vec<Oid> = remote.into_iter().collect();
+        match self.repo.lane_commit_on_main_beyond(since, &also_known)? {
             Some(found) => Err(EngineError::usage(
                 format!(
                     "{} was moved to {}, which contains commit {} made in {} and never reviewed; breeze will not land anything on it",

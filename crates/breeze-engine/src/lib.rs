@@ -13,6 +13,7 @@
 //! | Advisor consults (hashes, budget) | `run/consult.rs`, [`advice`] |
 //! | gates and reviewer rounds | `run/review.rs` |
 //! | landing on main | `run/landing.rs` |
+//! | where it lands (`[land] to`): local main, a remote's branch, pull requests | `run/land_target.rs`, `run/land_remote.rs`, `run/land_pr.rs`, [`landing_checks`] |
 //! | every change of a task's phase (snapshot, journal, progress) | `run/book.rs` |
 //! | role processes and backends | [`roles`] (processes via `breeze-supervise`) |
 //! | run files: snapshot, journal, lock | [`snapshot`], [`journal`], [`lock`], [`run_dir`] |
@@ -33,6 +34,7 @@ pub mod doctor;
 pub mod error;
 pub mod journal;
 mod kill_points;
+pub mod landing_checks;
 pub mod lock;
 pub mod maintenance;
 mod notify;

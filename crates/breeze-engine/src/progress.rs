@@ -100,6 +100,13 @@ pub enum ProgressEvent {
         /// Where its diff is, and what to run.
         reason: String,
     },
+    /// Approved work was pushed as a pull request; it lands when the team merges it.
+    PullRequestOpen {
+        /// Task id.
+        id: String,
+        /// Its address (or branch) and what it merges into.
+        reason: String,
+    },
     /// A landing waits for the user's checkout.
     Deferred {
         /// Task id.

@@ -115,6 +115,9 @@ pub enum TaskPhase {
     Deferred,
     /// Approved by the reviewer; landing waits for `breeze approve` (`land.require_approval`).
     AwaitingApproval,
+    /// Pushed as a pull request (`land.to = "pull-request"`); lands when its change reaches
+    /// the target branch.
+    PrOpen,
     /// On main.
     Landed,
     /// Given up: attempts, rounds, stalls, an Advisor STOP or the worker's own word.
@@ -131,10 +134,10 @@ impl TaskPhase {
         matches!(self, Self::Landed | Self::Escalated | Self::Blocked | Self::Failed)
     }
 
-    /// Approved, and waiting to land: for the user's checkout or for a person's approval.
-    /// It holds no lane, but tasks that conflict with it do not start.
+    /// Approved, and waiting to land: for the user's checkout, a person's approval or its
+    /// pull request's merge. It holds no lane, but tasks that conflict with it do not start.
     pub fn waits_to_land(self) -> bool {
-        matches!(self, Self::Deferred | Self::AwaitingApproval)
+        matches!(self, Self::Deferred | Self::AwaitingApproval | Self::PrOpen)
     }
 
     /// What the user sees. While no engine runs the run (`live` false), unfinished tasks
@@ -147,6 +150,7 @@ impl TaskPhase {
             Self::Failed => TaskState::Failed,
             Self::Deferred => TaskState::Deferred,
             Self::AwaitingApproval => TaskState::AwaitingApproval,
+            Self::PrOpen => TaskState::PrOpen,
             _ if !live => TaskState::Pending,
             Self::Queued => TaskState::Pending,
             Self::Working => TaskState::Running,
@@ -252,6 +256,42 @@ pub struct TaskRecord {
     /// A note from the person who retried the task, for its next attempt.
     #[serde(default)]
     pub note: Option<String>,
+    /// Its pull request (`land.to = "pull-request"`), once its branch was pushed.
+    #[serde(default)]
+    pub pull_request: Option<PullRequestRecord>,
+}
+
+/// A task's pull request as the run keeps it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PullRequestRecord {
+    /// The remote.
+    pub remote: String,
+    /// The branch breeze pushes (`breeze/3`).
+    pub branch: String,
+    /// The branch it merges into: the target branch, or the branch of the task it is
+    /// stacked on.
+    pub base_branch: String,
+    /// The task it is stacked on (`land.stack`), if any.
+    #[serde(default)]
+    pub stacked_on: Option<String>,
+    /// The commit breeze pushed last.
+    pub commit: ObjectId,
+    /// The commit that one was built on (the target's tip then): what was on the target
+    /// branch before, so never a sign of the merge.
+    pub onto: ObjectId,
+    /// The first URL the pull-request command printed.
+    #[serde(default)]
+    pub url: Option<String>,
+    /// The pull-request command was started for it (a retry after a kill may find the
+    /// pull request already there).
+    #[serde(default)]
+    pub command_started: bool,
+    /// The pull-request command succeeded.
+    #[serde(default)]
+    pub opened: bool,
+    /// Its change reached the target branch.
+    #[serde(default)]
+    pub merged: bool,
 }
 
 impl TaskRecord {
@@ -290,6 +330,7 @@ impl TaskRecord {
             last_advice: None,
             human_approved: false,
             note: None,
+            pull_request: None,
         }
     }
 
@@ -316,6 +357,13 @@ impl TaskRecord {
             usage: self.usage,
             review: self.review_trailer().map(|trailer| trailer.to_string()),
             granted_writes: self.granted_writes.clone(),
+            pull_request: self.pull_request.as_ref().map(|pr| breeze_protocol::PullRequestStatus {
+                url: pr.url.clone(),
+                branch: pr.branch.clone(),
+                target: format!("{}/{}", pr.remote, pr.base_branch),
+                commit: pr.commit.to_string(),
+                merged: pr.merged,
+            }),
         }
     }
 }

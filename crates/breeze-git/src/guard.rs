@@ -308,6 +308,16 @@ impl Repo {
     /// breeze last knew it) did not contain. breeze's own landings are new commits on main,
     /// never lane commits, so a hit means a role (or a hand) moved main onto unreviewed work.
     pub fn lane_commit_on_main(&self, since: Oid) -> Result<Option<LaneCommitOnMain>, GitError> {
+        self.lane_commit_on_main_beyond(since, &[])
+    }
+
+    /// [`Repo::lane_commit_on_main`], where a commit on `also_known` (the remote branch
+    /// landings go to, as last fetched: lanes start from it) is known too.
+    pub fn lane_commit_on_main_beyond(
+        &self,
+        since: Oid,
+        also_known: &[Oid],
+    ) -> Result<Option<LaneCommitOnMain>, GitError> {
         let repo = self.git()?;
         let main = match repo.refname_to_id(&self.main_ref()) {
             Ok(oid) => oid,
@@ -319,8 +329,9 @@ impl Repo {
         }
         for (source, tip) in self.lane_tips(&repo)? {
             let Ok(meeting) = repo.merge_base(tip, main) else { continue };
-            let known =
-                meeting == since || repo.graph_descendant_of(since, meeting).unwrap_or(false);
+            let known = [since].iter().chain(also_known).any(|&known| {
+                meeting == known || repo.graph_descendant_of(known, meeting).unwrap_or(false)
+            });
             if !known {
                 return Ok(Some(LaneCommitOnMain { commit: meeting, source, main }));
             }

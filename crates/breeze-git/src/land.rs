@@ -345,16 +345,26 @@ impl Repo {
         &self,
         tasks: &[(&str, &str)],
     ) -> Result<std::collections::BTreeMap<String, Oid>, GitError> {
+        let tip = match self.git()?.refname_to_id(&self.main_ref()) {
+            Ok(oid) => oid,
+            Err(e) if e.code() == ErrorCode::NotFound => return Ok(Default::default()),
+            Err(e) => return Err(e).ctx(|| format!("could not read {}", self.main_ref())),
+        };
+        self.find_landed_tasks_from(tip, tasks)
+    }
+
+    /// [`Repo::find_landed_tasks`] on the first-parent history of `tip` (a remote
+    /// branch's, as last fetched).
+    pub fn find_landed_tasks_from(
+        &self,
+        tip: Oid,
+        tasks: &[(&str, &str)],
+    ) -> Result<std::collections::BTreeMap<String, Oid>, GitError> {
         let mut found = std::collections::BTreeMap::new();
         if tasks.is_empty() {
             return Ok(found);
         }
         let repo = self.git()?;
-        let tip = match repo.refname_to_id(&self.main_ref()) {
-            Ok(oid) => oid,
-            Err(e) if e.code() == ErrorCode::NotFound => return Ok(found),
-            Err(e) => return Err(e).ctx(|| format!("could not read {}", self.main_ref())),
-        };
         let flat = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
         let wanted: std::collections::BTreeMap<String, String> =
             tasks.iter().map(|(id, title)| (flat(id), format!("feat: {}", flat(title)))).collect();

@@ -342,6 +342,26 @@ impl Repo {
         }))
     }
 
+    /// Whether `ancestor` is `commit` or one of its ancestors.
+    pub fn is_ancestor(&self, ancestor: Oid, commit: Oid) -> Result<bool, GitError> {
+        if ancestor == commit {
+            return Ok(true);
+        }
+        let repo = self.git()?;
+        repo.graph_descendant_of(commit, ancestor)
+            .ctx(|| format!("could not compare {commit} with {ancestor}"))
+    }
+
+    /// The best common ancestor of `a` and `b`, `None` when they share no history.
+    pub fn merge_base(&self, a: Oid, b: Oid) -> Result<Option<Oid>, GitError> {
+        let repo = self.git()?;
+        match repo.merge_base(a, b) {
+            Ok(oid) => Ok(Some(oid)),
+            Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
+            Err(e) => Err(e).ctx(|| format!("could not find where {a} and {b} meet")),
+        }
+    }
+
     /// Pushes `commit` to `target`'s branch only if the remote branch is at `expected`
     /// (`None`: only if it does not exist) — `git push --force-with-lease=<ref>:<expected>`,
     /// checked by git before it sends and by the remote when it updates the ref, so a push
@@ -357,14 +377,8 @@ impl Repo {
         access: &RemoteAccess,
     ) -> Result<PushOutcome, GitError> {
         self.check_remote_branch(target)?;
-        if let Some(expected) = expected.filter(|_| fast_forward_only)
-            && commit != expected
-        {
-            let repo = self.git()?;
-            let descends = repo
-                .graph_descendant_of(commit, expected)
-                .ctx(|| format!("could not compare {commit} with {expected}"))?;
-            if !descends {
+        if let Some(expected) = expected.filter(|_| fast_forward_only) {
+            if !self.is_ancestor(expected, commit)? {
                 return Err(GitError::NotFastForward {
                     branch: target.to_string(),
                     from: expected,

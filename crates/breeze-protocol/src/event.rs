@@ -244,13 +244,79 @@ pub enum EventKind {
         /// How many paths change.
         paths: u64,
     },
-    /// A task landed on main.
+    /// A task landed on main (or on the remote branch `target`).
     Landed {
         /// Task id.
         task: String,
         /// The landing commit.
         commit: String,
-        /// Main before the landing.
+        /// Main (the target branch) before the landing.
+        previous_main: String,
+        /// The remote branch it landed on (`origin/main`); absent for the local main.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        target: Option<String>,
+    },
+    /// A landing's push was refused by the remote: its branch was not where breeze
+    /// fetched it (someone else pushed), or a hook or protection rule declined. breeze
+    /// fetches, builds the landing again on the new tip, verifies it and pushes again, a
+    /// bounded number of times.
+    PushRejected {
+        /// Task id.
+        task: String,
+        /// The remote branch (`origin/main`).
+        target: String,
+        /// The commit breeze pushed.
+        commit: String,
+        /// Where breeze expected the branch (its lease); empty when it expected none.
+        expected: String,
+        /// Where the branch is now (fetched after the refusal); empty when it is gone.
+        actual: String,
+        /// git's reason (`stale info`, `fetch first`, `pre-receive hook declined`).
+        reason: String,
+        /// 1-based push attempt.
+        attempt: u32,
+    },
+    /// A task's branch was pushed and its pull request opened by `land.pr_command`.
+    PullRequestOpened {
+        /// Task id.
+        task: String,
+        /// The pushed branch (`breeze/3`).
+        branch: String,
+        /// What it merges into (`origin/main`).
+        target: String,
+        /// The pushed commit.
+        commit: String,
+        /// The first URL the command printed.
+        #[serde(default)]
+        url: Option<String>,
+    },
+    /// breeze pushed a rebuilt commit to an open pull request's branch (its old commit no
+    /// longer merged cleanly onto the target branch), with a lease on its own last push.
+    PullRequestUpdated {
+        /// Task id.
+        task: String,
+        /// The branch.
+        branch: String,
+        /// The new commit.
+        commit: String,
+        /// The commit it replaced.
+        previous: String,
+    },
+    /// A task's change reached the target branch through its pull request.
+    PullRequestMerged {
+        /// Task id.
+        task: String,
+        /// The commit on the target branch that brought it.
+        commit: String,
+        /// How it was recognized: `commit`, `trailers` or `patch-id`.
+        found_by: String,
+    },
+    /// The local main followed the remote branch landings go to: fast-forwarded (the
+    /// user's checkout with it, when clean) from `previous_main` to `commit`.
+    MainFollowed {
+        /// Main's new tip.
+        commit: String,
+        /// Main before.
         previous_main: String,
     },
     /// The run ended (or stopped resumably).

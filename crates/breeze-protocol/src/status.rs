@@ -57,7 +57,11 @@ pub enum TaskState {
     /// `breeze approve` (or `breeze reject`).
     #[serde(rename = "awaiting-approval")]
     AwaitingApproval,
-    /// On `main`.
+    /// Approved and pushed as a pull request (`[land] to = "pull-request"`): it lands when
+    /// its change reaches the target branch (a person or a merge queue merges it).
+    #[serde(rename = "pr-open")]
+    PrOpen,
+    /// On `main` (with `[land] to = "remote"` or `"pull-request"`: on the remote's branch).
     Landed,
     /// Gave up: review rounds, attempts, stalls or an Advisor `STOP`.
     Escalated,
@@ -81,6 +85,7 @@ impl TaskState {
             Self::Landing => "landing",
             Self::Deferred => "deferred",
             Self::AwaitingApproval => "awaiting-approval",
+            Self::PrOpen => "pr-open",
             Self::Landed => "landed",
             Self::Escalated => "escalated",
             Self::Blocked => "blocked",
@@ -156,6 +161,27 @@ pub struct TaskStatus {
     /// Paths the Lead added to the task's write set during the run (scope requests).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub granted_writes: Vec<String>,
+    /// The task's pull request (`[land] to = "pull-request"`), once its branch was pushed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pull_request: Option<PullRequestStatus>,
+}
+
+/// A task's pull request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct PullRequestStatus {
+    /// Its address: the first URL the `land.pr_command` printed (`null` when it printed
+    /// none).
+    pub url: Option<String>,
+    /// The branch breeze pushed (`breeze/3`).
+    pub branch: String,
+    /// The branch it merges into, as `<remote>/<branch>` (`origin/main`; another task's
+    /// branch when stacked).
+    pub target: String,
+    /// The commit breeze pushed last.
+    pub commit: String,
+    /// Whether its change has reached the target branch (then the task is `landed`, its
+    /// `commit` the one that brought it).
+    pub merged: bool,
 }
 
 /// `breeze-status.v1`.

@@ -72,10 +72,11 @@ mod tree_watch;
 mod watchdog;
 
 pub use activity::{ActivityProbe, DEFAULT_SKIPPED_DIRS, DirActivity};
-pub use env::{ENV_ALLOW_LIST, scrubbed_env};
+pub use env::{ENV_ALLOW_LIST, REMOTE_ACCESS_VARS, is_remote_access_var, scrubbed_env};
 pub use error::SpawnError;
 pub use group::{OrphanOutcome, ask_to_stop, end_orphan_group, process_start_ticks};
 pub use json::last_json_object;
+pub use resolve::resolve_program;
 pub use role_file::{MAX_ROLE_FILE_BYTES, RoleFileError, read_role_file};
 pub use sandbox::{Confinement, KernelSupport, SandboxError, kernel_support};
 pub use spec::{Ending, Outcome, ProcessSpec, stream_log_paths};

@@ -186,6 +186,9 @@ impl LiveModel {
                     TaskState::Deferred => {
                         note = Some(format!("⏸ [{task}] landing deferred: {first}"));
                     }
+                    TaskState::PrOpen => {
+                        note = Some(format!("⇡ [{task}] {first}"));
+                    }
                     TaskState::Escalated | TaskState::Blocked | TaskState::Failed => {
                         note = Some(format!("■ [{task}] {}: {first}", state.as_str()));
                     }
@@ -262,9 +265,20 @@ impl LiveModel {
                 view.phase = "landed".into();
                 self.free_lane_of(task);
             }
+            EventKind::PushRejected { task, target, reason, .. } => {
+                note = Some(format!(
+                    "↻ [{task}] push to {target} refused ({reason}): someone pushed first; landing again"
+                ));
+            }
+            EventKind::PullRequestUpdated { task, branch, .. } => {
+                note = Some(format!("⇡ [{task}] {branch} rebuilt on the new tip and pushed"));
+            }
             EventKind::WorktreeCreated { .. }
             | EventKind::WorktreeRemoved { .. }
-            | EventKind::CommandEnded { .. } => {}
+            | EventKind::CommandEnded { .. }
+            | EventKind::PullRequestOpened { .. }
+            | EventKind::PullRequestMerged { .. }
+            | EventKind::MainFollowed { .. } => {}
         }
         if let Some(text) = note {
             self.milestones.push_back(Milestone { time, text });
@@ -301,10 +315,14 @@ impl LiveModel {
         self.tasks.iter().filter(|task| task.state == TaskState::Pending && !self.is_on_lane(task))
     }
 
-    /// Tasks held for a person or the checkout (awaiting approval, deferred) and off lane.
+    /// Tasks held for a person or the checkout (awaiting approval, deferred, an open pull
+    /// request) and off lane.
     pub fn held(&self) -> impl Iterator<Item = &TaskView> {
         self.tasks.iter().filter(|task| {
-            matches!(task.state, TaskState::AwaitingApproval | TaskState::Deferred)
+            matches!(
+                task.state,
+                TaskState::AwaitingApproval | TaskState::Deferred | TaskState::PrOpen
+            )
                 && !self.is_on_lane(task)
         })
     }
@@ -397,6 +415,7 @@ mod tests {
                     usage: Usage::default(),
                     review: None,
                     granted_writes: Vec::new(),
+                    pull_request: None,
                 })
                 .collect(),
             usage: Usage { cost_usd: Some(0.5), ..Usage::default() },

@@ -29,6 +29,8 @@ pub(crate) enum Transition {
     Defer { reason: String },
     /// Approved by the reviewer; the landing waits for a person (`breeze approve`).
     AwaitApproval { reason: String },
+    /// Pushed as a pull request; it lands when the team merges it.
+    OpenPullRequest { reason: String },
     /// Given up.
     Escalate { reason: String },
     /// A dependency will never land.
@@ -49,6 +51,7 @@ impl Transition {
             Self::Land { .. } => TaskPhase::Landed,
             Self::Defer { .. } => TaskPhase::Deferred,
             Self::AwaitApproval { .. } => TaskPhase::AwaitingApproval,
+            Self::OpenPullRequest { .. } => TaskPhase::PrOpen,
             Self::Escalate { .. } => TaskPhase::Escalated,
             Self::Block { .. } => TaskPhase::Blocked,
             Self::Fail { .. } => TaskPhase::Failed,
@@ -60,6 +63,7 @@ impl Transition {
         match self {
             Self::Defer { reason }
             | Self::AwaitApproval { reason }
+            | Self::OpenPullRequest { reason }
             | Self::Escalate { reason }
             | Self::Block { reason }
             | Self::Fail { reason }
@@ -163,6 +167,9 @@ impl TaskBook {
             }
             Transition::AwaitApproval { reason } => {
                 self.report(ProgressEvent::AwaitingApproval { id, reason: reason.clone() });
+            }
+            Transition::OpenPullRequest { reason } => {
+                self.report(ProgressEvent::PullRequestOpen { id, reason: reason.clone() });
             }
             Transition::Land { .. }
             | Transition::Escalate { .. }

@@ -14,6 +14,7 @@ use breeze_protocol::EventKind;
 use super::book::Transition;
 use super::context::RunContext;
 use super::driver::{TaskDriver, TaskExit};
+use super::land_pr::follow_pull_requests;
 use super::schedule::{Busy, LanePool, Scheduler, lane_holding};
 use crate::error::EngineError;
 use crate::progress::ProgressEvent;
@@ -40,6 +41,8 @@ enum ExitEffect {
     Deferred,
     /// Its landing waits for a person.
     Awaiting,
+    /// Its pull request is open: followed until it merges.
+    PullRequest,
     /// Something every task would hit: stop the run resumably.
     Fatal(String),
 }
@@ -56,8 +59,16 @@ pub(crate) struct Dispatcher {
     deferred: BTreeMap<usize, Instant>,
     /// Reviewed tasks waiting for a person's approval.
     awaiting: BTreeSet<usize>,
+    /// Tasks whose pull request is open.
+    pull_requests: BTreeSet<usize>,
+    /// When the open pull requests are looked for on the remote next.
+    next_follow: Option<Instant>,
+    /// Why the remote could not be looked at, the last time it could not.
+    unreachable: Option<String>,
     /// The one last try of every deferred landing when nothing else can move was made.
     idle_retry_done: bool,
+    /// The one last look at the open pull requests when nothing else can move was made.
+    idle_follow_done: bool,
     fatal: Option<String>,
 }
 
@@ -70,6 +81,9 @@ impl Dispatcher {
         };
         let deferred = with(TaskPhase::Deferred).map(|index| (index, Instant::now())).collect();
         let awaiting = with(TaskPhase::AwaitingApproval).collect();
+        let pull_requests: BTreeSet<usize> = with(TaskPhase::PrOpen).collect();
+        // A resumed run looks for pull requests merged while no engine ran, first thing.
+        let next_follow = (!pull_requests.is_empty()).then(Instant::now);
         Dispatcher {
             ctx,
             lanes: LanePool::new(workers),
@@ -77,7 +91,11 @@ impl Dispatcher {
             in_flight: BTreeSet::new(),
             deferred,
             awaiting,
+            pull_requests,
+            next_follow,
+            unreachable: None,
             idle_retry_done: false,
+            idle_follow_done: false,
             fatal: None,
         }
     }
@@ -98,6 +116,7 @@ impl Dispatcher {
                 continue;
             }
             let next_due = self.deferred.values().min().copied();
+            let next_follow = self.next_follow.filter(|_| !self.pull_requests.is_empty());
             tokio::select! {
                 joined = self.running.join_next() => {
                     if let Some(joined) = joined {
@@ -106,6 +125,9 @@ impl Dispatcher {
                     }
                 }
                 () = sleep_until(next_due), if next_due.is_some() => {}
+                () = sleep_until(next_follow), if next_follow.is_some() => {
+                    self.follow().await?;
+                }
                 () = tokio::time::sleep(DECISION_POLL), if !self.awaiting.is_empty() => {}
                 () = self.ctx.cancel.cancelled() => {}
             }
@@ -137,11 +159,17 @@ impl Dispatcher {
             return Some(index);
         }
         // Tasks waiting to land keep conflicting tasks out, whatever they wait for.
-        let deferred: BTreeSet<usize> =
-            self.deferred.keys().chain(&self.awaiting).copied().collect();
+        let deferred: BTreeSet<usize> = self
+            .deferred
+            .keys()
+            .chain(&self.awaiting)
+            .chain(&self.pull_requests)
+            .copied()
+            .collect();
         let phases = self.ctx.book.phases();
         Scheduler::new(&self.ctx.plan, &self.ctx.analysis)
             .with_widened(self.ctx.write_sets.widened())
+            .with_stacking(self.ctx.config.land.stack)
             .next_ready(&phases, Busy { in_flight: &self.in_flight, deferred: &deferred })
     }
 
@@ -175,9 +203,18 @@ impl Dispatcher {
         if phases.iter().all(|phase| phase.is_terminal()) {
             return Ok(Some(DispatchEnd::Finished));
         }
+        if !self.pull_requests.is_empty() && !self.idle_follow_done {
+            // One last look: a pull request merged meanwhile lets its dependents start.
+            self.idle_follow_done = true;
+            self.follow().await?;
+            return Ok(None);
+        }
         if !self.deferred.is_empty() {
             if self.idle_retry_done {
-                return Ok(Some(DispatchEnd::Interrupted(self.deferred_reason())));
+                let reasons = [Some(self.deferred_reason()), self.waiting_reason()];
+                return Ok(Some(DispatchEnd::Interrupted(
+                    reasons.into_iter().flatten().collect::<Vec<_>>().join("\n"),
+                )));
             }
             self.idle_retry_done = true;
             for due in self.deferred.values_mut() {
@@ -185,8 +222,8 @@ impl Dispatcher {
             }
             return Ok(None);
         }
-        if !self.awaiting.is_empty() {
-            return Ok(Some(DispatchEnd::Interrupted(self.awaiting_reason())));
+        if let Some(reason) = self.waiting_reason() {
+            return Ok(Some(DispatchEnd::Interrupted(reason)));
         }
         let stuck = Scheduler::new(&self.ctx.plan, &self.ctx.analysis).stuck(&phases);
         for index in stuck {
@@ -213,12 +250,18 @@ impl Dispatcher {
         if !matches!(exit, Ok(TaskExit::Deferred(_))) {
             self.idle_retry_done = false;
         }
+        self.idle_follow_done = false;
         match self.record_exit(index, exit).await? {
             ExitEffect::Deferred => {
                 self.deferred.insert(index, Instant::now() + DEFERRED_RETRY);
             }
             ExitEffect::Awaiting => {
                 self.awaiting.insert(index);
+            }
+            ExitEffect::PullRequest => {
+                self.pull_requests.insert(index);
+                let poll = Instant::now() + self.ctx.config.land.pr_poll;
+                self.next_follow.get_or_insert(poll);
             }
             ExitEffect::Fatal(reason) => {
                 self.fatal = Some(reason);
@@ -252,6 +295,10 @@ impl Dispatcher {
             Ok(TaskExit::AwaitingApproval(reason)) => {
                 book.transition(index, Transition::AwaitApproval { reason }).await?;
                 Ok(ExitEffect::Awaiting)
+            }
+            Ok(TaskExit::PullRequestOpen(reason)) => {
+                book.transition(index, Transition::OpenPullRequest { reason }).await?;
+                Ok(ExitEffect::PullRequest)
             }
             Ok(TaskExit::Interrupted) => {
                 if !book.record(index).phase.is_terminal() {
@@ -320,6 +367,64 @@ impl Dispatcher {
             }
         }
         Ok(())
+    }
+
+    /// Looks for the open pull requests' changes on the target branch: merged ones land,
+    /// ones that no longer merge cleanly are landed again (rebuilt and pushed to their
+    /// branch). Whether anything changed.
+    async fn follow(&mut self) -> Result<bool, EngineError> {
+        let open: Vec<usize> = self.pull_requests.iter().copied().collect();
+        let followed = follow_pull_requests(&self.ctx, &open).await?;
+        self.next_follow = Some(Instant::now() + self.ctx.config.land.pr_poll);
+        self.unreachable = followed.unreachable;
+        let changed = !followed.merged.is_empty() || !followed.stale.is_empty();
+        let book = &self.ctx.book;
+        for (index, commit) in followed.merged {
+            self.pull_requests.remove(&index);
+            book.transition(index, Transition::Land { commit }).await?;
+        }
+        for index in followed.stale {
+            self.pull_requests.remove(&index);
+            book.transition(index, Transition::Approve).await?;
+            self.deferred.insert(index, Instant::now());
+        }
+        if changed {
+            self.idle_follow_done = false;
+        }
+        Ok(changed)
+    }
+
+    /// Why the run stops while tasks wait for a person: an approval, a pull request's merge.
+    fn waiting_reason(&self) -> Option<String> {
+        let mut reasons = Vec::new();
+        if !self.awaiting.is_empty() {
+            reasons.push(self.awaiting_reason());
+        }
+        if !self.pull_requests.is_empty() {
+            reasons.push(self.pull_requests_reason());
+        }
+        (!reasons.is_empty()).then(|| reasons.join("\n"))
+    }
+
+    fn pull_requests_reason(&self) -> String {
+        let open: Vec<String> = self
+            .pull_requests
+            .iter()
+            .map(|&index| {
+                let record = self.ctx.book.record(index);
+                let at = record.pull_request.map(|pr| pr.url.unwrap_or(pr.branch)).unwrap_or_default();
+                format!("{} ({at})", record.id)
+            })
+            .collect();
+        let unreachable = match &self.unreachable {
+            Some(why) => format!(" (the remote could not be looked at: {why})"),
+            None => String::new(),
+        };
+        format!(
+            "{} task(s) wait for their pull requests to be merged: {}{unreachable}; once merged, `breeze resume` lands them and goes on with what depends on them",
+            open.len(),
+            open.join(", ")
+        )
     }
 
     fn awaiting_reason(&self) -> String {

@@ -28,6 +28,8 @@ pub(crate) enum TaskExit {
     Deferred(String),
     /// Approved by the reviewer; landing waits for a person (why, and what to run).
     AwaitingApproval(String),
+    /// Pushed as a pull request; it lands when the team merges it.
+    PullRequestOpen(String),
     /// The run is shutting down; resume continues from the record.
     Interrupted,
 }
@@ -286,6 +288,7 @@ impl TaskDriver {
                 Ok(Some(TaskExit::Landed { commit }))
             }
             Landing::Deferred { reason } => Ok(Some(TaskExit::Deferred(reason))),
+            Landing::PullRequestOpen { reason } => Ok(Some(TaskExit::PullRequestOpen(reason))),
             Landing::Conflict { files, onto } => {
                 let bounces = self.bounce().await?;
                 if bounces > self.ctx.config.max_land_bounces {

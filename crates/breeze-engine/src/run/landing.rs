@@ -3,14 +3,14 @@
 
 use std::path::PathBuf;
 
-use breeze_git::{AdvanceOutcome, CheckoutObserver, CheckoutUpdate, MergeOutcome, Oid};
-use breeze_protocol::{EventKind, VerifyFailure};
+use breeze_git::{MergeOutcome, Oid};
+use breeze_protocol::VerifyFailure;
 use breeze_supervise::Ending;
 
 use super::context::RunContext;
 use super::driver::TaskDriver;
+use super::land_target::Onto;
 use crate::error::EngineError;
-use crate::journal::RunStore;
 use crate::kill_points;
 use crate::run_dir::file_slug;
 use crate::snapshot::ObjectId;
@@ -30,10 +30,12 @@ pub(crate) enum Landing {
     Conflict { files: Vec<String>, onto: ObjectId },
     /// The verify command (or a hook) failed on the merged tree.
     VerifyFailed(VerifyFailure),
+    /// Pushed as a pull request (`land.to = "pull-request"`): it lands when merged.
+    PullRequestOpen { reason: String },
 }
 
 /// One try at landing on the main tip of the moment.
-enum Try {
+pub(crate) enum Try {
     /// It ended (landed, deferred, conflict, failed check).
     Done(Landing),
     /// main moved between the merge and the compare-and-swap: merge again.
@@ -45,14 +47,6 @@ impl TaskDriver {
     pub(super) async fn try_landing(&self) -> Result<Landing, EngineError> {
         let _serial = self.ctx.land_lock.lock().await;
         let record = self.record();
-        // A landing that happened before a crash is recognized by its trailers.
-        let (run_id, task_id, stop_at) =
-            (self.ctx.run_id.clone(), self.id.clone(), self.ctx.main_tip_at_start.0);
-        if let Some(commit) =
-            self.ctx.git(move |repo| repo.find_landing(&run_id, &task_id, Some(stop_at))).await?
-        {
-            return Ok(Landing::Landed { commit: commit.into() });
-        }
         let (Some(base), Some(head)) = (record.base, record.head) else {
             return Err(EngineError::Internal {
                 context: format!("landing task {}", self.id),
@@ -65,32 +59,38 @@ impl TaskDriver {
         let title = &self.ctx.task(self.index).title;
         let message = breeze_git::landing_message(title, None, &self.id, &self.ctx.run_id, review);
         let changelog = record.changelog.as_deref();
-        for _ in 0..RACE_RETRIES {
-            match self.land_once(base.0, head.0, &message, changelog).await? {
+        let tries = RACE_RETRIES.max(self.ctx.config.land.push_retries + 1);
+        for attempt in 1..=tries {
+            match self.land_once(base.0, head.0, &message, changelog, attempt).await? {
                 Try::Done(landing) => return Ok(landing),
                 Try::Raced => continue,
             }
         }
         Err(EngineError::usage(
-            format!("main kept moving while task {} was landing ({RACE_RETRIES} tries)", self.id),
+            format!("main kept moving while task {} was landing ({tries} tries)", self.id),
             "stop whatever is committing to main, then `breeze resume`",
         ))
     }
 
-    /// Merges onto main's tip, runs the hooks and the verify command on the result, and
-    /// moves main to it if main is still where it was.
+    /// Merges onto the target's tip (main's, or the remote branch's: `land_target.rs`),
+    /// runs the hooks and the verify command on the result, and publishes it: main moved if
+    /// it is still where it was, or a push with a lease, or a pull request.
     async fn land_once(
         &self,
         base: Oid,
         head: Oid,
         message: &str,
         changelog: Option<&str>,
+        attempt: u32,
     ) -> Result<Try, EngineError> {
         let ctx = &self.ctx;
         // main moved onto a commit made in a lane (a role moved it): land nothing on it.
         let guard = ctx.roles.guard.clone();
         ctx.blocking(move || guard.check_main()).await?;
-        let main = ctx.git(|repo| repo.main_tip()).await?;
+        let (main, expected) = match self.landing_onto().await? {
+            Onto::Tip { onto, expected } => (onto, expected),
+            Onto::Done(landing) => return Ok(Try::Done(landing)),
+        };
         let tree = match ctx.git(move |repo| repo.merge_task(base, head, main)).await? {
             MergeOutcome::Clean { tree } => tree,
             MergeOutcome::Conflicts { paths } => {
@@ -120,75 +120,7 @@ impl TaskDriver {
             return Ok(Try::Done(Landing::VerifyFailed(failure)));
         }
         kill_points::reached("landing:verified");
-        let mut journaled =
-            JournaledUpdates { store: ctx.book.store().clone(), task: self.id.clone() };
-        let advance =
-            move |repo: &breeze_git::Repo| repo.advance_main_observed(main, commit, &mut journaled);
-        let advanced = match ctx.git(advance).await {
-            // The user's checkout is mid-merge/rebase, or another git process holds its
-            // lock: the landing waits for the user like a dirty file does.
-            Err(EngineError::Git(
-                err @ (breeze_git::GitError::MidOperation { .. }
-                | breeze_git::GitError::Locked { .. }),
-            )) => return Ok(Try::Done(Landing::Deferred { reason: err.to_string() })),
-            other => other?,
-        };
-        match advanced {
-            AdvanceOutcome::Advanced { .. } => {
-                kill_points::reached("landing:main-moved");
-                ctx.roles.guard.landed(commit);
-                ctx.book
-                    .journal(EventKind::Landed {
-                        task: self.id.clone(),
-                        commit: commit.to_string(),
-                        previous_main: main.to_string(),
-                    })
-                    .await?;
-                kill_points::reached("landing:landed-journaled");
-                Ok(Try::Done(Landing::Landed { commit: commit.into() }))
-            }
-            AdvanceOutcome::Raced { actual } => {
-                tracing::info!(task = %self.id, %actual, "main moved during landing; merging again");
-                Ok(Try::Raced)
-            }
-            AdvanceOutcome::Deferred { paths, .. } => Ok(Try::Done(Landing::Deferred {
-                reason: format!(
-                    "landing touches {} with uncommitted changes in your checkout; commit or stash them, then run `breeze resume`",
-                    paths.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ")
-                ),
-            })),
-        }
-    }
-}
-
-/// Journals each update of a checkout of main before its first file is written, so that
-/// `breeze resume` can finish or undo one a kill cut short.
-struct JournaledUpdates {
-    store: RunStore,
-    task: String,
-}
-
-impl CheckoutObserver for JournaledUpdates {
-    fn updating(&mut self, update: &CheckoutUpdate) -> std::io::Result<()> {
-        self.store.record_blocking(EventKind::CheckoutUpdate {
-            task: self.task.clone(),
-            checkout: update.checkout.display().to_string(),
-            from: update.from.to_string(),
-            to: update.to.to_string(),
-            paths: update.paths as u64,
-        })?;
-        kill_points::reached("landing:checkout-journaled");
-        Ok(())
-    }
-
-    fn placed(&mut self, done: usize, total: usize) {
-        if done == total.div_ceil(2) {
-            kill_points::reached("landing:checkout-half");
-        }
-    }
-
-    fn updated(&mut self, _update: &CheckoutUpdate) {
-        kill_points::reached("landing:checkout-written");
+        self.publish(main, expected, commit, attempt).await
     }
 }
 

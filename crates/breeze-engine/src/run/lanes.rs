@@ -34,7 +34,8 @@ impl TaskDriver {
         if let Some(branch) = self.record().branch {
             return Ok((branch, None));
         }
-        let base = self.ctx.git(|repo| repo.main_tip()).await?;
+        // main's tip, or the remote branch's (`land_target.rs`).
+        let base = self.ctx.work_base(self.index).await?;
         let slug = breeze_git::Repo::slug(&self.id);
         let branch = self
             .ctx

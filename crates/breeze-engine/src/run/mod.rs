@@ -3,7 +3,9 @@
 //! A run is `prepare`d (checks, plan, run folder), then goes on in a `session`: the
 //! `dispatcher` asks the `schedule` what may start and gives each task a
 //! `driver` on a lane; the driver takes the task through its `lanes` worktree,
-//! `work`, `consult`, `review` and `landing`. Every change of a task's state goes
+//! `work`, `consult`, `review` and `landing` — on the target `[land] to` names
+//! (`land_target`: the local main, a remote's branch in `land_remote`, pull requests in
+//! `land_pr`, which the dispatcher follows until they merge). Every change of a task's state goes
 //! through the run's `book`; `cleanup` tidies up after a finished run; `recovery` sets
 //! right what a killed engine left half-done when its run resumes.
 
@@ -13,8 +15,12 @@ mod consult;
 mod context;
 mod dispatcher;
 mod driver;
+mod land_pr;
+mod land_remote;
+mod land_target;
 mod landing;
 mod lanes;
+mod pr_body;
 mod prepare;
 mod recovery;
 mod review;

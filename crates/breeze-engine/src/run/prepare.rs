@@ -55,6 +55,9 @@ pub(super) fn new_run(options: &RunOptions) -> Result<Prepared, EngineError> {
     };
     let repo = with_main_branch(repo, &config.main_branch)?;
     let containment = decide_containment(&config)?;
+    // `[land] to`: the remote answers, the pull-request command is there. (The preflight's
+    // checks — made here until the preflight calls `landing_checks` itself.)
+    crate::landing_checks::refuse_unready_landing(&repo, &config)?;
     if let Some(workers) = options.max_workers {
         if !(1..=3).contains(&workers) {
             return Err(EngineError::usage(
@@ -76,7 +79,8 @@ pub(super) fn new_run(options: &RunOptions) -> Result<Prepared, EngineError> {
     let mut notices = untracked_plan_notice(&repo, &plan, plans_file.as_deref());
     // What the planner read around (rows it could not read, dependencies taken as done).
     notices.extend(plan.warnings.iter().map(ToString::to_string));
-    let landed_before = landed_before(&repo, &plan, &mut notices)?;
+    let target_tip = fetch_landing_target(&repo, &config)?;
+    let landed_before = landed_before(&repo, &plan, target_tip, &mut notices)?;
     let lock = RepoLock::acquire(&root)?;
     refuse_if_resumable(&root)?;
     let run_dir = create_run_dir(&root, &plan_path)?;
@@ -151,8 +155,10 @@ pub(super) fn interrupted_run(options: &RunOptions) -> Result<Prepared, EngineEr
     let analysis = breeze_plan::analyze(&plan, snapshot.workers)?;
     let sims = read_sims(&plan)?;
     keep_plan_order(&mut snapshot, &plan)?;
+    refuse_other_landing_mode(&snapshot, &config)?;
     repo.ensure_not_mid_operation()?;
     repo.ensure_excluded()?;
+    crate::landing_checks::refuse_unready_landing(&repo, &config)?;
     // A checkout update a kill cut short is finished or undone before anything else
     // looks at the checkout.
     let mut notices = super::recovery::finish_checkout_updates(&repo, &run_dir)?;
@@ -181,16 +187,38 @@ pub(super) fn interrupted_run(options: &RunOptions) -> Result<Prepared, EngineEr
     })
 }
 
-/// Tasks of earlier runs already on main (found by their trailers): they are not run
-/// again, whatever the plan says, and the user is told.
+/// With `[land] to` a remote: fetches the branch landings go to, so that the first lanes
+/// start from its tip and tasks already there are known. Its tip, `None` when the remote
+/// has no such branch (or landings are local).
+fn fetch_landing_target(
+    repo: &Repo,
+    config: &Config,
+) -> Result<Option<breeze_git::Oid>, EngineError> {
+    if !config.land.is_remote() {
+        return Ok(None);
+    }
+    let target = config.land.target(repo.main_branch());
+    let access = breeze_git::RemoteAccess::from_process(config.land.remote_timeout);
+    Ok(repo.fetch_branch(&target, &access)?)
+}
+
+/// Tasks of earlier runs already on main — or on the remote branch landings go to, at
+/// `target_tip` — found by their trailers: they are not run again, whatever the plan says,
+/// and the user is told.
 fn landed_before(
     repo: &Repo,
     plan: &Plan,
+    target_tip: Option<breeze_git::Oid>,
     notices: &mut Vec<String>,
 ) -> Result<BTreeMap<String, breeze_git::Oid>, EngineError> {
     let ids_and_titles: Vec<(&str, &str)> =
         plan.tasks.iter().map(|task| (task.id.as_str(), task.title.as_str())).collect();
-    let landed = repo.find_landed_tasks(&ids_and_titles)?;
+    let mut landed = repo.find_landed_tasks(&ids_and_titles)?;
+    if let Some(tip) = target_tip {
+        for (id, commit) in repo.find_landed_tasks_from(tip, &ids_and_titles)? {
+            landed.entry(id).or_insert(commit);
+        }
+    }
     for (id, commit) in &landed {
         notices.push(format!(
             "task {id} is already on {} ({}); it is not run again (mark it done in the plan, or give it a new id to redo it)",
@@ -257,6 +285,26 @@ fn recognize_landings(repo: &Repo, snapshot: &mut RunSnapshot) -> Result<(), Eng
         }
     }
     Ok(())
+}
+
+/// Open pull requests are followed only while `[land] to` says pull requests: a run that
+/// has some cannot be resumed landing elsewhere.
+fn refuse_other_landing_mode(snapshot: &RunSnapshot, config: &Config) -> Result<(), EngineError> {
+    if config.land.to == crate::config::LandTo::PullRequest {
+        return Ok(());
+    }
+    let Some(open) = snapshot.tasks.iter().find(|record| record.phase == TaskPhase::PrOpen) else {
+        return Ok(());
+    };
+    Err(EngineError::usage(
+        format!(
+            "task {} of run {} has an open pull request, but breeze.toml now says [land] to = {:?}",
+            open.id,
+            snapshot.run_id,
+            config.land.to.as_str()
+        ),
+        "put back `to = \"pull-request\"` in [land] to resume the run, or `breeze abort` it",
+    ))
 }
 
 /// A Plans.md breeze will mark must not hold the user's uncommitted edits.

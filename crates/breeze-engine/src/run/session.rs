@@ -105,7 +105,10 @@ async fn context(
         options.events.clone(),
     )
     .await?;
-    let guard = Arc::new(RoleGuard::new(containment.clone(), repo.clone(), known_main));
+    let target = config.land.is_remote().then(|| config.land.target(repo.main_branch()));
+    let guard = Arc::new(
+        RoleGuard::new(containment.clone(), repo.clone(), known_main).knowing_remote(target),
+    );
     let write_sets = Arc::new(WriteSets::new(&plan, &snapshot.tasks));
     let roles = RoleRunner::new(RoleRunnerParts {
         config: config.clone(),

@@ -1,0 +1,146 @@
+//! What `[land] to` needs before a run starts, checked before anything is created: the
+//! remote is configured and answers (`git ls-remote` within `land.remote_timeout`, with the
+//! user's own git setup), the branch pull requests merge into exists there, and the
+//! pull-request command can be found. [`landing_checks`] is what the preflight calls (as
+//! checks `remote` and `pr-command`); [`refuse_unready_landing`] turns the problems into
+//! the error a run stops with (exit 2).
+
+use std::path::Path;
+
+use breeze_git::{RemoteAccess, Repo};
+
+use crate::config::{Config, LandTo};
+use crate::error::EngineError;
+
+/// One check of the landing target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LandingCheck {
+    /// `remote` or `pr-command`.
+    pub check: &'static str,
+    /// What was checked: `origin`, `gh`.
+    pub subject: String,
+    /// Whether a run can go on.
+    pub ok: bool,
+    /// What was found.
+    pub message: String,
+    /// What to do, when not ok.
+    pub hint: Option<String>,
+}
+
+impl LandingCheck {
+    fn ok(check: &'static str, subject: &str, message: String) -> LandingCheck {
+        LandingCheck { check, subject: subject.to_string(), ok: true, message, hint: None }
+    }
+
+    fn problem(check: &'static str, subject: &str, message: String, hint: String) -> LandingCheck {
+        LandingCheck {
+            check,
+            subject: subject.to_string(),
+            ok: false,
+            message,
+            hint: Some(hint),
+        }
+    }
+}
+
+/// The checks `config.land` needs in `repo` (none for `to = "local"`). `env` is the
+/// environment git and the pull-request command will run with: the engine's.
+pub fn landing_checks(repo: &Repo, config: &Config, env: &[(String, String)]) -> Vec<LandingCheck> {
+    let land = &config.land;
+    if land.to == LandTo::Local {
+        return Vec::new();
+    }
+    let mut checks = Vec::new();
+    let target = land.target(repo.main_branch());
+    let remote = target.remote.as_str();
+    let access = RemoteAccess {
+        env: env.to_vec(),
+        timeout: land.remote_timeout,
+        run_hooks: false,
+        stop: None,
+    };
+    match repo.remote_url(remote) {
+        Ok(None) => {
+            let known = repo.remote_names().unwrap_or_default();
+            checks.push(LandingCheck::problem(
+                "remote",
+                remote,
+                format!(
+                    "`land.remote` is {remote:?}, but the repository has no such remote (it has: {})",
+                    if known.is_empty() { "none".to_string() } else { known.join(", ") }
+                ),
+                format!(
+                    "add it (`git remote add {remote} <url>`) or name one of those in [land] remote in breeze.toml"
+                ),
+            ));
+        }
+        Err(err) => checks.push(LandingCheck::problem(
+            "remote",
+            remote,
+            err.to_string(),
+            "check the repository's configuration (`git remote -v`)".to_string(),
+        )),
+        Ok(Some(url)) => match repo.remote_branch_tip(&target, &access) {
+            Err(err) => checks.push(LandingCheck::problem(
+                "remote",
+                remote,
+                format!("{remote} ({url}) cannot be reached: {err}"),
+                format!(
+                    "make `git ls-remote {remote}` work from this shell (ssh agent, credential helper), or land locally (`[land] to = \"local\"`)"
+                ),
+            )),
+            Ok(Some(tip)) => checks.push(LandingCheck::ok(
+                "remote",
+                remote,
+                format!("{remote} ({url}) answers; {target} is at {}", &tip.to_string()[..12]),
+            )),
+            Ok(None) if land.to == LandTo::Remote => checks.push(LandingCheck::ok(
+                "remote",
+                remote,
+                format!("{remote} ({url}) answers; it has no branch {}: the first landing creates it", target.branch),
+            )),
+            Ok(None) => checks.push(LandingCheck::problem(
+                "remote",
+                remote,
+                format!("{remote} ({url}) has no branch {} for pull requests to merge into", target.branch),
+                format!("push it first (`git push {remote} {}`), or name the branch in [land] target_branch", target.branch),
+            )),
+        },
+    }
+    if land.to == LandTo::PullRequest
+        && let Some(program) = land.pr_command.first()
+    {
+        checks.push(program_check(program, repo.workdir(), env));
+    }
+    checks
+}
+
+/// Whether the pull-request command's program can be found where it will run (the
+/// repository's root, the engine's PATH).
+fn program_check(program: &str, root: &Path, env: &[(String, String)]) -> LandingCheck {
+    match breeze_supervise::resolve_program(program, root, env) {
+        Ok(path) => LandingCheck::ok(
+            "pr-command",
+            program,
+            format!("{program} ({}) opens the pull requests", path.display()),
+        ),
+        Err(err) => LandingCheck::problem(
+            "pr-command",
+            program,
+            format!("land.pr_command cannot run: {err}"),
+            format!(
+                "install {program} (GitHub: `gh`, GitLab: `glab`; docs/LANDING.md), or change land.pr_command in breeze.toml"
+            ),
+        ),
+    }
+}
+
+/// The landing checks as the error a run stops with before creating anything (exit 2).
+pub fn refuse_unready_landing(repo: &Repo, config: &Config) -> Result<(), EngineError> {
+    let env: Vec<(String, String)> = std::env::vars().collect();
+    let problems: Vec<LandingCheck> =
+        landing_checks(repo, config, &env).into_iter().filter(|check| !check.ok).collect();
+    let Some(first) = problems.first() else { return Ok(()) };
+    let message = problems.iter().map(|check| check.message.clone()).collect::<Vec<_>>().join("; ");
+    Err(EngineError::usage(message, first.hint.clone().unwrap_or_default()))
+}
