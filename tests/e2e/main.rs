@@ -16,6 +16,7 @@ mod plan;
 mod protocol_roles;
 mod real_agents;
 mod recovery;
+mod remote_landing;
 mod report;
 mod scaffold;
 mod support;

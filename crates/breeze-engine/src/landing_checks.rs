@@ -84,7 +84,7 @@ pub fn landing_checks(repo: &Repo, config: &Config, env: &[(String, String)]) ->
             Err(err) => checks.push(LandingCheck::problem(
                 "remote",
                 remote,
-                format!("{remote} ({url}) cannot be reached: {err}"),
+                err.to_string(),
                 format!(
                     "make `git ls-remote {remote}` work from this shell (ssh agent, credential helper), or land locally (`[land] to = \"local\"`)"
                 ),

@@ -294,9 +294,9 @@ pub enum GitError {
 
     /// A remote could not be reached, fetched from or pushed to with the user's git setup.
     #[error(
-        "could not {action} remote `{remote}`: {detail}: check that `git fetch {remote}` and \
-         `git push {remote}` work from your shell as the user breeze runs as (breeze uses your \
-         ssh agent and credential helpers, and never asks for a password), then run again"
+        "could not {action} remote `{remote}`: {detail} (breeze uses your own git setup — ssh \
+         agent, credential helpers — and never asks for a password; `git fetch {remote}` and \
+         `git push {remote}` must work from your shell)"
     )]
     Remote {
         /// The remote's name.

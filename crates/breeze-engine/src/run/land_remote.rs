@@ -50,7 +50,25 @@ impl TaskDriver {
             })
             .await?;
         if let Some(commit) = found {
+            // Pushed just before the engine was killed: journaled now, if the kill came
+            // before that too.
             tracing::info!(task = %self.id, %commit, "found on the remote branch: pushed before the engine stopped");
+            let task = self.id.clone();
+            let journaled = crate::journal::read_events(&ctx.run_dir.events())
+                .unwrap_or_default()
+                .into_iter()
+                .any(|event| matches!(&event.event, EventKind::Landed { task: t, commit: c, .. } if *t == task && *c == commit.to_string()));
+            if !journaled {
+                let previous = ctx.git(move |repo| repo.first_parent(commit)).await?;
+                ctx.book
+                    .journal(EventKind::Landed {
+                        task,
+                        commit: commit.to_string(),
+                        previous_main: previous.map(|oid| oid.to_string()).unwrap_or_default(),
+                        target: Some(ctx.land_target().to_string()),
+                    })
+                    .await?;
+            }
             follow_main(ctx, &self.id, tip).await?;
             return Ok(Onto::Done(Landing::Landed { commit: commit.into() }));
         }
