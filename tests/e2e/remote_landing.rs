@@ -24,7 +24,9 @@ fn journal(root: &Path) -> String {
 
 /// How many commits of `branch` on the remote carry `Breeze-Task: <id>`.
 fn landings_on(remote: &BareRemote, branch: &str, id: &str) -> usize {
-    git(&remote.path, &["log", "--format=%B", branch]).matches(&format!("Breeze-Task: {id}\n")).count()
+    git(&remote.path, &["log", "--format=%B", branch])
+        .matches(&format!("Breeze-Task: {id}\n"))
+        .count()
 }
 
 fn is_ancestor(dir: &Path, ancestor: &str, of: &str) -> bool {
@@ -116,8 +118,7 @@ fn landing_over_smart_http_uses_the_users_credential_helper_and_no_role_sees_a_c
     git(&root, &["remote", "add", "origin", &server.url("remote.git")]);
     let helper = root.parent().unwrap().join("credential-helper.sh");
     std::fs::write(&helper, "#!/bin/sh\necho username=tester\necho password=secret\n").unwrap();
-    std::fs::set_permissions(&helper, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-        .unwrap();
+    std::fs::set_permissions(&helper, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
 
     // The user's git setup comes from their environment here (as in CI): a credential
     // helper given to git through GIT_CONFIG_*, an ssh agent, an askpass program, a token.
@@ -149,11 +150,16 @@ fn landing_over_smart_http_uses_the_users_credential_helper_and_no_role_sees_a_c
         assert!(!env.contains(secret), "{secret} reached the worker:\n{env}");
     }
     // Naming one outright is refused while landings go to a remote.
-    let named = shell_worker_config(&worker, "env = [\"SSH_AUTH_SOCK\"]") + "[land]\nto = \"remote\"\n";
+    let named =
+        shell_worker_config(&worker, "env = [\"SSH_AUTH_SOCK\"]") + "[land]\nto = \"remote\"\n";
     write(&root, "breeze.toml", &named);
     let refused = run_in(&root, &["run"]);
     assert_eq!(refused.status.code(), Some(2), "{}", both(&refused));
-    assert!(both(&refused).contains("`roles.worker.env` names SSH_AUTH_SOCK"), "{}", both(&refused));
+    assert!(
+        both(&refused).contains("`roles.worker.env` names SSH_AUTH_SOCK"),
+        "{}",
+        both(&refused)
+    );
 }
 
 #[test]
@@ -187,7 +193,11 @@ fn pull_requests_are_opened_by_the_command_and_land_as_the_merge_queue_merges_th
     let ran = run_in(&root, &["run"]);
     assert_eq!(ran.status.code(), Some(3), "{}", both(&ran));
     assert!(stdout(&ran).contains("wait for their pull requests to be merged"), "{}", both(&ran));
-    assert!(stdout(&ran).contains("⇡ [1] pull request https://forge.test/team/repo/pull/"), "{}", both(&ran));
+    assert!(
+        stdout(&ran).contains("⇡ [1] pull request https://forge.test/team/repo/pull/"),
+        "{}",
+        both(&ran)
+    );
     assert_eq!(remote.tip("main").unwrap(), start);
     let status = status_json(&root);
     for id in ["1", "2"] {
@@ -201,7 +211,11 @@ fn pull_requests_are_opened_by_the_command_and_land_as_the_merge_queue_merges_th
     let args = std::fs::read_to_string(calls.join("1")).unwrap();
     let args: Vec<&str> = args.lines().collect();
     assert_eq!(args[..2], ["--base", "main"], "{args:?}");
-    assert_eq!(args[4..6], ["--title", &format!("feat: {}", if args[3] == "breeze/1" { "First" } else { "Second" })], "{args:?}");
+    assert_eq!(
+        args[4..6],
+        ["--title", &format!("feat: {}", if args[3] == "breeze/1" { "First" } else { "Second" })],
+        "{args:?}"
+    );
     let body = std::fs::read_to_string(args[7]).unwrap();
     assert!(body.contains("## Definition of done") && body.contains("Breeze-Task: "), "{body}");
 
@@ -224,7 +238,8 @@ fn pull_requests_are_opened_by_the_command_and_land_as_the_merge_queue_merges_th
     assert_eq!(last.status.code(), Some(0), "{}", both(&last));
     let tip = remote.tip("main").unwrap();
     for path in ["a.txt", "b.txt", "c.txt"] {
-        let changes = git(&remote.path, &["log", "--first-parent", "--format=%H", "main", "--", path]);
+        let changes =
+            git(&remote.path, &["log", "--first-parent", "--format=%H", "main", "--", path]);
         assert_eq!(changes.lines().count(), 1, "{path} changed once on main");
     }
     assert!(remote.only_fast_forwards("main"), "{:?}", remote.ref_history("main"));

@@ -517,9 +517,7 @@ fn no_remote_access_for_roles(roles: &RawRoles, land: &LandConfig) -> Result<(),
         ("reviewer", &roles.reviewer),
         ("scaffolder", &roles.scaffolder),
     ] {
-        if let Some(var) =
-            role.env.iter().find(|var| breeze_supervise::is_remote_access_var(var))
-        {
+        if let Some(var) = role.env.iter().find(|var| breeze_supervise::is_remote_access_var(var)) {
             return Err(format!(
                 "`roles.{name}.env` names {var}, which gives access to your remotes; with `land.to = \"{}\"` breeze pushes with your git setup itself and never hands it to a role: remove {var} from the list",
                 land.to.as_str()

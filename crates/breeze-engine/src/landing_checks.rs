@@ -33,13 +33,7 @@ impl LandingCheck {
     }
 
     fn problem(check: &'static str, subject: &str, message: String, hint: String) -> LandingCheck {
-        LandingCheck {
-            check,
-            subject: subject.to_string(),
-            ok: false,
-            message,
-            hint: Some(hint),
-        }
+        LandingCheck { check, subject: subject.to_string(), ok: false, message, hint: Some(hint) }
     }
 }
 

@@ -92,8 +92,9 @@ impl Repo {
         breeze_files: &[&str],
     ) -> Result<(Option<Oid>, Vec<String>), GitError> {
         let repo = self.git()?;
-        let found =
-            repo.find_commit(commit).map_err(|_| GitError::MissingObject { what: "commit", oid: commit })?;
+        let found = repo
+            .find_commit(commit)
+            .map_err(|_| GitError::MissingObject { what: "commit", oid: commit })?;
         let parent = found.parent_ids().next();
         let new = commit_tree(&repo, commit)?;
         let old = parent.map(|parent| commit_tree(&repo, parent)).transpose()?;

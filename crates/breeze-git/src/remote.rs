@@ -117,8 +117,7 @@ enum Unfinished {
 
 /// The last lines of git's standard error, for messages.
 fn tail(stderr: &str) -> String {
-    let lines: Vec<&str> =
-        stderr.lines().map(str::trim).filter(|line| !line.is_empty()).collect();
+    let lines: Vec<&str> = stderr.lines().map(str::trim).filter(|line| !line.is_empty()).collect();
     let start = lines.len().saturating_sub(3);
     lines[start..].join(" / ")
 }
@@ -173,10 +172,12 @@ fn run_git(dir: &Path, args: &[OsString], access: &RemoteAccess) -> Result<Ran, 
         match child.try_wait() {
             Ok(Some(status)) => break Ok(status),
             Ok(None) => {}
-            Err(e) => break Err(GitError::CliMissing {
-                purpose: "reach a remote",
-                detail: e.to_string(),
-            }),
+            Err(e) => {
+                break Err(GitError::CliMissing {
+                    purpose: "reach a remote",
+                    detail: e.to_string(),
+                });
+            }
         }
         let unfinished = if Instant::now() >= deadline {
             Some(Unfinished::TimedOut)

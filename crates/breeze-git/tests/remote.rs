@@ -20,9 +20,8 @@ fn oid(text: &str) -> Oid {
 fn access() -> RemoteAccess {
     let mut command = std::process::Command::new("true");
     breeze_test_support::hermetic(&mut command);
-    let mut env: Vec<(String, String)> = std::env::vars()
-        .filter(|(name, _)| !name.starts_with("GIT_") && name != "HOME")
-        .collect();
+    let mut env: Vec<(String, String)> =
+        std::env::vars().filter(|(name, _)| !name.starts_with("GIT_") && name != "HOME").collect();
     for (name, value) in command.get_envs() {
         if let Some(value) = value {
             env.push((name.to_string_lossy().into(), value.to_string_lossy().into()));
@@ -139,8 +138,7 @@ fn over_smart_http_the_users_credential_helper_is_used_and_no_password_is_asked_
     // The user's own git setup: a credential helper in the repository's configuration.
     let helper = repo.outside().join("helper.sh");
     std::fs::write(&helper, "#!/bin/sh\necho username=tester\necho password=secret\n").unwrap();
-    std::fs::set_permissions(&helper, std::os::unix::fs::PermissionsExt::from_mode(0o755))
-        .unwrap();
+    std::fs::set_permissions(&helper, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     git(&repo.root, &["config", "credential.helper", &helper.display().to_string()]);
     let tip = handle.fetch_branch(&target, &access()).unwrap().unwrap();
     assert_eq!(tip.to_string(), remote.tip("main").unwrap());
@@ -177,7 +175,8 @@ fn a_remote_that_never_answers_fails_after_the_time_limit_and_unknown_remotes_ar
     let unknown = handle.fetch_branch(&RemoteBranch::new("upstream", "main"), &access());
     let Err(err @ GitError::NoSuchRemote { .. }) = unknown else { panic!("{unknown:?}") };
     assert!(err.to_string().contains("it has: origin"), "{err}");
-    let option = handle.fetch_branch(&RemoteBranch::new("--upload-pack=touch x", "main"), &access());
+    let option =
+        handle.fetch_branch(&RemoteBranch::new("--upload-pack=touch x", "main"), &access());
     assert!(matches!(option, Err(GitError::NoSuchRemote { .. })), "{option:?}");
 }
 
@@ -201,20 +200,16 @@ fn a_change_is_found_however_it_was_merged() {
     let start = git_line(&repo.root, &["rev-parse", "main"]);
     let queue = remote.clone_as("queue");
     let mut changes = Vec::new();
-    for (task, style) in [("1", MergeStyle::Squash), ("2", MergeStyle::Merge), ("3", MergeStyle::Rebase)]
+    for (task, style) in
+        [("1", MergeStyle::Squash), ("2", MergeStyle::Merge), ("3", MergeStyle::Rebase)]
     {
         let commit = pull_request_commit(&repo, &start, task, &format!("{task}.txt"));
         let branch = format!("breeze/{task}");
         git(&repo.root, &["push", "-q", "origin", &format!("{commit}:refs/heads/{branch}")]);
         let (patch_id, paths) = handle.change_identity(commit, &["Plans.md"]).unwrap();
         assert_eq!(paths, [format!("{task}.txt")]);
-        let change = TaskChange {
-            run_id: "run-1".into(),
-            task_id: task.into(),
-            commit,
-            patch_id,
-            paths,
-        };
+        let change =
+            TaskChange { run_id: "run-1".into(), task_id: task.into(), commit, patch_id, paths };
         changes.push((change, style, branch));
     }
     let target = RemoteBranch::new("origin", "main");
@@ -243,7 +238,10 @@ fn a_change_is_found_however_it_was_merged() {
     // Each task's file is on main once.
     let tip = handle.tracking_tip(&target).unwrap().unwrap();
     for task in ["1", "2", "3"] {
-        let log = git(&repo.root, &["log", "--format=%H", &tip.to_string(), "--", &format!("{task}.txt")]);
+        let log = git(
+            &repo.root,
+            &["log", "--format=%H", &tip.to_string(), "--", &format!("{task}.txt")],
+        );
         assert!(!log.trim().is_empty(), "{task}");
     }
 }

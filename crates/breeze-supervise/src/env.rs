@@ -147,7 +147,10 @@ mod tests {
         let names: Vec<&str> = wild.iter().map(|(k, _)| k.as_str()).collect();
         assert_eq!(names, ["GIT_AUTHOR_NAME", "PATH", "SSH_CONNECTION"]);
         let exact = scrubbed_env(engine, &["SSH_AUTH_SOCK".into()], &[]);
-        assert!(exact.iter().any(|(k, _)| k == "SSH_AUTH_SOCK"), "an exact name is the user's choice");
+        assert!(
+            exact.iter().any(|(k, _)| k == "SSH_AUTH_SOCK"),
+            "an exact name is the user's choice"
+        );
         assert!(is_remote_access_var("GCM_INTERACTIVE") && !is_remote_access_var("GCC"));
     }
 

@@ -195,7 +195,8 @@ fn basic_auth(credentials: &str) -> String {
     let bytes = credentials.as_bytes();
     let mut out = String::new();
     for chunk in bytes.chunks(3) {
-        let n = chunk.iter().enumerate().fold(0u32, |n, (i, b)| n | (u32::from(*b) << (16 - 8 * i)));
+        let n =
+            chunk.iter().enumerate().fold(0u32, |n, (i, b)| n | (u32::from(*b) << (16 - 8 * i)));
         for i in 0..4 {
             if i <= chunk.len() {
                 out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
@@ -285,9 +286,11 @@ fn serve_one(stream: TcpStream, root: &Path, expected_auth: Option<&str>) -> std
     let output = child.wait_with_output()?;
     let _ = feeder.join();
     let out = output.stdout;
-    let split = out.windows(4).position(|w| w == b"\r\n\r\n").map(|i| (i, 4)).or_else(|| {
-        out.windows(2).position(|w| w == b"\n\n").map(|i| (i, 2))
-    });
+    let split = out
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map(|i| (i, 4))
+        .or_else(|| out.windows(2).position(|w| w == b"\n\n").map(|i| (i, 2)));
     let (head, content) = match split {
         Some((i, skip)) => (String::from_utf8_lossy(&out[..i]).into_owned(), &out[i + skip..]),
         None => (String::new(), &out[..]),

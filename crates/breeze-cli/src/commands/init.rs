@@ -102,6 +102,9 @@ pub fn run(args: &InitArgs) -> CliResult {
     repo.ensure_excluded().map_err(|err| engine_error(err.into()))?;
     let root = repo.workdir();
     let detection = detect::detect(root);
+    // A remote to offer the remote landing modes for: `origin`, else the first one.
+    let remotes = repo.remote_names().unwrap_or_default();
+    let remote = remotes.iter().find(|name| *name == "origin").or(remotes.first()).cloned();
     output::println(&format!("in {}", root.display()))?;
     for line in detection_lines(&detection) {
         output::println(&line)?;
@@ -109,7 +112,11 @@ pub fn run(args: &InitArgs) -> CliResult {
 
     // (name, text, whether --force replaces it)
     let mut files: Vec<(String, String, bool)> = vec![
-        ("breeze.toml".into(), starter::render(&detection), true),
+        (
+            "breeze.toml".into(),
+            starter::render(&detection, remote.as_deref(), repo.main_branch()),
+            true,
+        ),
         ("Plans.md".into(), PLANS_TEMPLATE.into(), true),
     ];
     for (role, builtin) in DEFINITIONS {

@@ -322,8 +322,7 @@ impl LiveModel {
             matches!(
                 task.state,
                 TaskState::AwaitingApproval | TaskState::Deferred | TaskState::PrOpen
-            )
-                && !self.is_on_lane(task)
+            ) && !self.is_on_lane(task)
         })
     }
 

@@ -49,6 +49,8 @@ pub(crate) struct RunContext {
     pub scope_waiting: Mutex<std::collections::BTreeSet<usize>>,
     /// `notify.command`, told of escalations, deferrals, approvals awaited and the end.
     pub notifier: Option<Arc<crate::notify::Notifier>>,
+    /// The user was told why main does not follow the remote branch (told once a run).
+    pub told_main_stays: std::sync::atomic::AtomicBool,
 }
 
 impl RunContext {

@@ -412,7 +412,8 @@ impl Dispatcher {
             .iter()
             .map(|&index| {
                 let record = self.ctx.book.record(index);
-                let at = record.pull_request.map(|pr| pr.url.unwrap_or(pr.branch)).unwrap_or_default();
+                let at =
+                    record.pull_request.map(|pr| pr.url.unwrap_or(pr.branch)).unwrap_or_default();
                 format!("{} ({at})", record.id)
             })
             .collect();

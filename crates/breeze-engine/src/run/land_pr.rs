@@ -84,7 +84,10 @@ pub(crate) fn branch_of(pattern: &str, id: &str) -> String {
 /// Why a `pr-open` task waits, for `breeze status`.
 fn waiting_reason(pr: &PullRequestRecord) -> String {
     let at = pr.url.clone().unwrap_or_else(|| format!("branch {}", pr.branch));
-    format!("pull request {at} ({} → {}/{}) waits to be merged", pr.branch, pr.remote, pr.base_branch)
+    format!(
+        "pull request {at} ({} → {}/{}) waits to be merged",
+        pr.branch, pr.remote, pr.base_branch
+    )
 }
 
 impl RunContext {
@@ -139,7 +142,11 @@ impl TaskDriver {
 
     /// Pushes the landing commit to the task's branch and opens its pull request (or, when
     /// it is open already, updates its branch).
-    pub(super) async fn push_pull_request(&self, onto: Oid, commit: Oid) -> Result<Try, EngineError> {
+    pub(super) async fn push_pull_request(
+        &self,
+        onto: Oid,
+        commit: Oid,
+    ) -> Result<Try, EngineError> {
         let ctx = &self.ctx;
         let land = &ctx.config.land;
         let branch = branch_of(&land.pr_branch, &self.id);
@@ -237,7 +244,8 @@ impl TaskDriver {
         std::fs::create_dir_all(&folder)
             .map_err(|err| EngineError::io(format!("cannot create {}", folder.display()), err))?;
         let body_file = folder.join(format!("{slug}.md"));
-        let title = format!("feat: {}", task.title.split_whitespace().collect::<Vec<_>>().join(" "));
+        let title =
+            format!("feat: {}", task.title.split_whitespace().collect::<Vec<_>>().join(" "));
         let review = record.review_trailer().unwrap_or_else(|| record.rounds.into());
         let message = breeze_git::landing_message(&task.title, None, &self.id, &ctx.run_id, review);
         let (rounds, advice) = history(&ctx.run_dir.events(), &self.id);
@@ -296,10 +304,7 @@ impl TaskDriver {
         let stderr = outcome.stderr_tail.trim();
         let url = url.or_else(|| first_url(stderr));
         let last = stderr.lines().last().unwrap_or("").trim();
-        Ok(Opened::No {
-            url,
-            failure: format!("`{}` {}: {last}", argv[0], outcome.ending),
-        })
+        Ok(Opened::No { url, failure: format!("`{}` {}: {last}", argv[0], outcome.ending) })
     }
 }
 
@@ -357,7 +362,8 @@ pub(crate) async fn follow_pull_requests(
                 .index_of(&breeze_plan::TaskId::new(dep))
                 .is_some_and(|dep| ctx.book.record(dep).phase != TaskPhase::Landed)
         });
-        let (run_id, task_id, files) = (ctx.run_id.clone(), record.id.clone(), breeze_files.clone());
+        let (run_id, task_id, files) =
+            (ctx.run_id.clone(), record.id.clone(), breeze_files.clone());
         let found = ctx
             .git(move |repo| {
                 let refs: Vec<&str> = files.iter().map(String::as_str).collect();
@@ -431,18 +437,31 @@ mod tests {
 
     #[test]
     fn placeholders_are_filled_in_every_argument() {
-        let template: Vec<String> = ["gh", "pr", "create", "--base", "{target}", "--head", "{branch}", "--title={title}"]
-            .iter()
-            .map(ToString::to_string)
-            .collect();
+        let template: Vec<String> =
+            ["gh", "pr", "create", "--base", "{target}", "--head", "{branch}", "--title={title}"]
+                .iter()
+                .map(ToString::to_string)
+                .collect();
         let argv = command_line(
             &template,
             &[("{target}", "main"), ("{branch}", "breeze/1"), ("{title}", "feat: A {branch}")],
         );
         assert_eq!(
             argv,
-            ["gh", "pr", "create", "--base", "main", "--head", "breeze/1", "--title=feat: A {branch}"]
+            [
+                "gh",
+                "pr",
+                "create",
+                "--base",
+                "main",
+                "--head",
+                "breeze/1",
+                "--title=feat: A {branch}"
+            ]
         );
-        assert_eq!(branch_of("breeze/{task}", "3.1 x"), format!("breeze/{}", breeze_git::Repo::slug("3.1 x")));
+        assert_eq!(
+            branch_of("breeze/{task}", "3.1 x"),
+            format!("breeze/{}", breeze_git::Repo::slug("3.1 x"))
+        );
     }
 }

@@ -86,9 +86,8 @@ impl TaskDriver {
         let ctx = &self.ctx;
         let (target, access) = (ctx.land_target(), ctx.remote_access());
         let to = target.clone();
-        let pushed = ctx
-            .git(move |repo| repo.push_with_lease(&to, commit, expected, true, &access))
-            .await;
+        let pushed =
+            ctx.git(move |repo| repo.push_with_lease(&to, commit, expected, true, &access)).await;
         let reason = match pushed {
             Ok(PushOutcome::Pushed) => {
                 kill_points::reached("landing:pushed");

@@ -170,45 +170,45 @@ impl TaskDriver {
 /// cannot — main has commits of its own, the checkout holds changes to the paths, main is
 /// checked out mid-merge — main stays where it is and the user is told; nothing is lost
 /// either way (the work is on the remote).
-pub(super) async fn follow_main(
-    ctx: &RunContext,
-    task: &str,
-    tip: Oid,
-) -> Result<(), EngineError> {
+pub(super) async fn follow_main(ctx: &RunContext, task: &str, tip: Oid) -> Result<(), EngineError> {
     let main = ctx.git(|repo| repo.main_tip()).await?;
     if main == tip {
         return Ok(());
     }
-    let behind =
-        ctx.git(move |repo| Ok(repo.is_ancestor(main, tip)?)).await?;
+    let behind = ctx.git(move |repo| repo.is_ancestor(main, tip)).await?;
     let branch = ctx.repo.main_branch().to_string();
     let target = ctx.land_target();
-    if !behind {
-        tracing::info!(%main, %tip, "main has commits the remote branch has not; it does not follow");
+    let why_not = if behind {
+        let mut journaled =
+            JournaledUpdates { store: ctx.book.store().clone(), task: task.to_string() };
+        let advance =
+            move |repo: &breeze_git::Repo| repo.advance_main_observed(main, tip, &mut journaled);
+        match ctx.git(advance).await {
+            Ok(AdvanceOutcome::Advanced { .. }) => {
+                ctx.roles.guard.landed(tip);
+                ctx.book
+                    .journal(EventKind::MainFollowed {
+                        commit: tip.to_string(),
+                        previous_main: main.to_string(),
+                    })
+                    .await?;
+                return Ok(());
+            }
+            Ok(AdvanceOutcome::Raced { .. }) => return Ok(()),
+            Ok(AdvanceOutcome::Deferred { paths, .. }) => format!(
+                "your checkout has uncommitted changes to {}",
+                paths.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ")
+            ),
+            Err(EngineError::Git(err)) => err.to_string(),
+            Err(other) => return Err(other),
+        }
+    } else {
+        format!("it has commits {target} does not have")
+    };
+    tracing::info!(%main, %tip, "{branch} does not follow {target}: {why_not}");
+    if ctx.told_main_stays.swap(true, std::sync::atomic::Ordering::Relaxed) {
         return Ok(());
     }
-    let mut journaled = JournaledUpdates { store: ctx.book.store().clone(), task: task.to_string() };
-    let advance =
-        move |repo: &breeze_git::Repo| repo.advance_main_observed(main, tip, &mut journaled);
-    let why_not = match ctx.git(advance).await {
-        Ok(AdvanceOutcome::Advanced { .. }) => {
-            ctx.roles.guard.landed(tip);
-            ctx.book
-                .journal(EventKind::MainFollowed {
-                    commit: tip.to_string(),
-                    previous_main: main.to_string(),
-                })
-                .await?;
-            return Ok(());
-        }
-        Ok(AdvanceOutcome::Raced { .. }) => return Ok(()),
-        Ok(AdvanceOutcome::Deferred { paths, .. }) => format!(
-            "your checkout has uncommitted changes to {}",
-            paths.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ")
-        ),
-        Err(EngineError::Git(err)) => err.to_string(),
-        Err(other) => return Err(other),
-    };
     ctx.book.report(ProgressEvent::Notice {
         message: format!(
             "{branch} stays at {} ({why_not}); `git merge --ff-only {target}` brings it up to {target} when you are ready",

@@ -81,7 +81,11 @@ pub(crate) fn history(journal: &Path, task: &str) -> (Vec<Round>, Vec<Advice>) {
                 advice.push(Advice {
                     decision: response.decision.as_str().to_string(),
                     summary: one_line(&response.summary),
-                    instructions: response.executor_instructions.iter().map(|i| one_line(i)).collect(),
+                    instructions: response
+                        .executor_instructions
+                        .iter()
+                        .map(|i| one_line(i))
+                        .collect(),
                 });
             }
         }
@@ -189,7 +193,10 @@ mod tests {
         };
         let text = description.render();
         assert!(text.starts_with("feat: Add login\n"), "{text}");
-        assert!(text.contains("- Round 1: **REQUEST_CHANGES**\n  - [major] src/login.rs:3: no test"), "{text}");
+        assert!(
+            text.contains("- Round 1: **REQUEST_CHANGES**\n  - [major] src/login.rs:3: no test"),
+            "{text}"
+        );
         assert!(text.contains("- Round 2: **APPROVE**"), "{text}");
         assert!(text.contains("- **PLAN**: hash first\n  - use argon2"), "{text}");
         assert!(text.contains("`cargo test` passed"), "{text}");

@@ -156,6 +156,7 @@ async fn context(
         write_sets,
         scope_waiting: Mutex::default(),
         notifier,
+        told_main_stays: Default::default(),
     });
     Ok((ctx, lock))
 }

@@ -163,9 +163,12 @@ async fn landing_on_a_remote_pushes_with_a_lease_and_lands_again_after_a_concurr
     let theirs = git_line(&remoted.remote.path, &["log", "--format=%H", "--grep=teammate", "main"]);
     let tip = remoted.remote.tip("main").unwrap();
     assert!(
-        breeze_test_support::git_output(&remoted.remote.path, &["merge-base", "--is-ancestor", &theirs, &tip])
-            .status
-            .success()
+        breeze_test_support::git_output(
+            &remoted.remote.path,
+            &["merge-base", "--is-ancestor", &theirs, &tip]
+        )
+        .status
+        .success()
     );
     assert!(remoted.remote.only_fast_forwards("main"), "{:?}", remoted.remote.ref_history("main"));
     // The local main followed (its checkout with it); other branches are as they were.
@@ -204,7 +207,13 @@ async fn pull_requests_are_opened_followed_and_land_however_the_queue_merges_the
         let id = call[1].trim_start_matches("breeze/");
         assert!(call[2].starts_with("feat: "), "{call:?}");
         assert!(body.contains("## Review") && body.contains("Round 1: **APPROVE**"), "{body}");
-        assert!(body.ends_with(&format!("Breeze-Task: {id}\nBreeze-Run: {}\nBreeze-Review: APPROVE (round 1)\n", first.run_id)), "{body}");
+        assert!(
+            body.ends_with(&format!(
+                "Breeze-Task: {id}\nBreeze-Run: {}\nBreeze-Review: APPROVE (round 1)\n",
+                first.run_id
+            )),
+            "{body}"
+        );
     }
     let pr = |outcome: &RunOutcome, id: &str| {
         outcome.status.tasks.iter().find(|t| t.id == id).unwrap().pull_request.clone().unwrap()
@@ -266,7 +275,10 @@ async fn a_pull_request_made_to_conflict_by_another_merge_is_rebuilt_and_each_ro
     merge_branch(&queue, "breeze/1", MergeStyle::Merge);
     // Task 2's row sits next to task 1's: its pull request no longer merges cleanly.
     git(&queue, &["fetch", "-q", "origin", "breeze/2"]);
-    let conflicts = breeze_test_support::git_output(&queue, &["merge-tree", "--write-tree", "HEAD", "FETCH_HEAD"]);
+    let conflicts = breeze_test_support::git_output(
+        &queue,
+        &["merge-tree", "--write-tree", "HEAD", "FETCH_HEAD"],
+    );
     assert!(!conflicts.status.success(), "the old pull request conflicts");
     let before = remoted.remote.tip("breeze/2").unwrap();
 
@@ -292,7 +304,8 @@ async fn a_pull_request_made_to_conflict_by_another_merge_is_rebuilt_and_each_ro
     let on_main = git(&remoted.remote.path, &["show", "main:Plans.md"]);
     assert!(on_main.contains("| 1 | Add a | a exists | `a.txt` | - | cc:done |"), "{on_main}");
     assert!(on_main.contains("| 2 | Add b | b exists | `b.txt` | - | cc:done |"), "{on_main}");
-    let history = git(&remoted.remote.path, &["log", "--first-parent", "-p", "main", "--", "Plans.md"]);
+    let history =
+        git(&remoted.remote.path, &["log", "--first-parent", "-p", "main", "--", "Plans.md"]);
     for id in ["1", "2"] {
         let flip = history
             .lines()
