@@ -3,7 +3,7 @@
 //! (`tests/fixtures/agents/capture/mock-model-server.py`), which makes task 1's worker try
 //! to write the user's checkout (an absolute `Write`, a shell redirect, `cd ..`), another
 //! lane, `.git/config` and `.git/hooks`, and move main onto its own commit, and task 1's
-//! reviewer try to write. The CLIs run their real tools in the real worktrees under kernel
+//! reviewer try to write (both also in `/dev/shm`). The CLIs run their real tools in the real worktrees under kernel
 //! confinement. Asserted with git and the file system: none of it happened or landed, the
 //! honest work of both tasks did, through a review fix round (a resumed session) and an
 //! Advisor consult.
@@ -208,6 +208,19 @@ fn run_team(backend: &str, mode: &str) {
     }
     assert!(!git(&root, &["config", "--list", "--local"]).contains("fsmonitor"));
     assert_eq!(git(&root, &["status", "--porcelain"]), "");
+    // The roles' files in /dev/shm went to a tmpfs of their own (or nowhere), never to the
+    // machine's — under breeze's confinement; codex's own sandbox is not asked to do this.
+    let temp_name = root.parent().and_then(Path::file_name).unwrap().to_string_lossy();
+    for who in ["worker", "reviewer"] {
+        let name = format!("breeze-attack-{temp_name}-{who}");
+        assert!(requests.contains(&format!("touch /dev/shm/{name}")), "{backend}: {who}: {text}");
+        let shm = Path::new("/dev/shm").join(&name);
+        if mode == "require" {
+            assert!(!shm.exists(), "{backend}: the {who} wrote {}", shm.display());
+        } else {
+            let _ = std::fs::remove_file(shm);
+        }
+    }
 
     // Only the two reviewed landings reached main; the worker's own commit never existed.
     let history = git(

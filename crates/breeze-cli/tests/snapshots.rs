@@ -661,6 +661,7 @@ fn doctor_report() {
     let confined = DoctorReport {
         kernel: KernelSupport::Landlock { abi: 6 },
         user_namespaces: Some(true),
+        dev_shm: breeze_supervise::DevShmSupport::Private,
         containment: Some(Err("breeze.toml: sandbox.mode: unknown value `strict`".into())),
         tools: vec![
             ToolCheck {
@@ -681,6 +682,9 @@ fn doctor_report() {
             reason: "Landlock is not enabled in this kernel (boot with lsm=landlock,...)".into(),
         },
         user_namespaces: None,
+        dev_shm: breeze_supervise::DevShmSupport::NotWritable {
+            reason: "namespaces are a Linux feature and this is macos".into(),
+        },
         containment: None,
         tools: Vec::new(),
     };

@@ -4,6 +4,7 @@
 
 use breeze_protocol::{ConflictInfo, EventKind};
 
+use super::context::{ProjectCommand, ProjectRun};
 use super::driver::TaskDriver;
 use crate::error::EngineError;
 
@@ -195,20 +196,21 @@ impl TaskDriver {
         }
         let name = worktree.path.file_name().and_then(|n| n.to_str()).unwrap_or("worktree");
         let log = self.ctx.run_dir.root().join("logs").join(format!("setup.{name}"));
-        let outcome = self
+        let ProjectRun { outcome, refused } = self
             .ctx
-            .run_project_command(
+            .run_project_command(ProjectCommand::new(
                 &self.id,
                 "worktree.setup",
                 &config.worktree_setup,
                 &worktree.path,
                 &log,
                 config.setup_timeout,
-            )
+            ))
             .await?;
         if outcome.ending.is_success() {
             return Ok(());
         }
+        let see_log = format!("see the setup log {}.stderr", log.display());
         Err(EngineError::usage(
             format!(
                 "worktree.setup {} in {}: {}",
@@ -216,7 +218,10 @@ impl TaskDriver {
                 worktree.path.display(),
                 outcome.stderr_tail.lines().last().unwrap_or("")
             ),
-            format!("see the setup log {}.stderr", log.display()),
+            match refused {
+                Some(hint) => format!("{hint}; {see_log}"),
+                None => see_log,
+            },
         ))
     }
 

@@ -9,6 +9,7 @@ use breeze_protocol::{
 };
 
 use super::consult::write_json;
+use super::context::{ProjectCommand, ProjectRun};
 use super::driver::TaskDriver;
 use crate::clock;
 use crate::error::EngineError;
@@ -82,21 +83,21 @@ impl TaskDriver {
                 file_slug(&self.id),
                 n + 1
             ));
-            let outcome = self
+            let run = self
                 .ctx
-                .run_project_command(
+                .run_project_command(ProjectCommand::new(
                     &self.id,
                     "review.checks",
                     argv,
                     &worktree.path,
                     &log,
                     self.ctx.config.check_timeout,
-                )
+                ))
                 .await?;
-            if outcome.ending == breeze_supervise::Ending::Cancelled {
+            if run.outcome.ending == breeze_supervise::Ending::Cancelled {
                 return Err(EngineError::Cancelled);
             }
-            gates.push(check_gate(argv, &outcome));
+            gates.push(check_gate(argv, &run));
         }
         self.writer = None;
         Ok(gates)
@@ -334,13 +335,19 @@ impl TaskDriver {
 }
 
 /// A review check's outcome as a gate (`check: cargo test`).
-fn check_gate(argv: &[String], outcome: &breeze_supervise::Outcome) -> GateResult {
+fn check_gate(argv: &[String], run: &ProjectRun) -> GateResult {
+    let outcome = &run.outcome;
     let passed = outcome.ending.is_success();
     let detail = if passed {
         "passed".to_string()
     } else {
         let tail = format!("{}{}", outcome.stdout_tail, outcome.stderr_tail);
-        format!("{} — {}", outcome.ending, crate::advice::bound_text(tail.trim(), 2048))
+        let mut detail =
+            format!("{} — {}", outcome.ending, crate::advice::bound_text(tail.trim(), 2048));
+        if let Some(hint) = &run.refused {
+            detail.push_str(&format!(" (breeze: {hint})"));
+        }
+        detail
     };
     GateResult {
         id: format!("check: {}", argv.join(" ")),
