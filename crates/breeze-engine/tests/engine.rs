@@ -236,13 +236,25 @@ async fn conflicting_tasks_never_overlap_and_dependents_wait_for_the_landing() {
     assert_eq!(landed.len(), 3);
 }
 
-#[tokio::test]
-async fn a_tracked_plans_md_row_flips_to_done_in_the_landing_commit() {
-    let plans = "# Plans\n\n| Task | Content | DoD | Writes | Depends | Status |\n|---|---|---|---|---|---|\n| 1 | Add a | a exists | `a.txt` | - | cc:todo |\n| 2 | Add b | b exists | `b.txt` | 1 | cc:TODO |\n";
+/// A repository whose plan is the Plans.md `plans` (tracked on main), and the options to run it.
+fn plans_md_fixture(plans: &str) -> (Fixture, RunOptions) {
     let fixture = Fixture::new("", &[("Plans.md", plans)]);
     let mut options = fixture.options();
     options.plan = Some(fixture.root.join("Plans.md"));
+    (fixture, options)
+}
+
+/// Runs the Plans.md `plans` (tracked on main) to its end.
+async fn run_plans_md(plans: &str) -> (Fixture, RunOutcome) {
+    let (fixture, options) = plans_md_fixture(plans);
     let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
+    (fixture, outcome)
+}
+
+#[tokio::test]
+async fn a_tracked_plans_md_row_flips_to_done_in_the_landing_commit() {
+    let plans = "# Plans\n\n| Task | Content | DoD | Writes | Depends | Status |\n|---|---|---|---|---|---|\n| 1 | Add a | a exists | `a.txt` | - | cc:todo |\n| 2 | Add b | b exists | `b.txt` | 1 | cc:TODO |\n";
+    let (fixture, outcome) = run_plans_md(plans).await;
     assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
     let on_main = git(&fixture.root, &["show", "main:Plans.md"]);
     assert!(on_main.contains("| 1 | Add a | a exists | `a.txt` | - | cc:done |"), "{on_main}");
@@ -251,15 +263,6 @@ async fn a_tracked_plans_md_row_flips_to_done_in_the_landing_commit() {
     let files = git(&fixture.root, &["show", "--name-only", "--format=", "main~1"]);
     assert!(files.contains("Plans.md") && files.contains("a.txt"), "{files}");
     assert_eq!(git(&fixture.root, &["rev-list", "--count", "main"]).trim(), "3");
-}
-
-/// Runs the Plans.md `plans` (tracked on main) to its end.
-async fn run_plans_md(plans: &str) -> (Fixture, RunOutcome) {
-    let fixture = Fixture::new("", &[("Plans.md", plans)]);
-    let mut options = fixture.options();
-    options.plan = Some(fixture.root.join("Plans.md"));
-    let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
-    (fixture, outcome)
 }
 
 #[tokio::test]
@@ -312,9 +315,7 @@ async fn a_dependency_on_an_unknown_id_blocks_its_dependents_with_the_reason_and
 #[tokio::test]
 async fn a_plan_with_to_do_items_without_ids_is_refused_with_the_fill_ids_hint() {
     let plans = "# Plans\n\n| Task | Content | DoD | Writes | Depends | Status |\n|---|---|---|---|---|---|\n| 1 | Add a | a exists | `a.txt` | - | cc:TODO |\n\n## Later\n\n- [ ] Add e `cc:TODO`\n- [ ] Add f `cc:TODO`\n";
-    let fixture = Fixture::new("", &[("Plans.md", plans)]);
-    let mut options = fixture.options();
-    options.plan = Some(fixture.root.join("Plans.md"));
+    let (fixture, options) = plans_md_fixture(plans);
     let err = breeze_engine::run(options, CancellationToken::new()).await.unwrap_err();
     assert_eq!(err.exit_code(), breeze_protocol::ExitCode::Usage);
     assert!(err.to_string().starts_with("2 to-do items have no task id in"), "{err}");

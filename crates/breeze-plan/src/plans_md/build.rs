@@ -5,7 +5,7 @@ use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::path::Path;
 
 use super::deps::{Index, Target, dependency_tokens, is_none_word};
-use super::history::History;
+use super::history::{Archives, History};
 use super::marker::MarkerState;
 use super::scan::{RawTask, Scan};
 use crate::error::{PlanError, PlanWarning, Problem, ProblemKind};
@@ -111,7 +111,7 @@ struct Builder<'a> {
     raw: &'a [RawTask],
     index: Index<'a>,
     scanned: &'a Scan,
-    history: &'a History,
+    archives: Archives<'a>,
     warnings: Vec<PlanWarning>,
     problems: Vec<Problem>,
     done: BTreeSet<TaskId>,
@@ -140,7 +140,7 @@ impl<'a> Builder<'a> {
             raw,
             index: Index::new(raw, &scanned.checklist),
             scanned,
-            history,
+            archives: history.index(),
             warnings,
             problems: Vec::new(),
             done,
@@ -282,7 +282,7 @@ impl<'a> Builder<'a> {
                 self.warn(line, format!("task `{id}` depends on checklist item `{token}`, which breeze does not schedule; treated as done"));
                 self.done.insert(TaskId::new(token));
             }
-            Target::Unknown => match self.history.shows_done(token) {
+            Target::Unknown => match self.archives.shows_done(token) {
                 Some(archive) => {
                     self.warn(line, format!("task `{id}` depends on `{token}`, which the plan's archive `{archive}` shows done; treated as done"));
                     self.done.insert(TaskId::new(token));
@@ -326,22 +326,10 @@ impl<'a> Builder<'a> {
 
     /// Neither does anything that (transitively) depends on them.
     fn blocked_dependents(&mut self) {
-        let mut dependents: HashMap<usize, Vec<usize>> = HashMap::new();
-        for (&task, ds) in &self.deps {
-            for &d in ds {
-                dependents.entry(d).or_default().push(task);
-            }
-        }
         let raw = self.raw;
-        let mut queue: VecDeque<usize> = self.blocked_by.keys().copied().collect();
-        let mut queued: BTreeSet<usize> = queue.iter().copied().collect();
-        while let Some(task) = queue.pop_front() {
-            for &d in dependents.get(&task).map(Vec::as_slice).unwrap_or(&[]) {
-                self.blocked_by.entry(d).or_insert_with(|| raw[task].id.clone());
-                if queued.insert(d) {
-                    queue.push_back(d);
-                }
-            }
+        let starts: Vec<usize> = self.blocked_by.keys().copied().collect();
+        for (d, on) in self.dependents_of(&starts) {
+            self.blocked_by.entry(d).or_insert_with(|| raw[on].id.clone());
         }
         let mut list: Vec<(usize, String)> =
             self.blocked_by.iter().map(|(&i, by)| (i, by.clone())).collect();
@@ -359,24 +347,13 @@ impl<'a> Builder<'a> {
     /// Tasks that depend (transitively) on a held task are held too; they stay in the
     /// plan, blocked with the reason, while every other task runs.
     fn held_dependents(&mut self) {
-        let mut dependents: HashMap<usize, Vec<usize>> = HashMap::new();
-        for (&task, ds) in &self.deps {
-            for &d in ds {
-                dependents.entry(d).or_default().push(task);
-            }
-        }
         let raw = self.raw;
-        let mut queue: VecDeque<usize> = self.held.keys().copied().collect();
-        let mut seen: BTreeSet<usize> = queue.iter().copied().collect();
-        let mut found: Vec<(usize, usize)> = Vec::new();
-        while let Some(task) = queue.pop_front() {
-            for &d in dependents.get(&task).map(Vec::as_slice).unwrap_or(&[]) {
-                if seen.insert(d) && !self.blocked_by.contains_key(&d) {
-                    found.push((d, task));
-                    queue.push_back(d);
-                }
-            }
-        }
+        let starts: Vec<usize> = self.held.keys().copied().collect();
+        let mut found: Vec<(usize, usize)> = self
+            .dependents_of(&starts)
+            .into_iter()
+            .filter(|(d, _)| !self.blocked_by.contains_key(d))
+            .collect();
         found.sort();
         for (d, on) in found {
             let reason =
@@ -384,6 +361,32 @@ impl<'a> Builder<'a> {
             self.warn(raw[d].line, format!("task `{}` {reason}; not run", raw[d].id));
             self.held.insert(d, reason);
         }
+    }
+
+    /// The tasks that depend, transitively, on `starts` (and are not among them), each
+    /// with the task it depends on through which it was first reached.
+    fn dependents_of(&self, starts: &[usize]) -> Vec<(usize, usize)> {
+        let mut dependents: HashMap<usize, Vec<usize>> = HashMap::new();
+        for (&task, ds) in &self.deps {
+            for &d in ds {
+                dependents.entry(d).or_default().push(task);
+            }
+        }
+        for list in dependents.values_mut() {
+            list.sort_unstable();
+        }
+        let mut queue: VecDeque<usize> = starts.iter().copied().collect();
+        let mut seen: BTreeSet<usize> = queue.iter().copied().collect();
+        let mut found = Vec::new();
+        while let Some(task) = queue.pop_front() {
+            for &d in dependents.get(&task).map(Vec::as_slice).unwrap_or(&[]) {
+                if seen.insert(d) {
+                    found.push((d, task));
+                    queue.push_back(d);
+                }
+            }
+        }
+        found
     }
 
     fn runnable_tasks(&mut self) -> Vec<Task> {

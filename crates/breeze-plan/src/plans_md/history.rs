@@ -62,11 +62,30 @@ impl History {
         History { archives }
     }
 
+    /// The archives, indexed for resolving dependency tokens.
+    pub fn index(&self) -> Archives<'_> {
+        Archives {
+            indexed: self
+                .archives
+                .iter()
+                .map(|(name, scanned)| {
+                    (name.as_str(), scanned, Index::new(&scanned.tasks, &scanned.checklist))
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The archives of a plan, indexed once.
+pub(crate) struct Archives<'a> {
+    indexed: Vec<(&'a str, &'a Scan, Index<'a>)>,
+}
+
+impl Archives<'_> {
     /// The archive that shows `token` done: an id (or a phase, range or prefix all of whose
     /// tasks are) marked done there, or a checked checklist item.
     pub fn shows_done(&self, token: &str) -> Option<&str> {
-        self.archives.iter().find_map(|(name, scanned)| {
-            let index = Index::new(&scanned.tasks, &scanned.checklist);
+        self.indexed.iter().find_map(|(name, scanned, index)| {
             let done = match index.resolve(token, usize::MAX) {
                 Target::Tasks(found) => {
                     !found.is_empty()
@@ -76,7 +95,7 @@ impl History {
                 Target::Satisfied => true,
                 Target::Unknown => false,
             };
-            done.then_some(name.as_str())
+            done.then_some(*name)
         })
     }
 }
