@@ -96,7 +96,10 @@ pub fn renumber_new_tasks(
     last: Option<&TaskId>,
     tasks: &mut [NewTask],
 ) -> Vec<(String, String)> {
-    let taken: std::collections::BTreeSet<&str> = existing.iter().map(TaskId::as_str).collect();
+    // An id told apart by its section (`Phase 2/1.1`) is written `1.1`: both are taken.
+    let bare = |id: &TaskId| id.as_str().rsplit('/').next().unwrap_or_default().to_owned();
+    let taken: std::collections::BTreeSet<String> =
+        existing.iter().flat_map(|id| [id.to_string(), bare(id)]).collect();
     let mut seen = std::collections::BTreeSet::new();
     let clash = tasks
         .iter()
@@ -104,7 +107,12 @@ pub fn renumber_new_tasks(
     if !clash {
         return Vec::new();
     }
-    let new_ids = crate::plans_md::next_ids(existing, last, tasks.len());
+    let written: Vec<TaskId> = existing.iter().map(|id| TaskId::new(bare(id))).collect();
+    let new_ids = crate::plans_md::next_ids(
+        &written,
+        last.map(|id| TaskId::new(bare(id))).as_ref(),
+        tasks.len(),
+    );
     let renames: Vec<(String, String)> =
         tasks.iter().map(|t| t.id.trim().to_owned()).zip(new_ids).collect();
     let by_old: BTreeMap<&str, &str> =

@@ -169,6 +169,13 @@ fn drafted_tasks_are_renumbered_after_the_plans_own_when_their_ids_clash() {
     assert!(breeze_plan::edit::renumber_new_tasks(&existing, None, &mut fresh).is_empty());
     assert_eq!(fresh[0].id, "7", "no clash, no renumbering");
 
+    // Ids told apart by their section are written bare: `1.1` is taken.
+    let qualified: Vec<TaskId> =
+        ["Phase 1/1.1", "Phase 2/1.1"].into_iter().map(TaskId::from).collect();
+    let mut tasks = vec![new_task("1.1", "E", &[], &[])];
+    breeze_plan::edit::renumber_new_tasks(&qualified, qualified.last(), &mut tasks);
+    assert_eq!(tasks[0].id, "1.2");
+
     let dotted: Vec<TaskId> = ["1.1", "2.1", "2.3", "T4"].into_iter().map(TaskId::from).collect();
     let mut tasks = vec![new_task("T4", "D", &[], &[])];
     breeze_plan::edit::renumber_new_tasks(&dotted, Some(&TaskId::from("2.3")), &mut tasks);
