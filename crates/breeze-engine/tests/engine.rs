@@ -236,13 +236,25 @@ async fn conflicting_tasks_never_overlap_and_dependents_wait_for_the_landing() {
     assert_eq!(landed.len(), 3);
 }
 
-#[tokio::test]
-async fn a_tracked_plans_md_row_flips_to_done_in_the_landing_commit() {
-    let plans = "# Plans\n\n| Task | Content | DoD | Writes | Depends | Status |\n|---|---|---|---|---|---|\n| 1 | Add a | a exists | `a.txt` | - | cc:todo |\n| 2 | Add b | b exists | `b.txt` | 1 | cc:TODO |\n";
+/// A repository whose plan is the Plans.md `plans` (tracked on main), and the options to run it.
+fn plans_md_fixture(plans: &str) -> (Fixture, RunOptions) {
     let fixture = Fixture::new("", &[("Plans.md", plans)]);
     let mut options = fixture.options();
     options.plan = Some(fixture.root.join("Plans.md"));
+    (fixture, options)
+}
+
+/// Runs the Plans.md `plans` (tracked on main) to its end.
+async fn run_plans_md(plans: &str) -> (Fixture, RunOutcome) {
+    let (fixture, options) = plans_md_fixture(plans);
     let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
+    (fixture, outcome)
+}
+
+#[tokio::test]
+async fn a_tracked_plans_md_row_flips_to_done_in_the_landing_commit() {
+    let plans = "# Plans\n\n| Task | Content | DoD | Writes | Depends | Status |\n|---|---|---|---|---|---|\n| 1 | Add a | a exists | `a.txt` | - | cc:todo |\n| 2 | Add b | b exists | `b.txt` | 1 | cc:TODO |\n";
+    let (fixture, outcome) = run_plans_md(plans).await;
     assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
     let on_main = git(&fixture.root, &["show", "main:Plans.md"]);
     assert!(on_main.contains("| 1 | Add a | a exists | `a.txt` | - | cc:done |"), "{on_main}");
@@ -251,6 +263,70 @@ async fn a_tracked_plans_md_row_flips_to_done_in_the_landing_commit() {
     let files = git(&fixture.root, &["show", "--name-only", "--format=", "main~1"]);
     assert!(files.contains("Plans.md") && files.contains("a.txt"), "{files}");
     assert_eq!(git(&fixture.root, &["rev-list", "--count", "main"]).trim(), "3");
+}
+
+#[tokio::test]
+async fn ids_repeated_under_two_phases_run_apart_and_each_landing_flips_its_own_row() {
+    let plans = "# Plans\n\n## Phase 1: Setup\n\n| Task | Content | DoD | Writes | Depends | Status |\n|---|---|---|---|---|---|\n| 1.1 | Add a | a exists | `a.txt` | - | cc:TODO |\n\n## Phase 2: Polish\n\n| Task | Content | DoD | Writes | Depends | Status |\n|---|---|---|---|---|---|\n| 1.1 | Add b | b exists | `b.txt` | - | cc:TODO |\n| 1.2 | Add c | c exists | `c.txt` | 1.1 | cc:TODO |\n";
+    let (fixture, outcome) = run_plans_md(plans).await;
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    // Only the repeated id is told apart by its section.
+    for id in ["Phase 1/1.1", "Phase 2/1.1", "1.2"] {
+        assert_eq!(task(&outcome, id).state, TaskState::Landed, "{id}");
+    }
+    let on_main = git(&fixture.root, &["show", "main:Plans.md"]);
+    // Each landing flipped its own row, and nothing else.
+    let expected = plans.replace("| cc:TODO |", "| cc:done |");
+    assert_eq!(on_main, expected);
+    // `1.2` depends on the `1.1` of its own section: it landed after `Phase 2/1.1`.
+    let landed = git(
+        &fixture.root,
+        &["log", "--reverse", "--format=%(trailers:key=Breeze-Task,valueonly)", "main"],
+    );
+    let order: Vec<&str> = landed.lines().filter(|l| !l.is_empty()).collect();
+    let at =
+        |id: &str| order.iter().position(|l| *l == id).unwrap_or_else(|| panic!("{id}: {order:?}"));
+    assert!(at("Phase 2/1.1") < at("1.2"), "{order:?}");
+    let files = git(&fixture.root, &["show", "--name-only", "--format=", "main"]);
+    assert!(files.contains("c.txt"), "{files}");
+}
+
+#[tokio::test]
+async fn a_dependency_on_an_unknown_id_blocks_its_dependents_with_the_reason_and_the_rest_lands() {
+    let plans = "# Plans\n\n| Task | Content | DoD | Writes | Depends | Status |\n|---|---|---|---|---|---|\n| 1 | Add a | a exists | `a.txt` | - | cc:TODO |\n| 2 | Add b | b exists | `b.txt` | 1, 9.9 | cc:TODO |\n| 3 | Add c | c exists | `c.txt` | 2 | cc:TODO |\n| 4 | Add d | d exists | `d.txt` | 1 | cc:TODO |\n";
+    let (fixture, outcome) = run_plans_md(plans).await;
+    assert_eq!(outcome.exit_code(), breeze_protocol::ExitCode::Unfinished, "{outcome:?}");
+    assert_eq!(task(&outcome, "1").state, TaskState::Landed);
+    assert_eq!(task(&outcome, "4").state, TaskState::Landed);
+    let held = task(&outcome, "2");
+    assert_eq!(held.state, TaskState::Blocked);
+    assert_eq!(held.reason.as_deref(), Some("depends on `9.9`, which is not in the plan"));
+    let after = task(&outcome, "3");
+    assert_eq!(after.state, TaskState::Blocked);
+    assert_eq!(
+        after.reason.as_deref(),
+        Some("depends on `2`, which cannot run: depends on `9.9`, which is not in the plan")
+    );
+    let on_main = git(&fixture.root, &["show", "main:Plans.md"]);
+    assert!(on_main.contains("| 2 | Add b | b exists | `b.txt` | 1, 9.9 | cc:TODO |"), "{on_main}");
+    assert!(!fixture.root.join("b.txt").exists());
+}
+
+#[tokio::test]
+async fn a_plan_with_to_do_items_without_ids_is_refused_with_the_fill_ids_hint() {
+    let plans = "# Plans\n\n| Task | Content | DoD | Writes | Depends | Status |\n|---|---|---|---|---|---|\n| 1 | Add a | a exists | `a.txt` | - | cc:TODO |\n\n## Later\n\n- [ ] Add e `cc:TODO`\n- [ ] Add f `cc:TODO`\n";
+    let (fixture, options) = plans_md_fixture(plans);
+    let err = breeze_engine::run(options, CancellationToken::new()).await.unwrap_err();
+    assert_eq!(err.exit_code(), breeze_protocol::ExitCode::Usage);
+    assert!(err.to_string().starts_with("2 to-do items have no task id in"), "{err}");
+    assert!(err.to_string().contains("(lines 9, 10)"), "{err}");
+    assert_eq!(
+        err.hints(),
+        [
+            "run `breeze plan --fill-ids` to number the 2 item(s), commit the plan, then `breeze run` again"
+        ]
+    );
+    assert!(!fixture.root.join(".breeze/runs").exists(), "no run was started");
 }
 
 #[tokio::test]
