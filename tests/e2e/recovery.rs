@@ -250,3 +250,63 @@ fn a_second_ctrl_c_stops_at_once_and_the_run_stays_resumable() {
     let status = status_json(&root);
     assert_eq!(status["state"], "interrupted", "{status}");
 }
+
+#[test]
+fn sigterm_ends_a_slow_checkout_at_once_and_resume_finishes_the_run() {
+    // Every checkout of `*.dat` goes through a smudge filter that says it started and then
+    // waits while `hold` exists: creating the lane's worktree (`git read-tree -u`) is a
+    // step that would not end by itself.
+    let (temp, root) = repo_with(&[
+        ("README.md", "r\n"),
+        ("data.dat", "payload\n"),
+        (".gitattributes", "*.dat filter=slow\n"),
+        ("breeze.toml", SCRIPTED_CONFIG),
+        ("plan.toml", &one_task_plan()),
+    ]);
+    let (pids, hold) = (temp.path().join("filter.pids"), temp.path().join("hold"));
+    std::fs::write(&hold, "").unwrap();
+    let smudge = format!(
+        "echo $$ >> {pids}; while [ -e {hold} ]; do sleep 0.05; done; cat",
+        pids = pids.display(),
+        hold = hold.display()
+    );
+    git(&root, &["config", "filter.slow.smudge", &smudge]);
+    git(&root, &["config", "filter.slow.clean", "cat"]);
+
+    let engine = breeze()
+        .current_dir(&root)
+        .args(["run"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_for("the lane's checkout to reach the filter", || {
+        std::fs::read_to_string(&pids).is_ok_and(|p| !p.trim().is_empty())
+    });
+    let filter: i32 =
+        std::fs::read_to_string(&pids).unwrap().lines().next().unwrap().parse().unwrap();
+    let asked = Instant::now();
+    send("-TERM", engine.id());
+    let output = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let waiter = {
+        let output = output.clone();
+        std::thread::spawn(move || *output.lock().unwrap() = Some(engine.wait_with_output()))
+    };
+    wait_for("breeze to stop after SIGTERM", || output.lock().unwrap().is_some());
+    let latency = asked.elapsed();
+    waiter.join().unwrap();
+    eprintln!("breeze stopped {latency:?} after SIGTERM, in the middle of a checkout");
+    let output = output.lock().unwrap().take().unwrap().unwrap();
+    assert_eq!(output.status.code(), Some(3), "{}", both(&output));
+    assert!(!alive(filter), "the checkout's filter was ended with it");
+    assert!(hold.exists(), "it stopped while the step was still waiting");
+    assert_eq!(status_json(&root)["state"], "interrupted");
+
+    std::fs::remove_file(&hold).unwrap();
+    let resumed = run_in(&root, &["resume"]);
+    assert_eq!(resumed.status.code(), Some(0), "{}", both(&resumed));
+    let status = status_json(&root);
+    assert_eq!(status["tasks"][0]["state"], "landed", "{status}");
+    assert_eq!(git(&root, &["show", "main:data.dat"]), "payload\n");
+    git(&root, &["fsck", "--strict"]);
+}

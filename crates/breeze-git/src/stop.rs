@@ -1,0 +1,29 @@
+//! The stop signal long git steps watch: once breeze is stopping (Ctrl-C, SIGTERM), `git`
+//! children are ended and loops over a worktree's files end early, so that a stop is
+//! honoured in about a second whatever step is running.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::error::GitError;
+
+/// Raised once, never lowered: the repository handle's steps stop early from then on.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct StopFlag(Arc<AtomicBool>);
+
+impl StopFlag {
+    /// Asks every step that watches this flag to end.
+    pub(crate) fn raise(&self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether a stop was asked for.
+    pub(crate) fn is_raised(&self) -> bool {
+        self.0.load(Ordering::SeqCst)
+    }
+
+    /// [`GitError::Cancelled`] once a stop was asked for.
+    pub(crate) fn check(&self, action: &'static str) -> Result<(), GitError> {
+        if self.is_raised() { Err(GitError::Cancelled { action }) } else { Ok(()) }
+    }
+}
