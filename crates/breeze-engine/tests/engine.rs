@@ -11,6 +11,7 @@ use breeze_protocol::{EventKind, RunState, TaskState};
 use tokio_util::sync::CancellationToken;
 
 use breeze_test_support::plan::{one_task, toml_task};
+use breeze_test_support::process::bytes_read_by_this_process;
 use breeze_test_support::{TestRepo, git};
 
 struct Fixture {
@@ -901,16 +902,6 @@ printf '{"schema_version":"review-result.v1","verdict":"APPROVE","type":"code","
     );
     let history = git(&fixture.root, &["log", "-p", "main"]);
     assert!(!history.contains("get.example.sh"), "{history}");
-}
-
-/// Bytes this process has read through `read(2)` and friends (`rchar` of `/proc/self/io`):
-/// the engine runs in-process, so what it reads from a lane counts here.
-fn bytes_read_by_this_process() -> u64 {
-    let io = std::fs::read_to_string("/proc/self/io").expect("/proc/self/io");
-    io.lines()
-        .find_map(|line| line.strip_prefix("rchar: "))
-        .and_then(|n| n.trim().parse().ok())
-        .expect("rchar in /proc/self/io")
 }
 
 /// A shell worker that runs `bad` (shell lines, in its lane) on its first attempt and `undo`

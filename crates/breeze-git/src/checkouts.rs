@@ -15,6 +15,7 @@ use std::sync::{Mutex, OnceLock};
 
 use git2::{Oid, Repository, Tree, WorktreeAddOptions};
 
+use crate::bounds::{Bounds, StopFlag};
 use crate::checkout::{self, IndexWrite, Mode};
 use crate::cli;
 use crate::error::{Context as _, GitError};
@@ -23,7 +24,6 @@ use crate::names::branch_ref;
 use crate::paths::{RepoPath, WorkdirChanges, display_all};
 use crate::stage;
 use crate::state::fresh_index;
-use crate::stop::StopFlag;
 
 /// Below this many tracked files a fresh worktree is checked out by libgit2; from here on by
 /// `git worktree add`, which checks out about twice as fast (measured: 20k files 0.27 s vs
@@ -224,7 +224,7 @@ impl Checkouts {
     /// libgit2 looks at those paths of the working tree only (the `git` CLI always looks
     /// at all of it: its filters decide what changed).
     ///
-    /// Files above `max_file_bytes` and FIFOs, sockets or devices (found from `lstat`,
+    /// Files above the size limit and FIFOs, sockets or devices (found from `lstat`,
     /// [`lane_files::find_unreadable`]) are the answer when there are any: a status could
     /// read them.
     pub(crate) fn dirty_paths(
@@ -232,10 +232,9 @@ impl Checkouts {
         repo: &Repository,
         at: &Path,
         changes: WorkdirChanges<'_>,
-        max_file_bytes: u64,
-        stop: &StopFlag,
+        bounds: &Bounds,
     ) -> Result<Vec<String>, GitError> {
-        let unreadable = lane_files::find_unreadable(repo, at, changes, max_file_bytes, stop)?;
+        let unreadable = lane_files::find_unreadable(repo, at, changes, bounds)?;
         if !unreadable.is_empty() {
             return Ok(unreadable.paths());
         }
@@ -253,22 +252,22 @@ impl Checkouts {
 
     /// Stages every change in the worktree at `at` (new, modified and deleted files,
     /// honouring .gitignore) and writes the index. First, from `lstat` alone, refuses files
-    /// above `max_file_bytes` and removes FIFOs, sockets and devices (nothing is staged
+    /// above the size limit and removes FIFOs, sockets and devices (nothing is staged
     /// then); refuses when files of a conflicted rebase still hold conflict markers.
     /// Returns how many paths were staged (0 when the git CLI staged them: it does not
     /// say). With [`WorkdirChanges::Only`] libgit2 looks at those paths only; the `git`
-    /// CLI (external filters) always stages with `add -A`. Ends early once `stop` is
-    /// raised, the index untouched.
+    /// CLI (external filters) always stages with `add -A`. Ends early once a stop is
+    /// asked for, the index untouched.
     pub(crate) fn stage_all(
         &self,
         wrepo: &Repository,
         at: &Path,
         changes: WorkdirChanges<'_>,
-        max_file_bytes: u64,
-        stop: &StopFlag,
+        bounds: &Bounds,
     ) -> Result<usize, GitError> {
-        lane_files::refuse_unreadable(wrepo, at, changes, max_file_bytes, stop)?;
-        stage::ensure_conflicts_resolved(wrepo, at, max_file_bytes)?;
+        lane_files::refuse_unreadable(wrepo, at, changes, bounds)?;
+        stage::ensure_conflicts_resolved(wrepo, at, bounds.max_file_bytes)?;
+        let stop = &bounds.stop;
         match self.tool {
             Tool::GitCli { .. } => {
                 // `git add -A` runs the clean filters (LFS pointers instead of raw content).
@@ -310,20 +309,20 @@ impl Checkouts {
     /// Puts the checkout at `at` on `commit` with a detached HEAD, discarding tracked
     /// changes and untracked files, keeping ignored ones, writing only what differs (how
     /// the integration worktree is reused). With [`WorkdirChanges::Only`] libgit2 looks for
-    /// changes at those paths (and in the index) only. Files above `max_file_bytes` and
+    /// changes at those paths (and in the index) only. Files above the size limit and
     /// FIFOs, sockets or devices there are removed first, unread. The `git` CLI is ended
-    /// once `stop` is raised: the integration worktree is put in place again next time.
+    /// once a stop is asked for: the integration worktree is put in place again next time.
     pub(crate) fn reset_detached(
         &self,
         wrepo: &Repository,
         at: &Path,
         commit: Oid,
         changes: WorkdirChanges<'_>,
-        max_file_bytes: u64,
-        stop: &StopFlag,
+        bounds: &Bounds,
     ) -> Result<(), GitError> {
         // What a verify or hook left that a reset would read goes first.
-        lane_files::clear_unreadable(wrepo, at, changes, max_file_bytes, stop)?;
+        lane_files::clear_unreadable(wrepo, at, changes, bounds)?;
+        let stop = &bounds.stop;
         if let Tool::GitCli { .. } = self.tool {
             let sha = commit.to_string();
             let purpose = "reset the integration worktree";

@@ -14,8 +14,8 @@ use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::bounds::StopFlag;
 use crate::error::GitError;
-use crate::stop::StopFlag;
 
 /// Variables that would make `git` act on another repository or index than asked.
 const REDIRECTING_VARS: &[&str] = &[

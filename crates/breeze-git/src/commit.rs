@@ -93,8 +93,7 @@ impl Repo {
     ) -> Result<CommitOutcome, GitError> {
         ensure_clean_state(wrepo, &wt.path)?;
         let head = on_branch_from_base(wrepo, wt)?;
-        let staged =
-            self.checkouts.stage_all(wrepo, &wt.path, changes, self.max_file_bytes, &self.stop)?;
+        let staged = self.checkouts.stage_all(wrepo, &wt.path, changes, &self.bounds)?;
         // Re-read picks up the CLI's `git add` (filters); a no-op when libgit2 staged.
         let mut index = fresh_index(wrepo, &wt.path)?;
         let tree = index

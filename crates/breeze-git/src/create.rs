@@ -111,7 +111,7 @@ impl Repo {
                 name,
                 &path,
                 NewCheckout::Branch(branch),
-                &self.stop,
+                &self.bounds.stop,
             )
             .and_then(|()| self.complete_add(&repo, name, &path, lock_reason));
         if let Err(e) = finished {

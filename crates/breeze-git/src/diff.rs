@@ -163,7 +163,7 @@ impl Repo {
     /// mode-only changes and type changes included. Sorted by path.
     pub fn changed_paths(&self, base: Oid, head: Oid) -> Result<Vec<PathChange>, GitError> {
         let repo = self.git()?;
-        let diff = task_diff(&repo, base, head, self.max_file_bytes)?;
+        let diff = task_diff(&repo, base, head, self.bounds.max_file_bytes)?;
         Ok(path_changes(&diff))
     }
 
@@ -173,16 +173,16 @@ impl Repo {
     /// early with [`GitError::Cancelled`] once breeze is stopping.
     pub fn diff_patch(&self, base: Oid, head: Oid) -> Result<String, GitError> {
         let repo = self.git()?;
-        let diff = task_diff(&repo, base, head, self.max_file_bytes)?;
+        let diff = task_diff(&repo, base, head, self.bounds.max_file_bytes)?;
         let mut out = String::new();
         let printed = diff.print(DiffFormat::Patch, |_, _, line| {
             if matches!(line.origin(), '+' | '-' | ' ') {
                 out.push(line.origin());
             }
             out.push_str(&String::from_utf8_lossy(line.content()));
-            !self.stop.is_raised()
+            !self.bounds.stop.is_raised()
         });
-        self.stop.check("write the diff for the reviewer")?;
+        self.bounds.stop.check("write the diff for the reviewer")?;
         printed.ctx(|| format!("could not render the diff {base}..{head}"))?;
         Ok(out)
     }

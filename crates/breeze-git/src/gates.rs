@@ -139,7 +139,7 @@ impl Repo {
         gates: &GateConfig<'_>,
     ) -> Result<Vec<GateResult>, GitError> {
         let repo = self.git()?;
-        let diff = task_diff(&repo, base, head, self.max_file_bytes)?;
+        let diff = task_diff(&repo, base, head, self.bounds.max_file_bytes)?;
         let changes = path_changes(&diff);
         let tree_of = |oid: Oid| {
             repo.find_commit(oid)

@@ -43,8 +43,7 @@ impl Repo {
         if self.clear_way_for(&repo, name, &path, None)? {
             let mut wrepo = self.handle(&path)?;
             wrepo.set_keep(false);
-            let max = self.max_file_bytes;
-            self.checkouts.reset_detached(&wrepo, &path, commit, changes, max, &self.stop)?;
+            self.checkouts.reset_detached(&wrepo, &path, commit, changes, &self.bounds)?;
             wrepo.set_keep(true);
             return Ok(path);
         }
@@ -54,7 +53,7 @@ impl Repo {
         let what = NewCheckout::Detached { commit, temp_branch: &temp_branch };
         let finished = self
             .checkouts
-            .add_worktree(&repo, &self.workdir, name, &path, what, &self.stop)
+            .add_worktree(&repo, &self.workdir, name, &path, what, &self.bounds.stop)
             .and_then(|()| {
                 self.complete_add(&repo, name, &path, "breeze integration worktree (land.verify)")
             });

@@ -13,10 +13,10 @@ use std::path::{Component, Path, PathBuf};
 
 use git2::{Index, Repository};
 
+use crate::bounds::Bounds;
 use crate::error::{GitError, SpecialNode};
 use crate::paths::WorkdirChanges;
 use crate::state::fresh_index;
-use crate::stop::StopFlag;
 
 /// What a worktree holds that breeze does not read: files above the size limit (with their
 /// sizes) and nodes that are not files, symlinks or folders (with what they are).
@@ -46,24 +46,24 @@ impl Unreadable {
 }
 
 /// Finds, from `lstat` alone, what git would stage (or compare) in the worktree at `at`
-/// that breeze must not read: a file above `max_file_bytes`, a FIFO, socket or device.
-/// With [`WorkdirChanges::Only`] only those paths (folders: everything beneath) are looked
-/// at; otherwise the whole worktree. Ends early when `stop` is raised.
+/// that breeze must not read: a file above the size limit of `bounds`, a FIFO, socket or
+/// device. With [`WorkdirChanges::Only`] only those paths (folders: everything beneath)
+/// are looked at; otherwise the whole worktree. Ends early once a stop is asked for.
 pub(crate) fn find_unreadable(
     wrepo: &Repository,
     at: &Path,
     changes: WorkdirChanges<'_>,
-    max_file_bytes: u64,
-    stop: &StopFlag,
+    bounds: &Bounds,
 ) -> Result<Unreadable, GitError> {
     let index = fresh_index(wrepo, at)?;
+    let max_file_bytes = bounds.max_file_bytes;
     let mut walk = Walk { wrepo, at, index: &index, max_file_bytes, found: Unreadable::default() };
     let mut pending: Vec<PathBuf> = match changes {
         WorkdirChanges::Unknown => vec![PathBuf::new()],
         WorkdirChanges::Only(paths) => paths.to_vec(),
     };
     while let Some(rel) = pending.pop() {
-        stop.check("look at the worker's files")?;
+        bounds.stop.check("look at the worker's files")?;
         walk.visit(rel, &mut pending);
     }
     let mut found = walk.found;
@@ -80,10 +80,9 @@ pub(crate) fn refuse_unreadable(
     wrepo: &Repository,
     at: &Path,
     changes: WorkdirChanges<'_>,
-    max_file_bytes: u64,
-    stop: &StopFlag,
+    bounds: &Bounds,
 ) -> Result<(), GitError> {
-    let found = find_unreadable(wrepo, at, changes, max_file_bytes, stop)?;
+    let found = find_unreadable(wrepo, at, changes, bounds)?;
     if found.is_empty() {
         return Ok(());
     }
@@ -98,7 +97,7 @@ pub(crate) fn refuse_unreadable(
     Err(GitError::FilesRefused {
         path: at.to_path_buf(),
         too_big: found.too_big,
-        max_file_bytes,
+        max_file_bytes: bounds.max_file_bytes,
         nodes,
     })
 }
@@ -109,10 +108,9 @@ pub(crate) fn clear_unreadable(
     wrepo: &Repository,
     at: &Path,
     changes: WorkdirChanges<'_>,
-    max_file_bytes: u64,
-    stop: &StopFlag,
+    bounds: &Bounds,
 ) -> Result<(), GitError> {
-    for path in find_unreadable(wrepo, at, changes, max_file_bytes, stop)?.paths() {
+    for path in find_unreadable(wrepo, at, changes, bounds)?.paths() {
         remove(at, &path);
     }
     Ok(())

@@ -21,8 +21,8 @@
 //! repositories with external filters (git-lfs) and large full checkouts use the `git` CLI,
 //! which is the only use of it (see [`Repo::external_filters`]).
 //!
-//! Modules, leaves first: `error`, `names`, `paths`, `state`, `slug`, `stop`, `cli`,
-//! `handles` and `support` import nothing of the crate but `error` (`cli` also `stop`,
+//! Modules, leaves first: `error`, `names`, `paths`, `state`, `slug`, `bounds`, `cli`,
+//! `handles` and `support` import nothing of the crate but `error` (`cli` also `bounds`,
 //! `handles` also `paths`);
 //! `lane_files` looks at a worktree's files with `lstat` before staging; `checkout` and
 //! `stage` are libgit2's side of checkouts and staging; `checkouts` chooses between
@@ -34,6 +34,7 @@
 #![warn(missing_docs)]
 
 mod advance;
+mod bounds;
 mod branch;
 mod checkout;
 mod checkouts;
@@ -59,7 +60,6 @@ mod repo;
 mod slug;
 mod stage;
 mod state;
-mod stop;
 mod support;
 mod worktree;
 

@@ -8,13 +8,13 @@ use std::sync::Mutex;
 
 use git2::{ErrorCode, Oid, Repository};
 
+use crate::bounds::{Bounds, StopFlag};
 use crate::checkouts::{Checkouts, DEFAULT_CLI_CHECKOUT_MIN_FILES};
 use crate::error::{Context as _, GitError};
 use crate::gates::DEFAULT_MAX_FILE_BYTES;
 use crate::handles::{Handle, HandlePool};
 use crate::names::{STATE_DIR, WORKTREE_ROOT, validate_branch_name};
 use crate::state::ensure_clean_state;
-use crate::stop::StopFlag;
 use crate::support::{check_supported, open_error};
 
 /// How to open a repository.
@@ -39,10 +39,8 @@ pub struct Repo {
     pub(crate) main_branch: String,
     /// How checkouts are written, staged and read (libgit2 or the `git` CLI).
     pub(crate) checkouts: Checkouts,
-    /// The largest file of a worktree breeze stages or reads (the `file-size` gate's limit).
-    pub(crate) max_file_bytes: u64,
-    /// Raised when breeze is stopping: long steps end early.
-    pub(crate) stop: StopFlag,
+    /// The largest worktree file breeze reads, and the stop signal of long steps.
+    pub(crate) bounds: Bounds,
     exclude_lock: Mutex<()>,
     handles: HandlePool,
 }
@@ -110,8 +108,7 @@ impl Repo {
             common_dir,
             main_branch,
             checkouts,
-            max_file_bytes: DEFAULT_MAX_FILE_BYTES,
-            stop: StopFlag::default(),
+            bounds: Bounds { max_file_bytes: DEFAULT_MAX_FILE_BYTES, stop: StopFlag::default() },
             exclude_lock: Mutex::new(()),
             handles: HandlePool::default(),
         })
@@ -123,7 +120,7 @@ impl Repo {
     /// binary without loading them. The `file-size` gate's limit, so that no step reads
     /// more than the gate would let land.
     pub fn with_max_file_bytes(mut self, bytes: u64) -> Repo {
-        self.max_file_bytes = bytes;
+        self.bounds.max_file_bytes = bytes;
         self
     }
 
@@ -133,7 +130,7 @@ impl Repo {
     /// each fails with [`GitError::Cancelled`]. Steps that must finish once begun — moving
     /// a lane, updating the user's checkout — are not cut short. Called when breeze stops.
     pub fn stop_long_steps(&self) {
-        self.stop.raise();
+        self.bounds.stop.raise();
     }
 
     /// The primary checkout's root directory.

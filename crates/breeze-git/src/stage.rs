@@ -6,11 +6,11 @@ use std::path::Path;
 
 use git2::{Index, Repository, Status};
 
+use crate::bounds::StopFlag;
 use crate::checkout::{staged_repo_paths, workdir_status_options_for};
 use crate::error::{Context as _, GitError};
 use crate::paths::{RepoPath, WorkdirChanges, bytes_path, path_string, read_regular_file};
 use crate::state::fresh_index;
-use crate::stop::StopFlag;
 
 /// A file still carries conflict markers when it has both a `<<<<<<< ` and a `>>>>>>> ` line
 /// (among its first `max_bytes`; only a regular file is opened, see [`read_regular_file`]).

@@ -313,6 +313,6 @@ impl Repo {
         path: &Path,
         changes: WorkdirChanges<'_>,
     ) -> Result<Vec<String>, GitError> {
-        self.checkouts.dirty_paths(wrepo, path, changes, self.max_file_bytes, &self.stop)
+        self.checkouts.dirty_paths(wrepo, path, changes, &self.bounds)
     }
 }

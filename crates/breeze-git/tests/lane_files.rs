@@ -10,16 +10,8 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use breeze_git::{CommitOutcome, DEFAULT_MAX_FILE_BYTES, GitError, Repo, SpecialNode, Worktree};
+use breeze_test_support::process::{HeldCheckouts, alive, bytes_read_by_this_process};
 use common::{TestRepo, git, write};
-
-/// Bytes this process has read through `read(2)` and friends (`rchar`).
-fn bytes_read() -> u64 {
-    let io = std::fs::read_to_string("/proc/self/io").expect("/proc/self/io");
-    io.lines()
-        .find_map(|line| line.strip_prefix("rchar: "))
-        .and_then(|n| n.trim().parse().ok())
-        .expect("rchar")
-}
 
 fn lane(repo: &TestRepo, handle: &Repo) -> Worktree {
     handle.create_worktree("lane-1", "task/one", repo.main_tip(), "r").unwrap()
@@ -55,9 +47,9 @@ fn files_above_the_limit_are_refused_from_their_size_without_being_read() {
     // Ignored: never staged, so it may be as big as it likes.
     sparse(&wt.path.join("target/cache.bin"), SIZE);
 
-    let before = bytes_read();
+    let before = bytes_read_by_this_process();
     let err = handle.commit_worktree(&wt, "task one").unwrap_err();
-    let read = bytes_read() - before;
+    let read = bytes_read_by_this_process() - before;
     eprintln!("read {read} bytes committing a worktree with {SIZE}- and 4 GiB sparse files");
     assert!(read < 64 << 20, "{read} bytes read: a big file was");
     let GitError::FilesRefused { too_big, max_file_bytes, nodes, .. } = &err else {
@@ -187,17 +179,8 @@ fn the_reviewer_diff_shows_a_blob_above_the_limit_as_binary() {
 fn a_stop_ends_a_slow_cli_checkout_and_its_filter_and_rolls_the_lane_back() {
     let repo =
         TestRepo::with_files(&[("a.dat", "REAL:1\n"), (".gitattributes", "*.dat filter=slow\n")]);
-    let signals = tempfile::tempdir().unwrap();
-    let (pids, hold) = (signals.path().join("pids"), signals.path().join("hold"));
-    std::fs::write(&hold, "").unwrap();
-    // The smudge filter says it started, then waits while `hold` exists.
-    let smudge = format!(
-        "echo $$ >> {pids}; while [ -e {hold} ]; do sleep 0.05; done; cat",
-        pids = pids.display(),
-        hold = hold.display()
-    );
-    repo.git(&["config", "filter.slow.smudge", &smudge]);
-    repo.git(&["config", "filter.slow.clean", "cat"]);
+    let outside = tempfile::tempdir().unwrap();
+    let held = HeldCheckouts::configure(repo.path(), outside.path());
     let handle = std::sync::Arc::new(repo.open());
     assert!(handle.external_filters().is_some());
 
@@ -206,32 +189,20 @@ fn a_stop_ends_a_slow_cli_checkout_and_its_filter_and_rolls_the_lane_back() {
         let handle = handle.clone();
         std::thread::spawn(move || handle.create_worktree("lane-1", "task/one", base, "r"))
     };
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while std::fs::read_to_string(&pids).unwrap_or_default().is_empty() {
-        assert!(Instant::now() < deadline, "the filter never started");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    let filter = held.wait_until_held();
     let asked = Instant::now();
     handle.stop_long_steps();
     let result = adding.join().unwrap();
     eprintln!("the checkout stopped {:?} after the stop was asked for", asked.elapsed());
     assert!(matches!(result, Err(GitError::Cancelled { .. })), "{result:?}");
-    let filter: i32 = std::fs::read_to_string(&pids).unwrap().trim().parse().unwrap();
     assert!(!alive(filter), "the filter process was ended with git");
     // Rolled back: no worktree, no branch; a repository opened afresh does it in full.
     assert!(!repo.path().join(".harness-worktrees/lane-1").exists());
     assert!(!git(repo.path(), &["worktree", "list"]).contains("lane-1"));
-    std::fs::remove_file(&hold).unwrap();
+    held.release();
     let wt = repo.open().create_worktree("lane-1", "task/one", base, "r").unwrap();
     assert_eq!(std::fs::read_to_string(wt.path.join("a.dat")).unwrap(), "REAL:1\n");
     repo.fsck();
-}
-
-/// Whether process `pid` is alive (a zombie is not).
-fn alive(pid: i32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|stat| !stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'))
-        .unwrap_or(false)
 }
 
 fn mkfifo(path: &Path) {

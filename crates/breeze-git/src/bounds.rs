@@ -1,6 +1,7 @@
-//! The stop signal long git steps watch: once breeze is stopping (Ctrl-C, SIGTERM), `git`
-//! children are ended and loops over a worktree's files end early, so that a stop is
-//! honoured in about a second whatever step is running.
+//! How far breeze goes in a worktree a role wrote: the largest file it reads, and the stop
+//! signal long git steps watch — once breeze is stopping (Ctrl-C, SIGTERM), `git` children
+//! are ended and loops over a worktree's files end early, so that a stop is honoured in
+//! about a second whatever step is running.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -26,4 +27,13 @@ impl StopFlag {
     pub(crate) fn check(&self, action: &'static str) -> Result<(), GitError> {
         if self.is_raised() { Err(GitError::Cancelled { action }) } else { Ok(()) }
     }
+}
+
+/// What one repository's operations on worktrees keep to.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Bounds {
+    /// The largest file of a worktree breeze stages or reads (the `file-size` gate's limit).
+    pub(crate) max_file_bytes: u64,
+    /// Raised when breeze is stopping: long steps end early.
+    pub(crate) stop: StopFlag,
 }
