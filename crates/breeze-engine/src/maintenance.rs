@@ -37,6 +37,11 @@ pub struct AbortReport {
 pub async fn abort(repo_dir: &Path) -> Result<AbortReport, EngineError> {
     let repo = Repo::open(repo_dir)?;
     let root = repo.workdir().to_path_buf();
+    // What the lanes hold is committed under the run's own size limit (a broken
+    // configuration does not stop an abort: the default limit then).
+    let max_file_bytes = crate::config::Config::load(&root)
+        .map_or(breeze_git::DEFAULT_MAX_FILE_BYTES, |config| config.max_file_bytes);
+    let repo = repo.with_max_file_bytes(max_file_bytes);
     let run_id = latest_run(&root).ok_or_else(|| {
         EngineError::usage("there are no runs in this repository", "nothing to abort")
     })?;

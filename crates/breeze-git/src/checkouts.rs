@@ -15,9 +15,11 @@ use std::sync::{Mutex, OnceLock};
 
 use git2::{Oid, Repository, Tree, WorktreeAddOptions};
 
+use crate::bounds::{Bounds, StopFlag};
 use crate::checkout::{self, IndexWrite, Mode};
 use crate::cli;
 use crate::error::{Context as _, GitError};
+use crate::lane_files;
 use crate::names::branch_ref;
 use crate::paths::{RepoPath, WorkdirChanges, display_all};
 use crate::stage;
@@ -145,7 +147,8 @@ impl Checkouts {
 
     /// Adds linked worktree `name` at `path` checking out `what`, from the primary
     /// checkout `repo` at `workdir`. Checking that the name and path are free, locking the
-    /// worktree and rolling back a failed add are the caller's.
+    /// worktree and rolling back a failed add are the caller's. A checkout by the `git` CLI
+    /// is ended once `stop` is raised ([`GitError::Cancelled`]).
     pub(crate) fn add_worktree(
         &self,
         repo: &Repository,
@@ -153,27 +156,25 @@ impl Checkouts {
         name: &str,
         path: &Path,
         what: NewCheckout<'_>,
+        stop: &StopFlag,
     ) -> Result<(), GitError> {
         let by_cli = self.full_checkout_by_cli(repo, workdir);
+        let serial = &self.worktree_add_lock;
         match what {
-            NewCheckout::Branch(branch) if by_cli => cli_worktree_add(
-                &self.worktree_add_lock,
-                workdir,
-                path,
-                &[],
-                branch,
-                "check out a worktree",
-            ),
+            NewCheckout::Branch(branch) if by_cli => {
+                cli_worktree_add(serial, workdir, path, &[], branch, "check out a worktree", stop)
+            }
             NewCheckout::Branch(branch) => self
                 .libgit2_worktree_add(repo, name, path, &branch_ref(branch), |_| Ok(()))
                 .ctx(|| format!("could not create worktree {} on `{branch}`", path.display())),
             NewCheckout::Detached { commit, .. } if by_cli => cli_worktree_add(
-                &self.worktree_add_lock,
+                serial,
                 workdir,
                 path,
                 &["--detach"],
                 &commit.to_string(),
                 "check out the integration worktree",
+                stop,
             ),
             NewCheckout::Detached { commit, temp_branch } => self
                 .libgit2_detached_add(repo, name, path, commit, temp_branch)
@@ -222,12 +223,21 @@ impl Checkouts {
     /// (build outputs, provisioned `.env`) do not count. With [`WorkdirChanges::Only`]
     /// libgit2 looks at those paths of the working tree only (the `git` CLI always looks
     /// at all of it: its filters decide what changed).
+    ///
+    /// Files above the size limit and FIFOs, sockets or devices (found from `lstat`,
+    /// [`lane_files::find_unreadable`]) are the answer when there are any: a status could
+    /// read them.
     pub(crate) fn dirty_paths(
         &self,
         repo: &Repository,
         at: &Path,
         changes: WorkdirChanges<'_>,
+        bounds: &Bounds,
     ) -> Result<Vec<String>, GitError> {
+        let unreadable = lane_files::find_unreadable(repo, at, changes, bounds)?;
+        if !unreadable.is_empty() {
+            return Ok(unreadable.paths());
+        }
         match self.tool {
             Tool::GitCli { .. } => {
                 let mut paths: Vec<String> =
@@ -241,24 +251,30 @@ impl Checkouts {
     }
 
     /// Stages every change in the worktree at `at` (new, modified and deleted files,
-    /// honouring .gitignore) and writes the index; refuses when files of a conflicted
-    /// rebase still hold conflict markers. Returns how many paths were staged (0 when the
-    /// git CLI staged them: it does not say). With [`WorkdirChanges::Only`] libgit2 looks
-    /// at those paths only; the `git` CLI (external filters) always stages with `add -A`.
+    /// honouring .gitignore) and writes the index. First, from `lstat` alone, refuses files
+    /// above the size limit and removes FIFOs, sockets and devices (nothing is staged
+    /// then); refuses when files of a conflicted rebase still hold conflict markers.
+    /// Returns how many paths were staged (0 when the git CLI staged them: it does not
+    /// say). With [`WorkdirChanges::Only`] libgit2 looks at those paths only; the `git`
+    /// CLI (external filters) always stages with `add -A`. Ends early once a stop is
+    /// asked for, the index untouched.
     pub(crate) fn stage_all(
         &self,
         wrepo: &Repository,
         at: &Path,
         changes: WorkdirChanges<'_>,
+        bounds: &Bounds,
     ) -> Result<usize, GitError> {
-        stage::ensure_conflicts_resolved(wrepo, at)?;
+        lane_files::refuse_unreadable(wrepo, at, changes, bounds)?;
+        stage::ensure_conflicts_resolved(wrepo, at, bounds.max_file_bytes)?;
+        let stop = &bounds.stop;
         match self.tool {
             Tool::GitCli { .. } => {
                 // `git add -A` runs the clean filters (LFS pointers instead of raw content).
-                cli::run(at, ["add", "-A"], "stage the worker's changes")?;
+                cli::run_stoppable(at, ["add", "-A"], "stage the worker's changes", stop)?;
                 Ok(0)
             }
-            Tool::Libgit2 => stage::stage_all(wrepo, at, changes),
+            Tool::Libgit2 => stage::stage_all(wrepo, at, changes, stop),
         }
     }
 
@@ -293,19 +309,26 @@ impl Checkouts {
     /// Puts the checkout at `at` on `commit` with a detached HEAD, discarding tracked
     /// changes and untracked files, keeping ignored ones, writing only what differs (how
     /// the integration worktree is reused). With [`WorkdirChanges::Only`] libgit2 looks for
-    /// changes at those paths (and in the index) only.
+    /// changes at those paths (and in the index) only. Files above the size limit and
+    /// FIFOs, sockets or devices there are removed first, unread. The `git` CLI is ended
+    /// once a stop is asked for: the integration worktree is put in place again next time.
     pub(crate) fn reset_detached(
         &self,
         wrepo: &Repository,
         at: &Path,
         commit: Oid,
         changes: WorkdirChanges<'_>,
+        bounds: &Bounds,
     ) -> Result<(), GitError> {
+        // What a verify or hook left that a reset would read goes first.
+        lane_files::clear_unreadable(wrepo, at, changes, bounds)?;
+        let stop = &bounds.stop;
         if let Tool::GitCli { .. } = self.tool {
             let sha = commit.to_string();
             let purpose = "reset the integration worktree";
-            cli::run(at, ["checkout", "-q", "-f", "--detach", sha.as_str()], purpose)?;
-            cli::run(at, ["clean", "-q", "-f", "-d"], purpose)?;
+            let checkout = ["checkout", "-q", "-f", "--detach", sha.as_str()];
+            cli::run_stoppable(at, checkout, purpose, stop)?;
+            cli::run_stoppable(at, ["clean", "-q", "-f", "-d"], purpose, stop)?;
             return Ok(());
         }
         let head_tree = wrepo
@@ -461,6 +484,7 @@ impl Checkouts {
 /// (`git read-tree --reset -u HEAD`, a fresh checkout). Two `git worktree add`s at once
 /// read each other's half-written admin folders ("failed to read
 /// .git/worktrees/<name>/commondir"); the checkout, the slow part, still runs in parallel.
+/// Both end once `stop` is raised (the caller rolls the half-made worktree back).
 fn cli_worktree_add(
     serial: &Mutex<()>,
     workdir: &Path,
@@ -468,6 +492,7 @@ fn cli_worktree_add(
     flags: &[&str],
     what: &str,
     action: &'static str,
+    stop: &StopFlag,
 ) -> Result<(), GitError> {
     let mut args: Vec<&std::ffi::OsStr> =
         vec!["worktree".as_ref(), "add".as_ref(), "-q".as_ref(), "--no-checkout".as_ref()];
@@ -476,9 +501,9 @@ fn cli_worktree_add(
     args.push(what.as_ref());
     {
         let _serial = serial.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        cli::run(workdir, args, action)?;
+        cli::run_stoppable(workdir, args, action, stop)?;
     }
-    cli::run(path, ["read-tree", "--reset", "-u", "HEAD"], action).map(|_| ())
+    cli::run_stoppable(path, ["read-tree", "--reset", "-u", "HEAD"], action, stop).map(|_| ())
 }
 
 /// Finds `filter=<driver>` attributes whose driver has a configured smudge, clean or process

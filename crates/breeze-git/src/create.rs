@@ -105,7 +105,14 @@ impl Repo {
         };
         let finished = self
             .checkouts
-            .add_worktree(&repo, &self.workdir, name, &path, NewCheckout::Branch(branch))
+            .add_worktree(
+                &repo,
+                &self.workdir,
+                name,
+                &path,
+                NewCheckout::Branch(branch),
+                &self.bounds.stop,
+            )
             .and_then(|()| self.complete_add(&repo, name, &path, lock_reason));
         if let Err(e) = finished {
             self.rollback_add(&repo, name, &path, created_branch.then_some(branch));

@@ -15,7 +15,7 @@ use git2::{ErrorCode, Oid, Repository, Status};
 use crate::checkout::workdir_status_options;
 use crate::error::{Context as _, GitError};
 use crate::names::{INTEGRATION_WORKTREE, WORKTREE_ROOT};
-use crate::paths::path_string;
+use crate::paths::{path_string, read_gitfile, read_regular_file};
 use crate::repo::Repo;
 use crate::worktree::Worktree;
 
@@ -82,8 +82,10 @@ fn file_print(path: &Path) -> String {
         .map_or(0, |d| d.as_nanos());
     use std::os::unix::fs::PermissionsExt;
     let mode = meta.permissions().mode();
+    // Only a regular file is read, and no more than the limit even if it grew meanwhile:
+    // a FIFO a role left would block the read forever.
     if meta.len() <= HASHED_FILE_LIMIT
-        && let Ok(bytes) = std::fs::read(path)
+        && let Ok(Some(bytes)) = read_regular_file(path, HASHED_FILE_LIMIT)
     {
         let mut hasher = DefaultHasher::new();
         bytes.hash(&mut hasher);
@@ -136,7 +138,7 @@ fn repair_gitfile(wt: &Worktree, admin: &Path, problems: &mut Vec<String>) -> Re
     let expected_gitfile = format!("gitdir: {}\n", admin.display());
     match std::fs::symlink_metadata(&dotgit) {
         Ok(meta) if meta.is_file() => {
-            let text = std::fs::read_to_string(&dotgit).unwrap_or_default();
+            let text = read_gitfile(&dotgit).unwrap_or_default();
             let named = text.trim().strip_prefix("gitdir:").map(str::trim).unwrap_or("");
             if !same_place(&wt.path.join(named), admin) {
                 problems.push(format!(

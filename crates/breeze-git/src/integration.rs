@@ -43,7 +43,7 @@ impl Repo {
         if self.clear_way_for(&repo, name, &path, None)? {
             let mut wrepo = self.handle(&path)?;
             wrepo.set_keep(false);
-            self.checkouts.reset_detached(&wrepo, &path, commit, changes)?;
+            self.checkouts.reset_detached(&wrepo, &path, commit, changes, &self.bounds)?;
             wrepo.set_keep(true);
             return Ok(path);
         }
@@ -51,8 +51,10 @@ impl Repo {
 
         let temp_branch = format!("breeze/integration-{}", std::process::id());
         let what = NewCheckout::Detached { commit, temp_branch: &temp_branch };
-        let finished =
-            self.checkouts.add_worktree(&repo, &self.workdir, name, &path, what).and_then(|()| {
+        let finished = self
+            .checkouts
+            .add_worktree(&repo, &self.workdir, name, &path, what, &self.bounds.stop)
+            .and_then(|()| {
                 self.complete_add(&repo, name, &path, "breeze integration worktree (land.verify)")
             });
         if let Err(e) = finished {
