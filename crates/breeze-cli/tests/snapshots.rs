@@ -817,24 +817,37 @@ fn live_view_frames() {
     ];
     tasks[3].usage = usage(Some(0.42), 12_000, 3_400);
     let mut model = LiveModel::default();
-    model.seed(&run_status(RunState::Running, 2, tasks), true);
+    model.seed(&run_status(RunState::Running, 2, tasks), breeze_cli::live::model::Replay::FromNow);
     for event in &events[..30] {
         model.apply(event);
     }
     model.refresh_output(|log| {
         log.ends_with("3.worker.1.log").then(|| "step 2 of 3: working on 3".to_string())
     });
-    let running = frame::render(
-        &model,
-        at("2026-12-01T04:38:34.500Z"),
-        100,
-        Some("q: leave (the run goes on)"),
-    );
+    let running = |width| {
+        frame::render(
+            &model,
+            at("2026-12-01T04:38:34.500Z"),
+            width,
+            Some("q: leave (the run goes on)"),
+        )
+        .join("\n")
+    };
+    // In narrower panes the title gives way first; phase, time and try stay whole.
+    let narrow: Vec<String> = [80, 60, 40]
+        .into_iter()
+        .map(|width| format!("{width} columns:\n{}", running(width)))
+        .collect();
+    let running = running(100);
     for event in &events[30..] {
         model.apply(event);
     }
     let ended = frame::render(&model, at("2026-12-01T04:38:36Z"), 100, None);
-    insta::assert_snapshot!(format!("{}\n---\n{}\n", running.join("\n"), ended.join("\n")));
+    insta::assert_snapshot!(format!(
+        "{running}\n---\n{}\n---\n{}\n",
+        ended.join("\n"),
+        narrow.join("\n---\n")
+    ));
 }
 
 /// A failed run on two lanes that started at 09:00 on the fixture's day.
