@@ -559,6 +559,13 @@ fn engine_errors() {
         ),
         ("breeze run  (another run)", EngineError::Locked(LockError::Held { pid: "4242".into() })),
         (
+            "breeze run  (a misspelt key)",
+            EngineError::Config(breeze_engine::config::ConfigError {
+                file: "breeze.toml".into(),
+                message: "TOML parse error at line 2, column 1\n  |\n2 | max_worker = 2\n  | ^^^^^^^^^^\nunknown field `max_worker`, expected `max_workers` or `main_branch`".into(),
+            }),
+        ),
+        (
             "breeze status",
             EngineError::Snapshot(SnapshotError {
                 path: ".breeze/runs/0197a5c2/run.json".into(),
