@@ -748,6 +748,15 @@ fn report_html() {
         outcome: "exited".into(),
         usage: Usage::default(),
     };
+    // Task 2's three worker attempts fail: three bars, each with its red edge.
+    let failed = |attempt| EventKind::Attempt {
+        task: "2".into(),
+        attempt,
+        round: 1,
+        outcome: "failed".into(),
+        head: None,
+        error: Some("cargo test: 2 failed".into()),
+    };
     let journal = [
         (
             "09:00:00",
@@ -784,9 +793,12 @@ fn report_html() {
         ("09:08:00", state("3", TaskState::AwaitingApproval)),
         ("09:08:01", started("4", 2)),
         ("09:08:02", state("4", TaskState::Running)),
+        ("09:10:00", failed(1)),
         ("09:12:00", state("4", TaskState::Reviewing)),
         ("09:14:00", state("4", TaskState::Landing)),
         ("09:15:00", state("4", TaskState::Deferred)),
+        ("09:15:00", failed(2)),
+        ("09:20:00", failed(3)),
         ("09:20:00", state("2", TaskState::Escalated)),
         ("09:20:00", state("5", TaskState::Blocked)),
         ("09:21:00", EventKind::RunFinished { state: RunState::Failed }),
@@ -799,6 +811,8 @@ fn report_html() {
         &events,
         Ok(plan_and_analysis()),
         "2025-06-01T09:30:00Z",
+        // Shown in the reader's local time: here Central European Summer Time (+02:00).
+        breeze_cli::report_html::Zone::posix("CET-1CEST,M3.5.0,M10.5.0/3").unwrap(),
     );
     let html = report.render();
     assert!(!html.contains("<script"), "titles are escaped");
