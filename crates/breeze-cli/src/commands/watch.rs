@@ -89,6 +89,9 @@ fn catch_up(
 
 /// No run in progress: the latest run's final state, and why there is nothing to watch.
 fn ended(model: &mut LiveModel, live: bool) -> CliResult {
+    if model.finished.is_none() {
+        model.engine_gone();
+    }
     let (_, columns) =
         if std::io::stdout().is_terminal() { live::terminal::size() } else { (24, 100) };
     model.refresh_output(live::files::last_output_line);
@@ -156,6 +159,9 @@ fn watch_terminal(
             Some(Err(mpsc::RecvTimeoutError::Disconnected)) | None => std::thread::sleep(POLL),
         }
     };
+    if matches!(ending, Ending::EngineGone) {
+        model.engine_gone();
+    }
     live::draw(&screen, model, None);
     drop(guard);
     Ok(ending)

@@ -289,6 +289,18 @@ impl LiveModel {
         }
     }
 
+    /// The engine is gone without ending the run (killed): what it was working on is
+    /// interrupted, as `breeze status` says, until `breeze resume`.
+    pub fn engine_gone(&mut self) {
+        for task in &mut self.tasks {
+            if matches!(task.state, TaskState::Running | TaskState::Reviewing | TaskState::Landing)
+            {
+                task.state = TaskState::Interrupted;
+                task.phase = TaskState::Interrupted.as_str().into();
+            }
+        }
+    }
+
     /// Reads the last line of output of every task on a lane with `read` (given the log
     /// of its latest role process).
     pub fn refresh_output(&mut self, read: impl Fn(&std::path::Path) -> Option<String>) {
@@ -484,6 +496,19 @@ mod tests {
         resumed.apply(&serde_json::from_str(next).unwrap());
         let task = resumed.tasks.iter().find(|t| t.id == "1").unwrap();
         assert_eq!((task.attempt, task.round), (2, 1), "{task:?}");
+    }
+
+    #[test]
+    fn tasks_a_killed_engine_was_working_on_read_as_interrupted() {
+        let mut model = LiveModel::default();
+        model.seed(&pending(&["1", "2", "3"]), Replay::WholeJournal);
+        for event in &journal(THREE_TASKS)[..11] {
+            model.apply(event);
+        }
+        model.engine_gone();
+        let states: Vec<TaskState> = model.tasks.iter().map(|task| task.state).collect();
+        assert_eq!(states, [TaskState::Interrupted, TaskState::Interrupted, TaskState::Pending]);
+        assert_eq!(model.on_lane(1).unwrap().phase, "interrupted", "still on its lane, stopped");
     }
 
     #[test]
