@@ -461,6 +461,7 @@ printf '{"schema_version":"worker-report.v1","status":"completed","summary":"ok"
     let mut options = fixture.options();
     shell_worker(&mut options, &worker);
     options.max_workers = Some(1);
+    let kept = collect_progress(&mut options);
     let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
     let first = task(&outcome, "1");
     assert_eq!(first.state, TaskState::Escalated, "{first:?}");
@@ -480,9 +481,17 @@ printf '{"schema_version":"worker-report.v1","status":"completed","summary":"ok"
         "the lane went on with a fresh worktree: {outcome:?}"
     );
     assert_eq!(git(&fixture.root, &["show", "main:b.txt"]), "fine\n");
-    // The wrecked worktree is kept for the user, not discarded.
+    // The wrecked worktree is kept for the user, not discarded — and said so when the run
+    // ends; the lane's new worktree goes, and so does the landed branch.
     let worktrees = git(&fixture.root, &["worktree", "list", "--porcelain"]);
     assert!(worktrees.contains("\ndetached"), "{worktrees}");
+    let kept = kept.lock().unwrap().clone();
+    assert!(
+        kept.iter().any(|line| line.contains("/lane-1:") && line.contains("uncommitted changes")),
+        "the lane left behind is named when the run ends: {kept:?}"
+    );
+    assert_eq!(worktree_names(&fixture), ["lane-1"], "only the lane with changes stays");
+    assert_eq!(git(&fixture.root, &["branch", "--list", "task/2"]), "", "the landed branch went");
 }
 
 #[tokio::test]
@@ -1023,35 +1032,6 @@ fn worktree_names(fixture: &Fixture) -> Vec<String> {
         .filter(|path| std::path::Path::new(path) != fixture.root)
         .map(|path| path.rsplit('/').next().unwrap().to_string())
         .collect()
-}
-
-#[tokio::test]
-async fn a_lane_the_run_had_to_leave_is_reported_at_the_end_and_nothing_else_stays() {
-    let plan = toml_task("1", "Wrecker", &["a.txt"], "") + &toml_task("2", "Fine", &["b.txt"], "");
-    let fixture = Fixture::new(&plan, &[]);
-    // Task 1's worker detaches its HEAD and leaves a file: its lane cannot be moved to
-    // task 2, which gets a new worktree.
-    let worker = script(
-        &fixture,
-        "wrecker.sh",
-        r#"cat > /dev/null
-if [ "$BREEZE_TASK_ID" = 1 ]; then git checkout -q --detach; echo wreck >> a.txt; else echo fine > b.txt; fi
-printf '{"schema_version":"worker-report.v1","status":"completed","summary":"ok"}' > "$BREEZE_OUTPUT"
-"#,
-    );
-    let mut options = fixture.options();
-    shell_worker(&mut options, &worker);
-    options.max_workers = Some(1);
-    let kept = collect_progress(&mut options);
-    let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
-    assert_eq!(task(&outcome, "2").state, TaskState::Landed, "{outcome:?}");
-    let kept = kept.lock().unwrap().clone();
-    assert!(
-        kept.iter().any(|line| line.contains("/lane-1:") && line.contains("uncommitted changes")),
-        "the lane left behind is named when the run ends: {kept:?}"
-    );
-    assert_eq!(worktree_names(&fixture), ["lane-1"], "only the lane with changes stays");
-    assert_eq!(git(&fixture.root, &["branch", "--list", "task/2"]), "", "the landed branch went");
 }
 
 #[tokio::test]

@@ -72,7 +72,7 @@ impl Zone {
     pub fn from_env() -> Zone {
         let tz = std::env::var("TZ").ok();
         let dir = std::env::var_os("TZDIR").map_or_else(|| PathBuf::from(ZONEINFO), PathBuf::from);
-        Zone::from_tz(tz.as_deref(), &dir, |path| read_small(path))
+        Zone::from_tz(tz.as_deref(), &dir, read_small)
     }
 
     /// The zone `TZ` names (`None`: unset), reading TZif files with `read` from the tz

@@ -47,7 +47,7 @@ impl Terminal {
                 '\n' => self.lines.push(std::mem::take(&mut self.current)),
                 '\r' => {
                     assert!(
-                        self.current.chars().count() % self.columns == 0,
+                        self.current.chars().count().is_multiple_of(self.columns),
                         "\\r is only sent at the start of a row: {:?}",
                         self.current
                     );
