@@ -77,6 +77,9 @@ pub struct InitArgs {
     /// Overwrite existing breeze.toml / Plans.md (never a role definition).
     #[arg(long)]
     pub force: bool,
+    /// Print every breeze.toml key with its default and what it does, and write nothing.
+    #[arg(long, conflicts_with = "force")]
+    pub print_config: bool,
 }
 
 /// `breeze plan`.
