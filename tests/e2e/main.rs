@@ -15,6 +15,7 @@ mod plan;
 mod protocol_roles;
 mod real_agents;
 mod recovery;
+mod replay;
 mod report;
 mod scaffold;
 mod support;

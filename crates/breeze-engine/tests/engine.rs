@@ -237,6 +237,35 @@ async fn conflicting_tasks_never_overlap_and_dependents_wait_for_the_landing() {
     assert_eq!(landed.len(), 3);
 }
 
+#[tokio::test]
+async fn one_connected_write_group_still_runs_three_lanes_when_three_tasks_can_run_together() {
+    // 4 writes what 1, 2 and 3 each write: the conflict graph is one connected group, but
+    // 1, 2 and 3 conflict with none of one another and are ready together.
+    let plan = toml_task("1", "Change a", &["a.txt"], "")
+        + &toml_task("2", "Change b", &["b.txt"], "")
+        + &toml_task("3", "Change c", &["c.txt"], "")
+        + &toml_task(
+            "4",
+            "Change all",
+            &["a.txt", "b.txt", "c.txt"],
+            "depends_on = [\"1\", \"2\", \"3\"]",
+        );
+    let fixture = Fixture::new(&plan, &[]);
+    let outcome = fixture.run().await;
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    assert_eq!(outcome.status.workers, 3);
+    let mut lanes: std::collections::BTreeMap<String, u32> = std::collections::BTreeMap::new();
+    for event in fixture.events(&outcome) {
+        if let EventKind::TaskStarted { task, lane, .. } = event {
+            lanes.entry(task).or_insert(lane);
+        }
+    }
+    let first_three: std::collections::BTreeSet<u32> =
+        ["1", "2", "3"].iter().map(|id| lanes[*id]).collect();
+    assert_eq!(first_three, std::collections::BTreeSet::from([1, 2, 3]), "{lanes:?}");
+    assert!(outcome.status.tasks.iter().all(|t| t.state == TaskState::Landed), "{outcome:?}");
+}
+
 /// A repository whose plan is the Plans.md `plans` (tracked on main), and the options to run it.
 fn plans_md_fixture(plans: &str) -> (Fixture, RunOptions) {
     let fixture = Fixture::new("", &[("Plans.md", plans)]);

@@ -50,8 +50,8 @@ pub use event::{BreezeEvent, EventKind, Role};
 pub use exit::ExitCode;
 pub use kind::{DetectError, Message, MessageKind};
 pub use plan::{
-    ConflictReason, PlanConflict, PlanGroup, PlanNote, PlanReport, PlanSource, PlanStats,
-    PlannedTask,
+    ConflictReason, PlanConflict, PlanGroup, PlanNote, PlanParallelism, PlanReport, PlanSource,
+    PlanStats, PlannedTask,
 };
 pub use review::{
     Check, CheckStatus, GateResult, GateStatus, ReviewInput, ReviewResult, ReviewType,
