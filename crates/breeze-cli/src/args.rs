@@ -63,7 +63,7 @@ pub enum Command {
     Report(ReportArgs),
     /// Run a sample plan on built-in scripted agents in a fresh repository.
     Demo(DemoArgs),
-    /// Check this machine and repository as `breeze run` does before it starts: confinement, the agent CLIs, breeze.toml, the plan, every program the run needs, the lane setup.
+    /// Check what a run needs, as `breeze run` does first: confinement, agent CLIs, breeze.toml, the plan, programs, the lane setup.
     Doctor(DoctorArgs),
     /// Print the JSON Schema of a message type.
     Schema(SchemaArgs),
