@@ -8,8 +8,8 @@
 //! | `config` | `breeze.toml` parses, no unknown key | it does not (each unknown key a line) |
 //! | `plan` | the plan loads and is not `breeze init`'s untouched template | it is ([`template`]) |
 //! | `backend` | the CLI of every role the run uses (`claude`, `codex`, a `command` role's programs) | not found where the role will look |
-//! | `login` | claude/codex logged in, from files and variables only ([`login`]) | certainly not; "not checked" when it cannot be told |
-//! | `program` | the programs of `worktree.setup`, `[review] checks`, `land.verify` ([`programs`]) | not found on the PATH they run with |
+//! | `login` | claude/codex logged in, from files and variables only (`login.rs`) | certainly not; "not checked" when it cannot be told |
+//! | `program` | the programs of `worktree.setup`, `[review] checks`, `land.verify` (`programs.rs`) | not found on the PATH they run with |
 //! | `setup` | `worktree.setup` once in a throwaway checkout of main ([`setup_trial`]) | it fails |
 //!
 //! A new check is one more function adding [`DoctorCheck`]s in [`check`] (landing modes, a
@@ -298,7 +298,12 @@ fn agent_kind(backend: BackendKind) -> Option<AgentKind> {
 /// `roles.worker, roles.reviewer and roles.advisor`.
 fn role_list(roles: &[Role]) -> String {
     let names: Vec<String> = roles.iter().map(|role| format!("roles.{}", role.as_str())).collect();
-    match names.as_slice() {
+    join_and(&names)
+}
+
+/// `a`, `a and b`, `a, b and c`.
+pub(crate) fn join_and(items: &[String]) -> String {
+    match items {
         [] => String::new(),
         [one] => one.clone(),
         [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
@@ -470,15 +475,7 @@ fn program_checks(
     }
     for (program, keys) in by_program {
         let lookup = programs::find(&program, root, engine_env);
-        push_lookup(found, "program", &keys.join(", "), &join_keys(&keys), lookup);
-    }
-}
-
-fn join_keys(keys: &[String]) -> String {
-    match keys {
-        [] => String::new(),
-        [one] => one.clone(),
-        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+        push_lookup(found, "program", &keys.join(", "), &join_and(&keys), lookup);
     }
 }
 

@@ -19,6 +19,7 @@ use breeze_protocol::{SetupInput, SetupPath, SetupTrial};
 use breeze_supervise::{ProcessSpec, Supervisor};
 use tokio_util::sync::CancellationToken;
 
+use super::join_and;
 use crate::config::Config;
 use crate::containment::Containment;
 
@@ -302,7 +303,7 @@ fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -351,14 +352,6 @@ pub fn summary(trial: &SetupTrial) -> String {
         line.push_str(&format!(" (not ignored by git: {})", tracked_by_git.join(", ")));
     }
     line
-}
-
-fn join_and(items: &[String]) -> String {
-    match items {
-        [] => String::new(),
-        [one] => one.clone(),
-        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
-    }
 }
 
 #[cfg(test)]

@@ -230,10 +230,13 @@ mod tests {
         (layout.first, layout.test)
     }
 
+    /// Files by path and text, and the paths expected.
+    type Case<'a> = (&'a [(&'a str, &'a str)], (&'a str, &'a str));
+
     #[test]
     fn each_ecosystem_gets_its_own_paths() {
         let npm = r#"{"scripts":{"test":"node --test"}}"#;
-        let cases: &[(&[(&str, &str)], (&str, &str))] = &[
+        let cases: &[Case<'_>] = &[
             (&[("package.json", npm)], ("lib/first.js", "test/first.test.js")),
             (
                 &[("package.json", npm), ("src/index.js", "")],
