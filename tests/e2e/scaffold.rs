@@ -180,12 +180,18 @@ fn a_draft_replaces_init_s_untouched_template() {
     assert_eq!(init.status.code(), Some(0), "{}", both(&init));
     let template = std::fs::read_to_string(root.join("Plans.md")).unwrap();
     assert!(template.contains("<!-- breeze:template"), "{template}");
-    let output =
-        breeze().current_dir(&root).args(["draft", "Add a health check in `src/health.rs`"]).output().unwrap();
+    let output = breeze()
+        .current_dir(&root)
+        .args(["draft", "Add a health check in `src/health.rs`"])
+        .output()
+        .unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", both(&output));
     assert!(stdout(&output).contains("1 task(s) created"), "{}", both(&output));
     let plans = std::fs::read_to_string(root.join("Plans.md")).unwrap();
-    assert!(!plans.contains("breeze:template") && !plans.contains("Describe the first task"), "{plans}");
+    assert!(
+        !plans.contains("breeze:template") && !plans.contains("Describe the first task"),
+        "{plans}"
+    );
     assert!(plans.contains("| 1 | Add a health check in src/health.rs | "), "{plans}");
     // The plan is the user's now: the preflight passes.
     let doctor = run_in(&root, &["doctor", "--no-setup"]);

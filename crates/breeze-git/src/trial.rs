@@ -13,6 +13,7 @@ use git2::{ObjectType, Oid, Repository};
 
 use crate::cli;
 use crate::error::{Context as _, GitError};
+use crate::land::commit_tree;
 use crate::repo::Repo;
 
 /// A detached checkout of a commit, removed when dropped.
@@ -78,10 +79,7 @@ impl Repo {
     /// The blob id of the file at `path` in `commit`, if there is one.
     pub fn blob_id_at(&self, commit: Oid, path: &str) -> Result<Option<Oid>, GitError> {
         let repo = self.git()?;
-        let tree = repo
-            .find_commit(commit)
-            .and_then(|commit| commit.tree())
-            .map_err(|_| GitError::MissingObject { what: "commit", oid: commit })?;
+        let tree = commit_tree(&repo, commit)?;
         Ok(tree
             .get_path(Path::new(path))
             .ok()
@@ -97,10 +95,7 @@ impl Repo {
         wanted: impl Fn(&str) -> bool,
     ) -> Result<BTreeMap<String, Oid>, GitError> {
         let repo = self.git()?;
-        let tree = repo
-            .find_commit(commit)
-            .and_then(|commit| commit.tree())
-            .map_err(|_| GitError::MissingObject { what: "commit", oid: commit })?;
+        let tree = commit_tree(&repo, commit)?;
         Ok(tree
             .iter()
             .filter(|entry| entry.kind() == Some(ObjectType::Blob))

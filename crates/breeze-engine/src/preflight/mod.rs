@@ -640,9 +640,15 @@ pub(crate) async fn before_run(
         progress: options.progress.clone(),
         env: std::env::vars().collect(),
     };
+    // A token cancelled before the start is left to the run (it ends interrupted at once);
+    // Ctrl-C during the preflight stops here, with nothing created.
+    let cancelled_before = cancel.is_cancelled();
     let found = check(&preflight_options, cancel).await;
-    if cancel.is_cancelled() {
-        return Err(crate::EngineError::Cancelled);
+    if !cancelled_before && cancel.is_cancelled() {
+        return Err(crate::EngineError::usage(
+            "stopped during the preflight; nothing was created",
+            "run it again when you are ready",
+        ));
     }
     for check in &found.checks {
         let tell = match check.outcome {
