@@ -580,32 +580,29 @@ async fn setup_check(
         starting,
     );
     match trial.await {
-        Ok(trial) if trial.succeeded => {
+        Ok((trial, _)) if trial.succeeded => {
             found.push("setup", subject, CheckOutcome::Ok, setup_line(&trial), None);
             found.setup = Some(trial);
         }
-        Ok(trial) => {
+        Ok((trial, refused)) => {
             let tail = trial.output_tail.clone().unwrap_or_default();
-            let last = tail.lines().last().unwrap_or("").trim().to_string();
+            let telling = setup_trial::telling_line(&tail);
             let log = setup_trial::cache_path(repo.workdir()).with_file_name("setup.stderr");
-            let message = if last.is_empty() {
-                format!("worktree.setup {}", trial.summary.trim_start_matches('`'))
-            } else {
-                format!(
-                    "worktree.setup (`{command}`) {} in a fresh checkout of main: {last}",
-                    trial.ending
-                )
-            };
-            found.push(
-                "setup",
-                subject,
-                CheckOutcome::Problem,
-                message,
-                Some(format!(
+            let mut message = format!(
+                "worktree.setup (`{command}`) {} in a fresh checkout of main",
+                trial.ending
+            );
+            if !telling.is_empty() {
+                message.push_str(&format!(": {telling}"));
+            }
+            let hint = match refused {
+                Some(refused) => format!("{refused} (its output: {})", log.display()),
+                None => format!(
                     "fix it so it works in a fresh checkout (its output: {})",
                     log.display()
-                )),
-            );
+                ),
+            };
+            found.push("setup", subject, CheckOutcome::Problem, message, Some(hint));
             found.setup = Some(trial);
         }
         Err(err) => {

@@ -135,7 +135,8 @@ fn remember(root: &Path, trial: &SetupTrial) {
 }
 
 /// Runs `worktree.setup` in a throwaway checkout of main's tip and reports what it did
-/// (`starting` is called first, unless the result is cached).
+/// (`starting` is called first, unless the result is cached), and — when it failed confined
+/// and its output shows a write refused — the hint naming the paths and `sandbox.writable`.
 pub async fn run_trial(
     repo: &Repo,
     config: &Config,
@@ -143,13 +144,13 @@ pub async fn run_trial(
     (supervisor, env): (&Supervisor, &[(String, String)]),
     cancel: &CancellationToken,
     starting: impl FnOnce(),
-) -> Result<SetupTrial, String> {
+) -> Result<(SetupTrial, Option<String>), String> {
     let root = repo.workdir().to_path_buf();
     let argv = config.worktree_setup.clone();
     let tip = repo.main_tip().map_err(|err| err.to_string())?;
     let (inputs, key) = setup_inputs(repo, tip, &argv).map_err(|err| err.to_string())?;
     if let Some(trial) = cached(&root, &key, &argv, &inputs) {
-        return Ok(trial);
+        return Ok((trial, None));
     }
     starting();
     let dir = preflight_dir(&root);
@@ -185,6 +186,7 @@ pub async fn run_trial(
             spec.env.push((name.into(), scratch.path().display().to_string()));
         }
     }
+    let confinement = spec.confinement.clone();
     let started = Instant::now();
     let ran_at = crate::clock::now_rfc3339();
     let outcome = supervisor
@@ -207,6 +209,13 @@ pub async fn run_trial(
         .collect();
     drop(checkout);
     let output_tail = (!succeeded).then(|| tail_lines(&outcome.stdout_tail, &outcome.stderr_tail));
+    let refused = match &confinement {
+        Some(confinement) if !succeeded => {
+            let output = format!("{}\n{}", outcome.stdout_tail, outcome.stderr_tail);
+            crate::sandbox_hint::sandbox_refusal_hint(&output, confinement)
+        }
+        _ => None,
+    };
     let mut trial = SetupTrial {
         argv,
         inputs,
@@ -226,14 +235,26 @@ pub async fn run_trial(
     if succeeded {
         remember(&root, &trial);
     }
-    Ok(trial)
+    Ok((trial, refused))
+}
+
+/// The line of a failed setup's output that says most: the first naming an error, else the
+/// last.
+pub fn telling_line(tail: &str) -> &str {
+    let lines: Vec<&str> = tail.lines().map(str::trim).filter(|line| !line.is_empty()).collect();
+    lines
+        .iter()
+        .find(|line| line.to_lowercase().contains("error"))
+        .or(lines.last())
+        .copied()
+        .unwrap_or("")
 }
 
 /// The last few lines of a failed setup's output.
 fn tail_lines(stdout: &str, stderr: &str) -> String {
     let text = if stderr.trim().is_empty() { stdout } else { stderr };
     let lines: Vec<&str> = text.lines().filter(|line| !line.trim().is_empty()).collect();
-    lines[lines.len().saturating_sub(5)..].join("\n")
+    lines[lines.len().saturating_sub(8)..].join("\n")
 }
 
 /// Every file under `root` (not following links; `.git` at the root left out), with its
