@@ -427,6 +427,11 @@ mod tests {
             "`npm install` creates node_modules/ (2,345 files) and package-lock.json in 4 s (not ignored by git: package-lock.json)"
         );
         assert_eq!(thousands(1_234_567), "1,234,567");
+        assert_eq!(
+            telling_line("resolving\nnpm error code EACCES\nnpm error see the log\n"),
+            "npm error code EACCES"
+        );
+        assert_eq!(telling_line("one\n  two  \n\n"), "two");
         assert!(is_setup_input("requirements-dev.txt") && !is_setup_input("README.md"));
     }
 }
