@@ -12,6 +12,7 @@ mod init;
 mod integrity;
 mod live;
 mod plan;
+mod preflight;
 mod protocol_roles;
 mod real_agents;
 mod recovery;

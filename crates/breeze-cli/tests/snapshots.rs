@@ -698,6 +698,93 @@ fn doctor_report() {
     insta::assert_snapshot!(shown(&format!("{}\n{}", confined.render(), unconfined.render())));
 }
 
+#[test]
+fn doctor_preflight_and_the_error_run_stops_with() {
+    use breeze_engine::preflight::Preflight;
+    use breeze_protocol::{CheckOutcome, DoctorCheck};
+    let check =
+        |check: &str, subject: &str, outcome, message: &str, hint: Option<&str>| DoctorCheck {
+            check: check.into(),
+            subject: subject.into(),
+            outcome,
+            message: message.into(),
+            hint: hint.map(Into::into),
+            searched: Vec::new(),
+        };
+    let mut missing_claude = check(
+        "backend",
+        "roles.worker, roles.reviewer, roles.advisor",
+        CheckOutcome::Problem,
+        "claude not found on PATH (the backend of roles.worker, roles.reviewer and roles.advisor)",
+        Some(
+            "install claude: npm i -g @anthropic-ai/claude-code, or set another backend in [roles.worker], [roles.reviewer], [roles.advisor] of breeze.toml",
+        ),
+    );
+    missing_claude.searched = vec!["/usr/local/bin".into(), "/usr/bin".into(), "/bin".into()];
+    let preflight = Preflight {
+        root: Some(PathBuf::from("/work/app")),
+        checks: vec![
+            check(
+                "config",
+                "breeze.toml",
+                CheckOutcome::Problem,
+                "breeze.toml: unknown key run.max_worker at line 10 (did you mean max_workers?)",
+                Some("fix its name"),
+            ),
+            check(
+                "plan",
+                "Plans.md",
+                CheckOutcome::Problem,
+                "Plans.md is breeze init's template (its placeholder tasks would be run)",
+                Some(
+                    "describe your tasks (or run `breeze draft \"GOAL\"`), then remove line 3 of Plans.md (<!-- breeze:template … -->)",
+                ),
+            ),
+            missing_claude,
+            check(
+                "login",
+                "roles.reviewer",
+                CheckOutcome::NotChecked,
+                "codex's login for roles.reviewer is not checked: it uses a model provider of its own configuration",
+                None,
+            ),
+            check(
+                "program",
+                "worktree.setup, review.checks, land.verify",
+                CheckOutcome::Ok,
+                "npm (/usr/bin/npm), for worktree.setup, review.checks and land.verify",
+                None,
+            ),
+            check(
+                "setup",
+                "worktree.setup",
+                CheckOutcome::Ok,
+                "worktree.setup: `npm install` creates node_modules/ (2,345 files) and package-lock.json in 41 s (not ignored by git: package-lock.json)",
+                None,
+            ),
+            check(
+                "plan",
+                "plan",
+                CheckOutcome::Warning,
+                "no plan: neither plan.toml nor Plans.md is at the repository root",
+                Some("write one with `breeze init` or `breeze draft \"GOAL\"`"),
+            ),
+            check(
+                "setup",
+                "worktree.setup",
+                CheckOutcome::Skipped,
+                "worktree.setup was not tried (--no-setup)",
+                None,
+            ),
+        ],
+        setup: None,
+    };
+    let doctor = breeze_engine::doctor::render_preflight(&preflight);
+    let error =
+        printed("breeze run", &commands::run::engine_error(preflight.into_error().unwrap_err()));
+    insta::assert_snapshot!(shown(&format!("{doctor}\n{error}")));
+}
+
 /// A journal line at `hh:mm:ss` on the fixture's day.
 fn event(seq: u64, at: &str, event: breeze_protocol::EventKind) -> breeze_protocol::BreezeEvent {
     breeze_protocol::BreezeEvent {
