@@ -22,10 +22,12 @@ if [ "$BREEZE_ATTEMPT" = 1 ]; then
   echo evil > "$root/README.md"
   (cd ../.. && echo evil > planted.txt)
   echo evil > "$root/../next-to-the-repo.txt"
-  # A commit of its own (inside its write set, so no gate would notice) moved onto main.
+  # A commit of its own (inside its write set, so no gate would notice) moved onto main:
+  # its git commits into its private git directory, so main is moved in the shared
+  # repository by path.
   echo unreviewed > a.txt
   git add a.txt && git -c user.name=Evil -c user.email=e@x commit -qm unreviewed
-  git update-ref refs/heads/main HEAD
+  git --git-dir="$root/.git" fetch -q --update-head-ok "$PWD" +HEAD:refs/heads/main
   printf '[core]\n\tfsmonitor = "touch $root/../fsmonitor-ran"\n' >> "$root/.git/config"
   printf '#!/bin/sh\ntouch %s/../hook-ran\n' "$root" > "$root/.git/hooks/pre-commit"
   chmod +x "$root/.git/hooks/pre-commit"

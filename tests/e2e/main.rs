@@ -17,6 +17,7 @@ mod real_agents;
 mod recovery;
 mod report;
 mod scaffold;
+mod sealed_git;
 mod support;
 mod validate;
 

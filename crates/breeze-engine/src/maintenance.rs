@@ -140,6 +140,11 @@ fn where_the_work_is(
             branch: branch.clone(),
             base,
         };
+        // The lane stays for the user: its `.git` names its admin folder again (a killed
+        // run may have left it naming the worker's private git directory).
+        for problem in repo.check_lane_links(&worktree)? {
+            tracing::warn!("{}: {problem} (repaired)", worktree.path.display());
+        }
         if let Err(err) = repo.commit_worktree(&worktree, "breeze: work left by an aborted run") {
             return Ok(format!(
                 "run aborted; its work so far is uncommitted in {} ({err})",

@@ -442,15 +442,16 @@ async fn new_worktrees_get_the_declared_ignored_files_and_the_setup_command() {
 async fn a_worker_that_wrecks_its_worktree_fails_attempts_and_the_lane_recovers() {
     let plan = toml_task("1", "Wrecker", &["a.txt"], "") + &toml_task("2", "Fine", &["b.txt"], "");
     let fixture = Fixture::new(&plan, &[]);
-    // Task 1's worker detaches its HEAD from the task branch and leaves files uncommitted
-    // there (creating another branch is refused to a confined worker); task 2's worker
-    // behaves.
+    // Task 1's worker replaces its lane's `.git` file by a folder and leaves files
+    // uncommitted (its own git works on a private git directory, so detaching HEAD or
+    // committing there changes nothing breeze reads); task 2's worker behaves.
     let worker = script(
         &fixture,
         "wrecker.sh",
         r#"cat > /dev/null
 if [ "$BREEZE_TASK_ID" = 1 ]; then
   git checkout -q --detach
+  rm -f .git && mkdir .git && echo 'ref: refs/heads/main' > .git/HEAD
   echo wreck >> a.txt
 else
   echo fine > b.txt
@@ -466,12 +467,12 @@ printf '{"schema_version":"worker-report.v1","status":"completed","summary":"ok"
     assert_eq!(first.state, TaskState::Escalated, "{first:?}");
     assert_eq!(first.attempts, 3);
     assert!(
-        first.reason.as_deref().unwrap().contains("detached"),
+        first.reason.as_deref().unwrap().contains("was replaced by a directory"),
         "the reason names what the worker did: {first:?}"
     );
     let input = std::fs::read_to_string(outcome.run_dir.join("io/1.worker.2.input.json")).unwrap();
     assert!(
-        input.contains("\"last_failure\": \"") && input.contains("detached"),
+        input.contains("\"last_failure\": \"") && input.contains("leave `.git` alone"),
         "the retry is told why: {input}"
     );
     assert_eq!(
@@ -480,9 +481,10 @@ printf '{"schema_version":"worker-report.v1","status":"completed","summary":"ok"
         "the lane went on with a fresh worktree: {outcome:?}"
     );
     assert_eq!(git(&fixture.root, &["show", "main:b.txt"]), "fine\n");
-    // The wrecked worktree is kept for the user, not discarded.
-    let worktrees = git(&fixture.root, &["worktree", "list", "--porcelain"]);
-    assert!(worktrees.contains("\ndetached"), "{worktrees}");
+    // Nothing of the wreck reached main; the repository is whole.
+    let files = git(&fixture.root, &["ls-tree", "-r", "--name-only", "main"]);
+    assert!(!files.contains("quarantined") && !files.contains("a.txt"), "{files}");
+    git(&fixture.root, &["fsck", "--full", "--strict"]);
 }
 
 #[tokio::test]

@@ -43,13 +43,54 @@ pub(crate) fn probe() -> Result<String, String> {
 /// keys) reaches it or anything a repository's configuration could make it run.
 const KEPT_VARS: &[&str] = &["PATH", "HOME", "USER", "LOGNAME", "LANG", "TZ", "TMPDIR"];
 
-/// Runs `git -C <dir> <args>` and returns its standard output.
+/// Runs `git -C <dir> <args>` and returns its standard output. Only for the primary
+/// checkout; a lane's checkout goes through [`run_in`].
 pub(crate) fn run<I, S>(dir: &Path, args: I, purpose: &'static str) -> Result<String, GitError>
 where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
 {
-    let args: Vec<std::ffi::OsString> = args.into_iter().map(|a| a.as_ref().to_owned()).collect();
+    run_at(dir, None, args, purpose)
+}
+
+/// Runs `git --git-dir=<git_dir> --work-tree=<work_tree> <args>` in `work_tree` and returns
+/// its standard output. The checkout's git directory is the one breeze names (a lane's admin
+/// folder `.git/worktrees/<name>`), never the one its `.git` file names: in a lane that file
+/// is in the worker's reach, and while a worker runs it names the worker's private git
+/// directory.
+pub(crate) fn run_in<I, S>(
+    git_dir: &Path,
+    work_tree: &Path,
+    args: I,
+    purpose: &'static str,
+) -> Result<String, GitError>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    run_at(work_tree, Some(git_dir), args, purpose)
+}
+
+fn run_at<I, S>(
+    dir: &Path,
+    git_dir: Option<&Path>,
+    args: I,
+    purpose: &'static str,
+) -> Result<String, GitError>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let mut args: Vec<std::ffi::OsString> =
+        args.into_iter().map(|a| a.as_ref().to_owned()).collect();
+    if let Some(git_dir) = git_dir {
+        let mut named = vec![
+            std::ffi::OsString::from(format!("--git-dir={}", git_dir.display())),
+            std::ffi::OsString::from(format!("--work-tree={}", dir.display())),
+        ];
+        named.append(&mut args);
+        args = named;
+    }
     let mut command = Command::new("git");
     command
         .arg("-C")
@@ -89,13 +130,32 @@ where
 /// `git status` of the checkout at `dir` as `(XY, path)` pairs: changed, staged, untracked
 /// (every file) and, with `ignored`, ignored files. Used instead of libgit2's status where
 /// external filters apply: libgit2 would hash files without the clean filter and see
-/// changes that are not there.
+/// changes that are not there. For the primary checkout; a lane's goes through
+/// [`status_in`].
 pub(crate) fn status(dir: &Path, ignored: bool) -> Result<Vec<(String, String)>, GitError> {
+    status_at(dir, None, ignored)
+}
+
+/// [`status`] of the checkout at `work_tree` whose git directory is `git_dir` (see
+/// [`run_in`]).
+pub(crate) fn status_in(
+    git_dir: &Path,
+    work_tree: &Path,
+    ignored: bool,
+) -> Result<Vec<(String, String)>, GitError> {
+    status_at(work_tree, Some(git_dir), ignored)
+}
+
+fn status_at(
+    dir: &Path,
+    git_dir: Option<&Path>,
+    ignored: bool,
+) -> Result<Vec<(String, String)>, GitError> {
     let mut args = vec!["status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all"];
     if ignored {
         args.push("--ignored=matching");
     }
-    let out = run(dir, args, "read the status of a checkout")?;
+    let out = run_at(dir, git_dir, args, "read the status of a checkout")?;
     Ok(out
         .split('\0')
         .filter(|record| record.len() > 3)

@@ -115,6 +115,7 @@ fn argv(marker: &Marker, repo: &Path) -> Vec<String> {
         log_path: scratch.join("worker"),
         scratch,
         confinement: marker.confined.then(Default::default),
+        private_git: None,
         marker: "run/1".into(),
         activity: None,
     };
