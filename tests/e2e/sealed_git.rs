@@ -65,9 +65,13 @@ echo "$BREEZE_TASK_ID" > b.txt
 printf '{"schema_version":"worker-report.v1","status":"completed","summary":"ok"}' > "$BREEZE_OUTPUT"
 "#;
 
-/// A reviewer that approves.
+/// A reviewer that reads the task's change with git in the lane (each step's exit code on
+/// stderr), then approves.
 const REVIEWER: &str = r#"#!/bin/sh
 cat > /dev/null
+for step in 'git diff --stat main HEAD' 'git log --oneline main..HEAD' 'git status --short'; do
+  sh -c "$step" >&2 2>&1; echo "REVIEW-GIT exit=$? $step" >&2
+done
 echo '{"schema_version":"review-result.v1","verdict":"APPROVE","gaps":[]}'
 "#;
 
@@ -161,6 +165,11 @@ fn setup(mode: &str, worker_one: &str) -> (tempfile::TempDir, PathBuf) {
 
 /// Everything task 1's workers printed on stderr.
 fn worker_one_stderr(root: &Path) -> String {
+    stderr_of(root, "1.worker.")
+}
+
+/// Everything the role processes whose logs start with `prefix` printed on stderr.
+fn stderr_of(root: &Path, prefix: &str) -> String {
     let mut text = String::new();
     for run in std::fs::read_dir(root.join(".breeze/runs")).unwrap().flatten() {
         let Ok(logs) = std::fs::read_dir(run.path().join("logs")) else { continue };
@@ -168,7 +177,7 @@ fn worker_one_stderr(root: &Path) -> String {
         files.sort();
         for file in files {
             let name = file.file_name().unwrap().to_string_lossy().into_owned();
-            if name.starts_with("1.worker.") && name.ends_with(".stderr") {
+            if name.starts_with(prefix) && name.ends_with(".stderr") {
                 text.push_str(&std::fs::read_to_string(&file).unwrap_or_default());
             }
         }
@@ -333,5 +342,14 @@ fn a_worker_using_git_normally_succeeds_in_its_private_git_directory_and_its_fil
         let authors = git(&root, &["log", "--all", "--format=%an %s"]);
         assert!(!authors.contains("worker commit"), "{mode}: {authors}");
         assert!(git(&root, &["stash", "list"]).is_empty(), "{mode}: no stash in the shared repo");
+
+        // The reviewer read the change with git in the lane (at rest: its admin folder),
+        // writing nothing.
+        let review = stderr_of(&root, "1.reviewer.");
+        assert_eq!(review.matches("REVIEW-GIT exit=0 ").count(), 3, "{mode}: {review}");
+        assert!(review.contains("c.txt"), "{mode}: the reviewer saw the change: {review}");
+
+        let doctor = breeze().current_dir(&root).args(["doctor"]).output().unwrap();
+        assert!(stdout(&doctor).contains("workers' git: private per lane"), "{}", both(&doctor));
     }
 }

@@ -78,7 +78,7 @@ impl Containment {
     pub fn summary(&self) -> String {
         let mut text = if self.enforced {
             format!(
-                "roles confined by the kernel ({}); a worker writes only its lane, its scratch folder and its CLI's state",
+                "roles confined by the kernel ({}); a worker writes only its lane, its private git directory, its scratch folder and its CLI's state",
                 self.kernel
             )
         } else {

@@ -113,6 +113,9 @@ fn version_of(program: &Path) -> Result<String, String> {
     }
 }
 
+/// What `breeze doctor` says of the git a worker runs in its lane (docs/SECURITY.md).
+pub const WORKERS_GIT: &str = "private per lane (.breeze/lanes/<lane>/git, the lane's .git names it while the worker runs): it reads the shared objects and writes only there; what a worker commits or stashes itself is not landed — breeze commits the lane's files";
+
 impl DoctorReport {
     /// The report as the lines `breeze doctor` prints.
     pub fn render(&self) -> String {
@@ -120,13 +123,14 @@ impl DoctorReport {
         out.push_str(&format!("confinement: {}\n", self.kernel));
         if let KernelSupport::Landlock { abi } = self.kernel {
             out.push_str(&format!(
-                "  role processes can be confined: each writes only its lane, its scratch folder and its CLI's state (Landlock ABI {abi})\n"
+                "  role processes can be confined: each writes only its lane, its scratch folder and its CLI's state (Landlock ABI {abi}); nothing under .git\n"
             ));
         } else {
             out.push_str(
                 "  breeze will only detect what a role changes outside its lane (checked after every role process), not prevent it\n",
             );
         }
+        out.push_str(&format!("workers' git: {}\n", WORKERS_GIT));
         match self.user_namespaces {
             Some(true) => out.push_str("user namespaces: allowed\n"),
             Some(false) => out.push_str("user namespaces: not allowed for unprivileged users\n"),

@@ -10,6 +10,10 @@
 //!   ignored files such as `.env`), [`slug`] (safe names for any task id).
 //! - **After a worker**: [`Repo::commit_worktree`], [`Repo::changed_paths`] (rename-aware),
 //!   [`Repo::diff_patch`] and [`Repo::run_gates`] (the five mechanical gates).
+//! - **Sealed lanes**: [`Repo::seal_lane`] gives a worker's git the lane's private git
+//!   directory (shared objects as a read-only alternate, its own index and refs);
+//!   [`Repo::check_lane_links`] points the lane back at its admin folder and removes what a
+//!   role planted there.
 //! - **Landing**: [`Repo::merge_task`] (three-way, in memory), [`Repo::replace_in_tree`]
 //!   (Plans.md flip), [`Repo::write_landing_commit`] with [`landing_message`],
 //!   [`Repo::integration_worktree`] for `land.verify`, [`Repo::advance_main`]
@@ -21,12 +25,12 @@
 //! repositories with external filters (git-lfs) and large full checkouts use the `git` CLI,
 //! which is the only use of it (see [`Repo::external_filters`]).
 //!
-//! Modules, leaves first: `error`, `names`, `paths`, `state`, `slug`, `cli`, `handles` and
-//! `support` import nothing of the crate but `error`; `checkout` and `stage` are libgit2's
+//! Modules, leaves first: `error`, `names`, `paths`, `state`, `slug`, `cli`, `handles`,
+//! `support` and `untrusted` import nothing of the crate but `error`; `checkout` and `stage` are libgit2's
 //! side of checkouts and staging; `checkouts` chooses between libgit2 and the `git` CLI;
 //! `repo` holds the [`Repo`]; the rest add operations to it (`worktree`, `create`, `lane`,
 //! `branch`, `integration`, `provision`, `commit`, `diff`, `gates`, `land`, `advance`,
-//! `rebase`, `guard`).
+//! `rebase`, `guard`, `private_git`, `lane_links`).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
