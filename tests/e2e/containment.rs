@@ -62,25 +62,6 @@ echo '{{"schema_version":"review-result.v1","verdict":"APPROVE","gaps":[]}}'
     )
 }
 
-fn config(mode: &str) -> String {
-    format!(
-        r#"
-[run]
-max_workers = 2
-[roles.worker]
-backend = "command"
-command = ["sh", "-c", "exec sh ../../roles/$BREEZE_TASK_ID.sh"]
-[roles.reviewer]
-backend = "command"
-command = ["sh", "../../roles/reviewer.sh"]
-[roles.advisor]
-backend = "scripted"
-[sandbox]
-mode = "{mode}"
-"#
-    )
-}
-
 /// A reviewer that approves and writes nothing.
 const QUIET_REVIEWER: &str = r#"#!/bin/sh
 cat > /dev/null
@@ -91,7 +72,7 @@ fn setup(mode: &str, reviewer_writes: bool) -> (tempfile::TempDir, std::path::Pa
     let plan = toml_task("1", "Attack", &["a.txt"], "") + &toml_task("2", "Honest", &["b.txt"], "");
     let (temp, root) = repo_with(&[("README.md", "mine\n"), ("plan.toml", &plan)]);
     let root = std::fs::canonicalize(&root).unwrap();
-    crate::support::write(&root, "breeze.toml", &config(mode));
+    crate::support::write(&root, "breeze.toml", &crate::support::shell_roles_config(mode, 2));
     crate::support::write(&root, "roles/1.sh", &attacker(&root));
     crate::support::write(&root, "roles/2.sh", GOOD_WORKER);
     let reviewer = if reviewer_writes { writing_reviewer(&root) } else { QUIET_REVIEWER.into() };

@@ -123,23 +123,7 @@ try "mkfifo '$admin/FETCH_HEAD'"
 /// Shell roles; one lane without confinement (detection cannot tell apart a role's change
 /// to the user's checkout from another task's landing made while the role ran).
 fn config(mode: &str) -> String {
-    let lanes = if mode == "detect" { 1 } else { 2 };
-    format!(
-        r#"
-[run]
-max_workers = {lanes}
-[roles.worker]
-backend = "command"
-command = ["sh", "-c", "exec sh ../../roles/$BREEZE_TASK_ID.sh"]
-[roles.reviewer]
-backend = "command"
-command = ["sh", "../../roles/reviewer.sh"]
-[roles.advisor]
-backend = "scripted"
-[sandbox]
-mode = "{mode}"
-"#
-    )
+    crate::support::shell_roles_config(mode, if mode == "detect" { 1 } else { 2 })
 }
 
 /// A repository with two tasks (1: `worker_one`, writing `a.txt`/`c.txt`; 2: a good worker

@@ -130,7 +130,7 @@ impl DoctorReport {
                 "  breeze will only detect what a role changes outside its lane (checked after every role process), not prevent it\n",
             );
         }
-        out.push_str(&format!("workers' git: {}\n", WORKERS_GIT));
+        out.push_str(&format!("workers' git: {WORKERS_GIT}\n"));
         match self.user_namespaces {
             Some(true) => out.push_str("user namespaces: allowed\n"),
             Some(false) => out.push_str("user namespaces: not allowed for unprivileged users\n"),

@@ -172,7 +172,7 @@ fn append(path: &Path, text: &str) -> Result<(), String> {
     file.write_all(text.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// One fresh worktree (libgit2 checkout and `git worktree add`) against one lane move to a
+/// One fresh worktree (libgit2 checkout and `git` CLI checkout) against one lane move to a
 /// commit that differs in one file.
 fn create_vs_move(path: &Path) -> Result<(), String> {
     let only =
@@ -208,7 +208,7 @@ fn create_vs_move(path: &Path) -> Result<(), String> {
         Ok(())
     })?;
     let mut cli_wt = None;
-    let create_cli = timed("create_worktree (git worktree add)", &mut || {
+    let create_cli = timed("create_worktree (git CLI checkout)", &mut || {
         cli_wt = Some(
             cli.create_worktree("bench-cli", "bench/cli", base, "bench")
                 .map_err(|e| e.to_string())?,
@@ -220,7 +220,7 @@ fn create_vs_move(path: &Path) -> Result<(), String> {
         libgit2.move_worktree(&lib_wt, "bench/moved", next).map(|_| ()).map_err(|e| e.to_string())
     })?;
     println!(
-        "move / create: {:.3} (vs libgit2 checkout), {:.3} (vs git worktree add)",
+        "move / create: {:.3} (vs libgit2 checkout), {:.3} (vs git CLI checkout)",
         move_secs / create_lib,
         move_secs / create_cli
     );

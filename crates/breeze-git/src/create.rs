@@ -16,7 +16,7 @@ use crate::repo::Repo;
 use crate::untrusted::replace_file;
 use crate::worktree::Worktree;
 
-/// A directory left by an interrupted `git worktree add`: empty, or only a `.git` file.
+/// A directory left by an interrupted add: empty, or only a `.git` file.
 fn is_leftover_dir(path: &Path) -> bool {
     let Ok(entries) = std::fs::read_dir(path) else {
         return false;
@@ -34,7 +34,7 @@ impl Repo {
     /// Idempotent: when that worktree already exists, complete and on `branch`, it is
     /// returned as it is. A failed add leaves nothing behind (no admin directory, no
     /// directory, no branch it created). Large trees (see [`crate::OpenOptions`]) and
-    /// repositories with external filters are checked out by `git worktree add`.
+    /// repositories with external filters are checked out by the `git` CLI.
     pub fn create_worktree(
         &self,
         name: &str,

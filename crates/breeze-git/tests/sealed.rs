@@ -62,7 +62,7 @@ fn a_sealed_lane_gives_the_workers_git_a_private_directory_and_leaves_the_shared
 
     let private = handle.seal_lane(&wt).unwrap();
     assert_eq!(private, repo.path().join(".breeze/lanes/lane-1/git"));
-    assert_eq!(handle.lane_git_writable(&wt), [private.clone()]);
+    assert_eq!(handle.lane_git_writable(&wt), std::slice::from_ref(&private));
     assert_eq!(
         read(&wt.path, ".git").trim(),
         format!("gitdir: {}", private.display()),
@@ -251,7 +251,7 @@ fn an_overwritten_or_deleted_object_is_found_and_breezes_own_writes_and_gc_are_n
     let original = std::fs::read(file(&victim)).unwrap();
     std::fs::write(file(&victim), std::fs::read(file(&evil)).unwrap()).unwrap();
     let shown = format!(".git/objects/{}/{}", &victim[..2], &victim[2..]);
-    assert_eq!(handle.damaged_objects_since(&before).unwrap(), [shown.clone()]);
+    assert_eq!(handle.damaged_objects_since(&before).unwrap(), [shown]);
     std::fs::write(file(&victim), &original).unwrap();
     std::fs::remove_file(file(&evil)).unwrap();
     let damaged = handle.damaged_objects_since(&before).unwrap();
