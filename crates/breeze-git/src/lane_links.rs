@@ -121,11 +121,13 @@ impl Repo {
 
     /// Checks the admin folder of breeze's worktree `name` (a lane or the integration
     /// worktree) for what [`Repo::check_lane_links`] checks there, except HEAD: without
-    /// kernel confinement any role could have written it. Repairs and describes.
+    /// kernel confinement any role could have written it. Repairs and describes. A folder
+    /// without breeze's marker is not breeze's (a worktree of the user's that took the
+    /// name) and is left alone.
     pub fn check_admin_folder(&self, name: &str) -> Result<Vec<String>, GitError> {
         let mut problems = Vec::new();
         let admin = self.admin_dir(name);
-        if validate_worktree_name(name).is_err() || !admin.is_dir() {
+        if validate_worktree_name(name).is_err() || !admin.is_dir() || !self.has_marker(name) {
             return Ok(problems);
         }
         self.repair_admin_folder(name, &admin, &mut problems)?;
@@ -138,7 +140,7 @@ impl Repo {
     /// `.git` in `wt` must be a regular file naming the admin folder `admin` or the lane's
     /// private git directory; anything else is described into `problems` (a folder, link or
     /// special file is moved aside first). It is left naming `admin`.
-    fn repair_gitfile(
+    pub(crate) fn repair_gitfile(
         &self,
         wt: &Worktree,
         admin: &Path,

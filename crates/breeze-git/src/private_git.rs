@@ -78,7 +78,18 @@ impl Repo {
     pub fn seal_lane(&self, wt: &Worktree) -> Result<PathBuf, GitError> {
         let home = self.lane_home(&wt.name);
         let private = home.join("git");
-        std::fs::create_dir_all(&home).map_err(|e| GitError::io("create directory", &home, e))?;
+        let state = self.workdir.join(STATE_DIR);
+        std::fs::create_dir_all(&state).map_err(|e| GitError::io("create directory", &state, e))?;
+        // breeze's own folders: real folders, never a link someone planted to elsewhere.
+        ensure_dir(&state.join(LANES_DIR))?;
+        ensure_dir(&home)?;
+        // A `.git` that is no longer a file (a folder or link planted while the lane was at
+        // rest) is moved aside first, as the lane check does.
+        let mut problems = Vec::new();
+        self.repair_gitfile(wt, &self.lane_admin_dir(wt), &mut problems)?;
+        for problem in problems {
+            tracing::warn!(lane = %wt.name, "{problem} (repaired)");
+        }
         // A lane that moved to another task starts afresh: the old objects need not survive.
         let note = home.join("branch");
         if read_small(&note).ok().flatten().as_deref() != Some(wt.branch.as_str()) {

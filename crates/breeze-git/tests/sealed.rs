@@ -257,3 +257,28 @@ fn an_overwritten_or_deleted_object_is_found_and_breezes_own_writes_and_gc_are_n
     let damaged = handle.damaged_objects_since(&before).unwrap();
     assert_eq!(damaged, [format!(".git/objects/{}/{}", &evil[..2], &evil[2..])], "deleted");
 }
+
+#[test]
+fn sealing_replaces_links_planted_for_the_lanes_folders_instead_of_following_them() {
+    let repo = TestRepo::standard();
+    let handle = repo.open();
+    let wt = handle.create_worktree("lane-1", "task/1", repo.main_tip(), "test").unwrap();
+    // Without confinement a role could make breeze's folder for the lane a link to the
+    // user's files (a mismatched branch note makes breeze reset what it finds there), and
+    // the lane's `.git` a folder.
+    let elsewhere = tempfile::tempdir().unwrap();
+    write(elsewhere.path(), "git/keep.txt", "mine\n");
+    std::fs::create_dir_all(repo.path().join(".breeze/lanes")).unwrap();
+    std::os::unix::fs::symlink(elsewhere.path(), repo.path().join(".breeze/lanes/lane-1")).unwrap();
+    std::fs::remove_file(wt.path.join(".git")).unwrap();
+    std::fs::create_dir(wt.path.join(".git")).unwrap();
+
+    let private = handle.seal_lane(&wt).unwrap();
+    assert_eq!(read(elsewhere.path(), "git/keep.txt"), "mine\n", "not followed");
+    let home = std::fs::symlink_metadata(repo.path().join(".breeze/lanes/lane-1")).unwrap();
+    assert!(home.is_dir(), "a real folder now");
+    assert!(wt.path.join(".git.quarantined-1").is_dir(), "the planted .git moved aside");
+    assert_eq!(git(&wt.path, &["rev-parse", "--git-dir"]), private.display().to_string());
+    assert!(handle.check_lane_links(&wt).unwrap().is_empty());
+    assert_eq!(git(&wt.path, &["rev-parse", "--abbrev-ref", "HEAD"]), "task/1");
+}
