@@ -123,7 +123,7 @@ impl DoctorReport {
         out.push_str(&format!("confinement: {}\n", self.kernel));
         if let KernelSupport::Landlock { abi } = self.kernel {
             out.push_str(&format!(
-                "  role processes can be confined: each writes only its lane, its scratch folder and its CLI's state (Landlock ABI {abi}); nothing under .git\n"
+                "  role processes can be confined: a worker writes only its lane, its private git directory, its scratch folder and its CLI's state; no role writes anything under .git (Landlock ABI {abi})\n"
             ));
         } else {
             out.push_str(
