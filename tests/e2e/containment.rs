@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use crate::support::{both, breeze, git, repo_with, status_json, stdout, toml_task};
+use crate::support::{both, breeze, git, repo_with, status_json, stderr, stdout, toml_task};
 
 /// The attacker: attacks on its first attempt, then does its task and reports.
 fn attacker(root: &Path) -> String {
@@ -33,12 +33,20 @@ if [ "$BREEZE_ATTEMPT" = 1 ]; then
   chmod +x "$root/.git/hooks/pre-commit"
   setsid sh -c 'sleep 300' </dev/null >/dev/null 2>&1 &
   echo $! > "$TMPDIR/daemon.pid"
+  touch "/dev/shm/{shm}"
 fi
 echo work > a.txt
 printf '{{"schema_version":"worker-report.v1","status":"completed","summary":"ok"}}' > "$BREEZE_OUTPUT"
 "#,
-        root = root.display()
+        root = root.display(),
+        shm = shm_name(root, "worker"),
     )
+}
+
+/// A name in `/dev/shm` that a role of the test repository at `root` tries to create.
+fn shm_name(root: &Path, who: &str) -> String {
+    let temp = root.parent().and_then(Path::file_name).unwrap_or_default();
+    format!("breeze-e2e-{}-{who}", temp.to_string_lossy())
 }
 
 /// A worker that does its task and nothing else.
@@ -56,9 +64,11 @@ fn writing_reviewer(root: &Path) -> String {
 cat > /dev/null
 echo reviewed > reviewer-was-here.txt 2>/dev/null
 echo reviewed > {root}/reviewer-was-here.txt 2>/dev/null
+touch "/dev/shm/{shm}" 2>/dev/null
 echo '{{"schema_version":"review-result.v1","verdict":"APPROVE","gaps":[]}}'
 "#,
-        root = root.display()
+        root = root.display(),
+        shm = shm_name(root, "reviewer"),
     )
 }
 
@@ -99,6 +109,11 @@ fn nothing_escaped(root: &Path) {
     assert!(!root.join(".git/hooks/pre-commit").exists());
     assert!(!root.join("../fsmonitor-ran").exists(), "a planted fsmonitor ran");
     assert!(!root.join("../hook-ran").exists(), "a planted hook ran");
+    // /dev/shm is the role's own tmpfs, or not writable: never the machine's.
+    for who in ["worker", "reviewer"] {
+        let shm = Path::new("/dev/shm").join(shm_name(root, who));
+        assert!(!shm.exists(), "the {who} wrote {}", shm.display());
+    }
 }
 
 fn no_daemon_left(root: &Path) {
@@ -163,6 +178,8 @@ fn without_kernel_confinement_escapes_are_detected_and_the_run_stops_before_they
     assert!(!root.join("../fsmonitor-ran").exists(), "breeze's own git never ran the fsmonitor");
     assert!(!root.join("../hook-ran").exists(), "breeze's own git never ran the hook");
     no_daemon_left(&root);
+    // Unconfined, the worker's file reached the machine's /dev/shm.
+    let _ = std::fs::remove_file(Path::new("/dev/shm").join(shm_name(&root, "worker")));
 
     // The user undoes what the role did and resumes: the attack is not repeated (attempt 2),
     // and everything lands on the main the user restored.
@@ -211,4 +228,117 @@ fi
     assert!(text.contains("is not a regular file (a symbolic link)"), "{text}");
     assert!(text.contains("2147483648 bytes, more than the"), "{text}");
     assert_eq!(status_json(&root)["tasks"][0]["state"], "escalated");
+}
+
+/// A project command that writes its own checkout, tries the user's checkout, `$HOME` and
+/// `~/.cache`, and prints what worked. `extra` runs last and decides the exit status.
+fn probing_command(name: &str, root: &Path, extra: &str) -> String {
+    format!(
+        "mkdir -p .marks && echo {name} > .marks/{name} && echo {name}-own-ok; \
+         echo x > {root}/{name}-escaped.txt && echo {name}-escaped-checkout; \
+         echo x > $HOME/{name}-escaped.txt && echo {name}-escaped-home; \
+         echo x > $HOME/.cache/{name}.txt && echo {name}-cache-ok; \
+         echo x > $TMPDIR/{name} && echo {name}-tmp-ok; {extra}",
+        root = root.display()
+    )
+}
+
+/// A repository with one scripted task whose `worktree.setup`, `[review] checks` and
+/// `land.verify` are probing commands; `HOME` of the run is `<temp>/home`.
+fn project_commands_repo(
+    check_extra: &str,
+    sandbox: &str,
+) -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+    let (temp, root) = repo_with(&[
+        ("README.md", "mine\n"),
+        (".gitignore", ".marks/\n"),
+        ("plan.toml", &breeze_test_support::plan::one_task("")),
+    ]);
+    let root = std::fs::canonicalize(&root).unwrap();
+    let home = std::fs::canonicalize(temp.path()).unwrap().join("home");
+    std::fs::create_dir_all(home.join(".cache")).unwrap();
+    let argv = |script: String| format!("[\"sh\", \"-c\", {script:?}]");
+    let config = format!(
+        "{}\n[worktree]\nsetup = {}\n[review]\nmax_rounds = 1\nchecks = [{}]\n[land]\nverify = {}\n[sandbox]\nmode = \"require\"\n{sandbox}\n",
+        crate::support::SCRIPTED_CONFIG,
+        argv(probing_command("setup", &root, "true")),
+        argv(probing_command("check", &root, check_extra)),
+        argv(probing_command("verify", &root, "true")),
+    );
+    crate::support::write(&root, "breeze.toml", &config);
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "config"]);
+    (temp, root, home)
+}
+
+/// What the project commands of the repository's latest run printed.
+fn project_command_output(root: &Path) -> String {
+    let status = status_json(root);
+    let logs = root.join(".breeze/runs").join(status["run_id"].as_str().unwrap()).join("logs");
+    let mut text = String::new();
+    for entry in std::fs::read_dir(logs).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if ["setup.", ".check-", ".verify."].iter().any(|kind| name.contains(kind))
+            && name.ends_with(".stdout")
+        {
+            text.push_str(&std::fs::read_to_string(entry.path()).unwrap());
+        }
+    }
+    text
+}
+
+fn nothing_of_the_commands_escaped(root: &Path, home: &Path) {
+    for name in ["setup", "check", "verify"] {
+        assert!(!root.join(format!("{name}-escaped.txt")).exists(), "{name} wrote the checkout");
+        assert!(!home.join(format!("{name}-escaped.txt")).exists(), "{name} wrote $HOME");
+    }
+    assert_eq!(git(root, &["status", "--porcelain"]), "");
+}
+
+#[test]
+fn project_commands_write_only_their_checkout_and_what_sandbox_writable_adds() {
+    if !crate::support::landlock_or_skip() {
+        return;
+    }
+    // Without sandbox.writable: the check needs ~/.cache, is refused, and says what to widen.
+    let (_temp, root, home) = project_commands_repo("test -f $HOME/.cache/check.txt", "");
+    let output = breeze().current_dir(&root).env("HOME", &home).args(["run"]).output().unwrap();
+    let printed = project_command_output(&root);
+    for name in ["setup", "check"] {
+        for ok in ["own-ok", "tmp-ok"] {
+            assert!(printed.contains(&format!("{name}-{ok}")), "{name}: {printed}");
+        }
+        for refused in ["escaped-checkout", "escaped-home", "cache-ok"] {
+            assert!(!printed.contains(&format!("{name}-{refused}")), "{name}: {printed}");
+        }
+    }
+    nothing_of_the_commands_escaped(&root, &home);
+    assert!(!home.join(".cache/check.txt").exists());
+    let status = status_json(&root);
+    assert_eq!(crate::support::task_state(&status, "1"), "escalated", "{}", both(&output));
+    let run_dir = root.join(".breeze/runs").join(status["run_id"].as_str().unwrap());
+    let review =
+        std::fs::read_to_string(run_dir.join("reviews/1.round-1.review-result.json")).unwrap();
+    let refused = format!("`{}/.cache/check.txt`", home.display());
+    assert!(review.contains(&refused) && review.contains("sandbox.writable"), "{review}");
+    assert!(stderr(&output).contains("sandbox.writable"), "{}", both(&output));
+
+    // With ~/.cache in sandbox.writable the same check passes, and verify (in the
+    // integration checkout) is held the same way.
+    let (_temp, root, home) =
+        project_commands_repo("test -f $HOME/.cache/check.txt", "writable = [\"~/.cache\"]");
+    let output = breeze().current_dir(&root).env("HOME", &home).args(["run"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", both(&output));
+    let printed = project_command_output(&root);
+    for name in ["setup", "check", "verify"] {
+        for ok in ["own-ok", "tmp-ok", "cache-ok"] {
+            assert!(printed.contains(&format!("{name}-{ok}")), "{name}: {printed}");
+        }
+        for refused in ["escaped-checkout", "escaped-home"] {
+            assert!(!printed.contains(&format!("{name}-{refused}")), "{name}: {printed}");
+        }
+    }
+    nothing_of_the_commands_escaped(&root, &home);
+    assert!(home.join(".cache/verify.txt").exists());
+    assert_eq!(crate::support::task_state(&status_json(&root), "1"), "landed");
 }

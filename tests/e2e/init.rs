@@ -276,3 +276,31 @@ fn the_detected_cargo_command_runs_in_the_fixture() {
         both(&output)
     );
 }
+
+#[test]
+fn a_config_error_points_at_the_defaults_the_binary_prints() {
+    let (_temp, root) = repo_with(&[
+        ("breeze.toml", "[run]\nmax_worker = 2\n"),
+        ("plan.toml", &toml_task("1", "A", &["a.txt"], "")),
+    ]);
+    let refused = run_in(&root, &["run"]);
+    assert_eq!(refused.status.code(), Some(2), "{}", both(&refused));
+    let said = crate::support::stderr(&refused);
+    assert!(said.contains("unknown field `max_worker`"), "{said}");
+    assert!(
+        said.contains(
+            "hint: every key with its default and what it does: `breeze init --print-config`"
+        ),
+        "{said}"
+    );
+    assert!(!said.contains("breeze sources"), "users have the binary, not the sources: {said}");
+
+    let printed = run_in(&root, &["init", "--print-config"]);
+    assert_eq!(printed.status.code(), Some(0), "{}", both(&printed));
+    let defaults = stdout(&printed);
+    assert!(defaults.contains("max_workers = 3") && defaults.contains("[sandbox]"), "{defaults}");
+    // What it prints is a breeze.toml breeze reads: every key at its default.
+    assert_eq!(Config::parse(&defaults, "printed").unwrap(), Config::defaults());
+    assert!(!root.join("Plans.md").exists(), "--print-config writes nothing");
+    assert_eq!(read(&root, "breeze.toml"), "[run]\nmax_worker = 2\n");
+}

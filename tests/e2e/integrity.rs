@@ -635,7 +635,11 @@ fn a_damaged_run_json_is_given_up_by_abort_and_report_agrees_with_status() {
 #[test]
 fn with_run_hooks_the_repository_hooks_judge_each_landing_before_main_moves() {
     let (temp, root) = one_scripted_task();
-    let marker = temp.path().join("pre-commit-failed-once");
+    // Hooks are confined like verify: the hook's state lives in a folder breeze.toml lets
+    // it write.
+    let state = temp.path().join("hook-state");
+    std::fs::create_dir(&state).unwrap();
+    let marker = state.join("pre-commit-failed-once");
     let hooks = root.join(".git/hooks");
     // pre-commit: sees the landing staged; fails the first landing like a linter would.
     std::fs::write(
@@ -646,18 +650,25 @@ fn with_run_hooks_the_repository_hooks_judge_each_landing_before_main_moves() {
         ),
     )
     .unwrap();
-    // commit-msg: adds a trailer to the message, as sign-off hooks do.
+    // commit-msg: adds a trailer to the message, as sign-off hooks do — through a temporary
+    // file renamed over the message, as `git interpret-trailers --in-place` does.
     std::fs::write(
         hooks.join("commit-msg"),
-        "#!/bin/sh\necho 'Signed-off-by: Hook <hook@example.com>' >> \"$1\"\n",
+        "#!/bin/sh\ngit interpret-trailers --in-place --trailer 'Signed-off-by: Hook <hook@example.com>' \"$1\"\n",
     )
     .unwrap();
     for hook in ["pre-commit", "commit-msg"] {
         std::process::Command::new("chmod").arg("+x").arg(hooks.join(hook)).status().unwrap();
     }
     let config = std::fs::read_to_string(root.join("breeze.toml")).unwrap();
-    std::fs::write(root.join("breeze.toml"), format!("{config}\n[land]\nrun_hooks = true\n"))
-        .unwrap();
+    std::fs::write(
+        root.join("breeze.toml"),
+        format!(
+            "{config}\n[land]\nrun_hooks = true\n[sandbox]\nwritable = [\"{}\"]\n",
+            state.display()
+        ),
+    )
+    .unwrap();
     git(&root, &["commit", "--no-verify", "-qam", "run hooks"]);
 
     let output = run_in(&root, &["run"]);

@@ -3,12 +3,13 @@
 //! (`tests/fixtures/agents/capture/mock-model-server.py`), which makes task 1's worker try
 //! to write the user's checkout (an absolute `Write`, a shell redirect, `cd ..`), another
 //! lane, `.git/config` and `.git/hooks`, move main onto its own commit, overwrite and delete
-//! main's loose objects and plant a link as its lane admin folder's `logs/HEAD`; task 1's
-//! reviewer try to write; and task 2's worker use git normally (`status`, `diff`, `add`,
-//! `stash`, `stash pop`) in its sealed lane. The CLIs run their real tools in the real
-//! worktrees under kernel confinement. Asserted with git and the file system: none of the
-//! attacks happened or landed, the honest work of both tasks did, through a review fix round
-//! (a resumed session) and an Advisor consult.
+//! main's loose objects, plant a link as its lane admin folder's `logs/HEAD` and create a
+//! file in `/dev/shm`; task 1's reviewer try to write (also in `/dev/shm`); and task 2's
+//! worker use git normally (`status`, `diff`, `add`, `stash`, `stash pop`) in its sealed
+//! lane. The CLIs run their real tools in the real worktrees under kernel confinement.
+//! Asserted with git and the file system: none of the attacks happened or landed, the honest
+//! work of both tasks did, through a review fix round (a resumed session) and an Advisor
+//! consult.
 //!
 //! The CLIs come from `scripts/install-agent-clis.sh` (pinned versions), found through
 //! `BREEZE_AGENT_CLIS`; without it these tests are skipped — unless
@@ -243,6 +244,19 @@ fn run_team(backend: &str, mode: &str) {
         );
     }
     assert_eq!(git(&root, &["stash", "list"]), "", "no stash in the shared repository");
+    // The roles' files in /dev/shm went to a tmpfs of their own (or nowhere), never to the
+    // machine's — under breeze's confinement; codex's own sandbox is not asked to do this.
+    let temp_name = root.parent().and_then(Path::file_name).unwrap().to_string_lossy();
+    for who in ["worker", "reviewer"] {
+        let name = format!("breeze-attack-{temp_name}-{who}");
+        assert!(requests.contains(&format!("touch /dev/shm/{name}")), "{backend}: {who}: {text}");
+        let shm = Path::new("/dev/shm").join(&name);
+        if mode == "require" {
+            assert!(!shm.exists(), "{backend}: the {who} wrote {}", shm.display());
+        } else {
+            let _ = std::fs::remove_file(shm);
+        }
+    }
 
     // Only the two reviewed landings reached main; the worker's own commit never existed.
     let history = git(

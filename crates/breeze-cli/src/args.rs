@@ -77,6 +77,9 @@ pub struct InitArgs {
     /// Overwrite existing breeze.toml / Plans.md (never a role definition).
     #[arg(long)]
     pub force: bool,
+    /// Print every breeze.toml key with its default and what it does, and write nothing.
+    #[arg(long, conflicts_with = "force")]
+    pub print_config: bool,
 }
 
 /// `breeze plan`.
@@ -92,8 +95,13 @@ pub struct PlanArgs {
     pub dot: bool,
     /// Ask the scaffolder role for the write sets of tasks that have none, and write them
     /// into the plan (shows the analysis before and after; runs no worker).
-    #[arg(long, conflicts_with_all = ["json", "dot"])]
+    #[arg(long, conflicts_with_all = ["json", "dot", "fill_ids"])]
     pub fill_writes: bool,
+    /// Give every to-do item written without a task id one, following the plan's own
+    /// numbering, and write it into the plan (every other byte kept); later holders of an id
+    /// repeated in one section get new ones. Running it again changes nothing.
+    #[arg(long, conflicts_with_all = ["json", "dot"])]
+    pub fill_ids: bool,
     /// Lanes to plan for (1–3); default: run.max_workers from breeze.toml.
     #[arg(long, value_name = "N")]
     pub max_workers: Option<u32>,

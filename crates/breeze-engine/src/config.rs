@@ -120,8 +120,8 @@ pub struct Config {
     pub max_file_bytes: u64,
     /// How role processes are confined.
     pub sandbox_mode: SandboxMode,
-    /// More paths workers may write (`~/` allowed), beyond their lane, scratch folder and
-    /// CLI state.
+    /// More paths workers and the project's commands (setup, checks, verify, hooks) may
+    /// write (`~/` allowed), beyond their checkout, scratch folder and CLI state.
     pub sandbox_writable: Vec<String>,
     /// Run on escalation, deferral, awaiting approval and the run's end, with the event as
     /// JSON on stdin (`notify.command`; empty = none).

@@ -27,7 +27,7 @@ pub struct Containment {
     pub enforced: bool,
     /// The configured mode.
     pub mode: SandboxMode,
-    /// Extra paths workers may write (`sandbox.writable`, `~` expanded).
+    /// Extra paths workers and project commands may write (`sandbox.writable`, `~` expanded).
     pub extra_writable: Vec<PathBuf>,
 }
 
@@ -78,7 +78,7 @@ impl Containment {
     pub fn summary(&self) -> String {
         let mut text = if self.enforced {
             format!(
-                "roles confined by the kernel ({}); a worker writes only its lane, its private git directory, its scratch folder and its CLI's state",
+                "roles confined by the kernel ({}); a worker writes only its lane, its private git directory, its scratch folder and its CLI's state, a project command only its checkout and scratch folder",
                 self.kernel
             )
         } else {
@@ -90,7 +90,10 @@ impl Containment {
         if !self.extra_writable.is_empty() {
             let paths: Vec<String> =
                 self.extra_writable.iter().map(|p| p.display().to_string()).collect();
-            text.push_str(&format!("; workers may also write {}", paths.join(", ")));
+            text.push_str(&format!(
+                "; workers and project commands may also write {}",
+                paths.join(", ")
+            ));
         }
         text
     }
@@ -162,6 +165,40 @@ impl Containment {
             exists
         });
         Ok(Some(confinement))
+    }
+}
+
+// What the project's own commands may write.
+impl Containment {
+    /// What a project command (`worktree.setup` and `[review] checks` in a lane, `land.verify`
+    /// and the hooks of `land.run_hooks` in the integration checkout) may write, or `None`
+    /// when roles are not confined: the checkout it runs in, `also_writable` (more folders
+    /// its checkout needs, such as a lane's private git directory), `files` (single files,
+    /// such as the commit-msg hook's message), its scratch folder and `sandbox.writable`.
+    /// Of `/dev`, what roles get. These commands run code that agents wrote.
+    pub fn project_confinement(
+        &self,
+        checkout: &Path,
+        also_writable: &[PathBuf],
+        files: &[PathBuf],
+        scratch: &Path,
+    ) -> Option<Confinement> {
+        if !self.enforced {
+            return None;
+        }
+        let mut confinement = Confinement::default();
+        confinement.writable_dirs.push(checkout.to_path_buf());
+        confinement.writable_dirs.push(scratch.to_path_buf());
+        confinement.writable_dirs.extend(also_writable.iter().cloned());
+        confinement.writable_dirs.extend(self.extra_writable.iter().filter(|path| {
+            let exists = path.exists();
+            if !exists {
+                tracing::warn!(path = %path.display(), "sandbox.writable: no such path; ignored");
+            }
+            exists
+        }).cloned());
+        confinement.writable_files.extend(files.iter().cloned());
+        Some(confinement)
     }
 }
 

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use breeze_supervise::KernelSupport;
+use breeze_supervise::{DevShmSupport, KernelSupport};
 
 use crate::config::Config;
 use crate::containment::Containment;
@@ -29,6 +29,8 @@ pub struct DoctorReport {
     pub kernel: KernelSupport,
     /// Whether unprivileged user namespaces are allowed (`None`: could not tell).
     pub user_namespaces: Option<bool>,
+    /// What confined roles get as `/dev/shm`.
+    pub dev_shm: DevShmSupport,
     /// The repository's configuration applied to this machine, when run inside one.
     pub containment: Option<Result<Containment, String>>,
     /// claude, codex, git.
@@ -48,6 +50,7 @@ pub fn examine(dir: &Path) -> DoctorReport {
     DoctorReport {
         kernel: breeze_supervise::kernel_support(),
         user_namespaces: user_namespaces(),
+        dev_shm: breeze_supervise::dev_shm_support(),
         containment,
         tools: ["claude", "codex", "git"].into_iter().map(check_tool).collect(),
     }
@@ -125,6 +128,19 @@ impl DoctorReport {
             out.push_str(&format!(
                 "  role processes can be confined: a worker writes only its lane, its private git directory, its scratch folder and its CLI's state; no role writes anything under .git (Landlock ABI {abi})\n"
             ));
+            let devices: Vec<&str> = breeze_supervise::WRITABLE_DEVICES
+                .iter()
+                .map(|device| device.trim_start_matches("/dev/"))
+                .map(|device| if device == "pts" { "pts/*" } else { device })
+                .collect();
+            out.push_str(&format!(
+                "  /dev: roles write only {}; no block device, no other device\n",
+                devices.join(", ")
+            ));
+            out.push_str(&format!("  /dev/shm: {}\n", self.dev_shm));
+            out.push_str(
+                "  project commands (worktree.setup, review checks, land.verify, hooks) can be confined too: each writes only its checkout (its lane, or the integration checkout), a scratch folder of its own and sandbox.writable; their git reads the repository and writes nothing under .git\n",
+            );
         } else {
             out.push_str(
                 "  breeze will only detect what a role changes outside its lane (checked after every role process), not prevent it\n",

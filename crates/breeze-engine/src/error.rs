@@ -103,9 +103,9 @@ impl EngineError {
     pub fn hints(&self) -> Vec<String> {
         match self {
             EngineError::Plan(_) => vec!["fix the plan, then check it with `breeze plan`".into()],
-            EngineError::Config(_) => vec!["every key and its default: `default-config.toml` in the breeze sources".into()],
+            EngineError::Config(_) => vec!["every key with its default and what it does: `breeze init --print-config`".into()],
             EngineError::Locked(crate::lock::LockError::Held { .. }) => vec![
-                "wait for it to finish, watch it with `breeze status`, or stop it with `breeze abort`".into(),
+                "watch it with `breeze watch`, wait for it to finish, or stop it with `breeze abort`".into(),
             ],
             EngineError::Locked(crate::lock::LockError::Io { .. }) => vec![
                 "breeze keeps its state in `.breeze/` at the repository root: it must be a folder you can write (rename a file of that name, or fix its permissions)".into(),

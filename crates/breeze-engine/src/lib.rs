@@ -39,6 +39,7 @@ pub mod progress;
 pub mod roles;
 pub mod run;
 pub mod run_dir;
+mod sandbox_hint;
 pub mod scaffold;
 pub mod snapshot;
 

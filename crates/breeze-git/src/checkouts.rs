@@ -15,9 +15,11 @@ use std::sync::OnceLock;
 
 use git2::{Oid, Repository, Tree};
 
+use crate::bounds::{Bounds, StopFlag};
 use crate::checkout::{self, IndexWrite, Mode};
 use crate::cli;
 use crate::error::{Context as _, GitError};
+use crate::lane_files;
 use crate::names::branch_ref;
 use crate::paths::{RepoPath, WorkdirChanges, display_all};
 use crate::stage;
@@ -120,17 +122,21 @@ impl Checkouts {
     /// whose admin folder holds HEAD but no index yet), through `wrepo`, a handle opened on
     /// that admin folder: by libgit2 (no index: an initial checkout of all of HEAD), or by
     /// `git read-tree --reset -u HEAD` naming the admin folder for a large tree or external
-    /// filters. `repo` is the primary checkout at `workdir`, whose size decides.
+    /// filters. `repo` is the primary checkout at `workdir`, whose size decides. A checkout
+    /// by the `git` CLI is ended once `stop` is raised ([`GitError::Cancelled`]; the caller
+    /// rolls the half-made worktree back).
     pub(crate) fn check_out_new(
         &self,
         repo: &Repository,
         workdir: &Path,
         wrepo: &Repository,
         at: &Path,
+        stop: &StopFlag,
     ) -> Result<(), GitError> {
         if self.full_checkout_by_cli(repo, workdir) {
             let args = ["read-tree", "--reset", "-u", "HEAD"];
-            return cli::run_in(wrepo.path(), at, args, "check out a worktree").map(|_| ());
+            return cli::run_in_stoppable(wrepo.path(), at, args, "check out a worktree", stop)
+                .map(|_| ());
         }
         wrepo.checkout_head(None).ctx(|| format!("could not check out {}", at.display()))
     }
@@ -140,12 +146,21 @@ impl Checkouts {
     /// (build outputs, provisioned `.env`) do not count. With [`WorkdirChanges::Only`]
     /// libgit2 looks at those paths of the working tree only (the `git` CLI always looks
     /// at all of it: its filters decide what changed).
+    ///
+    /// Files above the size limit and FIFOs, sockets or devices (found from `lstat`,
+    /// [`lane_files::find_unreadable`]) are the answer when there are any: a status could
+    /// read them.
     pub(crate) fn dirty_paths(
         &self,
         repo: &Repository,
         at: &Path,
         changes: WorkdirChanges<'_>,
+        bounds: &Bounds,
     ) -> Result<Vec<String>, GitError> {
+        let unreadable = lane_files::find_unreadable(repo, at, changes, bounds)?;
+        if !unreadable.is_empty() {
+            return Ok(unreadable.paths());
+        }
         match self.tool {
             Tool::GitCli { .. } => {
                 let mut paths: Vec<String> = cli::status_in(repo.path(), at, false)?
@@ -161,24 +176,31 @@ impl Checkouts {
     }
 
     /// Stages every change in the worktree at `at` (new, modified and deleted files,
-    /// honouring .gitignore) and writes the index; refuses when files of a conflicted
-    /// rebase still hold conflict markers. Returns how many paths were staged (0 when the
-    /// git CLI staged them: it does not say). With [`WorkdirChanges::Only`] libgit2 looks
-    /// at those paths only; the `git` CLI (external filters) always stages with `add -A`.
+    /// honouring .gitignore) and writes the index. First, from `lstat` alone, refuses files
+    /// above the size limit and removes FIFOs, sockets and devices (nothing is staged
+    /// then); refuses when files of a conflicted rebase still hold conflict markers.
+    /// Returns how many paths were staged (0 when the git CLI staged them: it does not
+    /// say). With [`WorkdirChanges::Only`] libgit2 looks at those paths only; the `git`
+    /// CLI (external filters) always stages with `add -A`. Ends early once a stop is
+    /// asked for, the index untouched.
     pub(crate) fn stage_all(
         &self,
         wrepo: &Repository,
         at: &Path,
         changes: WorkdirChanges<'_>,
+        bounds: &Bounds,
     ) -> Result<usize, GitError> {
-        stage::ensure_conflicts_resolved(wrepo, at)?;
+        lane_files::refuse_unreadable(wrepo, at, changes, bounds)?;
+        stage::ensure_conflicts_resolved(wrepo, at, bounds.max_file_bytes)?;
+        let stop = &bounds.stop;
         match self.tool {
             Tool::GitCli { .. } => {
                 // `git add -A` runs the clean filters (LFS pointers instead of raw content).
-                cli::run_in(wrepo.path(), at, ["add", "-A"], "stage the worker's changes")?;
+                let purpose = "stage the worker's changes";
+                cli::run_in_stoppable(wrepo.path(), at, ["add", "-A"], purpose, stop)?;
                 Ok(0)
             }
-            Tool::Libgit2 => stage::stage_all(wrepo, at, changes),
+            Tool::Libgit2 => stage::stage_all(wrepo, at, changes, stop),
         }
     }
 
@@ -218,20 +240,27 @@ impl Checkouts {
     /// Puts the checkout at `at` on `commit` with a detached HEAD, discarding tracked
     /// changes and untracked files, keeping ignored ones, writing only what differs (how
     /// the integration worktree is reused). With [`WorkdirChanges::Only`] libgit2 looks for
-    /// changes at those paths (and in the index) only.
+    /// changes at those paths (and in the index) only. Files above the size limit and
+    /// FIFOs, sockets or devices there are removed first, unread. The `git` CLI is ended
+    /// once a stop is asked for: the integration worktree is put in place again next time.
     pub(crate) fn reset_detached(
         &self,
         wrepo: &Repository,
         at: &Path,
         commit: Oid,
         changes: WorkdirChanges<'_>,
+        bounds: &Bounds,
     ) -> Result<(), GitError> {
+        // What a verify or hook left that a reset would read goes first.
+        lane_files::clear_unreadable(wrepo, at, changes, bounds)?;
+        let stop = &bounds.stop;
         if let Tool::GitCli { .. } = self.tool {
             let sha = commit.to_string();
             let purpose = "reset the integration worktree";
             let git_dir = wrepo.path();
-            cli::run_in(git_dir, at, ["checkout", "-q", "-f", "--detach", sha.as_str()], purpose)?;
-            cli::run_in(git_dir, at, ["clean", "-q", "-f", "-d"], purpose)?;
+            let checkout = ["checkout", "-q", "-f", "--detach", sha.as_str()];
+            cli::run_in_stoppable(git_dir, at, checkout, purpose, stop)?;
+            cli::run_in_stoppable(git_dir, at, ["clean", "-q", "-f", "-d"], purpose, stop)?;
             return Ok(());
         }
         let head_tree = wrepo

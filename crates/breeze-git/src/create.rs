@@ -301,7 +301,7 @@ impl Repo {
     ) -> Result<(), GitError> {
         let mut wrepo = self.handle(path)?;
         wrepo.set_keep(false);
-        self.checkouts.check_out_new(repo, &self.workdir, &wrepo, path)
+        self.checkouts.check_out_new(repo, &self.workdir, &wrepo, path, &self.bounds.stop)
     }
 
     /// Removes everything a failed or interrupted add may have left: the admin directory, the

@@ -18,7 +18,7 @@ use crate::error::{Context as _, GitError};
 use crate::names::{INTEGRATION_WORKTREE, WORKTREE_ROOT};
 use crate::paths::path_string;
 use crate::repo::Repo;
-use crate::untrusted::{kind_of, read_small};
+use crate::untrusted::{kind_of, read_prefix, read_small};
 
 /// Files bigger than this are fingerprinted by size and time instead of content.
 const HASHED_FILE_LIMIT: u64 = 1 << 20;
@@ -98,8 +98,10 @@ fn file_print(path: &Path) -> String {
         .map_or(0, |d| d.as_nanos());
     use std::os::unix::fs::PermissionsExt;
     let mode = meta.permissions().mode();
+    // Only a regular file is read, and no more than the limit even if it grew meanwhile:
+    // a FIFO a role left would block the read forever.
     if meta.len() <= HASHED_FILE_LIMIT
-        && let Ok(bytes) = std::fs::read(path)
+        && let Ok(Some(bytes)) = read_prefix(path, HASHED_FILE_LIMIT)
     {
         let mut hasher = DefaultHasher::new();
         bytes.hash(&mut hasher);

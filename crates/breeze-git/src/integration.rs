@@ -42,7 +42,7 @@ impl Repo {
         if self.clear_way_for(&repo, name, &path, None)? {
             let mut wrepo = self.handle(&path)?;
             wrepo.set_keep(false);
-            self.checkouts.reset_detached(&wrepo, &path, commit, changes)?;
+            self.checkouts.reset_detached(&wrepo, &path, commit, changes, &self.bounds)?;
             wrepo.set_keep(true);
             return Ok(path);
         }

@@ -25,9 +25,12 @@
 //! repositories with external filters (git-lfs) and large full checkouts use the `git` CLI,
 //! which is the only use of it (see [`Repo::external_filters`]).
 //!
-//! Modules, leaves first: `error`, `names`, `paths`, `state`, `slug`, `cli`, `handles`,
-//! `support` and `untrusted` import nothing of the crate but `error`; `checkout` and `stage` are libgit2's
-//! side of checkouts and staging; `checkouts` chooses between libgit2 and the `git` CLI;
+//! Modules, leaves first: `error`, `names`, `paths`, `state`, `slug`, `bounds`, `cli`,
+//! `handles`, `support` and `untrusted` import nothing of the crate but `error` (`cli` also
+//! `bounds`, `handles` also `untrusted`); `untrusted` reads and writes files a role could
+//! have written (no links followed, no FIFO opened, bounded); `lane_files` looks at a
+//! worktree's files with `lstat` before staging; `checkout` and `stage` are libgit2's side
+//! of checkouts and staging; `checkouts` chooses between libgit2 and the `git` CLI;
 //! `repo` holds the [`Repo`]; the rest add operations to it (`worktree`, `create`, `lane`,
 //! `branch`, `integration`, `provision`, `commit`, `diff`, `gates`, `land`, `advance`,
 //! `rebase`, `guard`, `private_git`, `lane_links`).
@@ -35,6 +38,7 @@
 #![warn(missing_docs)]
 
 mod advance;
+mod bounds;
 mod branch;
 mod checkout;
 mod checkouts;
@@ -50,6 +54,7 @@ mod init;
 mod integration;
 mod land;
 mod lane;
+mod lane_files;
 mod lane_links;
 mod listing;
 mod names;
@@ -69,8 +74,8 @@ pub use advance::AdvanceOutcome;
 pub use branch::BranchCleanup;
 pub use checkouts::DEFAULT_CLI_CHECKOUT_MIN_FILES;
 pub use commit::{CommitOutcome, FALLBACK_EMAIL, FALLBACK_NAME};
-pub use diff::{ChangeKind, EntryMode, PathChange};
-pub use error::GitError;
+pub use diff::{ChangeKind, EntryMode, PathChange, text_patch};
+pub use error::{GitError, SpecialNode};
 pub use gates::{
     DEFAULT_MAX_FILE_BYTES, GATE_FILE_SIZE, GATE_NESTED_REPO, GATE_PLANS_MARKERS,
     GATE_SYMLINK_ESCAPE, GATE_WRITE_SET, GateConfig,

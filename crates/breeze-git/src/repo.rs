@@ -8,8 +8,10 @@ use std::sync::Mutex;
 
 use git2::{ErrorCode, Oid, Repository};
 
+use crate::bounds::{Bounds, StopFlag};
 use crate::checkouts::{Checkouts, DEFAULT_CLI_CHECKOUT_MIN_FILES};
 use crate::error::{Context as _, GitError};
+use crate::gates::DEFAULT_MAX_FILE_BYTES;
 use crate::handles::{Handle, HandlePool};
 use crate::names::{STATE_DIR, WORKTREE_ROOT, validate_branch_name, validate_worktree_name};
 use crate::paths::{normalize, same_path};
@@ -39,6 +41,8 @@ pub struct Repo {
     pub(crate) main_branch: String,
     /// How checkouts are written, staged and read (libgit2 or the `git` CLI).
     pub(crate) checkouts: Checkouts,
+    /// The largest worktree file breeze reads, and the stop signal of long steps.
+    pub(crate) bounds: Bounds,
     exclude_lock: Mutex<()>,
     handles: HandlePool,
 }
@@ -106,9 +110,29 @@ impl Repo {
             common_dir,
             main_branch,
             checkouts,
+            bounds: Bounds { max_file_bytes: DEFAULT_MAX_FILE_BYTES, stop: StopFlag::default() },
             exclude_lock: Mutex::new(()),
             handles: HandlePool::default(),
         })
+    }
+
+    /// This repository with `bytes` as the largest worktree file breeze stages or reads
+    /// ([`DEFAULT_MAX_FILE_BYTES`] unless set): committing a worktree refuses larger files
+    /// from their `lstat` size, before anything is hashed, and diffs show larger blobs as
+    /// binary without loading them. The `file-size` gate's limit, so that no step reads
+    /// more than the gate would let land.
+    pub fn with_max_file_bytes(mut self, bytes: u64) -> Repo {
+        self.bounds.max_file_bytes = bytes;
+        self
+    }
+
+    /// Ends this repository's long steps early from now on, for good: `git` children of
+    /// checkouts, staging and status are ended (their process group, SIGTERM then
+    /// SIGKILL), walks and staging loops over a worktree's files stop between files, and
+    /// each fails with [`GitError::Cancelled`]. Steps that must finish once begun — moving
+    /// a lane, updating the user's checkout — are not cut short. Called when breeze stops.
+    pub fn stop_long_steps(&self) {
+        self.bounds.stop.raise();
     }
 
     /// The primary checkout's root directory.

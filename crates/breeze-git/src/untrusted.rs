@@ -1,9 +1,11 @@
 //! Files in places a role process could have written: a lane's admin folder
-//! (`.git/worktrees/<lane>/`: writable to no role under Landlock, to any role without it)
-//! and a lane's private git directory (writable to its worker). They are read without
-//! following links, only when they are regular files of bounded size, and written by
-//! replacing what is there — a new file renamed over it — never by opening it, so a planted
-//! link, FIFO or device neither redirects breeze's writes nor blocks its reads.
+//! (`.git/worktrees/<lane>/`: writable to no role under Landlock, to any role without it),
+//! a lane's private git directory (writable to its worker), and a worktree's own files and
+//! `.git` file. They are read without following links, only when they are regular files
+//! (looked at with `lstat` before they are opened: a FIFO or device never is) and never
+//! past a bound, and written by replacing what is there — a new file renamed over it —
+//! never by opening it, so a planted link, FIFO or device neither redirects breeze's
+//! writes nor blocks its reads.
 
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -11,9 +13,13 @@ use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use nix::errno::Errno;
+use nix::fcntl::OFlag;
+
 use crate::error::GitError;
 
-/// Largest small file (HEAD, `gitdir`, `commondir`, a ref) read from such a place.
+/// Largest small file (HEAD, `gitdir`, `commondir`, a ref, a `.git` file) read from such a
+/// place.
 pub(crate) const SMALL_FILE_LIMIT: u64 = 64 * 1024;
 
 /// Largest file copied out of such a place (a lane's index: about 10 MB for 100,000 files).
@@ -26,7 +32,8 @@ pub(crate) fn kind_of(file_type: std::fs::FileType) -> &'static str {
         t if t.is_dir() => "a directory",
         t if t.is_file() => "a regular file",
         t if t.is_fifo() => "a FIFO",
-        t if t.is_char_device() || t.is_block_device() => "a device",
+        t if t.is_char_device() => "a character device",
+        t if t.is_block_device() => "a block device",
         t if t.is_socket() => "a socket",
         _ => "a special file",
     }
@@ -36,18 +43,23 @@ fn untrusted(path: &Path, problem: impl Into<String>) -> GitError {
     GitError::Untrusted { path: path.to_path_buf(), problem: problem.into() }
 }
 
-/// Opens `path` for reading when it is a regular file of at most `limit` bytes: a link is
-/// refused without being followed (`O_NOFOLLOW`), a FIFO without waiting for a writer
-/// (`O_NONBLOCK`). `Ok(None)` when there is nothing at `path`.
-fn open_regular(path: &Path, limit: u64) -> Result<Option<(File, u64)>, GitError> {
-    let file = match File::options()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(path)
-    {
+/// Opens `path` for reading when it is a regular file, with its size: anything else is
+/// refused from its `lstat` without being opened, and the open itself neither follows a
+/// link (`O_NOFOLLOW`) nor waits for a FIFO's writer (`O_NONBLOCK`) should the entry have
+/// been swapped in between (the open file is checked again). `Ok(None)` when there is
+/// nothing at `path`.
+fn open_regular(path: &Path) -> Result<Option<(File, u64)>, GitError> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.is_file() => {}
+        Ok(meta) => return Err(untrusted(path, format!("is {}", kind_of(meta.file_type())))),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(GitError::io("inspect", path, e)),
+    }
+    let flags = OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK | OFlag::O_CLOEXEC;
+    let file = match File::options().read(true).custom_flags(flags.bits()).open(path) {
         Ok(file) => file,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+        Err(e) if e.raw_os_error() == Some(Errno::ELOOP as i32) => {
             return Err(untrusted(path, "is a symbolic link"));
         }
         Err(e) => return Err(GitError::io("open", path, e)),
@@ -56,20 +68,41 @@ fn open_regular(path: &Path, limit: u64) -> Result<Option<(File, u64)>, GitError
     if !meta.is_file() {
         return Err(untrusted(path, format!("is {}", kind_of(meta.file_type()))));
     }
-    if meta.len() > limit {
-        return Err(untrusted(path, format!("is {} bytes, more than {limit}", meta.len())));
-    }
     Ok(Some((file, meta.len())))
 }
 
-/// The text of the small regular file `path` (`Ok(None)` when missing); see the module docs.
+/// [`open_regular`], refused when the file is larger than `limit` bytes.
+fn open_regular_within(path: &Path, limit: u64) -> Result<Option<(File, u64)>, GitError> {
+    let opened = open_regular(path)?;
+    if let Some((_, len)) = &opened
+        && *len > limit
+    {
+        return Err(untrusted(path, format!("is {len} bytes, more than {limit}")));
+    }
+    Ok(opened)
+}
+
+/// At most the first `limit` bytes of the regular file `path` (however much it grows
+/// while it is read); `Ok(None)` when missing, an error when it is not a regular file (see
+/// the module docs).
+pub(crate) fn read_prefix(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, GitError> {
+    let Some((file, _)) = open_regular(path)? else { return Ok(None) };
+    read_up_to(file, path, limit).map(Some)
+}
+
+/// The text of the small regular file `path` (`Ok(None)` when missing), refused when it is
+/// larger than [`SMALL_FILE_LIMIT`]; see the module docs.
 pub(crate) fn read_small(path: &Path) -> Result<Option<String>, GitError> {
-    let Some((file, _)) = open_regular(path, SMALL_FILE_LIMIT)? else { return Ok(None) };
-    let mut bytes = Vec::new();
-    file.take(SMALL_FILE_LIMIT)
-        .read_to_end(&mut bytes)
-        .map_err(|e| GitError::io("read", path, e))?;
+    let Some((file, _)) = open_regular_within(path, SMALL_FILE_LIMIT)? else { return Ok(None) };
+    let bytes = read_up_to(file, path, SMALL_FILE_LIMIT)?;
     Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+}
+
+/// At most `limit` bytes of the open `file` (at `path`, for the error).
+fn read_up_to(file: File, path: &Path, limit: u64) -> Result<Vec<u8>, GitError> {
+    let mut bytes = Vec::new();
+    file.take(limit).read_to_end(&mut bytes).map_err(|e| GitError::io("read", path, e))?;
+    Ok(bytes)
 }
 
 /// A fresh file next to `path`, created exclusively (a planted file or link of that name
@@ -84,7 +117,7 @@ fn create_beside(path: &Path) -> Result<(File, PathBuf), GitError> {
             .write(true)
             .create_new(true)
             .mode(0o644)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .custom_flags((OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC).bits())
             .open(&temp)
         {
             Ok(file) => return Ok((file, temp)),
@@ -122,7 +155,7 @@ pub(crate) fn replace_file(path: &Path, contents: &[u8]) -> Result<(), GitError>
 /// [`COPY_LIMIT`]) to `to`, replacing what is there as [`replace_file`] does. `Ok(false)`
 /// when there is no `from` (then `to` is removed, so it cannot hold something stale).
 pub(crate) fn copy_file(from: &Path, to: &Path) -> Result<bool, GitError> {
-    let Some((source, len)) = open_regular(from, COPY_LIMIT)? else {
+    let Some((source, len)) = open_regular_within(from, COPY_LIMIT)? else {
         remove_entry(to)?;
         return Ok(false);
     };
@@ -195,5 +228,20 @@ mod tests {
         assert_eq!(ensure_dir(&fifo).unwrap(), Some("a FIFO"));
         assert!(fifo.is_dir());
         assert!(read_small(&dir.path().join("missing")).unwrap().is_none());
+        assert!(read_prefix(&dir.path().join("missing"), 10).unwrap().is_none());
+    }
+
+    #[test]
+    fn reads_are_bounded_a_small_file_by_refusal_a_prefix_by_length() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("packed-refs");
+        std::fs::write(&big, vec![b'x'; SMALL_FILE_LIMIT as usize + 1]).unwrap();
+        let err = read_small(&big).unwrap_err();
+        assert!(err.to_string().contains("more than 65536"), "{err}");
+        assert_eq!(read_prefix(&big, 3).unwrap().unwrap(), b"xxx");
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&big, &link).unwrap();
+        let err = read_prefix(&link, 3).unwrap_err();
+        assert!(err.to_string().contains("is a symbolic link"), "{err}");
     }
 }

@@ -124,7 +124,7 @@ impl Repo {
     /// not count), as [`Repo::remove_worktree`] judges it.
     pub fn is_worktree_dirty(&self, path: &Path) -> Result<bool, GitError> {
         let handle = self.handle(path)?;
-        Ok(!self.checkouts.dirty_paths(&handle, path, WorkdirChanges::Unknown)?.is_empty())
+        Ok(!self.dirty_paths(&handle, path, WorkdirChanges::Unknown)?.is_empty())
     }
 
     /// Refuses with [`GitError::Dirty`] when `wt` has uncommitted or untracked work (looking
@@ -135,7 +135,7 @@ impl Repo {
         wt: &Worktree,
         changes: WorkdirChanges<'_>,
     ) -> Result<(), GitError> {
-        let dirty = self.checkouts.dirty_paths(wrepo, &wt.path, changes)?;
+        let dirty = self.dirty_paths(wrepo, &wt.path, changes)?;
         if dirty.is_empty() {
             Ok(())
         } else {
@@ -177,9 +177,7 @@ impl Repo {
         let dirty = if path.is_dir() {
             self.handle(&path)
                 .ok()
-                .and_then(|wrepo| {
-                    self.checkouts.dirty_paths(&wrepo, &path, WorkdirChanges::Unknown).ok()
-                })
+                .and_then(|wrepo| self.dirty_paths(&wrepo, &path, WorkdirChanges::Unknown).ok())
                 .map(|paths| !paths.is_empty())
         } else {
             None
@@ -313,6 +311,17 @@ impl Repo {
                  holds nothing you need"
             ),
         })?;
-        self.checkouts.dirty_paths(&wrepo, path, changes)
+        self.dirty_paths(&wrepo, path, changes)
+    }
+
+    /// [`Checkouts::dirty_paths`](crate::checkouts::Checkouts::dirty_paths) under this
+    /// repository's size limit and stop signal.
+    fn dirty_paths(
+        &self,
+        wrepo: &Repository,
+        path: &Path,
+        changes: WorkdirChanges<'_>,
+    ) -> Result<Vec<String>, GitError> {
+        self.checkouts.dirty_paths(wrepo, path, changes, &self.bounds)
     }
 }

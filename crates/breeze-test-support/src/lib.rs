@@ -1,10 +1,12 @@
 //! Test helpers shared by breeze's crates: the `git` CLI without the machine's
-//! configuration, real repositories in temporary folders, plan builders and shell roles.
+//! configuration, real repositories in temporary folders, plan builders, shell roles and
+//! processes (alive, bytes read, checkouts held by a filter).
 //! A dev-dependency only; never published.
 #![forbid(unsafe_code)]
 
 pub mod git;
 pub mod plan;
+pub mod process;
 pub mod repo;
 pub mod role;
 

@@ -98,6 +98,11 @@ fn detection_lines(detection: &detect::Detection) -> Vec<String> {
 }
 
 pub fn run(args: &InitArgs) -> CliResult {
+    if args.print_config {
+        // What the config error's hint points at: the user has the binary, not the sources.
+        output::print(breeze_engine::config::DEFAULT_CONFIG)?;
+        return Ok(ExitCode::Success);
+    }
     let repo = breeze_git::Repo::open(&crate::here()).map_err(|err| engine_error(err.into()))?;
     repo.ensure_excluded().map_err(|err| engine_error(err.into()))?;
     let root = repo.workdir();

@@ -361,6 +361,13 @@ pub fn reviewer(definition: &RoleDefinition, input: &ReviewInput) -> String {
             ),
             ("diff_path", input.diff_path.clone()),
             ("contract_path", input.contract_path.clone().unwrap_or_else(|| "(none)".into())),
+            (
+                "changelog",
+                input
+                    .changelog
+                    .as_ref()
+                    .map_or_else(|| "(none)".into(), |line| format!("`{line}`")),
+            ),
         ],
     );
     with_definition(definition, briefing)

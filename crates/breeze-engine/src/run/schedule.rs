@@ -6,7 +6,8 @@
 //! - Among ready tasks, the one with the longest chain of dependents goes first, then plan
 //!   order.
 //! - A task whose dependency escalated, failed or was blocked (or is blocked in the plan) is
-//!   blocked itself, transitively.
+//!   blocked itself, transitively; so is a task the plan holds back (`Task::blocked`: a
+//!   dependency on an id the plan does not have), with the plan's reason.
 //! - A resumed task gets back the lane whose worktree holds its branch.
 //! - The lanes are one pool: a task takes a lane to start and gives it back when it leaves
 //!   (landed, escalated, deferred), which caps how many work at once.
@@ -82,8 +83,9 @@ impl<'a> Scheduler<'a> {
             .min_by_key(|&index| (std::cmp::Reverse(self.analysis.priority(index)), index))
     }
 
-    /// The tasks that can no longer run, each with why: a dependency is blocked in the plan,
-    /// or escalated, failed or blocked in this run — transitively, in one pass.
+    /// The tasks that can no longer run, each with why: the plan holds them back (a
+    /// dependency on an id it does not have), a dependency is blocked in the plan, or
+    /// escalated, failed or blocked in this run — transitively, in one pass.
     pub fn unreachable(&self, phases: &[TaskPhase]) -> Vec<(usize, String)> {
         let mut phases = phases.to_vec();
         let mut found = Vec::new();
@@ -104,6 +106,10 @@ impl<'a> Scheduler<'a> {
 
     fn why_unreachable(&self, index: usize, phases: &[TaskPhase]) -> Option<String> {
         let task = &self.plan.tasks[index];
+        // Held back by the plan: a dependency on an id it does not have.
+        if let Some(reason) = &task.blocked {
+            return Some(reason.clone());
+        }
         if let Some(dep) = task.depends_on.iter().find(|dep| self.plan.blocked.contains(*dep)) {
             return Some(format!("dependency {dep} is blocked in the plan"));
         }
