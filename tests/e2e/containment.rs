@@ -231,14 +231,18 @@ fi
 }
 
 /// A project command that writes its own checkout, tries the user's checkout, `$HOME` and
-/// `~/.cache`, and prints what worked. `extra` runs last and decides the exit status.
+/// `~/.cache`, reads its checkout's git and tries to write a ref, and prints what worked.
+/// `extra` runs last and decides the exit status.
 fn probing_command(name: &str, root: &Path, extra: &str) -> String {
     format!(
         "mkdir -p .marks && echo {name} > .marks/{name} && echo {name}-own-ok; \
          echo x > {root}/{name}-escaped.txt && echo {name}-escaped-checkout; \
          echo x > $HOME/{name}-escaped.txt && echo {name}-escaped-home; \
          echo x > $HOME/.cache/{name}.txt && echo {name}-cache-ok; \
-         echo x > $TMPDIR/{name} && echo {name}-tmp-ok; {extra}",
+         echo x > $TMPDIR/{name} && echo {name}-tmp-ok; \
+         git status --porcelain > /dev/null && git diff HEAD > /dev/null && \
+         git log -1 --format=%H > /dev/null && echo {name}-git-read-ok; \
+         git update-ref refs/heads/{name}-was-here HEAD && echo {name}-git-write-ok; {extra}",
         root = root.display()
     )
 }
@@ -293,6 +297,7 @@ fn nothing_of_the_commands_escaped(root: &Path, home: &Path) {
         assert!(!home.join(format!("{name}-escaped.txt")).exists(), "{name} wrote $HOME");
     }
     assert_eq!(git(root, &["status", "--porcelain"]), "");
+    assert_eq!(git(root, &["branch", "--list", "*-was-here"]), "", "no command wrote a ref");
 }
 
 #[test]
@@ -305,10 +310,12 @@ fn project_commands_write_only_their_checkout_and_what_sandbox_writable_adds() {
     let output = breeze().current_dir(&root).env("HOME", &home).args(["run"]).output().unwrap();
     let printed = project_command_output(&root);
     for name in ["setup", "check"] {
-        for ok in ["own-ok", "tmp-ok"] {
+        // Their git reads the lane (its `.git` names the admin folder, not the worker's
+        // private git directory) and writes nothing under `.git`.
+        for ok in ["own-ok", "tmp-ok", "git-read-ok"] {
             assert!(printed.contains(&format!("{name}-{ok}")), "{name}: {printed}");
         }
-        for refused in ["escaped-checkout", "escaped-home", "cache-ok"] {
+        for refused in ["escaped-checkout", "escaped-home", "cache-ok", "git-write-ok"] {
             assert!(!printed.contains(&format!("{name}-{refused}")), "{name}: {printed}");
         }
     }
@@ -331,10 +338,10 @@ fn project_commands_write_only_their_checkout_and_what_sandbox_writable_adds() {
     assert_eq!(output.status.code(), Some(0), "{}", both(&output));
     let printed = project_command_output(&root);
     for name in ["setup", "check", "verify"] {
-        for ok in ["own-ok", "tmp-ok", "cache-ok"] {
+        for ok in ["own-ok", "tmp-ok", "cache-ok", "git-read-ok"] {
             assert!(printed.contains(&format!("{name}-{ok}")), "{name}: {printed}");
         }
-        for refused in ["escaped-checkout", "escaped-home"] {
+        for refused in ["escaped-checkout", "escaped-home", "git-write-ok"] {
             assert!(!printed.contains(&format!("{name}-{refused}")), "{name}: {printed}");
         }
     }

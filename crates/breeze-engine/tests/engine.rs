@@ -1315,12 +1315,26 @@ async fn clean_does_what_its_dry_run_said() {
         })
         .unwrap();
     std::fs::write(lane.path.join("notes.txt"), "mine\n").unwrap();
+    // Its worker's private git directory, and one a lane that is gone left behind.
+    let private = repo.seal_lane(&lane).unwrap();
+    assert!(repo.check_lane_links(&lane).unwrap().is_empty());
+    let stray = fixture.root.join(".breeze/lanes/lane-9");
+    std::fs::create_dir_all(stray.join("git")).unwrap();
+    let private_label = private.parent().unwrap().display().to_string();
 
     for force in [false, true] {
         let dry = clean(&fixture.root, true, force).unwrap();
         let done = clean(&fixture.root, false, force).unwrap();
         assert_eq!(dry, done, "force {force}: the dry run said what clean did");
+        assert!(!stray.exists(), "a private git directory without its lane goes");
+        assert_eq!(
+            done.contains(&CleanItem::Removed(private_label.clone())),
+            force,
+            "the lane's private git directory goes with its lane: {done:?}"
+        );
+        assert_eq!(private.exists(), !force, "and stays while its lane stays");
         if !force {
+            assert!(done.contains(&CleanItem::Removed(stray.display().to_string())), "{done:?}");
             let lane_label = lane.path.display().to_string();
             assert!(
                 done.contains(&CleanItem::Kept(

@@ -159,8 +159,23 @@ impl Repo {
         replace_file(&wt.path.join(".git"), format!("gitdir: {}\n", git_dir.display()).as_bytes())
     }
 
-    /// Removes lane `name`'s folder under `.breeze/lanes/` (its private git directory).
-    pub(crate) fn remove_private_git(&self, name: &str) -> Result<(), GitError> {
+    /// Removes lane `name`'s folder under `.breeze/lanes/` (its private git directory);
+    /// one already gone is fine. [`Repo::remove_worktree`] does it with the lane; `breeze
+    /// clean` also for a folder whose lane is gone.
+    pub fn remove_private_git(&self, name: &str) -> Result<(), GitError> {
         remove_entry(&self.lane_home(name))
+    }
+
+    /// The lanes' folders under `.breeze/lanes/` (each holding a private git directory), by
+    /// lane name, sorted: what [`Repo::remove_private_git`] removes.
+    pub fn private_git_homes(&self) -> Vec<(String, PathBuf)> {
+        let dir = self.workdir.join(STATE_DIR).join(LANES_DIR);
+        let Ok(entries) = std::fs::read_dir(&dir) else { return Vec::new() };
+        let mut homes: Vec<(String, PathBuf)> = entries
+            .flatten()
+            .filter_map(|entry| Some((entry.file_name().into_string().ok()?, entry.path())))
+            .collect();
+        homes.sort();
+        homes
     }
 }
