@@ -19,6 +19,7 @@ mod recovery;
 mod replay;
 mod report;
 mod scaffold;
+mod sealed_git;
 mod support;
 mod validate;
 

@@ -548,16 +548,20 @@ async fn new_worktrees_get_the_declared_ignored_files_and_the_setup_command() {
 async fn a_worker_that_wrecks_its_worktree_fails_attempts_and_the_lane_recovers() {
     let plan = toml_task("1", "Wrecker", &["a.txt"], "") + &toml_task("2", "Fine", &["b.txt"], "");
     let fixture = Fixture::new(&plan, &[]);
-    // Task 1's worker detaches its HEAD from the task branch and leaves files uncommitted
-    // there (creating another branch is refused to a confined worker); task 2's worker
-    // behaves.
+    // Task 1's worker replaces its lane's `.git` file by a folder and leaves files
+    // uncommitted (its own git works on a private git directory, so detaching HEAD or
+    // committing there changes nothing breeze reads); on its last attempt also a file
+    // above the size limit, which breeze neither commits nor discards, so the lane cannot
+    // be reused. Task 2's worker behaves.
     let worker = script(
         &fixture,
         "wrecker.sh",
         r#"cat > /dev/null
 if [ "$BREEZE_TASK_ID" = 1 ]; then
   git checkout -q --detach
+  rm -f .git && mkdir .git && echo 'ref: refs/heads/main' > .git/HEAD
   echo wreck >> a.txt
+  if [ "$BREEZE_ATTEMPT" = 3 ]; then truncate -s 11M big.bin; fi
 else
   echo fine > b.txt
 fi
@@ -573,13 +577,15 @@ printf '{"schema_version":"worker-report.v1","status":"completed","summary":"ok"
     assert_eq!(first.state, TaskState::Escalated, "{first:?}");
     assert_eq!(first.attempts, 3);
     assert!(
-        first.reason.as_deref().unwrap().contains("detached"),
-        "the reason names what the worker did: {first:?}"
+        first.reason.as_deref().unwrap().contains("`big.bin` (11534336 bytes)"),
+        "the reason names what the worker did last: {first:?}"
     );
     let input = std::fs::read_to_string(outcome.run_dir.join("io/1.worker.2.input.json")).unwrap();
     assert!(
-        input.contains("\"last_failure\": \"") && input.contains("detached"),
-        "the retry is told why: {input}"
+        input.contains("\"last_failure\": \"")
+            && input.contains("was replaced by a directory")
+            && input.contains("leave `.git` alone"),
+        "the retry is told what the worker did and why it failed: {input}"
     );
     assert_eq!(
         task(&outcome, "2").state,
@@ -587,16 +593,20 @@ printf '{"schema_version":"worker-report.v1","status":"completed","summary":"ok"
         "the lane went on with a fresh worktree: {outcome:?}"
     );
     assert_eq!(git(&fixture.root, &["show", "main:b.txt"]), "fine\n");
+    // Nothing of the wreck reached main; the repository is whole.
+    let files = git(&fixture.root, &["ls-tree", "-r", "--name-only", "main"]);
+    assert!(!files.contains("quarantined") && !files.contains("a.txt"), "{files}");
+    git(&fixture.root, &["fsck", "--full", "--strict"]);
     // The wrecked worktree is kept for the user, not discarded — and said so when the run
     // ends; the lane's new worktree goes, and so does the landed branch.
-    let worktrees = git(&fixture.root, &["worktree", "list", "--porcelain"]);
-    assert!(worktrees.contains("\ndetached"), "{worktrees}");
     let kept = kept.lock().unwrap().clone();
     assert!(
         kept.iter().any(|line| line.contains("/lane-1:") && line.contains("uncommitted changes")),
         "the lane left behind is named when the run ends: {kept:?}"
     );
     assert_eq!(worktree_names(&fixture), ["lane-1"], "only the lane with changes stays");
+    let wreck = std::fs::read_to_string(fixture.root.join(".harness-worktrees/lane-1/a.txt"));
+    assert!(wreck.unwrap().starts_with("wreck\n"), "the worker's uncommitted file is kept");
     assert_eq!(git(&fixture.root, &["branch", "--list", "task/2"]), "", "the landed branch went");
 }
 
@@ -1334,12 +1344,26 @@ async fn clean_does_what_its_dry_run_said() {
         })
         .unwrap();
     std::fs::write(lane.path.join("notes.txt"), "mine\n").unwrap();
+    // Its worker's private git directory, and one a lane that is gone left behind.
+    let private = repo.seal_lane(&lane).unwrap();
+    assert!(repo.check_lane_links(&lane).unwrap().is_empty());
+    let stray = fixture.root.join(".breeze/lanes/lane-9");
+    std::fs::create_dir_all(stray.join("git")).unwrap();
+    let private_label = private.parent().unwrap().display().to_string();
 
     for force in [false, true] {
         let dry = clean(&fixture.root, true, force).unwrap();
         let done = clean(&fixture.root, false, force).unwrap();
         assert_eq!(dry, done, "force {force}: the dry run said what clean did");
+        assert!(!stray.exists(), "a private git directory without its lane goes");
+        assert_eq!(
+            done.contains(&CleanItem::Removed(private_label.clone())),
+            force,
+            "the lane's private git directory goes with its lane: {done:?}"
+        );
+        assert_eq!(private.exists(), !force, "and stays while its lane stays");
         if !force {
+            assert!(done.contains(&CleanItem::Removed(stray.display().to_string())), "{done:?}");
             let lane_label = lane.path.display().to_string();
             assert!(
                 done.contains(&CleanItem::Kept(

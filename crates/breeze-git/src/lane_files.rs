@@ -8,7 +8,6 @@
 //! breeze's own integration worktree removes them. Ignored paths do not count unless
 //! tracked: git never reads them.
 
-use std::os::unix::fs::FileTypeExt as _;
 use std::path::{Component, Path, PathBuf};
 
 use git2::{Index, Repository};
@@ -17,6 +16,7 @@ use crate::bounds::Bounds;
 use crate::error::{GitError, SpecialNode};
 use crate::paths::WorkdirChanges;
 use crate::state::fresh_index;
+use crate::untrusted::kind_of;
 
 /// What a worktree holds that breeze does not read: files above the size limit (with their
 /// sizes) and nodes that are not files, symlinks or folders (with what they are).
@@ -159,16 +159,7 @@ impl Walk<'_> {
                 self.found.too_big.push((rel.to_string_lossy().into_owned(), meta.len()));
             }
         } else if !kind.is_symlink() && self.would_be_staged(&rel) {
-            let what = if kind.is_fifo() {
-                "a FIFO"
-            } else if kind.is_socket() {
-                "a socket"
-            } else if kind.is_char_device() {
-                "a character device"
-            } else {
-                "a block device"
-            };
-            self.found.nodes.push((rel.to_string_lossy().into_owned(), what));
+            self.found.nodes.push((rel.to_string_lossy().into_owned(), kind_of(kind)));
         }
     }
 

@@ -9,13 +9,14 @@ use git2::{Index, Repository, Status};
 use crate::bounds::StopFlag;
 use crate::checkout::{staged_repo_paths, workdir_status_options_for};
 use crate::error::{Context as _, GitError};
-use crate::paths::{RepoPath, WorkdirChanges, bytes_path, path_string, read_regular_file};
+use crate::paths::{RepoPath, WorkdirChanges, bytes_path, path_string};
 use crate::state::fresh_index;
+use crate::untrusted::read_prefix;
 
 /// A file still carries conflict markers when it has both a `<<<<<<< ` and a `>>>>>>> ` line
-/// (among its first `max_bytes`; only a regular file is opened, see [`read_regular_file`]).
+/// (among its first `max_bytes`; only a regular file is opened, see [`read_prefix`]).
 fn has_conflict_markers(path: &Path, max_bytes: u64) -> bool {
-    let Ok(Some(bytes)) = read_regular_file(path, max_bytes) else { return false };
+    let Ok(Some(bytes)) = read_prefix(path, max_bytes) else { return false };
     let starts_line = |marker: &[u8]| {
         bytes.starts_with(marker)
             || bytes.windows(marker.len() + 1).any(|w| w[0] == b'\n' && &w[1..] == marker)

@@ -296,6 +296,11 @@ fn adopt_lanes(
     }
     for (lane, slot) in lanes.iter_mut().enumerate() {
         if let Some(worktree) = repo.find_worktree(&format!("lane-{}", lane + 1))? {
+            // A killed run may have left the lane sealed for its worker (`.git` naming the
+            // worker's private git directory): point it back, and repair what is wrong.
+            for problem in repo.check_lane_links(&worktree)? {
+                tracing::warn!("{}: {problem} (repaired)", worktree.path.display());
+            }
             // A worker killed mid-way may leave what cannot be committed yet (conflict
             // markers it was resolving); the worktree is kept as it is for its task.
             if let Err(err) =
