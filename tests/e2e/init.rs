@@ -297,11 +297,12 @@ fn a_config_error_points_at_the_defaults_the_binary_prints() {
     let refused = run_in(&root, &["run"]);
     assert_eq!(refused.status.code(), Some(2), "{}", both(&refused));
     let said = crate::support::stderr(&refused);
-    assert!(said.contains("unknown field `max_worker`"), "{said}");
+    // The preflight names the key, its line and the likely intended one, and where every
+    // key is described.
+    assert!(said.contains("unknown key run.max_worker at line 2"), "{said}");
+    assert!(said.contains("did you mean max_workers?"), "{said}");
     assert!(
-        said.contains(
-            "hint: every key with its default and what it does: `breeze init --print-config`"
-        ),
+        said.contains("every key with its default and what it does: `breeze init --print-config`"),
         "{said}"
     );
     assert!(!said.contains("breeze sources"), "users have the binary, not the sources: {said}");

@@ -183,7 +183,7 @@ async fn an_unknown_key_in_breeze_toml_is_named_with_the_key_meant() {
     assert_eq!(
         lines,
         [
-            "breeze.toml: unknown key run.max_worker at line 2 (did you mean max_workers?): fix its name"
+            "breeze.toml: unknown key run.max_worker at line 2 (did you mean max_workers?): fix its name (every key with its default and what it does: `breeze init --print-config`)"
         ]
     );
     nothing_created(&repo.root);

@@ -193,8 +193,8 @@ fn config_checks(found: &mut Preflight, root: &Path, given: Option<&Config>) -> 
     let unknown = crate::config::unknown_keys(&text);
     for key in &unknown {
         let hint = match &key.suggestion {
-            Some(_) => "fix its name".to_string(),
-            None => "remove it (`breeze init` writes every key with a comment; all keys: the README's configuration section)".to_string(),
+            Some(_) => "fix its name (every key with its default and what it does: `breeze init --print-config`)".to_string(),
+            None => "remove it (every key with its default and what it does: `breeze init --print-config`)".to_string(),
         };
         found.push(
             "config",
