@@ -13,11 +13,14 @@ mod integrity;
 mod landing_kills;
 mod live;
 mod plan;
+mod preflight;
 mod protocol_roles;
 mod real_agents;
 mod recovery;
+mod replay;
 mod report;
 mod scaffold;
+mod sealed_git;
 mod support;
 mod validate;
 

@@ -140,8 +140,12 @@ impl Repo {
         let ours = self.worktree_root();
         if let Ok(entries) = std::fs::read_dir(self.common_dir.join("worktrees")) {
             git_dirs.extend(entries.flatten().map(|entry| entry.path()).filter(|admin| {
-                let gitdir = std::fs::read_to_string(admin.join("gitdir")).unwrap_or_default();
-                !Path::new(gitdir.trim()).starts_with(&ours)
+                // Read as a file a role could have planted (never a FIFO, never through a
+                // link); an admin folder whose `gitdir` cannot be read is left alone.
+                let gitdir = crate::untrusted::read_small(&admin.join("gitdir"));
+                gitdir.ok().flatten().is_some_and(|gitdir| {
+                    !gitdir.trim().is_empty() && !Path::new(gitdir.trim()).starts_with(&ours)
+                })
             }));
         }
         let mut cleaned = Vec::new();
