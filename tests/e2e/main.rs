@@ -13,12 +13,15 @@ mod integrity;
 mod landing_kills;
 mod live;
 mod plan;
+mod preflight;
 mod protocol_roles;
 mod real_agents;
 mod recovery;
 mod remote_landing;
+mod replay;
 mod report;
 mod scaffold;
+mod sealed_git;
 mod support;
 mod validate;
 

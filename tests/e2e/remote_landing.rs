@@ -50,9 +50,12 @@ fn landing_on_a_bare_remote_survives_a_concurrent_push_and_a_kill_right_after_it
         ),
     )
     .unwrap();
+    // land.verify is confined: the remote's folder (the teammate's clone, the marker) is
+    // opened to it.
     let config = format!(
-        "{SCRIPTED_CONFIG}\n[land]\nto = \"remote\"\nverify = [\"sh\", \"{}\"]\n",
-        verify.display()
+        "{SCRIPTED_CONFIG}\n[land]\nto = \"remote\"\nverify = [\"sh\", \"{}\"]\n[sandbox]\nwritable = [\"{}\"]\n",
+        verify.display(),
+        remote.root.display()
     );
     let plan = toml_task("1", "First", &["a.txt"], "")
         + &toml_task("2", "Second", &["b.txt"], "depends_on = [\"1\"]");

@@ -1,23 +1,19 @@
-//! What `[land] to` needs before a run starts, checked before anything is created: the
-//! remote is configured and answers (`git ls-remote` within `land.remote_timeout`, with the
-//! user's own git setup), the branch pull requests merge into exists there, and the
-//! pull-request command can be found. [`landing_checks`] is what the preflight calls (as
-//! checks `remote` and `pr-command`); [`refuse_unready_landing`] turns the problems into
-//! the error a run stops with (exit 2).
-
-use std::path::Path;
+//! What `[land] to` needs of the remote before a run starts, checked by the preflight
+//! before anything is created (check `remote`): the remote is configured and answers
+//! (`git ls-remote` within `land.remote_timeout`, with the user's own git setup), and the
+//! branch pull requests merge into exists there. (The pull-request command's program is
+//! looked up with the project's other commands: the preflight's `program` check.)
 
 use breeze_git::{RemoteAccess, Repo};
 
 use crate::config::{Config, LandTo};
-use crate::error::EngineError;
 
 /// One check of the landing target.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LandingCheck {
-    /// `remote` or `pr-command`.
+    /// `remote`.
     pub check: &'static str,
-    /// What was checked: `origin`, `gh`.
+    /// What was checked: `origin`.
     pub subject: String,
     /// Whether a run can go on.
     pub ok: bool,
@@ -38,7 +34,7 @@ impl LandingCheck {
 }
 
 /// The checks `config.land` needs in `repo` (none for `to = "local"`). `env` is the
-/// environment git and the pull-request command will run with: the engine's.
+/// environment git will reach the remote with: the engine's.
 pub fn landing_checks(repo: &Repo, config: &Config, env: &[(String, String)]) -> Vec<LandingCheck> {
     let land = &config.land;
     if land.to == LandTo::Local {
@@ -101,40 +97,5 @@ pub fn landing_checks(repo: &Repo, config: &Config, env: &[(String, String)]) ->
             )),
         },
     }
-    if land.to == LandTo::PullRequest
-        && let Some(program) = land.pr_command.first()
-    {
-        checks.push(program_check(program, repo.workdir(), env));
-    }
     checks
-}
-
-/// Whether the pull-request command's program can be found where it will run (the
-/// repository's root, the engine's PATH).
-fn program_check(program: &str, root: &Path, env: &[(String, String)]) -> LandingCheck {
-    match breeze_supervise::resolve_program(program, root, env) {
-        Ok(path) => LandingCheck::ok(
-            "pr-command",
-            program,
-            format!("{program} ({}) opens the pull requests", path.display()),
-        ),
-        Err(err) => LandingCheck::problem(
-            "pr-command",
-            program,
-            format!("land.pr_command cannot run: {err}"),
-            format!(
-                "install {program} (GitHub: `gh`, GitLab: `glab`; docs/LANDING.md), or change land.pr_command in breeze.toml"
-            ),
-        ),
-    }
-}
-
-/// The landing checks as the error a run stops with before creating anything (exit 2).
-pub fn refuse_unready_landing(repo: &Repo, config: &Config) -> Result<(), EngineError> {
-    let env: Vec<(String, String)> = std::env::vars().collect();
-    let problems: Vec<LandingCheck> =
-        landing_checks(repo, config, &env).into_iter().filter(|check| !check.ok).collect();
-    let Some(first) = problems.first() else { return Ok(()) };
-    let message = problems.iter().map(|check| check.message.clone()).collect::<Vec<_>>().join("; ");
-    Err(EngineError::usage(message, first.hint.clone().unwrap_or_default()))
 }

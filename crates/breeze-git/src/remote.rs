@@ -378,14 +378,14 @@ impl Repo {
         access: &RemoteAccess,
     ) -> Result<PushOutcome, GitError> {
         self.check_remote_branch(target)?;
-        if let Some(expected) = expected.filter(|_| fast_forward_only) {
-            if !self.is_ancestor(expected, commit)? {
-                return Err(GitError::NotFastForward {
-                    branch: target.to_string(),
-                    from: expected,
-                    to: commit,
-                });
-            }
+        if let Some(expected) = expected.filter(|_| fast_forward_only)
+            && !self.is_ancestor(expected, commit)?
+        {
+            return Err(GitError::NotFastForward {
+                branch: target.to_string(),
+                from: expected,
+                to: commit,
+            });
         }
         let remote_ref = target.remote_ref();
         let lease = format!(

@@ -61,6 +61,10 @@ pub enum TaskState {
     /// its change reaches the target branch (a person or a merge queue merges it).
     #[serde(rename = "pr-open")]
     PrOpen,
+    /// Its work had started (a worker, a review or a landing under way) when the run
+    /// stopped — Ctrl-C, a stop on an error, or an engine that was killed; `breeze resume`
+    /// takes it up again where it was, with the work its lane held committed on its branch.
+    Interrupted,
     /// On `main` (with `[land] to = "remote"` or `"pull-request"`: on the remote's branch).
     Landed,
     /// Gave up: review rounds, attempts, stalls or an Advisor `STOP`.
@@ -86,6 +90,7 @@ impl TaskState {
             Self::Deferred => "deferred",
             Self::AwaitingApproval => "awaiting-approval",
             Self::PrOpen => "pr-open",
+            Self::Interrupted => "interrupted",
             Self::Landed => "landed",
             Self::Escalated => "escalated",
             Self::Blocked => "blocked",

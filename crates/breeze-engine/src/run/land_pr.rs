@@ -17,7 +17,7 @@
 use breeze_git::{GitError, MergeOutcome, Oid, PushOutcome, RemoteBranch, TaskChange};
 use breeze_protocol::EventKind;
 
-use super::context::RunContext;
+use super::context::{ProjectCommand, RunContext};
 use super::driver::TaskDriver;
 use super::land_target::{Onto, follow_main};
 use super::landing::{Landing, Try};
@@ -276,16 +276,18 @@ impl TaskDriver {
             ],
         );
         let log = ctx.run_dir.root().join("logs").join(format!("{slug}.pr-command"));
-        let outcome = ctx
-            .run_project_command(
-                &self.id,
-                "land.pr_command",
-                &argv,
-                ctx.repo.workdir(),
-                &log,
-                ctx.config.land.remote_timeout,
-            )
-            .await?;
+        let mut command = ProjectCommand::new(
+            &self.id,
+            "land.pr_command",
+            &argv,
+            ctx.repo.workdir(),
+            &log,
+            ctx.config.land.remote_timeout,
+        );
+        // The user's forge CLI, from their breeze.toml, running no code of the agents': it
+        // keeps its own credentials and state where it likes, as in the user's shell.
+        command.confined = false;
+        let outcome = ctx.run_project_command(command).await?.outcome;
         if outcome.ending == breeze_supervise::Ending::Cancelled {
             return Err(EngineError::Cancelled);
         }

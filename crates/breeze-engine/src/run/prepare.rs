@@ -55,9 +55,6 @@ pub(super) fn new_run(options: &RunOptions) -> Result<Prepared, EngineError> {
     };
     let repo = with_main_branch(repo, &config.main_branch)?;
     let containment = decide_containment(&config)?;
-    // `[land] to`: the remote answers, the pull-request command is there. (The preflight's
-    // checks — made here until the preflight calls `landing_checks` itself.)
-    crate::landing_checks::refuse_unready_landing(&repo, &config)?;
     if let Some(workers) = options.max_workers {
         if !(1..=3).contains(&workers) {
             return Err(EngineError::usage(
@@ -69,6 +66,7 @@ pub(super) fn new_run(options: &RunOptions) -> Result<Prepared, EngineError> {
     }
     let plan_path = resolve_plan(&root, options.plan.as_deref())?;
     let plan = breeze_plan::load_with_extensions(&plan_path, crate::PLAN_EXTENSIONS)?;
+    refuse_unnumbered_items(&plan)?;
     let analysis = breeze_plan::analyze(&plan, config.max_workers)?;
     let sims = read_sims(&plan)?;
     repo.ensure_not_mid_operation()?;
@@ -158,7 +156,6 @@ pub(super) fn interrupted_run(options: &RunOptions) -> Result<Prepared, EngineEr
     refuse_other_landing_mode(&snapshot, &config)?;
     repo.ensure_not_mid_operation()?;
     repo.ensure_excluded()?;
-    crate::landing_checks::refuse_unready_landing(&repo, &config)?;
     // A checkout update a kill cut short is finished or undone before anything else
     // looks at the checkout.
     let mut notices = super::recovery::finish_checkout_updates(&repo, &run_dir)?;
@@ -185,6 +182,28 @@ pub(super) fn interrupted_run(options: &RunOptions) -> Result<Prepared, EngineEr
         resumed: true,
         lock,
     })
+}
+
+/// A plan with to-do items that have no task id would run without them: breeze offers to
+/// number them instead (no question asked — CI and scripts run breeze too).
+fn refuse_unnumbered_items(plan: &Plan) -> Result<(), EngineError> {
+    let Some(first) = plan.unnumbered.first() else { return Ok(()) };
+    let count = plan.unnumbered.len();
+    let (items, lines) = if count == 1 {
+        ("1 to-do item has".to_owned(), format!("line {first}"))
+    } else {
+        let listed: Vec<String> = plan.unnumbered.iter().map(ToString::to_string).collect();
+        (format!("{count} to-do items have"), format!("lines {}", listed.join(", ")))
+    };
+    Err(EngineError::usage(
+        format!(
+            "{items} no task id in {} ({lines}), so breeze would run without them",
+            plan.path.display()
+        ),
+        format!(
+            "run `breeze plan --fill-ids` to number the {count} item(s), commit the plan, then `breeze run` again"
+        ),
+    ))
 }
 
 /// With `[land] to` a remote: fetches the branch landings go to, so that the first lanes
@@ -373,7 +392,7 @@ fn plan_of_run(run_dir: &RunDir, original: &Path) -> Result<Plan, EngineError> {
     Ok(if is_toml {
         breeze_plan::parse_plan_toml_with_extensions(&text, original, crate::PLAN_EXTENSIONS)?
     } else {
-        breeze_plan::parse_plans_md(&text, original)?
+        breeze_plan::parse_plans_md_with_archives(&text, original)?
     })
 }
 
