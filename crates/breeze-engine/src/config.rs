@@ -79,6 +79,11 @@ pub struct Config {
     /// Branch approved work lands on; empty = `main`, else `master`, else the branch the
     /// primary checkout has.
     pub main_branch: String,
+    /// The first port of the integration checkout's range; lane `n` starts at
+    /// `port_base + n * ports_per_lane` (`run.port_base`, see [`crate::lane_env`]).
+    pub port_base: u16,
+    /// Ports per lane (`run.ports_per_lane`).
+    pub ports_per_lane: u16,
     /// Worker role.
     pub worker: RoleConfig,
     /// Advisor role.
@@ -301,6 +306,8 @@ struct RawSandbox {
 struct RawRun {
     max_workers: i64,
     main_branch: String,
+    port_base: i64,
+    ports_per_lane: i64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -369,9 +376,17 @@ struct RawGates {
 impl RawConfig {
     fn validate(self) -> Result<Config, String> {
         let roles = self.roles;
+        let (port_base, ports_per_lane) = self.run.port_range()?;
         Ok(Config {
-            max_workers: int_in(self.run.max_workers, "run.max_workers", 1, 3)?,
+            max_workers: int_in(
+                self.run.max_workers,
+                "run.max_workers",
+                1,
+                i64::from(crate::lane_env::MAX_LANES),
+            )?,
             main_branch: self.run.main_branch.trim().to_string(),
+            port_base,
+            ports_per_lane,
             worker: roles.worker.validate("worker")?,
             advisor: roles.advisor.validate("advisor")?,
             reviewer: roles.reviewer.validate("reviewer")?,
@@ -400,6 +415,23 @@ impl RawConfig {
             sandbox_writable: self.sandbox.writable,
             notify_command: self.notify.command,
         })
+    }
+}
+
+impl RawRun {
+    /// `port_base` and `ports_per_lane`, checked: every range — the integration checkout's
+    /// and each possible lane's — lies within the unprivileged ports.
+    fn port_range(&self) -> Result<(u16, u16), String> {
+        let per_lane = int_in(self.ports_per_lane, "run.ports_per_lane", 1, 1000)?;
+        let ranges = i64::from(crate::lane_env::MAX_LANES + 1) * i64::from(per_lane);
+        let top = 65_536 - ranges;
+        let base = int_in(self.port_base, "run.port_base", 1024, top).map_err(|err| {
+            format!(
+                "{err}, so that its {ranges} ports (integration and lanes 1 to 3) fit below 65536"
+            )
+        })?;
+        // Both bounded by 65535 above.
+        Ok((base as u16, per_lane as u16))
     }
 }
 
@@ -459,7 +491,7 @@ fn int_in(value: i64, key: &str, min: i64, max: i64) -> Result<u32, String> {
     if value < min || value > max {
         return Err(format!("`{key}` is {value}; it must be between {min} and {max}"));
     }
-    // Bounded by `max` (≤ 10) above.
+    // Bounded by `max` above, which callers keep within u32.
     Ok(value as u32)
 }
 

@@ -32,6 +32,7 @@ pub mod demo;
 pub mod doctor;
 pub mod error;
 pub mod journal;
+pub mod lane_env;
 pub mod lock;
 pub mod maintenance;
 mod notify;

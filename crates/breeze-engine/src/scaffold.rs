@@ -452,6 +452,7 @@ impl Session {
                 label: n.to_string(),
                 resume_baseline: None,
                 lane: None,
+                lane_env: None,
             };
             let reply = self.roles.invoke(call, cancel).await;
             if !reply.escaped.is_empty() {

@@ -14,6 +14,9 @@ use breeze_test_support::plan::{one_task, toml_task};
 use breeze_test_support::process::bytes_read_by_this_process;
 use breeze_test_support::{TestRepo, git};
 
+#[path = "engine/lane_ports.rs"]
+mod lane_ports;
+
 struct Fixture {
     repo: TestRepo,
     root: PathBuf,

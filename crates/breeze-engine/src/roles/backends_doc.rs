@@ -104,6 +104,7 @@ fn argv(marker: &Marker, repo: &Path) -> Vec<String> {
         label: "attempt-1".into(),
         resume_baseline: None,
         lane: None,
+        lane_env: None,
     };
     let scratch = PathBuf::from(SCRATCH);
     let run = Invocation {

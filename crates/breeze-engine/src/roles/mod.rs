@@ -60,6 +60,9 @@ pub struct RoleCall {
     pub resume_baseline: Option<Usage>,
     /// The worker's lane (its git needs to write the lane's index and new objects).
     pub lane: Option<breeze_git::Worktree>,
+    /// The lane's number and ports (`BREEZE_LANE`, `BREEZE_PORT_BASE`): every role of a
+    /// task gets its lane's; a role outside a run (the scaffolder) none.
+    pub lane_env: Option<crate::lane_env::LaneEnv>,
 }
 
 /// How a role process ended when it did not answer.
@@ -522,6 +525,7 @@ impl RoleRunner {
         if settings.backend == BackendKind::Command {
             set.push(("BREEZE_OUTPUT".into(), scratch.join("output.json").display().to_string()));
         }
+        set.extend(lane_vars(call));
         breeze_supervise::scrubbed_env(engine_env, &settings.env, &set)
     }
 
@@ -569,6 +573,12 @@ impl RoleRunner {
             Err(err) => reply.escaped.push(format!("breeze could not check: {err}")),
         }
     }
+}
+
+/// The call's lane variables (`BREEZE_LANE`, `BREEZE_PORT_BASE`, `BREEZE_PORT_COUNT`), if
+/// it runs for a task on a lane.
+fn lane_vars(call: &RoleCall) -> Vec<(String, String)> {
+    call.lane_env.map(|env| env.vars()).unwrap_or_default()
 }
 
 /// The files of one call.

@@ -199,6 +199,7 @@ impl TaskDriver {
                 },
                 resume_baseline: None,
                 lane: None,
+                lane_env: Some(self.lane_env()),
             };
             let reply = self.ctx.roles.invoke(call, &self.ctx.cancel).await;
             self.change(|record| record.usage.add(&reply.usage)).await?;

@@ -84,6 +84,11 @@ impl TaskDriver {
         }
     }
 
+    /// The lane's number and ports, for every process the task runs on it.
+    pub(super) fn lane_env(&self) -> crate::lane_env::LaneEnv {
+        crate::lane_env::LaneEnv::of(&self.ctx.config, self.lane)
+    }
+
     /// Changes the task's record (not its phase).
     pub(super) async fn change<R>(
         &self,

@@ -10,6 +10,7 @@ use breeze_supervise::Ending;
 use super::context::{ProjectCommand, ProjectRun, RunContext};
 use super::driver::TaskDriver;
 use crate::error::EngineError;
+use crate::lane_env::LaneEnv;
 use crate::run_dir::file_slug;
 use crate::snapshot::ObjectId;
 
@@ -242,8 +243,9 @@ async fn run_hooks(
         argv.extend(args);
         let log = logs.join(format!("{}.hook-{name}", file_slug(id)));
         let purpose = format!("land.run_hooks ({name})");
+        let integration = (worktree.as_path(), LaneEnv::integration(&ctx.config));
         let mut command =
-            ProjectCommand::new(id, &purpose, &argv, &worktree, &log, ctx.config.verify_timeout);
+            ProjectCommand::new(id, &purpose, &argv, integration, &log, ctx.config.verify_timeout);
         if name == "commit-msg" {
             command.also_writable.push(message_dir.clone());
         }
@@ -343,7 +345,7 @@ async fn verify(
             id,
             "land.verify",
             &ctx.config.verify,
-            &worktree,
+            (&worktree, LaneEnv::integration(&ctx.config)),
             &log,
             ctx.config.verify_timeout,
         ))

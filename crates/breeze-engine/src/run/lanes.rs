@@ -236,7 +236,7 @@ impl TaskDriver {
                 &self.id,
                 "worktree.setup",
                 &config.worktree_setup,
-                &worktree.path,
+                (&worktree.path, self.lane_env()),
                 &log,
                 config.setup_timeout,
             ))

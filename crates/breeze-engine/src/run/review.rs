@@ -91,7 +91,7 @@ impl TaskDriver {
                     &self.id,
                     "review.checks",
                     argv,
-                    &worktree.path,
+                    (&worktree.path, self.lane_env()),
                     &log,
                     self.ctx.config.check_timeout,
                 ))
@@ -339,6 +339,7 @@ impl TaskDriver {
             label: String::new(),
             resume_baseline: None,
             lane: None,
+            lane_env: Some(self.lane_env()),
         }
     }
 }

@@ -275,6 +275,7 @@ impl TaskDriver {
             label,
             resume_baseline,
             lane: Some(worktree),
+            lane_env: Some(self.lane_env()),
         };
         let reply = self.ctx.roles.invoke(call, &self.ctx.cancel).await;
         self.change(|record| {
