@@ -5,6 +5,7 @@
 
 mod agents;
 mod approval;
+mod attach;
 mod checkout;
 mod containment;
 mod demo;

@@ -55,6 +55,12 @@ pub enum Command {
     Reject(RejectArgs),
     /// Give an escalated or failed task of the latest run a fresh start; `breeze resume` runs it.
     Retry(RetryArgs),
+    /// Print a task's change so far against its base (its worktree with what is not committed yet, else its branch).
+    Diff(DiffArgs),
+    /// Pause a task at its next safe point and work in its worktree, in the worker's own session (or a shell); the task goes on when you leave.
+    Attach(AttachArgs),
+    /// Open a task's worktree in $VISUAL or $EDITOR, pausing nothing.
+    Open(OpenArgs),
     /// Remove worktrees and branches breeze created (dirty ones only with --force).
     Clean(CleanArgs),
     /// Show the logs of a task's role processes.
@@ -133,6 +139,38 @@ pub struct RetryArgs {
     /// A note for the worker's next briefing.
     #[arg(long)]
     pub note: Option<String>,
+}
+
+/// `breeze diff`.
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// Task id.
+    pub task: String,
+    /// One line per changed file with its added and removed lines, and the totals.
+    #[arg(long)]
+    pub stat: bool,
+}
+
+/// `breeze attach`.
+#[derive(Debug, Args)]
+pub struct AttachArgs {
+    /// Task id.
+    pub task: String,
+    /// Open $SHELL rather than the worker's agent session.
+    #[arg(long)]
+    pub shell: bool,
+    /// Run the session with your own rights rather than the worker's confinement: it may
+    /// write anything you may (your checkout, other lanes, the shared .git), and breeze
+    /// cannot tell what it changed outside the task's worktree.
+    #[arg(long)]
+    pub unconfined: bool,
+}
+
+/// `breeze open`.
+#[derive(Debug, Args)]
+pub struct OpenArgs {
+    /// Task id.
+    pub task: String,
 }
 
 /// `breeze draft`.

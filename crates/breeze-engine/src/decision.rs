@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::EngineError;
 use crate::lock::{LockError, RepoLock};
 use crate::run_dir::{RunDir, file_slug, latest_run};
-use crate::snapshot::{RunSnapshot, TaskPhase};
+use crate::snapshot::{RunSnapshot, TaskPhase, TaskRecord};
 
 /// What a person decided about a task awaiting approval.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -150,42 +150,74 @@ pub fn retry(repo_dir: &Path, id: &str, note: Option<&str>) -> Result<RetryRepor
             "`breeze status` shows each task's state",
         ));
     }
+    let branch = snapshot.tasks[index].branch.clone();
+    let unblocked = retry_task(&mut snapshot, index, note);
+    let event = EventKind::TaskState {
+        task: id.to_string(),
+        state: TaskState::Pending,
+        reason: Some("retried by a person".into()),
+    };
+    let stop_reason = format!("task {id} was retried; `breeze resume` runs it");
+    save_stopped(&RunDir::new(&root, &run_id), &mut snapshot, stop_reason, vec![event])?;
+    Ok(RetryReport { run_id, branch, unblocked })
+}
+
+/// Gives task `index` of `snapshot` a fresh budget of attempts and rounds (and `note` for
+/// its briefing): it works again on its branch, or waits to start without one. Tasks it
+/// blocked wait again (the scheduler blocks again what still cannot run); their ids.
+pub(crate) fn retry_task(
+    snapshot: &mut RunSnapshot,
+    index: usize,
+    note: Option<&str>,
+) -> Vec<String> {
     let task = &mut snapshot.tasks[index];
     task.phase = if task.branch.is_some() { TaskPhase::Working } else { TaskPhase::Queued };
-    task.reason = None;
-    task.gap_files.clear();
-    task.land_bounces = 0;
-    task.self_review_bounces = 0;
-    task.scope_requests = 0;
-    task.note = note.map(str::to_string).filter(|note| !note.trim().is_empty());
-    let branch = task.branch.clone();
-    // What it blocked waits again; the scheduler blocks again what still cannot run.
+    fresh_budget(task, note);
     let mut unblocked = Vec::new();
     for other in snapshot.tasks.iter_mut().filter(|other| other.phase == TaskPhase::Blocked) {
         other.phase = TaskPhase::Queued;
         other.reason = None;
         unblocked.push(other.id.clone());
     }
+    unblocked
+}
+
+/// Saves a person's change to a stopped run — `snapshot`, resumable with `stop_reason` —
+/// and journals `events`, for the next `breeze resume` (the caller holds the run lock).
+pub(crate) fn save_stopped(
+    run_dir: &RunDir,
+    snapshot: &mut RunSnapshot,
+    stop_reason: String,
+    events: Vec<EventKind>,
+) -> Result<(), EngineError> {
     if !snapshot.state.is_resumable() {
         snapshot.state = RunState::Interrupted;
     }
-    snapshot.stop_reason = Some(format!("task {id} was retried; `breeze resume` runs it"));
+    snapshot.stop_reason = Some(stop_reason);
     snapshot.updated_at = crate::clock::now_rfc3339();
-    let run_dir = RunDir::new(&root, &run_id);
     snapshot.save(&run_dir.snapshot()).map_err(|err| {
         EngineError::io(format!("cannot write {}", run_dir.snapshot().display()), err)
     })?;
     let journal = crate::journal::Journal::open(&run_dir.events()).map_err(|err| {
         EngineError::io(format!("cannot open {}", run_dir.events().display()), err)
     })?;
-    journal
-        .record(EventKind::TaskState {
-            task: id.to_string(),
-            state: TaskState::Pending,
-            reason: Some("retried by a person".into()),
-        })
-        .map_err(|err| EngineError::io("cannot append to the journal", err))?;
-    Ok(RetryReport { run_id, branch, unblocked })
+    for event in events {
+        journal
+            .record(event)
+            .map_err(|err| EngineError::io("cannot append to the journal", err))?;
+    }
+    Ok(())
+}
+
+/// A fresh budget of attempts, rounds, bounces and scope requests for a task taken up
+/// again, with `note` for its briefing.
+pub(crate) fn fresh_budget(task: &mut TaskRecord, note: Option<&str>) {
+    task.reason = None;
+    task.gap_files.clear();
+    task.land_bounces = 0;
+    task.self_review_bounces = 0;
+    task.scope_requests = 0;
+    task.note = note.map(str::to_string).filter(|note| !note.trim().is_empty());
 }
 
 /// The latest run and its snapshot.

@@ -43,6 +43,7 @@ pub mod run_dir;
 mod sandbox_hint;
 pub mod scaffold;
 pub mod snapshot;
+pub mod step_in;
 
 pub use config::{BackendKind, Config};
 

@@ -72,6 +72,11 @@ impl RunDir {
     pub fn decision(&self, task_slug: &str) -> PathBuf {
         self.root.join("decisions").join(format!("{task_slug}.json"))
     }
+    /// A file of a person's attach to a task (`breeze attach`): `attach/<task>.<kind>.json`,
+    /// `kind` one of `request`, `paused`, `left`.
+    pub fn attach(&self, task_slug: &str, kind: &str) -> PathBuf {
+        self.root.join("attach").join(format!("{task_slug}.{kind}.json"))
+    }
     /// An advisor request or response file: `<task>.<reason>.<n>.advisor-{request,response}.json`.
     pub fn advisor_file(&self, task_slug: &str, reason: &str, n: u32, kind: &str) -> PathBuf {
         self.root.join("advisor").join(format!("{task_slug}.{reason}.{n}.advisor-{kind}.json"))

@@ -253,6 +253,10 @@ pub struct TaskRecord {
     /// A note from the person who retried the task, for its next attempt.
     #[serde(default)]
     pub note: Option<String>,
+    /// The commit a person's `breeze attach` left on the task's branch, reviewed as their
+    /// attempt (its `cycles.jsonl` line is the person's).
+    #[serde(default)]
+    pub person_head: Option<ObjectId>,
 }
 
 impl TaskRecord {
@@ -291,6 +295,7 @@ impl TaskRecord {
             last_advice: None,
             human_approved: false,
             note: None,
+            person_head: None,
         }
     }
 

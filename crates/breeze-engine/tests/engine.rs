@@ -14,6 +14,8 @@ use breeze_test_support::plan::{one_task, toml_task};
 use breeze_test_support::process::bytes_read_by_this_process;
 use breeze_test_support::{TestRepo, git};
 
+#[path = "engine/attach.rs"]
+mod attach;
 #[path = "engine/lane_ports.rs"]
 mod lane_ports;
 

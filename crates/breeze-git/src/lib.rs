@@ -67,7 +67,7 @@ pub use advance::AdvanceOutcome;
 pub use branch::BranchCleanup;
 pub use checkouts::DEFAULT_CLI_CHECKOUT_MIN_FILES;
 pub use commit::{CommitOutcome, FALLBACK_EMAIL, FALLBACK_NAME};
-pub use diff::{ChangeKind, EntryMode, PathChange, text_patch};
+pub use diff::{ChangeKind, ChangeTip, ChangeView, EntryMode, PathChange, text_patch};
 pub use error::{GitError, SpecialNode};
 pub use gates::{
     DEFAULT_MAX_FILE_BYTES, GATE_FILE_SIZE, GATE_NESTED_REPO, GATE_PLANS_MARKERS,

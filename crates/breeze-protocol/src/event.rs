@@ -228,6 +228,34 @@ pub enum EventKind {
         #[serde(default)]
         reason: Option<String>,
     },
+    /// A person stepped into a task's lane (`breeze attach`): the task waits there, at a
+    /// safe point, until they leave.
+    Attached {
+        /// Task id.
+        task: String,
+        /// The lane, from 1; none when no run was live (the person worked in the task's
+        /// worktree between runs).
+        #[serde(default)]
+        lane: Option<u32>,
+        /// The worktree they work in.
+        worktree: String,
+    },
+    /// The person left the task's lane: their attempt. What they changed goes to review
+    /// like a worker's change; it is not a worker attempt (no failure counts against the
+    /// task).
+    PersonAttempt {
+        /// Task id.
+        task: String,
+        /// `changed` (to review next), `unchanged` (the task goes on where it paused) or
+        /// `not-committed` (what they left cannot be committed: `error` says why).
+        outcome: String,
+        /// The commit of their change.
+        #[serde(default)]
+        head: Option<String>,
+        /// Why their change could not be taken.
+        #[serde(default)]
+        error: Option<String>,
+    },
     /// A task landed on main.
     Landed {
         /// Task id.

@@ -250,6 +250,21 @@ impl LiveModel {
                 view.attempt = *attempt;
                 view.round = *round;
             }
+            EventKind::Attached { task, lane, .. } => {
+                let lane = lane.map(|lane| format!(" in lane {lane}")).unwrap_or_default();
+                note = Some(format!("✋ [{task}] paused{lane}: a person is attached"));
+                self.task(task).phase = "attached".into();
+            }
+            EventKind::PersonAttempt { task, outcome, error, .. } => {
+                note = Some(match outcome.as_str() {
+                    "changed" => format!("✋ [{task}] the person left a change: to review"),
+                    "unchanged" => format!("✋ [{task}] the person left; no change"),
+                    _ => format!(
+                        "✋ [{task}] the person's change cannot be committed: {}",
+                        error.as_deref().and_then(|e| e.lines().next()).unwrap_or(outcome)
+                    ),
+                });
+            }
             EventKind::AdvisorConsulted { task, decision, .. } => {
                 note = Some(format!("? [{task}] Advisor: {}", decision.as_str()));
             }

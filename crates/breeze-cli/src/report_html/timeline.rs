@@ -474,6 +474,8 @@ fn task_of(event: &EventKind) -> Option<&str> {
         | EventKind::Reviewed { task, .. }
         | EventKind::ScopeDecided { task, .. }
         | EventKind::Landed { task, .. }
+        | EventKind::Attached { task, .. }
+        | EventKind::PersonAttempt { task, .. }
         | EventKind::BackendTrouble { task, .. } => Some(task),
         _ => None,
     }

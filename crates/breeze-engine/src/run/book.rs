@@ -37,6 +37,8 @@ pub(crate) enum Transition {
     Fail { reason: String },
     /// The run stops while the task is unfinished: it keeps its phase for `resume`.
     Stop { reason: String },
+    /// A blocked task waits to start again (what blocked it is taken up again).
+    Requeue { reason: String },
 }
 
 impl Transition {
@@ -53,6 +55,7 @@ impl Transition {
             Self::Block { .. } => TaskPhase::Blocked,
             Self::Fail { .. } => TaskPhase::Failed,
             Self::Stop { .. } => current,
+            Self::Requeue { .. } => TaskPhase::Queued,
         }
     }
 
@@ -63,7 +66,8 @@ impl Transition {
             | Self::Escalate { reason }
             | Self::Block { reason }
             | Self::Fail { reason }
-            | Self::Stop { reason } => Some(reason.clone()),
+            | Self::Stop { reason }
+            | Self::Requeue { reason } => Some(reason.clone()),
             _ => None,
         }
     }
@@ -169,7 +173,8 @@ impl TaskBook {
             Transition::Work
             | Transition::Review
             | Transition::Approve
-            | Transition::Stop { .. } => {}
+            | Transition::Stop { .. }
+            | Transition::Requeue { .. } => {}
         }
         Ok(())
     }

@@ -21,7 +21,8 @@ use crate::snapshot::TaskPhase;
 
 /// How long a deferred landing waits before it is tried again.
 const DEFERRED_RETRY: Duration = Duration::from_secs(2);
-/// How often decisions about tasks awaiting approval are looked for.
+/// How often decisions about tasks awaiting approval, and requests to attach to a task no
+/// driver holds, are looked for.
 const DECISION_POLL: Duration = Duration::from_millis(500);
 
 /// How the dispatch loop ended.
@@ -89,6 +90,7 @@ impl Dispatcher {
                 return self.shut_down().await;
             }
             self.take_decisions().await?;
+            self.take_attach_requests().await?;
             self.block_unreachable().await?;
             self.fill_lanes();
             if self.running.is_empty() {
@@ -106,7 +108,8 @@ impl Dispatcher {
                     }
                 }
                 () = sleep_until(next_due), if next_due.is_some() => {}
-                () = tokio::time::sleep(DECISION_POLL), if !self.awaiting.is_empty() => {}
+                // Decisions, and attach requests for tasks no driver holds.
+                () = tokio::time::sleep(DECISION_POLL) => {}
                 () = self.ctx.cancel.cancelled() => {}
             }
         }
@@ -316,6 +319,42 @@ impl Dispatcher {
                     })
                     .await?;
                     book.transition(index, Transition::Work).await?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A person asked to step into a task no driver holds (`breeze attach`): a task waiting
+    /// to land goes back on a lane, approved as it was, and pauses before its landing; an
+    /// escalated or failed one is taken up again with a fresh budget, as `breeze retry`
+    /// would, and pauses before its next attempt (tasks it blocked wait again).
+    async fn take_attach_requests(&mut self) -> Result<(), EngineError> {
+        let phases = self.ctx.book.phases();
+        for (index, phase) in phases.into_iter().enumerate() {
+            let waiting = phase.waits_to_land();
+            let given_up = matches!(phase, TaskPhase::Escalated | TaskPhase::Failed);
+            if self.in_flight.contains(&index) || !(waiting || given_up) {
+                continue;
+            }
+            let id = self.ctx.task(index).id.to_string();
+            if crate::step_in::request::AttachFiles::new(&self.ctx.run_dir, &id).pending().is_none()
+            {
+                continue;
+            }
+            let book = &self.ctx.book;
+            if waiting {
+                self.awaiting.remove(&index);
+                self.deferred.remove(&index);
+                book.transition(index, Transition::Approve).await?;
+                continue;
+            }
+            book.change(index, |record| crate::decision::fresh_budget(record, None)).await?;
+            book.transition(index, Transition::Work).await?;
+            for (other, phase) in self.ctx.book.phases().into_iter().enumerate() {
+                if phase == TaskPhase::Blocked {
+                    let reason = format!("task {id} is taken up again (breeze attach)");
+                    book.transition(other, Transition::Requeue { reason }).await?;
                 }
             }
         }

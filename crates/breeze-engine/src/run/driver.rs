@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use breeze_protocol::{ReasonCode, ReviewFeedback, Verdict};
 
+use super::attach_point::SafePoint;
 use super::book::Transition;
 use super::consult::{Consult, Question};
 use super::context::RunContext;
@@ -118,6 +119,15 @@ impl TaskDriver {
             if self.ctx.cancel.is_cancelled() {
                 return Ok(TaskExit::Interrupted);
             }
+            // Before landing a person may step in: a change is reviewed first.
+            match self.safe_point().await? {
+                SafePoint::Changed { .. } => {
+                    self.ctx.book.transition(self.index, Transition::Review).await?;
+                    continue;
+                }
+                SafePoint::Interrupted => return Ok(TaskExit::Interrupted),
+                SafePoint::Passed | SafePoint::Unchanged => {}
+            }
             if let Some(reason) = self.awaiting_approval() {
                 return Ok(TaskExit::AwaitingApproval(reason));
             }
@@ -132,7 +142,8 @@ impl TaskDriver {
     async fn land_deferred_work(&mut self) -> Result<Option<TaskExit>, EngineError> {
         let record = self.record();
         let deferred = matches!(record.phase, TaskPhase::Deferred | TaskPhase::Approved);
-        if !deferred || record.conflict.is_some() {
+        // A person who asked to step in gets the task's lane first.
+        if !deferred || record.conflict.is_some() || self.attach_files().requested() {
             return Ok(None);
         }
         self.ctx.book.transition(self.index, Transition::Approve).await?;
@@ -239,6 +250,12 @@ impl TaskDriver {
                 self.ctx.book.transition(self.index, Transition::Review).await?;
                 head
             }
+        };
+        // Before the review a person may step in: their change is what is reviewed.
+        let head = match self.safe_point().await? {
+            SafePoint::Changed { head } => head,
+            SafePoint::Interrupted => return Ok(Step::Exit(TaskExit::Interrupted)),
+            SafePoint::Passed | SafePoint::Unchanged => head,
         };
         // Under review and while landing nothing may change the lane.
         self.writer = None;

@@ -6,6 +6,7 @@
 //! `work`, `consult`, `review` and `landing`. Every change of a task's state goes
 //! through the run's `book`; `cleanup` tidies up after a finished run.
 
+mod attach_point;
 mod book;
 mod cleanup;
 mod consult;
@@ -36,6 +37,7 @@ use crate::run_dir::{RunDir, latest_run};
 use crate::snapshot::RunSnapshot;
 
 pub(crate) use session::end_orphans_of;
+pub(crate) use work::worker_caused;
 
 /// What to run and how.
 #[derive(Clone)]

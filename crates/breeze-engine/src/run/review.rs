@@ -19,6 +19,9 @@ use crate::roles::{RoleCall, RoleOutcome, definition, prompt};
 use crate::run_dir::file_slug;
 use crate::snapshot::ObjectId;
 
+/// The `cycles.jsonl` summary of a person's attempt.
+pub(super) const PERSON_SUMMARY: &str = "changes by a person (breeze attach)";
+
 /// Reviewer invocations per round before the run stops for the user.
 const REVIEWER_TRIES: u32 = 2;
 
@@ -226,15 +229,16 @@ impl TaskDriver {
         let record = self.record();
         let now = clock::now_rfc3339();
         // After a resume the attempt's own line is gone with the engine that made it.
+        let by_person = record.person_head == Some(change.head);
         let mut cycle = pending.unwrap_or_else(|| crate::journal::CycleRecord {
             run_id: self.ctx.run_id.clone(),
             cycle: 0,
             task_id: self.id.clone(),
-            executor: "breezing",
+            executor: if by_person { "person" } else { "breezing" },
             job_status: "completed".into(),
             verdict: None,
             commit_hash: None,
-            summary: "completed".into(),
+            summary: if by_person { PERSON_SUMMARY } else { "completed" }.into(),
             attempts: record.attempts,
             consultations: record.advisor_consults,
             started_at: now.clone(),

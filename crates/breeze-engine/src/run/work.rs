@@ -11,6 +11,7 @@ use breeze_protocol::{
     WorkerStatus, validate,
 };
 
+use super::attach_point::SafePoint;
 use super::book::Transition;
 use super::consult::{Consult, Question};
 use super::driver::TaskDriver;
@@ -108,6 +109,12 @@ impl TaskDriver {
         loop {
             if self.ctx.cancel.is_cancelled() {
                 return Ok(Work::Interrupted);
+            }
+            // Between attempts a person may step in; their change goes to review.
+            match self.safe_point().await? {
+                SafePoint::Changed { head } => return Ok(Work::Completed { head }),
+                SafePoint::Interrupted => return Ok(Work::Interrupted),
+                SafePoint::Passed | SafePoint::Unchanged => {}
             }
             let attempt = self.begin_attempt(&phase).await?;
             let end = self.make_attempt(&attempt, &mut phase).await?;
@@ -310,8 +317,19 @@ impl TaskDriver {
         &self,
         attempt: &Attempt,
     ) -> Result<(ObjectId, Option<String>), EngineError> {
-        let wt = self.worktree.clone().expect("the lane was taken before work");
         let message = format!("breeze: task {}, attempt {}", self.id, attempt.number);
+        self.commit_lane(message, attempt.base).await
+    }
+
+    /// Commits what the lane holds with `message` (see [`TaskDriver::commit_work`]); the head
+    /// after it (`fallback` when the task has none), and what makes the lane's state
+    /// impossible to commit, if anything.
+    pub(super) async fn commit_lane(
+        &self,
+        message: String,
+        fallback: ObjectId,
+    ) -> Result<(ObjectId, Option<String>), EngineError> {
+        let wt = self.worktree.clone().expect("the lane was taken before work");
         let watch = self.ctx.roles.watches.get(&wt.path);
         let committed = self.ctx.git(move |repo| {
             let changes =
@@ -335,7 +353,7 @@ impl TaskDriver {
             Err(EngineError::Git(err)) if worker_caused(&err) => Some(err.to_string()),
             Err(err) => return Err(err),
         };
-        Ok((self.record().head.unwrap_or(attempt.base), problem))
+        Ok((self.record().head.unwrap_or(fallback), problem))
     }
 
     /// The verdict on an attempt whose worker ran.
@@ -632,7 +650,7 @@ fn lane_problem(reply: &RoleReply) -> Option<String> {
 
 /// Whether a git error after an attempt is the worker's doing (and so a failed attempt the
 /// worker can fix) rather than a problem of the repository.
-fn worker_caused(err: &breeze_git::GitError) -> bool {
+pub(crate) fn worker_caused(err: &breeze_git::GitError) -> bool {
     use breeze_git::GitError;
     matches!(
         err,
