@@ -176,6 +176,29 @@ impl Collected {
         }
     }
 
+    /// Waits until a full-screen program drew `words` — compared without the terminal's
+    /// control sequences and without spaces, since such a program moves the cursor between
+    /// the words it draws; the output so far.
+    pub fn wait_for_drawn(&self, words: &str, limit: Duration) -> String {
+        let squeeze = |text: &str| -> String {
+            strip_controls(text).chars().filter(|c| !c.is_whitespace()).collect()
+        };
+        let wanted = squeeze(words);
+        let deadline = Instant::now() + limit;
+        loop {
+            let text = self.text();
+            if squeeze(&text).contains(&wanted) {
+                return text;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{words:?} was never drawn:\n{}",
+                strip_controls(&text)
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     pub fn type_key(&mut self, key: u8) {
         self.type_text(&[key]);
     }
@@ -203,4 +226,46 @@ impl Collected {
         }
         (status.code(), self.text())
     }
+}
+
+impl Drop for Collected {
+    /// A test that failed half-way leaves no terminal program running.
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// `text` without terminal control sequences (CSI, OSC and two-byte escapes).
+pub fn strip_controls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\x1b' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            // CSI: parameters, then one final byte in @..~.
+            Some('[') => {
+                while let Some(c) = chars.next() {
+                    if ('@'..='~').contains(&c) {
+                        break;
+                    }
+                }
+            }
+            // OSC: up to BEL or ESC \.
+            Some(']') => {
+                while let Some(c) = chars.next() {
+                    if c == '\x07' || (c == '\x1b' && chars.next_if_eq(&'\\').is_some()) {
+                        break;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }
