@@ -250,7 +250,7 @@ pub fn strip_controls(text: &str) -> String {
         match chars.next() {
             // CSI: parameters, then one final byte in @..~.
             Some('[') => {
-                while let Some(c) = chars.next() {
+                for c in chars.by_ref() {
                     if ('@'..='~').contains(&c) {
                         break;
                     }

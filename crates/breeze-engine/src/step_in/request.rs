@@ -90,11 +90,20 @@ impl AttachFiles {
         }
     }
 
-    /// Leaves this process's request.
+    /// Leaves this process's request — unless another person's is waiting or attached.
     pub fn request(&self) -> Result<(), EngineError> {
+        let pid = std::process::id();
+        if let Some(other) = self.pending().filter(|other| other.pid != pid) {
+            return Err(EngineError::usage(
+                format!(
+                    "someone is attached to this task already (`breeze attach`, pid {}, since {})",
+                    other.pid, other.requested_at
+                ),
+                "one person at a time: wait until they leave",
+            ));
+        }
         // A pause answered to an earlier request is not this one's.
         self.clear();
-        let pid = std::process::id();
         let request = AttachRequest {
             pid,
             start_ticks: breeze_supervise::process_start_ticks(pid),
@@ -221,6 +230,22 @@ mod tests {
         assert!(!files.taken());
         files.clear();
         assert!(files.taken() && files.paused().is_none());
+    }
+
+    #[test]
+    fn a_second_person_is_refused_while_the_first_is_attached() {
+        let (_dir, files) = files();
+        // Someone else, alive: this test's parent process.
+        let parent = std::os::unix::process::parent_id();
+        let other = AttachRequest {
+            pid: parent,
+            start_ticks: breeze_supervise::process_start_ticks(parent),
+            requested_at: "t".into(),
+        };
+        write(&files.request, &other).unwrap();
+        let err = files.request().unwrap_err().to_string();
+        assert!(err.contains(&format!("pid {parent}")), "{err}");
+        assert_eq!(files.pending(), Some(other), "theirs stays");
     }
 
     #[test]
