@@ -233,8 +233,8 @@ pub enum EventKind {
     Attached {
         /// Task id.
         task: String,
-        /// The lane, from 1; none when no run was live (the person worked in the task's
-        /// worktree between runs).
+        /// The lane, from 1 (between runs: the one the task last had, whose ports the
+        /// person's session got); none when the task never had one.
         #[serde(default)]
         lane: Option<u32>,
         /// The worktree they work in.

@@ -17,12 +17,33 @@ use breeze_test_support::plan::toml_task;
 
 use super::{Fixture, Handshake, script, shell_worker, task};
 
-/// A worker that waits for the test's go on its first attempt, then fails every attempt
-/// without changing anything.
-fn failing_worker(fixture: &Fixture, user: &Handshake) -> String {
-    let body =
-        format!("cat > /dev/null\n{}echo 'the build is broken' >&2\nexit 1\n", user.worker_waits());
-    script(fixture, "failing-worker.sh", &body)
+/// Fails every attempt without changing anything.
+const FAILING: &str = "echo 'the build is broken' >&2\nexit 1\n";
+
+/// Reports completed.
+const COMPLETED: &str = r#"printf '{"schema_version":"worker-report.v1","status":"completed","summary":"ok"}' > "$BREEZE_OUTPUT""#;
+
+/// A worker that waits for the test's go on its first attempt, then runs `then`.
+fn waiting_worker(fixture: &Fixture, user: &Handshake, then: &str) -> String {
+    let body = format!("cat > /dev/null\n{}{then}\n", user.worker_waits());
+    script(fixture, "waiting-worker.sh", &body)
+}
+
+type Running =
+    tokio::task::JoinHandle<Result<breeze_engine::RunOutcome, breeze_engine::EngineError>>;
+
+/// A run of task 1 (`a.txt`) whose worker waits for the test's go on its first attempt,
+/// then runs `then`: started, with the task's attach files.
+async fn run_waiting(then: &str) -> (Fixture, Handshake, Running, AttachFiles) {
+    let fixture = Fixture::new(&toml_task("1", "Fix a", &["a.txt"], ""), &[]);
+    let mut options = fixture.options();
+    let user = Handshake::new(&fixture, &mut options);
+    let worker = waiting_worker(&fixture, &user, then);
+    shell_worker(&mut options, &worker);
+    let run = tokio::spawn(breeze_engine::run(options, CancellationToken::new()));
+    user.when_started().await;
+    let files = AttachFiles::new(&run_dir(&fixture.root), "1");
+    (fixture, user, run, files)
 }
 
 /// The run folder of the repository's only run.
@@ -60,15 +81,8 @@ fn cycles(outcome: &breeze_engine::RunOutcome) -> Vec<serde_json::Value> {
 
 #[tokio::test]
 async fn a_person_attached_between_attempts_has_their_change_reviewed_and_landed() {
-    let fixture = Fixture::new(&toml_task("1", "Fix a", &["a.txt"], ""), &[]);
-    let mut options = fixture.options();
-    let user = Handshake::new(&fixture, &mut options);
-    let worker = failing_worker(&fixture, &user);
-    shell_worker(&mut options, &worker);
-    let run = tokio::spawn(breeze_engine::run(options, CancellationToken::new()));
-    user.when_started().await;
+    let (fixture, user, run, files) = run_waiting(FAILING).await;
     // The person asks while attempt 1 runs: nothing pauses in the middle of a role call.
-    let files = AttachFiles::new(&run_dir(&fixture.root), "1");
     files.request().unwrap();
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert!(files.paused().is_none(), "the attempt going on is not cut");
@@ -111,18 +125,7 @@ async fn a_person_attached_between_attempts_has_their_change_reviewed_and_landed
 #[tokio::test]
 async fn a_request_withdrawn_before_the_pause_or_during_it_lets_the_task_go_on() {
     // Withdrawn while the worker runs (Ctrl-C while waiting): no pause at all.
-    let fixture = Fixture::new(&toml_task("1", "Write a", &["a.txt"], ""), &[]);
-    let mut options = fixture.options();
-    let user = Handshake::new(&fixture, &mut options);
-    let body = format!(
-        "cat > /dev/null\n{}echo done > a.txt\nprintf '{{\"schema_version\":\"worker-report.v1\",\"status\":\"completed\",\"summary\":\"ok\"}}' > \"$BREEZE_OUTPUT\"\n",
-        user.worker_waits()
-    );
-    let worker = script(&fixture, "worker.sh", &body);
-    shell_worker(&mut options, &worker);
-    let run = tokio::spawn(breeze_engine::run(options, CancellationToken::new()));
-    user.when_started().await;
-    let files = AttachFiles::new(&run_dir(&fixture.root), "1");
+    let (fixture, user, run, files) = run_waiting(&format!("echo done > a.txt\n{COMPLETED}")).await;
     files.request().unwrap();
     files.withdraw();
     user.go();
@@ -133,18 +136,10 @@ async fn a_request_withdrawn_before_the_pause_or_during_it_lets_the_task_go_on()
     assert_eq!(git(&fixture.root, &["show", "main:a.txt"]), "done\n");
 
     // Withdrawn once paused (the session never opened): the task goes on where it paused.
-    let fixture = Fixture::new(&toml_task("1", "Write a", &["a.txt"], ""), &[]);
-    let mut options = fixture.options();
-    let user = Handshake::new(&fixture, &mut options);
-    let body = format!(
-        "cat > /dev/null\n{}echo \"attempt $BREEZE_ATTEMPT\" > a.txt\n[ \"$BREEZE_ATTEMPT\" = 1 ] && exit 1\nprintf '{{\"schema_version\":\"worker-report.v1\",\"status\":\"completed\",\"summary\":\"ok\"}}' > \"$BREEZE_OUTPUT\"\n",
-        user.worker_waits()
+    let then = format!(
+        "echo \"attempt $BREEZE_ATTEMPT\" > a.txt\n[ \"$BREEZE_ATTEMPT\" = 1 ] && exit 1\n{COMPLETED}"
     );
-    let worker = script(&fixture, "worker.sh", &body);
-    shell_worker(&mut options, &worker);
-    let run = tokio::spawn(breeze_engine::run(options, CancellationToken::new()));
-    user.when_started().await;
-    let files = AttachFiles::new(&run_dir(&fixture.root), "1");
+    let (fixture, user, run, files) = run_waiting(&then).await;
     files.request().unwrap();
     user.go();
     wait_for_pause(&files).await;
@@ -170,7 +165,7 @@ async fn between_runs_a_person_takes_up_an_escalated_task_and_resume_reviews_and
     let mut options = fixture.options();
     let user = Handshake::new(&fixture, &mut options);
     user.go();
-    let worker = failing_worker(&fixture, &user);
+    let worker = waiting_worker(&fixture, &user, FAILING);
     shell_worker(&mut options, &worker);
     let outcome = breeze_engine::run(options.clone(), CancellationToken::new()).await.unwrap();
     assert_eq!(task(&outcome, "1").state, TaskState::Escalated, "{outcome:?}");
@@ -193,7 +188,7 @@ async fn between_runs_a_person_takes_up_an_escalated_task_and_resume_reviews_and
     let worker = script(
         &fixture,
         "second-worker.sh",
-        "cat > /dev/null\necho after > b.txt\nprintf '{\"schema_version\":\"worker-report.v1\",\"status\":\"completed\",\"summary\":\"ok\"}' > \"$BREEZE_OUTPUT\"\n",
+        &format!("cat > /dev/null\necho after > b.txt\n{COMPLETED}\n"),
     );
     shell_worker(&mut options, &worker);
     let outcome = breeze_engine::resume(options, CancellationToken::new()).await.unwrap();

@@ -104,12 +104,14 @@ async fn two_lanes_listen_on_their_own_ports_at_once_where_one_shared_port_colli
     assert_eq!(state, RunState::Succeeded);
     assert!(failures.is_empty(), "no lane's listener collided: {failures:?}");
     assert_eq!(ports, [base + 10, base + 20], "lanes 1 and 2 each held their own first port");
+    println!("lanes 1 and 2 listened on {ports:?} at once (port_base {base})");
 
     // The control: the same two workers on one fixed port. Whichever binds second fails
     // its attempt with the OS's "address in use"; its retry, once the first let go, lands.
     let shared = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let (state, ports, failures) = two_lanes_binding(&shared.to_string(), base).await;
     assert_eq!(state, RunState::Succeeded);
+    println!("the control's failed attempt: {failures:?}");
     assert_eq!(ports, [shared, shared], "each held the shared port, one after the other");
     assert_eq!(failures.len(), 1, "{failures:?}");
     assert!(
