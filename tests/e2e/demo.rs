@@ -16,7 +16,12 @@ fn demo_lands_all_nine_tasks_with_trailers_and_leaves_a_clean_repository() {
     );
     assert!(text.contains("Advisor: PLAN"), "the demo shows an Advisor consult: {text}");
     assert!(text.contains("REQUEST_CHANGES"), "the demo shows a review round: {text}");
-    assert!(text.contains("from the gates"), "the demo shows a gate: {text}");
+    assert!(
+        text.contains(
+            "↺ [3] the write-set gate failed: notes/scratch.md is outside the task's writes"
+        ) && text.contains("— back to the worker"),
+        "the demo shows a gate sending work back, with why: {text}"
+    );
     assert!(text.contains(&dir.display().to_string()), "it says where the repository is");
 
     let subjects = git(&dir, &["log", "--format=%s", "main"]);

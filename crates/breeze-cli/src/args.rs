@@ -53,7 +53,7 @@ pub enum Command {
     Approve(ApproveArgs),
     /// Send a reviewed task held by `land.require_approval` back to its worker with a note.
     Reject(RejectArgs),
-    /// Give an escalated or failed task of the latest run a fresh start; `breeze resume` runs it.
+    /// Give escalated or failed tasks of the latest run a fresh start; `breeze resume` runs them.
     Retry(RetryArgs),
     /// Remove worktrees and branches breeze created (dirty ones only with --force).
     Clean(CleanArgs),
@@ -107,8 +107,8 @@ pub struct PlanArgs {
 /// `breeze approve`.
 #[derive(Debug, Args)]
 pub struct ApproveArgs {
-    /// Task ids.
-    #[arg(required = true)]
+    /// Task ids (all must await approval, or none is approved).
+    #[arg(required = true, value_name = "TASK")]
     pub tasks: Vec<String>,
 }
 
@@ -125,11 +125,15 @@ pub struct RejectArgs {
 /// `breeze retry`.
 #[derive(Debug, Args)]
 pub struct RetryArgs {
-    /// Task id.
-    pub task: String,
+    /// Task ids (all must be escalated or failed, or none is retried).
+    #[arg(required = true, value_name = "TASK")]
+    pub tasks: Vec<String>,
     /// A note for the worker's next briefing.
     #[arg(long)]
     pub note: Option<String>,
+    /// Start over from main's tip on a new branch; the earlier branch is kept as it is.
+    #[arg(long)]
+    pub fresh: bool,
 }
 
 /// `breeze draft`.

@@ -28,14 +28,14 @@ pub fn progress_line(event: &ProgressEvent) -> String {
         ProgressEvent::Advised { id, decision, summary } => {
             format!("? [{id}] Advisor: {} — {}", decision.as_str(), first_line(summary))
         }
-        ProgressEvent::Reviewed { id, round, verdict, blocking_gaps, by_gates } => match verdict {
+        ProgressEvent::Reviewed { id, round, verdict, blocking_gaps } => match verdict {
             Verdict::Approve => format!("✓ [{id}] round {round}: APPROVE"),
             Verdict::RequestChanges => format!(
-                "↺ [{id}] round {round}: REQUEST_CHANGES ({blocking_gaps} blocking gap{}{})",
+                "↺ [{id}] round {round}: REQUEST_CHANGES ({blocking_gaps} blocking gap{})",
                 plural(*blocking_gaps),
-                if *by_gates { ", from the gates" } else { "" }
             ),
         },
+        ProgressEvent::SentBack { id, cause } => sent_back_line(id, &cause.line()),
         ProgressEvent::Scope { id, paths, granted, reason } => {
             let paths = paths.join(", ");
             match (granted, reason) {
@@ -52,7 +52,7 @@ pub fn progress_line(event: &ProgressEvent) -> String {
         ProgressEvent::Deferred { id, reason } => {
             format!("⏸ [{id}] landing deferred: {}", first_line(reason))
         }
-        ProgressEvent::TaskFinished { id, state, commit, reason } => match state {
+        ProgressEvent::TaskFinished { id, state, commit, reason, .. } => match state {
             TaskState::Landed => {
                 format!("● [{id}] landed {}", short(commit.as_deref().unwrap_or("")))
             }
@@ -63,6 +63,12 @@ pub fn progress_line(event: &ProgressEvent) -> String {
             ),
         },
     }
+}
+
+/// The line of a task sent back to its worker (`reason`: its cause as one line), as the
+/// progress lines, the live view and `breeze watch` show it.
+pub fn sent_back_line(id: &str, reason: &str) -> String {
+    format!("↺ [{id}] {} — back to the worker", first_line(reason))
 }
 
 /// A cost as people read it: two decimals from a cent up, enough digits below a cent that
@@ -90,17 +96,28 @@ pub fn total_cost(status: &BreezeStatus) -> String {
     }
 }
 
-/// The note of a task: why it is not landed, that its approval was normalized, or that
-/// its write set was widened.
+/// The note of a task: why it is not landed (or was sent back to work), that its approval
+/// was normalized, that its write set was widened, or where its earlier work is.
 fn task_note(task: &breeze_protocol::TaskStatus) -> std::borrow::Cow<'_, str> {
     match (&task.reason, &task.review) {
+        (Some(reason), _) if task.state == TaskState::Running => {
+            format!("sent back: {reason}").into()
+        }
         (Some(reason), _) => reason.into(),
         (None, Some(review)) if review.contains("normalized") => review.into(),
         _ if !task.granted_writes.is_empty() => {
             format!("write set widened: {}", task.granted_writes.join(", ")).into()
         }
+        _ if !task.earlier_branches.is_empty() => {
+            format!("earlier work on branch {}", quoted(&task.earlier_branches)).into()
+        }
         _ => "".into(),
     }
+}
+
+/// Names as `` `a`, `b` ``.
+fn quoted(names: &[String]) -> String {
+    names.iter().map(|name| format!("`{name}`")).collect::<Vec<_>>().join(", ")
 }
 
 /// The status table of a run.
@@ -128,12 +145,13 @@ pub fn status_table(status: &BreezeStatus, stop_reason: Option<&str>) -> String 
     let usage_header =
         if with_usage { format!("  {:>8}  {:>9}", "cost", "tokens") } else { String::new() };
     out.push_str(&format!(
-        "{}  {}  {:<state_width$}  {:>8}  {:>6}  {:>7}  {:<8}{usage_header}  {}\n",
+        "{}  {}  {:<state_width$}  {:>8}  {:>6}  {:>5}  {:>7}  {:<8}{usage_header}  {}\n",
         fit("task", id_width),
         fit("title", title_width),
         "state",
         "attempts",
         "rounds",
+        "gates",
         "advisor",
         "commit",
         "note"
@@ -149,12 +167,13 @@ pub fn status_table(status: &BreezeStatus, stop_reason: Option<&str>) -> String 
             String::new()
         };
         let row = format!(
-            "{}  {}  {:<state_width$}  {:>8}  {:>6}  {:>7}  {:<8}{usage}  {}",
+            "{}  {}  {:<state_width$}  {:>8}  {:>6}  {:>5}  {:>7}  {:<8}{usage}  {}",
             fit(&task.id, id_width),
             fit(&task.title, title_width),
             task.state.as_str(),
             task.attempts,
             task.rounds,
+            task.gate_failures,
             task.advisor_consults,
             short(task.commit.as_deref().unwrap_or("-")),
             first_line(&task_note(task))
@@ -238,13 +257,17 @@ mod tests {
                 state: TaskState::Escalated,
                 attempts: 3,
                 rounds: 2,
+                gate_failures: 0,
                 advisor_consults: 1,
                 commit: None,
                 reason: Some("3 failed attempts in a row\nmore".into()),
+                cause: None,
                 group: None,
                 usage,
                 review: None,
                 granted_writes: Vec::new(),
+                branch: None,
+                earlier_branches: Vec::new(),
             }],
             usage,
             containment: None,

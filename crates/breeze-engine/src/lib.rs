@@ -11,7 +11,8 @@
 //! | one task's flow: contract, lane, preflight, work, review, landing | `run/driver.rs` |
 //! | worker attempts, retries, stalls | `run/work.rs` |
 //! | Advisor consults (hashes, budget) | `run/consult.rs`, [`advice`] |
-//! | gates and reviewer rounds | `run/review.rs` |
+//! | gates, checks and reviewer rounds | `run/review.rs` |
+//! | send-backs (gate failures, landing bounces) and their causes | `run/send_back.rs`, `causes.rs` |
 //! | landing on main | `run/landing.rs` |
 //! | every change of a task's phase (snapshot, journal, progress) | `run/book.rs` |
 //! | role processes and backends | [`roles`] (processes via `breeze-supervise`) |
@@ -23,6 +24,7 @@
 #![warn(missing_docs)]
 
 pub mod advice;
+mod causes;
 pub mod changelog;
 pub mod clock;
 pub mod config;

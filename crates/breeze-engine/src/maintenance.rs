@@ -111,7 +111,11 @@ pub(crate) fn record_abort(
     snapshot.state = RunState::Aborted;
     snapshot.stop_reason = Some("aborted with `breeze abort`".into());
     for task in snapshot.tasks.iter_mut().filter(|task| !task.phase.is_terminal()) {
-        task.reason = Some(where_the_work_is(repo, &lanes, task)?);
+        let cause = breeze_protocol::Cause::new(
+            breeze_protocol::CauseKind::Stopped,
+            where_the_work_is(repo, &lanes, task)?,
+        );
+        task.set_cause(Some(cause));
         task.phase = crate::snapshot::TaskPhase::Failed;
     }
     snapshot.updated_at = crate::clock::now_rfc3339();
@@ -213,7 +217,8 @@ pub fn clean(repo_dir: &Path, dry_run: bool, force: bool) -> Result<Vec<CleanIte
     }
     cleaner.integration_worktree(&live)?;
     for branch in &created.branches {
-        cleaner.branch(branch, created.landed_heads.get(branch))?;
+        let set_aside_by = created.set_aside.get(branch).map(String::as_str);
+        cleaner.branch(branch, created.landed_heads.get(branch), set_aside_by)?;
     }
     Ok(cleaner.items)
 }
@@ -225,6 +230,8 @@ struct Created {
     branches: BTreeSet<String>,
     /// Landed tasks' branches and the head that landed from each.
     landed_heads: BTreeMap<String, Option<breeze_git::Oid>>,
+    /// Branches set aside by `breeze retry --fresh` → the task whose earlier work they hold.
+    set_aside: BTreeMap<String, String>,
 }
 
 impl Created {
@@ -233,6 +240,7 @@ impl Created {
             worktrees: BTreeSet::new(),
             branches: BTreeSet::new(),
             landed_heads: BTreeMap::new(),
+            set_aside: BTreeMap::new(),
         };
         for run_id in crate::run_dir::list_run_folders(root) {
             let run_dir = RunDir::new(root, &run_id);
@@ -241,6 +249,9 @@ impl Created {
             let _ = for_each_event(&run_dir.events(), |event| created.follow(event.event));
             if let Ok(snapshot) = RunSnapshot::load(&run_dir.snapshot()) {
                 for task in snapshot.tasks {
+                    for branch in &task.earlier_branches {
+                        created.set_aside.insert(branch.clone(), task.id.clone());
+                    }
                     if task.phase == crate::snapshot::TaskPhase::Landed
                         && let Some(branch) = task.branch
                     {
@@ -339,21 +350,26 @@ impl Cleaner<'_> {
     }
 
     /// A task branch breeze created: deleted when its tip is what landed or is on main.
+    /// `set_aside_by` names the task whose earlier work it holds (`breeze retry --fresh`).
     fn branch(
         &mut self,
         branch: &str,
         landed: Option<&Option<breeze_git::Oid>>,
+        set_aside_by: Option<&str>,
     ) -> Result<(), EngineError> {
         let Some(tip) = self.repo.branch_tip(branch)? else { return Ok(()) };
         let holds_work =
             Some(tip) != landed.copied().flatten() && !self.repo.branch_is_on_main(branch)?;
         if holds_work && !self.force {
-            let why = match landed {
-                Some(_) => format!(
+            let why = match (landed, set_aside_by) {
+                (None, Some(task)) => format!(
+                    "holds the earlier work of task {task}, set aside by `breeze retry --fresh` (use --force to delete)"
+                ),
+                (Some(_), _) => format!(
                     "has commits added after its task landed (tip {}); use --force to delete",
                     &tip.to_string()[..12]
                 ),
-                None => "holds work that never landed (use --force to delete)".to_string(),
+                (None, None) => "holds work that never landed (use --force to delete)".to_string(),
             };
             self.items.push(CleanItem::Kept(branch.to_string(), why));
             return Ok(());

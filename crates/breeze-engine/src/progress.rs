@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use breeze_protocol::{Decision, TaskState, Verdict};
+use breeze_protocol::{Cause, Decision, TaskState, Verdict};
 
 /// Something worth telling the user while a run goes on.
 #[derive(Debug, Clone, PartialEq)]
@@ -69,7 +69,7 @@ pub enum ProgressEvent {
         /// Summary.
         summary: String,
     },
-    /// A review round ended.
+    /// A reviewer round ended.
     Reviewed {
         /// Task id.
         id: String,
@@ -79,8 +79,14 @@ pub enum ProgressEvent {
         verdict: Verdict,
         /// Blocking gaps.
         blocking_gaps: usize,
-        /// Whether the engine's gates produced the verdict.
-        by_gates: bool,
+    },
+    /// The task went back to its worker without a review round: a gate or check failed,
+    /// the landing conflicted or failed its verify or hooks, or a person rejected it.
+    SentBack {
+        /// Task id.
+        id: String,
+        /// Why.
+        cause: Cause,
     },
     /// The Lead answered a worker's request to write outside its write set.
     Scope {
@@ -115,8 +121,10 @@ pub enum ProgressEvent {
         state: TaskState,
         /// Landing commit.
         commit: Option<String>,
-        /// Why, when not landed.
+        /// Why, when not landed: the cause as one line.
         reason: Option<String>,
+        /// The cause.
+        cause: Option<Cause>,
     },
 }
 

@@ -6,7 +6,7 @@ use std::fmt;
 use std::path::Path;
 
 use breeze_protocol::{
-    AdvisorGuidance, BreezeStatus, BreezeStatusV1, ConflictInfo, ReviewFeedback, RunState,
+    AdvisorGuidance, BreezeStatus, BreezeStatusV1, Cause, ConflictInfo, ReviewFeedback, RunState,
     ScopeDecision, TaskState, TaskStatus, Usage, VerifyFailure,
 };
 use serde::{Deserialize, Serialize};
@@ -165,18 +165,28 @@ pub struct TaskRecord {
     pub title: String,
     /// Where the task is.
     pub phase: TaskPhase,
-    /// Why escalated/blocked/failed/deferred, or why it stopped.
+    /// Why escalated/blocked/failed/deferred, why it stopped, or why it was sent back to
+    /// work: `cause` as one line.
     #[serde(default)]
     pub reason: Option<String>,
+    /// The cause behind `reason` (set together, through [`TaskRecord::set_cause`]).
+    #[serde(default)]
+    pub cause: Option<Cause>,
     /// Write group.
     #[serde(default)]
     pub group: Option<u32>,
     /// Worker attempts.
     #[serde(default)]
     pub attempts: u32,
-    /// Review verdicts (gate failures included).
+    /// Reviewer verdicts (gate and check failures are not rounds).
     #[serde(default)]
     pub rounds: u32,
+    /// Gate and check failures sent back to the worker, in all.
+    #[serde(default)]
+    pub gate_failures: u32,
+    /// Gate and check failures since the gates last passed (three escalate).
+    #[serde(default)]
+    pub gate_failures_in_row: u32,
     /// Successful advisor consults.
     #[serde(default)]
     pub advisor_consults: u32,
@@ -186,6 +196,9 @@ pub struct TaskRecord {
     /// Task branch.
     #[serde(default)]
     pub branch: Option<String>,
+    /// Branches with earlier work of the task, set aside by `breeze retry --fresh`.
+    #[serde(default)]
+    pub earlier_branches: Vec<String>,
     /// Base commit of the work.
     #[serde(default)]
     pub base: Option<ObjectId>,
@@ -262,12 +275,16 @@ impl TaskRecord {
             title: title.to_string(),
             phase: TaskPhase::Queued,
             reason: None,
+            cause: None,
             group,
             attempts: 0,
             rounds: 0,
+            gate_failures: 0,
+            gate_failures_in_row: 0,
             advisor_consults: 0,
             land_bounces: 0,
             branch: None,
+            earlier_branches: Vec::new(),
             base: None,
             head: None,
             approved_round: None,
@@ -293,6 +310,13 @@ impl TaskRecord {
         }
     }
 
+    /// Sets why the task is where it is: the cause and its line together (`None` clears
+    /// both).
+    pub fn set_cause(&mut self, cause: Option<Cause>) {
+        self.reason = cause.as_ref().map(Cause::line);
+        self.cause = cause;
+    }
+
     /// What the landing's `Breeze-Review` trailer says, once the task is approved.
     pub fn review_trailer(&self) -> Option<breeze_git::ReviewTrailer> {
         Some(breeze_git::ReviewTrailer {
@@ -309,13 +333,17 @@ impl TaskRecord {
             state: self.phase.visible(live),
             attempts: self.attempts,
             rounds: self.rounds,
+            gate_failures: self.gate_failures,
             advisor_consults: self.advisor_consults,
             commit: self.commit.map(|commit| commit.to_string()),
             reason: self.reason.clone(),
+            cause: self.cause.clone(),
             group: self.group,
             usage: self.usage,
             review: self.review_trailer().map(|trailer| trailer.to_string()),
             granted_writes: self.granted_writes.clone(),
+            branch: self.branch.clone(),
+            earlier_branches: self.earlier_branches.clone(),
         }
     }
 }

@@ -7,6 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::advisor::Decision;
+use crate::cause::Cause;
 use crate::review::Verdict;
 use crate::status::{RunState, TaskState, Usage};
 use crate::version::BreezeEventV1;
@@ -161,9 +162,24 @@ pub enum EventKind {
         task: String,
         /// New state.
         state: TaskState,
-        /// Why, for escalated/blocked/failed/deferred.
+        /// Why, for escalated/blocked/failed/deferred/awaiting-approval, and for a task
+        /// back at work after a send-back: the cause as one line.
         #[serde(default)]
         reason: Option<String>,
+        /// The same cause, structured (absent in journals of older breeze versions).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cause: Option<Cause>,
+    },
+    /// The task went back to its worker without a review round being counted: a gate or a
+    /// check failed, the landing conflicted, `land.verify` or a hook failed, or a person
+    /// rejected it.
+    SentBack {
+        /// Task id.
+        task: String,
+        /// The cause as one line.
+        reason: String,
+        /// The cause.
+        cause: Cause,
     },
     /// A worker attempt finished.
     Attempt {
@@ -193,7 +209,7 @@ pub enum EventKind {
         /// Saved response file.
         response_path: String,
     },
-    /// A review round ended (gate failures produce engine-made verdicts).
+    /// A reviewer round ended (gate and check failures are `sent_back`, not rounds).
     Reviewed {
         /// Task id.
         task: String,

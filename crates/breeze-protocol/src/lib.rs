@@ -23,6 +23,7 @@
 #![warn(missing_docs)]
 
 mod advisor;
+mod cause;
 mod common;
 mod contract;
 mod draft;
@@ -40,6 +41,7 @@ pub use advisor::{
     AdvisorRequest, AdvisorResponse, Decision, ExecutionContext, PriorAdvisorResponse, ReasonCode,
     ResumeEvidence, SelectedPlan,
 };
+pub use cause::{Cause, CauseKind, last_line};
 pub use common::{Gap, MemoryScope, MemoryUpdate, Severity, TaskBrief};
 pub use contract::{
     ContractAdvisor, ContractBody, ContractCheck, ContractReview, ContractSource, ContractStatus,

@@ -3,6 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::cause::Cause;
 use crate::version::BreezeStatusV1;
 
 /// State of a whole run.
@@ -59,7 +60,7 @@ pub enum TaskState {
     AwaitingApproval,
     /// On `main`.
     Landed,
-    /// Gave up: review rounds, attempts, stalls or an Advisor `STOP`.
+    /// Gave up: review rounds, gate failures, attempts, stalls or an Advisor `STOP`.
     Escalated,
     /// A dependency did not land.
     Blocked,
@@ -134,14 +135,22 @@ pub struct TaskStatus {
     pub state: TaskState,
     /// Worker attempts so far.
     pub attempts: u32,
-    /// Review verdicts so far (gate failures count).
+    /// Reviewer verdicts so far (gate and check failures are counted apart, in
+    /// `gate_failures`).
     pub rounds: u32,
+    /// Times a gate or a `[review] checks` command sent the work back to the worker.
+    #[serde(default)]
+    pub gate_failures: u32,
     /// Successful Advisor consults.
     pub advisor_consults: u32,
     /// The landing commit on main, once landed.
     pub commit: Option<String>,
-    /// Why the task is escalated, blocked, failed or deferred.
+    /// Why the task is escalated, blocked, failed, deferred or awaiting approval — or, while
+    /// it works again, why it was sent back: the cause as one line.
     pub reason: Option<String>,
+    /// The same cause, structured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<Cause>,
     /// Write group (connected component of the conflict graph).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<u32>,
@@ -156,6 +165,13 @@ pub struct TaskStatus {
     /// Paths the Lead added to the task's write set during the run (scope requests).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub granted_writes: Vec<String>,
+    /// The branch the task works on, once it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    /// Branches holding earlier work of the task, set aside by `breeze retry --fresh`
+    /// (kept until `breeze clean --force`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub earlier_branches: Vec<String>,
 }
 
 /// `breeze-status.v1`.

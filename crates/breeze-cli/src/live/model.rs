@@ -177,7 +177,7 @@ impl LiveModel {
                 view.since = at;
                 view.reason = None;
             }
-            EventKind::TaskState { task, state, reason } => {
+            EventKind::TaskState { task, state, reason, .. } => {
                 let first = reason.as_deref().and_then(|r| r.lines().next()).unwrap_or("");
                 match state {
                     TaskState::AwaitingApproval => {
@@ -223,8 +223,16 @@ impl LiveModel {
                     wait_ms.div_ceil(1000)
                 ));
             }
+            EventKind::SentBack { task, reason, .. } => {
+                note = Some(crate::render::sent_back_line(task, reason));
+                let view = self.task(task);
+                view.state = TaskState::Running;
+                view.phase = "sent back".into();
+                view.reason = Some(reason.clone());
+            }
             EventKind::Attempt { task, attempt, round, outcome, error, .. } => {
-                if outcome != "completed" {
+                // A sent-back attempt is told by its `sent_back` event.
+                if outcome != "completed" && outcome != "sent-back" {
                     let why = error.as_deref().and_then(|e| e.lines().next()).unwrap_or(outcome);
                     note = Some(format!("✗ [{task}] attempt {attempt} {outcome}: {why}"));
                 }
@@ -382,13 +390,17 @@ mod tests {
                     state: TaskState::Pending,
                     attempts: 0,
                     rounds: 0,
+                    gate_failures: 0,
                     advisor_consults: 0,
                     commit: None,
                     reason: None,
+                    cause: None,
                     group: None,
                     usage: Usage::default(),
                     review: None,
                     granted_writes: Vec::new(),
+                    branch: None,
+                    earlier_branches: Vec::new(),
                 })
                 .collect(),
             usage: Usage { cost_usd: Some(0.5), ..Usage::default() },
@@ -482,6 +494,37 @@ mod tests {
                 "⧗ [1] awaiting approval",
                 "▶ [2] B (lane 1)",
                 "■ [2] escalated: 3 failed attempts"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_send_back_is_one_milestone_that_says_why() {
+        let mut model = LiveModel::default();
+        model.seed(&pending(&["1"]), false);
+        let event = |seq: u64, kind: &str| -> BreezeEvent {
+            serde_json::from_str(&format!(
+                r#"{{"schema_version":"breeze-event.v1","seq":{seq},"at":"2026-12-01T10:00:0{seq}.000Z","event":{kind}}}"#
+            ))
+            .unwrap()
+        };
+        let why = "landing: verify failed (`npm test` exited 1: not ok 2 - subtracts)";
+        model.apply(&event(1, r#"{"kind":"task_started","task":"1","title":"A","lane":1}"#));
+        model.apply(&event(2, r#"{"kind":"reviewed","task":"1","round":1,"verdict":"APPROVE","head":"h","result_path":"r"}"#));
+        model.apply(&event(
+            3,
+            &format!(r#"{{"kind":"sent_back","task":"1","reason":"{why}","cause":{{"kind":"verify","detail":"exited 1","command":["npm","test"],"exit_code":1}}}}"#),
+        ));
+        model.apply(&event(4, r#"{"kind":"attempt","task":"1","attempt":2,"round":2,"outcome":"sent-back","error":"x"}"#));
+        let only = &model.tasks[0];
+        assert_eq!((only.state, only.reason.as_deref()), (TaskState::Running, Some(why)));
+        let texts: Vec<&str> = model.milestones.iter().map(|m| m.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                "▶ [1] A (lane 1)",
+                "✓ [1] round 1: APPROVE",
+                "↺ [1] landing: verify failed (`npm test` exited 1: not ok 2 - subtracts) — back to the worker",
             ]
         );
     }

@@ -59,6 +59,7 @@ table.tasks { border-collapse: collapse; width: 100%; }
 .tasks th { background: #f4f6f9; font-weight: 600; white-space: nowrap; }
 .tasks td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .tasks td.reason { max-width: 280px; }
+ul.sent-back { margin: 4px 0 0; padding-left: 16px; color: #9b2c2c; }
 .tasks td.links { min-width: 190px; }
 .badge { display: inline-block; padding: 0 8px; border: 1px solid #9aa3ae; border-radius: 10px; font-size: 12px; font-weight: 600; white-space: nowrap; }
 .links div { white-space: nowrap; }
@@ -164,7 +165,7 @@ fn timeline(out: &mut String, report: &Report<'_>) {
         let _ =
             write!(out, "<li>{swatch}<strong>{}</strong> — {}</li>", phase.name(), phase.meaning());
     }
-    out.push_str("<li>✓ landed, ✗ escalated or failed, ⊘ blocked, ‖ deferred, ? awaiting approval</li></ul>\n");
+    out.push_str("<li>✓ landed, ✗ escalated or failed, ⊘ blocked, ‖ deferred, ? awaiting approval; a red tick: sent back to the worker (hover for why)</li></ul>\n");
     if let Some(problem) = &report.journal_problem {
         let _ = writeln!(
             out,
@@ -188,24 +189,32 @@ fn timeline(out: &mut String, report: &Report<'_>) {
 
 /// The task table.
 fn tasks(out: &mut String, report: &Report<'_>) {
-    out.push_str("<section id=\"tasks-section\">\n<h2>Tasks</h2>\n<div class=\"scroll\">\n<table id=\"tasks\" class=\"tasks\">\n<thead><tr><th>task</th><th>title</th><th>state</th><th>attempts</th><th>rounds</th><th>consults</th><th>cost</th><th>tokens in / out</th><th>commit</th><th>reason</th><th>reviews and advice</th></tr></thead>\n<tbody>\n");
+    out.push_str("<section id=\"tasks-section\">\n<h2>Tasks</h2>\n<div class=\"scroll\">\n<table id=\"tasks\" class=\"tasks\">\n<thead><tr><th>task</th><th>title</th><th>state</th><th>attempts</th><th>rounds</th><th>gate failures</th><th>consults</th><th>cost</th><th>tokens in / out</th><th>commit</th><th>reason</th><th>reviews and advice</th></tr></thead>\n<tbody>\n");
     let empty = TaskFiles::default();
     for (n, task) in report.status.tasks.iter().enumerate() {
         let files = report.files.get(&task.id).unwrap_or(&empty);
+        let sent_back: Vec<&str> = report
+            .timeline
+            .sent_back
+            .iter()
+            .filter(|sent| sent.task == task.id)
+            .map(|sent| sent.reason.as_str())
+            .collect();
         let _ = writeln!(
             out,
-            "<tr id=\"task-{n}\" data-task=\"{}\"><td><a href=\"#files-{n}\"><code>{}</code></a></td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td class=\"reason\">{}</td><td class=\"links\">{}</td></tr>",
+            "<tr id=\"task-{n}\" data-task=\"{}\"><td><a href=\"#files-{n}\"><code>{}</code></a></td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td class=\"reason\">{}</td><td class=\"links\">{}</td></tr>",
             esc(&task.id),
             esc(&task.id),
             esc(&task.title),
             badge(task.state.as_str()),
             task.attempts,
             task.rounds,
+            task.gate_failures,
             task.advisor_consults,
             cost(task),
             tokens(task),
             commit(task, files),
-            esc(&note(task)),
+            reasons(task, &sent_back),
             review_links(files)
         );
     }
@@ -234,6 +243,27 @@ fn commit(task: &TaskStatus, files: &TaskFiles) -> String {
     }
 }
 
+/// Send-backs listed in a task's reason cell before "and N more".
+const SHOWN_SENT_BACK: usize = 5;
+
+/// The reason cell: why the task is where it is, its approval when breeze normalized it,
+/// its widened write set, then each time it was sent back to its worker and why.
+fn reasons(task: &TaskStatus, sent_back: &[&str]) -> String {
+    let mut out = esc(&note(task));
+    if sent_back.is_empty() {
+        return out;
+    }
+    out.push_str("<ul class=\"sent-back\">");
+    for reason in sent_back.iter().take(SHOWN_SENT_BACK) {
+        let _ = write!(out, "<li>sent back: {}</li>", esc(first_line(reason)));
+    }
+    if sent_back.len() > SHOWN_SENT_BACK {
+        let _ = write!(out, "<li>and {} more</li>", sent_back.len() - SHOWN_SENT_BACK);
+    }
+    out.push_str("</ul>");
+    out
+}
+
 /// Why the task is where it is, its approval when breeze normalized it, its widened
 /// write set.
 fn note(task: &TaskStatus) -> String {
@@ -244,6 +274,9 @@ fn note(task: &TaskStatus) -> String {
     }
     if !task.granted_writes.is_empty() {
         parts.push(format!("write set widened: {}", task.granted_writes.join(", ")));
+    }
+    if !task.earlier_branches.is_empty() {
+        parts.push(format!("earlier work on branch {}", task.earlier_branches.join(", ")));
     }
     parts.join("; ")
 }

@@ -102,6 +102,19 @@ pub struct Stay {
     /// What ended it: the state that took it off the lane (`landed`, `deferred`, …),
     /// `stopped` when the engine stopped, `replaced` when another task took the lane.
     pub ended: String,
+    /// Why it ended, when the journal says (the cause of an escalation, a deferral, …).
+    pub why: Option<String>,
+}
+
+/// A task sent back to its worker (a gate, a check, the landing, a person), and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SentBack {
+    /// Task id.
+    pub task: String,
+    /// When.
+    pub at: i64,
+    /// The cause as one line.
+    pub reason: String,
 }
 
 /// The derived timeline of a run.
@@ -111,6 +124,8 @@ pub struct Timeline {
     pub sessions: Vec<(i64, i64)>,
     /// Every stay, in the order they ended.
     pub stays: Vec<Stay>,
+    /// Every send-back, in journal order.
+    pub sent_back: Vec<SentBack>,
     /// Events whose time could not be read (left out).
     pub skipped: usize,
 }
@@ -164,8 +179,9 @@ struct Walk {
     session_start: Option<i64>,
     sessions: Vec<(i64, i64)>,
     open: BTreeMap<String, Open>,
-    /// Tasks that wait off the lanes (a deferred landing, an approval): since, and why.
-    deferred: BTreeMap<String, (i64, &'static str)>,
+    /// Tasks that wait off the lanes (a deferred landing, an approval): since, what for,
+    /// and the journal's reason.
+    deferred: BTreeMap<String, (i64, &'static str, Option<String>)>,
     /// Running role processes and project commands: pid → (task, phase, since).
     running: HashMap<u32, (String, Phase, i64)>,
     /// Tasks waiting for a scope grant, since.
@@ -175,6 +191,7 @@ struct Walk {
     /// What is painted over the states: (rank, task, piece).
     overlays: Vec<(u8, String, Piece)>,
     stays: Vec<Stay>,
+    sent_back: Vec<SentBack>,
     skipped: usize,
 }
 
@@ -191,7 +208,12 @@ impl Walk {
             }
             EventKind::RunFinished { .. } => self.end_session(at),
             EventKind::TaskStarted { task, lane, .. } => self.task_started(at, task, *lane),
-            EventKind::TaskState { task, state, .. } => self.task_state(at, task, state.as_str()),
+            EventKind::TaskState { task, state, reason, .. } => {
+                self.task_state(at, task, state.as_str(), reason.as_deref());
+            }
+            EventKind::SentBack { task, reason, .. } => {
+                self.sent_back.push(SentBack { task: task.clone(), at, reason: reason.clone() });
+            }
             EventKind::ProcessStarted { task, role, pid, .. } => {
                 let phase = match role.as_str() {
                     "reviewer" => Phase::Review,
@@ -218,28 +240,29 @@ impl Walk {
     }
 
     fn task_started(&mut self, at: i64, task: &str, lane: u32) {
-        self.close(task, at, "restarted");
+        self.close(task, at, "restarted", None);
         let holder = self.open.iter().find(|(_, open)| open.lane == lane).map(|(id, _)| id.clone());
         if let Some(holder) = holder {
-            self.close(&holder, at, "replaced");
+            self.close(&holder, at, "replaced", None);
         }
         self.end_deferral(task, at);
         let open = Open { lane, start: at, states: vec![(at, Phase::Waiting)] };
         self.open.insert(task.to_string(), open);
     }
 
-    fn task_state(&mut self, at: i64, task: &str, state: &str) {
+    fn task_state(&mut self, at: i64, task: &str, state: &str, reason: Option<&str>) {
         let leaves = matches!(
             state,
             "landed" | "escalated" | "blocked" | "failed" | "deferred" | "awaiting-approval"
         );
         if leaves {
-            self.close(task, at, state);
+            self.close(task, at, state, reason);
             self.end_deferral(task, at);
+            let why = reason.map(str::to_string);
             if state == "deferred" {
-                self.deferred.insert(task.to_string(), (at, "deferred"));
+                self.deferred.insert(task.to_string(), (at, "deferred", why));
             } else if state == "awaiting-approval" {
-                self.deferred.insert(task.to_string(), (at, "awaiting-approval"));
+                self.deferred.insert(task.to_string(), (at, "awaiting-approval", why));
             }
         } else if let Some(open) = self.open.get_mut(task) {
             open.states.push((at, Phase::of_state(state)));
@@ -280,8 +303,8 @@ impl Walk {
         }
     }
 
-    /// Ends the open stay of `task`, if any.
-    fn close(&mut self, task: &str, at: i64, ended: &str) {
+    /// Ends the open stay of `task`, if any; `why` is the journal's reason.
+    fn close(&mut self, task: &str, at: i64, ended: &str, why: Option<&str>) {
         let Some(open) = self.open.remove(task) else { return };
         let mut pieces = Vec::with_capacity(open.states.len());
         for (n, &(since, phase)) in open.states.iter().enumerate() {
@@ -297,16 +320,17 @@ impl Walk {
             end: at,
             pieces,
             ended: ended.to_string(),
+            why: why.map(str::to_string),
         });
     }
 
     /// Ends the off-lane wait of a task, if any; the stay is named after what it waited
     /// for (`deferred`, `awaiting-approval`).
     fn end_deferral(&mut self, task: &str, at: i64) {
-        let Some((since, why)) = self.deferred.remove(task) else { return };
+        let Some((since, what, why)) = self.deferred.remove(task) else { return };
         let piece = Piece { start: since, end: at, phase: Phase::Waiting };
         let pieces = if at > since { vec![piece] } else { Vec::new() };
-        let ended = why.to_string();
+        let ended = what.to_string();
         self.stays.push(Stay {
             task: task.into(),
             lane: None,
@@ -314,6 +338,7 @@ impl Walk {
             end: at,
             pieces,
             ended,
+            why,
         });
     }
 
@@ -324,7 +349,7 @@ impl Walk {
         }
         let tasks: Vec<String> = self.open.keys().cloned().collect();
         for task in tasks {
-            self.close(&task, at, "stopped");
+            self.close(&task, at, "stopped", None);
         }
         let deferred: Vec<String> = self.deferred.keys().cloned().collect();
         for task in deferred {
@@ -358,7 +383,12 @@ impl Walk {
             let overlays = by_task.get(stay.task.as_str()).map(Vec::as_slice).unwrap_or_default();
             refine(stay, overlays);
         }
-        Timeline { sessions: self.sessions, stays, skipped: self.skipped }
+        Timeline {
+            sessions: self.sessions,
+            stays,
+            sent_back: self.sent_back,
+            skipped: self.skipped,
+        }
     }
 }
 
@@ -379,6 +409,7 @@ fn task_of(event: &EventKind) -> Option<&str> {
     match event {
         EventKind::TaskStarted { task, .. }
         | EventKind::TaskState { task, .. }
+        | EventKind::SentBack { task, .. }
         | EventKind::ProcessStarted { task, .. }
         | EventKind::ProcessEnded { task, .. }
         | EventKind::CommandStarted { task, .. }

@@ -8,7 +8,7 @@ use std::fmt::Write;
 
 use super::page::esc;
 use super::time::{clock, duration, tick_label, tick_step};
-use super::timeline::{Phase, Stay, Timeline};
+use super::timeline::{Phase, SentBack, Stay, Timeline};
 
 /// Width of the drawing.
 pub const WIDTH: f64 = 1200.0;
@@ -117,6 +117,14 @@ pub fn render(timeline: &Timeline, titles: &HashMap<&str, &str>) -> String {
         if let Some(row) = row {
             let y = AXIS_H + row as f64 * ROW_H + BAR_Y;
             draw_stay(&mut out, stay, &scale, y, titles.get(stay.task.as_str()).copied());
+            if stay.lane.is_some() {
+                let within = timeline.sent_back.iter().filter(|sent| {
+                    sent.task == stay.task && sent.at >= stay.start && sent.at <= stay.end
+                });
+                for sent in within {
+                    draw_sent_back(&mut out, sent, &scale, y);
+                }
+            }
         }
     }
     out.push_str("</svg>\n");
@@ -224,17 +232,26 @@ fn draw_stay(out: &mut String, stay: &Stay, scale: &Scale, y: f64, title: Option
             clock(piece.end)
         );
     }
+    let ended = match &stay.why {
+        Some(why) => format!("{}: {}", stay.ended, first_line(why)),
+        None => stay.ended.clone(),
+    };
     let _ = writeln!(
         out,
         "<rect class=\"outline\" x=\"{x0:.1}\" y=\"{y}\" width=\"{width:.1}\" height=\"{BAR_H}\" fill=\"none\" stroke=\"#1f2933\" stroke-width=\"1\"><title>{}\n{} on {}, {} ({} → {} UTC)</title></rect>",
         esc(&name),
-        esc(&stay.ended),
+        esc(&ended),
         stay.lane.map_or_else(|| "no lane".to_string(), |lane| format!("lane {lane}")),
         duration(stay.end - stay.start),
         clock(stay.start),
         clock(stay.end)
     );
-    if let Some(label) = fitted_label(stay, width, title.map(first_line)) {
+    // A stay that ended for a reason says why in its label; others show the title.
+    let words = match stay.ended.as_str() {
+        "escalated" | "failed" | "blocked" | "deferred" => stay.why.as_deref().or(title),
+        _ => title,
+    };
+    if let Some(label) = fitted_label(stay, width, words.map(first_line)) {
         let _ = writeln!(
             out,
             "<text class=\"stay-label\" x=\"{:.1}\" y=\"{}\">{}</text>",
@@ -246,7 +263,23 @@ fn draw_stay(out: &mut String, stay: &Stay, scale: &Scale, y: f64, title: Option
     out.push_str("</g>\n");
 }
 
-/// The task id, how its stay ended (`3 ✓`) and as much of its title as fits `width`;
+/// A send-back within a stay: a tick at its time, its cause in the tooltip.
+fn draw_sent_back(out: &mut String, sent: &SentBack, scale: &Scale, y: f64) {
+    let x = scale.x(sent.at);
+    let _ = writeln!(
+        out,
+        "<g class=\"sent-back\" data-task=\"{}\"><line x1=\"{x:.1}\" y1=\"{:.1}\" x2=\"{x:.1}\" y2=\"{:.1}\" stroke=\"#c53030\" stroke-width=\"3\"><title>task {} sent back to its worker ({} UTC):\n{}</title></line></g>",
+        esc(&sent.task),
+        y - 3.0,
+        y + BAR_H + 3.0,
+        esc(&sent.task),
+        clock(sent.at),
+        esc(first_line(&sent.reason))
+    );
+}
+
+/// The task id, how its stay ended (`3 ✓`) and as much of its title (or of why it ended)
+/// as fits `width`;
 /// `None` when not even two characters fit (the tooltip still names it).
 fn fitted_label(stay: &Stay, width: f64, title: Option<&str>) -> Option<String> {
     let mark = match stay.ended.as_str() {
@@ -285,7 +318,7 @@ mod tests {
 
     fn stay(task: &str, lane: Option<u32>, start: i64, end: i64) -> Stay {
         let pieces = vec![Piece { start, end, phase: Phase::Work }];
-        Stay { task: task.into(), lane, start, end, pieces, ended: "landed".into() }
+        Stay { task: task.into(), lane, start, end, pieces, ended: "landed".into(), why: None }
     }
 
     #[test]
@@ -298,6 +331,7 @@ mod tests {
                 stay("9", None, 200, 5_100),
                 stay("8", None, 300, 400),
             ],
+            sent_back: Vec::new(),
             skipped: 0,
         };
         let svg = render(&timeline, &HashMap::from([("2<b>", "Title <script>")]));

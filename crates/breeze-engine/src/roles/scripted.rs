@@ -14,6 +14,7 @@
 //! | `advisor_decision = "PLAN"` | the advisor's decision: `PLAN`, `CORRECTION` or `STOP` |
 //! | `garbage = ["reviewer"]` | these roles print prose without JSON on their first call |
 //! | `write_outside = "path"` | the first worker attempt also writes this new file (a fix round removes it) |
+//! | `write_outside_attempts = N` | the first N completed attempts write (and keep) `write_outside`; later ones remove it (default 1) |
 //! | `escalate = true` | the worker gives up (`status: escalated`) |
 //! | `delay_ms = N` | each worker attempt takes N milliseconds |
 //! | `lesson = "..."` | the first REQUEST_CHANGES carries this universal memory update |
@@ -166,6 +167,8 @@ pub struct SimSpec {
     pub garbage: Vec<String>,
     /// A path the first attempt writes outside the write set.
     pub write_outside: Option<String>,
+    /// How many attempts write (and keep) `write_outside` before one removes it (0: 1).
+    pub write_outside_attempts: u32,
     /// The worker escalates.
     pub escalate: bool,
     /// Milliseconds each worker attempt takes.
@@ -393,9 +396,14 @@ fn write_the_work(
     in_write_set: &(dyn Fn(&str) -> bool + Sync),
 ) -> Vec<String> {
     let mut written = Vec::new();
-    // A gate sent the task back: take the stray file out again (write_outside names a
-    // file the simulator created, so removing it restores the base).
-    if let (Some(outside), Some(_)) = (&sim.write_outside, &input.review_feedback) {
+    // The attempts that write the stray file (after the failing and stalling ones); a
+    // later one takes it out again (write_outside names a file the simulator created, so
+    // removing it restores the base).
+    let first = 1 + sim.stall_attempts + sim.fail_attempts;
+    let writing = first..first + sim.write_outside_attempts.max(1);
+    if let Some(outside) = &sim.write_outside
+        && input.attempt >= writing.end
+    {
         let _ = std::fs::remove_file(worktree.join(outside));
     }
     if let Some(conflict) = &input.conflict {
@@ -414,7 +422,7 @@ fn write_the_work(
             written.push(path);
         }
     }
-    if input.attempt == 1 + sim.stall_attempts + sim.fail_attempts
+    if writing.contains(&input.attempt)
         && let Some(outside) = &sim.write_outside
     {
         let _ = write_task_file(worktree, outside, input);

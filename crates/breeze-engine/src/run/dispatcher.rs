@@ -9,7 +9,7 @@ use std::time::Duration;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
-use breeze_protocol::EventKind;
+use breeze_protocol::{Cause, CauseKind, EventKind};
 
 use super::book::Transition;
 use super::context::RunContext;
@@ -190,8 +190,8 @@ impl Dispatcher {
         }
         let stuck = Scheduler::new(&self.ctx.plan, &self.ctx.analysis).stuck(&phases);
         for index in stuck {
-            let reason = "a dependency never landed".to_string();
-            self.ctx.book.transition(index, Transition::Block { reason }).await?;
+            let cause = Cause::new(CauseKind::Dependency, "a dependency never landed");
+            self.ctx.book.transition(index, Transition::Block { cause }).await?;
         }
         Ok(Some(DispatchEnd::Finished))
     }
@@ -200,7 +200,8 @@ impl Dispatcher {
         let phases = self.ctx.book.phases();
         let unreachable = Scheduler::new(&self.ctx.plan, &self.ctx.analysis).unreachable(&phases);
         for (index, reason) in unreachable {
-            self.ctx.book.transition(index, Transition::Block { reason }).await?;
+            let cause = Cause::new(CauseKind::Dependency, reason);
+            self.ctx.book.transition(index, Transition::Block { cause }).await?;
         }
         Ok(())
     }
@@ -241,33 +242,36 @@ impl Dispatcher {
                 book.transition(index, Transition::Land { commit }).await?;
                 Ok(ExitEffect::Settled)
             }
-            Ok(TaskExit::Escalated(reason)) => {
-                book.transition(index, Transition::Escalate { reason }).await?;
+            Ok(TaskExit::Escalated(cause)) => {
+                book.transition(index, Transition::Escalate { cause }).await?;
                 Ok(ExitEffect::Settled)
             }
-            Ok(TaskExit::Deferred(reason)) => {
-                book.transition(index, Transition::Defer { reason }).await?;
+            Ok(TaskExit::Deferred(cause)) => {
+                book.transition(index, Transition::Defer { cause }).await?;
                 Ok(ExitEffect::Deferred)
             }
-            Ok(TaskExit::AwaitingApproval(reason)) => {
-                book.transition(index, Transition::AwaitApproval { reason }).await?;
+            Ok(TaskExit::AwaitingApproval(cause)) => {
+                book.transition(index, Transition::AwaitApproval { cause }).await?;
                 Ok(ExitEffect::Awaiting)
             }
             Ok(TaskExit::Interrupted) => {
                 if !book.record(index).phase.is_terminal() {
-                    let reason = "interrupted; `breeze resume` continues".to_string();
-                    book.transition(index, Transition::Stop { reason }).await?;
+                    let cause =
+                        Cause::new(CauseKind::Stopped, "interrupted; `breeze resume` continues");
+                    book.transition(index, Transition::Stop { cause }).await?;
                 }
                 Ok(ExitEffect::Settled)
             }
             Err(err) if err.stops_the_run() => {
                 // Resumable: the task starts again once the user has acted.
                 let message = err.to_string();
-                book.transition(index, Transition::Stop { reason: message.clone() }).await?;
+                let cause = Cause::new(CauseKind::Stopped, message.clone());
+                book.transition(index, Transition::Stop { cause }).await?;
                 Ok(ExitEffect::Fatal(format!("{message}; {}", next_step(&err))))
             }
             Err(err) => {
-                book.transition(index, Transition::Fail { reason: err.to_string() }).await?;
+                let cause = error_cause(&err);
+                book.transition(index, Transition::Fail { cause }).await?;
                 Ok(ExitEffect::Settled)
             }
         }
@@ -302,6 +306,8 @@ impl Dispatcher {
                     self.deferred.insert(index, Instant::now());
                 }
                 crate::decision::HumanDecision::Reject { note } => {
+                    let issue = format!("rejected by a person before landing: {note}");
+                    let cause = Cause::new(CauseKind::Person, crate::causes::flat(&issue));
                     book.change(index, |record| {
                         record.human_approved = false;
                         record.feedback = Some(breeze_protocol::ReviewFeedback {
@@ -309,13 +315,13 @@ impl Dispatcher {
                             gaps: vec![breeze_protocol::Gap {
                                 severity: breeze_protocol::Severity::Critical,
                                 location: String::new(),
-                                issue: format!("rejected by a person before landing: {note}"),
+                                issue,
                                 suggestion: String::new(),
                             }],
                         });
                     })
                     .await?;
-                    book.transition(index, Transition::Work).await?;
+                    book.transition(index, Transition::SendBack { cause }).await?;
                 }
             }
         }
@@ -347,6 +353,13 @@ impl Dispatcher {
                 .join("\n")
         })
     }
+}
+
+/// The cause of an error outside the task's control, with its hints.
+fn error_cause(err: &EngineError) -> Cause {
+    let cause = Cause::new(CauseKind::Error, crate::causes::flat(&err.to_string()));
+    let hints = err.hints().join("; ");
+    if hints.is_empty() { cause } else { cause.hint(hints) }
 }
 
 /// What to do after an error that stops the run.

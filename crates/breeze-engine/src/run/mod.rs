@@ -18,6 +18,7 @@ mod prepare;
 mod review;
 mod schedule;
 mod scope;
+mod send_back;
 mod session;
 mod work;
 

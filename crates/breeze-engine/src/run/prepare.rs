@@ -269,9 +269,9 @@ fn recognize_landings(repo: &Repo, snapshot: &mut RunSnapshot) -> Result<(), Eng
         if let Some(commit) = repo.find_landing(&snapshot.run_id, &record.id, Some(stop_at))? {
             record.phase = TaskPhase::Landed;
             record.commit = Some(commit.into());
-            record.reason = None;
+            record.set_cause(None);
         } else if !record.phase.waits_to_land() {
-            record.reason = None;
+            record.set_cause(None);
         }
     }
     Ok(())

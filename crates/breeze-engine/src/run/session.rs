@@ -268,7 +268,12 @@ async fn finish(
     {
         status.state = RunState::Aborted;
         for task in status.tasks.iter_mut().filter(|task| !task.state.is_terminal()) {
-            task.reason = Some("run aborted; `breeze status` says where its work is".into());
+            let cause = breeze_protocol::Cause::new(
+                breeze_protocol::CauseKind::Stopped,
+                "run aborted; `breeze status` says where its work is",
+            );
+            task.reason = Some(cause.line());
+            task.cause = Some(cause);
         }
         (RunState::Aborted, Some("aborted with `breeze abort`".to_string()))
     } else {

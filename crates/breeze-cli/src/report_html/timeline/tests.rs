@@ -48,7 +48,7 @@ fn started(task: &str, lane: u32) -> EventKind {
 }
 
 fn state(task: &str, state: TaskState) -> EventKind {
-    EventKind::TaskState { task: task.into(), state, reason: None }
+    EventKind::TaskState { task: task.into(), state, reason: None, cause: None }
 }
 
 fn process(task: &str, role: Role, pid: u32) -> EventKind {
@@ -149,6 +149,7 @@ fn consults_without_a_process_and_deferrals_are_placed_from_the_states() {
                 task: "2".into(),
                 state: TaskState::Deferred,
                 reason: Some("a touched path is dirty".into()),
+                cause: None,
             },
         ),
         (1_200, started("2", 1)),
