@@ -339,6 +339,21 @@ fn real_clis_without_a_login_stop_the_run_once_with_the_hint() {
             .output()
             .unwrap();
         let text = both(&output);
+        if backend == "claude" {
+            // The preflight tells from its files that claude has no login: nothing starts,
+            // nothing is created.
+            assert_eq!(output.status.code(), Some(2), "{backend}: {text}");
+            assert!(
+                text.contains(
+                    "claude is not logged in for roles.worker, roles.reviewer and roles.advisor"
+                ),
+                "{backend}: {text}"
+            );
+            assert!(text.contains("run `claude` once and log in"), "{backend}: {text}");
+            assert!(!root.join(".breeze/runs").exists(), "{backend}: a run folder");
+            continue;
+        }
+        // Codex's own provider holds its key: the preflight cannot tell, the first call does.
         assert_eq!(output.status.code(), Some(3), "{backend}: {text}");
         assert!(text.contains("log the CLI in"), "{backend}: {text}");
         let status = crate::support::status_json(&root);

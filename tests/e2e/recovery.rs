@@ -62,6 +62,15 @@ fn a_run_killed_with_sigkill_resumes_ends_the_orphan_and_lands_once() {
         status["state"], "interrupted",
         "a dead engine's run reads as interrupted: {status}"
     );
+    assert_eq!(
+        status["tasks"][0]["state"], "interrupted",
+        "so does the task its worker was on (nothing runs it now): {status}"
+    );
+    let table = stdout(&run_in(&root, &["status"]));
+    assert!(
+        table.contains("interrupted") && !table.contains("running"),
+        "the table says the same: {table}"
+    );
 
     std::fs::remove_file(&hold).unwrap();
     let resumed = run_in(&root, &["resume"]);

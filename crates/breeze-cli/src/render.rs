@@ -100,9 +100,7 @@ pub fn total_cost(status: &BreezeStatus) -> String {
 /// was normalized, that its write set was widened, or where its earlier work is.
 fn task_note(task: &breeze_protocol::TaskStatus) -> std::borrow::Cow<'_, str> {
     match (&task.reason, &task.review) {
-        (Some(reason), _) if task.state == TaskState::Running => {
-            format!("sent back: {reason}").into()
-        }
+        (Some(reason), _) if works_after_a_send_back(task) => format!("sent back: {reason}").into(),
         (Some(reason), _) => reason.into(),
         (None, Some(review)) if review.contains("normalized") => review.into(),
         _ if !task.granted_writes.is_empty() => {
@@ -112,6 +110,19 @@ fn task_note(task: &breeze_protocol::TaskStatus) -> std::borrow::Cow<'_, str> {
             format!("earlier work on branch {}", quoted(&task.earlier_branches)).into()
         }
         _ => "".into(),
+    }
+}
+
+/// A task that works (or was working when its engine was killed) carries a reason only
+/// when it was sent back to its worker; an interrupted one may instead say why it stopped.
+fn works_after_a_send_back(task: &breeze_protocol::TaskStatus) -> bool {
+    match task.state {
+        TaskState::Running => true,
+        TaskState::Interrupted => task
+            .cause
+            .as_ref()
+            .is_some_and(|cause| cause.kind != breeze_protocol::CauseKind::Stopped),
+        _ => false,
     }
 }
 
@@ -337,6 +348,26 @@ mod tests {
         assert_eq!(columns[0], 4 + 2 + 40, "ids are 4 columns wide, titles at most 40");
         assert!(table.contains(&format!("a{}…  ", "認".repeat(19))), "cut at 40 columns: {table}");
         assert!(!table.contains(&"認".repeat(20)), "{table}");
+    }
+
+    #[test]
+    fn a_task_sent_back_says_so_also_when_its_engine_was_killed() {
+        use breeze_protocol::{Cause, CauseKind};
+        let mut status = status(Usage::default());
+        let gate = Cause { name: Some("write-set".into()), ..Cause::new(CauseKind::Gate, "x.md") };
+        let task = &mut status.tasks[0];
+        (task.reason, task.cause) = (Some(gate.line()), Some(gate));
+        for state in [TaskState::Running, TaskState::Interrupted] {
+            status.tasks[0].state = state;
+            let table = status_table(&status, None);
+            assert!(table.contains("sent back: the write-set gate failed: x.md"), "{table}");
+        }
+        let stopped = Cause::new(CauseKind::Stopped, "the run was stopped (Ctrl-C)");
+        let task = &mut status.tasks[0];
+        (task.reason, task.cause) = (Some(stopped.line()), Some(stopped));
+        let table = status_table(&status, None);
+        assert!(table.contains("  the run was stopped (Ctrl-C)"), "{table}");
+        assert!(!table.contains("sent back"), "{table}");
     }
 
     #[test]

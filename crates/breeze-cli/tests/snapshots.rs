@@ -632,6 +632,13 @@ fn engine_errors() {
         ),
         ("breeze run  (another run)", EngineError::Locked(LockError::Held { pid: "4242".into() })),
         (
+            "breeze run  (a misspelt key)",
+            EngineError::Config(breeze_engine::config::ConfigError {
+                file: "breeze.toml".into(),
+                message: "TOML parse error at line 2, column 1\n  |\n2 | max_worker = 2\n  | ^^^^^^^^^^\nunknown field `max_worker`, expected `max_workers` or `main_branch`".into(),
+            }),
+        ),
+        (
             "breeze status",
             EngineError::Snapshot(SnapshotError {
                 path: ".breeze/runs/0197a5c2/run.json".into(),
@@ -781,6 +788,93 @@ fn doctor_report() {
     insta::assert_snapshot!(shown(&format!("{}\n{}", confined.render(), unconfined.render())));
 }
 
+#[test]
+fn doctor_preflight_and_the_error_run_stops_with() {
+    use breeze_engine::preflight::Preflight;
+    use breeze_protocol::{CheckOutcome, DoctorCheck};
+    let check =
+        |check: &str, subject: &str, outcome, message: &str, hint: Option<&str>| DoctorCheck {
+            check: check.into(),
+            subject: subject.into(),
+            outcome,
+            message: message.into(),
+            hint: hint.map(Into::into),
+            searched: Vec::new(),
+        };
+    let mut missing_claude = check(
+        "backend",
+        "roles.worker, roles.reviewer, roles.advisor",
+        CheckOutcome::Problem,
+        "claude not found on PATH (the backend of roles.worker, roles.reviewer and roles.advisor)",
+        Some(
+            "install claude: npm i -g @anthropic-ai/claude-code, or set another backend in [roles.worker], [roles.reviewer], [roles.advisor] of breeze.toml",
+        ),
+    );
+    missing_claude.searched = vec!["/usr/local/bin".into(), "/usr/bin".into(), "/bin".into()];
+    let preflight = Preflight {
+        root: Some(PathBuf::from("/work/app")),
+        checks: vec![
+            check(
+                "config",
+                "breeze.toml",
+                CheckOutcome::Problem,
+                "breeze.toml: unknown key run.max_worker at line 10 (did you mean max_workers?)",
+                Some("fix its name"),
+            ),
+            check(
+                "plan",
+                "Plans.md",
+                CheckOutcome::Problem,
+                "Plans.md is breeze init's template (its placeholder tasks would be run)",
+                Some(
+                    "describe your tasks (or run `breeze draft \"GOAL\"`), then remove line 3 of Plans.md (<!-- breeze:template … -->)",
+                ),
+            ),
+            missing_claude,
+            check(
+                "login",
+                "roles.reviewer",
+                CheckOutcome::NotChecked,
+                "codex's login for roles.reviewer is not checked: it uses a model provider of its own configuration",
+                None,
+            ),
+            check(
+                "program",
+                "worktree.setup, review.checks, land.verify",
+                CheckOutcome::Ok,
+                "npm (/usr/bin/npm), for worktree.setup, review.checks and land.verify",
+                None,
+            ),
+            check(
+                "setup",
+                "worktree.setup",
+                CheckOutcome::Ok,
+                "worktree.setup: `npm install` creates node_modules/ (2,345 files) and package-lock.json in 41 s (not ignored by git: package-lock.json)",
+                None,
+            ),
+            check(
+                "plan",
+                "plan",
+                CheckOutcome::Warning,
+                "no plan: neither plan.toml nor Plans.md is at the repository root",
+                Some("write one with `breeze init` or `breeze draft \"GOAL\"`"),
+            ),
+            check(
+                "setup",
+                "worktree.setup",
+                CheckOutcome::Skipped,
+                "worktree.setup was not tried (--no-setup)",
+                None,
+            ),
+        ],
+        setup: None,
+    };
+    let doctor = breeze_engine::doctor::render_preflight(&preflight);
+    let error =
+        printed("breeze run", &commands::run::engine_error(preflight.into_error().unwrap_err()));
+    insta::assert_snapshot!(shown(&format!("{doctor}\n{error}")));
+}
+
 /// A journal line at `hh:mm:ss` on the fixture's day.
 fn event(seq: u64, at: &str, event: breeze_protocol::EventKind) -> breeze_protocol::BreezeEvent {
     breeze_protocol::BreezeEvent {
@@ -800,11 +894,11 @@ fn report_html() {
         record
     };
     let mut landed = record("1", "Add the tokenizer", TaskPhase::Landed);
-    (landed.attempts, landed.rounds, landed.approved_round) = (1, 1, Some(1));
+    (landed.attempts, landed.rounds, landed.approved_round) = (2, 2, Some(2));
     landed.commit = Some(oid("3f2a9c1e5b7d4f60a8c2e1d9b3a5f7c0e2d4b6a8"));
     landed.usage = usage(Some(0.42), 182_340, 9_115);
     let mut escalated = record("2", "Parse <script>alert(1)</script>", TaskPhase::Escalated);
-    (escalated.attempts, escalated.gate_failures) = (3, 3);
+    (escalated.attempts, escalated.gate_failures) = (4, 3);
     escalated.set_cause(Some(lockfile_gate().times(3)));
     let mut awaiting = record("3", "認証を追加する", TaskPhase::AwaitingApproval);
     (awaiting.attempts, awaiting.rounds, awaiting.advisor_consults) = (1, 1, 1);
@@ -851,6 +945,24 @@ fn report_html() {
         outcome: "exited".into(),
         usage: Usage::default(),
     };
+    // Task 1's verify fails on the merged tree: a red tick, then its second attempt.
+    // Task 2's first worker attempt fails (a red edge under its bar); the next three
+    // complete, but the write-set gate sends the first two back (a red tick each) and the
+    // third failure in a row escalates: four attempt bars, no reviewer round.
+    let attempt = |task: &str, attempt, outcome: &str| EventKind::Attempt {
+        task: task.into(),
+        attempt,
+        round: 1,
+        outcome: outcome.into(),
+        head: None,
+        error: (outcome == "failed").then(|| "the worker exited 1: out of memory".to_string()),
+    };
+    let running_because = |task: &str, cause: Cause| EventKind::TaskState {
+        task: task.into(),
+        state: TaskState::Running,
+        reason: Some(cause.line()),
+        cause: Some(cause),
+    };
     let journal = [
         (
             "09:00:00",
@@ -867,6 +979,7 @@ fn report_html() {
         ("09:00:01", state("3", TaskState::Running)),
         ("09:00:01", process("1", Role::Worker, 10)),
         ("09:03:00", ended("1", Role::Worker, 10)),
+        ("09:03:00", attempt("1", 1, "completed")),
         ("09:03:00", state("1", TaskState::Reviewing)),
         ("09:03:30", process("1", Role::Reviewer, 11)),
         (
@@ -881,21 +994,31 @@ fn report_html() {
         ("09:05:00", ended("1", Role::Reviewer, 11)),
         ("09:05:00", state("1", TaskState::Landing)),
         ("09:05:10", sent_back("1", failed_verify())),
-        ("09:05:10", state("1", TaskState::Running)),
+        ("09:05:10", running_because("1", failed_verify())),
+        ("09:05:20", attempt("1", 2, "completed")),
         ("09:05:20", state("1", TaskState::Reviewing)),
         ("09:05:25", state("1", TaskState::Landing)),
         ("09:05:30", state("1", TaskState::Landed)),
         ("09:05:31", started("2", 1)),
         ("09:05:32", state("2", TaskState::Running)),
         ("09:06:00", state("3", TaskState::Reviewing)),
+        ("09:07:00", attempt("2", 1, "failed")),
         ("09:08:00", state("3", TaskState::AwaitingApproval)),
         ("09:08:01", started("4", 2)),
         ("09:08:02", state("4", TaskState::Running)),
+        ("09:09:30", attempt("2", 2, "completed")),
+        ("09:09:30", state("2", TaskState::Reviewing)),
         ("09:10:00", sent_back("2", lockfile_gate())),
+        ("09:10:00", running_because("2", lockfile_gate())),
         ("09:12:00", state("4", TaskState::Reviewing)),
         ("09:14:00", state("4", TaskState::Landing)),
         ("09:15:00", state("4", TaskState::Deferred)),
+        ("09:15:30", attempt("2", 3, "completed")),
+        ("09:15:30", state("2", TaskState::Reviewing)),
         ("09:16:00", sent_back("2", lockfile_gate())),
+        ("09:16:00", running_because("2", lockfile_gate())),
+        ("09:19:30", attempt("2", 4, "completed")),
+        ("09:19:30", state("2", TaskState::Reviewing)),
         ("09:20:00", escalated_by("2", lockfile_gate().times(3))),
         ("09:20:00", state("5", TaskState::Blocked)),
         ("09:21:00", EventKind::RunFinished { state: RunState::Failed }),
@@ -908,6 +1031,8 @@ fn report_html() {
         &events,
         Ok(plan_and_analysis()),
         "2025-06-01T09:30:00Z",
+        // Shown in the reader's local time: here Central European Summer Time (+02:00).
+        breeze_cli::report_html::Zone::posix("CET-1CEST,M3.5.0,M10.5.0/3").unwrap(),
     );
     let html = report.render();
     assert!(!html.contains("<script"), "titles are escaped");
@@ -933,24 +1058,37 @@ fn live_view_frames() {
     ];
     tasks[3].usage = usage(Some(0.42), 12_000, 3_400);
     let mut model = LiveModel::default();
-    model.seed(&run_status(RunState::Running, 2, tasks), true);
+    model.seed(&run_status(RunState::Running, 2, tasks), breeze_cli::live::model::Replay::FromNow);
     for event in &events[..30] {
         model.apply(event);
     }
     model.refresh_output(|log| {
         log.ends_with("3.worker.1.log").then(|| "step 2 of 3: working on 3".to_string())
     });
-    let running = frame::render(
-        &model,
-        at("2026-12-01T04:38:34.500Z"),
-        100,
-        Some("q: leave (the run goes on)"),
-    );
+    let running = |width| {
+        frame::render(
+            &model,
+            at("2026-12-01T04:38:34.500Z"),
+            width,
+            Some("q: leave (the run goes on)"),
+        )
+        .join("\n")
+    };
+    // In narrower panes the title gives way first; phase, time and try stay whole.
+    let narrow: Vec<String> = [80, 60, 40]
+        .into_iter()
+        .map(|width| format!("{width} columns:\n{}", running(width)))
+        .collect();
+    let running = running(100);
     for event in &events[30..] {
         model.apply(event);
     }
     let ended = frame::render(&model, at("2026-12-01T04:38:36Z"), 100, None);
-    insta::assert_snapshot!(format!("{}\n---\n{}\n", running.join("\n"), ended.join("\n")));
+    insta::assert_snapshot!(format!(
+        "{running}\n---\n{}\n---\n{}\n",
+        ended.join("\n"),
+        narrow.join("\n---\n")
+    ));
 }
 
 /// A failed run on two lanes that started at 09:00 on the fixture's day.

@@ -1,6 +1,7 @@
 //! `breeze doctor`: what this machine gives breeze — kernel confinement and why, the agent
 //! CLIs on PATH with their versions, git — and, inside a repository, what its
-//! `breeze.toml` makes of it.
+//! `breeze.toml` makes of it and the [`crate::preflight`]'s verdict (as lines, or as
+//! `breeze-doctor.v1` for CI).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -168,5 +169,63 @@ impl DoctorReport {
             }
         }
         out
+    }
+}
+
+/// The preflight's checks as lines under a heading: `✓` passed, `!` a warning, `✗` a
+/// problem (with the folders searched for a missing program), `?` not checked, `-` skipped.
+pub fn render_preflight(preflight: &crate::preflight::Preflight) -> String {
+    use breeze_protocol::CheckOutcome;
+    let mut out = match &preflight.root {
+        Some(root) => {
+            format!("preflight of {} (what `breeze run` checks first):\n", root.display())
+        }
+        None => "preflight:\n".to_string(),
+    };
+    for check in &preflight.checks {
+        let mark = match check.outcome {
+            CheckOutcome::Ok => "✓",
+            CheckOutcome::Warning => "!",
+            CheckOutcome::Problem => "✗",
+            CheckOutcome::NotChecked => "?",
+            CheckOutcome::Skipped => "-",
+        };
+        out.push_str(&format!("  {mark} {}\n", crate::preflight::line(check)));
+        if !check.searched.is_empty() {
+            out.push_str(&format!("      searched: {}\n", check.searched.join(", ")));
+        }
+    }
+    let problems = preflight.problems().count();
+    out.push_str(&match problems {
+        0 => "no problems: `breeze run` would start\n".to_string(),
+        1 => "1 problem: `breeze run` would stop before creating anything\n".to_string(),
+        n => format!("{n} problems: `breeze run` would stop before creating anything\n"),
+    });
+    out
+}
+
+/// The report and the preflight as `breeze-doctor.v1`.
+pub fn wire_report(
+    report: &DoctorReport,
+    preflight: &crate::preflight::Preflight,
+) -> breeze_protocol::DoctorReport {
+    breeze_protocol::DoctorReport {
+        schema_version: breeze_protocol::BreezeDoctorV1,
+        ok: preflight.is_ok(),
+        confinement: report.kernel.to_string(),
+        user_namespaces: report.user_namespaces,
+        tools: report
+            .tools
+            .iter()
+            .map(|tool| breeze_protocol::DoctorTool {
+                name: tool.name.to_string(),
+                path: tool.path.as_ref().map(|path| path.display().to_string()),
+                version: tool.version.as_ref().ok().cloned(),
+                error: tool.version.as_ref().err().cloned(),
+            })
+            .collect(),
+        repository: preflight.root.as_ref().map(|root| root.display().to_string()),
+        checks: preflight.checks.clone(),
+        setup: preflight.setup.clone(),
     }
 }

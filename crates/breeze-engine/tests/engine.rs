@@ -319,6 +319,35 @@ async fn conflicting_tasks_never_overlap_and_dependents_wait_for_the_landing() {
     assert_eq!(landed.len(), 3);
 }
 
+#[tokio::test]
+async fn one_connected_write_group_still_runs_three_lanes_when_three_tasks_can_run_together() {
+    // 4 writes what 1, 2 and 3 each write: the conflict graph is one connected group, but
+    // 1, 2 and 3 conflict with none of one another and are ready together.
+    let plan = toml_task("1", "Change a", &["a.txt"], "")
+        + &toml_task("2", "Change b", &["b.txt"], "")
+        + &toml_task("3", "Change c", &["c.txt"], "")
+        + &toml_task(
+            "4",
+            "Change all",
+            &["a.txt", "b.txt", "c.txt"],
+            "depends_on = [\"1\", \"2\", \"3\"]",
+        );
+    let fixture = Fixture::new(&plan, &[]);
+    let outcome = fixture.run().await;
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    assert_eq!(outcome.status.workers, 3);
+    let mut lanes: std::collections::BTreeMap<String, u32> = std::collections::BTreeMap::new();
+    for event in fixture.events(&outcome) {
+        if let EventKind::TaskStarted { task, lane, .. } = event {
+            lanes.entry(task).or_insert(lane);
+        }
+    }
+    let first_three: std::collections::BTreeSet<u32> =
+        ["1", "2", "3"].iter().map(|id| lanes[*id]).collect();
+    assert_eq!(first_three, std::collections::BTreeSet::from([1, 2, 3]), "{lanes:?}");
+    assert!(outcome.status.tasks.iter().all(|t| t.state == TaskState::Landed), "{outcome:?}");
+}
+
 /// A repository whose plan is the Plans.md `plans` (tracked on main), and the options to run it.
 fn plans_md_fixture(plans: &str) -> (Fixture, RunOptions) {
     let fixture = Fixture::new("", &[("Plans.md", plans)]);
@@ -676,6 +705,7 @@ printf '{"schema_version":"worker-report.v1","status":"completed","summary":"ok"
     let mut options = fixture.options();
     shell_worker(&mut options, &worker);
     options.max_workers = Some(1);
+    let kept = collect_progress(&mut options);
     let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
     let first = task(&outcome, "1");
     assert_eq!(first.state, TaskState::Escalated, "{first:?}");
@@ -695,9 +725,17 @@ printf '{"schema_version":"worker-report.v1","status":"completed","summary":"ok"
         "the lane went on with a fresh worktree: {outcome:?}"
     );
     assert_eq!(git(&fixture.root, &["show", "main:b.txt"]), "fine\n");
-    // The wrecked worktree is kept for the user, not discarded.
+    // The wrecked worktree is kept for the user, not discarded — and said so when the run
+    // ends; the lane's new worktree goes, and so does the landed branch.
     let worktrees = git(&fixture.root, &["worktree", "list", "--porcelain"]);
     assert!(worktrees.contains("\ndetached"), "{worktrees}");
+    let kept = kept.lock().unwrap().clone();
+    assert!(
+        kept.iter().any(|line| line.contains("/lane-1:") && line.contains("uncommitted changes")),
+        "the lane left behind is named when the run ends: {kept:?}"
+    );
+    assert_eq!(worktree_names(&fixture), ["lane-1"], "only the lane with changes stays");
+    assert_eq!(git(&fixture.root, &["branch", "--list", "task/2"]), "", "the landed branch went");
 }
 
 #[tokio::test]
@@ -1505,4 +1543,109 @@ async fn the_notify_command_hears_the_gate_and_its_paths() {
     assert_eq!(cause["name"], "write-set");
     assert_eq!(cause["paths"], serde_json::json!(["notes/x.md"]));
     assert_eq!(cause["times"], 3);
+}
+
+/// The progress events of a run, collected.
+fn collect_progress(options: &mut RunOptions) -> std::sync::Arc<std::sync::Mutex<Vec<String>>> {
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = seen.clone();
+    options.progress = std::sync::Arc::new(move |event: &breeze_engine::ProgressEvent| {
+        if let breeze_engine::ProgressEvent::Kept { what, reason } = event {
+            sink.lock().unwrap().push(format!("kept {what}: {reason}"));
+        }
+    });
+    seen
+}
+
+/// The linked worktrees git lists, by folder name.
+fn worktree_names(fixture: &Fixture) -> Vec<String> {
+    git(&fixture.root, &["worktree", "list", "--porcelain"])
+        .lines()
+        .filter_map(|line| line.strip_prefix("worktree "))
+        .filter(|path| std::path::Path::new(path) != fixture.root)
+        .map(|path| path.rsplit('/').next().unwrap().to_string())
+        .collect()
+}
+
+#[tokio::test]
+async fn the_next_run_takes_back_the_plain_lane_name_from_a_clean_leftover() {
+    let fixture = Fixture::new(&toml_task("1", "First", &["a.txt"], ""), &[]);
+    let first =
+        breeze_engine::run(requiring_approval(&fixture), CancellationToken::new()).await.unwrap();
+    assert_eq!(first.state, RunState::Interrupted, "{first:?}");
+    breeze_engine::maintenance::abort(&fixture.root).await.unwrap();
+    assert_eq!(worktree_names(&fixture), ["lane-1"], "the aborted run's lane stays for clean");
+
+    let next = fixture.root.join("next.toml");
+    std::fs::write(&next, toml_task("2", "Second", &["b.txt"], "")).unwrap();
+    let mut options = fixture.options();
+    options.plan = Some(next);
+    let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    let lanes: Vec<String> = fixture
+        .events(&outcome)
+        .into_iter()
+        .filter_map(|event| match event {
+            EventKind::WorktreeCreated { path, .. } => Some(path),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(lanes.len(), 1, "{lanes:?}");
+    assert!(lanes[0].ends_with("/.harness-worktrees/lane-1"), "not a suffixed name: {lanes:?}");
+    assert_eq!(worktree_names(&fixture), Vec::<String>::new(), "nothing left for a next run");
+    assert!(
+        git(&fixture.root, &["branch", "--list", "task/1"]).contains("task/1"),
+        "the aborted task's branch (its work) stays"
+    );
+}
+
+#[tokio::test]
+async fn clean_does_what_its_dry_run_said() {
+    use breeze_engine::maintenance::{CleanItem, clean};
+    let fixture = Fixture::new(&toml_task("1", "First", &["a.txt"], ""), &[]);
+    let outcome = fixture.run().await;
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    // A lane breeze made, holding the landed task's branch and a file the user left there.
+    let repo = breeze_git::Repo::open(&fixture.root).unwrap();
+    let lane = repo
+        .create_worktree("lane-1", "task/1", repo.main_tip().unwrap(), "breeze run (lane 1)")
+        .unwrap();
+    let journal = breeze_engine::journal::Journal::open(&outcome.run_dir.join("events.jsonl"));
+    journal
+        .unwrap()
+        .record(EventKind::WorktreeCreated {
+            task: "1".into(),
+            path: lane.path.display().to_string(),
+            branch: "task/1".into(),
+            base: lane.base.to_string(),
+        })
+        .unwrap();
+    std::fs::write(lane.path.join("notes.txt"), "mine\n").unwrap();
+
+    for force in [false, true] {
+        let dry = clean(&fixture.root, true, force).unwrap();
+        let done = clean(&fixture.root, false, force).unwrap();
+        assert_eq!(dry, done, "force {force}: the dry run said what clean did");
+        if !force {
+            let lane_label = lane.path.display().to_string();
+            assert!(
+                done.contains(&CleanItem::Kept(
+                    lane_label.clone(),
+                    "has uncommitted changes; commit them, or pass --force to discard".into()
+                )),
+                "{done:?}"
+            );
+            assert!(
+                done.contains(&CleanItem::Kept(
+                    "task/1".into(),
+                    format!("checked out in {lane_label} (kept above)")
+                )),
+                "{done:?}"
+            );
+        } else {
+            assert!(done.iter().all(|item| matches!(item, CleanItem::Removed(_))), "{done:?}");
+        }
+    }
+    assert_eq!(worktree_names(&fixture), Vec::<String>::new());
+    assert_eq!(git(&fixture.root, &["branch", "--list", "task/*"]), "");
 }

@@ -188,6 +188,14 @@ impl Repo {
         }
     }
 
+    /// Where `branch` is checked out — the primary checkout, linked worktrees (also one
+    /// whose folder went missing) — which [`Repo::delete_branch`] refuses; empty when
+    /// nowhere.
+    pub fn branch_checkouts(&self, branch: &str) -> Result<Vec<PathBuf>, GitError> {
+        validate_branch_name(branch)?;
+        Ok(self.checkouts_of_branch(&*self.git()?, &branch_ref(branch)))
+    }
+
     /// Every checkout whose HEAD names `refname` (primary checkout or linked worktree).
     /// Reads the HEAD files directly, so a worktree whose directory went missing still
     /// counts (git treats it so too); it is named by its admin directory then.

@@ -19,7 +19,8 @@
 //! libgit2's gaps are handled up front: SHA-256, reftable, partial-clone, sparse-checkout
 //! and sparse/split-index repositories are refused by [`Repo::open`] with what to do;
 //! repositories with external filters (git-lfs) and large full checkouts use the `git` CLI,
-//! which is the only use of it (see [`Repo::external_filters`]).
+//! which is the only use of it (see [`Repo::external_filters`]) besides the preflight's
+//! throwaway checkout ([`Repo::trial_checkout`]: a detached worktree, no branch).
 //!
 //! Modules, leaves first: `error`, `names`, `paths`, `state`, `slug`, `bounds`, `cli`,
 //! `handles` and `support` import nothing of the crate but `error` (`cli` also `bounds`,
@@ -29,7 +30,7 @@
 //! libgit2 and the `git` CLI;
 //! `repo` holds the [`Repo`]; the rest add operations to it (`worktree`, `create`, `lane`,
 //! `branch`, `integration`, `provision`, `commit`, `diff`, `gates`, `land`, `advance`,
-//! `rebase`, `guard`).
+//! `rebase`, `guard`, `trial`).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -61,6 +62,7 @@ mod slug;
 mod stage;
 mod state;
 mod support;
+mod trial;
 mod worktree;
 
 pub use advance::AdvanceOutcome;
@@ -87,6 +89,7 @@ pub use provision::ProvisionReport;
 pub use rebase::ConflictedRebase;
 pub use repo::{OpenOptions, Repo};
 pub use slug::slug;
+pub use trial::TrialCheckout;
 pub use worktree::{RemoveOutcome, Worktree, WorktreeInfo};
 
 impl Repo {

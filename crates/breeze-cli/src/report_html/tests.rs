@@ -89,6 +89,7 @@ fn every_text_from_run_files_is_escaped() {
         plan: Err("no plan <here>".into()),
         files: BTreeMap::from([("1<i>".to_string(), files)]),
         written_at: "now".into(),
+        zone: Zone::UTC,
     };
     let html = page::render(&report);
     for raw in ["<script", "<i>", "<b>", "<marquee", "<1>", "<bad>", "<here>", "\"onclick", "\x1b"]
@@ -151,8 +152,9 @@ fn the_page_names_the_cause_of_an_escalation_and_of_each_send_back() {
             },
         ),
     ];
-    let html =
-        Report::from_parts(&snapshot, &status, &events, Err("no plan".into()), "now").render();
+    let zone = Zone::Fixed(3_600);
+    let html = Report::from_parts(&snapshot, &status, &events, Err("no plan".into()), "now", zone)
+        .render();
     let escalated = "the write-set gate failed 3 times in a row: package-lock.json is outside the task&#39;s writes";
     let row = html.lines().find(|line| line.starts_with("<tr id=\"task-0\"")).unwrap();
     assert!(row.contains(&format!("<td class=\"reason\">{escalated}")), "{row}");
@@ -161,14 +163,16 @@ fn the_page_names_the_cause_of_an_escalation_and_of_each_send_back() {
         "{row}"
     );
     assert!(
-        row.contains("<td class=\"num\">0</td><td class=\"num\">3</td>"),
+        row.contains(
+            "title=\"3 attempts, 0 rounds, 3 gate failures, 0 consults\">3 · 0 · 3 · 0</td>"
+        ),
         "no reviewer round, three gate failures: {row}"
     );
     // The timeline: the bar says why it ended, and the send-back has a mark of its own.
     assert!(html.contains(&format!("escalated: {escalated}")), "{html}");
     assert!(html.contains("class=\"sent-back\" data-task=\"1&lt;i&gt;\""), "{html}");
     assert!(
-        html.contains("sent back to its worker (00:00:01.000 UTC):\nthe write-set gate failed:"),
+        html.contains("sent back to its worker (01:00:01.000 +01:00):\nthe write-set gate failed:"),
         "{html}"
     );
 }
