@@ -403,6 +403,7 @@ fn model_usage_sum(models: Option<&Value>) -> Option<Usage> {
                 + cache_read,
             output_tokens: as_count(model.get("outputTokens")),
             cached_input_tokens: cache_read,
+            unpriced_calls: 0,
         });
     }
     Some(total)
@@ -420,5 +421,6 @@ fn claude_usage(usage: &Value, cost: Option<f64>) -> Usage {
         input_tokens: fresh + cache_write + cache_read,
         output_tokens: as_count(usage.get("output_tokens")),
         cached_input_tokens: cache_read,
+        unpriced_calls: 0,
     }
 }

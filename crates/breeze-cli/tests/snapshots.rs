@@ -49,7 +49,9 @@ fn task(id: &str, title: &str, state: TaskState) -> TaskStatus {
 }
 
 fn usage(cost_usd: Option<f64>, input_tokens: u64, output_tokens: u64) -> Usage {
-    Usage { cost_usd, input_tokens, output_tokens, cached_input_tokens: 0 }
+    // A call whose backend reported no cost is one of unknown cost.
+    let unpriced_calls = u32::from(cost_usd.is_none());
+    Usage { cost_usd, input_tokens, output_tokens, cached_input_tokens: 0, unpriced_calls }
 }
 
 fn run_status(state: RunState, workers: u32, tasks: Vec<TaskStatus>) -> BreezeStatus {
@@ -67,6 +69,7 @@ fn run_status(state: RunState, workers: u32, tasks: Vec<TaskStatus>) -> BreezeSt
         updated_at: Some("2025-06-01T09:42:17Z".into()),
         tasks,
         usage: total,
+        budget: None,
         containment: None,
     }
 }
@@ -139,6 +142,11 @@ fn interrupted_run() -> BreezeStatus {
     status.containment = Some(ContainmentStatus {
         kernel: true,
         summary: "roles confined by the kernel (Landlock ABI 6: file-system writes confined, signals scoped to the role); a worker writes only its lane, its scratch folder and its CLI's state".into(),
+    });
+    status.budget = Some(breeze_protocol::BudgetCaps {
+        run_usd: Some(1.0),
+        task_usd: Some(0.5),
+        run_tokens: Some(500_000),
     });
     status
 }
@@ -338,6 +346,19 @@ fn progress_lines() {
         ProgressEvent::Containment {
             enforced: false,
             summary: "NO kernel confinement (sandbox.mode = \"detect\"): breeze checks after every role what it changed outside its lane and stops the run if it finds anything".into(),
+        },
+        ProgressEvent::Pairing {
+            line: "worker claude (sonnet) → reviewer codex (gpt-5): independent (another backend)"
+                .into(),
+            independent: true,
+        },
+        ProgressEvent::Pairing {
+            line: "worker codex (its default model) → advisor codex (its default model): NOT independent (the same backend and its default model) — give roles.advisor another backend (e.g. backend = \"claude\") or another model (model = \"...\") ([review] independent = \"warn\")".into(),
+            independent: false,
+        },
+        ProgressEvent::Budget { summary: "budget: run_usd = 5.00 ($1.20 spent) · task_usd = 2.00 per task".into() },
+        ProgressEvent::Notice {
+            message: "the worker's backend `command` reports no cost: run_usd and task_usd cannot cap it".into(),
         },
         ProgressEvent::Notice {
             message: "plan.toml is not committed: the run reads it as it is now".into(),
@@ -646,6 +667,7 @@ fn report_markdown() {
     blocked.reason = Some("dependency 2 did not land".into());
     let mut snapshot = failed_run(vec![landed, escalated, blocked], "2025-06-01T09:42:17Z");
     snapshot.universal_violations = vec!["Every public function needs a doc comment".into()];
+    snapshot.budget.caps.run_usd = Some(2.0);
     snapshot.containment = Some(ContainmentStatus {
         kernel: false,
         summary: "NO kernel confinement (sandbox.mode = \"detect\"): breeze checks after every role what it changed outside its lane and stops the run if it finds anything".into(),
@@ -658,11 +680,18 @@ fn report_markdown() {
 fn doctor_report() {
     use breeze_engine::doctor::{DoctorReport, ToolCheck};
     use breeze_supervise::KernelSupport;
+    // A reviewer on another CLI, an Advisor on the worker's own model.
+    let mut config = breeze_engine::Config::defaults();
+    config.reviewer.backend = breeze_engine::BackendKind::Codex;
+    config.reviewer.model = "gpt-5".into();
+    config.advisor.model = "claude-sonnet-4-5".into();
+    let review = breeze_engine::independence::describe(&config, Path::new("/no/repository"));
     let confined = DoctorReport {
         kernel: KernelSupport::Landlock { abi: 6 },
         user_namespaces: Some(true),
         dev_shm: breeze_supervise::DevShmSupport::Private,
         containment: Some(Err("breeze.toml: sandbox.mode: unknown value `strict`".into())),
+        review: Some(review),
         tools: vec![
             ToolCheck {
                 name: "claude",
@@ -686,6 +715,7 @@ fn doctor_report() {
             reason: "namespaces are a Linux feature and this is macos".into(),
         },
         containment: None,
+        review: None,
         tools: Vec::new(),
     };
     insta::assert_snapshot!(shown(&format!("{}\n{}", confined.render(), unconfined.render())));
@@ -820,8 +850,14 @@ fn live_view_frames() {
         task("4", "Document the notes", TaskState::Pending),
     ];
     tasks[3].usage = usage(Some(0.42), 12_000, 3_400);
+    let mut status = run_status(RunState::Running, 2, tasks);
+    status.budget = Some(breeze_protocol::BudgetCaps {
+        run_usd: Some(1.0),
+        task_usd: Some(0.5),
+        run_tokens: Some(500_000),
+    });
     let mut model = LiveModel::default();
-    model.seed(&run_status(RunState::Running, 2, tasks), true);
+    model.seed(&status, true);
     for event in &events[..30] {
         model.apply(event);
     }
@@ -858,5 +894,6 @@ fn failed_run(tasks: Vec<TaskRecord>, updated_at: &str) -> RunSnapshot {
         consulted: Default::default(),
         universal_violations: Vec::new(),
         containment: None,
+        budget: Default::default(),
     }
 }

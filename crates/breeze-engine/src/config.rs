@@ -6,6 +6,7 @@
 //! Unknown keys are an error naming the key. A new key is a field in `RawConfig`'s
 //! tables, a line in `default-config.toml` and its place in [`Config`].
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
@@ -126,6 +127,56 @@ pub struct Config {
     /// Run on escalation, deferral, awaiting approval and the run's end, with the event as
     /// JSON on stdin (`notify.command`; empty = none).
     pub notify_command: Vec<String>,
+    /// Whether the reviewer and the Advisor must run on another backend or model than the
+    /// worker (`review.independent`).
+    pub independent: Independence,
+    /// Caps on what a run spends, and the prices of models whose CLI reports tokens only.
+    pub budget: BudgetConfig,
+}
+
+/// How a reviewer (or Advisor) on the worker's own backend and model is taken
+/// (`review.independent`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Independence {
+    /// Said at the start of a run, by `breeze plan` and `breeze doctor`; the run goes on.
+    Warn,
+    /// Such a configuration is refused before the run (exit 2).
+    Require,
+    /// Not checked.
+    Off,
+}
+
+impl Independence {
+    /// Config spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Warn => "warn",
+            Self::Require => "require",
+            Self::Off => "off",
+        }
+    }
+}
+
+/// `[budget]`: the caps (any subset; absent = no cap) and the price table.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct BudgetConfig {
+    /// `run_usd`, `task_usd`, `run_tokens`.
+    pub caps: breeze_protocol::BudgetCaps,
+    /// `[budget.prices]`: model name → price per million tokens.
+    pub prices: BTreeMap<String, Price>,
+}
+
+/// US dollars per million tokens of one model (`[budget.prices]`).
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Price {
+    /// Input tokens not served from cache.
+    pub input: f64,
+    /// Input tokens served from cache.
+    pub cached_input: f64,
+    /// Output tokens (reasoning included).
+    pub output: f64,
 }
 
 /// How role processes are confined (`sandbox.mode`).
@@ -281,6 +332,20 @@ struct RawConfig {
     gates: RawGates,
     sandbox: RawSandbox,
     notify: RawNotify,
+    budget: RawBudget,
+}
+
+/// `[budget]`: the caps are optional (no default: absent means no cap).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawBudget {
+    #[serde(default)]
+    run_usd: Option<f64>,
+    #[serde(default)]
+    task_usd: Option<f64>,
+    #[serde(default)]
+    run_tokens: Option<i64>,
+    prices: BTreeMap<String, Price>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -332,6 +397,7 @@ struct RawReview {
     max_rounds: i64,
     checks: Vec<Vec<String>>,
     check_timeout: String,
+    independent: Independence,
 }
 
 #[derive(Debug, Deserialize)]
@@ -399,6 +465,48 @@ impl RawConfig {
             sandbox_mode: self.sandbox.mode,
             sandbox_writable: self.sandbox.writable,
             notify_command: self.notify.command,
+            independent: self.review.independent,
+            budget: self.budget.validate()?,
+        })
+    }
+}
+
+impl RawBudget {
+    fn validate(self) -> Result<BudgetConfig, String> {
+        let dollars = |value: Option<f64>, key: &str| match value {
+            Some(usd) if !(usd.is_finite() && usd > 0.0) => Err(format!(
+                "`budget.{key}` is {usd}; write a dollar amount above zero, or leave the key out for no cap"
+            )),
+            other => Ok(other),
+        };
+        let run_tokens = match self.run_tokens {
+            Some(tokens) if tokens <= 0 => {
+                return Err(format!(
+                    "`budget.run_tokens` is {tokens}; write a token count above zero, or leave the key out for no cap"
+                ));
+            }
+            other => other.map(|tokens| tokens as u64),
+        };
+        for (model, price) in &self.prices {
+            for (field, value) in [
+                ("input", price.input),
+                ("cached_input", price.cached_input),
+                ("output", price.output),
+            ] {
+                if !(value.is_finite() && value >= 0.0) {
+                    return Err(format!(
+                        "`budget.prices.\"{model}\".{field}` is {value}; write US dollars per million tokens (0 or more)"
+                    ));
+                }
+            }
+        }
+        Ok(BudgetConfig {
+            caps: breeze_protocol::BudgetCaps {
+                run_usd: dollars(self.run_usd, "run_usd")?,
+                task_usd: dollars(self.task_usd, "task_usd")?,
+                run_tokens,
+            },
+            prices: self.prices,
         })
     }
 }

@@ -33,25 +33,37 @@ pub struct DoctorReport {
     pub dev_shm: DevShmSupport,
     /// The repository's configuration applied to this machine, when run inside one.
     pub containment: Option<Result<Containment, String>>,
+    /// Who reviews and advises the worker's work in that repository
+    /// ([`crate::independence::describe`]).
+    pub review: Option<String>,
     /// claude, codex, git.
     pub tools: Vec<ToolCheck>,
 }
 
 /// Looks at this machine (and the repository containing `dir`, if any).
 pub fn examine(dir: &Path) -> DoctorReport {
-    let containment = breeze_git::Repo::open(dir).ok().map(|repo| {
-        let config = Config::load(repo.workdir()).map_err(|err| err.to_string())?;
+    let repo = breeze_git::Repo::open(dir).ok();
+    let config = repo.as_ref().map(|repo| Config::load(repo.workdir()));
+    let containment = config.as_ref().map(|config| {
+        let config = config.as_ref().map_err(|err| err.to_string())?;
         let home = std::env::var_os("HOME").map(PathBuf::from);
-        Containment::decide(&config, home.as_deref()).map_err(|err| {
+        Containment::decide(config, home.as_deref()).map_err(|err| {
             let hints = err.hints().join("; ");
             if hints.is_empty() { err.to_string() } else { format!("{err} ({hints})") }
         })
     });
+    let review = match (&repo, &config) {
+        (Some(repo), Some(Ok(config))) => {
+            Some(crate::independence::describe(config, repo.workdir()))
+        }
+        _ => None,
+    };
     DoctorReport {
         kernel: breeze_supervise::kernel_support(),
         user_namespaces: user_namespaces(),
         dev_shm: breeze_supervise::dev_shm_support(),
         containment,
+        review,
         tools: ["claude", "codex", "git"].into_iter().map(check_tool).collect(),
     }
 }
@@ -154,6 +166,9 @@ impl DoctorReport {
             }
             Some(Err(err)) => out.push_str(&format!("this repository: {err}\n")),
             None => out.push_str("this repository: (not inside a git repository)\n"),
+        }
+        if let Some(review) = &self.review {
+            out.push_str(review);
         }
         for tool in &self.tools {
             match (&tool.path, &tool.version) {

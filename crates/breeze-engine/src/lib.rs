@@ -15,6 +15,8 @@
 //! | landing on main | `run/landing.rs` |
 //! | every change of a task's phase (snapshot, journal, progress) | `run/book.rs` |
 //! | role processes and backends | [`roles`] (processes via `breeze-supervise`) |
+//! | what a run may spend, checked before every role call | [`budget`] |
+//! | whether the reviewer and the Advisor are a second pair of eyes | [`independence`] |
 //! | run files: snapshot, journal, lock | [`snapshot`], [`journal`], [`lock`], [`run_dir`] |
 //!
 //! The cancel signal is injected into [`run()`] / [`resume()`], so callers (the CLI's Ctrl-C
@@ -23,6 +25,7 @@
 #![warn(missing_docs)]
 
 pub mod advice;
+pub mod budget;
 pub mod changelog;
 pub mod clock;
 pub mod config;
@@ -31,6 +34,7 @@ pub mod decision;
 pub mod demo;
 pub mod doctor;
 pub mod error;
+pub mod independence;
 pub mod journal;
 pub mod lock;
 pub mod maintenance;

@@ -95,6 +95,23 @@ pub struct RunSnapshot {
     /// How role processes are confined (set at each start and resume).
     #[serde(default)]
     pub containment: Option<breeze_protocol::ContainmentStatus>,
+    /// What the run may spend (set at each start and resume).
+    #[serde(default)]
+    pub budget: BudgetRecord,
+}
+
+/// A run's budget: the caps in force and what `breeze resume --budget-*` raised.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct BudgetRecord {
+    /// The caps in force since the latest start or resume: `[budget]` with the raises.
+    #[serde(default)]
+    pub caps: breeze_protocol::BudgetCaps,
+    /// The run cap `breeze resume --budget-usd` set (kept for later resumes).
+    #[serde(default)]
+    pub raised_usd: Option<f64>,
+    /// The token cap `breeze resume --budget-tokens` set.
+    #[serde(default)]
+    pub raised_tokens: Option<u64>,
 }
 
 /// Where a task is in its flow — the one state of a task. What `breeze status` shows
@@ -323,10 +340,7 @@ impl TaskRecord {
 impl RunSnapshot {
     /// The `breeze-status.v1` view.
     pub fn status(&self) -> BreezeStatus {
-        let mut usage = Usage::default();
-        for task in &self.tasks {
-            usage.add(&task.usage);
-        }
+        let usage = self.spent();
         let live = self.state == RunState::Running;
         BreezeStatus {
             schema_version: BreezeStatusV1,
@@ -338,8 +352,18 @@ impl RunSnapshot {
             updated_at: Some(self.updated_at.clone()),
             tasks: self.tasks.iter().map(|task| task.status(live)).collect(),
             usage,
+            budget: self.budget.caps.any().then_some(self.budget.caps),
             containment: self.containment.clone(),
         }
+    }
+
+    /// What the run has spent: the sum of its tasks'.
+    pub fn spent(&self) -> Usage {
+        let mut usage = Usage::default();
+        for task in &self.tasks {
+            usage.add(&task.usage);
+        }
+        usage
     }
 
     /// Finds a task record by id.

@@ -13,6 +13,9 @@ use tokio_util::sync::CancellationToken;
 use breeze_test_support::plan::{one_task, toml_task};
 use breeze_test_support::{TestRepo, git};
 
+#[path = "engine/budget.rs"]
+mod budget;
+
 struct Fixture {
     repo: TestRepo,
     root: PathBuf,

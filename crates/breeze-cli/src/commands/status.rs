@@ -69,13 +69,16 @@ pub fn report_markdown(
     if let Some(containment) = &status.containment {
         out.push_str(&format!("- confinement: {}\n", containment.summary));
     }
-    if !status.usage.is_empty() {
+    if status.usage.reported() {
         out.push_str(&format!(
             "- cost: {} ({} input, {} output tokens)\n",
             render::total_cost(status),
             status.usage.input_tokens,
             status.usage.output_tokens
         ));
+    }
+    if let Some(line) = render::budget_line(status.budget.as_ref(), &status.usage) {
+        out.push_str(&format!("- {line}\n"));
     }
     out.push_str("\n| task | title | state | attempts | rounds | advisor | commit |\n|---|---|---|---|---|---|---|\n");
     for task in &status.tasks {

@@ -14,6 +14,7 @@ mod agent;
 #[cfg(test)]
 mod backends_doc;
 mod command;
+mod metered;
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -101,6 +102,8 @@ pub enum RoleOutcome {
     Cancelled,
     /// It could not be started (program missing, not executable, confinement).
     CouldNotStart(String),
+    /// The budget let it not start: its task, or the run, has spent its cap.
+    OverBudget(crate::budget::OverBudget),
 }
 
 /// A backend session to continue in a later call.
@@ -136,7 +139,7 @@ pub struct RoleReply {
 
 impl RoleReply {
     /// A reply with `outcome` and nothing else.
-    fn of(outcome: RoleOutcome, log_path: PathBuf) -> RoleReply {
+    pub(crate) fn of(outcome: RoleOutcome, log_path: PathBuf) -> RoleReply {
         RoleReply {
             outcome,
             diagnostics: String::new(),
@@ -230,6 +233,8 @@ pub(crate) struct Invocation<'a> {
     pub marker: String,
     /// A worker's lane watch: its activity for the stall clock.
     pub activity: Option<Arc<TreeWatch>>,
+    /// What the call may spend (what is left of its task's and the run's budget).
+    pub max_budget_usd: Option<f64>,
 }
 
 /// A future a backend returns.
@@ -301,6 +306,8 @@ pub(crate) struct RoleRunner {
     pub guard: Arc<RoleGuard>,
     /// The lanes' file-system watches.
     pub watches: Arc<LaneWatches>,
+    /// What the run may spend and has spent: asked before every call.
+    pub budget: Arc<crate::budget::Budget>,
     command: command::CommandBackend,
     claude: agent::AgentBackend,
     codex: agent::AgentBackend,
@@ -325,6 +332,8 @@ pub(crate) struct RoleRunnerParts {
     pub write_sets: std::collections::BTreeMap<String, breeze_agents::WriteSetCheck>,
     /// The simulator's settings per task (`[task.sim]`).
     pub sims: std::collections::BTreeMap<String, scripted::SimSpec>,
+    /// The run's budget.
+    pub budget: Arc<crate::budget::Budget>,
 }
 
 impl RoleRunner {
@@ -351,6 +360,7 @@ impl RoleRunner {
             repo_root: parts.repo_root,
             engine_env: parts.engine_env,
             guard: parts.guard,
+            budget: parts.budget,
             watches: Default::default(),
             invocations: Default::default(),
             store,
@@ -457,9 +467,10 @@ impl RoleRunner {
             }
             _ => None,
         };
-        let run = Invocation {
+        let mut run = Invocation {
             call: &call,
             activity,
+            max_budget_usd: None,
             settings,
             env,
             output_path: scratch.path().join("output.json"),
@@ -469,7 +480,7 @@ impl RoleRunner {
             confinement,
             marker,
         };
-        let mut reply = self.backend(run.settings.backend).run(&run, cancel).await;
+        let mut reply = self.metered(&mut run, cancel).await;
         self.check_after(&mut reply, watch, call.lane.clone()).await;
         drop(scratch);
         reply

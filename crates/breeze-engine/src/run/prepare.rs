@@ -18,7 +18,7 @@ use crate::journal::for_each_event;
 use crate::lock::RepoLock;
 use crate::roles::scripted::SimSpec;
 use crate::run_dir::{RunDir, latest_run};
-use crate::snapshot::{FORMAT_VERSION, ObjectId, RunSnapshot, TaskPhase, TaskRecord};
+use crate::snapshot::{BudgetRecord, FORMAT_VERSION, ObjectId, RunSnapshot, TaskPhase, TaskRecord};
 
 /// A run ready to go on.
 pub(super) struct Prepared {
@@ -32,6 +32,8 @@ pub(super) struct Prepared {
     pub main_tip: ObjectId,
     /// What the user should know before the run starts (shown after the run banner).
     pub notices: Vec<String>,
+    /// Who reviews and advises the worker's work, and whether each is independent.
+    pub pairings: Vec<(String, bool)>,
     pub plan: Plan,
     pub analysis: breeze_plan::Analysis,
     pub sims: BTreeMap<String, SimSpec>,
@@ -55,6 +57,7 @@ pub(super) fn new_run(options: &RunOptions) -> Result<Prepared, EngineError> {
     };
     let repo = with_main_branch(repo, &config.main_branch)?;
     let containment = decide_containment(&config)?;
+    let pairings = pairings_in_force(&config, &root)?;
     if let Some(workers) = options.max_workers {
         if !(1..=3).contains(&workers) {
             return Err(EngineError::usage(
@@ -78,6 +81,11 @@ pub(super) fn new_run(options: &RunOptions) -> Result<Prepared, EngineError> {
     // What the planner read around (rows it could not read, dependencies taken as done).
     notices.extend(plan.warnings.iter().map(ToString::to_string));
     let landed_before = landed_before(&repo, &plan, &mut notices)?;
+    let budget = BudgetRecord {
+        caps: crate::budget::caps_in_force(&config.budget.caps, &BudgetRecord::default()),
+        ..BudgetRecord::default()
+    };
+    notices.extend(crate::budget::unknown_spend_notices(&config, &budget.caps, &sims, &root));
     let lock = RepoLock::acquire(&root)?;
     refuse_if_resumable(&root)?;
     let run_dir = create_run_dir(&root, &plan_path)?;
@@ -97,6 +105,7 @@ pub(super) fn new_run(options: &RunOptions) -> Result<Prepared, EngineError> {
         consulted: BTreeMap::new(),
         universal_violations: Vec::new(),
         containment: None,
+        budget,
     };
     snapshot.save(&run_dir.snapshot()).map_err(|err| {
         EngineError::io(format!("cannot write {}", run_dir.snapshot().display()), err)
@@ -108,6 +117,7 @@ pub(super) fn new_run(options: &RunOptions) -> Result<Prepared, EngineError> {
         known_main: main_tip,
         main_tip: main_tip.into(),
         notices,
+        pairings,
         plan,
         analysis,
         sims,
@@ -148,6 +158,10 @@ pub(super) fn interrupted_run(options: &RunOptions) -> Result<Prepared, EngineEr
     // The run keeps landing on the branch it started with.
     let repo = with_main_branch(repo, &snapshot.main_branch)?;
     let containment = decide_containment(&config)?;
+    let pairings = pairings_in_force(&config, &root)?;
+    let spent = snapshot.spent();
+    options.budget_raise.apply(&mut snapshot.budget, &spent)?;
+    snapshot.budget.caps = crate::budget::caps_in_force(&config.budget.caps, &snapshot.budget);
     let plan = plan_of_run(&run_dir, Path::new(&snapshot.plan))?;
     let analysis = breeze_plan::analyze(&plan, snapshot.workers)?;
     let sims = read_sims(&plan)?;
@@ -160,13 +174,21 @@ pub(super) fn interrupted_run(options: &RunOptions) -> Result<Prepared, EngineEr
     let main_tip = repo.main_tip()?.into();
     let plans_file = tracked_plans_file(&repo, &plan)?;
     let known_main = last_landing(&run_dir).unwrap_or(snapshot.main_tip_at_start.0);
+    let mut notices: Vec<String> = plan.warnings.iter().map(ToString::to_string).collect();
+    notices.extend(crate::budget::unknown_spend_notices(
+        &config,
+        &snapshot.budget.caps,
+        &sims,
+        &root,
+    ));
     Ok(Prepared {
         repo,
         config,
         containment,
         known_main,
         main_tip,
-        notices: plan.warnings.iter().map(ToString::to_string).collect(),
+        notices,
+        pairings,
         plan,
         analysis,
         sims,
@@ -345,6 +367,14 @@ fn plan_of_run(run_dir: &RunDir, original: &Path) -> Result<Plan, EngineError> {
     } else {
         breeze_plan::parse_plans_md_with_archives(&text, original)?
     })
+}
+
+/// Who reviews and advises the worker's work: refused under `[review] independent =
+/// "require"` when a pairing is not independent (before the run creates anything), else
+/// the lines the run start prints.
+fn pairings_in_force(config: &Config, root: &Path) -> Result<Vec<(String, bool)>, EngineError> {
+    crate::independence::check(config, root)?;
+    Ok(crate::independence::report(config, root))
 }
 
 /// How this run confines its roles (`sandbox.*` and the kernel).

@@ -287,6 +287,7 @@ impl TaskDriver {
                     continue;
                 }
                 RoleOutcome::Cancelled => return Err(EngineError::Cancelled),
+                RoleOutcome::OverBudget(over) => return Err(EngineError::OverBudget(over)),
                 RoleOutcome::CouldNotStart(message) => {
                     return Err(EngineError::usage(
                         format!("the reviewer of task {} could not start: {message}", self.id),

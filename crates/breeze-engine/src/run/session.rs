@@ -73,6 +73,7 @@ async fn context(
         known_main,
         main_tip,
         notices,
+        pairings,
         plan,
         analysis,
         sims,
@@ -104,6 +105,11 @@ async fn context(
     .await?;
     let guard = Arc::new(RoleGuard::new(containment.clone(), repo.clone(), known_main));
     let write_sets = Arc::new(WriteSets::new(&plan, &snapshot.tasks));
+    let budget = Arc::new(crate::budget::Budget::new(
+        snapshot.budget.caps,
+        crate::budget::Prices::of(&config),
+        &snapshot.tasks,
+    ));
     let roles = RoleRunner::new(RoleRunnerParts {
         config: config.clone(),
         run_dir: run_dir.clone(),
@@ -120,6 +126,7 @@ async fn context(
             .map(|(index, task)| (task.id.to_string(), write_sets.check(index)))
             .collect(),
         sims,
+        budget,
     });
     let lanes = {
         let repo = repo.clone();
@@ -129,7 +136,9 @@ async fn context(
             .map_err(EngineError::internal("adopting the lanes"))??
     };
     let progress = options.progress.clone();
-    announce(&progress, &snapshot, &plan, &analysis, &containment, notices, resumed);
+    let start =
+        Start { snapshot: &snapshot, plan: &plan, analysis: &analysis, pairings: &pairings };
+    announce(&progress, &start, &containment, notices, resumed);
     let ctx = Arc::new(RunContext {
         run_id: snapshot.run_id.clone(),
         main_tip_at_start: snapshot.main_tip_at_start,
@@ -154,17 +163,25 @@ async fn context(
     Ok((ctx, lock))
 }
 
+/// What the run start tells about the run.
+struct Start<'a> {
+    snapshot: &'a crate::snapshot::RunSnapshot,
+    plan: &'a breeze_plan::Plan,
+    analysis: &'a breeze_plan::Analysis,
+    /// Who reviews and advises the worker's work ([`crate::independence::report`]).
+    pairings: &'a [(String, bool)],
+}
+
 /// Tells the user the run has started: how many lanes and tasks, how roles are confined,
-/// and what they should know first.
+/// who reviews whose work, the budget, and what they should know first.
 fn announce(
     progress: &crate::progress::ProgressSink,
-    snapshot: &crate::snapshot::RunSnapshot,
-    plan: &breeze_plan::Plan,
-    analysis: &breeze_plan::Analysis,
+    start: &Start<'_>,
     containment: &crate::containment::Containment,
     notices: Vec<String>,
     resumed: bool,
 ) {
+    let Start { snapshot, plan, analysis, pairings } = *start;
     let started = ProgressEvent::RunStarted {
         run_id: snapshot.run_id.clone(),
         workers: snapshot.workers,
@@ -176,8 +193,15 @@ fn announce(
         enforced: containment.enforced,
         summary: containment.summary(),
     };
+    let pairings = pairings.iter().map(|(line, independent)| ProgressEvent::Pairing {
+        line: line.clone(),
+        independent: *independent,
+    });
+    let budget = crate::budget::summary(&snapshot.budget.caps, &snapshot.spent())
+        .map(|summary| ProgressEvent::Budget { summary });
     let notices = notices.into_iter().map(|message| ProgressEvent::Notice { message });
-    for event in [started, contained].into_iter().chain(notices) {
+    let events = [started, contained].into_iter().chain(pairings).chain(budget).chain(notices);
+    for event in events {
         progress(&event);
     }
 }
