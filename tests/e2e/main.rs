@@ -5,6 +5,7 @@
 
 mod agents;
 mod approval;
+mod budgets;
 mod checkout;
 mod containment;
 mod demo;
@@ -14,6 +15,7 @@ mod live;
 mod plan;
 mod protocol_roles;
 mod real_agents;
+mod real_budgets;
 mod recovery;
 mod report;
 mod scaffold;

@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use crate::support::{both, git, project_root, repo_with};
 
 /// The folder with `claude` and `codex`, or `None` (test skipped).
-fn clis() -> Option<PathBuf> {
+pub(crate) fn clis() -> Option<PathBuf> {
     match std::env::var_os("BREEZE_AGENT_CLIS") {
         Some(dir) => {
             let dir = PathBuf::from(dir);
@@ -47,15 +47,20 @@ fn clis() -> Option<PathBuf> {
 }
 
 /// The scripted model server, killed on drop.
-struct ModelServer {
+pub(crate) struct ModelServer {
     child: Child,
-    port: u16,
+    pub(crate) port: u16,
     requests: PathBuf,
-    errors: PathBuf,
+    pub(crate) errors: PathBuf,
 }
 
 impl ModelServer {
     fn start(dir: &Path) -> ModelServer {
+        ModelServer::start_with(dir, &[("MOCK_REQUEST_CHANGES", "1")])
+    }
+
+    /// The server with these `MOCK_*` variables.
+    pub(crate) fn start_with(dir: &Path, env: &[(&str, &str)]) -> ModelServer {
         let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let requests = dir.join("requests.jsonl");
         let errors = dir.join("mock-server.log");
@@ -64,7 +69,7 @@ impl ModelServer {
             .arg(script)
             .arg(port.to_string())
             .arg(&requests)
-            .env("MOCK_REQUEST_CHANGES", "1")
+            .envs(env.iter().copied())
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&errors).unwrap())
             .spawn()
@@ -77,7 +82,7 @@ impl ModelServer {
         ModelServer { child, port, requests, errors }
     }
 
-    fn requests(&self) -> String {
+    pub(crate) fn requests(&self) -> String {
         std::fs::read_to_string(&self.requests).unwrap_or_default()
     }
 }
@@ -91,7 +96,7 @@ impl Drop for ModelServer {
 
 /// The `breeze` binary with only what the CLIs need: the pinned CLIs and node on PATH, a
 /// HOME of the test's own, the mock server's address and keys.
-fn breeze_with_clis(bin: &Path, home: &Path, port: u16) -> Command {
+pub(crate) fn breeze_with_clis(bin: &Path, home: &Path, port: u16) -> Command {
     let node = Command::new("sh").args(["-c", "dirname \"$(command -v node)\""]).output().unwrap();
     let node_dir = String::from_utf8_lossy(&node.stdout).trim().to_string();
     let path = format!("{}:{node_dir}:/usr/local/bin:/usr/bin:/bin", bin.display());
@@ -108,7 +113,7 @@ fn breeze_with_clis(bin: &Path, home: &Path, port: u16) -> Command {
     command
 }
 
-fn role_config(backend: &str, mode: &str, port: u16) -> String {
+pub(crate) fn role_config(backend: &str, mode: &str, port: u16) -> String {
     let mut text = format!("[run]\nmax_workers = 2\n\n[sandbox]\nmode = \"{mode}\"\n\n");
     for role in ["worker", "reviewer", "advisor", "scaffolder"] {
         text.push_str(&format!(

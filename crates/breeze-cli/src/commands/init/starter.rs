@@ -271,6 +271,32 @@ mod tests {
     }
 
     #[test]
+    fn the_commented_budget_and_independence_load_once_uncommented() {
+        let text = render(&Detection { projects: Vec::new() });
+        let keys = ["[budget", "run_usd", "task_usd", "run_tokens", "\"my-model\"", "independent"];
+        let uncommented: Vec<&str> = text
+            .lines()
+            .map(|line| match line.strip_prefix("# ") {
+                Some(rest) if keys.iter().any(|key| rest.starts_with(key)) => rest,
+                _ => line,
+            })
+            .collect();
+        let config = load(&uncommented.join("\n"));
+        let caps = config.budget.caps;
+        assert_eq!(
+            (caps.run_usd, caps.task_usd, caps.run_tokens),
+            (Some(20.0), Some(5.0), Some(5_000_000))
+        );
+        assert_eq!(config.independent, breeze_engine::config::Independence::Require);
+        assert!(config.budget.prices.contains_key("my-model"), "the user's price is added");
+        assert!(config.budget.prices.contains_key("gpt-5"), "to breeze's own");
+        // As written, with the examples commented out: no cap, and "warn".
+        let config = load(&text);
+        assert!(!config.budget.caps.any());
+        assert_eq!(config.independent, breeze_engine::config::Independence::Warn);
+    }
+
+    #[test]
     fn strings_are_escaped() {
         assert_eq!(toml_string("a \"b\" \\ \u{7}"), "\"a \\\"b\\\" \\\\ \\u0007\"");
         let argv = vec!["./x y".to_string(), "'q'".to_string()];
