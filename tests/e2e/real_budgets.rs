@@ -46,9 +46,9 @@ fn last_lines(root: &Path, kind: &str) -> Vec<(String, Value)> {
         let text = std::fs::read_to_string(&path).unwrap();
         let last = text
             .lines()
+            .rev()
             .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-            .filter(|value| value["type"] == kind)
-            .last();
+            .find(|value| value["type"] == kind);
         if let Some(value) = last {
             found.push((name, value));
         }

@@ -4,11 +4,11 @@
 //! codex's tokens priced with `[budget.prices]` (an estimate), the simulator's
 //! `[task.sim] cost_usd`. A call whose backend reports no cost (`command`) counts as one of
 //! unknown cost (`Usage::unpriced_calls`): the USD caps cannot hold it, and the run says so
-//! at its start ([`unknown_spend_notices`]).
+//! at its start (`unknown_spend_notices`).
 //!
-//! One [`Budget`] per run, shared by every role call: `RoleRunner::invoke` asks it
-//! ([`Budget::admit`]) before the backend runs and tells it what the call spent
-//! ([`Budget::count`]). A task at its `task_usd` escalates; a run at its `run_usd` or
+//! One `Budget` per run, shared by every role call: `RoleRunner::invoke` asks it
+//! (`Budget::admit`) before the backend runs and tells it what the call spent
+//! (`Budget::count`). A task at its `task_usd` escalates; a run at its `run_usd` or
 //! `run_tokens` starts no new role call and stops resumably once the calls already running
 //! are done (a task that is landing lands: landing calls no role). What is left goes to each
 //! call that can hold itself to it (claude's `--max-budget-usd`).
