@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use crate::real_agents::{ModelServer, breeze_with_clis, clis, role_config};
 use crate::support::{both, git, repo_with, status_json};
+use breeze_test_support::landings_since as landings;
 
 const TWO_TASKS: &str = r#"
 [[task]]
@@ -87,27 +88,6 @@ fn claude_reports(root: &Path) -> Vec<(String, f64, u64)> {
 fn messages_requests(server: &ModelServer) -> u64 {
     server.requests().lines().filter(|line| line.contains("\"path\": \"/v1/messages")).count()
         as u64
-}
-
-/// The landing commits since `start` with the files each changed, read with the git CLI.
-fn landings(root: &Path, start: &str) -> Vec<(String, Vec<String>)> {
-    let log = git(
-        root,
-        &[
-            "log",
-            "--reverse",
-            "--format=%H %(trailers:key=Breeze-Task,valueonly,separator=)",
-            &format!("{start}..main"),
-        ],
-    );
-    log.lines()
-        .filter(|line| !line.is_empty())
-        .map(|line| {
-            let (commit, id) = line.split_once(' ').unwrap();
-            let files = git(root, &["show", "--format=", "--name-only", commit]);
-            (id.to_string(), files.lines().map(str::to_string).collect())
-        })
-        .collect()
 }
 
 /// A repository with `plan` and `config` committed; its main at the start.

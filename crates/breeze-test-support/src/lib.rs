@@ -8,5 +8,5 @@ pub mod plan;
 pub mod repo;
 pub mod role;
 
-pub use git::{git, git_line, git_output, hermetic};
+pub use git::{git, git_line, git_output, hermetic, landings_since};
 pub use repo::{TestRepo, read, write};

@@ -46,26 +46,9 @@ fn spent_calls(fixture: &Fixture, outcome: &breeze_engine::RunOutcome, id: &str)
         .count()
 }
 
-/// The ids of the tasks on main since `start`, each with the files its landing commit
-/// changed — read with the git CLI.
+/// What landed on main since `start`: (task, files).
 fn landings(fixture: &Fixture, start: &str) -> Vec<(String, Vec<String>)> {
-    let log = git(
-        &fixture.root,
-        &[
-            "log",
-            "--reverse",
-            "--format=%H %(trailers:key=Breeze-Task,valueonly,separator=)",
-            &format!("{start}..main"),
-        ],
-    );
-    log.lines()
-        .filter(|line| !line.is_empty())
-        .map(|line| {
-            let (commit, id) = line.split_once(' ').unwrap();
-            let files = git(&fixture.root, &["show", "--format=", "--name-only", commit]);
-            (id.to_string(), files.lines().map(str::to_string).collect())
-        })
-        .collect()
+    breeze_test_support::landings_since(&fixture.root, start)
 }
 
 #[tokio::test]
