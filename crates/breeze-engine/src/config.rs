@@ -335,18 +335,19 @@ struct RawConfig {
     budget: RawBudget,
 }
 
-/// `[budget]`: the caps are optional (no default: absent means no cap).
+/// `[budget]`: a cap of 0 (the default, so also a cap left out) is no cap.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawBudget {
-    #[serde(default)]
-    run_usd: Option<f64>,
-    #[serde(default)]
-    task_usd: Option<f64>,
-    #[serde(default)]
-    run_tokens: Option<i64>,
+    run_usd: f64,
+    task_usd: f64,
+    run_tokens: i64,
     prices: BTreeMap<String, Price>,
 }
+
+/// Tables whose keys the user names (model names in `[budget.prices]`), not breeze: a check
+/// for unknown keys does not look into them.
+pub const OPEN_TABLES: &[&str] = &["budget.prices"];
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -473,19 +474,21 @@ impl RawConfig {
 
 impl RawBudget {
     fn validate(self) -> Result<BudgetConfig, String> {
-        let dollars = |value: Option<f64>, key: &str| match value {
-            Some(usd) if !(usd.is_finite() && usd > 0.0) => Err(format!(
-                "`budget.{key}` is {usd}; write a dollar amount above zero, or leave the key out for no cap"
+        let dollars = |usd: f64, key: &str| match usd {
+            0.0 => Ok(None),
+            usd if usd.is_finite() && usd > 0.0 => Ok(Some(usd)),
+            usd => Err(format!(
+                "`budget.{key}` is {usd}; write a dollar amount above zero, or 0 (or nothing) for no cap"
             )),
-            other => Ok(other),
         };
         let run_tokens = match self.run_tokens {
-            Some(tokens) if tokens <= 0 => {
+            0 => None,
+            tokens if tokens > 0 => Some(tokens as u64),
+            tokens => {
                 return Err(format!(
-                    "`budget.run_tokens` is {tokens}; write a token count above zero, or leave the key out for no cap"
+                    "`budget.run_tokens` is {tokens}; write a token count above zero, or 0 (or nothing) for no cap"
                 ));
             }
-            other => other.map(|tokens| tokens as u64),
         };
         for (model, price) in &self.prices {
             for (field, value) in [
@@ -743,6 +746,46 @@ mod tests {
         let err = parse_over(&defaults, "", "b.toml").unwrap_err().to_string();
         assert!(err.starts_with("default-config.toml:"), "{err}");
         assert!(err.contains("missing field `verify_timeout`"), "{err}");
+    }
+
+    #[test]
+    fn budget_caps_are_optional_and_prices_add_to_breezes_table() {
+        let defaults = Config::defaults();
+        assert!(!defaults.budget.caps.any(), "no cap by default");
+        assert_eq!(defaults.independent, Independence::Warn);
+        assert_eq!(
+            defaults.budget.prices.get("gpt-5"),
+            Some(&Price { input: 1.25, cached_input: 0.125, output: 10.0 })
+        );
+        let config = Config::parse(
+            "[budget]\nrun_usd = 20\nrun_tokens = 5000000\n[budget.prices]\n\"my-model\" = { input = 1, cached_input = 0.1, output = 4 }\n\"gpt-5\" = { input = 2.0, cached_input = 0.2, output = 20.0 }\n[review]\nindependent = \"require\"\n",
+            "b.toml",
+        )
+        .unwrap();
+        let caps = config.budget.caps;
+        assert_eq!(
+            (caps.run_usd, caps.task_usd, caps.run_tokens),
+            (Some(20.0), None, Some(5_000_000))
+        );
+        assert_eq!(config.budget.prices["my-model"].output, 4.0, "a model of the user's own");
+        assert_eq!(config.budget.prices["gpt-5"].input, 2.0, "a corrected price");
+        assert!(config.budget.prices.contains_key("gpt-5-mini"), "the rest of the table stays");
+        assert_eq!(config.independent, Independence::Require);
+        for (bad, key) in [
+            ("[budget]\nrun_usd = -1\n", "`budget.run_usd` is -1"),
+            ("[budget]\ntask_usd = nan\n", "`budget.task_usd` is NaN"),
+            ("[budget]\nrun_tokens = -5\n", "`budget.run_tokens` is -5"),
+            (
+                "[budget.prices]\nm = { input = -1.0, cached_input = 0.0, output = 0.0 }\n",
+                "`budget.prices.\"m\".input`",
+            ),
+            ("[budget.prices]\nm = { input = 1.0 }\n", "missing field `cached_input`"),
+            ("[budget]\nrun_dollars = 5\n", "run_dollars"),
+            ("[review]\nindependent = \"maybe\"\n", "maybe"),
+        ] {
+            let err = Config::parse(bad, "b.toml").unwrap_err().to_string();
+            assert!(err.contains(key), "{bad}: {err}");
+        }
     }
 
     #[test]
