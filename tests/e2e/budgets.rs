@@ -101,6 +101,12 @@ fn a_backend_without_a_cost_is_named_when_a_cap_needs_one() {
     let config = format!("{SCRIPTED_CONFIG}\n[budget]\nrun_usd = 3.0\nrun_tokens = 1000\n");
     let (_temp, root) =
         repo_with(&[("breeze.toml", &config), ("plan.toml", &toml_task("1", "T", &["a.txt"], ""))]);
+    // `breeze doctor` warns of it before any run, as the run's preflight does.
+    let doctor = stdout(&run_in(&root, &["doctor", "--no-setup"]));
+    assert!(
+        doctor.contains("  ! the worker's backend `scripted` reports no cost or tokens for task(s) 1 (their [task.sim] sets no cost_usd / tokens): run_usd and run_tokens cannot cap it"),
+        "{doctor}"
+    );
     let output = run_in(&root, &["run", "plan.toml"]);
     let text = both(&output);
     assert_eq!(output.status.code(), Some(0), "{text}");
@@ -127,28 +133,65 @@ fn the_review_pairing_is_said_and_require_refuses_the_workers_own_model() {
         let doctor = stdout(&run_in(&root, &["doctor"]));
         let same = "worker claude (claude-sonnet-4-5) → reviewer claude (sonnet): NOT independent (the same backend and model)";
         let other = "worker claude (claude-sonnet-4-5) → advisor codex (its default model): independent (another backend)";
-        for text in [&planned, &doctor] {
-            if mode == "off" {
-                assert!(
-                    text.contains(
-                        "review independence: not checked ([review] independent = \"off\")"
-                    ),
-                    "{text}"
-                );
+        if mode == "off" {
+            assert!(
+                planned
+                    .contains("review independence: not checked ([review] independent = \"off\")"),
+                "{planned}"
+            );
+            assert!(
+                doctor.contains(
+                    "  - review independence is not checked ([review] independent = \"off\")"
+                ),
+                "{doctor}"
+            );
+            for text in [&planned, &doctor] {
                 assert!(!text.contains(same), "{text}");
-            } else {
-                assert!(
-                    text.contains(&format!(
-                        "review independence ([review] independent = \"{mode}\"):"
-                    )),
-                    "{text}"
-                );
-                assert!(
-                    text.contains(&format!("  ! {same} — give roles.reviewer another backend")),
-                    "{text}"
-                );
-                assert!(text.contains(&format!("  ⇄ {other}")), "{text}");
             }
+        } else {
+            assert!(
+                planned
+                    .contains(&format!("review independence ([review] independent = \"{mode}\"):")),
+                "{planned}"
+            );
+            assert!(
+                planned.contains(&format!("  ! {same} — give roles.reviewer another backend")),
+                "{planned}"
+            );
+            assert!(planned.contains(&format!("  ⇄ {other}")), "{planned}");
+            // The doctor's preflight: a problem under "require" (what `breeze run` stops
+            // with), a warning under "warn".
+            let broken = match mode {
+                "require" => format!(
+                    "  ✗ [review] independent = \"require\", but the reviewer runs on the worker's own backend and model: {same}: give roles.reviewer another backend"
+                ),
+                _ => format!("  ! {same}: give roles.reviewer another backend"),
+            };
+            assert!(doctor.contains(&broken), "{doctor}");
+            assert!(doctor.contains(&format!("  ✓ {other}")), "{doctor}");
+        }
+        // `breeze doctor --json` carries the same checks for CI.
+        let json: serde_json::Value =
+            serde_json::from_str(&stdout(&run_in(&root, &["doctor", "--json", "--no-setup"])))
+                .expect("breeze-doctor.v1");
+        let reviewer = json["checks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|check| check["check"] == "review")
+            .unwrap_or_else(|| panic!("a review check: {json}"));
+        let (subject, outcome) = match mode {
+            "warn" => ("roles.reviewer", "warning"),
+            "require" => ("roles.reviewer", "problem"),
+            _ => ("review.independent", "skipped"),
+        };
+        assert_eq!(
+            (reviewer["subject"].as_str(), reviewer["outcome"].as_str()),
+            (Some(subject), Some(outcome)),
+            "{json}"
+        );
+        if mode == "require" {
+            assert_eq!(json["ok"], false, "{json}");
         }
         if exit == 2 {
             let refused = run_in(&root, &["run", "plan.toml"]);

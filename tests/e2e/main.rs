@@ -13,12 +13,15 @@ mod init;
 mod integrity;
 mod live;
 mod plan;
+mod preflight;
 mod protocol_roles;
 mod real_agents;
 mod real_budgets;
 mod recovery;
+mod replay;
 mod report;
 mod scaffold;
+mod sealed_git;
 mod support;
 mod validate;
 

@@ -151,7 +151,7 @@ pub fn claude_json_schema(schema: &Value) -> Value {
 /// --sandbox workspace-write|read-only              worker | advisor, reviewer, scaffolder,
 ///   -c sandbox_workspace_write.exclude_slash_tmp=true     with /tmp and $TMPDIR taken out
 ///   -c sandbox_workspace_write.exclude_tmpdir_env_var=true
-///   -c sandbox_workspace_write.writable_roots=["<scratch>"]
+///   -c sandbox_workspace_write.writable_roots=["<scratch>","<private git dir>"]
 /// [--output-schema <file>]                         the answer (see codex_schema_path)
 /// [--model M] [extra args from the config]
 /// -                                                a new session, or
@@ -162,7 +162,8 @@ pub fn claude_json_schema(schema: &Value) -> Value {
 /// exit 0), so a confined codex runs without one: the outer ruleset is what keeps its
 /// commands' writes in the lane. Unconfined, codex's `workspace-write` would also allow all
 /// of `/tmp` — where a repository may live — so that is taken out and only the role's
-/// scratch folder added. `-` makes codex read the prompt from stdin. Resume does not
+/// scratch folder added (and a worker's private git directory, where its git writes).
+/// `-` makes codex read the prompt from stdin. Resume does not
 /// remember flags, so they are all passed again, before the `resume` subcommand.
 pub fn codex_args(call: &AgentCall) -> Vec<String> {
     let mut args: Vec<String> = ["exec", "--json", "--sandbox"].map(String::from).to_vec();
@@ -176,9 +177,15 @@ pub fn codex_args(call: &AgentCall) -> Vec<String> {
             "-c".into(),
             "sandbox_workspace_write.exclude_tmpdir_env_var=true".into(),
         ]);
-        if !call.scratch_dir.as_os_str().is_empty() {
-            let root = Value::String(call.scratch_dir.display().to_string());
-            args.extend(["-c".into(), format!("sandbox_workspace_write.writable_roots=[{root}]")]);
+        let roots: Vec<String> = [Some(&call.scratch_dir), call.private_git.as_ref()]
+            .into_iter()
+            .flatten()
+            .filter(|root| !root.as_os_str().is_empty())
+            .map(|root| Value::String(root.display().to_string()).to_string())
+            .collect();
+        if !roots.is_empty() {
+            let roots = roots.join(",");
+            args.extend(["-c".into(), format!("sandbox_workspace_write.writable_roots=[{roots}]")]);
         }
     } else {
         args.push("read-only".into());

@@ -151,6 +151,10 @@ pub struct AgentCall {
     /// The role's private scratch folder (its `TMPDIR`); also holds the codex
     /// `--output-schema` file.
     pub scratch_dir: PathBuf,
+    /// A worker's private git directory (its lane's `.git` names it while it runs): where
+    /// its git writes besides the worktree. Unconfined, codex's sandbox gets it as a
+    /// writable root.
+    pub private_git: Option<PathBuf>,
     /// What tells the stall clock that a writing role is working without printing (the
     /// engine passes its lane's [`breeze_supervise::TreeWatch`]). `None`: a writing role
     /// gets a watch of its own over `cwd`, a read-only role none.
@@ -197,6 +201,7 @@ impl AgentCall {
             confinement: None,
             marker: None,
             scratch_dir,
+            private_git: None,
             activity: None,
         }
     }
@@ -243,6 +248,7 @@ impl fmt::Debug for AgentCall {
             .field("disallowed_tools", &self.disallowed_tools)
             .field("max_turns", &self.max_turns)
             .field("in_write_set", &self.in_write_set.is_some())
+            .field("private_git", &self.private_git)
             .field("confinement", &self.confinement)
             .field("marker", &self.marker)
             .field("scratch_dir", &self.scratch_dir)

@@ -63,8 +63,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Run a sample plan on built-in scripted agents in a fresh repository.
     Demo(DemoArgs),
-    /// Show what confinement this machine gives role processes, and the agent CLIs found.
-    Doctor,
+    /// Check what a run needs, as `breeze run` does first: confinement, agent CLIs, breeze.toml, the plan, programs, the lane setup.
+    Doctor(DoctorArgs),
     /// Print the JSON Schema of a message type.
     Schema(SchemaArgs),
     /// Check a JSON message file against its schema and rules.
@@ -77,6 +77,9 @@ pub struct InitArgs {
     /// Overwrite existing breeze.toml / Plans.md (never a role definition).
     #[arg(long)]
     pub force: bool,
+    /// Print every breeze.toml key with its default and what it does, and write nothing.
+    #[arg(long, conflicts_with = "force")]
+    pub print_config: bool,
 }
 
 /// `breeze plan`.
@@ -158,6 +161,20 @@ pub struct RunArgs {
     /// Print the run's events (breeze-event.v1) as JSON lines on stdout, and nothing else there.
     #[arg(long)]
     pub json: bool,
+    /// Do not try worktree.setup once in a throwaway checkout of main before the run (the preflight's slowest check; its result is cached until the setup's inputs change).
+    #[arg(long)]
+    pub skip_setup_check: bool,
+}
+
+/// `breeze doctor`.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Print the report as JSON (breeze-doctor.v1) on stdout, for CI.
+    #[arg(long)]
+    pub json: bool,
+    /// Do not try worktree.setup in a throwaway checkout of main (a cached result is still used when nothing changed).
+    #[arg(long)]
+    pub no_setup: bool,
 }
 
 /// `breeze resume`.

@@ -3,8 +3,8 @@
 //! Spend is counted from the CLIs' own usage reports: claude's cost (`total_cost_usd`),
 //! codex's tokens priced with `[budget.prices]` (an estimate), the simulator's
 //! `[task.sim] cost_usd`. A call whose backend reports no cost (`command`) counts as one of
-//! unknown cost (`Usage::unpriced_calls`): the USD caps cannot hold it, and the run says so
-//! at its start (`unknown_spend_notices`).
+//! unknown cost (`Usage::unpriced_calls`): the USD caps cannot hold it, and the preflight
+//! says so before the run (`preflight/spend.rs`, also in `breeze doctor`).
 //!
 //! One `Budget` per run, shared by every role call: `RoleRunner::invoke` asks it
 //! (`Budget::admit`) before the backend runs and tells it what the call spent
@@ -16,10 +16,9 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use breeze_protocol::{BudgetCaps, Role, Usage};
+use breeze_protocol::{BudgetCaps, Usage};
 
-use crate::config::{BackendKind, Config, Price};
-use crate::roles::scripted::SimSpec;
+use crate::config::{Config, Price};
 use crate::snapshot::{BudgetRecord, TaskRecord};
 
 /// The price table (`[budget.prices]`): model name → US dollars per million tokens.
@@ -355,127 +354,6 @@ pub fn summary(caps: &BudgetCaps, spent: &Usage) -> Option<String> {
     Some(format!("budget: {}", parts.join(" · ")))
 }
 
-/// The roles a run calls: the worker, the reviewer and (when enabled) the Advisor.
-pub(crate) fn run_roles(config: &Config) -> Vec<Role> {
-    let mut roles = vec![Role::Worker, Role::Reviewer];
-    if config.advisor_enabled {
-        roles.push(Role::Advisor);
-    }
-    roles
-}
-
-/// What a role's backend reports of what it spends.
-#[derive(Debug, Clone, PartialEq)]
-enum Reports {
-    /// Its cost and tokens (claude).
-    Both,
-    /// Tokens, and a cost only through the price table (codex), which has no price for
-    /// this model (`None`: the CLI's default model).
-    TokensUnpriced(Option<String>),
-    /// Tokens and a cost for the tasks that set them in `[task.sim]` only (the simulator);
-    /// the ids of those that set no cost, and of those that set no tokens.
-    Partly { no_cost: Vec<String>, no_tokens: Vec<String> },
-    /// Nothing (`command`).
-    Nothing,
-}
-
-/// One line per role whose backend reports no cost (or no tokens) where a cap needs it:
-/// "the worker's backend `command` reports no cost: run_usd cannot cap it".
-pub(crate) fn unknown_spend_notices(
-    config: &Config,
-    caps: &BudgetCaps,
-    sims: &BTreeMap<String, SimSpec>,
-    repo_root: &std::path::Path,
-) -> Vec<String> {
-    let usd_caps: Vec<&str> =
-        [("run_usd", caps.run_usd.is_some()), ("task_usd", caps.task_usd.is_some())]
-            .into_iter()
-            .filter_map(|(name, set)| set.then_some(name))
-            .collect();
-    let token_cap = caps.run_tokens.is_some();
-    let mut notices = Vec::new();
-    for role in run_roles(config) {
-        let settings = config.role(role);
-        let reports = match settings.backend {
-            BackendKind::Claude => Reports::Both,
-            BackendKind::Codex => {
-                let model = crate::roles::definition::model_of(repo_root, role, settings);
-                match model {
-                    Some(model) if config.budget.prices.contains_key(&model) => Reports::Both,
-                    model => Reports::TokensUnpriced(model),
-                }
-            }
-            BackendKind::Scripted => {
-                let lacking = |has: fn(&SimSpec) -> bool| -> Vec<String> {
-                    sims.iter().filter(|(_, sim)| !has(sim)).map(|(id, _)| id.clone()).collect()
-                };
-                Reports::Partly {
-                    no_cost: lacking(|sim| sim.cost_usd.is_some()),
-                    no_tokens: lacking(|sim| sim.input_tokens + sim.output_tokens > 0),
-                }
-            }
-            BackendKind::Command => Reports::Nothing,
-        };
-        let who = format!("the {}'s backend `{}`", role.as_str(), settings.backend.as_str());
-        let cannot = |caps: &[&str]| format!("{} cannot cap it", and_list(caps));
-        match reports {
-            Reports::Both => {}
-            Reports::TokensUnpriced(model) if !usd_caps.is_empty() => {
-                let model = match model {
-                    Some(model) => format!("its model `{model}` has no price in [budget.prices]"),
-                    None => "it runs the CLI's default model, which breeze cannot price (set the role's model = \"...\" to one in [budget.prices])".into(),
-                };
-                notices.push(format!(
-                    "{who} reports tokens but no cost, and {model}: {} (its tokens still count)",
-                    cannot(&usd_caps)
-                ));
-            }
-            Reports::TokensUnpriced(_) => {}
-            Reports::Partly { no_cost, no_tokens } => {
-                let mut lacking: Vec<&str> = Vec::new();
-                let mut tasks: Vec<String> = Vec::new();
-                if !usd_caps.is_empty() && !no_cost.is_empty() {
-                    lacking.extend(&usd_caps);
-                    tasks.extend(no_cost);
-                }
-                if token_cap && !no_tokens.is_empty() {
-                    lacking.push("run_tokens");
-                    tasks.extend(no_tokens);
-                }
-                tasks.sort();
-                tasks.dedup();
-                if !lacking.is_empty() {
-                    notices.push(format!(
-                        "{who} reports no cost or tokens for task(s) {} (their [task.sim] sets no cost_usd / tokens): {}",
-                        tasks.join(", "),
-                        cannot(&lacking)
-                    ));
-                }
-            }
-            Reports::Nothing => {
-                let mut lacking = usd_caps.clone();
-                if token_cap {
-                    lacking.push("run_tokens");
-                }
-                if !lacking.is_empty() {
-                    let what = if token_cap { "no cost or tokens" } else { "no cost" };
-                    notices.push(format!("{who} reports {what}: {}", cannot(&lacking)));
-                }
-            }
-        }
-    }
-    notices
-}
-
-/// `a`, `a and b`, `a, b and c`.
-fn and_list(items: &[&str]) -> String {
-    match items {
-        [] => String::new(),
-        [one] => (*one).to_string(),
-        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -578,33 +456,5 @@ mod tests {
         assert_eq!(dollars(0.000816), "$0.000816");
         assert_eq!(dollars(0.0000001), "<$0.000001");
         assert_eq!(amount(0.0001), "0.0001");
-        assert_eq!(
-            and_list(&["run_usd", "task_usd", "run_tokens"]),
-            "run_usd, task_usd and run_tokens"
-        );
-    }
-
-    #[test]
-    fn backends_that_cannot_be_held_to_a_cap_are_named() {
-        let mut config = Config::defaults();
-        config.worker.backend = BackendKind::Command;
-        config.worker.command = vec!["sh".into(), "w.sh".into()];
-        config.reviewer.backend = BackendKind::Codex;
-        config.advisor.backend = BackendKind::Codex;
-        config.advisor.model = "gpt-5".into();
-        let caps = BudgetCaps { run_usd: Some(1.0), ..BudgetCaps::default() };
-        let root = tempfile::tempdir().unwrap();
-        let notices = unknown_spend_notices(&config, &caps, &BTreeMap::new(), root.path());
-        assert_eq!(notices.len(), 2, "{notices:?}");
-        assert_eq!(
-            notices[0],
-            "the worker's backend `command` reports no cost: run_usd cannot cap it"
-        );
-        assert!(notices[1].starts_with("the reviewer's backend `codex` reports tokens but no cost, and it runs the CLI's default model"), "{}", notices[1]);
-        // Without a cap there is nothing to say.
-        assert!(
-            unknown_spend_notices(&config, &BudgetCaps::default(), &BTreeMap::new(), root.path())
-                .is_empty()
-        );
     }
 }

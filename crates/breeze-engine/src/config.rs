@@ -213,6 +213,15 @@ impl Config {
         }
     }
 
+    /// The roles a run calls: the worker, the reviewer and (when enabled) the Advisor.
+    pub fn run_roles(&self) -> Vec<Role> {
+        let mut roles = vec![Role::Worker, Role::Reviewer];
+        if self.advisor_enabled {
+            roles.push(Role::Advisor);
+        }
+        roles
+    }
+
     /// Sets the backend of every role (the demo uses `scripted`).
     pub fn set_all_backends(&mut self, backend: BackendKind) {
         for role in [&mut self.worker, &mut self.advisor, &mut self.reviewer, &mut self.scaffolder]
@@ -255,6 +264,12 @@ fn parse_over(defaults_text: &str, text: &str, file: &str) -> Result<Config, Con
     // a key or value of the user's file, and its position is one in `text`.
     typed(tables.clone(), defaults_text).map_err(in_defaults)?;
     let user = DeTable::parse(text).map_err(|err| in_file(err.to_string()))?;
+    // Every unknown key at once, each with its line and the key probably meant.
+    let unknown = unknown_in(tables.get_ref(), user.get_ref(), "", text);
+    if !unknown.is_empty() {
+        let keys: Vec<String> = unknown.iter().map(ToString::to_string).collect();
+        return Err(in_file(keys.join("; ")));
+    }
     merge(tables.get_mut(), user.into_inner());
     typed(tables, text).map_err(in_file)
 }
@@ -306,6 +321,103 @@ fn inherit_worker_keys(defaults: &mut DeTable<'_>) {
             }
         }
     }
+}
+
+/// A key of a `breeze.toml` that breeze does not know.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownKey {
+    /// Dotted: `run.max_worker`.
+    pub key: String,
+    /// Where it is written (from 1).
+    pub line: usize,
+    /// The known key of the same table it is probably a typo of.
+    pub suggestion: Option<String>,
+}
+
+impl std::fmt::Display for UnknownKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "unknown key {} at line {}", self.key, self.line)?;
+        match &self.suggestion {
+            Some(known) => write!(f, " (did you mean {known}?)"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The keys of `text` (a `breeze.toml`) that breeze does not know; empty when there are
+/// none or the text is not TOML (parsing says why then).
+pub fn unknown_keys(text: &str) -> Vec<UnknownKey> {
+    let (Ok(mut known), Ok(user)) = (DeTable::parse(DEFAULT_CONFIG), DeTable::parse(text)) else {
+        return Vec::new();
+    };
+    inherit_worker_keys(known.get_mut());
+    unknown_in(known.get_ref(), user.get_ref(), "", text)
+}
+
+/// The keys of `user` not in `known`, recursively through the tables both have but the
+/// [`OPEN_TABLES`], whose keys the user names.
+fn unknown_in(
+    known: &DeTable<'_>,
+    user: &DeTable<'_>,
+    prefix: &str,
+    text: &str,
+) -> Vec<UnknownKey> {
+    let mut unknown = Vec::new();
+    for (key, value) in user {
+        let name = key.get_ref().as_ref();
+        let dotted = format!("{prefix}{name}");
+        match known.get(name).map(Spanned::get_ref) {
+            Some(DeValue::Table(_)) if OPEN_TABLES.contains(&dotted.as_str()) => {}
+            Some(DeValue::Table(known_table)) => {
+                if let DeValue::Table(user_table) = value.get_ref() {
+                    unknown.extend(unknown_in(
+                        known_table,
+                        user_table,
+                        &format!("{dotted}."),
+                        text,
+                    ));
+                }
+            }
+            Some(_) => {}
+            None => {
+                let at = key.span().start.min(text.len());
+                unknown.push(UnknownKey {
+                    key: dotted,
+                    line: text[..at].matches('\n').count() + 1,
+                    suggestion: closest(name, known.keys().map(|k| k.get_ref().as_ref())),
+                });
+            }
+        }
+    }
+    unknown.sort_by_key(|key| key.line);
+    unknown
+}
+
+/// The candidate `word` is most likely a typo of: within two edits, or one containing it.
+fn closest<'a>(word: &str, candidates: impl Iterator<Item = &'a str>) -> Option<String> {
+    candidates
+        .map(|candidate| (edit_distance(word, candidate), candidate))
+        .filter(|(distance, candidate)| {
+            *distance <= 2 || (word.len() >= 4 && candidate.contains(word))
+        })
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, candidate)| candidate.to_string())
+}
+
+/// Levenshtein distance over characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1).min(row[j] + 1).min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
 }
 
 /// A configuration problem, naming the file and key.
@@ -678,6 +790,48 @@ mod tests {
     }
 
     #[test]
+    fn unknown_keys_are_all_named_with_their_line_and_the_key_meant() {
+        let text = "[run]\nmax_worker = 2\n\n[roles.reviewer]\nbakend = \"codex\"\n[land]\nverify = []\nzzz = 1\n";
+        let keys: Vec<String> = unknown_keys(text).iter().map(ToString::to_string).collect();
+        assert_eq!(
+            keys,
+            [
+                "unknown key run.max_worker at line 2 (did you mean max_workers?)",
+                "unknown key roles.reviewer.bakend at line 5 (did you mean backend?)",
+                "unknown key land.zzz at line 8",
+            ]
+        );
+        // The advisor's table knows the keys it inherits from the worker's.
+        assert!(unknown_keys("[roles.advisor]\ncommand = [\"x\"]\n").is_empty());
+        let err = Config::parse(text, "breeze.toml").unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!("breeze.toml: {}", keys.join("; ")),
+            "every unknown key at once, in one line"
+        );
+    }
+
+    #[test]
+    fn a_model_of_the_users_own_in_budget_prices_is_no_unknown_key() {
+        let text = "[budget.prices]\n\"my-model\" = { input = 1, cached_input = 0.1, output = 4 }\n[budget]\nrun_usd = 3\nrun_dolars = 4\n";
+        let keys: Vec<String> = unknown_keys(text).iter().map(ToString::to_string).collect();
+        // The open table is not looked into; the table around it still is.
+        assert_eq!(keys, ["unknown key budget.run_dolars at line 5"]);
+        let text = text.replace("run_dolars = 4\n", "");
+        assert!(unknown_keys(&text).is_empty(), "{:?}", unknown_keys(&text));
+        let config = Config::parse(&text, "breeze.toml").unwrap();
+        assert_eq!(config.budget.prices["my-model"].output, 4.0);
+        // A misspelled price field is still an error: the price's own fields are closed.
+        let err = Config::parse(
+            "[budget.prices]\nm = { input = 1, cached_input = 0, outptu = 2 }\n",
+            "b.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("outptu"), "{err}");
+    }
+
+    #[test]
     fn bad_values_say_what_to_write() {
         let err = Config::parse("[run]\nmax_workers = 5\n", "b.toml").unwrap_err().to_string();
         assert!(err.contains("`run.max_workers` is 5; it must be between 1 and 3"), "{err}");
@@ -709,8 +863,7 @@ mod tests {
             Config::parse("[land]\nverify_timeout = \"30m\"\n\n[run]\nmax_worker = 2\n", "b.toml")
                 .unwrap_err()
                 .to_string();
-        assert!(err.contains("line 5"), "{err}");
-        assert!(err.contains("max_worker = 2"), "{err}");
+        assert!(err.contains("unknown key run.max_worker at line 5"), "{err}");
         let err = Config::parse("[roles]\nworker = \"x\"\n", "b.toml").unwrap_err().to_string();
         assert!(err.contains("line 2") && err.contains("invalid type"), "{err}");
     }

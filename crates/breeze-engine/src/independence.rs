@@ -8,17 +8,16 @@
 //! same CLI, is independent; a `command` role is taken at its word (breeze cannot see what
 //! model a program calls). The simulator (`scripted`) is exempt: it is no model.
 //!
-//! [`pairings`] says what is in force — `breeze plan`, `breeze doctor` and the run start
-//! print it — and [`check`] refuses a configuration that breaks it under `"require"`,
-//! before the run creates anything (exit 2). A preflight of the whole configuration calls
-//! [`check`] the same way.
+//! [`pairings`] says what is in force — `breeze plan` and the run start print it
+//! ([`describe`], [`report`]); the preflight (`breeze run`, `breeze resume`, `breeze
+//! doctor`) turns each pairing into a check, and refuses one that breaks independence under
+//! `"require"` before the run creates anything (exit 2).
 
 use std::path::Path;
 
 use breeze_protocol::Role;
 
 use crate::config::{BackendKind, Config, Independence, RoleConfig};
-use crate::error::EngineError;
 
 /// What runs a role, as far as independence goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -114,7 +113,8 @@ impl Pairing {
 /// The pairings in force: the reviewer's, and the Advisor's when it is enabled.
 pub fn pairings(config: &Config, repo_root: &Path) -> Vec<Pairing> {
     let worker = Runner::of(repo_root, Role::Worker, &config.worker);
-    crate::budget::run_roles(config)
+    config
+        .run_roles()
         .into_iter()
         .filter(|role| *role != Role::Worker)
         .map(|role| {
@@ -161,35 +161,7 @@ fn same_claude_model(a: &str, b: &str) -> bool {
     a == b || dated(&a, &b) || dated(&b, &a) || alias(&a, &b) || alias(&b, &a)
 }
 
-/// The pairings, refused under `[review] independent = "require"` when one breaks it:
-/// exit 2, naming the roles and what to change. Called before a run creates anything.
-pub fn check(config: &Config, repo_root: &Path) -> Result<Vec<Pairing>, EngineError> {
-    let pairings = pairings(config, repo_root);
-    if config.independent != Independence::Require {
-        return Ok(pairings);
-    }
-    let broken: Vec<&Pairing> = pairings.iter().filter(|pairing| pairing.breaks()).collect();
-    if broken.is_empty() {
-        return Ok(pairings);
-    }
-    let lines: Vec<String> = broken.iter().map(|pairing| pairing.line()).collect();
-    let remedies: Vec<String> = broken.iter().map(|pairing| pairing.remedy()).collect();
-    let who: Vec<String> = broken.iter().map(|p| format!("the {}", p.role.as_str())).collect();
-    let verb = if broken.len() == 1 { "runs" } else { "run" };
-    Err(EngineError::usage(
-        format!(
-            "[review] independent = \"require\", but {} {verb} on the worker's own backend and model: {}",
-            who.join(" and "),
-            lines.join("; ")
-        ),
-        format!(
-            "{}; or set [review] independent = \"warn\" in breeze.toml to run anyway",
-            remedies.join("; ")
-        ),
-    ))
-}
-
-/// What the run start, `breeze plan` and `breeze doctor` say: one line per pairing, and
+/// What the run start says: one line per pairing, and
 /// whether each is independent. Nothing under `"off"`.
 pub fn report(config: &Config, repo_root: &Path) -> Vec<(String, bool)> {
     if config.independent == Independence::Off {
@@ -211,7 +183,7 @@ pub fn report(config: &Config, repo_root: &Path) -> Vec<(String, bool)> {
         .collect()
 }
 
-/// The pairings as `breeze plan` and `breeze doctor` print them: a heading naming the
+/// The pairings as `breeze plan` prints them: a heading naming the
 /// mode, then one line per pairing (`!` before one that is not independent).
 pub fn describe(config: &Config, repo_root: &Path) -> String {
     let mode = config.independent.as_str();
@@ -280,7 +252,7 @@ mod tests {
     }
 
     #[test]
-    fn the_defaults_pair_sonnet_with_opus_and_require_refuses_a_shared_model() {
+    fn the_defaults_pair_sonnet_with_opus_and_a_shared_model_is_said_with_its_remedy() {
         let root = tempfile::tempdir().unwrap();
         let mut config = Config::defaults();
         let report = report(&config, root.path());
@@ -300,26 +272,13 @@ mod tests {
             ]
         );
         config.reviewer.model = "sonnet".into();
-        config.independent = Independence::Require;
-        let err = check(&config, root.path()).unwrap_err();
-        let message = err.to_string();
-        assert!(
-            message.contains("the reviewer runs on the worker's own backend and model"),
-            "{message}"
+        let pairings = pairings(&config, root.path());
+        assert!(pairings[0].breaks() && !pairings[1].breaks(), "{pairings:?}");
+        assert_eq!(
+            pairings[0].remedy(),
+            "give roles.reviewer another backend (e.g. backend = \"codex\") or another model (model = \"...\")"
         );
-        assert!(
-            message.contains("worker claude (sonnet) → reviewer claude (sonnet): NOT independent"),
-            "{message}"
-        );
-        assert!(
-            err.hints()[0]
-                .contains("give roles.reviewer another backend (e.g. backend = \"codex\")"),
-            "{:?}",
-            err.hints()
-        );
-        assert_eq!(err.exit_code(), breeze_protocol::ExitCode::Usage);
         config.independent = Independence::Warn;
-        assert_eq!(check(&config, root.path()).unwrap().len(), 2);
         assert_eq!(
             describe(&config, root.path()).lines().nth(1),
             Some(

@@ -5,6 +5,7 @@
 //! | step | module |
 //! |---|---|
 //! | read `breeze.toml` | [`config`] |
+//! | check what a run needs before anything is created (CLIs, programs, config, plan, setup) | [`preflight`] |
 //! | check the repository and plan, create the run folder | `run/prepare.rs` |
 //! | plan, write groups, lanes | `breeze-plan` (called from `run/prepare.rs`) |
 //! | pick the next task for a free lane (pure rules) | `run/schedule.rs`, `run/dispatcher.rs` |
@@ -39,6 +40,7 @@ pub mod journal;
 pub mod lock;
 pub mod maintenance;
 mod notify;
+pub mod preflight;
 pub mod progress;
 pub mod roles;
 pub mod run;

@@ -6,14 +6,17 @@ use std::path::Path;
 
 use git2::{Index, Repository, Status};
 
+use crate::bounds::StopFlag;
 use crate::checkout::{staged_repo_paths, workdir_status_options_for};
 use crate::error::{Context as _, GitError};
 use crate::paths::{RepoPath, WorkdirChanges, bytes_path, path_string};
 use crate::state::fresh_index;
+use crate::untrusted::read_prefix;
 
-/// A file still carries conflict markers when it has both a `<<<<<<< ` and a `>>>>>>> ` line.
-fn has_conflict_markers(path: &Path) -> bool {
-    let Ok(bytes) = std::fs::read(path) else { return false };
+/// A file still carries conflict markers when it has both a `<<<<<<< ` and a `>>>>>>> ` line
+/// (among its first `max_bytes`; only a regular file is opened, see [`read_prefix`]).
+fn has_conflict_markers(path: &Path, max_bytes: u64) -> bool {
+    let Ok(Some(bytes)) = read_prefix(path, max_bytes) else { return false };
     let starts_line = |marker: &[u8]| {
         bytes.starts_with(marker)
             || bytes.windows(marker.len() + 1).any(|w| w[0] == b'\n' && &w[1..] == marker)
@@ -22,9 +25,14 @@ fn has_conflict_markers(path: &Path) -> bool {
 }
 
 /// Refuses, with [`GitError::UnresolvedConflicts`], when conflicted index entries of the
-/// checkout at `at` have files that still contain conflict markers.
-pub(crate) fn ensure_conflicts_resolved(wrepo: &Repository, at: &Path) -> Result<(), GitError> {
-    let unresolved = unresolved_conflicts(wrepo, at)?;
+/// checkout at `at` have files that still contain conflict markers (looked for in their
+/// first `max_bytes`).
+pub(crate) fn ensure_conflicts_resolved(
+    wrepo: &Repository,
+    at: &Path,
+    max_bytes: u64,
+) -> Result<(), GitError> {
+    let unresolved = unresolved_conflicts(wrepo, at, max_bytes)?;
     if unresolved.is_empty() {
         Ok(())
     } else {
@@ -33,7 +41,11 @@ pub(crate) fn ensure_conflicts_resolved(wrepo: &Repository, at: &Path) -> Result
 }
 
 /// Conflicted index entries whose files still contain conflict markers.
-fn unresolved_conflicts(wrepo: &Repository, at: &Path) -> Result<Vec<String>, GitError> {
+fn unresolved_conflicts(
+    wrepo: &Repository,
+    at: &Path,
+    max_bytes: u64,
+) -> Result<Vec<String>, GitError> {
     let index = fresh_index(wrepo, at)?;
     if !index.has_conflicts() {
         return Ok(Vec::new());
@@ -46,7 +58,7 @@ fn unresolved_conflicts(wrepo: &Repository, at: &Path) -> Result<Vec<String>, Gi
         let entry = conflict.our.or(conflict.their).or(conflict.ancestor);
         if let Some(entry) = entry {
             let path = path_string(&entry.path);
-            if has_conflict_markers(&at.join(&path)) {
+            if has_conflict_markers(&at.join(&path), max_bytes) {
                 paths.push(path);
             }
         }
@@ -59,11 +71,14 @@ fn unresolved_conflicts(wrepo: &Repository, at: &Path) -> Result<Vec<String>, Gi
 /// Stages every change in the worktree at `at` with libgit2 (new, modified and deleted
 /// files, honouring .gitignore; a nested repository as a gitlink) and writes the index.
 /// With [`WorkdirChanges::Only`] only those paths (and what is staged already) are looked
-/// at. Returns how many paths. The caller has checked that no conflict markers are left.
+/// at. Returns how many paths. The caller has checked that no conflict markers are left
+/// and that no file is too big to read. Between two files, a raised `stop` ends it with
+/// the index on disk untouched.
 pub(crate) fn stage_all(
     wrepo: &Repository,
     at: &Path,
     changes: WorkdirChanges<'_>,
+    stop: &StopFlag,
 ) -> Result<usize, GitError> {
     let changed = changed_in_workdir(wrepo, at, changes)?;
     if changed.is_empty() {
@@ -81,7 +96,8 @@ pub(crate) fn stage_all(
         })?;
     }
     for bytes in &present {
-        stage_present(&mut index, at, bytes)?;
+        stop.check("stage the worker's changes")?;
+        stage_present(&mut index, at, bytes, stop)?;
     }
     index.write().ctx(|| format!("could not write the index of {}", at.display()))?;
     Ok(changed.len())
@@ -126,7 +142,12 @@ fn changed_in_workdir(
 }
 
 /// Stages the file, symlink or directory present at `bytes` (relative to `at`).
-fn stage_present(index: &mut Index, at: &Path, bytes: &[u8]) -> Result<(), GitError> {
+fn stage_present(
+    index: &mut Index,
+    at: &Path,
+    bytes: &[u8],
+    stop: &StopFlag,
+) -> Result<(), GitError> {
     let rel = bytes_path(bytes);
     let path = path_string(bytes);
     let context = || format!("could not stage `{path}` in {}", at.display());
@@ -138,7 +159,11 @@ fn stage_present(index: &mut Index, at: &Path, bytes: &[u8]) -> Result<(), GitEr
         // (not ignored) comes in. (A nested repository is staged as a gitlink, below, for
         // the nested-repo gate to see.)
         index.remove_path(rel).ctx(context)?;
-        index.add_all([rel.join("*")], git2::IndexAddOption::DEFAULT, None).ctx(context)?;
+        // A negative answer aborts: breeze is stopping.
+        let mut each = |_: &Path, _: &[u8]| if stop.is_raised() { -1 } else { 0 };
+        let added = index.add_all([rel.join("*")], git2::IndexAddOption::DEFAULT, Some(&mut each));
+        stop.check("stage the worker's changes")?;
+        added.ctx(context)?;
     } else {
         if !meta.is_dir() {
             // A file where the index has a directory: its entries go first.

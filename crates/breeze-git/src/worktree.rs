@@ -11,10 +11,11 @@ use crate::error::{Context as _, GitError};
 use crate::names::{symbolic_target, validate_worktree_name};
 use crate::paths::{WorkdirChanges, normalize, remove_dir_if_exists, same_path};
 use crate::repo::Repo;
+use crate::untrusted::{read_small, replace_file};
 
 /// File breeze writes into a worktree's admin directory (`.git/worktrees/<name>/`) once the
 /// worktree is complete; git ignores unknown files there and deletes it with the worktree.
-const CREATED_MARKER: &str = "breeze-created";
+pub(crate) const CREATED_MARKER: &str = "breeze-created";
 
 /// A worktree breeze created and hands to a worker (or to the verify command).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -79,14 +80,13 @@ impl Repo {
 
     /// Marks linked worktree `name` as complete.
     pub(crate) fn write_marker(&self, name: &str) -> Result<(), GitError> {
-        let marker = self.admin_dir(name).join(CREATED_MARKER);
-        std::fs::write(&marker, b"created by breeze\n")
-            .map_err(|e| GitError::io("write", &marker, e))
+        replace_file(&self.admin_dir(name).join(CREATED_MARKER), b"created by breeze\n")
     }
 
-    /// The text of linked worktree `name`'s HEAD file (empty when unreadable).
+    /// The text of linked worktree `name`'s HEAD file (empty when unreadable, or when it is
+    /// not a regular file: see `untrusted.rs`).
     pub(crate) fn admin_head(&self, name: &str) -> String {
-        std::fs::read_to_string(self.admin_dir(name).join("HEAD")).unwrap_or_default()
+        read_small(&self.admin_dir(name).join("HEAD")).ok().flatten().unwrap_or_default()
     }
 
     /// The worktree `name` breeze created under `.harness-worktrees/` (how resume adopts a
@@ -124,7 +124,7 @@ impl Repo {
     /// not count), as [`Repo::remove_worktree`] judges it.
     pub fn is_worktree_dirty(&self, path: &Path) -> Result<bool, GitError> {
         let handle = self.handle(path)?;
-        Ok(!self.checkouts.dirty_paths(&handle, path, WorkdirChanges::Unknown)?.is_empty())
+        Ok(!self.dirty_paths(&handle, path, WorkdirChanges::Unknown)?.is_empty())
     }
 
     /// Refuses with [`GitError::Dirty`] when `wt` has uncommitted or untracked work (looking
@@ -135,7 +135,7 @@ impl Repo {
         wt: &Worktree,
         changes: WorkdirChanges<'_>,
     ) -> Result<(), GitError> {
-        let dirty = self.checkouts.dirty_paths(wrepo, &wt.path, changes)?;
+        let dirty = self.dirty_paths(wrepo, &wt.path, changes)?;
         if dirty.is_empty() {
             Ok(())
         } else {
@@ -177,9 +177,7 @@ impl Repo {
         let dirty = if path.is_dir() {
             self.handle(&path)
                 .ok()
-                .and_then(|wrepo| {
-                    self.checkouts.dirty_paths(&wrepo, &path, WorkdirChanges::Unknown).ok()
-                })
+                .and_then(|wrepo| self.dirty_paths(&wrepo, &path, WorkdirChanges::Unknown).ok())
                 .map(|paths| !paths.is_empty())
         } else {
             None
@@ -197,8 +195,8 @@ impl Repo {
         })
     }
 
-    /// Removes a worktree breeze created under `.harness-worktrees/` (directory and admin
-    /// data), then deletes `delete_branch` when given and not checked out elsewhere.
+    /// Removes a worktree breeze created under `.harness-worktrees/` (directory, admin
+    /// data and, for a lane, its private git directory under `.breeze/lanes/`), then deletes `delete_branch` when given and not checked out elsewhere.
     ///
     /// A worktree with uncommitted or untracked work is kept unless `force`; ignored files
     /// (build outputs) do not count as work. Paths outside `.harness-worktrees/` are refused.
@@ -233,6 +231,9 @@ impl Repo {
             .filter_map(|name| repo.find_worktree(name).ok())
             .find(|wt| same_path(wt.path(), &absolute));
 
+        // The lane's private git directory goes with it (or after it, when git forgot the
+        // worktree already).
+        let private = absolute.file_name().map(|name| name.to_string_lossy().into_owned());
         let Some(wt) = registered else {
             if absolute.exists() {
                 return Err(GitError::NotManaged {
@@ -241,6 +242,9 @@ impl Repo {
                               alone, remove it yourself if it is not needed"
                         .to_string(),
                 });
+            }
+            if let Some(name) = &private {
+                self.remove_private_git(name)?;
             }
             let branch_deleted = self.delete_branch_if_free(&repo, delete_branch)?;
             return Ok(RemoveOutcome::NotFound { branch_deleted });
@@ -264,6 +268,9 @@ impl Repo {
             .ctx(|| format!("could not remove worktree {}", absolute.display()))?;
         if !name.is_empty() {
             remove_dir_if_exists(&self.admin_dir(&name))?;
+        }
+        if let Some(name) = &private {
+            self.remove_private_git(name)?;
         }
         let branch_deleted = self.delete_branch_if_free(&repo, delete_branch)?;
         tracing::info!(path = %absolute.display(), branch_deleted, "removed worktree");
@@ -304,6 +311,17 @@ impl Repo {
                  holds nothing you need"
             ),
         })?;
-        self.checkouts.dirty_paths(&wrepo, path, changes)
+        self.dirty_paths(&wrepo, path, changes)
+    }
+
+    /// [`Checkouts::dirty_paths`](crate::checkouts::Checkouts::dirty_paths) under this
+    /// repository's size limit and stop signal.
+    fn dirty_paths(
+        &self,
+        wrepo: &Repository,
+        path: &Path,
+        changes: WorkdirChanges<'_>,
+    ) -> Result<Vec<String>, GitError> {
+        self.checkouts.dirty_paths(wrepo, path, changes, &self.bounds)
     }
 }

@@ -57,6 +57,10 @@ pub enum TaskState {
     /// `breeze approve` (or `breeze reject`).
     #[serde(rename = "awaiting-approval")]
     AwaitingApproval,
+    /// Its work had started (a worker, a review or a landing under way) when the run
+    /// stopped — Ctrl-C, a stop on an error, or an engine that was killed; `breeze resume`
+    /// takes it up again where it was, with the work its lane held committed on its branch.
+    Interrupted,
     /// On `main`.
     Landed,
     /// Gave up: review rounds, attempts, stalls or an Advisor `STOP`.
@@ -81,6 +85,7 @@ impl TaskState {
             Self::Landing => "landing",
             Self::Deferred => "deferred",
             Self::AwaitingApproval => "awaiting-approval",
+            Self::Interrupted => "interrupted",
             Self::Landed => "landed",
             Self::Escalated => "escalated",
             Self::Blocked => "blocked",

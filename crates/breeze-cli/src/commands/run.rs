@@ -47,6 +47,7 @@ pub fn run(args: &RunArgs) -> CliResult {
     let mut options = RunOptions::new(crate::here());
     options.plan = args.plan.clone();
     options.max_workers = args.max_workers;
+    options.skip_setup_check = args.skip_setup_check;
     drive_showing(options, Mode::Start, Show::pick(args.json))
 }
 

@@ -8,15 +8,11 @@ use crate::error::{CliError, CliResult};
 use crate::{output, render};
 
 /// The status of a run as it really is: a run that says "running" while no engine holds
-/// the repository lock was killed.
-fn effective_status(
+/// the repository lock was killed (it and its started tasks are interrupted).
+pub(crate) fn effective_status(
     snapshot: &breeze_engine::snapshot::RunSnapshot,
 ) -> breeze_protocol::BreezeStatus {
-    let mut status = snapshot.status();
-    if status.state == RunState::Running && !breeze_engine::run::engine_alive(&crate::here()) {
-        status.state = RunState::Interrupted;
-    }
-    status
+    snapshot.status_seen(breeze_engine::run::engine_alive(&crate::here()))
 }
 
 pub fn status(args: &StatusArgs) -> CliResult {

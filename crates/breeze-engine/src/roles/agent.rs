@@ -72,6 +72,7 @@ pub(crate) fn agent_call(
     agent.resume_session = call.resume_session.clone();
     agent.resume_baseline = call.resume_baseline;
     agent.scratch_dir = run.scratch.clone();
+    agent.private_git = run.private_git.clone();
     agent.confinement = run.confinement.clone();
     agent.marker = Some(run.marker.clone());
     // A worker's lane watch: its activity for the stall clock, without a walk of the lane.

@@ -28,6 +28,7 @@ const DOC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/BACKENDS.md")
 const REPO: &str = "/home/me/app";
 const WORKTREE: &str = "/home/me/app/.harness-worktrees/lane-1";
 const SCRATCH: &str = "/tmp/breeze-Xq3v9T";
+const PRIVATE_GIT: &str = "/home/me/app/.breeze/lanes/lane-1/git";
 
 /// One `<!-- argv: ... -->` marker, parsed.
 #[derive(Debug)]
@@ -122,6 +123,7 @@ fn argv(marker: &Marker, repo: &Path) -> Vec<String> {
         log_path: scratch.join("worker"),
         scratch,
         confinement: marker.confined.then(Default::default),
+        private_git: (marker.role == Role::Worker).then(|| PathBuf::from(PRIVATE_GIT)),
         marker: "run/1".into(),
         activity: None,
         max_budget_usd: marker.budget,

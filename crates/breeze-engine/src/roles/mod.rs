@@ -59,7 +59,7 @@ pub struct RoleCall {
     /// With `resume_session`: the session's totals after its previous run, so a resumed
     /// run's usage counts only itself.
     pub resume_baseline: Option<Usage>,
-    /// The worker's lane (its git needs to write the lane's index and new objects).
+    /// The worker's lane: its git gets the lane's private git directory while it runs.
     pub lane: Option<breeze_git::Worktree>,
 }
 
@@ -229,6 +229,9 @@ pub(crate) struct Invocation<'a> {
     pub scratch: PathBuf,
     /// What the kernel lets it write, when roles are confined.
     pub confinement: Option<Confinement>,
+    /// A worker's private git directory (its lane's `.git` names it while it runs): what
+    /// the worker's git writes, besides the lane.
+    pub private_git: Option<PathBuf>,
     /// Marks every process of this invocation (see `breeze_supervise::MARKER_VAR`).
     pub marker: String,
     /// A worker's lane watch: its activity for the stall clock.
@@ -443,9 +446,18 @@ impl RoleRunner {
         };
         call.prompt.push_str(&prompt::answer_instructions(call.role, settings.backend));
         let env = self.role_env(&call, &settings, &files.input_path, scratch.path());
+        // A worker's git works on its lane's private git directory while it runs; the lane
+        // check after it (also on every early return below) points the lane back.
+        let private_git = match self.seal_lane(&call).await {
+            Ok(dir) => dir,
+            Err(message) => return failed(message),
+        };
         let confinement = match self.confinement_of(&call, &settings, scratch.path(), &env) {
             Ok(confinement) => confinement,
-            Err(message) => return failed(message),
+            Err(message) => {
+                self.release_lane(&call).await;
+                return failed(message);
+            }
         };
         let marker = format!(
             "{}/{}",
@@ -455,8 +467,14 @@ impl RoleRunner {
         let guard = self.guard.clone();
         let watch = match tokio::task::spawn_blocking(move || guard.before()).await {
             Ok(Ok(watch)) => watch,
-            Ok(Err(err)) => return failed(format!("cannot take the state before the role: {err}")),
-            Err(err) => return failed(format!("cannot take the state before the role: {err}")),
+            Ok(Err(err)) => {
+                self.release_lane(&call).await;
+                return failed(format!("cannot take the state before the role: {err}"));
+            }
+            Err(err) => {
+                self.release_lane(&call).await;
+                return failed(format!("cannot take the state before the role: {err}"));
+            }
         };
         // A worker's activity: its lane's watch, started when the lane was taken (started
         // here only for a worktree that has none).
@@ -478,6 +496,7 @@ impl RoleRunner {
             log_path: files.log_path,
             scratch: scratch.path().to_path_buf(),
             confinement,
+            private_git,
             marker,
         };
         let mut reply = self.metered(&mut run, cancel).await;
@@ -536,6 +555,43 @@ impl RoleRunner {
         breeze_supervise::scrubbed_env(engine_env, &settings.env, &set)
     }
 
+    /// Seals a worker's lane (`RoleGuard::seal_lane`): its private git directory, or `None`
+    /// for other roles. Err: why the worker cannot start.
+    async fn seal_lane(&self, call: &RoleCall) -> Result<Option<PathBuf>, String> {
+        let (Role::Worker, Some(lane)) = (call.role, call.lane.clone()) else { return Ok(None) };
+        let guard = self.guard.clone();
+        let sealed = tokio::task::spawn_blocking(move || {
+            let started = std::time::Instant::now();
+            let sealed = guard.seal_lane(&lane);
+            tracing::debug!(
+                lane = %lane.name,
+                micros = started.elapsed().as_micros() as u64,
+                "synced the worker's private git directory"
+            );
+            sealed
+        })
+        .await;
+        match sealed {
+            Ok(Ok(dir)) => Ok(Some(dir)),
+            Ok(Err(err)) => {
+                self.release_lane(call).await;
+                Err(format!("cannot prepare the worker's private git directory: {err}"))
+            }
+            Err(err) => Err(format!("cannot prepare the worker's private git directory: {err}")),
+        }
+    }
+
+    /// Points a worker's lane back at its admin folder after a call that never ran (the
+    /// lane check does it after one that ran).
+    async fn release_lane(&self, call: &RoleCall) {
+        let (Role::Worker, Some(lane)) = (call.role, call.lane.clone()) else { return };
+        let guard = self.guard.clone();
+        let checked = tokio::task::spawn_blocking(move || guard.check_lane_links(&lane)).await;
+        if let Ok(Err(err)) = checked {
+            tracing::warn!("cannot restore the lane's links: {err}");
+        }
+    }
+
     /// What the call's process may write, when roles are confined.
     fn confinement_of(
         &self,
@@ -545,7 +601,7 @@ impl RoleRunner {
         env: &[(String, String)],
     ) -> Result<Option<Confinement>, String> {
         let lane_git = match &call.lane {
-            Some(lane) => self.guard.lane_git_writable(lane).map_err(|err| err.to_string())?,
+            Some(lane) => self.guard.lane_git_writable(lane),
             None => Vec::new(),
         };
         self.guard
@@ -554,7 +610,9 @@ impl RoleRunner {
             .map_err(|err| err.to_string())
     }
 
-    /// Checks what the process changed outside its lane, and a worker's lane links.
+    /// Checks a worker's lane links (pointing its `.git` back at its admin folder) and what
+    /// the process changed outside its lane. The lane comes first: what the worker did to
+    /// its own lane's admin folder is its attempt's problem, not an escape.
     async fn check_after(
         &self,
         reply: &mut RoleReply,
@@ -563,11 +621,11 @@ impl RoleRunner {
     ) {
         let guard = self.guard.clone();
         let checked = tokio::task::spawn_blocking(move || {
-            let escaped = guard.after(watch)?;
             let lane_problems = match &lane {
                 Some(lane) => guard.check_lane_links(lane)?,
                 None => Vec::new(),
             };
+            let escaped = guard.after(watch)?;
             Ok::<_, crate::error::EngineError>((escaped, lane_problems))
         })
         .await;

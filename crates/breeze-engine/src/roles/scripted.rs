@@ -149,6 +149,25 @@ fn write_logs(log_path: &Path, stdout: &str, stderr: &str) {
 /// The name of the simulator's plan.toml extension table (`[task.sim]`).
 pub const SIM_TABLE: &str = "sim";
 
+/// Every task's `[task.sim]` table, read up front so that a typo is a plan error (exit 2)
+/// before anything runs.
+pub(crate) fn sims_of(
+    plan: &breeze_plan::Plan,
+) -> Result<BTreeMap<String, SimSpec>, crate::EngineError> {
+    let mut sims = BTreeMap::new();
+    for task in &plan.tasks {
+        let table = plan.extension(&task.id, SIM_TABLE);
+        let spec = SimSpec::from_json(table).map_err(|message| {
+            crate::EngineError::usage(
+                format!("{}:{}: task {}: invalid [task.sim]: {message}", plan.path.display(), task.line, task.id),
+                "the sim keys are listed in the scripted backend's documentation (README, \"The scripted backend\")",
+            )
+        })?;
+        sims.insert(task.id.to_string(), spec);
+    }
+    Ok(sims)
+}
+
 /// Per-task steering of the simulator (`[task.sim]`).
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]

@@ -81,7 +81,8 @@ impl RunContext {
         self.lanes.lock().unwrap_or_else(|p| p.into_inner())[lane as usize - 1] = Some(worktree);
     }
 
-    /// Runs blocking git work off the async threads, with a fresh handle.
+    /// Runs blocking git work off the async threads, with a fresh handle. A step the stop
+    /// cut short ([`breeze_git::GitError::Cancelled`]) is [`EngineError::Cancelled`].
     pub async fn git<T: Send + 'static>(
         &self,
         work: impl FnOnce(&Repo) -> Result<T, breeze_git::GitError> + Send + 'static,
@@ -90,7 +91,10 @@ impl RunContext {
         tokio::task::spawn_blocking(move || work(&repo))
             .await
             .map_err(EngineError::internal("running a git operation"))?
-            .map_err(EngineError::from)
+            .map_err(|err| match err {
+                breeze_git::GitError::Cancelled { .. } => EngineError::Cancelled,
+                other => EngineError::Git(other),
+            })
     }
 
     /// Runs blocking engine work (file-system checks) off the async threads.

@@ -176,10 +176,9 @@ async fn flip_plans_marker(ctx: &RunContext, id: &str, tree: Oid) -> Result<Oid,
 /// Adds the worker's changelog line under `Unreleased` in `CHANGELOG.md` of the landing
 /// tree (creating the file when the repository has none).
 async fn add_changelog_entry(ctx: &RunContext, tree: Oid, entry: &str) -> Result<Oid, EngineError> {
-    use crate::changelog::{CHANGELOG_FILE, add_unreleased};
+    use crate::changelog::{CHANGELOG_FILE, updated_changelog};
     let current = ctx.git(move |repo| repo.read_blob_at(tree, CHANGELOG_FILE)).await?;
-    let text = current.map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
-    let updated = add_unreleased(text.as_deref(), entry);
+    let updated = updated_changelog(current.as_deref(), entry);
     ctx.git(move |repo| repo.replace_in_tree(tree, CHANGELOG_FILE, updated.as_bytes())).await
 }
 

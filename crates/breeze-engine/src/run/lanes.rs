@@ -147,7 +147,9 @@ impl TaskDriver {
         }
     }
 
-    /// A new worktree for the lane: `lane-<n>`, or `lane-<n>-<k>` when that name is taken.
+    /// A new worktree for the lane: `lane-<n>` — a clean worktree an earlier run left
+    /// under that name is removed first (nothing is lost: all of it is committed) — or
+    /// `lane-<n>-<k>` when that name holds work or is not breeze's.
     async fn create_lane_worktree(
         &self,
         branch: &str,
@@ -156,10 +158,14 @@ impl TaskDriver {
         let lane = self.lane;
         let lock_reason = format!("breeze run {} (lane {lane})", self.ctx.run_id);
         let root = self.ctx.repo.worktree_root();
+        let plain = format!("lane-{lane}");
+        if root.join(&plain).exists() {
+            self.reclaim(&plain).await;
+        }
         let name = (1..)
-            .map(|k| if k == 1 { format!("lane-{lane}") } else { format!("lane-{lane}-{k}") })
+            .map(|k| if k == 1 { plain.clone() } else { format!("lane-{lane}-{k}") })
             .find(|name| !root.join(name).exists())
-            .unwrap_or_else(|| format!("lane-{lane}"));
+            .unwrap_or_else(|| plain.clone());
         let branch = branch.to_string();
         self.ctx
             .git(move |repo| match base {
@@ -167,6 +173,34 @@ impl TaskDriver {
                 None => repo.create_worktree_on_branch(&name, &branch, &lock_reason),
             })
             .await
+    }
+
+    /// Removes the worktree `name` when breeze created it and it holds no uncommitted
+    /// work (a lane an aborted or failed run left, or one this run could not move); one
+    /// with work stays, and the user is told where it is.
+    async fn reclaim(&self, name: &str) {
+        let found = {
+            let name = name.to_string();
+            self.ctx.git(move |repo| repo.find_worktree(&name)).await
+        };
+        // Not breeze's, not a worktree, or not on a branch: left alone.
+        let Ok(Some(worktree)) = found else { return };
+        // This lane's own worktree, which could not be moved: said already (and at the end).
+        let own = self.ctx.lane(self.lane).is_some_and(|wt| wt.path == worktree.path);
+        match super::cleanup::remove_lane(&self.ctx, &worktree.path).await {
+            Ok(breeze_git::RemoveOutcome::KeptDirty { paths }) if !own => {
+                self.ctx.book.report(crate::progress::ProgressEvent::Kept {
+                    what: format!("lane {}", worktree.path.display()),
+                    reason: format!(
+                        "an earlier run left uncommitted changes in it: {}; lane {} gets a worktree of another name (`breeze clean --force` discards them)",
+                        super::cleanup::files(&paths),
+                        self.lane
+                    ),
+                });
+            }
+            Ok(_) => {}
+            Err(err) => tracing::warn!("cannot remove {}: {err}", worktree.path.display()),
+        }
     }
 
     /// Copies the declared ignored files and runs the setup command in a new worktree.

@@ -39,6 +39,8 @@ struct Change {
     changed_paths: Vec<String>,
     diff_path: std::path::PathBuf,
     gates: Vec<GateResult>,
+    /// The changelog line the landing adds, shown to the reviewer in the input and the diff.
+    changelog: Option<String>,
 }
 
 impl TaskDriver {
@@ -116,7 +118,12 @@ impl TaskDriver {
             .iter()
             .flat_map(|change| change.touched_paths().into_iter().map(str::to_string))
             .collect();
-        let patch = self.ctx.git(move |repo| repo.diff_patch(base_oid, head_oid)).await?;
+        let mut patch = self.ctx.git(move |repo| repo.diff_patch(base_oid, head_oid)).await?;
+        let changelog = self.record().changelog.as_deref().and_then(crate::changelog::landing_line);
+        if let Some(line) = changelog.clone() {
+            let hunk = self.ctx.git(move |repo| changelog_patch(repo, &line)).await?;
+            patch.push_str(&hunk);
+        }
         let diff_path = self.ctx.run_dir.review_file(&file_slug(&self.id), round, "diff");
         std::fs::write(&diff_path, patch)
             .map_err(|err| EngineError::io(format!("cannot write {}", diff_path.display()), err))?;
@@ -147,6 +154,7 @@ impl TaskDriver {
             changed_paths: changed_paths.into_iter().collect(),
             diff_path,
             gates,
+            changelog,
         })
     }
 
@@ -252,6 +260,7 @@ impl TaskDriver {
             diff_path: change.diff_path.display().to_string(),
             gates: change.gates.clone(),
             contract_path: Some(self.ctx.contract_path(self.index).display().to_string()),
+            changelog: change.changelog.clone(),
         };
         let definition = definition::load(self.ctx.roles.repo_root(), Role::Reviewer)
             .map_err(|message| EngineError::usage(message, "fix the role definition file"))?;
@@ -333,6 +342,21 @@ impl TaskDriver {
             lane: None,
         }
     }
+}
+
+/// The change breeze makes to `CHANGELOG.md` when the task lands with `line`, computed on
+/// main's `CHANGELOG.md` as it is now, marked as breeze's for the end of the review diff.
+fn changelog_patch(repo: &breeze_git::Repo, line: &str) -> Result<String, breeze_git::GitError> {
+    use crate::changelog::{CHANGELOG_FILE, updated_changelog};
+    let current = repo.read_blob_at(repo.main_tip()?, CHANGELOG_FILE)?;
+    let updated = updated_changelog(current.as_deref(), line);
+    let patch = breeze_git::text_patch(CHANGELOG_FILE, current.as_deref(), updated.as_bytes())?;
+    Ok(format!(
+        "# ---- Added by breeze when the task lands, not by the task's commits ----\n\
+         # The worker's report (`changelog`) asks for this line; breeze adds it to {CHANGELOG_FILE}\n\
+         # in the landing commit (shown here on main's {CHANGELOG_FILE} as it is now).\n\
+         {patch}"
+    ))
 }
 
 /// A review check's outcome as a gate (`check: cargo test`).

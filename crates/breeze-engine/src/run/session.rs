@@ -36,7 +36,16 @@ pub(super) async fn go_on(
         end_orphans_of(&prepared.run_dir).await;
     }
     let run_dir = prepared.run_dir.clone();
-    let (ctx, _lock) = context(prepared, &options, cancel).await?;
+    let (ctx, _lock) = context(prepared, &options, cancel.clone()).await?;
+    // A stop ends long git steps (checkouts by the git CLI, staging) where they are, not
+    // after them.
+    let stopper = {
+        let repo = ctx.repo.clone();
+        tokio::spawn(async move {
+            cancel.cancelled().await;
+            repo.stop_long_steps();
+        })
+    };
     // A main moved onto a lane's commit while no engine watched is refused before anything.
     let end = match ctx.roles.guard.check_main() {
         Ok(()) => Dispatcher::new(ctx.clone()).run().await,
@@ -54,6 +63,7 @@ pub(super) async fn go_on(
     };
     // No process of the run's roles outlives it, wherever it went (at once after a hard
     // stop: the user asked for it twice).
+    stopper.abort();
     let grace = if ctx.supervisor.is_stopping_hard() { Duration::ZERO } else { STRAY_GRACE };
     end_strays_of(&run_dir, grace).await;
     finish(&ctx, &run_dir, state, stop_reason).await
@@ -84,7 +94,8 @@ async fn context(
         lock,
     } = prepared;
     let root = repo.workdir().to_path_buf();
-    let repo = Arc::new(repo);
+    // No step reads a lane file bigger than the gate lets land.
+    let repo = Arc::new(repo.with_max_file_bytes(config.max_file_bytes));
     snapshot.containment =
         Some(ContainmentStatus { kernel: containment.enforced, summary: containment.summary() });
     let notifier = crate::notify::Notifier::new(
@@ -309,6 +320,11 @@ fn adopt_lanes(
     }
     for (lane, slot) in lanes.iter_mut().enumerate() {
         if let Some(worktree) = repo.find_worktree(&format!("lane-{}", lane + 1))? {
+            // A killed run may have left the lane sealed for its worker (`.git` naming the
+            // worker's private git directory): point it back, and repair what is wrong.
+            for problem in repo.check_lane_links(&worktree)? {
+                tracing::warn!("{}: {problem} (repaired)", worktree.path.display());
+            }
             // A worker killed mid-way may leave what cannot be committed yet (conflict
             // markers it was resolving); the worktree is kept as it is for its task.
             if let Err(err) =

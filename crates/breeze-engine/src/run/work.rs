@@ -304,7 +304,8 @@ impl TaskDriver {
 
     /// Commits what the worker left on the task branch; the head after it, and what the
     /// worker did to its worktree that fails the attempt (moved HEAD, rewrote history, left
-    /// conflict markers), if anything.
+    /// conflict markers, a file above `gates.max_file_size` — refused from its size alone,
+    /// nothing staged — or a FIFO, socket or device, removed), if anything.
     ///
     /// Only the paths the lane's watch saw change since the lane last agreed with git are
     /// looked at (with what is staged in the index); after lost notifications, the whole
@@ -375,7 +376,9 @@ impl TaskDriver {
                     return Ok(AttemptEnd::SelfReview(why));
                 }
                 self.log_attempt(attempt, "completed", head, None).await?;
-                let changelog = report.changelog.filter(|line| !line.trim().is_empty());
+                // Kept as it will land: the reviewer is shown exactly this line.
+                let changelog =
+                    report.changelog.as_deref().and_then(crate::changelog::landing_line);
                 self.change(|record| {
                     record.conflict = None;
                     record.verify_failure = None;
@@ -642,5 +645,6 @@ fn worker_caused(err: &breeze_git::GitError) -> bool {
             | GitError::NotFromBase { .. }
             | GitError::UnresolvedConflicts { .. }
             | GitError::MidOperation { .. }
+            | GitError::FilesRefused { .. }
     )
 }

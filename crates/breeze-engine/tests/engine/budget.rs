@@ -250,12 +250,13 @@ async fn require_refuses_a_reviewer_on_the_workers_own_command_before_anything_i
     config.independent = Independence::Require;
     let err = breeze_engine::run(options.clone(), CancellationToken::new()).await.unwrap_err();
     assert_eq!(err.exit_code(), breeze_protocol::ExitCode::Usage);
-    let message = err.to_string();
+    // The preflight's problem: the pairing, then what to change.
+    let breeze_engine::EngineError::Preflight(lines) = &err else { panic!("{err}") };
+    assert_eq!(lines.len(), 1, "{lines:?}");
     assert!(
-        message.contains("worker command `sh agent.sh` → reviewer command `sh agent.sh`: NOT independent (the same command)"),
-        "{message}"
+        lines[0].contains("worker command `sh agent.sh` → reviewer command `sh agent.sh`: NOT independent (the same command): give roles.reviewer another command"),
+        "{lines:?}"
     );
-    assert!(err.hints()[0].contains("give roles.reviewer another command"), "{:?}", err.hints());
     assert!(!fixture.root.join(".breeze/runs").exists(), "nothing is created");
     assert!(!fixture.root.join(".harness-worktrees").exists());
 
