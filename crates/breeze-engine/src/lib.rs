@@ -17,6 +17,7 @@
 //! | every change of a task's phase (snapshot, journal, progress) | `run/book.rs` |
 //! | role processes and backends | [`roles`] (processes via `breeze-supervise`) |
 //! | run files: snapshot, journal, lock | [`snapshot`], [`journal`], [`lock`], [`run_dir`] |
+//! | lanes kept between runs: their records, folder times, disk use | [`lane_record`] |
 //!
 //! The cancel signal is injected into [`run()`] / [`resume()`], so callers (the CLI's Ctrl-C
 //! handler, tests) stop a run deterministically.
@@ -33,6 +34,7 @@ pub mod demo;
 pub mod doctor;
 pub mod error;
 pub mod journal;
+pub mod lane_record;
 pub mod lock;
 pub mod maintenance;
 mod notify;
