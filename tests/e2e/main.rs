@@ -8,6 +8,7 @@ mod approval;
 mod checkout;
 mod containment;
 mod demo;
+mod ecosystems;
 mod init;
 mod integrity;
 mod live;

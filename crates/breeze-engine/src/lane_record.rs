@@ -125,9 +125,8 @@ pub fn load(root: &Path, lane: &str) -> Option<LaneRecord> {
 /// saves work, and without it the next run looks at the whole lane once).
 pub fn save(root: &Path, lane: &str, record: &LaneRecord) {
     let path = record_path(root, lane);
-    let written = serde_json::to_vec_pretty(record)
-        .map_err(std::io::Error::other)
-        .and_then(|bytes| {
+    let written =
+        serde_json::to_vec_pretty(record).map_err(std::io::Error::other).and_then(|bytes| {
             if let Some(dir) = path.parent() {
                 std::fs::create_dir_all(dir)?;
             }
@@ -154,7 +153,10 @@ pub fn folder_times(root: &Path) -> BTreeMap<String, i128> {
         if !meta.is_dir() {
             continue;
         }
-        times.insert(rel.clone(), i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()));
+        times.insert(
+            rel.clone(),
+            i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
+        );
         let Ok(listing) = std::fs::read_dir(&full) else { continue };
         for entry in listing.flatten() {
             if !entry.file_type().is_ok_and(|kind| kind.is_dir()) || skipped(&entry.file_name()) {
@@ -177,8 +179,11 @@ pub fn changed_folders(
     if before.is_empty() || before.get("") != now.get("") {
         return None;
     }
-    let changed: Vec<&String> =
-        now.iter().filter(|(rel, time)| before.get(*rel) != Some(*time)).map(|(rel, _)| rel).collect();
+    let changed: Vec<&String> = now
+        .iter()
+        .filter(|(rel, time)| before.get(*rel) != Some(*time))
+        .map(|(rel, _)| rel)
+        .collect();
     // A folder stands for everything beneath it: the outermost changed ones suffice.
     let mut outermost: Vec<PathBuf> = Vec::new();
     for rel in changed {

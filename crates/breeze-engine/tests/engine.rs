@@ -1480,10 +1480,15 @@ async fn a_file_setup_left_that_the_worker_changes_is_its_change_and_gated() {
 async fn lanes_outlive_a_run_and_the_next_run_moves_them() {
     let fixture = Fixture::new(
         &toml_task("1", "First", &["a.txt"], ""),
-        &[(".gitignore", "setup-runs.log\ntarget/\n"), ("Cargo.lock", "v1\n"), ("src/lib.txt", "lib\n")],
+        &[
+            (".gitignore", "setup-runs.log\ntarget/\n"),
+            ("Cargo.lock", "v1\n"),
+            ("src/lib.txt", "lib\n"),
+        ],
     );
     let lane = fixture.root.join(".harness-worktrees/lane-1");
-    let setup_runs = || std::fs::read_to_string(lane.join("setup-runs.log")).unwrap().lines().count();
+    let setup_runs =
+        || std::fs::read_to_string(lane.join("setup-runs.log")).unwrap().lines().count();
     let run_plan = |id: &str, file: &str| {
         let plan = fixture.root.join(format!("plan-{id}.toml"));
         std::fs::write(&plan, toml_task(id, "Next", &[file], "")).unwrap();
@@ -1509,7 +1514,8 @@ async fn lanes_outlive_a_run_and_the_next_run_moves_them() {
 
     // Second run: the same lane, moved to its task by the paths that differ; setup's
     // inputs are unchanged, so it does not run again.
-    let second = breeze_engine::run(run_plan("2", "b.txt"), CancellationToken::new()).await.unwrap();
+    let second =
+        breeze_engine::run(run_plan("2", "b.txt"), CancellationToken::new()).await.unwrap();
     assert_eq!(second.state, RunState::Succeeded, "{second:?}");
     let created: Vec<String> = fixture
         .events(&second)
@@ -1538,7 +1544,8 @@ async fn lanes_outlive_a_run_and_the_next_run_moves_them() {
     parked_at_main();
     assert_eq!(std::fs::read_to_string(lane.join("src/lib.txt")).unwrap(), "lib\n");
     // What was found in the lane is saved on a branch, not lost.
-    let saved = git(&fixture.root, &["show", "--name-status", "--format=", "breeze/leftovers/lane-1"]);
+    let saved =
+        git(&fixture.root, &["show", "--name-status", "--format=", "breeze/leftovers/lane-1"]);
     assert_eq!(saved, "A\tsrc/junk.txt\nD\tsrc/lib.txt\n", "{saved}");
     assert_eq!(git(&fixture.root, &["show", "main:src/lib.txt"]), "lib\n", "main untouched");
 }

@@ -5,9 +5,9 @@
 use breeze_protocol::{ConflictInfo, EventKind};
 
 use super::context::{ProjectCommand, ProjectRun};
-use crate::lane_record::{LaneRecord, LaneState, SetupDone};
 use super::driver::TaskDriver;
 use crate::error::EngineError;
+use crate::lane_record::{LaneRecord, LaneState, SetupDone};
 
 impl TaskDriver {
     /// Gives the task a worktree on its branch and marks the lane as written by it.
@@ -245,8 +245,7 @@ impl TaskDriver {
                 .unwrap_or_default();
             if record.setup.as_ref().is_none_or(|done| done.key != key || key.is_empty()) {
                 self.run_setup(worktree).await?;
-                record.setup =
-                    Some(SetupDone { key, ran_at: crate::clock::now_rfc3339() });
+                record.setup = Some(SetupDone { key, ran_at: crate::clock::now_rfc3339() });
                 changed = true;
             }
         }
