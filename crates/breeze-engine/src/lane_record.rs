@@ -246,6 +246,48 @@ pub fn kept_lanes(root: &Path) -> Vec<KeptLane> {
     lanes
 }
 
+impl KeptLane {
+    /// Its disk use, measured again when the lane was parked since the last measure (a
+    /// walk of its files, once per run at most; `None` when it cannot be).
+    pub fn disk_use_refreshed(&mut self, root: &Path) -> Option<&DiskUse> {
+        let record = self.record.as_mut()?;
+        let stale = match (&record.disk, &record.parked_at) {
+            (None, _) => true,
+            (Some(disk), Some(parked_at)) => disk.measured_at < *parked_at,
+            (Some(_), None) => false,
+        };
+        if stale && self.path.is_dir() {
+            record.disk = Some(measure_disk_use(&self.path));
+            save(root, &self.name, record);
+        }
+        record.disk.as_ref()
+    }
+
+    /// One line: `lane-1: parked at main's tip (abc123def456) since …; 12.3 MB in 20,012
+    /// files (measured …)`.
+    pub fn describe(&self) -> String {
+        let Some(record) = &self.record else {
+            return format!("{}: no record of it (made by an older breeze?)", self.name);
+        };
+        let state = match (record.state, &record.head, &record.parked_at) {
+            (LaneState::Parked, Some(head), Some(at)) => {
+                format!("parked at {} since {at}", &head[..head.len().min(12)])
+            }
+            _ => format!("in use by run {} (not parked: it stopped first)", record.run_id),
+        };
+        let disk = match &record.disk {
+            Some(disk) => format!(
+                "{} in {} files (measured {})",
+                human_bytes(disk.bytes),
+                disk.files,
+                disk.measured_at
+            ),
+            None => "disk use not measured yet (`breeze doctor` measures it)".to_string(),
+        };
+        format!("{}: {state}; {disk}", self.name)
+    }
+}
+
 /// `12.3 MB`.
 pub fn human_bytes(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["B", "kB", "MB", "GB", "TB"];

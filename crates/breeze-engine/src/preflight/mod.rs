@@ -11,6 +11,7 @@
 //! | `login` | claude/codex logged in, from files and variables only (`login.rs`) | certainly not; "not checked" when it cannot be told |
 //! | `program` | the programs of `worktree.setup`, `[review] checks`, `land.verify` (`programs.rs`) | not found on the PATH they run with |
 //! | `setup` | `worktree.setup` once in a throwaway checkout of main ([`setup_trial`]) | it fails |
+//! | `lane` | (`breeze doctor` only) each lane kept between runs and its disk use | never |
 //!
 //! A new check is one more function adding [`DoctorCheck`]s in [`check`] (landing modes, a
 //! remote to reach, a PR command to find, go there).
@@ -163,7 +164,25 @@ pub async fn check(options: &PreflightOptions, cancel: &CancellationToken) -> Pr
     if options.stage != Stage::Resume && !config.worktree_setup.is_empty() {
         setup_check(&mut found, &repo, &config, options, cancel).await;
     }
+    if options.stage == Stage::Doctor {
+        kept_lane_checks(&mut found, &root);
+    }
     found
+}
+
+/// The lanes kept between runs and what they take on disk (measured again for a lane
+/// parked since its last measure).
+fn kept_lane_checks(found: &mut Preflight, root: &Path) {
+    for mut lane in crate::lane_record::kept_lanes(root) {
+        lane.disk_use_refreshed(root);
+        found.push(
+            "lane",
+            lane.name.clone(),
+            CheckOutcome::Ok,
+            format!("kept lane {}", lane.describe()),
+            Some("the next run reuses it; `breeze clean` removes it".into()),
+        );
+    }
 }
 
 /// `breeze.toml`: every unknown key a problem of its own, else whatever else is wrong.

@@ -134,11 +134,11 @@ fn verify(detection: &Detection) -> String {
 fn setup(detection: &Detection) -> String {
     match detection.primary().and_then(|project| project.install.as_ref()) {
         Some(install) => {
-            line(&format!("setup = {}", toml_argv(install)), "run once in each new worktree")
+            line(&format!("setup = {}", toml_argv(install)), "run in each lane, again when its inputs change")
         }
         None => line(
             "# setup = [\"npm\", \"ci\"]",
-            "run once in each new worktree (e.g. to install dependencies)",
+            "run in each lane, again when its inputs change (e.g. to install dependencies)",
         ),
     }
 }
