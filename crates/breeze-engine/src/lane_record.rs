@@ -2,7 +2,10 @@
 //! (breeze's folder for the lane, beside the worker's private git directory and the
 //! lane's baseline, removed with the lane): whether the lane is in use by a run or parked
 //! at main's tip, the `worktree.setup` inputs it was last set up for, and — for a parked
-//! lane — the modification times of its folders and its disk use.
+//! lane — the modification times of its folders. Its disk use is in `disk.json` beside it:
+//! measured once in the background when the lane is made (while its first worker runs),
+//! and again by `breeze doctor` for a lane parked since; `breeze status` shows the last
+//! measure and walks nothing.
 //!
 //! A run's watch of a lane ends with the run. A lane parked by a finished run is known to
 //! agree with git at that moment; what changed in it afterwards (someone working in
@@ -73,9 +76,6 @@ pub struct LaneRecord {
     /// The setup it was last set up with.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub setup: Option<SetupDone>,
-    /// Its disk use, when measured (when the lane was made, and by `breeze doctor`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub disk: Option<DiskUse>,
     /// A parked lane's folders (relative, `""` the root) with their modification times
     /// (nanoseconds), taken right after it was parked.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -104,7 +104,6 @@ impl LaneRecord {
             head: None,
             parked_at: None,
             setup: None,
-            disk: None,
             folders: BTreeMap::new(),
         }
     }
@@ -124,16 +123,50 @@ pub fn load(root: &Path, lane: &str) -> Option<LaneRecord> {
 /// Writes the record of lane `lane` (atomically; a failure is logged: the record only
 /// saves work, and without it the next run looks at the whole lane once).
 pub fn save(root: &Path, lane: &str, record: &LaneRecord) {
-    let path = record_path(root, lane);
+    write_json(&record_path(root, lane), record);
+}
+
+/// `.breeze/lanes/<lane>/disk.json`.
+fn disk_path(root: &Path, lane: &str) -> PathBuf {
+    record_path(root, lane).with_file_name("disk.json")
+}
+
+/// The last measure of lane `lane`'s disk use.
+pub fn load_disk_use(root: &Path, lane: &str) -> Option<DiskUse> {
+    serde_json::from_slice(&std::fs::read(disk_path(root, lane)).ok()?).ok()
+}
+
+/// Measures the disk use of the lane `lane` at `path` on a thread of its own (a new lane:
+/// its files were all just written, and its first worker is about to run) and keeps it.
+pub fn measure_in_background(root: &Path, lane: &str, path: &Path) {
+    let (file, path) = (disk_path(root, lane), path.to_path_buf());
+    if let Some(dir) = file.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let spawned = std::thread::Builder::new().name("breeze-disk-use".into()).spawn(move || {
+        let used = measure_disk_use(&path);
+        // The lane may be gone meanwhile (a short run): then nothing is kept.
+        if file.parent().is_some_and(Path::is_dir) && path.is_dir() {
+            write_json(&file, &used);
+        }
+    });
+    if let Err(err) = spawned {
+        tracing::warn!("cannot measure the disk use of {lane}: {err}");
+    }
+}
+
+/// Writes `value` as JSON at `path` (atomically; a failure is logged: these files only save
+/// work).
+fn write_json(path: &Path, value: &impl Serialize) {
     let written =
-        serde_json::to_vec_pretty(record).map_err(std::io::Error::other).and_then(|bytes| {
+        serde_json::to_vec_pretty(value).map_err(std::io::Error::other).and_then(|bytes| {
             if let Some(dir) = path.parent() {
                 std::fs::create_dir_all(dir)?;
             }
-            crate::snapshot::write_atomically(&path, &bytes)
+            crate::snapshot::write_atomically(path, &bytes)
         });
     if let Err(err) = written {
-        tracing::warn!("cannot write the lane record {}: {err}", path.display());
+        tracing::warn!("cannot write {}: {err}", path.display());
     }
 }
 
@@ -225,6 +258,8 @@ pub struct KeptLane {
     pub path: PathBuf,
     /// What the record says (`None`: no readable record).
     pub record: Option<LaneRecord>,
+    /// Its disk use as last measured.
+    pub disk: Option<DiskUse>,
 }
 
 /// The lanes under `.harness-worktrees/` that have a record (parked or in use), by name.
@@ -239,7 +274,8 @@ pub fn kept_lanes(root: &Path) -> Vec<KeptLane> {
                 return None;
             }
             let record = load(root, &name);
-            Some(KeptLane { path: entry.path(), record, name })
+            let disk = load_disk_use(root, &name);
+            Some(KeptLane { path: entry.path(), record, disk, name })
         })
         .collect();
     lanes.sort_by(|a, b| a.name.cmp(&b.name));
@@ -248,19 +284,20 @@ pub fn kept_lanes(root: &Path) -> Vec<KeptLane> {
 
 impl KeptLane {
     /// Its disk use, measured again when the lane was parked since the last measure (a
-    /// walk of its files, once per run at most; `None` when it cannot be).
+    /// walk of its files: once per run that used it, at most).
     pub fn disk_use_refreshed(&mut self, root: &Path) -> Option<&DiskUse> {
-        let record = self.record.as_mut()?;
-        let stale = match (&record.disk, &record.parked_at) {
+        let parked_at = self.record.as_ref().and_then(|record| record.parked_at.clone());
+        let stale = match (&self.disk, parked_at) {
             (None, _) => true,
-            (Some(disk), Some(parked_at)) => disk.measured_at < *parked_at,
+            (Some(disk), Some(parked_at)) => disk.measured_at < parked_at,
             (Some(_), None) => false,
         };
         if stale && self.path.is_dir() {
-            record.disk = Some(measure_disk_use(&self.path));
-            save(root, &self.name, record);
+            let used = measure_disk_use(&self.path);
+            write_json(&disk_path(root, &self.name), &used);
+            self.disk = Some(used);
         }
-        record.disk.as_ref()
+        self.disk.as_ref()
     }
 
     /// One line: `lane-1: parked at main's tip (abc123def456) since …; 12.3 MB in 20,012
@@ -275,7 +312,7 @@ impl KeptLane {
             }
             _ => format!("in use by run {} (not parked: it stopped first)", record.run_id),
         };
-        let disk = match &record.disk {
+        let disk = match &self.disk {
             Some(disk) => format!(
                 "{} in {} files (measured {})",
                 human_bytes(disk.bytes),

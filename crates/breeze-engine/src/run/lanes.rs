@@ -216,7 +216,7 @@ impl TaskDriver {
     /// Runs `worktree.setup` in the lane when it was not set up for what its HEAD holds
     /// now — a new lane, a kept lane whose inputs (manifests, lockfiles, a setup script)
     /// changed, a lane moved to a base that changed them — and records what it left as the
-    /// lane's baseline. A new lane's disk use is measured after it.
+    /// lane's baseline. A new lane's disk use is measured in the background.
     async fn set_up(
         &self,
         worktree: &breeze_git::Worktree,
@@ -250,10 +250,7 @@ impl TaskDriver {
             }
         }
         if created {
-            let path = worktree.path.clone();
-            record.disk = Some(
-                self.ctx.blocking(move || Ok(crate::lane_record::measure_disk_use(&path))).await?,
-            );
+            crate::lane_record::measure_in_background(&root, &worktree.name, &worktree.path);
             changed = true;
         }
         if changed {
