@@ -41,7 +41,8 @@ fn kept_lanes() -> String {
     if lanes.is_empty() {
         return String::new();
     }
-    let mut out = String::from("\nkept lanes (the next run reuses them; `breeze clean` removes them):\n");
+    let mut out =
+        String::from("\nkept lanes (the next run reuses them; `breeze clean` removes them):\n");
     for lane in &lanes {
         out.push_str(&format!("  {}\n", lane.describe()));
     }

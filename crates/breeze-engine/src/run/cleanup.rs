@@ -126,7 +126,14 @@ async fn park_lane(ctx: &RunContext, lane: &breeze_git::Worktree) {
                 ),
             });
         }
-        Err(err) => tracing::warn!("cannot park {}: {err}", lane.path.display()),
+        // Anything else that keeps it from being parked (a merge left in it, a broken
+        // HEAD): it stays as it is, and the user hears why.
+        Err(err) => ctx.book.report(ProgressEvent::Kept {
+            what: format!("lane {}", lane.path.display()),
+            reason: format!(
+                "it cannot be parked at main's tip ({err}), so the next run does not reuse it; `breeze clean` removes it once that is fixed, `breeze clean --force` at once"
+            ),
+        }),
     }
 }
 

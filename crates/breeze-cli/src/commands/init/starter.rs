@@ -133,9 +133,10 @@ fn verify(detection: &Detection) -> String {
 
 fn setup(detection: &Detection) -> String {
     match detection.primary().and_then(|project| project.install.as_ref()) {
-        Some(install) => {
-            line(&format!("setup = {}", toml_argv(install)), "run in each lane, again when its inputs change")
-        }
+        Some(install) => line(
+            &format!("setup = {}", toml_argv(install)),
+            "run in each lane, again when its inputs change",
+        ),
         None => line(
             "# setup = [\"npm\", \"ci\"]",
             "run in each lane, again when its inputs change (e.g. to install dependencies)",
