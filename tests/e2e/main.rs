@@ -9,6 +9,7 @@ mod budgets;
 mod checkout;
 mod containment;
 mod demo;
+mod ecosystems;
 mod init;
 mod integrity;
 mod live;

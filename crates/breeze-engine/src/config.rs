@@ -117,6 +117,8 @@ pub struct Config {
     pub worktree_setup: Vec<String>,
     /// Setup timeout.
     pub setup_timeout: Duration,
+    /// Lanes stay (parked at main's tip) after a finished run, for the next run to reuse.
+    pub keep_lanes: bool,
     /// Largest file a task may add.
     pub max_file_bytes: u64,
     /// How role processes are confined.
@@ -537,6 +539,7 @@ struct RawWorktree {
     include: Vec<String>,
     setup: Vec<String>,
     setup_timeout: String,
+    keep_lanes: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -574,6 +577,7 @@ impl RawConfig {
             worktree_include: inside_repository(self.worktree.include, "worktree.include")?,
             worktree_setup: self.worktree.setup,
             setup_timeout: duration(&self.worktree.setup_timeout, "worktree.setup_timeout")?,
+            keep_lanes: self.worktree.keep_lanes,
             max_file_bytes: size(&self.gates.max_file_size, "gates.max_file_size")?,
             sandbox_mode: self.sandbox.mode,
             sandbox_writable: self.sandbox.writable,

@@ -19,6 +19,7 @@
 //! | what a run may spend, checked before every role call | [`budget`] |
 //! | whether the reviewer and the Advisor are a second pair of eyes | [`independence`] |
 //! | run files: snapshot, journal, lock | [`snapshot`], [`journal`], [`lock`], [`run_dir`] |
+//! | lanes kept between runs: their records, folder times, disk use | [`lane_record`] |
 //!
 //! The cancel signal is injected into [`run()`] / [`resume()`], so callers (the CLI's Ctrl-C
 //! handler, tests) stop a run deterministically.
@@ -37,6 +38,7 @@ pub mod doctor;
 pub mod error;
 pub mod independence;
 pub mod journal;
+pub mod lane_record;
 pub mod lock;
 pub mod maintenance;
 mod notify;

@@ -607,7 +607,12 @@ printf '{"schema_version":"worker-report.v1","status":"completed","summary":"ok"
         kept.iter().any(|line| line.contains("/lane-1:") && line.contains("uncommitted changes")),
         "the lane left behind is named when the run ends: {kept:?}"
     );
-    assert_eq!(worktree_names(&fixture), ["lane-1"], "only the lane with changes stays");
+    // The lane's new worktree is kept for the next run, parked clean at main's tip (the
+    // old one cannot be reused while it holds those changes).
+    assert_eq!(worktree_names(&fixture), ["lane-1", "lane-1-2"], "the wreck and the parked lane");
+    let parked = fixture.root.join(".harness-worktrees/lane-1-2");
+    assert_eq!(git(&parked, &["rev-parse", "HEAD"]), git(&fixture.root, &["rev-parse", "main"]));
+    assert_eq!(git(&parked, &["status", "--porcelain", "--untracked-files=all"]), "");
     let wreck = std::fs::read_to_string(fixture.root.join(".harness-worktrees/lane-1/a.txt"));
     assert!(wreck.unwrap().starts_with("wreck\n"), "the worker's uncommitted file is kept");
     assert_eq!(git(&fixture.root, &["branch", "--list", "task/2"]), "", "the landed branch went");
@@ -1294,7 +1299,7 @@ fn worktree_names(fixture: &Fixture) -> Vec<String> {
 }
 
 #[tokio::test]
-async fn the_next_run_takes_back_the_plain_lane_name_from_a_clean_leftover() {
+async fn the_next_run_takes_the_lane_an_aborted_run_left() {
     let fixture = Fixture::new(&toml_task("1", "First", &["a.txt"], ""), &[]);
     let first =
         breeze_engine::run(requiring_approval(&fixture), CancellationToken::new()).await.unwrap();
@@ -1318,7 +1323,10 @@ async fn the_next_run_takes_back_the_plain_lane_name_from_a_clean_leftover() {
         .collect();
     assert_eq!(lanes.len(), 1, "{lanes:?}");
     assert!(lanes[0].ends_with("/.harness-worktrees/lane-1"), "not a suffixed name: {lanes:?}");
-    assert_eq!(worktree_names(&fixture), Vec::<String>::new(), "nothing left for a next run");
+    // The aborted run's lane was moved to the new task (not made anew), then parked.
+    assert_eq!(worktree_names(&fixture), ["lane-1"], "kept for a next run");
+    let lane = fixture.root.join(".harness-worktrees/lane-1");
+    assert_eq!(git(&lane, &["rev-parse", "HEAD"]), git(&fixture.root, &["rev-parse", "main"]));
     assert!(
         git(&fixture.root, &["branch", "--list", "task/1"]).contains("task/1"),
         "the aborted task's branch (its work) stays"
@@ -1329,7 +1337,10 @@ async fn the_next_run_takes_back_the_plain_lane_name_from_a_clean_leftover() {
 async fn clean_does_what_its_dry_run_said() {
     use breeze_engine::maintenance::{CleanItem, clean};
     let fixture = Fixture::new(&toml_task("1", "First", &["a.txt"], ""), &[]);
-    let outcome = fixture.run().await;
+    // The run removes its lane (as before lanes were kept): the lane below is made by hand.
+    let mut options = fixture.options();
+    options.config.as_mut().unwrap().keep_lanes = false;
+    let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
     assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
     // A lane breeze made, holding the landed task's branch and a file the user left there.
     let repo = breeze_git::Repo::open(&fixture.root).unwrap();
@@ -1388,4 +1399,186 @@ async fn clean_does_what_its_dry_run_said() {
     }
     assert_eq!(worktree_names(&fixture), Vec::<String>::new());
     assert_eq!(git(&fixture.root, &["branch", "--list", "task/*"]), "");
+}
+
+/// `git status --porcelain` of a lane, untracked files listed.
+fn lane_status(fixture: &Fixture, lane: &str) -> String {
+    let path = fixture.root.join(".harness-worktrees").join(lane);
+    git(&path, &["status", "--porcelain", "--untracked-files=all"])
+}
+
+/// The paths main changed since `start`, as the git CLI lists them.
+fn changed_on_main(fixture: &Fixture, start: &str) -> Vec<String> {
+    git(&fixture.root, &["diff", "--name-only", &format!("{}..main", start.trim())])
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+fn with_setup(options: &mut RunOptions, script: &str) {
+    options.config.as_mut().unwrap().worktree_setup = vec!["sh".into(), "-c".into(), script.into()];
+}
+
+#[tokio::test]
+async fn what_setup_leaves_in_a_lane_is_never_the_tasks_change() {
+    let plan = toml_task("1", "First", &["a.txt"], "[task.sim]\nrequest_changes = 1")
+        + &toml_task("2", "Second", &["b.txt"], "");
+    let fixture = Fixture::new(&plan, &[]);
+    let start = git(&fixture.root, &["rev-parse", "main"]);
+    let mut options = fixture.options();
+    options.max_workers = Some(1);
+    // What an install does: a new lockfile, a tracked file rewritten.
+    with_setup(&mut options, "echo generated > setup.lock && echo formatted >> README.md");
+    let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    assert_eq!(task(&outcome, "1").rounds, 2, "a reviewer's round, no gate failure");
+    assert_eq!(changed_on_main(&fixture, &start), ["a.txt", "b.txt"]);
+    assert_eq!(git(&fixture.root, &["show", "main:README.md"]), "readme\n");
+    // The lane keeps what setup left, for its next task and the next run.
+    assert_eq!(lane_status(&fixture, "lane-1"), " M README.md\n?? setup.lock\n");
+}
+
+#[tokio::test]
+async fn what_a_check_leaves_is_not_committed_in_the_next_round() {
+    let fixture = Fixture::new(&one_task("request_changes = 1"), &[]);
+    let start = git(&fixture.root, &["rev-parse", "main"]);
+    let mut options = fixture.options();
+    // `cargo test` on the layout `cargo new` gives: an untracked Cargo.lock.
+    options.config.as_mut().unwrap().review_checks =
+        vec![vec!["sh".into(), "-c".into(), "echo 'version = 4' > Cargo.lock".into()]];
+    let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    assert_eq!(task(&outcome, "1").rounds, 2);
+    let round2 =
+        std::fs::read_to_string(outcome.run_dir.join("reviews/1.round-2.review-result.json"))
+            .unwrap();
+    assert!(round2.contains("APPROVE") && !round2.contains("Cargo.lock"), "{round2}");
+    assert_eq!(changed_on_main(&fixture, &start), ["src/one.txt"]);
+    assert_eq!(lane_status(&fixture, "lane-1"), "?? Cargo.lock\n");
+}
+
+#[tokio::test]
+async fn a_file_setup_left_that_the_worker_changes_is_its_change_and_gated() {
+    let plan = toml_task("1", "First", &["a.txt"], "[task.sim]\nwrite_outside = \"setup.lock\"")
+        + &toml_task("2", "Needs the lockfile", &["b.txt", "setup.lock"], "depends_on = [\"1\"]");
+    let fixture = Fixture::new(&plan, &[]);
+    let start = git(&fixture.root, &["rev-parse", "main"]);
+    let mut options = fixture.options();
+    with_setup(&mut options, "echo generated > setup.lock");
+    let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    // Task 1's worker wrote to the setup's file outside its write set: the gate saw it.
+    let round1 =
+        std::fs::read_to_string(outcome.run_dir.join("reviews/1.round-1.review-result.json"))
+            .unwrap();
+    assert!(round1.contains("write-set") && round1.contains("setup.lock"), "{round1}");
+    assert_eq!(task(&outcome, "1").rounds, 2);
+    // Task 2 needs the file: its worker's version lands.
+    assert_eq!(changed_on_main(&fixture, &start), ["a.txt", "b.txt", "setup.lock"]);
+    let landed = git(&fixture.root, &["show", "main:setup.lock"]);
+    assert!(landed.contains("task 2"), "{landed}");
+}
+
+#[tokio::test]
+async fn lanes_outlive_a_run_and_the_next_run_moves_them() {
+    let fixture = Fixture::new(
+        &toml_task("1", "First", &["a.txt"], ""),
+        &[
+            (".gitignore", "setup-runs.log\ntarget/\n"),
+            ("Cargo.lock", "v1\n"),
+            ("src/lib.txt", "lib\n"),
+        ],
+    );
+    let lane = fixture.root.join(".harness-worktrees/lane-1");
+    let setup_runs =
+        || std::fs::read_to_string(lane.join("setup-runs.log")).unwrap().lines().count();
+    let run_plan = |id: &str, file: &str| {
+        let plan = fixture.root.join(format!("plan-{id}.toml"));
+        std::fs::write(&plan, toml_task(id, "Next", &[file], "")).unwrap();
+        let mut options = fixture.options();
+        options.plan = Some(plan);
+        with_setup(&mut options, "echo ran >> setup-runs.log");
+        options
+    };
+    let parked_at_main = || {
+        assert_eq!(git(&lane, &["rev-parse", "HEAD"]), git(&fixture.root, &["rev-parse", "main"]));
+        assert_eq!(git(&lane, &["status", "--porcelain", "--untracked-files=all"]), "");
+        assert_eq!(git(&fixture.root, &["branch", "--list", "task/*"]), "", "task branches go");
+    };
+
+    let first = breeze_engine::run(run_plan("1", "a.txt"), CancellationToken::new()).await.unwrap();
+    assert_eq!(first.state, RunState::Succeeded, "{first:?}");
+    assert_eq!(worktree_names(&fixture), ["lane-1"]);
+    parked_at_main();
+    assert_eq!(setup_runs(), 1);
+    // A build in the lane between runs (ignored outputs: nothing to save).
+    std::fs::create_dir_all(lane.join("target")).unwrap();
+    std::fs::write(lane.join("target/warm.bin"), "build output").unwrap();
+
+    // Second run: the same lane, moved to its task by the paths that differ; setup's
+    // inputs are unchanged, so it does not run again.
+    let second =
+        breeze_engine::run(run_plan("2", "b.txt"), CancellationToken::new()).await.unwrap();
+    assert_eq!(second.state, RunState::Succeeded, "{second:?}");
+    let created: Vec<String> = fixture
+        .events(&second)
+        .into_iter()
+        .filter_map(|event| match event {
+            EventKind::WorktreeCreated { path, .. } => Some(path),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(created, [lane.display().to_string()]);
+    assert_eq!(setup_runs(), 1, "setup's inputs did not change");
+    assert!(!second.run_dir.join("logs/setup.lane-1.stdout").exists());
+    assert_eq!(std::fs::read_to_string(lane.join("target/warm.bin")).unwrap(), "build output");
+    parked_at_main();
+
+    // Between runs: the lockfile changes on main, and someone changes the parked lane.
+    std::fs::write(fixture.root.join("Cargo.lock"), "v2\n").unwrap();
+    git(&fixture.root, &["commit", "-q", "-am", "bump the lockfile"]);
+    std::thread::sleep(Duration::from_millis(50));
+    std::fs::write(lane.join("src/junk.txt"), "left here\n").unwrap();
+    std::fs::remove_file(lane.join("src/lib.txt")).unwrap();
+    let third = breeze_engine::run(run_plan("3", "c.txt"), CancellationToken::new()).await.unwrap();
+    assert_eq!(third.state, RunState::Succeeded, "{third:?}");
+    assert_eq!(setup_runs(), 2, "setup ran again for the new lockfile");
+    assert_eq!(worktree_names(&fixture), ["lane-1"], "the lane was repaired, not replaced");
+    parked_at_main();
+    assert_eq!(std::fs::read_to_string(lane.join("src/lib.txt")).unwrap(), "lib\n");
+    // What was found in the lane is saved on a branch, not lost.
+    let saved =
+        git(&fixture.root, &["show", "--name-status", "--format=", "breeze/leftovers/lane-1"]);
+    assert_eq!(saved, "A\tsrc/junk.txt\nD\tsrc/lib.txt\n", "{saved}");
+    assert_eq!(git(&fixture.root, &["show", "main:src/lib.txt"]), "lib\n", "main untouched");
+}
+
+#[tokio::test]
+async fn without_keep_lanes_a_finished_run_removes_its_lanes() {
+    let fixture = Fixture::new(&toml_task("1", "First", &["a.txt"], ""), &[]);
+    let mut options = fixture.options();
+    options.config.as_mut().unwrap().keep_lanes = false;
+    let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    assert_eq!(worktree_names(&fixture), Vec::<String>::new());
+    assert!(!fixture.root.join(".breeze/lanes/lane-1").exists(), "its records go with it");
+}
+
+#[tokio::test]
+async fn clean_removes_kept_lanes_and_its_dry_run_says_so() {
+    use breeze_engine::maintenance::{CleanItem, clean};
+    let fixture = Fixture::new(&toml_task("1", "First", &["a.txt"], ""), &[]);
+    let outcome = fixture.run().await;
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    assert_eq!(worktree_names(&fixture), ["lane-1"]);
+    let lane = fixture.root.join(".harness-worktrees/lane-1").display().to_string();
+    let home = fixture.root.join(".breeze/lanes/lane-1");
+    assert!(home.join("lane.json").is_file());
+    let dry = clean(&fixture.root, true, false).unwrap();
+    assert!(dry.contains(&CleanItem::Removed(lane.clone())), "{dry:?}");
+    assert!(dry.contains(&CleanItem::Removed(home.display().to_string())), "{dry:?}");
+    assert_eq!(worktree_names(&fixture), ["lane-1"], "a dry run removes nothing");
+    assert_eq!(clean(&fixture.root, false, false).unwrap(), dry);
+    assert_eq!(worktree_names(&fixture), Vec::<String>::new());
+    assert!(!home.exists());
 }

@@ -39,6 +39,7 @@
 #![warn(missing_docs)]
 
 mod advance;
+mod baseline;
 mod bounds;
 mod branch;
 mod checkout;

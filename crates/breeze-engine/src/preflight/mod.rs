@@ -13,6 +13,7 @@
 //! | `review` | the reviewer and the Advisor run on another backend or model than the worker (`review.rs`) | `[review] independent = "require"` and one does not (a warning under "warn") |
 //! | `budget` | every role's backend reports what a `[budget]` cap counts (`spend.rs`) | never: a warning when one does not |
 //! | `setup` | `worktree.setup` once in a throwaway checkout of main ([`setup_trial`]) | it fails |
+//! | `lane` | (`breeze doctor` only) each lane kept between runs and its disk use | never |
 //!
 //! A new check is one more function adding [`DoctorCheck`]s in [`check`] (landing modes, a
 //! remote to reach, a PR command to find, go there).
@@ -173,7 +174,25 @@ pub async fn check(options: &PreflightOptions, cancel: &CancellationToken) -> Pr
     if options.stage != Stage::Resume && !config.worktree_setup.is_empty() {
         setup_check(&mut found, &repo, &config, options, cancel).await;
     }
+    if options.stage == Stage::Doctor {
+        kept_lane_checks(&mut found, &root);
+    }
     found
+}
+
+/// The lanes kept between runs and what they take on disk (measured again for a lane
+/// parked since its last measure).
+fn kept_lane_checks(found: &mut Preflight, root: &Path) {
+    for mut lane in crate::lane_record::kept_lanes(root) {
+        lane.disk_use_refreshed(root);
+        found.push(
+            "lane",
+            lane.name.clone(),
+            CheckOutcome::Ok,
+            format!("kept lane {}", lane.describe()),
+            Some("the next run reuses it; `breeze clean` removes it".into()),
+        );
+    }
 }
 
 /// `breeze.toml`: every unknown key a problem of its own, else whatever else is wrong.

@@ -70,7 +70,7 @@ impl TaskDriver {
     }
 
     /// Runs `review.checks` in the task's worktree, each as a gate. The lane is held while
-    /// they run: they may build or write caches there.
+    /// they run: they may build or write caches there, which become the lane's baseline.
     async fn run_checks(&mut self, round: u32) -> Result<Vec<GateResult>, EngineError> {
         let checks = self.ctx.config.review_checks.clone();
         let Some(worktree) = self.worktree.clone() else { return Ok(Vec::new()) };
@@ -101,6 +101,9 @@ impl TaskDriver {
             }
             gates.push(check_gate(argv, &run));
         }
+        // What the checks left (a `Cargo.lock`, caches) is the lane's baseline: never the
+        // task's change unless its worker changes it later.
+        self.record_baseline(&worktree).await?;
         self.writer = None;
         Ok(gates)
     }

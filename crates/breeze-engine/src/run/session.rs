@@ -308,7 +308,8 @@ async fn finish(
 }
 
 /// Lane worktrees left by an interrupted run are reused; what a killed worker left in
-/// them is committed on its task branch first, so nothing is lost.
+/// them is committed on its task branch first (what breeze's own steps left there, the
+/// lane's baseline, is not), so nothing is lost.
 fn adopt_lanes(
     repo: &Repo,
     workers: u32,
@@ -320,6 +321,11 @@ fn adopt_lanes(
     }
     for (lane, slot) in lanes.iter_mut().enumerate() {
         if let Some(worktree) = repo.find_worktree(&format!("lane-{}", lane + 1))? {
+            // Parked by a finished run: no task's work in it; taken when the lane is first
+            // used, as in a new run (`lanes.rs`).
+            if worktree.branch.is_empty() {
+                continue;
+            }
             // A killed run may have left the lane sealed for its worker (`.git` naming the
             // worker's private git directory): point it back, and repair what is wrong.
             for problem in repo.check_lane_links(&worktree)? {
