@@ -128,7 +128,7 @@ fn an_unknown_key_and_a_missing_check_program_are_one_line_each() {
     let run = run_in(&root, &["run"]);
     assert_eq!(run.status.code(), Some(2), "{}", both(&run));
     assert!(
-        stderr(&run).contains("\n  ✗ breeze.toml: unknown key review.max_round at line 15 (did you mean max_rounds?): fix its name\n"),
+        stderr(&run).contains("\n  ✗ breeze.toml: unknown key review.max_round at line 15 (did you mean max_rounds?): fix its name (every key with its default and what it does: `breeze init --print-config`)\n"),
         "{}",
         both(&run)
     );

@@ -187,6 +187,13 @@ pub struct ResumeArgs {
     /// Print the run's events (breeze-event.v1) as JSON lines on stdout, and nothing else there.
     #[arg(long)]
     pub json: bool,
+    /// Raise the run's cost cap to USD dollars in all (`[budget] run_usd`; kept for later
+    /// resumes): a run stopped at its budget goes on.
+    #[arg(long, value_name = "USD", value_parser = positive_dollars)]
+    pub budget_usd: Option<f64>,
+    /// Raise the run's token cap to N input + output tokens in all (`[budget] run_tokens`).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub budget_tokens: Option<u64>,
 }
 
 /// `breeze watch`.
@@ -264,4 +271,12 @@ pub struct ValidateArgs {
     /// Check as this type instead of reading `schema_version`.
     #[arg(long = "as", value_name = "TYPE")]
     pub kind: Option<String>,
+}
+
+/// A dollar amount above zero.
+fn positive_dollars(text: &str) -> Result<f64, String> {
+    match text.trim().trim_start_matches('$').parse::<f64>() {
+        Ok(usd) if usd.is_finite() && usd > 0.0 => Ok(usd),
+        _ => Err(format!("{text:?} is not a dollar amount above zero (write it like 7.50)")),
+    }
 }

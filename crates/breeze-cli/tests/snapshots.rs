@@ -81,7 +81,9 @@ fn with_cause(status: TaskStatus, cause: Cause) -> TaskStatus {
 }
 
 fn usage(cost_usd: Option<f64>, input_tokens: u64, output_tokens: u64) -> Usage {
-    Usage { cost_usd, input_tokens, output_tokens, cached_input_tokens: 0 }
+    // A call whose backend reported no cost is one of unknown cost.
+    let unpriced_calls = u32::from(cost_usd.is_none());
+    Usage { cost_usd, input_tokens, output_tokens, cached_input_tokens: 0, unpriced_calls }
 }
 
 fn run_status(state: RunState, workers: u32, tasks: Vec<TaskStatus>) -> BreezeStatus {
@@ -99,6 +101,7 @@ fn run_status(state: RunState, workers: u32, tasks: Vec<TaskStatus>) -> BreezeSt
         updated_at: Some("2025-06-01T09:42:17Z".into()),
         tasks,
         usage: total,
+        budget: None,
         containment: None,
     }
 }
@@ -185,6 +188,11 @@ fn interrupted_run() -> BreezeStatus {
     status.containment = Some(ContainmentStatus {
         kernel: true,
         summary: "roles confined by the kernel (Landlock ABI 6: file-system writes confined, signals scoped to the role); a worker writes only its lane, its scratch folder and its CLI's state".into(),
+    });
+    status.budget = Some(breeze_protocol::BudgetCaps {
+        run_usd: Some(1.0),
+        task_usd: Some(0.5),
+        run_tokens: Some(500_000),
     });
     status
 }
@@ -384,6 +392,19 @@ fn progress_lines() {
         ProgressEvent::Containment {
             enforced: false,
             summary: "NO kernel confinement (sandbox.mode = \"detect\"): breeze checks after every role what it changed outside its lane and stops the run if it finds anything".into(),
+        },
+        ProgressEvent::Pairing {
+            line: "worker claude (sonnet) → reviewer codex (gpt-5): independent (another backend)"
+                .into(),
+            independent: true,
+        },
+        ProgressEvent::Pairing {
+            line: "worker codex (its default model) → advisor codex (its default model): NOT independent (the same backend and its default model) — give roles.advisor another backend (e.g. backend = \"claude\") or another model (model = \"...\") ([review] independent = \"warn\")".into(),
+            independent: false,
+        },
+        ProgressEvent::Budget { summary: "budget: run_usd = 5.00 ($1.20 spent) · task_usd = 2.00 per task".into() },
+        ProgressEvent::Notice {
+            message: "the worker's backend `command` reports no cost: run_usd and task_usd cannot cap it".into(),
         },
         ProgressEvent::Notice {
             message: "plan.toml is not committed: the run reads it as it is now".into(),
@@ -733,6 +754,7 @@ fn report_markdown() {
     let mut snapshot =
         failed_run(vec![landed, escalated, blocked, lockfile], "2025-06-01T09:42:17Z");
     snapshot.universal_violations = vec!["Every public function needs a doc comment".into()];
+    snapshot.budget.caps.run_usd = Some(2.0);
     snapshot.containment = Some(ContainmentStatus {
         kernel: false,
         summary: "NO kernel confinement (sandbox.mode = \"detect\"): breeze checks after every role what it changed outside its lane and stops the run if it finds anything".into(),
@@ -843,6 +865,30 @@ fn doctor_preflight_and_the_error_run_stops_with() {
                 "worktree.setup, review.checks, land.verify",
                 CheckOutcome::Ok,
                 "npm (/usr/bin/npm), for worktree.setup, review.checks and land.verify",
+                None,
+            ),
+            // A reviewer on another CLI, an Advisor on the worker's own model.
+            check(
+                "review",
+                "roles.reviewer",
+                CheckOutcome::Ok,
+                "worker claude (sonnet) → reviewer codex (gpt-5): independent (another backend)",
+                None,
+            ),
+            check(
+                "review",
+                "roles.advisor",
+                CheckOutcome::Problem,
+                "[review] independent = \"require\", but the advisor runs on the worker's own backend and model: worker claude (sonnet) → advisor claude (claude-sonnet-4-5): NOT independent (the same backend and model)",
+                Some(
+                    "give roles.advisor another backend (e.g. backend = \"codex\") or another model (model = \"...\"); or set [review] independent = \"warn\" in breeze.toml to run anyway",
+                ),
+            ),
+            check(
+                "budget",
+                "roles.reviewer",
+                CheckOutcome::Warning,
+                "the reviewer's backend `codex` reports tokens but no cost, and its model `gpt-5-nano` has no price in [budget.prices]: run_usd cannot cap it (its tokens still count)",
                 None,
             ),
             check(
@@ -1057,8 +1103,14 @@ fn live_view_frames() {
         task("4", "Document the notes", TaskState::Pending),
     ];
     tasks[3].usage = usage(Some(0.42), 12_000, 3_400);
+    let mut status = run_status(RunState::Running, 2, tasks);
+    status.budget = Some(breeze_protocol::BudgetCaps {
+        run_usd: Some(1.0),
+        task_usd: Some(0.5),
+        run_tokens: Some(500_000),
+    });
     let mut model = LiveModel::default();
-    model.seed(&run_status(RunState::Running, 2, tasks), breeze_cli::live::model::Replay::FromNow);
+    model.seed(&status, breeze_cli::live::model::Replay::FromNow);
     for event in &events[..30] {
         model.apply(event);
     }
@@ -1108,5 +1160,6 @@ fn failed_run(tasks: Vec<TaskRecord>, updated_at: &str) -> RunSnapshot {
         consulted: Default::default(),
         universal_violations: Vec::new(),
         containment: None,
+        budget: Default::default(),
     }
 }

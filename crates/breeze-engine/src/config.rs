@@ -6,6 +6,7 @@
 //! Unknown keys are an error naming the key. A new key is a field in `RawConfig`'s
 //! tables, a line in `default-config.toml` and its place in [`Config`].
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
@@ -116,6 +117,8 @@ pub struct Config {
     pub worktree_setup: Vec<String>,
     /// Setup timeout.
     pub setup_timeout: Duration,
+    /// Lanes stay (parked at main's tip) after a finished run, for the next run to reuse.
+    pub keep_lanes: bool,
     /// Largest file a task may add.
     pub max_file_bytes: u64,
     /// How role processes are confined.
@@ -126,6 +129,56 @@ pub struct Config {
     /// Run on escalation, deferral, awaiting approval and the run's end, with the event as
     /// JSON on stdin (`notify.command`; empty = none).
     pub notify_command: Vec<String>,
+    /// Whether the reviewer and the Advisor must run on another backend or model than the
+    /// worker (`review.independent`).
+    pub independent: Independence,
+    /// Caps on what a run spends, and the prices of models whose CLI reports tokens only.
+    pub budget: BudgetConfig,
+}
+
+/// How a reviewer (or Advisor) on the worker's own backend and model is taken
+/// (`review.independent`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Independence {
+    /// Said at the start of a run, by `breeze plan` and `breeze doctor`; the run goes on.
+    Warn,
+    /// Such a configuration is refused before the run (exit 2).
+    Require,
+    /// Not checked.
+    Off,
+}
+
+impl Independence {
+    /// Config spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Warn => "warn",
+            Self::Require => "require",
+            Self::Off => "off",
+        }
+    }
+}
+
+/// `[budget]`: the caps (any subset; absent = no cap) and the price table.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct BudgetConfig {
+    /// `run_usd`, `task_usd`, `run_tokens`.
+    pub caps: breeze_protocol::BudgetCaps,
+    /// `[budget.prices]`: model name → price per million tokens.
+    pub prices: BTreeMap<String, Price>,
+}
+
+/// US dollars per million tokens of one model (`[budget.prices]`).
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Price {
+    /// Input tokens not served from cache.
+    pub input: f64,
+    /// Input tokens served from cache.
+    pub cached_input: f64,
+    /// Output tokens (reasoning included).
+    pub output: f64,
 }
 
 /// How role processes are confined (`sandbox.mode`).
@@ -160,6 +213,15 @@ impl Config {
             Role::Reviewer => &self.reviewer,
             Role::Scaffolder => &self.scaffolder,
         }
+    }
+
+    /// The roles a run calls: the worker, the reviewer and (when enabled) the Advisor.
+    pub fn run_roles(&self) -> Vec<Role> {
+        let mut roles = vec![Role::Worker, Role::Reviewer];
+        if self.advisor_enabled {
+            roles.push(Role::Advisor);
+        }
+        roles
     }
 
     /// Sets the backend of every role (the demo uses `scripted`).
@@ -294,7 +356,8 @@ pub fn unknown_keys(text: &str) -> Vec<UnknownKey> {
     unknown_in(known.get_ref(), user.get_ref(), "", text)
 }
 
-/// The keys of `user` not in `known`, recursively through the tables both have.
+/// The keys of `user` not in `known`, recursively through the tables both have but the
+/// [`OPEN_TABLES`], whose keys the user names.
 fn unknown_in(
     known: &DeTable<'_>,
     user: &DeTable<'_>,
@@ -306,6 +369,7 @@ fn unknown_in(
         let name = key.get_ref().as_ref();
         let dotted = format!("{prefix}{name}");
         match known.get(name).map(Spanned::get_ref) {
+            Some(DeValue::Table(_)) if OPEN_TABLES.contains(&dotted.as_str()) => {}
             Some(DeValue::Table(known_table)) => {
                 if let DeValue::Table(user_table) = value.get_ref() {
                     unknown.extend(unknown_in(
@@ -382,7 +446,22 @@ struct RawConfig {
     gates: RawGates,
     sandbox: RawSandbox,
     notify: RawNotify,
+    budget: RawBudget,
 }
+
+/// `[budget]`: a cap of 0 (the default, so also a cap left out) is no cap.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawBudget {
+    run_usd: f64,
+    task_usd: f64,
+    run_tokens: i64,
+    prices: BTreeMap<String, Price>,
+}
+
+/// Tables whose keys the user names (model names in `[budget.prices]`), not breeze: a check
+/// for unknown keys does not look into them.
+pub const OPEN_TABLES: &[&str] = &["budget.prices"];
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -433,6 +512,7 @@ struct RawReview {
     max_rounds: i64,
     checks: Vec<Vec<String>>,
     check_timeout: String,
+    independent: Independence,
 }
 
 #[derive(Debug, Deserialize)]
@@ -459,6 +539,7 @@ struct RawWorktree {
     include: Vec<String>,
     setup: Vec<String>,
     setup_timeout: String,
+    keep_lanes: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -496,10 +577,55 @@ impl RawConfig {
             worktree_include: inside_repository(self.worktree.include, "worktree.include")?,
             worktree_setup: self.worktree.setup,
             setup_timeout: duration(&self.worktree.setup_timeout, "worktree.setup_timeout")?,
+            keep_lanes: self.worktree.keep_lanes,
             max_file_bytes: size(&self.gates.max_file_size, "gates.max_file_size")?,
             sandbox_mode: self.sandbox.mode,
             sandbox_writable: self.sandbox.writable,
             notify_command: self.notify.command,
+            independent: self.review.independent,
+            budget: self.budget.validate()?,
+        })
+    }
+}
+
+impl RawBudget {
+    fn validate(self) -> Result<BudgetConfig, String> {
+        let dollars = |usd: f64, key: &str| match usd {
+            0.0 => Ok(None),
+            usd if usd.is_finite() && usd > 0.0 => Ok(Some(usd)),
+            usd => Err(format!(
+                "`budget.{key}` is {usd}; write a dollar amount above zero, or 0 (or nothing) for no cap"
+            )),
+        };
+        let run_tokens = match self.run_tokens {
+            0 => None,
+            tokens if tokens > 0 => Some(tokens as u64),
+            tokens => {
+                return Err(format!(
+                    "`budget.run_tokens` is {tokens}; write a token count above zero, or 0 (or nothing) for no cap"
+                ));
+            }
+        };
+        for (model, price) in &self.prices {
+            for (field, value) in [
+                ("input", price.input),
+                ("cached_input", price.cached_input),
+                ("output", price.output),
+            ] {
+                if !(value.is_finite() && value >= 0.0) {
+                    return Err(format!(
+                        "`budget.prices.\"{model}\".{field}` is {value}; write US dollars per million tokens (0 or more)"
+                    ));
+                }
+            }
+        }
+        Ok(BudgetConfig {
+            caps: breeze_protocol::BudgetCaps {
+                run_usd: dollars(self.run_usd, "run_usd")?,
+                task_usd: dollars(self.task_usd, "task_usd")?,
+                run_tokens,
+            },
+            prices: self.prices,
         })
     }
 }
@@ -690,6 +816,26 @@ mod tests {
     }
 
     #[test]
+    fn a_model_of_the_users_own_in_budget_prices_is_no_unknown_key() {
+        let text = "[budget.prices]\n\"my-model\" = { input = 1, cached_input = 0.1, output = 4 }\n[budget]\nrun_usd = 3\nrun_dolars = 4\n";
+        let keys: Vec<String> = unknown_keys(text).iter().map(ToString::to_string).collect();
+        // The open table is not looked into; the table around it still is.
+        assert_eq!(keys, ["unknown key budget.run_dolars at line 5"]);
+        let text = text.replace("run_dolars = 4\n", "");
+        assert!(unknown_keys(&text).is_empty(), "{:?}", unknown_keys(&text));
+        let config = Config::parse(&text, "breeze.toml").unwrap();
+        assert_eq!(config.budget.prices["my-model"].output, 4.0);
+        // A misspelled price field is still an error: the price's own fields are closed.
+        let err = Config::parse(
+            "[budget.prices]\nm = { input = 1, cached_input = 0, outptu = 2 }\n",
+            "b.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("outptu"), "{err}");
+    }
+
+    #[test]
     fn bad_values_say_what_to_write() {
         let err = Config::parse("[run]\nmax_workers = 5\n", "b.toml").unwrap_err().to_string();
         assert!(err.contains("`run.max_workers` is 5; it must be between 1 and 3"), "{err}");
@@ -757,6 +903,46 @@ mod tests {
         let err = parse_over(&defaults, "", "b.toml").unwrap_err().to_string();
         assert!(err.starts_with("default-config.toml:"), "{err}");
         assert!(err.contains("missing field `verify_timeout`"), "{err}");
+    }
+
+    #[test]
+    fn budget_caps_are_optional_and_prices_add_to_breezes_table() {
+        let defaults = Config::defaults();
+        assert!(!defaults.budget.caps.any(), "no cap by default");
+        assert_eq!(defaults.independent, Independence::Warn);
+        assert_eq!(
+            defaults.budget.prices.get("gpt-5"),
+            Some(&Price { input: 1.25, cached_input: 0.125, output: 10.0 })
+        );
+        let config = Config::parse(
+            "[budget]\nrun_usd = 20\nrun_tokens = 5000000\n[budget.prices]\n\"my-model\" = { input = 1, cached_input = 0.1, output = 4 }\n\"gpt-5\" = { input = 2.0, cached_input = 0.2, output = 20.0 }\n[review]\nindependent = \"require\"\n",
+            "b.toml",
+        )
+        .unwrap();
+        let caps = config.budget.caps;
+        assert_eq!(
+            (caps.run_usd, caps.task_usd, caps.run_tokens),
+            (Some(20.0), None, Some(5_000_000))
+        );
+        assert_eq!(config.budget.prices["my-model"].output, 4.0, "a model of the user's own");
+        assert_eq!(config.budget.prices["gpt-5"].input, 2.0, "a corrected price");
+        assert!(config.budget.prices.contains_key("gpt-5-mini"), "the rest of the table stays");
+        assert_eq!(config.independent, Independence::Require);
+        for (bad, key) in [
+            ("[budget]\nrun_usd = -1\n", "`budget.run_usd` is -1"),
+            ("[budget]\ntask_usd = nan\n", "`budget.task_usd` is NaN"),
+            ("[budget]\nrun_tokens = -5\n", "`budget.run_tokens` is -5"),
+            (
+                "[budget.prices]\nm = { input = -1.0, cached_input = 0.0, output = 0.0 }\n",
+                "`budget.prices.\"m\".input`",
+            ),
+            ("[budget.prices]\nm = { input = 1.0 }\n", "missing field `cached_input`"),
+            ("[budget]\nrun_dollars = 5\n", "run_dollars"),
+            ("[review]\nindependent = \"maybe\"\n", "maybe"),
+        ] {
+            let err = Config::parse(bad, "b.toml").unwrap_err().to_string();
+            assert!(err.contains(key), "{bad}: {err}");
+        }
     }
 
     #[test]

@@ -117,6 +117,9 @@ fn version_of(program: &Path) -> Result<String, String> {
     }
 }
 
+/// What `breeze doctor` says of the git a worker runs in its lane (docs/SECURITY.md).
+pub const WORKERS_GIT: &str = "private per lane (.breeze/lanes/<lane>/git, the lane's .git names it while the worker runs): it reads the shared objects and writes only there; what a worker commits or stashes itself is not landed — breeze commits the lane's files";
+
 impl DoctorReport {
     /// The report as the lines `breeze doctor` prints.
     pub fn render(&self) -> String {
@@ -124,7 +127,7 @@ impl DoctorReport {
         out.push_str(&format!("confinement: {}\n", self.kernel));
         if let KernelSupport::Landlock { abi } = self.kernel {
             out.push_str(&format!(
-                "  role processes can be confined: each writes only its lane, its scratch folder and its CLI's state (Landlock ABI {abi})\n"
+                "  role processes can be confined: a worker writes only its lane, its private git directory, its scratch folder and its CLI's state; no role writes anything under .git (Landlock ABI {abi})\n"
             ));
             let devices: Vec<&str> = breeze_supervise::WRITABLE_DEVICES
                 .iter()
@@ -137,13 +140,14 @@ impl DoctorReport {
             ));
             out.push_str(&format!("  /dev/shm: {}\n", self.dev_shm));
             out.push_str(
-                "  project commands (worktree.setup, review checks, land.verify, hooks) can be confined too: each writes only its checkout (its lane, or the integration checkout), a scratch folder of its own and sandbox.writable\n",
+                "  project commands (worktree.setup, review checks, land.verify, hooks) can be confined too: each writes only its checkout (its lane, or the integration checkout), a scratch folder of its own and sandbox.writable; their git reads the repository and writes nothing under .git\n",
             );
         } else {
             out.push_str(
                 "  breeze will only detect what a role changes outside its lane (checked after every role process), not prevent it\n",
             );
         }
+        out.push_str(&format!("workers' git: {WORKERS_GIT}\n"));
         match self.user_namespaces {
             Some(true) => out.push_str("user namespaces: allowed\n"),
             Some(false) => out.push_str("user namespaces: not allowed for unprivileged users\n"),

@@ -17,7 +17,10 @@
 //! | landing on main | `run/landing.rs` |
 //! | every change of a task's phase (snapshot, journal, progress) | `run/book.rs` |
 //! | role processes and backends | [`roles`] (processes via `breeze-supervise`) |
+//! | what a run may spend, checked before every role call | [`budget`] |
+//! | whether the reviewer and the Advisor are a second pair of eyes | [`independence`] |
 //! | run files: snapshot, journal, lock | [`snapshot`], [`journal`], [`lock`], [`run_dir`] |
+//! | lanes kept between runs: their records, folder times, disk use | [`lane_record`] |
 //!
 //! The cancel signal is injected into [`run()`] / [`resume()`], so callers (the CLI's Ctrl-C
 //! handler, tests) stop a run deterministically.
@@ -25,6 +28,7 @@
 #![warn(missing_docs)]
 
 pub mod advice;
+pub mod budget;
 mod causes;
 pub mod changelog;
 pub mod clock;
@@ -34,7 +38,9 @@ pub mod decision;
 pub mod demo;
 pub mod doctor;
 pub mod error;
+pub mod independence;
 pub mod journal;
+pub mod lane_record;
 pub mod lock;
 pub mod maintenance;
 mod notify;

@@ -149,6 +149,11 @@ fn where_the_work_is(
             branch: branch.clone(),
             base,
         };
+        // The lane stays for the user: its `.git` names its admin folder again (a killed
+        // run may have left it naming the worker's private git directory).
+        for problem in repo.check_lane_links(&worktree)? {
+            tracing::warn!("{}: {problem} (repaired)", worktree.path.display());
+        }
         if let Err(err) = repo.commit_worktree(&worktree, "breeze: work left by an aborted run") {
             return Ok(format!(
                 "run aborted; its work so far is uncommitted in {} ({err})",
@@ -189,7 +194,8 @@ pub enum CleanItem {
 }
 
 /// Removes the worktrees and branches that the journals say breeze created: clean
-/// worktrees, and branches whose task landed. Dirty worktrees and branches holding
+/// worktrees (each with its private git directory under `.breeze/lanes/`, also one whose
+/// lane is gone), and branches whose task landed. Dirty worktrees and branches holding
 /// work that never landed are kept unless `force`.
 ///
 /// What goes and what stays is decided first, by one function, before anything is
@@ -234,6 +240,8 @@ enum Removal {
     Folder(PathBuf),
     /// The verify command's worktree: breeze's scratch, whatever it holds.
     Scratch { path: PathBuf, registered: bool },
+    /// A lane's private git directory (`.breeze/lanes/<lane>`), by lane name.
+    PrivateGit(String),
     /// A task branch.
     Branch(String),
 }
@@ -275,6 +283,8 @@ impl Decision {
                 repo.remove_worktree(&path, None, true)?;
             }
             Removal::Scratch { path, registered: false } => remove_folder(&path)?,
+            // Gone already when its lane was removed just before.
+            Removal::PrivateGit(name) => repo.remove_private_git(&name)?,
             Removal::Branch(branch) => match repo.delete_branch(&branch) {
                 Ok(_) => {}
                 Err(breeze_git::GitError::BranchCheckedOut { path, .. }) => {
@@ -317,6 +327,16 @@ fn decide(repo: &Repo, created: &Created, force: bool) -> Result<Vec<Decision>, 
         let label = integration.display().to_string();
         removed.insert(integration.clone());
         decisions.push(Decision::remove(label, Removal::Scratch { path: integration, registered }));
+    }
+    // A lane's private git directory goes with its lane, and so does one whose lane is
+    // gone altogether; one whose lane stays stays with it.
+    for (name, home) in repo.private_git_homes() {
+        let lane = repo.worktree_root().join(&name);
+        let orphan = !live.contains_key(&lane) && !lane.exists();
+        if removed.contains(&lane) || orphan {
+            let label = home.display().to_string();
+            decisions.push(Decision::remove(label, Removal::PrivateGit(name)));
+        }
     }
     for branch in &created.branches {
         if let Some(decision) = decide_branch(repo, created, branch, force, &removed, &kept)? {

@@ -353,6 +353,8 @@ impl Session {
             guard,
             write_sets: BTreeMap::new(),
             sims: BTreeMap::new(),
+            // Planning is not a run: no run's budget holds it.
+            budget: Arc::new(crate::budget::Budget::unlimited(crate::budget::Prices::of(&config))),
         });
         Ok(Session {
             root,
@@ -476,6 +478,7 @@ impl Session {
                     continue;
                 }
                 RoleOutcome::Cancelled => Err(Refused::Stop(EngineError::Cancelled)),
+                RoleOutcome::OverBudget(over) => Err(Refused::Stop(EngineError::OverBudget(over))),
                 RoleOutcome::CouldNotStart(why) => Err(Refused::Stop(EngineError::usage(
                     format!("the scaffolder could not start: {why}"),
                     "check roles.scaffolder in breeze.toml (backend, command) and that the program is installed",

@@ -95,6 +95,23 @@ pub struct RunSnapshot {
     /// How role processes are confined (set at each start and resume).
     #[serde(default)]
     pub containment: Option<breeze_protocol::ContainmentStatus>,
+    /// What the run may spend (set at each start and resume).
+    #[serde(default)]
+    pub budget: BudgetRecord,
+}
+
+/// A run's budget: the caps in force and what `breeze resume --budget-*` raised.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct BudgetRecord {
+    /// The caps in force since the latest start or resume: `[budget]` with the raises.
+    #[serde(default)]
+    pub caps: breeze_protocol::BudgetCaps,
+    /// The run cap `breeze resume --budget-usd` set (kept for later resumes).
+    #[serde(default)]
+    pub raised_usd: Option<f64>,
+    /// The token cap `breeze resume --budget-tokens` set.
+    #[serde(default)]
+    pub raised_tokens: Option<u64>,
 }
 
 /// Where a task is in its flow — the one state of a task. What `breeze status` shows
@@ -369,10 +386,7 @@ impl RunSnapshot {
     /// The view with the run in `state`, its tasks as seen with (`live`) or without an
     /// engine working on them.
     fn status_as(&self, state: RunState, live: bool) -> BreezeStatus {
-        let mut usage = Usage::default();
-        for task in &self.tasks {
-            usage.add(&task.usage);
-        }
+        let usage = self.spent();
         BreezeStatus {
             schema_version: BreezeStatusV1,
             run_id: self.run_id.clone(),
@@ -383,8 +397,18 @@ impl RunSnapshot {
             updated_at: Some(self.updated_at.clone()),
             tasks: self.tasks.iter().map(|task| task.status(live)).collect(),
             usage,
+            budget: self.budget.caps.any().then_some(self.budget.caps),
             containment: self.containment.clone(),
         }
+    }
+
+    /// What the run has spent: the sum of its tasks'.
+    pub fn spent(&self) -> Usage {
+        let mut usage = Usage::default();
+        for task in &self.tasks {
+            usage.add(&task.usage);
+        }
+        usage
     }
 
     /// Finds a task record by id.
@@ -487,6 +511,7 @@ mod tests {
             consulted: BTreeMap::new(),
             universal_violations: Vec::new(),
             containment: None,
+            budget: BudgetRecord::default(),
         };
         let states = |status: BreezeStatus| {
             (status.state, status.tasks.iter().map(|task| task.state).collect::<Vec<_>>())

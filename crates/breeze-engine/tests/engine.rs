@@ -14,6 +14,9 @@ use breeze_test_support::plan::{one_task, toml_task};
 use breeze_test_support::process::bytes_read_by_this_process;
 use breeze_test_support::{TestRepo, git};
 
+#[path = "engine/budget.rs"]
+mod budget;
+
 struct Fixture {
     repo: TestRepo,
     root: PathBuf,
@@ -686,16 +689,20 @@ async fn new_worktrees_get_the_declared_ignored_files_and_the_setup_command() {
 async fn a_worker_that_wrecks_its_worktree_fails_attempts_and_the_lane_recovers() {
     let plan = toml_task("1", "Wrecker", &["a.txt"], "") + &toml_task("2", "Fine", &["b.txt"], "");
     let fixture = Fixture::new(&plan, &[]);
-    // Task 1's worker detaches its HEAD from the task branch and leaves files uncommitted
-    // there (creating another branch is refused to a confined worker); task 2's worker
-    // behaves.
+    // Task 1's worker replaces its lane's `.git` file by a folder and leaves files
+    // uncommitted (its own git works on a private git directory, so detaching HEAD or
+    // committing there changes nothing breeze reads); on its last attempt also a file
+    // above the size limit, which breeze neither commits nor discards, so the lane cannot
+    // be reused. Task 2's worker behaves.
     let worker = script(
         &fixture,
         "wrecker.sh",
         r#"cat > /dev/null
 if [ "$BREEZE_TASK_ID" = 1 ]; then
   git checkout -q --detach
+  rm -f .git && mkdir .git && echo 'ref: refs/heads/main' > .git/HEAD
   echo wreck >> a.txt
+  if [ "$BREEZE_ATTEMPT" = 3 ]; then truncate -s 11M big.bin; fi
 else
   echo fine > b.txt
 fi
@@ -709,15 +716,23 @@ printf '{"schema_version":"worker-report.v1","status":"completed","summary":"ok"
     let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
     let first = task(&outcome, "1");
     assert_eq!(first.state, TaskState::Escalated, "{first:?}");
-    assert_eq!(first.attempts, 3);
+    // Two attempts fail on the wrecked `.git`; the big file of the third is a gate failure,
+    // sent back twice more (breeze neither commits nor discards it) before the task escalates.
+    assert_eq!((first.attempts, first.gate_failures), (5, 3), "{first:?}");
     assert!(
-        first.reason.as_deref().unwrap().contains("detached"),
-        "the reason names what the worker did: {first:?}"
+        first
+            .reason
+            .as_deref()
+            .unwrap()
+            .contains("the file-size gate failed 3 times in a row: big.bin"),
+        "the reason names what the worker did last: {first:?}"
     );
     let input = std::fs::read_to_string(outcome.run_dir.join("io/1.worker.2.input.json")).unwrap();
     assert!(
-        input.contains("\"last_failure\": \"") && input.contains("detached"),
-        "the retry is told why: {input}"
+        input.contains("\"last_failure\": \"")
+            && input.contains("was replaced by a directory")
+            && input.contains("leave `.git` alone"),
+        "the retry is told what the worker did and why it failed: {input}"
     );
     assert_eq!(
         task(&outcome, "2").state,
@@ -725,16 +740,25 @@ printf '{"schema_version":"worker-report.v1","status":"completed","summary":"ok"
         "the lane went on with a fresh worktree: {outcome:?}"
     );
     assert_eq!(git(&fixture.root, &["show", "main:b.txt"]), "fine\n");
+    // Nothing of the wreck reached main; the repository is whole.
+    let files = git(&fixture.root, &["ls-tree", "-r", "--name-only", "main"]);
+    assert!(!files.contains("quarantined") && !files.contains("a.txt"), "{files}");
+    git(&fixture.root, &["fsck", "--full", "--strict"]);
     // The wrecked worktree is kept for the user, not discarded — and said so when the run
     // ends; the lane's new worktree goes, and so does the landed branch.
-    let worktrees = git(&fixture.root, &["worktree", "list", "--porcelain"]);
-    assert!(worktrees.contains("\ndetached"), "{worktrees}");
     let kept = kept.lock().unwrap().clone();
     assert!(
         kept.iter().any(|line| line.contains("/lane-1:") && line.contains("uncommitted changes")),
         "the lane left behind is named when the run ends: {kept:?}"
     );
-    assert_eq!(worktree_names(&fixture), ["lane-1"], "only the lane with changes stays");
+    // The lane's new worktree is kept for the next run, parked clean at main's tip (the
+    // old one cannot be reused while it holds those changes).
+    assert_eq!(worktree_names(&fixture), ["lane-1", "lane-1-2"], "the wreck and the parked lane");
+    let parked = fixture.root.join(".harness-worktrees/lane-1-2");
+    assert_eq!(git(&parked, &["rev-parse", "HEAD"]), git(&fixture.root, &["rev-parse", "main"]));
+    assert_eq!(git(&parked, &["status", "--porcelain", "--untracked-files=all"]), "");
+    let wreck = std::fs::read_to_string(fixture.root.join(".harness-worktrees/lane-1/a.txt"));
+    assert!(wreck.unwrap().starts_with("wreck\n"), "the worker's uncommitted file is kept");
     assert_eq!(git(&fixture.root, &["branch", "--list", "task/2"]), "", "the landed branch went");
 }
 
@@ -1568,7 +1592,7 @@ fn worktree_names(fixture: &Fixture) -> Vec<String> {
 }
 
 #[tokio::test]
-async fn the_next_run_takes_back_the_plain_lane_name_from_a_clean_leftover() {
+async fn the_next_run_takes_the_lane_an_aborted_run_left() {
     let fixture = Fixture::new(&toml_task("1", "First", &["a.txt"], ""), &[]);
     let first =
         breeze_engine::run(requiring_approval(&fixture), CancellationToken::new()).await.unwrap();
@@ -1592,7 +1616,10 @@ async fn the_next_run_takes_back_the_plain_lane_name_from_a_clean_leftover() {
         .collect();
     assert_eq!(lanes.len(), 1, "{lanes:?}");
     assert!(lanes[0].ends_with("/.harness-worktrees/lane-1"), "not a suffixed name: {lanes:?}");
-    assert_eq!(worktree_names(&fixture), Vec::<String>::new(), "nothing left for a next run");
+    // The aborted run's lane was moved to the new task (not made anew), then parked.
+    assert_eq!(worktree_names(&fixture), ["lane-1"], "kept for a next run");
+    let lane = fixture.root.join(".harness-worktrees/lane-1");
+    assert_eq!(git(&lane, &["rev-parse", "HEAD"]), git(&fixture.root, &["rev-parse", "main"]));
     assert!(
         git(&fixture.root, &["branch", "--list", "task/1"]).contains("task/1"),
         "the aborted task's branch (its work) stays"
@@ -1603,7 +1630,10 @@ async fn the_next_run_takes_back_the_plain_lane_name_from_a_clean_leftover() {
 async fn clean_does_what_its_dry_run_said() {
     use breeze_engine::maintenance::{CleanItem, clean};
     let fixture = Fixture::new(&toml_task("1", "First", &["a.txt"], ""), &[]);
-    let outcome = fixture.run().await;
+    // The run removes its lane (as before lanes were kept): the lane below is made by hand.
+    let mut options = fixture.options();
+    options.config.as_mut().unwrap().keep_lanes = false;
+    let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
     assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
     // A lane breeze made, holding the landed task's branch and a file the user left there.
     let repo = breeze_git::Repo::open(&fixture.root).unwrap();
@@ -1621,12 +1651,26 @@ async fn clean_does_what_its_dry_run_said() {
         })
         .unwrap();
     std::fs::write(lane.path.join("notes.txt"), "mine\n").unwrap();
+    // Its worker's private git directory, and one a lane that is gone left behind.
+    let private = repo.seal_lane(&lane).unwrap();
+    assert!(repo.check_lane_links(&lane).unwrap().is_empty());
+    let stray = fixture.root.join(".breeze/lanes/lane-9");
+    std::fs::create_dir_all(stray.join("git")).unwrap();
+    let private_label = private.parent().unwrap().display().to_string();
 
     for force in [false, true] {
         let dry = clean(&fixture.root, true, force).unwrap();
         let done = clean(&fixture.root, false, force).unwrap();
         assert_eq!(dry, done, "force {force}: the dry run said what clean did");
+        assert!(!stray.exists(), "a private git directory without its lane goes");
+        assert_eq!(
+            done.contains(&CleanItem::Removed(private_label.clone())),
+            force,
+            "the lane's private git directory goes with its lane: {done:?}"
+        );
+        assert_eq!(private.exists(), !force, "and stays while its lane stays");
         if !force {
+            assert!(done.contains(&CleanItem::Removed(stray.display().to_string())), "{done:?}");
             let lane_label = lane.path.display().to_string();
             assert!(
                 done.contains(&CleanItem::Kept(
@@ -1648,4 +1692,191 @@ async fn clean_does_what_its_dry_run_said() {
     }
     assert_eq!(worktree_names(&fixture), Vec::<String>::new());
     assert_eq!(git(&fixture.root, &["branch", "--list", "task/*"]), "");
+}
+
+/// `git status --porcelain` of a lane, untracked files listed.
+fn lane_status(fixture: &Fixture, lane: &str) -> String {
+    let path = fixture.root.join(".harness-worktrees").join(lane);
+    git(&path, &["status", "--porcelain", "--untracked-files=all"])
+}
+
+/// The paths main changed since `start`, as the git CLI lists them.
+fn changed_on_main(fixture: &Fixture, start: &str) -> Vec<String> {
+    git(&fixture.root, &["diff", "--name-only", &format!("{}..main", start.trim())])
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+fn with_setup(options: &mut RunOptions, script: &str) {
+    options.config.as_mut().unwrap().worktree_setup = vec!["sh".into(), "-c".into(), script.into()];
+}
+
+#[tokio::test]
+async fn what_setup_leaves_in_a_lane_is_never_the_tasks_change() {
+    let plan = toml_task("1", "First", &["a.txt"], "[task.sim]\nrequest_changes = 1")
+        + &toml_task("2", "Second", &["b.txt"], "");
+    let fixture = Fixture::new(&plan, &[]);
+    let start = git(&fixture.root, &["rev-parse", "main"]);
+    let mut options = fixture.options();
+    options.max_workers = Some(1);
+    // What an install does: a new lockfile, a tracked file rewritten.
+    with_setup(&mut options, "echo generated > setup.lock && echo formatted >> README.md");
+    let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    assert_eq!(task(&outcome, "1").rounds, 2, "a reviewer's round, no gate failure");
+    assert_eq!(changed_on_main(&fixture, &start), ["a.txt", "b.txt"]);
+    assert_eq!(git(&fixture.root, &["show", "main:README.md"]), "readme\n");
+    // The lane keeps what setup left, for its next task and the next run.
+    assert_eq!(lane_status(&fixture, "lane-1"), " M README.md\n?? setup.lock\n");
+}
+
+#[tokio::test]
+async fn what_a_check_leaves_is_not_committed_in_the_next_round() {
+    let fixture = Fixture::new(&one_task("request_changes = 1"), &[]);
+    let start = git(&fixture.root, &["rev-parse", "main"]);
+    let mut options = fixture.options();
+    // `cargo test` on the layout `cargo new` gives: an untracked Cargo.lock.
+    options.config.as_mut().unwrap().review_checks =
+        vec![vec!["sh".into(), "-c".into(), "echo 'version = 4' > Cargo.lock".into()]];
+    let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    assert_eq!(task(&outcome, "1").rounds, 2);
+    let round2 =
+        std::fs::read_to_string(outcome.run_dir.join("reviews/1.round-2.review-result.json"))
+            .unwrap();
+    assert!(round2.contains("APPROVE") && !round2.contains("Cargo.lock"), "{round2}");
+    assert_eq!(changed_on_main(&fixture, &start), ["src/one.txt"]);
+    assert_eq!(lane_status(&fixture, "lane-1"), "?? Cargo.lock\n");
+}
+
+#[tokio::test]
+async fn a_file_setup_left_that_the_worker_changes_is_its_change_and_gated() {
+    let plan = toml_task("1", "First", &["a.txt"], "[task.sim]\nwrite_outside = \"setup.lock\"")
+        + &toml_task("2", "Needs the lockfile", &["b.txt", "setup.lock"], "depends_on = [\"1\"]");
+    let fixture = Fixture::new(&plan, &[]);
+    let start = git(&fixture.root, &["rev-parse", "main"]);
+    let mut options = fixture.options();
+    with_setup(&mut options, "echo generated > setup.lock");
+    let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    // Task 1's worker wrote to the setup's file outside its write set: the gate saw it and
+    // sent the task back before any review round.
+    let back = sent_back(&fixture, &outcome);
+    assert_eq!(back.len(), 1, "{back:?}");
+    let cause = &back[0].2;
+    assert_eq!(
+        (cause.name.as_deref(), cause.paths.as_slice()),
+        (Some("write-set"), &["setup.lock".to_string()][..])
+    );
+    let first = task(&outcome, "1");
+    assert_eq!((first.rounds, first.gate_failures), (1, 1), "{first:?}");
+    // Task 2 needs the file: its worker's version lands.
+    assert_eq!(changed_on_main(&fixture, &start), ["a.txt", "b.txt", "setup.lock"]);
+    let landed = git(&fixture.root, &["show", "main:setup.lock"]);
+    assert!(landed.contains("task 2"), "{landed}");
+}
+
+#[tokio::test]
+async fn lanes_outlive_a_run_and_the_next_run_moves_them() {
+    let fixture = Fixture::new(
+        &toml_task("1", "First", &["a.txt"], ""),
+        &[
+            (".gitignore", "setup-runs.log\ntarget/\n"),
+            ("Cargo.lock", "v1\n"),
+            ("src/lib.txt", "lib\n"),
+        ],
+    );
+    let lane = fixture.root.join(".harness-worktrees/lane-1");
+    let setup_runs =
+        || std::fs::read_to_string(lane.join("setup-runs.log")).unwrap().lines().count();
+    let run_plan = |id: &str, file: &str| {
+        let plan = fixture.root.join(format!("plan-{id}.toml"));
+        std::fs::write(&plan, toml_task(id, "Next", &[file], "")).unwrap();
+        let mut options = fixture.options();
+        options.plan = Some(plan);
+        with_setup(&mut options, "echo ran >> setup-runs.log");
+        options
+    };
+    let parked_at_main = || {
+        assert_eq!(git(&lane, &["rev-parse", "HEAD"]), git(&fixture.root, &["rev-parse", "main"]));
+        assert_eq!(git(&lane, &["status", "--porcelain", "--untracked-files=all"]), "");
+        assert_eq!(git(&fixture.root, &["branch", "--list", "task/*"]), "", "task branches go");
+    };
+
+    let first = breeze_engine::run(run_plan("1", "a.txt"), CancellationToken::new()).await.unwrap();
+    assert_eq!(first.state, RunState::Succeeded, "{first:?}");
+    assert_eq!(worktree_names(&fixture), ["lane-1"]);
+    parked_at_main();
+    assert_eq!(setup_runs(), 1);
+    // A build in the lane between runs (ignored outputs: nothing to save).
+    std::fs::create_dir_all(lane.join("target")).unwrap();
+    std::fs::write(lane.join("target/warm.bin"), "build output").unwrap();
+
+    // Second run: the same lane, moved to its task by the paths that differ; setup's
+    // inputs are unchanged, so it does not run again.
+    let second =
+        breeze_engine::run(run_plan("2", "b.txt"), CancellationToken::new()).await.unwrap();
+    assert_eq!(second.state, RunState::Succeeded, "{second:?}");
+    let created: Vec<String> = fixture
+        .events(&second)
+        .into_iter()
+        .filter_map(|event| match event {
+            EventKind::WorktreeCreated { path, .. } => Some(path),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(created, [lane.display().to_string()]);
+    assert_eq!(setup_runs(), 1, "setup's inputs did not change");
+    assert!(!second.run_dir.join("logs/setup.lane-1.stdout").exists());
+    assert_eq!(std::fs::read_to_string(lane.join("target/warm.bin")).unwrap(), "build output");
+    parked_at_main();
+
+    // Between runs: the lockfile changes on main, and someone changes the parked lane.
+    std::fs::write(fixture.root.join("Cargo.lock"), "v2\n").unwrap();
+    git(&fixture.root, &["commit", "-q", "-am", "bump the lockfile"]);
+    std::thread::sleep(Duration::from_millis(50));
+    std::fs::write(lane.join("src/junk.txt"), "left here\n").unwrap();
+    std::fs::remove_file(lane.join("src/lib.txt")).unwrap();
+    let third = breeze_engine::run(run_plan("3", "c.txt"), CancellationToken::new()).await.unwrap();
+    assert_eq!(third.state, RunState::Succeeded, "{third:?}");
+    assert_eq!(setup_runs(), 2, "setup ran again for the new lockfile");
+    assert_eq!(worktree_names(&fixture), ["lane-1"], "the lane was repaired, not replaced");
+    parked_at_main();
+    assert_eq!(std::fs::read_to_string(lane.join("src/lib.txt")).unwrap(), "lib\n");
+    // What was found in the lane is saved on a branch, not lost.
+    let saved =
+        git(&fixture.root, &["show", "--name-status", "--format=", "breeze/leftovers/lane-1"]);
+    assert_eq!(saved, "A\tsrc/junk.txt\nD\tsrc/lib.txt\n", "{saved}");
+    assert_eq!(git(&fixture.root, &["show", "main:src/lib.txt"]), "lib\n", "main untouched");
+}
+
+#[tokio::test]
+async fn without_keep_lanes_a_finished_run_removes_its_lanes() {
+    let fixture = Fixture::new(&toml_task("1", "First", &["a.txt"], ""), &[]);
+    let mut options = fixture.options();
+    options.config.as_mut().unwrap().keep_lanes = false;
+    let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    assert_eq!(worktree_names(&fixture), Vec::<String>::new());
+    assert!(!fixture.root.join(".breeze/lanes/lane-1").exists(), "its records go with it");
+}
+
+#[tokio::test]
+async fn clean_removes_kept_lanes_and_its_dry_run_says_so() {
+    use breeze_engine::maintenance::{CleanItem, clean};
+    let fixture = Fixture::new(&toml_task("1", "First", &["a.txt"], ""), &[]);
+    let outcome = fixture.run().await;
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    assert_eq!(worktree_names(&fixture), ["lane-1"]);
+    let lane = fixture.root.join(".harness-worktrees/lane-1").display().to_string();
+    let home = fixture.root.join(".breeze/lanes/lane-1");
+    assert!(home.join("lane.json").is_file());
+    let dry = clean(&fixture.root, true, false).unwrap();
+    assert!(dry.contains(&CleanItem::Removed(lane.clone())), "{dry:?}");
+    assert!(dry.contains(&CleanItem::Removed(home.display().to_string())), "{dry:?}");
+    assert_eq!(worktree_names(&fixture), ["lane-1"], "a dry run removes nothing");
+    assert_eq!(clean(&fixture.root, false, false).unwrap(), dry);
+    assert_eq!(worktree_names(&fixture), Vec::<String>::new());
+    assert!(!home.exists());
 }

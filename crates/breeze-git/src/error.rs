@@ -209,6 +209,20 @@ pub enum GitError {
         problem: String,
     },
 
+    /// A file in a place a role process could have written (a lane's admin folder, its
+    /// private git directory) that breeze will not follow or read: a link, a FIFO, a device.
+    #[error(
+        "{}: {problem}; breeze does not follow links or open special files a role could have \
+         planted there — remove it (the lane is repaired after its next role), then run again",
+        path.display()
+    )]
+    Untrusted {
+        /// The path.
+        path: PathBuf,
+        /// What it is, e.g. "is a symbolic link".
+        problem: String,
+    },
+
     /// Conflict markers are still in files the worker was asked to resolve.
     #[error(
         "{} still has unresolved conflicts in {}: edit those files to remove the conflict \

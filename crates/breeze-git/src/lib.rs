@@ -10,6 +10,10 @@
 //!   ignored files such as `.env`), [`slug`] (safe names for any task id).
 //! - **After a worker**: [`Repo::commit_worktree`], [`Repo::changed_paths`] (rename-aware),
 //!   [`Repo::diff_patch`] and [`Repo::run_gates`] (the five mechanical gates).
+//! - **Sealed lanes**: [`Repo::seal_lane`] gives a worker's git the lane's private git
+//!   directory (shared objects as a read-only alternate, its own index and refs);
+//!   [`Repo::check_lane_links`] points the lane back at its admin folder and removes what a
+//!   role planted there.
 //! - **Landing**: [`Repo::merge_task`] (three-way, in memory), [`Repo::replace_in_tree`]
 //!   (Plans.md flip), [`Repo::write_landing_commit`] with [`landing_message`],
 //!   [`Repo::integration_worktree`] for `land.verify`, [`Repo::advance_main`]
@@ -23,18 +27,19 @@
 //! throwaway checkout ([`Repo::trial_checkout`]: a detached worktree, no branch).
 //!
 //! Modules, leaves first: `error`, `names`, `paths`, `state`, `slug`, `bounds`, `cli`,
-//! `handles` and `support` import nothing of the crate but `error` (`cli` also `bounds`,
-//! `handles` also `paths`);
-//! `lane_files` looks at a worktree's files with `lstat` before staging; `checkout` and
-//! `stage` are libgit2's side of checkouts and staging; `checkouts` chooses between
-//! libgit2 and the `git` CLI;
+//! `handles`, `support` and `untrusted` import nothing of the crate but `error` (`cli` also
+//! `bounds`, `handles` also `untrusted`); `untrusted` reads and writes files a role could
+//! have written (no links followed, no FIFO opened, bounded); `lane_files` looks at a
+//! worktree's files with `lstat` before staging; `checkout` and `stage` are libgit2's side
+//! of checkouts and staging; `checkouts` chooses between libgit2 and the `git` CLI;
 //! `repo` holds the [`Repo`]; the rest add operations to it (`worktree`, `create`, `lane`,
 //! `branch`, `integration`, `provision`, `commit`, `diff`, `gates`, `land`, `advance`,
-//! `rebase`, `guard`, `trial`).
+//! `rebase`, `guard`, `private_git`, `lane_links`, `trial`).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 mod advance;
+mod baseline;
 mod bounds;
 mod branch;
 mod checkout;
@@ -52,9 +57,11 @@ mod integration;
 mod land;
 mod lane;
 mod lane_files;
+mod lane_links;
 mod listing;
 mod names;
 mod paths;
+mod private_git;
 mod provision;
 mod rebase;
 mod repo;
@@ -63,6 +70,7 @@ mod stage;
 mod state;
 mod support;
 mod trial;
+mod untrusted;
 mod worktree;
 
 pub use advance::AdvanceOutcome;

@@ -49,6 +49,9 @@ pub enum CauseKind {
     Stopped,
     /// A person decided (`breeze reject`).
     Person,
+    /// A `[budget]` cap was reached (`detail`: what was spent against which cap; `hint`: the
+    /// setting to raise).
+    Budget,
 }
 
 impl CauseKind {
@@ -71,6 +74,7 @@ impl CauseKind {
             Self::Error => "error",
             Self::Stopped => "stopped",
             Self::Person => "person",
+            Self::Budget => "budget",
         }
     }
 }
@@ -165,6 +169,11 @@ impl Cause {
                     self.shown_paths()
                 ),
                 None => format!("landing: conflict with main in {}{hint}", self.shown_paths()),
+            },
+            // The figure, then the setting to raise (as the run's stop says it).
+            CauseKind::Budget => match self.hint.as_deref() {
+                Some(raise) => format!("{detail}; {raise}"),
+                None => detail.to_string(),
             },
             _ => format!("{detail}{hint}"),
         }

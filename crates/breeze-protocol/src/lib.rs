@@ -64,7 +64,9 @@ pub use review::{
     Check, CheckStatus, GateResult, GateStatus, ReviewInput, ReviewResult, ReviewType,
     ReviewerProfile, Verdict,
 };
-pub use status::{BreezeStatus, ContainmentStatus, RunState, TaskState, TaskStatus, Usage};
+pub use status::{
+    BreezeStatus, BudgetCaps, ContainmentStatus, RunState, TaskState, TaskStatus, Usage,
+};
 pub use validate::{InvalidMessage, Problem};
 pub use version::*;
 pub use worker::{

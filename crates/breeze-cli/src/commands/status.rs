@@ -28,8 +28,25 @@ pub fn status(args: &StatusArgs) -> CliResult {
             reason = Some("the engine stopped (killed?); `breeze resume` continues the run".into());
         }
         output::print(&render::status_table(&status, reason.as_deref()))?;
+        output::print(&kept_lanes())?;
     }
     Ok(ExitCode::Success)
+}
+
+/// The lanes kept for the next run, with their disk use as last measured (no walk here:
+/// `breeze doctor` measures again).
+fn kept_lanes() -> String {
+    let Ok(repo) = breeze_git::Repo::open(&crate::here()) else { return String::new() };
+    let lanes = breeze_engine::lane_record::kept_lanes(repo.workdir());
+    if lanes.is_empty() {
+        return String::new();
+    }
+    let mut out =
+        String::from("\nkept lanes (the next run reuses them; `breeze clean` removes them):\n");
+    for lane in &lanes {
+        out.push_str(&format!("  {}\n", lane.describe()));
+    }
+    out
 }
 
 pub fn report(args: &ReportArgs) -> CliResult {
@@ -75,13 +92,16 @@ pub fn report_markdown(
     if let Some(containment) = &status.containment {
         out.push_str(&format!("- confinement: {}\n", containment.summary));
     }
-    if !status.usage.is_empty() {
+    if status.usage.reported() {
         out.push_str(&format!(
             "- cost: {} ({} input, {} output tokens)\n",
             render::total_cost(status),
             status.usage.input_tokens,
             status.usage.output_tokens
         ));
+    }
+    if let Some(line) = render::budget_line(status.budget.as_ref(), &status.usage) {
+        out.push_str(&format!("- {line}\n"));
     }
     out.push_str("\n| task | title | state | attempts | rounds | gate failures | advisor | commit |\n|---|---|---|---|---|---|---|---|\n");
     for task in &status.tasks {

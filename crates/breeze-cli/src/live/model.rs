@@ -27,8 +27,10 @@ pub struct LiveModel {
     /// Tasks in plan order.
     pub tasks: Vec<TaskView>,
     index: HashMap<String, usize>,
-    /// Cost and tokens of every role process that ended.
+    /// Cost and tokens of every role call that ended (as the budget counted them).
     pub usage: Usage,
+    /// The caps the run's spend is held to, if any.
+    pub budget: Option<breeze_protocol::BudgetCaps>,
     /// The latest milestones, oldest first.
     pub milestones: VecDeque<Milestone>,
     /// How many milestones there were in all.
@@ -119,6 +121,7 @@ impl LiveModel {
         if past_counts {
             self.usage = status.usage;
         }
+        self.budget = status.budget;
         let mut order: Vec<TaskView> = Vec::with_capacity(status.tasks.len());
         let mut known = std::mem::take(&mut self.tasks);
         for task in &status.tasks {
@@ -230,7 +233,7 @@ impl LiveModel {
                     view.round = view.rounds_done + 1;
                 }
             }
-            EventKind::ProcessEnded { usage, .. } => self.usage.add(usage),
+            EventKind::Spent { usage, .. } => self.usage.add(usage),
             EventKind::CommandStarted { task, purpose, .. } => {
                 self.task(task).phase = purpose.clone();
             }
@@ -286,6 +289,7 @@ impl LiveModel {
             }
             EventKind::WorktreeCreated { .. }
             | EventKind::WorktreeRemoved { .. }
+            | EventKind::ProcessEnded { .. }
             | EventKind::CommandEnded { .. } => {}
         }
         if let Some(text) = note {
@@ -433,6 +437,7 @@ mod tests {
                 })
                 .collect(),
             usage: Usage { cost_usd: Some(0.5), ..Usage::default() },
+            budget: None,
             containment: None,
         }
     }
@@ -531,8 +536,12 @@ mod tests {
         model.apply(&events[0]);
         model.seed(&pending(&["1", "2", "3"]), Replay::FromNow);
         assert_eq!(model.run_id, "r");
-        let ended = r#"{"schema_version":"breeze-event.v1","seq":9,"at":"2026-12-01T04:38:40.000Z","event":{"kind":"process_ended","task":"1","role":"worker","pid":1,"exit_code":0,"outcome":"exited","usage":{"cost_usd":0.25,"input_tokens":100,"output_tokens":20,"cached_input_tokens":0}}}"#;
+        // A process's own report is not what the budget counted (the simulator starts no
+        // process; codex's tokens are priced): the view adds what was counted.
+        let ended = r#"{"schema_version":"breeze-event.v1","seq":9,"at":"2026-12-01T04:38:40.000Z","event":{"kind":"process_ended","task":"1","role":"worker","pid":1,"exit_code":0,"outcome":"exited","usage":{"cost_usd":null,"input_tokens":100,"output_tokens":20,"cached_input_tokens":0}}}"#;
         model.apply(&serde_json::from_str(ended).unwrap());
+        let spent = r#"{"schema_version":"breeze-event.v1","seq":10,"at":"2026-12-01T04:38:40.000Z","event":{"kind":"spent","task":"1","role":"worker","usage":{"cost_usd":0.25,"input_tokens":100,"output_tokens":20,"cached_input_tokens":0}}}"#;
+        model.apply(&serde_json::from_str(spent).unwrap());
         assert_eq!(model.usage.cost_usd, Some(0.75));
         assert_eq!(model.usage.input_tokens, 100);
     }

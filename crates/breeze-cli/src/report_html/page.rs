@@ -148,7 +148,7 @@ fn summary(out: &mut String, report: &Report<'_>) {
     }
     let counts: Vec<String> = counts.iter().map(|(state, n)| format!("{n} {state}")).collect();
     fact("tasks", format!("{} ({})", status.tasks.len(), counts.join(", ")));
-    if !status.usage.is_empty() {
+    if status.usage.reported() {
         let usage = &status.usage;
         fact(
             "cost",
@@ -160,6 +160,9 @@ fn summary(out: &mut String, report: &Report<'_>) {
                 usage.cached_input_tokens
             ),
         );
+    }
+    if let Some(line) = render::budget_line(status.budget.as_ref(), &status.usage) {
+        fact("budget", esc(line.trim_start_matches("budget: ")));
     }
     if let Some(containment) = &status.containment {
         fact("confinement", esc(&containment.summary));

@@ -28,6 +28,7 @@ fn snapshot() -> RunSnapshot {
         consulted: Default::default(),
         universal_violations: vec!["never <marquee>".into()],
         containment: None,
+        budget: Default::default(),
     }
 }
 

@@ -524,7 +524,8 @@ fn task_of(event: &EventKind) -> Option<&str> {
         | EventKind::Reviewed { task, .. }
         | EventKind::ScopeDecided { task, .. }
         | EventKind::Landed { task, .. }
-        | EventKind::BackendTrouble { task, .. } => Some(task),
+        | EventKind::BackendTrouble { task, .. }
+        | EventKind::Spent { task, .. } => Some(task),
         _ => None,
     }
 }

@@ -58,6 +58,9 @@ pub struct RunOptions {
     pub supervisor: Supervisor,
     /// How backend troubles (rate limits, passing API errors) are waited out.
     pub backoff: crate::roles::backoff::BackoffSettings,
+    /// `breeze resume --budget-usd` / `--budget-tokens`: the resumed run's new caps (kept in
+    /// `run.json`); a new run takes its caps from `[budget]` only.
+    pub budget_raise: crate::budget::BudgetRaise,
     /// Do not try `worktree.setup` in a throwaway checkout before the run
     /// (`--skip-setup-check`).
     pub skip_setup_check: bool,
@@ -75,6 +78,7 @@ impl RunOptions {
             events: None,
             supervisor: Supervisor::new(),
             backoff: Default::default(),
+            budget_raise: Default::default(),
             skip_setup_check: false,
         }
     }

@@ -90,7 +90,7 @@ impl TaskDriver {
 
     /// Runs `review.checks` in the task's worktree, each as a gate; with the cause of the
     /// first that failed. The lane is held while they run: they may build or write caches
-    /// there.
+    /// there, which become the lane's baseline.
     async fn run_checks(
         &mut self,
         round: u32,
@@ -133,6 +133,9 @@ impl TaskDriver {
             }
             gates.push(check_gate(argv, &run));
         }
+        // What the checks left (a `Cargo.lock`, caches) is the lane's baseline: never the
+        // task's change unless its worker changes it later.
+        self.record_baseline(&worktree).await?;
         self.writer = None;
         Ok((gates, failed))
     }
@@ -337,6 +340,7 @@ impl TaskDriver {
                     continue;
                 }
                 RoleOutcome::Cancelled => return Err(EngineError::Cancelled),
+                RoleOutcome::OverBudget(over) => return Err(EngineError::OverBudget(over)),
                 RoleOutcome::CouldNotStart(message) => {
                     return Err(EngineError::usage(
                         format!("the reviewer of task {} could not start: {message}", self.id),

@@ -222,6 +222,11 @@ impl TaskDriver {
                 self.change(|record| record.attempts -= 1).await?;
                 return Ok(AttemptEnd::Interrupted);
             }
+            RoleOutcome::OverBudget(over) => {
+                // Never started: the task escalates, or the run stops, with the figure.
+                self.change(|record| record.attempts -= 1).await?;
+                return Err(EngineError::OverBudget(over.clone()));
+            }
             RoleOutcome::Trouble(trouble) => {
                 // The backend failed, not the task: the attempt does not count.
                 self.change(|record| record.attempts -= 1).await?;
@@ -636,9 +641,10 @@ fn report_of(
             Err(AttemptEnd::Failed(format!("{diagnostics}\n(worker {ending})")))
         }
         // Handled before a report is looked for.
-        RoleOutcome::Cancelled | RoleOutcome::Trouble(_) | RoleOutcome::CouldNotStart(_) => {
-            Err(AttemptEnd::Interrupted)
-        }
+        RoleOutcome::Cancelled
+        | RoleOutcome::Trouble(_)
+        | RoleOutcome::CouldNotStart(_)
+        | RoleOutcome::OverBudget(_) => Err(AttemptEnd::Interrupted),
     }
 }
 
