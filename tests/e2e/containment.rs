@@ -22,10 +22,12 @@ if [ "$BREEZE_ATTEMPT" = 1 ]; then
   echo evil > "$root/README.md"
   (cd ../.. && echo evil > planted.txt)
   echo evil > "$root/../next-to-the-repo.txt"
-  # A commit of its own (inside its write set, so no gate would notice) moved onto main.
+  # A commit of its own (inside its write set, so no gate would notice) moved onto main:
+  # its git commits into its private git directory, so main is moved in the shared
+  # repository by path.
   echo unreviewed > a.txt
   git add a.txt && git -c user.name=Evil -c user.email=e@x commit -qm unreviewed
-  git update-ref refs/heads/main HEAD
+  git --git-dir="$root/.git" fetch -q --update-head-ok "$PWD" +HEAD:refs/heads/main
   printf '[core]\n\tfsmonitor = "touch $root/../fsmonitor-ran"\n' >> "$root/.git/config"
   printf '#!/bin/sh\ntouch %s/../hook-ran\n' "$root" > "$root/.git/hooks/pre-commit"
   chmod +x "$root/.git/hooks/pre-commit"
@@ -70,25 +72,6 @@ echo '{{"schema_version":"review-result.v1","verdict":"APPROVE","gaps":[]}}'
     )
 }
 
-fn config(mode: &str) -> String {
-    format!(
-        r#"
-[run]
-max_workers = 2
-[roles.worker]
-backend = "command"
-command = ["sh", "-c", "exec sh ../../roles/$BREEZE_TASK_ID.sh"]
-[roles.reviewer]
-backend = "command"
-command = ["sh", "../../roles/reviewer.sh"]
-[roles.advisor]
-backend = "scripted"
-[sandbox]
-mode = "{mode}"
-"#
-    )
-}
-
 /// A reviewer that approves and writes nothing.
 const QUIET_REVIEWER: &str = r#"#!/bin/sh
 cat > /dev/null
@@ -99,7 +82,7 @@ fn setup(mode: &str, reviewer_writes: bool) -> (tempfile::TempDir, std::path::Pa
     let plan = toml_task("1", "Attack", &["a.txt"], "") + &toml_task("2", "Honest", &["b.txt"], "");
     let (temp, root) = repo_with(&[("README.md", "mine\n"), ("plan.toml", &plan)]);
     let root = std::fs::canonicalize(&root).unwrap();
-    crate::support::write(&root, "breeze.toml", &config(mode));
+    crate::support::write(&root, "breeze.toml", &crate::support::shell_roles_config(mode, 2));
     crate::support::write(&root, "roles/1.sh", &attacker(&root));
     crate::support::write(&root, "roles/2.sh", GOOD_WORKER);
     let reviewer = if reviewer_writes { writing_reviewer(&root) } else { QUIET_REVIEWER.into() };
@@ -248,14 +231,18 @@ fi
 }
 
 /// A project command that writes its own checkout, tries the user's checkout, `$HOME` and
-/// `~/.cache`, and prints what worked. `extra` runs last and decides the exit status.
+/// `~/.cache`, reads its checkout's git and tries to write a ref, and prints what worked.
+/// `extra` runs last and decides the exit status.
 fn probing_command(name: &str, root: &Path, extra: &str) -> String {
     format!(
         "mkdir -p .marks && echo {name} > .marks/{name} && echo {name}-own-ok; \
          echo x > {root}/{name}-escaped.txt && echo {name}-escaped-checkout; \
          echo x > $HOME/{name}-escaped.txt && echo {name}-escaped-home; \
          echo x > $HOME/.cache/{name}.txt && echo {name}-cache-ok; \
-         echo x > $TMPDIR/{name} && echo {name}-tmp-ok; {extra}",
+         echo x > $TMPDIR/{name} && echo {name}-tmp-ok; \
+         git status --porcelain > /dev/null && git diff HEAD > /dev/null && \
+         git log -1 --format=%H > /dev/null && echo {name}-git-read-ok; \
+         git update-ref refs/heads/{name}-was-here HEAD && echo {name}-git-write-ok; {extra}",
         root = root.display()
     )
 }
@@ -310,6 +297,7 @@ fn nothing_of_the_commands_escaped(root: &Path, home: &Path) {
         assert!(!home.join(format!("{name}-escaped.txt")).exists(), "{name} wrote $HOME");
     }
     assert_eq!(git(root, &["status", "--porcelain"]), "");
+    assert_eq!(git(root, &["branch", "--list", "*-was-here"]), "", "no command wrote a ref");
 }
 
 #[test]
@@ -322,10 +310,12 @@ fn project_commands_write_only_their_checkout_and_what_sandbox_writable_adds() {
     let output = breeze().current_dir(&root).env("HOME", &home).args(["run"]).output().unwrap();
     let printed = project_command_output(&root);
     for name in ["setup", "check"] {
-        for ok in ["own-ok", "tmp-ok"] {
+        // Their git reads the lane (its `.git` names the admin folder, not the worker's
+        // private git directory) and writes nothing under `.git`.
+        for ok in ["own-ok", "tmp-ok", "git-read-ok"] {
             assert!(printed.contains(&format!("{name}-{ok}")), "{name}: {printed}");
         }
-        for refused in ["escaped-checkout", "escaped-home", "cache-ok"] {
+        for refused in ["escaped-checkout", "escaped-home", "cache-ok", "git-write-ok"] {
             assert!(!printed.contains(&format!("{name}-{refused}")), "{name}: {printed}");
         }
     }
@@ -334,10 +324,13 @@ fn project_commands_write_only_their_checkout_and_what_sandbox_writable_adds() {
     let status = status_json(&root);
     assert_eq!(crate::support::task_state(&status, "1"), "escalated", "{}", both(&output));
     let run_dir = root.join(".breeze/runs").join(status["run_id"].as_str().unwrap());
-    let review =
-        std::fs::read_to_string(run_dir.join("reviews/1.round-1.review-result.json")).unwrap();
+    // The worker was told the check's refused write (a failed check goes back as a gate's
+    // finding), and the escalation names the hint.
+    let input = std::fs::read_to_string(run_dir.join("io/1.worker.2.input.json")).unwrap();
     let refused = format!("`{}/.cache/check.txt`", home.display());
-    assert!(review.contains(&refused) && review.contains("sandbox.writable"), "{review}");
+    assert!(input.contains(&refused) && input.contains("sandbox.writable"), "{input}");
+    let reason = status["tasks"][0]["reason"].as_str().unwrap_or_default();
+    assert!(reason.starts_with("the check `") && reason.contains("sandbox.writable"), "{status}");
     assert!(stderr(&output).contains("sandbox.writable"), "{}", both(&output));
 
     // With ~/.cache in sandbox.writable the same check passes, and verify (in the
@@ -348,10 +341,10 @@ fn project_commands_write_only_their_checkout_and_what_sandbox_writable_adds() {
     assert_eq!(output.status.code(), Some(0), "{}", both(&output));
     let printed = project_command_output(&root);
     for name in ["setup", "check", "verify"] {
-        for ok in ["own-ok", "tmp-ok", "cache-ok"] {
+        for ok in ["own-ok", "tmp-ok", "cache-ok", "git-read-ok"] {
             assert!(printed.contains(&format!("{name}-{ok}")), "{name}: {printed}");
         }
-        for refused in ["escaped-checkout", "escaped-home"] {
+        for refused in ["escaped-checkout", "escaped-home", "git-write-ok"] {
             assert!(!printed.contains(&format!("{name}-{refused}")), "{name}: {printed}");
         }
     }

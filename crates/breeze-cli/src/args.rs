@@ -53,7 +53,7 @@ pub enum Command {
     Approve(ApproveArgs),
     /// Send a reviewed task held by `land.require_approval` back to its worker with a note.
     Reject(RejectArgs),
-    /// Give an escalated or failed task of the latest run a fresh start; `breeze resume` runs it.
+    /// Give escalated or failed tasks of the latest run a fresh start; `breeze resume` runs them.
     Retry(RetryArgs),
     /// Print a task's change so far against its base (its worktree with what is not committed yet, else its branch).
     Diff(DiffArgs),
@@ -69,8 +69,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Run a sample plan on built-in scripted agents in a fresh repository.
     Demo(DemoArgs),
-    /// Show what confinement this machine gives role processes, and the agent CLIs found.
-    Doctor,
+    /// Check what a run needs, as `breeze run` does first: confinement, agent CLIs, breeze.toml, the plan, programs, the lane setup.
+    Doctor(DoctorArgs),
     /// Print the JSON Schema of a message type.
     Schema(SchemaArgs),
     /// Check a JSON message file against its schema and rules.
@@ -116,8 +116,8 @@ pub struct PlanArgs {
 /// `breeze approve`.
 #[derive(Debug, Args)]
 pub struct ApproveArgs {
-    /// Task ids.
-    #[arg(required = true)]
+    /// Task ids (all must await approval, or none is approved).
+    #[arg(required = true, value_name = "TASK")]
     pub tasks: Vec<String>,
 }
 
@@ -134,11 +134,15 @@ pub struct RejectArgs {
 /// `breeze retry`.
 #[derive(Debug, Args)]
 pub struct RetryArgs {
-    /// Task id.
-    pub task: String,
+    /// Task ids (all must be escalated or failed, or none is retried).
+    #[arg(required = true, value_name = "TASK")]
+    pub tasks: Vec<String>,
     /// A note for the worker's next briefing.
     #[arg(long)]
     pub note: Option<String>,
+    /// Start over from main's tip on a new branch; the earlier branch is kept as it is.
+    #[arg(long)]
+    pub fresh: bool,
 }
 
 /// `breeze diff`.
@@ -199,6 +203,20 @@ pub struct RunArgs {
     /// Print the run's events (breeze-event.v1) as JSON lines on stdout, and nothing else there.
     #[arg(long)]
     pub json: bool,
+    /// Do not try worktree.setup once in a throwaway checkout of main before the run (the preflight's slowest check; its result is cached until the setup's inputs change).
+    #[arg(long)]
+    pub skip_setup_check: bool,
+}
+
+/// `breeze doctor`.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Print the report as JSON (breeze-doctor.v1) on stdout, for CI.
+    #[arg(long)]
+    pub json: bool,
+    /// Do not try worktree.setup in a throwaway checkout of main (a cached result is still used when nothing changed).
+    #[arg(long)]
+    pub no_setup: bool,
 }
 
 /// `breeze resume`.
@@ -207,6 +225,13 @@ pub struct ResumeArgs {
     /// Print the run's events (breeze-event.v1) as JSON lines on stdout, and nothing else there.
     #[arg(long)]
     pub json: bool,
+    /// Raise the run's cost cap to USD dollars in all (`[budget] run_usd`; kept for later
+    /// resumes): a run stopped at its budget goes on.
+    #[arg(long, value_name = "USD", value_parser = positive_dollars)]
+    pub budget_usd: Option<f64>,
+    /// Raise the run's token cap to N input + output tokens in all (`[budget] run_tokens`).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub budget_tokens: Option<u64>,
 }
 
 /// `breeze watch`.
@@ -284,4 +309,12 @@ pub struct ValidateArgs {
     /// Check as this type instead of reading `schema_version`.
     #[arg(long = "as", value_name = "TYPE")]
     pub kind: Option<String>,
+}
+
+/// A dollar amount above zero.
+fn positive_dollars(text: &str) -> Result<f64, String> {
+    match text.trim().trim_start_matches('$').parse::<f64>() {
+        Ok(usd) if usd.is_finite() && usd > 0.0 => Ok(usd),
+        _ => Err(format!("{text:?} is not a dollar amount above zero (write it like 7.50)")),
+    }
 }

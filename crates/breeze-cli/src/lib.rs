@@ -65,7 +65,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Logs(args) => commands::logs::run(args),
         Command::Report(args) => commands::status::report(args),
         Command::Demo(args) => commands::demo::run(args),
-        Command::Doctor => commands::doctor::run(),
+        Command::Doctor(args) => commands::doctor::run(args),
         Command::Schema(args) => commands::schema::run(args),
         Command::Validate(args) => commands::validate::run(args),
     }

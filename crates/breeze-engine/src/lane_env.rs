@@ -5,7 +5,8 @@
 //! `BREEZE_LANE` (the lane, from 1), `BREEZE_PORT_BASE` and `BREEZE_PORT_COUNT`: the ports
 //! `BREEZE_PORT_BASE` to `BREEZE_PORT_BASE + BREEZE_PORT_COUNT - 1` are the lane's while the
 //! task holds it. `land.verify` and the landing hooks run in the integration checkout, which
-//! landings take one at a time: `BREEZE_LANE=0`, the range just below lane 1's. A person's
+//! landings take one at a time: `BREEZE_LANE=0`, the range just below lane 1's (so does the
+//! preflight's trial of `worktree.setup`, in a checkout of its own). A person's
 //! session opened with `breeze attach` gets its task's lane's values.
 
 use crate::config::Config;

@@ -111,7 +111,11 @@ pub(crate) fn record_abort(
     snapshot.state = RunState::Aborted;
     snapshot.stop_reason = Some("aborted with `breeze abort`".into());
     for task in snapshot.tasks.iter_mut().filter(|task| !task.phase.is_terminal()) {
-        task.reason = Some(where_the_work_is(repo, &lanes, task)?);
+        let cause = breeze_protocol::Cause::new(
+            breeze_protocol::CauseKind::Stopped,
+            where_the_work_is(repo, &lanes, task)?,
+        );
+        task.set_cause(Some(cause));
         task.phase = crate::snapshot::TaskPhase::Failed;
     }
     snapshot.updated_at = crate::clock::now_rfc3339();
@@ -145,6 +149,11 @@ fn where_the_work_is(
             branch: branch.clone(),
             base,
         };
+        // The lane stays for the user: its `.git` names its admin folder again (a killed
+        // run may have left it naming the worker's private git directory).
+        for problem in repo.check_lane_links(&worktree)? {
+            tracing::warn!("{}: {problem} (repaired)", worktree.path.display());
+        }
         if let Err(err) = repo.commit_worktree(&worktree, "breeze: work left by an aborted run") {
             return Ok(format!(
                 "run aborted; its work so far is uncommitted in {} ({err})",
@@ -185,7 +194,8 @@ pub enum CleanItem {
 }
 
 /// Removes the worktrees and branches that the journals say breeze created: clean
-/// worktrees, and branches whose task landed. Dirty worktrees and branches holding
+/// worktrees (each with its private git directory under `.breeze/lanes/`, also one whose
+/// lane is gone), and branches whose task landed. Dirty worktrees and branches holding
 /// work that never landed are kept unless `force`.
 ///
 /// What goes and what stays is decided first, by one function, before anything is
@@ -230,6 +240,8 @@ enum Removal {
     Folder(PathBuf),
     /// The verify command's worktree: breeze's scratch, whatever it holds.
     Scratch { path: PathBuf, registered: bool },
+    /// A lane's private git directory (`.breeze/lanes/<lane>`), by lane name.
+    PrivateGit(String),
     /// A task branch.
     Branch(String),
 }
@@ -271,6 +283,8 @@ impl Decision {
                 repo.remove_worktree(&path, None, true)?;
             }
             Removal::Scratch { path, registered: false } => remove_folder(&path)?,
+            // Gone already when its lane was removed just before.
+            Removal::PrivateGit(name) => repo.remove_private_git(&name)?,
             Removal::Branch(branch) => match repo.delete_branch(&branch) {
                 Ok(_) => {}
                 Err(breeze_git::GitError::BranchCheckedOut { path, .. }) => {
@@ -314,9 +328,18 @@ fn decide(repo: &Repo, created: &Created, force: bool) -> Result<Vec<Decision>, 
         removed.insert(integration.clone());
         decisions.push(Decision::remove(label, Removal::Scratch { path: integration, registered }));
     }
+    // A lane's private git directory goes with its lane, and so does one whose lane is
+    // gone altogether; one whose lane stays stays with it.
+    for (name, home) in repo.private_git_homes() {
+        let lane = repo.worktree_root().join(&name);
+        let orphan = !live.contains_key(&lane) && !lane.exists();
+        if removed.contains(&lane) || orphan {
+            let label = home.display().to_string();
+            decisions.push(Decision::remove(label, Removal::PrivateGit(name)));
+        }
+    }
     for branch in &created.branches {
-        let landed = created.landed_heads.get(branch);
-        if let Some(decision) = decide_branch(repo, branch, landed, force, &removed, &kept)? {
+        if let Some(decision) = decide_branch(repo, created, branch, force, &removed, &kept)? {
             decisions.push(decision);
         }
     }
@@ -361,24 +384,29 @@ fn decide_worktree(
 }
 
 /// A task branch breeze created: deleted when its tip is what landed or is on main, and
-/// no checkout that stays has it checked out.
+/// no checkout that stays has it checked out. One set aside by `breeze retry --fresh` is
+/// named with the task whose earlier work it holds.
 fn decide_branch(
     repo: &Repo,
+    created: &Created,
     branch: &str,
-    landed: Option<&Option<breeze_git::Oid>>,
     force: bool,
     removed: &BTreeSet<PathBuf>,
     kept: &BTreeSet<PathBuf>,
 ) -> Result<Option<Decision>, EngineError> {
     let Some(tip) = repo.branch_tip(branch)? else { return Ok(None) };
+    let landed = created.landed_heads.get(branch);
     let holds_work = Some(tip) != landed.copied().flatten() && !repo.branch_is_on_main(branch)?;
     if holds_work && !force {
-        let why = match landed {
-            Some(_) => format!(
+        let why = match (landed, created.set_aside.get(branch)) {
+            (None, Some(task)) => format!(
+                "holds the earlier work of task {task}, set aside by `breeze retry --fresh` (use --force to delete)"
+            ),
+            (Some(_), _) => format!(
                 "has commits added after its task landed (tip {}); use --force to delete",
                 &tip.to_string()[..12]
             ),
-            None => "holds work that never landed (use --force to delete)".to_string(),
+            (None, None) => "holds work that never landed (use --force to delete)".to_string(),
         };
         return Ok(Some(Decision::keep(branch, why)));
     }
@@ -402,6 +430,8 @@ struct Created {
     branches: BTreeSet<String>,
     /// Landed tasks' branches and the head that landed from each.
     landed_heads: BTreeMap<String, Option<breeze_git::Oid>>,
+    /// Branches set aside by `breeze retry --fresh` → the task whose earlier work they hold.
+    set_aside: BTreeMap<String, String>,
 }
 
 impl Created {
@@ -410,6 +440,7 @@ impl Created {
             worktrees: BTreeSet::new(),
             branches: BTreeSet::new(),
             landed_heads: BTreeMap::new(),
+            set_aside: BTreeMap::new(),
         };
         for run_id in crate::run_dir::list_run_folders(root) {
             let run_dir = RunDir::new(root, &run_id);
@@ -418,6 +449,9 @@ impl Created {
             let _ = for_each_event(&run_dir.events(), |event| created.follow(event.event));
             if let Ok(snapshot) = RunSnapshot::load(&run_dir.snapshot()) {
                 for task in snapshot.tasks {
+                    for branch in &task.earlier_branches {
+                        created.set_aside.insert(branch.clone(), task.id.clone());
+                    }
                     if task.phase == crate::snapshot::TaskPhase::Landed
                         && let Some(branch) = task.branch
                     {

@@ -98,7 +98,7 @@ pub struct FillIdsReport {
 pub struct DraftReport {
     /// The plan file.
     pub plan_path: PathBuf,
-    /// Whether it was created.
+    /// Whether it was created (or replaced `breeze init`'s untouched template).
     pub created: bool,
     /// The tasks added.
     pub added: Vec<TaskId>,
@@ -240,7 +240,10 @@ pub async fn draft(
         Some(path) => std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()),
         None => session.plan_path(None).unwrap_or_else(|_| session.root.join("Plans.md")),
     };
-    let created = !plan_path.exists();
+    // `breeze init`'s untouched template holds placeholders, not tasks: a draft replaces it.
+    let created = !plan_path.exists()
+        || std::fs::read_to_string(&plan_path)
+            .is_ok_and(|text| crate::preflight::template::template_marker(&text).is_some());
     let format = plan_format(&plan_path);
     let text = if created {
         match format {
@@ -350,6 +353,8 @@ impl Session {
             guard,
             write_sets: BTreeMap::new(),
             sims: BTreeMap::new(),
+            // Planning is not a run: no run's budget holds it.
+            budget: Arc::new(crate::budget::Budget::unlimited(crate::budget::Prices::of(&config))),
         });
         Ok(Session {
             root,
@@ -474,6 +479,7 @@ impl Session {
                     continue;
                 }
                 RoleOutcome::Cancelled => Err(Refused::Stop(EngineError::Cancelled)),
+                RoleOutcome::OverBudget(over) => Err(Refused::Stop(EngineError::OverBudget(over))),
                 RoleOutcome::CouldNotStart(why) => Err(Refused::Stop(EngineError::usage(
                     format!("the scaffolder could not start: {why}"),
                     "check roles.scaffolder in breeze.toml (backend, command) and that the program is installed",
@@ -778,6 +784,9 @@ fn template_without_examples(template: &str) -> String {
     let mut out = String::new();
     let mut rows = 0;
     for line in template.split_inclusive('\n') {
+        if crate::preflight::template::template_marker(line).is_some() {
+            continue;
+        }
         if line.trim_start().starts_with('|') {
             rows += 1;
             if rows > 2 {

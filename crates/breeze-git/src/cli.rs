@@ -51,20 +51,41 @@ const KEPT_VARS: &[&str] = &["PATH", "HOME", "USER", "LOGNAME", "LANG", "TZ", "T
 /// it) before its process group gets SIGKILL.
 const STOP_GRACE: Duration = Duration::from_millis(500);
 
-/// Runs `git -C <dir> <args>` to its end and returns its standard output. For what must not
-/// be cut short once begun (moving a lane, updating the user's checkout).
+/// Runs `git -C <dir> <args>` to its end and returns its standard output. Only for the
+/// primary checkout; a lane's checkout goes through [`run_in`] or [`run_in_stoppable`].
 pub(crate) fn run<I, S>(dir: &Path, args: I, purpose: &'static str) -> Result<String, GitError>
 where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
 {
-    run_until(dir, args, purpose, None)
+    run_at(dir, None, args, purpose, None)
 }
 
-/// [`run`], ended — its whole process group, filters included: SIGTERM, then SIGKILL after
-/// [`STOP_GRACE`] — once `stop` is raised, with [`GitError::Cancelled`].
-pub(crate) fn run_stoppable<I, S>(
-    dir: &Path,
+/// Runs `git --git-dir=<git_dir> --work-tree=<work_tree> <args>` in `work_tree` to its end
+/// and returns its standard output. For what must not be cut short once begun (moving a
+/// lane). The checkout's git directory is the one breeze names (a lane's admin folder
+/// `.git/worktrees/<name>`), never the one its `.git` file names: in a lane that file is in
+/// the worker's reach, and while a worker runs it names the worker's private git directory.
+pub(crate) fn run_in<I, S>(
+    git_dir: &Path,
+    work_tree: &Path,
+    args: I,
+    purpose: &'static str,
+) -> Result<String, GitError>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    run_at(work_tree, Some(git_dir), args, purpose, None)
+}
+
+/// [`run_in`], ended — its whole process group, filters included: SIGTERM, then SIGKILL
+/// after [`STOP_GRACE`] — once `stop` is raised, with [`GitError::Cancelled`]. For long
+/// steps that can be done again (a new worktree's checkout, staging, resetting the
+/// integration worktree).
+pub(crate) fn run_in_stoppable<I, S>(
+    git_dir: &Path,
+    work_tree: &Path,
     args: I,
     purpose: &'static str,
     stop: &StopFlag,
@@ -73,11 +94,14 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
 {
-    run_until(dir, args, purpose, Some(stop))
+    run_at(work_tree, Some(git_dir), args, purpose, Some(stop))
 }
 
-fn run_until<I, S>(
+/// `git -C <dir> [--git-dir=<git_dir> --work-tree=<dir>] <args>`, ended once `stop` (when
+/// given) is raised.
+fn run_at<I, S>(
     dir: &Path,
+    git_dir: Option<&Path>,
     args: I,
     purpose: &'static str,
     stop: Option<&StopFlag>,
@@ -86,7 +110,16 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
 {
-    let args: Vec<std::ffi::OsString> = args.into_iter().map(|a| a.as_ref().to_owned()).collect();
+    let mut args: Vec<std::ffi::OsString> =
+        args.into_iter().map(|a| a.as_ref().to_owned()).collect();
+    if let Some(git_dir) = git_dir {
+        let mut named = vec![
+            std::ffi::OsString::from(format!("--git-dir={}", git_dir.display())),
+            std::ffi::OsString::from(format!("--work-tree={}", dir.display())),
+        ];
+        named.append(&mut args);
+        args = named;
+    }
     let mut command = Command::new("git");
     command
         .arg("-C")
@@ -196,13 +229,37 @@ fn end_group(child: &mut Child) {
 /// `git status` of the checkout at `dir` as `(XY, path)` pairs: changed, staged, untracked
 /// (every file) and, with `ignored`, ignored files. Used instead of libgit2's status where
 /// external filters apply: libgit2 would hash files without the clean filter and see
-/// changes that are not there.
+/// changes that are not there. For the primary checkout; a lane's goes through
+/// [`status_in`].
 pub(crate) fn status(dir: &Path, ignored: bool) -> Result<Vec<(String, String)>, GitError> {
+    status_at(dir, None, ignored)
+}
+
+/// [`status`] of the checkout at `work_tree` whose git directory is `git_dir` (see
+/// [`run_in`]).
+pub(crate) fn status_in(
+    git_dir: &Path,
+    work_tree: &Path,
+    ignored: bool,
+) -> Result<Vec<(String, String)>, GitError> {
+    status_at(work_tree, Some(git_dir), ignored)
+}
+
+fn status_at(
+    dir: &Path,
+    git_dir: Option<&Path>,
+    ignored: bool,
+) -> Result<Vec<(String, String)>, GitError> {
     let mut args = vec!["status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all"];
     if ignored {
         args.push("--ignored=matching");
     }
-    let out = run(dir, args, "read the status of a checkout")?;
+    if git_dir.is_some() {
+        // A worktree of breeze's: what it never counts as work stays out.
+        args.push("--");
+        args.extend(crate::names::LANE_IGNORE_PATHSPECS);
+    }
+    let out = run_at(dir, git_dir, args, "read the status of a checkout", None)?;
     Ok(out
         .split('\0')
         .filter(|record| record.len() > 3)

@@ -209,6 +209,20 @@ pub enum GitError {
         problem: String,
     },
 
+    /// A file in a place a role process could have written (a lane's admin folder, its
+    /// private git directory) that breeze will not follow or read: a link, a FIFO, a device.
+    #[error(
+        "{}: {problem}; breeze does not follow links or open special files a role could have \
+         planted there — remove it (the lane is repaired after its next role), then run again",
+        path.display()
+    )]
+    Untrusted {
+        /// The path.
+        path: PathBuf,
+        /// What it is, e.g. "is a symbolic link".
+        problem: String,
+    },
+
     /// Conflict markers are still in files the worker was asked to resolve.
     #[error(
         "{} still has unresolved conflicts in {}: edit those files to remove the conflict \
@@ -350,21 +364,22 @@ pub(crate) fn file_size_detail(max: u64, too_big: &[(String, u64)]) -> String {
     )
 }
 
+/// What breeze says about a worktree entry that is not a file, a symlink or a folder (the
+/// `file-type` gate).
+pub(crate) fn special_node_detail(node: &SpecialNode) -> String {
+    let done = if node.removed {
+        "breeze removed it from the worktree"
+    } else {
+        "breeze could not remove it: remove it"
+    };
+    format!(
+        "`{}` is {}; only files, symlinks and folders can be committed ({done})",
+        node.path, node.kind
+    )
+}
+
 fn refused_files_message(too_big: &[(String, u64)], max: u64, nodes: &[SpecialNode]) -> String {
-    let mut parts: Vec<String> = nodes
-        .iter()
-        .map(|node| {
-            let done = if node.removed {
-                "breeze removed it from the worktree"
-            } else {
-                "breeze could not remove it: remove it"
-            };
-            format!(
-                "`{}` is {}; only files, symlinks and folders can be committed ({done})",
-                node.path, node.kind
-            )
-        })
-        .collect();
+    let mut parts: Vec<String> = nodes.iter().map(special_node_detail).collect();
     if !too_big.is_empty() {
         parts.push(format!("gate `file-size` failed: {}", file_size_detail(max, too_big)));
     }

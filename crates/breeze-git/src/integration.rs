@@ -7,7 +7,6 @@ use std::path::PathBuf;
 use git2::{Oid, Repository, Tree};
 
 use crate::checkout::{self, Mode};
-use crate::checkouts::NewCheckout;
 use crate::error::{Context as _, GitError};
 use crate::names::INTEGRATION_WORKTREE;
 use crate::paths::WorkdirChanges;
@@ -49,17 +48,13 @@ impl Repo {
         }
         self.forget(&path);
 
-        let temp_branch = format!("breeze/integration-{}", std::process::id());
-        let what = NewCheckout::Detached { commit, temp_branch: &temp_branch };
+        let reason = "breeze integration worktree (land.verify)";
         let finished = self
-            .checkouts
-            .add_worktree(&repo, &self.workdir, name, &path, what, &self.bounds.stop)
-            .and_then(|()| {
-                self.complete_add(&repo, name, &path, "breeze integration worktree (land.verify)")
-            });
+            .register_worktree(name, &path, &commit.to_string(), reason)
+            .and_then(|()| self.check_out_registered(&repo, &path))
+            .and_then(|()| self.write_marker(name));
         if let Err(e) = finished {
             self.rollback_add(&repo, name, &path, None);
-            self.delete_branch_quietly(&repo, &temp_branch);
             return Err(e);
         }
         Ok(path)

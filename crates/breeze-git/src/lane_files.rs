@@ -8,15 +8,16 @@
 //! breeze's own integration worktree removes them. Ignored paths do not count unless
 //! tracked: git never reads them.
 
-use std::os::unix::fs::FileTypeExt as _;
 use std::path::{Component, Path, PathBuf};
 
 use git2::{Index, Repository};
 
+use crate::baseline::Baseline;
 use crate::bounds::Bounds;
 use crate::error::{GitError, SpecialNode};
 use crate::paths::WorkdirChanges;
 use crate::state::fresh_index;
+use crate::untrusted::kind_of;
 
 /// What a worktree holds that breeze does not read: files above the size limit (with their
 /// sizes) and nodes that are not files, symlinks or folders (with what they are).
@@ -30,6 +31,16 @@ impl Unreadable {
     /// Whether nothing was found.
     pub(crate) fn is_empty(&self) -> bool {
         self.too_big.is_empty() && self.nodes.is_empty()
+    }
+
+    /// Leaves out the paths that hold their state in the lane's baseline (breeze's own
+    /// steps left them there: they are not read, staged or counted as work).
+    pub(crate) fn without_baseline(mut self, baseline: &Baseline, at: &Path) -> Unreadable {
+        if !baseline.is_empty() {
+            self.too_big.retain(|(path, _)| !baseline.holds(at, path));
+            self.nodes.retain(|(path, _)| !baseline.holds(at, path));
+        }
+        self
     }
 
     /// The paths found, sorted.
@@ -75,14 +86,16 @@ pub(crate) fn find_unreadable(
 }
 
 /// Refuses, with [`GitError::FilesRefused`], a worktree in which [`find_unreadable`] finds
-/// something; the nodes are removed first (git cannot commit them anyway).
+/// something that is not in the lane's `baseline`; the nodes are removed first (git cannot
+/// commit them anyway).
 pub(crate) fn refuse_unreadable(
     wrepo: &Repository,
     at: &Path,
     changes: WorkdirChanges<'_>,
     bounds: &Bounds,
+    baseline: &Baseline,
 ) -> Result<(), GitError> {
-    let found = find_unreadable(wrepo, at, changes, bounds)?;
+    let found = find_unreadable(wrepo, at, changes, bounds)?.without_baseline(baseline, at);
     if found.is_empty() {
         return Ok(());
     }
@@ -159,16 +172,7 @@ impl Walk<'_> {
                 self.found.too_big.push((rel.to_string_lossy().into_owned(), meta.len()));
             }
         } else if !kind.is_symlink() && self.would_be_staged(&rel) {
-            let what = if kind.is_fifo() {
-                "a FIFO"
-            } else if kind.is_socket() {
-                "a socket"
-            } else if kind.is_char_device() {
-                "a character device"
-            } else {
-                "a block device"
-            };
-            self.found.nodes.push((rel.to_string_lossy().into_owned(), what));
+            self.found.nodes.push((rel.to_string_lossy().into_owned(), kind_of(kind)));
         }
     }
 

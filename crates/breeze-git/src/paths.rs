@@ -79,35 +79,6 @@ pub(crate) fn same_path(a: &Path, b: &Path) -> bool {
     }
 }
 
-/// At most the first `limit` bytes of the regular file at `path`: `Ok(None)` when it is not
-/// a regular file. A symlink is not followed and a FIFO or device is never opened (it is
-/// checked with `lstat` first, and opened with `O_NOFOLLOW | O_NONBLOCK`, the open file
-/// checked again), so a node a role planted can neither block nor steer the read.
-pub(crate) fn read_regular_file(path: &Path, limit: u64) -> std::io::Result<Option<Vec<u8>>> {
-    use std::io::Read as _;
-    use std::os::unix::fs::OpenOptionsExt as _;
-    if !std::fs::symlink_metadata(path)?.is_file() {
-        return Ok(None);
-    }
-    let flags = nix::fcntl::OFlag::O_NOFOLLOW | nix::fcntl::OFlag::O_NONBLOCK;
-    let file = std::fs::OpenOptions::new().read(true).custom_flags(flags.bits()).open(path)?;
-    if !file.metadata()?.is_file() {
-        return Ok(None);
-    }
-    let mut bytes = Vec::new();
-    file.take(limit).read_to_end(&mut bytes)?;
-    Ok(Some(bytes))
-}
-
-/// The text of a `.git` file (one `gitdir:` line), at most 64 KiB of it; `None` when it is
-/// not a regular file or cannot be read. A worker can write its lane's `.git`: whatever it
-/// made of it, reading it costs little and cannot block.
-pub(crate) fn read_gitfile(path: &Path) -> Option<String> {
-    const GITFILE_LIMIT: u64 = 64 * 1024;
-    let bytes = read_regular_file(path, GITFILE_LIMIT).ok().flatten()?;
-    Some(String::from_utf8_lossy(&bytes).into_owned())
-}
-
 /// Removes a directory and everything in it; one that is already gone is fine.
 pub(crate) fn remove_dir_if_exists(path: &Path) -> Result<(), GitError> {
     match std::fs::remove_dir_all(path) {

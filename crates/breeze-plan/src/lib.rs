@@ -10,10 +10,13 @@
 //!    and every conflict comes with a *witness path*. A task without a write set
 //!    conflicts with every task. Pairs whose literal prefixes cannot overlap are never
 //!    compared, so large plans analyse in near-linear time.
-//! 3. **Write groups**: connected components of the conflict graph; `workers =
-//!    min(max_workers ≤ 3, groups)`.
+//! 3. **Write groups**: connected components of the conflict graph (what conflicts,
+//!    directly or through others) — reported, not a lane count.
 //! 4. **Dependencies**: a DAG checked for cycles (every cycle printed `a -> b -> a`),
 //!    with each task's priority (the longest chain of dependents).
+//! 5. **Parallelism** ([`Parallelism`]): the widest set of tasks that can run together
+//!    (pairwise without conflict or dependency) and the critical path; `workers =
+//!    min(max_workers ≤ 3, widest)`.
 //!
 //! ```
 //! use std::path::Path;
@@ -27,6 +30,8 @@
 //! let plan = breeze_plan::parse_plans_md(text, Path::new("Plans.md")).unwrap();
 //! let analysis = breeze_plan::analyze(&plan, 3).unwrap();
 //! assert_eq!(analysis.groups.len(), 2); // {1, 2} share src/auth/session.rs; {3}
+//! // 2 and 3 can run together: 1 conflicts with 2, and 3 waits for 1 to land.
+//! assert_eq!(analysis.parallelism.widest, [1, 2]);
 //! assert_eq!(analysis.workers, 2);
 //! assert!(analysis.conflicts_between(0, 1));
 //! ```
@@ -41,6 +46,7 @@ mod error;
 mod id;
 mod model;
 mod overlap;
+mod parallelism;
 pub mod plans_md;
 pub mod render;
 mod risk;
@@ -61,6 +67,7 @@ pub use contract::{ContractOptions, MAX_REVIEW_ITERATIONS, sprint_contract};
 pub use error::{PlanError, PlanWarning, Problem, ProblemKind};
 pub use id::TaskId;
 pub use model::{Plan, PlanFormat, Task};
+pub use parallelism::{EXACT_TASKS, Parallelism};
 pub use risk::{RiskFlag, advisor_required, detect as detect_risk};
 pub use writeset::{WriteEntryError, WriteSet};
 

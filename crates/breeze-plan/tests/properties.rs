@@ -195,7 +195,79 @@ proptest! {
                 prop_assert_eq!(a.group_of(m), g);
             }
         }
-        prop_assert_eq!(a.workers as usize, expected.len().min(3));
+        // Lanes follow the widest set of tasks that can run together (no dependencies
+        // here: a largest set of pairwise non-conflicting tasks), not the groups.
+        let widest = (0u32..1 << n)
+            .filter(|mask| (0..n).all(|i| (0..n).all(|j| {
+                mask & (1 << i) == 0 || mask & (1 << j) == 0 || !adjacent[i][j]
+            })))
+            .map(u32::count_ones)
+            .max()
+            .unwrap_or(0);
+        prop_assert_eq!(a.parallelism.widest.len() as u32, widest);
+        prop_assert_eq!(a.workers, widest.min(3));
+    }
+
+    #[test]
+    fn the_widest_set_and_the_critical_path_are_exact(
+        sets in prop::collection::vec(prop::collection::vec(entry(), 0..=2), 1..=9),
+        edges in prop::collection::vec((0usize..9, 0usize..9), 0..12)
+    ) {
+        let n = sets.len();
+        // Dependencies only on earlier tasks: acyclic.
+        let edges: BTreeSet<(usize, usize)> =
+            edges.into_iter().filter(|&(x, y)| x < n && y < x).collect();
+        let tasks: Vec<Task> = sets
+            .iter()
+            .enumerate()
+            .map(|(i, entries)| {
+                let deps = edges.iter().filter(|e| e.0 == i).map(|e| id(e.1)).collect();
+                task(i, WriteSet::new(entries).unwrap(), deps)
+            })
+            .collect();
+        let plan = make_plan(tasks);
+        let Ok(a) = analyze(&plan, 3) else { return Ok(()) }; // shared-file owners clash
+        // Reference: i reaches j through dependencies, and pairs that cannot run together.
+        let mut reaches = vec![vec![false; n]; n];
+        for &(x, y) in &edges {
+            reaches[x][y] = true;
+        }
+        for k in 0..n {
+            for i in 0..n {
+                for j in 0..n {
+                    reaches[i][j] |= reaches[i][k] && reaches[k][j];
+                }
+            }
+        }
+        let mut apart = vec![vec![false; n]; n];
+        for i in 0..n {
+            for j in 0..n {
+                let (wi, wj) = (&plan.tasks[i].writes, &plan.tasks[j].writes);
+                let conflict = wi.is_empty() || wj.is_empty() || wi.overlap(wj).is_some();
+                apart[i][j] = i != j && (conflict || reaches[i][j] || reaches[j][i]);
+            }
+        }
+        let together = |members: &[usize]| {
+            members.iter().all(|&i| members.iter().all(|&j| !apart[i][j]))
+        };
+        let widest = (0u32..1 << n)
+            .map(|mask| (0..n).filter(|i| mask & (1 << i) != 0).collect::<Vec<usize>>())
+            .filter(|members| together(members))
+            .map(|members| members.len())
+            .max()
+            .unwrap_or(0);
+        prop_assert!(a.parallelism.exact);
+        prop_assert!(together(&a.parallelism.widest), "{:?} cannot run together", a.parallelism.widest);
+        prop_assert_eq!(a.parallelism.widest.len(), widest);
+        prop_assert_eq!(a.workers as usize, widest.min(3));
+
+        // The critical path is a chain of dependencies as long as the longest one.
+        let path = &a.parallelism.critical_path;
+        let longest = (0..n).map(|v| longest_dependent_chain(v, &edges)).max().unwrap_or(0);
+        prop_assert_eq!(path.len() as u32, longest + 1);
+        for step in path.windows(2) {
+            prop_assert!(edges.contains(&(step[1], step[0])), "{:?} is not a chain", path);
+        }
     }
 
     #[test]

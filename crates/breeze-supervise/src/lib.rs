@@ -82,6 +82,7 @@ pub use error::SpawnError;
 pub use group::{OrphanOutcome, ask_to_stop, end_orphan_group, process_start_ticks};
 pub use interactive::{InteractiveSpec, run_interactive};
 pub use json::last_json_object;
+pub use resolve::resolve_program;
 pub use role_file::{MAX_ROLE_FILE_BYTES, RoleFileError, read_role_file};
 pub use sandbox::{
     Confinement, DevShm, DevShmSupport, KernelSupport, PRIVATE_DEV_SHM_BYTES, SandboxError,

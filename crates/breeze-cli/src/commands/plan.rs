@@ -37,6 +37,7 @@ pub fn run(args: &PlanArgs) -> CliResult {
     let plan = breeze_plan::load_with_extensions(&plan_path, breeze_engine::PLAN_EXTENSIONS)
         .map_err(plan_error)?;
     let analysis = breeze_plan::analyze(&plan, max_workers).map_err(plan_error)?;
+    warn_if_template(&plan_path);
     if args.json {
         let text = serde_json::to_string_pretty(&breeze_plan::render::json(&plan, &analysis))
             .unwrap_or_default();
@@ -50,8 +51,25 @@ pub fn run(args: &PlanArgs) -> CliResult {
         output::print(&breeze_plan::render::dot(&plan, &analysis))?;
     } else {
         output::print(&breeze_plan::render::table(&plan, &analysis))?;
+        // Who would review and advise the work, as `breeze run` would pair them.
+        let root = root.as_deref().unwrap_or(Path::new("."));
+        output::print(&format!("\n{}", breeze_engine::independence::describe(&config, root)))?;
     }
     Ok(ExitCode::Success)
+}
+
+/// `breeze init`'s untouched template is analysed, with a warning on stderr (every output
+/// form keeps its shape): `breeze run` would refuse it.
+fn warn_if_template(plan_path: &Path) {
+    use breeze_engine::preflight::template;
+    let Some((line, _)) =
+        std::fs::read_to_string(plan_path).ok().as_deref().and_then(template::template_marker)
+    else {
+        return;
+    };
+    let shown = plan_path.file_name().unwrap_or(plan_path.as_os_str()).to_string_lossy();
+    let (message, hint) = template::template_message(&shown, line);
+    output::eprint(&format!("warning: {message}; `breeze run` refuses it: {hint}\n"));
 }
 
 /// `breeze plan --fill-writes`: the scaffolder proposes write sets; the plan file gets them.

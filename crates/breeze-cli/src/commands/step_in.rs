@@ -241,9 +241,12 @@ async fn open_session(session: session::Session) -> Result<(), CliError> {
         session.spec.cwd.display(),
         session.confinement
     ));
-    let status = breeze_supervise::run_interactive(session.spec.clone())
-        .await
-        .map_err(|err| CliError::usage(format!("the session could not open: {err}")))?;
+    let status = breeze_supervise::run_interactive(session.spec.clone()).await;
+    for repair in session.hand_back().map_err(engine_error)? {
+        say(&format!("{repair} (repaired)"));
+    }
+    let status =
+        status.map_err(|err| CliError::usage(format!("the session could not open: {err}")))?;
     if !status.success() {
         say(&format!("the session ended with {status}"));
     }

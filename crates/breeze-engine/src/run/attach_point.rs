@@ -106,7 +106,7 @@ impl TaskDriver {
         let message = format!("breeze: task {}, changes by a person (breeze attach)", self.id);
         let (head, problem) = self.commit_lane(message, before).await?;
         let attempt = match problem {
-            Some(why) => PersonAttempt::NotCommitted(why),
+            Some(problem) => PersonAttempt::NotCommitted(problem.line()),
             None if head == before => PersonAttempt::Unchanged,
             None => PersonAttempt::Changed { head: head.to_string() },
         };

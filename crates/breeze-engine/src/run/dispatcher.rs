@@ -9,7 +9,7 @@ use std::time::Duration;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
-use breeze_protocol::EventKind;
+use breeze_protocol::{Cause, CauseKind, EventKind};
 
 use super::book::Transition;
 use super::context::RunContext;
@@ -60,6 +60,8 @@ pub(crate) struct Dispatcher {
     /// The one last try of every deferred landing when nothing else can move was made.
     idle_retry_done: bool,
     fatal: Option<String>,
+    /// The run reached its budget: no task starts, the running ones finish their step.
+    budget_told: bool,
 }
 
 impl Dispatcher {
@@ -80,6 +82,7 @@ impl Dispatcher {
             awaiting,
             idle_retry_done: false,
             fatal: None,
+            budget_told: false,
         }
     }
 
@@ -92,7 +95,9 @@ impl Dispatcher {
             self.take_decisions().await?;
             self.take_attach_requests().await?;
             self.block_unreachable().await?;
-            self.fill_lanes();
+            if self.budget_allows() {
+                self.fill_lanes();
+            }
             if self.running.is_empty() {
                 if let Some(end) = self.when_idle().await? {
                     return Ok(end);
@@ -178,6 +183,9 @@ impl Dispatcher {
         if phases.iter().all(|phase| phase.is_terminal()) {
             return Ok(Some(DispatchEnd::Finished));
         }
+        if let Some(over) = self.ctx.roles.budget.run_reached() {
+            return Ok(Some(DispatchEnd::Interrupted(over.reason())));
+        }
         if !self.deferred.is_empty() {
             if self.idle_retry_done {
                 return Ok(Some(DispatchEnd::Interrupted(self.deferred_reason())));
@@ -193,17 +201,33 @@ impl Dispatcher {
         }
         let stuck = Scheduler::new(&self.ctx.plan, &self.ctx.analysis).stuck(&phases);
         for index in stuck {
-            let reason = "a dependency never landed".to_string();
-            self.ctx.book.transition(index, Transition::Block { reason }).await?;
+            let cause = Cause::new(CauseKind::Dependency, "a dependency never landed");
+            self.ctx.book.transition(index, Transition::Block { cause }).await?;
         }
         Ok(Some(DispatchEnd::Finished))
+    }
+
+    /// Whether the run's budget lets tasks start; the first time it does not, the user is
+    /// told that the tasks at work finish their current step and the run then stops.
+    fn budget_allows(&mut self) -> bool {
+        let Some(over) = self.ctx.roles.budget.run_reached() else { return true };
+        if !self.budget_told {
+            self.budget_told = true;
+            self.ctx.book.report(ProgressEvent::Notice {
+                message: format!(
+                    "{over}: no new role call starts; tasks at work stop before their next one (a landing finishes), then the run stops"
+                ),
+            });
+        }
+        false
     }
 
     async fn block_unreachable(&self) -> Result<(), EngineError> {
         let phases = self.ctx.book.phases();
         let unreachable = Scheduler::new(&self.ctx.plan, &self.ctx.analysis).unreachable(&phases);
         for (index, reason) in unreachable {
-            self.ctx.book.transition(index, Transition::Block { reason }).await?;
+            let cause = Cause::new(CauseKind::Dependency, reason);
+            self.ctx.book.transition(index, Transition::Block { cause }).await?;
         }
         Ok(())
     }
@@ -244,33 +268,45 @@ impl Dispatcher {
                 book.transition(index, Transition::Land { commit }).await?;
                 Ok(ExitEffect::Settled)
             }
-            Ok(TaskExit::Escalated(reason)) => {
-                book.transition(index, Transition::Escalate { reason }).await?;
+            Ok(TaskExit::Escalated(cause)) => {
+                book.transition(index, Transition::Escalate { cause }).await?;
                 Ok(ExitEffect::Settled)
             }
-            Ok(TaskExit::Deferred(reason)) => {
-                book.transition(index, Transition::Defer { reason }).await?;
+            Ok(TaskExit::Deferred(cause)) => {
+                book.transition(index, Transition::Defer { cause }).await?;
                 Ok(ExitEffect::Deferred)
             }
-            Ok(TaskExit::AwaitingApproval(reason)) => {
-                book.transition(index, Transition::AwaitApproval { reason }).await?;
+            Ok(TaskExit::AwaitingApproval(cause)) => {
+                book.transition(index, Transition::AwaitApproval { cause }).await?;
                 Ok(ExitEffect::Awaiting)
             }
             Ok(TaskExit::Interrupted) => {
                 if !book.record(index).phase.is_terminal() {
-                    let reason = "interrupted; `breeze resume` continues".to_string();
-                    book.transition(index, Transition::Stop { reason }).await?;
+                    let cause =
+                        Cause::new(CauseKind::Stopped, "interrupted; `breeze resume` continues");
+                    book.transition(index, Transition::Stop { cause }).await?;
                 }
+                Ok(ExitEffect::Settled)
+            }
+            Err(EngineError::OverBudget(over)) if over.stops_the_run() => {
+                // The dispatcher stops the run once the tasks at work are done.
+                book.transition(index, Transition::Stop { cause: over.cause() }).await?;
+                Ok(ExitEffect::Settled)
+            }
+            Err(EngineError::OverBudget(over)) => {
+                book.transition(index, Transition::Escalate { cause: over.cause() }).await?;
                 Ok(ExitEffect::Settled)
             }
             Err(err) if err.stops_the_run() => {
                 // Resumable: the task starts again once the user has acted.
                 let message = err.to_string();
-                book.transition(index, Transition::Stop { reason: message.clone() }).await?;
+                let cause = Cause::new(CauseKind::Stopped, message.clone());
+                book.transition(index, Transition::Stop { cause }).await?;
                 Ok(ExitEffect::Fatal(format!("{message}; {}", next_step(&err))))
             }
             Err(err) => {
-                book.transition(index, Transition::Fail { reason: err.to_string() }).await?;
+                let cause = error_cause(&err);
+                book.transition(index, Transition::Fail { cause }).await?;
                 Ok(ExitEffect::Settled)
             }
         }
@@ -305,6 +341,8 @@ impl Dispatcher {
                     self.deferred.insert(index, Instant::now());
                 }
                 crate::decision::HumanDecision::Reject { note } => {
+                    let issue = format!("rejected by a person before landing: {note}");
+                    let cause = Cause::new(CauseKind::Person, crate::causes::flat(&issue));
                     book.change(index, |record| {
                         record.human_approved = false;
                         record.feedback = Some(breeze_protocol::ReviewFeedback {
@@ -312,13 +350,13 @@ impl Dispatcher {
                             gaps: vec![breeze_protocol::Gap {
                                 severity: breeze_protocol::Severity::Critical,
                                 location: String::new(),
-                                issue: format!("rejected by a person before landing: {note}"),
+                                issue,
                                 suggestion: String::new(),
                             }],
                         });
                     })
                     .await?;
-                    book.transition(index, Transition::Work).await?;
+                    book.transition(index, Transition::SendBack { cause }).await?;
                 }
             }
         }
@@ -353,8 +391,11 @@ impl Dispatcher {
             book.transition(index, Transition::Work).await?;
             for (other, phase) in self.ctx.book.phases().into_iter().enumerate() {
                 if phase == TaskPhase::Blocked {
-                    let reason = format!("task {id} is taken up again (breeze attach)");
-                    book.transition(other, Transition::Requeue { reason }).await?;
+                    let cause = Cause::new(
+                        CauseKind::Person,
+                        format!("task {id} is taken up again (breeze attach)"),
+                    );
+                    book.transition(other, Transition::Requeue { cause }).await?;
                 }
             }
         }
@@ -386,6 +427,13 @@ impl Dispatcher {
                 .join("\n")
         })
     }
+}
+
+/// The cause of an error outside the task's control, with its hints.
+fn error_cause(err: &EngineError) -> Cause {
+    let cause = Cause::new(CauseKind::Error, crate::causes::flat(&err.to_string()));
+    let hints = err.hints().join("; ");
+    if hints.is_empty() { cause } else { cause.hint(hints) }
 }
 
 /// What to do after an error that stops the run.

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use breeze_git::{AdvanceOutcome, MergeOutcome, Oid};
-use breeze_protocol::{EventKind, VerifyFailure};
+use breeze_protocol::{Cause, CauseKind, EventKind, VerifyFailure};
 use breeze_supervise::Ending;
 
 use super::context::{ProjectCommand, ProjectRun, RunContext};
@@ -29,8 +29,9 @@ pub(crate) enum Landing {
     Deferred { reason: String },
     /// The change does not merge onto the current main.
     Conflict { files: Vec<String>, onto: ObjectId },
-    /// The verify command (or a hook) failed on the merged tree.
-    VerifyFailed(VerifyFailure),
+    /// The verify command (or a hook) failed on the merged tree: what the worker is told,
+    /// and the cause.
+    VerifyFailed(VerifyFailure, Box<Cause>),
 }
 
 /// One try at landing on the main tip of the moment.
@@ -106,7 +107,9 @@ impl TaskDriver {
         let mut message = message.to_string();
         if ctx.config.run_hooks {
             match run_hooks(ctx, &self.id, main, tree, &message).await? {
-                Hooks::Failed(failure) => return Ok(Try::Done(Landing::VerifyFailed(failure))),
+                Hooks::Failed(failure, cause) => {
+                    return Ok(Try::Done(Landing::VerifyFailed(failure, Box::new(cause))));
+                }
                 Hooks::Passed { message: Some(edited) } => message = edited,
                 Hooks::Passed { message: None } => {}
             }
@@ -114,9 +117,9 @@ impl TaskDriver {
         let commit =
             ctx.git(move |repo| repo.write_landing_commit(tree, main, head, &message)).await?;
         if !ctx.config.verify.is_empty()
-            && let Some(failure) = verify(ctx, &self.id, commit).await?
+            && let Some((failure, cause)) = verify(ctx, &self.id, commit).await?
         {
-            return Ok(Try::Done(Landing::VerifyFailed(failure)));
+            return Ok(Try::Done(Landing::VerifyFailed(failure, Box::new(cause))));
         }
         let advanced = match ctx.git(move |repo| repo.advance_main(main, commit)).await {
             // The user's checkout is mid-merge/rebase, or another git process holds its
@@ -188,7 +191,7 @@ enum Hooks {
     /// They passed; `commit-msg` may have edited the message.
     Passed { message: Option<String> },
     /// One failed: the task goes back to its worker like a failed verify.
-    Failed(VerifyFailure),
+    Failed(VerifyFailure, Cause),
 }
 
 /// Runs the repository's `pre-commit` (with the landing staged on main's tip, as `git
@@ -254,7 +257,14 @@ async fn run_hooks(
             return Err(EngineError::Cancelled);
         }
         if !run.outcome.ending.is_success() {
-            return Ok(Hooks::Failed(failure_of(argv, &run)));
+            let mut cause = crate::causes::of_command(
+                CauseKind::Hook,
+                &argv,
+                &run.outcome,
+                run.refused.as_deref(),
+            );
+            cause.name = Some(name.to_string());
+            return Ok(Hooks::Failed(failure_of(argv, &run), cause));
         }
     }
     // Written by a hook that may run agents' code: no link followed, bounded.
@@ -330,7 +340,7 @@ async fn verify(
     ctx: &RunContext,
     id: &str,
     commit: Oid,
-) -> Result<Option<VerifyFailure>, EngineError> {
+) -> Result<Option<(VerifyFailure, Cause)>, EngineError> {
     let worktree = integration_worktree(ctx, move |repo, changes| {
         repo.integration_worktree_changed(commit, changes)
     })
@@ -356,5 +366,11 @@ async fn verify(
     if run.outcome.ending == Ending::Cancelled {
         return Err(EngineError::Cancelled);
     }
-    Ok(Some(failure_of(ctx.config.verify.clone(), &run)))
+    let cause = crate::causes::of_command(
+        CauseKind::Verify,
+        &ctx.config.verify,
+        &run.outcome,
+        run.refused.as_deref(),
+    );
+    Ok(Some((failure_of(ctx.config.verify.clone(), &run), cause)))
 }

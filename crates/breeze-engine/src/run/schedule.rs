@@ -249,6 +249,50 @@ depends_on = ["2"]
     }
 
     #[test]
+    fn a_task_starts_beside_busy_tasks_of_its_own_write_group_it_does_not_conflict_with() {
+        // 1 writes a and b, 2 writes a, 3 writes b: one write group, but 2 and 3 can run
+        // together (and 1 beside neither).
+        let text = r#"
+[[task]]
+id = "1"
+title = "both"
+dod = "x"
+writes = ["a", "b"]
+[[task]]
+id = "2"
+title = "a"
+dod = "x"
+writes = ["a"]
+[[task]]
+id = "3"
+title = "b"
+dod = "x"
+writes = ["b"]
+"#;
+        let plan = breeze_plan::parse_plan_toml(text, std::path::Path::new("plan.toml")).unwrap();
+        let analysis = breeze_plan::analyze(&plan, 3).unwrap();
+        assert_eq!(analysis.groups.len(), 1);
+        let scheduler = Scheduler::new(&plan, &analysis);
+        let none = BTreeSet::new();
+        let two = BTreeSet::from([1]);
+        let phases = [Queued, Working, Queued];
+        assert_eq!(scheduler.next_ready(&phases, busy(&two, &none)), Some(2), "3 beside 2");
+        let waiting = [Queued, Deferred, Queued];
+        assert_eq!(
+            scheduler.next_ready(&waiting, busy(&none, &two)),
+            Some(2),
+            "3 beside 2 waiting"
+        );
+        let both = BTreeSet::from([1, 2]);
+        let phases = [Queued, Working, Working];
+        assert_eq!(
+            scheduler.next_ready(&phases, busy(&both, &none)),
+            None,
+            "1 conflicts with both"
+        );
+    }
+
+    #[test]
     fn resumed_tasks_are_started_again_whatever_their_phase() {
         let (plan, analysis) = plan();
         let scheduler = Scheduler::new(&plan, &analysis);

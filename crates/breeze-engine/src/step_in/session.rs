@@ -12,9 +12,10 @@
 //! when a run ends, and a person's session is not breeze's to end.
 //!
 //! Confined (the default where roles are), the session may write what the worker may: the
-//! worktree, its git index and new objects, the scratch folder and the CLI's own state — so
-//! it can neither commit (breeze commits what it leaves) nor touch the user's checkout or
-//! another lane. `--unconfined` runs it with the person's own rights.
+//! worktree, the lane's private git directory (the lane is sealed as for a worker, and
+//! handed back when the person leaves), the scratch folder and the CLI's own state — so
+//! nothing it does reaches the shared repository (breeze commits what it leaves), the
+//! user's checkout or another lane. `--unconfined` runs it with the person's own rights.
 
 use std::path::{Path, PathBuf};
 
@@ -45,8 +46,23 @@ pub struct Session {
     pub what: String,
     /// How it is confined, for the person.
     pub confinement: String,
+    /// The repository and the lane sealed for the session (its `.git` naming the lane's
+    /// private git directory, as for a worker), to hand back when the person leaves.
+    sealed: Option<(PathBuf, String)>,
     /// The session's `TMPDIR`, removed when the session is dropped.
     _scratch: tempfile::TempDir,
+}
+
+impl Session {
+    /// After the person left: the lane's `.git` names its admin folder again, and what the
+    /// session planted there (a link, a folder for `.git`) is repaired, as after a worker.
+    /// The repairs, described (empty: all was in order).
+    pub fn hand_back(&self) -> Result<Vec<String>, EngineError> {
+        let Some((root, name)) = &self.sealed else { return Ok(Vec::new()) };
+        let repo = breeze_git::Repo::open(root)?;
+        let Some(worktree) = repo.find_worktree(name)? else { return Ok(Vec::new()) };
+        Ok(repo.check_lane_links(&worktree)?)
+    }
 }
 
 /// What the session opens.
@@ -77,21 +93,21 @@ pub fn prepare(
         .map_err(|err| EngineError::io("cannot create a scratch folder for the session", err))?;
     let env = environment(config, id, paused, opens, scratch.path());
     let containment = Containment::decide(config, home(&env).as_deref())?;
-    let (confinement, confined_text) = if options.unconfined {
-        (None, "not confined (--unconfined): it may write anything you may".to_string())
+    let (confinement, confined_text, sealed) = if options.unconfined {
+        (None, "not confined (--unconfined): it may write anything you may".to_string(), None)
     } else if !containment.enforced {
         let why = containment.unconfined_reason();
-        (None, format!("not confined: roles are not confined here either ({why})"))
+        (None, format!("not confined: roles are not confined here either ({why})"), None)
     } else {
-        let confinement = confine(root, &containment, paused, opens, scratch.path(), &env)?;
-        let text = "confined like the worker: it may write the task's worktree, its scratch folder and the CLI's own state (breeze commits what you leave)";
-        (confinement, text.to_string())
+        let (confinement, lane) = confine(root, &containment, paused, opens, scratch.path(), &env)?;
+        let text = "confined like the worker: it may write the task's worktree, its private git directory, its scratch folder and the CLI's own state (breeze commits what you leave)";
+        (confinement, text.to_string(), Some((root.to_path_buf(), lane)))
     };
     let argv = command_line(root, config, paused, opens, confinement.is_some(), &env);
     let what = describe(&argv, opens, paused);
     let spec =
         breeze_supervise::InteractiveSpec { argv, cwd: paused.worktree.clone(), env, confinement };
-    Ok(Session { spec, what, confinement: confined_text, _scratch: scratch })
+    Ok(Session { spec, what, confinement: confined_text, sealed, _scratch: scratch })
 }
 
 /// The worker's environment for the session (see the module's documentation).
@@ -136,7 +152,8 @@ fn home(env: &[(String, String)]) -> Option<PathBuf> {
     env.iter().find(|(name, _)| name == "HOME").map(|(_, home)| PathBuf::from(home))
 }
 
-/// What the worker may write, for the session.
+/// What the worker may write, for the session, and the name of the lane, sealed as for a
+/// worker: its git works on the lane's private git directory, nothing under `.git`.
 fn confine(
     root: &Path,
     containment: &Containment,
@@ -144,7 +161,7 @@ fn confine(
     opens: Opens,
     scratch: &Path,
     env: &[(String, String)],
-) -> Result<Option<Confinement>, EngineError> {
+) -> Result<(Option<Confinement>, String), EngineError> {
     let repo = breeze_git::Repo::open(root)?;
     let name = paused.worktree.file_name().and_then(|name| name.to_str()).unwrap_or_default();
     let worktree = repo.find_worktree(name)?.ok_or_else(|| {
@@ -153,14 +170,22 @@ fn confine(
             "`breeze status` shows the task's state; `breeze attach` it again",
         )
     })?;
-    let lane_git = repo.lane_git_writable(&worktree)?;
+    let lane_git = vec![repo.seal_lane(&worktree)?];
     // A shell is confined as a `command` worker; an agent CLI keeps its own state writable.
     let backend = match opens {
         Opens::Shell => BackendKind::Command,
         Opens::Agent(breeze_agents::AgentKind::Claude) => BackendKind::Claude,
         Opens::Agent(breeze_agents::AgentKind::Codex) => BackendKind::Codex,
     };
-    containment.confinement(Role::Worker, backend, &paused.worktree, &lane_git, scratch, env)
+    let confinement = containment.confinement(
+        Role::Worker,
+        backend,
+        &paused.worktree,
+        &lane_git,
+        scratch,
+        env,
+    )?;
+    Ok((confinement, worktree.name))
 }
 
 /// The program and arguments of the session.

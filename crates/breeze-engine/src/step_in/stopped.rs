@@ -1,7 +1,8 @@
 //! Stepping into a task while no run is live. `breeze attach` holds the repository's run
 //! lock for the whole session (no `breeze resume` starts meanwhile), checks the task out —
-//! in the worktree that holds its branch; else in its last lane's (`lane-<n>`) when that
-//! name is free, kept for the resumed run; else in `attach-<task>`, removed afterwards —
+//! in the worktree that holds its branch; else in its last lane (`lane-<n>`): made anew when
+//! that name is free, or the lane the run kept, parked at main's tip, switched to the task's
+//! branch — kept for the resumed run; else in `attach-<task>`, removed afterwards —
 //! and when the person leaves, records their attempt in the run files itself: their change
 //! committed on the task's branch, to be reviewed by the next `breeze resume`.
 //!
@@ -196,10 +197,15 @@ impl StoppedAttach {
         let retried =
             matches!(snapshot.tasks[index].phase, TaskPhase::Escalated | TaskPhase::Failed);
         let unblocked = if retried {
+            let cause = breeze_protocol::Cause::new(
+                breeze_protocol::CauseKind::Person,
+                "retried by a person (breeze attach)",
+            );
             events.push(EventKind::TaskState {
                 task: id.clone(),
                 state: TaskState::Pending,
-                reason: Some("retried by a person (breeze attach)".into()),
+                reason: Some(cause.line()),
+                cause: Some(cause),
             });
             crate::decision::retry_task(&mut snapshot, index, None)
         } else {
@@ -211,7 +217,7 @@ impl StoppedAttach {
             task.head = Some(head);
             task.person_head = Some(head);
             task.phase = TaskPhase::Reviewing;
-            task.reason = None;
+            task.set_cause(None);
             task.human_approved = false;
             task.conflict = None;
             task.verify_failure = None;
@@ -255,6 +261,24 @@ fn check_out(repo: &Repo, task: &TaskAt, branch: &str) -> Result<(Worktree, bool
         if !root.join(&name).exists() {
             let reason = format!("breeze run {} (lane {lane})", task.run_id);
             return Ok((repo.create_worktree_on_branch(&name, branch, &reason)?, false));
+        }
+        // The lane the run kept, parked at main's tip: it takes the task's branch (what
+        // changed in it since it was parked is saved on a branch first, as a run does), and
+        // is in use again, for the resumed run to adopt.
+        let workdir = repo.workdir().to_path_buf();
+        if let Some(record) = crate::lane_record::load(&workdir, &name)
+            .filter(|record| record.state == crate::lane_record::LaneState::Parked)
+            && let Some(parked) = repo.find_worktree(&name)?
+        {
+            if let Some((saved, _)) =
+                repo.save_lane_leftovers(&parked, breeze_git::WorkdirChanges::Unknown)?
+            {
+                tracing::warn!("what changed in {name} since it was parked is on branch `{saved}`");
+            }
+            let switched = repo.switch_worktree(&parked, branch)?;
+            let record = crate::lane_record::LaneRecord::in_use(&task.run_id, Some(record));
+            crate::lane_record::save(&workdir, &name, &record);
+            return Ok((switched, false));
         }
     }
     let name = format!("attach-{}", Repo::slug(&task.record.id));
