@@ -324,10 +324,13 @@ fn project_commands_write_only_their_checkout_and_what_sandbox_writable_adds() {
     let status = status_json(&root);
     assert_eq!(crate::support::task_state(&status, "1"), "escalated", "{}", both(&output));
     let run_dir = root.join(".breeze/runs").join(status["run_id"].as_str().unwrap());
-    let review =
-        std::fs::read_to_string(run_dir.join("reviews/1.round-1.review-result.json")).unwrap();
+    // The worker was told the check's refused write (a failed check goes back as a gate's
+    // finding), and the escalation names the hint.
+    let input = std::fs::read_to_string(run_dir.join("io/1.worker.2.input.json")).unwrap();
     let refused = format!("`{}/.cache/check.txt`", home.display());
-    assert!(review.contains(&refused) && review.contains("sandbox.writable"), "{review}");
+    assert!(input.contains(&refused) && input.contains("sandbox.writable"), "{input}");
+    let reason = status["tasks"][0]["reason"].as_str().unwrap_or_default();
+    assert!(reason.starts_with("the check `") && reason.contains("sandbox.writable"), "{status}");
     assert!(stderr(&output).contains("sandbox.writable"), "{}", both(&output));
 
     // With ~/.cache in sandbox.writable the same check passes, and verify (in the

@@ -46,7 +46,9 @@ fn a_cargo_project_gets_cargo_test_with_comments_the_plan_and_the_definitions() 
         text.contains("#   Rust (cargo): Cargo.toml → cargo test\n"),
         "why it was chosen: {text}"
     );
-    assert!(text.contains("# writable = [\"~/.cargo/registry\", \"~/.cargo/git\"]"), "{text}");
+    // The ecosystem's caches are enabled: confined setup, checks and verify download there.
+    assert!(text.contains("\nwritable = [\"~/.cargo/registry\", \"~/.cargo/git\"]"), "{text}");
+    assert_eq!(config.sandbox_writable, strings(&["~/.cargo/registry", "~/.cargo/git"]));
     assert!(text.contains("docs/BACKENDS.md"), "{text}");
 
     assert!(out.contains("detected Rust (cargo): Cargo.toml → test command `cargo test`"), "{out}");
@@ -84,7 +86,7 @@ fn a_cargo_workspace_tests_the_workspace() {
 
 #[test]
 fn a_pnpm_project_installs_in_each_worktree_and_tests_with_pnpm() {
-    let (_temp, root, out, config) = init_with(&[
+    let (_temp, _root, out, config) = init_with(&[
         ("package.json", r#"{"name":"web","scripts":{"test":"vitest run"}}"#),
         ("pnpm-lock.yaml", "lockfileVersion: '9.0'\n"),
     ]);
@@ -96,7 +98,7 @@ fn a_pnpm_project_installs_in_each_worktree_and_tests_with_pnpm() {
         strings(&["sh", "-c", "pnpm install --frozen-lockfile && pnpm test"])
     );
     assert!(out.contains("detected Node (pnpm): package.json and pnpm-lock.yaml"), "{out}");
-    assert!(read(&root, "breeze.toml").contains("# writable = [\"~/.local/share/pnpm\""));
+    assert_eq!(config.sandbox_writable, strings(&["~/.local/share/pnpm", "~/.cache/pnpm"]));
 }
 
 #[test]

@@ -414,7 +414,7 @@ fn a_lane_left_dirty_is_kept_and_listed_and_clean_handles_it_and_the_verify_work
     let output = run_in(&root, &["run"]);
     assert_eq!(output.status.code(), Some(1), "{}", both(&output));
     let text = stdout(&output);
-    assert!(text.contains("⚑ kept lane") && text.contains("uncommitted changes"), "{text}");
+    assert!(text.contains("⚑ kept lane") && text.contains("in the middle of a merge"), "{text}");
     assert!(
         !root.join(".harness-worktrees/integration").exists(),
         "the verify worktree is removed at the end of the run"

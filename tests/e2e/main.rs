@@ -5,9 +5,12 @@
 
 mod agents;
 mod approval;
+mod attach;
+mod budgets;
 mod checkout;
 mod containment;
 mod demo;
+mod ecosystems;
 mod init;
 mod integrity;
 mod landing_kills;
@@ -16,6 +19,7 @@ mod plan;
 mod preflight;
 mod protocol_roles;
 mod real_agents;
+mod real_budgets;
 mod recovery;
 mod remote_landing;
 mod replay;

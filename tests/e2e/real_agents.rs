@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use crate::support::{both, git, project_root, repo_with};
 
 /// The folder with `claude` and `codex`, or `None` (test skipped).
-fn clis() -> Option<PathBuf> {
+pub(crate) fn clis() -> Option<PathBuf> {
     match std::env::var_os("BREEZE_AGENT_CLIS") {
         Some(dir) => {
             let dir = PathBuf::from(dir);
@@ -50,15 +50,20 @@ fn clis() -> Option<PathBuf> {
 }
 
 /// The scripted model server, killed on drop.
-struct ModelServer {
+pub(crate) struct ModelServer {
     child: Child,
-    port: u16,
+    pub(crate) port: u16,
     requests: PathBuf,
-    errors: PathBuf,
+    pub(crate) errors: PathBuf,
 }
 
 impl ModelServer {
     fn start(dir: &Path) -> ModelServer {
+        ModelServer::start_with(dir, &[("MOCK_REQUEST_CHANGES", "1")])
+    }
+
+    /// The server with these `MOCK_*` variables.
+    pub(crate) fn start_with(dir: &Path, env: &[(&str, &str)]) -> ModelServer {
         let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let requests = dir.join("requests.jsonl");
         let errors = dir.join("mock-server.log");
@@ -67,7 +72,7 @@ impl ModelServer {
             .arg(script)
             .arg(port.to_string())
             .arg(&requests)
-            .env("MOCK_REQUEST_CHANGES", "1")
+            .envs(env.iter().copied())
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&errors).unwrap())
             .spawn()
@@ -80,7 +85,7 @@ impl ModelServer {
         ModelServer { child, port, requests, errors }
     }
 
-    fn requests(&self) -> String {
+    pub(crate) fn requests(&self) -> String {
         std::fs::read_to_string(&self.requests).unwrap_or_default()
     }
 }
@@ -94,11 +99,15 @@ impl Drop for ModelServer {
 
 /// The `breeze` binary with only what the CLIs need: the pinned CLIs and node on PATH, a
 /// HOME of the test's own, the mock server's address and keys.
-fn breeze_with_clis(bin: &Path, home: &Path, port: u16) -> Command {
+pub(crate) fn breeze_with_clis(bin: &Path, home: &Path, port: u16) -> Command {
     let node = Command::new("sh").args(["-c", "dirname \"$(command -v node)\""]).output().unwrap();
     let node_dir = String::from_utf8_lossy(&node.stdout).trim().to_string();
     let path = format!("{}:{node_dir}:/usr/local/bin:/usr/bin:/bin", bin.display());
-    let mut command = Command::new(env!("CARGO_BIN_EXE_breeze"));
+    with_clis(Command::new(env!("CARGO_BIN_EXE_breeze")), &path, home, port)
+}
+
+/// `command` with only what the CLIs need (see [`breeze_with_clis`]), `path` its PATH.
+fn with_clis(mut command: Command, path: &str, home: &Path, port: u16) -> Command {
     command
         .env_clear()
         .env("PATH", path)
@@ -111,7 +120,7 @@ fn breeze_with_clis(bin: &Path, home: &Path, port: u16) -> Command {
     command
 }
 
-fn role_config(backend: &str, mode: &str, port: u16) -> String {
+pub(crate) fn role_config(backend: &str, mode: &str, port: u16) -> String {
     let mut text = format!("[run]\nmax_workers = 2\n\n[sandbox]\nmode = \"{mode}\"\n\n");
     for role in ["worker", "reviewer", "advisor", "scaffolder"] {
         text.push_str(&format!(
@@ -412,4 +421,115 @@ fn real_clis_without_a_login_stop_the_run_once_with_the_hint() {
             assert_eq!(task["advisor_consults"], 0, "{backend}: {task}");
         }
     }
+}
+
+/// `breeze attach` on a task whose worker is the real Claude Code: the worker's own session
+/// opens interactively (`claude --resume`) on a pseudo-terminal, with everything the worker
+/// did; the test types a request as a person would, Claude (the mock model) edits the file
+/// in the lane, `/exit` leaves, and the change — the person's attempt — is reviewed again
+/// and lands once approved.
+#[test]
+fn attach_resumes_the_claude_workers_own_session_and_the_change_made_there_lands() {
+    let Some(bin) = clis() else { return };
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: no `script` (util-linux) to give breeze a terminal");
+        return;
+    }
+    let temp = tempfile::Builder::new().prefix("breeze-real-").tempdir_in("/tmp").unwrap();
+    let server = ModelServer::start(temp.path());
+    let plan = "[[task]]\nid = \"1\"\ntitle = \"Write the notes\"\ndod = \"src/one.txt exists\"\nwrites = [\"src/one.txt\"]\n";
+    let (_repo_temp, root) = repo_with(&[("README.md", "mine\n"), ("plan.toml", plan)]);
+    let root = std::fs::canonicalize(root).unwrap();
+    let config = role_config("claude", "auto", server.port) + "[land]\nrequire_approval = true\n";
+    crate::support::write(&root, "breeze.toml", &config);
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "one task"]);
+    let home = temp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let breeze = |args: &[&str]| {
+        let output = breeze_with_clis(&bin, &home, server.port)
+            .current_dir(&root)
+            .args(args)
+            .output()
+            .unwrap();
+        (output.status.code(), both(&output))
+    };
+    let (code, text) = breeze(&["run"]);
+    assert_eq!(code, Some(3), "the reviewed work awaits approval: {text}");
+    let run = crate::support::status_json(&root)["run_id"].as_str().unwrap().to_string();
+    let snapshot =
+        std::fs::read_to_string(root.join(format!(".breeze/runs/{run}/run.json"))).unwrap();
+    let session: serde_json::Value = serde_json::from_str(&snapshot).unwrap();
+    let session =
+        session["tasks"][0]["session_id"].as_str().expect("the worker's session").to_string();
+
+    // What an interactive Claude Code asks on its first start (and a headless run never
+    // does) — onboarding, trusting the folder, the API key — answered beforehand, as the
+    // person would have once.
+    let lane = root.join(".harness-worktrees/lane-1");
+    let settings = home.join(".claude.json");
+    let mut state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    state["hasCompletedOnboarding"] = true.into();
+    state["theme"] = "dark".into();
+    state["customApiKeyResponses"] =
+        serde_json::json!({"approved": ["sk-mock-anthropic"], "rejected": []});
+    state["projects"] = serde_json::json!({
+        lane.display().to_string(): {"hasTrustDialogAccepted": true, "hasCompletedProjectOnboarding": true}
+    });
+    std::fs::write(&settings, state.to_string()).unwrap();
+
+    let node = Command::new("sh").args(["-c", "dirname \"$(command -v node)\""]).output().unwrap();
+    let path = format!(
+        "{}:{}:/usr/local/bin:/usr/bin:/bin",
+        bin.display(),
+        String::from_utf8_lossy(&node.stdout).trim()
+    );
+    let mut script = with_clis(Command::new("script"), &path, &home, server.port);
+    script.env("TERM", "xterm").current_dir(&root).args([
+        "-qfec",
+        &format!("exec {} attach 1", env!("CARGO_BIN_EXE_breeze")),
+        "/dev/null",
+    ]);
+    let mut person = crate::support::Collected::start(&mut script);
+    person.wait_for(&format!("opening claude --resume {session}"), Duration::from_secs(60));
+    // The worker's conversation is on the screen; the prompt waits.
+    person.wait_for_drawn("Task 1: written by the mock worker.", Duration::from_secs(60));
+    person.wait_for_drawn("auto mode on", Duration::from_secs(60));
+    // What the person asks (in the words the mock model understands: a fix round).
+    person.type_text(b"## Fix these critical/major review findings (round 1) -- You are a **Worker**; **Write set** (change nothing else): `src/one.txt`");
+    // Enter once the line is drawn, apart from it: keys arriving with the text are taken
+    // for a paste, whose newline Claude Code keeps in the prompt.
+    person.wait_for_drawn("(change nothing else): `src/one.txt`", Duration::from_secs(30));
+    std::thread::sleep(Duration::from_millis(500));
+    person.type_text(b"\r");
+    person.wait_for_drawn("Done.", Duration::from_secs(120));
+    person.type_text(b"/exit");
+    person.wait_for_drawn("Exit the CLI", Duration::from_secs(30));
+    std::thread::sleep(Duration::from_millis(500));
+    person.type_text(b"\r");
+    let (code, transcript) = person.finish();
+    assert_eq!(code, Some(0), "{transcript}");
+    assert!(transcript.contains("confined like the worker"), "{transcript}");
+    assert!(transcript.contains("your change is committed on `task/1`"), "{transcript}");
+    assert!(
+        std::fs::read_to_string(lane.join("src/one.txt")).unwrap().contains("Fixed the findings"),
+        "Claude edited the lane"
+    );
+
+    // The person's change is reviewed again (new work needs a new approval), then lands.
+    let (code, text) = breeze(&["resume"]);
+    assert_eq!(code, Some(3), "{text}");
+    let (code, text) = breeze(&["approve", "1"]);
+    assert_eq!(code, Some(0), "{text}");
+    let (code, text) = breeze(&["resume"]);
+    assert_eq!(code, Some(0), "{text}");
+    let one = git(&root, &["show", "main:src/one.txt"]);
+    assert!(one.contains("Fixed the findings of review round 1"), "{one}");
+    let cycles =
+        std::fs::read_to_string(root.join(format!(".breeze/runs/{run}/cycles.jsonl"))).unwrap();
+    assert!(
+        cycles.lines().any(|l| l.contains("\"executor\":\"person\"") && l.contains("\"APPROVE\"")),
+        "{cycles}"
+    );
 }

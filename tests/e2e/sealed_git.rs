@@ -12,7 +12,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::support::{both, breeze, git, repo_with, stdout, toml_task};
+use crate::support::{both, breeze, git, repo_with, run_in, stdout, toml_task};
 
 /// What must stay exactly as it was: the user's checkout and config, their own branch,
 /// main's README, everything beside the repository.
@@ -204,7 +204,15 @@ fn confined_workers_cannot_touch_the_shared_objects_or_plant_links_for_breezes_g
     assert_eq!(landed(&root), ["1", "2"], "both tasks landed");
     assert_eq!(git(&root, &["show", "main:a.txt"]), "work\n");
     assert_eq!(git(&root, &["show", "main:b.txt"]), "2\n");
-    // The lanes and their private git directories are gone with the run.
+    // The lane stays for the next run, parked at main's tip, and its `.git` names the
+    // shared admin folder again, not the worker's private git directory.
+    let lane = root.join(".harness-worktrees/lane-1");
+    let gitfile = std::fs::read_to_string(lane.join(".git")).unwrap();
+    assert!(gitfile.trim_end().ends_with(".git/worktrees/lane-1"), "{gitfile}");
+    assert_eq!(git(&lane, &["rev-parse", "HEAD"]), git(&root, &["rev-parse", "main"]));
+    // `breeze clean` removes the lanes and their private git directories.
+    let clean = run_in(&root, &["clean"]);
+    assert_eq!(clean.status.code(), Some(0), "{}", both(&clean));
     assert!(!root.join(".breeze/lanes/lane-1").exists());
     assert_eq!(git(&root, &["worktree", "list", "--porcelain"]).matches("worktree ").count(), 1);
 }

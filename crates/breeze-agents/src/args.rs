@@ -34,6 +34,7 @@ const CLAUDE_DEFAULT_READ_TOOLS: &[&str] = &["Read", "Grep", "Glob"];
 /// -p --output-format stream-json --verbose
 /// --permission-mode dontAsk                  nothing runs unless an allow rule approves it
 /// [--model M] [--max-turns N]
+/// [--max-budget-usd USD]                     what is left of the task's and the run's budget
 /// [--json-schema '<schema>']                 the answer, in `structured_output`
 /// [--resume <session_id>]                    a worker's fix round continues its session
 /// [extra args from the config]
@@ -60,6 +61,9 @@ pub fn claude_args(call: &AgentCall) -> Vec<String> {
     }
     if let Some(turns) = call.max_turns {
         args.extend(["--max-turns".into(), turns.to_string()]);
+    }
+    if let Some(usd) = call.max_budget_usd {
+        args.extend(["--max-budget-usd".into(), usd_argument(usd)]);
     }
     if let Some(schema) = &call.output_schema {
         args.extend(["--json-schema".into(), claude_json_schema(schema).to_string()]);
@@ -111,6 +115,16 @@ pub fn claude_args(call: &AgentCall) -> Vec<String> {
     args.push("--disallowedTools".into());
     args.extend(denied);
     args
+}
+
+/// A dollar amount as `--max-budget-usd` takes it: at most six decimals, rounded down (a
+/// cap is never passed higher than it is, beyond the float's own error), without trailing
+/// zeros.
+pub fn usd_argument(usd: f64) -> String {
+    let micros = (usd.max(0.0) * 1e6 + 1e-6).floor() / 1e6;
+    let text = format!("{micros:.6}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    text.to_string()
 }
 
 /// `schema` in the form `claude --json-schema` accepts: without a root `$schema`.
@@ -264,6 +278,23 @@ mod tests {
         let approved = &args[args.iter().position(|a| a == "--allowedTools").unwrap()..];
         assert!(!approved.iter().any(|a| CLAUDE_WRITE_TOOLS.contains(&a.as_str())));
         assert!(!args.iter().any(|a| a.contains("dangerously") || a == "acceptEdits"));
+    }
+
+    #[test]
+    fn a_claude_call_with_a_budget_caps_itself_and_codex_has_no_such_option() {
+        let mut worker = call(AgentKind::Claude, Role::Worker);
+        worker.max_turns = Some(100);
+        worker.max_budget_usd = Some(1.2345678);
+        let args = claude_args(&worker);
+        let at = args.iter().position(|a| a == "--max-budget-usd").unwrap();
+        assert_eq!(args[at - 2..at + 2], ["--max-turns", "100", "--max-budget-usd", "1.234567"]);
+        let mut codex = call(AgentKind::Codex, Role::Worker);
+        codex.max_budget_usd = Some(1.0);
+        assert!(!codex_args(&codex).iter().any(|a| a.contains("budget")));
+        assert_eq!(usd_argument(2.0), "2");
+        assert_eq!(usd_argument(0.0028), "0.0028");
+        assert_eq!(usd_argument(0.57), "0.57");
+        assert_eq!(usd_argument(0.0000001), "0");
     }
 
     #[test]

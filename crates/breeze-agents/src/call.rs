@@ -142,6 +142,10 @@ pub struct AgentCall {
     pub marker: Option<String>,
     /// Turn limit (role definition `maxTurns`; claude only).
     pub max_turns: Option<u32>,
+    /// What this call may spend, in US dollars (claude `--max-budget-usd`, checked by the
+    /// CLI after each model response; codex has no such option). The engine passes what is
+    /// left of the task's and the run's budget.
+    pub max_budget_usd: Option<f64>,
     /// Worker: checks each file write as it appears in the stream.
     pub in_write_set: Option<WriteSetCheck>,
     /// The role's private scratch folder (its `TMPDIR`); also holds the codex
@@ -192,6 +196,7 @@ impl AgentCall {
             allowed_tools: Vec::new(),
             disallowed_tools: Vec::new(),
             max_turns: None,
+            max_budget_usd: None,
             in_write_set: None,
             confinement: None,
             marker: None,

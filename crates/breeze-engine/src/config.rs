@@ -6,6 +6,7 @@
 //! Unknown keys are an error naming the key. A new key is a field in `RawConfig`'s
 //! tables, a line in `default-config.toml` and its place in [`Config`].
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
@@ -79,6 +80,11 @@ pub struct Config {
     /// Branch approved work lands on; empty = `main`, else `master`, else the branch the
     /// primary checkout has.
     pub main_branch: String,
+    /// The first port of the integration checkout's range; lane `n` starts at
+    /// `port_base + n * ports_per_lane` (`run.port_base`, see [`crate::lane_env`]).
+    pub port_base: u16,
+    /// Ports per lane (`run.ports_per_lane`).
+    pub ports_per_lane: u16,
     /// Worker role.
     pub worker: RoleConfig,
     /// Advisor role.
@@ -118,6 +124,8 @@ pub struct Config {
     pub worktree_setup: Vec<String>,
     /// Setup timeout.
     pub setup_timeout: Duration,
+    /// Lanes stay (parked at main's tip) after a finished run, for the next run to reuse.
+    pub keep_lanes: bool,
     /// Largest file a task may add.
     pub max_file_bytes: u64,
     /// How role processes are confined.
@@ -128,6 +136,56 @@ pub struct Config {
     /// Run on escalation, deferral, awaiting approval and the run's end, with the event as
     /// JSON on stdin (`notify.command`; empty = none).
     pub notify_command: Vec<String>,
+    /// Whether the reviewer and the Advisor must run on another backend or model than the
+    /// worker (`review.independent`).
+    pub independent: Independence,
+    /// Caps on what a run spends, and the prices of models whose CLI reports tokens only.
+    pub budget: BudgetConfig,
+}
+
+/// How a reviewer (or Advisor) on the worker's own backend and model is taken
+/// (`review.independent`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Independence {
+    /// Said at the start of a run, by `breeze plan` and `breeze doctor`; the run goes on.
+    Warn,
+    /// Such a configuration is refused before the run (exit 2).
+    Require,
+    /// Not checked.
+    Off,
+}
+
+impl Independence {
+    /// Config spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Warn => "warn",
+            Self::Require => "require",
+            Self::Off => "off",
+        }
+    }
+}
+
+/// `[budget]`: the caps (any subset; absent = no cap) and the price table.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct BudgetConfig {
+    /// `run_usd`, `task_usd`, `run_tokens`.
+    pub caps: breeze_protocol::BudgetCaps,
+    /// `[budget.prices]`: model name → price per million tokens.
+    pub prices: BTreeMap<String, Price>,
+}
+
+/// US dollars per million tokens of one model (`[budget.prices]`).
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Price {
+    /// Input tokens not served from cache.
+    pub input: f64,
+    /// Input tokens served from cache.
+    pub cached_input: f64,
+    /// Output tokens (reasoning included).
+    pub output: f64,
 }
 
 /// Where approved work lands (`[land] to`).
@@ -233,6 +291,15 @@ impl Config {
             Role::Reviewer => &self.reviewer,
             Role::Scaffolder => &self.scaffolder,
         }
+    }
+
+    /// The roles a run calls: the worker, the reviewer and (when enabled) the Advisor.
+    pub fn run_roles(&self) -> Vec<Role> {
+        let mut roles = vec![Role::Worker, Role::Reviewer];
+        if self.advisor_enabled {
+            roles.push(Role::Advisor);
+        }
+        roles
     }
 
     /// Sets the backend of every role (the demo uses `scripted`).
@@ -367,7 +434,8 @@ pub fn unknown_keys(text: &str) -> Vec<UnknownKey> {
     unknown_in(known.get_ref(), user.get_ref(), "", text)
 }
 
-/// The keys of `user` not in `known`, recursively through the tables both have.
+/// The keys of `user` not in `known`, recursively through the tables both have but the
+/// [`OPEN_TABLES`], whose keys the user names.
 fn unknown_in(
     known: &DeTable<'_>,
     user: &DeTable<'_>,
@@ -379,6 +447,7 @@ fn unknown_in(
         let name = key.get_ref().as_ref();
         let dotted = format!("{prefix}{name}");
         match known.get(name).map(Spanned::get_ref) {
+            Some(DeValue::Table(_)) if OPEN_TABLES.contains(&dotted.as_str()) => {}
             Some(DeValue::Table(known_table)) => {
                 if let DeValue::Table(user_table) = value.get_ref() {
                     unknown.extend(unknown_in(
@@ -455,7 +524,22 @@ struct RawConfig {
     gates: RawGates,
     sandbox: RawSandbox,
     notify: RawNotify,
+    budget: RawBudget,
 }
+
+/// `[budget]`: a cap of 0 (the default, so also a cap left out) is no cap.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawBudget {
+    run_usd: f64,
+    task_usd: f64,
+    run_tokens: i64,
+    prices: BTreeMap<String, Price>,
+}
+
+/// Tables whose keys the user names (model names in `[budget.prices]`), not breeze: a check
+/// for unknown keys does not look into them.
+pub const OPEN_TABLES: &[&str] = &["budget.prices"];
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -475,6 +559,8 @@ struct RawSandbox {
 struct RawRun {
     max_workers: i64,
     main_branch: String,
+    port_base: i64,
+    ports_per_lane: i64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -506,6 +592,7 @@ struct RawReview {
     max_rounds: i64,
     checks: Vec<Vec<String>>,
     check_timeout: String,
+    independent: Independence,
 }
 
 #[derive(Debug, Deserialize)]
@@ -541,6 +628,7 @@ struct RawWorktree {
     include: Vec<String>,
     setup: Vec<String>,
     setup_timeout: String,
+    keep_lanes: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -633,10 +721,18 @@ impl RawConfig {
         let land = self.land.target()?;
         no_remote_access_for_roles(&self.roles, &land)?;
         let roles = self.roles;
+        let (port_base, ports_per_lane) = self.run.port_range()?;
         Ok(Config {
             land,
-            max_workers: int_in(self.run.max_workers, "run.max_workers", 1, 3)?,
+            max_workers: int_in(
+                self.run.max_workers,
+                "run.max_workers",
+                1,
+                i64::from(crate::lane_env::MAX_LANES),
+            )?,
             main_branch: self.run.main_branch.trim().to_string(),
+            port_base,
+            ports_per_lane,
             worker: roles.worker.validate("worker")?,
             advisor: roles.advisor.validate("advisor")?,
             reviewer: roles.reviewer.validate("reviewer")?,
@@ -660,11 +756,73 @@ impl RawConfig {
             worktree_include: inside_repository(self.worktree.include, "worktree.include")?,
             worktree_setup: self.worktree.setup,
             setup_timeout: duration(&self.worktree.setup_timeout, "worktree.setup_timeout")?,
+            keep_lanes: self.worktree.keep_lanes,
             max_file_bytes: size(&self.gates.max_file_size, "gates.max_file_size")?,
             sandbox_mode: self.sandbox.mode,
             sandbox_writable: self.sandbox.writable,
             notify_command: self.notify.command,
+            independent: self.review.independent,
+            budget: self.budget.validate()?,
         })
+    }
+}
+
+impl RawBudget {
+    fn validate(self) -> Result<BudgetConfig, String> {
+        let dollars = |usd: f64, key: &str| match usd {
+            0.0 => Ok(None),
+            usd if usd.is_finite() && usd > 0.0 => Ok(Some(usd)),
+            usd => Err(format!(
+                "`budget.{key}` is {usd}; write a dollar amount above zero, or 0 (or nothing) for no cap"
+            )),
+        };
+        let run_tokens = match self.run_tokens {
+            0 => None,
+            tokens if tokens > 0 => Some(tokens as u64),
+            tokens => {
+                return Err(format!(
+                    "`budget.run_tokens` is {tokens}; write a token count above zero, or 0 (or nothing) for no cap"
+                ));
+            }
+        };
+        for (model, price) in &self.prices {
+            for (field, value) in [
+                ("input", price.input),
+                ("cached_input", price.cached_input),
+                ("output", price.output),
+            ] {
+                if !(value.is_finite() && value >= 0.0) {
+                    return Err(format!(
+                        "`budget.prices.\"{model}\".{field}` is {value}; write US dollars per million tokens (0 or more)"
+                    ));
+                }
+            }
+        }
+        Ok(BudgetConfig {
+            caps: breeze_protocol::BudgetCaps {
+                run_usd: dollars(self.run_usd, "run_usd")?,
+                task_usd: dollars(self.task_usd, "task_usd")?,
+                run_tokens,
+            },
+            prices: self.prices,
+        })
+    }
+}
+
+impl RawRun {
+    /// `port_base` and `ports_per_lane`, checked: every range — the integration checkout's
+    /// and each possible lane's — lies within the unprivileged ports.
+    fn port_range(&self) -> Result<(u16, u16), String> {
+        let per_lane = int_in(self.ports_per_lane, "run.ports_per_lane", 1, 1000)?;
+        let ranges = i64::from(crate::lane_env::MAX_LANES + 1) * i64::from(per_lane);
+        let top = 65_536 - ranges;
+        let base = int_in(self.port_base, "run.port_base", 1024, top).map_err(|err| {
+            format!(
+                "{err}, so that its {ranges} ports (integration and lanes 1 to 3) fit below 65536"
+            )
+        })?;
+        // Both bounded by 65535 above.
+        Ok((base as u16, per_lane as u16))
     }
 }
 
@@ -724,7 +882,7 @@ fn int_in(value: i64, key: &str, min: i64, max: i64) -> Result<u32, String> {
     if value < min || value > max {
         return Err(format!("`{key}` is {value}; it must be between {min} and {max}"));
     }
-    // Bounded by `max` (≤ 10) above.
+    // Bounded by `max` above, which callers keep within u32.
     Ok(value as u32)
 }
 
@@ -854,6 +1012,26 @@ mod tests {
     }
 
     #[test]
+    fn a_model_of_the_users_own_in_budget_prices_is_no_unknown_key() {
+        let text = "[budget.prices]\n\"my-model\" = { input = 1, cached_input = 0.1, output = 4 }\n[budget]\nrun_usd = 3\nrun_dolars = 4\n";
+        let keys: Vec<String> = unknown_keys(text).iter().map(ToString::to_string).collect();
+        // The open table is not looked into; the table around it still is.
+        assert_eq!(keys, ["unknown key budget.run_dolars at line 5"]);
+        let text = text.replace("run_dolars = 4\n", "");
+        assert!(unknown_keys(&text).is_empty(), "{:?}", unknown_keys(&text));
+        let config = Config::parse(&text, "breeze.toml").unwrap();
+        assert_eq!(config.budget.prices["my-model"].output, 4.0);
+        // A misspelled price field is still an error: the price's own fields are closed.
+        let err = Config::parse(
+            "[budget.prices]\nm = { input = 1, cached_input = 0, outptu = 2 }\n",
+            "b.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("outptu"), "{err}");
+    }
+
+    #[test]
     fn bad_values_say_what_to_write() {
         let err = Config::parse("[run]\nmax_workers = 5\n", "b.toml").unwrap_err().to_string();
         assert!(err.contains("`run.max_workers` is 5; it must be between 1 and 3"), "{err}");
@@ -921,6 +1099,46 @@ mod tests {
         let err = parse_over(&defaults, "", "b.toml").unwrap_err().to_string();
         assert!(err.starts_with("default-config.toml:"), "{err}");
         assert!(err.contains("missing field `verify_timeout`"), "{err}");
+    }
+
+    #[test]
+    fn budget_caps_are_optional_and_prices_add_to_breezes_table() {
+        let defaults = Config::defaults();
+        assert!(!defaults.budget.caps.any(), "no cap by default");
+        assert_eq!(defaults.independent, Independence::Warn);
+        assert_eq!(
+            defaults.budget.prices.get("gpt-5"),
+            Some(&Price { input: 1.25, cached_input: 0.125, output: 10.0 })
+        );
+        let config = Config::parse(
+            "[budget]\nrun_usd = 20\nrun_tokens = 5000000\n[budget.prices]\n\"my-model\" = { input = 1, cached_input = 0.1, output = 4 }\n\"gpt-5\" = { input = 2.0, cached_input = 0.2, output = 20.0 }\n[review]\nindependent = \"require\"\n",
+            "b.toml",
+        )
+        .unwrap();
+        let caps = config.budget.caps;
+        assert_eq!(
+            (caps.run_usd, caps.task_usd, caps.run_tokens),
+            (Some(20.0), None, Some(5_000_000))
+        );
+        assert_eq!(config.budget.prices["my-model"].output, 4.0, "a model of the user's own");
+        assert_eq!(config.budget.prices["gpt-5"].input, 2.0, "a corrected price");
+        assert!(config.budget.prices.contains_key("gpt-5-mini"), "the rest of the table stays");
+        assert_eq!(config.independent, Independence::Require);
+        for (bad, key) in [
+            ("[budget]\nrun_usd = -1\n", "`budget.run_usd` is -1"),
+            ("[budget]\ntask_usd = nan\n", "`budget.task_usd` is NaN"),
+            ("[budget]\nrun_tokens = -5\n", "`budget.run_tokens` is -5"),
+            (
+                "[budget.prices]\nm = { input = -1.0, cached_input = 0.0, output = 0.0 }\n",
+                "`budget.prices.\"m\".input`",
+            ),
+            ("[budget.prices]\nm = { input = 1.0 }\n", "missing field `cached_input`"),
+            ("[budget]\nrun_dollars = 5\n", "run_dollars"),
+            ("[review]\nindependent = \"maybe\"\n", "maybe"),
+        ] {
+            let err = Config::parse(bad, "b.toml").unwrap_err().to_string();
+            assert!(err.contains(key), "{bad}: {err}");
+        }
     }
 
     #[test]

@@ -33,7 +33,9 @@ pub struct Containment {
 
 impl Containment {
     /// Decides from `sandbox.mode` and the kernel. `require` without kernel support is a
-    /// configuration error (exit 2) naming the cause.
+    /// configuration error (exit 2) naming the cause. A `sandbox.writable` folder that does
+    /// not exist yet is created (a tool's cache on a fresh machine: its first run would
+    /// otherwise be refused the folder it creates).
     pub fn decide(config: &Config, home: Option<&Path>) -> Result<Containment, EngineError> {
         let kernel = breeze_supervise::kernel_support();
         let enforced = match config.sandbox_mode {
@@ -69,6 +71,7 @@ impl Containment {
                     "write absolute paths (or ~/...) in sandbox.writable",
                 ));
             }
+            create_missing_folder(&path);
             extra_writable.push(path);
         }
         Ok(Containment { kernel, enforced, mode: config.sandbox_mode, extra_writable })
@@ -199,6 +202,21 @@ impl Containment {
         }).cloned());
         confinement.writable_files.extend(files.iter().cloned());
         Some(confinement)
+    }
+}
+
+/// Creates the `sandbox.writable` folder `path` when nothing is there yet: a rule needs an
+/// existing path, and a tool run confined (an install's first download into its cache)
+/// could not create it itself. A failure is said, and the path is then left out.
+fn create_missing_folder(path: &Path) {
+    if std::fs::symlink_metadata(path).is_ok() {
+        return;
+    }
+    match std::fs::create_dir_all(path) {
+        Ok(()) => tracing::info!(path = %path.display(), "sandbox.writable: created the folder"),
+        Err(err) => {
+            tracing::warn!(path = %path.display(), "sandbox.writable: cannot create it ({err}); ignored");
+        }
     }
 }
 
@@ -466,5 +484,31 @@ impl RoleGuard {
     /// folder; the problems found.
     pub fn check_lane_links(&self, wt: &Worktree) -> Result<Vec<String>, EngineError> {
         Ok(self.repo.check_lane_links(wt)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_writable_folder_that_does_not_exist_yet_is_created_and_granted() {
+        let home = tempfile::tempdir().unwrap();
+        let mut config = Config::defaults();
+        config.sandbox_writable = vec!["~/.npm".into(), "~/.cache/pip".into()];
+        let containment = Containment::decide(&config, Some(home.path())).unwrap();
+        let npm = home.path().join(".npm");
+        assert!(npm.is_dir() && home.path().join(".cache/pip").is_dir());
+        assert_eq!(containment.extra_writable, [npm.clone(), home.path().join(".cache/pip")]);
+        // What a project command may write includes it (when roles are confined at all).
+        let enforced = Containment { enforced: true, ..containment };
+        let scratch = home.path().join("scratch");
+        let rules = enforced.project_confinement(home.path(), &[], &[], &scratch).unwrap();
+        assert!(rules.writable_dirs.contains(&npm), "{:?}", rules.writable_dirs);
+        // An existing file is left as it is.
+        std::fs::write(home.path().join(".npmrc"), "x").unwrap();
+        config.sandbox_writable = vec!["~/.npmrc".into()];
+        Containment::decide(&config, Some(home.path())).unwrap();
+        assert!(home.path().join(".npmrc").is_file());
     }
 }

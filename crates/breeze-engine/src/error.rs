@@ -44,6 +44,10 @@ pub enum EngineError {
     /// was cut short is done again on `breeze resume`.
     #[error("stopped before the step finished; `breeze resume` continues")]
     Cancelled,
+    /// A role call was not started: its task (it escalates) or the run (it stops resumably)
+    /// has spent its budget.
+    #[error("{0}")]
+    OverBudget(crate::budget::OverBudget),
     /// A defect of breeze itself: a task that panicked, a value that would not serialize.
     #[error(
         "internal error while {context}: {message} — this is a bug in breeze; please report it with the run files (the run can be continued with `breeze resume`)"
@@ -107,6 +111,8 @@ impl EngineError {
         }
         match self {
             EngineError::Cancelled => ExitCode::Interrupted,
+            EngineError::OverBudget(over) if over.stops_the_run() => ExitCode::Interrupted,
+            EngineError::OverBudget(_) => ExitCode::Unfinished,
             // Git errors that reach the command line come before or outside a run (not a
             // repository, mid-merge, unsupported format): the user must act first.
             EngineError::Io { .. } | EngineError::Snapshot(_) | EngineError::Internal { .. } => {
@@ -128,6 +134,7 @@ impl EngineError {
                 "breeze keeps its state in `.breeze/` at the repository root: it must be a folder you can write (rename a file of that name, or fix its permissions)".into(),
             ],
             EngineError::Usage { hint: Some(hint), .. } => vec![hint.clone()],
+            EngineError::OverBudget(over) => vec![over.hint()],
             EngineError::Preflight(_) => vec![
                 "nothing was created; `breeze doctor` makes the same checks and names the folders it searched".into(),
             ],

@@ -118,7 +118,11 @@ pub(crate) fn record_abort(
     snapshot.state = RunState::Aborted;
     snapshot.stop_reason = Some("aborted with `breeze abort`".into());
     for task in snapshot.tasks.iter_mut().filter(|task| !task.phase.is_terminal()) {
-        task.reason = Some(where_the_work_is(repo, &lanes, task)?);
+        let cause = breeze_protocol::Cause::new(
+            breeze_protocol::CauseKind::Stopped,
+            where_the_work_is(repo, &lanes, task)?,
+        );
+        task.set_cause(Some(cause));
         task.phase = crate::snapshot::TaskPhase::Failed;
     }
     snapshot.updated_at = crate::clock::now_rfc3339();
@@ -342,8 +346,7 @@ fn decide(repo: &Repo, created: &Created, force: bool) -> Result<Vec<Decision>, 
         }
     }
     for branch in &created.branches {
-        let landed = created.landed_heads.get(branch);
-        if let Some(decision) = decide_branch(repo, branch, landed, force, &removed, &kept)? {
+        if let Some(decision) = decide_branch(repo, created, branch, force, &removed, &kept)? {
             decisions.push(decision);
         }
     }
@@ -388,24 +391,29 @@ fn decide_worktree(
 }
 
 /// A task branch breeze created: deleted when its tip is what landed or is on main, and
-/// no checkout that stays has it checked out.
+/// no checkout that stays has it checked out. One set aside by `breeze retry --fresh` is
+/// named with the task whose earlier work it holds.
 fn decide_branch(
     repo: &Repo,
+    created: &Created,
     branch: &str,
-    landed: Option<&Option<breeze_git::Oid>>,
     force: bool,
     removed: &BTreeSet<PathBuf>,
     kept: &BTreeSet<PathBuf>,
 ) -> Result<Option<Decision>, EngineError> {
     let Some(tip) = repo.branch_tip(branch)? else { return Ok(None) };
+    let landed = created.landed_heads.get(branch);
     let holds_work = Some(tip) != landed.copied().flatten() && !repo.branch_is_on_main(branch)?;
     if holds_work && !force {
-        let why = match landed {
-            Some(_) => format!(
+        let why = match (landed, created.set_aside.get(branch)) {
+            (None, Some(task)) => format!(
+                "holds the earlier work of task {task}, set aside by `breeze retry --fresh` (use --force to delete)"
+            ),
+            (Some(_), _) => format!(
                 "has commits added after its task landed (tip {}); use --force to delete",
                 &tip.to_string()[..12]
             ),
-            None => "holds work that never landed (use --force to delete)".to_string(),
+            (None, None) => "holds work that never landed (use --force to delete)".to_string(),
         };
         return Ok(Some(Decision::keep(branch, why)));
     }
@@ -429,6 +437,8 @@ struct Created {
     branches: BTreeSet<String>,
     /// Landed tasks' branches and the head that landed from each.
     landed_heads: BTreeMap<String, Option<breeze_git::Oid>>,
+    /// Branches set aside by `breeze retry --fresh` → the task whose earlier work they hold.
+    set_aside: BTreeMap<String, String>,
 }
 
 impl Created {
@@ -437,6 +447,7 @@ impl Created {
             worktrees: BTreeSet::new(),
             branches: BTreeSet::new(),
             landed_heads: BTreeMap::new(),
+            set_aside: BTreeMap::new(),
         };
         for run_id in crate::run_dir::list_run_folders(root) {
             let run_dir = RunDir::new(root, &run_id);
@@ -445,6 +456,9 @@ impl Created {
             let _ = for_each_event(&run_dir.events(), |event| created.follow(event.event));
             if let Ok(snapshot) = RunSnapshot::load(&run_dir.snapshot()) {
                 for task in snapshot.tasks {
+                    for branch in &task.earlier_branches {
+                        created.set_aside.insert(branch.clone(), task.id.clone());
+                    }
                     if task.phase == crate::snapshot::TaskPhase::Landed
                         && let Some(branch) = task.branch
                     {

@@ -353,6 +353,8 @@ impl Session {
             guard,
             write_sets: BTreeMap::new(),
             sims: BTreeMap::new(),
+            // Planning is not a run: no run's budget holds it.
+            budget: Arc::new(crate::budget::Budget::unlimited(crate::budget::Prices::of(&config))),
         });
         Ok(Session {
             root,
@@ -455,6 +457,7 @@ impl Session {
                 label: n.to_string(),
                 resume_baseline: None,
                 lane: None,
+                lane_env: None,
             };
             let reply = self.roles.invoke(call, cancel).await;
             if !reply.escaped.is_empty() {
@@ -476,6 +479,7 @@ impl Session {
                     continue;
                 }
                 RoleOutcome::Cancelled => Err(Refused::Stop(EngineError::Cancelled)),
+                RoleOutcome::OverBudget(over) => Err(Refused::Stop(EngineError::OverBudget(over))),
                 RoleOutcome::CouldNotStart(why) => Err(Refused::Stop(EngineError::usage(
                     format!("the scaffolder could not start: {why}"),
                     "check roles.scaffolder in breeze.toml (backend, command) and that the program is installed",

@@ -6,7 +6,7 @@ use std::fmt;
 use std::path::Path;
 
 use breeze_protocol::{
-    AdvisorGuidance, BreezeStatus, BreezeStatusV1, ConflictInfo, ReviewFeedback, RunState,
+    AdvisorGuidance, BreezeStatus, BreezeStatusV1, Cause, ConflictInfo, ReviewFeedback, RunState,
     ScopeDecision, TaskState, TaskStatus, Usage, VerifyFailure,
 };
 use serde::{Deserialize, Serialize};
@@ -95,6 +95,23 @@ pub struct RunSnapshot {
     /// How role processes are confined (set at each start and resume).
     #[serde(default)]
     pub containment: Option<breeze_protocol::ContainmentStatus>,
+    /// What the run may spend (set at each start and resume).
+    #[serde(default)]
+    pub budget: BudgetRecord,
+}
+
+/// A run's budget: the caps in force and what `breeze resume --budget-*` raised.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct BudgetRecord {
+    /// The caps in force since the latest start or resume: `[budget]` with the raises.
+    #[serde(default)]
+    pub caps: breeze_protocol::BudgetCaps,
+    /// The run cap `breeze resume --budget-usd` set (kept for later resumes).
+    #[serde(default)]
+    pub raised_usd: Option<f64>,
+    /// The token cap `breeze resume --budget-tokens` set.
+    #[serde(default)]
+    pub raised_tokens: Option<u64>,
 }
 
 /// Where a task is in its flow — the one state of a task. What `breeze status` shows
@@ -170,18 +187,28 @@ pub struct TaskRecord {
     pub title: String,
     /// Where the task is.
     pub phase: TaskPhase,
-    /// Why escalated/blocked/failed/deferred, or why it stopped.
+    /// Why escalated/blocked/failed/deferred, why it stopped, or why it was sent back to
+    /// work: `cause` as one line.
     #[serde(default)]
     pub reason: Option<String>,
+    /// The cause behind `reason` (set together, through [`TaskRecord::set_cause`]).
+    #[serde(default)]
+    pub cause: Option<Cause>,
     /// Write group.
     #[serde(default)]
     pub group: Option<u32>,
     /// Worker attempts.
     #[serde(default)]
     pub attempts: u32,
-    /// Review verdicts (gate failures included).
+    /// Reviewer verdicts (gate and check failures are not rounds).
     #[serde(default)]
     pub rounds: u32,
+    /// Gate and check failures sent back to the worker, in all.
+    #[serde(default)]
+    pub gate_failures: u32,
+    /// Gate and check failures since the gates last passed (three escalate).
+    #[serde(default)]
+    pub gate_failures_in_row: u32,
     /// Successful advisor consults.
     #[serde(default)]
     pub advisor_consults: u32,
@@ -191,6 +218,9 @@ pub struct TaskRecord {
     /// Task branch.
     #[serde(default)]
     pub branch: Option<String>,
+    /// Branches with earlier work of the task, set aside by `breeze retry --fresh`.
+    #[serde(default)]
+    pub earlier_branches: Vec<String>,
     /// Base commit of the work.
     #[serde(default)]
     pub base: Option<ObjectId>,
@@ -257,6 +287,10 @@ pub struct TaskRecord {
     /// A note from the person who retried the task, for its next attempt.
     #[serde(default)]
     pub note: Option<String>,
+    /// The commit a person's `breeze attach` left on the task's branch, reviewed as their
+    /// attempt (its `cycles.jsonl` line is the person's).
+    #[serde(default)]
+    pub person_head: Option<ObjectId>,
     /// Its pull request (`land.to = "pull-request"`), once its branch was pushed.
     #[serde(default)]
     pub pull_request: Option<PullRequestRecord>,
@@ -303,12 +337,16 @@ impl TaskRecord {
             title: title.to_string(),
             phase: TaskPhase::Queued,
             reason: None,
+            cause: None,
             group,
             attempts: 0,
             rounds: 0,
+            gate_failures: 0,
+            gate_failures_in_row: 0,
             advisor_consults: 0,
             land_bounces: 0,
             branch: None,
+            earlier_branches: Vec::new(),
             base: None,
             head: None,
             approved_round: None,
@@ -332,7 +370,15 @@ impl TaskRecord {
             human_approved: false,
             note: None,
             pull_request: None,
+            person_head: None,
         }
+    }
+
+    /// Sets why the task is where it is: the cause and its line together (`None` clears
+    /// both).
+    pub fn set_cause(&mut self, cause: Option<Cause>) {
+        self.reason = cause.as_ref().map(Cause::line);
+        self.cause = cause;
     }
 
     /// What the landing's `Breeze-Review` trailer says, once the task is approved.
@@ -351,9 +397,11 @@ impl TaskRecord {
             state: self.phase.visible(live),
             attempts: self.attempts,
             rounds: self.rounds,
+            gate_failures: self.gate_failures,
             advisor_consults: self.advisor_consults,
             commit: self.commit.map(|commit| commit.to_string()),
             reason: self.reason.clone(),
+            cause: self.cause.clone(),
             group: self.group,
             usage: self.usage,
             review: self.review_trailer().map(|trailer| trailer.to_string()),
@@ -365,6 +413,8 @@ impl TaskRecord {
                 commit: pr.commit.to_string(),
                 merged: pr.merged,
             }),
+            branch: self.branch.clone(),
+            earlier_branches: self.earlier_branches.clone(),
         }
     }
 }
@@ -389,10 +439,7 @@ impl RunSnapshot {
     /// The view with the run in `state`, its tasks as seen with (`live`) or without an
     /// engine working on them.
     fn status_as(&self, state: RunState, live: bool) -> BreezeStatus {
-        let mut usage = Usage::default();
-        for task in &self.tasks {
-            usage.add(&task.usage);
-        }
+        let usage = self.spent();
         BreezeStatus {
             schema_version: BreezeStatusV1,
             run_id: self.run_id.clone(),
@@ -403,8 +450,18 @@ impl RunSnapshot {
             updated_at: Some(self.updated_at.clone()),
             tasks: self.tasks.iter().map(|task| task.status(live)).collect(),
             usage,
+            budget: self.budget.caps.any().then_some(self.budget.caps),
             containment: self.containment.clone(),
         }
+    }
+
+    /// What the run has spent: the sum of its tasks'.
+    pub fn spent(&self) -> Usage {
+        let mut usage = Usage::default();
+        for task in &self.tasks {
+            usage.add(&task.usage);
+        }
+        usage
     }
 
     /// Finds a task record by id.
@@ -507,6 +564,7 @@ mod tests {
             consulted: BTreeMap::new(),
             universal_violations: Vec::new(),
             containment: None,
+            budget: BudgetRecord::default(),
         };
         let states = |status: BreezeStatus| {
             (status.state, status.tasks.iter().map(|task| task.state).collect::<Vec<_>>())

@@ -14,8 +14,14 @@ use breeze_test_support::plan::{one_task, toml_task};
 use breeze_test_support::process::bytes_read_by_this_process;
 use breeze_test_support::{TestRepo, git};
 
+#[path = "engine/attach.rs"]
+mod attach;
+#[path = "engine/budget.rs"]
+mod budget;
 #[path = "engine/landing_modes.rs"]
 mod landing_modes;
+#[path = "engine/lane_ports.rs"]
+mod lane_ports;
 
 struct Fixture {
     repo: TestRepo,
@@ -164,26 +170,108 @@ async fn a_reviewer_printing_garbage_is_asked_again() {
     assert_eq!(task(&outcome, "1").rounds, 1);
 }
 
+/// The send-backs of a run's journal: (task, reason, cause).
+fn sent_back(
+    fixture: &Fixture,
+    outcome: &RunOutcome,
+) -> Vec<(String, String, breeze_protocol::Cause)> {
+    fixture
+        .events(outcome)
+        .into_iter()
+        .filter_map(|event| match event {
+            EventKind::SentBack { task, reason, cause } => Some((task, reason, cause)),
+            _ => None,
+        })
+        .collect()
+}
+
+fn consults(fixture: &Fixture, outcome: &RunOutcome) -> Vec<String> {
+    fixture
+        .events(outcome)
+        .into_iter()
+        .filter_map(|e| match e {
+            EventKind::AdvisorConsulted { trigger_hash, .. } => Some(trigger_hash),
+            _ => None,
+        })
+        .collect()
+}
+
 #[tokio::test]
-async fn a_write_outside_the_write_set_fails_the_gate_and_counts_as_a_round() {
+async fn a_gate_failure_then_a_fix_then_a_review_uses_one_reviewer_round() {
     let fixture = Fixture::new(&one_task("write_outside = \"notes/stray.md\""), &[]);
     let outcome = fixture.run().await;
     assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
-    assert_eq!(task(&outcome, "1").rounds, 2);
+    let only = task(&outcome, "1");
+    assert_eq!((only.attempts, only.rounds, only.gate_failures), (2, 1, 1), "{only:?}");
+    let back = sent_back(&fixture, &outcome);
+    assert_eq!(back.len(), 1, "{back:?}");
+    let (_, reason, cause) = &back[0];
+    assert_eq!(cause.kind, breeze_protocol::CauseKind::Gate);
+    assert_eq!(
+        (cause.name.as_deref(), cause.paths.as_slice()),
+        (Some("write-set"), &["notes/stray.md".to_string()][..])
+    );
+    assert!(
+        reason
+            .starts_with("the write-set gate failed: notes/stray.md is outside the task's writes"),
+        "{reason}"
+    );
+    // The worker was told the gate's finding, in the same round.
+    let input = std::fs::read_to_string(outcome.run_dir.join("io/1.worker.2.input.json")).unwrap();
+    assert!(
+        input.contains("gate `write-set` failed") && input.contains("notes/stray.md"),
+        "{input}"
+    );
+    assert!(input.contains("\"round\": 1,"), "a gate failure is no round: {input}");
+    // The one review the reviewer made approved the fixed work.
     let review =
         std::fs::read_to_string(outcome.run_dir.join("reviews/1.round-1.review-result.json"))
             .unwrap();
-    assert!(
-        review.contains("REQUEST_CHANGES")
-            && review.contains("write-set")
-            && review.contains("notes/stray.md"),
-        "{review}"
-    );
+    assert!(review.contains("APPROVE"), "{review}");
+    assert!(consults(&fixture, &outcome).is_empty(), "a gate failure consults nobody");
     assert!(
         git(&fixture.root, &["ls-tree", "-r", "--name-only", "main"])
             .lines()
             .all(|p| p != "notes/stray.md")
     );
+}
+
+#[tokio::test]
+async fn a_gate_failing_three_times_escalates_naming_the_gate_and_paths_without_rounds_or_advice() {
+    let fixture =
+        Fixture::new(&one_task("write_outside = \"notes/x.md\"\nwrite_outside_attempts = 3"), &[]);
+    let outcome = fixture.run().await;
+    let only = task(&outcome, "1");
+    assert_eq!(only.state, TaskState::Escalated, "{only:?}");
+    assert_eq!((only.attempts, only.rounds, only.gate_failures), (3, 0, 3), "{only:?}");
+    assert_eq!(only.advisor_consults, 0);
+    assert_eq!(
+        only.reason.as_deref(),
+        Some(
+            "the write-set gate failed 3 times in a row: notes/x.md is outside the task's writes (add it to the task's writes if the task needs it, or revert it)"
+        )
+    );
+    let cause = only.cause.as_ref().expect("the status carries the cause");
+    assert_eq!((cause.kind, cause.times), (breeze_protocol::CauseKind::Gate, Some(3)));
+    assert_eq!(cause.paths, ["notes/x.md"]);
+    assert!(consults(&fixture, &outcome).is_empty(), "no Advisor about the approach");
+    assert!(
+        !fixture.events(&outcome).iter().any(|e| matches!(e, EventKind::Reviewed { .. })),
+        "no reviewer ran"
+    );
+    assert_eq!(sent_back(&fixture, &outcome).len(), 2, "two send-backs, then the escalation");
+    let escalated = fixture
+        .events(&outcome)
+        .into_iter()
+        .find_map(|event| match event {
+            EventKind::TaskState { state: TaskState::Escalated, reason, cause, .. } => {
+                Some((reason, cause))
+            }
+            _ => None,
+        })
+        .expect("the escalation is journaled");
+    assert_eq!(escalated.0.as_deref(), only.reason.as_deref());
+    assert_eq!(escalated.1.as_ref(), Some(cause));
 }
 
 #[tokio::test]
@@ -498,6 +586,10 @@ printf '{{"schema_version":"worker-report.v1","status":"completed","summary":"ok
         "the second attempt was told which file conflicts: {input}"
     );
     assert_eq!(task(&outcome, "1").rounds, 2, "the resolution was reviewed again");
+    let back = sent_back(&fixture, &outcome);
+    assert_eq!(back.len(), 1, "{back:?}");
+    assert_eq!(back[0].1, "landing: conflict with main in shared.txt");
+    assert_eq!(back[0].2.paths, ["shared.txt"]);
     assert_eq!(git(&fixture.root, &["status", "--porcelain"]), "");
 }
 
@@ -518,6 +610,58 @@ async fn a_failing_verify_goes_back_to_the_worker_with_the_log_tail() {
         "{input}"
     );
     assert!(git(&fixture.root, &["show", "main:src/one.txt"]).contains("attempt 2"));
+}
+
+#[tokio::test]
+async fn a_verify_send_back_names_the_command_and_its_last_line_between_the_rounds() {
+    let fixture = Fixture::new(&one_task(""), &[]);
+    let mut options = fixture.options();
+    let config = options.config.as_mut().unwrap();
+    config.verify =
+        vec!["sh".into(), "-c".into(), "echo building; echo 'not ok 2 - subtracts'; exit 1".into()];
+    config.max_land_bounces = 1;
+    let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
+    let only = task(&outcome, "1");
+    assert_eq!(only.state, TaskState::Escalated, "{only:?}");
+    let sent = "landing: verify failed (`sh -c echo building; echo 'not ok 2 - subtracts'; exit 1` exited 1: not ok 2 - subtracts)";
+    // The journal between the two approving rounds: why it went back to the worker.
+    let mut story: Vec<String> = fixture
+        .events(&outcome)
+        .into_iter()
+        .filter_map(|event| match event {
+            EventKind::Reviewed { round, verdict, .. } => {
+                Some(format!("round {round}: {}", verdict.as_str()))
+            }
+            EventKind::SentBack { reason, .. } => Some(format!("sent back: {reason}")),
+            EventKind::TaskState { state: TaskState::Running, reason, .. } => {
+                Some(format!("running: {}", reason.as_deref().unwrap_or("null")))
+            }
+            EventKind::TaskState { state: TaskState::Escalated, reason, .. } => {
+                Some(format!("escalated: {}", reason.as_deref().unwrap_or("null")))
+            }
+            _ => None,
+        })
+        .collect();
+    // Taking the lane and starting the attempt both say "running".
+    story.dedup();
+    assert_eq!(
+        story,
+        [
+            "running: null".to_string(),
+            "round 1: APPROVE".into(),
+            format!("sent back: {sent}"),
+            format!("running: {sent}"),
+            "round 2: APPROVE".into(),
+            format!("escalated: {}", sent.replace("verify failed (", "verify failed 2 times (")),
+        ]
+    );
+    let cause = only.cause.as_ref().unwrap();
+    assert_eq!((cause.kind, cause.exit_code), (breeze_protocol::CauseKind::Verify, Some(1)));
+    assert!(
+        cause.log_tail.as_deref().unwrap().contains("building\nnot ok 2 - subtracts"),
+        "{cause:?}"
+    );
+    assert_eq!((only.rounds, only.gate_failures), (2, 0));
 }
 
 #[tokio::test]
@@ -578,9 +722,15 @@ printf '{"schema_version":"worker-report.v1","status":"completed","summary":"ok"
     let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
     let first = task(&outcome, "1");
     assert_eq!(first.state, TaskState::Escalated, "{first:?}");
-    assert_eq!(first.attempts, 3);
+    // Two attempts fail on the wrecked `.git`; the big file of the third is a gate failure,
+    // sent back twice more (breeze neither commits nor discards it) before the task escalates.
+    assert_eq!((first.attempts, first.gate_failures), (5, 3), "{first:?}");
     assert!(
-        first.reason.as_deref().unwrap().contains("`big.bin` (11534336 bytes)"),
+        first
+            .reason
+            .as_deref()
+            .unwrap()
+            .contains("the file-size gate failed 3 times in a row: big.bin"),
         "the reason names what the worker did last: {first:?}"
     );
     let input = std::fs::read_to_string(outcome.run_dir.join("io/1.worker.2.input.json")).unwrap();
@@ -607,7 +757,12 @@ printf '{"schema_version":"worker-report.v1","status":"completed","summary":"ok"
         kept.iter().any(|line| line.contains("/lane-1:") && line.contains("uncommitted changes")),
         "the lane left behind is named when the run ends: {kept:?}"
     );
-    assert_eq!(worktree_names(&fixture), ["lane-1"], "only the lane with changes stays");
+    // The lane's new worktree is kept for the next run, parked clean at main's tip (the
+    // old one cannot be reused while it holds those changes).
+    assert_eq!(worktree_names(&fixture), ["lane-1", "lane-1-2"], "the wreck and the parked lane");
+    let parked = fixture.root.join(".harness-worktrees/lane-1-2");
+    assert_eq!(git(&parked, &["rev-parse", "HEAD"]), git(&fixture.root, &["rev-parse", "main"]));
+    assert_eq!(git(&parked, &["status", "--porcelain", "--untracked-files=all"]), "");
     let wreck = std::fs::read_to_string(fixture.root.join(".harness-worktrees/lane-1/a.txt"));
     assert!(wreck.unwrap().starts_with("wreck\n"), "the worker's uncommitted file is kept");
     assert_eq!(git(&fixture.root, &["branch", "--list", "task/2"]), "", "the landed branch went");
@@ -907,7 +1062,7 @@ async fn a_self_review_that_does_not_hold_goes_back_then_escalates() {
 }
 
 #[tokio::test]
-async fn review_checks_run_before_the_reviewer_and_a_failure_is_a_change_request() {
+async fn review_checks_run_before_the_reviewer_and_a_failure_goes_back_without_a_round() {
     let fixture = Fixture::new(&one_task(""), &[]);
     let mut options = fixture.options();
     options.config.as_mut().unwrap().review_checks =
@@ -929,11 +1084,15 @@ async fn review_checks_run_before_the_reviewer_and_a_failure_is_a_change_request
     let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
     let only = task(&outcome, "1");
     assert_eq!(only.state, TaskState::Escalated, "{only:?}");
-    assert_eq!(only.rounds, 3);
-    let review =
-        std::fs::read_to_string(outcome.run_dir.join("reviews/1.round-1.review-result.json"))
-            .unwrap();
-    assert!(review.contains("the tests fail"), "{review}");
+    assert_eq!((only.rounds, only.gate_failures, only.advisor_consults), (0, 3, 0), "{only:?}");
+    assert_eq!(
+        only.reason.as_deref(),
+        Some(
+            "the check `sh -c echo the tests fail; exit 1` failed 3 times in a row (exited 1: the tests fail)"
+        )
+    );
+    let input = std::fs::read_to_string(outcome.run_dir.join("io/1.worker.2.input.json")).unwrap();
+    assert!(input.contains("the tests fail"), "the worker is told the check's output: {input}");
     assert!(
         !outcome.run_dir.join("io/1.reviewer.round-1.try-1.input.json").exists(),
         "the reviewer is not asked about work that fails a check"
@@ -1049,7 +1208,7 @@ printf '{{"schema_version":"worker-report.v1","status":"completed","summary":"ok
 }
 
 #[tokio::test]
-async fn a_64_gib_sparse_file_and_a_fifo_fail_their_attempt_unread_and_the_next_one_lands() {
+async fn a_64_gib_sparse_file_and_a_fifo_fail_the_gates_unread_and_the_next_attempt_lands() {
     const SIZE: u64 = 64 << 30;
     let plan = toml_task("1", "Big", &["1.txt", "big.bin"], "")
         + &toml_task("2", "Pipe", &["2.txt", "pipe"], "");
@@ -1083,7 +1242,11 @@ async fn a_64_gib_sparse_file_and_a_fifo_fail_their_attempt_unread_and_the_next_
         ("2", "`pipe` is a FIFO; only files, symlinks and folders can be committed".to_string()),
     ] {
         let only = task(&outcome, id);
-        assert_eq!((only.attempts, only.rounds), (2, 1), "a failed attempt, not a round: {only:?}");
+        assert_eq!(
+            (only.attempts, only.rounds, only.gate_failures),
+            (2, 1, 1),
+            "a gate failure, not a round: {only:?}"
+        );
         let input =
             std::fs::read_to_string(outcome.run_dir.join(format!("io/{id}.worker.2.input.json")))
                 .unwrap();
@@ -1095,6 +1258,12 @@ async fn a_64_gib_sparse_file_and_a_fifo_fail_their_attempt_unread_and_the_next_
     }
     let input = std::fs::read_to_string(outcome.run_dir.join("io/1.worker.2.input.json")).unwrap();
     assert!(input.contains(&format!("`big.bin` ({SIZE} bytes)")), "path and size: {input}");
+    let gates: Vec<(String, Option<String>)> = sent_back(&fixture, &outcome)
+        .into_iter()
+        .map(|(task, _, cause)| (task, cause.name))
+        .collect();
+    assert!(gates.contains(&("1".into(), Some("file-size".into()))), "{gates:?}");
+    assert!(gates.contains(&("2".into(), Some("file-type".into()))), "{gates:?}");
     let held = git(&fixture.root, &["log", "--all", "--format=%H", "--", "big.bin", "pipe"]);
     assert_eq!(held, "", "no commit ever held the big file or the FIFO");
 }
@@ -1228,13 +1397,15 @@ async fn a_retried_task_starts_afresh_with_its_work_and_the_note_and_unblocks_it
     assert_eq!(task(&outcome, "2").state, TaskState::Blocked);
     assert_eq!(outcome.state, RunState::Failed);
 
-    let report =
-        breeze_engine::decision::retry(&fixture.root, "1", Some("the build needs --locked"))
-            .unwrap();
-    assert_eq!(report.unblocked, ["2"]);
-    assert!(report.branch.is_some());
-    let err = breeze_engine::decision::retry(&fixture.root, "2", None).unwrap_err();
+    let err = retry(&fixture, &["2"], false).unwrap_err();
     assert!(err.to_string().contains("retry takes an escalated or failed task"), "{err}");
+    let options = breeze_engine::decision::RetryOptions {
+        note: Some("the build needs --locked".into()),
+        fresh: false,
+    };
+    let report = breeze_engine::decision::retry(&fixture.root, &["1".into()], &options).unwrap();
+    assert_eq!(report.unblocked, ["2"]);
+    assert_eq!(report.tasks[0].branch.as_deref(), Some("task/1"));
     let outcome = resume_with(fixture.options()).await;
     assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
     let input = std::fs::read_to_string(outcome.run_dir.join("io/1.worker.4.input.json")).unwrap();
@@ -1271,6 +1442,139 @@ async fn the_notify_command_hears_escalations_and_the_end_of_the_run() {
     assert!(told.ends_with("the run failed|failed\n"), "{told}");
 }
 
+fn retry(
+    fixture: &Fixture,
+    ids: &[&str],
+    fresh: bool,
+) -> Result<breeze_engine::decision::RetryReport, breeze_engine::EngineError> {
+    let ids: Vec<String> = ids.iter().map(|id| id.to_string()).collect();
+    let options = breeze_engine::decision::RetryOptions { note: None, fresh };
+    breeze_engine::decision::retry(&fixture.root, &ids, &options)
+}
+
+#[tokio::test]
+async fn retry_fresh_starts_from_mains_tip_on_a_new_branch_and_keeps_the_old_one() {
+    let fixture = Fixture::new(&one_task("request_changes = 3"), &[]);
+    let outcome = fixture.run().await;
+    assert_eq!(task(&outcome, "1").state, TaskState::Escalated);
+    let old_tip = git(&fixture.root, &["rev-parse", "task/1"]);
+    assert!(
+        !git(&fixture.root, &["show", "task/1:src/one.txt"]).is_empty(),
+        "work on the old branch"
+    );
+    // Main moves on while the task waits for a person.
+    std::fs::write(fixture.root.join("NEWS.md"), "news\n").unwrap();
+    git(&fixture.root, &["add", "NEWS.md"]);
+    git(&fixture.root, &["commit", "-qm", "news"]);
+    let main_now = git(&fixture.root, &["rev-parse", "main"]).trim().to_string();
+
+    let report = retry(&fixture, &["1"], true).unwrap();
+    assert_eq!(report.tasks[0].set_aside.as_deref(), Some("task/1"));
+    assert_eq!(report.tasks[0].branch, None);
+    let outcome = resume_with(fixture.options()).await;
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    let only = task(&outcome, "1");
+    assert_eq!(only.earlier_branches, ["task/1"], "{only:?}");
+    assert_eq!(only.branch.as_deref(), Some("task/1-2"), "{only:?}");
+    // The old branch is kept exactly as it was; the new work started from main's tip then.
+    assert_eq!(git(&fixture.root, &["rev-parse", "task/1"]), old_tip);
+    let snapshot = breeze_engine::load_run(&fixture.root, None).unwrap();
+    assert_eq!(snapshot.task("1").unwrap().base.unwrap().to_string(), main_now);
+    let first_work =
+        git(&fixture.root, &["log", "--format=%s", "--reverse", &format!("{main_now}..main")]);
+    assert!(first_work.starts_with("feat: "), "one landing on top of the new main: {first_work}");
+    // `clean` names the old branch and why it keeps it.
+    let items = breeze_engine::maintenance::clean(&fixture.root, true, false).unwrap();
+    let kept = items.iter().find_map(|item| match item {
+        breeze_engine::maintenance::CleanItem::Kept(what, why) if what == "task/1" => {
+            Some(why.clone())
+        }
+        _ => None,
+    });
+    assert!(
+        kept.as_deref().is_some_and(
+            |why| why.contains("earlier work of task 1") && why.contains("retry --fresh")
+        ),
+        "{items:?}"
+    );
+}
+
+#[tokio::test]
+async fn several_tasks_are_retried_or_approved_together_and_an_unknown_id_decides_nothing() {
+    let plan = toml_task("1", "First", &["a.txt"], "[task.sim]\nescalate = true")
+        + &toml_task("2", "Second", &["b.txt"], "[task.sim]\nescalate = true");
+    let fixture = Fixture::new(&plan, &[]);
+    let outcome = fixture.run().await;
+    for id in ["1", "2"] {
+        assert_eq!(task(&outcome, id).state, TaskState::Escalated, "{outcome:?}");
+    }
+    let err = retry(&fixture, &["1", "9", "2", "x"], false).unwrap_err();
+    assert_eq!(err.exit_code(), breeze_protocol::ExitCode::Usage);
+    assert!(err.to_string().contains("has no task 9, x; nothing was decided"), "{err}");
+    let snapshot = breeze_engine::load_run(&fixture.root, None).unwrap();
+    assert!(
+        snapshot.tasks.iter().all(|t| t.phase == breeze_engine::snapshot::TaskPhase::Escalated),
+        "nothing was retried"
+    );
+    let report = retry(&fixture, &["1", "2", "1"], false).unwrap();
+    let ids: Vec<&str> = report.tasks.iter().map(|t| t.id.as_str()).collect();
+    assert_eq!(ids, ["1", "2"]);
+
+    let plan = toml_task("1", "First", &["a.txt"], "") + &toml_task("2", "Second", &["b.txt"], "");
+    let fixture = Fixture::new(&plan, &[]);
+    let outcome =
+        breeze_engine::run(requiring_approval(&fixture), CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.state, RunState::Interrupted, "{outcome:?}");
+    use breeze_engine::decision::{HumanDecision, decide};
+    let err = decide(&fixture.root, &["1".into(), "7".into(), "2".into()], &HumanDecision::Approve)
+        .unwrap_err();
+    assert!(err.to_string().contains("has no task 7; nothing was decided"), "{err}");
+    let decisions = outcome.run_dir.join("decisions");
+    assert!(
+        !decisions.exists() || std::fs::read_dir(&decisions).unwrap().next().is_none(),
+        "no decision was left for 1 or 2"
+    );
+    decide(&fixture.root, &["1".into(), "2".into()], &HumanDecision::Approve).unwrap();
+    let outcome = resume_with(requiring_approval(&fixture)).await;
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    let err =
+        decide(&fixture.root, &["1".into(), "2".into()], &HumanDecision::Approve).unwrap_err();
+    assert!(err.to_string().contains("1 is landed, 2 is landed"), "{err}");
+}
+
+#[tokio::test]
+async fn the_notify_command_hears_the_gate_and_its_paths() {
+    let fixture =
+        Fixture::new(&one_task("write_outside = \"notes/x.md\"\nwrite_outside_attempts = 3"), &[]);
+    let heard = fixture.repo.outside().join("heard.jsonl");
+    let mut options = fixture.options();
+    options.config.as_mut().unwrap().notify_command = vec![
+        "sh".into(),
+        "-c".into(),
+        format!("cat >> {0}; echo \"$1\" >> {0}.told", heard.display()),
+        "sh".into(),
+        "{summary}".into(),
+    ];
+    let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
+    assert_eq!(task(&outcome, "1").state, TaskState::Escalated);
+    let told = std::fs::read_to_string(heard.with_extension("jsonl.told")).unwrap();
+    assert_eq!(
+        told.lines().next(),
+        Some(
+            "task 1 escalated: the write-set gate failed 3 times in a row: notes/x.md is outside the task's writes (add it to the task's writes if the task needs it, or revert it)"
+        ),
+        "{told}"
+    );
+    let first: serde_json::Value =
+        serde_json::from_str(std::fs::read_to_string(&heard).unwrap().lines().next().unwrap())
+            .unwrap();
+    let cause = &first["event"]["cause"];
+    assert_eq!(cause["kind"], "gate", "{first}");
+    assert_eq!(cause["name"], "write-set");
+    assert_eq!(cause["paths"], serde_json::json!(["notes/x.md"]));
+    assert_eq!(cause["times"], 3);
+}
+
 /// The progress events of a run, collected.
 fn collect_progress(options: &mut RunOptions) -> std::sync::Arc<std::sync::Mutex<Vec<String>>> {
     let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
@@ -1294,7 +1598,7 @@ fn worktree_names(fixture: &Fixture) -> Vec<String> {
 }
 
 #[tokio::test]
-async fn the_next_run_takes_back_the_plain_lane_name_from_a_clean_leftover() {
+async fn the_next_run_takes_the_lane_an_aborted_run_left() {
     let fixture = Fixture::new(&toml_task("1", "First", &["a.txt"], ""), &[]);
     let first =
         breeze_engine::run(requiring_approval(&fixture), CancellationToken::new()).await.unwrap();
@@ -1318,7 +1622,10 @@ async fn the_next_run_takes_back_the_plain_lane_name_from_a_clean_leftover() {
         .collect();
     assert_eq!(lanes.len(), 1, "{lanes:?}");
     assert!(lanes[0].ends_with("/.harness-worktrees/lane-1"), "not a suffixed name: {lanes:?}");
-    assert_eq!(worktree_names(&fixture), Vec::<String>::new(), "nothing left for a next run");
+    // The aborted run's lane was moved to the new task (not made anew), then parked.
+    assert_eq!(worktree_names(&fixture), ["lane-1"], "kept for a next run");
+    let lane = fixture.root.join(".harness-worktrees/lane-1");
+    assert_eq!(git(&lane, &["rev-parse", "HEAD"]), git(&fixture.root, &["rev-parse", "main"]));
     assert!(
         git(&fixture.root, &["branch", "--list", "task/1"]).contains("task/1"),
         "the aborted task's branch (its work) stays"
@@ -1329,7 +1636,10 @@ async fn the_next_run_takes_back_the_plain_lane_name_from_a_clean_leftover() {
 async fn clean_does_what_its_dry_run_said() {
     use breeze_engine::maintenance::{CleanItem, clean};
     let fixture = Fixture::new(&toml_task("1", "First", &["a.txt"], ""), &[]);
-    let outcome = fixture.run().await;
+    // The run removes its lane (as before lanes were kept): the lane below is made by hand.
+    let mut options = fixture.options();
+    options.config.as_mut().unwrap().keep_lanes = false;
+    let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
     assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
     // A lane breeze made, holding the landed task's branch and a file the user left there.
     let repo = breeze_git::Repo::open(&fixture.root).unwrap();
@@ -1388,4 +1698,191 @@ async fn clean_does_what_its_dry_run_said() {
     }
     assert_eq!(worktree_names(&fixture), Vec::<String>::new());
     assert_eq!(git(&fixture.root, &["branch", "--list", "task/*"]), "");
+}
+
+/// `git status --porcelain` of a lane, untracked files listed.
+fn lane_status(fixture: &Fixture, lane: &str) -> String {
+    let path = fixture.root.join(".harness-worktrees").join(lane);
+    git(&path, &["status", "--porcelain", "--untracked-files=all"])
+}
+
+/// The paths main changed since `start`, as the git CLI lists them.
+fn changed_on_main(fixture: &Fixture, start: &str) -> Vec<String> {
+    git(&fixture.root, &["diff", "--name-only", &format!("{}..main", start.trim())])
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+fn with_setup(options: &mut RunOptions, script: &str) {
+    options.config.as_mut().unwrap().worktree_setup = vec!["sh".into(), "-c".into(), script.into()];
+}
+
+#[tokio::test]
+async fn what_setup_leaves_in_a_lane_is_never_the_tasks_change() {
+    let plan = toml_task("1", "First", &["a.txt"], "[task.sim]\nrequest_changes = 1")
+        + &toml_task("2", "Second", &["b.txt"], "");
+    let fixture = Fixture::new(&plan, &[]);
+    let start = git(&fixture.root, &["rev-parse", "main"]);
+    let mut options = fixture.options();
+    options.max_workers = Some(1);
+    // What an install does: a new lockfile, a tracked file rewritten.
+    with_setup(&mut options, "echo generated > setup.lock && echo formatted >> README.md");
+    let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    assert_eq!(task(&outcome, "1").rounds, 2, "a reviewer's round, no gate failure");
+    assert_eq!(changed_on_main(&fixture, &start), ["a.txt", "b.txt"]);
+    assert_eq!(git(&fixture.root, &["show", "main:README.md"]), "readme\n");
+    // The lane keeps what setup left, for its next task and the next run.
+    assert_eq!(lane_status(&fixture, "lane-1"), " M README.md\n?? setup.lock\n");
+}
+
+#[tokio::test]
+async fn what_a_check_leaves_is_not_committed_in_the_next_round() {
+    let fixture = Fixture::new(&one_task("request_changes = 1"), &[]);
+    let start = git(&fixture.root, &["rev-parse", "main"]);
+    let mut options = fixture.options();
+    // `cargo test` on the layout `cargo new` gives: an untracked Cargo.lock.
+    options.config.as_mut().unwrap().review_checks =
+        vec![vec!["sh".into(), "-c".into(), "echo 'version = 4' > Cargo.lock".into()]];
+    let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    assert_eq!(task(&outcome, "1").rounds, 2);
+    let round2 =
+        std::fs::read_to_string(outcome.run_dir.join("reviews/1.round-2.review-result.json"))
+            .unwrap();
+    assert!(round2.contains("APPROVE") && !round2.contains("Cargo.lock"), "{round2}");
+    assert_eq!(changed_on_main(&fixture, &start), ["src/one.txt"]);
+    assert_eq!(lane_status(&fixture, "lane-1"), "?? Cargo.lock\n");
+}
+
+#[tokio::test]
+async fn a_file_setup_left_that_the_worker_changes_is_its_change_and_gated() {
+    let plan = toml_task("1", "First", &["a.txt"], "[task.sim]\nwrite_outside = \"setup.lock\"")
+        + &toml_task("2", "Needs the lockfile", &["b.txt", "setup.lock"], "depends_on = [\"1\"]");
+    let fixture = Fixture::new(&plan, &[]);
+    let start = git(&fixture.root, &["rev-parse", "main"]);
+    let mut options = fixture.options();
+    with_setup(&mut options, "echo generated > setup.lock");
+    let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    // Task 1's worker wrote to the setup's file outside its write set: the gate saw it and
+    // sent the task back before any review round.
+    let back = sent_back(&fixture, &outcome);
+    assert_eq!(back.len(), 1, "{back:?}");
+    let cause = &back[0].2;
+    assert_eq!(
+        (cause.name.as_deref(), cause.paths.as_slice()),
+        (Some("write-set"), &["setup.lock".to_string()][..])
+    );
+    let first = task(&outcome, "1");
+    assert_eq!((first.rounds, first.gate_failures), (1, 1), "{first:?}");
+    // Task 2 needs the file: its worker's version lands.
+    assert_eq!(changed_on_main(&fixture, &start), ["a.txt", "b.txt", "setup.lock"]);
+    let landed = git(&fixture.root, &["show", "main:setup.lock"]);
+    assert!(landed.contains("task 2"), "{landed}");
+}
+
+#[tokio::test]
+async fn lanes_outlive_a_run_and_the_next_run_moves_them() {
+    let fixture = Fixture::new(
+        &toml_task("1", "First", &["a.txt"], ""),
+        &[
+            (".gitignore", "setup-runs.log\ntarget/\n"),
+            ("Cargo.lock", "v1\n"),
+            ("src/lib.txt", "lib\n"),
+        ],
+    );
+    let lane = fixture.root.join(".harness-worktrees/lane-1");
+    let setup_runs =
+        || std::fs::read_to_string(lane.join("setup-runs.log")).unwrap().lines().count();
+    let run_plan = |id: &str, file: &str| {
+        let plan = fixture.root.join(format!("plan-{id}.toml"));
+        std::fs::write(&plan, toml_task(id, "Next", &[file], "")).unwrap();
+        let mut options = fixture.options();
+        options.plan = Some(plan);
+        with_setup(&mut options, "echo ran >> setup-runs.log");
+        options
+    };
+    let parked_at_main = || {
+        assert_eq!(git(&lane, &["rev-parse", "HEAD"]), git(&fixture.root, &["rev-parse", "main"]));
+        assert_eq!(git(&lane, &["status", "--porcelain", "--untracked-files=all"]), "");
+        assert_eq!(git(&fixture.root, &["branch", "--list", "task/*"]), "", "task branches go");
+    };
+
+    let first = breeze_engine::run(run_plan("1", "a.txt"), CancellationToken::new()).await.unwrap();
+    assert_eq!(first.state, RunState::Succeeded, "{first:?}");
+    assert_eq!(worktree_names(&fixture), ["lane-1"]);
+    parked_at_main();
+    assert_eq!(setup_runs(), 1);
+    // A build in the lane between runs (ignored outputs: nothing to save).
+    std::fs::create_dir_all(lane.join("target")).unwrap();
+    std::fs::write(lane.join("target/warm.bin"), "build output").unwrap();
+
+    // Second run: the same lane, moved to its task by the paths that differ; setup's
+    // inputs are unchanged, so it does not run again.
+    let second =
+        breeze_engine::run(run_plan("2", "b.txt"), CancellationToken::new()).await.unwrap();
+    assert_eq!(second.state, RunState::Succeeded, "{second:?}");
+    let created: Vec<String> = fixture
+        .events(&second)
+        .into_iter()
+        .filter_map(|event| match event {
+            EventKind::WorktreeCreated { path, .. } => Some(path),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(created, [lane.display().to_string()]);
+    assert_eq!(setup_runs(), 1, "setup's inputs did not change");
+    assert!(!second.run_dir.join("logs/setup.lane-1.stdout").exists());
+    assert_eq!(std::fs::read_to_string(lane.join("target/warm.bin")).unwrap(), "build output");
+    parked_at_main();
+
+    // Between runs: the lockfile changes on main, and someone changes the parked lane.
+    std::fs::write(fixture.root.join("Cargo.lock"), "v2\n").unwrap();
+    git(&fixture.root, &["commit", "-q", "-am", "bump the lockfile"]);
+    std::thread::sleep(Duration::from_millis(50));
+    std::fs::write(lane.join("src/junk.txt"), "left here\n").unwrap();
+    std::fs::remove_file(lane.join("src/lib.txt")).unwrap();
+    let third = breeze_engine::run(run_plan("3", "c.txt"), CancellationToken::new()).await.unwrap();
+    assert_eq!(third.state, RunState::Succeeded, "{third:?}");
+    assert_eq!(setup_runs(), 2, "setup ran again for the new lockfile");
+    assert_eq!(worktree_names(&fixture), ["lane-1"], "the lane was repaired, not replaced");
+    parked_at_main();
+    assert_eq!(std::fs::read_to_string(lane.join("src/lib.txt")).unwrap(), "lib\n");
+    // What was found in the lane is saved on a branch, not lost.
+    let saved =
+        git(&fixture.root, &["show", "--name-status", "--format=", "breeze/leftovers/lane-1"]);
+    assert_eq!(saved, "A\tsrc/junk.txt\nD\tsrc/lib.txt\n", "{saved}");
+    assert_eq!(git(&fixture.root, &["show", "main:src/lib.txt"]), "lib\n", "main untouched");
+}
+
+#[tokio::test]
+async fn without_keep_lanes_a_finished_run_removes_its_lanes() {
+    let fixture = Fixture::new(&toml_task("1", "First", &["a.txt"], ""), &[]);
+    let mut options = fixture.options();
+    options.config.as_mut().unwrap().keep_lanes = false;
+    let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    assert_eq!(worktree_names(&fixture), Vec::<String>::new());
+    assert!(!fixture.root.join(".breeze/lanes/lane-1").exists(), "its records go with it");
+}
+
+#[tokio::test]
+async fn clean_removes_kept_lanes_and_its_dry_run_says_so() {
+    use breeze_engine::maintenance::{CleanItem, clean};
+    let fixture = Fixture::new(&toml_task("1", "First", &["a.txt"], ""), &[]);
+    let outcome = fixture.run().await;
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    assert_eq!(worktree_names(&fixture), ["lane-1"]);
+    let lane = fixture.root.join(".harness-worktrees/lane-1").display().to_string();
+    let home = fixture.root.join(".breeze/lanes/lane-1");
+    assert!(home.join("lane.json").is_file());
+    let dry = clean(&fixture.root, true, false).unwrap();
+    assert!(dry.contains(&CleanItem::Removed(lane.clone())), "{dry:?}");
+    assert!(dry.contains(&CleanItem::Removed(home.display().to_string())), "{dry:?}");
+    assert_eq!(worktree_names(&fixture), ["lane-1"], "a dry run removes nothing");
+    assert_eq!(clean(&fixture.root, false, false).unwrap(), dry);
+    assert_eq!(worktree_names(&fixture), Vec::<String>::new());
+    assert!(!home.exists());
 }

@@ -15,6 +15,7 @@ use std::sync::OnceLock;
 
 use git2::{ObjectType, Oid, Repository, Tree};
 
+use crate::baseline::Baseline;
 use crate::bounds::{Bounds, StopFlag};
 use crate::checkout::{self, Mode, Versions};
 use crate::cli;
@@ -150,17 +151,37 @@ impl Checkouts {
     /// Files above the size limit and FIFOs, sockets or devices (found from `lstat`,
     /// [`lane_files::find_unreadable`]) are the answer when there are any: a status could
     /// read them.
+    ///
+    /// Paths that hold their state in the lane's `baseline` (what breeze's own steps left)
+    /// do not count.
     pub(crate) fn dirty_paths(
         &self,
         repo: &Repository,
         at: &Path,
         changes: WorkdirChanges<'_>,
         bounds: &Bounds,
+        baseline: &Baseline,
     ) -> Result<Vec<String>, GitError> {
-        let unreadable = lane_files::find_unreadable(repo, at, changes, bounds)?;
+        let unreadable =
+            lane_files::find_unreadable(repo, at, changes, bounds)?.without_baseline(baseline, at);
         if !unreadable.is_empty() {
             return Ok(unreadable.paths());
         }
+        let mut paths = self.status_paths(repo, at, changes)?;
+        if !baseline.is_empty() {
+            paths.retain(|path| !baseline.holds(at, path));
+        }
+        Ok(paths)
+    }
+
+    /// The paths of the checkout at `at` that differ from its index or its index from
+    /// HEAD, untracked ones included, ignored ones not; see [`Checkouts::dirty_paths`].
+    pub(crate) fn status_paths(
+        &self,
+        repo: &Repository,
+        at: &Path,
+        changes: WorkdirChanges<'_>,
+    ) -> Result<Vec<String>, GitError> {
         match self.tool {
             Tool::GitCli { .. } => {
                 let mut paths: Vec<String> = cli::status_in(repo.path(), at, false)?
@@ -182,25 +203,30 @@ impl Checkouts {
     /// Returns how many paths were staged (0 when the git CLI staged them: it does not
     /// say). With [`WorkdirChanges::Only`] libgit2 looks at those paths only; the `git`
     /// CLI (external filters) always stages with `add -A`. Ends early once a stop is
-    /// asked for, the index untouched.
+    /// asked for, the index untouched. Paths that hold their state in the lane's
+    /// `baseline` are left as HEAD has them.
     pub(crate) fn stage_all(
         &self,
         wrepo: &Repository,
         at: &Path,
         changes: WorkdirChanges<'_>,
         bounds: &Bounds,
+        baseline: &Baseline,
     ) -> Result<usize, GitError> {
-        lane_files::refuse_unreadable(wrepo, at, changes, bounds)?;
+        lane_files::refuse_unreadable(wrepo, at, changes, bounds, baseline)?;
         stage::ensure_conflicts_resolved(wrepo, at, bounds.max_file_bytes)?;
         let stop = &bounds.stop;
         match self.tool {
             Tool::GitCli { .. } => {
                 // `git add -A` runs the clean filters (LFS pointers instead of raw content).
                 let purpose = "stage the worker's changes";
-                cli::run_in_stoppable(wrepo.path(), at, ["add", "-A"], purpose, stop)?;
+                let mut args = vec!["add", "-A", "--"];
+                args.extend(crate::names::LANE_IGNORE_PATHSPECS);
+                cli::run_in_stoppable(wrepo.path(), at, args, purpose, stop)?;
+                stage::unstage_baseline(wrepo, at, baseline)?;
                 Ok(0)
             }
-            Tool::Libgit2 => stage::stage_all(wrepo, at, changes, stop),
+            Tool::Libgit2 => stage::stage_all(wrepo, at, changes, stop, baseline),
         }
     }
 
@@ -232,6 +258,35 @@ impl Checkouts {
                 wrepo
                     .reference_symbolic("HEAD", &branch_ref(branch), true, &message)
                     .ctx(|| format!("could not switch {} to `{branch}`", at.display()))?;
+                Ok(Some(written))
+            }
+        }
+    }
+
+    /// Moves the clean checkout at `at` from `from` (its HEAD's tree) to `commit` (tree
+    /// `to`) with a detached HEAD, writing only the paths that differ (ignored files stay).
+    /// A file in the way is an error and nothing is written. Returns how many paths were
+    /// written (`None` when the git CLI wrote them).
+    pub(crate) fn detach_at(
+        &self,
+        wrepo: &Repository,
+        at: &Path,
+        commit: Oid,
+        from: &Tree<'_>,
+        to: &Tree<'_>,
+    ) -> Result<Option<usize>, GitError> {
+        match self.tool {
+            Tool::GitCli { .. } => {
+                let sha = commit.to_string();
+                let args = ["checkout", "-q", "--detach", sha.as_str()];
+                cli::run_in(wrepo.path(), at, args, "park a lane")?;
+                Ok(None)
+            }
+            Tool::Libgit2 => {
+                let written = checkout::move_paths(wrepo, at, from, to, Mode::Safe)?;
+                wrepo
+                    .set_head_detached(commit)
+                    .ctx(|| format!("could not move {} to {commit}", at.display()))?;
                 Ok(Some(written))
             }
         }

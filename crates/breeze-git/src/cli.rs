@@ -290,6 +290,11 @@ fn status_at(
     if ignored {
         args.push("--ignored=matching");
     }
+    if git_dir.is_some() {
+        // A worktree of breeze's: what it never counts as work stays out.
+        args.push("--");
+        args.extend(crate::names::LANE_IGNORE_PATHSPECS);
+    }
     let out = run_at(dir, git_dir, args, "read the status of a checkout", None, Extra::default())?;
     Ok(out
         .split('\0')

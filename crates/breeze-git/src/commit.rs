@@ -93,7 +93,10 @@ impl Repo {
     ) -> Result<CommitOutcome, GitError> {
         ensure_clean_state(wrepo, &wt.path)?;
         let head = on_branch_from_base(wrepo, wt)?;
-        let staged = self.checkouts.stage_all(wrepo, &wt.path, changes, &self.bounds)?;
+        // What breeze's own steps left in the lane is not the task's work, unless the
+        // worker changed it since.
+        let baseline = self.baseline_for_commit(wt, changes)?;
+        let staged = self.checkouts.stage_all(wrepo, &wt.path, changes, &self.bounds, &baseline)?;
         // Re-read picks up the CLI's `git add` (filters); a no-op when libgit2 staged.
         let mut index = fresh_index(wrepo, &wt.path)?;
         let tree = index

@@ -104,6 +104,8 @@ impl Repo {
             self.ensure_not_checked_out(&repo, branch)?;
             false
         };
+        // A new worktree of this name starts without what an earlier one left on record.
+        self.forget_baseline(name)?;
         let finished = self
             .register_worktree(name, &path, &format!("ref: {refname}"), lock_reason)
             .and_then(|()| self.check_out_registered(&repo, &path))

@@ -392,21 +392,22 @@ pub(crate) fn file_size_detail(max: u64, too_big: &[(String, u64)]) -> String {
     )
 }
 
+/// What breeze says about a worktree entry that is not a file, a symlink or a folder (the
+/// `file-type` gate).
+pub(crate) fn special_node_detail(node: &SpecialNode) -> String {
+    let done = if node.removed {
+        "breeze removed it from the worktree"
+    } else {
+        "breeze could not remove it: remove it"
+    };
+    format!(
+        "`{}` is {}; only files, symlinks and folders can be committed ({done})",
+        node.path, node.kind
+    )
+}
+
 fn refused_files_message(too_big: &[(String, u64)], max: u64, nodes: &[SpecialNode]) -> String {
-    let mut parts: Vec<String> = nodes
-        .iter()
-        .map(|node| {
-            let done = if node.removed {
-                "breeze removed it from the worktree"
-            } else {
-                "breeze could not remove it: remove it"
-            };
-            format!(
-                "`{}` is {}; only files, symlinks and folders can be committed ({done})",
-                node.path, node.kind
-            )
-        })
-        .collect();
+    let mut parts: Vec<String> = nodes.iter().map(special_node_detail).collect();
     if !too_big.is_empty() {
         parts.push(format!("gate `file-size` failed: {}", file_size_detail(max, too_big)));
     }

@@ -12,6 +12,7 @@ use std::path::{Component, Path, PathBuf};
 
 use git2::{Index, Repository};
 
+use crate::baseline::Baseline;
 use crate::bounds::Bounds;
 use crate::error::{GitError, SpecialNode};
 use crate::paths::WorkdirChanges;
@@ -30,6 +31,16 @@ impl Unreadable {
     /// Whether nothing was found.
     pub(crate) fn is_empty(&self) -> bool {
         self.too_big.is_empty() && self.nodes.is_empty()
+    }
+
+    /// Leaves out the paths that hold their state in the lane's baseline (breeze's own
+    /// steps left them there: they are not read, staged or counted as work).
+    pub(crate) fn without_baseline(mut self, baseline: &Baseline, at: &Path) -> Unreadable {
+        if !baseline.is_empty() {
+            self.too_big.retain(|(path, _)| !baseline.holds(at, path));
+            self.nodes.retain(|(path, _)| !baseline.holds(at, path));
+        }
+        self
     }
 
     /// The paths found, sorted.
@@ -75,14 +86,16 @@ pub(crate) fn find_unreadable(
 }
 
 /// Refuses, with [`GitError::FilesRefused`], a worktree in which [`find_unreadable`] finds
-/// something; the nodes are removed first (git cannot commit them anyway).
+/// something that is not in the lane's `baseline`; the nodes are removed first (git cannot
+/// commit them anyway).
 pub(crate) fn refuse_unreadable(
     wrepo: &Repository,
     at: &Path,
     changes: WorkdirChanges<'_>,
     bounds: &Bounds,
+    baseline: &Baseline,
 ) -> Result<(), GitError> {
-    let found = find_unreadable(wrepo, at, changes, bounds)?;
+    let found = find_unreadable(wrepo, at, changes, bounds)?.without_baseline(baseline, at);
     if found.is_empty() {
         return Ok(());
     }

@@ -48,6 +48,7 @@
 #![warn(missing_docs)]
 
 mod advance;
+mod baseline;
 mod bounds;
 mod branch;
 mod checkout;
@@ -90,10 +91,10 @@ pub use branch::BranchCleanup;
 pub use checkout_update::{CheckoutObserver, CheckoutUpdate};
 pub use checkouts::DEFAULT_CLI_CHECKOUT_MIN_FILES;
 pub use commit::{CommitOutcome, FALLBACK_EMAIL, FALLBACK_NAME};
-pub use diff::{ChangeKind, EntryMode, PathChange, text_patch};
+pub use diff::{ChangeKind, ChangeTip, ChangeView, EntryMode, PathChange, text_patch};
 pub use error::{GitError, SpecialNode};
 pub use gates::{
-    DEFAULT_MAX_FILE_BYTES, GATE_FILE_SIZE, GATE_NESTED_REPO, GATE_PLANS_MARKERS,
+    DEFAULT_MAX_FILE_BYTES, GATE_FILE_SIZE, GATE_FILE_TYPE, GATE_NESTED_REPO, GATE_PLANS_MARKERS,
     GATE_SYMLINK_ESCAPE, GATE_WRITE_SET, GateConfig,
 };
 pub use git2::Oid;

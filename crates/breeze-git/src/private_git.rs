@@ -26,7 +26,9 @@ use crate::untrusted::{copy_file, ensure_dir, read_small, remove_entry, replace_
 use crate::worktree::Worktree;
 
 /// Folder under `.breeze/` that holds one folder per lane: `<lane>/git` (the private git
-/// directory, the worker's) and `<lane>/branch` (breeze's note of the task it was made for).
+/// directory, the worker's), `<lane>/branch` (breeze's note of the task it was made for),
+/// `<lane>/baseline.json` (what breeze's own steps left in the lane, `baseline.rs`) and
+/// the engine's record of the lane.
 const LANES_DIR: &str = "lanes";
 
 /// A value for a git config file: quoted, with `\` and `"` escaped. `None` when it cannot
@@ -50,7 +52,7 @@ fn put(path: &Path, contents: &[u8]) -> Result<(), GitError> {
 
 impl Repo {
     /// `.breeze/lanes/<lane>`: breeze's folder for the lane (not the worker's).
-    fn lane_home(&self, name: &str) -> PathBuf {
+    pub(crate) fn lane_home(&self, name: &str) -> PathBuf {
         self.workdir.join(STATE_DIR).join(LANES_DIR).join(name)
     }
 

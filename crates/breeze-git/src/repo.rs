@@ -296,6 +296,9 @@ impl Repo {
                 admin.display()
             )
         })?;
+        // Interpreter caches are never a task's change (see `LANE_IGNORES`).
+        repo.add_ignore_rule(crate::names::LANE_IGNORES)
+            .ctx(|| format!("could not set the ignore rules of {}", path.display()))?;
         let workdir_ok = repo.workdir().is_some_and(|workdir| same_path(workdir, path));
         if !workdir_ok || !same_path(repo.commondir(), &self.common_dir) {
             return Err(GitError::NotManaged {

@@ -6,6 +6,7 @@ use std::path::Path;
 
 use git2::{Index, Repository, Status};
 
+use crate::baseline::Baseline;
 use crate::bounds::StopFlag;
 use crate::checkout::{staged_repo_paths, workdir_status_options_for};
 use crate::error::{Context as _, GitError};
@@ -73,14 +74,19 @@ fn unresolved_conflicts(
 /// With [`WorkdirChanges::Only`] only those paths (and what is staged already) are looked
 /// at. Returns how many paths. The caller has checked that no conflict markers are left
 /// and that no file is too big to read. Between two files, a raised `stop` ends it with
-/// the index on disk untouched.
+/// the index on disk untouched. Paths that hold their state in the lane's `baseline` are
+/// not staged (their index entry stays HEAD's).
 pub(crate) fn stage_all(
     wrepo: &Repository,
     at: &Path,
     changes: WorkdirChanges<'_>,
     stop: &StopFlag,
+    baseline: &Baseline,
 ) -> Result<usize, GitError> {
-    let changed = changed_in_workdir(wrepo, at, changes)?;
+    let mut changed = changed_in_workdir(wrepo, at, changes)?;
+    if !baseline.is_empty() {
+        changed.retain(|bytes| !baseline.holds(at, &path_string(bytes)));
+    }
     if changed.is_empty() {
         return Ok(0);
     }
@@ -101,6 +107,51 @@ pub(crate) fn stage_all(
     }
     index.write().ctx(|| format!("could not write the index of {}", at.display()))?;
     Ok(changed.len())
+}
+
+/// Puts the index entries of the paths that hold their state in the lane's `baseline`
+/// back to HEAD's (after the `git` CLI's `add -A` staged them with everything else).
+pub(crate) fn unstage_baseline(
+    wrepo: &Repository,
+    at: &Path,
+    baseline: &Baseline,
+) -> Result<(), GitError> {
+    let held: Vec<&str> = baseline.paths().filter(|rel| baseline.holds(at, rel)).collect();
+    if held.is_empty() {
+        return Ok(());
+    }
+    let context = || format!("could not leave breeze's own files out of {}", at.display());
+    let head_tree = wrepo.head().and_then(|head| head.peel_to_tree()).ok();
+    let mut index = fresh_index(wrepo, at)?;
+    for rel in held {
+        let path = Path::new(rel);
+        match head_tree.as_ref().and_then(|tree| tree.get_path(path).ok()) {
+            Some(entry) => {
+                // Zero stat data: git compares the file's content again next time.
+                let staged = git2::IndexEntry {
+                    ctime: git2::IndexTime::new(0, 0),
+                    mtime: git2::IndexTime::new(0, 0),
+                    dev: 0,
+                    ino: 0,
+                    mode: entry.filemode() as u32,
+                    uid: 0,
+                    gid: 0,
+                    file_size: 0,
+                    id: entry.id(),
+                    flags: 0,
+                    flags_extended: 0,
+                    path: rel.as_bytes().to_vec(),
+                };
+                index.add(&staged).ctx(context)?;
+            }
+            None => {
+                if index.get_path(path, 0).is_some() {
+                    index.remove_path(path).ctx(context)?;
+                }
+            }
+        }
+    }
+    index.write().ctx(context)
 }
 
 /// The paths the working tree changed against the index (what the worker staged itself is

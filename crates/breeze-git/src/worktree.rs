@@ -24,7 +24,8 @@ pub struct Worktree {
     pub name: String,
     /// Absolute path of the worktree.
     pub path: PathBuf,
-    /// Branch checked out in it, without `refs/heads/` (`task/<slug>`).
+    /// Branch checked out in it, without `refs/heads/` (`task/<slug>`); empty for a lane
+    /// parked between runs (a detached HEAD at main's tip).
     pub branch: String,
     /// The commit the current task started from.
     pub base: Oid,
@@ -90,8 +91,11 @@ impl Repo {
     }
 
     /// The worktree `name` breeze created under `.harness-worktrees/` (how resume adopts a
-    /// lane), with its current branch and the base that branch left main at. `None` when
-    /// there is no such worktree, its directory is gone, or breeze did not create it.
+    /// lane, and a later run a lane kept from an earlier one), with its current branch and
+    /// the base that branch left main at — or, for a lane parked at the end of a run
+    /// ([`Repo::park_worktree`]: a detached HEAD), no branch and its HEAD commit as the
+    /// base. `None` when there is no such worktree, its directory is gone, or breeze did
+    /// not create it.
     pub fn find_worktree(&self, name: &str) -> Result<Option<Worktree>, GitError> {
         validate_worktree_name(name)?;
         let repo = self.git()?;
@@ -106,13 +110,21 @@ impl Repo {
         }
         let head = self.admin_head(name);
         let Some(refname) = symbolic_target(&head) else {
-            return Err(GitError::WorktreeConflict {
+            let Ok(at) = Oid::from_str(head.trim()) else {
+                return Err(GitError::WorktreeConflict {
+                    name: name.to_string(),
+                    path,
+                    problem: "its HEAD names neither a branch nor a commit; remove the \
+                              worktree (`breeze clean --force`)"
+                        .to_string(),
+                });
+            };
+            return Ok(Some(Worktree {
                 name: name.to_string(),
                 path,
-                problem: "its HEAD is detached, not on a task branch; check out the task's \
-                          branch there (`git switch task/<slug>`) or remove the worktree"
-                    .to_string(),
-            });
+                branch: String::new(),
+                base: at,
+            }));
         };
         let branch = refname.strip_prefix("refs/heads/").unwrap_or(refname).to_string();
         let tip = self.existing_branch_tip(&repo, &branch)?;
@@ -124,7 +136,7 @@ impl Repo {
     /// not count), as [`Repo::remove_worktree`] judges it.
     pub fn is_worktree_dirty(&self, path: &Path) -> Result<bool, GitError> {
         let handle = self.handle(path)?;
-        Ok(!self.dirty_paths(&handle, path, WorkdirChanges::Unknown)?.is_empty())
+        Ok(!self.dirty_paths_of(&handle, path, WorkdirChanges::Unknown)?.is_empty())
     }
 
     /// Refuses with [`GitError::Dirty`] when `wt` has uncommitted or untracked work (looking
@@ -135,7 +147,7 @@ impl Repo {
         wt: &Worktree,
         changes: WorkdirChanges<'_>,
     ) -> Result<(), GitError> {
-        let dirty = self.dirty_paths(wrepo, &wt.path, changes)?;
+        let dirty = self.dirty_paths_of(wrepo, &wt.path, changes)?;
         if dirty.is_empty() {
             Ok(())
         } else {
@@ -177,7 +189,7 @@ impl Repo {
         let dirty = if path.is_dir() {
             self.handle(&path)
                 .ok()
-                .and_then(|wrepo| self.dirty_paths(&wrepo, &path, WorkdirChanges::Unknown).ok())
+                .and_then(|wrepo| self.dirty_paths_of(&wrepo, &path, WorkdirChanges::Unknown).ok())
                 .map(|paths| !paths.is_empty())
         } else {
             None
@@ -311,17 +323,21 @@ impl Repo {
                  holds nothing you need"
             ),
         })?;
-        self.dirty_paths(&wrepo, path, changes)
+        self.dirty_paths_of(&wrepo, path, changes)
     }
 
     /// [`Checkouts::dirty_paths`](crate::checkouts::Checkouts::dirty_paths) under this
     /// repository's size limit and stop signal.
-    fn dirty_paths(
+    ///
+    /// Paths that hold their state in the lane's baseline (what breeze's own steps left
+    /// there) do not count.
+    pub(crate) fn dirty_paths_of(
         &self,
         wrepo: &Repository,
         path: &Path,
         changes: WorkdirChanges<'_>,
     ) -> Result<Vec<String>, GitError> {
-        self.checkouts.dirty_paths(wrepo, path, changes, &self.bounds)
+        let baseline = self.baseline_of(path);
+        self.checkouts.dirty_paths(wrepo, path, changes, &self.bounds, &baseline)
     }
 }

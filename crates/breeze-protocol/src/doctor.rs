@@ -55,7 +55,8 @@ pub enum CheckOutcome {
     Problem,
     /// Cannot be told cheaply and offline (e.g. a login held by a helper program).
     NotChecked,
-    /// Skipped on request (`--no-setup`, `--skip-setup-check`).
+    /// Skipped on request (`--no-setup`, `--skip-setup-check`, `[review] independent =
+    /// "off"`).
     Skipped,
 }
 
@@ -76,11 +77,13 @@ impl CheckOutcome {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DoctorCheck {
-    /// What was checked: `config`, `plan`, `backend`, `login`, `program`, `remote`, `setup`, and any
-    /// later kind (a consumer should accept new ones).
+    /// What was checked: `config`, `plan`, `backend`, `login`, `program`, `remote` (with
+    /// `[land] to` a remote), `review` (the reviewer's and the Advisor's pairing with the
+    /// worker), `budget` (a backend a cap cannot hold), `setup`, and any later kind (a
+    /// consumer should accept new ones).
     pub check: String,
     /// What it was checked for: `breeze.toml`, `roles.worker`, `worktree.setup`,
-    /// `review.checks[0]`, `land.verify`, `Plans.md`.
+    /// `review.checks[0]`, `land.verify`, `Plans.md`, `review.independent`.
     pub subject: String,
     /// How it came out.
     pub outcome: CheckOutcome,

@@ -7,6 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::advisor::Decision;
+use crate::cause::Cause;
 use crate::review::Verdict;
 use crate::status::{RunState, TaskState, Usage};
 use crate::version::BreezeEventV1;
@@ -122,6 +123,17 @@ pub enum EventKind {
         #[serde(default)]
         usage: Usage,
     },
+    /// What one role call cost, as breeze counted it against the budget: the backend's
+    /// report, priced with `[budget.prices]` where it has tokens only; journaled for every
+    /// call that reached its backend, the simulator's included.
+    Spent {
+        /// Task id.
+        task: String,
+        /// Role.
+        role: Role,
+        /// Cost and tokens of the call (`unpriced_calls` 1 when its cost is unknown).
+        usage: Usage,
+    },
     /// A role's backend failed rather than the task (rate limit, passing API error, no
     /// login); the call is tried again after `wait_ms` (not an attempt).
     BackendTrouble {
@@ -161,9 +173,24 @@ pub enum EventKind {
         task: String,
         /// New state.
         state: TaskState,
-        /// Why, for escalated/blocked/failed/deferred.
+        /// Why, for escalated/blocked/failed/deferred/awaiting-approval, and for a task
+        /// back at work after a send-back: the cause as one line.
         #[serde(default)]
         reason: Option<String>,
+        /// The same cause, structured (absent in journals of older breeze versions).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cause: Option<Cause>,
+    },
+    /// The task went back to its worker without a review round being counted: a gate or a
+    /// check failed, the landing conflicted, `land.verify` or a hook failed, or a person
+    /// rejected it.
+    SentBack {
+        /// Task id.
+        task: String,
+        /// The cause as one line.
+        reason: String,
+        /// The cause.
+        cause: Cause,
     },
     /// A worker attempt finished.
     Attempt {
@@ -193,7 +220,7 @@ pub enum EventKind {
         /// Saved response file.
         response_path: String,
     },
-    /// A review round ended (gate failures produce engine-made verdicts).
+    /// A reviewer round ended (gate and check failures are `sent_back`, not rounds).
     Reviewed {
         /// Task id.
         task: String,
@@ -243,6 +270,34 @@ pub enum EventKind {
         to: String,
         /// How many paths change.
         paths: u64,
+    },
+    /// A person stepped into a task's lane (`breeze attach`): the task waits there, at a
+    /// safe point, until they leave.
+    Attached {
+        /// Task id.
+        task: String,
+        /// The lane, from 1 (between runs: the one the task last had, whose ports the
+        /// person's session got); none when the task never had one.
+        #[serde(default)]
+        lane: Option<u32>,
+        /// The worktree they work in.
+        worktree: String,
+    },
+    /// The person left the task's lane: their attempt. What they changed goes to review
+    /// like a worker's change; it is not a worker attempt (no failure counts against the
+    /// task).
+    PersonAttempt {
+        /// Task id.
+        task: String,
+        /// `changed` (to review next), `unchanged` (the task goes on where it paused) or
+        /// `not-committed` (what they left cannot be committed: `error` says why).
+        outcome: String,
+        /// The commit of their change.
+        #[serde(default)]
+        head: Option<String>,
+        /// Why their change could not be taken.
+        #[serde(default)]
+        error: Option<String>,
     },
     /// A task landed on main (or on the remote branch `target`).
     Landed {

@@ -24,6 +24,7 @@
 #![warn(missing_docs)]
 
 mod advisor;
+mod cause;
 mod common;
 mod contract;
 mod doctor;
@@ -42,6 +43,7 @@ pub use advisor::{
     AdvisorRequest, AdvisorResponse, Decision, ExecutionContext, PriorAdvisorResponse, ReasonCode,
     ResumeEvidence, SelectedPlan,
 };
+pub use cause::{Cause, CauseKind, last_line};
 pub use common::{Gap, MemoryScope, MemoryUpdate, Severity, TaskBrief};
 pub use contract::{
     ContractAdvisor, ContractBody, ContractCheck, ContractReview, ContractSource, ContractStatus,
@@ -63,7 +65,8 @@ pub use review::{
     ReviewerProfile, Verdict,
 };
 pub use status::{
-    BreezeStatus, ContainmentStatus, PullRequestStatus, RunState, TaskState, TaskStatus, Usage,
+    BreezeStatus, BudgetCaps, ContainmentStatus, PullRequestStatus, RunState, TaskState,
+    TaskStatus, Usage,
 };
 pub use validate::{InvalidMessage, Problem};
 pub use version::*;

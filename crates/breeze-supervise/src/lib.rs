@@ -26,6 +26,8 @@
 //! - **Strays.** With [`ProcessSpec::marker`] every process of the run carries a marker in
 //!   its environment; processes that left the group (`setsid`, a double fork) are found by
 //!   it and ended with the role ([`end_processes_with_env`]).
+//! - **A person's session.** [`run_interactive`] runs a program in the caller's terminal
+//!   (`breeze attach`), confined like a role when asked, and gives the terminal back.
 //! - **Scrubbed environment.** [`scrubbed_env`] builds an allow-listed environment; the
 //!   process gets exactly [`ProcessSpec::env`] and nothing else.
 //!
@@ -62,6 +64,7 @@ mod activity;
 mod env;
 mod error;
 mod group;
+mod interactive;
 mod json;
 mod output;
 mod resolve;
@@ -77,6 +80,7 @@ pub use activity::{ActivityProbe, DEFAULT_SKIPPED_DIRS, DirActivity};
 pub use env::{ENV_ALLOW_LIST, REMOTE_ACCESS_VARS, is_remote_access_var, scrubbed_env};
 pub use error::SpawnError;
 pub use group::{OrphanOutcome, ask_to_stop, end_orphan_group, process_start_ticks};
+pub use interactive::{InteractiveSpec, run_interactive};
 pub use json::last_json_object;
 pub use resolve::resolve_program;
 pub use role_file::{MAX_ROLE_FILE_BYTES, RoleFileError, read_role_file};

@@ -13,5 +13,5 @@ pub mod replay;
 pub mod repo;
 pub mod role;
 
-pub use git::{git, git_line, git_output, hermetic};
+pub use git::{git, git_line, git_output, hermetic, landings_since};
 pub use repo::{TestRepo, read, write};

@@ -51,6 +51,9 @@ pub fn run(args: &PlanArgs) -> CliResult {
         output::print(&breeze_plan::render::dot(&plan, &analysis))?;
     } else {
         output::print(&breeze_plan::render::table(&plan, &analysis))?;
+        // Who would review and advise the work, as `breeze run` would pair them.
+        let root = root.as_deref().unwrap_or(Path::new("."));
+        output::print(&format!("\n{}", breeze_engine::independence::describe(&config, root)))?;
     }
     Ok(ExitCode::Success)
 }

@@ -91,12 +91,22 @@ pub fn render(
             totals.push_str(&format!(" · {n} {word}"));
         }
     }
-    if model.usage.cost_usd.is_some() {
-        totals.push_str(&format!(" · {}", crate::render::cost(model.usage.cost_usd)));
+    let caps = model.budget.unwrap_or_default();
+    let usd_cap = caps.run_usd.map(|cap| format!(" of ${}", breeze_engine::budget::amount(cap)));
+    if model.usage.cost_usd.is_some() || usd_cap.is_some() {
+        let spent = match model.usage.cost_usd {
+            None => "$0.00".to_string(),
+            Some(_) => crate::render::usage_cost(&model.usage),
+        };
+        totals.push_str(&format!(" · {spent}{}", usd_cap.unwrap_or_default()));
     }
-    let tokens = model.usage.input_tokens + model.usage.output_tokens;
-    if tokens > 0 {
-        totals.push_str(&format!(" · {tokens} tokens"));
+    let tokens = model.usage.tokens();
+    let token_cap = caps.run_tokens.map(|cap| format!(" of {cap}"));
+    if tokens > 0 || token_cap.is_some() {
+        totals.push_str(&format!(" · {tokens}{} tokens", token_cap.unwrap_or_default()));
+    }
+    if let Some(cap) = caps.task_usd {
+        totals.push_str(&format!(" · ${} a task", breeze_engine::budget::amount(cap)));
     }
     lines.push(totals);
 

@@ -128,6 +128,8 @@ fn draw_run(inbox: &mpsc::Receiver<Input>, screen: &Screen, repo_dir: &std::path
                         | ProgressEvent::Containment { .. }
                         | ProgressEvent::Notice { .. }
                         | ProgressEvent::Kept { .. }
+                        | ProgressEvent::Pairing { .. }
+                        | ProgressEvent::Budget { .. }
                 ) {
                     screen
                         .print_above(&crate::output::shown(&crate::render::progress_line(&event)));

@@ -27,8 +27,10 @@ pub struct LiveModel {
     /// Tasks in plan order.
     pub tasks: Vec<TaskView>,
     index: HashMap<String, usize>,
-    /// Cost and tokens of every role process that ended.
+    /// Cost and tokens of every role call that ended (as the budget counted them).
     pub usage: Usage,
+    /// The caps the run's spend is held to, if any.
+    pub budget: Option<breeze_protocol::BudgetCaps>,
     /// The latest milestones, oldest first.
     pub milestones: VecDeque<Milestone>,
     /// How many milestones there were in all.
@@ -119,6 +121,7 @@ impl LiveModel {
         if past_counts {
             self.usage = status.usage;
         }
+        self.budget = status.budget;
         let mut order: Vec<TaskView> = Vec::with_capacity(status.tasks.len());
         let mut known = std::mem::take(&mut self.tasks);
         for task in &status.tasks {
@@ -194,7 +197,7 @@ impl LiveModel {
                 view.since = at;
                 view.reason = None;
             }
-            EventKind::TaskState { task, state, reason } => {
+            EventKind::TaskState { task, state, reason, .. } => {
                 let first = reason.as_deref().and_then(|r| r.lines().next()).unwrap_or("");
                 match state {
                     TaskState::AwaitingApproval => {
@@ -233,7 +236,7 @@ impl LiveModel {
                     view.round = view.rounds_done + 1;
                 }
             }
-            EventKind::ProcessEnded { usage, .. } => self.usage.add(usage),
+            EventKind::Spent { usage, .. } => self.usage.add(usage),
             EventKind::CommandStarted { task, purpose, .. } => {
                 self.task(task).phase = purpose.clone();
             }
@@ -246,8 +249,16 @@ impl LiveModel {
                     wait_ms.div_ceil(1000)
                 ));
             }
+            EventKind::SentBack { task, reason, .. } => {
+                note = Some(crate::render::sent_back_line(task, reason));
+                let view = self.task(task);
+                view.state = TaskState::Running;
+                view.phase = "sent back".into();
+                view.reason = Some(reason.clone());
+            }
             EventKind::Attempt { task, attempt, round, outcome, error, .. } => {
-                if outcome != "completed" {
+                // A sent-back attempt is told by its `sent_back` event.
+                if outcome != "completed" && outcome != "sent-back" {
                     let why = error.as_deref().and_then(|e| e.lines().next()).unwrap_or(outcome);
                     note = Some(format!("✗ [{task}] attempt {attempt} {outcome}: {why}"));
                 }
@@ -255,6 +266,21 @@ impl LiveModel {
                 view.attempts_done = view.attempts_done.max(*attempt);
                 view.attempt = *attempt;
                 view.round = *round;
+            }
+            EventKind::Attached { task, lane, .. } => {
+                let lane = lane.map(|lane| format!(" in lane {lane}")).unwrap_or_default();
+                note = Some(format!("✋ [{task}] paused{lane}: a person is attached"));
+                self.task(task).phase = "attached".into();
+            }
+            EventKind::PersonAttempt { task, outcome, error, .. } => {
+                note = Some(match outcome.as_str() {
+                    "changed" => format!("✋ [{task}] the person left a change: to review"),
+                    "unchanged" => format!("✋ [{task}] the person left; no change"),
+                    _ => format!(
+                        "✋ [{task}] the person's change cannot be committed: {}",
+                        error.as_deref().and_then(|e| e.lines().next()).unwrap_or(outcome)
+                    ),
+                });
             }
             EventKind::AdvisorConsulted { task, decision, .. } => {
                 note = Some(format!("? [{task}] Advisor: {}", decision.as_str()));
@@ -292,6 +318,7 @@ impl LiveModel {
             }
             EventKind::WorktreeCreated { .. }
             | EventKind::WorktreeRemoved { .. }
+            | EventKind::ProcessEnded { .. }
             | EventKind::CommandEnded { .. }
             | EventKind::PullRequestOpened { .. }
             | EventKind::PullRequestMerged { .. }
@@ -436,17 +463,22 @@ mod tests {
                     state: TaskState::Pending,
                     attempts: 0,
                     rounds: 0,
+                    gate_failures: 0,
                     advisor_consults: 0,
                     commit: None,
                     reason: None,
+                    cause: None,
                     group: None,
                     usage: Usage::default(),
                     review: None,
                     granted_writes: Vec::new(),
                     pull_request: None,
+                    branch: None,
+                    earlier_branches: Vec::new(),
                 })
                 .collect(),
             usage: Usage { cost_usd: Some(0.5), ..Usage::default() },
+            budget: None,
             containment: None,
         }
     }
@@ -567,8 +599,12 @@ mod tests {
         model.apply(&events[0]);
         model.seed(&pending(&["1", "2", "3"]), Replay::FromNow);
         assert_eq!(model.run_id, "r");
-        let ended = r#"{"schema_version":"breeze-event.v1","seq":9,"at":"2026-12-01T04:38:40.000Z","event":{"kind":"process_ended","task":"1","role":"worker","pid":1,"exit_code":0,"outcome":"exited","usage":{"cost_usd":0.25,"input_tokens":100,"output_tokens":20,"cached_input_tokens":0}}}"#;
+        // A process's own report is not what the budget counted (the simulator starts no
+        // process; codex's tokens are priced): the view adds what was counted.
+        let ended = r#"{"schema_version":"breeze-event.v1","seq":9,"at":"2026-12-01T04:38:40.000Z","event":{"kind":"process_ended","task":"1","role":"worker","pid":1,"exit_code":0,"outcome":"exited","usage":{"cost_usd":null,"input_tokens":100,"output_tokens":20,"cached_input_tokens":0}}}"#;
         model.apply(&serde_json::from_str(ended).unwrap());
+        let spent = r#"{"schema_version":"breeze-event.v1","seq":10,"at":"2026-12-01T04:38:40.000Z","event":{"kind":"spent","task":"1","role":"worker","usage":{"cost_usd":0.25,"input_tokens":100,"output_tokens":20,"cached_input_tokens":0}}}"#;
+        model.apply(&serde_json::from_str(spent).unwrap());
         assert_eq!(model.usage.cost_usd, Some(0.75));
         assert_eq!(model.usage.input_tokens, 100);
     }
@@ -601,6 +637,37 @@ mod tests {
                 "⧗ [1] awaiting approval",
                 "▶ [2] B (lane 1)",
                 "■ [2] escalated: 3 failed attempts"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_send_back_is_one_milestone_that_says_why() {
+        let mut model = LiveModel::default();
+        model.seed(&pending(&["1"]), Replay::WholeJournal);
+        let event = |seq: u64, kind: &str| -> BreezeEvent {
+            serde_json::from_str(&format!(
+                r#"{{"schema_version":"breeze-event.v1","seq":{seq},"at":"2026-12-01T10:00:0{seq}.000Z","event":{kind}}}"#
+            ))
+            .unwrap()
+        };
+        let why = "landing: verify failed (`npm test` exited 1: not ok 2 - subtracts)";
+        model.apply(&event(1, r#"{"kind":"task_started","task":"1","title":"A","lane":1}"#));
+        model.apply(&event(2, r#"{"kind":"reviewed","task":"1","round":1,"verdict":"APPROVE","head":"h","result_path":"r"}"#));
+        model.apply(&event(
+            3,
+            &format!(r#"{{"kind":"sent_back","task":"1","reason":"{why}","cause":{{"kind":"verify","detail":"exited 1","command":["npm","test"],"exit_code":1}}}}"#),
+        ));
+        model.apply(&event(4, r#"{"kind":"attempt","task":"1","attempt":2,"round":2,"outcome":"sent-back","error":"x"}"#));
+        let only = &model.tasks[0];
+        assert_eq!((only.state, only.reason.as_deref()), (TaskState::Running, Some(why)));
+        let texts: Vec<&str> = model.milestones.iter().map(|m| m.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                "▶ [1] A (lane 1)",
+                "✓ [1] round 1: APPROVE",
+                "↺ [1] landing: verify failed (`npm test` exited 1: not ok 2 - subtracts) — back to the worker",
             ]
         );
     }

@@ -61,11 +61,13 @@ table.tasks, table.spent { border-collapse: collapse; width: 100%; }
 .tasks td.reason { min-width: 8em; overflow-wrap: anywhere; }
 .tasks td.num, .spent td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .tasks .sub { display: block; color: #52606d; font-size: 12px; font-weight: normal; }
+ul.sent-back { margin: 4px 0 0; padding-left: 16px; color: #9b2c2c; }
 .spent tr.run th, .spent tr.run td { font-weight: 600; }
 .spent .share { display: block; color: #52606d; font-size: 12px; font-weight: normal; }
 .badge { display: inline-block; padding: 0 8px; border: 1px solid #9aa3ae; border-radius: 10px; font-size: 12px; font-weight: 600; white-space: nowrap; }
 .cut { display: inline-block; width: 2px; height: 14px; margin: 0 6px 0 2px; vertical-align: -2px; background: #2b6cb0; border-left: 2px solid #fff; }
 .failed-edge { display: inline-block; width: 14px; height: 3px; margin-right: 6px; vertical-align: 2px; }
+.sent-tick { display: inline-block; width: 3px; height: 16px; margin: 0 6px 0 2px; vertical-align: -3px; }
 ul.plain { margin: 4px 0; padding-left: 20px; }
 footer { margin-top: 30px; color: #7b8794; font-size: 12px; }
 "#;
@@ -146,7 +148,7 @@ fn summary(out: &mut String, report: &Report<'_>) {
     }
     let counts: Vec<String> = counts.iter().map(|(state, n)| format!("{n} {state}")).collect();
     fact("tasks", format!("{} ({})", status.tasks.len(), counts.join(", ")));
-    if !status.usage.is_empty() {
+    if status.usage.reported() {
         let usage = &status.usage;
         fact(
             "cost",
@@ -158,6 +160,9 @@ fn summary(out: &mut String, report: &Report<'_>) {
                 usage.cached_input_tokens
             ),
         );
+    }
+    if let Some(line) = render::budget_line(status.budget.as_ref(), &status.usage) {
+        fact("budget", esc(line.trim_start_matches("budget: ")));
     }
     if let Some(containment) = &status.containment {
         fact("confinement", esc(&containment.summary));
@@ -178,7 +183,7 @@ fn timeline(out: &mut String, report: &Report<'_>) {
     }
     let _ = write!(
         out,
-        "<li><span class=\"cut\"></span>the next worker attempt; <span class=\"failed-edge\" style=\"background:{FAILED}\"></span>an attempt that failed</li>"
+        "<li><span class=\"cut\"></span>the next worker attempt; <span class=\"failed-edge\" style=\"background:{FAILED}\"></span>an attempt that failed or was sent back; <span class=\"sent-tick\" style=\"background:{FAILED}\"></span>sent back to the worker (hover for why)</li>"
     );
     out.push_str("<li>✓ landed, ✗ escalated or failed, ⊘ blocked, ‖ deferred, ? awaiting approval</li></ul>\n");
     if let Some(problem) = &report.journal_problem {
@@ -254,28 +259,38 @@ fn time_spent(out: &mut String, report: &Report<'_>) {
 
 /// The task table: narrow enough for an 800-pixel window (the counts share a column, so
 /// do cost and tokens; each task's reviews and advice are under Task files, where its id
-/// links to).
+/// links to). Reviewer rounds and gate failures are counted apart; the reason cell lists
+/// each send-back's cause under the task's own reason.
 fn tasks(out: &mut String, report: &Report<'_>) {
-    out.push_str("<section id=\"tasks-section\">\n<h2>Tasks</h2>\n<div class=\"scroll\">\n<table id=\"tasks\" class=\"tasks\">\n<thead><tr><th>task</th><th>title</th><th>state</th><th title=\"worker attempts · review rounds · Advisor consults\">attempts · rounds · consults</th><th>cost <span class=\"sub\">tokens in / out</span></th><th>commit</th><th>reason</th></tr></thead>\n<tbody>\n");
+    out.push_str("<section id=\"tasks-section\">\n<h2>Tasks</h2>\n<div class=\"scroll\">\n<table id=\"tasks\" class=\"tasks\">\n<thead><tr><th>task</th><th>title</th><th>state</th><th title=\"worker attempts · reviewer rounds · gate and check failures · Advisor consults\">attempts · rounds · gates · consults</th><th>cost <span class=\"sub\">tokens in / out</span></th><th>commit</th><th>reason</th></tr></thead>\n<tbody>\n");
     let empty = TaskFiles::default();
     for (n, task) in report.status.tasks.iter().enumerate() {
         let files = report.files.get(&task.id).unwrap_or(&empty);
+        let sent_back: Vec<&str> = report
+            .timeline
+            .sent_back
+            .iter()
+            .filter(|sent| sent.task == task.id)
+            .map(|sent| sent.reason.as_str())
+            .collect();
         let _ = writeln!(
             out,
-            "<tr id=\"task-{n}\" data-task=\"{}\"><td><a href=\"#files-{n}\"><code>{}</code></a></td><td class=\"title\">{}</td><td>{}</td><td class=\"num\" title=\"{} attempts, {} rounds, {} consults\">{} · {} · {}</td><td class=\"num\">{}</td><td>{}</td><td class=\"reason\">{}</td></tr>",
+            "<tr id=\"task-{n}\" data-task=\"{}\"><td><a href=\"#files-{n}\"><code>{}</code></a></td><td class=\"title\">{}</td><td>{}</td><td class=\"num\" title=\"{} attempts, {} rounds, {} gate failures, {} consults\">{} · {} · {} · {}</td><td class=\"num\">{}</td><td>{}</td><td class=\"reason\">{}</td></tr>",
             esc(&task.id),
             esc(&task.id),
             esc(&task.title),
             badge(task.state.as_str()),
             task.attempts,
             task.rounds,
+            task.gate_failures,
             task.advisor_consults,
             task.attempts,
             task.rounds,
+            task.gate_failures,
             task.advisor_consults,
             cost_and_tokens(task),
             commit(task, files),
-            esc(&note(task)),
+            reasons(task, &sent_back),
         );
     }
     out.push_str("</tbody>\n</table>\n</div>\n</section>\n");
@@ -304,6 +319,27 @@ fn commit(task: &TaskStatus, files: &TaskFiles) -> String {
     }
 }
 
+/// Send-backs listed in a task's reason cell before "and N more".
+const SHOWN_SENT_BACK: usize = 5;
+
+/// The reason cell: why the task is where it is, its approval when breeze normalized it,
+/// its widened write set, then each time it was sent back to its worker and why.
+fn reasons(task: &TaskStatus, sent_back: &[&str]) -> String {
+    let mut out = esc(&note(task));
+    if sent_back.is_empty() {
+        return out;
+    }
+    out.push_str("<ul class=\"sent-back\">");
+    for reason in sent_back.iter().take(SHOWN_SENT_BACK) {
+        let _ = write!(out, "<li>sent back: {}</li>", esc(first_line(reason)));
+    }
+    if sent_back.len() > SHOWN_SENT_BACK {
+        let _ = write!(out, "<li>and {} more</li>", sent_back.len() - SHOWN_SENT_BACK);
+    }
+    out.push_str("</ul>");
+    out
+}
+
 /// Why the task is where it is, its approval when breeze normalized it, its widened
 /// write set.
 fn note(task: &TaskStatus) -> String {
@@ -314,6 +350,9 @@ fn note(task: &TaskStatus) -> String {
     }
     if !task.granted_writes.is_empty() {
         parts.push(format!("write set widened: {}", task.granted_writes.join(", ")));
+    }
+    if !task.earlier_branches.is_empty() {
+        parts.push(format!("earlier work on branch {}", task.earlier_branches.join(", ")));
     }
     parts.join("; ")
 }

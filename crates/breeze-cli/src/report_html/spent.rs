@@ -68,6 +68,7 @@ mod tests {
                 .map(|&(start, end, phase)| Piece::new(start, end, phase))
                 .collect(),
             ended: "landed".into(),
+            why: None,
         }
     }
 
@@ -82,6 +83,7 @@ mod tests {
                 stay("1", None, &[(4_000, 6_000, Phase::Waiting)]),
                 stay("1", Some(1), &[(6_000, 8_000, Phase::Landing)]),
             ],
+            sent_back: Vec::new(),
             skipped: 0,
         };
         let (run, tasks) = spent(&timeline);

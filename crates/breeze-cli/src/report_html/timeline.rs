@@ -10,11 +10,13 @@
 //! scope waits of the journal are painted over it, as they are more precise. Work is cut
 //! where a worker attempt started (a `running` state or a worker process after the last
 //! attempt ended): each attempt is a piece of its own, numbered and marked with how it
-//! ended (its `attempt` event).
+//! ended (its `attempt` event). A send-back is a moment of its own, with its cause; a
+//! send-back or an escalation during review caused by a gate or check means that review
+//! time was the gates'.
 
 use std::collections::{BTreeMap, HashMap};
 
-use breeze_protocol::{BreezeEvent, EventKind, Role, TaskState};
+use breeze_protocol::{BreezeEvent, Cause, CauseKind, EventKind, Role, TaskState};
 
 use super::time::parse_rfc3339;
 
@@ -108,7 +110,7 @@ pub struct AttemptMark {
 }
 
 impl AttemptMark {
-    /// It ended without a result (failed, stalled, timed out, …).
+    /// It ended without a result (failed, stalled, timed out, sent back by a gate, …).
     pub fn failed(self) -> bool {
         self.outcome.is_some_and(|outcome| outcome != "completed" && outcome != "needs-advice")
     }
@@ -125,9 +127,10 @@ struct AttemptSpan {
     open: bool,
 }
 
-/// The outcomes an `attempt` event names (others read as `ended`).
-const OUTCOMES: [&str; 6] =
-    ["completed", "failed", "needs-advice", "escalated", "stalled", "timeout"];
+/// The outcomes an `attempt` event names (others read as `ended`); `sent-back`: a gate
+/// refused the attempt's files before anything was staged.
+const OUTCOMES: [&str; 7] =
+    ["completed", "failed", "needs-advice", "escalated", "stalled", "timeout", "sent-back"];
 
 /// One stay of a task on a lane, or off every lane while its landing was deferred.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -146,6 +149,19 @@ pub struct Stay {
     /// What ended it: the state that took it off the lane (`landed`, `deferred`, …),
     /// `stopped` when the engine stopped, `replaced` when another task took the lane.
     pub ended: String,
+    /// Why it ended, when the journal says (the cause of an escalation, a deferral, …).
+    pub why: Option<String>,
+}
+
+/// A task sent back to its worker (a gate, a check, the landing, a person), and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SentBack {
+    /// Task id.
+    pub task: String,
+    /// When.
+    pub at: i64,
+    /// The cause as one line.
+    pub reason: String,
 }
 
 /// The derived timeline of a run.
@@ -155,6 +171,8 @@ pub struct Timeline {
     pub sessions: Vec<(i64, i64)>,
     /// Every stay, in the order they ended.
     pub stays: Vec<Stay>,
+    /// Every send-back, in journal order.
+    pub sent_back: Vec<SentBack>,
     /// Events whose time could not be read (left out).
     pub skipped: usize,
 }
@@ -208,8 +226,9 @@ struct Walk {
     session_start: Option<i64>,
     sessions: Vec<(i64, i64)>,
     open: BTreeMap<String, Open>,
-    /// Tasks that wait off the lanes (a deferred landing, an approval): since, and why.
-    deferred: BTreeMap<String, (i64, &'static str)>,
+    /// Tasks that wait off the lanes (a deferred landing, an approval): since, what for,
+    /// and the journal's reason.
+    deferred: BTreeMap<String, (i64, &'static str, Option<String>)>,
     /// Running role processes and project commands: pid → (task, phase, since).
     running: HashMap<u32, (String, Phase, i64)>,
     /// Tasks waiting for a scope grant, since.
@@ -221,6 +240,7 @@ struct Walk {
     /// Each task's worker attempts, in order.
     attempts: HashMap<String, Vec<AttemptSpan>>,
     stays: Vec<Stay>,
+    sent_back: Vec<SentBack>,
     skipped: usize,
 }
 
@@ -235,13 +255,20 @@ impl Walk {
                 self.end_session(at);
                 self.session_start = Some(at);
             }
-            EventKind::TaskState { task, state: TaskState::Running, .. } => {
+            EventKind::TaskState { task, state: TaskState::Running, reason, .. } => {
                 self.attempt_started(at, task);
-                self.task_state(at, task, "running");
+                self.task_state(at, task, "running", reason.as_deref());
             }
             EventKind::RunFinished { .. } => self.end_session(at),
             EventKind::TaskStarted { task, lane, .. } => self.task_started(at, task, *lane),
-            EventKind::TaskState { task, state, .. } => self.task_state(at, task, state.as_str()),
+            EventKind::TaskState { task, state, reason, cause } => {
+                self.gates_failed(task, cause.as_ref());
+                self.task_state(at, task, state.as_str(), reason.as_deref());
+            }
+            EventKind::SentBack { task, reason, cause } => {
+                self.gates_failed(task, Some(cause));
+                self.sent_back.push(SentBack { task: task.clone(), at, reason: reason.clone() });
+            }
             EventKind::ProcessStarted { task, role, pid, .. } => {
                 if *role == Role::Worker {
                     self.attempt_started(at, task);
@@ -298,18 +325,32 @@ impl Walk {
         attempts.push(AttemptSpan { start: at, mark, open: true });
     }
 
+    /// A task sent back or escalated during review because a gate or check failed: no
+    /// reviewer ran, the review's time so far went to the gates.
+    fn gates_failed(&mut self, task: &str, cause: Option<&Cause>) {
+        let by_gates =
+            cause.is_some_and(|cause| matches!(cause.kind, CauseKind::Gate | CauseKind::Check));
+        if by_gates
+            && let Some(open) = self.open.get_mut(task)
+            && let Some(last) = open.states.last_mut()
+            && last.1 == Phase::Review
+        {
+            last.1 = Phase::Gates;
+        }
+    }
+
     fn task_started(&mut self, at: i64, task: &str, lane: u32) {
-        self.close(task, at, "restarted");
+        self.close(task, at, "restarted", None);
         let holder = self.open.iter().find(|(_, open)| open.lane == lane).map(|(id, _)| id.clone());
         if let Some(holder) = holder {
-            self.close(&holder, at, "replaced");
+            self.close(&holder, at, "replaced", None);
         }
         self.end_deferral(task, at);
         let open = Open { lane, start: at, states: vec![(at, Phase::Waiting)] };
         self.open.insert(task.to_string(), open);
     }
 
-    fn task_state(&mut self, at: i64, task: &str, state: &str) {
+    fn task_state(&mut self, at: i64, task: &str, state: &str, reason: Option<&str>) {
         let leaves = matches!(
             state,
             "landed" | "escalated" | "blocked" | "failed" | "deferred" | "awaiting-approval"
@@ -318,12 +359,13 @@ impl Walk {
             if state == "landed" && !self.open.contains_key(task) {
                 self.landed_after_stop(task);
             }
-            self.close(task, at, state);
+            self.close(task, at, state, reason);
             self.end_deferral(task, at);
+            let why = reason.map(str::to_string);
             if state == "deferred" {
-                self.deferred.insert(task.to_string(), (at, "deferred"));
+                self.deferred.insert(task.to_string(), (at, "deferred", why));
             } else if state == "awaiting-approval" {
-                self.deferred.insert(task.to_string(), (at, "awaiting-approval"));
+                self.deferred.insert(task.to_string(), (at, "awaiting-approval", why));
             }
         } else if let Some(open) = self.open.get_mut(task) {
             open.states.push((at, Phase::of_state(state)));
@@ -374,8 +416,8 @@ impl Walk {
         }
     }
 
-    /// Ends the open stay of `task`, if any.
-    fn close(&mut self, task: &str, at: i64, ended: &str) {
+    /// Ends the open stay of `task`, if any; `why` is the journal's reason.
+    fn close(&mut self, task: &str, at: i64, ended: &str, why: Option<&str>) {
         let Some(open) = self.open.remove(task) else { return };
         let mut pieces = Vec::with_capacity(open.states.len());
         for (n, &(since, phase)) in open.states.iter().enumerate() {
@@ -391,16 +433,17 @@ impl Walk {
             end: at,
             pieces,
             ended: ended.to_string(),
+            why: why.map(str::to_string),
         });
     }
 
     /// Ends the off-lane wait of a task, if any; the stay is named after what it waited
     /// for (`deferred`, `awaiting-approval`).
     fn end_deferral(&mut self, task: &str, at: i64) {
-        let Some((since, why)) = self.deferred.remove(task) else { return };
+        let Some((since, what, why)) = self.deferred.remove(task) else { return };
         let piece = Piece::new(since, at, Phase::Waiting);
         let pieces = if at > since { vec![piece] } else { Vec::new() };
-        let ended = why.to_string();
+        let ended = what.to_string();
         self.stays.push(Stay {
             task: task.into(),
             lane: None,
@@ -408,6 +451,7 @@ impl Walk {
             end: at,
             pieces,
             ended,
+            why,
         });
     }
 
@@ -418,7 +462,7 @@ impl Walk {
         }
         let tasks: Vec<String> = self.open.keys().cloned().collect();
         for task in tasks {
-            self.close(&task, at, "stopped");
+            self.close(&task, at, "stopped", None);
         }
         let deferred: Vec<String> = self.deferred.keys().cloned().collect();
         for task in deferred {
@@ -458,7 +502,12 @@ impl Walk {
             let attempts = self.attempts.get(&stay.task).map(Vec::as_slice).unwrap_or_default();
             stay.pieces = split_attempts(&stay.pieces, attempts);
         }
-        Timeline { sessions: self.sessions, stays, skipped: self.skipped }
+        Timeline {
+            sessions: self.sessions,
+            stays,
+            sent_back: self.sent_back,
+            skipped: self.skipped,
+        }
     }
 }
 
@@ -479,6 +528,7 @@ fn task_of(event: &EventKind) -> Option<&str> {
     match event {
         EventKind::TaskStarted { task, .. }
         | EventKind::TaskState { task, .. }
+        | EventKind::SentBack { task, .. }
         | EventKind::ProcessStarted { task, .. }
         | EventKind::ProcessEnded { task, .. }
         | EventKind::CommandStarted { task, .. }
@@ -488,7 +538,10 @@ fn task_of(event: &EventKind) -> Option<&str> {
         | EventKind::ScopeDecided { task, .. }
         | EventKind::Landed { task, .. }
         | EventKind::CheckoutUpdate { task, .. }
-        | EventKind::BackendTrouble { task, .. } => Some(task),
+        | EventKind::Attached { task, .. }
+        | EventKind::PersonAttempt { task, .. }
+        | EventKind::BackendTrouble { task, .. }
+        | EventKind::Spent { task, .. } => Some(task),
         _ => None,
     }
 }

@@ -8,7 +8,7 @@ use std::fmt::Write;
 
 use super::page::esc;
 use super::time::{duration, tick_label, tick_step};
-use super::timeline::{Phase, Piece, Stay, Timeline};
+use super::timeline::{Phase, Piece, SentBack, Stay, Timeline};
 use super::zone::Zone;
 
 /// Width of the drawing.
@@ -123,6 +123,14 @@ pub fn render(timeline: &Timeline, titles: &HashMap<&str, &str>, zone: &Zone) ->
             let y = AXIS_H + row as f64 * ROW_H + BAR_Y;
             let title = titles.get(stay.task.as_str()).copied();
             draw_stay(&mut out, stay, &scale, y, title, zone);
+            if stay.lane.is_some() {
+                let within = timeline.sent_back.iter().filter(|sent| {
+                    sent.task == stay.task && sent.at >= stay.start && sent.at <= stay.end
+                });
+                for sent in within {
+                    draw_sent_back(&mut out, sent, &scale, y, zone);
+                }
+            }
         }
     }
     out.push_str("</svg>\n");
@@ -266,16 +274,25 @@ fn draw_stay(
         }
         previous = Some(piece);
     }
+    let ended = match &stay.why {
+        Some(why) => format!("{}: {}", stay.ended, first_line(why)),
+        None => stay.ended.clone(),
+    };
     let _ = writeln!(
         out,
         "<rect class=\"outline\" x=\"{x0:.1}\" y=\"{y}\" width=\"{width:.1}\" height=\"{BAR_H}\" fill=\"none\" stroke=\"#1f2933\" stroke-width=\"1\"><title>{}\n{} on {}, {} ({})</title></rect>",
         esc(&name),
-        esc(&stay.ended),
+        esc(&ended),
         stay.lane.map_or_else(|| "no lane".to_string(), |lane| format!("lane {lane}")),
         duration(stay.end - stay.start),
         span(zone, stay.start, stay.end)
     );
-    if let Some(label) = fitted_label(stay, width, title.map(first_line)) {
+    // A stay that ended for a reason says why in its label; others show the title.
+    let words = match stay.ended.as_str() {
+        "escalated" | "failed" | "blocked" | "deferred" => stay.why.as_deref().or(title),
+        _ => title,
+    };
+    if let Some(label) = fitted_label(stay, width, words.map(first_line)) {
         let _ = writeln!(
             out,
             "<text class=\"stay-label\" x=\"{:.1}\" y=\"{}\">{}</text>",
@@ -287,12 +304,29 @@ fn draw_stay(
     out.push_str("</g>\n");
 }
 
+/// A send-back within a stay: a red tick at its time, its cause in the tooltip.
+fn draw_sent_back(out: &mut String, sent: &SentBack, scale: &Scale, y: f64, zone: &Zone) {
+    let x = scale.x(sent.at);
+    let _ = writeln!(
+        out,
+        "<g class=\"sent-back\" data-task=\"{}\"><line x1=\"{x:.1}\" y1=\"{:.1}\" x2=\"{x:.1}\" y2=\"{:.1}\" stroke=\"{FAILED}\" stroke-width=\"3\"><title>task {} sent back to its worker ({} {}):\n{}</title></line></g>",
+        esc(&sent.task),
+        y - 3.0,
+        y + BAR_H + 3.0,
+        esc(&sent.task),
+        zone.clock(sent.at),
+        zone.offset_text(sent.at),
+        esc(first_line(&sent.reason))
+    );
+}
+
 /// `23:14:05.123 → 23:14:07.001 +01:00`: two instants in local time.
 fn span(zone: &Zone, start: i64, end: i64) -> String {
     format!("{} → {} {}", zone.clock(start), zone.clock(end), zone.offset_text(end))
 }
 
-/// The task id, how its stay ended (`3 ✓`) and as much of its title as fits `width`;
+/// The task id, how its stay ended (`3 ✓`) and as much of its title (or of why it ended)
+/// as fits `width`;
 /// `None` when not even two characters fit (the tooltip still names it).
 fn fitted_label(stay: &Stay, width: f64, title: Option<&str>) -> Option<String> {
     let mark = match stay.ended.as_str() {
@@ -330,7 +364,7 @@ mod tests {
 
     fn stay(task: &str, lane: Option<u32>, start: i64, end: i64) -> Stay {
         let pieces = vec![Piece::new(start, end, Phase::Work)];
-        Stay { task: task.into(), lane, start, end, pieces, ended: "landed".into() }
+        Stay { task: task.into(), lane, start, end, pieces, ended: "landed".into(), why: None }
     }
 
     #[test]
@@ -343,6 +377,7 @@ mod tests {
                 stay("9", None, 200, 5_100),
                 stay("8", None, 300, 400),
             ],
+            sent_back: Vec::new(),
             skipped: 0,
         };
         let svg = render(&timeline, &HashMap::from([("2<b>", "Title <script>")]), &Zone::UTC);
@@ -367,7 +402,8 @@ mod tests {
             Piece { attempt: attempt(2, "completed"), ..Piece::new(1_000, 2_000, Phase::Work) },
             Piece::new(2_000, 3_000, Phase::Review),
         ];
-        let timeline = Timeline { sessions: vec![(0, 3_000)], stays: vec![stay], skipped: 0 };
+        let timeline =
+            Timeline { sessions: vec![(0, 3_000)], stays: vec![stay], ..Timeline::default() };
         let zone = Zone::Fixed(3_600);
         let svg = render(&timeline, &HashMap::new(), &zone);
         assert_eq!(svg.matches("class=\"piece phase-work\"").count(), 2, "{svg}");
@@ -382,6 +418,44 @@ mod tests {
             svg.matches("class=\"attempt-cut\"").count(),
             1,
             "the retry starts apart: {svg}"
+        );
+    }
+
+    #[test]
+    fn a_send_back_is_a_red_tick_at_its_time_with_its_cause_in_local_time() {
+        let mut escalated = stay("5", Some(1), 0, 3_000);
+        escalated.ended = "escalated".into();
+        escalated.why = Some("the write-set gate failed 3 times in a row: x.md".into());
+        let timeline = Timeline {
+            sessions: vec![(0, 3_000)],
+            stays: vec![escalated],
+            sent_back: vec![
+                SentBack {
+                    task: "5".into(),
+                    at: 1_000,
+                    reason: "the write-set gate failed".into(),
+                },
+                // Another task's, and one outside the stay: not drawn on this bar.
+                SentBack { task: "6".into(), at: 1_500, reason: "x".into() },
+                SentBack { task: "5".into(), at: 4_000, reason: "y".into() },
+            ],
+            ..Timeline::default()
+        };
+        let svg = render(&timeline, &HashMap::new(), &Zone::Fixed(3_600));
+        assert_eq!(svg.matches("class=\"sent-back\"").count(), 1, "{svg}");
+        assert!(
+            svg.contains(
+                "task 5 sent back to its worker (01:00:01.000 +01:00):\nthe write-set gate failed</title>"
+            ),
+            "{svg}"
+        );
+        assert!(
+            svg.contains("escalated: the write-set gate failed 3 times in a row: x.md on lane 1"),
+            "the bar says why it ended: {svg}"
+        );
+        assert!(
+            svg.contains(">5 ✗  the write-set gate failed 3 times in a row: x.md</text>"),
+            "{svg}"
         );
     }
 

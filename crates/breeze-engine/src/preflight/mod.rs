@@ -11,13 +11,18 @@
 //! | `login` | claude/codex logged in, from files and variables only (`login.rs`) | certainly not; "not checked" when it cannot be told |
 //! | `program` | the programs of `worktree.setup`, `[review] checks`, `land.verify` and, with `[land] to = "pull-request"`, `land.pr_command` (`programs.rs`) | not found on the PATH they run with |
 //! | `remote` | with `[land] to` a remote: it is configured and answers, the branch pull requests merge into exists ([`crate::landing_checks`]) | it does not |
+//! | `review` | the reviewer and the Advisor run on another backend or model than the worker (`review.rs`) | `[review] independent = "require"` and one does not (a warning under "warn") |
+//! | `budget` | every role's backend reports what a `[budget]` cap counts (`spend.rs`) | never: a warning when one does not |
 //! | `setup` | `worktree.setup` once in a throwaway checkout of main ([`setup_trial`]) | it fails |
+//! | `lane` | (`breeze doctor` only) each lane kept between runs and its disk use | never |
 //!
 //! A new check is one more function adding [`DoctorCheck`]s in [`check`].
 
 mod login;
 mod programs;
+mod review;
 pub mod setup_trial;
+mod spend;
 pub mod template;
 
 use std::collections::BTreeMap;
@@ -64,6 +69,8 @@ pub struct PreflightOptions {
     /// The environment roles and the project's commands will be started from (their PATH,
     /// the credentials passed to agent CLIs): the engine's own.
     pub env: Vec<(String, String)>,
+    /// `breeze resume --budget-usd` / `--budget-tokens`: the caps the resumed run will have.
+    pub budget_raise: crate::budget::BudgetRaise,
 }
 
 impl PreflightOptions {
@@ -78,6 +85,7 @@ impl PreflightOptions {
             supervisor: Supervisor::new(),
             progress: crate::progress::silent(),
             env: std::env::vars().collect(),
+            budget_raise: Default::default(),
         }
     }
 }
@@ -154,17 +162,38 @@ pub async fn check(options: &PreflightOptions, cancel: &CancellationToken) -> Pr
     let Some(config) = config_checks(&mut found, &root, options.config.as_ref()) else {
         return found;
     };
-    if options.stage != Stage::Resume {
-        plan_checks(&mut found, &root, options);
-    }
+    let plan = match options.stage {
+        Stage::Resume => None,
+        Stage::NewRun | Stage::Doctor => plan_checks(&mut found, &root, options),
+    };
     let engine_env = &options.env;
     backend_checks(&mut found, &root, &config, engine_env);
     program_checks(&mut found, &root, &config, engine_env);
     landing_target_checks(&mut found, &repo, &config, engine_env);
+    review::review_checks(&mut found, &root, &config);
+    spend::spend_checks(&mut found, &root, &config, plan.as_ref(), options);
     if options.stage != Stage::Resume && !config.worktree_setup.is_empty() {
         setup_check(&mut found, &repo, &config, options, cancel).await;
     }
+    if options.stage == Stage::Doctor {
+        kept_lane_checks(&mut found, &root);
+    }
     found
+}
+
+/// The lanes kept between runs and what they take on disk (measured again for a lane
+/// parked since its last measure).
+fn kept_lane_checks(found: &mut Preflight, root: &Path) {
+    for mut lane in crate::lane_record::kept_lanes(root) {
+        lane.disk_use_refreshed(root);
+        found.push(
+            "lane",
+            lane.name.clone(),
+            CheckOutcome::Ok,
+            format!("kept lane {}", lane.describe()),
+            Some("the next run reuses it; `breeze clean` removes it".into()),
+        );
+    }
 }
 
 /// `breeze.toml`: every unknown key a problem of its own, else whatever else is wrong.
@@ -237,8 +266,12 @@ fn config_checks(found: &mut Preflight, root: &Path, given: Option<&Config>) -> 
     }
 }
 
-/// The plan loads and is not init's template.
-fn plan_checks(found: &mut Preflight, root: &Path, options: &PreflightOptions) {
+/// The plan loads and is not init's template; the plan, when it loads.
+fn plan_checks(
+    found: &mut Preflight,
+    root: &Path,
+    options: &PreflightOptions,
+) -> Option<breeze_plan::Plan> {
     let path = match &options.plan {
         Some(path) => Some(path.clone()),
         None => {
@@ -256,7 +289,7 @@ fn plan_checks(found: &mut Preflight, root: &Path, options: &PreflightOptions) {
                 Some("write one with `breeze init` or `breeze draft \"GOAL\"`".into()),
             );
         }
-        return;
+        return None;
     };
     let shown = path.strip_prefix(root).unwrap_or(&path).display().to_string();
     if let Some((line, _)) =
@@ -264,28 +297,21 @@ fn plan_checks(found: &mut Preflight, root: &Path, options: &PreflightOptions) {
     {
         let (message, hint) = template::template_message(&shown, line);
         found.push("plan", &shown, CheckOutcome::Problem, message, Some(hint));
-        return;
+        return None;
     }
     match breeze_plan::load_with_extensions(&path, crate::PLAN_EXTENSIONS) {
         Ok(plan) => {
             let message = format!("{shown}: {} tasks", plan.tasks.len());
             found.push("plan", &shown, CheckOutcome::Ok, message, None);
+            Some(plan)
         }
         Err(err) => {
             let message = err.to_string().lines().next().unwrap_or_default().to_string();
             let hint = Some("fix the plan, then check it with `breeze plan`".to_string());
             found.push("plan", &shown, CheckOutcome::Problem, message, hint);
+            None
         }
     }
-}
-
-/// The roles a run uses: the worker and the reviewer, the Advisor when it is enabled.
-fn roles_used(config: &Config) -> Vec<Role> {
-    let mut roles = vec![Role::Worker, Role::Reviewer];
-    if config.advisor_enabled {
-        roles.push(Role::Advisor);
-    }
-    roles
 }
 
 fn agent_kind(backend: BackendKind) -> Option<AgentKind> {
@@ -303,10 +329,11 @@ fn role_list(roles: &[Role]) -> String {
 }
 
 /// `a`, `a and b`, `a, b and c`.
-pub(crate) fn join_and(items: &[String]) -> String {
-    match items {
+pub(crate) fn join_and(items: &[impl AsRef<str>]) -> String {
+    let items: Vec<&str> = items.iter().map(AsRef::as_ref).collect();
+    match items.as_slice() {
         [] => String::new(),
-        [one] => one.clone(),
+        [one] => (*one).to_string(),
         [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
     }
 }
@@ -339,7 +366,7 @@ fn backend_checks(
     engine_env: &[(String, String)],
 ) {
     let mut agents: BTreeMap<&'static str, (AgentKind, Vec<Role>)> = BTreeMap::new();
-    for role in roles_used(config) {
+    for role in config.run_roles() {
         let settings = config.role(role);
         let subject = format!("roles.{}", role.as_str());
         match settings.backend {
@@ -654,6 +681,7 @@ pub(crate) async fn before_run(
         supervisor: options.supervisor.clone(),
         progress: options.progress.clone(),
         env: std::env::vars().collect(),
+        budget_raise: options.budget_raise,
     };
     // A token cancelled before the start is left to the run (it ends interrupted at once);
     // Ctrl-C during the preflight stops here, with nothing created.
@@ -667,7 +695,8 @@ pub(crate) async fn before_run(
     }
     for check in &found.checks {
         let tell = match check.outcome {
-            CheckOutcome::Warning => true,
+            // The run start says every pairing, with what to change.
+            CheckOutcome::Warning => check.check != "review",
             CheckOutcome::Ok => check.check == "setup",
             _ => false,
         };

@@ -174,6 +174,9 @@ pub async fn run_trial(
     let log = dir.join("setup");
     let mut spec = ProcessSpec::new(argv.clone(), &path, &log);
     spec.env = env.to_vec();
+    // In no lane: the integration checkout's values, so a setup that names its lane's ports
+    // runs in the trial as in a lane.
+    spec.env.extend(crate::lane_env::LaneEnv::integration(config).vars());
     spec.timeout = Some(config.setup_timeout);
     let scratch = tempfile::Builder::new()
         .prefix("breeze-")
@@ -370,7 +373,10 @@ pub fn summary(trial: &SetupTrial) -> String {
         trial.created.iter().filter(|path| !path.ignored).map(|path| path.path.as_str()).collect();
     let mut line = format!("`{command}` {} in {:.0} s", parts.join("; "), trial.seconds);
     if !tracked_by_git.is_empty() {
-        line.push_str(&format!(" (not ignored by git: {})", tracked_by_git.join(", ")));
+        line.push_str(&format!(
+            " (not ignored by git: {}; each lane keeps it as its baseline, never a task's change)",
+            tracked_by_git.join(", ")
+        ));
     }
     line
 }
@@ -424,7 +430,7 @@ mod tests {
         };
         assert_eq!(
             summary(&trial),
-            "`npm install` creates node_modules/ (2,345 files) and package-lock.json in 4 s (not ignored by git: package-lock.json)"
+            "`npm install` creates node_modules/ (2,345 files) and package-lock.json in 4 s (not ignored by git: package-lock.json; each lane keeps it as its baseline, never a task's change)"
         );
         assert_eq!(thousands(1_234_567), "1,234,567");
         assert_eq!(

@@ -14,6 +14,7 @@ mod agent;
 #[cfg(test)]
 mod backends_doc;
 mod command;
+mod metered;
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -60,6 +61,9 @@ pub struct RoleCall {
     pub resume_baseline: Option<Usage>,
     /// The worker's lane: its git gets the lane's private git directory while it runs.
     pub lane: Option<breeze_git::Worktree>,
+    /// The lane's number and ports (`BREEZE_LANE`, `BREEZE_PORT_BASE`): every role of a
+    /// task gets its lane's; a role outside a run (the scaffolder) none.
+    pub lane_env: Option<crate::lane_env::LaneEnv>,
 }
 
 /// How a role process ended when it did not answer.
@@ -101,6 +105,8 @@ pub enum RoleOutcome {
     Cancelled,
     /// It could not be started (program missing, not executable, confinement).
     CouldNotStart(String),
+    /// The budget let it not start: its task, or the run, has spent its cap.
+    OverBudget(crate::budget::OverBudget),
 }
 
 /// A backend session to continue in a later call.
@@ -136,7 +142,7 @@ pub struct RoleReply {
 
 impl RoleReply {
     /// A reply with `outcome` and nothing else.
-    fn of(outcome: RoleOutcome, log_path: PathBuf) -> RoleReply {
+    pub(crate) fn of(outcome: RoleOutcome, log_path: PathBuf) -> RoleReply {
         RoleReply {
             outcome,
             diagnostics: String::new(),
@@ -233,6 +239,8 @@ pub(crate) struct Invocation<'a> {
     pub marker: String,
     /// A worker's lane watch: its activity for the stall clock.
     pub activity: Option<Arc<TreeWatch>>,
+    /// What the call may spend (what is left of its task's and the run's budget).
+    pub max_budget_usd: Option<f64>,
 }
 
 /// A future a backend returns.
@@ -304,6 +312,8 @@ pub(crate) struct RoleRunner {
     pub guard: Arc<RoleGuard>,
     /// The lanes' file-system watches.
     pub watches: Arc<LaneWatches>,
+    /// What the run may spend and has spent: asked before every call.
+    pub budget: Arc<crate::budget::Budget>,
     command: command::CommandBackend,
     claude: agent::AgentBackend,
     codex: agent::AgentBackend,
@@ -328,6 +338,8 @@ pub(crate) struct RoleRunnerParts {
     pub write_sets: std::collections::BTreeMap<String, breeze_agents::WriteSetCheck>,
     /// The simulator's settings per task (`[task.sim]`).
     pub sims: std::collections::BTreeMap<String, scripted::SimSpec>,
+    /// The run's budget.
+    pub budget: Arc<crate::budget::Budget>,
 }
 
 impl RoleRunner {
@@ -354,6 +366,7 @@ impl RoleRunner {
             repo_root: parts.repo_root,
             engine_env: parts.engine_env,
             guard: parts.guard,
+            budget: parts.budget,
             watches: Default::default(),
             invocations: Default::default(),
             store,
@@ -475,9 +488,10 @@ impl RoleRunner {
             }
             _ => None,
         };
-        let run = Invocation {
+        let mut run = Invocation {
             call: &call,
             activity,
+            max_budget_usd: None,
             settings,
             env,
             output_path: scratch.path().join("output.json"),
@@ -488,7 +502,7 @@ impl RoleRunner {
             private_git,
             marker,
         };
-        let mut reply = self.backend(run.settings.backend).run(&run, cancel).await;
+        let mut reply = self.metered(&mut run, cancel).await;
         self.check_after(&mut reply, watch, call.lane.clone()).await;
         drop(scratch);
         reply
@@ -541,6 +555,7 @@ impl RoleRunner {
         if settings.backend == BackendKind::Command {
             set.push(("BREEZE_OUTPUT".into(), scratch.join("output.json").display().to_string()));
         }
+        set.extend(lane_vars(call));
         breeze_supervise::scrubbed_env(engine_env, &settings.env, &set)
     }
 
@@ -627,6 +642,12 @@ impl RoleRunner {
             Err(err) => reply.escaped.push(format!("breeze could not check: {err}")),
         }
     }
+}
+
+/// The call's lane variables (`BREEZE_LANE`, `BREEZE_PORT_BASE`, `BREEZE_PORT_COUNT`), if
+/// it runs for a task on a lane.
+fn lane_vars(call: &RoleCall) -> Vec<(String, String)> {
+    call.lane_env.map(|env| env.vars()).unwrap_or_default()
 }
 
 /// The files of one call.

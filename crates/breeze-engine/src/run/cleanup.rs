@@ -1,6 +1,8 @@
-//! After a finished run: the lane worktrees go (clean ones), the integration worktree goes,
-//! and landed tasks' branches go unless they moved on. Escalated tasks keep their branches:
-//! their work lives there. Nothing with work in it is removed without saying so.
+//! After a finished run: each lane's worktree is parked at main's tip for the next run
+//! (`worktree.keep_lanes`, the default; otherwise it goes, when clean), a worktree the run
+//! left for a new one goes, the integration worktree goes, and landed tasks' branches go
+//! unless they moved on. Escalated tasks keep their branches: their work lives there.
+//! Nothing with work in it is removed without saying so.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -16,7 +18,16 @@ use crate::snapshot::{TaskPhase, TaskRecord};
 
 /// Cleans up after a finished run (problems are logged, not fatal: the work is on main).
 pub(super) async fn after_run(ctx: &RunContext) {
+    let current: Vec<breeze_git::Worktree> = {
+        let lanes = ctx.lanes.lock().unwrap_or_else(|p| p.into_inner());
+        lanes.iter().flatten().cloned().collect()
+    };
     for path in lanes_used(ctx) {
+        let kept = current.iter().find(|lane| lane.path == path && ctx.config.keep_lanes);
+        if let Some(lane) = kept {
+            park_lane(ctx, lane).await;
+            continue;
+        }
         match remove_lane(ctx, &path).await {
             Ok(RemoveOutcome::KeptDirty { paths }) => ctx.book.report(ProgressEvent::Kept {
                 what: format!("lane {}", path.display()),
@@ -61,6 +72,69 @@ fn lanes_used(ctx: &RunContext) -> Vec<PathBuf> {
     let lanes = ctx.lanes.lock().unwrap_or_else(|p| p.into_inner());
     used.extend(lanes.iter().flatten().map(|worktree| worktree.path.clone()));
     used.into_iter().collect()
+}
+
+/// Parks the lane `lane` at main's tip, detached (its task branch free to go, ignored
+/// build outputs and its baseline kept), and records it as parked with the modification
+/// times of its folders, so that the next run knows what changed in it since. A lane with
+/// uncommitted changes stays as it is, and the user is told.
+async fn park_lane(ctx: &RunContext, lane: &breeze_git::Worktree) {
+    let watch = ctx.roles.watches.get(&lane.path);
+    let changes = watch.as_ref().map_or_else(TreeChanges::unknown, |watch| watch.changes());
+    let (wt, tip) = (lane.clone(), ctx.repo.main_tip());
+    let parked = match tip {
+        Ok(tip) => {
+            let changes = changes.clone();
+            ctx.git(move |repo| {
+                repo.park_worktree(&wt, tip, crate::roles::workdir_changes(&changes))
+            })
+            .await
+        }
+        Err(err) => Err(err.into()),
+    };
+    // The watch ends with the run; the record's folder times take over.
+    ctx.roles.watches.forget(&lane.path);
+    drop(watch);
+    match parked {
+        Ok(parked) => {
+            let root = ctx.repo.workdir().to_path_buf();
+            let (run_id, name, path) = (ctx.run_id.clone(), lane.name.clone(), lane.path.clone());
+            let head = parked.base.to_string();
+            let recorded = ctx
+                .blocking(move || {
+                    let before = crate::lane_record::load(&root, &name);
+                    let mut record = crate::lane_record::LaneRecord::in_use(&run_id, before);
+                    record.state = crate::lane_record::LaneState::Parked;
+                    record.head = Some(head);
+                    record.parked_at = Some(crate::clock::now_rfc3339());
+                    record.folders = crate::lane_record::folder_times(&path);
+                    crate::lane_record::save(&root, &name, &record);
+                    Ok(())
+                })
+                .await;
+            if let Err(err) = recorded {
+                tracing::warn!("{}: {err}", lane.path.display());
+            }
+        }
+        Err(crate::error::EngineError::Git(GitError::Dirty { paths, .. })) => {
+            ctx.book.report(ProgressEvent::Kept {
+                what: format!("lane {}", lane.path.display()),
+                reason: format!(
+                    "it has uncommitted changes in {}, so it stays on its branch `{}` and the next run does not reuse it; `breeze clean --force` discards them",
+                    files(&paths),
+                    lane.branch
+                ),
+            });
+        }
+        // Anything else that keeps it from being parked (a merge left in it, a broken
+        // HEAD): it stays as it is, and the user hears why.
+        Err(err) => ctx.book.report(ProgressEvent::Kept {
+            what: format!("lane {}", lane.path.display()),
+            reason: format!(
+                "it cannot be parked at main's tip ({err}), so the next run does not reuse it; `breeze clean` removes it once that is fixed, `breeze clean --force` at once"
+            ),
+        }),
+    }
 }
 
 /// Removes lane worktree `path` unless it holds uncommitted changes (then nothing is

@@ -15,6 +15,7 @@ use super::book::TaskBook;
 use super::scope::WriteSets;
 use crate::config::Config;
 use crate::error::EngineError;
+use crate::lane_env::LaneEnv;
 use crate::roles::RoleRunner;
 use crate::roles::backoff::BackoffSettings;
 use crate::run_dir::RunDir;
@@ -109,7 +110,8 @@ impl RunContext {
 
     /// Runs one of the project's own commands (`worktree.setup`, `[review] checks`,
     /// `land.verify`, hooks) under supervision. They get the engine's environment — they
-    /// are the project's checks, like CI steps — but run code that agents wrote, so where
+    /// are the project's checks, like CI steps — with their lane's number and ports
+    /// (`BREEZE_LANE`, `BREEZE_PORT_BASE`), but run code that agents wrote, so where
     /// roles are confined they are too: they write only their checkout, what `command`
     /// adds, `sandbox.writable` and a scratch folder of their own (their `TMPDIR`). Their
     /// pids are journaled for `breeze resume`.
@@ -124,6 +126,7 @@ impl RunContext {
             cwd,
             log,
             timeout,
+            lane,
             also_writable,
             files,
             confined,
@@ -135,7 +138,10 @@ impl RunContext {
             )
         };
         let mut spec = breeze_supervise::ProcessSpec::new(argv.to_vec(), cwd, log);
-        spec.env = std::env::vars().collect();
+        spec.env = std::env::vars()
+            .filter(|(name, _)| !LaneEnv::NAMES.contains(&name.as_str()))
+            .chain(lane.vars())
+            .collect();
         spec.timeout = Some(timeout);
         // Removed with everything in it when the command is done.
         let scratch = tempfile::Builder::new()
@@ -212,6 +218,8 @@ pub(crate) struct ProjectCommand<'a> {
     /// Stem of its two log files.
     pub log: &'a Path,
     pub timeout: Duration,
+    /// The lane it runs for (the integration checkout's for verify and hooks).
+    pub lane: LaneEnv,
     /// Folders it may write besides `cwd`, `sandbox.writable` and its scratch folder.
     pub also_writable: Vec<PathBuf>,
     /// Single files it may write (not delete or replace).
@@ -223,13 +231,13 @@ pub(crate) struct ProjectCommand<'a> {
 }
 
 impl<'a> ProjectCommand<'a> {
-    /// `argv` for `purpose` of `task`, in `cwd`, writing only there (and `sandbox.writable`
-    /// and its scratch folder).
+    /// `argv` for `purpose` of `task`, in `cwd` for `lane`, writing only there (and
+    /// `sandbox.writable` and its scratch folder).
     pub fn new(
         task: &'a str,
         purpose: &'a str,
         argv: &'a [String],
-        cwd: &'a Path,
+        (cwd, lane): (&'a Path, LaneEnv),
         log: &'a Path,
         timeout: Duration,
     ) -> Self {
@@ -240,6 +248,7 @@ impl<'a> ProjectCommand<'a> {
             cwd,
             log,
             timeout,
+            lane,
             also_writable: Vec::new(),
             files: Vec::new(),
             confined: true,

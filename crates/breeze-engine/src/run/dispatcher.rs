@@ -9,7 +9,7 @@ use std::time::Duration;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
-use breeze_protocol::EventKind;
+use breeze_protocol::{Cause, CauseKind, EventKind};
 
 use super::book::Transition;
 use super::context::RunContext;
@@ -22,7 +22,8 @@ use crate::snapshot::TaskPhase;
 
 /// How long a deferred landing waits before it is tried again.
 const DEFERRED_RETRY: Duration = Duration::from_secs(2);
-/// How often decisions about tasks awaiting approval are looked for.
+/// How often decisions about tasks awaiting approval, and requests to attach to a task no
+/// driver holds, are looked for.
 const DECISION_POLL: Duration = Duration::from_millis(500);
 
 /// How the dispatch loop ended.
@@ -70,6 +71,8 @@ pub(crate) struct Dispatcher {
     /// The one last look at the open pull requests when nothing else can move was made.
     idle_follow_done: bool,
     fatal: Option<String>,
+    /// The run reached its budget: no task starts, the running ones finish their step.
+    budget_told: bool,
 }
 
 impl Dispatcher {
@@ -97,6 +100,7 @@ impl Dispatcher {
             idle_retry_done: false,
             idle_follow_done: false,
             fatal: None,
+            budget_told: false,
         }
     }
 
@@ -107,8 +111,11 @@ impl Dispatcher {
                 return self.shut_down().await;
             }
             self.take_decisions().await?;
+            self.take_attach_requests().await?;
             self.block_unreachable().await?;
-            self.fill_lanes();
+            if self.budget_allows() {
+                self.fill_lanes();
+            }
             if self.running.is_empty() {
                 if let Some(end) = self.when_idle().await? {
                     return Ok(end);
@@ -128,7 +135,8 @@ impl Dispatcher {
                 () = sleep_until(next_follow), if next_follow.is_some() => {
                     self.follow().await?;
                 }
-                () = tokio::time::sleep(DECISION_POLL), if !self.awaiting.is_empty() => {}
+                // Decisions, and attach requests for tasks no driver holds.
+                () = tokio::time::sleep(DECISION_POLL) => {}
                 () = self.ctx.cancel.cancelled() => {}
             }
         }
@@ -203,6 +211,9 @@ impl Dispatcher {
         if phases.iter().all(|phase| phase.is_terminal()) {
             return Ok(Some(DispatchEnd::Finished));
         }
+        if let Some(over) = self.ctx.roles.budget.run_reached() {
+            return Ok(Some(DispatchEnd::Interrupted(over.reason())));
+        }
         if !self.pull_requests.is_empty() && !self.idle_follow_done {
             // One last look: a pull request merged meanwhile lets its dependents start.
             self.idle_follow_done = true;
@@ -227,17 +238,33 @@ impl Dispatcher {
         }
         let stuck = Scheduler::new(&self.ctx.plan, &self.ctx.analysis).stuck(&phases);
         for index in stuck {
-            let reason = "a dependency never landed".to_string();
-            self.ctx.book.transition(index, Transition::Block { reason }).await?;
+            let cause = Cause::new(CauseKind::Dependency, "a dependency never landed");
+            self.ctx.book.transition(index, Transition::Block { cause }).await?;
         }
         Ok(Some(DispatchEnd::Finished))
+    }
+
+    /// Whether the run's budget lets tasks start; the first time it does not, the user is
+    /// told that the tasks at work finish their current step and the run then stops.
+    fn budget_allows(&mut self) -> bool {
+        let Some(over) = self.ctx.roles.budget.run_reached() else { return true };
+        if !self.budget_told {
+            self.budget_told = true;
+            self.ctx.book.report(ProgressEvent::Notice {
+                message: format!(
+                    "{over}: no new role call starts; tasks at work stop before their next one (a landing finishes), then the run stops"
+                ),
+            });
+        }
+        false
     }
 
     async fn block_unreachable(&self) -> Result<(), EngineError> {
         let phases = self.ctx.book.phases();
         let unreachable = Scheduler::new(&self.ctx.plan, &self.ctx.analysis).unreachable(&phases);
         for (index, reason) in unreachable {
-            self.ctx.book.transition(index, Transition::Block { reason }).await?;
+            let cause = Cause::new(CauseKind::Dependency, reason);
+            self.ctx.book.transition(index, Transition::Block { cause }).await?;
         }
         Ok(())
     }
@@ -284,37 +311,49 @@ impl Dispatcher {
                 book.transition(index, Transition::Land { commit }).await?;
                 Ok(ExitEffect::Settled)
             }
-            Ok(TaskExit::Escalated(reason)) => {
-                book.transition(index, Transition::Escalate { reason }).await?;
+            Ok(TaskExit::Escalated(cause)) => {
+                book.transition(index, Transition::Escalate { cause }).await?;
                 Ok(ExitEffect::Settled)
             }
-            Ok(TaskExit::Deferred(reason)) => {
-                book.transition(index, Transition::Defer { reason }).await?;
+            Ok(TaskExit::Deferred(cause)) => {
+                book.transition(index, Transition::Defer { cause }).await?;
                 Ok(ExitEffect::Deferred)
             }
-            Ok(TaskExit::AwaitingApproval(reason)) => {
-                book.transition(index, Transition::AwaitApproval { reason }).await?;
+            Ok(TaskExit::AwaitingApproval(cause)) => {
+                book.transition(index, Transition::AwaitApproval { cause }).await?;
                 Ok(ExitEffect::Awaiting)
             }
-            Ok(TaskExit::PullRequestOpen(reason)) => {
-                book.transition(index, Transition::OpenPullRequest { reason }).await?;
+            Ok(TaskExit::PullRequestOpen(cause)) => {
+                book.transition(index, Transition::OpenPullRequest { cause }).await?;
                 Ok(ExitEffect::PullRequest)
             }
             Ok(TaskExit::Interrupted) => {
                 if !book.record(index).phase.is_terminal() {
-                    let reason = "interrupted; `breeze resume` continues".to_string();
-                    book.transition(index, Transition::Stop { reason }).await?;
+                    let cause =
+                        Cause::new(CauseKind::Stopped, "interrupted; `breeze resume` continues");
+                    book.transition(index, Transition::Stop { cause }).await?;
                 }
+                Ok(ExitEffect::Settled)
+            }
+            Err(EngineError::OverBudget(over)) if over.stops_the_run() => {
+                // The dispatcher stops the run once the tasks at work are done.
+                book.transition(index, Transition::Stop { cause: over.cause() }).await?;
+                Ok(ExitEffect::Settled)
+            }
+            Err(EngineError::OverBudget(over)) => {
+                book.transition(index, Transition::Escalate { cause: over.cause() }).await?;
                 Ok(ExitEffect::Settled)
             }
             Err(err) if err.stops_the_run() => {
                 // Resumable: the task starts again once the user has acted.
                 let message = err.to_string();
-                book.transition(index, Transition::Stop { reason: message.clone() }).await?;
+                let cause = Cause::new(CauseKind::Stopped, message.clone());
+                book.transition(index, Transition::Stop { cause }).await?;
                 Ok(ExitEffect::Fatal(format!("{message}; {}", next_step(&err))))
             }
             Err(err) => {
-                book.transition(index, Transition::Fail { reason: err.to_string() }).await?;
+                let cause = error_cause(&err);
+                book.transition(index, Transition::Fail { cause }).await?;
                 Ok(ExitEffect::Settled)
             }
         }
@@ -349,6 +388,8 @@ impl Dispatcher {
                     self.deferred.insert(index, Instant::now());
                 }
                 crate::decision::HumanDecision::Reject { note } => {
+                    let issue = format!("rejected by a person before landing: {note}");
+                    let cause = Cause::new(CauseKind::Person, crate::causes::flat(&issue));
                     book.change(index, |record| {
                         record.human_approved = false;
                         record.feedback = Some(breeze_protocol::ReviewFeedback {
@@ -356,13 +397,52 @@ impl Dispatcher {
                             gaps: vec![breeze_protocol::Gap {
                                 severity: breeze_protocol::Severity::Critical,
                                 location: String::new(),
-                                issue: format!("rejected by a person before landing: {note}"),
+                                issue,
                                 suggestion: String::new(),
                             }],
                         });
                     })
                     .await?;
-                    book.transition(index, Transition::Work).await?;
+                    book.transition(index, Transition::SendBack { cause }).await?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A person asked to step into a task no driver holds (`breeze attach`): a task waiting
+    /// to land goes back on a lane, approved as it was, and pauses before its landing; an
+    /// escalated or failed one is taken up again with a fresh budget, as `breeze retry`
+    /// would, and pauses before its next attempt (tasks it blocked wait again).
+    async fn take_attach_requests(&mut self) -> Result<(), EngineError> {
+        let phases = self.ctx.book.phases();
+        for (index, phase) in phases.into_iter().enumerate() {
+            let waiting = phase.waits_to_land();
+            let given_up = matches!(phase, TaskPhase::Escalated | TaskPhase::Failed);
+            if self.in_flight.contains(&index) || !(waiting || given_up) {
+                continue;
+            }
+            let id = self.ctx.task(index).id.to_string();
+            if crate::step_in::request::AttachFiles::new(&self.ctx.run_dir, &id).pending().is_none()
+            {
+                continue;
+            }
+            let book = &self.ctx.book;
+            if waiting {
+                self.awaiting.remove(&index);
+                self.deferred.remove(&index);
+                book.transition(index, Transition::Approve).await?;
+                continue;
+            }
+            book.change(index, |record| crate::decision::fresh_budget(record, None)).await?;
+            book.transition(index, Transition::Work).await?;
+            for (other, phase) in self.ctx.book.phases().into_iter().enumerate() {
+                if phase == TaskPhase::Blocked {
+                    let cause = Cause::new(
+                        CauseKind::Person,
+                        format!("task {id} is taken up again (breeze attach)"),
+                    );
+                    book.transition(other, Transition::Requeue { cause }).await?;
                 }
             }
         }
@@ -453,6 +533,13 @@ impl Dispatcher {
                 .join("\n")
         })
     }
+}
+
+/// The cause of an error outside the task's control, with its hints.
+fn error_cause(err: &EngineError) -> Cause {
+    let cause = Cause::new(CauseKind::Error, crate::causes::flat(&err.to_string()));
+    let hints = err.hints().join("; ");
+    if hints.is_empty() { cause } else { cause.hint(hints) }
 }
 
 /// What to do after an error that stops the run.

@@ -280,7 +280,8 @@ impl TaskDriver {
             &self.id,
             "land.pr_command",
             &argv,
-            ctx.repo.workdir(),
+            // In the user's checkout, in no lane: the integration's lane variables.
+            (ctx.repo.workdir(), crate::lane_env::LaneEnv::integration(&ctx.config)),
             &log,
             ctx.config.land.remote_timeout,
         );

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use breeze_git::{MergeOutcome, Oid};
-use breeze_protocol::VerifyFailure;
+use breeze_protocol::{Cause, CauseKind, VerifyFailure};
 use breeze_supervise::Ending;
 
 use super::context::{ProjectCommand, ProjectRun, RunContext};
@@ -12,6 +12,7 @@ use super::driver::TaskDriver;
 use super::land_target::Onto;
 use crate::error::EngineError;
 use crate::kill_points;
+use crate::lane_env::LaneEnv;
 use crate::run_dir::file_slug;
 use crate::snapshot::ObjectId;
 
@@ -30,8 +31,9 @@ pub(crate) enum Landing {
     Deferred { reason: String },
     /// The change does not merge onto the current main.
     Conflict { files: Vec<String>, onto: ObjectId },
-    /// The verify command (or a hook) failed on the merged tree.
-    VerifyFailed(VerifyFailure),
+    /// The verify command (or a hook) failed on the merged tree: what the worker is told,
+    /// and the cause.
+    VerifyFailed(VerifyFailure, Box<Cause>),
     /// Pushed as a pull request (`land.to = "pull-request"`): it lands when merged.
     PullRequestOpen { reason: String },
 }
@@ -108,7 +110,9 @@ impl TaskDriver {
         let mut message = message.to_string();
         if ctx.config.run_hooks {
             match run_hooks(ctx, &self.id, main, tree, &message).await? {
-                Hooks::Failed(failure) => return Ok(Try::Done(Landing::VerifyFailed(failure))),
+                Hooks::Failed(failure, cause) => {
+                    return Ok(Try::Done(Landing::VerifyFailed(failure, Box::new(cause))));
+                }
                 Hooks::Passed { message: Some(edited) } => message = edited,
                 Hooks::Passed { message: None } => {}
             }
@@ -117,9 +121,9 @@ impl TaskDriver {
             ctx.git(move |repo| repo.write_landing_commit(tree, main, head, &message)).await?;
         kill_points::reached("landing:committed");
         if !ctx.config.verify.is_empty()
-            && let Some(failure) = verify(ctx, &self.id, commit).await?
+            && let Some((failure, cause)) = verify(ctx, &self.id, commit).await?
         {
-            return Ok(Try::Done(Landing::VerifyFailed(failure)));
+            return Ok(Try::Done(Landing::VerifyFailed(failure, Box::new(cause))));
         }
         kill_points::reached("landing:verified");
         self.publish(main, expected, commit, attempt).await
@@ -161,7 +165,7 @@ enum Hooks {
     /// They passed; `commit-msg` may have edited the message.
     Passed { message: Option<String> },
     /// One failed: the task goes back to its worker like a failed verify.
-    Failed(VerifyFailure),
+    Failed(VerifyFailure, Cause),
 }
 
 /// Runs the repository's `pre-commit` (with the landing staged on main's tip, as `git
@@ -216,8 +220,9 @@ async fn run_hooks(
         argv.extend(args);
         let log = logs.join(format!("{}.hook-{name}", file_slug(id)));
         let purpose = format!("land.run_hooks ({name})");
+        let integration = (worktree.as_path(), LaneEnv::integration(&ctx.config));
         let mut command =
-            ProjectCommand::new(id, &purpose, &argv, &worktree, &log, ctx.config.verify_timeout);
+            ProjectCommand::new(id, &purpose, &argv, integration, &log, ctx.config.verify_timeout);
         if name == "commit-msg" {
             command.also_writable.push(message_dir.clone());
         }
@@ -226,7 +231,14 @@ async fn run_hooks(
             return Err(EngineError::Cancelled);
         }
         if !run.outcome.ending.is_success() {
-            return Ok(Hooks::Failed(failure_of(argv, &run)));
+            let mut cause = crate::causes::of_command(
+                CauseKind::Hook,
+                &argv,
+                &run.outcome,
+                run.refused.as_deref(),
+            );
+            cause.name = Some(name.to_string());
+            return Ok(Hooks::Failed(failure_of(argv, &run), cause));
         }
     }
     // Written by a hook that may run agents' code: no link followed, bounded.
@@ -302,7 +314,7 @@ async fn verify(
     ctx: &RunContext,
     id: &str,
     commit: Oid,
-) -> Result<Option<VerifyFailure>, EngineError> {
+) -> Result<Option<(VerifyFailure, Cause)>, EngineError> {
     let worktree = integration_worktree(ctx, move |repo, changes| {
         repo.integration_worktree_changed(commit, changes)
     })
@@ -317,7 +329,7 @@ async fn verify(
             id,
             "land.verify",
             &ctx.config.verify,
-            &worktree,
+            (&worktree, LaneEnv::integration(&ctx.config)),
             &log,
             ctx.config.verify_timeout,
         ))
@@ -328,5 +340,11 @@ async fn verify(
     if run.outcome.ending == Ending::Cancelled {
         return Err(EngineError::Cancelled);
     }
-    Ok(Some(failure_of(ctx.config.verify.clone(), &run)))
+    let cause = crate::causes::of_command(
+        CauseKind::Verify,
+        &ctx.config.verify,
+        &run.outcome,
+        run.refused.as_deref(),
+    );
+    Ok(Some((failure_of(ctx.config.verify.clone(), &run), cause)))
 }

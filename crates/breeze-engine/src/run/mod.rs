@@ -10,6 +10,7 @@
 //! through the run's `book`; `cleanup` tidies up after a finished run; `recovery` sets
 //! right what a killed engine left half-done when its run resumes.
 
+mod attach_point;
 mod book;
 mod cleanup;
 mod consult;
@@ -27,6 +28,7 @@ mod recovery;
 mod review;
 mod schedule;
 mod scope;
+mod send_back;
 mod session;
 mod work;
 
@@ -46,6 +48,7 @@ use crate::snapshot::RunSnapshot;
 
 pub(crate) use recovery::finish_checkout_updates;
 pub(crate) use session::end_orphans_of;
+pub(crate) use work::worker_caused;
 
 /// What to run and how.
 #[derive(Clone)]
@@ -66,6 +69,9 @@ pub struct RunOptions {
     pub supervisor: Supervisor,
     /// How backend troubles (rate limits, passing API errors) are waited out.
     pub backoff: crate::roles::backoff::BackoffSettings,
+    /// `breeze resume --budget-usd` / `--budget-tokens`: the resumed run's new caps (kept in
+    /// `run.json`); a new run takes its caps from `[budget]` only.
+    pub budget_raise: crate::budget::BudgetRaise,
     /// Do not try `worktree.setup` in a throwaway checkout before the run
     /// (`--skip-setup-check`).
     pub skip_setup_check: bool,
@@ -83,6 +89,7 @@ impl RunOptions {
             events: None,
             supervisor: Supervisor::new(),
             backoff: Default::default(),
+            budget_raise: Default::default(),
             skip_setup_check: false,
         }
     }

@@ -122,6 +122,7 @@ pub(super) async fn journal_landings(ctx: &RunContext) -> Result<(), EngineError
                 task: record.id.clone(),
                 state: TaskState::Landed,
                 reason: None,
+                cause: None,
             })
             .await?;
         ctx.book.report(ProgressEvent::TaskFinished {
@@ -129,6 +130,7 @@ pub(super) async fn journal_landings(ctx: &RunContext) -> Result<(), EngineError
             state: TaskState::Landed,
             commit: Some(commit.to_string()),
             reason: None,
+            cause: None,
         });
     }
     Ok(())

@@ -86,6 +86,7 @@ async fn context(
         known_main,
         main_tip,
         notices,
+        pairings,
         plan,
         analysis,
         sims,
@@ -121,6 +122,11 @@ async fn context(
         RoleGuard::new(containment.clone(), repo.clone(), known_main).knowing_remote(target),
     );
     let write_sets = Arc::new(WriteSets::new(&plan, &snapshot.tasks));
+    let budget = Arc::new(crate::budget::Budget::new(
+        snapshot.budget.caps,
+        crate::budget::Prices::of(&config),
+        &snapshot.tasks,
+    ));
     let roles = RoleRunner::new(RoleRunnerParts {
         config: config.clone(),
         run_dir: run_dir.clone(),
@@ -137,6 +143,7 @@ async fn context(
             .map(|(index, task)| (task.id.to_string(), write_sets.check(index)))
             .collect(),
         sims,
+        budget,
     });
     let lanes = {
         let repo = repo.clone();
@@ -146,7 +153,9 @@ async fn context(
             .map_err(EngineError::internal("adopting the lanes"))??
     };
     let progress = options.progress.clone();
-    announce(&progress, &snapshot, &plan, &analysis, &containment, notices, resumed);
+    let start =
+        Start { snapshot: &snapshot, plan: &plan, analysis: &analysis, pairings: &pairings };
+    announce(&progress, &start, &containment, notices, resumed);
     let ctx = Arc::new(RunContext {
         run_id: snapshot.run_id.clone(),
         main_tip_at_start: snapshot.main_tip_at_start,
@@ -172,17 +181,25 @@ async fn context(
     Ok((ctx, lock))
 }
 
+/// What the run start tells about the run.
+struct Start<'a> {
+    snapshot: &'a crate::snapshot::RunSnapshot,
+    plan: &'a breeze_plan::Plan,
+    analysis: &'a breeze_plan::Analysis,
+    /// Who reviews and advises the worker's work ([`crate::independence::report`]).
+    pairings: &'a [(String, bool)],
+}
+
 /// Tells the user the run has started: how many lanes and tasks, how roles are confined,
-/// and what they should know first.
+/// who reviews whose work, the budget, and what they should know first.
 fn announce(
     progress: &crate::progress::ProgressSink,
-    snapshot: &crate::snapshot::RunSnapshot,
-    plan: &breeze_plan::Plan,
-    analysis: &breeze_plan::Analysis,
+    start: &Start<'_>,
     containment: &crate::containment::Containment,
     notices: Vec<String>,
     resumed: bool,
 ) {
+    let Start { snapshot, plan, analysis, pairings } = *start;
     let started = ProgressEvent::RunStarted {
         run_id: snapshot.run_id.clone(),
         workers: snapshot.workers,
@@ -194,8 +211,15 @@ fn announce(
         enforced: containment.enforced,
         summary: containment.summary(),
     };
+    let pairings = pairings.iter().map(|(line, independent)| ProgressEvent::Pairing {
+        line: line.clone(),
+        independent: *independent,
+    });
+    let budget = crate::budget::summary(&snapshot.budget.caps, &snapshot.spent())
+        .map(|summary| ProgressEvent::Budget { summary });
     let notices = notices.into_iter().map(|message| ProgressEvent::Notice { message });
-    for event in [started, contained].into_iter().chain(notices) {
+    let events = [started, contained].into_iter().chain(pairings).chain(budget).chain(notices);
+    for event in events {
         progress(&event);
     }
 }
@@ -275,7 +299,12 @@ async fn finish(
     {
         status.state = RunState::Aborted;
         for task in status.tasks.iter_mut().filter(|task| !task.state.is_terminal()) {
-            task.reason = Some("run aborted; `breeze status` says where its work is".into());
+            let cause = breeze_protocol::Cause::new(
+                breeze_protocol::CauseKind::Stopped,
+                "run aborted; `breeze status` says where its work is",
+            );
+            task.reason = Some(cause.line());
+            task.cause = Some(cause);
         }
         (RunState::Aborted, Some("aborted with `breeze abort`".to_string()))
     } else {
@@ -291,7 +320,8 @@ async fn finish(
 }
 
 /// Lane worktrees left by an interrupted run are reused; what a killed worker left in
-/// them is committed on its task branch first, so nothing is lost.
+/// them is committed on its task branch first (what breeze's own steps left there, the
+/// lane's baseline, is not), so nothing is lost.
 fn adopt_lanes(
     repo: &Repo,
     workers: u32,
@@ -303,6 +333,11 @@ fn adopt_lanes(
     }
     for (lane, slot) in lanes.iter_mut().enumerate() {
         if let Some(worktree) = repo.find_worktree(&format!("lane-{}", lane + 1))? {
+            // Parked by a finished run: no task's work in it; taken when the lane is first
+            // used, as in a new run (`lanes.rs`).
+            if worktree.branch.is_empty() {
+                continue;
+            }
             // A killed run may have left the lane sealed for its worker (`.git` naming the
             // worker's private git directory): point it back, and repair what is wrong.
             for problem in repo.check_lane_links(&worktree)? {

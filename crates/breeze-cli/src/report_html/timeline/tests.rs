@@ -48,7 +48,7 @@ fn started(task: &str, lane: u32) -> EventKind {
 }
 
 fn state(task: &str, state: TaskState) -> EventKind {
-    EventKind::TaskState { task: task.into(), state, reason: None }
+    EventKind::TaskState { task: task.into(), state, reason: None, cause: None }
 }
 
 fn process(task: &str, role: Role, pid: u32) -> EventKind {
@@ -165,6 +165,7 @@ fn consults_without_a_process_and_deferrals_are_placed_from_the_states() {
                 task: "2".into(),
                 state: TaskState::Deferred,
                 reason: Some("a touched path is dirty".into()),
+                cause: None,
             },
         ),
         (1_200, started("2", 1)),
@@ -369,4 +370,75 @@ fn a_failed_attempt_and_its_retry_are_pieces_of_their_own() {
     );
     assert!(scripted.pieces[1].attempt.unwrap().failed());
     assert!(!scripted.pieces[2].attempt.unwrap().failed());
+}
+
+#[test]
+fn a_send_back_is_marked_and_a_review_a_gate_cut_short_was_the_gates() {
+    use breeze_protocol::{Cause, CauseKind};
+    let gate = Cause { name: Some("write-set".into()), ..Cause::new(CauseKind::Gate, "x.md") };
+    let sent_back = |millis| {
+        let (task, reason, cause) = ("9".to_string(), gate.line(), gate.clone());
+        (millis, EventKind::SentBack { task, reason, cause })
+    };
+    let running_again = EventKind::TaskState {
+        task: "9".into(),
+        state: TaskState::Running,
+        reason: Some(gate.line()),
+        cause: Some(gate.clone()),
+    };
+    let events = journal(vec![
+        (0, run_started(false)),
+        (0, started("9", 1)),
+        (10, state("9", TaskState::Running)),
+        (300, attempt("9", 1, "completed")),
+        (300, state("9", TaskState::Reviewing)),
+        // The gates on the diff fail: back to work, no reviewer round.
+        sent_back(340),
+        (340, running_again.clone()),
+        // The next attempt's files are refused before anything is staged.
+        (600, attempt("9", 2, "sent-back")),
+        sent_back(600),
+        (600, running_again),
+        (900, attempt("9", 3, "completed")),
+        (900, state("9", TaskState::Reviewing)),
+        (950, process("9", Role::Reviewer, 300)),
+        (990, process_end("9", Role::Reviewer, 300)),
+        (1_000, state("9", TaskState::Landed)),
+        // Another task's third gate failure in a row escalates it from its review.
+        (1_000, started("10", 1)),
+        (1_010, state("10", TaskState::Running)),
+        (1_100, attempt("10", 1, "completed")),
+        (1_100, state("10", TaskState::Reviewing)),
+        (
+            1_150,
+            EventKind::TaskState {
+                task: "10".into(),
+                state: TaskState::Escalated,
+                reason: Some(gate.clone().times(3).line()),
+                cause: Some(gate.clone().times(3)),
+            },
+        ),
+    ]);
+    let timeline = derive(&events);
+    assert_eq!(
+        stay_of(&timeline, "9", Some(1)).pieces,
+        vec![
+            piece(0, 10, Phase::Waiting),
+            work(10, 300, 1, Some("completed")),
+            piece(300, 340, Phase::Gates),
+            work(340, 600, 2, Some("sent-back")),
+            work(600, 900, 3, Some("completed")),
+            // A review with a reviewer: the gates passed before it started.
+            piece(900, 950, Phase::Gates),
+            piece(950, 1_000, Phase::Review),
+        ]
+    );
+    let escalated = stay_of(&timeline, "10", Some(1));
+    assert_eq!(escalated.pieces.last(), Some(&piece(1_100, 1_150, Phase::Gates)));
+    assert_eq!(escalated.why.as_deref(), Some(gate.clone().times(3).line().as_str()));
+    let marks: Vec<(i64, &str)> =
+        timeline.sent_back.iter().map(|sent| (sent.at, sent.reason.as_str())).collect();
+    let line = gate.line();
+    assert_eq!(marks, [(t(340), line.as_str()), (t(600), line.as_str())]);
+    assert!(AttemptMark { number: 2, outcome: Some("sent-back") }.failed());
 }
