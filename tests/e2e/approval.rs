@@ -54,3 +54,89 @@ fn retry_gives_an_escalated_task_a_fresh_start_that_resume_runs() {
     assert_eq!(resumed.status.code(), Some(0), "{}", both(&resumed));
     assert_eq!(task_state(&status_json(&root), "1"), "landed");
 }
+
+#[test]
+fn approve_and_retry_take_several_tasks_and_an_unknown_id_decides_nothing() {
+    let config = format!("{SCRIPTED_CONFIG}\n[land]\nrequire_approval = true\n");
+    let plan = toml_task("1", "A", &["a.txt"], "") + &toml_task("2", "B", &["b.txt"], "");
+    let (_temp, root) = repo_with(&[("breeze.toml", &config), ("plan.toml", &plan)]);
+    assert_eq!(run_in(&root, &["run"]).status.code(), Some(3));
+    let unknown = run_in(&root, &["approve", "1", "9", "2"]);
+    assert_eq!(unknown.status.code(), Some(2), "{}", both(&unknown));
+    assert!(both(&unknown).contains("has no task 9; nothing was decided"), "{}", both(&unknown));
+    let resumed = run_in(&root, &["resume"]);
+    assert_eq!(resumed.status.code(), Some(3), "nothing was approved: {}", both(&resumed));
+    let approved = run_in(&root, &["approve", "1", "2"]);
+    assert_eq!(approved.status.code(), Some(0), "{}", both(&approved));
+    assert!(stdout(&approved).contains("approved 1, 2"), "{}", both(&approved));
+    assert_eq!(run_in(&root, &["resume"]).status.code(), Some(0));
+
+    let plan = toml_task("1", "A", &["a.txt"], "[task.sim]\nrequest_changes = 3")
+        + &toml_task("2", "B", &["b.txt"], "[task.sim]\nrequest_changes = 3");
+    let (_temp, root) = repo_with(&[("breeze.toml", SCRIPTED_CONFIG), ("plan.toml", &plan)]);
+    assert_eq!(run_in(&root, &["run"]).status.code(), Some(1));
+    let unknown = run_in(&root, &["retry", "1", "2", "nine"]);
+    assert_eq!(unknown.status.code(), Some(2), "{}", both(&unknown));
+    assert!(both(&unknown).contains("has no task nine"), "{}", both(&unknown));
+    let status = status_json(&root);
+    assert_eq!(
+        (task_state(&status, "1"), task_state(&status, "2")),
+        ("escalated".into(), "escalated".into())
+    );
+    let retried = run_in(&root, &["retry", "1", "2", "--fresh"]);
+    assert_eq!(retried.status.code(), Some(0), "{}", both(&retried));
+    let said = stdout(&retried);
+    assert!(
+        said.contains("task 1 starts over from main's tip on a new branch; its earlier work stays on branch `task/1`")
+            && said.contains("its earlier work stays on branch `task/2`"),
+        "{said}"
+    );
+    let status = status_json(&root);
+    assert_eq!(status["tasks"][0]["earlier_branches"], serde_json::json!(["task/1"]), "{status}");
+    let table = stdout(&run_in(&root, &["status"]));
+    assert!(table.contains("earlier work on branch `task/1`"), "{table}");
+    // Started over, both land; `clean` says why it keeps the earlier branches.
+    assert_eq!(run_in(&root, &["resume"]).status.code(), Some(0));
+    let status = status_json(&root);
+    assert_eq!(status["tasks"][0]["branch"], "task/1-2", "{status}");
+    let clean = stdout(&run_in(&root, &["clean", "--dry-run"]));
+    assert!(clean.contains("task/1") && clean.contains("retry --fresh"), "{clean}");
+}
+
+#[test]
+fn a_gate_escalation_names_the_gate_and_its_paths_in_status_report_and_progress() {
+    let plan = toml_task(
+        "1",
+        "A",
+        &["a.txt"],
+        "[task.sim]\nwrite_outside = \"package-lock.json\"\nwrite_outside_attempts = 3",
+    );
+    let (_temp, root) = repo_with(&[("breeze.toml", SCRIPTED_CONFIG), ("plan.toml", &plan)]);
+    let ran = run_in(&root, &["run"]);
+    assert_eq!(ran.status.code(), Some(1), "{}", both(&ran));
+    let why = "the write-set gate failed 3 times in a row: package-lock.json is outside the task's writes";
+    let progress = stdout(&ran);
+    assert!(
+        progress.contains(
+            "↺ [1] the write-set gate failed: package-lock.json is outside the task's writes"
+        ) && progress.contains("— back to the worker")
+            && progress.contains(&format!("■ [1] escalated: {why}")),
+        "{progress}"
+    );
+    assert!(!progress.contains("REQUEST_CHANGES") && !progress.contains("Advisor"), "{progress}");
+    let status = status_json(&root);
+    let task = &status["tasks"][0];
+    assert_eq!(
+        (task["rounds"].as_u64(), task["gate_failures"].as_u64()),
+        (Some(0), Some(3)),
+        "{status}"
+    );
+    assert!(task["reason"].as_str().unwrap().starts_with(why), "{status}");
+    assert_eq!(task["cause"]["name"], "write-set", "{status}");
+    assert_eq!(task["cause"]["paths"], serde_json::json!(["package-lock.json"]), "{status}");
+    let table = stdout(&run_in(&root, &["status"]));
+    assert!(table.contains(why), "{table}");
+    let report = stdout(&run_in(&root, &["report"]));
+    assert!(report.contains(&format!("escalated: {why}")), "{report}");
+    assert!(report.contains("## Sent back to the worker"), "{report}");
+}

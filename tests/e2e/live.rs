@@ -1,17 +1,15 @@
 //! Watching a run: `breeze run --json`, `breeze watch` from another process (and on a
 //! terminal, under `script`), `breeze logs --follow`.
 
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use breeze_protocol::{BreezeEvent, EventKind};
 
 use crate::support::{
-    SCRIPTED_CONFIG, both, breeze, repo_with, run_in, status_json, stderr, stdout, task_state,
-    toml_task,
+    Collected, SCRIPTED_CONFIG, Terminal, both, breeze, repo_with, run_in, status_json, stderr,
+    stdout, task_state, toml_task,
 };
 
 /// A repository whose two tasks run a shell worker printing `step N of STEPS` a second
@@ -243,90 +241,6 @@ fn descendants(pid: u32) -> Vec<u32> {
         all.extend(descendants(child));
     }
     all
-}
-
-/// A command's output collected as it comes.
-struct Collected {
-    child: Child,
-    output: Arc<Mutex<Vec<u8>>>,
-    reader: Option<std::thread::JoinHandle<()>>,
-}
-
-/// `breeze ARG` on a pseudo-terminal (`script`), its output collected as it comes.
-struct Terminal;
-
-impl Terminal {
-    fn start(root: &Path, arg: &str) -> Collected {
-        let mut command = Command::new("script");
-        breeze_test_support::hermetic(&mut command);
-        command.current_dir(root).args([
-            "-qfec",
-            &format!("{} {arg}", env!("CARGO_BIN_EXE_breeze")),
-            "/dev/null",
-        ]);
-        Collected::start(&mut command)
-    }
-}
-
-impl Collected {
-    fn start(command: &mut Command) -> Collected {
-        let mut child = command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("the command runs");
-        let output = Arc::new(Mutex::new(Vec::new()));
-        let mut stdout = child.stdout.take().unwrap();
-        let sink = output.clone();
-        let reader = std::thread::spawn(move || {
-            let mut buffer = [0u8; 4096];
-            while let Ok(n @ 1..) = stdout.read(&mut buffer) {
-                sink.lock().unwrap().extend_from_slice(&buffer[..n]);
-            }
-        });
-        Collected { child, output, reader: Some(reader) }
-    }
-
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.output.lock().unwrap()).into_owned()
-    }
-
-    /// Waits until the output holds `what`; the output so far.
-    fn wait_for(&self, what: &str, limit: Duration) -> String {
-        let deadline = Instant::now() + limit;
-        loop {
-            let text = self.text();
-            if text.contains(what) {
-                return text;
-            }
-            assert!(Instant::now() < deadline, "no {what:?} on the terminal:\n{text}");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    fn type_key(&mut self, key: u8) {
-        let stdin = self.child.stdin.as_mut().unwrap();
-        stdin.write_all(&[key]).unwrap();
-        stdin.flush().unwrap();
-    }
-
-    /// Waits for the command's end; its exit code and everything it showed.
-    fn finish(mut self) -> (Option<i32>, String) {
-        let deadline = Instant::now() + Duration::from_secs(60);
-        let status = loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                break status;
-            }
-            assert!(Instant::now() < deadline, "still running:\n{}", self.text());
-            std::thread::sleep(Duration::from_millis(50));
-        };
-        drop(self.child.stdin.take());
-        if let Some(reader) = self.reader.take() {
-            let _ = reader.join();
-        }
-        (status.code(), self.text())
-    }
 }
 
 /// Runs a command to its end on a thread of its own.

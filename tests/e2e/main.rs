@@ -5,20 +5,27 @@
 
 mod agents;
 mod approval;
+mod attach;
+mod budgets;
 mod checkout;
 mod containment;
 mod demo;
+mod ecosystems;
 mod init;
 mod integrity;
 mod landing_kills;
 mod live;
 mod plan;
+mod preflight;
 mod protocol_roles;
 mod real_agents;
+mod real_budgets;
 mod recovery;
+mod remote_landing;
 mod replay;
 mod report;
 mod scaffold;
+mod sealed_git;
 mod support;
 mod validate;
 

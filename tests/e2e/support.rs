@@ -1,7 +1,10 @@
 //! Helpers shared by the end-to-end tests.
 
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 pub use breeze_test_support::plan::toml_task;
 pub use breeze_test_support::role::shell_worker_config;
@@ -103,4 +106,187 @@ pub fn landlock_or_skip() -> bool {
         eprintln!("skipped: no Landlock on this machine ({})", text.lines().next().unwrap_or(""));
     }
     available
+}
+
+/// A command's output collected as it comes.
+pub struct Collected {
+    pub child: Child,
+    output: Arc<Mutex<Vec<u8>>>,
+    reader: Option<std::thread::JoinHandle<()>>,
+}
+
+/// `breeze ARG` on a pseudo-terminal (`script`), its output collected as it comes.
+pub struct Terminal;
+
+impl Terminal {
+    pub fn start(root: &Path, arg: &str) -> Collected {
+        Self::on_terminal(root, &format!("{} {arg}", env!("CARGO_BIN_EXE_breeze")), &[])
+    }
+
+    /// `breeze ARGS` alone on the terminal (the shell `script` starts is replaced by it,
+    /// so a Ctrl-C reaches breeze only, and its exit code is the terminal's), with more
+    /// environment variables.
+    pub fn start_with(root: &Path, args: &str, env: &[(&str, &str)]) -> Collected {
+        Self::on_terminal(root, &format!("exec {} {args}", env!("CARGO_BIN_EXE_breeze")), env)
+    }
+
+    fn on_terminal(root: &Path, line: &str, env: &[(&str, &str)]) -> Collected {
+        let mut command = Command::new("script");
+        breeze_test_support::hermetic(&mut command);
+        command.envs(env.iter().copied());
+        command.current_dir(root).args(["-qfec", line, "/dev/null"]);
+        Collected::start(&mut command)
+    }
+}
+
+impl Collected {
+    pub fn start(command: &mut Command) -> Collected {
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("the command runs");
+        let output = Arc::new(Mutex::new(Vec::new()));
+        let mut stdout = child.stdout.take().unwrap();
+        let sink = output.clone();
+        let reader = std::thread::spawn(move || {
+            let mut buffer = [0u8; 4096];
+            while let Ok(n @ 1..) = stdout.read(&mut buffer) {
+                sink.lock().unwrap().extend_from_slice(&buffer[..n]);
+            }
+        });
+        Collected { child, output, reader: Some(reader) }
+    }
+
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.output.lock().unwrap()).into_owned()
+    }
+
+    /// Waits until the output holds `what`; the output so far.
+    pub fn wait_for(&self, what: &str, limit: Duration) -> String {
+        let deadline = Instant::now() + limit;
+        loop {
+            let text = self.text();
+            if text.contains(what) {
+                return text;
+            }
+            assert!(Instant::now() < deadline, "no {what:?} on the terminal:\n{text}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Waits until a full-screen program drew `words` — compared without the terminal's
+    /// control sequences and without spaces, since such a program moves the cursor between
+    /// the words it draws; the output so far.
+    pub fn wait_for_drawn(&self, words: &str, limit: Duration) -> String {
+        let squeeze = |text: &str| -> String {
+            strip_controls(text).chars().filter(|c| !c.is_whitespace()).collect()
+        };
+        let wanted = squeeze(words);
+        let deadline = Instant::now() + limit;
+        loop {
+            let text = self.text();
+            if squeeze(&text).contains(&wanted) {
+                return text;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{words:?} was never drawn:\n{}",
+                strip_controls(&text)
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    pub fn type_key(&mut self, key: u8) {
+        self.type_text(&[key]);
+    }
+
+    /// Types `text` at the terminal.
+    pub fn type_text(&mut self, text: &[u8]) {
+        let stdin = self.child.stdin.as_mut().unwrap();
+        stdin.write_all(text).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Waits for the command's end; its exit code and everything it showed.
+    pub fn finish(mut self) -> (Option<i32>, String) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            assert!(Instant::now() < deadline, "still running:\n{}", self.text());
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        drop(self.child.stdin.take());
+        if let Some(reader) = self.reader.take() {
+            let _ = reader.join();
+        }
+        (status.code(), self.text())
+    }
+}
+
+impl Drop for Collected {
+    /// A test that failed half-way leaves no terminal program running.
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// `text` without terminal control sequences (CSI, OSC and two-byte escapes).
+pub fn strip_controls(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\x1b' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            // CSI: parameters, then one final byte in @..~.
+            Some('[') => {
+                for c in chars.by_ref() {
+                    if ('@'..='~').contains(&c) {
+                        break;
+                    }
+                }
+            }
+            // OSC: up to BEL or ESC \.
+            Some(']') => {
+                while let Some(c) = chars.next() {
+                    if c == '\x07' || (c == '\x1b' && chars.next_if_eq(&'\\').is_some()) {
+                        break;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// A breeze.toml with shell roles read from the repository's `roles/` folder (`<task id>.sh`
+/// for workers, `reviewer.sh`), the scripted advisor, `lanes` lanes and `sandbox.mode`.
+pub fn shell_roles_config(mode: &str, lanes: u32) -> String {
+    format!(
+        r#"
+[run]
+max_workers = {lanes}
+[roles.worker]
+backend = "command"
+command = ["sh", "-c", "exec sh ../../roles/$BREEZE_TASK_ID.sh"]
+[roles.reviewer]
+backend = "command"
+command = ["sh", "../../roles/reviewer.sh"]
+[roles.advisor]
+backend = "scripted"
+[sandbox]
+mode = "{mode}"
+"#
+    )
 }

@@ -1,7 +1,7 @@
 //! Human-readable output: progress lines during a run, status tables after.
 
 use breeze_engine::ProgressEvent;
-use breeze_protocol::{BreezeStatus, TaskState, Verdict};
+use breeze_protocol::{BreezeStatus, BudgetCaps, TaskState, Usage, Verdict};
 use unicode_width::UnicodeWidthStr;
 
 /// One line for a progress event.
@@ -19,6 +19,10 @@ pub fn progress_line(event: &ProgressEvent) -> String {
         ProgressEvent::Containment { enforced, summary } => {
             format!("{} {summary}", if *enforced { "🔒" } else { "⚠" })
         }
+        ProgressEvent::Pairing { line, independent } => {
+            format!("{} review: {line}", if *independent { "⇄" } else { "!" })
+        }
+        ProgressEvent::Budget { summary } => format!("$ {summary}"),
         ProgressEvent::Kept { what, reason } => format!("⚑ kept {what}: {reason}"),
         ProgressEvent::Notice { message } => format!("! {message}"),
         ProgressEvent::TaskStarted { id, title, lane } => format!("▶ [{id}] {title} (lane {lane})"),
@@ -28,14 +32,14 @@ pub fn progress_line(event: &ProgressEvent) -> String {
         ProgressEvent::Advised { id, decision, summary } => {
             format!("? [{id}] Advisor: {} — {}", decision.as_str(), first_line(summary))
         }
-        ProgressEvent::Reviewed { id, round, verdict, blocking_gaps, by_gates } => match verdict {
+        ProgressEvent::Reviewed { id, round, verdict, blocking_gaps } => match verdict {
             Verdict::Approve => format!("✓ [{id}] round {round}: APPROVE"),
             Verdict::RequestChanges => format!(
-                "↺ [{id}] round {round}: REQUEST_CHANGES ({blocking_gaps} blocking gap{}{})",
+                "↺ [{id}] round {round}: REQUEST_CHANGES ({blocking_gaps} blocking gap{})",
                 plural(*blocking_gaps),
-                if *by_gates { ", from the gates" } else { "" }
             ),
         },
+        ProgressEvent::SentBack { id, cause } => sent_back_line(id, &cause.line()),
         ProgressEvent::Scope { id, paths, granted, reason } => {
             let paths = paths.join(", ");
             match (granted, reason) {
@@ -49,10 +53,11 @@ pub fn progress_line(event: &ProgressEvent) -> String {
         ProgressEvent::AwaitingApproval { id, reason } => {
             format!("⧗ [{id}] awaiting approval: {}", first_line(reason))
         }
+        ProgressEvent::PullRequestOpen { id, reason } => format!("⇡ [{id}] {}", first_line(reason)),
         ProgressEvent::Deferred { id, reason } => {
             format!("⏸ [{id}] landing deferred: {}", first_line(reason))
         }
-        ProgressEvent::TaskFinished { id, state, commit, reason } => match state {
+        ProgressEvent::TaskFinished { id, state, commit, reason, .. } => match state {
             TaskState::Landed => {
                 format!("● [{id}] landed {}", short(commit.as_deref().unwrap_or("")))
             }
@@ -65,42 +70,97 @@ pub fn progress_line(event: &ProgressEvent) -> String {
     }
 }
 
+/// The line of a task sent back to its worker (`reason`: its cause as one line), as the
+/// progress lines, the live view and `breeze watch` show it.
+pub fn sent_back_line(id: &str, reason: &str) -> String {
+    format!("↺ [{id}] {} — back to the worker", first_line(reason))
+}
+
 /// A cost as people read it: two decimals from a cent up, enough digits below a cent that
 /// it is not shown as nothing (`$0.004`), and `unknown` when no backend reported one.
 pub fn cost(usd: Option<f64>) -> String {
     match usd {
         None => "unknown".into(),
-        Some(usd) if usd == 0.0 || usd >= 0.01 => format!("${usd:.2}"),
-        Some(usd) => {
-            let text = format!("{usd:.4}");
-            let text = text.trim_end_matches('0');
-            if text == "0." { "<$0.0001".into() } else { format!("${text}") }
-        }
+        Some(usd) => breeze_engine::budget::dollars(usd),
     }
 }
 
-/// The run's cost: a sum that leaves out tasks whose backend reported no cost says so
-/// (`at least $0.59`), rather than passing for the whole.
-pub fn total_cost(status: &BreezeStatus) -> String {
-    let unknown =
-        status.tasks.iter().any(|task| !task.usage.is_empty() && task.usage.cost_usd.is_none());
-    match status.usage.cost_usd {
-        Some(usd) if unknown => format!("at least {}", cost(Some(usd))),
+/// A sum of costs: one that leaves out calls whose cost is unknown says so (`at least
+/// $0.59`), rather than passing for the whole.
+pub fn usage_cost(usage: &Usage) -> String {
+    match usage.cost_usd {
+        Some(usd) if usage.unpriced_calls > 0 => format!("at least {}", cost(Some(usd))),
         total => cost(total),
     }
 }
 
-/// The note of a task: why it is not landed, that its approval was normalized, or that
-/// its write set was widened.
+/// The run's cost ([`usage_cost`] of its usage).
+pub fn total_cost(status: &BreezeStatus) -> String {
+    usage_cost(&status.usage)
+}
+
+/// Spend against the caps: `budget: $1.20 of run_usd = 5.00 · task_usd = 2.00 per task ·
+/// 5300 of run_tokens = 100000 tokens`, with the calls whose cost is unknown; `None`
+/// without caps.
+pub fn budget_line(budget: Option<&BudgetCaps>, spent: &Usage) -> Option<String> {
+    use breeze_engine::budget::amount;
+    let caps = budget.filter(|caps| caps.any())?;
+    let mut parts = Vec::new();
+    if let Some(cap) = caps.run_usd {
+        parts.push(format!("{} of run_usd = {}", usage_cost(spent), amount(cap)));
+    }
+    if let Some(cap) = caps.task_usd {
+        parts.push(format!("task_usd = {} per task", amount(cap)));
+    }
+    if let Some(cap) = caps.run_tokens {
+        parts.push(format!("{} of run_tokens = {cap} tokens", spent.tokens()));
+    }
+    if spent.unpriced_calls > 0 {
+        let n = spent.unpriced_calls;
+        parts.push(format!("{n} role call{} of unknown cost", plural(n as usize)));
+    }
+    Some(format!("budget: {}", parts.join(" · ")))
+}
+
+/// The note of a task: why it is not landed (or was sent back to work), the pull request it
+/// landed through, that its approval was normalized, that its write set was widened, or
+/// where its earlier work is.
 fn task_note(task: &breeze_protocol::TaskStatus) -> std::borrow::Cow<'_, str> {
-    match (&task.reason, &task.review) {
-        (Some(reason), _) => reason.into(),
-        (None, Some(review)) if review.contains("normalized") => review.into(),
+    match (&task.reason, &task.review, &task.pull_request) {
+        (Some(reason), _, _) if works_after_a_send_back(task) => {
+            format!("sent back: {reason}").into()
+        }
+        (Some(reason), _, _) => reason.into(),
+        (None, _, Some(pr)) if pr.merged => {
+            format!("merged: pull request {}", pr.url.as_deref().unwrap_or(&pr.branch)).into()
+        }
+        (None, Some(review), _) if review.contains("normalized") => review.into(),
         _ if !task.granted_writes.is_empty() => {
             format!("write set widened: {}", task.granted_writes.join(", ")).into()
         }
+        _ if !task.earlier_branches.is_empty() => {
+            format!("earlier work on branch {}", quoted(&task.earlier_branches)).into()
+        }
         _ => "".into(),
     }
+}
+
+/// A task that works (or was working when its engine was killed) carries a reason only
+/// when it was sent back to its worker; an interrupted one may instead say why it stopped.
+fn works_after_a_send_back(task: &breeze_protocol::TaskStatus) -> bool {
+    match task.state {
+        TaskState::Running => true,
+        TaskState::Interrupted => task
+            .cause
+            .as_ref()
+            .is_some_and(|cause| cause.kind != breeze_protocol::CauseKind::Stopped),
+        _ => false,
+    }
+}
+
+/// Names as `` `a`, `b` ``.
+fn quoted(names: &[String]) -> String {
+    names.iter().map(|name| format!("`{name}`")).collect::<Vec<_>>().join(", ")
 }
 
 /// The status table of a run.
@@ -123,17 +183,19 @@ pub fn status_table(status: &BreezeStatus, stop_reason: Option<&str>) -> String 
     let id_width = status.tasks.iter().map(|t| t.id.width()).max().unwrap_or(2).max(4);
     let title_width = status.tasks.iter().map(|t| t.title.width()).max().unwrap_or(5).clamp(5, 40);
     let state_width = status.tasks.iter().map(|t| t.state.as_str().len()).max().unwrap_or(5).max(9);
-    // Cost and tokens appear only when a backend reported them (the scripted one does not).
-    let with_usage = !status.usage.is_empty();
+    // Cost and tokens appear only when a backend reported them (the scripted one does not,
+    // unless its [task.sim] says so).
+    let with_usage = status.usage.reported();
     let usage_header =
         if with_usage { format!("  {:>8}  {:>9}", "cost", "tokens") } else { String::new() };
     out.push_str(&format!(
-        "{}  {}  {:<state_width$}  {:>8}  {:>6}  {:>7}  {:<8}{usage_header}  {}\n",
+        "{}  {}  {:<state_width$}  {:>8}  {:>6}  {:>5}  {:>7}  {:<8}{usage_header}  {}\n",
         fit("task", id_width),
         fit("title", title_width),
         "state",
         "attempts",
         "rounds",
+        "gates",
         "advisor",
         "commit",
         "note"
@@ -143,18 +205,22 @@ pub fn status_table(status: &BreezeStatus, stop_reason: Option<&str>) -> String 
             // Nothing ran for this task (yet): no cost to be unknown.
             format!("  {:>8}  {:>9}", "-", "-")
         } else if with_usage {
-            let tokens = task.usage.input_tokens + task.usage.output_tokens;
-            format!("  {:>8}  {:>9}", cost(task.usage.cost_usd), tokens)
+            let shown = match task.usage.cost_usd {
+                Some(usd) if task.usage.unpriced_calls > 0 => format!("≥{}", cost(Some(usd))),
+                usd => cost(usd),
+            };
+            format!("  {:>8}  {:>9}", shown, task.usage.tokens())
         } else {
             String::new()
         };
         let row = format!(
-            "{}  {}  {:<state_width$}  {:>8}  {:>6}  {:>7}  {:<8}{usage}  {}",
+            "{}  {}  {:<state_width$}  {:>8}  {:>6}  {:>5}  {:>7}  {:<8}{usage}  {}",
             fit(&task.id, id_width),
             fit(&task.title, title_width),
             task.state.as_str(),
             task.attempts,
             task.rounds,
+            task.gate_failures,
             task.advisor_consults,
             short(task.commit.as_deref().unwrap_or("-")),
             first_line(&task_note(task))
@@ -169,7 +235,7 @@ pub fn status_table(status: &BreezeStatus, stop_reason: Option<&str>) -> String 
         plural(status.tasks.len())
     ));
     let usage = &status.usage;
-    if !usage.is_empty() {
+    if usage.reported() {
         out.push_str(&format!(
             "; cost {}, {} input / {} output tokens",
             total_cost(status),
@@ -178,6 +244,10 @@ pub fn status_table(status: &BreezeStatus, stop_reason: Option<&str>) -> String 
         ));
     }
     out.push('\n');
+    if let Some(line) = budget_line(status.budget.as_ref(), usage) {
+        out.push_str(&line);
+        out.push('\n');
+    }
     if let Some(reason) = stop_reason {
         out.push_str(&format!("\nstopped: {reason}\n"));
     }
@@ -238,15 +308,21 @@ mod tests {
                 state: TaskState::Escalated,
                 attempts: 3,
                 rounds: 2,
+                gate_failures: 0,
                 advisor_consults: 1,
                 commit: None,
                 reason: Some("3 failed attempts in a row\nmore".into()),
+                cause: None,
                 group: None,
                 usage,
                 review: None,
                 granted_writes: Vec::new(),
+                pull_request: None,
+                branch: None,
+                earlier_branches: Vec::new(),
             }],
             usage,
+            budget: None,
             containment: None,
         }
     }
@@ -269,6 +345,7 @@ mod tests {
             input_tokens: 100,
             output_tokens: 20,
             cached_input_tokens: 0,
+            unpriced_calls: 0,
         };
         let costly = status_table(&status(usage), None);
         assert!(costly.contains("$1.50") && costly.contains("120"), "{costly}");
@@ -317,12 +394,55 @@ mod tests {
     }
 
     #[test]
+    fn a_task_sent_back_says_so_also_when_its_engine_was_killed() {
+        use breeze_protocol::{Cause, CauseKind};
+        let mut status = status(Usage::default());
+        let gate = Cause { name: Some("write-set".into()), ..Cause::new(CauseKind::Gate, "x.md") };
+        let task = &mut status.tasks[0];
+        (task.reason, task.cause) = (Some(gate.line()), Some(gate));
+        for state in [TaskState::Running, TaskState::Interrupted] {
+            status.tasks[0].state = state;
+            let table = status_table(&status, None);
+            assert!(table.contains("sent back: the write-set gate failed: x.md"), "{table}");
+        }
+        let stopped = Cause::new(CauseKind::Stopped, "the run was stopped (Ctrl-C)");
+        let task = &mut status.tasks[0];
+        (task.reason, task.cause) = (Some(stopped.line()), Some(stopped));
+        let table = status_table(&status, None);
+        assert!(table.contains("  the run was stopped (Ctrl-C)"), "{table}");
+        assert!(!table.contains("sent back"), "{table}");
+    }
+
+    #[test]
     fn costs_below_a_cent_are_not_shown_as_nothing_and_unknown_is_unknown() {
         assert_eq!(cost(None), "unknown");
         assert_eq!(cost(Some(0.0)), "$0.00");
         assert_eq!(cost(Some(0.004)), "$0.004");
         assert_eq!(cost(Some(0.0012)), "$0.0012");
         assert_eq!(cost(Some(0.25)), "$0.25");
-        assert_eq!(cost(Some(0.00001)), "<$0.0001");
+        assert_eq!(cost(Some(0.00001)), "$0.00001");
+        assert_eq!(cost(Some(0.0000001)), "<$0.000001");
+    }
+
+    #[test]
+    fn the_status_shows_spend_against_the_caps_and_what_it_leaves_out() {
+        let spent = Usage {
+            cost_usd: Some(1.2),
+            input_tokens: 5000,
+            output_tokens: 300,
+            cached_input_tokens: 0,
+            unpriced_calls: 2,
+        };
+        let mut status = status(spent);
+        status.budget =
+            Some(BudgetCaps { run_usd: Some(5.0), task_usd: Some(2.0), run_tokens: Some(100_000) });
+        let table = status_table(&status, None);
+        assert!(
+            table.contains("budget: at least $1.20 of run_usd = 5.00 · task_usd = 2.00 per task · 5300 of run_tokens = 100000 tokens · 2 role calls of unknown cost"),
+            "{table}"
+        );
+        assert!(table.contains("≥$1.20") && table.contains("cost at least $1.20"), "{table}");
+        assert_eq!(budget_line(None, &spent), None);
+        assert_eq!(budget_line(Some(&BudgetCaps::default()), &spent), None);
     }
 }

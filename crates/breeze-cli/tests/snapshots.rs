@@ -15,8 +15,8 @@ use breeze_cli::render;
 use breeze_engine::snapshot::{ObjectId, RunSnapshot, TaskPhase, TaskRecord};
 use breeze_engine::{EngineError, ProgressEvent, RunOutcome};
 use breeze_protocol::{
-    BreezeStatus, BreezeStatusV1, ContainmentStatus, Decision, RunState, TaskState, TaskStatus,
-    Usage, Verdict,
+    BreezeStatus, BreezeStatusV1, Cause, CauseKind, ContainmentStatus, Decision, RunState,
+    TaskState, TaskStatus, Usage, Verdict,
 };
 use clap::{CommandFactory, Parser};
 
@@ -38,18 +38,53 @@ fn task(id: &str, title: &str, state: TaskState) -> TaskStatus {
         state,
         attempts: 0,
         rounds: 0,
+        gate_failures: 0,
         advisor_consults: 0,
         commit: None,
         reason: None,
+        cause: None,
         group: Some(1),
         usage: Usage::default(),
         review: None,
         granted_writes: Vec::new(),
+        pull_request: None,
+        branch: None,
+        earlier_branches: Vec::new(),
     }
 }
 
+/// The write-set gate refusing a lockfile, as the engine words it.
+fn lockfile_gate() -> Cause {
+    Cause {
+        name: Some("write-set".into()),
+        paths: vec!["package-lock.json".into()],
+        hint: Some("add it to the task's writes if the task needs it, or revert it".into()),
+        ..Cause::new(CauseKind::Gate, "package-lock.json is outside the task's writes")
+    }
+}
+
+/// `npm test` failing on the merged tree, as the engine words it.
+fn failed_verify() -> Cause {
+    Cause {
+        command: vec!["npm".into(), "test".into()],
+        exit_code: Some(1),
+        log_tail: Some(
+            "> calc@1.0.0 test\n> node --test\n\nnot ok 2 - subtracts\n  error: 'Expected 1 to equal 2'\n"
+                .into(),
+        ),
+        ..Cause::new(CauseKind::Verify, "exited 1")
+    }
+}
+
+/// A task status carrying `cause` (its reason the cause's line).
+fn with_cause(status: TaskStatus, cause: Cause) -> TaskStatus {
+    TaskStatus { reason: Some(cause.line()), cause: Some(cause), ..status }
+}
+
 fn usage(cost_usd: Option<f64>, input_tokens: u64, output_tokens: u64) -> Usage {
-    Usage { cost_usd, input_tokens, output_tokens, cached_input_tokens: 0 }
+    // A call whose backend reported no cost is one of unknown cost.
+    let unpriced_calls = u32::from(cost_usd.is_none());
+    Usage { cost_usd, input_tokens, output_tokens, cached_input_tokens: 0, unpriced_calls }
 }
 
 fn run_status(state: RunState, workers: u32, tasks: Vec<TaskStatus>) -> BreezeStatus {
@@ -67,6 +102,7 @@ fn run_status(state: RunState, workers: u32, tasks: Vec<TaskStatus>) -> BreezeSt
         updated_at: Some("2025-06-01T09:42:17Z".into()),
         tasks,
         usage: total,
+        budget: None,
         containment: None,
     }
 }
@@ -114,11 +150,25 @@ fn interrupted_run() -> BreezeStatus {
         group: Some(3),
         ..task("4", "Load settings from calc.toml", TaskState::Deferred)
     };
-    let running = TaskStatus {
-        attempts: 2,
-        usage: usage(Some(0.05), 8_000, 500),
-        ..task("5", "Pretty-print errors", TaskState::Running)
-    };
+    let running = with_cause(
+        TaskStatus {
+            attempts: 2,
+            rounds: 1,
+            usage: usage(Some(0.05), 8_000, 500),
+            ..task("5", "Pretty-print errors", TaskState::Running)
+        },
+        failed_verify(),
+    );
+    let lockfile = with_cause(
+        TaskStatus {
+            attempts: 3,
+            gate_failures: 3,
+            usage: usage(Some(0.09), 9_000, 700),
+            group: Some(4),
+            ..task("8", "Add the subtraction helper", TaskState::Escalated)
+        },
+        lockfile_gate().times(3),
+    );
     let pending = task("6", "Add a REPL", TaskState::Pending);
     let blocked = TaskStatus {
         reason: Some("dependency 3 did not land".into()),
@@ -134,11 +184,16 @@ fn interrupted_run() -> BreezeStatus {
     let mut status = run_status(
         RunState::Interrupted,
         3,
-        vec![landed, normalized, escalated, deferred, running, pending, blocked, failed],
+        vec![landed, normalized, escalated, deferred, running, pending, blocked, lockfile, failed],
     );
     status.containment = Some(ContainmentStatus {
         kernel: true,
         summary: "roles confined by the kernel (Landlock ABI 6: file-system writes confined, signals scoped to the role); a worker writes only its lane, its scratch folder and its CLI's state".into(),
+    });
+    status.budget = Some(breeze_protocol::BudgetCaps {
+        run_usd: Some(1.0),
+        task_usd: Some(0.5),
+        run_tokens: Some(500_000),
     });
     status
 }
@@ -339,6 +394,19 @@ fn progress_lines() {
             enforced: false,
             summary: "NO kernel confinement (sandbox.mode = \"detect\"): breeze checks after every role what it changed outside its lane and stops the run if it finds anything".into(),
         },
+        ProgressEvent::Pairing {
+            line: "worker claude (sonnet) → reviewer codex (gpt-5): independent (another backend)"
+                .into(),
+            independent: true,
+        },
+        ProgressEvent::Pairing {
+            line: "worker codex (its default model) → advisor codex (its default model): NOT independent (the same backend and its default model) — give roles.advisor another backend (e.g. backend = \"claude\") or another model (model = \"...\") ([review] independent = \"warn\")".into(),
+            independent: false,
+        },
+        ProgressEvent::Budget { summary: "budget: run_usd = 5.00 ($1.20 spent) · task_usd = 2.00 per task".into() },
+        ProgressEvent::Notice {
+            message: "the worker's backend `command` reports no cost: run_usd and task_usd cannot cap it".into(),
+        },
         ProgressEvent::Notice {
             message: "plan.toml is not committed: the run reads it as it is now".into(),
         },
@@ -365,21 +433,37 @@ fn progress_lines() {
             round: 1,
             verdict: Verdict::RequestChanges,
             blocking_gaps: 2,
-            by_gates: false,
+        },
+        ProgressEvent::SentBack { id: "8".into(), cause: lockfile_gate() },
+        ProgressEvent::SentBack {
+            id: "1".into(),
+            cause: Cause {
+                command: vec!["cargo".into(), "test".into()],
+                exit_code: Some(101),
+                log_tail: Some("test lexer::spans ... FAILED\nerror: test failed, to rerun pass `--lib`".into()),
+                ..Cause::new(CauseKind::Check, "exited 101")
+            },
         },
         ProgressEvent::Reviewed {
             id: "1".into(),
             round: 2,
-            verdict: Verdict::RequestChanges,
-            blocking_gaps: 1,
-            by_gates: true,
-        },
-        ProgressEvent::Reviewed {
-            id: "1".into(),
-            round: 3,
             verdict: Verdict::Approve,
             blocking_gaps: 0,
-            by_gates: false,
+        },
+        ProgressEvent::SentBack { id: "5".into(), cause: failed_verify() },
+        ProgressEvent::SentBack {
+            id: "2".into(),
+            cause: Cause {
+                paths: vec!["src/lib.rs".into(), "src/parse.rs".into()],
+                ..Cause::new(CauseKind::Conflict, "conflict with main")
+            },
+        },
+        ProgressEvent::SentBack {
+            id: "6".into(),
+            cause: Cause::new(
+                CauseKind::Person,
+                "rejected by a person before landing: use a constant, not a literal",
+            ),
         },
         ProgressEvent::AwaitingApproval {
             id: "6".into(),
@@ -412,24 +496,35 @@ fn progress_lines() {
             state: TaskState::Landed,
             commit: commit.clone(),
             reason: None,
+            cause: None,
         },
         ProgressEvent::TaskFinished {
             id: "3".into(),
             state: TaskState::Escalated,
             commit: None,
             reason: Some("Advisor: STOP — the API has no user model\nsecond line".into()),
+            cause: None,
+        },
+        ProgressEvent::TaskFinished {
+            id: "8".into(),
+            state: TaskState::Escalated,
+            commit: None,
+            reason: Some(lockfile_gate().times(3).line()),
+            cause: Some(lockfile_gate().times(3)),
         },
         ProgressEvent::TaskFinished {
             id: "7".into(),
             state: TaskState::Blocked,
             commit: None,
             reason: Some("dependency 3 did not land".into()),
+            cause: None,
         },
         ProgressEvent::TaskFinished {
             id: "10".into(),
             state: TaskState::Failed,
             commit: None,
             reason: Some("cannot create the worktree .harness-worktrees/lane-2: disk full".into()),
+            cause: None,
         },
         ProgressEvent::Kept {
             what: "branch task/1".into(),
@@ -559,6 +654,13 @@ fn engine_errors() {
         ),
         ("breeze run  (another run)", EngineError::Locked(LockError::Held { pid: "4242".into() })),
         (
+            "breeze run  (a misspelt key)",
+            EngineError::Config(breeze_engine::config::ConfigError {
+                file: "breeze.toml".into(),
+                message: "TOML parse error at line 2, column 1\n  |\n2 | max_worker = 2\n  | ^^^^^^^^^^\nunknown field `max_worker`, expected `max_workers` or `main_branch`".into(),
+            }),
+        ),
+        (
             "breeze status",
             EngineError::Snapshot(SnapshotError {
                 path: ".breeze/runs/0197a5c2/run.json".into(),
@@ -644,14 +746,32 @@ fn report_markdown() {
     let mut blocked = TaskRecord::new("3", "認証を追加する", Some(2));
     blocked.phase = TaskPhase::Blocked;
     blocked.reason = Some("dependency 2 did not land".into());
-    let mut snapshot = failed_run(vec![landed, escalated, blocked], "2025-06-01T09:42:17Z");
+    let mut lockfile = TaskRecord::new("4", "Add the subtraction helper", Some(3));
+    lockfile.phase = TaskPhase::Escalated;
+    (lockfile.attempts, lockfile.gate_failures) = (3, 3);
+    lockfile.branch = Some("task/4-2".into());
+    lockfile.earlier_branches = vec!["task/4".into()];
+    lockfile.set_cause(Some(lockfile_gate().times(3)));
+    let mut snapshot =
+        failed_run(vec![landed, escalated, blocked, lockfile], "2025-06-01T09:42:17Z");
     snapshot.universal_violations = vec!["Every public function needs a doc comment".into()];
+    snapshot.budget.caps.run_usd = Some(2.0);
     snapshot.containment = Some(ContainmentStatus {
         kernel: false,
         summary: "NO kernel confinement (sandbox.mode = \"detect\"): breeze checks after every role what it changed outside its lane and stops the run if it finds anything".into(),
     });
     let status = snapshot.status();
-    insta::assert_snapshot!(shown(&commands::status::report_markdown(&snapshot, &status)));
+    let sent_back = |task: &str, cause: Cause| breeze_protocol::EventKind::SentBack {
+        task: task.into(),
+        reason: cause.line(),
+        cause,
+    };
+    let events = [
+        event(1, "09:10:00", sent_back("1", failed_verify())),
+        event(2, "09:20:00", sent_back("4", lockfile_gate())),
+        event(3, "09:25:00", sent_back("4", lockfile_gate())),
+    ];
+    insta::assert_snapshot!(shown(&commands::status::report_markdown(&snapshot, &status, &events)));
 }
 
 #[test]
@@ -661,6 +781,7 @@ fn doctor_report() {
     let confined = DoctorReport {
         kernel: KernelSupport::Landlock { abi: 6 },
         user_namespaces: Some(true),
+        dev_shm: breeze_supervise::DevShmSupport::Private,
         containment: Some(Err("breeze.toml: sandbox.mode: unknown value `strict`".into())),
         tools: vec![
             ToolCheck {
@@ -681,10 +802,124 @@ fn doctor_report() {
             reason: "Landlock is not enabled in this kernel (boot with lsm=landlock,...)".into(),
         },
         user_namespaces: None,
+        dev_shm: breeze_supervise::DevShmSupport::NotWritable {
+            reason: "namespaces are a Linux feature and this is macos".into(),
+        },
         containment: None,
         tools: Vec::new(),
     };
     insta::assert_snapshot!(shown(&format!("{}\n{}", confined.render(), unconfined.render())));
+}
+
+#[test]
+fn doctor_preflight_and_the_error_run_stops_with() {
+    use breeze_engine::preflight::Preflight;
+    use breeze_protocol::{CheckOutcome, DoctorCheck};
+    let check =
+        |check: &str, subject: &str, outcome, message: &str, hint: Option<&str>| DoctorCheck {
+            check: check.into(),
+            subject: subject.into(),
+            outcome,
+            message: message.into(),
+            hint: hint.map(Into::into),
+            searched: Vec::new(),
+        };
+    let mut missing_claude = check(
+        "backend",
+        "roles.worker, roles.reviewer, roles.advisor",
+        CheckOutcome::Problem,
+        "claude not found on PATH (the backend of roles.worker, roles.reviewer and roles.advisor)",
+        Some(
+            "install claude: npm i -g @anthropic-ai/claude-code, or set another backend in [roles.worker], [roles.reviewer], [roles.advisor] of breeze.toml",
+        ),
+    );
+    missing_claude.searched = vec!["/usr/local/bin".into(), "/usr/bin".into(), "/bin".into()];
+    let preflight = Preflight {
+        root: Some(PathBuf::from("/work/app")),
+        checks: vec![
+            check(
+                "config",
+                "breeze.toml",
+                CheckOutcome::Problem,
+                "breeze.toml: unknown key run.max_worker at line 10 (did you mean max_workers?)",
+                Some("fix its name"),
+            ),
+            check(
+                "plan",
+                "Plans.md",
+                CheckOutcome::Problem,
+                "Plans.md is breeze init's template (its placeholder tasks would be run)",
+                Some(
+                    "describe your tasks (or run `breeze draft \"GOAL\"`), then remove line 3 of Plans.md (<!-- breeze:template … -->)",
+                ),
+            ),
+            missing_claude,
+            check(
+                "login",
+                "roles.reviewer",
+                CheckOutcome::NotChecked,
+                "codex's login for roles.reviewer is not checked: it uses a model provider of its own configuration",
+                None,
+            ),
+            check(
+                "program",
+                "worktree.setup, review.checks, land.verify",
+                CheckOutcome::Ok,
+                "npm (/usr/bin/npm), for worktree.setup, review.checks and land.verify",
+                None,
+            ),
+            // A reviewer on another CLI, an Advisor on the worker's own model.
+            check(
+                "review",
+                "roles.reviewer",
+                CheckOutcome::Ok,
+                "worker claude (sonnet) → reviewer codex (gpt-5): independent (another backend)",
+                None,
+            ),
+            check(
+                "review",
+                "roles.advisor",
+                CheckOutcome::Problem,
+                "[review] independent = \"require\", but the advisor runs on the worker's own backend and model: worker claude (sonnet) → advisor claude (claude-sonnet-4-5): NOT independent (the same backend and model)",
+                Some(
+                    "give roles.advisor another backend (e.g. backend = \"codex\") or another model (model = \"...\"); or set [review] independent = \"warn\" in breeze.toml to run anyway",
+                ),
+            ),
+            check(
+                "budget",
+                "roles.reviewer",
+                CheckOutcome::Warning,
+                "the reviewer's backend `codex` reports tokens but no cost, and its model `gpt-5-nano` has no price in [budget.prices]: run_usd cannot cap it (its tokens still count)",
+                None,
+            ),
+            check(
+                "setup",
+                "worktree.setup",
+                CheckOutcome::Ok,
+                "worktree.setup: `npm install` creates node_modules/ (2,345 files) and package-lock.json in 41 s (not ignored by git: package-lock.json)",
+                None,
+            ),
+            check(
+                "plan",
+                "plan",
+                CheckOutcome::Warning,
+                "no plan: neither plan.toml nor Plans.md is at the repository root",
+                Some("write one with `breeze init` or `breeze draft \"GOAL\"`"),
+            ),
+            check(
+                "setup",
+                "worktree.setup",
+                CheckOutcome::Skipped,
+                "worktree.setup was not tried (--no-setup)",
+                None,
+            ),
+        ],
+        setup: None,
+    };
+    let doctor = breeze_engine::doctor::render_preflight(&preflight);
+    let error =
+        printed("breeze run", &commands::run::engine_error(preflight.into_error().unwrap_err()));
+    insta::assert_snapshot!(shown(&format!("{doctor}\n{error}")));
 }
 
 /// A journal line at `hh:mm:ss` on the fixture's day.
@@ -706,12 +941,12 @@ fn report_html() {
         record
     };
     let mut landed = record("1", "Add the tokenizer", TaskPhase::Landed);
-    (landed.attempts, landed.rounds, landed.approved_round) = (1, 1, Some(1));
+    (landed.attempts, landed.rounds, landed.approved_round) = (2, 2, Some(2));
     landed.commit = Some(oid("3f2a9c1e5b7d4f60a8c2e1d9b3a5f7c0e2d4b6a8"));
     landed.usage = usage(Some(0.42), 182_340, 9_115);
     let mut escalated = record("2", "Parse <script>alert(1)</script>", TaskPhase::Escalated);
-    (escalated.attempts, escalated.rounds) = (3, 3);
-    escalated.reason = Some("3 review rounds requested changes".into());
+    (escalated.attempts, escalated.gate_failures) = (4, 3);
+    escalated.set_cause(Some(lockfile_gate().times(3)));
     let mut awaiting = record("3", "認証を追加する", TaskPhase::AwaitingApproval);
     (awaiting.attempts, awaiting.rounds, awaiting.advisor_consults) = (1, 1, 1);
     let deferred = record("4", "Tidy up whatever needs it", TaskPhase::Deferred);
@@ -725,7 +960,23 @@ fn report_html() {
         title: format!("task {task}"),
         lane,
     };
-    let state = |task: &str, state| EventKind::TaskState { task: task.into(), state, reason: None };
+    let state = |task: &str, state| EventKind::TaskState {
+        task: task.into(),
+        state,
+        reason: None,
+        cause: None,
+    };
+    let sent_back = |task: &str, cause: Cause| EventKind::SentBack {
+        task: task.into(),
+        reason: cause.line(),
+        cause,
+    };
+    let escalated_by = |task: &str, cause: Cause| EventKind::TaskState {
+        task: task.into(),
+        state: TaskState::Escalated,
+        reason: Some(cause.line()),
+        cause: Some(cause),
+    };
     let process = |task: &str, role, pid| EventKind::ProcessStarted {
         task: task.into(),
         role,
@@ -740,6 +991,24 @@ fn report_html() {
         exit_code: Some(0),
         outcome: "exited".into(),
         usage: Usage::default(),
+    };
+    // Task 1's verify fails on the merged tree: a red tick, then its second attempt.
+    // Task 2's first worker attempt fails (a red edge under its bar); the next three
+    // complete, but the write-set gate sends the first two back (a red tick each) and the
+    // third failure in a row escalates: four attempt bars, no reviewer round.
+    let attempt = |task: &str, attempt, outcome: &str| EventKind::Attempt {
+        task: task.into(),
+        attempt,
+        round: 1,
+        outcome: outcome.into(),
+        head: None,
+        error: (outcome == "failed").then(|| "the worker exited 1: out of memory".to_string()),
+    };
+    let running_because = |task: &str, cause: Cause| EventKind::TaskState {
+        task: task.into(),
+        state: TaskState::Running,
+        reason: Some(cause.line()),
+        cause: Some(cause),
     };
     let journal = [
         (
@@ -757,6 +1026,7 @@ fn report_html() {
         ("09:00:01", state("3", TaskState::Running)),
         ("09:00:01", process("1", Role::Worker, 10)),
         ("09:03:00", ended("1", Role::Worker, 10)),
+        ("09:03:00", attempt("1", 1, "completed")),
         ("09:03:00", state("1", TaskState::Reviewing)),
         ("09:03:30", process("1", Role::Reviewer, 11)),
         (
@@ -770,17 +1040,33 @@ fn report_html() {
         ),
         ("09:05:00", ended("1", Role::Reviewer, 11)),
         ("09:05:00", state("1", TaskState::Landing)),
+        ("09:05:10", sent_back("1", failed_verify())),
+        ("09:05:10", running_because("1", failed_verify())),
+        ("09:05:20", attempt("1", 2, "completed")),
+        ("09:05:20", state("1", TaskState::Reviewing)),
+        ("09:05:25", state("1", TaskState::Landing)),
         ("09:05:30", state("1", TaskState::Landed)),
         ("09:05:31", started("2", 1)),
         ("09:05:32", state("2", TaskState::Running)),
         ("09:06:00", state("3", TaskState::Reviewing)),
+        ("09:07:00", attempt("2", 1, "failed")),
         ("09:08:00", state("3", TaskState::AwaitingApproval)),
         ("09:08:01", started("4", 2)),
         ("09:08:02", state("4", TaskState::Running)),
+        ("09:09:30", attempt("2", 2, "completed")),
+        ("09:09:30", state("2", TaskState::Reviewing)),
+        ("09:10:00", sent_back("2", lockfile_gate())),
+        ("09:10:00", running_because("2", lockfile_gate())),
         ("09:12:00", state("4", TaskState::Reviewing)),
         ("09:14:00", state("4", TaskState::Landing)),
         ("09:15:00", state("4", TaskState::Deferred)),
-        ("09:20:00", state("2", TaskState::Escalated)),
+        ("09:15:30", attempt("2", 3, "completed")),
+        ("09:15:30", state("2", TaskState::Reviewing)),
+        ("09:16:00", sent_back("2", lockfile_gate())),
+        ("09:16:00", running_because("2", lockfile_gate())),
+        ("09:19:30", attempt("2", 4, "completed")),
+        ("09:19:30", state("2", TaskState::Reviewing)),
+        ("09:20:00", escalated_by("2", lockfile_gate().times(3))),
         ("09:20:00", state("5", TaskState::Blocked)),
         ("09:21:00", EventKind::RunFinished { state: RunState::Failed }),
     ];
@@ -792,6 +1078,8 @@ fn report_html() {
         &events,
         Ok(plan_and_analysis()),
         "2025-06-01T09:30:00Z",
+        // Shown in the reader's local time: here Central European Summer Time (+02:00).
+        breeze_cli::report_html::Zone::posix("CET-1CEST,M3.5.0,M10.5.0/3").unwrap(),
     );
     let html = report.render();
     assert!(!html.contains("<script"), "titles are escaped");
@@ -816,25 +1104,44 @@ fn live_view_frames() {
         task("4", "Document the notes", TaskState::Pending),
     ];
     tasks[3].usage = usage(Some(0.42), 12_000, 3_400);
+    let mut status = run_status(RunState::Running, 2, tasks);
+    status.budget = Some(breeze_protocol::BudgetCaps {
+        run_usd: Some(1.0),
+        task_usd: Some(0.5),
+        run_tokens: Some(500_000),
+    });
     let mut model = LiveModel::default();
-    model.seed(&run_status(RunState::Running, 2, tasks), true);
+    model.seed(&status, breeze_cli::live::model::Replay::FromNow);
     for event in &events[..30] {
         model.apply(event);
     }
     model.refresh_output(|log| {
         log.ends_with("3.worker.1.log").then(|| "step 2 of 3: working on 3".to_string())
     });
-    let running = frame::render(
-        &model,
-        at("2026-12-01T04:38:34.500Z"),
-        100,
-        Some("q: leave (the run goes on)"),
-    );
+    let running = |width| {
+        frame::render(
+            &model,
+            at("2026-12-01T04:38:34.500Z"),
+            width,
+            Some("q: leave (the run goes on)"),
+        )
+        .join("\n")
+    };
+    // In narrower panes the title gives way first; phase, time and try stay whole.
+    let narrow: Vec<String> = [80, 60, 40]
+        .into_iter()
+        .map(|width| format!("{width} columns:\n{}", running(width)))
+        .collect();
+    let running = running(100);
     for event in &events[30..] {
         model.apply(event);
     }
     let ended = frame::render(&model, at("2026-12-01T04:38:36Z"), 100, None);
-    insta::assert_snapshot!(format!("{}\n---\n{}\n", running.join("\n"), ended.join("\n")));
+    insta::assert_snapshot!(format!(
+        "{running}\n---\n{}\n---\n{}\n",
+        ended.join("\n"),
+        narrow.join("\n---\n")
+    ));
 }
 
 /// A failed run on two lanes that started at 09:00 on the fixture's day.
@@ -854,5 +1161,6 @@ fn failed_run(tasks: Vec<TaskRecord>, updated_at: &str) -> RunSnapshot {
         consulted: Default::default(),
         universal_violations: Vec::new(),
         containment: None,
+        budget: Default::default(),
     }
 }

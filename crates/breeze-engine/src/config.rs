@@ -6,6 +6,7 @@
 //! Unknown keys are an error naming the key. A new key is a field in `RawConfig`'s
 //! tables, a line in `default-config.toml` and its place in [`Config`].
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
@@ -79,6 +80,11 @@ pub struct Config {
     /// Branch approved work lands on; empty = `main`, else `master`, else the branch the
     /// primary checkout has.
     pub main_branch: String,
+    /// The first port of the integration checkout's range; lane `n` starts at
+    /// `port_base + n * ports_per_lane` (`run.port_base`, see [`crate::lane_env`]).
+    pub port_base: u16,
+    /// Ports per lane (`run.ports_per_lane`).
+    pub ports_per_lane: u16,
     /// Worker role.
     pub worker: RoleConfig,
     /// Advisor role.
@@ -114,22 +120,147 @@ pub struct Config {
     pub run_hooks: bool,
     /// Reviewed work waits for `breeze approve` before it lands.
     pub require_approval: bool,
+    /// Where approved work lands (`[land] to`, `remote`, `target_branch`, …).
+    pub land: LandConfig,
     /// Ignored files copied into each worktree.
     pub worktree_include: Vec<String>,
     /// Setup command run in each new worktree (empty = none).
     pub worktree_setup: Vec<String>,
     /// Setup timeout.
     pub setup_timeout: Duration,
+    /// Lanes stay (parked at main's tip) after a finished run, for the next run to reuse.
+    pub keep_lanes: bool,
     /// Largest file a task may add.
     pub max_file_bytes: u64,
     /// How role processes are confined.
     pub sandbox_mode: SandboxMode,
-    /// More paths workers may write (`~/` allowed), beyond their lane, scratch folder and
-    /// CLI state.
+    /// More paths workers and the project's commands (setup, checks, verify, hooks) may
+    /// write (`~/` allowed), beyond their checkout, scratch folder and CLI state.
     pub sandbox_writable: Vec<String>,
     /// Run on escalation, deferral, awaiting approval and the run's end, with the event as
     /// JSON on stdin (`notify.command`; empty = none).
     pub notify_command: Vec<String>,
+    /// Whether the reviewer and the Advisor must run on another backend or model than the
+    /// worker (`review.independent`).
+    pub independent: Independence,
+    /// Caps on what a run spends, and the prices of models whose CLI reports tokens only.
+    pub budget: BudgetConfig,
+}
+
+/// How a reviewer (or Advisor) on the worker's own backend and model is taken
+/// (`review.independent`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Independence {
+    /// Said at the start of a run, by `breeze plan` and `breeze doctor`; the run goes on.
+    Warn,
+    /// Such a configuration is refused before the run (exit 2).
+    Require,
+    /// Not checked.
+    Off,
+}
+
+impl Independence {
+    /// Config spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Warn => "warn",
+            Self::Require => "require",
+            Self::Off => "off",
+        }
+    }
+}
+
+/// `[budget]`: the caps (any subset; absent = no cap) and the price table.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct BudgetConfig {
+    /// `run_usd`, `task_usd`, `run_tokens`.
+    pub caps: breeze_protocol::BudgetCaps,
+    /// `[budget.prices]`: model name → price per million tokens.
+    pub prices: BTreeMap<String, Price>,
+}
+
+/// US dollars per million tokens of one model (`[budget.prices]`).
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Price {
+    /// Input tokens not served from cache.
+    pub input: f64,
+    /// Input tokens served from cache.
+    pub cached_input: f64,
+    /// Output tokens (reasoning included).
+    pub output: f64,
+}
+
+/// Where approved work lands (`[land] to`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LandTo {
+    /// The local main branch (compare-and-swap, the user's clean checkout fast-forwarded).
+    Local,
+    /// A remote's branch: rebased on its fetched tip, verified, pushed with a lease.
+    Remote,
+    /// A pull request per task, merged by the team; landed once its change is on the
+    /// remote's branch.
+    PullRequest,
+}
+
+impl LandTo {
+    /// Config spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Local => "local",
+            Self::Remote => "remote",
+            Self::PullRequest => "pull-request",
+        }
+    }
+}
+
+/// The placeholders `land.pr_command` may use.
+pub const PR_PLACEHOLDERS: &[&str] =
+    &["{target}", "{branch}", "{title}", "{body_file}", "{task}", "{remote}", "{commit}"];
+
+/// Where and how approved work lands (`[land]` beyond the checks).
+#[derive(Debug, Clone, PartialEq)]
+pub struct LandConfig {
+    /// `local`, `remote` or `pull-request`.
+    pub to: LandTo,
+    /// The remote (`remote`, `pull-request`).
+    pub remote: String,
+    /// The remote's branch work lands on; empty = the branch of main's name.
+    pub target_branch: String,
+    /// A task's pull-request branch, `{task}` replaced by the task's slug.
+    pub pr_branch: String,
+    /// argv opening a pull request, with placeholders ([`PR_PLACEHOLDERS`]).
+    pub pr_command: Vec<String>,
+    /// How often open pull requests are looked for on the remote's branch.
+    pub pr_poll: Duration,
+    /// A task whose one unlanded dependency is an open pull request starts on that
+    /// pull request's branch, and its pull request targets it.
+    pub stack: bool,
+    /// Pushes refused because the remote branch moved, retried (each after a new fetch,
+    /// merge and verify) before the landing is deferred.
+    pub push_retries: u32,
+    /// Time limit of one fetch, push or look-up.
+    pub remote_timeout: Duration,
+}
+
+impl LandConfig {
+    /// Whether landings go to a remote (`remote` or `pull-request`).
+    pub fn is_remote(&self) -> bool {
+        self.to != LandTo::Local
+    }
+
+    /// The remote's branch work lands on: `target_branch`, else the branch named like
+    /// main (`main_branch`).
+    pub fn target(&self, main_branch: &str) -> breeze_git::RemoteBranch {
+        let branch = if self.target_branch.is_empty() {
+            main_branch.to_string()
+        } else {
+            self.target_branch.clone()
+        };
+        breeze_git::RemoteBranch::new(self.remote.clone(), branch)
+    }
 }
 
 /// What a landing does when `land.verify` fails on it and main's own tip fails it too
@@ -188,6 +319,15 @@ impl Config {
         }
     }
 
+    /// The roles a run calls: the worker, the reviewer and (when enabled) the Advisor.
+    pub fn run_roles(&self) -> Vec<Role> {
+        let mut roles = vec![Role::Worker, Role::Reviewer];
+        if self.advisor_enabled {
+            roles.push(Role::Advisor);
+        }
+        roles
+    }
+
     /// Sets the backend of every role (the demo uses `scripted`).
     pub fn set_all_backends(&mut self, backend: BackendKind) {
         for role in [&mut self.worker, &mut self.advisor, &mut self.reviewer, &mut self.scaffolder]
@@ -230,6 +370,12 @@ fn parse_over(defaults_text: &str, text: &str, file: &str) -> Result<Config, Con
     // a key or value of the user's file, and its position is one in `text`.
     typed(tables.clone(), defaults_text).map_err(in_defaults)?;
     let user = DeTable::parse(text).map_err(|err| in_file(err.to_string()))?;
+    // Every unknown key at once, each with its line and the key probably meant.
+    let unknown = unknown_in(tables.get_ref(), user.get_ref(), "", text);
+    if !unknown.is_empty() {
+        let keys: Vec<String> = unknown.iter().map(ToString::to_string).collect();
+        return Err(in_file(keys.join("; ")));
+    }
     merge(tables.get_mut(), user.into_inner());
     typed(tables, text).map_err(in_file)
 }
@@ -283,6 +429,103 @@ fn inherit_worker_keys(defaults: &mut DeTable<'_>) {
     }
 }
 
+/// A key of a `breeze.toml` that breeze does not know.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownKey {
+    /// Dotted: `run.max_worker`.
+    pub key: String,
+    /// Where it is written (from 1).
+    pub line: usize,
+    /// The known key of the same table it is probably a typo of.
+    pub suggestion: Option<String>,
+}
+
+impl std::fmt::Display for UnknownKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "unknown key {} at line {}", self.key, self.line)?;
+        match &self.suggestion {
+            Some(known) => write!(f, " (did you mean {known}?)"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The keys of `text` (a `breeze.toml`) that breeze does not know; empty when there are
+/// none or the text is not TOML (parsing says why then).
+pub fn unknown_keys(text: &str) -> Vec<UnknownKey> {
+    let (Ok(mut known), Ok(user)) = (DeTable::parse(DEFAULT_CONFIG), DeTable::parse(text)) else {
+        return Vec::new();
+    };
+    inherit_worker_keys(known.get_mut());
+    unknown_in(known.get_ref(), user.get_ref(), "", text)
+}
+
+/// The keys of `user` not in `known`, recursively through the tables both have but the
+/// [`OPEN_TABLES`], whose keys the user names.
+fn unknown_in(
+    known: &DeTable<'_>,
+    user: &DeTable<'_>,
+    prefix: &str,
+    text: &str,
+) -> Vec<UnknownKey> {
+    let mut unknown = Vec::new();
+    for (key, value) in user {
+        let name = key.get_ref().as_ref();
+        let dotted = format!("{prefix}{name}");
+        match known.get(name).map(Spanned::get_ref) {
+            Some(DeValue::Table(_)) if OPEN_TABLES.contains(&dotted.as_str()) => {}
+            Some(DeValue::Table(known_table)) => {
+                if let DeValue::Table(user_table) = value.get_ref() {
+                    unknown.extend(unknown_in(
+                        known_table,
+                        user_table,
+                        &format!("{dotted}."),
+                        text,
+                    ));
+                }
+            }
+            Some(_) => {}
+            None => {
+                let at = key.span().start.min(text.len());
+                unknown.push(UnknownKey {
+                    key: dotted,
+                    line: text[..at].matches('\n').count() + 1,
+                    suggestion: closest(name, known.keys().map(|k| k.get_ref().as_ref())),
+                });
+            }
+        }
+    }
+    unknown.sort_by_key(|key| key.line);
+    unknown
+}
+
+/// The candidate `word` is most likely a typo of: within two edits, or one containing it.
+fn closest<'a>(word: &str, candidates: impl Iterator<Item = &'a str>) -> Option<String> {
+    candidates
+        .map(|candidate| (edit_distance(word, candidate), candidate))
+        .filter(|(distance, candidate)| {
+            *distance <= 2 || (word.len() >= 4 && candidate.contains(word))
+        })
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, candidate)| candidate.to_string())
+}
+
+/// Levenshtein distance over characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1).min(row[j] + 1).min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
+
 /// A configuration problem, naming the file and key.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{file}: {message}")]
@@ -307,7 +550,22 @@ struct RawConfig {
     gates: RawGates,
     sandbox: RawSandbox,
     notify: RawNotify,
+    budget: RawBudget,
 }
+
+/// `[budget]`: a cap of 0 (the default, so also a cap left out) is no cap.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawBudget {
+    run_usd: f64,
+    task_usd: f64,
+    run_tokens: i64,
+    prices: BTreeMap<String, Price>,
+}
+
+/// Tables whose keys the user names (model names in `[budget.prices]`), not breeze: a check
+/// for unknown keys does not look into them.
+pub const OPEN_TABLES: &[&str] = &["budget.prices"];
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -327,6 +585,8 @@ struct RawSandbox {
 struct RawRun {
     max_workers: i64,
     main_branch: String,
+    port_base: i64,
+    ports_per_lane: i64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -358,6 +618,7 @@ struct RawReview {
     max_rounds: i64,
     checks: Vec<Vec<String>>,
     check_timeout: String,
+    independent: Independence,
 }
 
 #[derive(Debug, Deserialize)]
@@ -378,6 +639,15 @@ struct RawLand {
     on_main_failure: OnMainFailure,
     run_hooks: bool,
     require_approval: bool,
+    to: LandTo,
+    remote: String,
+    target_branch: String,
+    pr_branch: String,
+    pr_command: Vec<String>,
+    pr_poll: String,
+    stack: bool,
+    push_retries: i64,
+    remote_timeout: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -386,6 +656,7 @@ struct RawWorktree {
     include: Vec<String>,
     setup: Vec<String>,
     setup_timeout: String,
+    keep_lanes: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -394,12 +665,109 @@ struct RawGates {
     max_file_size: String,
 }
 
+impl RawLand {
+    /// The landing target, checked: a pull-request branch per task, known placeholders,
+    /// stacking only for pull requests.
+    fn target(&self) -> Result<LandConfig, String> {
+        let remote = self.remote.trim().to_string();
+        if self.to != LandTo::Local && (remote.is_empty() || remote.starts_with('-')) {
+            return Err(format!(
+                "`land.remote` is {:?}; name the remote work lands on, e.g. \"origin\" (`git remote -v` lists them)",
+                self.remote
+            ));
+        }
+        if self.to == LandTo::PullRequest {
+            if !self.pr_branch.contains("{task}") {
+                return Err(format!(
+                    "`land.pr_branch` is {:?}; it must contain {{task}} so that each task gets a branch of its own, e.g. \"breeze/{{task}}\"",
+                    self.pr_branch
+                ));
+            }
+            if self.pr_command.first().is_none_or(|program| program.trim().is_empty()) {
+                return Err("`land.pr_command` is empty but `land.to` is \"pull-request\"; write the argv that opens a pull request, e.g. [\"gh\", \"pr\", \"create\", \"--base\", \"{target}\", \"--head\", \"{branch}\", \"--title\", \"{title}\", \"--body-file\", \"{body_file}\"]".to_string());
+            }
+            for arg in &self.pr_command {
+                let mut rest = arg.as_str();
+                while let Some(open) = rest.find('{') {
+                    let Some(close) = rest[open..].find('}') else { break };
+                    let placeholder = &rest[open..open + close + 1];
+                    if !PR_PLACEHOLDERS.contains(&placeholder) {
+                        return Err(format!(
+                            "`land.pr_command` uses {placeholder}, which breeze does not fill in; the placeholders are {}",
+                            PR_PLACEHOLDERS.join(", ")
+                        ));
+                    }
+                    rest = &rest[open + close + 1..];
+                }
+            }
+        }
+        if self.stack && self.to != LandTo::PullRequest {
+            return Err(format!(
+                "`land.stack` is true but `land.to` is {:?}; stacking puts a task's pull request on its dependency's, so it needs `to = \"pull-request\"`",
+                self.to.as_str()
+            ));
+        }
+        Ok(LandConfig {
+            to: self.to,
+            remote,
+            target_branch: self.target_branch.trim().to_string(),
+            pr_branch: self.pr_branch.clone(),
+            pr_command: self.pr_command.clone(),
+            pr_poll: duration(&self.pr_poll, "land.pr_poll")?,
+            stack: self.stack,
+            push_retries: int_in(self.push_retries, "land.push_retries", 0, 10)?,
+            remote_timeout: duration(&self.remote_timeout, "land.remote_timeout")?,
+        })
+    }
+}
+
+/// With landings going to a remote, no role may be handed what reaches it: the ssh agent,
+/// askpass programs, git's credential and transport settings, forge tokens. A role's `env`
+/// naming one is refused (wildcards never pass them: [`breeze_supervise::scrubbed_env`]).
+fn no_remote_access_for_roles(roles: &RawRoles, land: &LandConfig) -> Result<(), String> {
+    if !land.is_remote() {
+        return Ok(());
+    }
+    for (name, role) in [
+        ("worker", &roles.worker),
+        ("advisor", &roles.advisor),
+        ("reviewer", &roles.reviewer),
+        ("scaffolder", &roles.scaffolder),
+    ] {
+        if let Some(var) = role.env.iter().find(|var| breeze_supervise::is_remote_access_var(var)) {
+            return Err(format!(
+                "`roles.{name}.env` names {var}, which gives access to your remotes; with `land.to = \"{}\"` breeze pushes with your git setup itself and never hands it to a role: remove {var} from the list",
+                land.to.as_str()
+            ));
+        }
+    }
+    Ok(())
+}
+
 impl RawConfig {
     fn validate(self) -> Result<Config, String> {
+        let land = self.land.target()?;
+        if self.land.batch > 1 && land.is_remote() {
+            return Err(format!(
+                "`land.batch` is {} but `land.to` is {:?}; batches move the local main in one compare-and-swap, so they need `to = \"local\"` (a remote's own merge queue batches pull requests)",
+                self.land.batch,
+                land.to.as_str()
+            ));
+        }
+        no_remote_access_for_roles(&self.roles, &land)?;
         let roles = self.roles;
+        let (port_base, ports_per_lane) = self.run.port_range()?;
         Ok(Config {
-            max_workers: int_in(self.run.max_workers, "run.max_workers", 1, 3)?,
+            land,
+            max_workers: int_in(
+                self.run.max_workers,
+                "run.max_workers",
+                1,
+                i64::from(crate::lane_env::MAX_LANES),
+            )?,
             main_branch: self.run.main_branch.trim().to_string(),
+            port_base,
+            ports_per_lane,
             worker: roles.worker.validate("worker")?,
             advisor: roles.advisor.validate("advisor")?,
             reviewer: roles.reviewer.validate("reviewer")?,
@@ -425,11 +793,73 @@ impl RawConfig {
             worktree_include: inside_repository(self.worktree.include, "worktree.include")?,
             worktree_setup: self.worktree.setup,
             setup_timeout: duration(&self.worktree.setup_timeout, "worktree.setup_timeout")?,
+            keep_lanes: self.worktree.keep_lanes,
             max_file_bytes: size(&self.gates.max_file_size, "gates.max_file_size")?,
             sandbox_mode: self.sandbox.mode,
             sandbox_writable: self.sandbox.writable,
             notify_command: self.notify.command,
+            independent: self.review.independent,
+            budget: self.budget.validate()?,
         })
+    }
+}
+
+impl RawBudget {
+    fn validate(self) -> Result<BudgetConfig, String> {
+        let dollars = |usd: f64, key: &str| match usd {
+            0.0 => Ok(None),
+            usd if usd.is_finite() && usd > 0.0 => Ok(Some(usd)),
+            usd => Err(format!(
+                "`budget.{key}` is {usd}; write a dollar amount above zero, or 0 (or nothing) for no cap"
+            )),
+        };
+        let run_tokens = match self.run_tokens {
+            0 => None,
+            tokens if tokens > 0 => Some(tokens as u64),
+            tokens => {
+                return Err(format!(
+                    "`budget.run_tokens` is {tokens}; write a token count above zero, or 0 (or nothing) for no cap"
+                ));
+            }
+        };
+        for (model, price) in &self.prices {
+            for (field, value) in [
+                ("input", price.input),
+                ("cached_input", price.cached_input),
+                ("output", price.output),
+            ] {
+                if !(value.is_finite() && value >= 0.0) {
+                    return Err(format!(
+                        "`budget.prices.\"{model}\".{field}` is {value}; write US dollars per million tokens (0 or more)"
+                    ));
+                }
+            }
+        }
+        Ok(BudgetConfig {
+            caps: breeze_protocol::BudgetCaps {
+                run_usd: dollars(self.run_usd, "run_usd")?,
+                task_usd: dollars(self.task_usd, "task_usd")?,
+                run_tokens,
+            },
+            prices: self.prices,
+        })
+    }
+}
+
+impl RawRun {
+    /// `port_base` and `ports_per_lane`, checked: every range — the integration checkout's
+    /// and each possible lane's — lies within the unprivileged ports.
+    fn port_range(&self) -> Result<(u16, u16), String> {
+        let per_lane = int_in(self.ports_per_lane, "run.ports_per_lane", 1, 1000)?;
+        let ranges = i64::from(crate::lane_env::MAX_LANES + 1) * i64::from(per_lane);
+        let top = 65_536 - ranges;
+        let base = int_in(self.port_base, "run.port_base", 1024, top).map_err(|err| {
+            format!(
+                "{err}, so that its {ranges} ports (integration and lanes 1 to 3) fit below 65536"
+            )
+        })?;
+        // Both bounded by 65535 above.
+        Ok((base as u16, per_lane as u16))
     }
 }
 
@@ -492,7 +922,7 @@ fn int_in(value: i64, key: &str, min: i64, max: i64) -> Result<u32, String> {
     if value < min || value > max {
         return Err(format!("`{key}` is {value}; it must be between {min} and {max}"));
     }
-    // Bounded by `max` (≤ 16) above.
+    // Bounded by `max` above, which callers keep within u32.
     Ok(value as u32)
 }
 
@@ -567,6 +997,10 @@ mod tests {
         assert!(err.contains("`land.batch` is 0; it must be between 1 and 16"), "{err}");
         let err = Config::parse("[land]\non_main_failure = \"ignore\"\n", "b.toml").unwrap_err();
         assert!(err.to_string().contains("ignore") && err.to_string().contains("stop"), "{err}");
+        // Batches move the local main; a remote's own merge queue batches pull requests.
+        let err = Config::parse("[land]\nbatch = 2\nto = \"pull-request\"\n", "b.toml");
+        let err = err.unwrap_err().to_string();
+        assert!(err.contains("`land.batch` is 2 but `land.to` is \"pull-request\""), "{err}");
     }
 
     #[test]
@@ -614,6 +1048,48 @@ mod tests {
     }
 
     #[test]
+    fn unknown_keys_are_all_named_with_their_line_and_the_key_meant() {
+        let text = "[run]\nmax_worker = 2\n\n[roles.reviewer]\nbakend = \"codex\"\n[land]\nverify = []\nzzz = 1\n";
+        let keys: Vec<String> = unknown_keys(text).iter().map(ToString::to_string).collect();
+        assert_eq!(
+            keys,
+            [
+                "unknown key run.max_worker at line 2 (did you mean max_workers?)",
+                "unknown key roles.reviewer.bakend at line 5 (did you mean backend?)",
+                "unknown key land.zzz at line 8",
+            ]
+        );
+        // The advisor's table knows the keys it inherits from the worker's.
+        assert!(unknown_keys("[roles.advisor]\ncommand = [\"x\"]\n").is_empty());
+        let err = Config::parse(text, "breeze.toml").unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!("breeze.toml: {}", keys.join("; ")),
+            "every unknown key at once, in one line"
+        );
+    }
+
+    #[test]
+    fn a_model_of_the_users_own_in_budget_prices_is_no_unknown_key() {
+        let text = "[budget.prices]\n\"my-model\" = { input = 1, cached_input = 0.1, output = 4 }\n[budget]\nrun_usd = 3\nrun_dolars = 4\n";
+        let keys: Vec<String> = unknown_keys(text).iter().map(ToString::to_string).collect();
+        // The open table is not looked into; the table around it still is.
+        assert_eq!(keys, ["unknown key budget.run_dolars at line 5"]);
+        let text = text.replace("run_dolars = 4\n", "");
+        assert!(unknown_keys(&text).is_empty(), "{:?}", unknown_keys(&text));
+        let config = Config::parse(&text, "breeze.toml").unwrap();
+        assert_eq!(config.budget.prices["my-model"].output, 4.0);
+        // A misspelled price field is still an error: the price's own fields are closed.
+        let err = Config::parse(
+            "[budget.prices]\nm = { input = 1, cached_input = 0, outptu = 2 }\n",
+            "b.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("outptu"), "{err}");
+    }
+
+    #[test]
     fn bad_values_say_what_to_write() {
         let err = Config::parse("[run]\nmax_workers = 5\n", "b.toml").unwrap_err().to_string();
         assert!(err.contains("`run.max_workers` is 5; it must be between 1 and 3"), "{err}");
@@ -645,8 +1121,7 @@ mod tests {
             Config::parse("[land]\nverify_timeout = \"30m\"\n\n[run]\nmax_worker = 2\n", "b.toml")
                 .unwrap_err()
                 .to_string();
-        assert!(err.contains("line 5"), "{err}");
-        assert!(err.contains("max_worker = 2"), "{err}");
+        assert!(err.contains("unknown key run.max_worker at line 5"), "{err}");
         let err = Config::parse("[roles]\nworker = \"x\"\n", "b.toml").unwrap_err().to_string();
         assert!(err.contains("line 2") && err.contains("invalid type"), "{err}");
     }
@@ -682,6 +1157,46 @@ mod tests {
         let err = parse_over(&defaults, "", "b.toml").unwrap_err().to_string();
         assert!(err.starts_with("default-config.toml:"), "{err}");
         assert!(err.contains("missing field `verify_timeout`"), "{err}");
+    }
+
+    #[test]
+    fn budget_caps_are_optional_and_prices_add_to_breezes_table() {
+        let defaults = Config::defaults();
+        assert!(!defaults.budget.caps.any(), "no cap by default");
+        assert_eq!(defaults.independent, Independence::Warn);
+        assert_eq!(
+            defaults.budget.prices.get("gpt-5"),
+            Some(&Price { input: 1.25, cached_input: 0.125, output: 10.0 })
+        );
+        let config = Config::parse(
+            "[budget]\nrun_usd = 20\nrun_tokens = 5000000\n[budget.prices]\n\"my-model\" = { input = 1, cached_input = 0.1, output = 4 }\n\"gpt-5\" = { input = 2.0, cached_input = 0.2, output = 20.0 }\n[review]\nindependent = \"require\"\n",
+            "b.toml",
+        )
+        .unwrap();
+        let caps = config.budget.caps;
+        assert_eq!(
+            (caps.run_usd, caps.task_usd, caps.run_tokens),
+            (Some(20.0), None, Some(5_000_000))
+        );
+        assert_eq!(config.budget.prices["my-model"].output, 4.0, "a model of the user's own");
+        assert_eq!(config.budget.prices["gpt-5"].input, 2.0, "a corrected price");
+        assert!(config.budget.prices.contains_key("gpt-5-mini"), "the rest of the table stays");
+        assert_eq!(config.independent, Independence::Require);
+        for (bad, key) in [
+            ("[budget]\nrun_usd = -1\n", "`budget.run_usd` is -1"),
+            ("[budget]\ntask_usd = nan\n", "`budget.task_usd` is NaN"),
+            ("[budget]\nrun_tokens = -5\n", "`budget.run_tokens` is -5"),
+            (
+                "[budget.prices]\nm = { input = -1.0, cached_input = 0.0, output = 0.0 }\n",
+                "`budget.prices.\"m\".input`",
+            ),
+            ("[budget.prices]\nm = { input = 1.0 }\n", "missing field `cached_input`"),
+            ("[budget]\nrun_dollars = 5\n", "run_dollars"),
+            ("[review]\nindependent = \"maybe\"\n", "maybe"),
+        ] {
+            let err = Config::parse(bad, "b.toml").unwrap_err().to_string();
+            assert!(err.contains(key), "{bad}: {err}");
+        }
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! A person's say in a run: `breeze approve` and `breeze reject` decide about reviewed work
-//! that `land.require_approval` holds back, `breeze retry` gives an escalated or failed task
-//! a fresh start.
+//! that `land.require_approval` holds back, `breeze retry` gives escalated or failed tasks
+//! a fresh start (`--fresh`: from main's tip, their earlier branch set aside). Several tasks
+//! are decided together or not at all: an unknown id, or a task in the wrong state, and
+//! nothing is decided for any.
 //!
 //! Approvals and rejections are decision files in the run folder, which the engine — live,
 //! or on `breeze resume` — takes and acts on: a file, not a signal, so it works whether or
@@ -8,13 +10,13 @@
 
 use std::path::Path;
 
-use breeze_protocol::{EventKind, RunState, TaskState};
+use breeze_protocol::{Cause, CauseKind, EventKind, RunState, TaskState};
 use serde::{Deserialize, Serialize};
 
 use crate::error::EngineError;
 use crate::lock::{LockError, RepoLock};
 use crate::run_dir::{RunDir, file_slug, latest_run};
-use crate::snapshot::{RunSnapshot, TaskPhase};
+use crate::snapshot::{RunSnapshot, TaskPhase, TaskRecord};
 
 /// What a person decided about a task awaiting approval.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -73,7 +75,8 @@ pub struct DecideReport {
 }
 
 /// Leaves `decision` for each of the tasks `ids` of the latest run; every one must be
-/// awaiting approval.
+/// awaiting approval. All or nothing: unknown ids or tasks not awaiting approval are an
+/// error naming each of them, and no decision is left.
 pub fn decide(
     repo_dir: &Path,
     ids: &[String],
@@ -82,28 +85,61 @@ pub fn decide(
     let repo = breeze_git::Repo::open(repo_dir)?;
     let root = repo.workdir().to_path_buf();
     let (run_id, snapshot) = latest(&root)?;
-    for id in ids {
-        let Some(task) = snapshot.task(id) else {
-            return Err(EngineError::usage(
-                format!("run {run_id} has no task {id}"),
-                "`breeze status` lists the tasks and their states",
-            ));
-        };
-        if task.phase != TaskPhase::AwaitingApproval {
-            return Err(EngineError::usage(
-                format!(
-                    "task {id} is {}, not awaiting approval",
-                    task.phase.visible(true).as_str()
-                ),
-                "only reviewed tasks held by `land.require_approval` take a decision; `breeze status` shows which",
-            ));
-        }
+    let ids = distinct(ids);
+    let tasks = known_tasks(&run_id, &snapshot, &ids, "take a decision")?;
+    let not_waiting: Vec<String> = tasks
+        .iter()
+        .filter(|task| task.phase != TaskPhase::AwaitingApproval)
+        .map(|task| format!("{} is {}", task.id, task.phase.visible(true).as_str()))
+        .collect();
+    if !not_waiting.is_empty() {
+        return Err(EngineError::usage(
+            format!("not awaiting approval: {}; nothing was decided", not_waiting.join(", ")),
+            "only reviewed tasks held by `land.require_approval` take a decision; `breeze status` shows which",
+        ));
     }
     let run_dir = RunDir::new(&root, &run_id);
-    for id in ids {
-        leave(&run_dir, id, decision)?;
+    let mut left: Vec<&str> = Vec::new();
+    for id in &ids {
+        if let Err(err) = leave(&run_dir, id, decision) {
+            // All or nothing: the decisions already left are taken back.
+            for done in left {
+                let _ = std::fs::remove_file(run_dir.decision(&file_slug(done)));
+            }
+            return Err(err);
+        }
+        left.push(id);
     }
     Ok(DecideReport { run_id, live: RepoLock::is_held(&root) })
+}
+
+/// The ids once each, in the order given.
+fn distinct(ids: &[String]) -> Vec<String> {
+    let mut seen = Vec::new();
+    for id in ids {
+        if !seen.contains(id) {
+            seen.push(id.clone());
+        }
+    }
+    seen
+}
+
+/// The records of `ids`, or an error naming every id the run does not have.
+fn known_tasks<'a>(
+    run_id: &str,
+    snapshot: &'a RunSnapshot,
+    ids: &[String],
+    what: &str,
+) -> Result<Vec<&'a TaskRecord>, EngineError> {
+    let unknown: Vec<&str> =
+        ids.iter().filter(|id| snapshot.task(id).is_none()).map(String::as_str).collect();
+    if !unknown.is_empty() {
+        return Err(EngineError::usage(
+            format!("run {run_id} has no task {}; nothing was decided", unknown.join(", ")),
+            format!("`breeze status` lists the tasks that can {what}"),
+        ));
+    }
+    Ok(ids.iter().filter_map(|id| snapshot.task(id)).collect())
 }
 
 /// What `retry` did.
@@ -111,16 +147,44 @@ pub fn decide(
 pub struct RetryReport {
     /// The run.
     pub run_id: String,
-    /// The branch holding the task's work so far, if it has one.
-    pub branch: Option<String>,
-    /// Tasks that were blocked by it and wait again.
+    /// Each task retried, in the order given.
+    pub tasks: Vec<RetriedTask>,
+    /// Tasks that were blocked by them and wait again.
     pub unblocked: Vec<String>,
 }
 
-/// Gives an escalated or failed task of the latest (stopped) run a fresh budget of attempts
-/// and rounds, on its branch with its work so far, with `note` in its briefing; tasks it
-/// blocked wait again. `breeze resume` runs it.
-pub fn retry(repo_dir: &Path, id: &str, note: Option<&str>) -> Result<RetryReport, EngineError> {
+/// One retried task.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RetriedTask {
+    /// Task id.
+    pub id: String,
+    /// The branch it goes on with, holding its work so far (a plain retry).
+    pub branch: Option<String>,
+    /// With `fresh`: the branch its earlier work stays on, set aside; the task starts on a
+    /// new branch from main's tip when `breeze resume` runs it.
+    pub set_aside: Option<String>,
+}
+
+/// How `retry` starts the tasks again.
+#[derive(Debug, Clone, Default)]
+pub struct RetryOptions {
+    /// A note for each task's next briefing.
+    pub note: Option<String>,
+    /// Start from main's tip on a new branch; the earlier branch is kept as it is.
+    pub fresh: bool,
+}
+
+/// Gives escalated or failed tasks of the latest (stopped) run a fresh budget of attempts,
+/// rounds and gate failures, with the note in their briefing — on their branch with their
+/// work so far, or (`fresh`) from main's tip on a new branch, the earlier branch set aside
+/// under its own name and listed by `breeze status` and `breeze clean`. Tasks they blocked
+/// wait again. `breeze resume` runs them. All or nothing: unknown ids or tasks that are not
+/// escalated or failed are an error naming each, and nothing is retried.
+pub fn retry(
+    repo_dir: &Path,
+    ids: &[String],
+    options: &RetryOptions,
+) -> Result<RetryReport, EngineError> {
     let repo = breeze_git::Repo::open(repo_dir)?;
     let root = repo.workdir().to_path_buf();
     let _lock = match RepoLock::acquire(&root) {
@@ -134,58 +198,148 @@ pub fn retry(repo_dir: &Path, id: &str, note: Option<&str>) -> Result<RetryRepor
         Err(err) => return Err(err.into()),
     };
     let (run_id, mut snapshot) = latest(&root)?;
-    let Some(index) = snapshot.tasks.iter().position(|task| task.id == id) else {
-        return Err(EngineError::usage(
-            format!("run {run_id} has no task {id}"),
-            "`breeze status` lists the tasks",
-        ));
-    };
-    let phase = snapshot.tasks[index].phase;
-    if !matches!(phase, TaskPhase::Escalated | TaskPhase::Failed) {
+    let ids = distinct(ids);
+    let tasks = known_tasks(&run_id, &snapshot, &ids, "be retried")?;
+    let unfit: Vec<String> = tasks
+        .iter()
+        .filter(|task| !matches!(task.phase, TaskPhase::Escalated | TaskPhase::Failed))
+        .map(|task| format!("{} is {}", task.id, task.phase.visible(false).as_str()))
+        .collect();
+    if !unfit.is_empty() {
         return Err(EngineError::usage(
             format!(
-                "task {id} is {}; retry takes an escalated or failed task",
-                phase.visible(false).as_str()
+                "retry takes an escalated or failed task, and {}; nothing was retried",
+                unfit.join(", ")
             ),
             "`breeze status` shows each task's state",
         ));
     }
-    let task = &mut snapshot.tasks[index];
-    task.phase = if task.branch.is_some() { TaskPhase::Working } else { TaskPhase::Queued };
-    task.reason = None;
-    task.gap_files.clear();
-    task.land_bounces = 0;
-    task.self_review_bounces = 0;
-    task.scope_requests = 0;
-    task.note = note.map(str::to_string).filter(|note| !note.trim().is_empty());
-    let branch = task.branch.clone();
-    // What it blocked waits again; the scheduler blocks again what still cannot run.
+    let note = options.note.clone().filter(|note| !note.trim().is_empty());
+    let mut retried = Vec::new();
+    for id in &ids {
+        let task = snapshot.tasks.iter_mut().find(|task| &task.id == id).expect("checked above");
+        retried.push(start_again(task, note.clone(), options.fresh));
+    }
+    let unblocked = unblock(&mut snapshot);
+    let stop_reason = format!(
+        "task{} {} retried; `breeze resume` runs {}",
+        if ids.len() == 1 { "" } else { "s" },
+        ids.join(", "),
+        if ids.len() == 1 { "it" } else { "them" }
+    );
+    let events = retried
+        .iter()
+        .map(|task| {
+            let detail = match &task.set_aside {
+                Some(branch) => format!(
+                    "retried from main's tip by a person; the earlier work stays on branch `{branch}`"
+                ),
+                None if options.fresh => "retried from main's tip by a person".to_string(),
+                None => "retried by a person".to_string(),
+            };
+            let cause = Cause::new(CauseKind::Person, detail);
+            EventKind::TaskState {
+                task: task.id.clone(),
+                state: TaskState::Pending,
+                reason: Some(cause.line()),
+                cause: Some(cause),
+            }
+        })
+        .collect();
+    save_stopped(&RunDir::new(&root, &run_id), &mut snapshot, stop_reason, events)?;
+    Ok(RetryReport { run_id, tasks: retried, unblocked })
+}
+
+/// Resets a task for another go: a fresh budget (rounds, gate failures, bounces), the note
+/// for its next briefing; `fresh` also drops its branch, base and everything tied to them.
+fn start_again(task: &mut TaskRecord, note: Option<String>, fresh: bool) -> RetriedTask {
+    fresh_budget(task, note.as_deref());
+    if !fresh {
+        task.phase = if task.branch.is_some() { TaskPhase::Working } else { TaskPhase::Queued };
+        return RetriedTask { id: task.id.clone(), branch: task.branch.clone(), set_aside: None };
+    }
+    let set_aside = task.branch.take();
+    if let Some(branch) = &set_aside
+        && !task.earlier_branches.contains(branch)
+    {
+        task.earlier_branches.push(branch.clone());
+    }
+    task.phase = TaskPhase::Queued;
+    task.base = None;
+    task.head = None;
+    task.approved_round = None;
+    task.reviewer_said = None;
+    task.feedback = None;
+    task.conflict = None;
+    task.conflict_onto = None;
+    task.verify_failure = None;
+    task.session_id = None;
+    task.session_usage = None;
+    task.changelog = None;
+    task.human_approved = false;
+    RetriedTask { id: task.id.clone(), branch: None, set_aside }
+}
+
+/// Gives task `index` of `snapshot` a fresh budget of attempts and rounds (and `note` for
+/// its briefing) on its branch, as `breeze retry` does; tasks it blocked wait again. Their
+/// ids.
+pub(crate) fn retry_task(
+    snapshot: &mut RunSnapshot,
+    index: usize,
+    note: Option<&str>,
+) -> Vec<String> {
+    start_again(&mut snapshot.tasks[index], note.map(str::to_string), false);
+    unblock(snapshot)
+}
+
+/// Blocked tasks wait again (the scheduler blocks again what still cannot run); their ids.
+fn unblock(snapshot: &mut RunSnapshot) -> Vec<String> {
     let mut unblocked = Vec::new();
     for other in snapshot.tasks.iter_mut().filter(|other| other.phase == TaskPhase::Blocked) {
         other.phase = TaskPhase::Queued;
-        other.reason = None;
+        other.set_cause(None);
         unblocked.push(other.id.clone());
     }
+    unblocked
+}
+
+/// Saves a person's change to a stopped run — `snapshot`, resumable with `stop_reason` —
+/// and journals `events`, for the next `breeze resume` (the caller holds the run lock).
+pub(crate) fn save_stopped(
+    run_dir: &RunDir,
+    snapshot: &mut RunSnapshot,
+    stop_reason: String,
+    events: Vec<EventKind>,
+) -> Result<(), EngineError> {
     if !snapshot.state.is_resumable() {
         snapshot.state = RunState::Interrupted;
     }
-    snapshot.stop_reason = Some(format!("task {id} was retried; `breeze resume` runs it"));
+    snapshot.stop_reason = Some(stop_reason);
     snapshot.updated_at = crate::clock::now_rfc3339();
-    let run_dir = RunDir::new(&root, &run_id);
     snapshot.save(&run_dir.snapshot()).map_err(|err| {
         EngineError::io(format!("cannot write {}", run_dir.snapshot().display()), err)
     })?;
     let journal = crate::journal::Journal::open(&run_dir.events()).map_err(|err| {
         EngineError::io(format!("cannot open {}", run_dir.events().display()), err)
     })?;
-    journal
-        .record(EventKind::TaskState {
-            task: id.to_string(),
-            state: TaskState::Pending,
-            reason: Some("retried by a person".into()),
-        })
-        .map_err(|err| EngineError::io("cannot append to the journal", err))?;
-    Ok(RetryReport { run_id, branch, unblocked })
+    for event in events {
+        journal
+            .record(event)
+            .map_err(|err| EngineError::io("cannot append to the journal", err))?;
+    }
+    Ok(())
+}
+
+/// A fresh budget of rounds, gate failures, bounces and scope requests for a task taken up
+/// again, with `note` for its briefing.
+pub(crate) fn fresh_budget(task: &mut TaskRecord, note: Option<&str>) {
+    task.set_cause(None);
+    task.gap_files.clear();
+    task.land_bounces = 0;
+    task.self_review_bounces = 0;
+    task.scope_requests = 0;
+    task.gate_failures_in_row = 0;
+    task.note = note.map(str::to_string).filter(|note| !note.trim().is_empty());
 }
 
 /// The latest run and its snapshot.

@@ -142,7 +142,7 @@ pub struct CycleRecord {
     pub cycle: u64,
     /// Task id.
     pub task_id: String,
-    /// Always `breezing`.
+    /// `breezing` (a worker's attempt) or `person` (a person's, through `breeze attach`).
     pub executor: &'static str,
     /// `completed`, `failed`, ...
     pub job_status: String,

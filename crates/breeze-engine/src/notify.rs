@@ -1,6 +1,6 @@
 //! `[notify] command`: a command the user's way of being told (`notify-send`, a webhook
-//! script) runs when a task escalates, is deferred or awaits approval, and when the run
-//! ends — with the journal event as JSON on stdin. Commands that take text in their
+//! script) runs when a task escalates, fails, is deferred or awaits approval, and when the
+//! run ends — with the journal event as JSON on stdin (its `cause` says what happened). Commands that take text in their
 //! arguments (`notify-send`) get it from placeholders: `{summary}` (one line a person
 //! reads), `{task}`, `{state}`; the same three are in `BREEZE_NOTIFY_SUMMARY`,
 //! `BREEZE_NOTIFY_TASK` and `BREEZE_NOTIFY_STATE`. A notification never holds the run up:
@@ -55,7 +55,10 @@ impl Notifier {
         match event {
             EventKind::TaskState { state, .. } => matches!(
                 state,
-                TaskState::Escalated | TaskState::Deferred | TaskState::AwaitingApproval
+                TaskState::Escalated
+                    | TaskState::Failed
+                    | TaskState::Deferred
+                    | TaskState::AwaitingApproval
             ),
             EventKind::RunFinished { .. } => true,
             _ => false,
@@ -127,7 +130,7 @@ struct Told {
 impl Told {
     fn of(event: &EventKind) -> Told {
         match event {
-            EventKind::TaskState { task, state, reason } => {
+            EventKind::TaskState { task, state, reason, .. } => {
                 let summary = match (state, reason) {
                     (TaskState::AwaitingApproval, _) => {
                         format!("task {task} awaits approval: `breeze approve {task}` lands it")
@@ -166,6 +169,7 @@ mod tests {
             task: "3".into(),
             state: TaskState::Escalated,
             reason: Some("three review rounds".into()),
+            cause: None,
         };
         let told = Told::of(&escalated);
         assert_eq!(told.fill("{summary}"), "task 3 escalated: three review rounds");
@@ -174,6 +178,7 @@ mod tests {
             task: "4".into(),
             state: TaskState::AwaitingApproval,
             reason: None,
+            cause: None,
         };
         assert!(Told::of(&waiting).summary.contains("breeze approve 4"));
         let ended = Told::of(&EventKind::RunFinished { state: breeze_protocol::RunState::Failed });

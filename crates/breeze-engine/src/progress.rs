@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use breeze_protocol::{Decision, TaskState, Verdict};
+use breeze_protocol::{Cause, Decision, TaskState, Verdict};
 
 /// Something worth telling the user while a run goes on.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,6 +25,20 @@ pub enum ProgressEvent {
         /// The kernel confines roles.
         enforced: bool,
         /// One line: the mechanism and what workers may write.
+        summary: String,
+    },
+    /// Who judges and advises the worker's work, and whether that is a second pair of eyes
+    /// (`[review] independent`; printed at run start, one per pairing).
+    Pairing {
+        /// `worker claude (sonnet) → reviewer codex (gpt-5): independent (another backend)`,
+        /// with what to change when it is not.
+        line: String,
+        /// Whether the pairing is independent (or exempt).
+        independent: bool,
+    },
+    /// The run's budget: its caps and what is spent (printed at run start when it has one).
+    Budget {
+        /// `budget: run_usd = 5.00 ($1.20 spent) · task_usd = 2.00 per task`.
         summary: String,
     },
     /// Something breeze would have cleaned up at the end of the run was kept because it
@@ -69,7 +83,7 @@ pub enum ProgressEvent {
         /// Summary.
         summary: String,
     },
-    /// A review round ended.
+    /// A reviewer round ended.
     Reviewed {
         /// Task id.
         id: String,
@@ -79,8 +93,14 @@ pub enum ProgressEvent {
         verdict: Verdict,
         /// Blocking gaps.
         blocking_gaps: usize,
-        /// Whether the engine's gates produced the verdict.
-        by_gates: bool,
+    },
+    /// The task went back to its worker without a review round: a gate or check failed,
+    /// the landing conflicted or failed its verify or hooks, or a person rejected it.
+    SentBack {
+        /// Task id.
+        id: String,
+        /// Why.
+        cause: Cause,
     },
     /// The Lead answered a worker's request to write outside its write set.
     Scope {
@@ -100,6 +120,13 @@ pub enum ProgressEvent {
         /// Where its diff is, and what to run.
         reason: String,
     },
+    /// Approved work was pushed as a pull request; it lands when the team merges it.
+    PullRequestOpen {
+        /// Task id.
+        id: String,
+        /// Its address (or branch) and what it merges into.
+        reason: String,
+    },
     /// A landing waits for the user's checkout.
     Deferred {
         /// Task id.
@@ -115,8 +142,10 @@ pub enum ProgressEvent {
         state: TaskState,
         /// Landing commit.
         commit: Option<String>,
-        /// Why, when not landed.
+        /// Why, when not landed: the cause as one line.
         reason: Option<String>,
+        /// The cause.
+        cause: Option<Cause>,
     },
 }
 

@@ -6,7 +6,7 @@ use std::fmt;
 use std::path::Path;
 
 use breeze_protocol::{
-    AdvisorGuidance, BreezeStatus, BreezeStatusV1, ConflictInfo, ReviewFeedback, RunState,
+    AdvisorGuidance, BreezeStatus, BreezeStatusV1, Cause, ConflictInfo, ReviewFeedback, RunState,
     ScopeDecision, TaskState, TaskStatus, Usage, VerifyFailure,
 };
 use serde::{Deserialize, Serialize};
@@ -95,6 +95,23 @@ pub struct RunSnapshot {
     /// How role processes are confined (set at each start and resume).
     #[serde(default)]
     pub containment: Option<breeze_protocol::ContainmentStatus>,
+    /// What the run may spend (set at each start and resume).
+    #[serde(default)]
+    pub budget: BudgetRecord,
+}
+
+/// A run's budget: the caps in force and what `breeze resume --budget-*` raised.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct BudgetRecord {
+    /// The caps in force since the latest start or resume: `[budget]` with the raises.
+    #[serde(default)]
+    pub caps: breeze_protocol::BudgetCaps,
+    /// The run cap `breeze resume --budget-usd` set (kept for later resumes).
+    #[serde(default)]
+    pub raised_usd: Option<f64>,
+    /// The token cap `breeze resume --budget-tokens` set.
+    #[serde(default)]
+    pub raised_tokens: Option<u64>,
 }
 
 /// Where a task is in its flow — the one state of a task. What `breeze status` shows
@@ -115,6 +132,9 @@ pub enum TaskPhase {
     Deferred,
     /// Approved by the reviewer; landing waits for `breeze approve` (`land.require_approval`).
     AwaitingApproval,
+    /// Pushed as a pull request (`land.to = "pull-request"`); lands when its change reaches
+    /// the target branch.
+    PrOpen,
     /// On main.
     Landed,
     /// Given up: attempts, rounds, stalls, an Advisor STOP or the worker's own word.
@@ -131,14 +151,15 @@ impl TaskPhase {
         matches!(self, Self::Landed | Self::Escalated | Self::Blocked | Self::Failed)
     }
 
-    /// Approved, and waiting to land: for the user's checkout or for a person's approval.
-    /// It holds no lane, but tasks that conflict with it do not start.
+    /// Approved, and waiting to land: for the user's checkout, a person's approval or its
+    /// pull request's merge. It holds no lane, but tasks that conflict with it do not start.
     pub fn waits_to_land(self) -> bool {
-        matches!(self, Self::Deferred | Self::AwaitingApproval)
+        matches!(self, Self::Deferred | Self::AwaitingApproval | Self::PrOpen)
     }
 
-    /// What the user sees. While no engine runs the run (`live` false), unfinished tasks
-    /// are `pending`: nothing works on them.
+    /// What the user sees. While no engine runs the run (`live` false), a task not yet
+    /// started is `pending` and one whose work had started is `interrupted`: nothing works
+    /// on it until `breeze resume`.
     pub fn visible(self, live: bool) -> TaskState {
         match self {
             Self::Landed => TaskState::Landed,
@@ -147,8 +168,9 @@ impl TaskPhase {
             Self::Failed => TaskState::Failed,
             Self::Deferred => TaskState::Deferred,
             Self::AwaitingApproval => TaskState::AwaitingApproval,
-            _ if !live => TaskState::Pending,
+            Self::PrOpen => TaskState::PrOpen,
             Self::Queued => TaskState::Pending,
+            _ if !live => TaskState::Interrupted,
             Self::Working => TaskState::Running,
             Self::Reviewing => TaskState::Reviewing,
             Self::Approved => TaskState::Landing,
@@ -165,18 +187,28 @@ pub struct TaskRecord {
     pub title: String,
     /// Where the task is.
     pub phase: TaskPhase,
-    /// Why escalated/blocked/failed/deferred, or why it stopped.
+    /// Why escalated/blocked/failed/deferred, why it stopped, or why it was sent back to
+    /// work: `cause` as one line.
     #[serde(default)]
     pub reason: Option<String>,
+    /// The cause behind `reason` (set together, through [`TaskRecord::set_cause`]).
+    #[serde(default)]
+    pub cause: Option<Cause>,
     /// Write group.
     #[serde(default)]
     pub group: Option<u32>,
     /// Worker attempts.
     #[serde(default)]
     pub attempts: u32,
-    /// Review verdicts (gate failures included).
+    /// Reviewer verdicts (gate and check failures are not rounds).
     #[serde(default)]
     pub rounds: u32,
+    /// Gate and check failures sent back to the worker, in all.
+    #[serde(default)]
+    pub gate_failures: u32,
+    /// Gate and check failures since the gates last passed (three escalate).
+    #[serde(default)]
+    pub gate_failures_in_row: u32,
     /// Successful advisor consults.
     #[serde(default)]
     pub advisor_consults: u32,
@@ -186,6 +218,9 @@ pub struct TaskRecord {
     /// Task branch.
     #[serde(default)]
     pub branch: Option<String>,
+    /// Branches with earlier work of the task, set aside by `breeze retry --fresh`.
+    #[serde(default)]
+    pub earlier_branches: Vec<String>,
     /// Base commit of the work.
     #[serde(default)]
     pub base: Option<ObjectId>,
@@ -252,6 +287,46 @@ pub struct TaskRecord {
     /// A note from the person who retried the task, for its next attempt.
     #[serde(default)]
     pub note: Option<String>,
+    /// The commit a person's `breeze attach` left on the task's branch, reviewed as their
+    /// attempt (its `cycles.jsonl` line is the person's).
+    #[serde(default)]
+    pub person_head: Option<ObjectId>,
+    /// Its pull request (`land.to = "pull-request"`), once its branch was pushed.
+    #[serde(default)]
+    pub pull_request: Option<PullRequestRecord>,
+}
+
+/// A task's pull request as the run keeps it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PullRequestRecord {
+    /// The remote.
+    pub remote: String,
+    /// The branch breeze pushes (`breeze/3`).
+    pub branch: String,
+    /// The branch it merges into: the target branch, or the branch of the task it is
+    /// stacked on.
+    pub base_branch: String,
+    /// The task it is stacked on (`land.stack`), if any.
+    #[serde(default)]
+    pub stacked_on: Option<String>,
+    /// The commit breeze pushed last.
+    pub commit: ObjectId,
+    /// The commit that one was built on (the target's tip then): what was on the target
+    /// branch before, so never a sign of the merge.
+    pub onto: ObjectId,
+    /// The first URL the pull-request command printed.
+    #[serde(default)]
+    pub url: Option<String>,
+    /// The pull-request command was started for it (a retry after a kill may find the
+    /// pull request already there).
+    #[serde(default)]
+    pub command_started: bool,
+    /// The pull-request command succeeded.
+    #[serde(default)]
+    pub opened: bool,
+    /// Its change reached the target branch.
+    #[serde(default)]
+    pub merged: bool,
 }
 
 impl TaskRecord {
@@ -262,12 +337,16 @@ impl TaskRecord {
             title: title.to_string(),
             phase: TaskPhase::Queued,
             reason: None,
+            cause: None,
             group,
             attempts: 0,
             rounds: 0,
+            gate_failures: 0,
+            gate_failures_in_row: 0,
             advisor_consults: 0,
             land_bounces: 0,
             branch: None,
+            earlier_branches: Vec::new(),
             base: None,
             head: None,
             approved_round: None,
@@ -290,7 +369,16 @@ impl TaskRecord {
             last_advice: None,
             human_approved: false,
             note: None,
+            pull_request: None,
+            person_head: None,
         }
+    }
+
+    /// Sets why the task is where it is: the cause and its line together (`None` clears
+    /// both).
+    pub fn set_cause(&mut self, cause: Option<Cause>) {
+        self.reason = cause.as_ref().map(Cause::line);
+        self.cause = cause;
     }
 
     /// What the landing's `Breeze-Review` trailer says, once the task is approved.
@@ -309,37 +397,71 @@ impl TaskRecord {
             state: self.phase.visible(live),
             attempts: self.attempts,
             rounds: self.rounds,
+            gate_failures: self.gate_failures,
             advisor_consults: self.advisor_consults,
             commit: self.commit.map(|commit| commit.to_string()),
             reason: self.reason.clone(),
+            cause: self.cause.clone(),
             group: self.group,
             usage: self.usage,
             review: self.review_trailer().map(|trailer| trailer.to_string()),
             granted_writes: self.granted_writes.clone(),
+            pull_request: self.pull_request.as_ref().map(|pr| breeze_protocol::PullRequestStatus {
+                url: pr.url.clone(),
+                branch: pr.branch.clone(),
+                target: format!("{}/{}", pr.remote, pr.base_branch),
+                commit: pr.commit.to_string(),
+                merged: pr.merged,
+            }),
+            branch: self.branch.clone(),
+            earlier_branches: self.earlier_branches.clone(),
         }
     }
 }
 
 impl RunSnapshot {
-    /// The `breeze-status.v1` view.
+    /// The `breeze-status.v1` view, as the engine running the run sees it.
     pub fn status(&self) -> BreezeStatus {
-        let mut usage = Usage::default();
-        for task in &self.tasks {
-            usage.add(&task.usage);
+        self.status_as(self.state, self.state == RunState::Running)
+    }
+
+    /// The `breeze-status.v1` view as a reader outside the engine sees it: a run whose
+    /// state file says `running` while no engine holds the repository (`engine_alive`
+    /// false) was killed — it is `interrupted`, and so is each task whose work had started.
+    pub fn status_seen(&self, engine_alive: bool) -> BreezeStatus {
+        if self.state == RunState::Running && !engine_alive {
+            self.status_as(RunState::Interrupted, false)
+        } else {
+            self.status()
         }
-        let live = self.state == RunState::Running;
+    }
+
+    /// The view with the run in `state`, its tasks as seen with (`live`) or without an
+    /// engine working on them.
+    fn status_as(&self, state: RunState, live: bool) -> BreezeStatus {
+        let usage = self.spent();
         BreezeStatus {
             schema_version: BreezeStatusV1,
             run_id: self.run_id.clone(),
-            state: self.state,
+            state,
             workers: self.workers,
             plan: Some(self.plan.clone()),
             started_at: Some(self.started_at.clone()),
             updated_at: Some(self.updated_at.clone()),
             tasks: self.tasks.iter().map(|task| task.status(live)).collect(),
             usage,
+            budget: self.budget.caps.any().then_some(self.budget.caps),
             containment: self.containment.clone(),
         }
+    }
+
+    /// What the run has spent: the sum of its tasks'.
+    pub fn spent(&self) -> Usage {
+        let mut usage = Usage::default();
+        for task in &self.tasks {
+            usage.add(&task.usage);
+        }
+        usage
     }
 
     /// Finds a task record by id.
@@ -404,13 +526,60 @@ mod tests {
     use super::*;
 
     #[test]
-    fn unfinished_tasks_show_as_pending_when_no_engine_runs_them() {
+    fn started_tasks_show_as_interrupted_when_no_engine_runs_them() {
         assert_eq!(TaskPhase::Working.visible(true), TaskState::Running);
-        assert_eq!(TaskPhase::Working.visible(false), TaskState::Pending);
+        assert_eq!(TaskPhase::Working.visible(false), TaskState::Interrupted);
         assert_eq!(TaskPhase::Reviewing.visible(true), TaskState::Reviewing);
+        assert_eq!(TaskPhase::Reviewing.visible(false), TaskState::Interrupted);
         assert_eq!(TaskPhase::Approved.visible(true), TaskState::Landing);
+        assert_eq!(TaskPhase::Approved.visible(false), TaskState::Interrupted);
+        assert_eq!(TaskPhase::Queued.visible(false), TaskState::Pending);
         assert_eq!(TaskPhase::Deferred.visible(false), TaskState::Deferred);
         assert_eq!(TaskPhase::Landed.visible(false), TaskState::Landed);
+    }
+
+    #[test]
+    fn a_run_whose_engine_was_killed_reads_as_interrupted_task_by_task() {
+        let oid = breeze_git::Oid::from_str("0123456789abcdef0123456789abcdef01234567").unwrap();
+        let mut tasks = vec![
+            TaskRecord::new("1", "Working", None),
+            TaskRecord::new("2", "Queued", None),
+            TaskRecord::new("3", "Landed", None),
+        ];
+        tasks[0].phase = TaskPhase::Working;
+        tasks[2].phase = TaskPhase::Landed;
+        let snapshot = RunSnapshot {
+            format_version: FORMAT_VERSION,
+            run_id: "r".into(),
+            plan: "plan.toml".into(),
+            // What a killed engine leaves: it never wrote how the run ended.
+            state: RunState::Running,
+            workers: 1,
+            main_branch: "main".into(),
+            main_tip_at_start: ObjectId(oid),
+            started_at: String::new(),
+            updated_at: String::new(),
+            stop_reason: None,
+            tasks,
+            consulted: BTreeMap::new(),
+            universal_violations: Vec::new(),
+            containment: None,
+            budget: BudgetRecord::default(),
+        };
+        let states = |status: BreezeStatus| {
+            (status.state, status.tasks.iter().map(|task| task.state).collect::<Vec<_>>())
+        };
+        assert_eq!(
+            states(snapshot.status_seen(false)),
+            (
+                RunState::Interrupted,
+                vec![TaskState::Interrupted, TaskState::Pending, TaskState::Landed]
+            )
+        );
+        assert_eq!(
+            states(snapshot.status_seen(true)),
+            (RunState::Running, vec![TaskState::Running, TaskState::Pending, TaskState::Landed])
+        );
     }
 
     #[test]

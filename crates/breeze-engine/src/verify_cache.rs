@@ -25,6 +25,8 @@ pub struct VerifyFailed {
     /// Its output's signature ([`crate::advice::output_signature`]): two runs with the
     /// same signature fail the same way.
     pub signature: Vec<String>,
+    /// The cause a task sent back for it is given.
+    pub cause: breeze_protocol::Cause,
 }
 
 /// What verify said about a tree.
@@ -33,7 +35,7 @@ pub enum Verdict {
     /// It passed.
     Passed,
     /// It failed.
-    Failed(VerifyFailed),
+    Failed(Box<VerifyFailed>),
 }
 
 /// One line of [`PASSED_FILE`].
@@ -83,7 +85,7 @@ impl VerifyCache {
             .unwrap_or_else(|p| p.into_inner())
             .get(&tree)
             .cloned()
-            .map(Verdict::Failed)
+            .map(|failed| Verdict::Failed(Box::new(failed)))
     }
 
     /// Remembers a verdict: a pass for good (appended to the file; a write that fails is
@@ -91,7 +93,10 @@ impl VerifyCache {
     pub fn record(&self, tree: Oid, verdict: &Verdict) {
         match verdict {
             Verdict::Failed(failed) => {
-                self.failed.lock().unwrap_or_else(|p| p.into_inner()).insert(tree, failed.clone());
+                self.failed
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(tree, (**failed).clone());
             }
             Verdict::Passed => {
                 let new = self.passed.lock().unwrap_or_else(|p| p.into_inner()).insert(tree);
@@ -133,6 +138,7 @@ mod tests {
                 log_tail: text.into(),
             },
             signature: vec![text.into()],
+            cause: breeze_protocol::Cause::new(breeze_protocol::CauseKind::Verify, "exited 1"),
         }
     }
 
@@ -144,9 +150,9 @@ mod tests {
         assert_eq!(cache.known(tree(1)), None);
         cache.record(tree(1), &Verdict::Passed);
         cache.record(tree(1), &Verdict::Passed);
-        cache.record(tree(2), &Verdict::Failed(failed("boom")));
+        cache.record(tree(2), &Verdict::Failed(Box::new(failed("boom"))));
         assert_eq!(cache.known(tree(1)), Some(Verdict::Passed));
-        assert_eq!(cache.known(tree(2)), Some(Verdict::Failed(failed("boom"))));
+        assert_eq!(cache.known(tree(2)), Some(Verdict::Failed(Box::new(failed("boom")))));
 
         let file = dir.path().join(".breeze").join(PASSED_FILE);
         assert_eq!(std::fs::read_to_string(&file).unwrap().lines().count(), 1, "one line a tree");

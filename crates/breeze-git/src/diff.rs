@@ -1,7 +1,13 @@
 //! What a task changed between its base and head: rename-aware path changes for the gates
-//! and the write-set check, and the unified diff for the reviewer.
+//! and the write-set check, the unified diff for the reviewer, and the change as a person
+//! asks for it (`breeze diff`), from a commit or from a lane's working state.
 
-use git2::{Delta, Diff, DiffFindOptions, DiffFormat, DiffOptions, FileMode, Oid, Repository};
+use std::path::Path;
+
+use git2::{
+    Delta, Diff, DiffFindOptions, DiffFormat, DiffOptions, DiffStatsFormat, FileMode, Oid,
+    Repository,
+};
 
 use crate::error::{Context as _, GitError};
 use crate::paths::path_string;
@@ -95,11 +101,15 @@ impl PathChange {
     }
 }
 
-/// A base..head diff with renames found, shared by the path list and the patch.
+/// A base..head diff with renames found, shared by the path list and the patch. No blob
+/// above `max_blob_bytes` is loaded: the patch shows it as binary, and when an added or
+/// deleted one is that big (a worker's own commit can hold anything), renames are paired
+/// by identical content only, not by similarity (which reads both sides whole).
 pub(crate) fn task_diff<'r>(
     repo: &'r Repository,
     base: Oid,
     head: Oid,
+    max_blob_bytes: u64,
 ) -> Result<Diff<'r>, GitError> {
     let tree_of = |oid: Oid| {
         repo.find_commit(oid)
@@ -108,13 +118,86 @@ pub(crate) fn task_diff<'r>(
     };
     let (base_tree, head_tree) = (tree_of(base)?, tree_of(head)?);
     let mut options = DiffOptions::new();
-    options.include_typechange(true);
+    options.include_typechange(true).max_size(i64::try_from(max_blob_bytes).unwrap_or(i64::MAX));
     let mut diff = repo
         .diff_tree_to_tree(Some(&base_tree), Some(&head_tree), Some(&mut options))
         .ctx(|| format!("could not diff {base}..{head}"))?;
-    diff.find_similar(Some(DiffFindOptions::new().renames(true)))
-        .ctx(|| format!("could not detect renames in {base}..{head}"))?;
+    find_renames(repo, &mut diff, max_blob_bytes, &format!("{base}..{head}"))?;
     Ok(diff)
+}
+
+/// Pairs the additions and deletions of `diff` (`what`, for the error) that are renames —
+/// by identical content only when an added or deleted blob is above `max_blob_bytes`.
+fn find_renames(
+    repo: &Repository,
+    diff: &mut Diff<'_>,
+    max_blob_bytes: u64,
+    what: &str,
+) -> Result<(), GitError> {
+    let mut find = DiffFindOptions::new();
+    find.renames(true);
+    if has_big_rename_candidate(repo, diff, max_blob_bytes)? {
+        find.exact_match_only(true);
+    }
+    diff.find_similar(Some(&mut find)).ctx(|| format!("could not detect renames in {what}"))
+}
+
+/// Where the new side of a change shown to a person is.
+#[derive(Debug, Clone, Copy)]
+pub enum ChangeTip<'a> {
+    /// A commit (a task's branch tip).
+    Commit(Oid),
+    /// The checkout at this path as it is now: its commits and what is not committed yet
+    /// (staged, unstaged, untracked; ignored files left out).
+    Checkout(&'a Path),
+}
+
+/// How a change is shown to a person.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangeView {
+    /// A unified diff (`git diff`).
+    Patch,
+    /// One line per file with its added and removed lines, and the totals (`git diff --stat`).
+    Stat,
+}
+
+/// Whether an added or deleted blob of `diff` is above `max` bytes (read from the object
+/// headers).
+fn has_big_rename_candidate(
+    repo: &Repository,
+    diff: &Diff<'_>,
+    max: u64,
+) -> Result<bool, GitError> {
+    // Renames pair a deletion with an addition: without both there is nothing to compare.
+    let has = |status: Delta| diff.deltas().any(|delta| delta.status() == status);
+    if !has(Delta::Added) || !has(Delta::Deleted) {
+        return Ok(false);
+    }
+    let odb = repo.odb().ctx(|| "could not open the object database".to_string())?;
+    for delta in diff.deltas() {
+        let file = match delta.status() {
+            Delta::Added => delta.new_file(),
+            Delta::Deleted => delta.old_file(),
+            _ => continue,
+        };
+        if !matches!(file.mode(), FileMode::Blob | FileMode::BlobExecutable) {
+            continue;
+        }
+        // A file of a working tree, not hashed yet: its size is the one it has on disk.
+        if file.id().is_zero() {
+            if file.size() > max {
+                return Ok(true);
+            }
+            continue;
+        }
+        let (size, _) = odb
+            .read_header(file.id())
+            .map_err(|_| GitError::MissingObject { what: "blob", oid: file.id() })?;
+        if size as u64 > max {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 impl Repo {
@@ -122,24 +205,82 @@ impl Repo {
     /// mode-only changes and type changes included. Sorted by path.
     pub fn changed_paths(&self, base: Oid, head: Oid) -> Result<Vec<PathChange>, GitError> {
         let repo = self.git()?;
-        let diff = task_diff(&repo, base, head)?;
+        let diff = task_diff(&repo, base, head, self.bounds.max_file_bytes)?;
         Ok(path_changes(&diff))
     }
 
     /// The unified diff `base..head` (renames detected, 3 lines of context), for the
-    /// reviewer. Binary files show as `Binary files … differ`.
+    /// reviewer. Binary files show as `Binary files … differ`, and so do files above the
+    /// repository's size limit ([`Repo::with_max_file_bytes`]), which are not read. Ends
+    /// early with [`GitError::Cancelled`] once breeze is stopping.
     pub fn diff_patch(&self, base: Oid, head: Oid) -> Result<String, GitError> {
         let repo = self.git()?;
-        let diff = task_diff(&repo, base, head)?;
+        let diff = task_diff(&repo, base, head, self.bounds.max_file_bytes)?;
+        self.render(&diff, ChangeView::Patch, "write the diff for the reviewer")
+    }
+
+    /// A task's change from `base` to `tip` as a person reads it: a patch or stats, renames
+    /// detected; files above the repository's size limit shown as binary, unread. From a
+    /// checkout, what is not committed yet counts too (a lane while its worker works).
+    pub fn show_change(
+        &self,
+        base: Oid,
+        tip: ChangeTip<'_>,
+        view: ChangeView,
+    ) -> Result<String, GitError> {
+        let max = self.bounds.max_file_bytes;
+        let (repo, head) = match tip {
+            ChangeTip::Commit(head) => {
+                let repo = self.git()?;
+                let diff = task_diff(&repo, base, head, max)?;
+                return self.render(&diff, view, "show the change");
+            }
+            ChangeTip::Checkout(path) => (self.handle(path)?, path),
+        };
+        let base_tree = repo
+            .find_commit(base)
+            .map_err(|_| GitError::MissingObject { what: "commit", oid: base })?
+            .tree()
+            .ctx(|| format!("could not read the tree of {base}"))?;
+        let mut options = DiffOptions::new();
+        options
+            .include_typechange(true)
+            .include_untracked(true)
+            .recurse_untracked_dirs(true)
+            .show_untracked_content(true)
+            .max_size(i64::try_from(max).unwrap_or(i64::MAX));
+        let mut diff = repo
+            .diff_tree_to_workdir_with_index(Some(&base_tree), Some(&mut options))
+            .ctx(|| format!("could not diff {} against {base}", head.display()))?;
+        find_renames(&repo, &mut diff, max, &head.display().to_string())?;
+        self.render(&diff, view, "show the change")
+    }
+
+    /// `diff` as a patch or as stats; a patch ends early with [`GitError::Cancelled`] once
+    /// breeze is stopping (`doing` names the step).
+    fn render(
+        &self,
+        diff: &Diff<'_>,
+        view: ChangeView,
+        doing: &'static str,
+    ) -> Result<String, GitError> {
+        if view == ChangeView::Stat {
+            let stats = diff.stats().ctx(|| "could not count the changed lines".to_string())?;
+            let text = stats
+                .to_buf(DiffStatsFormat::FULL, 80)
+                .ctx(|| "could not render the stats".to_string())?;
+            return Ok(String::from_utf8_lossy(&text).into_owned());
+        }
         let mut out = String::new();
-        diff.print(DiffFormat::Patch, |_, _, line| {
+        let printed = diff.print(DiffFormat::Patch, |_, _, line| {
             if matches!(line.origin(), '+' | '-' | ' ') {
                 out.push(line.origin());
             }
             out.push_str(&String::from_utf8_lossy(line.content()));
-            true
-        })
-        .ctx(|| format!("could not render the diff {base}..{head}"))?;
+            !self.bounds.stop.is_raised()
+        });
+        self.bounds.stop.check(doing)?;
+        printed.ctx(|| format!("could not {doing}"))?;
         Ok(out)
     }
 
@@ -161,6 +302,25 @@ impl Repo {
             .map_err(|_| GitError::MissingObject { what: "commit", oid: commit })?;
         Ok(found.parent_ids().next())
     }
+}
+
+/// The unified diff (3 lines of context) that turns `old` into `new`, both the content of
+/// the file at `path` (`None`: the file does not exist yet), with `diff --git` header —
+/// for a change breeze itself makes at landing, shown to the reviewer beside the task's.
+pub fn text_patch(path: &str, old: Option<&[u8]>, new: &[u8]) -> Result<String, GitError> {
+    let mut options = DiffOptions::new();
+    options.force_text(true);
+    let old_path = old.is_some().then(|| Path::new(path));
+    let mut patch = git2::Patch::from_buffers(
+        old.unwrap_or_default(),
+        old_path,
+        new,
+        Some(Path::new(path)),
+        Some(&mut options),
+    )
+    .ctx(|| format!("could not diff the new `{path}`"))?;
+    let text = patch.to_buf().ctx(|| format!("could not render the diff of `{path}`"))?;
+    Ok(String::from_utf8_lossy(&text).into_owned())
 }
 
 pub(crate) fn path_changes(diff: &Diff<'_>) -> Vec<PathChange> {

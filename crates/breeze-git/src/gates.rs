@@ -6,7 +6,9 @@ use breeze_protocol::{GateResult, GateStatus};
 use git2::{ObjectType, Oid, Repository, Tree};
 
 use crate::diff::{ChangeKind, EntryMode, PathChange, path_changes, task_diff};
-use crate::error::{Context as _, GitError, list_paths};
+use crate::error::{
+    Context as _, GitError, SpecialNode, file_size_detail, list_paths, special_node_detail,
+};
 use crate::repo::Repo;
 
 /// Gate id: every changed path lies in the task's write set.
@@ -19,6 +21,9 @@ pub const GATE_NESTED_REPO: &str = "nested-repo";
 pub const GATE_PLANS_MARKERS: &str = "plans-markers";
 /// Gate id: no added or changed file above the size limit.
 pub const GATE_FILE_SIZE: &str = "file-size";
+/// Gate id: only files, symlinks and folders are committed (a FIFO, socket or device node
+/// fails it before anything is staged).
+pub const GATE_FILE_TYPE: &str = "file-type";
 
 /// Default size limit for one file: 10 MiB.
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
@@ -139,7 +144,7 @@ impl Repo {
         gates: &GateConfig<'_>,
     ) -> Result<Vec<GateResult>, GitError> {
         let repo = self.git()?;
-        let diff = task_diff(&repo, base, head)?;
+        let diff = task_diff(&repo, base, head, self.bounds.max_file_bytes)?;
         let changes = path_changes(&diff);
         let tree_of = |oid: Oid| {
             repo.find_commit(oid)
@@ -155,6 +160,28 @@ impl Repo {
             plans_gate(&repo, &base_tree, &head_tree, gates)?,
             size_gate(&repo, &changes, gates.max_file_bytes)?,
         ])
+    }
+}
+
+impl GitError {
+    /// The gates a [`GitError::FilesRefused`] failed before anything was staged, worded as
+    /// the gates on the diff word them: `file-size` for files above the limit, `file-type`
+    /// for FIFOs, sockets and device nodes. Empty for any other error.
+    pub fn refused_gates(&self) -> Vec<GateResult> {
+        let GitError::FilesRefused { too_big, max_file_bytes, nodes, .. } = self else {
+            return Vec::new();
+        };
+        let mut gates = Vec::new();
+        if !too_big.is_empty() {
+            let paths = too_big.iter().map(|(path, _)| path.clone()).collect();
+            gates.push(failed(GATE_FILE_SIZE, file_size_detail(*max_file_bytes, too_big), paths));
+        }
+        if !nodes.is_empty() {
+            let detail = nodes.iter().map(special_node_detail).collect::<Vec<_>>().join("; ");
+            let paths = nodes.iter().map(|node: &SpecialNode| node.path.clone()).collect();
+            gates.push(failed(GATE_FILE_TYPE, detail, paths));
+        }
+        gates
     }
 }
 
@@ -335,18 +362,9 @@ fn size_gate(repo: &Repository, changes: &[PathChange], max: u64) -> Result<Gate
     if too_big.is_empty() {
         return Ok(passed(GATE_FILE_SIZE, format!("no added or changed file above {max} bytes")));
     }
-    let detail = too_big
-        .iter()
-        .map(|(path, size)| format!("`{path}` ({size} bytes)"))
-        .collect::<Vec<_>>()
-        .join(", ");
     Ok(failed(
         GATE_FILE_SIZE,
-        format!(
-            "files above the {max}-byte limit: {detail}. Remove them (generated files and \
-             binaries do not belong in the commit; add them to .gitignore if the task writes \
-             them) or raise the limit in the config"
-        ),
+        file_size_detail(max, &too_big),
         too_big.into_iter().map(|(path, _)| path).collect(),
     ))
 }

@@ -94,6 +94,21 @@ pub fn landing_message(
     message
 }
 
+/// Whether `message`'s trailers name `task_id` and `run_id`.
+pub(crate) fn trailers_name(message: &str, task_id: &str, run_id: &str) -> bool {
+    let Ok(trailers) = git2::message_trailers_strs(message) else { return false };
+    let (mut task_ok, mut run_ok) = (false, false);
+    for (key, value) in trailers.iter() {
+        if key.eq_ignore_ascii_case(TRAILER_TASK) && value.trim() == task_id.trim() {
+            task_ok = true;
+        }
+        if key.eq_ignore_ascii_case(TRAILER_RUN) && value.trim() == run_id.trim() {
+            run_ok = true;
+        }
+    }
+    task_ok && run_ok
+}
+
 /// The tree of commit `oid`.
 pub(crate) fn commit_tree<'r>(repo: &'r Repository, oid: Oid) -> Result<Tree<'r>, GitError> {
     repo.find_commit(oid)
@@ -176,11 +191,13 @@ impl Repo {
         }
     }
 
-    /// The content of the file at `path` in tree `tree`; `None` when there is no such path.
+    /// The content of the file at `path` in `tree` (a tree, or a commit: its tree); `None`
+    /// when there is no such path.
     pub fn read_blob_at(&self, tree: Oid, path: &str) -> Result<Option<Vec<u8>>, GitError> {
         let repo = self.git()?;
         let tree = repo
-            .find_tree(tree)
+            .find_object(tree, None)
+            .and_then(|object| object.peel_to_tree())
             .map_err(|_| GitError::MissingObject { what: "tree", oid: tree })?;
         let entry = match tree.get_path(Path::new(path)) {
             Ok(entry) => entry,
@@ -283,28 +300,34 @@ impl Repo {
             Err(e) if e.code() == ErrorCode::NotFound => return Ok(None),
             Err(e) => return Err(e).ctx(|| format!("could not read {}", self.main_ref())),
         };
-        let mut walk = repo.revwalk().ctx(|| "could not walk the history of main".to_string())?;
-        walk.set_sorting(Sort::NONE).ctx(|| "could not walk the history of main".to_string())?;
-        walk.simplify_first_parent().ctx(|| "could not walk the history of main".to_string())?;
-        walk.push(tip).ctx(|| "could not walk the history of main".to_string())?;
-        for oid in walk {
-            let oid = oid.ctx(|| "could not walk the history of main".to_string())?;
-            if Some(oid) == stop_at {
+        drop(repo);
+        self.find_landing_from(tip, run_id, task_id, &stop_at.into_iter().collect::<Vec<_>>())
+    }
+
+    /// [`Repo::find_landing`] on the first-parent history of `tip` (a remote branch's, as
+    /// last fetched), stopping before any commit of `stop_at`, reading at most
+    /// [`LANDED_SCAN_LIMIT`] commits.
+    pub fn find_landing_from(
+        &self,
+        tip: Oid,
+        run_id: &str,
+        task_id: &str,
+        stop_at: &[Oid],
+    ) -> Result<Option<Oid>, GitError> {
+        let repo = self.git()?;
+        let context = || "could not walk the history of main".to_string();
+        let mut walk = repo.revwalk().ctx(context)?;
+        walk.set_sorting(Sort::NONE).ctx(context)?;
+        walk.simplify_first_parent().ctx(context)?;
+        walk.push(tip).ctx(context)?;
+        for oid in walk.take(LANDED_SCAN_LIMIT) {
+            let oid = oid.ctx(context)?;
+            if stop_at.contains(&oid) {
                 break;
             }
             let commit = repo.find_commit(oid).ctx(|| format!("could not read commit {oid}"))?;
             let message = String::from_utf8_lossy(commit.message_bytes()).into_owned();
-            let Ok(trailers) = git2::message_trailers_strs(&message) else { continue };
-            let (mut task_ok, mut run_ok) = (false, false);
-            for (key, value) in trailers.iter() {
-                if key.eq_ignore_ascii_case(TRAILER_TASK) && value.trim() == task_id.trim() {
-                    task_ok = true;
-                }
-                if key.eq_ignore_ascii_case(TRAILER_RUN) && value.trim() == run_id.trim() {
-                    run_ok = true;
-                }
-            }
-            if task_ok && run_ok {
+            if trailers_name(&message, task_id, run_id) {
                 return Ok(Some(oid));
             }
         }
@@ -324,16 +347,26 @@ impl Repo {
         &self,
         tasks: &[(&str, &str)],
     ) -> Result<std::collections::BTreeMap<String, Oid>, GitError> {
+        let tip = match self.git()?.refname_to_id(&self.main_ref()) {
+            Ok(oid) => oid,
+            Err(e) if e.code() == ErrorCode::NotFound => return Ok(Default::default()),
+            Err(e) => return Err(e).ctx(|| format!("could not read {}", self.main_ref())),
+        };
+        self.find_landed_tasks_from(tip, tasks)
+    }
+
+    /// [`Repo::find_landed_tasks`] on the first-parent history of `tip` (a remote
+    /// branch's, as last fetched).
+    pub fn find_landed_tasks_from(
+        &self,
+        tip: Oid,
+        tasks: &[(&str, &str)],
+    ) -> Result<std::collections::BTreeMap<String, Oid>, GitError> {
         let mut found = std::collections::BTreeMap::new();
         if tasks.is_empty() {
             return Ok(found);
         }
         let repo = self.git()?;
-        let tip = match repo.refname_to_id(&self.main_ref()) {
-            Ok(oid) => oid,
-            Err(e) if e.code() == ErrorCode::NotFound => return Ok(found),
-            Err(e) => return Err(e).ctx(|| format!("could not read {}", self.main_ref())),
-        };
         let flat = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
         let wanted: std::collections::BTreeMap<String, String> =
             tasks.iter().map(|(id, title)| (flat(id), format!("feat: {}", flat(title)))).collect();

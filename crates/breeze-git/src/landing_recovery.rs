@@ -38,13 +38,15 @@ impl Repo {
     /// put (file and index entry) to the version of the checkout's HEAD — the landing if
     /// main moved before the kill, the old tip if not; any other file there is the user's
     /// and is kept (its index entry, if breeze's, follows HEAD, so `git status` shows the
-    /// user's change as a change). Stray scratch files are removed. Nothing is done to a
+    /// user's change as a change). Stray scratch files are removed, and so is a lock of
+    /// main's ref the kill left inside the compare-and-swap. Nothing is done to a
     /// checkout that is gone, and little to one that already agrees with its HEAD.
     pub fn finish_checkout_update(
         &self,
         update: &CheckoutUpdate,
     ) -> Result<CheckoutRecovery, GitError> {
         let at = update.checkout.as_path();
+        self.remove_killed_main_lock(update.to)?;
         let nothing = |target| CheckoutRecovery { target, rewritten: 0, kept: Vec::new() };
         if std::fs::symlink_metadata(at.join(".git")).is_err() {
             return Ok(nothing(update.to));
@@ -131,6 +133,25 @@ impl Repo {
         Ok(CheckoutRecovery { target: head.id(), rewritten: rewrite.len(), kept })
     }
 
+    /// Removes the lock of main's ref that a kill inside the compare-and-swap of the
+    /// landing of `to` left: libgit2 creates `refs/heads/<main>.lock` empty and writes the
+    /// landing's id into it only just before renaming it over the ref. Left there, it
+    /// would defer every landing as "locked by another git process". A lock holding
+    /// anything else is another git process's and stays. Main did not move: the update is
+    /// then undone like any other that main did not follow.
+    fn remove_killed_main_lock(&self, to: Oid) -> Result<(), GitError> {
+        let lock = self.common_dir.join(format!("{}.lock", self.main_ref()));
+        if !std::fs::symlink_metadata(&lock).is_ok_and(|meta| meta.is_file()) {
+            return Ok(());
+        }
+        let held = crate::untrusted::read_small(&lock)?.unwrap_or_default();
+        if held.trim().is_empty() || held.trim() == to.to_string() {
+            tracing::info!(lock = %lock.display(), "removing the ref lock a killed landing left");
+            std::fs::remove_file(&lock).map_err(|e| GitError::io("remove", &lock, e))?;
+        }
+        Ok(())
+    }
+
     /// Removes what killed landings left in the git folders of the primary checkout and
     /// of every linked worktree of the user's (landings never write breeze's own
     /// worktrees): scratch folders, and an `index.lock` that is breeze's scratch copy of
@@ -140,8 +161,12 @@ impl Repo {
         let ours = self.worktree_root();
         if let Ok(entries) = std::fs::read_dir(self.common_dir.join("worktrees")) {
             git_dirs.extend(entries.flatten().map(|entry| entry.path()).filter(|admin| {
-                let gitdir = std::fs::read_to_string(admin.join("gitdir")).unwrap_or_default();
-                !Path::new(gitdir.trim()).starts_with(&ours)
+                // Read as a file a role could have planted (never a FIFO, never through a
+                // link); an admin folder whose `gitdir` cannot be read is left alone.
+                let gitdir = crate::untrusted::read_small(&admin.join("gitdir"));
+                gitdir.ok().flatten().is_some_and(|gitdir| {
+                    !gitdir.trim().is_empty() && !Path::new(gitdir.trim()).starts_with(&ours)
+                })
             }));
         }
         let mut cleaned = Vec::new();

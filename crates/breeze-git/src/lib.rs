@@ -10,31 +10,46 @@
 //!   ignored files such as `.env`), [`slug`] (safe names for any task id).
 //! - **After a worker**: [`Repo::commit_worktree`], [`Repo::changed_paths`] (rename-aware),
 //!   [`Repo::diff_patch`] and [`Repo::run_gates`] (the five mechanical gates).
+//! - **Sealed lanes**: [`Repo::seal_lane`] gives a worker's git the lane's private git
+//!   directory (shared objects as a read-only alternate, its own index and refs);
+//!   [`Repo::check_lane_links`] points the lane back at its admin folder and removes what a
+//!   role planted there.
 //! - **Landing**: [`Repo::merge_task`] (three-way, in memory), [`Repo::replace_in_tree`]
 //!   (Plans.md flip), [`Repo::write_landing_commit`] with [`landing_message`],
 //!   [`Repo::integration_worktree`] for `land.verify`, [`Repo::advance_main`]
 //!   (compare-and-swap plus a safe fast-forward of the user's checkout, every path replaced
 //!   atomically; [`Repo::advance_main_observed`] tells a [`CheckoutObserver`] before the
 //!   first path), [`Repo::rebase_worktree_with_conflicts`] and [`Repo::find_landing`].
+//! - **Remotes** (`[land] to = "remote"` / `"pull-request"`): [`Repo::fetch_branch`],
+//!   [`Repo::push_with_lease`] and [`Repo::remote_branch_tip`] through the `git` CLI with
+//!   the user's own setup ([`RemoteAccess`]); [`Repo::find_change`] finds a task's change on
+//!   a branch others merge into (the commit, its trailers, or its patch id).
 //! - **Resume**: [`Repo::finish_checkout_update`] finishes or undoes an update of the
 //!   user's checkout that a kill cut short; [`Repo::remove_landing_leftovers`].
 //!
 //! libgit2's gaps are handled up front: SHA-256, reftable, partial-clone, sparse-checkout
 //! and sparse/split-index repositories are refused by [`Repo::open`] with what to do;
 //! repositories with external filters (git-lfs) and large full checkouts use the `git` CLI,
-//! which is the only use of it (see [`Repo::external_filters`]).
+//! which is the only use of it (see [`Repo::external_filters`]) besides the preflight's
+//! throwaway checkout ([`Repo::trial_checkout`]: a detached worktree, no branch).
 //!
-//! Modules, leaves first: `error`, `names`, `paths`, `state`, `slug`, `cli`, `handles` and
-//! `support` import nothing of the crate but `error`; `checkout` and `stage` are libgit2's
-//! side of checkouts and staging; `checkouts` chooses between libgit2 and the `git` CLI;
+//! Modules, leaves first: `error`, `names`, `paths`, `state`, `slug`, `bounds`, `cli`,
+//! `handles`, `support` and `untrusted` import nothing of the crate but `error` (`cli` also
+//! `bounds`, `handles` also `untrusted`); `untrusted` reads and writes files a role could
+//! have written (no links followed, no FIFO opened, bounded); `lane_files` looks at a
+//! worktree's files with `lstat` before staging; `checkout` and `stage` are libgit2's side
+//! of checkouts and staging; `checkouts` chooses between libgit2 and the `git` CLI;
 //! `checkout_update` replaces a checkout's paths and index atomically;
 //! `repo` holds the [`Repo`]; the rest add operations to it (`worktree`, `create`, `lane`,
 //! `branch`, `integration`, `provision`, `commit`, `diff`, `gates`, `land`, `advance`,
-//! `landing_recovery`, `rebase`, `guard`).
+//! `landing_recovery`, `rebase`, `guard`, `private_git`, `lane_links`, `trial`, `remote`,
+//! `landed_on`).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 mod advance;
+mod baseline;
+mod bounds;
 mod branch;
 mod checkout;
 mod checkout_update;
@@ -50,18 +65,25 @@ mod handles;
 mod init;
 mod integration;
 mod land;
+mod landed_on;
 mod landing_recovery;
 mod lane;
+mod lane_files;
+mod lane_links;
 mod listing;
 mod names;
 mod paths;
+mod private_git;
 mod provision;
 mod rebase;
+mod remote;
 mod repo;
 mod slug;
 mod stage;
 mod state;
 mod support;
+mod trial;
+mod untrusted;
 mod worktree;
 
 pub use advance::AdvanceOutcome;
@@ -69,10 +91,10 @@ pub use branch::BranchCleanup;
 pub use checkout_update::{CheckoutObserver, CheckoutUpdate};
 pub use checkouts::DEFAULT_CLI_CHECKOUT_MIN_FILES;
 pub use commit::{CommitOutcome, FALLBACK_EMAIL, FALLBACK_NAME};
-pub use diff::{ChangeKind, EntryMode, PathChange};
-pub use error::GitError;
+pub use diff::{ChangeKind, ChangeTip, ChangeView, EntryMode, PathChange, text_patch};
+pub use error::{GitError, SpecialNode};
 pub use gates::{
-    DEFAULT_MAX_FILE_BYTES, GATE_FILE_SIZE, GATE_NESTED_REPO, GATE_PLANS_MARKERS,
+    DEFAULT_MAX_FILE_BYTES, GATE_FILE_SIZE, GATE_FILE_TYPE, GATE_NESTED_REPO, GATE_PLANS_MARKERS,
     GATE_SYMLINK_ESCAPE, GATE_WRITE_SET, GateConfig,
 };
 pub use git2::Oid;
@@ -82,14 +104,17 @@ pub use land::{
     LANDED_SCAN_LIMIT, MergeOutcome, ReviewTrailer, TRAILER_REVIEW, TRAILER_RUN, TRAILER_TASK,
     landing_message,
 };
+pub use landed_on::{FoundBy, TaskChange};
 pub use landing_recovery::CheckoutRecovery;
 pub use listing::FileListing;
 pub use names::{INTEGRATION_WORKTREE, STATE_DIR, WORKTREE_ROOT};
 pub use paths::WorkdirChanges;
 pub use provision::ProvisionReport;
 pub use rebase::ConflictedRebase;
+pub use remote::{PushOutcome, RemoteAccess, RemoteBranch};
 pub use repo::{OpenOptions, Repo};
 pub use slug::slug;
+pub use trial::TrialCheckout;
 pub use worktree::{RemoveOutcome, Worktree, WorktreeInfo};
 
 impl Repo {

@@ -24,6 +24,8 @@ struct Heard {
     die_after: Option<usize>,
     /// Checked when the update is announced: nothing of it may be written yet.
     before_first_path: Option<Box<dyn Fn()>>,
+    /// Panic (the simulated kill) once the update is complete, before main moves.
+    die_when_updated: bool,
 }
 
 impl CheckoutObserver for Heard {
@@ -45,6 +47,9 @@ impl CheckoutObserver for Heard {
 
     fn updated(&mut self, update: &CheckoutUpdate) {
         self.events.push(format!("updated {}", update.paths));
+        if self.die_when_updated {
+            panic!("killed with every path written");
+        }
     }
 }
 
@@ -270,6 +275,35 @@ fn an_update_killed_after_main_moved_needs_nothing_more() {
     let recovery = handle.finish_checkout_update(&heard.update.unwrap()).unwrap();
     assert_eq!((recovery.target, recovery.rewritten, recovery.kept.len()), (commit, 0, 0));
     assert_eq!(repo.status(), "");
+}
+
+#[test]
+fn a_main_lock_left_by_a_kill_inside_the_compare_and_swap_is_removed_on_resume() {
+    let (repo, handle, onto, commit) = twenty_file_landing();
+    let mut heard = Heard { die_when_updated: true, ..Heard::default() };
+    let killed = catch_unwind(AssertUnwindSafe(|| {
+        let _ = handle.advance_main_observed(onto, commit, &mut heard);
+    }));
+    assert!(killed.is_err(), "the simulated kill happened");
+    let update = heard.update.clone().unwrap();
+    // What libgit2 leaves when killed holding main's ref: its lock, still empty.
+    let lock = repo.path().join(".git/refs/heads/main.lock");
+    std::fs::write(&lock, "").unwrap();
+
+    let recovery = handle.finish_checkout_update(&update).unwrap();
+    assert!(!lock.exists(), "the lock the kill left is removed");
+    assert_eq!((recovery.target, recovery.rewritten), (onto, 21), "main had not moved");
+    assert_eq!(repo.status(), "");
+    let outcome = handle.advance_main(onto, commit).unwrap();
+    assert!(matches!(outcome, AdvanceOutcome::Advanced { .. }), "{outcome:?}");
+    assert_eq!(repo.main_tip(), commit);
+
+    // A lock naming another commit is another git process's: it stays.
+    std::fs::write(&lock, format!("{onto}\n")).unwrap();
+    handle.finish_checkout_update(&update).unwrap();
+    assert!(lock.exists(), "another process's lock is kept");
+    std::fs::remove_file(&lock).unwrap();
+    repo.fsck();
 }
 
 #[test]

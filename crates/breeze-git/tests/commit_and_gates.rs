@@ -6,8 +6,9 @@ mod common;
 use std::collections::BTreeMap;
 
 use breeze_git::{
-    ChangeKind, CommitOutcome, EntryMode, GATE_FILE_SIZE, GATE_NESTED_REPO, GATE_PLANS_MARKERS,
-    GATE_SYMLINK_ESCAPE, GATE_WRITE_SET, GateConfig, GitError, Oid, Repo, Worktree,
+    ChangeKind, ChangeTip, ChangeView, CommitOutcome, EntryMode, GATE_FILE_SIZE, GATE_NESTED_REPO,
+    GATE_PLANS_MARKERS, GATE_SYMLINK_ESCAPE, GATE_WRITE_SET, GateConfig, GitError, Oid, Repo,
+    Worktree,
 };
 use breeze_protocol::{GateResult, GateStatus};
 use common::{TestRepo, git, prefixes, rev, worker_commit, write};
@@ -171,6 +172,55 @@ fn changed_paths_are_rename_aware_and_count_modes_and_types() {
     assert!(patch.contains("old mode 100644\nnew mode 100755"), "{patch}");
     assert!(patch.contains("+hi\n"), "{patch}");
     assert!(patch.contains("-bye\n"), "{patch}");
+}
+
+#[test]
+fn a_lanes_change_shows_its_commits_and_what_is_not_committed_yet_as_git_sees_it() {
+    let repo = TestRepo::with_files(&[
+        ("keep.txt", "same\n"),
+        ("edit.txt", "one\n"),
+        ("gone.txt", "bye\n"),
+        (".gitignore", "*.log\n"),
+    ]);
+    let handle = repo.open();
+    let base = repo.main_tip();
+    let wt = handle.create_worktree("task-show", "task/show", base, "r").unwrap();
+    write(&wt.path, "edit.txt", "one\ncommitted\n");
+    let head = worker_commit(&wt, "worker");
+    // Not committed: an edit, a deletion, a new file in a new folder, an ignored file.
+    write(&wt.path, "edit.txt", "one\ncommitted\nnot yet\n");
+    std::fs::remove_file(wt.path.join("gone.txt")).unwrap();
+    write(&wt.path, "new/file.txt", "fresh\n");
+    write(&wt.path, "build.log", "noise\n");
+
+    let patch = handle.show_change(base, ChangeTip::Checkout(&wt.path), ChangeView::Patch).unwrap();
+    for line in ["+committed\n", "+not yet\n", "-bye\n", "+fresh\n", "+++ b/new/file.txt"] {
+        assert!(patch.contains(line), "{line:?} in {patch}");
+    }
+    assert!(!patch.contains("noise") && !patch.contains("keep.txt"), "{patch}");
+    // The branch alone: only what is committed.
+    let committed = handle.show_change(base, ChangeTip::Commit(head), ChangeView::Patch).unwrap();
+    assert!(committed.contains("+committed\n") && !committed.contains("not yet"), "{committed}");
+
+    // The stats git prints for the same change (everything added to a scratch index).
+    let stat = handle.show_change(base, ChangeTip::Checkout(&wt.path), ChangeView::Stat).unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let index = scratch.path().join("index");
+    let own = git(&wt.path, &["rev-parse", "--path-format=absolute", "--git-path", "index"]);
+    std::fs::copy(own, &index).unwrap();
+    let cli = |args: &[&str]| {
+        let mut command = std::process::Command::new("git");
+        breeze_test_support::hermetic(&mut command);
+        let out = command.current_dir(&wt.path).env("GIT_INDEX_FILE", &index).args(args).output();
+        String::from_utf8_lossy(&out.unwrap().stdout).trim().to_string()
+    };
+    cli(&["add", "-A"]);
+    let shortstat = cli(&["diff", "--cached", "--shortstat", &base.to_string()]);
+    assert_eq!(stat.lines().last().map(str::trim), Some(shortstat.as_str()), "{stat}");
+    for name in ["edit.txt", "gone.txt", "new/file.txt"] {
+        assert!(stat.contains(name), "{name} in {stat}");
+    }
+    assert_eq!(shortstat, "3 files changed, 3 insertions(+), 1 deletion(-)");
 }
 
 fn markers(text: &str) -> BTreeMap<String, String> {

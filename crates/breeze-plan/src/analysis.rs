@@ -152,12 +152,16 @@ pub fn analyze(plan: &Plan, max_workers: u32) -> Result<Analysis, PlanError> {
         .filter(|c| !matches!(c.reason, ConflictReason::NoWriteSet { .. }))
         .map(|c| (c.a, c.b))
         .collect();
+    // A task held back (a dependency on an id the plan does not have) never takes a lane:
+    // for the widest set it is as if it could only run alone.
+    let alone_or_held: Vec<bool> =
+        tasks.iter().zip(&runs_alone).map(|(t, alone)| *alone || t.blocked.is_some()).collect();
     let parallelism = parallelism::compute(&parallelism::Graphs {
         dependencies: &dependencies,
         dependents: &dependents,
         priority: &priority,
         rank: &rank,
-        runs_alone: &runs_alone,
+        runs_alone: &alone_or_held,
         overlaps: &overlaps,
     });
 

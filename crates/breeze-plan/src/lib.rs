@@ -74,8 +74,9 @@ pub use writeset::{WriteEntryError, WriteSet};
 /// Reads a plan file: `*.toml` as plan.toml, anything else as Plans.md. Extension tables
 /// (`[task.<name>]`) are refused; [`load_with_extensions`] accepts named ones.
 ///
-/// Besides parsing, warns about exact-file entries that name a directory next to the
-/// plan (`src/auth` where `src/auth/` was meant).
+/// Besides parsing, reads the archives a Plans.md points to (a dependency they show done
+/// counts as done, see [`parse_plans_md`]) and warns about exact-file entries that name a
+/// directory next to the plan (`src/auth` where `src/auth/` was meant).
 pub fn load(path: &Path) -> Result<Plan, PlanError> {
     load_with_extensions(path, &[])
 }
@@ -109,7 +110,7 @@ pub fn load_with_extensions(path: &Path, extensions: &[&str]) -> Result<Plan, Pl
     let mut plan = if is_toml {
         toml_plan::parse(&text, path, extensions)?
     } else {
-        parse_plans_md(&text, path)?
+        plans_md::parse_with_history(&text, path)?
     };
     if let Some(root) = path.parent() {
         let root = if root.as_os_str().is_empty() { Path::new(".") } else { root };
@@ -134,9 +135,18 @@ pub fn load_with_extensions(path: &Path, extensions: &[&str]) -> Result<Plan, Pl
     Ok(plan)
 }
 
-/// Parses Plans.md text. `path` is only used in messages and [`Plan::path`].
+/// Parses Plans.md text. `path` is only used in messages and [`Plan::path`]; no archive is
+/// read, so a dependency on an id the text does not have holds its dependent back
+/// ([`Task::blocked`]).
 pub fn parse_plans_md(text: &str, path: &Path) -> Result<Plan, PlanError> {
     plans_md::parse(text, path)
+}
+
+/// [`parse_plans_md`], reading the archives the plan points to relative to `path`'s folder
+/// (as [`load`] does): a dependency they show done counts as done. For a Plans.md whose
+/// text was read elsewhere (a run's copy of its plan).
+pub fn parse_plans_md_with_archives(text: &str, path: &Path) -> Result<Plan, PlanError> {
+    plans_md::parse_with_history(text, path)
 }
 
 /// Parses plan.toml text. `path` is only used in messages and [`Plan::path`].

@@ -59,7 +59,7 @@ pub fn table(plan: &Plan, a: &Analysis) -> String {
 
 /// `Plan <path> (<format>): N tasks to run, N done, N blocked`.
 fn write_summary(out: &mut String, plan: &Plan) {
-    let tasks = plan.tasks.len();
+    let tasks = plan.runnable_count();
     let _ = writeln!(
         out,
         "Plan {} ({}): {} task{} to run, {} done, {} blocked",
@@ -68,7 +68,7 @@ fn write_summary(out: &mut String, plan: &Plan) {
         tasks,
         if tasks == 1 { "" } else { "s" },
         plan.done.len(),
-        plan.blocked.len()
+        plan.blocked_count()
     );
 }
 
@@ -157,7 +157,7 @@ fn task_row(plan: &Plan, a: &Analysis, i: usize) -> [String; 7] {
         t.writes.entries().join(", ")
     };
     [
-        t.id.to_string(),
+        if t.blocked.is_some() { format!("{} (blocked)", t.id) } else { t.id.to_string() },
         truncate(&t.title, 40),
         (a.group_of(i) + 1).to_string(),
         a.priority(i).to_string(),

@@ -263,6 +263,19 @@ fn lanes_follow_the_widest_set_that_can_run_together_not_the_groups() {
 }
 
 #[test]
+fn a_task_held_back_by_an_unknown_dependency_takes_no_lane() {
+    // 2 and 3 neither conflict nor depend on each other, but 3 waits for an id the plan
+    // does not have: it never runs, so only one lane can be busy.
+    let p = plan(&[("1", "`a.py`", "-"), ("2", "`b.py`", "1"), ("3", "`c.py`", "99")]);
+    assert!(p.tasks[idx(&p, "3")].blocked.is_some(), "3 is held back");
+    let a = analyze(&p, 3).unwrap();
+    let ids = |list: &[usize]| list.iter().map(|&i| p.tasks[i].id.to_string()).collect::<Vec<_>>();
+    assert_eq!(ids(&a.parallelism.widest).len(), 1, "{:?}", ids(&a.parallelism.widest));
+    assert!(!ids(&a.parallelism.widest).contains(&"3".to_string()));
+    assert_eq!(a.workers, 1);
+}
+
+#[test]
 fn a_large_plan_gets_a_greedy_bound_and_every_lane() {
     // Over the exact limit: independent pairs (2k, 2k+1) sharing a file, no dependencies.
     let rows: Vec<(String, String)> = (0..breeze_plan::EXACT_TASKS + 2)

@@ -355,6 +355,7 @@ fn task(i: usize, writes: WriteSet, depends_on: Vec<TaskId>) -> Task {
         advisor_required: false,
         marker: None,
         line: i + 1,
+        blocked: None,
     }
 }
 
@@ -367,6 +368,7 @@ fn make_plan(tasks: Vec<Task>) -> Plan {
         blocked: BTreeSet::new(),
         warnings: Vec::new(),
         extensions: Default::default(),
+        unnumbered: Vec::new(),
     }
 }
 
@@ -403,6 +405,11 @@ const FRAGMENTS: &[&str] = &[
     "| 63.4 | x | 63.1–63.3, all above | cc:TODO |\n",
     "| 6 | x | 1 or 2, 8-12 | pm:TODO |\n",
     "## Marker legend\n",
+    "- [ ] polish without an id `cc:TODO`\n",
+    "- `cc:WIP` fix without an id\n",
+    "|  | no id | ok | - | cc:TODO |\n",
+    "### Refactor without an id `cc:TODO`\n",
+    "| 1.1 | again | ok | 1.1 | cc:TODO |\n",
     "- `cc:TODO` — not started\n",
     "```\n",
     "<!--\n",
@@ -416,12 +423,19 @@ const FRAGMENTS: &[&str] = &[
     "\\",
 ];
 
-/// Checks that reading `text` does not panic and that every task status_markers
-/// lists can be edited without losing a task.
+/// Checks that reading `text` does not panic, that every task status_markers lists can
+/// be edited without losing a task, and that numbering to-do items without ids numbers
+/// them all at once (a second run writes nothing).
 fn read_and_edit(text: &str) -> Result<(), TestCaseError> {
     let path = std::path::Path::new("Plans.md");
     if let Ok(plan) = breeze_plan::parse_plans_md(text, path) {
         let _ = analyze(&plan, 3);
+    }
+    if let Ok((numbered, _)) = breeze_plan::plans_md::fill_ids(text) {
+        let (again, more) =
+            breeze_plan::plans_md::fill_ids(&numbered).expect("a numbered text numbers again");
+        prop_assert!(more.is_empty(), "{:?}", more);
+        prop_assert_eq!(again, numbered);
     }
     let markers = breeze_plan::plans_md::status_markers(text);
     for id in markers.keys() {

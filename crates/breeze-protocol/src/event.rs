@@ -7,6 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::advisor::Decision;
+use crate::cause::Cause;
 use crate::review::Verdict;
 use crate::status::{RunState, TaskState, Usage};
 use crate::version::BreezeEventV1;
@@ -122,6 +123,17 @@ pub enum EventKind {
         #[serde(default)]
         usage: Usage,
     },
+    /// What one role call cost, as breeze counted it against the budget: the backend's
+    /// report, priced with `[budget.prices]` where it has tokens only; journaled for every
+    /// call that reached its backend, the simulator's included.
+    Spent {
+        /// Task id.
+        task: String,
+        /// Role.
+        role: Role,
+        /// Cost and tokens of the call (`unpriced_calls` 1 when its cost is unknown).
+        usage: Usage,
+    },
     /// A role's backend failed rather than the task (rate limit, passing API error, no
     /// login); the call is tried again after `wait_ms` (not an attempt).
     BackendTrouble {
@@ -161,9 +173,24 @@ pub enum EventKind {
         task: String,
         /// New state.
         state: TaskState,
-        /// Why, for escalated/blocked/failed/deferred.
+        /// Why, for escalated/blocked/failed/deferred/awaiting-approval, and for a task
+        /// back at work after a send-back: the cause as one line.
         #[serde(default)]
         reason: Option<String>,
+        /// The same cause, structured (absent in journals of older breeze versions).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cause: Option<Cause>,
+    },
+    /// The task went back to its worker without a review round being counted: a gate or a
+    /// check failed, the landing conflicted, `land.verify` or a hook failed, or a person
+    /// rejected it.
+    SentBack {
+        /// Task id.
+        task: String,
+        /// The cause as one line.
+        reason: String,
+        /// The cause.
+        cause: Cause,
     },
     /// A worker attempt finished.
     Attempt {
@@ -193,7 +220,7 @@ pub enum EventKind {
         /// Saved response file.
         response_path: String,
     },
-    /// A review round ended (gate failures produce engine-made verdicts).
+    /// A reviewer round ended (gate and check failures are `sent_back`, not rounds).
     Reviewed {
         /// Task id.
         task: String,
@@ -244,13 +271,107 @@ pub enum EventKind {
         /// How many paths change.
         paths: u64,
     },
-    /// A task landed on main.
+    /// A person stepped into a task's lane (`breeze attach`): the task waits there, at a
+    /// safe point, until they leave.
+    Attached {
+        /// Task id.
+        task: String,
+        /// The lane, from 1 (between runs: the one the task last had, whose ports the
+        /// person's session got); none when the task never had one.
+        #[serde(default)]
+        lane: Option<u32>,
+        /// The worktree they work in.
+        worktree: String,
+    },
+    /// The person left the task's lane: their attempt. What they changed goes to review
+    /// like a worker's change; it is not a worker attempt (no failure counts against the
+    /// task).
+    PersonAttempt {
+        /// Task id.
+        task: String,
+        /// `changed` (to review next), `unchanged` (the task goes on where it paused) or
+        /// `not-committed` (what they left cannot be committed: `error` says why).
+        outcome: String,
+        /// The commit of their change.
+        #[serde(default)]
+        head: Option<String>,
+        /// Why their change could not be taken.
+        #[serde(default)]
+        error: Option<String>,
+    },
+    /// A task landed on main (or on the remote branch `target`).
     Landed {
         /// Task id.
         task: String,
         /// The landing commit.
         commit: String,
-        /// Main before the landing.
+        /// Main (the target branch) before the landing.
+        previous_main: String,
+        /// The remote branch it landed on (`origin/main`); absent for the local main.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        target: Option<String>,
+    },
+    /// A landing's push was refused by the remote: its branch was not where breeze
+    /// fetched it (someone else pushed), or a hook or protection rule declined. breeze
+    /// fetches, builds the landing again on the new tip, verifies it and pushes again, a
+    /// bounded number of times.
+    PushRejected {
+        /// Task id.
+        task: String,
+        /// The remote branch (`origin/main`).
+        target: String,
+        /// The commit breeze pushed.
+        commit: String,
+        /// Where breeze expected the branch (its lease); empty when it expected none.
+        expected: String,
+        /// Where the branch is now (fetched after the refusal); empty when it is gone.
+        actual: String,
+        /// git's reason (`stale info`, `fetch first`, `pre-receive hook declined`).
+        reason: String,
+        /// 1-based push attempt.
+        attempt: u32,
+    },
+    /// A task's branch was pushed and its pull request opened by `land.pr_command`.
+    PullRequestOpened {
+        /// Task id.
+        task: String,
+        /// The pushed branch (`breeze/3`).
+        branch: String,
+        /// What it merges into (`origin/main`).
+        target: String,
+        /// The pushed commit.
+        commit: String,
+        /// The first URL the command printed.
+        #[serde(default)]
+        url: Option<String>,
+    },
+    /// breeze pushed a rebuilt commit to an open pull request's branch (its old commit no
+    /// longer merged cleanly onto the target branch), with a lease on its own last push.
+    PullRequestUpdated {
+        /// Task id.
+        task: String,
+        /// The branch.
+        branch: String,
+        /// The new commit.
+        commit: String,
+        /// The commit it replaced.
+        previous: String,
+    },
+    /// A task's change reached the target branch through its pull request.
+    PullRequestMerged {
+        /// Task id.
+        task: String,
+        /// The commit on the target branch that brought it.
+        commit: String,
+        /// How it was recognized: `commit`, `trailers` or `patch-id`.
+        found_by: String,
+    },
+    /// The local main followed the remote branch landings go to: fast-forwarded (the
+    /// user's checkout with it, when clean) from `previous_main` to `commit`.
+    MainFollowed {
+        /// Main's new tip.
+        commit: String,
+        /// Main before.
         previous_main: String,
     },
     /// Approved tasks merged onto main's tip one after another, to be verified together

@@ -19,12 +19,15 @@
 //! | `breeze-plan.v1` | `breeze plan --json` | [`PlanReport`] |
 //! | `scaffold-input.v1` | Lead → Scaffolder | [`ScaffoldInput`] |
 //! | `plan-draft.v1` | Scaffolder → Lead | [`PlanDraft`] |
+//! | `breeze-doctor.v1` | `breeze doctor --json` | [`DoctorReport`] |
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 mod advisor;
+mod cause;
 mod common;
 mod contract;
+mod doctor;
 mod draft;
 mod event;
 mod exit;
@@ -40,10 +43,14 @@ pub use advisor::{
     AdvisorRequest, AdvisorResponse, Decision, ExecutionContext, PriorAdvisorResponse, ReasonCode,
     ResumeEvidence, SelectedPlan,
 };
+pub use cause::{Cause, CauseKind, last_line};
 pub use common::{Gap, MemoryScope, MemoryUpdate, Severity, TaskBrief};
 pub use contract::{
     ContractAdvisor, ContractBody, ContractCheck, ContractReview, ContractSource, ContractStatus,
     ContractTask, ModelPolicy, NonGoal, RuntimeValidation, SprintContract,
+};
+pub use doctor::{
+    CheckOutcome, DoctorCheck, DoctorReport, DoctorTool, SetupInput, SetupPath, SetupTrial,
 };
 pub use draft::{DraftConflict, DraftTask, PlanDraft, RepositoryView, ScaffoldInput, ScaffoldMode};
 pub use event::{BreezeEvent, EventKind, Role};
@@ -57,7 +64,10 @@ pub use review::{
     Check, CheckStatus, GateResult, GateStatus, ReviewInput, ReviewResult, ReviewType,
     ReviewerProfile, Verdict,
 };
-pub use status::{BreezeStatus, ContainmentStatus, RunState, TaskState, TaskStatus, Usage};
+pub use status::{
+    BreezeStatus, BudgetCaps, ContainmentStatus, PullRequestStatus, RunState, TaskState,
+    TaskStatus, Usage,
+};
 pub use validate::{InvalidMessage, Problem};
 pub use version::*;
 pub use worker::{

@@ -3,6 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::cause::Cause;
 use crate::version::BreezeStatusV1;
 
 /// State of a whole run.
@@ -57,9 +58,17 @@ pub enum TaskState {
     /// `breeze approve` (or `breeze reject`).
     #[serde(rename = "awaiting-approval")]
     AwaitingApproval,
-    /// On `main`.
+    /// Approved and pushed as a pull request (`[land] to = "pull-request"`): it lands when
+    /// its change reaches the target branch (a person or a merge queue merges it).
+    #[serde(rename = "pr-open")]
+    PrOpen,
+    /// Its work had started (a worker, a review or a landing under way) when the run
+    /// stopped — Ctrl-C, a stop on an error, or an engine that was killed; `breeze resume`
+    /// takes it up again where it was, with the work its lane held committed on its branch.
+    Interrupted,
+    /// On `main` (with `[land] to = "remote"` or `"pull-request"`: on the remote's branch).
     Landed,
-    /// Gave up: review rounds, attempts, stalls or an Advisor `STOP`.
+    /// Gave up: review rounds, gate failures, attempts, stalls or an Advisor `STOP`.
     Escalated,
     /// A dependency did not land.
     Blocked,
@@ -81,6 +90,8 @@ impl TaskState {
             Self::Landing => "landing",
             Self::Deferred => "deferred",
             Self::AwaitingApproval => "awaiting-approval",
+            Self::PrOpen => "pr-open",
+            Self::Interrupted => "interrupted",
             Self::Landed => "landed",
             Self::Escalated => "escalated",
             Self::Blocked => "blocked",
@@ -89,10 +100,11 @@ impl TaskState {
     }
 }
 
-/// Cost and tokens, summed over attempts.
+/// Cost and tokens, summed over role calls.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Usage {
-    /// US dollars; `null` when no backend reported a cost (codex reports tokens only).
+    /// US dollars: what the backends reported (claude), or breeze's estimate from its price
+    /// table (`[budget.prices]`, codex); `null` when no call's cost is known.
     #[serde(default)]
     pub cost_usd: Option<f64>,
     /// Input tokens.
@@ -104,6 +116,15 @@ pub struct Usage {
     /// Input tokens served from cache.
     #[serde(default)]
     pub cached_input_tokens: u64,
+    /// Role calls in this sum whose cost is unknown: their backend reported none (`command`,
+    /// the simulator without a `[task.sim] cost_usd`) and no price applied — `cost_usd`
+    /// leaves them out.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unpriced_calls: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl Usage {
@@ -116,10 +137,43 @@ impl Usage {
         self.input_tokens += other.input_tokens;
         self.output_tokens += other.output_tokens;
         self.cached_input_tokens += other.cached_input_tokens;
+        self.unpriced_calls += other.unpriced_calls;
     }
     /// Whether nothing was recorded.
     pub fn is_empty(&self) -> bool {
         *self == Usage::default()
+    }
+    /// Input and output tokens: what `[budget] run_tokens` counts.
+    pub fn tokens(&self) -> u64 {
+        self.input_tokens + self.output_tokens
+    }
+    /// Whether a backend reported a cost or tokens (calls that reported nothing do not
+    /// count).
+    pub fn reported(&self) -> bool {
+        self.cost_usd.is_some() || self.tokens() > 0
+    }
+}
+
+/// The caps of a run's budget (`[budget]`, raised by `breeze resume --budget-usd` /
+/// `--budget-tokens`); `null` is no cap. What is spent is the status's `usage`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct BudgetCaps {
+    /// US dollars for the whole run: reached, no new role call starts and the run stops
+    /// resumably.
+    #[serde(default)]
+    pub run_usd: Option<f64>,
+    /// US dollars per task: reached, the task escalates.
+    #[serde(default)]
+    pub task_usd: Option<f64>,
+    /// Input + output tokens for the whole run: reached, the run stops resumably.
+    #[serde(default)]
+    pub run_tokens: Option<u64>,
+}
+
+impl BudgetCaps {
+    /// Whether any cap is set.
+    pub fn any(&self) -> bool {
+        self.run_usd.is_some() || self.task_usd.is_some() || self.run_tokens.is_some()
     }
 }
 
@@ -134,14 +188,22 @@ pub struct TaskStatus {
     pub state: TaskState,
     /// Worker attempts so far.
     pub attempts: u32,
-    /// Review verdicts so far (gate failures count).
+    /// Reviewer verdicts so far (gate and check failures are counted apart, in
+    /// `gate_failures`).
     pub rounds: u32,
+    /// Times a gate or a `[review] checks` command sent the work back to the worker.
+    #[serde(default)]
+    pub gate_failures: u32,
     /// Successful Advisor consults.
     pub advisor_consults: u32,
     /// The landing commit on main, once landed.
     pub commit: Option<String>,
-    /// Why the task is escalated, blocked, failed or deferred.
+    /// Why the task is escalated, blocked, failed, deferred or awaiting approval — or, while
+    /// it works again, why it was sent back: the cause as one line.
     pub reason: Option<String>,
+    /// The same cause, structured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<Cause>,
     /// Write group (connected component of the conflict graph).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group: Option<u32>,
@@ -156,6 +218,34 @@ pub struct TaskStatus {
     /// Paths the Lead added to the task's write set during the run (scope requests).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub granted_writes: Vec<String>,
+    /// The branch the task works on, once it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    /// Branches holding earlier work of the task, set aside by `breeze retry --fresh`
+    /// (kept until `breeze clean --force`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub earlier_branches: Vec<String>,
+    /// The task's pull request (`[land] to = "pull-request"`), once its branch was pushed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pull_request: Option<PullRequestStatus>,
+}
+
+/// A task's pull request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct PullRequestStatus {
+    /// Its address: the first URL the `land.pr_command` printed (`null` when it printed
+    /// none).
+    pub url: Option<String>,
+    /// The branch breeze pushed (`breeze/3`).
+    pub branch: String,
+    /// The branch it merges into, as `<remote>/<branch>` (`origin/main`; another task's
+    /// branch when stacked).
+    pub target: String,
+    /// The commit breeze pushed last.
+    pub commit: String,
+    /// Whether its change has reached the target branch (then the task is `landed`, its
+    /// `commit` the one that brought it).
+    pub merged: bool,
 }
 
 /// `breeze-status.v1`.
@@ -183,6 +273,9 @@ pub struct BreezeStatus {
     /// Cost and tokens of the whole run.
     #[serde(default)]
     pub usage: Usage,
+    /// The caps `usage` is held to, when the run has any (`[budget]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<BudgetCaps>,
     /// How the run's role processes are confined.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub containment: Option<ContainmentStatus>,

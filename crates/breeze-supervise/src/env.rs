@@ -10,11 +10,53 @@ use std::collections::BTreeMap;
 pub const ENV_ALLOW_LIST: &[&str] =
     &["PATH", "HOME", "LANG", "LANGUAGE", "TERM", "USER", "LOGNAME", "SHELL", "TMPDIR", "TZ"];
 
+/// Variables that reach the user's remotes and forges: the ssh agent and askpass programs,
+/// git's transport and credential settings passed through the environment, and the tokens
+/// forge CLIs read. A wildcard in a role's `env` (`SSH_*`, `GIT_*`, `*`) never copies them;
+/// only their exact name does (and with landings going to a remote, the engine refuses even
+/// that). Names ending in `*` are prefixes.
+pub const REMOTE_ACCESS_VARS: &[&str] = &[
+    "SSH_AUTH_SOCK",
+    "SSH_AGENT_PID",
+    "SSH_ASKPASS",
+    "SSH_ASKPASS_REQUIRE",
+    "GIT_ASKPASS",
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "GIT_SSH_VARIANT",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "GIT_CONFIG_KEY_*",
+    "GIT_CONFIG_VALUE_*",
+    "GIT_CONFIG_GLOBAL",
+    "GIT_TERMINAL_PROMPT",
+    "GIT_PROXY_COMMAND",
+    "GIT_HTTP_*",
+    "GCM_*",
+    "GH_TOKEN",
+    "GH_ENTERPRISE_TOKEN",
+    "GITHUB_TOKEN",
+    "GITHUB_ENTERPRISE_TOKEN",
+    "GITLAB_TOKEN",
+    "GL_TOKEN",
+    "GLAB_TOKEN",
+    "CI_JOB_TOKEN",
+];
+
+/// Whether `name` is one of [`REMOTE_ACCESS_VARS`].
+pub fn is_remote_access_var(name: &str) -> bool {
+    REMOTE_ACCESS_VARS.iter().any(|listed| match listed.strip_suffix('*') {
+        Some(prefix) => name.starts_with(prefix),
+        None => *listed == name,
+    })
+}
+
 /// Builds a role's complete environment.
 ///
 /// Copied from `engine_env` (usually `std::env::vars()`): the names in [`ENV_ALLOW_LIST`],
 /// every `LC_*` and `BREEZE_*` variable, and the names in `extra_names` (what the role's
-/// `env` setting lists). An entry of `extra_names` ending in `*` is a prefix (`AWS_*`).
+/// `env` setting lists). An entry of `extra_names` ending in `*` is a prefix (`AWS_*`);
+/// a prefix never copies [`REMOTE_ACCESS_VARS`], which only their exact names do.
 /// Then `set` is applied: explicit key/values win over anything copied. Everything else —
 /// `GITHUB_TOKEN`, `AWS_SECRET_ACCESS_KEY`, `OPENAI_API_KEY` — stays out unless named.
 ///
@@ -29,7 +71,7 @@ pub fn scrubbed_env(
             || name.starts_with("BREEZE_")
             || name.starts_with("LC_")
             || extra_names.iter().any(|pattern| match pattern.strip_suffix('*') {
-                Some(prefix) => name.starts_with(prefix),
+                Some(prefix) => name.starts_with(prefix) && !is_remote_access_var(name),
                 None => pattern == name,
             })
     };
@@ -86,6 +128,30 @@ mod tests {
                 "PATH"
             ]
         );
+    }
+
+    #[test]
+    fn remote_access_stays_out_even_of_wildcards() {
+        let engine = pairs(&[
+            ("PATH", "/usr/bin"),
+            ("SSH_AUTH_SOCK", "/tmp/ssh-agent.sock"),
+            ("SSH_CONNECTION", "10.0.0.1 22"),
+            ("GIT_ASKPASS", "/usr/bin/askpass"),
+            ("GIT_CONFIG_KEY_0", "credential.helper"),
+            ("GIT_AUTHOR_NAME", "A"),
+            ("GH_TOKEN", "gho_secret"),
+        ]);
+        let env = scrubbed_env(engine.clone(), &[], &[]);
+        assert_eq!(env, pairs(&[("PATH", "/usr/bin")]));
+        let wild = scrubbed_env(engine.clone(), &["SSH_*".into(), "GIT_*".into(), "*".into()], &[]);
+        let names: Vec<&str> = wild.iter().map(|(k, _)| k.as_str()).collect();
+        assert_eq!(names, ["GIT_AUTHOR_NAME", "PATH", "SSH_CONNECTION"]);
+        let exact = scrubbed_env(engine, &["SSH_AUTH_SOCK".into()], &[]);
+        assert!(
+            exact.iter().any(|(k, _)| k == "SSH_AUTH_SOCK"),
+            "an exact name is the user's choice"
+        );
+        assert!(is_remote_access_var("GCM_INTERACTIVE") && !is_remote_access_var("GCC"));
     }
 
     #[test]

@@ -34,13 +34,25 @@ pub fn reject(args: &RejectArgs) -> CliResult {
 }
 
 pub fn retry(args: &RetryArgs) -> CliResult {
-    let report =
-        decision::retry(&crate::here(), &args.task, args.note.as_deref()).map_err(engine_error)?;
-    let work = match &report.branch {
-        Some(branch) => format!(" on branch `{branch}` with its work so far"),
-        None => String::new(),
-    };
-    output::println(&format!("task {} gets a fresh start{work}", args.task))?;
+    let options = decision::RetryOptions { note: args.note.clone(), fresh: args.fresh };
+    let report = decision::retry(&crate::here(), &args.tasks, &options).map_err(engine_error)?;
+    for task in &report.tasks {
+        let line = match (&task.set_aside, &task.branch) {
+            (Some(earlier), _) => format!(
+                "task {} starts over from main's tip on a new branch; its earlier work stays on branch `{earlier}`",
+                task.id
+            ),
+            (None, _) if args.fresh => {
+                format!("task {} starts over from main's tip on a new branch", task.id)
+            }
+            (None, Some(branch)) => format!(
+                "task {} gets a fresh start on branch `{branch}` with its work so far",
+                task.id
+            ),
+            (None, None) => format!("task {} gets a fresh start", task.id),
+        };
+        output::println(&line)?;
+    }
     if !report.unblocked.is_empty() {
         output::println(&format!("tasks waiting on it again: {}", report.unblocked.join(", ")))?;
     }

@@ -10,5 +10,6 @@ pub mod plan;
 pub mod run;
 pub mod schema;
 pub mod status;
+pub mod step_in;
 pub mod validate;
 pub mod watch;

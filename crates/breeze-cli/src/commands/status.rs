@@ -8,15 +8,11 @@ use crate::error::{CliError, CliResult};
 use crate::{output, render};
 
 /// The status of a run as it really is: a run that says "running" while no engine holds
-/// the repository lock was killed.
-fn effective_status(
+/// the repository lock was killed (it and its started tasks are interrupted).
+pub(crate) fn effective_status(
     snapshot: &breeze_engine::snapshot::RunSnapshot,
 ) -> breeze_protocol::BreezeStatus {
-    let mut status = snapshot.status();
-    if status.state == RunState::Running && !breeze_engine::run::engine_alive(&crate::here()) {
-        status.state = RunState::Interrupted;
-    }
-    status
+    snapshot.status_seen(breeze_engine::run::engine_alive(&crate::here()))
 }
 
 pub fn status(args: &StatusArgs) -> CliResult {
@@ -32,8 +28,25 @@ pub fn status(args: &StatusArgs) -> CliResult {
             reason = Some("the engine stopped (killed?); `breeze resume` continues the run".into());
         }
         output::print(&render::status_table(&status, reason.as_deref()))?;
+        output::print(&kept_lanes())?;
     }
     Ok(ExitCode::Success)
+}
+
+/// The lanes kept for the next run, with their disk use as last measured (no walk here:
+/// `breeze doctor` measures again).
+fn kept_lanes() -> String {
+    let Ok(repo) = breeze_git::Repo::open(&crate::here()) else { return String::new() };
+    let lanes = breeze_engine::lane_record::kept_lanes(repo.workdir());
+    if lanes.is_empty() {
+        return String::new();
+    }
+    let mut out =
+        String::from("\nkept lanes (the next run reuses them; `breeze clean` removes them):\n");
+    for lane in &lanes {
+        out.push_str(&format!("  {}\n", lane.describe()));
+    }
+    out
 }
 
 pub fn report(args: &ReportArgs) -> CliResult {
@@ -48,14 +61,24 @@ pub fn report(args: &ReportArgs) -> CliResult {
         output::println(&path.display().to_string())?;
         return Ok(ExitCode::Success);
     }
-    output::print(&report_markdown(&snapshot, &status))?;
+    let events = journal_of(&snapshot.run_id);
+    output::print(&report_markdown(&snapshot, &status, &events))?;
     Ok(ExitCode::Success)
 }
 
-/// `breeze report`: the run as Markdown, from its snapshot and its status as shown.
+/// The run's journal as far as it reads (the report shows the rest without it).
+fn journal_of(run_id: &str) -> Vec<breeze_protocol::BreezeEvent> {
+    let Ok(repo) = breeze_git::Repo::open(&crate::here()) else { return Vec::new() };
+    let events = breeze_engine::run_dir::RunDir::new(repo.workdir(), run_id).events();
+    breeze_engine::journal::read_events(&events).unwrap_or_default()
+}
+
+/// `breeze report`: the run as Markdown, from its snapshot, its status as shown and its
+/// journal (for the send-backs).
 pub fn report_markdown(
     snapshot: &breeze_engine::snapshot::RunSnapshot,
     status: &breeze_protocol::BreezeStatus,
+    events: &[breeze_protocol::BreezeEvent],
 ) -> String {
     let mut out = format!("# breeze run {}\n\n", status.run_id);
     out.push_str(&format!(
@@ -69,7 +92,7 @@ pub fn report_markdown(
     if let Some(containment) = &status.containment {
         out.push_str(&format!("- confinement: {}\n", containment.summary));
     }
-    if !status.usage.is_empty() {
+    if status.usage.reported() {
         out.push_str(&format!(
             "- cost: {} ({} input, {} output tokens)\n",
             render::total_cost(status),
@@ -77,15 +100,19 @@ pub fn report_markdown(
             status.usage.output_tokens
         ));
     }
-    out.push_str("\n| task | title | state | attempts | rounds | advisor | commit |\n|---|---|---|---|---|---|---|\n");
+    if let Some(line) = render::budget_line(status.budget.as_ref(), &status.usage) {
+        out.push_str(&format!("- {line}\n"));
+    }
+    out.push_str("\n| task | title | state | attempts | rounds | gate failures | advisor | commit |\n|---|---|---|---|---|---|---|---|\n");
     for task in &status.tasks {
         out.push_str(&format!(
-            "| {} | {} | {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
             task.id,
             task.title.replace('|', "\\|"),
             task.state.as_str(),
             task.attempts,
             task.rounds,
+            task.gate_failures,
             task.advisor_consults,
             task.commit.as_deref().map(render::short).unwrap_or_else(|| "-".into())
         ));
@@ -95,14 +122,36 @@ pub fn report_markdown(
         out.push_str("\n## Needs attention\n\n");
         for task in unfinished {
             let branch = snapshot.task(&task.id).and_then(|r| r.branch.clone());
+            let earlier = if task.earlier_branches.is_empty() {
+                String::new()
+            } else {
+                let names: Vec<String> =
+                    task.earlier_branches.iter().map(|b| format!("`{b}`")).collect();
+                format!(" (earlier work on branch {})", names.join(", "))
+            };
             out.push_str(&format!(
-                "- **{}** {} — {}: {}{}\n",
+                "- **{}** {} — {}: {}{}{earlier}\n",
                 task.id,
                 task.title,
                 task.state.as_str(),
                 task.reason.as_deref().unwrap_or("-"),
                 branch.map(|b| format!(" (work on branch `{b}`)")).unwrap_or_default()
             ));
+        }
+    }
+    let sent_back: Vec<(&str, &str)> = events
+        .iter()
+        .filter_map(|event| match &event.event {
+            breeze_protocol::EventKind::SentBack { task, reason, .. } => {
+                Some((task.as_str(), reason.as_str()))
+            }
+            _ => None,
+        })
+        .collect();
+    if !sent_back.is_empty() {
+        out.push_str("\n## Sent back to the worker\n\n");
+        for (task, reason) in sent_back {
+            out.push_str(&format!("- **{task}** {}\n", render::first_line(reason)));
         }
     }
     let widened: Vec<_> = status.tasks.iter().filter(|t| !t.granted_writes.is_empty()).collect();

@@ -28,6 +28,7 @@ fn snapshot() -> RunSnapshot {
         consulted: Default::default(),
         universal_violations: vec!["never <marquee>".into()],
         containment: None,
+        budget: Default::default(),
     }
 }
 
@@ -39,11 +40,21 @@ fn events() -> Vec<BreezeEvent> {
         ),
         (
             "2026-01-01T00:00:00.100Z",
-            EventKind::TaskState { task: "1<i>".into(), state: TaskState::Running, reason: None },
+            EventKind::TaskState {
+                task: "1<i>".into(),
+                state: TaskState::Running,
+                reason: None,
+                cause: None,
+            },
         ),
         (
             "2026-01-01T00:00:02.000Z",
-            EventKind::TaskState { task: "1<i>".into(), state: TaskState::Escalated, reason: None },
+            EventKind::TaskState {
+                task: "1<i>".into(),
+                state: TaskState::Escalated,
+                reason: None,
+                cause: None,
+            },
         ),
     ];
     kinds
@@ -79,6 +90,7 @@ fn every_text_from_run_files_is_escaped() {
         plan: Err("no plan <here>".into()),
         files: BTreeMap::from([("1<i>".to_string(), files)]),
         written_at: "now".into(),
+        zone: Zone::UTC,
     };
     let html = page::render(&report);
     for raw in ["<script", "<i>", "<b>", "<marquee", "<1>", "<bad>", "<here>", "\"onclick", "\x1b"]
@@ -98,4 +110,70 @@ fn every_text_from_run_files_is_escaped() {
     assert!(!html.contains("http://") && !html.contains("https://"), "{html}");
     assert_eq!(html.matches("class=\"lane-row\"").count(), 1);
     assert!(html.contains("<svg id=\"timeline\""));
+}
+
+#[test]
+fn the_page_names_the_cause_of_an_escalation_and_of_each_send_back() {
+    use breeze_protocol::{Cause, CauseKind};
+    let gate = Cause {
+        name: Some("write-set".into()),
+        paths: vec!["package-lock.json".into()],
+        ..Cause::new(CauseKind::Gate, "package-lock.json is outside the task's writes")
+    };
+    let mut snapshot = snapshot();
+    let task = &mut snapshot.tasks[0];
+    (task.attempts, task.rounds, task.gate_failures) = (3, 0, 3);
+    task.set_cause(Some(gate.clone().times(3)));
+    let status = snapshot.status();
+    let at = |n: u64, at: &str, event| BreezeEvent {
+        schema_version: BreezeEventV1,
+        seq: n,
+        at: at.into(),
+        event,
+    };
+    let events = vec![
+        at(
+            1,
+            "2026-01-01T00:00:00.000Z",
+            EventKind::TaskStarted { task: "1<i>".into(), title: "t".into(), lane: 1 },
+        ),
+        at(
+            2,
+            "2026-01-01T00:00:01.000Z",
+            EventKind::SentBack { task: "1<i>".into(), reason: gate.line(), cause: gate.clone() },
+        ),
+        at(
+            3,
+            "2026-01-01T00:00:02.000Z",
+            EventKind::TaskState {
+                task: "1<i>".into(),
+                state: TaskState::Escalated,
+                reason: Some(gate.clone().times(3).line()),
+                cause: Some(gate.clone().times(3)),
+            },
+        ),
+    ];
+    let zone = Zone::Fixed(3_600);
+    let html = Report::from_parts(&snapshot, &status, &events, Err("no plan".into()), "now", zone)
+        .render();
+    let escalated = "the write-set gate failed 3 times in a row: package-lock.json is outside the task&#39;s writes";
+    let row = html.lines().find(|line| line.starts_with("<tr id=\"task-0\"")).unwrap();
+    assert!(row.contains(&format!("<td class=\"reason\">{escalated}")), "{row}");
+    assert!(
+        row.contains("<li>sent back: the write-set gate failed: package-lock.json is outside"),
+        "{row}"
+    );
+    assert!(
+        row.contains(
+            "title=\"3 attempts, 0 rounds, 3 gate failures, 0 consults\">3 · 0 · 3 · 0</td>"
+        ),
+        "no reviewer round, three gate failures: {row}"
+    );
+    // The timeline: the bar says why it ended, and the send-back has a mark of its own.
+    assert!(html.contains(&format!("escalated: {escalated}")), "{html}");
+    assert!(html.contains("class=\"sent-back\" data-task=\"1&lt;i&gt;\""), "{html}");
+    assert!(
+        html.contains("sent back to its worker (01:00:01.000 +01:00):\nthe write-set gate failed:"),
+        "{html}"
+    );
 }

@@ -7,11 +7,16 @@
 //! task takes a lane again (or the engine stops); they are drawn on rows of their own.
 //! Its task states give the base (running → work, reviewing → review, landing → landing,
 //! anything else → waiting); the role processes, project commands, Advisor consults and
-//! scope waits of the journal are painted over it, as they are more precise.
+//! scope waits of the journal are painted over it, as they are more precise. Work is cut
+//! where a worker attempt started (a `running` state or a worker process after the last
+//! attempt ended): each attempt is a piece of its own, numbered and marked with how it
+//! ended (its `attempt` event). A send-back is a moment of its own, with its cause; a
+//! send-back or an escalation during review caused by a gate or check means that review
+//! time was the gates'.
 
 use std::collections::{BTreeMap, HashMap};
 
-use breeze_protocol::{BreezeEvent, EventKind};
+use breeze_protocol::{BreezeEvent, Cause, CauseKind, EventKind, Role, TaskState};
 
 use super::time::parse_rfc3339;
 
@@ -83,7 +88,49 @@ pub struct Piece {
     pub end: i64,
     /// What the task was doing.
     pub phase: Phase,
+    /// For work: the worker attempt it belongs to (`None` when the journal names none).
+    pub attempt: Option<AttemptMark>,
 }
+
+impl Piece {
+    /// A piece of `phase` that belongs to no attempt (yet).
+    pub fn new(start: i64, end: i64, phase: Phase) -> Piece {
+        Piece { start, end, phase, attempt: None }
+    }
+}
+
+/// Which worker attempt a piece of work belongs to, and how that attempt ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AttemptMark {
+    /// 1-based.
+    pub number: u32,
+    /// `completed`, `failed`, `stalled`, …; `None` while it had not ended (or the journal
+    /// does not say).
+    pub outcome: Option<&'static str>,
+}
+
+impl AttemptMark {
+    /// It ended without a result (failed, stalled, timed out, sent back by a gate, …).
+    pub fn failed(self) -> bool {
+        self.outcome.is_some_and(|outcome| outcome != "completed" && outcome != "needs-advice")
+    }
+}
+
+/// A worker attempt as the journal tells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct AttemptSpan {
+    /// When it started.
+    start: i64,
+    /// Its number and how it ended.
+    mark: AttemptMark,
+    /// No `attempt` event has ended it yet (and the engine has not stopped).
+    open: bool,
+}
+
+/// The outcomes an `attempt` event names (others read as `ended`); `sent-back`: a gate
+/// refused the attempt's files before anything was staged.
+const OUTCOMES: [&str; 7] =
+    ["completed", "failed", "needs-advice", "escalated", "stalled", "timeout", "sent-back"];
 
 /// One stay of a task on a lane, or off every lane while its landing was deferred.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -102,6 +149,19 @@ pub struct Stay {
     /// What ended it: the state that took it off the lane (`landed`, `deferred`, …),
     /// `stopped` when the engine stopped, `replaced` when another task took the lane.
     pub ended: String,
+    /// Why it ended, when the journal says (the cause of an escalation, a deferral, …).
+    pub why: Option<String>,
+}
+
+/// A task sent back to its worker (a gate, a check, the landing, a person), and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SentBack {
+    /// Task id.
+    pub task: String,
+    /// When.
+    pub at: i64,
+    /// The cause as one line.
+    pub reason: String,
 }
 
 /// The derived timeline of a run.
@@ -111,6 +171,8 @@ pub struct Timeline {
     pub sessions: Vec<(i64, i64)>,
     /// Every stay, in the order they ended.
     pub stays: Vec<Stay>,
+    /// Every send-back, in journal order.
+    pub sent_back: Vec<SentBack>,
     /// Events whose time could not be read (left out).
     pub skipped: usize,
 }
@@ -164,8 +226,9 @@ struct Walk {
     session_start: Option<i64>,
     sessions: Vec<(i64, i64)>,
     open: BTreeMap<String, Open>,
-    /// Tasks that wait off the lanes (a deferred landing, an approval): since, and why.
-    deferred: BTreeMap<String, (i64, &'static str)>,
+    /// Tasks that wait off the lanes (a deferred landing, an approval): since, what for,
+    /// and the journal's reason.
+    deferred: BTreeMap<String, (i64, &'static str, Option<String>)>,
     /// Running role processes and project commands: pid → (task, phase, since).
     running: HashMap<u32, (String, Phase, i64)>,
     /// Tasks waiting for a scope grant, since.
@@ -174,7 +237,10 @@ struct Walk {
     marks: HashMap<String, i64>,
     /// What is painted over the states: (rank, task, piece).
     overlays: Vec<(u8, String, Piece)>,
+    /// Each task's worker attempts, in order.
+    attempts: HashMap<String, Vec<AttemptSpan>>,
     stays: Vec<Stay>,
+    sent_back: Vec<SentBack>,
     skipped: usize,
 }
 
@@ -189,10 +255,24 @@ impl Walk {
                 self.end_session(at);
                 self.session_start = Some(at);
             }
+            EventKind::TaskState { task, state: TaskState::Running, reason, .. } => {
+                self.attempt_started(at, task);
+                self.task_state(at, task, "running", reason.as_deref());
+            }
             EventKind::RunFinished { .. } => self.end_session(at),
             EventKind::TaskStarted { task, lane, .. } => self.task_started(at, task, *lane),
-            EventKind::TaskState { task, state, .. } => self.task_state(at, task, state.as_str()),
+            EventKind::TaskState { task, state, reason, cause } => {
+                self.gates_failed(task, cause.as_ref());
+                self.task_state(at, task, state.as_str(), reason.as_deref());
+            }
+            EventKind::SentBack { task, reason, cause } => {
+                self.gates_failed(task, Some(cause));
+                self.sent_back.push(SentBack { task: task.clone(), at, reason: reason.clone() });
+            }
             EventKind::ProcessStarted { task, role, pid, .. } => {
+                if *role == Role::Worker {
+                    self.attempt_started(at, task);
+                }
                 let phase = match role.as_str() {
                     "reviewer" => Phase::Review,
                     "advisor" => Phase::Advisor,
@@ -209,6 +289,23 @@ impl Walk {
                 self.process_ended(at, *pid);
             }
             EventKind::AdvisorConsulted { task, .. } => self.consulted(at, task),
+            EventKind::Attempt { task, attempt, outcome, .. } => {
+                let outcome =
+                    OUTCOMES.into_iter().find(|known| known == outcome).unwrap_or("ended");
+                let mark = AttemptMark { number: *attempt, outcome: Some(outcome) };
+                let attempts = self.attempts.entry(task.clone()).or_default();
+                match attempts.last_mut() {
+                    Some(last) if last.open => {
+                        last.mark = mark;
+                        last.open = false;
+                    }
+                    // Its start is not in the journal: it ran since the task's last event.
+                    _ => {
+                        let start = self.marks.get(task).copied().unwrap_or(at);
+                        attempts.push(AttemptSpan { start, mark, open: false });
+                    }
+                }
+            }
             EventKind::ScopeDecided { task, decision, .. } => self.scope(at, task, decision),
             _ => {}
         }
@@ -217,18 +314,43 @@ impl Walk {
         }
     }
 
+    /// A worker attempt of `task` starts at `at`, unless one is going on.
+    fn attempt_started(&mut self, at: i64, task: &str) {
+        let attempts = self.attempts.entry(task.to_string()).or_default();
+        if attempts.last().is_some_and(|last| last.open) {
+            return;
+        }
+        let number = attempts.last().map_or(1, |last| last.mark.number + 1);
+        let mark = AttemptMark { number, outcome: None };
+        attempts.push(AttemptSpan { start: at, mark, open: true });
+    }
+
+    /// A task sent back or escalated during review because a gate or check failed: no
+    /// reviewer ran, the review's time so far went to the gates.
+    fn gates_failed(&mut self, task: &str, cause: Option<&Cause>) {
+        let by_gates =
+            cause.is_some_and(|cause| matches!(cause.kind, CauseKind::Gate | CauseKind::Check));
+        if by_gates
+            && let Some(open) = self.open.get_mut(task)
+            && let Some(last) = open.states.last_mut()
+            && last.1 == Phase::Review
+        {
+            last.1 = Phase::Gates;
+        }
+    }
+
     fn task_started(&mut self, at: i64, task: &str, lane: u32) {
-        self.close(task, at, "restarted");
+        self.close(task, at, "restarted", None);
         let holder = self.open.iter().find(|(_, open)| open.lane == lane).map(|(id, _)| id.clone());
         if let Some(holder) = holder {
-            self.close(&holder, at, "replaced");
+            self.close(&holder, at, "replaced", None);
         }
         self.end_deferral(task, at);
         let open = Open { lane, start: at, states: vec![(at, Phase::Waiting)] };
         self.open.insert(task.to_string(), open);
     }
 
-    fn task_state(&mut self, at: i64, task: &str, state: &str) {
+    fn task_state(&mut self, at: i64, task: &str, state: &str, reason: Option<&str>) {
         let leaves = matches!(
             state,
             "landed" | "escalated" | "blocked" | "failed" | "deferred" | "awaiting-approval"
@@ -237,12 +359,13 @@ impl Walk {
             if state == "landed" && !self.open.contains_key(task) {
                 self.landed_after_stop(task);
             }
-            self.close(task, at, state);
+            self.close(task, at, state, reason);
             self.end_deferral(task, at);
+            let why = reason.map(str::to_string);
             if state == "deferred" {
-                self.deferred.insert(task.to_string(), (at, "deferred"));
+                self.deferred.insert(task.to_string(), (at, "deferred", why));
             } else if state == "awaiting-approval" {
-                self.deferred.insert(task.to_string(), (at, "awaiting-approval"));
+                self.deferred.insert(task.to_string(), (at, "awaiting-approval", why));
             }
         } else if let Some(open) = self.open.get_mut(task) {
             open.states.push((at, Phase::of_state(state)));
@@ -266,7 +389,7 @@ impl Walk {
             } else {
                 RANK_PROCESS
             };
-            self.overlays.push((rank, task, Piece { start: since, end: at, phase }));
+            self.overlays.push((rank, task, Piece::new(since, at, phase)));
         }
     }
 
@@ -279,7 +402,7 @@ impl Walk {
                 t == task && piece.phase == Phase::Advisor && piece.end >= since
             });
         if !seen {
-            let piece = Piece { start: since, end: at, phase: Phase::Advisor };
+            let piece = Piece::new(since, at, Phase::Advisor);
             self.overlays.push((RANK_CONSULT, task.to_string(), piece));
         }
     }
@@ -288,19 +411,19 @@ impl Walk {
         if decision == "waiting" {
             self.scope_waits.entry(task.to_string()).or_insert(at);
         } else if let Some(since) = self.scope_waits.remove(task) {
-            let piece = Piece { start: since, end: at, phase: Phase::Waiting };
+            let piece = Piece::new(since, at, Phase::Waiting);
             self.overlays.push((RANK_SCOPE, task.to_string(), piece));
         }
     }
 
-    /// Ends the open stay of `task`, if any.
-    fn close(&mut self, task: &str, at: i64, ended: &str) {
+    /// Ends the open stay of `task`, if any; `why` is the journal's reason.
+    fn close(&mut self, task: &str, at: i64, ended: &str, why: Option<&str>) {
         let Some(open) = self.open.remove(task) else { return };
         let mut pieces = Vec::with_capacity(open.states.len());
         for (n, &(since, phase)) in open.states.iter().enumerate() {
             let until = open.states.get(n + 1).map_or(at, |next| next.0);
             if until > since {
-                pieces.push(Piece { start: since, end: until, phase });
+                pieces.push(Piece::new(since, until, phase));
             }
         }
         self.stays.push(Stay {
@@ -310,16 +433,17 @@ impl Walk {
             end: at,
             pieces,
             ended: ended.to_string(),
+            why: why.map(str::to_string),
         });
     }
 
     /// Ends the off-lane wait of a task, if any; the stay is named after what it waited
     /// for (`deferred`, `awaiting-approval`).
     fn end_deferral(&mut self, task: &str, at: i64) {
-        let Some((since, why)) = self.deferred.remove(task) else { return };
-        let piece = Piece { start: since, end: at, phase: Phase::Waiting };
+        let Some((since, what, why)) = self.deferred.remove(task) else { return };
+        let piece = Piece::new(since, at, Phase::Waiting);
         let pieces = if at > since { vec![piece] } else { Vec::new() };
-        let ended = why.to_string();
+        let ended = what.to_string();
         self.stays.push(Stay {
             task: task.into(),
             lane: None,
@@ -327,6 +451,7 @@ impl Walk {
             end: at,
             pieces,
             ended,
+            why,
         });
     }
 
@@ -337,7 +462,7 @@ impl Walk {
         }
         let tasks: Vec<String> = self.open.keys().cloned().collect();
         for task in tasks {
-            self.close(&task, at, "stopped");
+            self.close(&task, at, "stopped", None);
         }
         let deferred: Vec<String> = self.deferred.keys().cloned().collect();
         for task in deferred {
@@ -350,6 +475,10 @@ impl Walk {
         let waits: Vec<String> = self.scope_waits.keys().cloned().collect();
         for task in waits {
             self.scope(at, &task, "ended");
+        }
+        // An attempt the engine stopped in is over: after a resume the next one starts.
+        for attempt in self.attempts.values_mut().flat_map(|attempts| attempts.last_mut()) {
+            attempt.open = false;
         }
     }
 
@@ -370,8 +499,15 @@ impl Walk {
         for stay in stays.iter_mut().filter(|stay| stay.lane.is_some()) {
             let overlays = by_task.get(stay.task.as_str()).map(Vec::as_slice).unwrap_or_default();
             refine(stay, overlays);
+            let attempts = self.attempts.get(&stay.task).map(Vec::as_slice).unwrap_or_default();
+            stay.pieces = split_attempts(&stay.pieces, attempts);
         }
-        Timeline { sessions: self.sessions, stays, skipped: self.skipped }
+        Timeline {
+            sessions: self.sessions,
+            stays,
+            sent_back: self.sent_back,
+            skipped: self.skipped,
+        }
     }
 }
 
@@ -392,6 +528,7 @@ fn task_of(event: &EventKind) -> Option<&str> {
     match event {
         EventKind::TaskStarted { task, .. }
         | EventKind::TaskState { task, .. }
+        | EventKind::SentBack { task, .. }
         | EventKind::ProcessStarted { task, .. }
         | EventKind::ProcessEnded { task, .. }
         | EventKind::CommandStarted { task, .. }
@@ -401,7 +538,10 @@ fn task_of(event: &EventKind) -> Option<&str> {
         | EventKind::ScopeDecided { task, .. }
         | EventKind::Landed { task, .. }
         | EventKind::CheckoutUpdate { task, .. }
-        | EventKind::BackendTrouble { task, .. } => Some(task),
+        | EventKind::Attached { task, .. }
+        | EventKind::PersonAttempt { task, .. }
+        | EventKind::BackendTrouble { task, .. }
+        | EventKind::Spent { task, .. } => Some(task),
         _ => None,
     }
 }
@@ -418,16 +558,12 @@ fn refine(stay: &mut Stay, overlays: &[Piece]) {
             .map(|o| o.start)
             .min();
         if let Some(reviewer) = reviewer {
-            pieces =
-                paint(&pieces, Piece { start: base.start, end: reviewer, phase: Phase::Gates });
+            pieces = paint(&pieces, Piece::new(base.start, reviewer, Phase::Gates));
         }
     }
     for overlay in overlays {
-        let clipped = Piece {
-            start: overlay.start.max(stay.start),
-            end: overlay.end.min(stay.end),
-            phase: overlay.phase,
-        };
+        let clipped =
+            Piece::new(overlay.start.max(stay.start), overlay.end.min(stay.end), overlay.phase);
         pieces = paint(&pieces, clipped);
     }
     stay.pieces = merge(pieces);
@@ -453,6 +589,30 @@ fn paint(pieces: &[Piece], over: Piece) -> Vec<Piece> {
     }
     out.push(over);
     out.sort_by_key(|piece| piece.start);
+    out
+}
+
+/// The work pieces cut where an attempt started, each marked with its attempt: the last
+/// one that started by the piece's start (work before the first start is the first's).
+fn split_attempts(pieces: &[Piece], attempts: &[AttemptSpan]) -> Vec<Piece> {
+    let Some(first) = attempts.first() else { return pieces.to_vec() };
+    let mut out = Vec::with_capacity(pieces.len() + attempts.len());
+    for piece in pieces {
+        if piece.phase != Phase::Work {
+            out.push(*piece);
+            continue;
+        }
+        let mut start = piece.start;
+        for attempt in attempts.iter().filter(|a| a.start > piece.start && a.start < piece.end) {
+            out.push(Piece::new(start, attempt.start, Phase::Work));
+            start = attempt.start;
+        }
+        out.push(Piece::new(start, piece.end, Phase::Work));
+    }
+    for piece in out.iter_mut().filter(|piece| piece.phase == Phase::Work) {
+        let attempt = attempts.iter().rev().find(|a| a.start <= piece.start).unwrap_or(first);
+        piece.attempt = Some(attempt.mark);
+    }
     out
 }
 

@@ -7,8 +7,9 @@ use std::collections::HashMap;
 use std::fmt::Write;
 
 use super::page::esc;
-use super::time::{clock, duration, tick_label, tick_step};
-use super::timeline::{Phase, Stay, Timeline};
+use super::time::{duration, tick_label, tick_step};
+use super::timeline::{Phase, Piece, SentBack, Stay, Timeline};
+use super::zone::Zone;
 
 /// Width of the drawing.
 pub const WIDTH: f64 = 1200.0;
@@ -21,6 +22,9 @@ const BAR_H: f64 = 22.0;
 const BREAK_W: f64 = 46.0;
 /// Pixels per character of the 12px labels, a little generous.
 const CHAR_W: f64 = 7.2;
+
+/// The mark on a worker attempt that ended without a result.
+pub const FAILED: &str = "#c53030";
 
 /// The fill of a phase.
 pub fn colour(phase: Phase) -> &'static str {
@@ -76,8 +80,9 @@ struct Row {
     lane: Option<u32>,
 }
 
-/// The timeline SVG; `titles` maps task ids to titles for the tooltips.
-pub fn render(timeline: &Timeline, titles: &HashMap<&str, &str>) -> String {
+/// The timeline SVG; `titles` maps task ids to titles for the tooltips, whose times are
+/// in `zone`.
+pub fn render(timeline: &Timeline, titles: &HashMap<&str, &str>, zone: &Zone) -> String {
     let Some((run_start, _)) = timeline.extent() else {
         return "<p class=\"note\">The journal has no events: nothing to draw.</p>\n".into();
     };
@@ -116,7 +121,16 @@ pub fn render(timeline: &Timeline, titles: &HashMap<&str, &str>) -> String {
         };
         if let Some(row) = row {
             let y = AXIS_H + row as f64 * ROW_H + BAR_Y;
-            draw_stay(&mut out, stay, &scale, y, titles.get(stay.task.as_str()).copied());
+            let title = titles.get(stay.task.as_str()).copied();
+            draw_stay(&mut out, stay, &scale, y, title, zone);
+            if stay.lane.is_some() {
+                let within = timeline.sent_back.iter().filter(|sent| {
+                    sent.task == stay.task && sent.at >= stay.start && sent.at <= stay.end
+                });
+                for sent in within {
+                    draw_sent_back(&mut out, sent, &scale, y, zone);
+                }
+            }
         }
     }
     out.push_str("</svg>\n");
@@ -195,8 +209,16 @@ fn breaks(out: &mut String, scale: &Scale, height: f64) {
     }
 }
 
-/// One stay: its phases, an outline, and the task id when it fits.
-fn draw_stay(out: &mut String, stay: &Stay, scale: &Scale, y: f64, title: Option<&str>) {
+/// One stay: its phases (each worker attempt apart: a white cut before a retry, a red
+/// edge on one that failed), an outline, and the task id when it fits.
+fn draw_stay(
+    out: &mut String,
+    stay: &Stay,
+    scale: &Scale,
+    y: f64,
+    title: Option<&str>,
+    zone: &Zone,
+) {
     let (x0, x1) = (scale.x(stay.start), scale.x(stay.end));
     let width = (x1 - x0).max(2.0);
     let name = match title {
@@ -209,32 +231,68 @@ fn draw_stay(out: &mut String, stay: &Stay, scale: &Scale, y: f64, title: Option
         esc(&stay.task),
         esc(&stay.ended)
     );
+    let mut previous: Option<&Piece> = None;
     for piece in &stay.pieces {
         let (px0, px1) = (scale.x(piece.start), scale.x(piece.end));
+        let attempt = piece.attempt.map_or_else(String::new, |mark| {
+            let ended = mark.outcome.map(|outcome| format!(" ({outcome})")).unwrap_or_default();
+            format!(", attempt {}{ended}", mark.number)
+        });
+        let data = piece.attempt.map_or_else(String::new, |mark| {
+            let outcome =
+                mark.outcome.map(|o| format!(" data-outcome=\"{o}\"")).unwrap_or_default();
+            format!(" data-attempt=\"{}\"{outcome}", mark.number)
+        });
         let _ = writeln!(
             out,
-            "<rect class=\"piece phase-{}\" x=\"{px0:.1}\" y=\"{y}\" width=\"{:.1}\" height=\"{BAR_H}\" fill=\"{}\"><title>{}\n{}: {} ({} → {} UTC)</title></rect>",
+            "<rect class=\"piece phase-{}\"{data} x=\"{px0:.1}\" y=\"{y}\" width=\"{:.1}\" height=\"{BAR_H}\" fill=\"{}\"><title>{}\n{}{attempt}: {} ({})</title></rect>",
             piece.phase.name(),
             (px1 - px0).max(1.0),
             colour(piece.phase),
             esc(&name),
             piece.phase.name(),
             duration(piece.end - piece.start),
-            clock(piece.start),
-            clock(piece.end)
+            span(zone, piece.start, piece.end)
         );
+        if let Some(mark) = piece.attempt {
+            if mark.failed() {
+                let _ = writeln!(
+                    out,
+                    "<rect class=\"attempt-failed\" x=\"{px0:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"3\" fill=\"{FAILED}\"/>",
+                    y + BAR_H - 3.0,
+                    (px1 - px0).max(1.0)
+                );
+            }
+            let retry = previous.and_then(|p| p.attempt).is_some_and(|p| p.number != mark.number);
+            if retry && previous.is_some_and(|p| p.end == piece.start) {
+                let _ = writeln!(
+                    out,
+                    "<line class=\"attempt-cut\" x1=\"{px0:.1}\" y1=\"{y}\" x2=\"{px0:.1}\" y2=\"{}\" stroke=\"#ffffff\" stroke-width=\"2\"/>",
+                    y + BAR_H
+                );
+            }
+        }
+        previous = Some(piece);
     }
+    let ended = match &stay.why {
+        Some(why) => format!("{}: {}", stay.ended, first_line(why)),
+        None => stay.ended.clone(),
+    };
     let _ = writeln!(
         out,
-        "<rect class=\"outline\" x=\"{x0:.1}\" y=\"{y}\" width=\"{width:.1}\" height=\"{BAR_H}\" fill=\"none\" stroke=\"#1f2933\" stroke-width=\"1\"><title>{}\n{} on {}, {} ({} → {} UTC)</title></rect>",
+        "<rect class=\"outline\" x=\"{x0:.1}\" y=\"{y}\" width=\"{width:.1}\" height=\"{BAR_H}\" fill=\"none\" stroke=\"#1f2933\" stroke-width=\"1\"><title>{}\n{} on {}, {} ({})</title></rect>",
         esc(&name),
-        esc(&stay.ended),
+        esc(&ended),
         stay.lane.map_or_else(|| "no lane".to_string(), |lane| format!("lane {lane}")),
         duration(stay.end - stay.start),
-        clock(stay.start),
-        clock(stay.end)
+        span(zone, stay.start, stay.end)
     );
-    if let Some(label) = fitted_label(stay, width, title.map(first_line)) {
+    // A stay that ended for a reason says why in its label; others show the title.
+    let words = match stay.ended.as_str() {
+        "escalated" | "failed" | "blocked" | "deferred" => stay.why.as_deref().or(title),
+        _ => title,
+    };
+    if let Some(label) = fitted_label(stay, width, words.map(first_line)) {
         let _ = writeln!(
             out,
             "<text class=\"stay-label\" x=\"{:.1}\" y=\"{}\">{}</text>",
@@ -246,7 +304,29 @@ fn draw_stay(out: &mut String, stay: &Stay, scale: &Scale, y: f64, title: Option
     out.push_str("</g>\n");
 }
 
-/// The task id, how its stay ended (`3 ✓`) and as much of its title as fits `width`;
+/// A send-back within a stay: a red tick at its time, its cause in the tooltip.
+fn draw_sent_back(out: &mut String, sent: &SentBack, scale: &Scale, y: f64, zone: &Zone) {
+    let x = scale.x(sent.at);
+    let _ = writeln!(
+        out,
+        "<g class=\"sent-back\" data-task=\"{}\"><line x1=\"{x:.1}\" y1=\"{:.1}\" x2=\"{x:.1}\" y2=\"{:.1}\" stroke=\"{FAILED}\" stroke-width=\"3\"><title>task {} sent back to its worker ({} {}):\n{}</title></line></g>",
+        esc(&sent.task),
+        y - 3.0,
+        y + BAR_H + 3.0,
+        esc(&sent.task),
+        zone.clock(sent.at),
+        zone.offset_text(sent.at),
+        esc(first_line(&sent.reason))
+    );
+}
+
+/// `23:14:05.123 → 23:14:07.001 +01:00`: two instants in local time.
+fn span(zone: &Zone, start: i64, end: i64) -> String {
+    format!("{} → {} {}", zone.clock(start), zone.clock(end), zone.offset_text(end))
+}
+
+/// The task id, how its stay ended (`3 ✓`) and as much of its title (or of why it ended)
+/// as fits `width`;
 /// `None` when not even two characters fit (the tooltip still names it).
 fn fitted_label(stay: &Stay, width: f64, title: Option<&str>) -> Option<String> {
     let mark = match stay.ended.as_str() {
@@ -281,11 +361,10 @@ fn fitted_label(stay: &Stay, width: f64, title: Option<&str>) -> Option<String> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report_html::timeline::Piece;
 
     fn stay(task: &str, lane: Option<u32>, start: i64, end: i64) -> Stay {
-        let pieces = vec![Piece { start, end, phase: Phase::Work }];
-        Stay { task: task.into(), lane, start, end, pieces, ended: "landed".into() }
+        let pieces = vec![Piece::new(start, end, Phase::Work)];
+        Stay { task: task.into(), lane, start, end, pieces, ended: "landed".into(), why: None }
     }
 
     #[test]
@@ -298,9 +377,10 @@ mod tests {
                 stay("9", None, 200, 5_100),
                 stay("8", None, 300, 400),
             ],
+            sent_back: Vec::new(),
             skipped: 0,
         };
-        let svg = render(&timeline, &HashMap::from([("2<b>", "Title <script>")]));
+        let svg = render(&timeline, &HashMap::from([("2<b>", "Title <script>")]), &Zone::UTC);
         assert_eq!(svg.matches("class=\"lane-row\"").count(), 2, "{svg}");
         assert_eq!(svg.matches("class=\"deferred-row\"").count(), 2, "{svg}");
         assert!(svg.contains("data-task=\"2&lt;b&gt;\""), "{svg}");
@@ -310,6 +390,73 @@ mod tests {
         assert_eq!(scale.x(0), LABEL_W);
         assert!((scale.x(6_000) - (WIDTH - RIGHT)).abs() < 0.01, "{}", scale.x(6_000));
         assert!((scale.x(3_000) - scale.x(1_000)).abs() < 0.01, "a gap takes no time");
+    }
+
+    #[test]
+    fn each_attempt_is_a_bar_of_its_own_and_a_failed_one_is_marked() {
+        use crate::report_html::timeline::AttemptMark;
+        let attempt = |number, outcome| Some(AttemptMark { number, outcome: Some(outcome) });
+        let mut stay = stay("5", Some(1), 0, 3_000);
+        stay.pieces = vec![
+            Piece { attempt: attempt(1, "failed"), ..Piece::new(0, 1_000, Phase::Work) },
+            Piece { attempt: attempt(2, "completed"), ..Piece::new(1_000, 2_000, Phase::Work) },
+            Piece::new(2_000, 3_000, Phase::Review),
+        ];
+        let timeline =
+            Timeline { sessions: vec![(0, 3_000)], stays: vec![stay], ..Timeline::default() };
+        let zone = Zone::Fixed(3_600);
+        let svg = render(&timeline, &HashMap::new(), &zone);
+        assert_eq!(svg.matches("class=\"piece phase-work\"").count(), 2, "{svg}");
+        assert!(svg.contains("data-attempt=\"1\" data-outcome=\"failed\""), "{svg}");
+        assert!(
+            svg.contains("work, attempt 1 (failed): 1.0 s (01:00:00.000 → 01:00:01.000 +01:00)"),
+            "{svg}"
+        );
+        assert!(svg.contains("work, attempt 2 (completed)"), "{svg}");
+        assert_eq!(svg.matches("class=\"attempt-failed\"").count(), 1, "{svg}");
+        assert_eq!(
+            svg.matches("class=\"attempt-cut\"").count(),
+            1,
+            "the retry starts apart: {svg}"
+        );
+    }
+
+    #[test]
+    fn a_send_back_is_a_red_tick_at_its_time_with_its_cause_in_local_time() {
+        let mut escalated = stay("5", Some(1), 0, 3_000);
+        escalated.ended = "escalated".into();
+        escalated.why = Some("the write-set gate failed 3 times in a row: x.md".into());
+        let timeline = Timeline {
+            sessions: vec![(0, 3_000)],
+            stays: vec![escalated],
+            sent_back: vec![
+                SentBack {
+                    task: "5".into(),
+                    at: 1_000,
+                    reason: "the write-set gate failed".into(),
+                },
+                // Another task's, and one outside the stay: not drawn on this bar.
+                SentBack { task: "6".into(), at: 1_500, reason: "x".into() },
+                SentBack { task: "5".into(), at: 4_000, reason: "y".into() },
+            ],
+            ..Timeline::default()
+        };
+        let svg = render(&timeline, &HashMap::new(), &Zone::Fixed(3_600));
+        assert_eq!(svg.matches("class=\"sent-back\"").count(), 1, "{svg}");
+        assert!(
+            svg.contains(
+                "task 5 sent back to its worker (01:00:01.000 +01:00):\nthe write-set gate failed</title>"
+            ),
+            "{svg}"
+        );
+        assert!(
+            svg.contains("escalated: the write-set gate failed 3 times in a row: x.md on lane 1"),
+            "the bar says why it ended: {svg}"
+        );
+        assert!(
+            svg.contains(">5 ✗  the write-set gate failed 3 times in a row: x.md</text>"),
+            "{svg}"
+        );
     }
 
     #[test]

@@ -6,7 +6,7 @@
 
 use std::sync::Mutex;
 
-use breeze_protocol::EventKind;
+use breeze_protocol::{Cause, EventKind};
 
 use crate::clock;
 use crate::error::EngineError;
@@ -17,8 +17,12 @@ use crate::snapshot::{ObjectId, RunSnapshot, TaskPhase, TaskRecord};
 /// A change of a task's phase, with what the user is told about it.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Transition {
-    /// A worker takes (or takes up again) the task.
+    /// A worker takes (or takes up again) the task. After a send-back the task keeps its
+    /// cause while it works again.
     Work,
+    /// Back to the worker without a review round being counted: a gate, a check, the
+    /// landing or a person sent it back.
+    SendBack { cause: Cause },
     /// The worker's result waits for the gates and the reviewer.
     Review,
     /// Approved: landing is next (also after a deferral, when it is tried again).
@@ -26,44 +30,56 @@ pub(crate) enum Transition {
     /// On main.
     Land { commit: ObjectId },
     /// Approved, but the landing waits (a dirty file, a lock).
-    Defer { reason: String },
+    Defer { cause: Cause },
     /// Approved by the reviewer; the landing waits for a person (`breeze approve`).
-    AwaitApproval { reason: String },
+    AwaitApproval { cause: Cause },
+    /// Pushed as a pull request; it lands when the team merges it.
+    OpenPullRequest { cause: Cause },
     /// Given up.
-    Escalate { reason: String },
+    Escalate { cause: Cause },
     /// A dependency will never land.
-    Block { reason: String },
+    Block { cause: Cause },
     /// An error outside the task's control.
-    Fail { reason: String },
+    Fail { cause: Cause },
     /// The run stops while the task is unfinished: it keeps its phase for `resume`.
-    Stop { reason: String },
+    Stop { cause: Cause },
+    /// A blocked task waits to start again (what blocked it is taken up again).
+    Requeue { cause: Cause },
 }
 
 impl Transition {
     /// The phase after the transition (`current` for a stop).
     fn phase(&self, current: TaskPhase) -> TaskPhase {
         match self {
-            Self::Work => TaskPhase::Working,
+            Self::Work | Self::SendBack { .. } => TaskPhase::Working,
             Self::Review => TaskPhase::Reviewing,
             Self::Approve => TaskPhase::Approved,
             Self::Land { .. } => TaskPhase::Landed,
             Self::Defer { .. } => TaskPhase::Deferred,
             Self::AwaitApproval { .. } => TaskPhase::AwaitingApproval,
+            Self::OpenPullRequest { .. } => TaskPhase::PrOpen,
             Self::Escalate { .. } => TaskPhase::Escalated,
             Self::Block { .. } => TaskPhase::Blocked,
             Self::Fail { .. } => TaskPhase::Failed,
             Self::Stop { .. } => current,
+            Self::Requeue { .. } => TaskPhase::Queued,
         }
     }
 
-    fn reason(&self) -> Option<String> {
+    /// Why, for the record and the journal: the transition's own cause; a task taken up
+    /// again while it works keeps the cause it was sent back with.
+    fn cause(&self, current: TaskPhase, kept: Option<&Cause>) -> Option<Cause> {
         match self {
-            Self::Defer { reason }
-            | Self::AwaitApproval { reason }
-            | Self::Escalate { reason }
-            | Self::Block { reason }
-            | Self::Fail { reason }
-            | Self::Stop { reason } => Some(reason.clone()),
+            Self::SendBack { cause }
+            | Self::Defer { cause }
+            | Self::AwaitApproval { cause }
+            | Self::OpenPullRequest { cause }
+            | Self::Escalate { cause }
+            | Self::Block { cause }
+            | Self::Fail { cause }
+            | Self::Stop { cause }
+            | Self::Requeue { cause } => Some(cause.clone()),
+            Self::Work if current == TaskPhase::Working => kept.cloned(),
             _ => None,
         }
     }
@@ -135,7 +151,8 @@ impl TaskBook {
     ) -> Result<(), EngineError> {
         // A task already working that starts its next attempt changes nothing: no write (the
         // lane's first attempt would otherwise be recorded twice, and every write on a task's
-        // way is an fsync on the run's critical path).
+        // way is an fsync on the run's critical path). A task sent back still writes: the
+        // journal says it runs again, with the cause it keeps while it works.
         let unchanged = self.read(|snapshot| {
             let task = &snapshot.tasks[index];
             matches!(transition, Transition::Work)
@@ -145,36 +162,50 @@ impl TaskBook {
         if unchanged {
             return Ok(());
         }
-        let (id, visible, commit) = self
+        let (id, visible, commit, cause) = self
             .update(|snapshot| {
                 let task = &mut snapshot.tasks[index];
+                let cause = transition.cause(task.phase, task.cause.as_ref());
                 task.phase = transition.phase(task.phase);
-                task.reason = transition.reason();
+                task.set_cause(cause.clone());
                 if let Transition::Land { commit } = &transition {
                     task.commit = Some(*commit);
                 }
-                (task.id.clone(), task.phase.visible(true), task.commit)
+                (task.id.clone(), task.phase.visible(true), task.commit, cause)
             })
             .await?;
         let landed = matches!(transition, Transition::Land { .. });
         if landed {
             crate::kill_points::reached("landing:state-saved");
         }
-        self.journal(EventKind::TaskState {
-            task: id.clone(),
-            state: visible,
-            reason: transition.reason(),
-        })
-        .await?;
+        let reason = cause.as_ref().map(Cause::line);
+        let event = match &transition {
+            Transition::SendBack { cause } => {
+                EventKind::SentBack { task: id.clone(), reason: cause.line(), cause: cause.clone() }
+            }
+            _ => EventKind::TaskState {
+                task: id.clone(),
+                state: visible,
+                reason: reason.clone(),
+                cause: cause.clone(),
+            },
+        };
+        self.journal(event).await?;
         if landed {
             crate::kill_points::reached("landing:state-journaled");
         }
         match &transition {
-            Transition::Defer { reason } => {
-                self.report(ProgressEvent::Deferred { id, reason: reason.clone() });
+            Transition::SendBack { cause } => {
+                self.report(ProgressEvent::SentBack { id, cause: cause.clone() });
             }
-            Transition::AwaitApproval { reason } => {
-                self.report(ProgressEvent::AwaitingApproval { id, reason: reason.clone() });
+            Transition::Defer { cause } => {
+                self.report(ProgressEvent::Deferred { id, reason: cause.line() });
+            }
+            Transition::AwaitApproval { cause } => {
+                self.report(ProgressEvent::AwaitingApproval { id, reason: cause.line() });
+            }
+            Transition::OpenPullRequest { cause } => {
+                self.report(ProgressEvent::PullRequestOpen { id, reason: cause.line() });
             }
             Transition::Land { .. }
             | Transition::Escalate { .. }
@@ -183,12 +214,14 @@ impl TaskBook {
                 id,
                 state: visible,
                 commit: commit.map(|c| c.to_string()),
-                reason: transition.reason(),
+                reason,
+                cause,
             }),
             Transition::Work
             | Transition::Review
             | Transition::Approve
-            | Transition::Stop { .. } => {}
+            | Transition::Stop { .. }
+            | Transition::Requeue { .. } => {}
         }
         Ok(())
     }

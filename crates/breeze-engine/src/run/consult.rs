@@ -2,8 +2,8 @@
 //! `max_consults_per_task` answered consults per task, saved answers reused.
 
 use breeze_protocol::{
-    AdvisorGuidance, AdvisorRequest, AdvisorRequestV1, AdvisorResponse, Decision, EventKind,
-    ExecutionContext, PriorAdvisorResponse, ReasonCode, Role, SelectedPlan, validate,
+    AdvisorGuidance, AdvisorRequest, AdvisorRequestV1, AdvisorResponse, Cause, CauseKind, Decision,
+    EventKind, ExecutionContext, PriorAdvisorResponse, ReasonCode, Role, SelectedPlan, validate,
 };
 
 use super::driver::TaskDriver;
@@ -73,6 +73,7 @@ impl TaskDriver {
         let reply = self.call_advisor(&request, seq).await?;
         let failure = match reply.outcome {
             RoleOutcome::Cancelled => return Ok(Consult::Unavailable("cancelled".into())),
+            RoleOutcome::OverBudget(over) => return Err(EngineError::OverBudget(over)),
             RoleOutcome::Answered(value) => match validate::parse::<AdvisorResponse>(value) {
                 Ok(response) => return self.accept_advice(&request, seq, response).await,
                 Err(invalid) => format!("the Advisor's answer is invalid: {invalid}"),
@@ -93,10 +94,11 @@ impl TaskDriver {
     pub(super) async fn apply_advice(
         &self,
         response: &AdvisorResponse,
-    ) -> Result<Option<String>, EngineError> {
+    ) -> Result<Option<Cause>, EngineError> {
         if response.decision == Decision::Stop {
-            let reason = response.stop_reason.clone().unwrap_or_else(|| response.summary.clone());
-            return Ok(Some(format!("the Advisor said STOP: {reason}")));
+            let reason = response.stop_reason.as_deref().unwrap_or(&response.summary);
+            let detail = format!("the Advisor said STOP: {}", crate::causes::flat(reason));
+            return Ok(Some(Cause::new(CauseKind::AdvisorStop, detail)));
         }
         let guidance = AdvisorGuidance {
             decision: response.decision,
@@ -199,6 +201,7 @@ impl TaskDriver {
                 },
                 resume_baseline: None,
                 lane: None,
+                lane_env: Some(self.lane_env()),
             };
             let reply = self.ctx.roles.invoke(call, &self.ctx.cancel).await;
             self.change(|record| record.usage.add(&reply.usage)).await?;

@@ -9,12 +9,13 @@ use std::time::Duration;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
-use breeze_protocol::EventKind;
+use breeze_protocol::{Cause, CauseKind, EventKind};
 
 use super::book::Transition;
 use super::context::RunContext;
 use super::driver::{TaskDriver, TaskExit};
 use super::land_batch::{BatchEnd, LandingQueue, Settled};
+use super::land_pr::follow_pull_requests;
 use super::landing::{Landing, send_back};
 use super::schedule::{Busy, LanePool, Scheduler, lane_holding};
 use crate::error::EngineError;
@@ -23,7 +24,8 @@ use crate::snapshot::TaskPhase;
 
 /// How long a deferred landing waits before it is tried again.
 const DEFERRED_RETRY: Duration = Duration::from_secs(2);
-/// How often decisions about tasks awaiting approval are looked for.
+/// How often decisions about tasks awaiting approval, and requests to attach to a task no
+/// driver holds, are looked for.
 const DECISION_POLL: Duration = Duration::from_millis(500);
 
 /// How the dispatch loop ended.
@@ -44,6 +46,8 @@ enum ExitEffect {
     Awaiting,
     /// It waits in the landing queue for its batch.
     Queued,
+    /// Its pull request is open: followed until it merges.
+    PullRequest,
     /// Something every task would hit: stop the run resumably.
     Fatal(String),
 }
@@ -62,9 +66,19 @@ pub(crate) struct Dispatcher {
     awaiting: BTreeSet<usize>,
     /// Approved tasks waiting to land in a batch, and the batch landing (`land.batch`).
     queue: LandingQueue,
+    /// Tasks whose pull request is open.
+    pull_requests: BTreeSet<usize>,
+    /// When the open pull requests are looked for on the remote next.
+    next_follow: Option<Instant>,
+    /// Why the remote could not be looked at, the last time it could not.
+    unreachable: Option<String>,
     /// The one last try of every deferred landing when nothing else can move was made.
     idle_retry_done: bool,
+    /// The one last look at the open pull requests when nothing else can move was made.
+    idle_follow_done: bool,
     fatal: Option<String>,
+    /// The run reached its budget: no task starts, the running ones finish their step.
+    budget_told: bool,
 }
 
 impl Dispatcher {
@@ -76,6 +90,9 @@ impl Dispatcher {
         };
         let deferred = with(TaskPhase::Deferred).map(|index| (index, Instant::now())).collect();
         let awaiting = with(TaskPhase::AwaitingApproval).collect();
+        let pull_requests: BTreeSet<usize> = with(TaskPhase::PrOpen).collect();
+        // A resumed run looks for pull requests merged while no engine ran, first thing.
+        let next_follow = (!pull_requests.is_empty()).then(Instant::now);
         Dispatcher {
             ctx,
             lanes: LanePool::new(workers),
@@ -84,8 +101,13 @@ impl Dispatcher {
             deferred,
             awaiting,
             queue: LandingQueue::default(),
+            pull_requests,
+            next_follow,
+            unreachable: None,
             idle_retry_done: false,
+            idle_follow_done: false,
             fatal: None,
+            budget_told: false,
         }
     }
 
@@ -96,8 +118,11 @@ impl Dispatcher {
                 return self.shut_down().await;
             }
             self.take_decisions().await?;
+            self.take_attach_requests().await?;
             self.block_unreachable().await?;
-            self.fill_lanes();
+            if self.budget_allows() {
+                self.fill_lanes();
+            }
             if !self.approved_in_flight() {
                 self.queue.start(&self.ctx);
             }
@@ -108,6 +133,7 @@ impl Dispatcher {
                 continue;
             }
             let next_due = self.deferred.values().min().copied();
+            let next_follow = self.next_follow.filter(|_| !self.pull_requests.is_empty());
             tokio::select! {
                 joined = self.running.join_next(), if !self.running.is_empty() => {
                     if let Some(joined) = joined {
@@ -119,7 +145,11 @@ impl Dispatcher {
                     self.on_batch(batch, end).await?;
                 }
                 () = sleep_until(next_due), if next_due.is_some() => {}
-                () = tokio::time::sleep(DECISION_POLL), if !self.awaiting.is_empty() => {}
+                () = sleep_until(next_follow), if next_follow.is_some() => {
+                    self.follow().await?;
+                }
+                // Decisions, and attach requests for tasks no driver holds.
+                () = tokio::time::sleep(DECISION_POLL) => {}
                 () = self.ctx.cancel.cancelled() => {}
             }
         }
@@ -150,11 +180,18 @@ impl Dispatcher {
             return Some(index);
         }
         // Tasks waiting to land keep conflicting tasks out, whatever they wait for.
-        let deferred: BTreeSet<usize> =
-            self.deferred.keys().chain(&self.awaiting).copied().chain(self.queue.tasks()).collect();
+        let deferred: BTreeSet<usize> = self
+            .deferred
+            .keys()
+            .chain(&self.awaiting)
+            .chain(&self.pull_requests)
+            .copied()
+            .chain(self.queue.tasks())
+            .collect();
         let phases = self.ctx.book.phases();
         Scheduler::new(&self.ctx.plan, &self.ctx.analysis)
             .with_widened(self.ctx.write_sets.widened())
+            .with_stacking(self.ctx.config.land.stack)
             .next_ready(&phases, Busy { in_flight: &self.in_flight, deferred: &deferred })
     }
 
@@ -188,9 +225,21 @@ impl Dispatcher {
         if phases.iter().all(|phase| phase.is_terminal()) {
             return Ok(Some(DispatchEnd::Finished));
         }
+        if let Some(over) = self.ctx.roles.budget.run_reached() {
+            return Ok(Some(DispatchEnd::Interrupted(over.reason())));
+        }
+        if !self.pull_requests.is_empty() && !self.idle_follow_done {
+            // One last look: a pull request merged meanwhile lets its dependents start.
+            self.idle_follow_done = true;
+            self.follow().await?;
+            return Ok(None);
+        }
         if !self.deferred.is_empty() {
             if self.idle_retry_done {
-                return Ok(Some(DispatchEnd::Interrupted(self.deferred_reason())));
+                let reasons = [Some(self.deferred_reason()), self.waiting_reason()];
+                return Ok(Some(DispatchEnd::Interrupted(
+                    reasons.into_iter().flatten().collect::<Vec<_>>().join("\n"),
+                )));
             }
             self.idle_retry_done = true;
             for due in self.deferred.values_mut() {
@@ -198,22 +247,38 @@ impl Dispatcher {
             }
             return Ok(None);
         }
-        if !self.awaiting.is_empty() {
-            return Ok(Some(DispatchEnd::Interrupted(self.awaiting_reason())));
+        if let Some(reason) = self.waiting_reason() {
+            return Ok(Some(DispatchEnd::Interrupted(reason)));
         }
         let stuck = Scheduler::new(&self.ctx.plan, &self.ctx.analysis).stuck(&phases);
         for index in stuck {
-            let reason = "a dependency never landed".to_string();
-            self.ctx.book.transition(index, Transition::Block { reason }).await?;
+            let cause = Cause::new(CauseKind::Dependency, "a dependency never landed");
+            self.ctx.book.transition(index, Transition::Block { cause }).await?;
         }
         Ok(Some(DispatchEnd::Finished))
+    }
+
+    /// Whether the run's budget lets tasks start; the first time it does not, the user is
+    /// told that the tasks at work finish their current step and the run then stops.
+    fn budget_allows(&mut self) -> bool {
+        let Some(over) = self.ctx.roles.budget.run_reached() else { return true };
+        if !self.budget_told {
+            self.budget_told = true;
+            self.ctx.book.report(ProgressEvent::Notice {
+                message: format!(
+                    "{over}: no new role call starts; tasks at work stop before their next one (a landing finishes), then the run stops"
+                ),
+            });
+        }
+        false
     }
 
     async fn block_unreachable(&self) -> Result<(), EngineError> {
         let phases = self.ctx.book.phases();
         let unreachable = Scheduler::new(&self.ctx.plan, &self.ctx.analysis).unreachable(&phases);
         for (index, reason) in unreachable {
-            self.ctx.book.transition(index, Transition::Block { reason }).await?;
+            let cause = Cause::new(CauseKind::Dependency, reason);
+            self.ctx.book.transition(index, Transition::Block { cause }).await?;
         }
         Ok(())
     }
@@ -226,6 +291,7 @@ impl Dispatcher {
         if !matches!(exit, Ok(TaskExit::Deferred(_))) {
             self.idle_retry_done = false;
         }
+        self.idle_follow_done = false;
         self.apply(index, exit).await
     }
 
@@ -241,34 +307,50 @@ impl Dispatcher {
                 book.transition(index, Transition::Land { commit }).await?;
                 Ok(ExitEffect::Settled)
             }
-            Ok(TaskExit::Escalated(reason)) => {
-                book.transition(index, Transition::Escalate { reason }).await?;
+            Ok(TaskExit::Escalated(cause)) => {
+                book.transition(index, Transition::Escalate { cause }).await?;
                 Ok(ExitEffect::Settled)
             }
-            Ok(TaskExit::Deferred(reason)) => {
-                book.transition(index, Transition::Defer { reason }).await?;
+            Ok(TaskExit::Deferred(cause)) => {
+                book.transition(index, Transition::Defer { cause }).await?;
                 Ok(ExitEffect::Deferred)
             }
-            Ok(TaskExit::AwaitingApproval(reason)) => {
-                book.transition(index, Transition::AwaitApproval { reason }).await?;
+            Ok(TaskExit::AwaitingApproval(cause)) => {
+                book.transition(index, Transition::AwaitApproval { cause }).await?;
                 Ok(ExitEffect::Awaiting)
             }
             Ok(TaskExit::QueuedToLand) => Ok(ExitEffect::Queued),
+            Ok(TaskExit::PullRequestOpen(cause)) => {
+                book.transition(index, Transition::OpenPullRequest { cause }).await?;
+                Ok(ExitEffect::PullRequest)
+            }
             Ok(TaskExit::Interrupted) => {
                 if !book.record(index).phase.is_terminal() {
-                    let reason = "interrupted; `breeze resume` continues".to_string();
-                    book.transition(index, Transition::Stop { reason }).await?;
+                    let cause =
+                        Cause::new(CauseKind::Stopped, "interrupted; `breeze resume` continues");
+                    book.transition(index, Transition::Stop { cause }).await?;
                 }
+                Ok(ExitEffect::Settled)
+            }
+            Err(EngineError::OverBudget(over)) if over.stops_the_run() => {
+                // The dispatcher stops the run once the tasks at work are done.
+                book.transition(index, Transition::Stop { cause: over.cause() }).await?;
+                Ok(ExitEffect::Settled)
+            }
+            Err(EngineError::OverBudget(over)) => {
+                book.transition(index, Transition::Escalate { cause: over.cause() }).await?;
                 Ok(ExitEffect::Settled)
             }
             Err(err) if err.stops_the_run() => {
                 // Resumable: the task starts again once the user has acted.
                 let message = err.to_string();
-                book.transition(index, Transition::Stop { reason: message.clone() }).await?;
+                let cause = Cause::new(CauseKind::Stopped, message.clone());
+                book.transition(index, Transition::Stop { cause }).await?;
                 Ok(ExitEffect::Fatal(format!("{message}; {}", next_step(&err))))
             }
             Err(err) => {
-                book.transition(index, Transition::Fail { reason: err.to_string() }).await?;
+                let cause = error_cause(&err);
+                book.transition(index, Transition::Fail { cause }).await?;
                 Ok(ExitEffect::Settled)
             }
         }
@@ -304,9 +386,11 @@ impl Dispatcher {
                 for index in batch {
                     let book = &self.ctx.book;
                     if stops {
-                        book.transition(index, Transition::Stop { reason: reason.clone() }).await?;
+                        let cause = Cause::new(CauseKind::Stopped, reason.clone());
+                        book.transition(index, Transition::Stop { cause }).await?;
                     } else {
-                        book.transition(index, Transition::Fail { reason: reason.clone() }).await?;
+                        book.transition(index, Transition::Fail { cause: error_cause(&err) })
+                            .await?;
                     }
                 }
                 if stops {
@@ -323,10 +407,12 @@ impl Dispatcher {
                     self.ctx.book.change(index, |record| record.commit = Some(commit)).await?;
                     TaskExit::Landed { commit }
                 }
-                Settled::Landing(Landing::Deferred { reason }) => TaskExit::Deferred(reason),
+                Settled::Landing(Landing::Deferred { reason }) => {
+                    TaskExit::Deferred(Cause::new(CauseKind::Checkout, reason))
+                }
                 Settled::Landing(sent_back) => {
                     match send_back(&self.ctx, index, sent_back).await? {
-                        Some(reason) => TaskExit::Escalated(reason),
+                        Some(cause) => TaskExit::Escalated(cause),
                         // Back to work: the scheduler starts it again on a lane.
                         None => continue,
                     }
@@ -351,6 +437,11 @@ impl Dispatcher {
                 self.awaiting.insert(index);
             }
             ExitEffect::Queued => self.queue.push(index),
+            ExitEffect::PullRequest => {
+                self.pull_requests.insert(index);
+                let poll = Instant::now() + self.ctx.config.land.pr_poll;
+                self.next_follow.get_or_insert(poll);
+            }
             ExitEffect::Fatal(reason) => {
                 self.fatal = Some(reason);
                 self.ctx.cancel.cancel();
@@ -393,6 +484,8 @@ impl Dispatcher {
                     self.deferred.insert(index, Instant::now());
                 }
                 crate::decision::HumanDecision::Reject { note } => {
+                    let issue = format!("rejected by a person before landing: {note}");
+                    let cause = Cause::new(CauseKind::Person, crate::causes::flat(&issue));
                     book.change(index, |record| {
                         record.human_approved = false;
                         record.feedback = Some(breeze_protocol::ReviewFeedback {
@@ -400,17 +493,115 @@ impl Dispatcher {
                             gaps: vec![breeze_protocol::Gap {
                                 severity: breeze_protocol::Severity::Critical,
                                 location: String::new(),
-                                issue: format!("rejected by a person before landing: {note}"),
+                                issue,
                                 suggestion: String::new(),
                             }],
                         });
                     })
                     .await?;
-                    book.transition(index, Transition::Work).await?;
+                    book.transition(index, Transition::SendBack { cause }).await?;
                 }
             }
         }
         Ok(())
+    }
+
+    /// A person asked to step into a task no driver holds (`breeze attach`): a task waiting
+    /// to land goes back on a lane, approved as it was, and pauses before its landing; an
+    /// escalated or failed one is taken up again with a fresh budget, as `breeze retry`
+    /// would, and pauses before its next attempt (tasks it blocked wait again).
+    async fn take_attach_requests(&mut self) -> Result<(), EngineError> {
+        let phases = self.ctx.book.phases();
+        for (index, phase) in phases.into_iter().enumerate() {
+            let waiting = phase.waits_to_land();
+            let given_up = matches!(phase, TaskPhase::Escalated | TaskPhase::Failed);
+            if self.in_flight.contains(&index) || !(waiting || given_up) {
+                continue;
+            }
+            let id = self.ctx.task(index).id.to_string();
+            if crate::step_in::request::AttachFiles::new(&self.ctx.run_dir, &id).pending().is_none()
+            {
+                continue;
+            }
+            let book = &self.ctx.book;
+            if waiting {
+                self.awaiting.remove(&index);
+                self.deferred.remove(&index);
+                book.transition(index, Transition::Approve).await?;
+                continue;
+            }
+            book.change(index, |record| crate::decision::fresh_budget(record, None)).await?;
+            book.transition(index, Transition::Work).await?;
+            for (other, phase) in self.ctx.book.phases().into_iter().enumerate() {
+                if phase == TaskPhase::Blocked {
+                    let cause = Cause::new(
+                        CauseKind::Person,
+                        format!("task {id} is taken up again (breeze attach)"),
+                    );
+                    book.transition(other, Transition::Requeue { cause }).await?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Looks for the open pull requests' changes on the target branch: merged ones land,
+    /// ones that no longer merge cleanly are landed again (rebuilt and pushed to their
+    /// branch). Whether anything changed.
+    async fn follow(&mut self) -> Result<bool, EngineError> {
+        let open: Vec<usize> = self.pull_requests.iter().copied().collect();
+        let followed = follow_pull_requests(&self.ctx, &open).await?;
+        self.next_follow = Some(Instant::now() + self.ctx.config.land.pr_poll);
+        self.unreachable = followed.unreachable;
+        let changed = !followed.merged.is_empty() || !followed.stale.is_empty();
+        let book = &self.ctx.book;
+        for (index, commit) in followed.merged {
+            self.pull_requests.remove(&index);
+            book.transition(index, Transition::Land { commit }).await?;
+        }
+        for index in followed.stale {
+            self.pull_requests.remove(&index);
+            book.transition(index, Transition::Approve).await?;
+            self.deferred.insert(index, Instant::now());
+        }
+        if changed {
+            self.idle_follow_done = false;
+        }
+        Ok(changed)
+    }
+
+    /// Why the run stops while tasks wait for a person: an approval, a pull request's merge.
+    fn waiting_reason(&self) -> Option<String> {
+        let mut reasons = Vec::new();
+        if !self.awaiting.is_empty() {
+            reasons.push(self.awaiting_reason());
+        }
+        if !self.pull_requests.is_empty() {
+            reasons.push(self.pull_requests_reason());
+        }
+        (!reasons.is_empty()).then(|| reasons.join("\n"))
+    }
+
+    fn pull_requests_reason(&self) -> String {
+        let open: Vec<String> = self
+            .pull_requests
+            .iter()
+            .map(|&index| {
+                let record = self.ctx.book.record(index);
+                let at =
+                    record.pull_request.map(|pr| pr.url.unwrap_or(pr.branch)).unwrap_or_default();
+                format!("{} ({at})", record.id)
+            })
+            .collect();
+        let unreachable = match &self.unreachable {
+            Some(why) => format!(" (the remote could not be looked at: {why})"),
+            None => String::new(),
+        };
+        format!(
+            "{} task(s) wait for their pull requests to be merged: {}{unreachable}; once merged, `breeze resume` lands them and goes on with what depends on them",
+            open.len(),
+            open.join(", ")
+        )
     }
 
     fn awaiting_reason(&self) -> String {
@@ -438,6 +629,13 @@ impl Dispatcher {
                 .join("\n")
         })
     }
+}
+
+/// The cause of an error outside the task's control, with its hints.
+fn error_cause(err: &EngineError) -> Cause {
+    let cause = Cause::new(CauseKind::Error, crate::causes::flat(&err.to_string()));
+    let hints = err.hints().join("; ");
+    if hints.is_empty() { cause } else { cause.hint(hints) }
 }
 
 /// What to do after an error that stops the run.

@@ -5,12 +5,14 @@
 
 use std::sync::Arc;
 
-use breeze_protocol::{ReasonCode, ReviewFeedback, Verdict};
+use breeze_protocol::{Cause, CauseKind, ReasonCode, ReviewFeedback, Verdict};
 
+use super::attach_point::SafePoint;
 use super::book::Transition;
 use super::consult::{Consult, Question};
 use super::context::RunContext;
 use super::landing::{Landing, send_back};
+use super::review::Judged;
 use super::work::Work;
 use crate::advice::{is_plateau, plateau_score};
 use crate::containment::LaneWriter;
@@ -22,12 +24,14 @@ use crate::snapshot::{ObjectId, TaskPhase, TaskRecord};
 pub(crate) enum TaskExit {
     /// On main.
     Landed { commit: ObjectId },
-    /// Gave up (reason for the user).
-    Escalated(String),
+    /// Gave up, and why.
+    Escalated(Cause),
     /// Approved, but landing waits for the user's checkout.
-    Deferred(String),
+    Deferred(Cause),
     /// Approved by the reviewer; landing waits for a person (why, and what to run).
-    AwaitingApproval(String),
+    AwaitingApproval(Cause),
+    /// Pushed as a pull request; it lands when the team merges it.
+    PullRequestOpen(Cause),
     /// Approved: waits in the landing queue for its batch (`land.batch`), holding no lane.
     QueuedToLand,
     /// The run is shutting down; resume continues from the record.
@@ -86,6 +90,11 @@ impl TaskDriver {
         }
     }
 
+    /// The lane's number and ports, for every process the task runs on it.
+    pub(super) fn lane_env(&self) -> crate::lane_env::LaneEnv {
+        crate::lane_env::LaneEnv::of(&self.ctx.config, self.lane)
+    }
+
     /// Changes the task's record (not its phase).
     pub(super) async fn change<R>(
         &self,
@@ -115,6 +124,15 @@ impl TaskDriver {
             if self.ctx.cancel.is_cancelled() {
                 return Ok(TaskExit::Interrupted);
             }
+            // Before landing a person may step in: a change is reviewed first.
+            match self.safe_point().await? {
+                SafePoint::Changed { .. } => {
+                    self.ctx.book.transition(self.index, Transition::Review).await?;
+                    continue;
+                }
+                SafePoint::Interrupted => return Ok(TaskExit::Interrupted),
+                SafePoint::Passed | SafePoint::Unchanged => {}
+            }
             if let Some(reason) = self.awaiting_approval() {
                 return Ok(TaskExit::AwaitingApproval(reason));
             }
@@ -129,7 +147,8 @@ impl TaskDriver {
     async fn land_deferred_work(&mut self) -> Result<Option<TaskExit>, EngineError> {
         let record = self.record();
         let deferred = matches!(record.phase, TaskPhase::Deferred | TaskPhase::Approved);
-        if !deferred || record.conflict.is_some() {
+        // A person who asked to step in gets the task's lane first.
+        if !deferred || record.conflict.is_some() || self.attach_files().requested() {
             return Ok(None);
         }
         self.ctx.book.transition(self.index, Transition::Approve).await?;
@@ -141,7 +160,7 @@ impl TaskDriver {
 
     /// With `land.require_approval`, reviewed work waits for a person: why, with where the
     /// diff is and what to run.
-    fn awaiting_approval(&self) -> Option<String> {
+    fn awaiting_approval(&self) -> Option<Cause> {
         let record = self.record();
         if !self.ctx.config.require_approval || record.human_approved {
             return None;
@@ -149,10 +168,13 @@ impl TaskDriver {
         let round = record.approved_round.unwrap_or(record.rounds);
         let diff =
             self.ctx.run_dir.review_file(&crate::run_dir::file_slug(&self.id), round, "diff");
-        Some(format!(
-            "the reviewer approved round {round}; its diff is {} — `breeze approve {id}` lands it, `breeze reject {id} --note \"…\"` sends it back",
-            diff.display(),
-            id = self.id
+        Some(Cause::new(
+            CauseKind::Approval,
+            format!(
+                "the reviewer approved round {round}; its diff is {} — `breeze approve {id}` lands it, `breeze reject {id} --note \"…\"` sends it back",
+                diff.display(),
+                id = self.id
+            ),
         ))
     }
 
@@ -189,7 +211,7 @@ impl TaskDriver {
 
     /// A high-risk task consults the Advisor once before its first attempt; `Some` is the
     /// escalation an Advisor STOP gives.
-    async fn preflight(&mut self) -> Result<Option<String>, EngineError> {
+    async fn preflight(&mut self) -> Result<Option<Cause>, EngineError> {
         let task = self.ctx.task(self.index);
         if !task.is_high_risk() || self.record().attempts > 0 {
             return Ok(None);
@@ -237,11 +259,26 @@ impl TaskDriver {
                 head
             }
         };
+        // Before the review a person may step in: their change is what is reviewed.
+        let head = match self.safe_point().await? {
+            SafePoint::Changed { head } => head,
+            SafePoint::Interrupted => return Ok(Step::Exit(TaskExit::Interrupted)),
+            SafePoint::Passed | SafePoint::Unchanged => head,
+        };
         // Under review and while landing nothing may change the lane.
         self.writer = None;
         let base = self.record().base.unwrap_or(head);
-        let round = self.review(base, head).await?;
+        let judged = self.review(base, head).await?;
         self.writer = None;
+        let round = match judged {
+            Judged::GatesFailed(failure) => {
+                return Ok(match self.gates_failed(failure).await? {
+                    Some(cause) => Step::Exit(TaskExit::Escalated(cause)),
+                    None => Step::Again,
+                });
+            }
+            Judged::Reviewed(round) => round,
+        };
         match round.verdict {
             Verdict::Approve => {
                 self.change(|record| {
@@ -256,8 +293,8 @@ impl TaskDriver {
             Verdict::RequestChanges => {
                 let record = self.record();
                 if record.gap_files.len() as u32 >= self.ctx.config.max_rounds {
-                    let reason = self.escalation_after_reviews(&record).await?;
-                    return Ok(Step::Exit(TaskExit::Escalated(reason)));
+                    let cause = self.escalation_after_reviews(&record, &round.blocking).await?;
+                    return Ok(Step::Exit(TaskExit::Escalated(cause)));
                 }
                 self.change(|record| {
                     record.feedback =
@@ -291,22 +328,36 @@ impl TaskDriver {
                 self.change(|record| record.commit = Some(commit)).await?;
                 Ok(Some(TaskExit::Landed { commit }))
             }
-            Landing::Deferred { reason } => Ok(Some(TaskExit::Deferred(reason))),
+            Landing::Deferred { reason } => {
+                Ok(Some(TaskExit::Deferred(Cause::new(CauseKind::Checkout, reason))))
+            }
+            Landing::PullRequestOpen { reason } => {
+                Ok(Some(TaskExit::PullRequestOpen(Cause::new(CauseKind::PullRequest, reason))))
+            }
             sent_back => {
                 Ok(send_back(&self.ctx, self.index, sent_back).await?.map(TaskExit::Escalated))
             }
         }
     }
 
-    /// After the last allowed REQUEST_CHANGES: consult the Advisor if the rounds plateaued
-    /// (pivot-required) and put its advice into the escalation for the user.
+    /// After the last allowed REQUEST_CHANGES: consult the Advisor if the reviewer's rounds
+    /// plateaued (pivot-required) and put its advice into the escalation for the user.
     async fn escalation_after_reviews(
         &mut self,
         record: &TaskRecord,
-    ) -> Result<String, EngineError> {
-        let mut reason = format!("{} review rounds requested changes", record.gap_files.len());
+        blocking: &[breeze_protocol::Gap],
+    ) -> Result<Cause, EngineError> {
+        let rounds = record.gap_files.len() as u32;
+        let last = blocking.first().map(|gap| match gap.file() {
+            Some(file) => format!("{file}: {}", crate::causes::flat(&gap.issue)),
+            None => crate::causes::flat(&gap.issue),
+        });
+        let mut detail = format!("{rounds} review rounds requested changes");
         if !is_plateau(&record.gap_files) {
-            return Ok(reason);
+            if let Some(last) = &last {
+                detail.push_str(&format!("; the last: {last}"));
+            }
+            return Ok(Cause::new(CauseKind::Reviewer, detail));
         }
         let files: Vec<String> =
             record.gap_files.last().map(|set| set.iter().cloned().collect()).unwrap_or_default();
@@ -318,17 +369,22 @@ impl TaskDriver {
                 files.join(", "),
                 plateau_score(&record.gap_files).unwrap_or(0.0)
             ),
-            last_error: String::new(),
+            last_error: last.clone().unwrap_or_default(),
             attempt: record.attempts,
         };
-        reason.push_str(" on the same files (plateau)");
+        detail.push_str(&format!(" on the same files (plateau: {})", files.join(", ")));
+        if let Some(last) = &last {
+            detail.push_str(&format!("; the last: {last}"));
+        }
         if let Consult::Advice(response) = self.consult(question, None).await? {
-            reason.push_str(&format!(
+            detail.push_str(&format!(
                 "; Advisor ({}): {}",
                 response.decision.as_str(),
-                response.summary
+                crate::causes::flat(&response.summary)
             ));
         }
-        Ok(reason)
+        let mut cause = Cause::new(CauseKind::Reviewer, detail);
+        cause.paths = files;
+        Ok(cause)
     }
 }

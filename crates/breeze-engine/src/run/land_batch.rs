@@ -20,9 +20,9 @@ use std::sync::Arc;
 use tokio::task::JoinHandle;
 
 use super::context::RunContext;
+use super::land_target::{Moved, move_main};
 use super::landing::{
-    Candidate, Landing, Moved, Prepared, RACE_RETRIES, kept_moving, main_to_land_on, move_main,
-    prepare,
+    Candidate, Landing, Prepared, RACE_RETRIES, kept_moving, main_to_land_on, prepare,
 };
 use super::verify_queue::{Link, judge_chain};
 use crate::error::EngineError;
@@ -124,7 +124,7 @@ async fn land_batch(ctx: &RunContext, indices: Vec<usize>) -> BatchEnd {
         }
     }
     let ids: Vec<&str> = candidates.iter().map(|c| c.id.as_str()).collect();
-    Err(kept_moving(&ids.join(", ")))
+    Err(kept_moving(&ids.join(", "), RACE_RETRIES))
 }
 
 /// One try at landing the batch on main's tip of the moment; `None` when main moved
@@ -153,8 +153,9 @@ async fn batch_once(
             // It conflicts with a task before it in the batch: merged onto main again once
             // that one has landed (or not).
             Prepared::Conflict { .. } => settled.push((candidate.index, Settled::Again)),
-            Prepared::HookFailed(failure) => {
-                settled.push((candidate.index, Settled::Landing(Landing::VerifyFailed(failure))));
+            Prepared::HookFailed(failure, cause) => {
+                let landing = Landing::VerifyFailed(failure, Box::new(cause));
+                settled.push((candidate.index, Settled::Landing(landing)));
             }
         }
     }
@@ -170,8 +171,9 @@ async fn batch_once(
     };
     kill_points::reached("landing:batch-verified");
     let (landing, rest) = chain.split_at(passed);
-    if let (Some(failure), Some((guilty, after))) = (culprit, rest.split_first()) {
-        settled.push((guilty.index, Settled::Landing(Landing::VerifyFailed(failure))));
+    if let (Some(failed), Some((guilty, after))) = (culprit, rest.split_first()) {
+        let landing = Landing::VerifyFailed(failed.failure, Box::new(failed.cause));
+        settled.push((guilty.index, Settled::Landing(landing)));
         settled.extend(after.iter().map(|link| (link.index, Settled::Again)));
     }
     match move_main(ctx, main, landing).await? {

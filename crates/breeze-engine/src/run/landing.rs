@@ -1,24 +1,31 @@
 //! Landing an approved task on main: serial, in memory, verified, compare-and-swap, never
 //! over the user's uncommitted work. The pieces — a candidate's landing commit on a parent
-//! (`prepare`) and moving main onto verified landings (`move_main`) — serve one landing
-//! here and a batch of them (`land_batch.rs`); `verify_queue.rs` judges them.
+//! (`prepare`) and moving main onto verified landings (`land_target::move_main`) — serve
+//! one landing here and a batch of them (`land_batch.rs`); `verify_queue.rs` judges them.
+//! Where a landing goes (the local main, a remote's branch, a pull request) is
+//! `land_target.rs`'s.
 
-use breeze_git::{AdvanceOutcome, CheckoutObserver, CheckoutUpdate, MergeOutcome, Oid};
-use breeze_protocol::{EventKind, VerifyFailure};
+use std::path::Path;
+
+use breeze_git::{MergeOutcome, Oid};
+use breeze_protocol::{Cause, CauseKind, VerifyFailure};
 use breeze_supervise::Ending;
 
-use super::book::Transition;
-use super::context::RunContext;
+use super::context::{ProjectCommand, RunContext};
 use super::driver::TaskDriver;
+use super::land_target::Onto;
+use super::send_back::{Bounce, landing_bounced};
 use super::verify_queue::{Link, failure_of, integration_worktree, judge_chain};
 use crate::error::EngineError;
-use crate::journal::RunStore;
 use crate::kill_points;
+use crate::lane_env::LaneEnv;
 use crate::run_dir::file_slug;
 use crate::snapshot::ObjectId;
 
 /// How often a landing is retried when main moves underneath it.
 pub(super) const RACE_RETRIES: u32 = 5;
+/// The largest landing message a commit-msg hook may leave (a longer one is ignored).
+const MAX_MESSAGE_BYTES: u64 = 1024 * 1024;
 
 /// How a landing attempt ended.
 pub(crate) enum Landing {
@@ -28,12 +35,15 @@ pub(crate) enum Landing {
     Deferred { reason: String },
     /// The change does not merge onto the current main.
     Conflict { files: Vec<String>, onto: ObjectId },
-    /// The verify command (or a hook) failed on the merged tree.
-    VerifyFailed(VerifyFailure),
+    /// The verify command (or a hook) failed on the merged tree: what the worker is told,
+    /// and the cause.
+    VerifyFailed(VerifyFailure, Box<Cause>),
+    /// Pushed as a pull request (`land.to = "pull-request"`): it lands when merged.
+    PullRequestOpen { reason: String },
 }
 
 /// One try at landing on the main tip of the moment.
-enum Try {
+pub(crate) enum Try {
     /// It ended (landed, deferred, conflict, failed check).
     Done(Landing),
     /// main moved between the merge and the compare-and-swap: merge again.
@@ -45,50 +55,53 @@ impl TaskDriver {
     pub(super) async fn try_landing(&self) -> Result<Landing, EngineError> {
         let _serial = self.ctx.land_lock.lock().await;
         let candidate = Candidate::of(&self.ctx, self.index)?;
-        // A landing that happened before a crash is recognized by its trailers.
-        if let Some(commit) = candidate.landed_before(&self.ctx).await? {
-            return Ok(Landing::Landed { commit: commit.into() });
-        }
-        for _ in 0..RACE_RETRIES {
-            match land_once(&self.ctx, &candidate).await? {
+        let tries = RACE_RETRIES.max(self.ctx.config.land.push_retries + 1);
+        for attempt in 1..=tries {
+            match self.land_once(&candidate, attempt).await? {
                 Try::Done(landing) => return Ok(landing),
                 Try::Raced => continue,
             }
         }
-        Err(kept_moving(&self.id))
+        Err(kept_moving(&self.id, tries))
+    }
+
+    /// Merges onto the target's tip (main's, or the remote branch's: `land_target.rs`),
+    /// runs the hooks and the verify command on the result, and publishes it: main moved if
+    /// it is still where it was, or a push with a lease, or a pull request.
+    async fn land_once(&self, candidate: &Candidate, attempt: u32) -> Result<Try, EngineError> {
+        let ctx = &self.ctx;
+        // main moved onto a commit made in a lane (a role moved it): land nothing on it.
+        let guard = ctx.roles.guard.clone();
+        ctx.blocking(move || guard.check_main()).await?;
+        let (main, expected) = match self.landing_onto().await? {
+            Onto::Tip { onto, expected } => (onto, expected),
+            Onto::Done(landing) => return Ok(Try::Done(landing)),
+        };
+        let link = match prepare(ctx, candidate, main).await? {
+            Prepared::Link(link) => link,
+            Prepared::Conflict { files } => {
+                return Ok(Try::Done(Landing::Conflict { files, onto: main.into() }));
+            }
+            Prepared::HookFailed(failure, cause) => {
+                return Ok(Try::Done(Landing::VerifyFailed(failure, Box::new(cause))));
+            }
+        };
+        if !ctx.config.verify.is_empty()
+            && let Some(failed) = judge_chain(ctx, main, std::slice::from_ref(&link)).await?.culprit
+        {
+            return Ok(Try::Done(Landing::VerifyFailed(failed.failure, Box::new(failed.cause))));
+        }
+        kill_points::reached("landing:verified");
+        self.publish(main, expected, &link, attempt).await
     }
 }
 
-/// The error when main moved under every try of a landing.
-pub(super) fn kept_moving(what: &str) -> EngineError {
+/// The error when main moved under every one of `tries` tries of a landing.
+pub(super) fn kept_moving(what: &str, tries: u32) -> EngineError {
     EngineError::usage(
-        format!("main kept moving while task {what} was landing ({RACE_RETRIES} tries)"),
+        format!("main kept moving while task {what} was landing ({tries} tries)"),
         "stop whatever is committing to main, then `breeze resume`",
     )
-}
-
-/// Merges onto main's tip, runs the hooks and the verify command on the result, and moves
-/// main to it if main is still where it was.
-async fn land_once(ctx: &RunContext, candidate: &Candidate) -> Result<Try, EngineError> {
-    let main = main_to_land_on(ctx).await?;
-    let link = match prepare(ctx, candidate, main).await? {
-        Prepared::Link(link) => link,
-        Prepared::Conflict { files } => {
-            return Ok(Try::Done(Landing::Conflict { files, onto: main.into() }));
-        }
-        Prepared::HookFailed(failure) => return Ok(Try::Done(Landing::VerifyFailed(failure))),
-    };
-    if !ctx.config.verify.is_empty()
-        && let Some(failure) = judge_chain(ctx, main, std::slice::from_ref(&link)).await?.culprit
-    {
-        return Ok(Try::Done(Landing::VerifyFailed(failure)));
-    }
-    kill_points::reached("landing:verified");
-    Ok(match move_main(ctx, main, std::slice::from_ref(&link)).await? {
-        Moved::Advanced => Try::Done(Landing::Landed { commit: link.commit.into() }),
-        Moved::Raced => Try::Raced,
-        Moved::Deferred { reason, .. } => Try::Done(Landing::Deferred { reason }),
-    })
 }
 
 /// main's tip, once it is known that no role moved main onto a commit made in a lane.
@@ -149,12 +162,12 @@ pub(super) enum Prepared {
     Link(Link),
     /// The change does not merge onto the parent.
     Conflict { files: Vec<String> },
-    /// A repository hook refused it (`land.run_hooks`).
-    HookFailed(VerifyFailure),
+    /// A repository hook refused it (`land.run_hooks`): what the worker is told, the cause.
+    HookFailed(VerifyFailure, Cause),
 }
 
 /// Merges the candidate onto `parent` in memory, flips its Plans.md marker, adds its
-/// changelog line, runs the hooks and writes its landing commit on `parent`.
+/// reviewed changelog line, runs the hooks and writes its landing commit on `parent`.
 pub(super) async fn prepare(
     ctx: &RunContext,
     candidate: &Candidate,
@@ -174,7 +187,7 @@ pub(super) async fn prepare(
     let mut message = candidate.message.clone();
     if ctx.config.run_hooks {
         match run_hooks(ctx, &candidate.id, parent, tree, &message).await? {
-            Hooks::Failed(failure) => return Ok(Prepared::HookFailed(failure)),
+            Hooks::Failed(failure, cause) => return Ok(Prepared::HookFailed(failure, cause)),
             Hooks::Passed { message: Some(edited) } => message = edited,
             Hooks::Passed { message: None } => {}
         }
@@ -186,141 +199,25 @@ pub(super) async fn prepare(
     Ok(Prepared::Link(Link { index, id, parent, commit, tree }))
 }
 
-/// How moving main onto verified landings went.
-pub(super) enum Moved {
-    /// main is at the last of them; each has its `landed` event.
-    Advanced,
-    /// main moved meanwhile: nothing moved.
-    Raced,
-    /// Waits for the user's checkout: `paths` are the dirty ones the landings touch (empty
-    /// when the checkout is mid-merge or locked); `reason` says what to do.
-    Deferred { reason: String, paths: Vec<String> },
-}
-
-/// Moves main from `main` to the last of `landed` (a chain on `main`) by compare-and-swap,
-/// fast-forwarding the user's clean checkout, and journals each landing.
-pub(super) async fn move_main(
-    ctx: &RunContext,
-    main: Oid,
-    landed: &[Link],
-) -> Result<Moved, EngineError> {
-    let Some(last) = landed.last() else { return Ok(Moved::Advanced) };
-    let commit = last.commit;
-    let mut journaled = JournaledUpdates { store: ctx.book.store().clone(), task: last.id.clone() };
-    let advance =
-        move |repo: &breeze_git::Repo| repo.advance_main_observed(main, commit, &mut journaled);
-    let advanced = match ctx.git(advance).await {
-        // The user's checkout is mid-merge/rebase, or another git process holds its
-        // lock: the landing waits for the user like a dirty file does.
-        Err(EngineError::Git(
-            err @ (breeze_git::GitError::MidOperation { .. } | breeze_git::GitError::Locked { .. }),
-        )) => return Ok(Moved::Deferred { reason: err.to_string(), paths: Vec::new() }),
-        other => other?,
-    };
-    match advanced {
-        AdvanceOutcome::Advanced { .. } => {
-            kill_points::reached("landing:main-moved");
-            ctx.roles.guard.landed(commit);
-            for link in landed {
-                ctx.book
-                    .journal(EventKind::Landed {
-                        task: link.id.clone(),
-                        commit: link.commit.to_string(),
-                        previous_main: link.parent.to_string(),
-                    })
-                    .await?;
-            }
-            kill_points::reached("landing:landed-journaled");
-            Ok(Moved::Advanced)
-        }
-        AdvanceOutcome::Raced { actual } => {
-            tracing::info!(task = %last.id, %actual, "main moved during landing; merging again");
-            Ok(Moved::Raced)
-        }
-        AdvanceOutcome::Deferred { paths, .. } => Ok(Moved::Deferred {
-            reason: format!(
-                "landing touches {} with uncommitted changes in your checkout; commit or stash them, then run `breeze resume`",
-                paths.iter().map(|p| format!("`{p}`")).collect::<Vec<_>>().join(", ")
-            ),
-            paths,
-        }),
-    }
-}
-
-/// A landing that sent its task back (a conflict, a failed check): counts the bounce and
-/// gives the task back to its worker with why — `Some(reason)` when it escalates instead,
-/// after `land.max_bounces`.
+/// A landing that sent its task back (a conflict, a failed verify or hook): counted as a
+/// bounce and back to the worker with its cause ([`landing_bounced`]) — `Some` escalation
+/// past `land.max_bounces`. `None` for a landing that did not bounce.
 pub(super) async fn send_back(
     ctx: &RunContext,
     index: usize,
     landing: Landing,
-) -> Result<Option<String>, EngineError> {
-    let bounces = ctx
-        .book
-        .change(index, |record| {
-            record.land_bounces += 1;
-            record.land_bounces
-        })
-        .await?;
-    let escalation = match &landing {
-        Landing::Conflict { files, .. } => format!(
-            "landing failed {} times; the last conflict was in {}",
-            bounces - 1,
-            files.join(", ")
-        ),
-        Landing::VerifyFailed(failure) => format!(
-            "`{}` failed on the merged tree {} times",
-            failure.command.join(" "),
-            bounces - 1
-        ),
-        Landing::Landed { .. } | Landing::Deferred { .. } => return Ok(None),
-    };
-    if bounces > ctx.config.max_land_bounces {
-        return Ok(Some(escalation));
-    }
-    ctx.book
-        .change(index, |record| match landing {
-            Landing::Conflict { files, onto } => {
-                record.conflict = Some(breeze_protocol::ConflictInfo { files });
-                record.conflict_onto = Some(onto);
-            }
-            Landing::VerifyFailed(failure) => record.verify_failure = Some(failure),
-            Landing::Landed { .. } | Landing::Deferred { .. } => {}
-        })
-        .await?;
-    ctx.book.transition(index, Transition::Work).await?;
-    Ok(None)
-}
-
-/// Journals each update of a checkout of main before its first file is written, so that
-/// `breeze resume` can finish or undo one a kill cut short.
-struct JournaledUpdates {
-    store: RunStore,
-    task: String,
-}
-
-impl CheckoutObserver for JournaledUpdates {
-    fn updating(&mut self, update: &CheckoutUpdate) -> std::io::Result<()> {
-        self.store.record_blocking(EventKind::CheckoutUpdate {
-            task: self.task.clone(),
-            checkout: update.checkout.display().to_string(),
-            from: update.from.to_string(),
-            to: update.to.to_string(),
-            paths: update.paths as u64,
-        })?;
-        kill_points::reached("landing:checkout-journaled");
-        Ok(())
-    }
-
-    fn placed(&mut self, done: usize, total: usize) {
-        if done == total.div_ceil(2) {
-            kill_points::reached("landing:checkout-half");
+) -> Result<Option<Cause>, EngineError> {
+    let (bounce, cause) = match landing {
+        Landing::Conflict { files, onto } => {
+            let cause = crate::causes::of_conflict(&files);
+            (Bounce::Conflict { files, onto }, cause)
         }
-    }
-
-    fn updated(&mut self, _update: &CheckoutUpdate) {
-        kill_points::reached("landing:checkout-written");
-    }
+        Landing::VerifyFailed(failure, cause) => (Bounce::Failed(failure), *cause),
+        Landing::Landed { .. } | Landing::Deferred { .. } | Landing::PullRequestOpen { .. } => {
+            return Ok(None);
+        }
+    };
+    landing_bounced(ctx, index, bounce, cause).await
 }
 
 /// Flips the task's row in a tracked Plans.md to `cc:done` in the landing tree.
@@ -347,10 +244,9 @@ async fn flip_plans_marker(ctx: &RunContext, id: &str, tree: Oid) -> Result<Oid,
 /// Adds the worker's changelog line under `Unreleased` in `CHANGELOG.md` of the landing
 /// tree (creating the file when the repository has none).
 async fn add_changelog_entry(ctx: &RunContext, tree: Oid, entry: &str) -> Result<Oid, EngineError> {
-    use crate::changelog::{CHANGELOG_FILE, add_unreleased};
+    use crate::changelog::{CHANGELOG_FILE, updated_changelog};
     let current = ctx.git(move |repo| repo.read_blob_at(tree, CHANGELOG_FILE)).await?;
-    let text = current.map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
-    let updated = add_unreleased(text.as_deref(), entry);
+    let updated = updated_changelog(current.as_deref(), entry);
     ctx.git(move |repo| repo.replace_in_tree(tree, CHANGELOG_FILE, updated.as_bytes())).await
 }
 
@@ -359,7 +255,7 @@ enum Hooks {
     /// They passed; `commit-msg` may have edited the message.
     Passed { message: Option<String> },
     /// One failed: the task goes back to its worker like a failed verify.
-    Failed(VerifyFailure),
+    Failed(VerifyFailure, Cause),
 }
 
 /// Runs the repository's `pre-commit` (with the landing staged on main's tip, as `git
@@ -388,9 +284,22 @@ async fn run_hooks(
     })
     .await?;
     let logs = ctx.run_dir.root().join("logs");
-    let message_file = logs.join(format!("{}.COMMIT_EDITMSG", file_slug(id)));
-    std::fs::write(&message_file, message)
-        .map_err(|err| EngineError::io(format!("cannot write {}", message_file.display()), err))?;
+    // A folder of its own: commit-msg may edit the message, and tools such as
+    // `git interpret-trailers --in-place` replace the file through a temporary one next to it.
+    let message_dir = logs.join(format!("{}.commit-msg", file_slug(id)));
+    let message_file = message_dir.join("COMMIT_EDITMSG");
+    // The message as the hooks got it, then as they left it, next to their logs.
+    let message_log = logs.join(format!("{}.COMMIT_EDITMSG", file_slug(id)));
+    let write = |path: &Path, text: &str| {
+        std::fs::write(path, text)
+            .map_err(|err| EngineError::io(format!("cannot write {}", path.display()), err))
+    };
+    // Fresh each time: nothing a hook left there (a link, say) is written through.
+    let _ = std::fs::remove_dir_all(&message_dir);
+    std::fs::create_dir(&message_dir)
+        .map_err(|err| EngineError::io(format!("cannot create {}", message_dir.display()), err))?;
+    write(&message_file, message)?;
+    write(&message_log, message)?;
     let steps = [
         (pre_commit, "pre-commit", Vec::new()),
         (commit_msg, "commit-msg", vec![message_file.display().to_string()]),
@@ -401,18 +310,32 @@ async fn run_hooks(
         argv.extend(args);
         let log = logs.join(format!("{}.hook-{name}", file_slug(id)));
         let purpose = format!("land.run_hooks ({name})");
-        let outcome = ctx
-            .run_project_command(id, &purpose, &argv, &worktree, &log, ctx.config.verify_timeout)
-            .await?;
-        if outcome.ending == Ending::Cancelled {
+        let integration = (worktree.as_path(), LaneEnv::integration(&ctx.config));
+        let mut command =
+            ProjectCommand::new(id, &purpose, &argv, integration, &log, ctx.config.verify_timeout);
+        if name == "commit-msg" {
+            command.also_writable.push(message_dir.clone());
+        }
+        let run = ctx.run_project_command(command).await?;
+        if run.outcome.ending == Ending::Cancelled {
             return Err(EngineError::Cancelled);
         }
-        if !outcome.ending.is_success() {
-            return Ok(Hooks::Failed(failure_of(argv, &outcome).failure));
+        if !run.outcome.ending.is_success() {
+            let mut failed = failure_of(CauseKind::Hook, argv, &run);
+            failed.cause.name = Some(name.to_string());
+            return Ok(Hooks::Failed(failed.failure, failed.cause));
         }
     }
-    let edited = std::fs::read_to_string(&message_file).unwrap_or_default();
-    Ok(Hooks::Passed {
-        message: (!edited.trim().is_empty() && edited != message).then_some(edited),
-    })
+    // Written by a hook that may run agents' code: no link followed, bounded.
+    let edited = breeze_supervise::read_role_file(&message_file, MAX_MESSAGE_BYTES)
+        .ok()
+        .flatten()
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+        .unwrap_or_default();
+    let _ = std::fs::remove_dir_all(&message_dir);
+    let edited_message = !edited.trim().is_empty() && edited != message;
+    if edited_message {
+        write(&message_log, &edited)?;
+    }
+    Ok(Hooks::Passed { message: edited_message.then_some(edited) })
 }

@@ -1,13 +1,18 @@
 //! Starting, resuming and inspecting runs: the public face of the engine.
 //!
-//! A run is `prepare`d (checks, plan, run folder), then goes on in a `session`: the
+//! A run is preflighted ([`crate::preflight`]: nothing is created until it passes), then
+//! `prepare`d (checks, plan, run folder), then goes on in a `session`: the
 //! `dispatcher` asks the `schedule` what may start and gives each task a
 //! `driver` on a lane; the driver takes the task through its `lanes` worktree,
-//! `work`, `consult`, `review` and `landing` (`verify_queue` judges landings, one or a
-//! batch; `land_batch` lands batches from the dispatcher's landing queue). Every change of a task's state goes
+//! `work`, `consult`, `review` and `landing` — on the target `[land] to` names
+//! (`land_target`: the local main, a remote's branch in `land_remote`, pull requests in
+//! `land_pr`, which the dispatcher follows until they merge); `verify_queue` judges
+//! landings, one or a batch; `land_batch` lands batches from the dispatcher's landing
+//! queue. Every change of a task's state goes
 //! through the run's `book`; `cleanup` tidies up after a finished run; `recovery` sets
 //! right what a killed engine left half-done when its run resumes.
 
+mod attach_point;
 mod book;
 mod cleanup;
 mod consult;
@@ -15,13 +20,18 @@ mod context;
 mod dispatcher;
 mod driver;
 mod land_batch;
+mod land_pr;
+mod land_remote;
+mod land_target;
 mod landing;
 mod lanes;
+mod pr_body;
 mod prepare;
 mod recovery;
 mod review;
 mod schedule;
 mod scope;
+mod send_back;
 mod session;
 mod verify_queue;
 mod work;
@@ -42,6 +52,7 @@ use crate::snapshot::RunSnapshot;
 
 pub(crate) use recovery::finish_checkout_updates;
 pub(crate) use session::end_orphans_of;
+pub(crate) use work::worker_caused;
 
 /// What to run and how.
 #[derive(Clone)]
@@ -62,6 +73,12 @@ pub struct RunOptions {
     pub supervisor: Supervisor,
     /// How backend troubles (rate limits, passing API errors) are waited out.
     pub backoff: crate::roles::backoff::BackoffSettings,
+    /// `breeze resume --budget-usd` / `--budget-tokens`: the resumed run's new caps (kept in
+    /// `run.json`); a new run takes its caps from `[budget]` only.
+    pub budget_raise: crate::budget::BudgetRaise,
+    /// Do not try `worktree.setup` in a throwaway checkout before the run
+    /// (`--skip-setup-check`).
+    pub skip_setup_check: bool,
 }
 
 impl RunOptions {
@@ -76,6 +93,8 @@ impl RunOptions {
             events: None,
             supervisor: Supervisor::new(),
             backoff: Default::default(),
+            budget_raise: Default::default(),
+            skip_setup_check: false,
         }
     }
 }
@@ -111,6 +130,7 @@ pub async fn run(
     options: RunOptions,
     cancel: CancellationToken,
 ) -> Result<RunOutcome, EngineError> {
+    crate::preflight::before_run(&options, crate::preflight::Stage::NewRun, &cancel).await?;
     let prepared = prepare::new_run(&options)?;
     session::go_on(prepared, options, cancel).await
 }
@@ -120,6 +140,7 @@ pub async fn resume(
     options: RunOptions,
     cancel: CancellationToken,
 ) -> Result<RunOutcome, EngineError> {
+    crate::preflight::before_run(&options, crate::preflight::Stage::Resume, &cancel).await?;
     let prepared = prepare::interrupted_run(&options)?;
     session::go_on(prepared, options, cancel).await
 }

@@ -51,7 +51,7 @@ pub(crate) fn finish_checkout_updates(
                 pending.insert(checkout, (task, update));
             }
         }
-        EventKind::Landed { commit, .. } => {
+        EventKind::Landed { commit, .. } | EventKind::MainFollowed { commit, .. } => {
             pending.retain(|_, (_, update)| update.to.to_string() != commit);
         }
         _ => {}
@@ -113,6 +113,7 @@ pub(super) async fn journal_landings(ctx: &RunContext) -> Result<(), EngineError
                     task: record.id.clone(),
                     commit: commit.to_string(),
                     previous_main: previous.map(|oid| oid.to_string()).unwrap_or_default(),
+                    target: None,
                 })
                 .await?;
         }
@@ -121,6 +122,7 @@ pub(super) async fn journal_landings(ctx: &RunContext) -> Result<(), EngineError
                 task: record.id.clone(),
                 state: TaskState::Landed,
                 reason: None,
+                cause: None,
             })
             .await?;
         ctx.book.report(ProgressEvent::TaskFinished {
@@ -128,6 +130,7 @@ pub(super) async fn journal_landings(ctx: &RunContext) -> Result<(), EngineError
             state: TaskState::Landed,
             commit: Some(commit.to_string()),
             reason: None,
+            cause: None,
         });
     }
     Ok(())

@@ -1,15 +1,18 @@
-//! Gates and review of a finished attempt: the mechanical gates first, then (when they
-//! pass) the reviewer, whose verdict the gap severities decide.
+//! Gates and review of a finished attempt: the mechanical gates and `[review] checks`
+//! first — a failure goes back to the worker without being a round — then the reviewer,
+//! whose verdict the gap severities decide.
 
 use std::collections::BTreeSet;
 
 use breeze_protocol::{
-    EventKind, Gap, GateResult, GateStatus, MemoryScope, ReviewInput, ReviewInputV1, ReviewResult,
-    ReviewResultV1, Role, Severity, Verdict, validate,
+    CauseKind, EventKind, Gap, GateResult, GateStatus, MemoryScope, ReviewInput, ReviewInputV1,
+    ReviewResult, Role, Severity, Verdict, validate,
 };
 
 use super::consult::write_json;
+use super::context::{ProjectCommand, ProjectRun};
 use super::driver::TaskDriver;
+use super::send_back::GateFailure;
 use crate::clock;
 use crate::error::EngineError;
 use crate::progress::ProgressEvent;
@@ -18,10 +21,21 @@ use crate::roles::{RoleCall, RoleOutcome, definition, prompt};
 use crate::run_dir::file_slug;
 use crate::snapshot::ObjectId;
 
+/// The `cycles.jsonl` summary of a person's attempt.
+pub(super) const PERSON_SUMMARY: &str = "changes by a person (breeze attach)";
+
 /// Reviewer invocations per round before the run stops for the user.
 const REVIEWER_TRIES: u32 = 2;
 
-/// The normalized outcome of one round.
+/// What the gates, the checks and the reviewer made of a finished attempt.
+pub(crate) enum Judged {
+    /// A gate or a check failed: back to the worker, not a round.
+    GatesFailed(GateFailure),
+    /// The reviewer's round.
+    Reviewed(Round),
+}
+
+/// The normalized outcome of one reviewer round.
 pub(crate) struct Round {
     pub verdict: Verdict,
     /// The critical and major gaps.
@@ -38,68 +52,95 @@ struct Change {
     changed_paths: Vec<String>,
     diff_path: std::path::PathBuf,
     gates: Vec<GateResult>,
+    /// The changelog line the landing adds, shown to the reviewer in the input and the diff.
+    changelog: Option<String>,
 }
 
 impl TaskDriver {
-    /// Runs the gates, then (if they pass) the reviewer, on `base..head`. A round counts
-    /// once it has a verdict: a review cut off by a stop is done again as the same round.
+    /// Runs the gates, then the checks, then (if they pass) the reviewer, on `base..head`.
+    /// A round counts once the reviewer gave a verdict: a review cut off by a stop is done
+    /// again as the same round; a failed gate or check is no round at all.
     pub(super) async fn review(
         &mut self,
         base: ObjectId,
         head: ObjectId,
-    ) -> Result<Round, EngineError> {
+    ) -> Result<Judged, EngineError> {
         let mut change = self.change_under_review(base, head).await?;
-        if change.gates.iter().all(|gate| gate.status != GateStatus::Failed) {
-            let checks = self.run_checks(change.round).await?;
-            change.gates.extend(checks);
-        }
         let failed: Vec<&GateResult> =
             change.gates.iter().filter(|gate| gate.status == GateStatus::Failed).collect();
-        let (result, by_gates) = if failed.is_empty() {
+        if !failed.is_empty() {
+            let failure = GateFailure::of_gates(&failed);
+            self.end_pending_cycle(&change, &failure.cause.line());
+            return Ok(Judged::GatesFailed(failure));
+        }
+        let (checks, failed_check) = self.run_checks(change.round).await?;
+        change.gates.extend(checks);
+        if let Some(cause) = failed_check {
+            let failed: Vec<&GateResult> =
+                change.gates.iter().filter(|gate| gate.status == GateStatus::Failed).collect();
+            let failure = GateFailure::new(cause, &failed);
+            self.end_pending_cycle(&change, &failure.cause.line());
+            return Ok(Judged::GatesFailed(failure));
+        }
+        // The gates passed: gate failures in a row start again from none.
+        self.change(|record| record.gate_failures_in_row = 0).await?;
+        let result = {
             let _serial = self.ctx.review_lock.lock().await;
-            (self.run_reviewer(&change).await?, false)
-        } else {
-            // The engine's own REQUEST_CHANGES: the reviewer is not asked about a change
-            // that breaks the mechanical rules.
-            (engine_review(failed.iter().map(|gate| gate_gap(gate)).collect()), true)
+            self.run_reviewer(&change).await?
         };
-        self.record_verdict(&change, result, by_gates).await
+        self.record_verdict(&change, result).await.map(Judged::Reviewed)
     }
 
-    /// Runs `review.checks` in the task's worktree, each as a gate. The lane is held while
-    /// they run: they may build or write caches there.
-    async fn run_checks(&mut self, round: u32) -> Result<Vec<GateResult>, EngineError> {
+    /// Runs `review.checks` in the task's worktree, each as a gate; with the cause of the
+    /// first that failed. The lane is held while they run: they may build or write caches
+    /// there, which become the lane's baseline.
+    async fn run_checks(
+        &mut self,
+        round: u32,
+    ) -> Result<(Vec<GateResult>, Option<breeze_protocol::Cause>), EngineError> {
         let checks = self.ctx.config.review_checks.clone();
-        let Some(worktree) = self.worktree.clone() else { return Ok(Vec::new()) };
+        let Some(worktree) = self.worktree.clone() else { return Ok((Vec::new(), None)) };
         if checks.is_empty() {
-            return Ok(Vec::new());
+            return Ok((Vec::new(), None));
         }
         self.hold_lane();
         let mut gates = Vec::new();
+        let mut failed = None;
         for (n, argv) in checks.iter().enumerate() {
             let log = self.ctx.run_dir.root().join("logs").join(format!(
                 "{}.check-{}.round-{round}",
                 file_slug(&self.id),
                 n + 1
             ));
-            let outcome = self
+            let run = self
                 .ctx
-                .run_project_command(
+                .run_project_command(ProjectCommand::new(
                     &self.id,
                     "review.checks",
                     argv,
-                    &worktree.path,
+                    (&worktree.path, self.lane_env()),
                     &log,
                     self.ctx.config.check_timeout,
-                )
+                ))
                 .await?;
-            if outcome.ending == breeze_supervise::Ending::Cancelled {
+            if run.outcome.ending == breeze_supervise::Ending::Cancelled {
                 return Err(EngineError::Cancelled);
             }
-            gates.push(check_gate(argv, &outcome));
+            if failed.is_none() && !run.outcome.ending.is_success() {
+                failed = Some(crate::causes::of_command(
+                    CauseKind::Check,
+                    argv,
+                    &run.outcome,
+                    run.refused.as_deref(),
+                ));
+            }
+            gates.push(check_gate(argv, &run));
         }
+        // What the checks left (a `Cargo.lock`, caches) is the lane's baseline: never the
+        // task's change unless its worker changes it later.
+        self.record_baseline(&worktree).await?;
         self.writer = None;
-        Ok(gates)
+        Ok((gates, failed))
     }
 
     /// The diff (kept in the run files), the changed paths and the gates of `base..head`.
@@ -115,7 +156,12 @@ impl TaskDriver {
             .iter()
             .flat_map(|change| change.touched_paths().into_iter().map(str::to_string))
             .collect();
-        let patch = self.ctx.git(move |repo| repo.diff_patch(base_oid, head_oid)).await?;
+        let mut patch = self.ctx.git(move |repo| repo.diff_patch(base_oid, head_oid)).await?;
+        let changelog = self.record().changelog.as_deref().and_then(crate::changelog::landing_line);
+        if let Some(line) = changelog.clone() {
+            let hunk = self.ctx.git(move |repo| changelog_patch(repo, &line)).await?;
+            patch.push_str(&hunk);
+        }
         let diff_path = self.ctx.run_dir.review_file(&file_slug(&self.id), round, "diff");
         std::fs::write(&diff_path, patch)
             .map_err(|err| EngineError::io(format!("cannot write {}", diff_path.display()), err))?;
@@ -146,16 +192,16 @@ impl TaskDriver {
             changed_paths: changed_paths.into_iter().collect(),
             diff_path,
             gates,
+            changelog,
         })
     }
 
-    /// Normalizes the verdict and records it: the result file, the journal, the progress
-    /// stream, the round count and the lessons for later workers.
+    /// Normalizes the reviewer's verdict and records it: the result file, the journal, the
+    /// progress stream, the round count and the lessons for later workers.
     async fn record_verdict(
         &self,
         change: &Change,
         result: ReviewResult,
-        by_gates: bool,
     ) -> Result<Round, EngineError> {
         let said = result.verdict;
         let normalized = normalize(&self.id, result, &change.head.to_string());
@@ -181,9 +227,8 @@ impl TaskDriver {
             round: change.round,
             verdict: normalized.verdict,
             blocking_gaps: blocking.len(),
-            by_gates,
         });
-        self.cycle_with_verdict(change, normalized.verdict);
+        self.end_cycle(change, Some(normalized.verdict), None);
         // Universal lessons reach every later worker briefing of the run.
         let lessons: Vec<String> = normalized
             .memory_updates
@@ -211,27 +256,39 @@ impl TaskDriver {
         Ok(Round { verdict, blocking, reviewer_said })
     }
 
-    /// The `cycles.jsonl` line of the reviewed attempt, with its verdict.
-    fn cycle_with_verdict(&self, change: &Change, verdict: Verdict) {
+    /// The `cycles.jsonl` line of an attempt the gates or a check sent back: no verdict,
+    /// the cause as its summary.
+    fn end_pending_cycle(&self, change: &Change, cause: &str) {
+        self.end_cycle(change, None, Some(cause));
+    }
+
+    /// The `cycles.jsonl` line of the judged attempt: the reviewer's verdict, or why the
+    /// gates sent it back.
+    fn end_cycle(&self, change: &Change, verdict: Option<Verdict>, sent_back: Option<&str>) {
         let pending = self.pending_cycle.lock().unwrap_or_else(|p| p.into_inner()).take();
         let record = self.record();
         let now = clock::now_rfc3339();
         // After a resume the attempt's own line is gone with the engine that made it.
+        let by_person = record.person_head == Some(change.head);
         let mut cycle = pending.unwrap_or_else(|| crate::journal::CycleRecord {
             run_id: self.ctx.run_id.clone(),
             cycle: 0,
             task_id: self.id.clone(),
-            executor: "breezing",
+            executor: if by_person { "person" } else { "breezing" },
             job_status: "completed".into(),
             verdict: None,
             commit_hash: None,
-            summary: "completed".into(),
+            summary: if by_person { PERSON_SUMMARY } else { "completed" }.into(),
             attempts: record.attempts,
             consultations: record.advisor_consults,
             started_at: now.clone(),
             finished_at: now.clone(),
         });
-        cycle.verdict = Some(verdict.as_str().to_string());
+        cycle.verdict = verdict.map(|verdict| verdict.as_str().to_string());
+        if let Some(cause) = sent_back {
+            cycle.job_status = "sent-back".into();
+            cycle.summary = crate::advice::bound_text(cause, 8192);
+        }
         cycle.commit_hash = Some(change.head.to_string().chars().take(7).collect());
         cycle.finished_at = now;
         self.ctx.book.cycle(cycle);
@@ -251,6 +308,7 @@ impl TaskDriver {
             diff_path: change.diff_path.display().to_string(),
             gates: change.gates.clone(),
             contract_path: Some(self.ctx.contract_path(self.index).display().to_string()),
+            changelog: change.changelog.clone(),
         };
         let definition = definition::load(self.ctx.roles.repo_root(), Role::Reviewer)
             .map_err(|message| EngineError::usage(message, "fix the role definition file"))?;
@@ -286,6 +344,7 @@ impl TaskDriver {
                     continue;
                 }
                 RoleOutcome::Cancelled => return Err(EngineError::Cancelled),
+                RoleOutcome::OverBudget(over) => return Err(EngineError::OverBudget(over)),
                 RoleOutcome::CouldNotStart(message) => {
                     return Err(EngineError::usage(
                         format!("the reviewer of task {} could not start: {message}", self.id),
@@ -329,34 +388,46 @@ impl TaskDriver {
             label: String::new(),
             resume_baseline: None,
             lane: None,
+            lane_env: Some(self.lane_env()),
         }
     }
 }
 
+/// The change breeze makes to `CHANGELOG.md` when the task lands with `line`, computed on
+/// main's `CHANGELOG.md` as it is now, marked as breeze's for the end of the review diff.
+fn changelog_patch(repo: &breeze_git::Repo, line: &str) -> Result<String, breeze_git::GitError> {
+    use crate::changelog::{CHANGELOG_FILE, updated_changelog};
+    let current = repo.read_blob_at(repo.main_tip()?, CHANGELOG_FILE)?;
+    let updated = updated_changelog(current.as_deref(), line);
+    let patch = breeze_git::text_patch(CHANGELOG_FILE, current.as_deref(), updated.as_bytes())?;
+    Ok(format!(
+        "# ---- Added by breeze when the task lands, not by the task's commits ----\n\
+         # The worker's report (`changelog`) asks for this line; breeze adds it to {CHANGELOG_FILE}\n\
+         # in the landing commit (shown here on main's {CHANGELOG_FILE} as it is now).\n\
+         {patch}"
+    ))
+}
+
 /// A review check's outcome as a gate (`check: cargo test`).
-fn check_gate(argv: &[String], outcome: &breeze_supervise::Outcome) -> GateResult {
+fn check_gate(argv: &[String], run: &ProjectRun) -> GateResult {
+    let outcome = &run.outcome;
     let passed = outcome.ending.is_success();
     let detail = if passed {
         "passed".to_string()
     } else {
         let tail = format!("{}{}", outcome.stdout_tail, outcome.stderr_tail);
-        format!("{} — {}", outcome.ending, crate::advice::bound_text(tail.trim(), 2048))
+        let mut detail =
+            format!("{} — {}", outcome.ending, crate::advice::bound_text(tail.trim(), 2048));
+        if let Some(hint) = &run.refused {
+            detail.push_str(&format!(" (breeze: {hint})"));
+        }
+        detail
     };
     GateResult {
         id: format!("check: {}", argv.join(" ")),
         status: if passed { GateStatus::Passed } else { GateStatus::Failed },
         detail,
         paths: Vec::new(),
-    }
-}
-
-/// The engine's gap for a failed gate.
-fn gate_gap(gate: &GateResult) -> Gap {
-    Gap {
-        severity: Severity::Major,
-        location: gate.paths.first().cloned().unwrap_or_default(),
-        issue: format!("gate `{}` failed: {}", gate.id, gate.detail),
-        suggestion: gate_suggestion(&gate.id),
     }
 }
 
@@ -398,43 +469,24 @@ fn normalize(id: &str, mut result: ReviewResult, head: &str) -> ReviewResult {
     result
 }
 
-fn engine_review(gaps: Vec<Gap>) -> ReviewResult {
-    ReviewResult {
-        schema_version: ReviewResultV1,
-        verdict: Verdict::RequestChanges,
-        review_type: Some(breeze_protocol::ReviewType::Scope),
-        reviewer_profile: Some(breeze_protocol::ReviewerProfile::Static),
-        checks: Vec::new(),
-        gaps,
-        followups: Vec::new(),
-        memory_updates: Vec::new(),
-        task: None,
-        commit_hash: None,
-        generated_at: None,
-    }
-}
-
-fn gate_suggestion(gate: &str) -> String {
-    if let Some(command) = gate.strip_prefix("check: ") {
-        return format!("make `{command}` pass in your worktree (it runs before every review)");
-    }
-    match gate {
-        "write-set" => "revert the changes outside the task's write set, or ask for them with status needs-scope",
-        "symlink-escape" => "remove the symlink or make it point inside the repository",
-        "nested-repo" => "remove the nested repository or submodule",
-        "plans-markers" => "leave Plans.md status markers alone: breeze flips them when the task lands",
-        "file-size" => "do not add files above the size limit (gates.max_file_size)",
-        _ => "fix the gate failure",
-    }
-    .to_string()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn result(verdict: Verdict, gaps: Vec<Gap>) -> ReviewResult {
-        ReviewResult { verdict, gaps, ..engine_review(Vec::new()) }
+        ReviewResult {
+            schema_version: breeze_protocol::ReviewResultV1,
+            verdict,
+            review_type: None,
+            reviewer_profile: None,
+            checks: Vec::new(),
+            gaps,
+            followups: Vec::new(),
+            memory_updates: Vec::new(),
+            task: None,
+            commit_hash: None,
+            generated_at: None,
+        }
     }
 
     fn gap(severity: Severity) -> Gap {

@@ -6,7 +6,8 @@
 //! - Among ready tasks, the one with the longest chain of dependents goes first, then plan
 //!   order.
 //! - A task whose dependency escalated, failed or was blocked (or is blocked in the plan) is
-//!   blocked itself, transitively.
+//!   blocked itself, transitively; so is a task the plan holds back (`Task::blocked`: a
+//!   dependency on an id the plan does not have), with the plan's reason.
 //! - A resumed task gets back the lane whose worktree holds its branch.
 //! - The lanes are one pool: a task takes a lane to start and gives it back when it leaves
 //!   (landed, escalated, deferred), which caps how many work at once.
@@ -23,6 +24,9 @@ pub(crate) struct Scheduler<'a> {
     analysis: &'a Analysis,
     /// Write sets widened by scope grants (their conflicts are no longer the plan's).
     widened: BTreeMap<usize, WriteSet>,
+    /// `land.stack`: a task whose only unlanded dependency has an open pull request starts
+    /// on it.
+    stacking: bool,
 }
 
 /// Tasks that keep conflicting tasks out: those holding a lane, and approved ones waiting
@@ -45,13 +49,38 @@ impl Busy<'_> {
 
 impl<'a> Scheduler<'a> {
     pub fn new(plan: &'a Plan, analysis: &'a Analysis) -> Scheduler<'a> {
-        Scheduler { plan, analysis, widened: BTreeMap::new() }
+        Scheduler { plan, analysis, widened: BTreeMap::new(), stacking: false }
     }
 
     /// The scheduler, seeing the write sets scope grants widened.
     pub fn with_widened(mut self, widened: BTreeMap<usize, WriteSet>) -> Scheduler<'a> {
         self.widened = widened;
         self
+    }
+
+    /// The scheduler, stacking tasks on their dependency's open pull request (`land.stack`).
+    pub fn with_stacking(mut self, stacking: bool) -> Scheduler<'a> {
+        self.stacking = stacking;
+        self
+    }
+
+    /// Whether every dependency of `index` has landed — or, stacking, all but one whose
+    /// pull request is open (the task builds on it).
+    fn dependencies_met(&self, index: usize, phases: &[TaskPhase]) -> bool {
+        let mut unlanded = self.dependencies(index).filter(|&dep| phases[dep] != TaskPhase::Landed);
+        match (unlanded.next(), unlanded.next()) {
+            (None, _) => true,
+            (Some(dep), None) => self.stacking && phases[dep] == TaskPhase::PrOpen,
+            _ => false,
+        }
+    }
+
+    /// Whether `index` builds on `other`'s open pull request: their conflict does not keep
+    /// it out (its change is in the stacked task's base).
+    fn stacked_on(&self, index: usize, other: usize, phases: &[TaskPhase]) -> bool {
+        self.stacking
+            && phases[other] == TaskPhase::PrOpen
+            && self.dependencies(index).any(|dep| dep == other)
     }
 
     /// Whether two tasks may not run at the same time: the plan's conflicts, and the
@@ -71,19 +100,24 @@ impl<'a> Scheduler<'a> {
         self.plan.tasks[index].depends_on.iter().filter_map(|dep| self.plan.index_of(dep))
     }
 
-    /// The next task to start, if any: not finished, not busy, all dependencies landed, no
-    /// conflict with a busy task; the longest chain of dependents first, then plan order.
+    /// The next task to start, if any: not finished, not busy, all dependencies landed (or,
+    /// stacking, all but one with an open pull request), no conflict with a busy task; the longest chain of dependents first, then plan order.
     pub fn next_ready(&self, phases: &[TaskPhase], busy: Busy<'_>) -> Option<usize> {
         (0..phases.len())
             .filter(|&index| !busy.contains(index))
             .filter(|&index| !phases[index].is_terminal() && !phases[index].waits_to_land())
-            .filter(|&index| self.dependencies(index).all(|dep| phases[dep] == TaskPhase::Landed))
-            .filter(|&index| busy.iter().all(|other| !self.conflict(index, other)))
+            .filter(|&index| self.dependencies_met(index, phases))
+            .filter(|&index| {
+                busy.iter().all(|other| {
+                    self.stacked_on(index, other, phases) || !self.conflict(index, other)
+                })
+            })
             .min_by_key(|&index| (std::cmp::Reverse(self.analysis.priority(index)), index))
     }
 
-    /// The tasks that can no longer run, each with why: a dependency is blocked in the plan,
-    /// or escalated, failed or blocked in this run — transitively, in one pass.
+    /// The tasks that can no longer run, each with why: the plan holds them back (a
+    /// dependency on an id it does not have), a dependency is blocked in the plan, or
+    /// escalated, failed or blocked in this run — transitively, in one pass.
     pub fn unreachable(&self, phases: &[TaskPhase]) -> Vec<(usize, String)> {
         let mut phases = phases.to_vec();
         let mut found = Vec::new();
@@ -104,6 +138,10 @@ impl<'a> Scheduler<'a> {
 
     fn why_unreachable(&self, index: usize, phases: &[TaskPhase]) -> Option<String> {
         let task = &self.plan.tasks[index];
+        // Held back by the plan: a dependency on an id it does not have.
+        if let Some(reason) = &task.blocked {
+            return Some(reason.clone());
+        }
         if let Some(dep) = task.depends_on.iter().find(|dep| self.plan.blocked.contains(*dep)) {
             return Some(format!("dependency {dep} is blocked in the plan"));
         }

@@ -13,12 +13,13 @@
 use std::path::PathBuf;
 
 use breeze_git::Oid;
-use breeze_protocol::{EventKind, VerifyFailure};
+use breeze_protocol::{CauseKind, EventKind, VerifyFailure};
 use breeze_supervise::Ending;
 
-use super::context::RunContext;
+use super::context::{ProjectCommand, ProjectRun, RunContext};
 use crate::config::OnMainFailure;
 use crate::error::EngineError;
+use crate::lane_env::LaneEnv;
 use crate::run_dir::file_slug;
 use crate::verify_cache::{Verdict, VerifyFailed};
 
@@ -46,8 +47,9 @@ pub(super) struct ChainVerdict {
     /// How many of the chain's first landings may move main: their last commit passed
     /// (or failed only the way main does).
     pub passed: usize,
-    /// The landing after them failed: its task's failure. `None` when all passed.
-    pub culprit: Option<VerifyFailure>,
+    /// The landing after them failed: its task's failure and its cause. `None` when all
+    /// passed.
+    pub culprit: Option<VerifyFailed>,
 }
 
 /// Verifies the chain of landings built on `main`, bisecting a failure to its task.
@@ -93,7 +95,7 @@ pub(super) async fn judge_chain(
             }
         }
     }
-    Ok(ChainVerdict { passed: passing, culprit: Some(failed.failure) })
+    Ok(ChainVerdict { passed: passing, culprit: Some(failed) })
 }
 
 /// The verdicts of one chain, with main's tip's asked once.
@@ -127,7 +129,7 @@ impl Judge<'_> {
             })
             .await?;
         match verdict {
-            Verdict::Failed(failed) if outcome == "failed" => Ok(Some(failed)),
+            Verdict::Failed(failed) if outcome == "failed" => Ok(Some(*failed)),
             _ => Ok(None),
         }
     }
@@ -208,33 +210,32 @@ async fn verdict_on(
         file_slug(id),
         &commit.to_string()[..12]
     ));
-    let outcome = ctx
-        .run_project_command(
+    let run = ctx
+        .run_project_command(ProjectCommand::new(
             id,
             "land.verify",
             &ctx.config.verify,
-            &worktree,
+            (&worktree, LaneEnv::integration(&ctx.config)),
             &log,
             ctx.config.verify_timeout,
-        )
+        ))
         .await?;
-    if outcome.ending == Ending::Cancelled {
+    if run.outcome.ending == Ending::Cancelled {
         return Err(EngineError::Cancelled);
     }
-    let verdict = if outcome.ending.is_success() {
+    let verdict = if run.outcome.ending.is_success() {
         Verdict::Passed
     } else {
-        Verdict::Failed(failure_of(ctx.config.verify.clone(), &outcome))
+        Verdict::Failed(Box::new(failure_of(CauseKind::Verify, ctx.config.verify.clone(), &run)))
     };
     ctx.verify_cache.record(tree, &verdict);
     Ok((verdict, false))
 }
 
-/// A failed check on a merged tree, as the worker is told about it, with its signature.
-pub(super) fn failure_of(
-    command: Vec<String>,
-    outcome: &breeze_supervise::Outcome,
-) -> VerifyFailed {
+/// A failed check on a merged tree (`land.verify`, a hook: `kind`), as the worker is told
+/// about it, with its signature and its cause.
+pub(super) fn failure_of(kind: CauseKind, command: Vec<String>, run: &ProjectRun) -> VerifyFailed {
+    let outcome = &run.outcome;
     let combined = format!("{}{}", outcome.stdout_tail, outcome.stderr_tail);
     let tail_start = combined.len().saturating_sub(VERIFY_TAIL_BYTES);
     let tail_start =
@@ -253,6 +254,11 @@ pub(super) fn failure_of(
         whole_lines(&outcome.stderr_tail, outcome.stderr_bytes)
     ));
     signature.insert(0, format!("({})", outcome.ending));
+    let mut log_tail = format!("({}) {}", outcome.ending, &combined[tail_start..]);
+    if let Some(hint) = &run.refused {
+        log_tail.push_str(&format!("\n(breeze: {hint})"));
+    }
+    let cause = crate::causes::of_command(kind, &command, outcome, run.refused.as_deref());
     VerifyFailed {
         failure: VerifyFailure {
             command,
@@ -260,9 +266,10 @@ pub(super) fn failure_of(
                 Ending::Exited(code) => Some(code),
                 _ => None,
             },
-            log_tail: format!("({}) {}", outcome.ending, &combined[tail_start..]),
+            log_tail,
         },
         signature,
+        cause,
     }
 }
 

@@ -7,13 +7,15 @@
 //! backend's trouble — and decides what comes next.
 
 use breeze_protocol::{
-    EventKind, ReasonCode, Role, ScopeRequest, WorkerInput, WorkerInputV1, WorkerReport,
-    WorkerStatus, validate,
+    Cause, CauseKind, EventKind, GateResult, ReasonCode, Role, ScopeRequest, WorkerInput,
+    WorkerInputV1, WorkerReport, WorkerStatus, validate,
 };
 
+use super::attach_point::SafePoint;
 use super::book::Transition;
 use super::consult::{Consult, Question};
 use super::driver::TaskDriver;
+use super::send_back::GateFailure;
 use crate::advice::{normalize_signature, signature_line};
 use crate::clock;
 use crate::error::EngineError;
@@ -37,10 +39,29 @@ const MAX_SELF_REVIEW_BOUNCES: u32 = 2;
 pub(crate) enum Work {
     /// A worker completed; `head` is the committed result.
     Completed { head: ObjectId },
-    /// The task cannot go on.
-    Escalated(String),
+    /// The task cannot go on, and why.
+    Escalated(Cause),
     /// The run is shutting down.
     Interrupted,
+}
+
+/// What the worker left that fails its attempt before anything is judged.
+pub(super) enum CommitProblem {
+    /// A worktree breeze cannot commit (moved HEAD, conflict markers, …): a failed attempt.
+    Failed(String),
+    /// Files the gates refuse before anything is staged (above the size limit, a FIFO):
+    /// a gate failure, like one on the diff.
+    Gates(Vec<GateResult>),
+}
+
+impl CommitProblem {
+    /// The problem in one line (what a person who stepped in is told).
+    pub(super) fn line(&self) -> String {
+        match self {
+            Self::Failed(why) => why.clone(),
+            Self::Gates(gates) => crate::causes::of_gates(&gates.iter().collect::<Vec<_>>()).line(),
+        }
+    }
 }
 
 /// What spans the attempts of one work phase.
@@ -77,7 +98,9 @@ enum AttemptEnd {
     /// It stalled (re-spawned once).
     Stalled(String),
     /// The worker (or the rules) gave up.
-    Escalated(String),
+    Escalated(Box<Cause>),
+    /// A gate refused what the worker left before anything was staged.
+    GatesFailed(Box<GateFailure>),
     /// The worker asks the Advisor.
     NeedsAdvice(Box<WorkerReport>),
     /// The worker asks to write outside its write set.
@@ -109,6 +132,12 @@ impl TaskDriver {
             if self.ctx.cancel.is_cancelled() {
                 return Ok(Work::Interrupted);
             }
+            // Between attempts a person may step in; their change goes to review.
+            match self.safe_point().await? {
+                SafePoint::Changed { head } => return Ok(Work::Completed { head }),
+                SafePoint::Interrupted => return Ok(Work::Interrupted),
+                SafePoint::Passed | SafePoint::Unchanged => {}
+            }
             let attempt = self.begin_attempt(&phase).await?;
             let end = self.make_attempt(&attempt, &mut phase).await?;
             if let Some(work) = self.after_attempt(&attempt, &mut phase, end).await? {
@@ -126,12 +155,19 @@ impl TaskDriver {
     ) -> Result<Option<Work>, EngineError> {
         let escalation = match end {
             AttemptEnd::Completed { head } => return Ok(Some(Work::Completed { head })),
-            AttemptEnd::Escalated(reason) => Some(reason),
+            AttemptEnd::Escalated(cause) => Some(*cause),
             AttemptEnd::Interrupted => return Ok(Some(Work::Interrupted)),
             AttemptEnd::Retry => None,
             AttemptEnd::Stalled(why) => {
                 phase.stalls += 1;
-                (phase.stalls >= MAX_STALLS).then(|| format!("stalled twice ({why})"))
+                (phase.stalls >= MAX_STALLS)
+                    .then(|| Cause::new(CauseKind::Stall, format!("stalled twice ({why})")))
+            }
+            AttemptEnd::GatesFailed(failure) => {
+                let head = self.record().head.unwrap_or(attempt.base);
+                let line = failure.cause.line();
+                self.log_attempt(attempt, "sent-back", head, Some(&line)).await?;
+                self.gates_failed(*failure).await?
             }
             AttemptEnd::NeedsAdvice(report) => self.ask_for_advice(attempt, phase, *report).await?,
             AttemptEnd::NeedsScope(request) => {
@@ -203,6 +239,11 @@ impl TaskDriver {
                 self.change(|record| record.attempts -= 1).await?;
                 return Ok(AttemptEnd::Interrupted);
             }
+            RoleOutcome::OverBudget(over) => {
+                // Never started: the task escalates, or the run stops, with the figure.
+                self.change(|record| record.attempts -= 1).await?;
+                return Err(EngineError::OverBudget(over.clone()));
+            }
             RoleOutcome::Trouble(trouble) => {
                 // The backend failed, not the task: the attempt does not count.
                 self.change(|record| record.attempts -= 1).await?;
@@ -236,7 +277,7 @@ impl TaskDriver {
             });
             return Err(error);
         }
-        let problem = commit_problem.or_else(|| lane_problem(&reply));
+        let problem = commit_problem.or_else(|| lane_problem(&reply).map(CommitProblem::Failed));
         self.judge(attempt, reply, head, problem).await
     }
 
@@ -249,11 +290,13 @@ impl TaskDriver {
         let record = self.record();
         // Fix rounds, and the answer to a scope request, continue the same agent session
         // where the backend can.
-        let resume_session = if attempt.round > 1 || attempt.continues_session {
-            record.session_id.clone()
-        } else {
-            None
-        };
+        // A gate's findings (not a round) go back to the same session too.
+        let resume_session =
+            if attempt.round > 1 || attempt.continues_session || record.feedback.is_some() {
+                record.session_id.clone()
+            } else {
+                None
+            };
         let resume_baseline = resume_session.as_ref().and(record.session_usage);
         let worktree = self.worktree.clone().expect("the lane was taken before work");
         let label = match phase.retries {
@@ -275,6 +318,7 @@ impl TaskDriver {
             label,
             resume_baseline,
             lane: Some(worktree),
+            lane_env: Some(self.lane_env()),
         };
         let reply = self.ctx.roles.invoke(call, &self.ctx.cancel).await;
         self.change(|record| {
@@ -299,7 +343,8 @@ impl TaskDriver {
 
     /// Commits what the worker left on the task branch; the head after it, and what the
     /// worker did to its worktree that fails the attempt (moved HEAD, rewrote history, left
-    /// conflict markers), if anything.
+    /// conflict markers, a file above `gates.max_file_size` — refused from its size alone,
+    /// nothing staged — or a FIFO, socket or device, removed), if anything.
     ///
     /// Only the paths the lane's watch saw change since the lane last agreed with git are
     /// looked at (with what is staged in the index); after lost notifications, the whole
@@ -307,9 +352,20 @@ impl TaskDriver {
     async fn commit_work(
         &self,
         attempt: &Attempt,
-    ) -> Result<(ObjectId, Option<String>), EngineError> {
-        let wt = self.worktree.clone().expect("the lane was taken before work");
+    ) -> Result<(ObjectId, Option<CommitProblem>), EngineError> {
         let message = format!("breeze: task {}, attempt {}", self.id, attempt.number);
+        self.commit_lane(message, attempt.base).await
+    }
+
+    /// Commits what the lane holds with `message` (see [`TaskDriver::commit_work`]); the head
+    /// after it (`fallback` when the task has none), and what makes the lane's state
+    /// impossible to commit, if anything.
+    pub(super) async fn commit_lane(
+        &self,
+        message: String,
+        fallback: ObjectId,
+    ) -> Result<(ObjectId, Option<CommitProblem>), EngineError> {
+        let wt = self.worktree.clone().expect("the lane was taken before work");
         let watch = self.ctx.roles.watches.get(&wt.path);
         let committed = self.ctx.git(move |repo| {
             let changes =
@@ -330,10 +386,17 @@ impl TaskDriver {
                 self.change(|record| record.head = Some(head)).await?;
                 None
             }
-            Err(EngineError::Git(err)) if worker_caused(&err) => Some(err.to_string()),
+            Err(EngineError::Git(err)) if worker_caused(&err) => {
+                let gates = err.refused_gates();
+                Some(if gates.is_empty() {
+                    CommitProblem::Failed(err.to_string())
+                } else {
+                    CommitProblem::Gates(gates)
+                })
+            }
             Err(err) => return Err(err),
         };
-        Ok((self.record().head.unwrap_or(attempt.base), problem))
+        Ok((self.record().head.unwrap_or(fallback), problem))
     }
 
     /// The verdict on an attempt whose worker ran.
@@ -342,7 +405,7 @@ impl TaskDriver {
         attempt: &Attempt,
         reply: RoleReply,
         head: ObjectId,
-        problem: Option<String>,
+        problem: Option<CommitProblem>,
     ) -> Result<AttemptEnd, EngineError> {
         let report = match report_of(reply, &self.ctx.config.worker) {
             Err(AttemptEnd::Stalled(why)) => {
@@ -357,9 +420,15 @@ impl TaskDriver {
             Err(end) => return Ok(end),
             Ok(report) => report,
         };
-        // A worktree the engine cannot commit fails the attempt, whatever the worker said.
-        if let Some(problem) = problem {
-            return Ok(AttemptEnd::Failed(problem));
+        // A worktree the engine cannot commit fails the attempt (or the gates), whatever
+        // the worker said.
+        match problem {
+            Some(CommitProblem::Failed(problem)) => return Ok(AttemptEnd::Failed(problem)),
+            Some(CommitProblem::Gates(gates)) => {
+                let failed: Vec<&GateResult> = gates.iter().collect();
+                return Ok(AttemptEnd::GatesFailed(Box::new(GateFailure::of_gates(&failed))));
+            }
+            None => {}
         }
         match report.status {
             WorkerStatus::Completed if head == attempt.base => {
@@ -370,7 +439,9 @@ impl TaskDriver {
                     return Ok(AttemptEnd::SelfReview(why));
                 }
                 self.log_attempt(attempt, "completed", head, None).await?;
-                let changelog = report.changelog.filter(|line| !line.trim().is_empty());
+                // Kept as it will land: the reviewer is shown exactly this line.
+                let changelog =
+                    report.changelog.as_deref().and_then(crate::changelog::landing_line);
                 self.change(|record| {
                     record.conflict = None;
                     record.verify_failure = None;
@@ -389,7 +460,10 @@ impl TaskDriver {
             WorkerStatus::Escalated => {
                 self.log_attempt(attempt, "escalated", head, None).await?;
                 let reason = report.escalation_reason.unwrap_or(report.summary);
-                Ok(AttemptEnd::Escalated(format!("the worker escalated: {reason}")))
+                Ok(AttemptEnd::Escalated(Box::new(Cause::new(
+                    CauseKind::Worker,
+                    format!("the worker escalated: {}", crate::causes::flat(&reason)),
+                ))))
             }
             WorkerStatus::NeedsAdvice => {
                 self.log_attempt(attempt, "needs-advice", head, None).await?;
@@ -414,11 +488,12 @@ impl TaskDriver {
         attempt: &Attempt,
         phase: &mut WorkPhase,
         report: WorkerReport,
-    ) -> Result<Option<String>, EngineError> {
+    ) -> Result<Option<Cause>, EngineError> {
         phase.advice_requests += 1;
         if phase.advice_requests > MAX_ADVICE_REQUESTS {
-            return Ok(Some(format!(
-                "the worker asked for advice {MAX_ADVICE_REQUESTS} times without progress"
+            return Ok(Some(Cause::new(
+                CauseKind::Worker,
+                format!("the worker asked for advice {MAX_ADVICE_REQUESTS} times without progress"),
             )));
         }
         let request = report.advisor_request.clone();
@@ -431,9 +506,10 @@ impl TaskDriver {
         };
         match self.consult(question, request).await? {
             Consult::Advice(response) => self.apply_advice(&response).await,
-            Consult::Unavailable(why) => {
-                Ok(Some(format!("the worker needs advice and none is available: {why}")))
-            }
+            Consult::Unavailable(why) => Ok(Some(Cause::new(
+                CauseKind::Worker,
+                format!("the worker needs advice and none is available: {why}"),
+            ))),
         }
     }
 
@@ -445,7 +521,7 @@ impl TaskDriver {
         attempt: &Attempt,
         phase: &mut WorkPhase,
         text: String,
-    ) -> Result<Option<String>, EngineError> {
+    ) -> Result<Option<Cause>, EngineError> {
         phase.last_failure = Some(crate::advice::bound_text(&text, 4096));
         let head = self.record().head.unwrap_or(attempt.base);
         self.log_attempt(attempt, "failed", head, Some(&text)).await?;
@@ -457,10 +533,14 @@ impl TaskDriver {
         phase.failures_in_row += 1;
         phase.signatures.push(normalize_signature(signature_line(&text)));
         if phase.failures_in_row >= MAX_FAILURES_IN_ROW {
-            return Ok(Some(format!(
-                "{MAX_FAILURES_IN_ROW} failed attempts in a row; the last: {}",
-                signature_line(&text)
-            )));
+            let cause = Cause::new(
+                CauseKind::Attempts,
+                format!(
+                    "{MAX_FAILURES_IN_ROW} failed attempts in a row; the last: {}",
+                    signature_line(&text)
+                ),
+            );
+            return Ok(Some(cause));
         }
         let threshold = self.ctx.config.retry_threshold as usize;
         let recent = &phase.signatures[phase.signatures.len().saturating_sub(threshold)..];
@@ -493,7 +573,7 @@ impl TaskDriver {
         attempt: &Attempt,
         phase: &mut WorkPhase,
         why: String,
-    ) -> Result<Option<String>, EngineError> {
+    ) -> Result<Option<Cause>, EngineError> {
         let head = self.record().head.unwrap_or(attempt.base);
         self.log_attempt(attempt, "self-review", head, Some(&why)).await?;
         self.ctx.book.report(ProgressEvent::AttemptFailed {
@@ -508,9 +588,12 @@ impl TaskDriver {
             })
             .await?;
         if bounces > MAX_SELF_REVIEW_BOUNCES {
-            return Ok(Some(format!(
-                "the worker's self-review did not hold {bounces} times; the last: {}",
-                signature_line(&why)
+            return Ok(Some(Cause::new(
+                CauseKind::Worker,
+                format!(
+                    "the worker's self-review did not hold {bounces} times; the last: {}",
+                    signature_line(&why)
+                ),
             )));
         }
         phase.last_failure = Some(why);
@@ -587,9 +670,10 @@ fn report_of(
             Err(AttemptEnd::Failed(format!("{diagnostics}\n(worker {ending})")))
         }
         // Handled before a report is looked for.
-        RoleOutcome::Cancelled | RoleOutcome::Trouble(_) | RoleOutcome::CouldNotStart(_) => {
-            Err(AttemptEnd::Interrupted)
-        }
+        RoleOutcome::Cancelled
+        | RoleOutcome::Trouble(_)
+        | RoleOutcome::CouldNotStart(_)
+        | RoleOutcome::OverBudget(_) => Err(AttemptEnd::Interrupted),
     }
 }
 
@@ -628,7 +712,7 @@ fn lane_problem(reply: &RoleReply) -> Option<String> {
 
 /// Whether a git error after an attempt is the worker's doing (and so a failed attempt the
 /// worker can fix) rather than a problem of the repository.
-fn worker_caused(err: &breeze_git::GitError) -> bool {
+pub(crate) fn worker_caused(err: &breeze_git::GitError) -> bool {
     use breeze_git::GitError;
     matches!(
         err,
@@ -636,5 +720,6 @@ fn worker_caused(err: &breeze_git::GitError) -> bool {
             | GitError::NotFromBase { .. }
             | GitError::UnresolvedConflicts { .. }
             | GitError::MidOperation { .. }
+            | GitError::FilesRefused { .. }
     )
 }

@@ -1,6 +1,6 @@
 //! The starter `breeze.toml`: `templates/breeze.toml` with what detection found filled
 //! in — the test command in `[review] checks` and `[land] verify`, the install command in
-//! `[worktree] setup`, the build caches as a `[sandbox] writable` suggestion — and
+//! `[worktree] setup`, the build caches of the ecosystems found in `[sandbox] writable` — and
 //! comments saying what was found and why.
 
 use super::detect::{Detection, Project};
@@ -133,12 +133,13 @@ fn verify(detection: &Detection) -> String {
 
 fn setup(detection: &Detection) -> String {
     match detection.primary().and_then(|project| project.install.as_ref()) {
-        Some(install) => {
-            line(&format!("setup = {}", toml_argv(install)), "run once in each new worktree")
-        }
+        Some(install) => line(
+            &format!("setup = {}", toml_argv(install)),
+            "run in each lane, again when its inputs change",
+        ),
         None => line(
             "# setup = [\"npm\", \"ci\"]",
-            "run once in each new worktree (e.g. to install dependencies)",
+            "run in each lane, again when its inputs change (e.g. to install dependencies)",
         ),
     }
 }
@@ -154,17 +155,46 @@ fn writable(detection: &Detection) -> String {
     if caches.is_empty() {
         return "# writable = [\"~/.cache/your-tool\"]".to_string();
     }
-    format!("# writable = {}", toml_argv(&caches))
+    // Enabled: setup, checks and verify download into these caches, and confined they could
+    // not (an install's first run would fail with EACCES). breeze creates a missing one.
+    format!("writable = {}", toml_argv(&caches))
 }
 
-/// The starter `breeze.toml` for what was detected.
-pub fn render(detection: &Detection) -> String {
+/// Where approved work lands: locally, with the remote modes offered (commented out) when
+/// the repository has a remote.
+fn land_to(remote: Option<&str>, main_branch: &str) -> String {
+    let Some(remote) = remote else {
+        return line(
+            "# to = \"local\"",
+            "approved work lands on your local main; \"remote\" or \"pull-request\" land on a remote (docs/LANDING.md)",
+        );
+    };
+    let remote_string = toml_string(remote);
+    [
+        "#".to_string(),
+        format!("# Where approved work lands (docs/LANDING.md). This repository has a remote, {remote}:"),
+        format!("# each approved task can go to {remote}'s {main_branch} (merged onto its fetched tip, verified,"),
+        "# pushed with a lease — never over someone else's push) instead of your local main:".to_string(),
+        "# to = \"remote\"".to_string(),
+        format!("# remote = {remote_string}"),
+        "# or become a pull request of its own (GitHub's gh here; GitLab: [\"glab\", \"mr\", \"create\", ...]):".to_string(),
+        "# to = \"pull-request\"".to_string(),
+        format!("# remote = {remote_string}"),
+        "# pr_command = [\"gh\", \"pr\", \"create\", \"--base\", \"{target}\", \"--head\", \"{branch}\", \"--title\", \"{title}\", \"--body-file\", \"{body_file}\"]".to_string(),
+    ]
+    .join("\n")
+}
+
+/// The starter `breeze.toml` for what was detected, in a repository whose main is
+/// `main_branch` and whose remote (`origin`, else the first) is `remote`.
+pub fn render(detection: &Detection, remote: Option<&str>, main_branch: &str) -> String {
     let values = [
         ("{{detected}}", detected(detection)),
         ("{{checks}}", checks(detection)),
         ("{{verify}}", verify(detection)),
         ("{{setup}}", setup(detection)),
         ("{{writable}}", writable(detection)),
+        ("{{land_to}}", land_to(remote, main_branch)),
     ];
     // One pass: a value is never searched for placeholders.
     let mut out = String::with_capacity(TEMPLATE.len() + 1024);
@@ -209,6 +239,36 @@ mod tests {
     }
 
     #[test]
+    fn a_repository_with_a_remote_is_offered_the_remote_landing_modes() {
+        let text = render(&Detection::default(), Some("upstream"), "trunk");
+        assert!(text.contains("This repository has a remote, upstream:"), "{text}");
+        assert!(text.contains("# to = \"remote\"\n# remote = \"upstream\""), "{text}");
+        assert!(text.contains("upstream's trunk"), "{text}");
+        // Uncommented, each block is a valid configuration.
+        for mode in ["remote", "pull-request"] {
+            let lines: Vec<&str> = text.lines().collect();
+            let first = lines.iter().position(|l| *l == format!("# to = \"{mode}\"")).unwrap();
+            let block = lines[first..]
+                .iter()
+                .take_while(|l| {
+                    ["# to = ", "# remote = ", "# pr_command = "].iter().any(|k| l.starts_with(k))
+                })
+                .count();
+            let chosen: Vec<&str> = lines
+                .iter()
+                .enumerate()
+                .map(|(i, l)| if (first..first + block).contains(&i) { &l[2..] } else { l })
+                .collect();
+            let config = load(&chosen.join("\n"));
+            assert_eq!(config.land.to.as_str(), mode);
+            assert_eq!(config.land.remote, "upstream");
+        }
+        let local = render(&Detection::default(), None, "main");
+        assert!(local.contains("# to = \"local\""), "{local}");
+        assert_eq!(load(&local).land.to, breeze_engine::config::LandTo::Local);
+    }
+
+    #[test]
     fn the_test_command_goes_into_checks_and_verify() {
         let detection = Detection {
             projects: vec![
@@ -217,7 +277,7 @@ mod tests {
                 project("Make", None, None),
             ],
         };
-        let text = render(&detection);
+        let text = render(&detection, None, "main");
         let config = load(&text);
         assert_eq!(config.verify, ["cargo", "test"]);
         assert_eq!(config.review_checks, [["cargo", "test"]]);
@@ -236,10 +296,12 @@ mod tests {
                 Some(&["pnpm", "install", "--frozen-lockfile"]),
             )],
         };
-        let config = load(&render(&detection));
+        let config = load(&render(&detection, None, "main"));
         assert_eq!(config.review_checks, [["pnpm", "test"]]);
         assert_eq!(config.verify, ["sh", "-c", "pnpm install --frozen-lockfile && pnpm test"]);
         assert_eq!(config.worktree_setup, ["pnpm", "install", "--frozen-lockfile"]);
+        // Its cache is writable to setup, checks and verify, not merely suggested.
+        assert_eq!(config.sandbox_writable, ["~/.cache/x"]);
     }
 
     #[test]
@@ -247,7 +309,7 @@ mod tests {
         for detection in
             [Detection::default(), Detection { projects: vec![project("Make", None, None)] }]
         {
-            let text = render(&detection);
+            let text = render(&detection, None, "main");
             let config = load(&text);
             assert!(config.verify.is_empty() && config.review_checks.is_empty());
             assert!(text.contains("verify = []"), "{text}");
@@ -257,17 +319,43 @@ mod tests {
 
     #[test]
     fn the_starter_keeps_the_defaults_it_does_not_set() {
-        let config = load(&render(&Detection::default()));
+        let config = load(&render(&Detection::default(), None, "main"));
         let defaults = breeze_engine::Config::defaults();
         assert_eq!(config.worker, defaults.worker);
         assert_eq!(config.reviewer, defaults.reviewer);
         assert_eq!(config.sandbox_mode, defaults.sandbox_mode);
         assert_eq!(config.max_workers, 3);
         assert!(!config.require_approval && config.notify_command.is_empty());
-        let text = render(&Detection::default());
+        let text = render(&Detection::default(), None, "main");
         for mention in ["require_approval", "breeze approve", "[notify]", "breeze-event.v1"] {
             assert!(text.contains(mention), "{mention}: {text}");
         }
+    }
+
+    #[test]
+    fn the_commented_budget_and_independence_load_once_uncommented() {
+        let text = render(&Detection { projects: Vec::new() }, None, "main");
+        let keys = ["[budget", "run_usd", "task_usd", "run_tokens", "\"my-model\"", "independent"];
+        let uncommented: Vec<&str> = text
+            .lines()
+            .map(|line| match line.strip_prefix("# ") {
+                Some(rest) if keys.iter().any(|key| rest.starts_with(key)) => rest,
+                _ => line,
+            })
+            .collect();
+        let config = load(&uncommented.join("\n"));
+        let caps = config.budget.caps;
+        assert_eq!(
+            (caps.run_usd, caps.task_usd, caps.run_tokens),
+            (Some(20.0), Some(5.0), Some(5_000_000))
+        );
+        assert_eq!(config.independent, breeze_engine::config::Independence::Require);
+        assert!(config.budget.prices.contains_key("my-model"), "the user's price is added");
+        assert!(config.budget.prices.contains_key("gpt-5"), "to breeze's own");
+        // As written, with the examples commented out: no cap, and "warn".
+        let config = load(&text);
+        assert!(!config.budget.caps.any());
+        assert_eq!(config.independent, breeze_engine::config::Independence::Warn);
     }
 
     #[test]

@@ -1,0 +1,259 @@
+//! `breeze diff`, `breeze attach`, `breeze open`: a person stepping into a task of the
+//! latest run (see `breeze_engine::step_in`).
+
+use std::path::Path;
+use std::time::Duration;
+
+use breeze_engine::step_in::request::{AttachFiles, Paused};
+use breeze_engine::step_in::session::{self, SessionOptions};
+use breeze_engine::step_in::stopped::{PersonAttempt, StoppedAttach};
+use breeze_engine::step_in::{TaskAt, diff};
+use breeze_git::ChangeView;
+use breeze_protocol::ExitCode;
+use tokio::signal::unix::{SignalKind, signal};
+
+use crate::args::{AttachArgs, DiffArgs, OpenArgs};
+use crate::commands::run::{engine_error, runtime};
+use crate::error::{CliError, CliResult};
+use crate::output;
+
+/// How often `breeze attach` looks whether the live run paused the task, or took what the
+/// person left.
+const POLL: Duration = Duration::from_millis(200);
+
+pub fn diff(args: &DiffArgs) -> CliResult {
+    let view = if args.stat { ChangeView::Stat } else { ChangeView::Patch };
+    let change = diff::task_change(&crate::here(), &args.task, view).map_err(engine_error)?;
+    let from = match &change.source {
+        diff::ChangeSource::Worktree(path) => {
+            format!("its worktree {} (with what is not committed yet)", path.display())
+        }
+        diff::ChangeSource::Branch(branch) => format!("its branch `{branch}`"),
+        diff::ChangeSource::Landing(commit) => format!("its landing commit {commit}"),
+    };
+    if change.text.is_empty() {
+        output::eprint(&format!(
+            "task {} has no change yet: {from} is as its base {}\n",
+            args.task, change.base
+        ));
+        return Ok(ExitCode::Success);
+    }
+    use std::io::IsTerminal;
+    if std::io::stdout().is_terminal() {
+        output::eprint(&format!("task {}: {from} against its base {}\n", args.task, change.base));
+    }
+    output::print(&change.text)?;
+    Ok(ExitCode::Success)
+}
+
+pub fn open(args: &OpenArgs) -> CliResult {
+    let place =
+        breeze_engine::step_in::open_place(&crate::here(), &args.task).map_err(engine_error)?;
+    let editor = ["VISUAL", "EDITOR"]
+        .into_iter()
+        .find_map(|name| std::env::var(name).ok().filter(|value| !value.trim().is_empty()))
+        .ok_or_else(|| {
+            CliError::usage("neither $VISUAL nor $EDITOR is set: breeze does not know your editor")
+                .hint("set one (`export EDITOR=vim`), or open the path `breeze attach` shows yourself")
+        })?;
+    output::eprint(&format!(
+        "opening {} in `{editor}`; nothing is paused: while a worker works there, what you change is part of its attempt (`breeze attach {}` pauses the task first)\n",
+        place.display(),
+        args.task
+    ));
+    // As git runs an editor: through the shell, so `code --wait` works.
+    let spec = breeze_supervise::InteractiveSpec {
+        argv: vec![
+            "sh".into(),
+            "-c".into(),
+            format!("{editor} \"$@\""),
+            editor.clone(),
+            place.display().to_string(),
+        ],
+        cwd: place.clone(),
+        env: std::env::vars().collect(),
+        confinement: None,
+    };
+    let status = runtime()?
+        .block_on(breeze_supervise::run_interactive(spec))
+        .map_err(|err| CliError::usage(err.to_string()))?;
+    if !status.success() {
+        return Err(CliError::usage(format!("`{editor}` ended with {status}")));
+    }
+    Ok(ExitCode::Success)
+}
+
+pub fn attach(args: &AttachArgs) -> CliResult {
+    let options = SessionOptions { shell: args.shell, unconfined: args.unconfined };
+    runtime()?.block_on(attach_to(&crate::here(), &args.task, options))
+}
+
+async fn attach_to(here: &Path, id: &str, options: SessionOptions) -> CliResult {
+    let task = TaskAt::find(here, id).map_err(engine_error)?;
+    task.check_attachable().map_err(engine_error)?;
+    if task.live {
+        let files = AttachFiles::new(&task.run_dir, id);
+        match wait_for_pause(here, id, &files).await? {
+            Waited::Paused(paused) => {
+                return attached_live(here, &task, &files, &paused, options).await;
+            }
+            Waited::GaveUp => return Ok(ExitCode::Interrupted),
+            // The run ended before the task paused: no run is live now.
+            Waited::RunEnded => {}
+        }
+    }
+    let stopped = StoppedAttach::open(here, id, None).map_err(engine_error)?;
+    stopped.record_start().map_err(engine_error)?;
+    let session = prepare_session(&task, &stopped.paused, options)?;
+    say(&format!(
+        "no run is live: task {id} is checked out in {}",
+        stopped.paused.worktree.display()
+    ));
+    let branch = stopped.paused.branch.clone();
+    let opened = open_session(session).await;
+    let report = stopped.finish().map_err(engine_error)?;
+    opened?;
+    let mut lines = Vec::new();
+    if report.retried {
+        lines.push(format!("task {id} was escalated or failed: it is taken up again with a fresh budget, as `breeze retry` does"));
+    }
+    if !report.unblocked.is_empty() {
+        lines.push(format!("tasks waiting on it again: {}", report.unblocked.join(", ")));
+    }
+    lines.push(match &report.attempt {
+        PersonAttempt::Changed { head } => format!(
+            "your change is committed on `{branch}` ({}); `breeze resume` reviews it like a worker's change and goes on",
+            &head[..12]
+        ),
+        PersonAttempt::Unchanged => "you changed nothing; `breeze resume` continues the task".into(),
+        PersonAttempt::NotCommitted(why) => format!(
+            "what you left cannot be committed ({why}); it stays in the worktree for the task's next attempt; `breeze resume` continues"
+        ),
+    });
+    if let Some(kept) = &report.kept {
+        lines.push(format!("the worktree {} stays", kept.display()));
+    }
+    say(&lines.join("\n"));
+    Ok(ExitCode::Success)
+}
+
+/// How waiting for the live run's pause ended.
+enum Waited {
+    Paused(Paused),
+    /// Ctrl-C: the request is withdrawn.
+    GaveUp,
+    RunEnded,
+}
+
+/// Leaves the attach request and waits until the live run pauses the task, Ctrl-C or the
+/// run's end.
+async fn wait_for_pause(here: &Path, id: &str, files: &AttachFiles) -> Result<Waited, CliError> {
+    let mut interrupt = signal(SignalKind::interrupt())
+        .map_err(|err| CliError::usage(format!("cannot catch Ctrl-C: {err}")))?;
+    files.request().map_err(engine_error)?;
+    say(&format!(
+        "waiting for task {id} to reach a safe point (before its next worker attempt, review or landing: the step it is in now finishes first); Ctrl-C gives up"
+    ));
+    loop {
+        if let Some(paused) = files.paused() {
+            return Ok(Waited::Paused(paused));
+        }
+        if !breeze_engine::run::engine_alive(here) {
+            files.withdraw();
+            return Ok(Waited::RunEnded);
+        }
+        tokio::select! {
+            () = tokio::time::sleep(POLL) => {}
+            _ = interrupt.recv() => {
+                files.withdraw();
+                say(&format!("gave up waiting; task {id} goes on as it was"));
+                return Ok(Waited::GaveUp);
+            }
+        }
+    }
+}
+
+/// The session of a task the live run paused, and the hand-back once the person leaves.
+async fn attached_live(
+    here: &Path,
+    task: &TaskAt,
+    files: &AttachFiles,
+    paused: &Paused,
+    options: SessionOptions,
+) -> CliResult {
+    let id = &task.record.id;
+    let lane = paused.lane.map(|lane| format!(" in lane {lane}")).unwrap_or_default();
+    let session = match prepare_session(task, paused, options) {
+        Ok(session) => session,
+        Err(err) => {
+            // The task must not wait for a session that never opens.
+            let _ = files.leave();
+            return Err(err);
+        }
+    };
+    say(&format!("task {id} is paused{lane}"));
+    let opened = open_session(session).await;
+    files.leave().map_err(engine_error)?;
+    opened?;
+    loop {
+        if files.taken() {
+            let outcome = breeze_engine::step_in::last_person_attempt(&task.run_dir, id);
+            say(&match outcome.as_deref() {
+                Some("changed") => format!(
+                    "task {id} goes on: your change goes through the gates and review like a worker's change"
+                ),
+                Some("not-committed") => format!(
+                    "task {id} goes on, without your change: it cannot be committed (`breeze logs {id}`, the run's journal say why)"
+                ),
+                _ => format!("task {id} goes on where it paused: you changed nothing"),
+            });
+            return Ok(ExitCode::Success);
+        }
+        if !breeze_engine::run::engine_alive(here) {
+            // The run stopped while the person worked: their attempt is recorded for resume.
+            let stopped = StoppedAttach::open(here, id, Some(paused)).map_err(engine_error)?;
+            let report = stopped.finish().map_err(engine_error)?;
+            say(&format!(
+                "the run stopped meanwhile; your attempt is recorded ({}): `breeze resume` goes on",
+                report.attempt.outcome()
+            ));
+            return Ok(ExitCode::Success);
+        }
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+fn prepare_session(
+    task: &TaskAt,
+    paused: &Paused,
+    options: SessionOptions,
+) -> Result<session::Session, CliError> {
+    let config = breeze_engine::Config::load(&task.root)
+        .map_err(|err| engine_error(breeze_engine::EngineError::from(err)))?;
+    session::prepare(&task.root, &config, &task.record.id, paused, options).map_err(engine_error)
+}
+
+/// Opens the session in this terminal and waits until the person leaves it.
+async fn open_session(session: session::Session) -> Result<(), CliError> {
+    say(&format!(
+        "opening {} in {}\n{}\nleave it (exit) and the task goes on: what you changed there is reviewed like a worker's change",
+        session.what,
+        session.spec.cwd.display(),
+        session.confinement
+    ));
+    let status = breeze_supervise::run_interactive(session.spec.clone()).await;
+    for repair in session.hand_back().map_err(engine_error)? {
+        say(&format!("{repair} (repaired)"));
+    }
+    let status =
+        status.map_err(|err| CliError::usage(format!("the session could not open: {err}")))?;
+    if !status.success() {
+        say(&format!("the session ended with {status}"));
+    }
+    Ok(())
+}
+
+/// A message for the person, on stderr (stdout stays the session's).
+fn say(text: &str) {
+    output::eprint(&format!("breeze: {}\n", text.replace('\n', "\nbreeze: ")));
+}

@@ -1,0 +1,145 @@
+//! Landing on a remote's branch (`land.to = "remote"`): the branch is fetched, the task is
+//! merged onto its tip and verified as any landing, and the landing commit is pushed with a
+//! lease on the tip it was built on — never over someone else's push. A refused push
+//! (someone pushed meanwhile) is journaled, fetched again, rebuilt on the new tip,
+//! verified again and pushed again, `land.push_retries` times; then the landing is
+//! deferred with the reason. The local main follows the remote when it can.
+
+use breeze_git::{GitError, Oid, PushOutcome};
+use breeze_protocol::EventKind;
+
+use super::driver::TaskDriver;
+use super::land_target::{Onto, follow_main};
+use super::landing::{Landing, Try};
+use crate::error::EngineError;
+use crate::kill_points;
+
+/// A remote that cannot be reached defers the landing (other tasks go on); anything else
+/// is an error.
+fn deferral(err: EngineError) -> Result<Landing, EngineError> {
+    match err {
+        EngineError::Git(err @ (GitError::Remote { .. } | GitError::NoSuchRemote { .. })) => {
+            Ok(Landing::Deferred { reason: err.to_string() })
+        }
+        other => Err(other),
+    }
+}
+
+impl TaskDriver {
+    /// Fetches the remote branch and builds on its tip (main's tip when the remote has no
+    /// such branch yet: the first push creates it). A landing of this run already there —
+    /// pushed just before a kill — counts as landed.
+    pub(super) async fn remote_onto(&self) -> Result<Onto, EngineError> {
+        let ctx = &self.ctx;
+        let fetched = match ctx.fetch_target().await {
+            Ok(fetched) => fetched,
+            Err(err) => return deferral(err).map(Onto::Done),
+        };
+        let Some(tip) = fetched else {
+            let main = ctx.git(|repo| repo.main_tip()).await?;
+            return Ok(Onto::Tip { onto: main, expected: None });
+        };
+        let (run_id, task_id, start) =
+            (ctx.run_id.clone(), self.id.clone(), ctx.main_tip_at_start.0);
+        let found = ctx
+            .git(move |repo| {
+                // This run's landings are all newer than where the branch met main at the
+                // start.
+                let stop_at: Vec<Oid> = repo.merge_base(tip, start)?.into_iter().collect();
+                repo.find_landing_from(tip, &run_id, &task_id, &stop_at)
+            })
+            .await?;
+        if let Some(commit) = found {
+            // Pushed just before the engine was killed: journaled now, if the kill came
+            // before that too.
+            tracing::info!(task = %self.id, %commit, "found on the remote branch: pushed before the engine stopped");
+            let task = self.id.clone();
+            let journaled = crate::journal::read_events(&ctx.run_dir.events())
+                .unwrap_or_default()
+                .into_iter()
+                .any(|event| matches!(&event.event, EventKind::Landed { task: t, commit: c, .. } if *t == task && *c == commit.to_string()));
+            if !journaled {
+                let previous = ctx.git(move |repo| repo.first_parent(commit)).await?;
+                ctx.book
+                    .journal(EventKind::Landed {
+                        task,
+                        commit: commit.to_string(),
+                        previous_main: previous.map(|oid| oid.to_string()).unwrap_or_default(),
+                        target: Some(ctx.land_target().to_string()),
+                    })
+                    .await?;
+            }
+            follow_main(ctx, &self.id, tip).await?;
+            return Ok(Onto::Done(Landing::Landed { commit: commit.into() }));
+        }
+        Ok(Onto::Tip { onto: tip, expected: Some(tip) })
+    }
+
+    /// Pushes the landing commit with a lease on `expected`; see the module's comment.
+    pub(super) async fn push_landing(
+        &self,
+        onto: Oid,
+        expected: Option<Oid>,
+        commit: Oid,
+        attempt: u32,
+    ) -> Result<Try, EngineError> {
+        let ctx = &self.ctx;
+        let (target, access) = (ctx.land_target(), ctx.remote_access());
+        let to = target.clone();
+        let pushed =
+            ctx.git(move |repo| repo.push_with_lease(&to, commit, expected, true, &access)).await;
+        let reason = match pushed {
+            Ok(PushOutcome::Pushed) => {
+                kill_points::reached("landing:pushed");
+                ctx.book
+                    .journal(EventKind::Landed {
+                        task: self.id.clone(),
+                        commit: commit.to_string(),
+                        previous_main: onto.to_string(),
+                        target: Some(target.to_string()),
+                    })
+                    .await?;
+                kill_points::reached("landing:landed-journaled");
+                follow_main(ctx, &self.id, commit).await?;
+                return Ok(Try::Done(Landing::Landed { commit: commit.into() }));
+            }
+            Ok(PushOutcome::Rejected { reason }) => reason,
+            Err(err) => return deferral(err).map(Try::Done),
+        };
+        let actual = match ctx.fetch_target().await {
+            Ok(actual) => actual,
+            Err(err) => return deferral(err).map(Try::Done),
+        };
+        let show = |oid: Option<Oid>| oid.map(|oid| oid.to_string()).unwrap_or_default();
+        ctx.book
+            .journal(EventKind::PushRejected {
+                task: self.id.clone(),
+                target: target.to_string(),
+                commit: commit.to_string(),
+                expected: show(expected),
+                actual: show(actual),
+                reason: reason.clone(),
+                attempt,
+            })
+            .await?;
+        if actual == expected {
+            // Nobody pushed: a hook or a protection rule refused it. Trying again would
+            // be refused again.
+            return Ok(Try::Done(Landing::Deferred {
+                reason: format!(
+                    "{} refused the push to {target} ({reason}); if the branch is protected, land through pull requests (`[land] to = \"pull-request\"`), then `breeze resume`",
+                    target.remote
+                ),
+            }));
+        }
+        if attempt > ctx.config.land.push_retries {
+            return Ok(Try::Done(Landing::Deferred {
+                reason: format!(
+                    "{target} kept moving: {attempt} pushes were refused because others pushed first (the last: {reason}); breeze tries again later, or `breeze resume` does"
+                ),
+            }));
+        }
+        tracing::info!(task = %self.id, %target, attempt, "the remote branch moved; building the landing again");
+        Ok(Try::Raced)
+    }
+}
