@@ -107,16 +107,89 @@ fn glob_conflicts_are_exact_with_witnesses() {
             (p.tasks[c.a].id.to_string(), p.tasks[c.b].id.to_string(), witness.clone())
         })
         .collect();
+    // Shared paths, and files where the other may need a folder of that name: a glob names
+    // files too (`src/*.md` may write a file `src/a.md`, under which `src/**/*.rs` may
+    // write `src/a.md/a.rs`).
+    let file_in = |file: &str, f: &str, d: &str, inside: &str| {
+        format!("{file} — a file in task {f}, a folder in task {d} ({inside})")
+    };
     assert_eq!(
         pairs,
         [
             ("1".into(), "2".into(), "src/git/mod.rs".into()),
+            ("1".into(), "4".into(), file_in("src/a.md", "4", "1", "src/a.md/a.rs")),
+            ("1".into(), "7".into(), file_in("src/Cargo.toml", "7", "1", "src/Cargo.toml/a.rs")),
+            (
+                "2".into(),
+                "7".into(),
+                file_in("src/git/mod.rs", "2", "7", "src/git/mod.rs/Cargo.toml")
+            ),
             ("3".into(), "7".into(), "docs/Cargo.toml".into()),
+            ("4".into(), "7".into(), file_in("src/a.md", "4", "7", "src/a.md/Cargo.toml")),
+            ("5".into(), "6".into(), file_in("tests/a.snap", "5", "6", "tests/a.snap/a.rs")),
+            ("5".into(), "7".into(), file_in("tests/a.snap", "5", "7", "tests/a.snap/Cargo.toml")),
+            (
+                "6".into(),
+                "7".into(),
+                file_in("tests/Cargo.toml", "7", "6", "tests/Cargo.toml/a.rs")
+            ),
             ("7".into(), "8".into(), "crates/a/Cargo.toml".into()),
         ]
     );
-    assert_eq!(a.groups.len(), 5, "{{1,2}} {{3,7,8}} {{4}} {{5}} {{6}}");
+    assert_eq!(a.groups.len(), 1, "`**/Cargo.toml` may write in every folder of the others");
     assert!(a.stats.candidate_pairs < a.stats.task_pairs);
+
+    // Without it, the shared paths and the file/folder pairs make four groups.
+    let p = plan(&[
+        ("1", "`src/**/*.rs`", "-"),
+        ("2", "`src/git/mod.rs`", "-"),
+        ("3", "`docs/**`", "-"),
+        ("4", "`src/*.md`", "-"),
+        ("5", "`tests/*.snap`", "-"),
+        ("6", "`tests/**/*.rs`", "-"),
+        ("8", "`crates/*/Cargo.toml`", "-"),
+    ]);
+    assert_eq!(analyze(&p, 3).unwrap().groups.len(), 4, "{{1,2,4}} {{3}} {{5,6}} {{8}}");
+}
+
+#[test]
+fn a_file_where_another_task_needs_a_folder_is_a_conflict() {
+    // Issue 23: task A turns the folder `d/` into a file, task B adds `d/three`. No path is
+    // in both write sets, yet they cannot both land.
+    let p =
+        plan(&[("A", "`d`, `d/one`, `d/two`", "-"), ("B", "`d/three`", "-"), ("C", "`e/`", "-")]);
+    let a = analyze(&p, 3).unwrap();
+    assert_eq!(a.conflicts.len(), 1);
+    assert_eq!(
+        a.conflicts[0].reason,
+        ConflictReason::Overlap {
+            witness: "d — a file in task A, a folder in task B (d/three)".into()
+        }
+    );
+    assert_eq!(a.groups.len(), 2);
+    let table = render::table(&p, &a);
+    assert!(
+        table.contains("A × B  both may write d — a file in task A, a folder in task B (d/three)"),
+        "{table}"
+    );
+    // The same with the folder written as a directory entry, or claimed by a glob.
+    for (a_writes, b_writes, witness) in [
+        ("`d`", "`d/`", "d — a file in task A, a folder in task B (d/a)"),
+        ("`a/*`", "`a/b/c`", "a/b — a file in task A, a folder in task B (a/b/c)"),
+        (
+            "`src/*`",
+            "`src/*/mod.rs`",
+            "src/a — a file in task A, a folder in task B (src/a/mod.rs)",
+        ),
+    ] {
+        let p = plan(&[("A", a_writes, "-"), ("B", b_writes, "-")]);
+        let a = analyze(&p, 3).unwrap();
+        assert_eq!(
+            a.conflicts.iter().map(|c| c.reason.clone()).collect::<Vec<_>>(),
+            [ConflictReason::Overlap { witness: witness.into() }],
+            "{a_writes} / {b_writes}"
+        );
+    }
 }
 
 #[test]
