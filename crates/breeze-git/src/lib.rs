@@ -47,6 +47,7 @@ mod integration;
 mod land;
 mod lane;
 mod listing;
+mod merge_check;
 mod names;
 mod paths;
 mod provision;

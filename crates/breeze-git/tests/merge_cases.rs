@@ -1,0 +1,288 @@
+//! Named merges breeze's landing must get right, each compared with `git merge-tree
+//! --write-tree` on the same commits: the file/folder collisions of issue 23 and the cases
+//! the property test (`merge_properties.rs`) found. Where breeze is deliberately stricter
+//! than git, or git itself fails, the test says so.
+
+mod common;
+mod merge_model;
+
+use breeze_git::{MergeOutcome, Oid, Repo};
+use merge_model::{
+    Entry, GitMerge, ModelRepo, Tree, edited, git_can_merge_tree, git_merge_tree, text,
+};
+
+fn file(seed: &str) -> Entry {
+    Entry::file(&text(seed))
+}
+
+fn exec(seed: &str) -> Entry {
+    Entry::File { text: text(seed), exec: true }
+}
+
+fn link(target: &str) -> Entry {
+    Entry::Link(target.to_string())
+}
+
+fn tree(entries: &[(&str, Entry)]) -> Tree {
+    entries.iter().map(|(p, e)| ((*p).to_string(), e.clone())).collect()
+}
+
+/// One landing: the task's change `base..task` merged onto `main` (whose parent is the
+/// base), by breeze and by git.
+struct Landing {
+    repo: ModelRepo,
+    breeze: MergeOutcome,
+    git: Option<GitMerge>,
+}
+
+impl Landing {
+    fn of(base: &Tree, main: &Tree, task: &Tree) -> Landing {
+        let repo = ModelRepo::new();
+        let root = common::rev(repo.path(), "HEAD");
+        let base = repo.commit(base, &[root], "base");
+        let onto = repo.commit(main, &[base], "main");
+        let head = repo.commit(task, &[base], "task");
+        let handle = Repo::open(repo.path()).unwrap();
+        let breeze = handle.merge_task(base, head, onto).unwrap();
+        let git =
+            git_can_merge_tree().then(|| git_merge_tree(repo.path(), base, onto, head)).flatten();
+        Landing { repo, breeze, git }
+    }
+
+    /// breeze reports a conflict naming at least `paths`; so does git.
+    fn conflicts(&self, paths: &[&str]) {
+        let MergeOutcome::Conflicts { paths: found } = &self.breeze else {
+            panic!("breeze merged cleanly: {:?}", self.breeze)
+        };
+        for path in paths {
+            assert!(found.iter().any(|f| f == path), "`{path}` not named in {found:?}");
+        }
+        if let Some(git) = &self.git {
+            assert!(matches!(git, GitMerge::Conflicts(_)), "git merges cleanly: {git:?}");
+        }
+    }
+
+    /// breeze merges cleanly to `expected`, and to git's tree.
+    fn merges_to(&self, expected: &Tree) {
+        let MergeOutcome::Clean { tree } = &self.breeze else {
+            panic!("breeze reports conflicts: {:?}", self.breeze)
+        };
+        assert_eq!(&self.repo.read_tree(*tree), expected);
+        if let Some(git) = &self.git {
+            assert_eq!(git, &GitMerge::Clean(*tree), "git's tree differs");
+        }
+    }
+
+    /// breeze reports a conflict where git merges cleanly (to a tree other than `lost`
+    /// would be, when given: git's tree drops that side's work).
+    fn stricter_than_git(&self) -> Option<Oid> {
+        assert!(
+            matches!(self.breeze, MergeOutcome::Conflicts { .. }),
+            "breeze merged cleanly: {:?}",
+            self.breeze
+        );
+        match &self.git {
+            Some(GitMerge::Clean(tree)) => Some(*tree),
+            Some(other) => panic!(
+                "git no longer merges this cleanly: {other:?}; make it a plain conflict case"
+            ),
+            None => None,
+        }
+    }
+}
+
+fn folder_d() -> Tree {
+    tree(&[("d/one", file("one")), ("d/two", file("two")), ("keep", file("keep"))])
+}
+
+/// Task A of issue 23: the folder `d/` becomes a file (or link) `d`.
+fn folder_d_replaced_by(entry: Entry) -> Tree {
+    tree(&[("d", entry), ("keep", file("keep"))])
+}
+
+/// Task B of issue 23: a new file in `d/`.
+fn folder_d_with_three() -> Tree {
+    let mut t = folder_d();
+    t.insert("d/three".into(), file("three"));
+    t
+}
+
+#[test]
+fn folder_turned_into_a_file_meets_a_new_file_in_it() {
+    // B landed first; A's file `d` cannot join B's `d/three`.
+    let a = folder_d_replaced_by(file("d as a file"));
+    Landing::of(&folder_d(), &folder_d_with_three(), &a).conflicts(&["d", "d/three"]);
+}
+
+#[test]
+fn new_file_in_a_folder_meets_the_folder_turned_into_a_file() {
+    // A landed first; B's `d/three` cannot join A's file `d`.
+    let a = folder_d_replaced_by(file("d as a file"));
+    Landing::of(&folder_d(), &a, &folder_d_with_three()).conflicts(&["d", "d/three"]);
+}
+
+#[test]
+fn folder_turned_into_a_link_meets_a_new_file_in_it() {
+    let a = folder_d_replaced_by(link("elsewhere"));
+    Landing::of(&folder_d(), &folder_d_with_three(), &a).conflicts(&["d", "d/three"]);
+}
+
+#[test]
+fn new_file_in_a_folder_meets_the_folder_turned_into_a_link() {
+    let a = folder_d_replaced_by(link("elsewhere"));
+    Landing::of(&folder_d(), &a, &folder_d_with_three()).conflicts(&["d", "d/three"]);
+}
+
+#[test]
+fn folder_turned_into_a_file_merges_when_nothing_else_touches_it() {
+    let a = folder_d_replaced_by(file("d as a file"));
+    let mut main = folder_d();
+    main.insert("other".into(), file("other"));
+    let mut expected = a.clone();
+    expected.insert("other".into(), file("other"));
+    Landing::of(&folder_d(), &main, &a).merges_to(&expected);
+}
+
+#[test]
+fn file_moved_onto_a_name_the_other_side_made_a_folder() {
+    // Found by the property test: main moves `b` into a new folder `a/`; the task moves
+    // `d` (which main edited) to `a`. libgit2 merged "cleanly" and dropped `a` entirely.
+    let base = tree(&[("b", exec("b")), ("d", exec("d"))]);
+    let main = tree(&[
+        ("a/a", exec("b")),
+        ("d", Entry::File { text: edited(&text("d"), 0, "main"), exec: true }),
+    ]);
+    let task = tree(&[("a", exec("d")), ("b", exec("b"))]);
+    Landing::of(&base, &main, &task).conflicts(&["a", "a/a"]);
+}
+
+#[test]
+fn file_moved_into_a_folder_the_other_side_moved_away() {
+    // git's directory rename detection: the task moved `d/b/a` to `x/b/a`, emptying
+    // `d/b`; main's new `d/b/new` belongs in `x/b/`, git says, and calls it a conflict.
+    let base = tree(&[("d/b/a", file("a")), ("keep", file("keep"))]);
+    let mut main = base.clone();
+    main.insert("d/b/new".into(), file("new"));
+    let task = tree(&[("x/b/a", file("a")), ("keep", file("keep"))]);
+    Landing::of(&base, &main, &task).conflicts(&["d/b/new", "x/b/a"]);
+}
+
+#[test]
+fn file_created_in_a_new_subfolder_of_a_moved_folder_merges() {
+    // git moves only paths created directly in the moved folder: `d/b/b/new` stays.
+    let base = tree(&[("d/b/a", file("a")), ("keep", file("keep"))]);
+    let mut main = base.clone();
+    main.insert("d/b/b/new".into(), file("new"));
+    let task = tree(&[("x/b/a", file("a")), ("keep", file("keep"))]);
+    let expected =
+        tree(&[("d/b/b/new", file("new")), ("keep", file("keep")), ("x/b/a", file("a"))]);
+    Landing::of(&base, &main, &task).merges_to(&expected);
+}
+
+#[test]
+fn link_moved_out_of_a_folder_the_other_side_adds_to() {
+    // Found by the property test: the task moves the link `a/d` to `b/a/a`, emptying `a/`;
+    // main adds `a/b`. git follows the link's move (libgit2 does not) and calls it an
+    // implicit directory rename conflict.
+    let base = tree(&[("a/d", link("b/b")), ("b/a/b", link("d/a"))]);
+    let main = tree(&[("a/b", link("a")), ("a/d", link("b/b")), ("b/a/b", link("d/a"))]);
+    let task = tree(&[("b/a/a", link("b/b")), ("b/a/b", link("d/a"))]);
+    Landing::of(&base, &main, &task).conflicts(&["a/b"]);
+}
+
+#[test]
+fn file_turned_into_a_link_meets_its_move() {
+    // Found by the property test: main turns `d/a/a` into a link, the task moves the folder
+    // `d/` to `a/` (over the link `a`). git: the file was deleted on main and moved by the
+    // task; libgit2 moved main's link along and merged.
+    let base = tree(&[("a", link("d/a")), ("d/a/a", exec("a"))]);
+    let main = tree(&[("a", link("d/a")), ("d/a/a", link("a"))]);
+    let task = tree(&[("a/a/a", exec("a"))]);
+    Landing::of(&base, &main, &task).conflicts(&["a/a/a"]);
+}
+
+#[test]
+fn file_moved_onto_its_own_folder_merges_with_an_edit() {
+    // The task moves `a/b/b` to `a/b` (the folder becomes the file); main edits the file.
+    let base = tree(&[("a/b/b", exec("b")), ("k", link("x"))]);
+    let edit = Entry::File { text: edited(&text("b"), 0, "main"), exec: true };
+    let main = tree(&[("a/b/b", edit.clone()), ("k", link("x"))]);
+    let task = tree(&[("a/b", exec("b")), ("k", link("x"))]);
+    Landing::of(&base, &main, &task).merges_to(&tree(&[("a/b", edit), ("k", link("x"))]));
+}
+
+#[test]
+fn git_merge_tree_aborts_where_breeze_merges() {
+    // git 2.47's merge-ort aborts on this merge (`process_renames: Assertion `newinfo &&
+    // !newinfo->merged.clean' failed`): the task deletes `a/` (files in two subfolders)
+    // and moves `b` to `a`; main edits `b`. `git merge -s recursive` merges it to `a` =
+    // `b` with main's edit; so does breeze.
+    let base = tree(&[("a/a/a", file("aa")), ("a/b/a", file("ba")), ("b", file("b"))]);
+    let edit = Entry::file(&edited(&text("b"), 0, "main"));
+    let main = tree(&[("a/a/a", file("aa")), ("a/b/a", file("ba")), ("b", edit.clone())]);
+    let task = tree(&[("a", file("b"))]);
+    let landing = Landing::of(&base, &main, &task);
+    let MergeOutcome::Clean { tree: merged } = landing.breeze else {
+        panic!("{:?}", landing.breeze)
+    };
+    assert_eq!(landing.repo.read_tree(merged), tree(&[("a", edit)]));
+    if let Some(git) = &landing.git {
+        // Once git no longer aborts, it must agree.
+        if !matches!(git, GitMerge::Failed(_)) {
+            assert_eq!(git, &GitMerge::Clean(merged));
+        }
+    }
+}
+
+#[test]
+fn git_drops_a_moved_file_whose_source_became_a_link() {
+    // git 2.47 merges this "cleanly" and loses the task's file: main turns `a/a/b` into a
+    // link and adds `a/b/b`; the task moves `a/a/b` to `a/b/b`. Its content is nowhere in
+    // git's tree. libgit2 sees the rename/add conflict, and breeze reports it.
+    let base = tree(&[("a/a/b", exec("moved")), ("k", link("x"))]);
+    let main = tree(&[("a/a/b", link("a")), ("a/b/b", exec("pool")), ("k", link("x"))]);
+    let task = tree(&[("a/b/b", exec("moved")), ("k", link("x"))]);
+    let landing = Landing::of(&base, &main, &task);
+    if let Some(git_tree) = landing.stricter_than_git() {
+        let merged = landing.repo.read_tree(git_tree);
+        assert!(
+            !merged.values().any(|e| e == &exec("moved")),
+            "git kept the moved file: {merged:?}"
+        );
+    }
+}
+
+#[test]
+fn link_moved_on_one_side_and_retargeted_on_the_other_merges() {
+    // The merge follows a link's move (libgit2's diff alone would not pair it): `y` gets
+    // the new target, as git has it.
+    let base = tree(&[("x", link("old")), ("k", file("k"))]);
+    let main = tree(&[("y", link("old")), ("k", file("k"))]);
+    let task = tree(&[("x", link("new")), ("k", file("k"))]);
+    Landing::of(&base, &main, &task).merges_to(&tree(&[("k", file("k")), ("y", link("new"))]));
+}
+
+#[test]
+fn file_moved_into_a_new_folder_of_its_name_merges_with_an_edit() {
+    // Main moves `a` into a new folder `a/` (`a/a`), the task edits `a`: the edit follows.
+    let base = tree(&[("a", exec("a")), ("k", file("k"))]);
+    let main = tree(&[("a/a", exec("a")), ("k", file("k"))]);
+    let edit = Entry::File { text: edited(&text("a"), 2, "task"), exec: true };
+    let task = tree(&[("a", edit.clone()), ("k", file("k"))]);
+    Landing::of(&base, &main, &task).merges_to(&tree(&[("a/a", edit), ("k", file("k"))]));
+}
+
+#[test]
+fn file_moved_and_edited_into_a_folder_of_its_name_meets_an_edit() {
+    // Deliberately stricter (libgit2's own conflict, found by the property test): main
+    // moves `a` into a new folder `a/` with an edit and deletes the link `b`; the task
+    // edits another line of `a`. git follows the move and merges both edits into `a/a`;
+    // libgit2 reports a conflict, and the worker merges by hand.
+    let base = tree(&[("a", exec("a")), ("b", link("d/a"))]);
+    let main = tree(&[("a/a", Entry::File { text: edited(&text("a"), 0, "main"), exec: true })]);
+    let task = tree(&[
+        ("a", Entry::File { text: edited(&text("a"), 2, "task"), exec: true }),
+        ("b", link("d/a")),
+    ]);
+    Landing::of(&base, &main, &task).stricter_than_git();
+}
