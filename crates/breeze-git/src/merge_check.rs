@@ -1,17 +1,19 @@
-//! The check of every landing merge before main moves: libgit2's in-memory merge can report
+//! The check of every landing merge before main moves. libgit2's in-memory merge can report
 //! a clean merge that drops one side's change (a file where the other side made a folder of
-//! the same name, a rename meeting a change of kind), so its tree is held against what each
-//! side changed.
+//! the same name merges to the folder alone), and sees no conflict in some shapes git does,
+//! so its tree is held against what each side changed (the rules in detail, and how they
+//! were checked against `git merge-tree`: the crate README):
 //!
-//! Each side's changes since the base (renames followed, as the merge follows them) are
-//! grouped: two changes of either side that touch a common path are one group. A group of
-//! one side only must come out of the merge exactly as that side left it: every path it
-//! touches holds that side's entry (or nothing, for a deletion or a rename's source). A
-//! group both sides touched was merged by content, which is libgit2's to decide, except
-//! where git would call it a conflict and libgit2 does not: one side changing the kind of a
-//! path (file, link) while the other changes it otherwise. Paths neither side touched must
-//! hold the base's entry. A path failing any of this is a conflict, named with the paths of
-//! the other side that collide with it (a file `d` and a path `d/three` under it).
+//! - each side's changes since the base (renames followed, as the merge follows them) are
+//!   grouped by the paths they touch; a group of one side must come out exactly as that
+//!   side left it; a group of both is the content merge's, unless a change of kind or a
+//!   guessed link move in it makes git see a conflict;
+//! - a file one side wrote where the other wrote under a folder of that name, and a path
+//!   created in a folder the other side moved away, are conflicts;
+//! - a moved file keeps the three-way merge of the executable bits; untouched paths keep
+//!   the base's entry.
+//!
+//! A failing path is a conflict, named with the paths colliding with it.
 
 use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -87,8 +89,11 @@ type Slot = Option<(i32, Oid)>;
 /// a second.
 struct Lookup<'r> {
     repo: &'r Repository,
-    folders: RefCell<HashMap<Oid, Rc<HashMap<Vec<u8>, (i32, Oid)>>>>,
+    folders: RefCell<HashMap<Oid, Rc<FolderEntries>>>,
 }
+
+/// The entries of one folder: name → mode and object.
+type FolderEntries = HashMap<Vec<u8>, (i32, Oid)>;
 
 impl<'r> Lookup<'r> {
     fn new(repo: &'r Repository) -> Lookup<'r> {
@@ -96,7 +101,7 @@ impl<'r> Lookup<'r> {
     }
 
     /// The entries of the folder (tree object) `id`, by name.
-    fn folder(&self, id: Oid) -> Result<Rc<HashMap<Vec<u8>, (i32, Oid)>>, GitError> {
+    fn folder(&self, id: Oid) -> Result<Rc<FolderEntries>, GitError> {
         if let Some(found) = self.folders.borrow().get(&id) {
             return Ok(found.clone());
         }
@@ -104,7 +109,7 @@ impl<'r> Lookup<'r> {
             .repo
             .find_tree(id)
             .map_err(|_| GitError::MissingObject { what: "tree", oid: id })?;
-        let entries: HashMap<Vec<u8>, (i32, Oid)> =
+        let entries: FolderEntries =
             tree.iter().map(|e| (e.name_bytes().to_vec(), (e.filemode(), e.id()))).collect();
         let entries = Rc::new(entries);
         self.folders.borrow_mut().insert(id, entries.clone());

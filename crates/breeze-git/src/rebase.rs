@@ -297,6 +297,19 @@ impl ConflictPlan {
         unsound: &Unsound,
         labels: &Labels<'_>,
     ) -> Result<ConflictPlan, GitError> {
+        // A file in the way of a folder is set aside below rather than staged where the
+        // folder is (libgit2 may call it a conflict of its own, e.g. modify/delete).
+        let in_the_way: HashSet<&[u8]> =
+            unsound.files_in_the_way.iter().map(|(file, _)| file.as_slice()).collect();
+        let conflicts: Vec<IndexConflict> = conflicts
+            .into_iter()
+            .filter(|c| {
+                ![&c.ancestor, &c.our, &c.their]
+                    .into_iter()
+                    .flatten()
+                    .any(|e| in_the_way.contains(e.path.as_slice()))
+            })
+            .collect();
         let mut plan = ConflictPlan {
             conflicts,
             set_aside: Vec::new(),

@@ -154,3 +154,38 @@ fn new_file_after_its_folder_became_a_link(repo: &TestRepo, handle: &Repo) {
     assert_eq!(git(repo.path(), &["show", "main:three"]), "three");
     repo.fsck();
 }
+
+#[test]
+fn a_file_main_edited_and_the_task_made_a_folder_goes_back_with_both_kept() {
+    // libgit2 reports this one itself (main edited `d`, the task deleted it) and the check
+    // adds the folder: the task's `d/three` keeps its place, main's edited `d` is kept
+    // beside it.
+    for cli in [false, true] {
+        let repo = TestRepo::with_files(&[("d", "d\n"), ("keep", "keep\n")]);
+        let handle = open(&repo, cli);
+        let task = lane(&repo, &handle, "t");
+        std::fs::remove_file(task.path.join("d")).unwrap();
+        let head = add_d_three(&task);
+        let onto = repo.commit_on_main(&[("d", "d, edited on main\n")], "main edits d");
+        assert_eq!(land(&handle, task.base, head, "T").unwrap_err(), ["d", "d/three"]);
+        assert_eq!(repo.main_tip(), onto);
+
+        let rebased = handle.rebase_worktree_with_conflicts(&task, task.base, head, onto).unwrap();
+        assert_eq!(rebased.conflicts, ["d", "d/three", "d~main"]);
+        assert_eq!(read(&task.path, "d/three"), "three\n");
+        assert_eq!(read(&task.path, "d~main"), "d, edited on main\n");
+        let status = git(&task.path, &["status", "--porcelain", "--untracked-files=all"]);
+        assert_eq!(status.lines().collect::<Vec<_>>(), ["D  d", "A  d/three", "AU d~main"]);
+
+        // The worker keeps main's text inside its folder; the task lands.
+        std::fs::rename(task.path.join("d~main"), task.path.join("d/main-text")).unwrap();
+        let resolved = handle.commit_worktree(&rebased.worktree, "resolve").unwrap().head();
+        land(&handle, rebased.worktree.base, resolved, "T").unwrap();
+        assert_eq!(
+            main_entries(repo.path()),
+            ["100644 d/main-text", "100644 d/three", "100644 keep"]
+        );
+        assert_eq!(git(repo.path(), &["show", "main:d/main-text"]), "d, edited on main");
+        repo.fsck();
+    }
+}
