@@ -10,8 +10,9 @@
 //!   guessed link move in it makes git see a conflict;
 //! - a file one side wrote where the other wrote under a folder of that name, and a path
 //!   created in a folder the other side moved away, are conflicts;
-//! - a moved file keeps the three-way merge of the executable bits; untouched paths keep
-//!   the base's entry.
+//! - a moved file, and a file both sides wrote in place, keeps the three-way merge of the
+//!   executable bits (the same file added with two bits is a conflict); untouched paths
+//!   keep the base's entry.
 //!
 //! A failing path is a conflict, named with the paths colliding with it.
 
@@ -441,6 +442,7 @@ fn misplaced_entries(
     }
 
     unsound.extend(lost_modes(look, trees, merged, changes)?);
+    unsound.extend(mixed_modes(look, trees, merged, changes)?);
 
     // Nothing else may differ from the base.
     let mut options = DiffOptions::new();
@@ -460,6 +462,61 @@ fn misplaced_entries(
     Ok(unsound)
 }
 
+/// The executable bit of a file: `Some(true)` for 755, `Some(false)` for 644, `None` for
+/// anything else (nothing, a link, a submodule).
+fn exec_bit(slot: Slot) -> Option<bool> {
+    match slot {
+        Some((0o100755, _)) => Some(true),
+        Some((0o100644, _)) => Some(false),
+        _ => None,
+    }
+}
+
+/// The three-way merge of executable bits; `None` when both sides changed it differently
+/// (or added the file with different bits).
+fn merged_bit(base: Option<bool>, main: bool, task: bool) -> Option<bool> {
+    match () {
+        _ if main == task => Some(main),
+        _ if base == Some(main) => Some(task),
+        _ if base == Some(task) => Some(main),
+        _ => None,
+    }
+}
+
+/// Files both sides wrote in place (added or changed at the same path, not moved there)
+/// whose merged executable bit is not the three-way merge of the base's and the sides'.
+/// libgit2 merges the same content added on both sides with different bits cleanly, to
+/// main's; git calls it an add/add conflict.
+fn mixed_modes(
+    look: &Lookup<'_>,
+    trees: &MergeTrees<'_, '_>,
+    merged: &Tree<'_>,
+    changes: &[Change],
+) -> Result<Vec<Vec<u8>>, GitError> {
+    let in_place = |side: Side| -> HashSet<&[u8]> {
+        changes
+            .iter()
+            .filter(|c| c.side == side && matches!(c.status, Delta::Added | Delta::Modified))
+            .filter_map(Change::written)
+            .collect()
+    };
+    let (main, task) = (in_place(Side::Main), in_place(Side::Task));
+    let mut found = Vec::new();
+    for &path in main.intersection(&task) {
+        let (Some(on_main), Some(on_task)) =
+            (exec_bit(look.slot(trees.onto, path)?), exec_bit(look.slot(trees.head, path)?))
+        else {
+            continue;
+        };
+        let expected = merged_bit(exec_bit(look.slot(trees.base, path)?), on_main, on_task);
+        let result = exec_bit(look.slot(merged, path)?);
+        if result.is_some() && result != expected {
+            found.push(path.to_vec());
+        }
+    }
+    Ok(found)
+}
+
 /// Moved files whose merged executable bit is not the three-way merge of the base's and the
 /// two sides' (libgit2 can drop one side's mode change when the file moved on the other).
 fn lost_modes(
@@ -474,23 +531,20 @@ fn lost_modes(
             moved_to.insert((change.side, from), to);
         }
     }
-    let file_mode =
-        |slot: Slot| slot.map(|(mode, _)| mode).filter(|m| *m == 0o100644 || *m == 0o100755);
     let mut found = Vec::new();
     for change in changes {
         let Some((from, to)) = change.renamed() else { continue };
         let other = change.side.other();
         let other_at = moved_to.get(&(other, from)).copied().unwrap_or(from);
         let (Some(base), Some(mine), Some(theirs), Some(result)) = (
-            file_mode(look.slot(trees.base, from)?),
-            file_mode(look.slot(trees.of(change.side), to)?),
-            file_mode(look.slot(trees.of(other), other_at)?),
-            file_mode(look.slot(merged, to)?),
+            exec_bit(look.slot(trees.base, from)?),
+            exec_bit(look.slot(trees.of(change.side), to)?),
+            exec_bit(look.slot(trees.of(other), other_at)?),
+            exec_bit(look.slot(merged, to)?),
         ) else {
             continue;
         };
-        let expected = if mine == base { theirs } else { mine };
-        if (mine == base || theirs == base || mine == theirs) && result != expected {
+        if merged_bit(Some(base), mine, theirs) != Some(result) {
             found.push(to.to_vec());
         }
     }
@@ -542,9 +596,12 @@ fn file_folder_collisions(changes: &[Change]) -> Vec<(Vec<u8>, Side, Vec<Vec<u8>
 /// base and is gone on the moving side, and it or a folder above it, gone too, is where one
 /// of that side's moves came from: the move's source folder, and the folders above it as
 /// long as the source's and destination's folders end alike (`d/b/f` → `x/b/f` moves `d/b`
-/// and, when the other side created something directly in `d`, `d`). Unlike git, breeze
-/// does not weigh several destinations of one folder against each other: any such move
-/// counts (git calls a tie a conflict too).
+/// and, when the other side created something directly in `d`, `d`). The folder's
+/// destination is where most of its moves went (git's choice; a tie is git's "directory
+/// rename split", a conflict too). As git (`check_for_directory_rename`), a move is not
+/// applied to a path of a side that itself moved the destination folder away: two sides
+/// swapping files between two folders (`d/a/x` → `d/d/y` on one, `d/d/z` → `d/a/w` on the
+/// other) merge.
 fn moved_folder_collisions(
     look: &Lookup<'_>,
     trees: &MergeTrees<'_, '_>,
@@ -562,8 +619,8 @@ fn moved_folder_collisions(
     let created_dirs: HashSet<(Side, &[u8])> =
         changes.iter().filter_map(|c| Some((c.side, c.created().and_then(parent)?))).collect();
     let created_in = |side: Side, folder: &[u8]| created_dirs.contains(&(side, folder));
-    // Folders each side moved away, with the moves.
-    let mut moved: HashMap<(Side, &[u8]), Vec<&Change>> = HashMap::new();
+    // Folders each side moved away, with the moves and where each took the folder.
+    let mut moved: HashMap<(Side, &[u8]), Vec<(&Change, &[u8])>> = HashMap::new();
     for change in changes {
         let Some((from, to)) = change.renamed() else { continue };
         let other = change.side.other();
@@ -579,7 +636,7 @@ fn moved_folder_collisions(
                 break;
             }
             if first || created_in(other, old_dir) {
-                moved.entry((change.side, old_dir)).or_default().push(change);
+                moved.entry((change.side, old_dir)).or_default().push((change, new_dir));
             }
             first = false;
             if new_dir.is_empty() {
@@ -604,9 +661,15 @@ fn moved_folder_collisions(
             if let Some(moves) = moved.get(&(mover, at))
                 && (at == folder || created_in(change.side, at))
             {
-                found.push(created.to_vec());
-                for rename in moves {
-                    found.extend(rename.paths.iter().cloned());
+                // git leaves the path where it is when the folder went where this side
+                // moved a folder away from.
+                let skipped =
+                    destination(moves).is_some_and(|to| moved.contains_key(&(change.side, to)));
+                if !skipped {
+                    found.push(created.to_vec());
+                    for (rename, _) in moves {
+                        found.extend(rename.paths.iter().cloned());
+                    }
                 }
                 break;
             }
@@ -617,6 +680,20 @@ fn moved_folder_collisions(
         }
     }
     Ok(found)
+}
+
+/// Where a folder moved: the destination most of its moves went to; `None` on a tie.
+fn destination<'p>(moves: &[(&Change, &'p [u8])]) -> Option<&'p [u8]> {
+    let mut counts: HashMap<&[u8], usize> = HashMap::new();
+    for (_, to) in moves {
+        *counts.entry(to).or_default() += 1;
+    }
+    let most = counts.values().copied().max()?;
+    let mut best = counts.into_iter().filter(|(_, n)| *n == most);
+    match (best.next(), best.next()) {
+        (Some((to, _)), None) => Some(to),
+        _ => None,
+    }
 }
 
 /// Whether an entry changed kind (a file became a link or a submodule, or the reverse); an

@@ -286,3 +286,73 @@ fn file_moved_and_edited_into_a_folder_of_its_name_meets_an_edit() {
     ]);
     Landing::of(&base, &main, &task).stricter_than_git();
 }
+
+#[test]
+fn links_moved_crosswise_between_two_folders_merge() {
+    // Found by the property test (5,000 cases): main moves the link `d/d/a` into `d/a/`
+    // (emptying `d/d/`), the task moves `d/a/a` into `d/d/` (emptying `d/a/`). Each side
+    // creates a path in a folder the other moved away, but into the folder it emptied
+    // itself, so git applies neither folder move ("Avoiding applying d/d -> d/a rename to
+    // d/a/b, because d/a itself was renamed") and merges.
+    let base = tree(&[
+        ("a/b/a", link("d/a")),
+        ("a/b/b", exec("base a/b/b")),
+        ("d/a/a", link("d/a")),
+        ("d/d/a", link("d/a")),
+    ]);
+    let main = tree(&[
+        ("a/b/a", link("d/a")),
+        ("a/b/b", exec("base a/b/b")),
+        ("d/a/a", link("d/a")),
+        ("d/a/b", link("d/a")),
+    ]);
+    let task = tree(&[
+        ("a/b/a", link("d/a")),
+        ("a/b/b", exec("base a/b/b")),
+        ("d/d/a", link("d/a")),
+        ("d/d/b", link("d/a")),
+    ]);
+    let merged = tree(&[
+        ("a/b/a", link("d/a")),
+        ("a/b/b", exec("base a/b/b")),
+        ("d/a/b", link("d/a")),
+        ("d/d/b", link("d/a")),
+    ]);
+    Landing::of(&base, &main, &task).merges_to(&merged);
+    Landing::of(&base, &task, &main).merges_to(&merged);
+}
+
+#[test]
+fn files_moved_crosswise_between_two_folders_merge() {
+    // The same with files: `x/one` → `y/one` on main, `y/two` → `x/two` in the task.
+    let base = tree(&[("x/one", file("one")), ("y/two", file("two"))]);
+    let main = tree(&[("y/one", file("one")), ("y/two", file("two"))]);
+    let task = tree(&[("x/one", file("one")), ("x/two", file("two"))]);
+    let merged = tree(&[("x/two", file("two")), ("y/one", file("one"))]);
+    Landing::of(&base, &main, &task).merges_to(&merged);
+    Landing::of(&base, &task, &main).merges_to(&merged);
+}
+
+#[test]
+fn same_file_added_with_two_executable_bits_conflicts() {
+    // Found by the property test (10,000 cases): both sides add `d/d/a` with the same
+    // content, main as an executable, the task not. libgit2 merges it cleanly to main's
+    // bit and drops the task's; git reports an add/add conflict.
+    let base = tree(&[("k", link("x"))]);
+    let main = tree(&[("d/d/a", exec("pool")), ("k", link("x"))]);
+    let task = tree(&[("d/d/a", file("pool")), ("k", link("x"))]);
+    Landing::of(&base, &main, &task).conflicts(&["d/d/a"]);
+    Landing::of(&base, &task, &main).conflicts(&["d/d/a"]);
+}
+
+#[test]
+fn executable_bit_set_on_one_side_merges_with_an_edit_on_the_other() {
+    // The three-way merge of the bits: main makes `a` executable, the task edits it.
+    let base = tree(&[("a", file("a")), ("k", link("x"))]);
+    let main = tree(&[("a", exec("a")), ("k", link("x"))]);
+    let edit = edited(&text("a"), 3, "task");
+    let task = tree(&[("a", Entry::file(&edit)), ("k", link("x"))]);
+    let merged = tree(&[("a", Entry::File { text: edit, exec: true }), ("k", link("x"))]);
+    Landing::of(&base, &main, &task).merges_to(&merged);
+    Landing::of(&base, &task, &main).merges_to(&merged);
+}
