@@ -12,11 +12,13 @@
 #
 # A small harness page loads the report in a frame and measures the rendered page: the
 # timeline and the conflict graph drawn with a real size, one row per lane, every bar
-# with a width, each task's phase bars tiling its stay, no two labels on top of each
-# other, a table row per task of the plan, the inline stylesheet applied, and nothing
+# with a width, each task's phase bars tiling its stay, each worker attempt a bar of its
+# own, no two labels on top of each other, a table row per task of the plan (in the task
+# table and in "where the time went"), the inline stylesheet applied, and nothing
 # fetched but local files (the browser is also pointed at a proxy that does not exist,
-# so any fetch from the network would fail). The page itself must log nothing to the
-# console. It prints one line per check (`ok …` or `FAIL …`).
+# so any fetch from the network would fail). Then the same page in an 800-pixel window:
+# it does not scroll sideways, and its tables fit their boxes. The page itself must log
+# nothing to the console. It prints one line per check (`ok …` or `FAIL …`).
 #
 # Exit status: 0 every check passed, 1 a check failed, 2 usage, 77 no Chromium found
 # (set CHROMIUM to the browser's path if it is not on PATH as chromium, chromium-browser
@@ -110,11 +112,14 @@ if grep -a ':CONSOLE' "$work/screenshot.log" >"$work/console.log"; then
 fi
 echo "ok console: nothing logged"
 
-# 2. The rendered page, measured by a harness page around it.
-{
-  printf '<!DOCTYPE html>\n<html><head><meta charset="utf-8"></head><body>\n'
+# 2. The rendered page, measured by a harness page around it: in a wide window (every
+# check), then in an 800-pixel one (the layout checks).
+harness() {
+  local width=$1
+  printf '<!DOCTYPE html>\n<html><head><meta charset="utf-8"></head><body style="margin:0">\n'
   printf '<pre id="result">pending: the report did not finish loading</pre>\n'
-  printf '<iframe id="page" src="%s" width="1400" height="2000"></iframe>\n<script>\n' "$(file_url "$report")"
+  printf '<iframe id="page" src="%s" width="%s" height="2000" style="border:0"></iframe>\n<script>\n' "$(file_url "$report")" "$width"
+  printf 'const WIDTH = %s;\n' "$width"
   cat <<'JS'
 function check() {
   const out = [];
@@ -129,6 +134,23 @@ function check() {
   }
   const box = (el) => el.getBoundingClientRect();
   const size = (el) => Math.round(box(el).width) + 'x' + Math.round(box(el).height);
+
+  if (WIDTH <= 800) {
+    const root = doc.documentElement;
+    (root.scrollWidth <= root.clientWidth + 1 ? ok : fail)(
+      `at ${WIDTH} px the page does not scroll sideways (${root.scrollWidth} of ${root.clientWidth} px)`);
+    for (const id of ['tasks', 'spent']) {
+      const table = doc.querySelector('table#' + id);
+      if (!table) { fail(`at ${WIDTH} px: no table#${id}`); continue; }
+      const holder = table.parentElement;
+      const [wide, room] = [Math.round(box(table).width), Math.round(box(holder).width)];
+      (wide <= room + 1 ? ok : fail)(`at ${WIDTH} px table#${id} fits its box (${wide} of ${room} px)`);
+    }
+    const rows = [...doc.querySelectorAll('table#tasks tbody tr')];
+    const squeezed = rows.filter((r) => box(r.querySelector('td:nth-child(2)')).width < 60);
+    (squeezed.length ? fail : ok)(`at ${WIDTH} px every title keeps a readable column (${squeezed.length} squeezed)`);
+    return out;
+  }
 
   const timeline = doc.querySelector('svg#timeline');
   if (!timeline) {
@@ -155,6 +177,22 @@ function check() {
       if (pieces.length && Math.abs(at - outline.right) > 1.5) untiled++;
     }
     (untiled ? fail : ok)(`each stay tiled by its phase bars (${untiled} gaps or overlaps)`);
+    // Each worker attempt a bar of its own: as many drawn as the task table counts.
+    const drawn = {};
+    for (const piece of timeline.querySelectorAll('g.stay rect.piece[data-attempt]')) {
+      const task = piece.parentElement.dataset.task;
+      (drawn[task] = drawn[task] || new Set()).add(piece.dataset.attempt);
+    }
+    const wrong = [];
+    let attempts = 0;
+    for (const row of doc.querySelectorAll('table#tasks tbody tr')) {
+      const counted = parseInt(row.querySelector('td.num').textContent, 10);
+      const bars = drawn[row.dataset.task] ? drawn[row.dataset.task].size : 0;
+      attempts += bars;
+      if (bars !== counted) wrong.push(`${row.dataset.task}: ${bars} of ${counted}`);
+    }
+    const failed = timeline.querySelectorAll('rect.attempt-failed').length;
+    (wrong.length ? fail : ok)(`a bar per worker attempt: ${attempts}, ${failed} failed (${wrong.join(', ') || 'each as counted'})`);
     const stays = [...timeline.querySelectorAll('rect.outline')].map(box);
     const left = Math.min(...stays.map((s) => s.left)), right = Math.max(...stays.map((s) => s.right));
     (right - left >= b.width * 0.5 ? ok : fail)(`the bars span ${Math.round(right - left)} of ${Math.round(b.width)} px`);
@@ -188,6 +226,9 @@ function check() {
   if (graph) {
     const planned = graph.querySelectorAll('g.node').length;
     (planned === rows.length ? ok : fail)(`a table row per task of the plan (${rows.length} of ${planned})`);
+    const spent = doc.querySelectorAll('table#spent tbody tr[data-task]').length;
+    const whole = doc.querySelectorAll('table#spent tbody tr.run').length;
+    (spent === planned && whole === 1 ? ok : fail)(`where the time went: the run and a row per task (${spent} of ${planned})`);
   }
   const th = doc.querySelector('table#tasks th');
   const styled = th && getComputedStyle(th).backgroundColor !== 'rgba(0, 0, 0, 0)';
@@ -212,17 +253,23 @@ window.addEventListener('load', () => {
 });
 JS
   printf '</script>\n</body></html>\n'
-} >"$work/harness.html"
+}
 
-timeout 120 "$browser" "${flags[@]}" --allow-file-access-from-files --virtual-time-budget=10000 \
-  --window-size=1400,2000 --dump-dom "$(file_url "$work/harness.html")" >"$work/dom.html" 2>"$work/dom.log" || true
-result=$(sed -n '/<pre id="result">/,/<\/pre>/p' "$work/dom.html" |
-  sed -e 's/<pre id="result">//' -e 's/<\/pre>.*//' -e 's/&lt;/</g' -e 's/&gt;/>/g' -e 's/&quot;/"/g' -e 's/&amp;/\&/g')
-if [ -z "$result" ]; then
-  echo "FAIL the browser printed no page; it said:" >&2
-  tail -n 20 "$work/dom.log" >&2
-  exit 1
-fi
+result=""
+for width in 1400 800; do
+  harness "$width" >"$work/harness-$width.html"
+  timeout 120 "$browser" "${flags[@]}" --allow-file-access-from-files --virtual-time-budget=10000 \
+    --window-size="$width",2000 --dump-dom "$(file_url "$work/harness-$width.html")" >"$work/dom.html" 2>"$work/dom.log" || true
+  lines=$(sed -n '/<pre id="result">/,/<\/pre>/p' "$work/dom.html" |
+    sed -e 's/<pre id="result">//' -e 's/<\/pre>.*//' -e 's/&lt;/</g' -e 's/&gt;/>/g' -e 's/&quot;/"/g' -e 's/&amp;/\&/g')
+  if [ -z "$lines" ]; then
+    echo "FAIL the browser printed no page at $width px; it said:" >&2
+    tail -n 20 "$work/dom.log" >&2
+    exit 1
+  fi
+  result+="$lines"$'\n'
+done
+result=${result%$'\n'}
 printf '%s\n' "$result"
 if printf '%s\n' "$result" | grep -q -e '^FAIL' -e '^pending'; then
   exit 1

@@ -47,8 +47,10 @@ fn the_claude_backend_resumes_the_worker_session_and_reviews_read_only() {
     let config = r#"
 [roles.worker]
 backend = "claude"
+pass_credentials = true
 [roles.reviewer]
 backend = "claude"
+pass_credentials = true
 [roles.advisor]
 backend = "scripted"
 [sandbox]
@@ -64,7 +66,14 @@ mode = "detect"
     std::process::Command::new("chmod").arg("+x").arg(&claude).status().unwrap();
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
 
-    let output = breeze().current_dir(&root).env("PATH", path).args(["run"]).output().unwrap();
+    // A key passed through is a login as far as the preflight can tell.
+    let output = breeze()
+        .current_dir(&root)
+        .env("PATH", path)
+        .env("ANTHROPIC_API_KEY", "sk-fake")
+        .args(["run"])
+        .output()
+        .unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", both(&output));
 
     let calls = std::fs::read_to_string(&calls).unwrap();
@@ -104,14 +113,22 @@ mode = "detect"
 }
 
 #[test]
-fn a_missing_agent_cli_stops_the_run_resumably_with_a_hint() {
+fn a_missing_agent_cli_stops_the_run_before_it_starts_with_a_hint() {
     let config = "[roles.worker]\nbackend = \"codex\"\n[roles.reviewer]\nbackend = \"scripted\"\n[roles.advisor]\nbackend = \"scripted\"\n";
     let (temp, root) = repo_with(&[("breeze.toml", config), ("plan.toml", &one_task_plan())]);
     let empty = temp.path().join("empty-bin");
     std::fs::create_dir_all(&empty).unwrap();
     let path = format!("{}:/usr/bin:/bin", empty.display());
     let output = breeze().current_dir(&root).env("PATH", path).args(["run"]).output().unwrap();
-    assert_eq!(output.status.code(), Some(3), "{}", both(&output));
-    let text = crate::support::stdout(&output);
-    assert!(text.contains("codex") && text.contains("breeze resume"), "{text}");
+    // The preflight: exit 2, one line naming the CLI, the role and how to install it —
+    // before a run folder, a lane or a branch exists, and without the PATH printed.
+    assert_eq!(output.status.code(), Some(2), "{}", both(&output));
+    let text = crate::support::stderr(&output);
+    assert!(
+        text.contains("\n  ✗ codex not found on PATH (the backend of roles.worker): install codex: npm i -g @openai/codex, or set another backend in [roles.worker] of breeze.toml\n"),
+        "{text}"
+    );
+    assert!(!text.contains("PATH="), "{text}");
+    assert!(!root.join(".breeze/runs").exists() && !root.join(".harness-worktrees").exists());
+    assert_eq!(git(&root, &["branch", "--format=%(refname:short)"]), "main\n");
 }

@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use crate::support::{both, breeze, git, repo_with, status_json, stdout, toml_task};
+use crate::support::{both, breeze, git, repo_with, status_json, stderr, stdout, toml_task};
 
 /// The attacker: attacks on its first attempt, then does its task and reports.
 fn attacker(root: &Path) -> String {
@@ -22,21 +22,31 @@ if [ "$BREEZE_ATTEMPT" = 1 ]; then
   echo evil > "$root/README.md"
   (cd ../.. && echo evil > planted.txt)
   echo evil > "$root/../next-to-the-repo.txt"
-  # A commit of its own (inside its write set, so no gate would notice) moved onto main.
+  # A commit of its own (inside its write set, so no gate would notice) moved onto main:
+  # its git commits into its private git directory, so main is moved in the shared
+  # repository by path.
   echo unreviewed > a.txt
   git add a.txt && git -c user.name=Evil -c user.email=e@x commit -qm unreviewed
-  git update-ref refs/heads/main HEAD
+  git --git-dir="$root/.git" fetch -q --update-head-ok "$PWD" +HEAD:refs/heads/main
   printf '[core]\n\tfsmonitor = "touch $root/../fsmonitor-ran"\n' >> "$root/.git/config"
   printf '#!/bin/sh\ntouch %s/../hook-ran\n' "$root" > "$root/.git/hooks/pre-commit"
   chmod +x "$root/.git/hooks/pre-commit"
   setsid sh -c 'sleep 300' </dev/null >/dev/null 2>&1 &
   echo $! > "$TMPDIR/daemon.pid"
+  touch "/dev/shm/{shm}"
 fi
 echo work > a.txt
 printf '{{"schema_version":"worker-report.v1","status":"completed","summary":"ok"}}' > "$BREEZE_OUTPUT"
 "#,
-        root = root.display()
+        root = root.display(),
+        shm = shm_name(root, "worker"),
     )
+}
+
+/// A name in `/dev/shm` that a role of the test repository at `root` tries to create.
+fn shm_name(root: &Path, who: &str) -> String {
+    let temp = root.parent().and_then(Path::file_name).unwrap_or_default();
+    format!("breeze-e2e-{}-{who}", temp.to_string_lossy())
 }
 
 /// A worker that does its task and nothing else.
@@ -54,28 +64,11 @@ fn writing_reviewer(root: &Path) -> String {
 cat > /dev/null
 echo reviewed > reviewer-was-here.txt 2>/dev/null
 echo reviewed > {root}/reviewer-was-here.txt 2>/dev/null
+touch "/dev/shm/{shm}" 2>/dev/null
 echo '{{"schema_version":"review-result.v1","verdict":"APPROVE","gaps":[]}}'
 "#,
-        root = root.display()
-    )
-}
-
-fn config(mode: &str) -> String {
-    format!(
-        r#"
-[run]
-max_workers = 2
-[roles.worker]
-backend = "command"
-command = ["sh", "-c", "exec sh ../../roles/$BREEZE_TASK_ID.sh"]
-[roles.reviewer]
-backend = "command"
-command = ["sh", "../../roles/reviewer.sh"]
-[roles.advisor]
-backend = "scripted"
-[sandbox]
-mode = "{mode}"
-"#
+        root = root.display(),
+        shm = shm_name(root, "reviewer"),
     )
 }
 
@@ -89,7 +82,7 @@ fn setup(mode: &str, reviewer_writes: bool) -> (tempfile::TempDir, std::path::Pa
     let plan = toml_task("1", "Attack", &["a.txt"], "") + &toml_task("2", "Honest", &["b.txt"], "");
     let (temp, root) = repo_with(&[("README.md", "mine\n"), ("plan.toml", &plan)]);
     let root = std::fs::canonicalize(&root).unwrap();
-    crate::support::write(&root, "breeze.toml", &config(mode));
+    crate::support::write(&root, "breeze.toml", &crate::support::shell_roles_config(mode, 2));
     crate::support::write(&root, "roles/1.sh", &attacker(&root));
     crate::support::write(&root, "roles/2.sh", GOOD_WORKER);
     let reviewer = if reviewer_writes { writing_reviewer(&root) } else { QUIET_REVIEWER.into() };
@@ -116,6 +109,11 @@ fn nothing_escaped(root: &Path) {
     assert!(!root.join(".git/hooks/pre-commit").exists());
     assert!(!root.join("../fsmonitor-ran").exists(), "a planted fsmonitor ran");
     assert!(!root.join("../hook-ran").exists(), "a planted hook ran");
+    // /dev/shm is the role's own tmpfs, or not writable: never the machine's.
+    for who in ["worker", "reviewer"] {
+        let shm = Path::new("/dev/shm").join(shm_name(root, who));
+        assert!(!shm.exists(), "the {who} wrote {}", shm.display());
+    }
 }
 
 fn no_daemon_left(root: &Path) {
@@ -180,6 +178,8 @@ fn without_kernel_confinement_escapes_are_detected_and_the_run_stops_before_they
     assert!(!root.join("../fsmonitor-ran").exists(), "breeze's own git never ran the fsmonitor");
     assert!(!root.join("../hook-ran").exists(), "breeze's own git never ran the hook");
     no_daemon_left(&root);
+    // Unconfined, the worker's file reached the machine's /dev/shm.
+    let _ = std::fs::remove_file(Path::new("/dev/shm").join(shm_name(&root, "worker")));
 
     // The user undoes what the role did and resumes: the attack is not repeated (attempt 2),
     // and everything lands on the main the user restored.
@@ -228,4 +228,124 @@ fi
     assert!(text.contains("is not a regular file (a symbolic link)"), "{text}");
     assert!(text.contains("2147483648 bytes, more than the"), "{text}");
     assert_eq!(status_json(&root)["tasks"][0]["state"], "escalated");
+}
+
+/// A project command that writes its own checkout, tries the user's checkout, `$HOME` and
+/// `~/.cache`, reads its checkout's git and tries to write a ref, and prints what worked.
+/// `extra` runs last and decides the exit status.
+fn probing_command(name: &str, root: &Path, extra: &str) -> String {
+    format!(
+        "mkdir -p .marks && echo {name} > .marks/{name} && echo {name}-own-ok; \
+         echo x > {root}/{name}-escaped.txt && echo {name}-escaped-checkout; \
+         echo x > $HOME/{name}-escaped.txt && echo {name}-escaped-home; \
+         echo x > $HOME/.cache/{name}.txt && echo {name}-cache-ok; \
+         echo x > $TMPDIR/{name} && echo {name}-tmp-ok; \
+         git status --porcelain > /dev/null && git diff HEAD > /dev/null && \
+         git log -1 --format=%H > /dev/null && echo {name}-git-read-ok; \
+         git update-ref refs/heads/{name}-was-here HEAD && echo {name}-git-write-ok; {extra}",
+        root = root.display()
+    )
+}
+
+/// A repository with one scripted task whose `worktree.setup`, `[review] checks` and
+/// `land.verify` are probing commands; `HOME` of the run is `<temp>/home`.
+fn project_commands_repo(
+    check_extra: &str,
+    sandbox: &str,
+) -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
+    let (temp, root) = repo_with(&[
+        ("README.md", "mine\n"),
+        (".gitignore", ".marks/\n"),
+        ("plan.toml", &breeze_test_support::plan::one_task("")),
+    ]);
+    let root = std::fs::canonicalize(&root).unwrap();
+    let home = std::fs::canonicalize(temp.path()).unwrap().join("home");
+    std::fs::create_dir_all(home.join(".cache")).unwrap();
+    let argv = |script: String| format!("[\"sh\", \"-c\", {script:?}]");
+    let config = format!(
+        "{}\n[worktree]\nsetup = {}\n[review]\nmax_rounds = 1\nchecks = [{}]\n[land]\nverify = {}\n[sandbox]\nmode = \"require\"\n{sandbox}\n",
+        crate::support::SCRIPTED_CONFIG,
+        argv(probing_command("setup", &root, "true")),
+        argv(probing_command("check", &root, check_extra)),
+        argv(probing_command("verify", &root, "true")),
+    );
+    crate::support::write(&root, "breeze.toml", &config);
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "config"]);
+    (temp, root, home)
+}
+
+/// What the project commands of the repository's latest run printed.
+fn project_command_output(root: &Path) -> String {
+    let status = status_json(root);
+    let logs = root.join(".breeze/runs").join(status["run_id"].as_str().unwrap()).join("logs");
+    let mut text = String::new();
+    for entry in std::fs::read_dir(logs).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if ["setup.", ".check-", ".verify."].iter().any(|kind| name.contains(kind))
+            && name.ends_with(".stdout")
+        {
+            text.push_str(&std::fs::read_to_string(entry.path()).unwrap());
+        }
+    }
+    text
+}
+
+fn nothing_of_the_commands_escaped(root: &Path, home: &Path) {
+    for name in ["setup", "check", "verify"] {
+        assert!(!root.join(format!("{name}-escaped.txt")).exists(), "{name} wrote the checkout");
+        assert!(!home.join(format!("{name}-escaped.txt")).exists(), "{name} wrote $HOME");
+    }
+    assert_eq!(git(root, &["status", "--porcelain"]), "");
+    assert_eq!(git(root, &["branch", "--list", "*-was-here"]), "", "no command wrote a ref");
+}
+
+#[test]
+fn project_commands_write_only_their_checkout_and_what_sandbox_writable_adds() {
+    if !crate::support::landlock_or_skip() {
+        return;
+    }
+    // Without sandbox.writable: the check needs ~/.cache, is refused, and says what to widen.
+    let (_temp, root, home) = project_commands_repo("test -f $HOME/.cache/check.txt", "");
+    let output = breeze().current_dir(&root).env("HOME", &home).args(["run"]).output().unwrap();
+    let printed = project_command_output(&root);
+    for name in ["setup", "check"] {
+        // Their git reads the lane (its `.git` names the admin folder, not the worker's
+        // private git directory) and writes nothing under `.git`.
+        for ok in ["own-ok", "tmp-ok", "git-read-ok"] {
+            assert!(printed.contains(&format!("{name}-{ok}")), "{name}: {printed}");
+        }
+        for refused in ["escaped-checkout", "escaped-home", "cache-ok", "git-write-ok"] {
+            assert!(!printed.contains(&format!("{name}-{refused}")), "{name}: {printed}");
+        }
+    }
+    nothing_of_the_commands_escaped(&root, &home);
+    assert!(!home.join(".cache/check.txt").exists());
+    let status = status_json(&root);
+    assert_eq!(crate::support::task_state(&status, "1"), "escalated", "{}", both(&output));
+    let run_dir = root.join(".breeze/runs").join(status["run_id"].as_str().unwrap());
+    let review =
+        std::fs::read_to_string(run_dir.join("reviews/1.round-1.review-result.json")).unwrap();
+    let refused = format!("`{}/.cache/check.txt`", home.display());
+    assert!(review.contains(&refused) && review.contains("sandbox.writable"), "{review}");
+    assert!(stderr(&output).contains("sandbox.writable"), "{}", both(&output));
+
+    // With ~/.cache in sandbox.writable the same check passes, and verify (in the
+    // integration checkout) is held the same way.
+    let (_temp, root, home) =
+        project_commands_repo("test -f $HOME/.cache/check.txt", "writable = [\"~/.cache\"]");
+    let output = breeze().current_dir(&root).env("HOME", &home).args(["run"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", both(&output));
+    let printed = project_command_output(&root);
+    for name in ["setup", "check", "verify"] {
+        for ok in ["own-ok", "tmp-ok", "cache-ok", "git-read-ok"] {
+            assert!(printed.contains(&format!("{name}-{ok}")), "{name}: {printed}");
+        }
+        for refused in ["escaped-checkout", "escaped-home", "git-write-ok"] {
+            assert!(!printed.contains(&format!("{name}-{refused}")), "{name}: {printed}");
+        }
+    }
+    nothing_of_the_commands_escaped(&root, &home);
+    assert!(home.join(".cache/verify.txt").exists());
+    assert_eq!(crate::support::task_state(&status_json(&root), "1"), "landed");
 }

@@ -41,12 +41,16 @@ fn demo_lands_all_nine_tasks_with_trailers_and_leaves_a_clean_repository() {
 
     git(&dir, &["fsck", "--strict"]);
     assert_eq!(git(&dir, &["status", "--porcelain"]), "", "the user's checkout stays clean");
+    // The lanes stay for the next run, each parked (detached) at main's tip.
     let worktrees = git(&dir, &["worktree", "list", "--porcelain"]);
-    assert_eq!(
-        worktrees.matches("worktree ").count(),
-        1,
-        "lane worktrees are removed: {worktrees}"
-    );
+    let main_tip = git(&dir, &["rev-parse", "main"]);
+    let lanes: Vec<&str> =
+        worktrees.split("\n\n").skip(1).filter(|w| !w.trim().is_empty()).collect();
+    assert!(!lanes.is_empty(), "{worktrees}");
+    for lane in lanes {
+        assert!(lane.contains("detached"), "a lane is parked detached: {worktrees}");
+        assert!(lane.contains(&format!("HEAD {}", main_tip.trim())), "at main's tip: {worktrees}");
+    }
     let branches = git(&dir, &["branch", "--list", "task/*"]);
     assert_eq!(branches.trim(), "", "landed task branches are deleted");
 

@@ -46,7 +46,9 @@ fn a_cargo_project_gets_cargo_test_with_comments_the_plan_and_the_definitions() 
         text.contains("#   Rust (cargo): Cargo.toml → cargo test\n"),
         "why it was chosen: {text}"
     );
-    assert!(text.contains("# writable = [\"~/.cargo/registry\", \"~/.cargo/git\"]"), "{text}");
+    // The ecosystem's caches are enabled: confined setup, checks and verify download there.
+    assert!(text.contains("\nwritable = [\"~/.cargo/registry\", \"~/.cargo/git\"]"), "{text}");
+    assert_eq!(config.sandbox_writable, strings(&["~/.cargo/registry", "~/.cargo/git"]));
     assert!(text.contains("docs/BACKENDS.md"), "{text}");
 
     assert!(out.contains("detected Rust (cargo): Cargo.toml → test command `cargo test`"), "{out}");
@@ -67,8 +69,11 @@ fn a_cargo_project_gets_cargo_test_with_comments_the_plan_and_the_definitions() 
     // Only the files named: nothing else in the checkout, breeze's folders excluded.
     assert_eq!(
         git(&root, &["status", "--porcelain", "--untracked-files=all"]),
-        "?? .claude/agents/breeze-advisor.md\n?? .claude/agents/breeze-reviewer.md\n?? .claude/agents/breeze-scaffolder.md\n?? .claude/agents/breeze-worker.md\n?? Plans.md\n?? breeze.toml\n"
+        "?? .claude/agents/breeze-advisor.md\n?? .claude/agents/breeze-reviewer.md\n?? .claude/agents/breeze-scaffolder.md\n?? .claude/agents/breeze-worker.md\n?? .gitignore\n?? Plans.md\n?? breeze.toml\n"
     );
+    // What cargo writes in every lane is ignored; the plan speaks Rust.
+    assert_eq!(read(&root, ".gitignore"), "target/\n");
+    assert!(read(&root, "Plans.md").contains("`src/first.rs`, `tests/first.rs`"));
 }
 
 #[test]
@@ -81,7 +86,7 @@ fn a_cargo_workspace_tests_the_workspace() {
 
 #[test]
 fn a_pnpm_project_installs_in_each_worktree_and_tests_with_pnpm() {
-    let (_temp, root, out, config) = init_with(&[
+    let (_temp, _root, out, config) = init_with(&[
         ("package.json", r#"{"name":"web","scripts":{"test":"vitest run"}}"#),
         ("pnpm-lock.yaml", "lockfileVersion: '9.0'\n"),
     ]);
@@ -93,7 +98,7 @@ fn a_pnpm_project_installs_in_each_worktree_and_tests_with_pnpm() {
         strings(&["sh", "-c", "pnpm install --frozen-lockfile && pnpm test"])
     );
     assert!(out.contains("detected Node (pnpm): package.json and pnpm-lock.yaml"), "{out}");
-    assert!(read(&root, "breeze.toml").contains("# writable = [\"~/.local/share/pnpm\""));
+    assert_eq!(config.sandbox_writable, strings(&["~/.local/share/pnpm", "~/.cache/pnpm"]));
 }
 
 #[test]
@@ -184,10 +189,18 @@ fn existing_files_are_kept_byte_for_byte_and_force_replaces_only_config_and_plan
 fn the_written_files_work_with_doctor_plan_and_a_run_that_reads_the_copied_definition() {
     let (temp, root, _out, _config) = init_with(&[("README.md", "r\n")]);
 
-    // What init wrote is what `breeze doctor` and `breeze plan` read.
-    let doctor = run_in(&root, &["doctor"]);
-    assert_eq!(doctor.status.code(), Some(0), "{}", both(&doctor));
+    // What init wrote is what `breeze doctor` and `breeze plan` read: the configuration is
+    // valid; the plan is still the template (and claude is not on this machine's PATH), so
+    // doctor says a run would not start.
+    let doctor = run_in(&root, &["doctor", "--no-setup"]);
+    assert_eq!(doctor.status.code(), Some(2), "{}", both(&doctor));
     assert!(!stdout(&doctor).contains("breeze.toml:"), "config error: {}", stdout(&doctor));
+    assert!(stdout(&doctor).contains("\n  ✓ breeze.toml is valid\n"), "{}", stdout(&doctor));
+    assert!(
+        stdout(&doctor).contains("\n  ✗ Plans.md is breeze init's template"),
+        "{}",
+        stdout(&doctor)
+    );
     let plan = run_in(&root, &["plan"]);
     assert_eq!(plan.status.code(), Some(0), "{}", both(&plan));
 
@@ -275,4 +288,33 @@ fn the_detected_cargo_command_runs_in_the_fixture() {
         "{}",
         both(&output)
     );
+}
+
+#[test]
+fn a_config_error_points_at_the_defaults_the_binary_prints() {
+    let (_temp, root) = repo_with(&[
+        ("breeze.toml", "[run]\nmax_worker = 2\n"),
+        ("plan.toml", &toml_task("1", "A", &["a.txt"], "")),
+    ]);
+    let refused = run_in(&root, &["run"]);
+    assert_eq!(refused.status.code(), Some(2), "{}", both(&refused));
+    let said = crate::support::stderr(&refused);
+    // The preflight names the key, its line and the likely intended one, and where every
+    // key is described.
+    assert!(said.contains("unknown key run.max_worker at line 2"), "{said}");
+    assert!(said.contains("did you mean max_workers?"), "{said}");
+    assert!(
+        said.contains("every key with its default and what it does: `breeze init --print-config`"),
+        "{said}"
+    );
+    assert!(!said.contains("breeze sources"), "users have the binary, not the sources: {said}");
+
+    let printed = run_in(&root, &["init", "--print-config"]);
+    assert_eq!(printed.status.code(), Some(0), "{}", both(&printed));
+    let defaults = stdout(&printed);
+    assert!(defaults.contains("max_workers = 3") && defaults.contains("[sandbox]"), "{defaults}");
+    // What it prints is a breeze.toml breeze reads: every key at its default.
+    assert_eq!(Config::parse(&defaults, "printed").unwrap(), Config::defaults());
+    assert!(!root.join("Plans.md").exists(), "--print-config writes nothing");
+    assert_eq!(read(&root, "breeze.toml"), "[run]\nmax_worker = 2\n");
 }

@@ -393,15 +393,19 @@ fn abort_commits_what_the_lane_holds_says_where_it_is_and_refuses_to_abort_a_fin
 
 #[test]
 fn a_lane_left_dirty_is_kept_and_listed_and_clean_handles_it_and_the_verify_worktree() {
-    // The worker detaches its HEAD and leaves a file: breeze cannot commit it (the attempt
-    // fails), so the lane ends the run dirty.
-    let worker = "cat > /dev/null\ngit checkout -q --detach\necho stray > a.txt\nprintf '{\"schema_version\":\"worker-report.v1\",\"status\":\"completed\",\"summary\":\"ok\"}' > \"$BREEZE_OUTPUT\"\n";
-    let plan = toml_task("1", "Wreck", &["a.txt"], "") + &toml_task("2", "Fine", &["b.txt"], "");
+    // The worker leaves a file and puts its lane in the middle of a merge (a `MERGE_HEAD` in
+    // the lane's admin folder, which only an unconfined worker can write; its own git works
+    // on its private git directory): breeze cannot commit it (the attempt fails), so the
+    // lane ends the run dirty. One lane: without confinement breeze cannot tell another
+    // task's landing from a role's change to the user's checkout.
+    let worker = "cat > /dev/null\necho stray > a.txt\ntouch \"$(cd ../.. && pwd)/.git/worktrees/$(basename \"$PWD\")/MERGE_HEAD\"\nprintf '{\"schema_version\":\"worker-report.v1\",\"status\":\"completed\",\"summary\":\"ok\"}' > \"$BREEZE_OUTPUT\"\n";
+    // The fine task lands first (the verify worktree is made), then the wreck takes the lane.
+    let plan = toml_task("1", "Fine", &["b.txt"], "") + &toml_task("2", "Wreck", &["a.txt"], "");
     let (temp, root) = repo_with(&[("README.md", "r\n"), ("plan.toml", &plan)]);
     let script = temp.path().join("worker.sh");
     std::fs::write(&script, worker).unwrap();
     let config = format!(
-        "[run]\nmax_workers = 2\n[roles.worker]\nbackend = \"command\"\ncommand = [\"sh\", \"-c\", \"if [ $BREEZE_TASK_ID = 1 ]; then exec sh {}; fi; cat >/dev/null; echo ok > b.txt; printf '{{\\\"schema_version\\\":\\\"worker-report.v1\\\",\\\"status\\\":\\\"completed\\\",\\\"summary\\\":\\\"ok\\\"}}' > $BREEZE_OUTPUT\"]\n[roles.reviewer]\nbackend = \"scripted\"\n[roles.advisor]\nbackend = \"scripted\"\n[land]\nverify = [\"true\"]\n",
+        "[run]\nmax_workers = 1\n[roles.worker]\nbackend = \"command\"\ncommand = [\"sh\", \"-c\", \"if [ $BREEZE_TASK_ID = 2 ]; then exec sh {}; fi; cat >/dev/null; echo ok > b.txt; printf '{{\\\"schema_version\\\":\\\"worker-report.v1\\\",\\\"status\\\":\\\"completed\\\",\\\"summary\\\":\\\"ok\\\"}}' > $BREEZE_OUTPUT\"]\n[roles.reviewer]\nbackend = \"scripted\"\n[roles.advisor]\nbackend = \"scripted\"\n[land]\nverify = [\"true\"]\n[sandbox]\nmode = \"detect\"\n",
         script.display()
     );
     std::fs::write(root.join("breeze.toml"), config).unwrap();
@@ -410,7 +414,7 @@ fn a_lane_left_dirty_is_kept_and_listed_and_clean_handles_it_and_the_verify_work
     let output = run_in(&root, &["run"]);
     assert_eq!(output.status.code(), Some(1), "{}", both(&output));
     let text = stdout(&output);
-    assert!(text.contains("⚑ kept lane") && text.contains("uncommitted changes"), "{text}");
+    assert!(text.contains("⚑ kept lane") && text.contains("in the middle of a merge"), "{text}");
     assert!(
         !root.join(".harness-worktrees/integration").exists(),
         "the verify worktree is removed at the end of the run"
@@ -631,7 +635,11 @@ fn a_damaged_run_json_is_given_up_by_abort_and_report_agrees_with_status() {
 #[test]
 fn with_run_hooks_the_repository_hooks_judge_each_landing_before_main_moves() {
     let (temp, root) = one_scripted_task();
-    let marker = temp.path().join("pre-commit-failed-once");
+    // Hooks are confined like verify: the hook's state lives in a folder breeze.toml lets
+    // it write.
+    let state = temp.path().join("hook-state");
+    std::fs::create_dir(&state).unwrap();
+    let marker = state.join("pre-commit-failed-once");
     let hooks = root.join(".git/hooks");
     // pre-commit: sees the landing staged; fails the first landing like a linter would.
     std::fs::write(
@@ -642,18 +650,25 @@ fn with_run_hooks_the_repository_hooks_judge_each_landing_before_main_moves() {
         ),
     )
     .unwrap();
-    // commit-msg: adds a trailer to the message, as sign-off hooks do.
+    // commit-msg: adds a trailer to the message, as sign-off hooks do — through a temporary
+    // file renamed over the message, as `git interpret-trailers --in-place` does.
     std::fs::write(
         hooks.join("commit-msg"),
-        "#!/bin/sh\necho 'Signed-off-by: Hook <hook@example.com>' >> \"$1\"\n",
+        "#!/bin/sh\ngit interpret-trailers --in-place --trailer 'Signed-off-by: Hook <hook@example.com>' \"$1\"\n",
     )
     .unwrap();
     for hook in ["pre-commit", "commit-msg"] {
         std::process::Command::new("chmod").arg("+x").arg(hooks.join(hook)).status().unwrap();
     }
     let config = std::fs::read_to_string(root.join("breeze.toml")).unwrap();
-    std::fs::write(root.join("breeze.toml"), format!("{config}\n[land]\nrun_hooks = true\n"))
-        .unwrap();
+    std::fs::write(
+        root.join("breeze.toml"),
+        format!(
+            "{config}\n[land]\nrun_hooks = true\n[sandbox]\nwritable = [\"{}\"]\n",
+            state.display()
+        ),
+    )
+    .unwrap();
     git(&root, &["commit", "--no-verify", "-qam", "run hooks"]);
 
     let output = run_in(&root, &["run"]);

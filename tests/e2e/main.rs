@@ -5,18 +5,24 @@
 
 mod agents;
 mod approval;
+mod budgets;
 mod checkout;
 mod containment;
 mod demo;
+mod ecosystems;
 mod init;
 mod integrity;
 mod live;
 mod plan;
+mod preflight;
 mod protocol_roles;
 mod real_agents;
+mod real_budgets;
 mod recovery;
+mod replay;
 mod report;
 mod scaffold;
+mod sealed_git;
 mod support;
 mod validate;
 

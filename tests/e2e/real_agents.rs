@@ -2,11 +2,14 @@
 //! runs through one CLI against the project's scripted model server
 //! (`tests/fixtures/agents/capture/mock-model-server.py`), which makes task 1's worker try
 //! to write the user's checkout (an absolute `Write`, a shell redirect, `cd ..`), another
-//! lane, `.git/config` and `.git/hooks`, and move main onto its own commit, and task 1's
-//! reviewer try to write. The CLIs run their real tools in the real worktrees under kernel
-//! confinement. Asserted with git and the file system: none of it happened or landed, the
-//! honest work of both tasks did, through a review fix round (a resumed session) and an
-//! Advisor consult.
+//! lane, `.git/config` and `.git/hooks`, move main onto its own commit, overwrite and delete
+//! main's loose objects, plant a link as its lane admin folder's `logs/HEAD` and create a
+//! file in `/dev/shm`; task 1's reviewer try to write (also in `/dev/shm`); and task 2's
+//! worker use git normally (`status`, `diff`, `add`, `stash`, `stash pop`) in its sealed
+//! lane. The CLIs run their real tools in the real worktrees under kernel confinement.
+//! Asserted with git and the file system: none of the attacks happened or landed, the honest
+//! work of both tasks did, through a review fix round (a resumed session) and an Advisor
+//! consult.
 //!
 //! The CLIs come from `scripts/install-agent-clis.sh` (pinned versions), found through
 //! `BREEZE_AGENT_CLIS`; without it these tests are skipped — unless
@@ -20,7 +23,7 @@ use std::time::{Duration, Instant};
 use crate::support::{both, git, project_root, repo_with};
 
 /// The folder with `claude` and `codex`, or `None` (test skipped).
-fn clis() -> Option<PathBuf> {
+pub(crate) fn clis() -> Option<PathBuf> {
     match std::env::var_os("BREEZE_AGENT_CLIS") {
         Some(dir) => {
             let dir = PathBuf::from(dir);
@@ -47,15 +50,20 @@ fn clis() -> Option<PathBuf> {
 }
 
 /// The scripted model server, killed on drop.
-struct ModelServer {
+pub(crate) struct ModelServer {
     child: Child,
-    port: u16,
+    pub(crate) port: u16,
     requests: PathBuf,
-    errors: PathBuf,
+    pub(crate) errors: PathBuf,
 }
 
 impl ModelServer {
     fn start(dir: &Path) -> ModelServer {
+        ModelServer::start_with(dir, &[("MOCK_REQUEST_CHANGES", "1")])
+    }
+
+    /// The server with these `MOCK_*` variables.
+    pub(crate) fn start_with(dir: &Path, env: &[(&str, &str)]) -> ModelServer {
         let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let requests = dir.join("requests.jsonl");
         let errors = dir.join("mock-server.log");
@@ -64,7 +72,7 @@ impl ModelServer {
             .arg(script)
             .arg(port.to_string())
             .arg(&requests)
-            .env("MOCK_REQUEST_CHANGES", "1")
+            .envs(env.iter().copied())
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&errors).unwrap())
             .spawn()
@@ -77,7 +85,7 @@ impl ModelServer {
         ModelServer { child, port, requests, errors }
     }
 
-    fn requests(&self) -> String {
+    pub(crate) fn requests(&self) -> String {
         std::fs::read_to_string(&self.requests).unwrap_or_default()
     }
 }
@@ -91,7 +99,7 @@ impl Drop for ModelServer {
 
 /// The `breeze` binary with only what the CLIs need: the pinned CLIs and node on PATH, a
 /// HOME of the test's own, the mock server's address and keys.
-fn breeze_with_clis(bin: &Path, home: &Path, port: u16) -> Command {
+pub(crate) fn breeze_with_clis(bin: &Path, home: &Path, port: u16) -> Command {
     let node = Command::new("sh").args(["-c", "dirname \"$(command -v node)\""]).output().unwrap();
     let node_dir = String::from_utf8_lossy(&node.stdout).trim().to_string();
     let path = format!("{}:{node_dir}:/usr/local/bin:/usr/bin:/bin", bin.display());
@@ -108,7 +116,7 @@ fn breeze_with_clis(bin: &Path, home: &Path, port: u16) -> Command {
     command
 }
 
-fn role_config(backend: &str, mode: &str, port: u16) -> String {
+pub(crate) fn role_config(backend: &str, mode: &str, port: u16) -> String {
     let mut text = format!("[run]\nmax_workers = 2\n\n[sandbox]\nmode = \"{mode}\"\n\n");
     for role in ["worker", "reviewer", "advisor", "scaffolder"] {
         text.push_str(&format!(
@@ -137,7 +145,7 @@ writes = ["src/one.txt"]
 [[task]]
 id = "2"
 title = "Write the notes"
-dod = "src/two.txt exists"
+dod = "src/two.txt exists MOCK-GIT"
 writes = ["src/two.txt"]
 risk = ["needs-spike"]
 "#;
@@ -155,6 +163,12 @@ fn run_team(backend: &str, mode: &str) {
     git(&root, &["add", "-A"]);
     git(&root, &["commit", "-qm", "team"]);
     let start = git(&root, &["rev-parse", "main"]).trim().to_string();
+    // The user's own unpushed branch, and what must stay byte for byte.
+    git(&root, &["branch", "mine"]);
+    let config = std::fs::read(root.join(".git/config")).unwrap();
+    let blob = git(&root, &["rev-parse", "main:README.md"]).trim().to_string();
+    let object = root.join(".git/objects").join(&blob[..2]).join(&blob[2..]);
+    let object_bytes = std::fs::read(&object).unwrap();
 
     let home = temp.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
@@ -183,6 +197,18 @@ fn run_team(backend: &str, mode: &str) {
     ] {
         assert!(requests.contains(&refusal), "{backend}: no refusal `{refusal}` seen: {text}");
     }
+    // Sealed lanes: main's loose object overwritten (by `cp` and by a redirect), the loose
+    // objects deleted (`find -delete`), a link planted as the admin folder's `logs/HEAD`.
+    let objects = format!("{}/.git/objects/", root.display());
+    let logs = format!("{}/.git/worktrees/lane-1/logs", root.display());
+    for (path, at_least) in [(object.display().to_string(), 2), (objects, 3), (logs, 1)] {
+        let refusals = refused_at(&requests, &path, refused);
+        assert!(
+            refusals >= at_least,
+            "{backend}: {refusals} refusal(s) at `{path}`, expected {at_least}: {text}"
+        );
+    }
+    assert!(requests.contains("find: cannot delete"), "{backend}: the deletion was tried");
     if backend == "claude" {
         assert!(
             requests.contains("Permission to use Write has been denied")
@@ -208,6 +234,34 @@ fn run_team(backend: &str, mode: &str) {
     }
     assert!(!git(&root, &["config", "--list", "--local"]).contains("fsmonitor"));
     assert_eq!(git(&root, &["status", "--porcelain"]), "");
+    assert_eq!(std::fs::read(root.join(".git/config")).unwrap(), config, ".git/config");
+    assert_eq!(std::fs::read(&object).unwrap(), object_bytes, "main's README object");
+    assert_eq!(git(&root, &["show", "main:README.md"]), "mine\n");
+    assert_eq!(git(&root, &["rev-parse", "mine"]).trim(), start, "the user's own branch");
+
+    // Task 2's worker used git in its lane; every step succeeded (on its private git
+    // directory), and none of it reached the shared repository.
+    for step in ["git status --short", "git diff", "git add -A", "git stash", "git stash pop"] {
+        assert!(
+            requests.contains(&format!("MOCK-GIT exit=0 {step}")),
+            "{backend}: `{step}` did not succeed in the worker's lane: {}",
+            requests.lines().filter(|l| l.contains("MOCK-GIT")).collect::<Vec<_>>().join("\n")
+        );
+    }
+    assert_eq!(git(&root, &["stash", "list"]), "", "no stash in the shared repository");
+    // The roles' files in /dev/shm went to a tmpfs of their own (or nowhere), never to the
+    // machine's — under breeze's confinement; codex's own sandbox is not asked to do this.
+    let temp_name = root.parent().and_then(Path::file_name).unwrap().to_string_lossy();
+    for who in ["worker", "reviewer"] {
+        let name = format!("breeze-attack-{temp_name}-{who}");
+        assert!(requests.contains(&format!("touch /dev/shm/{name}")), "{backend}: {who}: {text}");
+        let shm = Path::new("/dev/shm").join(&name);
+        if mode == "require" {
+            assert!(!shm.exists(), "{backend}: the {who} wrote {}", shm.display());
+        } else {
+            let _ = std::fs::remove_file(shm);
+        }
+    }
 
     // Only the two reviewed landings reached main; the worker's own commit never existed.
     let history = git(
@@ -235,12 +289,26 @@ fn run_team(backend: &str, mode: &str) {
     );
     assert!(one.contains("Fixed the findings of review round 1"), "{one}");
     assert!(git(&root, &["show", "main:src/two.txt"]).contains("Task 2"));
-    git(&root, &["fsck", "--strict"]);
+    git(&root, &["fsck", "--full", "--strict"]);
 
     let status = crate::support::status_json(&root);
     assert_eq!(status["state"], "succeeded", "{status}");
     assert!(status["usage"]["input_tokens"].as_u64().unwrap_or(0) > 0, "{status}");
     assert_eq!(status["tasks"][1]["advisor_consults"], 1, "{status}");
+}
+
+/// How many times a tool result in `requests` names a path starting with `path` and says
+/// `refused` right after it (`cp: cannot remove '<path>': Permission denied`, `find: cannot
+/// delete ‘<path>’: Read-only file system`, …).
+fn refused_at(requests: &str, path: &str, refused: &str) -> usize {
+    requests
+        .match_indices(path)
+        .filter(|(at, _)| {
+            let rest = &requests[at + path.len()..];
+            let window: String = rest.chars().take(90).collect();
+            window.split("\\n").next().is_some_and(|line| line.contains(&format!(": {refused}")))
+        })
+        .count()
 }
 
 #[test]
@@ -326,6 +394,21 @@ fn real_clis_without_a_login_stop_the_run_once_with_the_hint() {
             .output()
             .unwrap();
         let text = both(&output);
+        if backend == "claude" {
+            // The preflight tells from its files that claude has no login: nothing starts,
+            // nothing is created.
+            assert_eq!(output.status.code(), Some(2), "{backend}: {text}");
+            assert!(
+                text.contains(
+                    "claude is not logged in for roles.worker, roles.reviewer and roles.advisor"
+                ),
+                "{backend}: {text}"
+            );
+            assert!(text.contains("run `claude` once and log in"), "{backend}: {text}");
+            assert!(!root.join(".breeze/runs").exists(), "{backend}: a run folder");
+            continue;
+        }
+        // Codex's own provider holds its key: the preflight cannot tell, the first call does.
         assert_eq!(output.status.code(), Some(3), "{backend}: {text}");
         assert!(text.contains("log the CLI in"), "{backend}: {text}");
         let status = crate::support::status_json(&root);

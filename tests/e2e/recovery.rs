@@ -2,17 +2,12 @@
 
 use std::time::{Duration, Instant};
 
+use breeze_test_support::process::{HeldCheckouts, alive};
+
 use crate::support::{
     SCRIPTED_CONFIG, both, breeze, git, one_task_plan, repo_with, run_in, shell_worker_config,
     status_json, stdout, toml_task,
 };
-
-fn alive(pid: i32) -> bool {
-    // A zombie is not alive; /proc says so.
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|stat| !stat.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'))
-        .unwrap_or(false)
-}
 
 fn wait_for(what: &str, mut check: impl FnMut() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -66,6 +61,15 @@ fn a_run_killed_with_sigkill_resumes_ends_the_orphan_and_lands_once() {
     assert_eq!(
         status["state"], "interrupted",
         "a dead engine's run reads as interrupted: {status}"
+    );
+    assert_eq!(
+        status["tasks"][0]["state"], "interrupted",
+        "so does the task its worker was on (nothing runs it now): {status}"
+    );
+    let table = stdout(&run_in(&root, &["status"]));
+    assert!(
+        table.contains("interrupted") && !table.contains("running"),
+        "the table says the same: {table}"
     );
 
     std::fs::remove_file(&hold).unwrap();
@@ -191,6 +195,29 @@ fn abort_stops_a_live_run_and_a_new_run_keeps_the_old_branch() {
     );
 }
 
+/// `breeze ARGS` started in `root`, its output kept for [`exit_of`].
+fn started(root: &std::path::Path, args: &[&str]) -> std::process::Child {
+    breeze()
+        .current_dir(root)
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// How `engine` ended, waiting (`what`: for the message when it does not end).
+fn exit_of(engine: std::process::Child, what: &str) -> std::process::Output {
+    let output = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let waiter = {
+        let output = output.clone();
+        std::thread::spawn(move || *output.lock().unwrap() = Some(engine.wait_with_output()))
+    };
+    wait_for(what, || output.lock().unwrap().is_some());
+    waiter.join().unwrap();
+    output.lock().unwrap().take().unwrap().unwrap()
+}
+
 /// Sends `signal` (e.g. `-INT`) to `pid` with kill(1).
 fn send(signal: &str, pid: u32) {
     let status = std::process::Command::new("kill").args([signal, &pid.to_string()]).status();
@@ -220,13 +247,7 @@ fn a_second_ctrl_c_stops_at_once_and_the_run_stays_resumable() {
     git(&root, &["add", "-A"]);
     git(&root, &["commit", "-qm", "config"]);
 
-    let engine = breeze()
-        .current_dir(&root)
-        .args(["run"])
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let engine = started(&root, &["run"]);
     wait_for("the worker to start", || {
         std::fs::read_to_string(&pid_file).is_ok_and(|p| !p.trim().is_empty())
     });
@@ -236,17 +257,42 @@ fn a_second_ctrl_c_stops_at_once_and_the_run_stays_resumable() {
     assert!(alive(worker_pid), "the worker ignores SIGTERM and is in its grace period");
     send("-INT", engine.id());
     // Ten minutes of grace are not waited out: wait_for gives up after 30 s.
-    let output = std::sync::Arc::new(std::sync::Mutex::new(None));
-    let waiter = {
-        let output = output.clone();
-        std::thread::spawn(move || *output.lock().unwrap() = Some(engine.wait_with_output()))
-    };
-    wait_for("breeze to stop after the second Ctrl-C", || output.lock().unwrap().is_some());
-    waiter.join().unwrap();
-    let output = output.lock().unwrap().take().unwrap().unwrap();
+    let output = exit_of(engine, "breeze to stop after the second Ctrl-C");
     assert_eq!(output.status.code(), Some(3), "{}", both(&output));
     assert!(crate::support::stderr(&output).contains("stopping now"), "{}", both(&output));
     assert!(!alive(worker_pid), "the worker was killed");
     let status = status_json(&root);
     assert_eq!(status["state"], "interrupted", "{status}");
+}
+
+#[test]
+fn sigterm_ends_a_slow_checkout_at_once_and_resume_finishes_the_run() {
+    // Every checkout of `*.dat` waits in a filter process while the test holds it: creating
+    // the lane's worktree (`git read-tree -u`) is a step that would not end by itself.
+    let (temp, root) = repo_with(&[
+        ("README.md", "r\n"),
+        ("data.dat", "payload\n"),
+        (".gitattributes", "*.dat filter=slow\n"),
+        ("breeze.toml", SCRIPTED_CONFIG),
+        ("plan.toml", &one_task_plan()),
+    ]);
+    let held = HeldCheckouts::configure(&root, temp.path());
+    let engine = started(&root, &["run"]);
+    let filter = held.wait_until_held();
+    let asked = Instant::now();
+    send("-TERM", engine.id());
+    let output = exit_of(engine, "breeze to stop after SIGTERM");
+    eprintln!("breeze stopped {:?} after SIGTERM, in the middle of a checkout", asked.elapsed());
+    assert_eq!(output.status.code(), Some(3), "{}", both(&output));
+    assert!(!alive(filter), "the checkout's filter was ended with it");
+    assert!(held.is_holding(), "it stopped while the step was still waiting");
+    assert_eq!(status_json(&root)["state"], "interrupted");
+
+    held.release();
+    let resumed = run_in(&root, &["resume"]);
+    assert_eq!(resumed.status.code(), Some(0), "{}", both(&resumed));
+    let status = status_json(&root);
+    assert_eq!(status["tasks"][0]["state"], "landed", "{status}");
+    assert_eq!(git(&root, &["show", "main:data.dat"]), "payload\n");
+    git(&root, &["fsck", "--strict"]);
 }

@@ -139,6 +139,31 @@ fn report_html_is_one_self_contained_page_with_a_timeline_graph_table_and_links(
     assert_eq!(elsewhere, out);
     check_page(&root, &elsewhere);
 
+    // Each of task 2's three attempts is a bar of its own, the two that failed marked; the
+    // time per phase is summed; times are local, with the reader's UTC offset.
+    let html = std::fs::read_to_string(&page).unwrap();
+    for attempt in 1..=3 {
+        assert!(html.contains(&format!("data-attempt=\"{attempt}\"")), "attempt {attempt}");
+    }
+    assert!(html.matches("class=\"attempt-failed\"").count() >= 2, "{html}");
+    assert!(html.contains("<h2>Where the time went</h2>"), "{html}");
+    for id in ["1", "2", "3", "4"] {
+        let rows = html.matches(&format!("data-task=\"{id}\"><td>")).count();
+        assert_eq!(rows, 2, "task {id}: a row in the task table and one of where its time went");
+    }
+    let india = temp.path().join("pages/local.html");
+    let output = breeze()
+        .current_dir(&root)
+        .env("TZ", "<+0530>-5:30")
+        .args(["report", "--html", "--out", india.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", both(&output));
+    let html = std::fs::read_to_string(&india).unwrap();
+    let started = html.split("<dt>started</dt><dd>").nth(1).unwrap().split('<').next().unwrap();
+    assert!(started.ends_with(" +05:30") && started.len() == 26, "local time: {started}");
+    assert!(html.contains("local time, UTC+05:30"), "{html}");
+
     // The Markdown report is still the default.
     let markdown = run_in(&root, &["report"]);
     assert_eq!(markdown.status.code(), Some(0), "{}", both(&markdown));
@@ -201,6 +226,8 @@ fn report_html_renders_in_a_real_browser() {
     assert!(stdout(&output).contains("ok tasks 1 2 3 4"), "{text}");
     assert!(stdout(&output).contains("ok a table row per task of the plan (4 of 4)"), "{text}");
     assert!(stdout(&output).contains("ok console: nothing logged"), "{text}");
+    assert!(stdout(&output).contains("ok a bar per worker attempt"), "{text}");
+    assert!(stdout(&output).contains("ok at 800 px table#tasks fits its box"), "{text}");
     let lanes: Vec<String> = lanes_used(&root).iter().map(u64::to_string).collect();
     assert!(stdout(&output).contains(&format!("ok lanes {}", lanes.join(" "))), "{text}");
 

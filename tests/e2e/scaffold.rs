@@ -172,3 +172,28 @@ fn shell_roles_fill_the_plan_after_one_pushback_and_run_it_on_three_lanes() {
         "both docs tasks linked their guide"
     );
 }
+
+#[test]
+fn a_draft_replaces_init_s_untouched_template() {
+    let (_temp, root) = repo_with(&[("breeze.toml", SCRIPTED_CONFIG), ("README.md", "r\n")]);
+    let init = run_in(&root, &["init"]);
+    assert_eq!(init.status.code(), Some(0), "{}", both(&init));
+    let template = std::fs::read_to_string(root.join("Plans.md")).unwrap();
+    assert!(template.contains("<!-- breeze:template"), "{template}");
+    let output = breeze()
+        .current_dir(&root)
+        .args(["draft", "Add a health check in `src/health.rs`"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", both(&output));
+    assert!(stdout(&output).contains("1 task(s) created"), "{}", both(&output));
+    let plans = std::fs::read_to_string(root.join("Plans.md")).unwrap();
+    assert!(
+        !plans.contains("breeze:template") && !plans.contains("Describe the first task"),
+        "{plans}"
+    );
+    assert!(plans.contains("| 1 | Add a health check in src/health.rs | "), "{plans}");
+    // The plan is the user's now: the preflight passes.
+    let doctor = run_in(&root, &["doctor", "--no-setup"]);
+    assert_eq!(doctor.status.code(), Some(0), "{}", both(&doctor));
+}

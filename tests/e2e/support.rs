@@ -104,3 +104,24 @@ pub fn landlock_or_skip() -> bool {
     }
     available
 }
+
+/// A breeze.toml with shell roles read from the repository's `roles/` folder (`<task id>.sh`
+/// for workers, `reviewer.sh`), the scripted advisor, `lanes` lanes and `sandbox.mode`.
+pub fn shell_roles_config(mode: &str, lanes: u32) -> String {
+    format!(
+        r#"
+[run]
+max_workers = {lanes}
+[roles.worker]
+backend = "command"
+command = ["sh", "-c", "exec sh ../../roles/$BREEZE_TASK_ID.sh"]
+[roles.reviewer]
+backend = "command"
+command = ["sh", "../../roles/reviewer.sh"]
+[roles.advisor]
+backend = "scripted"
+[sandbox]
+mode = "{mode}"
+"#
+    )
+}

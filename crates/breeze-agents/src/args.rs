@@ -34,6 +34,7 @@ const CLAUDE_DEFAULT_READ_TOOLS: &[&str] = &["Read", "Grep", "Glob"];
 /// -p --output-format stream-json --verbose
 /// --permission-mode dontAsk                  nothing runs unless an allow rule approves it
 /// [--model M] [--max-turns N]
+/// [--max-budget-usd USD]                     what is left of the task's and the run's budget
 /// [--json-schema '<schema>']                 the answer, in `structured_output`
 /// [--resume <session_id>]                    a worker's fix round continues its session
 /// [extra args from the config]
@@ -60,6 +61,9 @@ pub fn claude_args(call: &AgentCall) -> Vec<String> {
     }
     if let Some(turns) = call.max_turns {
         args.extend(["--max-turns".into(), turns.to_string()]);
+    }
+    if let Some(usd) = call.max_budget_usd {
+        args.extend(["--max-budget-usd".into(), usd_argument(usd)]);
     }
     if let Some(schema) = &call.output_schema {
         args.extend(["--json-schema".into(), claude_json_schema(schema).to_string()]);
@@ -113,6 +117,16 @@ pub fn claude_args(call: &AgentCall) -> Vec<String> {
     args
 }
 
+/// A dollar amount as `--max-budget-usd` takes it: at most six decimals, rounded down (a
+/// cap is never passed higher than it is, beyond the float's own error), without trailing
+/// zeros.
+pub fn usd_argument(usd: f64) -> String {
+    let micros = (usd.max(0.0) * 1e6 + 1e-6).floor() / 1e6;
+    let text = format!("{micros:.6}");
+    let text = text.trim_end_matches('0').trim_end_matches('.');
+    text.to_string()
+}
+
 /// `schema` in the form `claude --json-schema` accepts: without a root `$schema`.
 ///
 /// Claude 2.1.332 compiles the schema with a draft-07 validator that knows no other
@@ -137,7 +151,7 @@ pub fn claude_json_schema(schema: &Value) -> Value {
 /// --sandbox workspace-write|read-only              worker | advisor, reviewer, scaffolder,
 ///   -c sandbox_workspace_write.exclude_slash_tmp=true     with /tmp and $TMPDIR taken out
 ///   -c sandbox_workspace_write.exclude_tmpdir_env_var=true
-///   -c sandbox_workspace_write.writable_roots=["<scratch>"]
+///   -c sandbox_workspace_write.writable_roots=["<scratch>","<private git dir>"]
 /// [--output-schema <file>]                         the answer (see codex_schema_path)
 /// [--model M] [extra args from the config]
 /// -                                                a new session, or
@@ -148,7 +162,8 @@ pub fn claude_json_schema(schema: &Value) -> Value {
 /// exit 0), so a confined codex runs without one: the outer ruleset is what keeps its
 /// commands' writes in the lane. Unconfined, codex's `workspace-write` would also allow all
 /// of `/tmp` — where a repository may live — so that is taken out and only the role's
-/// scratch folder added. `-` makes codex read the prompt from stdin. Resume does not
+/// scratch folder added (and a worker's private git directory, where its git writes).
+/// `-` makes codex read the prompt from stdin. Resume does not
 /// remember flags, so they are all passed again, before the `resume` subcommand.
 pub fn codex_args(call: &AgentCall) -> Vec<String> {
     let mut args: Vec<String> = ["exec", "--json", "--sandbox"].map(String::from).to_vec();
@@ -162,9 +177,15 @@ pub fn codex_args(call: &AgentCall) -> Vec<String> {
             "-c".into(),
             "sandbox_workspace_write.exclude_tmpdir_env_var=true".into(),
         ]);
-        if !call.scratch_dir.as_os_str().is_empty() {
-            let root = Value::String(call.scratch_dir.display().to_string());
-            args.extend(["-c".into(), format!("sandbox_workspace_write.writable_roots=[{root}]")]);
+        let roots: Vec<String> = [Some(&call.scratch_dir), call.private_git.as_ref()]
+            .into_iter()
+            .flatten()
+            .filter(|root| !root.as_os_str().is_empty())
+            .map(|root| Value::String(root.display().to_string()).to_string())
+            .collect();
+        if !roots.is_empty() {
+            let roots = roots.join(",");
+            args.extend(["-c".into(), format!("sandbox_workspace_write.writable_roots=[{roots}]")]);
         }
     } else {
         args.push("read-only".into());
@@ -257,6 +278,23 @@ mod tests {
         let approved = &args[args.iter().position(|a| a == "--allowedTools").unwrap()..];
         assert!(!approved.iter().any(|a| CLAUDE_WRITE_TOOLS.contains(&a.as_str())));
         assert!(!args.iter().any(|a| a.contains("dangerously") || a == "acceptEdits"));
+    }
+
+    #[test]
+    fn a_claude_call_with_a_budget_caps_itself_and_codex_has_no_such_option() {
+        let mut worker = call(AgentKind::Claude, Role::Worker);
+        worker.max_turns = Some(100);
+        worker.max_budget_usd = Some(1.2345678);
+        let args = claude_args(&worker);
+        let at = args.iter().position(|a| a == "--max-budget-usd").unwrap();
+        assert_eq!(args[at - 2..at + 2], ["--max-turns", "100", "--max-budget-usd", "1.234567"]);
+        let mut codex = call(AgentKind::Codex, Role::Worker);
+        codex.max_budget_usd = Some(1.0);
+        assert!(!codex_args(&codex).iter().any(|a| a.contains("budget")));
+        assert_eq!(usd_argument(2.0), "2");
+        assert_eq!(usd_argument(0.0028), "0.0028");
+        assert_eq!(usd_argument(0.57), "0.57");
+        assert_eq!(usd_argument(0.0000001), "0");
     }
 
     #[test]

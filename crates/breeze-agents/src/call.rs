@@ -142,11 +142,19 @@ pub struct AgentCall {
     pub marker: Option<String>,
     /// Turn limit (role definition `maxTurns`; claude only).
     pub max_turns: Option<u32>,
+    /// What this call may spend, in US dollars (claude `--max-budget-usd`, checked by the
+    /// CLI after each model response; codex has no such option). The engine passes what is
+    /// left of the task's and the run's budget.
+    pub max_budget_usd: Option<f64>,
     /// Worker: checks each file write as it appears in the stream.
     pub in_write_set: Option<WriteSetCheck>,
     /// The role's private scratch folder (its `TMPDIR`); also holds the codex
     /// `--output-schema` file.
     pub scratch_dir: PathBuf,
+    /// A worker's private git directory (its lane's `.git` names it while it runs): where
+    /// its git writes besides the worktree. Unconfined, codex's sandbox gets it as a
+    /// writable root.
+    pub private_git: Option<PathBuf>,
     /// What tells the stall clock that a writing role is working without printing (the
     /// engine passes its lane's [`breeze_supervise::TreeWatch`]). `None`: a writing role
     /// gets a watch of its own over `cwd`, a read-only role none.
@@ -188,10 +196,12 @@ impl AgentCall {
             allowed_tools: Vec::new(),
             disallowed_tools: Vec::new(),
             max_turns: None,
+            max_budget_usd: None,
             in_write_set: None,
             confinement: None,
             marker: None,
             scratch_dir,
+            private_git: None,
             activity: None,
         }
     }
@@ -238,6 +248,7 @@ impl fmt::Debug for AgentCall {
             .field("disallowed_tools", &self.disallowed_tools)
             .field("max_turns", &self.max_turns)
             .field("in_write_set", &self.in_write_set.is_some())
+            .field("private_git", &self.private_git)
             .field("confinement", &self.confinement)
             .field("marker", &self.marker)
             .field("scratch_dir", &self.scratch_dir)

@@ -212,13 +212,18 @@ impl ClaudeStream {
         // (earlier runs included) while `usage` covers this run only; the run's own cost is
         // in `model_usage_since_last_result` (observed on 2.1.332). Older versions without
         // that field report the cost of the process, which is this run's.
-        let run_cost = model_usage_sum(value.get("model_usage_since_last_result"))
-            .and_then(|since| since.cost_usd)
-            .or(session_cost);
+        let since = model_usage_sum(value.get("model_usage_since_last_result"));
+        let run_cost = since.and_then(|since| since.cost_usd).or(session_cost);
         let usage = value
             .get("usage")
             .map(|u| claude_usage(u, run_cost))
             .unwrap_or(Usage { cost_usd: run_cost, ..Usage::default() });
+        // A run stopped by `--max-budget-usd` (`error_max_budget_usd`) reports zeros in
+        // `usage`; its tokens are in `model_usage_since_last_result` (observed on 2.1.332).
+        let usage = match since {
+            Some(since) if usage.tokens() == 0 => Usage { cost_usd: usage.cost_usd, ..since },
+            _ => usage,
+        };
         let session_usage = model_usage_sum(value.get("modelUsage")).map(|mut total| {
             total.cost_usd = session_cost.or(total.cost_usd);
             total
@@ -403,6 +408,7 @@ fn model_usage_sum(models: Option<&Value>) -> Option<Usage> {
                 + cache_read,
             output_tokens: as_count(model.get("outputTokens")),
             cached_input_tokens: cache_read,
+            unpriced_calls: 0,
         });
     }
     Some(total)
@@ -420,5 +426,6 @@ fn claude_usage(usage: &Value, cost: Option<f64>) -> Usage {
         input_tokens: fresh + cache_write + cache_read,
         output_tokens: as_count(usage.get("output_tokens")),
         cached_input_tokens: cache_read,
+        unpriced_calls: 0,
     }
 }

@@ -93,6 +93,7 @@ impl CodexStream {
                         input_tokens: as_count(usage.get("input_tokens")),
                         output_tokens: as_count(usage.get("output_tokens")),
                         cached_input_tokens: as_count(usage.get("cached_input_tokens")),
+                        unpriced_calls: 0,
                     });
                     // This run's share is known only to the caller, who knows the total
                     // at the end of the previous run (see `AgentCall::resume_baseline`).

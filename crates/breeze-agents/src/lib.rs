@@ -54,7 +54,7 @@ mod write_check;
 
 pub use args::{
     CLAUDE_HEADLESS_DENIED, CLAUDE_WRITE_TOOLS, claude_args, claude_json_schema, codex_args,
-    codex_schema_path, command_line,
+    codex_schema_path, command_line, usd_argument,
 };
 pub use call::{AgentCall, AgentFailure, AgentKind, AgentResult, StatePaths, WriteSetCheck};
 pub use claude::ClaudeStream;

@@ -127,6 +127,7 @@ pub(crate) fn usage_since(total: &Usage, earlier: &Usage) -> Usage {
         input_tokens: total.input_tokens.saturating_sub(earlier.input_tokens),
         output_tokens: total.output_tokens.saturating_sub(earlier.output_tokens),
         cached_input_tokens: total.cached_input_tokens.saturating_sub(earlier.cached_input_tokens),
+        unpriced_calls: 0,
     }
 }
 
@@ -178,12 +179,14 @@ mod tests {
             input_tokens: 2003,
             output_tokens: 60,
             cached_input_tokens: 400,
+            unpriced_calls: 0,
         };
         let earlier = Usage {
             cost_usd: Some(0.2),
             input_tokens: 1001,
             output_tokens: 30,
             cached_input_tokens: 500,
+            unpriced_calls: 0,
         };
         let since = usage_since(&total, &earlier);
         assert_eq!(

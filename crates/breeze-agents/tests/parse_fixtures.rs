@@ -139,6 +139,27 @@ fn claude_max_turns_is_its_own_failure() {
     assert!((parsed.usage.cost_usd.unwrap() - 0.02254).abs() < 1e-9);
 }
 
+/// The real claude 2.1.332 run with `--max-budget-usd 0.0001` (tests/fixtures/agents/claude/
+/// real-max-budget.jsonl): it stops after the first model response, before running the tool
+/// that response asked for, with zeros in `result.usage`.
+#[test]
+fn claude_stopped_by_its_own_budget_fails_with_the_runs_cost_and_tokens() {
+    let parsed = claude("real-max-budget", false);
+    match &parsed.failure {
+        Some(AgentFailure::Failed { message }) => {
+            assert!(message.contains("Reached maximum budget ($0.0001)"), "{message}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(parsed.answer, None);
+    assert_eq!(parsed.usage.cost_usd, Some(0.000411));
+    // From model_usage_since_last_result: 103 input + 50 cache reads, 20 output.
+    assert_eq!(
+        (parsed.usage.input_tokens, parsed.usage.cached_input_tokens, parsed.usage.output_tokens),
+        (153, 50, 20)
+    );
+}
+
 #[test]
 fn claude_malformed_lines_are_counted_and_skipped() {
     let parsed = claude("malformed", false);

@@ -63,8 +63,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Run a sample plan on built-in scripted agents in a fresh repository.
     Demo(DemoArgs),
-    /// Show what confinement this machine gives role processes, and the agent CLIs found.
-    Doctor,
+    /// Check what a run needs, as `breeze run` does first: confinement, agent CLIs, breeze.toml, the plan, programs, the lane setup.
+    Doctor(DoctorArgs),
     /// Print the JSON Schema of a message type.
     Schema(SchemaArgs),
     /// Check a JSON message file against its schema and rules.
@@ -77,6 +77,9 @@ pub struct InitArgs {
     /// Overwrite existing breeze.toml / Plans.md (never a role definition).
     #[arg(long)]
     pub force: bool,
+    /// Print every breeze.toml key with its default and what it does, and write nothing.
+    #[arg(long, conflicts_with = "force")]
+    pub print_config: bool,
 }
 
 /// `breeze plan`.
@@ -92,8 +95,13 @@ pub struct PlanArgs {
     pub dot: bool,
     /// Ask the scaffolder role for the write sets of tasks that have none, and write them
     /// into the plan (shows the analysis before and after; runs no worker).
-    #[arg(long, conflicts_with_all = ["json", "dot"])]
+    #[arg(long, conflicts_with_all = ["json", "dot", "fill_ids"])]
     pub fill_writes: bool,
+    /// Give every to-do item written without a task id one, following the plan's own
+    /// numbering, and write it into the plan (every other byte kept); later holders of an id
+    /// repeated in one section get new ones. Running it again changes nothing.
+    #[arg(long, conflicts_with_all = ["json", "dot"])]
+    pub fill_ids: bool,
     /// Lanes to plan for (1–3); default: run.max_workers from breeze.toml.
     #[arg(long, value_name = "N")]
     pub max_workers: Option<u32>,
@@ -153,6 +161,20 @@ pub struct RunArgs {
     /// Print the run's events (breeze-event.v1) as JSON lines on stdout, and nothing else there.
     #[arg(long)]
     pub json: bool,
+    /// Do not try worktree.setup once in a throwaway checkout of main before the run (the preflight's slowest check; its result is cached until the setup's inputs change).
+    #[arg(long)]
+    pub skip_setup_check: bool,
+}
+
+/// `breeze doctor`.
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Print the report as JSON (breeze-doctor.v1) on stdout, for CI.
+    #[arg(long)]
+    pub json: bool,
+    /// Do not try worktree.setup in a throwaway checkout of main (a cached result is still used when nothing changed).
+    #[arg(long)]
+    pub no_setup: bool,
 }
 
 /// `breeze resume`.
@@ -161,6 +183,13 @@ pub struct ResumeArgs {
     /// Print the run's events (breeze-event.v1) as JSON lines on stdout, and nothing else there.
     #[arg(long)]
     pub json: bool,
+    /// Raise the run's cost cap to USD dollars in all (`[budget] run_usd`; kept for later
+    /// resumes): a run stopped at its budget goes on.
+    #[arg(long, value_name = "USD", value_parser = positive_dollars)]
+    pub budget_usd: Option<f64>,
+    /// Raise the run's token cap to N input + output tokens in all (`[budget] run_tokens`).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub budget_tokens: Option<u64>,
 }
 
 /// `breeze watch`.
@@ -238,4 +267,12 @@ pub struct ValidateArgs {
     /// Check as this type instead of reading `schema_version`.
     #[arg(long = "as", value_name = "TYPE")]
     pub kind: Option<String>,
+}
+
+/// A dollar amount above zero.
+fn positive_dollars(text: &str) -> Result<f64, String> {
+    match text.trim().trim_start_matches('$').parse::<f64>() {
+        Ok(usd) if usd.is_finite() && usd > 0.0 => Ok(usd),
+        _ => Err(format!("{text:?} is not a dollar amount above zero (write it like 7.50)")),
+    }
 }

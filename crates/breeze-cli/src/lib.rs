@@ -62,7 +62,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Logs(args) => commands::logs::run(args),
         Command::Report(args) => commands::status::report(args),
         Command::Demo(args) => commands::demo::run(args),
-        Command::Doctor => commands::doctor::run(),
+        Command::Doctor(args) => commands::doctor::run(args),
         Command::Schema(args) => commands::schema::run(args),
         Command::Validate(args) => commands::validate::run(args),
     }
@@ -78,18 +78,28 @@ fn report(err: &CliError) {
 }
 
 fn init_logging(verbose: u8) {
-    use tracing_subscriber::EnvFilter;
+    use std::io::IsTerminal;
+    use tracing_subscriber::util::SubscriberInitExt;
     let default = match verbose {
         0 => "warn",
         1 => "info",
         2 => "debug",
         _ => "trace",
     };
-    use std::io::IsTerminal;
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let _ = log_subscriber(filter, std::io::stderr().is_terminal()).try_init();
+}
+
+/// How breeze prints its log lines: fields (role text among them) escaped before the
+/// formatter adds its own colours (`ansi`, for a terminal), each line written above the
+/// live view when one is drawn (so it never lands inside the redrawn region), else on
+/// stderr.
+pub fn log_subscriber(
+    filter: tracing_subscriber::EnvFilter,
+    ansi: bool,
+) -> impl tracing::Subscriber + Send + Sync {
     use tracing_subscriber::field::MakeExt;
-    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
-    // Fields (role text among them) are escaped before the formatter adds its own colours,
-    // and colours only go to a terminal.
     let fields = tracing_subscriber::fmt::format::debug_fn(|writer, field, value| {
         let text = format!("{value:?}");
         let text = escape::escape_controls(&text);
@@ -100,12 +110,11 @@ fn init_logging(verbose: u8) {
         }
     })
     .delimited(" ");
-    let _ = tracing_subscriber::fmt()
+    tracing_subscriber::fmt()
         .with_env_filter(filter)
-        // Above the live view when one is drawn, so log lines do not garble it.
         .with_writer(live::terminal::log_writer)
-        .with_ansi(std::io::stderr().is_terminal())
+        .with_ansi(ansi)
         .with_target(false)
         .fmt_fields(fields)
-        .try_init();
+        .finish()
 }

@@ -1,7 +1,7 @@
 //! Human-readable output: progress lines during a run, status tables after.
 
 use breeze_engine::ProgressEvent;
-use breeze_protocol::{BreezeStatus, TaskState, Verdict};
+use breeze_protocol::{BreezeStatus, BudgetCaps, TaskState, Usage, Verdict};
 use unicode_width::UnicodeWidthStr;
 
 /// One line for a progress event.
@@ -19,6 +19,10 @@ pub fn progress_line(event: &ProgressEvent) -> String {
         ProgressEvent::Containment { enforced, summary } => {
             format!("{} {summary}", if *enforced { "🔒" } else { "⚠" })
         }
+        ProgressEvent::Pairing { line, independent } => {
+            format!("{} review: {line}", if *independent { "⇄" } else { "!" })
+        }
+        ProgressEvent::Budget { summary } => format!("$ {summary}"),
         ProgressEvent::Kept { what, reason } => format!("⚑ kept {what}: {reason}"),
         ProgressEvent::Notice { message } => format!("! {message}"),
         ProgressEvent::TaskStarted { id, title, lane } => format!("▶ [{id}] {title} (lane {lane})"),
@@ -70,24 +74,45 @@ pub fn progress_line(event: &ProgressEvent) -> String {
 pub fn cost(usd: Option<f64>) -> String {
     match usd {
         None => "unknown".into(),
-        Some(usd) if usd == 0.0 || usd >= 0.01 => format!("${usd:.2}"),
-        Some(usd) => {
-            let text = format!("{usd:.4}");
-            let text = text.trim_end_matches('0');
-            if text == "0." { "<$0.0001".into() } else { format!("${text}") }
-        }
+        Some(usd) => breeze_engine::budget::dollars(usd),
     }
 }
 
-/// The run's cost: a sum that leaves out tasks whose backend reported no cost says so
-/// (`at least $0.59`), rather than passing for the whole.
-pub fn total_cost(status: &BreezeStatus) -> String {
-    let unknown =
-        status.tasks.iter().any(|task| !task.usage.is_empty() && task.usage.cost_usd.is_none());
-    match status.usage.cost_usd {
-        Some(usd) if unknown => format!("at least {}", cost(Some(usd))),
+/// A sum of costs: one that leaves out calls whose cost is unknown says so (`at least
+/// $0.59`), rather than passing for the whole.
+pub fn usage_cost(usage: &Usage) -> String {
+    match usage.cost_usd {
+        Some(usd) if usage.unpriced_calls > 0 => format!("at least {}", cost(Some(usd))),
         total => cost(total),
     }
+}
+
+/// The run's cost ([`usage_cost`] of its usage).
+pub fn total_cost(status: &BreezeStatus) -> String {
+    usage_cost(&status.usage)
+}
+
+/// Spend against the caps: `budget: $1.20 of run_usd = 5.00 · task_usd = 2.00 per task ·
+/// 5300 of run_tokens = 100000 tokens`, with the calls whose cost is unknown; `None`
+/// without caps.
+pub fn budget_line(budget: Option<&BudgetCaps>, spent: &Usage) -> Option<String> {
+    use breeze_engine::budget::amount;
+    let caps = budget.filter(|caps| caps.any())?;
+    let mut parts = Vec::new();
+    if let Some(cap) = caps.run_usd {
+        parts.push(format!("{} of run_usd = {}", usage_cost(spent), amount(cap)));
+    }
+    if let Some(cap) = caps.task_usd {
+        parts.push(format!("task_usd = {} per task", amount(cap)));
+    }
+    if let Some(cap) = caps.run_tokens {
+        parts.push(format!("{} of run_tokens = {cap} tokens", spent.tokens()));
+    }
+    if spent.unpriced_calls > 0 {
+        let n = spent.unpriced_calls;
+        parts.push(format!("{n} role call{} of unknown cost", plural(n as usize)));
+    }
+    Some(format!("budget: {}", parts.join(" · ")))
 }
 
 /// The note of a task: why it is not landed, that its approval was normalized, or that
@@ -123,8 +148,9 @@ pub fn status_table(status: &BreezeStatus, stop_reason: Option<&str>) -> String 
     let id_width = status.tasks.iter().map(|t| t.id.width()).max().unwrap_or(2).max(4);
     let title_width = status.tasks.iter().map(|t| t.title.width()).max().unwrap_or(5).clamp(5, 40);
     let state_width = status.tasks.iter().map(|t| t.state.as_str().len()).max().unwrap_or(5).max(9);
-    // Cost and tokens appear only when a backend reported them (the scripted one does not).
-    let with_usage = !status.usage.is_empty();
+    // Cost and tokens appear only when a backend reported them (the scripted one does not,
+    // unless its [task.sim] says so).
+    let with_usage = status.usage.reported();
     let usage_header =
         if with_usage { format!("  {:>8}  {:>9}", "cost", "tokens") } else { String::new() };
     out.push_str(&format!(
@@ -143,8 +169,11 @@ pub fn status_table(status: &BreezeStatus, stop_reason: Option<&str>) -> String 
             // Nothing ran for this task (yet): no cost to be unknown.
             format!("  {:>8}  {:>9}", "-", "-")
         } else if with_usage {
-            let tokens = task.usage.input_tokens + task.usage.output_tokens;
-            format!("  {:>8}  {:>9}", cost(task.usage.cost_usd), tokens)
+            let shown = match task.usage.cost_usd {
+                Some(usd) if task.usage.unpriced_calls > 0 => format!("≥{}", cost(Some(usd))),
+                usd => cost(usd),
+            };
+            format!("  {:>8}  {:>9}", shown, task.usage.tokens())
         } else {
             String::new()
         };
@@ -169,7 +198,7 @@ pub fn status_table(status: &BreezeStatus, stop_reason: Option<&str>) -> String 
         plural(status.tasks.len())
     ));
     let usage = &status.usage;
-    if !usage.is_empty() {
+    if usage.reported() {
         out.push_str(&format!(
             "; cost {}, {} input / {} output tokens",
             total_cost(status),
@@ -178,6 +207,10 @@ pub fn status_table(status: &BreezeStatus, stop_reason: Option<&str>) -> String 
         ));
     }
     out.push('\n');
+    if let Some(line) = budget_line(status.budget.as_ref(), usage) {
+        out.push_str(&line);
+        out.push('\n');
+    }
     if let Some(reason) = stop_reason {
         out.push_str(&format!("\nstopped: {reason}\n"));
     }
@@ -247,6 +280,7 @@ mod tests {
                 granted_writes: Vec::new(),
             }],
             usage,
+            budget: None,
             containment: None,
         }
     }
@@ -269,6 +303,7 @@ mod tests {
             input_tokens: 100,
             output_tokens: 20,
             cached_input_tokens: 0,
+            unpriced_calls: 0,
         };
         let costly = status_table(&status(usage), None);
         assert!(costly.contains("$1.50") && costly.contains("120"), "{costly}");
@@ -323,6 +358,29 @@ mod tests {
         assert_eq!(cost(Some(0.004)), "$0.004");
         assert_eq!(cost(Some(0.0012)), "$0.0012");
         assert_eq!(cost(Some(0.25)), "$0.25");
-        assert_eq!(cost(Some(0.00001)), "<$0.0001");
+        assert_eq!(cost(Some(0.00001)), "$0.00001");
+        assert_eq!(cost(Some(0.0000001)), "<$0.000001");
+    }
+
+    #[test]
+    fn the_status_shows_spend_against_the_caps_and_what_it_leaves_out() {
+        let spent = Usage {
+            cost_usd: Some(1.2),
+            input_tokens: 5000,
+            output_tokens: 300,
+            cached_input_tokens: 0,
+            unpriced_calls: 2,
+        };
+        let mut status = status(spent);
+        status.budget =
+            Some(BudgetCaps { run_usd: Some(5.0), task_usd: Some(2.0), run_tokens: Some(100_000) });
+        let table = status_table(&status, None);
+        assert!(
+            table.contains("budget: at least $1.20 of run_usd = 5.00 · task_usd = 2.00 per task · 5300 of run_tokens = 100000 tokens · 2 role calls of unknown cost"),
+            "{table}"
+        );
+        assert!(table.contains("≥$1.20") && table.contains("cost at least $1.20"), "{table}");
+        assert_eq!(budget_line(None, &spent), None);
+        assert_eq!(budget_line(Some(&BudgetCaps::default()), &spent), None);
     }
 }

@@ -8,9 +8,11 @@
 mod files;
 mod graph;
 mod page;
+mod spent;
 mod time;
 mod timeline;
 mod timeline_svg;
+mod zone;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -22,6 +24,7 @@ use breeze_protocol::BreezeStatus;
 
 use self::files::TaskFiles;
 use self::timeline::Timeline;
+pub use self::zone::Zone;
 
 /// The file name of the page in the run folder.
 pub const FILE_NAME: &str = "report.html";
@@ -38,18 +41,21 @@ pub struct Report<'a> {
     /// Each task's files, by task id.
     files: BTreeMap<String, TaskFiles>,
     written_at: String,
+    /// The reader's time zone: the page's times are local, with their UTC offset.
+    zone: Zone,
 }
 
 impl<'a> Report<'a> {
     /// What the page shows of a run given its parts rather than its folder: the status,
-    /// the journal's events, the plan (or why it could not be read) and the time the
-    /// page is written. It links no files.
+    /// the journal's events, the plan (or why it could not be read), the time the page is
+    /// written and the zone its times are shown in. It links no files.
     pub fn from_parts(
         snapshot: &'a RunSnapshot,
         status: &'a BreezeStatus,
         events: &[breeze_protocol::BreezeEvent],
         plan: Result<(Plan, Analysis), String>,
         written_at: &str,
+        zone: Zone,
     ) -> Report<'a> {
         Report {
             snapshot,
@@ -59,6 +65,7 @@ impl<'a> Report<'a> {
             plan,
             files: BTreeMap::new(),
             written_at: written_at.to_string(),
+            zone,
         }
     }
 
@@ -121,6 +128,7 @@ fn gather<'a>(
         plan: load_plan(repo_root, run_dir, snapshot),
         files: files::gather(run_dir.root(), &ids, &landed, &events, &linker),
         written_at: breeze_engine::clock::now_rfc3339(),
+        zone: Zone::from_env(),
     }
 }
 

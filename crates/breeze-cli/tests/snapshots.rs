@@ -49,7 +49,9 @@ fn task(id: &str, title: &str, state: TaskState) -> TaskStatus {
 }
 
 fn usage(cost_usd: Option<f64>, input_tokens: u64, output_tokens: u64) -> Usage {
-    Usage { cost_usd, input_tokens, output_tokens, cached_input_tokens: 0 }
+    // A call whose backend reported no cost is one of unknown cost.
+    let unpriced_calls = u32::from(cost_usd.is_none());
+    Usage { cost_usd, input_tokens, output_tokens, cached_input_tokens: 0, unpriced_calls }
 }
 
 fn run_status(state: RunState, workers: u32, tasks: Vec<TaskStatus>) -> BreezeStatus {
@@ -67,6 +69,7 @@ fn run_status(state: RunState, workers: u32, tasks: Vec<TaskStatus>) -> BreezeSt
         updated_at: Some("2025-06-01T09:42:17Z".into()),
         tasks,
         usage: total,
+        budget: None,
         containment: None,
     }
 }
@@ -139,6 +142,11 @@ fn interrupted_run() -> BreezeStatus {
     status.containment = Some(ContainmentStatus {
         kernel: true,
         summary: "roles confined by the kernel (Landlock ABI 6: file-system writes confined, signals scoped to the role); a worker writes only its lane, its scratch folder and its CLI's state".into(),
+    });
+    status.budget = Some(breeze_protocol::BudgetCaps {
+        run_usd: Some(1.0),
+        task_usd: Some(0.5),
+        run_tokens: Some(500_000),
     });
     status
 }
@@ -338,6 +346,19 @@ fn progress_lines() {
         ProgressEvent::Containment {
             enforced: false,
             summary: "NO kernel confinement (sandbox.mode = \"detect\"): breeze checks after every role what it changed outside its lane and stops the run if it finds anything".into(),
+        },
+        ProgressEvent::Pairing {
+            line: "worker claude (sonnet) → reviewer codex (gpt-5): independent (another backend)"
+                .into(),
+            independent: true,
+        },
+        ProgressEvent::Pairing {
+            line: "worker codex (its default model) → advisor codex (its default model): NOT independent (the same backend and its default model) — give roles.advisor another backend (e.g. backend = \"claude\") or another model (model = \"...\") ([review] independent = \"warn\")".into(),
+            independent: false,
+        },
+        ProgressEvent::Budget { summary: "budget: run_usd = 5.00 ($1.20 spent) · task_usd = 2.00 per task".into() },
+        ProgressEvent::Notice {
+            message: "the worker's backend `command` reports no cost: run_usd and task_usd cannot cap it".into(),
         },
         ProgressEvent::Notice {
             message: "plan.toml is not committed: the run reads it as it is now".into(),
@@ -559,6 +580,13 @@ fn engine_errors() {
         ),
         ("breeze run  (another run)", EngineError::Locked(LockError::Held { pid: "4242".into() })),
         (
+            "breeze run  (a misspelt key)",
+            EngineError::Config(breeze_engine::config::ConfigError {
+                file: "breeze.toml".into(),
+                message: "TOML parse error at line 2, column 1\n  |\n2 | max_worker = 2\n  | ^^^^^^^^^^\nunknown field `max_worker`, expected `max_workers` or `main_branch`".into(),
+            }),
+        ),
+        (
             "breeze status",
             EngineError::Snapshot(SnapshotError {
                 path: ".breeze/runs/0197a5c2/run.json".into(),
@@ -646,6 +674,7 @@ fn report_markdown() {
     blocked.reason = Some("dependency 2 did not land".into());
     let mut snapshot = failed_run(vec![landed, escalated, blocked], "2025-06-01T09:42:17Z");
     snapshot.universal_violations = vec!["Every public function needs a doc comment".into()];
+    snapshot.budget.caps.run_usd = Some(2.0);
     snapshot.containment = Some(ContainmentStatus {
         kernel: false,
         summary: "NO kernel confinement (sandbox.mode = \"detect\"): breeze checks after every role what it changed outside its lane and stops the run if it finds anything".into(),
@@ -661,6 +690,7 @@ fn doctor_report() {
     let confined = DoctorReport {
         kernel: KernelSupport::Landlock { abi: 6 },
         user_namespaces: Some(true),
+        dev_shm: breeze_supervise::DevShmSupport::Private,
         containment: Some(Err("breeze.toml: sandbox.mode: unknown value `strict`".into())),
         tools: vec![
             ToolCheck {
@@ -681,10 +711,124 @@ fn doctor_report() {
             reason: "Landlock is not enabled in this kernel (boot with lsm=landlock,...)".into(),
         },
         user_namespaces: None,
+        dev_shm: breeze_supervise::DevShmSupport::NotWritable {
+            reason: "namespaces are a Linux feature and this is macos".into(),
+        },
         containment: None,
         tools: Vec::new(),
     };
     insta::assert_snapshot!(shown(&format!("{}\n{}", confined.render(), unconfined.render())));
+}
+
+#[test]
+fn doctor_preflight_and_the_error_run_stops_with() {
+    use breeze_engine::preflight::Preflight;
+    use breeze_protocol::{CheckOutcome, DoctorCheck};
+    let check =
+        |check: &str, subject: &str, outcome, message: &str, hint: Option<&str>| DoctorCheck {
+            check: check.into(),
+            subject: subject.into(),
+            outcome,
+            message: message.into(),
+            hint: hint.map(Into::into),
+            searched: Vec::new(),
+        };
+    let mut missing_claude = check(
+        "backend",
+        "roles.worker, roles.reviewer, roles.advisor",
+        CheckOutcome::Problem,
+        "claude not found on PATH (the backend of roles.worker, roles.reviewer and roles.advisor)",
+        Some(
+            "install claude: npm i -g @anthropic-ai/claude-code, or set another backend in [roles.worker], [roles.reviewer], [roles.advisor] of breeze.toml",
+        ),
+    );
+    missing_claude.searched = vec!["/usr/local/bin".into(), "/usr/bin".into(), "/bin".into()];
+    let preflight = Preflight {
+        root: Some(PathBuf::from("/work/app")),
+        checks: vec![
+            check(
+                "config",
+                "breeze.toml",
+                CheckOutcome::Problem,
+                "breeze.toml: unknown key run.max_worker at line 10 (did you mean max_workers?)",
+                Some("fix its name"),
+            ),
+            check(
+                "plan",
+                "Plans.md",
+                CheckOutcome::Problem,
+                "Plans.md is breeze init's template (its placeholder tasks would be run)",
+                Some(
+                    "describe your tasks (or run `breeze draft \"GOAL\"`), then remove line 3 of Plans.md (<!-- breeze:template … -->)",
+                ),
+            ),
+            missing_claude,
+            check(
+                "login",
+                "roles.reviewer",
+                CheckOutcome::NotChecked,
+                "codex's login for roles.reviewer is not checked: it uses a model provider of its own configuration",
+                None,
+            ),
+            check(
+                "program",
+                "worktree.setup, review.checks, land.verify",
+                CheckOutcome::Ok,
+                "npm (/usr/bin/npm), for worktree.setup, review.checks and land.verify",
+                None,
+            ),
+            // A reviewer on another CLI, an Advisor on the worker's own model.
+            check(
+                "review",
+                "roles.reviewer",
+                CheckOutcome::Ok,
+                "worker claude (sonnet) → reviewer codex (gpt-5): independent (another backend)",
+                None,
+            ),
+            check(
+                "review",
+                "roles.advisor",
+                CheckOutcome::Problem,
+                "[review] independent = \"require\", but the advisor runs on the worker's own backend and model: worker claude (sonnet) → advisor claude (claude-sonnet-4-5): NOT independent (the same backend and model)",
+                Some(
+                    "give roles.advisor another backend (e.g. backend = \"codex\") or another model (model = \"...\"); or set [review] independent = \"warn\" in breeze.toml to run anyway",
+                ),
+            ),
+            check(
+                "budget",
+                "roles.reviewer",
+                CheckOutcome::Warning,
+                "the reviewer's backend `codex` reports tokens but no cost, and its model `gpt-5-nano` has no price in [budget.prices]: run_usd cannot cap it (its tokens still count)",
+                None,
+            ),
+            check(
+                "setup",
+                "worktree.setup",
+                CheckOutcome::Ok,
+                "worktree.setup: `npm install` creates node_modules/ (2,345 files) and package-lock.json in 41 s (not ignored by git: package-lock.json)",
+                None,
+            ),
+            check(
+                "plan",
+                "plan",
+                CheckOutcome::Warning,
+                "no plan: neither plan.toml nor Plans.md is at the repository root",
+                Some("write one with `breeze init` or `breeze draft \"GOAL\"`"),
+            ),
+            check(
+                "setup",
+                "worktree.setup",
+                CheckOutcome::Skipped,
+                "worktree.setup was not tried (--no-setup)",
+                None,
+            ),
+        ],
+        setup: None,
+    };
+    let doctor = breeze_engine::doctor::render_preflight(&preflight);
+    let error =
+        printed("breeze run", &commands::run::engine_error(preflight.into_error().unwrap_err()));
+    insta::assert_snapshot!(shown(&format!("{doctor}\n{error}")));
 }
 
 /// A journal line at `hh:mm:ss` on the fixture's day.
@@ -741,6 +885,15 @@ fn report_html() {
         outcome: "exited".into(),
         usage: Usage::default(),
     };
+    // Task 2's three worker attempts fail: three bars, each with its red edge.
+    let failed = |attempt| EventKind::Attempt {
+        task: "2".into(),
+        attempt,
+        round: 1,
+        outcome: "failed".into(),
+        head: None,
+        error: Some("cargo test: 2 failed".into()),
+    };
     let journal = [
         (
             "09:00:00",
@@ -777,9 +930,12 @@ fn report_html() {
         ("09:08:00", state("3", TaskState::AwaitingApproval)),
         ("09:08:01", started("4", 2)),
         ("09:08:02", state("4", TaskState::Running)),
+        ("09:10:00", failed(1)),
         ("09:12:00", state("4", TaskState::Reviewing)),
         ("09:14:00", state("4", TaskState::Landing)),
         ("09:15:00", state("4", TaskState::Deferred)),
+        ("09:15:00", failed(2)),
+        ("09:20:00", failed(3)),
         ("09:20:00", state("2", TaskState::Escalated)),
         ("09:20:00", state("5", TaskState::Blocked)),
         ("09:21:00", EventKind::RunFinished { state: RunState::Failed }),
@@ -792,6 +948,8 @@ fn report_html() {
         &events,
         Ok(plan_and_analysis()),
         "2025-06-01T09:30:00Z",
+        // Shown in the reader's local time: here Central European Summer Time (+02:00).
+        breeze_cli::report_html::Zone::posix("CET-1CEST,M3.5.0,M10.5.0/3").unwrap(),
     );
     let html = report.render();
     assert!(!html.contains("<script"), "titles are escaped");
@@ -816,25 +974,44 @@ fn live_view_frames() {
         task("4", "Document the notes", TaskState::Pending),
     ];
     tasks[3].usage = usage(Some(0.42), 12_000, 3_400);
+    let mut status = run_status(RunState::Running, 2, tasks);
+    status.budget = Some(breeze_protocol::BudgetCaps {
+        run_usd: Some(1.0),
+        task_usd: Some(0.5),
+        run_tokens: Some(500_000),
+    });
     let mut model = LiveModel::default();
-    model.seed(&run_status(RunState::Running, 2, tasks), true);
+    model.seed(&status, breeze_cli::live::model::Replay::FromNow);
     for event in &events[..30] {
         model.apply(event);
     }
     model.refresh_output(|log| {
         log.ends_with("3.worker.1.log").then(|| "step 2 of 3: working on 3".to_string())
     });
-    let running = frame::render(
-        &model,
-        at("2026-12-01T04:38:34.500Z"),
-        100,
-        Some("q: leave (the run goes on)"),
-    );
+    let running = |width| {
+        frame::render(
+            &model,
+            at("2026-12-01T04:38:34.500Z"),
+            width,
+            Some("q: leave (the run goes on)"),
+        )
+        .join("\n")
+    };
+    // In narrower panes the title gives way first; phase, time and try stay whole.
+    let narrow: Vec<String> = [80, 60, 40]
+        .into_iter()
+        .map(|width| format!("{width} columns:\n{}", running(width)))
+        .collect();
+    let running = running(100);
     for event in &events[30..] {
         model.apply(event);
     }
     let ended = frame::render(&model, at("2026-12-01T04:38:36Z"), 100, None);
-    insta::assert_snapshot!(format!("{}\n---\n{}\n", running.join("\n"), ended.join("\n")));
+    insta::assert_snapshot!(format!(
+        "{running}\n---\n{}\n---\n{}\n",
+        ended.join("\n"),
+        narrow.join("\n---\n")
+    ));
 }
 
 /// A failed run on two lanes that started at 09:00 on the fixture's day.
@@ -854,5 +1031,6 @@ fn failed_run(tasks: Vec<TaskRecord>, updated_at: &str) -> RunSnapshot {
         consulted: Default::default(),
         universal_violations: Vec::new(),
         containment: None,
+        budget: Default::default(),
     }
 }

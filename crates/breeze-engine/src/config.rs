@@ -6,6 +6,7 @@
 //! Unknown keys are an error naming the key. A new key is a field in `RawConfig`'s
 //! tables, a line in `default-config.toml` and its place in [`Config`].
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
 
@@ -116,16 +117,68 @@ pub struct Config {
     pub worktree_setup: Vec<String>,
     /// Setup timeout.
     pub setup_timeout: Duration,
+    /// Lanes stay (parked at main's tip) after a finished run, for the next run to reuse.
+    pub keep_lanes: bool,
     /// Largest file a task may add.
     pub max_file_bytes: u64,
     /// How role processes are confined.
     pub sandbox_mode: SandboxMode,
-    /// More paths workers may write (`~/` allowed), beyond their lane, scratch folder and
-    /// CLI state.
+    /// More paths workers and the project's commands (setup, checks, verify, hooks) may
+    /// write (`~/` allowed), beyond their checkout, scratch folder and CLI state.
     pub sandbox_writable: Vec<String>,
     /// Run on escalation, deferral, awaiting approval and the run's end, with the event as
     /// JSON on stdin (`notify.command`; empty = none).
     pub notify_command: Vec<String>,
+    /// Whether the reviewer and the Advisor must run on another backend or model than the
+    /// worker (`review.independent`).
+    pub independent: Independence,
+    /// Caps on what a run spends, and the prices of models whose CLI reports tokens only.
+    pub budget: BudgetConfig,
+}
+
+/// How a reviewer (or Advisor) on the worker's own backend and model is taken
+/// (`review.independent`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Independence {
+    /// Said at the start of a run, by `breeze plan` and `breeze doctor`; the run goes on.
+    Warn,
+    /// Such a configuration is refused before the run (exit 2).
+    Require,
+    /// Not checked.
+    Off,
+}
+
+impl Independence {
+    /// Config spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Warn => "warn",
+            Self::Require => "require",
+            Self::Off => "off",
+        }
+    }
+}
+
+/// `[budget]`: the caps (any subset; absent = no cap) and the price table.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct BudgetConfig {
+    /// `run_usd`, `task_usd`, `run_tokens`.
+    pub caps: breeze_protocol::BudgetCaps,
+    /// `[budget.prices]`: model name → price per million tokens.
+    pub prices: BTreeMap<String, Price>,
+}
+
+/// US dollars per million tokens of one model (`[budget.prices]`).
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Price {
+    /// Input tokens not served from cache.
+    pub input: f64,
+    /// Input tokens served from cache.
+    pub cached_input: f64,
+    /// Output tokens (reasoning included).
+    pub output: f64,
 }
 
 /// How role processes are confined (`sandbox.mode`).
@@ -160,6 +213,15 @@ impl Config {
             Role::Reviewer => &self.reviewer,
             Role::Scaffolder => &self.scaffolder,
         }
+    }
+
+    /// The roles a run calls: the worker, the reviewer and (when enabled) the Advisor.
+    pub fn run_roles(&self) -> Vec<Role> {
+        let mut roles = vec![Role::Worker, Role::Reviewer];
+        if self.advisor_enabled {
+            roles.push(Role::Advisor);
+        }
+        roles
     }
 
     /// Sets the backend of every role (the demo uses `scripted`).
@@ -204,6 +266,12 @@ fn parse_over(defaults_text: &str, text: &str, file: &str) -> Result<Config, Con
     // a key or value of the user's file, and its position is one in `text`.
     typed(tables.clone(), defaults_text).map_err(in_defaults)?;
     let user = DeTable::parse(text).map_err(|err| in_file(err.to_string()))?;
+    // Every unknown key at once, each with its line and the key probably meant.
+    let unknown = unknown_in(tables.get_ref(), user.get_ref(), "", text);
+    if !unknown.is_empty() {
+        let keys: Vec<String> = unknown.iter().map(ToString::to_string).collect();
+        return Err(in_file(keys.join("; ")));
+    }
     merge(tables.get_mut(), user.into_inner());
     typed(tables, text).map_err(in_file)
 }
@@ -257,6 +325,103 @@ fn inherit_worker_keys(defaults: &mut DeTable<'_>) {
     }
 }
 
+/// A key of a `breeze.toml` that breeze does not know.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownKey {
+    /// Dotted: `run.max_worker`.
+    pub key: String,
+    /// Where it is written (from 1).
+    pub line: usize,
+    /// The known key of the same table it is probably a typo of.
+    pub suggestion: Option<String>,
+}
+
+impl std::fmt::Display for UnknownKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "unknown key {} at line {}", self.key, self.line)?;
+        match &self.suggestion {
+            Some(known) => write!(f, " (did you mean {known}?)"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The keys of `text` (a `breeze.toml`) that breeze does not know; empty when there are
+/// none or the text is not TOML (parsing says why then).
+pub fn unknown_keys(text: &str) -> Vec<UnknownKey> {
+    let (Ok(mut known), Ok(user)) = (DeTable::parse(DEFAULT_CONFIG), DeTable::parse(text)) else {
+        return Vec::new();
+    };
+    inherit_worker_keys(known.get_mut());
+    unknown_in(known.get_ref(), user.get_ref(), "", text)
+}
+
+/// The keys of `user` not in `known`, recursively through the tables both have but the
+/// [`OPEN_TABLES`], whose keys the user names.
+fn unknown_in(
+    known: &DeTable<'_>,
+    user: &DeTable<'_>,
+    prefix: &str,
+    text: &str,
+) -> Vec<UnknownKey> {
+    let mut unknown = Vec::new();
+    for (key, value) in user {
+        let name = key.get_ref().as_ref();
+        let dotted = format!("{prefix}{name}");
+        match known.get(name).map(Spanned::get_ref) {
+            Some(DeValue::Table(_)) if OPEN_TABLES.contains(&dotted.as_str()) => {}
+            Some(DeValue::Table(known_table)) => {
+                if let DeValue::Table(user_table) = value.get_ref() {
+                    unknown.extend(unknown_in(
+                        known_table,
+                        user_table,
+                        &format!("{dotted}."),
+                        text,
+                    ));
+                }
+            }
+            Some(_) => {}
+            None => {
+                let at = key.span().start.min(text.len());
+                unknown.push(UnknownKey {
+                    key: dotted,
+                    line: text[..at].matches('\n').count() + 1,
+                    suggestion: closest(name, known.keys().map(|k| k.get_ref().as_ref())),
+                });
+            }
+        }
+    }
+    unknown.sort_by_key(|key| key.line);
+    unknown
+}
+
+/// The candidate `word` is most likely a typo of: within two edits, or one containing it.
+fn closest<'a>(word: &str, candidates: impl Iterator<Item = &'a str>) -> Option<String> {
+    candidates
+        .map(|candidate| (edit_distance(word, candidate), candidate))
+        .filter(|(distance, candidate)| {
+            *distance <= 2 || (word.len() >= 4 && candidate.contains(word))
+        })
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, candidate)| candidate.to_string())
+}
+
+/// Levenshtein distance over characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let above = row[j + 1];
+            row[j + 1] = (above + 1).min(row[j] + 1).min(diagonal + usize::from(ca != *cb));
+            diagonal = above;
+        }
+    }
+    row[b.len()]
+}
+
 /// A configuration problem, naming the file and key.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{file}: {message}")]
@@ -281,7 +446,22 @@ struct RawConfig {
     gates: RawGates,
     sandbox: RawSandbox,
     notify: RawNotify,
+    budget: RawBudget,
 }
+
+/// `[budget]`: a cap of 0 (the default, so also a cap left out) is no cap.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawBudget {
+    run_usd: f64,
+    task_usd: f64,
+    run_tokens: i64,
+    prices: BTreeMap<String, Price>,
+}
+
+/// Tables whose keys the user names (model names in `[budget.prices]`), not breeze: a check
+/// for unknown keys does not look into them.
+pub const OPEN_TABLES: &[&str] = &["budget.prices"];
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -332,6 +512,7 @@ struct RawReview {
     max_rounds: i64,
     checks: Vec<Vec<String>>,
     check_timeout: String,
+    independent: Independence,
 }
 
 #[derive(Debug, Deserialize)]
@@ -358,6 +539,7 @@ struct RawWorktree {
     include: Vec<String>,
     setup: Vec<String>,
     setup_timeout: String,
+    keep_lanes: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -395,10 +577,55 @@ impl RawConfig {
             worktree_include: inside_repository(self.worktree.include, "worktree.include")?,
             worktree_setup: self.worktree.setup,
             setup_timeout: duration(&self.worktree.setup_timeout, "worktree.setup_timeout")?,
+            keep_lanes: self.worktree.keep_lanes,
             max_file_bytes: size(&self.gates.max_file_size, "gates.max_file_size")?,
             sandbox_mode: self.sandbox.mode,
             sandbox_writable: self.sandbox.writable,
             notify_command: self.notify.command,
+            independent: self.review.independent,
+            budget: self.budget.validate()?,
+        })
+    }
+}
+
+impl RawBudget {
+    fn validate(self) -> Result<BudgetConfig, String> {
+        let dollars = |usd: f64, key: &str| match usd {
+            0.0 => Ok(None),
+            usd if usd.is_finite() && usd > 0.0 => Ok(Some(usd)),
+            usd => Err(format!(
+                "`budget.{key}` is {usd}; write a dollar amount above zero, or 0 (or nothing) for no cap"
+            )),
+        };
+        let run_tokens = match self.run_tokens {
+            0 => None,
+            tokens if tokens > 0 => Some(tokens as u64),
+            tokens => {
+                return Err(format!(
+                    "`budget.run_tokens` is {tokens}; write a token count above zero, or 0 (or nothing) for no cap"
+                ));
+            }
+        };
+        for (model, price) in &self.prices {
+            for (field, value) in [
+                ("input", price.input),
+                ("cached_input", price.cached_input),
+                ("output", price.output),
+            ] {
+                if !(value.is_finite() && value >= 0.0) {
+                    return Err(format!(
+                        "`budget.prices.\"{model}\".{field}` is {value}; write US dollars per million tokens (0 or more)"
+                    ));
+                }
+            }
+        }
+        Ok(BudgetConfig {
+            caps: breeze_protocol::BudgetCaps {
+                run_usd: dollars(self.run_usd, "run_usd")?,
+                task_usd: dollars(self.task_usd, "task_usd")?,
+                run_tokens,
+            },
+            prices: self.prices,
         })
     }
 }
@@ -567,6 +794,48 @@ mod tests {
     }
 
     #[test]
+    fn unknown_keys_are_all_named_with_their_line_and_the_key_meant() {
+        let text = "[run]\nmax_worker = 2\n\n[roles.reviewer]\nbakend = \"codex\"\n[land]\nverify = []\nzzz = 1\n";
+        let keys: Vec<String> = unknown_keys(text).iter().map(ToString::to_string).collect();
+        assert_eq!(
+            keys,
+            [
+                "unknown key run.max_worker at line 2 (did you mean max_workers?)",
+                "unknown key roles.reviewer.bakend at line 5 (did you mean backend?)",
+                "unknown key land.zzz at line 8",
+            ]
+        );
+        // The advisor's table knows the keys it inherits from the worker's.
+        assert!(unknown_keys("[roles.advisor]\ncommand = [\"x\"]\n").is_empty());
+        let err = Config::parse(text, "breeze.toml").unwrap_err().to_string();
+        assert_eq!(
+            err,
+            format!("breeze.toml: {}", keys.join("; ")),
+            "every unknown key at once, in one line"
+        );
+    }
+
+    #[test]
+    fn a_model_of_the_users_own_in_budget_prices_is_no_unknown_key() {
+        let text = "[budget.prices]\n\"my-model\" = { input = 1, cached_input = 0.1, output = 4 }\n[budget]\nrun_usd = 3\nrun_dolars = 4\n";
+        let keys: Vec<String> = unknown_keys(text).iter().map(ToString::to_string).collect();
+        // The open table is not looked into; the table around it still is.
+        assert_eq!(keys, ["unknown key budget.run_dolars at line 5"]);
+        let text = text.replace("run_dolars = 4\n", "");
+        assert!(unknown_keys(&text).is_empty(), "{:?}", unknown_keys(&text));
+        let config = Config::parse(&text, "breeze.toml").unwrap();
+        assert_eq!(config.budget.prices["my-model"].output, 4.0);
+        // A misspelled price field is still an error: the price's own fields are closed.
+        let err = Config::parse(
+            "[budget.prices]\nm = { input = 1, cached_input = 0, outptu = 2 }\n",
+            "b.toml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("outptu"), "{err}");
+    }
+
+    #[test]
     fn bad_values_say_what_to_write() {
         let err = Config::parse("[run]\nmax_workers = 5\n", "b.toml").unwrap_err().to_string();
         assert!(err.contains("`run.max_workers` is 5; it must be between 1 and 3"), "{err}");
@@ -598,8 +867,7 @@ mod tests {
             Config::parse("[land]\nverify_timeout = \"30m\"\n\n[run]\nmax_worker = 2\n", "b.toml")
                 .unwrap_err()
                 .to_string();
-        assert!(err.contains("line 5"), "{err}");
-        assert!(err.contains("max_worker = 2"), "{err}");
+        assert!(err.contains("unknown key run.max_worker at line 5"), "{err}");
         let err = Config::parse("[roles]\nworker = \"x\"\n", "b.toml").unwrap_err().to_string();
         assert!(err.contains("line 2") && err.contains("invalid type"), "{err}");
     }
@@ -635,6 +903,46 @@ mod tests {
         let err = parse_over(&defaults, "", "b.toml").unwrap_err().to_string();
         assert!(err.starts_with("default-config.toml:"), "{err}");
         assert!(err.contains("missing field `verify_timeout`"), "{err}");
+    }
+
+    #[test]
+    fn budget_caps_are_optional_and_prices_add_to_breezes_table() {
+        let defaults = Config::defaults();
+        assert!(!defaults.budget.caps.any(), "no cap by default");
+        assert_eq!(defaults.independent, Independence::Warn);
+        assert_eq!(
+            defaults.budget.prices.get("gpt-5"),
+            Some(&Price { input: 1.25, cached_input: 0.125, output: 10.0 })
+        );
+        let config = Config::parse(
+            "[budget]\nrun_usd = 20\nrun_tokens = 5000000\n[budget.prices]\n\"my-model\" = { input = 1, cached_input = 0.1, output = 4 }\n\"gpt-5\" = { input = 2.0, cached_input = 0.2, output = 20.0 }\n[review]\nindependent = \"require\"\n",
+            "b.toml",
+        )
+        .unwrap();
+        let caps = config.budget.caps;
+        assert_eq!(
+            (caps.run_usd, caps.task_usd, caps.run_tokens),
+            (Some(20.0), None, Some(5_000_000))
+        );
+        assert_eq!(config.budget.prices["my-model"].output, 4.0, "a model of the user's own");
+        assert_eq!(config.budget.prices["gpt-5"].input, 2.0, "a corrected price");
+        assert!(config.budget.prices.contains_key("gpt-5-mini"), "the rest of the table stays");
+        assert_eq!(config.independent, Independence::Require);
+        for (bad, key) in [
+            ("[budget]\nrun_usd = -1\n", "`budget.run_usd` is -1"),
+            ("[budget]\ntask_usd = nan\n", "`budget.task_usd` is NaN"),
+            ("[budget]\nrun_tokens = -5\n", "`budget.run_tokens` is -5"),
+            (
+                "[budget.prices]\nm = { input = -1.0, cached_input = 0.0, output = 0.0 }\n",
+                "`budget.prices.\"m\".input`",
+            ),
+            ("[budget.prices]\nm = { input = 1.0 }\n", "missing field `cached_input`"),
+            ("[budget]\nrun_dollars = 5\n", "run_dollars"),
+            ("[review]\nindependent = \"maybe\"\n", "maybe"),
+        ] {
+            let err = Config::parse(bad, "b.toml").unwrap_err().to_string();
+            assert!(err.contains(key), "{bad}: {err}");
+        }
     }
 
     #[test]

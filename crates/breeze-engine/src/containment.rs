@@ -1,7 +1,9 @@
 //! Keeping every role process in its lane: what each role may write (enforced by the kernel
-//! where it can be, with Landlock), and what breeze checks after every role process —
-//! always the shared `.git` and main, and without kernel confinement also the user's
-//! checkout and the lanes that were quiet while the role ran.
+//! where it can be, with Landlock: a worker its lane and its private git directory, nothing
+//! under `.git`), and what breeze checks after every role process — always main and a
+//! worker's lane links, and without kernel confinement also the shared `.git` (config,
+//! hooks, refs, objects, the lanes' admin folders), the user's checkout and the lanes that
+//! were quiet while the role ran.
 //!
 //! The threat model and what is enforced versus detected: docs/SECURITY.md.
 
@@ -25,13 +27,15 @@ pub struct Containment {
     pub enforced: bool,
     /// The configured mode.
     pub mode: SandboxMode,
-    /// Extra paths workers may write (`sandbox.writable`, `~` expanded).
+    /// Extra paths workers and project commands may write (`sandbox.writable`, `~` expanded).
     pub extra_writable: Vec<PathBuf>,
 }
 
 impl Containment {
     /// Decides from `sandbox.mode` and the kernel. `require` without kernel support is a
-    /// configuration error (exit 2) naming the cause.
+    /// configuration error (exit 2) naming the cause. A `sandbox.writable` folder that does
+    /// not exist yet is created (a tool's cache on a fresh machine: its first run would
+    /// otherwise be refused the folder it creates).
     pub fn decide(config: &Config, home: Option<&Path>) -> Result<Containment, EngineError> {
         let kernel = breeze_supervise::kernel_support();
         let enforced = match config.sandbox_mode {
@@ -67,6 +71,7 @@ impl Containment {
                     "write absolute paths (or ~/...) in sandbox.writable",
                 ));
             }
+            create_missing_folder(&path);
             extra_writable.push(path);
         }
         Ok(Containment { kernel, enforced, mode: config.sandbox_mode, extra_writable })
@@ -76,7 +81,7 @@ impl Containment {
     pub fn summary(&self) -> String {
         let mut text = if self.enforced {
             format!(
-                "roles confined by the kernel ({}); a worker writes only its lane, its scratch folder and its CLI's state",
+                "roles confined by the kernel ({}); a worker writes only its lane, its private git directory, its scratch folder and its CLI's state, a project command only its checkout and scratch folder",
                 self.kernel
             )
         } else {
@@ -88,7 +93,10 @@ impl Containment {
         if !self.extra_writable.is_empty() {
             let paths: Vec<String> =
                 self.extra_writable.iter().map(|p| p.display().to_string()).collect();
-            text.push_str(&format!("; workers may also write {}", paths.join(", ")));
+            text.push_str(&format!(
+                "; workers and project commands may also write {}",
+                paths.join(", ")
+            ));
         }
         text
     }
@@ -103,8 +111,8 @@ impl Containment {
     }
 
     /// What one role process may write, or `None` when roles are not confined (or the
-    /// backend runs in-process). `lane_git` is what the lane's own git needs
-    /// (`Repo::lane_git_writable`), for workers.
+    /// backend runs in-process). `lane_git` is what the lane's own git needs — its private
+    /// git directory (`Repo::lane_git_writable`) — for workers.
     pub fn confinement(
         &self,
         role: Role,
@@ -163,6 +171,55 @@ impl Containment {
     }
 }
 
+// What the project's own commands may write.
+impl Containment {
+    /// What a project command (`worktree.setup` and `[review] checks` in a lane, `land.verify`
+    /// and the hooks of `land.run_hooks` in the integration checkout) may write, or `None`
+    /// when roles are not confined: the checkout it runs in, `also_writable` (more folders
+    /// its checkout needs, such as a lane's private git directory), `files` (single files,
+    /// such as the commit-msg hook's message), its scratch folder and `sandbox.writable`.
+    /// Of `/dev`, what roles get. These commands run code that agents wrote.
+    pub fn project_confinement(
+        &self,
+        checkout: &Path,
+        also_writable: &[PathBuf],
+        files: &[PathBuf],
+        scratch: &Path,
+    ) -> Option<Confinement> {
+        if !self.enforced {
+            return None;
+        }
+        let mut confinement = Confinement::default();
+        confinement.writable_dirs.push(checkout.to_path_buf());
+        confinement.writable_dirs.push(scratch.to_path_buf());
+        confinement.writable_dirs.extend(also_writable.iter().cloned());
+        confinement.writable_dirs.extend(self.extra_writable.iter().filter(|path| {
+            let exists = path.exists();
+            if !exists {
+                tracing::warn!(path = %path.display(), "sandbox.writable: no such path; ignored");
+            }
+            exists
+        }).cloned());
+        confinement.writable_files.extend(files.iter().cloned());
+        Some(confinement)
+    }
+}
+
+/// Creates the `sandbox.writable` folder `path` when nothing is there yet: a rule needs an
+/// existing path, and a tool run confined (an install's first download into its cache)
+/// could not create it itself. A failure is said, and the path is then left out.
+fn create_missing_folder(path: &Path) {
+    if std::fs::symlink_metadata(path).is_ok() {
+        return;
+    }
+    match std::fs::create_dir_all(path) {
+        Ok(()) => tracing::info!(path = %path.display(), "sandbox.writable: created the folder"),
+        Err(err) => {
+            tracing::warn!(path = %path.display(), "sandbox.writable: cannot create it ({err}); ignored");
+        }
+    }
+}
+
 /// What breeze remembers of the repository around role processes.
 pub(crate) struct RoleGuard {
     pub containment: Containment,
@@ -184,6 +241,7 @@ struct LaneState {
 /// The state taken before a role process started.
 pub(crate) struct Watch {
     shared: Option<Fingerprint>,
+    objects: Option<Fingerprint>,
     checkout: Option<Fingerprint>,
     quiet_lanes: Vec<(PathBuf, u64, Fingerprint)>,
 }
@@ -263,9 +321,15 @@ impl RoleGuard {
     pub fn before(&self) -> Result<Watch, EngineError> {
         if self.containment.enforced {
             // The kernel keeps roles out of all of it; main is still checked afterwards.
-            return Ok(Watch { shared: None, checkout: None, quiet_lanes: Vec::new() });
+            return Ok(Watch {
+                shared: None,
+                objects: None,
+                checkout: None,
+                quiet_lanes: Vec::new(),
+            });
         }
         let shared = Some(self.repo.shared_git_print()?);
+        let objects = Some(self.repo.shared_objects_print()?);
         let checkout = Some(self.repo.checkout_print(self.repo.workdir())?);
         let mut quiet_lanes = Vec::new();
         for (path, epoch) in self.quiet_lanes() {
@@ -273,7 +337,7 @@ impl RoleGuard {
                 quiet_lanes.push((path, epoch, print));
             }
         }
-        Ok(Watch { shared, checkout, quiet_lanes })
+        Ok(Watch { shared, objects, checkout, quiet_lanes })
     }
 
     /// What changed since `watch` that the role may not change, as display paths. Blocking.
@@ -287,6 +351,33 @@ impl RoleGuard {
                     .into_iter()
                     .map(|path| format!("`{path}` in the shared git directory")),
             );
+        }
+        if let Some(before) = &watch.objects {
+            let damaged = self.repo.damaged_objects_since(before)?;
+            if !damaged.is_empty() {
+                let shown: Vec<String> =
+                    damaged.iter().take(5).map(|path| format!("`{path}`")).collect();
+                let more = damaged.len().saturating_sub(shown.len());
+                changed.push(format!(
+                    "{} object file(s) of the shared repository overwritten or deleted ({}{}; check with `git fsck --full`; if you ran `git gc` yourself, nothing is lost)",
+                    damaged.len(),
+                    shown.join(", "),
+                    if more > 0 { format!(" and {more} more") } else { String::new() }
+                ));
+            }
+            // Without the kernel any role could have planted links in any lane's admin
+            // folder: those without a writer are checked here (a worker's own lane was
+            // checked first, as its attempt's problem; a lane whose worker still runs is
+            // checked when it ends), and the integration worktree's.
+            let mut names: Vec<String> = self
+                .quiet_lanes()
+                .into_iter()
+                .filter_map(|(path, _)| Some(path.file_name()?.to_string_lossy().into_owned()))
+                .collect();
+            names.push(breeze_git::INTEGRATION_WORKTREE.to_string());
+            for name in names {
+                changed.extend(self.repo.check_admin_folder(&name)?);
+            }
         }
         if let Some(before) = &watch.checkout {
             let now = self.repo.checkout_print(self.repo.workdir())?;
@@ -361,13 +452,48 @@ impl RoleGuard {
         )
     }
 
-    /// What the lane's own git needs to write, for a worker in `wt`.
-    pub fn lane_git_writable(&self, wt: &Worktree) -> Result<Vec<PathBuf>, EngineError> {
-        Ok(self.repo.lane_git_writable(wt)?)
+    /// What the lane's own git needs to write, for a worker in `wt`: its private git
+    /// directory.
+    pub fn lane_git_writable(&self, wt: &Worktree) -> Vec<PathBuf> {
+        self.repo.lane_git_writable(wt)
     }
 
-    /// Checks (and repairs) the links of lane `wt`; the problems found.
+    /// Prepares lane `wt` for its worker: its private git directory brought up to date and
+    /// named by the lane's `.git` (`Repo::seal_lane`). Undone by
+    /// [`RoleGuard::check_lane_links`].
+    pub fn seal_lane(&self, wt: &Worktree) -> Result<PathBuf, EngineError> {
+        Ok(self.repo.seal_lane(wt)?)
+    }
+
+    /// Checks (and repairs) the links of lane `wt` and points its `.git` back at its admin
+    /// folder; the problems found.
     pub fn check_lane_links(&self, wt: &Worktree) -> Result<Vec<String>, EngineError> {
         Ok(self.repo.check_lane_links(wt)?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_writable_folder_that_does_not_exist_yet_is_created_and_granted() {
+        let home = tempfile::tempdir().unwrap();
+        let mut config = Config::defaults();
+        config.sandbox_writable = vec!["~/.npm".into(), "~/.cache/pip".into()];
+        let containment = Containment::decide(&config, Some(home.path())).unwrap();
+        let npm = home.path().join(".npm");
+        assert!(npm.is_dir() && home.path().join(".cache/pip").is_dir());
+        assert_eq!(containment.extra_writable, [npm.clone(), home.path().join(".cache/pip")]);
+        // What a project command may write includes it (when roles are confined at all).
+        let enforced = Containment { enforced: true, ..containment };
+        let scratch = home.path().join("scratch");
+        let rules = enforced.project_confinement(home.path(), &[], &[], &scratch).unwrap();
+        assert!(rules.writable_dirs.contains(&npm), "{:?}", rules.writable_dirs);
+        // An existing file is left as it is.
+        std::fs::write(home.path().join(".npmrc"), "x").unwrap();
+        config.sandbox_writable = vec!["~/.npmrc".into()];
+        Containment::decide(&config, Some(home.path())).unwrap();
+        assert!(home.path().join(".npmrc").is_file());
     }
 }

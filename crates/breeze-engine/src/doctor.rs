@@ -1,12 +1,13 @@
 //! `breeze doctor`: what this machine gives breeze — kernel confinement and why, the agent
 //! CLIs on PATH with their versions, git — and, inside a repository, what its
-//! `breeze.toml` makes of it.
+//! `breeze.toml` makes of it and the [`crate::preflight`]'s verdict (as lines, or as
+//! `breeze-doctor.v1` for CI).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use breeze_supervise::KernelSupport;
+use breeze_supervise::{DevShmSupport, KernelSupport};
 
 use crate::config::Config;
 use crate::containment::Containment;
@@ -29,6 +30,8 @@ pub struct DoctorReport {
     pub kernel: KernelSupport,
     /// Whether unprivileged user namespaces are allowed (`None`: could not tell).
     pub user_namespaces: Option<bool>,
+    /// What confined roles get as `/dev/shm`.
+    pub dev_shm: DevShmSupport,
     /// The repository's configuration applied to this machine, when run inside one.
     pub containment: Option<Result<Containment, String>>,
     /// claude, codex, git.
@@ -48,6 +51,7 @@ pub fn examine(dir: &Path) -> DoctorReport {
     DoctorReport {
         kernel: breeze_supervise::kernel_support(),
         user_namespaces: user_namespaces(),
+        dev_shm: breeze_supervise::dev_shm_support(),
         containment,
         tools: ["claude", "codex", "git"].into_iter().map(check_tool).collect(),
     }
@@ -113,6 +117,9 @@ fn version_of(program: &Path) -> Result<String, String> {
     }
 }
 
+/// What `breeze doctor` says of the git a worker runs in its lane (docs/SECURITY.md).
+pub const WORKERS_GIT: &str = "private per lane (.breeze/lanes/<lane>/git, the lane's .git names it while the worker runs): it reads the shared objects and writes only there; what a worker commits or stashes itself is not landed — breeze commits the lane's files";
+
 impl DoctorReport {
     /// The report as the lines `breeze doctor` prints.
     pub fn render(&self) -> String {
@@ -120,13 +127,27 @@ impl DoctorReport {
         out.push_str(&format!("confinement: {}\n", self.kernel));
         if let KernelSupport::Landlock { abi } = self.kernel {
             out.push_str(&format!(
-                "  role processes can be confined: each writes only its lane, its scratch folder and its CLI's state (Landlock ABI {abi})\n"
+                "  role processes can be confined: a worker writes only its lane, its private git directory, its scratch folder and its CLI's state; no role writes anything under .git (Landlock ABI {abi})\n"
             ));
+            let devices: Vec<&str> = breeze_supervise::WRITABLE_DEVICES
+                .iter()
+                .map(|device| device.trim_start_matches("/dev/"))
+                .map(|device| if device == "pts" { "pts/*" } else { device })
+                .collect();
+            out.push_str(&format!(
+                "  /dev: roles write only {}; no block device, no other device\n",
+                devices.join(", ")
+            ));
+            out.push_str(&format!("  /dev/shm: {}\n", self.dev_shm));
+            out.push_str(
+                "  project commands (worktree.setup, review checks, land.verify, hooks) can be confined too: each writes only its checkout (its lane, or the integration checkout), a scratch folder of its own and sandbox.writable; their git reads the repository and writes nothing under .git\n",
+            );
         } else {
             out.push_str(
                 "  breeze will only detect what a role changes outside its lane (checked after every role process), not prevent it\n",
             );
         }
+        out.push_str(&format!("workers' git: {WORKERS_GIT}\n"));
         match self.user_namespaces {
             Some(true) => out.push_str("user namespaces: allowed\n"),
             Some(false) => out.push_str("user namespaces: not allowed for unprivileged users\n"),
@@ -152,5 +173,63 @@ impl DoctorReport {
             }
         }
         out
+    }
+}
+
+/// The preflight's checks as lines under a heading: `✓` passed, `!` a warning, `✗` a
+/// problem (with the folders searched for a missing program), `?` not checked, `-` skipped.
+pub fn render_preflight(preflight: &crate::preflight::Preflight) -> String {
+    use breeze_protocol::CheckOutcome;
+    let mut out = match &preflight.root {
+        Some(root) => {
+            format!("preflight of {} (what `breeze run` checks first):\n", root.display())
+        }
+        None => "preflight:\n".to_string(),
+    };
+    for check in &preflight.checks {
+        let mark = match check.outcome {
+            CheckOutcome::Ok => "✓",
+            CheckOutcome::Warning => "!",
+            CheckOutcome::Problem => "✗",
+            CheckOutcome::NotChecked => "?",
+            CheckOutcome::Skipped => "-",
+        };
+        out.push_str(&format!("  {mark} {}\n", crate::preflight::line(check)));
+        if !check.searched.is_empty() {
+            out.push_str(&format!("      searched: {}\n", check.searched.join(", ")));
+        }
+    }
+    let problems = preflight.problems().count();
+    out.push_str(&match problems {
+        0 => "no problems: `breeze run` would start\n".to_string(),
+        1 => "1 problem: `breeze run` would stop before creating anything\n".to_string(),
+        n => format!("{n} problems: `breeze run` would stop before creating anything\n"),
+    });
+    out
+}
+
+/// The report and the preflight as `breeze-doctor.v1`.
+pub fn wire_report(
+    report: &DoctorReport,
+    preflight: &crate::preflight::Preflight,
+) -> breeze_protocol::DoctorReport {
+    breeze_protocol::DoctorReport {
+        schema_version: breeze_protocol::BreezeDoctorV1,
+        ok: preflight.is_ok(),
+        confinement: report.kernel.to_string(),
+        user_namespaces: report.user_namespaces,
+        tools: report
+            .tools
+            .iter()
+            .map(|tool| breeze_protocol::DoctorTool {
+                name: tool.name.to_string(),
+                path: tool.path.as_ref().map(|path| path.display().to_string()),
+                version: tool.version.as_ref().ok().cloned(),
+                error: tool.version.as_ref().err().cloned(),
+            })
+            .collect(),
+        repository: preflight.root.as_ref().map(|root| root.display().to_string()),
+        checks: preflight.checks.clone(),
+        setup: preflight.setup.clone(),
     }
 }

@@ -11,6 +11,9 @@ pub enum EngineError {
     /// `breeze.toml` is invalid.
     #[error("{0}")]
     Config(#[from] crate::config::ConfigError),
+    /// The preflight found problems, one line each with what to do; nothing was created.
+    #[error("{}", preflight_message(.0))]
+    Preflight(Vec<String>),
     /// A git operation failed.
     #[error("{0}")]
     Git(#[from] breeze_git::GitError),
@@ -41,6 +44,10 @@ pub enum EngineError {
     /// was cut short is done again on `breeze resume`.
     #[error("stopped before the step finished; `breeze resume` continues")]
     Cancelled,
+    /// A role call was not started: its task (it escalates) or the run (it stops resumably)
+    /// has spent its budget.
+    #[error("{0}")]
+    OverBudget(crate::budget::OverBudget),
     /// A defect of breeze itself: a task that panicked, a value that would not serialize.
     #[error(
         "internal error while {context}: {message} — this is a bug in breeze; please report it with the run files (the run can be continued with `breeze resume`)"
@@ -51,6 +58,20 @@ pub enum EngineError {
         /// What went wrong.
         message: String,
     },
+}
+
+/// The preflight's problems under one heading, one indented line each.
+fn preflight_message(problems: &[String]) -> String {
+    let count = match problems.len() {
+        1 => "a problem".to_string(),
+        n => format!("{n} problems"),
+    };
+    let mut text = format!("breeze cannot start: {count} to fix first");
+    for problem in problems {
+        text.push_str("\n  ✗ ");
+        text.push_str(problem);
+    }
+    text
 }
 
 impl EngineError {
@@ -90,6 +111,8 @@ impl EngineError {
         }
         match self {
             EngineError::Cancelled => ExitCode::Interrupted,
+            EngineError::OverBudget(over) if over.stops_the_run() => ExitCode::Interrupted,
+            EngineError::OverBudget(_) => ExitCode::Unfinished,
             // Git errors that reach the command line come before or outside a run (not a
             // repository, mid-merge, unsupported format): the user must act first.
             EngineError::Io { .. } | EngineError::Snapshot(_) | EngineError::Internal { .. } => {
@@ -103,14 +126,18 @@ impl EngineError {
     pub fn hints(&self) -> Vec<String> {
         match self {
             EngineError::Plan(_) => vec!["fix the plan, then check it with `breeze plan`".into()],
-            EngineError::Config(_) => vec!["every key and its default: `default-config.toml` in the breeze sources".into()],
+            EngineError::Config(_) => vec!["every key with its default and what it does: `breeze init --print-config`".into()],
             EngineError::Locked(crate::lock::LockError::Held { .. }) => vec![
-                "wait for it to finish, watch it with `breeze status`, or stop it with `breeze abort`".into(),
+                "watch it with `breeze watch`, wait for it to finish, or stop it with `breeze abort`".into(),
             ],
             EngineError::Locked(crate::lock::LockError::Io { .. }) => vec![
                 "breeze keeps its state in `.breeze/` at the repository root: it must be a folder you can write (rename a file of that name, or fix its permissions)".into(),
             ],
             EngineError::Usage { hint: Some(hint), .. } => vec![hint.clone()],
+            EngineError::OverBudget(over) => vec![over.hint()],
+            EngineError::Preflight(_) => vec![
+                "nothing was created; `breeze doctor` makes the same checks and names the folders it searched".into(),
+            ],
             EngineError::Snapshot(_) => vec!["`breeze abort` gives up on the run and sets its damaged state file aside; `breeze clean --force` then removes what it left".into()],
             EngineError::Io { source, .. } if is_out_of_space(source) => {
                 vec!["free space on the disk, then `breeze resume` continues the run".into()]

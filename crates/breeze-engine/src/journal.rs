@@ -39,6 +39,13 @@ impl Journal {
 
     /// Appends one event and fsyncs it; the line written.
     pub fn record(&self, event: EventKind) -> std::io::Result<BreezeEvent> {
+        let line = self.append(event)?;
+        self.sync()?;
+        Ok(line)
+    }
+
+    /// Appends one event without waiting for the disk: not durable before [`Journal::sync`].
+    fn append(&self, event: EventKind) -> std::io::Result<BreezeEvent> {
         let mut inner = self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let line = BreezeEvent {
             schema_version: BreezeEventV1,
@@ -49,9 +56,13 @@ impl Journal {
         let mut text = serde_json::to_string(&line).map_err(std::io::Error::other)?;
         text.push('\n');
         inner.file.write_all(text.as_bytes())?;
-        inner.file.sync_data()?;
         inner.next_seq += 1;
         Ok(line)
+    }
+
+    /// Waits until every appended event is on disk.
+    fn sync(&self) -> std::io::Result<()> {
+        self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).file.sync_data()
     }
 
     /// The journal file.
@@ -184,6 +195,11 @@ pub(crate) type EventListener = Box<dyn Fn(&BreezeEvent) + Send>;
 /// event fsynced), the snapshot (atomic rewrite) and `cycles.jsonl`. The async threads
 /// hand writes over and, where the order matters to them, wait for the write without
 /// blocking.
+///
+/// Writes that queue up while the thread waits for the disk are written together (a group
+/// commit): a run of events with one fsync, a run of snapshots as the newest of them (each
+/// holds every change before it). Every waiting caller still hears only once its write is
+/// on disk; lanes working at once then share fsyncs instead of queueing for one each.
 #[derive(Debug, Clone)]
 pub struct RunStore {
     writes: std::sync::mpsc::Sender<StoreWrite>,
@@ -222,37 +238,18 @@ impl RunStore {
         snapshot: &Path,
         listener: Option<EventListener>,
     ) -> std::io::Result<RunStore> {
-        let journal_file = Journal::open(journal)?;
-        let cycles_file = Cycles::open(cycles)?;
-        let snapshot = snapshot.to_path_buf();
+        let files = StoreFiles {
+            journal: Journal::open(journal)?,
+            cycles: Cycles::open(cycles)?,
+            snapshot: snapshot.to_path_buf(),
+            listener,
+        };
         let (writes, inbox) = std::sync::mpsc::channel::<StoreWrite>();
         std::thread::Builder::new().name("breeze-run-files".into()).spawn(move || {
-            for write in inbox {
-                match write {
-                    StoreWrite::Event(event, done) => {
-                        let result = journal_file.record(event);
-                        match &result {
-                            Ok(line) => {
-                                if let Some(listener) = &listener {
-                                    listener(line);
-                                }
-                            }
-                            Err(err) => tracing::error!(
-                                "cannot append to {}: {err}",
-                                journal_file.path().display()
-                            ),
-                        }
-                        if let Some(done) = done {
-                            let _ = done.send(result.map(|_| ()));
-                        }
-                    }
-                    StoreWrite::Snapshot(bytes, done) => {
-                        let _ = done.send(crate::snapshot::write_atomically(&snapshot, &bytes));
-                    }
-                    StoreWrite::Cycle(record) => {
-                        let _ = cycles_file.append(record);
-                    }
-                }
+            while let Ok(first) = inbox.recv() {
+                let mut group = vec![first];
+                group.extend(inbox.try_iter().take(MAX_GROUP - 1));
+                files.write(group);
             }
         })?;
         Ok(RunStore { writes, journal_path: journal.to_path_buf() })
@@ -270,11 +267,20 @@ impl RunStore {
         let _ = self.writes.send(StoreWrite::Event(event, None));
     }
 
-    /// Rewrites the snapshot with `bytes` and waits until it is on disk.
-    pub async fn save_snapshot(&self, bytes: Vec<u8>) -> std::io::Result<()> {
+    /// Rewrites the snapshot with `bytes`; the future ends once it is on disk. The write
+    /// takes its place in the order when this is called, not when the future is awaited:
+    /// a caller holding the snapshot's lock while calling keeps the writes in the order of
+    /// the snapshot's changes.
+    pub fn save_snapshot(
+        &self,
+        bytes: Vec<u8>,
+    ) -> impl Future<Output = std::io::Result<()>> + use<> {
         let (done, heard) = tokio::sync::oneshot::channel();
-        self.writes.send(StoreWrite::Snapshot(bytes, done)).map_err(|_| stopped())?;
-        heard.await.map_err(|_| stopped())?
+        let sent = self.writes.send(StoreWrite::Snapshot(bytes, done)).map_err(|_| stopped());
+        async move {
+            sent?;
+            heard.await.map_err(|_| stopped())?
+        }
     }
 
     /// Appends a line to `cycles.jsonl` without waiting.
@@ -290,6 +296,96 @@ impl RunStore {
 
 fn stopped() -> std::io::Error {
     std::io::Error::other("the run files' writer thread stopped")
+}
+
+/// Most queued writes written together.
+const MAX_GROUP: usize = 256;
+
+/// What the writer thread writes to.
+struct StoreFiles {
+    journal: Journal,
+    cycles: Cycles,
+    snapshot: PathBuf,
+    listener: Option<EventListener>,
+}
+
+impl StoreFiles {
+    /// Writes a group of queued writes in order: each run of events with one fsync, each
+    /// run of snapshots as its newest.
+    fn write(&self, group: Vec<StoreWrite>) {
+        let mut writes = group.into_iter().peekable();
+        while let Some(write) = writes.next() {
+            match write {
+                StoreWrite::Event(event, done) => {
+                    let mut run = vec![(event, done)];
+                    while let Some(StoreWrite::Event(..)) = writes.peek() {
+                        if let Some(StoreWrite::Event(event, done)) = writes.next() {
+                            run.push((event, done));
+                        }
+                    }
+                    self.record_events(run);
+                }
+                StoreWrite::Snapshot(mut bytes, done) => {
+                    let mut waiting = vec![done];
+                    while let Some(StoreWrite::Snapshot(..)) = writes.peek() {
+                        if let Some(StoreWrite::Snapshot(newer, done)) = writes.next() {
+                            bytes = newer;
+                            waiting.push(done);
+                        }
+                    }
+                    let written = crate::snapshot::write_atomically(&self.snapshot, &bytes);
+                    for done in waiting {
+                        let _ = done.send(copy_result(&written));
+                    }
+                }
+                StoreWrite::Cycle(record) => {
+                    let _ = self.cycles.append(record);
+                }
+            }
+        }
+    }
+
+    /// Appends the events, fsyncs once, then tells the listener and the waiting callers.
+    fn record_events(&self, run: Vec<EventWrite>) {
+        let mut appended = Vec::with_capacity(run.len());
+        for (event, done) in run {
+            match self.journal.append(event) {
+                Ok(line) => appended.push((line, done)),
+                Err(err) => {
+                    tracing::error!("cannot append to {}: {err}", self.journal.path().display());
+                    if let Some(done) = done {
+                        let _ = done.send(Err(err));
+                    }
+                }
+            }
+        }
+        if appended.is_empty() {
+            return;
+        }
+        let synced = self.journal.sync();
+        if let Err(err) = &synced {
+            tracing::error!("cannot fsync {}: {err}", self.journal.path().display());
+        }
+        for (line, done) in appended {
+            if let (Ok(()), Some(listener)) = (&synced, &self.listener) {
+                listener(&line);
+            }
+            if let Some(done) = done {
+                let _ = done.send(copy_result(&synced));
+            }
+        }
+    }
+}
+
+/// An event to append, and who waits for it to be on disk.
+type EventWrite = (EventKind, Option<tokio::sync::oneshot::Sender<std::io::Result<()>>>);
+
+/// The same outcome for another waiting caller (`io::Error` is not `Clone`).
+fn copy_result(result: &std::io::Result<()>) -> std::io::Result<()> {
+    match result {
+        Ok(()) => Ok(()),
+        Err(err) => Err(std::io::Error::new(err.kind(), err.to_string())),
+    }
 }
 
 #[cfg(test)]
@@ -318,6 +414,72 @@ mod tests {
         std::fs::write(&path, format!("{}{{\"bad\n{}", event(1), event(3))).unwrap();
         let err = for_each_event(&path, |_| {}).unwrap_err();
         assert!(err.to_string().contains("events.jsonl:2: unreadable event"), "{err}");
+    }
+
+    fn started(task: &str) -> EventKind {
+        EventKind::TaskStarted { task: task.into(), title: "t".into(), lane: 1 }
+    }
+
+    #[test]
+    fn a_group_of_writes_keeps_its_order_and_tells_every_waiting_caller() {
+        let dir = tempfile::tempdir().unwrap();
+        let heard = std::sync::Arc::new(Mutex::new(Vec::new()));
+        let told = heard.clone();
+        let files = StoreFiles {
+            journal: Journal::open(&dir.path().join("events.jsonl")).unwrap(),
+            cycles: Cycles::open(&dir.path().join("cycles.jsonl")).unwrap(),
+            snapshot: dir.path().join("run.json"),
+            listener: Some(Box::new(move |line: &BreezeEvent| told.lock().unwrap().push(line.seq))),
+        };
+        let (done_a, mut heard_a) = tokio::sync::oneshot::channel();
+        let (done_s1, mut heard_s1) = tokio::sync::oneshot::channel();
+        let (done_s2, mut heard_s2) = tokio::sync::oneshot::channel();
+        let (done_c, mut heard_c) = tokio::sync::oneshot::channel();
+        files.write(vec![
+            StoreWrite::Event(started("a"), Some(done_a)),
+            StoreWrite::Event(started("b"), None),
+            StoreWrite::Snapshot(b"first".to_vec(), done_s1),
+            StoreWrite::Snapshot(b"second".to_vec(), done_s2),
+            StoreWrite::Event(started("c"), Some(done_c)),
+        ]);
+        for heard in [&mut heard_a, &mut heard_s1, &mut heard_s2, &mut heard_c] {
+            assert!(matches!(heard.try_recv(), Ok(Ok(()))));
+        }
+        // Two snapshots in a row: the newer one is what is on disk.
+        assert_eq!(std::fs::read(dir.path().join("run.json")).unwrap(), b"second");
+        let tasks: Vec<(u64, String)> = read_events(&dir.path().join("events.jsonl"))
+            .unwrap()
+            .into_iter()
+            .map(|e| match e.event {
+                EventKind::TaskStarted { task, .. } => (e.seq, task),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(tasks, [(1, "a".into()), (2, "b".into()), (3, "c".into())]);
+        assert_eq!(*heard.lock().unwrap(), [1, 2, 3], "told once each, in order");
+    }
+
+    #[tokio::test]
+    async fn snapshots_queued_in_order_leave_the_last_one_on_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        let (events, cycles, snapshot) = (
+            dir.path().join("events.jsonl"),
+            dir.path().join("cycles.jsonl"),
+            dir.path().join("run.json"),
+        );
+        let store = RunStore::open(&events, &cycles, &snapshot).unwrap();
+        let saves: Vec<_> =
+            (0..50).map(|n| store.save_snapshot(format!("snapshot {n}").into_bytes())).collect();
+        for save in saves {
+            save.await.unwrap();
+        }
+        assert_eq!(std::fs::read_to_string(&snapshot).unwrap(), "snapshot 49");
+        let recorded: Vec<_> = (0..20).map(|n| store.record(started(&n.to_string()))).collect();
+        for record in recorded {
+            record.await.unwrap();
+        }
+        let seqs: Vec<u64> = read_events(&events).unwrap().iter().map(|e| e.seq).collect();
+        assert_eq!(seqs, (1..=20).collect::<Vec<u64>>());
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! | step | module |
 //! |---|---|
 //! | read `breeze.toml` | [`config`] |
+//! | check what a run needs before anything is created (CLIs, programs, config, plan, setup) | [`preflight`] |
 //! | check the repository and plan, create the run folder | `run/prepare.rs` |
 //! | plan, write groups, lanes | `breeze-plan` (called from `run/prepare.rs`) |
 //! | pick the next task for a free lane (pure rules) | `run/schedule.rs`, `run/dispatcher.rs` |
@@ -15,7 +16,10 @@
 //! | landing on main | `run/landing.rs` |
 //! | every change of a task's phase (snapshot, journal, progress) | `run/book.rs` |
 //! | role processes and backends | [`roles`] (processes via `breeze-supervise`) |
+//! | what a run may spend, checked before every role call | [`budget`] |
+//! | whether the reviewer and the Advisor are a second pair of eyes | [`independence`] |
 //! | run files: snapshot, journal, lock | [`snapshot`], [`journal`], [`lock`], [`run_dir`] |
+//! | lanes kept between runs: their records, folder times, disk use | [`lane_record`] |
 //!
 //! The cancel signal is injected into [`run()`] / [`resume()`], so callers (the CLI's Ctrl-C
 //! handler, tests) stop a run deterministically.
@@ -23,6 +27,7 @@
 #![warn(missing_docs)]
 
 pub mod advice;
+pub mod budget;
 pub mod changelog;
 pub mod clock;
 pub mod config;
@@ -31,14 +36,18 @@ pub mod decision;
 pub mod demo;
 pub mod doctor;
 pub mod error;
+pub mod independence;
 pub mod journal;
+pub mod lane_record;
 pub mod lock;
 pub mod maintenance;
 mod notify;
+pub mod preflight;
 pub mod progress;
 pub mod roles;
 pub mod run;
 pub mod run_dir;
+mod sandbox_hint;
 pub mod scaffold;
 pub mod snapshot;
 

@@ -37,6 +37,11 @@ pub struct AbortReport {
 pub async fn abort(repo_dir: &Path) -> Result<AbortReport, EngineError> {
     let repo = Repo::open(repo_dir)?;
     let root = repo.workdir().to_path_buf();
+    // What the lanes hold is committed under the run's own size limit (a broken
+    // configuration does not stop an abort: the default limit then).
+    let max_file_bytes = crate::config::Config::load(&root)
+        .map_or(breeze_git::DEFAULT_MAX_FILE_BYTES, |config| config.max_file_bytes);
+    let repo = repo.with_max_file_bytes(max_file_bytes);
     let run_id = latest_run(&root).ok_or_else(|| {
         EngineError::usage("there are no runs in this repository", "nothing to abort")
     })?;
@@ -140,6 +145,11 @@ fn where_the_work_is(
             branch: branch.clone(),
             base,
         };
+        // The lane stays for the user: its `.git` names its admin folder again (a killed
+        // run may have left it naming the worker's private git directory).
+        for problem in repo.check_lane_links(&worktree)? {
+            tracing::warn!("{}: {problem} (repaired)", worktree.path.display());
+        }
         if let Err(err) = repo.commit_worktree(&worktree, "breeze: work left by an aborted run") {
             return Ok(format!(
                 "run aborted; its work so far is uncommitted in {} ({err})",
@@ -180,8 +190,14 @@ pub enum CleanItem {
 }
 
 /// Removes the worktrees and branches that the journals say breeze created: clean
-/// worktrees, and branches whose task landed. Dirty worktrees and branches holding
+/// worktrees (each with its private git directory under `.breeze/lanes/`, also one whose
+/// lane is gone), and branches whose task landed. Dirty worktrees and branches holding
 /// work that never landed are kept unless `force`.
+///
+/// What goes and what stays is decided first, by one function, before anything is
+/// touched: `--dry-run` lists those decisions and `clean` carries out the same ones, so
+/// the two say the same (unless the repository changes in between: then `clean` says
+/// what it found).
 pub fn clean(repo_dir: &Path, dry_run: bool, force: bool) -> Result<Vec<CleanItem>, EngineError> {
     let repo = Repo::open(repo_dir)?;
     let root = repo.workdir().to_path_buf();
@@ -195,22 +211,208 @@ pub fn clean(repo_dir: &Path, dry_run: bool, force: bool) -> Result<Vec<CleanIte
             ));
         }
     }
-    let created = Created::from_journals(&root);
-    // Worktrees git knows, with whether they hold uncommitted work.
-    let live: BTreeMap<PathBuf, bool> = repo
-        .list_worktrees()?
-        .into_iter()
-        .map(|info| (info.path, info.dirty.unwrap_or(false)))
-        .collect();
-    let mut cleaner = Cleaner { repo: &repo, dry_run, force, items: Vec::new() };
+    let decisions = decide(&repo, &Created::from_journals(&root), force)?;
+    if dry_run {
+        return Ok(decisions.into_iter().map(Decision::item).collect());
+    }
+    decisions.into_iter().map(|decision| decision.carry_out(&repo)).collect()
+}
+
+/// What `clean` does with one worktree, folder or branch.
+#[derive(Debug)]
+struct Decision {
+    /// The path or branch name, as printed.
+    label: String,
+    /// What goes, or why it stays.
+    action: Result<Removal, String>,
+}
+
+/// A removal `clean` decided on.
+#[derive(Debug)]
+enum Removal {
+    /// A worktree git knows (`force`: with its uncommitted changes).
+    Worktree { path: PathBuf, force: bool },
+    /// A folder git no longer knows as a worktree.
+    Folder(PathBuf),
+    /// The verify command's worktree: breeze's scratch, whatever it holds.
+    Scratch { path: PathBuf, registered: bool },
+    /// A lane's private git directory (`.breeze/lanes/<lane>`), by lane name.
+    PrivateGit(String),
+    /// A task branch.
+    Branch(String),
+}
+
+impl Decision {
+    fn remove(label: impl Into<String>, removal: Removal) -> Decision {
+        Decision { label: label.into(), action: Ok(removal) }
+    }
+
+    fn keep(label: impl Into<String>, why: impl Into<String>) -> Decision {
+        Decision { label: label.into(), action: Err(why.into()) }
+    }
+
+    /// What `--dry-run` prints.
+    fn item(self) -> CleanItem {
+        match self.action {
+            Ok(_) => CleanItem::Removed(self.label),
+            Err(why) => CleanItem::Kept(self.label, why),
+        }
+    }
+
+    /// Carries the decision out; what happened.
+    fn carry_out(self, repo: &Repo) -> Result<CleanItem, EngineError> {
+        let Decision { label, action } = self;
+        let removal = match action {
+            Ok(removal) => removal,
+            Err(why) => return Ok(CleanItem::Kept(label, why)),
+        };
+        match removal {
+            Removal::Worktree { path, force } => match repo.remove_worktree(&path, None, force)? {
+                breeze_git::RemoveOutcome::KeptDirty { .. } => {
+                    return Ok(CleanItem::Kept(label, changed_since(UNCOMMITTED)));
+                }
+                breeze_git::RemoveOutcome::Removed { .. }
+                | breeze_git::RemoveOutcome::NotFound { .. } => {}
+            },
+            Removal::Folder(path) => remove_folder(&path)?,
+            Removal::Scratch { path, registered: true } => {
+                repo.remove_worktree(&path, None, true)?;
+            }
+            Removal::Scratch { path, registered: false } => remove_folder(&path)?,
+            // Gone already when its lane was removed just before.
+            Removal::PrivateGit(name) => repo.remove_private_git(&name)?,
+            Removal::Branch(branch) => match repo.delete_branch(&branch) {
+                Ok(_) => {}
+                Err(breeze_git::GitError::BranchCheckedOut { path, .. }) => {
+                    let why = format!("checked out in {}", path.display());
+                    return Ok(CleanItem::Kept(label, changed_since(&why)));
+                }
+                Err(err) => return Err(err.into()),
+            },
+        }
+        Ok(CleanItem::Removed(label))
+    }
+}
+
+/// Why a worktree with changes stays.
+const UNCOMMITTED: &str = "has uncommitted changes; commit them, or pass --force to discard";
+
+/// A reason to keep something that `clean` found only while removing (the repository
+/// changed after the decision).
+fn changed_since(why: &str) -> String {
+    format!("{why} (it changed while breeze cleaned)")
+}
+
+/// What `clean` removes and keeps, decided before anything is touched.
+fn decide(repo: &Repo, created: &Created, force: bool) -> Result<Vec<Decision>, EngineError> {
+    let live: BTreeMap<PathBuf, breeze_git::WorktreeInfo> =
+        repo.list_worktrees()?.into_iter().map(|info| (info.path.clone(), info)).collect();
+    let mut decisions = Vec::new();
+    // The worktrees that go and those that stay, for the branches checked out in them.
+    let (mut removed, mut kept) = (BTreeSet::new(), BTreeSet::new());
     for path in &created.worktrees {
-        cleaner.worktree(path, live.get(path).copied())?;
+        if let Some(decision) = decide_worktree(path, live.get(path), force) {
+            let side = if decision.action.is_ok() { &mut removed } else { &mut kept };
+            side.insert(path.clone());
+            decisions.push(decision);
+        }
     }
-    cleaner.integration_worktree(&live)?;
+    let integration = repo.worktree_root().join(breeze_git::INTEGRATION_WORKTREE);
+    let registered = live.contains_key(&integration);
+    if registered || integration.is_dir() {
+        let label = integration.display().to_string();
+        removed.insert(integration.clone());
+        decisions.push(Decision::remove(label, Removal::Scratch { path: integration, registered }));
+    }
+    // A lane's private git directory goes with its lane, and so does one whose lane is
+    // gone altogether; one whose lane stays stays with it.
+    for (name, home) in repo.private_git_homes() {
+        let lane = repo.worktree_root().join(&name);
+        let orphan = !live.contains_key(&lane) && !lane.exists();
+        if removed.contains(&lane) || orphan {
+            let label = home.display().to_string();
+            decisions.push(Decision::remove(label, Removal::PrivateGit(name)));
+        }
+    }
     for branch in &created.branches {
-        cleaner.branch(branch, created.landed_heads.get(branch))?;
+        let landed = created.landed_heads.get(branch);
+        if let Some(decision) = decide_branch(repo, branch, landed, force, &removed, &kept)? {
+            decisions.push(decision);
+        }
     }
-    Ok(cleaner.items)
+    Ok(decisions)
+}
+
+/// A worktree breeze created; `live` is what git knows of it (`None`: nothing).
+fn decide_worktree(
+    path: &Path,
+    live: Option<&breeze_git::WorktreeInfo>,
+    force: bool,
+) -> Option<Decision> {
+    let label = path.display().to_string();
+    let Some(info) = live else {
+        // Git no longer knows it (an interrupted `clean`, a removed admin folder), but the
+        // journal says breeze made it: its folder is still breeze's to remove.
+        if !path.is_dir() {
+            return None;
+        }
+        return Some(if force {
+            Decision::remove(label, Removal::Folder(path.to_path_buf()))
+        } else {
+            Decision::keep(
+                label,
+                "no longer a git worktree (an interrupted `breeze clean`?); `breeze clean --force` removes the folder",
+            )
+        });
+    };
+    let remove =
+        Decision::remove(label.clone(), Removal::Worktree { path: path.to_path_buf(), force });
+    Some(match info.dirty {
+        _ if force => remove,
+        Some(true) => Decision::keep(label, UNCOMMITTED),
+        Some(false) => remove,
+        // Its folder is gone: git's record of it goes.
+        None if !path.is_dir() => remove,
+        None => Decision::keep(
+            label,
+            "cannot be checked for uncommitted work; `breeze clean --force` removes it",
+        ),
+    })
+}
+
+/// A task branch breeze created: deleted when its tip is what landed or is on main, and
+/// no checkout that stays has it checked out.
+fn decide_branch(
+    repo: &Repo,
+    branch: &str,
+    landed: Option<&Option<breeze_git::Oid>>,
+    force: bool,
+    removed: &BTreeSet<PathBuf>,
+    kept: &BTreeSet<PathBuf>,
+) -> Result<Option<Decision>, EngineError> {
+    let Some(tip) = repo.branch_tip(branch)? else { return Ok(None) };
+    let holds_work = Some(tip) != landed.copied().flatten() && !repo.branch_is_on_main(branch)?;
+    if holds_work && !force {
+        let why = match landed {
+            Some(_) => format!(
+                "has commits added after its task landed (tip {}); use --force to delete",
+                &tip.to_string()[..12]
+            ),
+            None => "holds work that never landed (use --force to delete)".to_string(),
+        };
+        return Ok(Some(Decision::keep(branch, why)));
+    }
+    let checkouts = repo.branch_checkouts(branch)?;
+    if let Some(at) = checkouts.iter().find(|at| !removed.contains(*at)) {
+        let above = if kept.contains(at) { " (kept above)" } else { "" };
+        return Ok(Some(Decision::keep(branch, format!("checked out in {}{above}", at.display()))));
+    }
+    Ok(Some(Decision::remove(branch, Removal::Branch(branch.to_string()))))
+}
+
+fn remove_folder(path: &Path) -> Result<(), EngineError> {
+    std::fs::remove_dir_all(path)
+        .map_err(|err| EngineError::io(format!("cannot remove {}", path.display()), err))
 }
 
 /// What breeze's journals say it created and did not remove, over every run folder (also
@@ -263,119 +465,6 @@ impl Created {
             }
             _ => {}
         }
-    }
-}
-
-/// Removes (or, dry, lists) what `clean` may remove, and says why it keeps the rest.
-struct Cleaner<'a> {
-    repo: &'a Repo,
-    dry_run: bool,
-    force: bool,
-    items: Vec<CleanItem>,
-}
-
-impl Cleaner<'_> {
-    /// A worktree breeze created; `live` is whether git knows it, and if it is dirty.
-    fn worktree(&mut self, path: &Path, live: Option<bool>) -> Result<(), EngineError> {
-        let label = path.display().to_string();
-        let Some(dirty) = live else {
-            // Git no longer knows it (an interrupted `clean`, a removed admin folder), but
-            // the journal says breeze made it: its folder is still breeze's to remove.
-            if !path.is_dir() {
-                return Ok(());
-            }
-            if !self.force {
-                self.items.push(CleanItem::Kept(
-                    label,
-                    "no longer a git worktree (an interrupted `breeze clean`?); `breeze clean --force` removes the folder".into(),
-                ));
-                return Ok(());
-            }
-            self.remove_folder(path)?;
-            self.items.push(CleanItem::Removed(label));
-            return Ok(());
-        };
-        if self.dry_run {
-            self.items.push(if dirty && !self.force {
-                CleanItem::Kept(label, "has uncommitted changes (use --force to discard)".into())
-            } else {
-                CleanItem::Removed(label)
-            });
-            return Ok(());
-        }
-        self.items.push(match self.repo.remove_worktree(path, None, self.force)? {
-            breeze_git::RemoveOutcome::Removed { .. }
-            | breeze_git::RemoveOutcome::NotFound { .. } => CleanItem::Removed(label),
-            breeze_git::RemoveOutcome::KeptDirty { paths } => CleanItem::Kept(
-                label,
-                format!(
-                    "has uncommitted changes in {} file(s); commit them, or pass --force to discard",
-                    paths.len()
-                ),
-            ),
-        });
-        Ok(())
-    }
-
-    /// The verify command's worktree: breeze's scratch, removed whatever it holds.
-    fn integration_worktree(&mut self, live: &BTreeMap<PathBuf, bool>) -> Result<(), EngineError> {
-        let integration = self.repo.worktree_root().join(breeze_git::INTEGRATION_WORKTREE);
-        let known = live.contains_key(&integration);
-        if !known && !integration.is_dir() {
-            return Ok(());
-        }
-        if known && !self.dry_run {
-            self.repo.remove_worktree(&integration, None, true)?;
-        } else if !known {
-            self.remove_folder(&integration)?;
-        }
-        self.items.push(CleanItem::Removed(integration.display().to_string()));
-        Ok(())
-    }
-
-    /// A task branch breeze created: deleted when its tip is what landed or is on main.
-    fn branch(
-        &mut self,
-        branch: &str,
-        landed: Option<&Option<breeze_git::Oid>>,
-    ) -> Result<(), EngineError> {
-        let Some(tip) = self.repo.branch_tip(branch)? else { return Ok(()) };
-        let holds_work =
-            Some(tip) != landed.copied().flatten() && !self.repo.branch_is_on_main(branch)?;
-        if holds_work && !self.force {
-            let why = match landed {
-                Some(_) => format!(
-                    "has commits added after its task landed (tip {}); use --force to delete",
-                    &tip.to_string()[..12]
-                ),
-                None => "holds work that never landed (use --force to delete)".to_string(),
-            };
-            self.items.push(CleanItem::Kept(branch.to_string(), why));
-            return Ok(());
-        }
-        if !self.dry_run {
-            match self.repo.delete_branch(branch) {
-                Ok(_) => {}
-                Err(breeze_git::GitError::BranchCheckedOut { path, .. }) => {
-                    self.items.push(CleanItem::Kept(
-                        branch.to_string(),
-                        format!("checked out in {} (kept above)", path.display()),
-                    ));
-                    return Ok(());
-                }
-                Err(err) => return Err(err.into()),
-            }
-        }
-        self.items.push(CleanItem::Removed(branch.to_string()));
-        Ok(())
-    }
-
-    fn remove_folder(&self, path: &Path) -> Result<(), EngineError> {
-        if self.dry_run {
-            return Ok(());
-        }
-        std::fs::remove_dir_all(path)
-            .map_err(|err| EngineError::io(format!("cannot remove {}", path.display()), err))
     }
 }
 

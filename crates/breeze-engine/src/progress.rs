@@ -27,6 +27,20 @@ pub enum ProgressEvent {
         /// One line: the mechanism and what workers may write.
         summary: String,
     },
+    /// Who judges and advises the worker's work, and whether that is a second pair of eyes
+    /// (`[review] independent`; printed at run start, one per pairing).
+    Pairing {
+        /// `worker claude (sonnet) → reviewer codex (gpt-5): independent (another backend)`,
+        /// with what to change when it is not.
+        line: String,
+        /// Whether the pairing is independent (or exempt).
+        independent: bool,
+    },
+    /// The run's budget: its caps and what is spent (printed at run start when it has one).
+    Budget {
+        /// `budget: run_usd = 5.00 ($1.20 spent) · task_usd = 2.00 per task`.
+        summary: String,
+    },
     /// Something breeze would have cleaned up at the end of the run was kept because it
     /// holds work: a task branch that moved on after landing, a lane with uncommitted
     /// changes.

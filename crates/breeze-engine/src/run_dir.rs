@@ -59,6 +59,19 @@ impl RunDir {
         let is_toml = original.extension().is_some_and(|e| e.eq_ignore_ascii_case("toml"));
         self.root.join(if is_toml { "plan.toml" } else { "plan.md" })
     }
+    /// The plan the run started with: its [copy](Self::plan_copy) (the plan file itself
+    /// has changed since — every landing flips its row to done), else the file (older runs).
+    pub fn plan_of_run(&self, original: &Path) -> Result<breeze_plan::Plan, crate::EngineError> {
+        let Ok(text) = std::fs::read_to_string(self.plan_copy(original)) else {
+            return Ok(breeze_plan::load_with_extensions(original, crate::PLAN_EXTENSIONS)?);
+        };
+        let is_toml = original.extension().is_some_and(|e| e.eq_ignore_ascii_case("toml"));
+        Ok(if is_toml {
+            breeze_plan::parse_plan_toml_with_extensions(&text, original, crate::PLAN_EXTENSIONS)?
+        } else {
+            breeze_plan::parse_plans_md_with_archives(&text, original)?
+        })
+    }
     /// Written by `breeze abort` before it stops a live engine: the engine then records
     /// the run as aborted instead of interrupted.
     pub fn abort_marker(&self) -> PathBuf {

@@ -3,7 +3,10 @@
 //! the Lead validates its `plan-draft.v1` (paths inside the repository, one owner per shared
 //! file, no cycles), asks once more with the problems when it is invalid, pushes back once
 //! when conflicts remain that narrower write sets would remove, and only then edits the
-//! plan file — every other byte kept.
+//! plan file — every other byte kept. `--fill-writes` writes what is usable and lists the
+//! tasks still without a write set; `draft` renumbers its tasks after the plan's own when
+//! their ids clash. `breeze plan --fill-ids` (no role) numbers the plan's to-do items that
+//! have no id.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -72,10 +75,22 @@ pub struct FillReport {
     pub after: (Plan, Analysis),
     /// The write sets written, by task.
     pub filled: BTreeMap<TaskId, Vec<String>>,
+    /// The tasks asked about that still have no write set, each with why (no proposal, an
+    /// empty one, or a refused one).
+    pub unfilled: Vec<(TaskId, String)>,
     /// What the Lead asked again, and why (refused answers, pushback).
     pub asked_again: Vec<String>,
     /// The Scaffolder's notes for the user.
     pub notes: Option<String>,
+}
+
+/// What `breeze plan --fill-ids` did.
+#[derive(Debug)]
+pub struct FillIdsReport {
+    /// The plan file.
+    pub plan_path: PathBuf,
+    /// The ids written (none: the file was left as it was).
+    pub numbered: Vec<breeze_plan::plans_md::IdProposal>,
 }
 
 /// What `breeze draft` did.
@@ -83,10 +98,13 @@ pub struct FillReport {
 pub struct DraftReport {
     /// The plan file.
     pub plan_path: PathBuf,
-    /// Whether it was created.
+    /// Whether it was created (or replaced `breeze init`'s untouched template).
     pub created: bool,
     /// The tasks added.
     pub added: Vec<TaskId>,
+    /// The drafted ids renumbered after the plan's own (old → new): the scaffolder's clashed
+    /// with the plan's.
+    pub renumbered: Vec<(String, String)>,
     /// The plan and its analysis after.
     pub after: (Plan, Analysis),
     /// What the Lead asked again, and why.
@@ -95,7 +113,10 @@ pub struct DraftReport {
     pub notes: Option<String>,
 }
 
-/// Proposes write sets for the plan's tasks that have none and writes them into the plan.
+/// Proposes write sets for the plan's tasks that have none and writes them into the plan:
+/// every usable proposal, even when some tasks get none (they are listed in
+/// [`FillReport::unfilled`]). Fails, the plan untouched, only when nothing usable was
+/// proposed.
 pub async fn fill_writes(
     options: ScaffoldOptions,
     cancel: CancellationToken,
@@ -120,12 +141,26 @@ pub async fn fill_writes(
         .filter(|t| !t.writes.is_empty())
         .map(|t| draft_task(t, t.writes.entries()))
         .collect();
-    let check =
-        |draft: &PlanDraft| fill_problems(&plan, &input.tasks, draft, session.config.max_workers);
-    let (draft, mut asked_again) = session.ask_until_valid(input.clone(), &check, &cancel).await?;
-    let mut chosen = fills(&draft);
+    let max_workers = session.config.max_workers;
+    let check = |draft: &PlanDraft| fill_problems(&plan, &input.tasks, draft, max_workers);
+    let (draft, mut asked_again, refused) =
+        session.ask_until_valid(input.clone(), &check, true, &cancel).await?;
+    let (mut chosen, mut unfilled) = usable_fills(&plan, &input.tasks, &draft, max_workers);
+    if chosen.is_empty() {
+        let why = if refused.is_empty() {
+            let reasons: Vec<String> =
+                unfilled.iter().map(|(id, why)| format!("task `{id}`: {why}")).collect();
+            format!("the scaffolder proposed no usable write set ({})", reasons.join("; "))
+        } else {
+            format!("the scaffolder's proposal was refused twice: {}", refused.join("; "))
+        };
+        return Err(EngineError::usage(
+            format!("{why}; the plan is unchanged"),
+            "see its log under .breeze/planning/, fix roles.scaffolder in breeze.toml, or write the write sets by hand",
+        ));
+    }
     let mut notes = draft.notes.clone();
-    let narrowable = narrowable_conflicts(&plan, &chosen, session.config.max_workers);
+    let narrowable = narrowable_conflicts(&plan, &chosen, max_workers);
     if !narrowable.is_empty() {
         asked_again
             .push(format!("{} conflict(s) narrower write sets may remove", narrowable.len()));
@@ -133,26 +168,62 @@ pub async fn fill_writes(
         pushback.conflicts = narrowable.clone();
         if let Ok(second) = session.ask(&pushback, &cancel).await
             && check(&second).is_empty()
-            && narrowable_conflicts(&plan, &fills(&second), session.config.max_workers).len()
-                < narrowable.len()
         {
-            chosen = fills(&second);
-            notes = second.notes.clone();
+            let (narrowed, still) = usable_fills(&plan, &input.tasks, &second, max_workers);
+            if narrowed.len() >= chosen.len()
+                && narrowable_conflicts(&plan, &narrowed, max_workers).len() < narrowable.len()
+            {
+                (chosen, unfilled) = (narrowed, still);
+                notes = second.notes.clone();
+            }
         }
     }
     let text = read_plan(&plan_path)?;
     let edited = breeze_plan::edit::set_writes(&plan, &text, &chosen, crate::PLAN_EXTENSIONS)?;
     write_plan(&plan_path, &edited)?;
     let after_plan = breeze_plan::load_with_extensions(&plan_path, crate::PLAN_EXTENSIONS)?;
-    let after_analysis = breeze_plan::analyze(&after_plan, session.config.max_workers)?;
+    let after_analysis = breeze_plan::analyze(&after_plan, max_workers)?;
     Ok(FillReport {
         plan_path,
         before: (plan, analysis),
         after: (after_plan, after_analysis),
         filled: chosen,
+        unfilled,
         asked_again,
         notes,
     })
+}
+
+/// Numbers the to-do items of the plan that have no task id, and later holders of an id
+/// repeated in one section (`breeze plan --fill-ids`), every other byte kept. Inside a
+/// repository it holds the repository's lock while it edits (not while a run goes on);
+/// it asks no role.
+pub fn fill_ids(options: &ScaffoldOptions) -> Result<FillIdsReport, EngineError> {
+    let (root, _lock) = match Repo::open(&options.repo_dir) {
+        Ok(repo) => {
+            let root = repo.workdir().to_path_buf();
+            let lock = RepoLock::acquire(&root)?;
+            (root, Some(lock))
+        }
+        Err(_) => (options.repo_dir.clone(), None),
+    };
+    let plan_path = resolve_plan_path(&root, options.plan.as_deref())?;
+    let text = read_plan(&plan_path)?;
+    let (edited, numbered) =
+        breeze_plan::edit::fill_ids(&plan_path, plan_format(&plan_path), &text)?;
+    if !numbered.is_empty() {
+        write_plan(&plan_path, &edited)?;
+    }
+    Ok(FillIdsReport { plan_path, numbered })
+}
+
+/// A plan file's format by its name: `*.toml` is a plan.toml.
+fn plan_format(path: &Path) -> PlanFormat {
+    if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("toml")) {
+        PlanFormat::Toml
+    } else {
+        PlanFormat::PlansMd
+    }
 }
 
 /// Turns `goal` into new tasks appended to the plan (`out`, else the repository's plan,
@@ -169,12 +240,11 @@ pub async fn draft(
         Some(path) => std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()),
         None => session.plan_path(None).unwrap_or_else(|_| session.root.join("Plans.md")),
     };
-    let created = !plan_path.exists();
-    let format = if plan_path.extension().is_some_and(|e| e.eq_ignore_ascii_case("toml")) {
-        PlanFormat::Toml
-    } else {
-        PlanFormat::PlansMd
-    };
+    // `breeze init`'s untouched template holds placeholders, not tasks: a draft replaces it.
+    let created = !plan_path.exists()
+        || std::fs::read_to_string(&plan_path)
+            .is_ok_and(|text| crate::preflight::template::template_marker(&text).is_some());
+    let format = plan_format(&plan_path);
     let text = if created {
         match format {
             PlanFormat::PlansMd => template_without_examples(template),
@@ -196,11 +266,21 @@ pub async fn draft(
         .iter()
         .flat_map(|plan| plan.tasks.iter().map(|t| draft_task(t, t.writes.entries())))
         .collect();
-    let check = |draft: &PlanDraft| {
-        draft_problems(existing.as_ref(), &plan_path, format, draft, session.config.max_workers)
+    let existing_ids: Vec<TaskId> =
+        existing.iter().flat_map(|plan| plan.ids()).collect::<BTreeSet<_>>().into_iter().collect();
+    let last = existing.as_ref().and_then(|plan| plan.tasks.last()).map(|t| t.id.clone());
+    let renumber = |draft: &PlanDraft| -> (Vec<NewTask>, Vec<(String, String)>) {
+        let mut tasks: Vec<NewTask> = draft.tasks.iter().map(new_task).collect();
+        let renames =
+            breeze_plan::edit::renumber_new_tasks(&existing_ids, last.as_ref(), &mut tasks);
+        (tasks, renames)
     };
-    let (draft, asked_again) = session.ask_until_valid(input, &check, &cancel).await?;
-    let tasks: Vec<NewTask> = draft.tasks.iter().map(new_task).collect();
+    let check = |draft: &PlanDraft| {
+        let (tasks, _) = renumber(draft);
+        draft_problems(existing.as_ref(), &plan_path, format, &tasks, session.config.max_workers)
+    };
+    let (draft, asked_again, _) = session.ask_until_valid(input, &check, false, &cancel).await?;
+    let (tasks, renumbered) = renumber(&draft);
     let edited =
         breeze_plan::edit::append_tasks(&plan_path, format, &text, &tasks, crate::PLAN_EXTENSIONS)?;
     write_plan(&plan_path, &edited)?;
@@ -210,6 +290,7 @@ pub async fn draft(
         plan_path,
         created,
         added: tasks.iter().map(|t| TaskId::new(t.id.as_str())).collect(),
+        renumbered,
         after: (after_plan, after_analysis),
         asked_again,
         notes: draft.notes,
@@ -272,6 +353,8 @@ impl Session {
             guard,
             write_sets: BTreeMap::new(),
             sims: BTreeMap::new(),
+            // Planning is not a run: no run's budget holds it.
+            budget: Arc::new(crate::budget::Budget::unlimited(crate::budget::Prices::of(&config))),
         });
         Ok(Session {
             root,
@@ -287,22 +370,7 @@ impl Session {
 
     /// The plan file: the given path, else `plan.toml`, else `Plans.md` at the root.
     fn plan_path(&self, given: Option<&Path>) -> Result<PathBuf, EngineError> {
-        if let Some(path) = given {
-            return Ok(std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()));
-        }
-        ["plan.toml", "Plans.md"]
-            .iter()
-            .map(|name| self.root.join(name))
-            .find(|p| p.is_file())
-            .ok_or_else(|| {
-                EngineError::usage(
-                    format!(
-                        "no plan given and neither plan.toml nor Plans.md exists in {}",
-                        self.root.display()
-                    ),
-                    "pass a plan, or start one with `breeze draft \"GOAL\"` or `breeze init`",
-                )
-            })
+        resolve_plan_path(&self.root, given)
     }
 
     fn input(
@@ -324,25 +392,30 @@ impl Session {
         })
     }
 
-    /// Asks, and once more with the problems when the answer is refused; then gives up with
-    /// the problems, the plan untouched.
+    /// Asks, and once more with the problems when the answer is refused. Then, when the
+    /// second answer is refused too: with `partial`, returns it with its problems (the
+    /// caller keeps what is usable); else gives up with the problems, the plan untouched.
     async fn ask_until_valid(
         &self,
         mut input: ScaffoldInput,
         check: &dyn Fn(&PlanDraft) -> Vec<String>,
+        partial: bool,
         cancel: &CancellationToken,
-    ) -> Result<(PlanDraft, Vec<String>), EngineError> {
+    ) -> Result<(PlanDraft, Vec<String>, Vec<String>), EngineError> {
         let mut asked_again = Vec::new();
         for try_number in 1..=2 {
-            let problems = match self.ask(&input, cancel).await {
+            let (draft, problems) = match self.ask(&input, cancel).await {
                 Ok(draft) => match check(&draft) {
-                    problems if problems.is_empty() => return Ok((draft, asked_again)),
-                    problems => problems,
+                    problems if problems.is_empty() => return Ok((draft, asked_again, problems)),
+                    problems => (Some(draft), problems),
                 },
-                Err(Refused::Answer(why)) => vec![why],
+                Err(Refused::Answer(why)) => (None, vec![why]),
                 Err(Refused::Stop(err)) => return Err(err),
             };
             if try_number == 2 {
+                if let Some(draft) = draft.filter(|_| partial) {
+                    return Ok((draft, asked_again, problems));
+                }
                 return Err(EngineError::usage(
                     format!(
                         "the scaffolder's proposal was refused twice: {}; the plan is unchanged",
@@ -405,6 +478,7 @@ impl Session {
                     continue;
                 }
                 RoleOutcome::Cancelled => Err(Refused::Stop(EngineError::Cancelled)),
+                RoleOutcome::OverBudget(over) => Err(Refused::Stop(EngineError::OverBudget(over))),
                 RoleOutcome::CouldNotStart(why) => Err(Refused::Stop(EngineError::usage(
                     format!("the scaffolder could not start: {why}"),
                     "check roles.scaffolder in breeze.toml (backend, command) and that the program is installed",
@@ -416,6 +490,24 @@ impl Session {
             };
         }
     }
+}
+
+/// The plan file: the given path, else `plan.toml`, else `Plans.md` at `root`.
+fn resolve_plan_path(root: &Path, given: Option<&Path>) -> Result<PathBuf, EngineError> {
+    if let Some(path) = given {
+        return Ok(std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()));
+    }
+    ["plan.toml", "Plans.md"].iter().map(|name| root.join(name)).find(|p| p.is_file()).ok_or_else(
+        || {
+            EngineError::usage(
+                format!(
+                    "no plan given and neither plan.toml nor Plans.md exists in {}",
+                    root.display()
+                ),
+                "pass a plan, or start one with `breeze draft \"GOAL\"` or `breeze init`",
+            )
+        },
+    )
 }
 
 /// Why a Scaffolder call gave no draft.
@@ -470,9 +562,9 @@ fn write_set_problems(id: &str, writes: &[String]) -> Vec<String> {
     problems
 }
 
-/// Why a `fill-writes` draft is refused: a task asked about without a write set (or a
-/// bad one), ids not asked about, and what the plan analysis finds with the proposal
-/// (shared files with two owners, and the like).
+/// Why a `fill-writes` draft is asked again: a bad write set, ids not asked about, and what
+/// the plan analysis finds with the proposal (shared files with two owners, and the like).
+/// A task without a proposal (or with an empty one) is no reason: it stays without.
 fn fill_problems(
     plan: &Plan,
     asked: &[DraftTask],
@@ -480,10 +572,10 @@ fn fill_problems(
     max_workers: u32,
 ) -> Vec<String> {
     let asked_ids: BTreeSet<&str> = asked.iter().map(|t| t.id.as_str()).collect();
-    let proposed: BTreeMap<&str, &DraftTask> =
-        draft.tasks.iter().map(|t| (t.id.trim(), t)).collect();
-    let mut problems: Vec<String> = proposed
-        .keys()
+    let mut problems: Vec<String> = draft
+        .tasks
+        .iter()
+        .map(|t| t.id.trim())
         .filter(|id| !asked_ids.contains(*id))
         .map(|id| {
             format!(
@@ -492,14 +584,8 @@ fn fill_problems(
             )
         })
         .collect();
-    for id in &asked_ids {
-        match proposed.get(id) {
-            None => problems.push(format!("task `{id}` has no proposal")),
-            Some(task) if task.writes.is_empty() => {
-                problems.push(format!("task `{id}`: the write set is empty"));
-            }
-            Some(task) => problems.extend(write_set_problems(id, &task.writes)),
-        }
+    for task in draft.tasks.iter().filter(|t| asked_ids.contains(t.id.trim())) {
+        problems.extend(write_set_problems(task.id.trim(), &task.writes));
     }
     if problems.is_empty()
         && let Err(err) = breeze_plan::analyze(&with_writes(plan, &fills(draft)), max_workers)
@@ -509,31 +595,82 @@ fn fill_problems(
     problems
 }
 
-/// Why a `draft` is refused: no tasks, ids in use or repeated, bad write sets, and what
-/// the analysis of the plan with the new tasks finds (unknown dependencies, cycles,
-/// shared files with two owners).
+/// Write sets by task.
+type Fills = BTreeMap<TaskId, Vec<String>>;
+
+/// The usable write sets of a `fill-writes` draft, and the tasks asked about that get none,
+/// each with why. A proposal with a bad entry is dropped; so are those the plan analysis
+/// refuses together (two owners of a shared file), until the rest analyses.
+fn usable_fills(
+    plan: &Plan,
+    asked: &[DraftTask],
+    draft: &PlanDraft,
+    max_workers: u32,
+) -> (Fills, Vec<(TaskId, String)>) {
+    let proposed: BTreeMap<&str, &DraftTask> =
+        draft.tasks.iter().map(|t| (t.id.trim(), t)).collect();
+    let mut chosen = BTreeMap::new();
+    let mut unfilled = Vec::new();
+    for task in asked {
+        let id = TaskId::new(task.id.as_str());
+        match proposed.get(task.id.as_str()) {
+            None => unfilled.push((id, "no proposal".to_string())),
+            Some(t) if t.writes.is_empty() => unfilled.push((id, "an empty proposal".to_string())),
+            Some(t) => match write_set_problems(&task.id, &t.writes).first() {
+                Some(problem) => unfilled.push((id, format!("refused: {problem}"))),
+                None => {
+                    chosen.insert(id, t.writes.clone());
+                }
+            },
+        }
+    }
+    while !chosen.is_empty() {
+        let Err(err) = breeze_plan::analyze(&with_writes(plan, &chosen), max_workers) else {
+            break;
+        };
+        let before = chosen.len();
+        for problem in err.problems() {
+            for id in &problem.ids {
+                if chosen.remove(id).is_some() {
+                    unfilled.push((id.clone(), format!("refused: {}", problem.what)));
+                }
+            }
+        }
+        if chosen.len() == before {
+            // A problem that names none of the proposals: keep none of them.
+            let what = err.problems().first().map(|p| p.what.clone()).unwrap_or_default();
+            unfilled.extend(chosen.keys().map(|id| (id.clone(), format!("refused: {what}"))));
+            chosen.clear();
+        }
+    }
+    unfilled.sort();
+    (chosen, unfilled)
+}
+
+/// Why a `draft` is refused: no tasks, ids repeated, bad write sets, and what the analysis
+/// of the plan with the new tasks (renumbered after the plan's own) finds: unknown
+/// dependencies, cycles, shared files with two owners.
 fn draft_problems(
     existing: Option<&Plan>,
     path: &Path,
     format: PlanFormat,
-    draft: &PlanDraft,
+    tasks: &[NewTask],
     max_workers: u32,
 ) -> Vec<String> {
-    if draft.tasks.is_empty() {
+    if tasks.is_empty() {
         return vec!["the draft has no tasks".into()];
     }
+    let known: BTreeSet<TaskId> = existing.map(Plan::ids).unwrap_or_default();
     let mut problems = Vec::new();
     let mut seen = BTreeSet::new();
-    for task in &draft.tasks {
-        let id = task.id.trim();
+    for task in tasks {
+        let id = task.id.as_str();
         if id.is_empty() || id.chars().any(char::is_whitespace) {
             problems.push(format!("`{id}` is not a task id (no spaces, not empty)"));
-        } else if existing.is_some_and(|plan| plan.task(&TaskId::new(id)).is_some())
-            || !seen.insert(id)
-        {
+        } else if known.contains(&TaskId::new(id)) || !seen.insert(id) {
             problems.push(format!("task id `{id}` is already used"));
         }
-        if task.title.trim().is_empty() {
+        if task.title.is_empty() {
             problems.push(format!("task `{id}` has no title"));
         }
         problems.extend(write_set_problems(id, &task.writes));
@@ -541,9 +678,8 @@ fn draft_problems(
     if !problems.is_empty() {
         return problems;
     }
-    let tasks: Vec<NewTask> = draft.tasks.iter().map(new_task).collect();
     let base = existing.map_or_else(String::new, |plan| read_plan(&plan.path).unwrap_or_default());
-    match breeze_plan::edit::append_tasks(path, format, &base, &tasks, crate::PLAN_EXTENSIONS) {
+    match breeze_plan::edit::append_tasks(path, format, &base, tasks, crate::PLAN_EXTENSIONS) {
         Err(err) => problems.extend(err.problems().iter().map(|p| p.what.clone())),
         Ok(text) => {
             let parsed = match format {
@@ -552,20 +688,17 @@ fn draft_problems(
                     path,
                     crate::PLAN_EXTENSIONS,
                 ),
-                PlanFormat::PlansMd => breeze_plan::parse_plans_md(&text, path),
+                PlanFormat::PlansMd => breeze_plan::parse_plans_md_with_archives(&text, path),
             };
             let analysed =
                 parsed.and_then(|plan| breeze_plan::analyze(&plan, max_workers).map(|_| ()));
             if let Err(err) = analysed {
                 problems.extend(err.problems().iter().map(|p| p.what.clone()));
             }
-            let ids: BTreeSet<&str> = draft.tasks.iter().map(|t| t.id.trim()).collect();
-            for task in &draft.tasks {
+            let ids: BTreeSet<&str> = tasks.iter().map(|t| t.id.as_str()).collect();
+            for task in tasks {
                 for dep in &task.depends_on {
-                    let known = ids.contains(dep.as_str())
-                        || existing
-                            .is_some_and(|plan| plan.task(&TaskId::new(dep.as_str())).is_some());
-                    if !known {
+                    if !ids.contains(dep.as_str()) && !known.contains(&TaskId::new(dep.as_str())) {
                         problems.push(format!("task `{}` depends on `{dep}`, which is neither drafted nor in the plan", task.id));
                     }
                 }
@@ -650,6 +783,7 @@ fn empty_plan(path: &Path, format: PlanFormat) -> Plan {
         blocked: BTreeSet::new(),
         warnings: Vec::new(),
         extensions: BTreeMap::new(),
+        unnumbered: Vec::new(),
     }
 }
 
@@ -658,6 +792,9 @@ fn template_without_examples(template: &str) -> String {
     let mut out = String::new();
     let mut rows = 0;
     for line in template.split_inclusive('\n') {
+        if crate::preflight::template::template_marker(line).is_some() {
+            continue;
+        }
         if line.trim_start().starts_with('|') {
             rows += 1;
             if rows > 2 {

@@ -95,6 +95,23 @@ pub struct RunSnapshot {
     /// How role processes are confined (set at each start and resume).
     #[serde(default)]
     pub containment: Option<breeze_protocol::ContainmentStatus>,
+    /// What the run may spend (set at each start and resume).
+    #[serde(default)]
+    pub budget: BudgetRecord,
+}
+
+/// A run's budget: the caps in force and what `breeze resume --budget-*` raised.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct BudgetRecord {
+    /// The caps in force since the latest start or resume: `[budget]` with the raises.
+    #[serde(default)]
+    pub caps: breeze_protocol::BudgetCaps,
+    /// The run cap `breeze resume --budget-usd` set (kept for later resumes).
+    #[serde(default)]
+    pub raised_usd: Option<f64>,
+    /// The token cap `breeze resume --budget-tokens` set.
+    #[serde(default)]
+    pub raised_tokens: Option<u64>,
 }
 
 /// Where a task is in its flow — the one state of a task. What `breeze status` shows
@@ -137,8 +154,9 @@ impl TaskPhase {
         matches!(self, Self::Deferred | Self::AwaitingApproval)
     }
 
-    /// What the user sees. While no engine runs the run (`live` false), unfinished tasks
-    /// are `pending`: nothing works on them.
+    /// What the user sees. While no engine runs the run (`live` false), a task not yet
+    /// started is `pending` and one whose work had started is `interrupted`: nothing works
+    /// on it until `breeze resume`.
     pub fn visible(self, live: bool) -> TaskState {
         match self {
             Self::Landed => TaskState::Landed,
@@ -147,8 +165,8 @@ impl TaskPhase {
             Self::Failed => TaskState::Failed,
             Self::Deferred => TaskState::Deferred,
             Self::AwaitingApproval => TaskState::AwaitingApproval,
-            _ if !live => TaskState::Pending,
             Self::Queued => TaskState::Pending,
+            _ if !live => TaskState::Interrupted,
             Self::Working => TaskState::Running,
             Self::Reviewing => TaskState::Reviewing,
             Self::Approved => TaskState::Landing,
@@ -321,25 +339,48 @@ impl TaskRecord {
 }
 
 impl RunSnapshot {
-    /// The `breeze-status.v1` view.
+    /// The `breeze-status.v1` view, as the engine running the run sees it.
     pub fn status(&self) -> BreezeStatus {
-        let mut usage = Usage::default();
-        for task in &self.tasks {
-            usage.add(&task.usage);
+        self.status_as(self.state, self.state == RunState::Running)
+    }
+
+    /// The `breeze-status.v1` view as a reader outside the engine sees it: a run whose
+    /// state file says `running` while no engine holds the repository (`engine_alive`
+    /// false) was killed — it is `interrupted`, and so is each task whose work had started.
+    pub fn status_seen(&self, engine_alive: bool) -> BreezeStatus {
+        if self.state == RunState::Running && !engine_alive {
+            self.status_as(RunState::Interrupted, false)
+        } else {
+            self.status()
         }
-        let live = self.state == RunState::Running;
+    }
+
+    /// The view with the run in `state`, its tasks as seen with (`live`) or without an
+    /// engine working on them.
+    fn status_as(&self, state: RunState, live: bool) -> BreezeStatus {
+        let usage = self.spent();
         BreezeStatus {
             schema_version: BreezeStatusV1,
             run_id: self.run_id.clone(),
-            state: self.state,
+            state,
             workers: self.workers,
             plan: Some(self.plan.clone()),
             started_at: Some(self.started_at.clone()),
             updated_at: Some(self.updated_at.clone()),
             tasks: self.tasks.iter().map(|task| task.status(live)).collect(),
             usage,
+            budget: self.budget.caps.any().then_some(self.budget.caps),
             containment: self.containment.clone(),
         }
+    }
+
+    /// What the run has spent: the sum of its tasks'.
+    pub fn spent(&self) -> Usage {
+        let mut usage = Usage::default();
+        for task in &self.tasks {
+            usage.add(&task.usage);
+        }
+        usage
     }
 
     /// Finds a task record by id.
@@ -404,13 +445,60 @@ mod tests {
     use super::*;
 
     #[test]
-    fn unfinished_tasks_show_as_pending_when_no_engine_runs_them() {
+    fn started_tasks_show_as_interrupted_when_no_engine_runs_them() {
         assert_eq!(TaskPhase::Working.visible(true), TaskState::Running);
-        assert_eq!(TaskPhase::Working.visible(false), TaskState::Pending);
+        assert_eq!(TaskPhase::Working.visible(false), TaskState::Interrupted);
         assert_eq!(TaskPhase::Reviewing.visible(true), TaskState::Reviewing);
+        assert_eq!(TaskPhase::Reviewing.visible(false), TaskState::Interrupted);
         assert_eq!(TaskPhase::Approved.visible(true), TaskState::Landing);
+        assert_eq!(TaskPhase::Approved.visible(false), TaskState::Interrupted);
+        assert_eq!(TaskPhase::Queued.visible(false), TaskState::Pending);
         assert_eq!(TaskPhase::Deferred.visible(false), TaskState::Deferred);
         assert_eq!(TaskPhase::Landed.visible(false), TaskState::Landed);
+    }
+
+    #[test]
+    fn a_run_whose_engine_was_killed_reads_as_interrupted_task_by_task() {
+        let oid = breeze_git::Oid::from_str("0123456789abcdef0123456789abcdef01234567").unwrap();
+        let mut tasks = vec![
+            TaskRecord::new("1", "Working", None),
+            TaskRecord::new("2", "Queued", None),
+            TaskRecord::new("3", "Landed", None),
+        ];
+        tasks[0].phase = TaskPhase::Working;
+        tasks[2].phase = TaskPhase::Landed;
+        let snapshot = RunSnapshot {
+            format_version: FORMAT_VERSION,
+            run_id: "r".into(),
+            plan: "plan.toml".into(),
+            // What a killed engine leaves: it never wrote how the run ended.
+            state: RunState::Running,
+            workers: 1,
+            main_branch: "main".into(),
+            main_tip_at_start: ObjectId(oid),
+            started_at: String::new(),
+            updated_at: String::new(),
+            stop_reason: None,
+            tasks,
+            consulted: BTreeMap::new(),
+            universal_violations: Vec::new(),
+            containment: None,
+            budget: BudgetRecord::default(),
+        };
+        let states = |status: BreezeStatus| {
+            (status.state, status.tasks.iter().map(|task| task.state).collect::<Vec<_>>())
+        };
+        assert_eq!(
+            states(snapshot.status_seen(false)),
+            (
+                RunState::Interrupted,
+                vec![TaskState::Interrupted, TaskState::Pending, TaskState::Landed]
+            )
+        );
+        assert_eq!(
+            states(snapshot.status_seen(true)),
+            (RunState::Running, vec![TaskState::Running, TaskState::Pending, TaskState::Landed])
+        );
     }
 
     #[test]

@@ -4,6 +4,8 @@
 //! ```text
 //! team_land <repo> [--tasks 12] [--lanes 3]     # the team run; prints its wall time
 //! team_land <repo> --create-vs-move             # one fresh worktree vs one lane move
+//! team_land <repo> --seal-lane [--tasks 50]     # what a worker's start adds: its lane's
+//!                                               # private git directory synced (and undone)
 //! ```
 //!
 //! Task `i` appends a line to the `(i * 997)`-th tracked file (1-based, `git ls-files`
@@ -33,11 +35,13 @@ struct Args {
     tasks: usize,
     lanes: usize,
     create_vs_move: bool,
+    seal_lane: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
     let mut args = std::env::args().skip(1);
-    let mut parsed = Args { repo: PathBuf::new(), tasks: 12, lanes: 3, create_vs_move: false };
+    let mut parsed =
+        Args { repo: PathBuf::new(), tasks: 12, lanes: 3, create_vs_move: false, seal_lane: false };
     let number = |flag: &str, value: Option<String>| -> Result<usize, String> {
         value
             .and_then(|v| v.parse().ok())
@@ -49,12 +53,16 @@ fn parse_args() -> Result<Args, String> {
             "--tasks" => parsed.tasks = number("--tasks", args.next())?,
             "--lanes" => parsed.lanes = number("--lanes", args.next())?,
             "--create-vs-move" => parsed.create_vs_move = true,
+            "--seal-lane" => parsed.seal_lane = true,
             other if other.starts_with('-') => return Err(format!("unknown option {other}")),
             other => parsed.repo = PathBuf::from(other),
         }
     }
     if parsed.repo.as_os_str().is_empty() {
-        return Err("usage: team_land <repo> [--tasks N] [--lanes N] [--create-vs-move]".into());
+        return Err(
+            "usage: team_land <repo> [--tasks N] [--lanes N] [--create-vs-move | --seal-lane]"
+                .into(),
+        );
     }
     Ok(parsed)
 }
@@ -63,6 +71,9 @@ fn run() -> Result<(), String> {
     let args = parse_args()?;
     if args.create_vs_move {
         return create_vs_move(&args.repo);
+    }
+    if args.seal_lane {
+        return seal_lane(&args.repo, args.tasks);
     }
     let started = Instant::now();
     let repo = Repo::open(&args.repo).map_err(|e| e.to_string())?;
@@ -161,7 +172,7 @@ fn append(path: &Path, text: &str) -> Result<(), String> {
     file.write_all(text.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// One fresh worktree (libgit2 checkout and `git worktree add`) against one lane move to a
+/// One fresh worktree (libgit2 checkout and `git` CLI checkout) against one lane move to a
 /// commit that differs in one file.
 fn create_vs_move(path: &Path) -> Result<(), String> {
     let only =
@@ -197,7 +208,7 @@ fn create_vs_move(path: &Path) -> Result<(), String> {
         Ok(())
     })?;
     let mut cli_wt = None;
-    let create_cli = timed("create_worktree (git worktree add)", &mut || {
+    let create_cli = timed("create_worktree (git CLI checkout)", &mut || {
         cli_wt = Some(
             cli.create_worktree("bench-cli", "bench/cli", base, "bench")
                 .map_err(|e| e.to_string())?,
@@ -209,7 +220,7 @@ fn create_vs_move(path: &Path) -> Result<(), String> {
         libgit2.move_worktree(&lib_wt, "bench/moved", next).map(|_| ()).map_err(|e| e.to_string())
     })?;
     println!(
-        "move / create: {:.3} (vs libgit2 checkout), {:.3} (vs git worktree add)",
+        "move / create: {:.3} (vs libgit2 checkout), {:.3} (vs git CLI checkout)",
         move_secs / create_lib,
         move_secs / create_cli
     );
@@ -221,5 +232,47 @@ fn create_vs_move(path: &Path) -> Result<(), String> {
         cli.remove_worktree(&wt.path, Some(branch), true).map_err(|e| e.to_string())?;
     }
     cli.delete_branch("bench/lib").map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+/// What each worker start adds (`Repo::seal_lane`: the lane's private git directory brought
+/// up to date — HEAD, two refs, the index copied, config, alternate, `.git` pointed at it)
+/// and what the lane check after it costs now (`Repo::check_lane_links`, which also points
+/// `.git` back), `rounds` times on one lane with one changed file; prints min and median.
+fn seal_lane(path: &Path, rounds: usize) -> Result<(), String> {
+    let repo = Repo::open(path).map_err(|e| e.to_string())?;
+    let base = repo.main_tip().map_err(|e| e.to_string())?;
+    let files = tracked_files(&repo)?;
+    let wt = repo
+        .create_worktree("bench-seal", "bench/seal", base, "bench")
+        .map_err(|e| e.to_string())?;
+    append(&wt.path.join(files.first().ok_or("empty repository")?), "a worker's change\n")?;
+    let index =
+        std::fs::metadata(repo.lane_admin_dir(&wt).join("index")).map(|m| m.len()).unwrap_or(0);
+    let (mut seal, mut check) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        let start = Instant::now();
+        repo.seal_lane(&wt).map_err(|e| e.to_string())?;
+        seal.push(start.elapsed().as_secs_f64() * 1000.0);
+        let start = Instant::now();
+        let problems = repo.check_lane_links(&wt).map_err(|e| e.to_string())?;
+        check.push(start.elapsed().as_secs_f64() * 1000.0);
+        if !problems.is_empty() {
+            return Err(format!("the lane check found problems: {problems:?}"));
+        }
+    }
+    let summary = |label: &str, times: &mut Vec<f64>| {
+        times.sort_by(f64::total_cmp);
+        println!(
+            "{label}: min {:.2} ms, median {:.2} ms ({} rounds)",
+            times[0],
+            times[times.len() / 2],
+            times.len()
+        );
+    };
+    println!("repository: {} tracked files, lane index {index} bytes", files.len());
+    summary("seal_lane (before each worker)", &mut seal);
+    summary("check_lane_links (after each worker)", &mut check);
+    repo.remove_worktree(&wt.path, Some("bench/seal"), true).map_err(|e| e.to_string())?;
     Ok(())
 }

@@ -9,6 +9,7 @@ use git2::{BranchType, ErrorCode, Oid, Repository};
 use crate::error::{Context as _, GitError};
 use crate::names::{branch_ref, symbolic_target, validate_branch_name};
 use crate::repo::Repo;
+use crate::untrusted::read_small;
 
 /// What [`Repo::delete_branch_if_landed`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -86,8 +87,8 @@ impl Repo {
     fn delete_branch_in(&self, repo: &Repository, branch: &str) -> Result<bool, GitError> {
         self.ensure_not_checked_out(repo, branch)?;
         match repo.find_branch(branch, BranchType::Local) {
-            Ok(mut b) => {
-                b.delete().ctx(|| format!("could not delete branch `{branch}`"))?;
+            Ok(b) => {
+                delete_ref(b).ctx(|| format!("could not delete branch `{branch}`"))?;
                 Ok(true)
             }
             Err(e) if e.code() == ErrorCode::NotFound => Ok(false),
@@ -117,8 +118,8 @@ impl Repo {
 
     /// Deletes `branch` if it exists, only logging a failure (rollbacks).
     pub(crate) fn delete_branch_quietly(&self, repo: &Repository, branch: &str) {
-        if let Ok(mut b) = repo.find_branch(branch, BranchType::Local)
-            && let Err(e) = b.delete()
+        if let Ok(b) = repo.find_branch(branch, BranchType::Local)
+            && let Err(e) = delete_ref(b)
         {
             tracing::warn!(branch, error = %e, "could not delete branch during rollback");
         }
@@ -188,15 +189,26 @@ impl Repo {
         }
     }
 
+    /// Where `branch` is checked out — the primary checkout, linked worktrees (also one
+    /// whose folder went missing) — which [`Repo::delete_branch`] refuses; empty when
+    /// nowhere.
+    pub fn branch_checkouts(&self, branch: &str) -> Result<Vec<PathBuf>, GitError> {
+        validate_branch_name(branch)?;
+        Ok(self.checkouts_of_branch(&*self.git()?, &branch_ref(branch)))
+    }
+
     /// Every checkout whose HEAD names `refname` (primary checkout or linked worktree).
     /// Reads the HEAD files directly, so a worktree whose directory went missing still
     /// counts (git treats it so too); it is named by its admin directory then.
     pub(crate) fn checkouts_of_branch(&self, repo: &Repository, refname: &str) -> Vec<PathBuf> {
         let mut found = Vec::new();
+        // An admin folder's HEAD is read as an untrusted file: a link or FIFO planted there
+        // (possible only without kernel confinement) names nothing.
         let names_ref = |head_file: &Path| {
-            std::fs::read_to_string(head_file)
-                .map(|text| symbolic_target(&text) == Some(refname))
-                .unwrap_or(false)
+            read_small(head_file)
+                .ok()
+                .flatten()
+                .is_some_and(|text| symbolic_target(&text) == Some(refname))
         };
         if names_ref(&self.common_dir.join("HEAD")) {
             found.push(self.workdir.clone());
@@ -213,4 +225,12 @@ impl Repo {
         }
         found
     }
+}
+
+/// Deletes a local branch's ref. Not `Branch::delete`: libgit2 first opens every worktree
+/// through its `.git` file (in a worker's reach) to see whether the branch is checked out
+/// there; breeze checks that itself from the admin folders' HEAD files
+/// ([`Repo::ensure_not_checked_out`]).
+fn delete_ref(branch: git2::Branch<'_>) -> Result<(), git2::Error> {
+    branch.into_reference().delete()
 }

@@ -4,28 +4,31 @@
 //! `.gitattributes` name one, it would check out pointers instead of content, stage raw
 //! content instead of pointers and see changes that are not there. There every checkout,
 //! staging and status read goes through the `git` CLI. Elsewhere libgit2 does the work,
-//! except fresh full checkouts of large trees, which `git worktree add` does about twice
+//! except fresh full checkouts of large trees, which `git read-tree -u` does about twice
 //! as fast.
 //!
 //! The choice is made once, by [`Checkouts::choose`] when the repository is opened; every
 //! operation asks [`Checkouts`] instead of choosing itself.
 
 use std::path::Path;
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 
-use git2::{Oid, Repository, Tree, WorktreeAddOptions};
+use git2::{Oid, Repository, Tree};
 
+use crate::baseline::Baseline;
+use crate::bounds::{Bounds, StopFlag};
 use crate::checkout::{self, IndexWrite, Mode};
 use crate::cli;
 use crate::error::{Context as _, GitError};
+use crate::lane_files;
 use crate::names::branch_ref;
 use crate::paths::{RepoPath, WorkdirChanges, display_all};
 use crate::stage;
 use crate::state::fresh_index;
 
 /// Below this many tracked files a fresh worktree is checked out by libgit2; from here on by
-/// `git worktree add`, which checks out about twice as fast (measured: 20k files 0.27 s vs
-/// 0.55–0.88 s on tmpfs; see the crate README).
+/// `git read-tree --reset -u HEAD`, which checks out about twice as fast (measured: 20k
+/// files 0.27 s vs 0.55–0.88 s on tmpfs; see the crate README).
 pub const DEFAULT_CLI_CHECKOUT_MIN_FILES: usize = 1000;
 
 /// The tool that writes, stages and reads checkouts.
@@ -50,29 +53,6 @@ pub(crate) struct Checkouts {
     cli_checkout_min_files: usize,
     /// `Ok(version)` when a `git` executable runs, else why not; probed once.
     git_cli: OnceLock<Result<String, String>>,
-    /// Serializes libgit2 worktree adds: `git_branch_is_checked_out` (libgit2 1.9) reports
-    /// any branch as checked out while another worktree is half-created (an operator
-    /// precedence slip in `git_repository_foreach_worktree` turns the failed lookup into a
-    /// "found"). The git CLI's registration (`git worktree add --no-checkout`) takes it
-    /// too: it fails reading another worktree's half-written admin folder.
-    worktree_add_lock: Mutex<()>,
-}
-
-/// What a fresh worktree checks out.
-#[derive(Clone, Copy)]
-pub(crate) enum NewCheckout<'a> {
-    /// The existing local branch with this name (without `refs/heads/`).
-    Branch(&'a str),
-    /// `commit` with a detached HEAD: the integration worktree, the only detached worktree
-    /// breeze creates. libgit2 adds worktrees only on a branch, so it adds this one on
-    /// `temp_branch` (created at `commit`, deleted again); after a failed add the caller
-    /// deletes `temp_branch` once the worktree is rolled back.
-    Detached {
-        /// The commit to check out.
-        commit: Oid,
-        /// The temporary branch libgit2 adds the worktree on.
-        temp_branch: &'a str,
-    },
 }
 
 impl Checkouts {
@@ -87,12 +67,8 @@ impl Checkouts {
         main_tip: Option<Oid>,
         cli_checkout_min_files: usize,
     ) -> Result<Checkouts, GitError> {
-        let mut checkouts = Checkouts {
-            tool: Tool::Libgit2,
-            cli_checkout_min_files,
-            git_cli: OnceLock::new(),
-            worktree_add_lock: Mutex::new(()),
-        };
+        let mut checkouts =
+            Checkouts { tool: Tool::Libgit2, cli_checkout_min_files, git_cli: OnceLock::new() };
         if let Some(filters) = detect_external_filters(repo, common_dir, main_tip) {
             if let Err(detail) = checkouts.git_cli() {
                 return Err(GitError::Unsupported {
@@ -129,7 +105,7 @@ impl Checkouts {
         }
     }
 
-    /// Whether a fresh full checkout goes through `git worktree add`: always with external
+    /// Whether a fresh full checkout goes through the `git` CLI: always with external
     /// filters; with libgit2, when `git` runs and the primary checkout `repo` (at
     /// `workdir`) tracks at least `cli_checkout_min_files` files.
     fn full_checkout_by_cli(&self, repo: &Repository, workdir: &Path) -> bool {
@@ -143,78 +119,27 @@ impl Checkouts {
         }
     }
 
-    /// Adds linked worktree `name` at `path` checking out `what`, from the primary
-    /// checkout `repo` at `workdir`. Checking that the name and path are free, locking the
-    /// worktree and rolling back a failed add are the caller's.
-    pub(crate) fn add_worktree(
+    /// Checks out the files of a worktree breeze has just registered (an empty folder `at`
+    /// whose admin folder holds HEAD but no index yet), through `wrepo`, a handle opened on
+    /// that admin folder: by libgit2 (no index: an initial checkout of all of HEAD), or by
+    /// `git read-tree --reset -u HEAD` naming the admin folder for a large tree or external
+    /// filters. `repo` is the primary checkout at `workdir`, whose size decides. A checkout
+    /// by the `git` CLI is ended once `stop` is raised ([`GitError::Cancelled`]; the caller
+    /// rolls the half-made worktree back).
+    pub(crate) fn check_out_new(
         &self,
         repo: &Repository,
         workdir: &Path,
-        name: &str,
-        path: &Path,
-        what: NewCheckout<'_>,
+        wrepo: &Repository,
+        at: &Path,
+        stop: &StopFlag,
     ) -> Result<(), GitError> {
-        let by_cli = self.full_checkout_by_cli(repo, workdir);
-        match what {
-            NewCheckout::Branch(branch) if by_cli => cli_worktree_add(
-                &self.worktree_add_lock,
-                workdir,
-                path,
-                &[],
-                branch,
-                "check out a worktree",
-            ),
-            NewCheckout::Branch(branch) => self
-                .libgit2_worktree_add(repo, name, path, &branch_ref(branch), |_| Ok(()))
-                .ctx(|| format!("could not create worktree {} on `{branch}`", path.display())),
-            NewCheckout::Detached { commit, .. } if by_cli => cli_worktree_add(
-                &self.worktree_add_lock,
-                workdir,
-                path,
-                &["--detach"],
-                &commit.to_string(),
-                "check out the integration worktree",
-            ),
-            NewCheckout::Detached { commit, temp_branch } => self
-                .libgit2_detached_add(repo, name, path, commit, temp_branch)
-                .ctx(|| format!("could not create the integration worktree {}", path.display())),
+        if self.full_checkout_by_cli(repo, workdir) {
+            let args = ["read-tree", "--reset", "-u", "HEAD"];
+            return cli::run_in_stoppable(wrepo.path(), at, args, "check out a worktree", stop)
+                .map(|_| ());
         }
-    }
-
-    /// libgit2's worktree add on the branch `refname`, then `then` on the new worktree,
-    /// both serialized (see `worktree_add_lock`).
-    fn libgit2_worktree_add(
-        &self,
-        repo: &Repository,
-        name: &str,
-        path: &Path,
-        refname: &str,
-        then: impl FnOnce(git2::Worktree) -> Result<(), git2::Error>,
-    ) -> Result<(), git2::Error> {
-        let reference = repo.find_reference(refname)?;
-        let mut options = WorktreeAddOptions::new();
-        options.reference(Some(&reference));
-        let _serial =
-            self.worktree_add_lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        then(repo.worktree(name, path, Some(&options))?)
-    }
-
-    /// libgit2's worktree add at `commit` with a detached HEAD, by way of `temp_branch`.
-    fn libgit2_detached_add(
-        &self,
-        repo: &Repository,
-        name: &str,
-        path: &Path,
-        commit: Oid,
-        temp_branch: &str,
-    ) -> Result<(), git2::Error> {
-        let target = repo.find_commit(commit)?;
-        let mut branch = repo.branch(temp_branch, &target, true)?;
-        let result = self.libgit2_worktree_add(repo, name, path, &branch_ref(temp_branch), |wt| {
-            Repository::open_from_worktree(&wt)?.set_head_detached(commit)
-        });
-        branch.delete()?;
-        result
+        wrepo.checkout_head(None).ctx(|| format!("could not check out {}", at.display()))
     }
 
     /// Paths of the checkout at `at` (handle `repo`) with uncommitted changes: staged,
@@ -222,7 +147,36 @@ impl Checkouts {
     /// (build outputs, provisioned `.env`) do not count. With [`WorkdirChanges::Only`]
     /// libgit2 looks at those paths of the working tree only (the `git` CLI always looks
     /// at all of it: its filters decide what changed).
+    ///
+    /// Files above the size limit and FIFOs, sockets or devices (found from `lstat`,
+    /// [`lane_files::find_unreadable`]) are the answer when there are any: a status could
+    /// read them.
+    ///
+    /// Paths that hold their state in the lane's `baseline` (what breeze's own steps left)
+    /// do not count.
     pub(crate) fn dirty_paths(
+        &self,
+        repo: &Repository,
+        at: &Path,
+        changes: WorkdirChanges<'_>,
+        bounds: &Bounds,
+        baseline: &Baseline,
+    ) -> Result<Vec<String>, GitError> {
+        let unreadable =
+            lane_files::find_unreadable(repo, at, changes, bounds)?.without_baseline(baseline, at);
+        if !unreadable.is_empty() {
+            return Ok(unreadable.paths());
+        }
+        let mut paths = self.status_paths(repo, at, changes)?;
+        if !baseline.is_empty() {
+            paths.retain(|path| !baseline.holds(at, path));
+        }
+        Ok(paths)
+    }
+
+    /// The paths of the checkout at `at` that differ from its index or its index from
+    /// HEAD, untracked ones included, ignored ones not; see [`Checkouts::dirty_paths`].
+    pub(crate) fn status_paths(
         &self,
         repo: &Repository,
         at: &Path,
@@ -230,8 +184,10 @@ impl Checkouts {
     ) -> Result<Vec<String>, GitError> {
         match self.tool {
             Tool::GitCli { .. } => {
-                let mut paths: Vec<String> =
-                    cli::status(at, false)?.into_iter().map(|(_, path)| path).collect();
+                let mut paths: Vec<String> = cli::status_in(repo.path(), at, false)?
+                    .into_iter()
+                    .map(|(_, path)| path)
+                    .collect();
                 paths.sort();
                 paths.dedup();
                 Ok(paths)
@@ -241,24 +197,36 @@ impl Checkouts {
     }
 
     /// Stages every change in the worktree at `at` (new, modified and deleted files,
-    /// honouring .gitignore) and writes the index; refuses when files of a conflicted
-    /// rebase still hold conflict markers. Returns how many paths were staged (0 when the
-    /// git CLI staged them: it does not say). With [`WorkdirChanges::Only`] libgit2 looks
-    /// at those paths only; the `git` CLI (external filters) always stages with `add -A`.
+    /// honouring .gitignore) and writes the index. First, from `lstat` alone, refuses files
+    /// above the size limit and removes FIFOs, sockets and devices (nothing is staged
+    /// then); refuses when files of a conflicted rebase still hold conflict markers.
+    /// Returns how many paths were staged (0 when the git CLI staged them: it does not
+    /// say). With [`WorkdirChanges::Only`] libgit2 looks at those paths only; the `git`
+    /// CLI (external filters) always stages with `add -A`. Ends early once a stop is
+    /// asked for, the index untouched. Paths that hold their state in the lane's
+    /// `baseline` are left as HEAD has them.
     pub(crate) fn stage_all(
         &self,
         wrepo: &Repository,
         at: &Path,
         changes: WorkdirChanges<'_>,
+        bounds: &Bounds,
+        baseline: &Baseline,
     ) -> Result<usize, GitError> {
-        stage::ensure_conflicts_resolved(wrepo, at)?;
+        lane_files::refuse_unreadable(wrepo, at, changes, bounds, baseline)?;
+        stage::ensure_conflicts_resolved(wrepo, at, bounds.max_file_bytes)?;
+        let stop = &bounds.stop;
         match self.tool {
             Tool::GitCli { .. } => {
                 // `git add -A` runs the clean filters (LFS pointers instead of raw content).
-                cli::run(at, ["add", "-A"], "stage the worker's changes")?;
+                let purpose = "stage the worker's changes";
+                let mut args = vec!["add", "-A", "--"];
+                args.extend(crate::names::LANE_IGNORE_PATHSPECS);
+                cli::run_in_stoppable(wrepo.path(), at, args, purpose, stop)?;
+                stage::unstage_baseline(wrepo, at, baseline)?;
                 Ok(0)
             }
-            Tool::Libgit2 => stage::stage_all(wrepo, at, changes),
+            Tool::Libgit2 => stage::stage_all(wrepo, at, changes, stop, baseline),
         }
     }
 
@@ -277,14 +245,48 @@ impl Checkouts {
         match self.tool {
             Tool::GitCli { .. } => {
                 // `git checkout` writes only differing files and runs the filters.
-                cli::run(at, ["checkout", "-q", branch], "check out a worktree")?;
+                let args = ["checkout", "-q", branch];
+                cli::run_in(wrepo.path(), at, args, "check out a worktree")?;
+                Ok(None)
+            }
+            Tool::Libgit2 => {
+                let written = checkout::move_paths(wrepo, at, from, to, Mode::Safe)?;
+                // Not `set_head`: libgit2 would first open every other worktree through its
+                // `.git` file (in a worker's reach) to see whether the branch is checked out
+                // there; breeze checked that itself from the admin folders.
+                let message = format!("breeze: switch to {branch}");
+                wrepo
+                    .reference_symbolic("HEAD", &branch_ref(branch), true, &message)
+                    .ctx(|| format!("could not switch {} to `{branch}`", at.display()))?;
+                Ok(Some(written))
+            }
+        }
+    }
+
+    /// Moves the clean checkout at `at` from `from` (its HEAD's tree) to `commit` (tree
+    /// `to`) with a detached HEAD, writing only the paths that differ (ignored files stay).
+    /// A file in the way is an error and nothing is written. Returns how many paths were
+    /// written (`None` when the git CLI wrote them).
+    pub(crate) fn detach_at(
+        &self,
+        wrepo: &Repository,
+        at: &Path,
+        commit: Oid,
+        from: &Tree<'_>,
+        to: &Tree<'_>,
+    ) -> Result<Option<usize>, GitError> {
+        match self.tool {
+            Tool::GitCli { .. } => {
+                let sha = commit.to_string();
+                let args = ["checkout", "-q", "--detach", sha.as_str()];
+                cli::run_in(wrepo.path(), at, args, "park a lane")?;
                 Ok(None)
             }
             Tool::Libgit2 => {
                 let written = checkout::move_paths(wrepo, at, from, to, Mode::Safe)?;
                 wrepo
-                    .set_head(&branch_ref(branch))
-                    .ctx(|| format!("could not switch {} to `{branch}`", at.display()))?;
+                    .set_head_detached(commit)
+                    .ctx(|| format!("could not move {} to {commit}", at.display()))?;
                 Ok(Some(written))
             }
         }
@@ -293,19 +295,27 @@ impl Checkouts {
     /// Puts the checkout at `at` on `commit` with a detached HEAD, discarding tracked
     /// changes and untracked files, keeping ignored ones, writing only what differs (how
     /// the integration worktree is reused). With [`WorkdirChanges::Only`] libgit2 looks for
-    /// changes at those paths (and in the index) only.
+    /// changes at those paths (and in the index) only. Files above the size limit and
+    /// FIFOs, sockets or devices there are removed first, unread. The `git` CLI is ended
+    /// once a stop is asked for: the integration worktree is put in place again next time.
     pub(crate) fn reset_detached(
         &self,
         wrepo: &Repository,
         at: &Path,
         commit: Oid,
         changes: WorkdirChanges<'_>,
+        bounds: &Bounds,
     ) -> Result<(), GitError> {
+        // What a verify or hook left that a reset would read goes first.
+        lane_files::clear_unreadable(wrepo, at, changes, bounds)?;
+        let stop = &bounds.stop;
         if let Tool::GitCli { .. } = self.tool {
             let sha = commit.to_string();
             let purpose = "reset the integration worktree";
-            cli::run(at, ["checkout", "-q", "-f", "--detach", sha.as_str()], purpose)?;
-            cli::run(at, ["clean", "-q", "-f", "-d"], purpose)?;
+            let git_dir = wrepo.path();
+            let checkout = ["checkout", "-q", "-f", "--detach", sha.as_str()];
+            cli::run_in_stoppable(git_dir, at, checkout, purpose, stop)?;
+            cli::run_in_stoppable(git_dir, at, ["clean", "-q", "-f", "-d"], purpose, stop)?;
             return Ok(());
         }
         let head_tree = wrepo
@@ -342,7 +352,8 @@ impl Checkouts {
         match self.tool {
             Tool::GitCli { .. } => {
                 let (from, to) = (from.id().to_string(), to.id().to_string());
-                cli::run(
+                cli::run_in(
+                    wrepo.path(),
                     at,
                     ["read-tree", "-m", "-u", from.as_str(), to.as_str()],
                     "apply the task's change",
@@ -454,31 +465,6 @@ impl Checkouts {
             }
         }
     }
-}
-
-/// `git worktree add -q --no-checkout [flags] <path> <what>` from the primary checkout at
-/// `workdir`, under `serial`, then the files checked out in the new worktree outside it
-/// (`git read-tree --reset -u HEAD`, a fresh checkout). Two `git worktree add`s at once
-/// read each other's half-written admin folders ("failed to read
-/// .git/worktrees/<name>/commondir"); the checkout, the slow part, still runs in parallel.
-fn cli_worktree_add(
-    serial: &Mutex<()>,
-    workdir: &Path,
-    path: &Path,
-    flags: &[&str],
-    what: &str,
-    action: &'static str,
-) -> Result<(), GitError> {
-    let mut args: Vec<&std::ffi::OsStr> =
-        vec!["worktree".as_ref(), "add".as_ref(), "-q".as_ref(), "--no-checkout".as_ref()];
-    args.extend(flags.iter().map(|flag| std::ffi::OsStr::new(*flag)));
-    args.push(path.as_os_str());
-    args.push(what.as_ref());
-    {
-        let _serial = serial.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        cli::run(workdir, args, action)?;
-    }
-    cli::run(path, ["read-tree", "--reset", "-u", "HEAD"], action).map(|_| ())
 }
 
 /// Finds `filter=<driver>` attributes whose driver has a configured smudge, clean or process

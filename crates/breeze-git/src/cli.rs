@@ -8,9 +8,13 @@
 //! repository.
 
 use std::ffi::OsStr;
+use std::io::Read;
+use std::os::unix::process::CommandExt as _;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
+use crate::bounds::StopFlag;
 use crate::error::GitError;
 
 /// Variables that would make `git` act on another repository or index than asked.
@@ -43,13 +47,79 @@ pub(crate) fn probe() -> Result<String, String> {
 /// keys) reaches it or anything a repository's configuration could make it run.
 const KEPT_VARS: &[&str] = &["PATH", "HOME", "USER", "LOGNAME", "LANG", "TZ", "TMPDIR"];
 
-/// Runs `git -C <dir> <args>` and returns its standard output.
+/// How long a `git` child ended by a stop has after SIGTERM (git removes its lock files on
+/// it) before its process group gets SIGKILL.
+const STOP_GRACE: Duration = Duration::from_millis(500);
+
+/// Runs `git -C <dir> <args>` to its end and returns its standard output. Only for the
+/// primary checkout; a lane's checkout goes through [`run_in`] or [`run_in_stoppable`].
 pub(crate) fn run<I, S>(dir: &Path, args: I, purpose: &'static str) -> Result<String, GitError>
 where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
 {
-    let args: Vec<std::ffi::OsString> = args.into_iter().map(|a| a.as_ref().to_owned()).collect();
+    run_at(dir, None, args, purpose, None)
+}
+
+/// Runs `git --git-dir=<git_dir> --work-tree=<work_tree> <args>` in `work_tree` to its end
+/// and returns its standard output. For what must not be cut short once begun (moving a
+/// lane). The checkout's git directory is the one breeze names (a lane's admin folder
+/// `.git/worktrees/<name>`), never the one its `.git` file names: in a lane that file is in
+/// the worker's reach, and while a worker runs it names the worker's private git directory.
+pub(crate) fn run_in<I, S>(
+    git_dir: &Path,
+    work_tree: &Path,
+    args: I,
+    purpose: &'static str,
+) -> Result<String, GitError>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    run_at(work_tree, Some(git_dir), args, purpose, None)
+}
+
+/// [`run_in`], ended — its whole process group, filters included: SIGTERM, then SIGKILL
+/// after [`STOP_GRACE`] — once `stop` is raised, with [`GitError::Cancelled`]. For long
+/// steps that can be done again (a new worktree's checkout, staging, resetting the
+/// integration worktree).
+pub(crate) fn run_in_stoppable<I, S>(
+    git_dir: &Path,
+    work_tree: &Path,
+    args: I,
+    purpose: &'static str,
+    stop: &StopFlag,
+) -> Result<String, GitError>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    run_at(work_tree, Some(git_dir), args, purpose, Some(stop))
+}
+
+/// `git -C <dir> [--git-dir=<git_dir> --work-tree=<dir>] <args>`, ended once `stop` (when
+/// given) is raised.
+fn run_at<I, S>(
+    dir: &Path,
+    git_dir: Option<&Path>,
+    args: I,
+    purpose: &'static str,
+    stop: Option<&StopFlag>,
+) -> Result<String, GitError>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let mut args: Vec<std::ffi::OsString> =
+        args.into_iter().map(|a| a.as_ref().to_owned()).collect();
+    if let Some(git_dir) = git_dir {
+        let mut named = vec![
+            std::ffi::OsString::from(format!("--git-dir={}", git_dir.display())),
+            std::ffi::OsString::from(format!("--work-tree={}", dir.display())),
+        ];
+        named.append(&mut args);
+        args = named;
+    }
     let mut command = Command::new("git");
     command
         .arg("-C")
@@ -60,6 +130,11 @@ where
         .args(["-c", "advice.detachedHead=false"])
         .args(&args)
         .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        // Its own process group: a Ctrl-C on the terminal reaches breeze, which decides
+        // what to end, and ending it ends its filter processes too.
+        .process_group(0)
         .env_clear()
         .envs(KEPT_VARS.iter().filter_map(|name| Some((*name, std::env::var_os(name)?))))
         .env("LC_ALL", "C");
@@ -73,8 +148,13 @@ where
         line
     };
     tracing::debug!(command = %shown(), "running git CLI fallback");
-    let output =
-        command.output().map_err(|e| GitError::CliMissing { purpose, detail: e.to_string() })?;
+    let child =
+        command.spawn().map_err(|e| GitError::CliMissing { purpose, detail: e.to_string() })?;
+    let output = match stop {
+        None => child.wait_with_output(),
+        Some(stop) => wait_or_stop(child, stop, purpose)?,
+    }
+    .map_err(|e| GitError::CliMissing { purpose, detail: e.to_string() })?;
     if output.status.success() {
         Ok(String::from_utf8_lossy(&output.stdout).into_owned())
     } else {
@@ -86,16 +166,100 @@ where
     }
 }
 
+/// Waits for `child` (its output read as it comes), ending its process group once `stop`
+/// is raised.
+fn wait_or_stop(
+    mut child: Child,
+    stop: &StopFlag,
+    purpose: &'static str,
+) -> Result<std::io::Result<Output>, GitError> {
+    let read = |pipe: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let stdout = read(child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let stderr = read(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+    let mut pause = Duration::from_millis(1);
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if stop.is_raised() => {
+                end_group(&mut child);
+                return Err(GitError::Cancelled { action: purpose });
+            }
+            Ok(None) => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(50));
+            }
+            Err(err) => return Ok(Err(err)),
+        }
+    };
+    let output = Output {
+        status,
+        stdout: stdout.join().unwrap_or_default(),
+        stderr: stderr.join().unwrap_or_default(),
+    };
+    Ok(Ok(output))
+}
+
+/// Ends the process group `child` leads: SIGTERM (git removes its lock files), then SIGKILL
+/// after [`STOP_GRACE`]; reaps the child.
+fn end_group(child: &mut Child) {
+    use nix::sys::signal::{Signal, killpg};
+    use nix::unistd::Pid;
+    let group = Pid::from_raw(child.id() as i32);
+    let _ = killpg(group, Signal::SIGTERM);
+    let deadline = Instant::now() + STOP_GRACE;
+    while Instant::now() < deadline {
+        if matches!(child.try_wait(), Ok(Some(_))) {
+            // Its children (filters) may linger in the group; they get SIGKILL below.
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let _ = killpg(group, Signal::SIGKILL);
+    let _ = child.wait();
+}
+
 /// `git status` of the checkout at `dir` as `(XY, path)` pairs: changed, staged, untracked
 /// (every file) and, with `ignored`, ignored files. Used instead of libgit2's status where
 /// external filters apply: libgit2 would hash files without the clean filter and see
-/// changes that are not there.
+/// changes that are not there. For the primary checkout; a lane's goes through
+/// [`status_in`].
 pub(crate) fn status(dir: &Path, ignored: bool) -> Result<Vec<(String, String)>, GitError> {
+    status_at(dir, None, ignored)
+}
+
+/// [`status`] of the checkout at `work_tree` whose git directory is `git_dir` (see
+/// [`run_in`]).
+pub(crate) fn status_in(
+    git_dir: &Path,
+    work_tree: &Path,
+    ignored: bool,
+) -> Result<Vec<(String, String)>, GitError> {
+    status_at(work_tree, Some(git_dir), ignored)
+}
+
+fn status_at(
+    dir: &Path,
+    git_dir: Option<&Path>,
+    ignored: bool,
+) -> Result<Vec<(String, String)>, GitError> {
     let mut args = vec!["status", "--porcelain=v1", "-z", "--no-renames", "--untracked-files=all"];
     if ignored {
         args.push("--ignored=matching");
     }
-    let out = run(dir, args, "read the status of a checkout")?;
+    if git_dir.is_some() {
+        // A worktree of breeze's: what it never counts as work stays out.
+        args.push("--");
+        args.extend(crate::names::LANE_IGNORE_PATHSPECS);
+    }
+    let out = run_at(dir, git_dir, args, "read the status of a checkout", None)?;
     Ok(out
         .split('\0')
         .filter(|record| record.len() > 3)

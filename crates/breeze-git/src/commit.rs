@@ -58,8 +58,11 @@ impl Repo {
     /// identity. Hooks do not run.
     ///
     /// Errors, naming what to do, when HEAD is no longer on `wt.branch`, when the branch no
-    /// longer descends from `wt.base`, when the worktree is mid-merge/rebase, or when files
-    /// from a conflicted rebase still contain conflict markers.
+    /// longer descends from `wt.base`, when the worktree is mid-merge/rebase, when files
+    /// from a conflicted rebase still contain conflict markers, and — before anything is
+    /// read or staged — when a file is above the repository's size limit
+    /// ([`Repo::with_max_file_bytes`]) or a FIFO, socket or device is there (removed):
+    /// [`GitError::FilesRefused`].
     pub fn commit_worktree(&self, wt: &Worktree, message: &str) -> Result<CommitOutcome, GitError> {
         self.commit_worktree_changed(wt, message, WorkdirChanges::Unknown)
     }
@@ -90,7 +93,10 @@ impl Repo {
     ) -> Result<CommitOutcome, GitError> {
         ensure_clean_state(wrepo, &wt.path)?;
         let head = on_branch_from_base(wrepo, wt)?;
-        let staged = self.checkouts.stage_all(wrepo, &wt.path, changes)?;
+        // What breeze's own steps left in the lane is not the task's work, unless the
+        // worker changed it since.
+        let baseline = self.baseline_for_commit(wt, changes)?;
+        let staged = self.checkouts.stage_all(wrepo, &wt.path, changes, &self.bounds, &baseline)?;
         // Re-read picks up the CLI's `git add` (filters); a no-op when libgit2 staged.
         let mut index = fresh_index(wrepo, &wt.path)?;
         let tree = index

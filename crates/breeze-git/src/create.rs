@@ -1,21 +1,22 @@
 //! Creating worktrees under `.harness-worktrees/`: idempotent (a complete worktree on the
 //! requested branch is returned as it is), replacing only what an interrupted add left,
 //! and rolled back completely on failure (no admin directory, no directory, no branch the
-//! add created). Who checks the files out (libgit2 or `git worktree add`) is decided in
-//! `checkouts.rs`.
+//! add created). breeze registers a worktree itself (admin folder, `.git` file), the way
+//! `git worktree add --no-checkout` does; who then checks the files out (libgit2 or
+//! `git read-tree`) is decided in `checkouts.rs`.
 
 use std::path::Path;
 
-use git2::{Oid, Repository, WorktreeLockStatus, WorktreePruneOptions};
+use git2::{Oid, Repository, WorktreePruneOptions};
 
-use crate::checkouts::NewCheckout;
 use crate::error::{Context as _, GitError};
 use crate::names::{branch_ref, symbolic_target, validate_branch_name, validate_worktree_name};
 use crate::paths::{path_string, remove_dir_if_exists, same_path};
 use crate::repo::Repo;
+use crate::untrusted::replace_file;
 use crate::worktree::Worktree;
 
-/// A directory left by an interrupted `git worktree add`: empty, or only a `.git` file.
+/// A directory left by an interrupted add: empty, or only a `.git` file.
 fn is_leftover_dir(path: &Path) -> bool {
     let Ok(entries) = std::fs::read_dir(path) else {
         return false;
@@ -33,7 +34,7 @@ impl Repo {
     /// Idempotent: when that worktree already exists, complete and on `branch`, it is
     /// returned as it is. A failed add leaves nothing behind (no admin directory, no
     /// directory, no branch it created). Large trees (see [`crate::OpenOptions`]) and
-    /// repositories with external filters are checked out by `git worktree add`.
+    /// repositories with external filters are checked out by the `git` CLI.
     pub fn create_worktree(
         &self,
         name: &str,
@@ -103,10 +104,12 @@ impl Repo {
             self.ensure_not_checked_out(&repo, branch)?;
             false
         };
+        // A new worktree of this name starts without what an earlier one left on record.
+        self.forget_baseline(name)?;
         let finished = self
-            .checkouts
-            .add_worktree(&repo, &self.workdir, name, &path, NewCheckout::Branch(branch))
-            .and_then(|()| self.complete_add(&repo, name, &path, lock_reason));
+            .register_worktree(name, &path, &format!("ref: {refname}"), lock_reason)
+            .and_then(|()| self.check_out_registered(&repo, &path))
+            .and_then(|()| self.write_marker(name));
         if let Err(e) = finished {
             self.rollback_add(&repo, name, &path, created_branch.then_some(branch));
             return Err(e);
@@ -225,8 +228,8 @@ impl Repo {
     /// present is tracked and unchanged, or untracked with exactly the content HEAD has at
     /// that path (written before the crash, index not yet written). Anything else is work.
     fn holds_only_checkout_output(&self, path: &Path) -> Result<bool, GitError> {
-        let wrepo =
-            Repository::open(path).ctx(|| format!("could not open worktree {}", path.display()))?;
+        let mut wrepo = self.handle(path)?;
+        wrepo.set_keep(false);
         let Ok(head_tree) = wrepo.head().and_then(|h| h.peel_to_tree()) else {
             return Ok(false);
         };
@@ -256,57 +259,51 @@ impl Repo {
         Ok(true)
     }
 
-    /// Finishes an add: checks git registered the worktree as `name`, locks it with
-    /// `lock_reason` and marks it complete.
-    pub(crate) fn complete_add(
+    /// Registers linked worktree `name` at `path` as `git worktree add --no-checkout` does:
+    /// its admin folder `.git/worktrees/<name>` with `commondir`, `gitdir`, `HEAD` (`head`:
+    /// `ref: refs/heads/<branch>`, or a commit id for a detached one) and `locked` (with
+    /// `lock_reason`), and the folder `path` with its `.git` file naming the admin folder.
+    /// Neither may exist yet ([`Repo::clear_way_for`] made sure).
+    ///
+    /// Not libgit2's `git_worktree_add`: it asks `git_branch_is_checked_out`, which opens
+    /// every other worktree through its `.git` file — a file in reach of that lane's worker
+    /// (and naming the worker's private git directory while it runs). breeze checks that
+    /// the branch is free from the admin folders' HEAD files instead.
+    pub(crate) fn register_worktree(
         &self,
-        repo: &Repository,
         name: &str,
         path: &Path,
+        head: &str,
         lock_reason: &str,
     ) -> Result<(), GitError> {
-        self.check_admin_name(repo, name, path)?;
-        self.lock_worktree(repo, name, lock_reason)?;
-        self.write_marker(name)
+        let admin = self.admin_dir(name);
+        std::fs::create_dir(&admin).map_err(|e| GitError::io("create directory", &admin, e))?;
+        let gitdir = format!("{}\n", path.join(".git").display());
+        let head = format!("{head}\n");
+        for (file, text) in [
+            // Locked first: a crash half-way leaves a locked admin folder without breeze's
+            // marker, which the next add replaces.
+            ("locked", lock_reason),
+            ("commondir", "../..\n"),
+            ("gitdir", gitdir.as_str()),
+            ("HEAD", head.as_str()),
+        ] {
+            replace_file(&admin.join(file), text.as_bytes())?;
+        }
+        std::fs::create_dir(path).map_err(|e| GitError::io("create directory", path, e))?;
+        replace_file(&path.join(".git"), format!("gitdir: {}\n", admin.display()).as_bytes())
     }
 
-    /// `git worktree add` names the admin directory after the path's last component, adding
-    /// a number when that name is taken; breeze relies on it being exactly `name`.
-    fn check_admin_name(&self, repo: &Repository, name: &str, path: &Path) -> Result<(), GitError> {
-        let registered =
-            repo.find_worktree(name).map(|wt| same_path(wt.path(), path)).unwrap_or(false);
-        if registered {
-            return Ok(());
-        }
-        // Undo git's registration under the other name; the caller's rollback does the rest.
-        if let Ok(names) = repo.worktrees() {
-            for other in names.iter().flatten().flatten() {
-                if let Ok(wt) = repo.find_worktree(other)
-                    && same_path(wt.path(), path)
-                {
-                    let _ = wt.unlock();
-                    let _ = wt.prune(Some(
-                        WorktreePruneOptions::new().valid(true).locked(true).working_tree(true),
-                    ));
-                }
-            }
-        }
-        Err(GitError::WorktreeConflict {
-            name: name.to_string(),
-            path: path.to_path_buf(),
-            problem: format!(
-                "git registered it under another name because `.git/worktrees/{name}` is taken; \
-                 run `git worktree prune` and try again"
-            ),
-        })
-    }
-
-    fn lock_worktree(&self, repo: &Repository, name: &str, reason: &str) -> Result<(), GitError> {
-        let wt = repo.find_worktree(name).ctx(|| format!("could not find worktree `{name}`"))?;
-        match wt.is_locked() {
-            Ok(WorktreeLockStatus::Locked(_)) => Ok(()),
-            _ => wt.lock(Some(reason)).ctx(|| format!("could not lock worktree `{name}`")),
-        }
+    /// Checks the files of the worktree just registered at `path` out (see
+    /// [`crate::checkouts::Checkouts::check_out_new`]), from the primary checkout `repo`.
+    pub(crate) fn check_out_registered(
+        &self,
+        repo: &Repository,
+        path: &Path,
+    ) -> Result<(), GitError> {
+        let mut wrepo = self.handle(path)?;
+        wrepo.set_keep(false);
+        self.checkouts.check_out_new(repo, &self.workdir, &wrepo, path, &self.bounds.stop)
     }
 
     /// Removes everything a failed or interrupted add may have left: the admin directory, the

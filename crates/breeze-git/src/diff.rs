@@ -95,11 +95,15 @@ impl PathChange {
     }
 }
 
-/// A base..head diff with renames found, shared by the path list and the patch.
+/// A base..head diff with renames found, shared by the path list and the patch. No blob
+/// above `max_blob_bytes` is loaded: the patch shows it as binary, and when an added or
+/// deleted one is that big (a worker's own commit can hold anything), renames are paired
+/// by identical content only, not by similarity (which reads both sides whole).
 pub(crate) fn task_diff<'r>(
     repo: &'r Repository,
     base: Oid,
     head: Oid,
+    max_blob_bytes: u64,
 ) -> Result<Diff<'r>, GitError> {
     let tree_of = |oid: Oid| {
         repo.find_commit(oid)
@@ -108,13 +112,50 @@ pub(crate) fn task_diff<'r>(
     };
     let (base_tree, head_tree) = (tree_of(base)?, tree_of(head)?);
     let mut options = DiffOptions::new();
-    options.include_typechange(true);
+    options.include_typechange(true).max_size(i64::try_from(max_blob_bytes).unwrap_or(i64::MAX));
     let mut diff = repo
         .diff_tree_to_tree(Some(&base_tree), Some(&head_tree), Some(&mut options))
         .ctx(|| format!("could not diff {base}..{head}"))?;
-    diff.find_similar(Some(DiffFindOptions::new().renames(true)))
+    let mut find = DiffFindOptions::new();
+    find.renames(true);
+    if has_big_rename_candidate(repo, &diff, max_blob_bytes)? {
+        find.exact_match_only(true);
+    }
+    diff.find_similar(Some(&mut find))
         .ctx(|| format!("could not detect renames in {base}..{head}"))?;
     Ok(diff)
+}
+
+/// Whether an added or deleted blob of `diff` is above `max` bytes (read from the object
+/// headers).
+fn has_big_rename_candidate(
+    repo: &Repository,
+    diff: &Diff<'_>,
+    max: u64,
+) -> Result<bool, GitError> {
+    // Renames pair a deletion with an addition: without both there is nothing to compare.
+    let has = |status: Delta| diff.deltas().any(|delta| delta.status() == status);
+    if !has(Delta::Added) || !has(Delta::Deleted) {
+        return Ok(false);
+    }
+    let odb = repo.odb().ctx(|| "could not open the object database".to_string())?;
+    for delta in diff.deltas() {
+        let file = match delta.status() {
+            Delta::Added => delta.new_file(),
+            Delta::Deleted => delta.old_file(),
+            _ => continue,
+        };
+        if !matches!(file.mode(), FileMode::Blob | FileMode::BlobExecutable) {
+            continue;
+        }
+        let (size, _) = odb
+            .read_header(file.id())
+            .map_err(|_| GitError::MissingObject { what: "blob", oid: file.id() })?;
+        if size as u64 > max {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 impl Repo {
@@ -122,24 +163,27 @@ impl Repo {
     /// mode-only changes and type changes included. Sorted by path.
     pub fn changed_paths(&self, base: Oid, head: Oid) -> Result<Vec<PathChange>, GitError> {
         let repo = self.git()?;
-        let diff = task_diff(&repo, base, head)?;
+        let diff = task_diff(&repo, base, head, self.bounds.max_file_bytes)?;
         Ok(path_changes(&diff))
     }
 
     /// The unified diff `base..head` (renames detected, 3 lines of context), for the
-    /// reviewer. Binary files show as `Binary files … differ`.
+    /// reviewer. Binary files show as `Binary files … differ`, and so do files above the
+    /// repository's size limit ([`Repo::with_max_file_bytes`]), which are not read. Ends
+    /// early with [`GitError::Cancelled`] once breeze is stopping.
     pub fn diff_patch(&self, base: Oid, head: Oid) -> Result<String, GitError> {
         let repo = self.git()?;
-        let diff = task_diff(&repo, base, head)?;
+        let diff = task_diff(&repo, base, head, self.bounds.max_file_bytes)?;
         let mut out = String::new();
-        diff.print(DiffFormat::Patch, |_, _, line| {
+        let printed = diff.print(DiffFormat::Patch, |_, _, line| {
             if matches!(line.origin(), '+' | '-' | ' ') {
                 out.push(line.origin());
             }
             out.push_str(&String::from_utf8_lossy(line.content()));
-            true
-        })
-        .ctx(|| format!("could not render the diff {base}..{head}"))?;
+            !self.bounds.stop.is_raised()
+        });
+        self.bounds.stop.check("write the diff for the reviewer")?;
+        printed.ctx(|| format!("could not render the diff {base}..{head}"))?;
         Ok(out)
     }
 
@@ -151,6 +195,25 @@ impl Repo {
             .map_err(|_| GitError::MissingObject { what: "commit", oid: commit })?;
         Ok(found.parent_ids().next())
     }
+}
+
+/// The unified diff (3 lines of context) that turns `old` into `new`, both the content of
+/// the file at `path` (`None`: the file does not exist yet), with `diff --git` header —
+/// for a change breeze itself makes at landing, shown to the reviewer beside the task's.
+pub fn text_patch(path: &str, old: Option<&[u8]>, new: &[u8]) -> Result<String, GitError> {
+    let mut options = DiffOptions::new();
+    options.force_text(true);
+    let old_path = old.is_some().then(|| std::path::Path::new(path));
+    let mut patch = git2::Patch::from_buffers(
+        old.unwrap_or_default(),
+        old_path,
+        new,
+        Some(std::path::Path::new(path)),
+        Some(&mut options),
+    )
+    .ctx(|| format!("could not diff the new `{path}`"))?;
+    let text = patch.to_buf().ctx(|| format!("could not render the diff of `{path}`"))?;
+    Ok(String::from_utf8_lossy(&text).into_owned())
 }
 
 pub(crate) fn path_changes(diff: &Diff<'_>) -> Vec<PathChange> {

@@ -209,6 +209,20 @@ pub enum GitError {
         problem: String,
     },
 
+    /// A file in a place a role process could have written (a lane's admin folder, its
+    /// private git directory) that breeze will not follow or read: a link, a FIFO, a device.
+    #[error(
+        "{}: {problem}; breeze does not follow links or open special files a role could have \
+         planted there — remove it (the lane is repaired after its next role), then run again",
+        path.display()
+    )]
+    Untrusted {
+        /// The path.
+        path: PathBuf,
+        /// What it is, e.g. "is a symbolic link".
+        problem: String,
+    },
+
     /// Conflict markers are still in files the worker was asked to resolve.
     #[error(
         "{} still has unresolved conflicts in {}: edit those files to remove the conflict \
@@ -292,6 +306,28 @@ pub enum GitError {
         stderr: String,
     },
 
+    /// The worker left files breeze does not read or commit: above the size limit, or
+    /// nodes that are not files (a FIFO would block any reader). Nothing of the worktree
+    /// was staged.
+    #[error("{}", refused_files_message(too_big, *max_file_bytes, nodes))]
+    FilesRefused {
+        /// The worktree.
+        path: PathBuf,
+        /// Files above the limit, with their sizes in bytes (from `lstat`: never read).
+        too_big: Vec<(String, u64)>,
+        /// The limit (`gates.max_file_size`).
+        max_file_bytes: u64,
+        /// FIFOs, sockets and device nodes found, removed from the worktree where breeze could.
+        nodes: Vec<SpecialNode>,
+    },
+
+    /// A long step ended early because breeze is stopping.
+    #[error("stopped while trying to {action}: breeze is stopping; `breeze resume` does it again")]
+    Cancelled {
+        /// What the step was doing.
+        action: &'static str,
+    },
+
     /// A libgit2 call failed; `context` says what breeze was doing.
     #[error("{context}: {}", cause.message())]
     Git {
@@ -300,6 +336,53 @@ pub enum GitError {
         /// libgit2's error.
         cause: git2::Error,
     },
+}
+
+/// A worktree entry that is neither a file, a symlink nor a folder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpecialNode {
+    /// Worktree-relative path.
+    pub path: String,
+    /// What it is: `a FIFO`, `a socket`, `a character device`, `a block device`.
+    pub kind: &'static str,
+    /// Whether breeze removed it from the worktree.
+    pub removed: bool,
+}
+
+/// The detail of a failed `file-size` check: the files above `max` bytes, with what to do.
+/// The gate and the check before staging say it alike.
+pub(crate) fn file_size_detail(max: u64, too_big: &[(String, u64)]) -> String {
+    let detail = too_big
+        .iter()
+        .map(|(path, size)| format!("`{path}` ({size} bytes)"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    format!(
+        "files above the {max}-byte limit: {detail}. Remove them (generated files and \
+         binaries do not belong in the commit; add them to .gitignore if the task writes \
+         them) or raise the limit in the config"
+    )
+}
+
+fn refused_files_message(too_big: &[(String, u64)], max: u64, nodes: &[SpecialNode]) -> String {
+    let mut parts: Vec<String> = nodes
+        .iter()
+        .map(|node| {
+            let done = if node.removed {
+                "breeze removed it from the worktree"
+            } else {
+                "breeze could not remove it: remove it"
+            };
+            format!(
+                "`{}` is {}; only files, symlinks and folders can be committed ({done})",
+                node.path, node.kind
+            )
+        })
+        .collect();
+    if !too_big.is_empty() {
+        parts.push(format!("gate `file-size` failed: {}", file_size_detail(max, too_big)));
+    }
+    format!("{}; nothing of this attempt was committed", parts.join("; "))
 }
 
 impl GitError {

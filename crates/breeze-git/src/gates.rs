@@ -6,7 +6,7 @@ use breeze_protocol::{GateResult, GateStatus};
 use git2::{ObjectType, Oid, Repository, Tree};
 
 use crate::diff::{ChangeKind, EntryMode, PathChange, path_changes, task_diff};
-use crate::error::{Context as _, GitError, list_paths};
+use crate::error::{Context as _, GitError, file_size_detail, list_paths};
 use crate::repo::Repo;
 
 /// Gate id: every changed path lies in the task's write set.
@@ -139,7 +139,7 @@ impl Repo {
         gates: &GateConfig<'_>,
     ) -> Result<Vec<GateResult>, GitError> {
         let repo = self.git()?;
-        let diff = task_diff(&repo, base, head)?;
+        let diff = task_diff(&repo, base, head, self.bounds.max_file_bytes)?;
         let changes = path_changes(&diff);
         let tree_of = |oid: Oid| {
             repo.find_commit(oid)
@@ -335,18 +335,9 @@ fn size_gate(repo: &Repository, changes: &[PathChange], max: u64) -> Result<Gate
     if too_big.is_empty() {
         return Ok(passed(GATE_FILE_SIZE, format!("no added or changed file above {max} bytes")));
     }
-    let detail = too_big
-        .iter()
-        .map(|(path, size)| format!("`{path}` ({size} bytes)"))
-        .collect::<Vec<_>>()
-        .join(", ");
     Ok(failed(
         GATE_FILE_SIZE,
-        format!(
-            "files above the {max}-byte limit: {detail}. Remove them (generated files and \
-             binaries do not belong in the commit; add them to .gitignore if the task writes \
-             them) or raise the limit in the config"
-        ),
+        file_size_detail(max, &too_big),
         too_big.into_iter().map(|(path, _)| path).collect(),
     ))
 }

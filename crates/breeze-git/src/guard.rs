@@ -7,7 +7,8 @@
 
 use std::collections::BTreeMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
-use std::path::{Path, PathBuf};
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
 use std::time::UNIX_EPOCH;
 
 use git2::{ErrorCode, Oid, Repository, Status};
@@ -17,7 +18,7 @@ use crate::error::{Context as _, GitError};
 use crate::names::{INTEGRATION_WORKTREE, WORKTREE_ROOT};
 use crate::paths::path_string;
 use crate::repo::Repo;
-use crate::worktree::Worktree;
+use crate::untrusted::{kind_of, read_prefix, read_small};
 
 /// Files bigger than this are fingerprinted by size and time instead of content.
 const HASHED_FILE_LIMIT: u64 = 1 << 20;
@@ -51,6 +52,17 @@ impl Fingerprint {
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
+
+    /// The paths of `before` that are gone or changed now, sorted (new paths do not count:
+    /// for a store that only ever grows, such as the object store).
+    pub fn lost_or_changed_since(&self, before: &Fingerprint) -> Vec<String> {
+        before
+            .0
+            .iter()
+            .filter(|(path, value)| self.0.get(*path) != Some(*value))
+            .map(|(path, _)| path.clone())
+            .collect()
+    }
 }
 
 /// A commit made inside a lane that main now contains without a breeze landing.
@@ -75,6 +87,10 @@ fn file_print(path: &Path) -> String {
     if meta.is_dir() {
         return "dir".into();
     }
+    if !meta.is_file() {
+        // Never opened: a FIFO would block the read, a device could be endless.
+        return format!("special:{}", kind_of(meta.file_type()));
+    }
     let mtime = meta
         .modified()
         .ok()
@@ -82,23 +98,16 @@ fn file_print(path: &Path) -> String {
         .map_or(0, |d| d.as_nanos());
     use std::os::unix::fs::PermissionsExt;
     let mode = meta.permissions().mode();
+    // Only a regular file is read, and no more than the limit even if it grew meanwhile:
+    // a FIFO a role left would block the read forever.
     if meta.len() <= HASHED_FILE_LIMIT
-        && let Ok(bytes) = std::fs::read(path)
+        && let Ok(Some(bytes)) = read_prefix(path, HASHED_FILE_LIMIT)
     {
         let mut hasher = DefaultHasher::new();
         bytes.hash(&mut hasher);
         return format!("{:x}:{mode:o}", hasher.finish());
     }
     format!("{}:{mtime}:{mode:o}", meta.len())
-}
-
-/// Whether two paths name the same existing file or folder (`join` keeps an absolute
-/// second path as it is).
-fn same_place(a: &Path, b: &Path) -> bool {
-    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
-    }
 }
 
 /// Every file under `dir` (recursively, links not followed), fingerprinted, keyed by
@@ -127,126 +136,43 @@ fn tree_print(dir: &Path, prefix: &str, into: &mut BTreeMap<String, String>, lim
     }
 }
 
-/// The worktree side of [`Repo::check_lane_links`]: `.git` in `wt` must be a file naming
-/// the lane's admin directory `admin`. A changed or deleted one is rewritten; anything else
-/// there is moved aside as `.git.quarantined-<n>` first. Describes what was wrong into
-/// `problems`.
-fn repair_gitfile(wt: &Worktree, admin: &Path, problems: &mut Vec<String>) -> Result<(), GitError> {
-    let dotgit = wt.path.join(".git");
-    let expected_gitfile = format!("gitdir: {}\n", admin.display());
-    match std::fs::symlink_metadata(&dotgit) {
-        Ok(meta) if meta.is_file() => {
-            let text = std::fs::read_to_string(&dotgit).unwrap_or_default();
-            let named = text.trim().strip_prefix("gitdir:").map(str::trim).unwrap_or("");
-            if !same_place(&wt.path.join(named), admin) {
-                problems.push(format!(
-                    "{} was changed to `{}`",
-                    dotgit.display(),
-                    text.trim().chars().take(200).collect::<String>()
-                ));
-                std::fs::write(&dotgit, &expected_gitfile)
-                    .map_err(|e| GitError::io("repair", &dotgit, e))?;
+/// At most this many refs of a lane's private git directory are read.
+const PRIVATE_REF_LIMIT: usize = 1000;
+
+/// The commits the refs of the private git directory `dir` name (`HEAD` when detached,
+/// `refs/**`, `packed-refs`), each file read as an untrusted one (`untrusted.rs`).
+fn private_ref_tips(dir: &Path) -> Vec<Oid> {
+    let mut texts = Vec::new();
+    for file in ["HEAD", "packed-refs"] {
+        texts.extend(read_small(&dir.join(file)).ok().flatten());
+    }
+    let mut stack = vec![dir.join("refs")];
+    let mut seen = 0;
+    while let Some(folder) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&folder) else { continue };
+        for entry in entries.flatten() {
+            seen += 1;
+            if seen > PRIVATE_REF_LIMIT {
+                break;
+            }
+            match entry.file_type() {
+                Ok(kind) if kind.is_dir() => stack.push(entry.path()),
+                _ => texts.extend(read_small(&entry.path()).ok().flatten()),
             }
         }
-        Ok(_) => {
-            let aside = (1..)
-                .map(|n| wt.path.join(format!(".git.quarantined-{n}")))
-                .find(|path| std::fs::symlink_metadata(path).is_err())
-                .unwrap_or_else(|| wt.path.join(".git.quarantined"));
-            problems.push(format!(
-                "{} was replaced by a directory or link (moved aside to {})",
-                dotgit.display(),
-                aside.display()
-            ));
-            std::fs::rename(&dotgit, &aside).map_err(|e| GitError::io("move aside", &dotgit, e))?;
-            std::fs::write(&dotgit, &expected_gitfile)
-                .map_err(|e| GitError::io("repair", &dotgit, e))?;
-        }
-        Err(_) => {
-            problems.push(format!("{} was deleted", dotgit.display()));
-            std::fs::write(&dotgit, &expected_gitfile)
-                .map_err(|e| GitError::io("repair", &dotgit, e))?;
-        }
     }
-    Ok(())
+    let mut tips: Vec<Oid> = texts
+        .iter()
+        .flat_map(|text| text.lines())
+        .filter_map(|line| line.split_whitespace().next())
+        .filter_map(|word| Oid::from_str(word.trim_start_matches('^')).ok())
+        .collect();
+    tips.sort();
+    tips.dedup();
+    tips
 }
 
 impl Repo {
-    /// The lane's admin directory, `.git/worktrees/<name>`.
-    pub fn lane_admin_dir(&self, wt: &Worktree) -> PathBuf {
-        self.admin_dir(&wt.name)
-    }
-
-    /// What a worker in `wt` needs to write besides the worktree itself: the lane's admin
-    /// directory (its index, HEAD and logs) and the 256 loose-object folders
-    /// `.git/objects/00` … `ff` (created here if missing), so `git add` works while the
-    /// shared `config`, `hooks/`, `info/`, refs, packs and other lanes stay out of reach.
-    pub fn lane_git_writable(&self, wt: &Worktree) -> Result<Vec<PathBuf>, GitError> {
-        let mut paths = vec![self.lane_admin_dir(wt)];
-        let objects = self.common_dir.join("objects");
-        for byte in 0..=255u8 {
-            let dir = objects.join(format!("{byte:02x}"));
-            if !dir.is_dir() {
-                std::fs::create_dir_all(&dir).map_err(|e| GitError::io("create", &dir, e))?;
-            }
-            paths.push(dir);
-        }
-        Ok(paths)
-    }
-
-    /// Checks the links between lane `wt` and the shared repository, which a worker can
-    /// reach (the `.git` file is in its worktree, the admin directory is writable for its
-    /// index): `.git` must be a file naming the lane's admin directory, whose `commondir`
-    /// and `gitdir` must name the shared `.git` and the lane, with no `config.worktree`
-    /// (breeze never makes one; git would read it). What is wrong is repaired — a `.git`
-    /// that is no longer a file is moved aside as `.git.quarantined-<n>` — and described.
-    /// Empty: all was in order.
-    pub fn check_lane_links(&self, wt: &Worktree) -> Result<Vec<String>, GitError> {
-        let mut problems = Vec::new();
-        let admin = self.lane_admin_dir(wt);
-        repair_gitfile(wt, &admin, &mut problems)?;
-        self.repair_admin_links(&admin, &wt.path.join(".git"), &mut problems)?;
-        if !problems.is_empty() {
-            self.forget(&wt.path);
-        }
-        Ok(problems)
-    }
-
-    /// The admin-directory side of [`Repo::check_lane_links`]: `admin` must name
-    /// the shared `.git` (`commondir`) and the lane's `.git` file `dotgit` (`gitdir`), and
-    /// hold no `config.worktree`. Repairs and describes what is wrong into `problems`.
-    fn repair_admin_links(
-        &self,
-        admin: &Path,
-        dotgit: &Path,
-        problems: &mut Vec<String>,
-    ) -> Result<(), GitError> {
-        let links = [("commondir", self.common_dir.clone()), ("gitdir", dotgit.to_path_buf())];
-        for (file, target) in links {
-            let path = admin.join(file);
-            let text = std::fs::read_to_string(&path).unwrap_or_default();
-            let named = text.trim();
-            if named.is_empty() || !same_place(&admin.join(named), &target) {
-                problems.push(format!("{} was changed to `{}`", path.display(), named));
-                let value = if file == "commondir" {
-                    // What git writes: relative to the admin directory.
-                    "../..".to_string()
-                } else {
-                    target.display().to_string()
-                };
-                std::fs::write(&path, format!("{value}\n"))
-                    .map_err(|e| GitError::io("repair", &path, e))?;
-            }
-        }
-        let worktree_config = admin.join("config.worktree");
-        if std::fs::symlink_metadata(&worktree_config).is_ok() {
-            problems.push(format!("{} was created", worktree_config.display()));
-            std::fs::remove_file(&worktree_config)
-                .map_err(|e| GitError::io("remove", &worktree_config, e))?;
-        }
-        Ok(())
-    }
-
     /// The shared repository state no role may change: `.git/config`, everything under
     /// `hooks/` and `info/`, the primary checkout's `HEAD`, and every ref except main, the
     /// task branches breeze moves itself (`refs/heads/task/…`) and remote-tracking refs.
@@ -303,8 +229,67 @@ impl Repo {
         Ok(Fingerprint(print))
     }
 
+    /// The shared object store as it is: every loose object and pack file, keyed
+    /// `.git/objects/<dir>/<file>`, with its inode, size and change time; compared by
+    /// [`Repo::damaged_objects_since`]. Only needed without kernel confinement: with it no
+    /// role can write there. Costs one listing of the store's folders.
+    pub fn shared_objects_print(&self) -> Result<Fingerprint, GitError> {
+        let objects = self.common_dir.join("objects");
+        let mut print = BTreeMap::new();
+        let Ok(dirs) = std::fs::read_dir(&objects) else { return Ok(Fingerprint(print)) };
+        for dir in dirs.flatten() {
+            let name = dir.file_name().to_string_lossy().into_owned();
+            let loose = name.len() == 2 && name.chars().all(|c| c.is_ascii_hexdigit());
+            if !loose && name != "pack" {
+                continue;
+            }
+            let Ok(files) = std::fs::read_dir(dir.path()) else { continue };
+            for file in files.flatten() {
+                let Ok(meta) = std::fs::symlink_metadata(file.path()) else { continue };
+                let value = format!(
+                    "{}:{}:{}.{}:{}",
+                    meta.ino(),
+                    meta.len(),
+                    meta.ctime(),
+                    meta.ctime_nsec(),
+                    kind_of(meta.file_type())
+                );
+                let key = format!(".git/objects/{name}/{}", file.file_name().to_string_lossy());
+                print.insert(key, value);
+            }
+        }
+        Ok(Fingerprint(print))
+    }
+
+    /// The objects of the store printed in `before` ([`Repo::shared_objects_print`]) that
+    /// were overwritten or deleted since, as display paths (sorted). breeze only ever adds
+    /// to the store; a loose object whose file changed or went is read back and hashed (git
+    /// and libgit2 touch an object they write again, and `git gc` packs loose ones, so only
+    /// one that no longer reads as itself counts); a pack file that changed or went counts.
+    pub fn damaged_objects_since(&self, before: &Fingerprint) -> Result<Vec<String>, GitError> {
+        let changed = self.shared_objects_print()?.lost_or_changed_since(before);
+        if changed.is_empty() {
+            return Ok(changed);
+        }
+        let repo = self.git()?;
+        let odb = repo.odb().ctx(|| "could not open the object store".to_string())?;
+        let intact = |key: &str| {
+            let mut parts = key.trim_start_matches(".git/objects/").splitn(2, '/');
+            let (Some(dir), Some(file)) = (parts.next(), parts.next()) else { return false };
+            let Ok(oid) = Oid::from_str(&format!("{dir}{file}")) else { return false };
+            odb.read(oid).is_ok_and(|object| {
+                Oid::hash_object(object.kind(), object.data()).is_ok_and(|hash| hash == oid)
+            })
+        };
+        Ok(changed
+            .into_iter()
+            .filter(|key| key.starts_with(".git/objects/pack/") || !intact(key))
+            .collect())
+    }
+
     /// Whether main now contains a commit made inside a lane — one reachable from a task
-    /// branch (`refs/heads/task/…`) or from a lane worktree's HEAD — that `since` (main as
+    /// branch (`refs/heads/task/…`), from a lane worktree's HEAD or from a ref of a lane's
+    /// private git directory — that `since` (main as
     /// breeze last knew it) did not contain. breeze's own landings are new commits on main,
     /// never lane commits, so a hit means a role (or a hand) moved main onto unreviewed work.
     pub fn lane_commit_on_main(&self, since: Oid) -> Result<Option<LaneCommitOnMain>, GitError> {
@@ -328,7 +313,8 @@ impl Repo {
         Ok(None)
     }
 
-    /// Task branch tips and the HEADs of the worktrees under `.harness-worktrees/`.
+    /// Task branch tips, the HEADs of the worktrees under `.harness-worktrees/` and the refs
+    /// of the lanes' private git directories.
     fn lane_tips(&self, repo: &Repository) -> Result<Vec<(String, Oid)>, GitError> {
         let mut tips = Vec::new();
         let refs = repo
@@ -343,7 +329,7 @@ impl Repo {
         if let Ok(entries) = std::fs::read_dir(self.common_dir.join("worktrees")) {
             for entry in entries.flatten() {
                 let admin = entry.path();
-                let gitdir = std::fs::read_to_string(admin.join("gitdir")).unwrap_or_default();
+                let gitdir = read_small(&admin.join("gitdir")).ok().flatten().unwrap_or_default();
                 // breeze's own integration worktree holds landing commits, not lane work.
                 let integration = root.join(INTEGRATION_WORKTREE);
                 if !Path::new(gitdir.trim()).starts_with(&root)
@@ -351,10 +337,15 @@ impl Repo {
                 {
                     continue;
                 }
-                let head = std::fs::read_to_string(admin.join("HEAD")).unwrap_or_default();
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let head = read_small(&admin.join("HEAD")).ok().flatten().unwrap_or_default();
                 if let Ok(oid) = Oid::from_str(head.trim()) {
-                    let name = entry.file_name().to_string_lossy().into_owned();
                     tips.push((format!("{WORKTREE_ROOT}/{name} (detached HEAD)"), oid));
+                }
+                // What the lane's worker committed in its private git directory: only there
+                // unless it pushed it into the shared store itself.
+                for oid in private_ref_tips(&self.private_git_dir_of(&name)) {
+                    tips.push((format!("the private git directory of {name}"), oid));
                 }
             }
         }

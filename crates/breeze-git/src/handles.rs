@@ -9,6 +9,7 @@ use std::sync::Mutex;
 use git2::Repository;
 
 use crate::error::{Context as _, GitError};
+use crate::untrusted::read_small;
 
 /// At most this many idle libgit2 handles are kept (primary checkout, lanes, integration).
 const MAX_IDLE_HANDLES: usize = 16;
@@ -20,14 +21,33 @@ pub(crate) struct HandlePool {
 }
 
 impl HandlePool {
-    /// A handle on the checkout (primary or linked worktree) at `path`: a pooled one if
-    /// idle and still on the same git directory, else a fresh one.
+    /// A handle on the checkout (primary or linked worktree) at `path`, opened through its
+    /// `.git`: a pooled one if idle and still on the same git directory, else a fresh one.
+    /// For the primary checkout and worktrees breeze did not create; breeze's lanes go
+    /// through [`HandlePool::take_with`].
     pub(crate) fn take(&self, path: &Path) -> Result<Handle<'_>, GitError> {
-        let pooled = self.lock().remove(path).filter(|repo| still_points_at(repo, path));
+        self.take_with(
+            path,
+            |repo| still_points_at(repo, path),
+            || {
+                Repository::open(path)
+                    .ctx(|| format!("could not open the repository at {}", path.display()))
+            },
+        )
+    }
+
+    /// A handle on the checkout at `path`: a pooled one if idle and `still_valid`, else
+    /// `open()`.
+    pub(crate) fn take_with(
+        &self,
+        path: &Path,
+        still_valid: impl FnOnce(&Repository) -> bool,
+        open: impl FnOnce() -> Result<Repository, GitError>,
+    ) -> Result<Handle<'_>, GitError> {
+        let pooled = self.lock().remove(path).filter(|repo| still_valid(repo));
         let repo = match pooled {
             Some(repo) => repo,
-            None => Repository::open(path)
-                .ctx(|| format!("could not open the repository at {}", path.display()))?,
+            None => open()?,
         };
         Ok(Handle { repo: Some(repo), key: path.to_path_buf(), pool: self, keep: true })
     }
@@ -93,7 +113,7 @@ fn still_points_at(repo: &Repository, path: &Path) -> bool {
     let target = match std::fs::symlink_metadata(&dotgit) {
         Ok(meta) if meta.is_dir() => dotgit,
         Ok(meta) if meta.is_file() => {
-            let Ok(text) = std::fs::read_to_string(&dotgit) else { return false };
+            let Ok(Some(text)) = read_small(&dotgit) else { return false };
             match text.trim().strip_prefix("gitdir:") {
                 Some(gitdir) => path.join(gitdir.trim()),
                 None => return false,

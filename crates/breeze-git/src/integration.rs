@@ -7,7 +7,6 @@ use std::path::PathBuf;
 use git2::{Oid, Repository, Tree};
 
 use crate::checkout::{self, Mode};
-use crate::checkouts::NewCheckout;
 use crate::error::{Context as _, GitError};
 use crate::names::INTEGRATION_WORKTREE;
 use crate::paths::WorkdirChanges;
@@ -43,21 +42,19 @@ impl Repo {
         if self.clear_way_for(&repo, name, &path, None)? {
             let mut wrepo = self.handle(&path)?;
             wrepo.set_keep(false);
-            self.checkouts.reset_detached(&wrepo, &path, commit, changes)?;
+            self.checkouts.reset_detached(&wrepo, &path, commit, changes, &self.bounds)?;
             wrepo.set_keep(true);
             return Ok(path);
         }
         self.forget(&path);
 
-        let temp_branch = format!("breeze/integration-{}", std::process::id());
-        let what = NewCheckout::Detached { commit, temp_branch: &temp_branch };
-        let finished =
-            self.checkouts.add_worktree(&repo, &self.workdir, name, &path, what).and_then(|()| {
-                self.complete_add(&repo, name, &path, "breeze integration worktree (land.verify)")
-            });
+        let reason = "breeze integration worktree (land.verify)";
+        let finished = self
+            .register_worktree(name, &path, &commit.to_string(), reason)
+            .and_then(|()| self.check_out_registered(&repo, &path))
+            .and_then(|()| self.write_marker(name));
         if let Err(e) = finished {
             self.rollback_add(&repo, name, &path, None);
-            self.delete_branch_quietly(&repo, &temp_branch);
             return Err(e);
         }
         Ok(path)

@@ -188,11 +188,13 @@ impl Repo {
         }
     }
 
-    /// The content of the file at `path` in tree `tree`; `None` when there is no such path.
+    /// The content of the file at `path` in `tree` (a tree, or a commit: its tree); `None`
+    /// when there is no such path.
     pub fn read_blob_at(&self, tree: Oid, path: &str) -> Result<Option<Vec<u8>>, GitError> {
         let repo = self.git()?;
         let tree = repo
-            .find_tree(tree)
+            .find_object(tree, None)
+            .and_then(|object| object.peel_to_tree())
             .map_err(|_| GitError::MissingObject { what: "tree", oid: tree })?;
         let entry = match tree.get_path(Path::new(path)) {
             Ok(entry) => entry,

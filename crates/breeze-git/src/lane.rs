@@ -4,9 +4,10 @@
 
 use git2::{Oid, Repository};
 
+use crate::checkout::{Mode, checkout_paths};
 use crate::error::{Context as _, GitError};
 use crate::names::{branch_ref, validate_branch_name};
-use crate::paths::WorkdirChanges;
+use crate::paths::{RepoPath, WorkdirChanges};
 use crate::repo::Repo;
 use crate::state::ensure_clean_state;
 use crate::worktree::Worktree;
@@ -82,6 +83,7 @@ impl Repo {
             .peel_to_tree()
             .ctx(|| format!("could not read the tree of HEAD in {}", wt.path.display()))?;
         let base_tree = base_commit.tree().ctx(|| format!("could not read the tree of {base}"))?;
+        self.put_back_baseline_in_way(wrepo, &wt.path, &head_tree, &base_tree)?;
 
         let created_branch = self.ensure_branch_at(repo, branch, base)?;
         let written = self
@@ -137,9 +139,140 @@ impl Repo {
             .find_commit(tip)
             .and_then(|c| c.tree())
             .map_err(|_| GitError::MissingObject { what: "commit", oid: tip })?;
+        self.put_back_baseline_in_way(wrepo, &wt.path, &head_tree, &tip_tree)?;
         let written =
             self.checkouts.switch_branch(wrepo, &wt.path, branch, &head_tree, &tip_tree)?;
         tracing::info!(worktree = %wt.name, branch, files = written, "switched worktree");
         Ok(switched)
+    }
+}
+
+// Lanes that outlive a run.
+impl Repo {
+    /// Parks the clean lane `wt` at `commit` with a detached HEAD, writing only the paths
+    /// that differ (ignored build outputs and the lane's baseline stay): how a lane waits
+    /// for the next run, its task branch free to be deleted. With [`WorkdirChanges::Only`]
+    /// the check for uncommitted work looks at those paths (and the index). Refuses
+    /// (nothing changed) when the lane holds uncommitted work or is mid-operation. The
+    /// returned worktree has no branch and `commit` as its base.
+    pub fn park_worktree(
+        &self,
+        wt: &Worktree,
+        commit: Oid,
+        changes: WorkdirChanges<'_>,
+    ) -> Result<Worktree, GitError> {
+        let repo = self.git()?;
+        let target = repo
+            .find_commit(commit)
+            .map_err(|_| GitError::MissingObject { what: "commit", oid: commit })?;
+        let mut wrepo = self.handle(&wt.path)?;
+        wrepo.set_keep(false);
+        let written = self.park_in(&wrepo, wt, &target, changes)?;
+        wrepo.set_keep(true);
+        let parked = Worktree { branch: String::new(), base: commit, ..wt.clone() };
+        if let Some(written) = written {
+            tracing::info!(worktree = %wt.name, %commit, files = written, "parked the lane");
+        }
+        Ok(parked)
+    }
+
+    /// [`Repo::park_worktree`] on the lane's handle; `None` when it was parked there
+    /// already, else how many paths were written.
+    fn park_in(
+        &self,
+        wrepo: &Repository,
+        wt: &Worktree,
+        target: &git2::Commit<'_>,
+        changes: WorkdirChanges<'_>,
+    ) -> Result<Option<Option<usize>>, GitError> {
+        ensure_clean_state(wrepo, &wt.path)?;
+        let head = wrepo.head().ctx(|| format!("could not read HEAD of {}", wt.path.display()))?;
+        if head.name().ok() == Some("HEAD") && head.target() == Some(target.id()) {
+            return Ok(None);
+        }
+        self.ensure_no_work(wrepo, wt, changes)?;
+        let head_tree = head
+            .peel_to_tree()
+            .ctx(|| format!("could not read the tree of HEAD in {}", wt.path.display()))?;
+        let target_tree =
+            target.tree().ctx(|| format!("could not read the tree of {}", target.id()))?;
+        self.put_back_baseline_in_way(wrepo, &wt.path, &head_tree, &target_tree)?;
+        let written =
+            self.checkouts.detach_at(wrepo, &wt.path, target.id(), &head_tree, &target_tree)?;
+        Ok(Some(written))
+    }
+
+    /// Saves and undoes what changed in the parked lane `wt` since it was parked (found at
+    /// `changes`, or everywhere when unknown): the uncommitted paths — not its baseline —
+    /// are committed on a new branch `breeze/leftovers/<lane>` (`-2`, … when taken) whose
+    /// parent is the lane's HEAD, then put back to HEAD in the lane, files and index, so
+    /// that the lane is clean again without being checked out anew. `None` when nothing
+    /// had changed. Errors as committing does (a file above the size limit is refused and
+    /// nothing is touched).
+    pub fn save_lane_leftovers(
+        &self,
+        wt: &Worktree,
+        changes: WorkdirChanges<'_>,
+    ) -> Result<Option<(String, Vec<String>)>, GitError> {
+        let mut wrepo = self.handle(&wt.path)?;
+        wrepo.set_keep(false);
+        let saved = self.save_leftovers_in(&wrepo, wt, changes)?;
+        wrepo.set_keep(true);
+        Ok(saved)
+    }
+
+    fn save_leftovers_in(
+        &self,
+        wrepo: &Repository,
+        wt: &Worktree,
+        changes: WorkdirChanges<'_>,
+    ) -> Result<Option<(String, Vec<String>)>, GitError> {
+        ensure_clean_state(wrepo, &wt.path)?;
+        let dirty = self.dirty_paths_of(wrepo, &wt.path, changes)?;
+        if dirty.is_empty() {
+            return Ok(None);
+        }
+        let baseline = self.baseline_of(&wt.path);
+        self.checkouts.stage_all(wrepo, &wt.path, changes, &self.bounds, &baseline)?;
+        let head = wrepo
+            .head()
+            .and_then(|head| head.peel_to_commit())
+            .ctx(|| format!("could not read HEAD of {}", wt.path.display()))?;
+        let mut index = crate::state::fresh_index(wrepo, &wt.path)?;
+        let tree_id = index
+            .write_tree()
+            .ctx(|| format!("could not write the tree of {}", wt.path.display()))?;
+        let tree = wrepo.find_tree(tree_id).ctx(|| format!("could not read tree {tree_id}"))?;
+        let signature = crate::commit::identity(wrepo)?;
+        let message = format!(
+            "breeze: what changed in {} between runs\n\nSaved before the lane was put back to {} for the next run.",
+            wt.name,
+            head.id()
+        );
+        let saved = wrepo
+            .commit(None, &signature, &signature, &message, &tree, &[&head])
+            .ctx(|| format!("could not save the changes in {}", wt.path.display()))?;
+        let repo = self.git()?;
+        let branch = (1..)
+            .map(|n| match n {
+                1 => format!("breeze/leftovers/{}", wt.name),
+                n => format!("breeze/leftovers/{}-{n}", wt.name),
+            })
+            .find(|name| repo.refname_to_id(&branch_ref(name)).is_err())
+            .unwrap_or_else(|| format!("breeze/leftovers/{}", wt.name));
+        repo.reference(&branch_ref(&branch), saved, false, "breeze: leftovers of a parked lane")
+            .ctx(|| format!("could not create branch `{branch}`"))?;
+        // Back to HEAD: the index first, then the files (untracked ones removed).
+        let head_tree = head.tree().ctx(|| format!("could not read the tree of {}", head.id()))?;
+        index
+            .read_tree(&head_tree)
+            .ctx(|| format!("could not reset the index of {}", wt.path.display()))?;
+        index.write().ctx(|| format!("could not write the index of {}", wt.path.display()))?;
+        let paths: Vec<RepoPath> = dirty.iter().map(|p| RepoPath(p.as_bytes().to_vec())).collect();
+        if let Err(conflicts) = checkout_paths(wrepo, &head_tree, &paths, Mode::Force, &wt.path)? {
+            return Err(GitError::Dirty { path: wt.path.clone(), paths: conflicts });
+        }
+        tracing::info!(worktree = %wt.name, %branch, paths = ?dirty, "saved and undid what changed in a parked lane");
+        Ok(Some((branch, dirty)))
     }
 }

@@ -10,6 +10,10 @@
 //!   ignored files such as `.env`), [`slug`] (safe names for any task id).
 //! - **After a worker**: [`Repo::commit_worktree`], [`Repo::changed_paths`] (rename-aware),
 //!   [`Repo::diff_patch`] and [`Repo::run_gates`] (the five mechanical gates).
+//! - **Sealed lanes**: [`Repo::seal_lane`] gives a worker's git the lane's private git
+//!   directory (shared objects as a read-only alternate, its own index and refs);
+//!   [`Repo::check_lane_links`] points the lane back at its admin folder and removes what a
+//!   role planted there.
 //! - **Landing**: [`Repo::merge_task`] (three-way, in memory), [`Repo::replace_in_tree`]
 //!   (Plans.md flip), [`Repo::write_landing_commit`] with [`landing_message`],
 //!   [`Repo::integration_worktree`] for `land.verify`, [`Repo::advance_main`]
@@ -19,18 +23,24 @@
 //! libgit2's gaps are handled up front: SHA-256, reftable, partial-clone, sparse-checkout
 //! and sparse/split-index repositories are refused by [`Repo::open`] with what to do;
 //! repositories with external filters (git-lfs) and large full checkouts use the `git` CLI,
-//! which is the only use of it (see [`Repo::external_filters`]).
+//! which is the only use of it (see [`Repo::external_filters`]) besides the preflight's
+//! throwaway checkout ([`Repo::trial_checkout`]: a detached worktree, no branch).
 //!
-//! Modules, leaves first: `error`, `names`, `paths`, `state`, `slug`, `cli`, `handles` and
-//! `support` import nothing of the crate but `error`; `checkout` and `stage` are libgit2's
-//! side of checkouts and staging; `checkouts` chooses between libgit2 and the `git` CLI;
+//! Modules, leaves first: `error`, `names`, `paths`, `state`, `slug`, `bounds`, `cli`,
+//! `handles`, `support` and `untrusted` import nothing of the crate but `error` (`cli` also
+//! `bounds`, `handles` also `untrusted`); `untrusted` reads and writes files a role could
+//! have written (no links followed, no FIFO opened, bounded); `lane_files` looks at a
+//! worktree's files with `lstat` before staging; `checkout` and `stage` are libgit2's side
+//! of checkouts and staging; `checkouts` chooses between libgit2 and the `git` CLI;
 //! `repo` holds the [`Repo`]; the rest add operations to it (`worktree`, `create`, `lane`,
 //! `branch`, `integration`, `provision`, `commit`, `diff`, `gates`, `land`, `advance`,
-//! `rebase`, `guard`).
+//! `rebase`, `guard`, `private_git`, `lane_links`, `trial`).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 mod advance;
+mod baseline;
+mod bounds;
 mod branch;
 mod checkout;
 mod checkouts;
@@ -46,10 +56,13 @@ mod init;
 mod integration;
 mod land;
 mod lane;
+mod lane_files;
+mod lane_links;
 mod listing;
 mod merge_check;
 mod names;
 mod paths;
+mod private_git;
 mod provision;
 mod rebase;
 mod repo;
@@ -57,14 +70,16 @@ mod slug;
 mod stage;
 mod state;
 mod support;
+mod trial;
+mod untrusted;
 mod worktree;
 
 pub use advance::AdvanceOutcome;
 pub use branch::BranchCleanup;
 pub use checkouts::DEFAULT_CLI_CHECKOUT_MIN_FILES;
 pub use commit::{CommitOutcome, FALLBACK_EMAIL, FALLBACK_NAME};
-pub use diff::{ChangeKind, EntryMode, PathChange};
-pub use error::GitError;
+pub use diff::{ChangeKind, EntryMode, PathChange, text_patch};
+pub use error::{GitError, SpecialNode};
 pub use gates::{
     DEFAULT_MAX_FILE_BYTES, GATE_FILE_SIZE, GATE_NESTED_REPO, GATE_PLANS_MARKERS,
     GATE_SYMLINK_ESCAPE, GATE_WRITE_SET, GateConfig,
@@ -83,6 +98,7 @@ pub use provision::ProvisionReport;
 pub use rebase::ConflictedRebase;
 pub use repo::{OpenOptions, Repo};
 pub use slug::slug;
+pub use trial::TrialCheckout;
 pub use worktree::{RemoveOutcome, Worktree, WorktreeInfo};
 
 impl Repo {

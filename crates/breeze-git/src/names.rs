@@ -12,6 +12,16 @@ pub const STATE_DIR: &str = ".breeze";
 /// Name of the detached worktree in which `land.verify` runs.
 pub const INTEGRATION_WORKTREE: &str = "integration";
 
+/// What git never sees as work in a worktree of breeze's, whatever the project's
+/// `.gitignore` says: interpreter caches that running the code writes next to it (Python's
+/// `__pycache__/` folders). A worker or a check that runs the tests leaves them; they are
+/// never a task's change. Gitignore patterns, for libgit2's in-memory rules.
+pub(crate) const LANE_IGNORES: &str = "__pycache__/\n*.py[co]\n";
+
+/// [`LANE_IGNORES`] as `git` CLI pathspecs (where the CLI stages and reads a lane).
+pub(crate) const LANE_IGNORE_PATHSPECS: [&str; 3] =
+    [".", ":(exclude,glob)**/__pycache__/**", ":(exclude,glob)**/*.py[co]"];
+
 /// `refs/heads/<branch>`.
 pub(crate) fn branch_ref(branch: &str) -> String {
     format!("refs/heads/{branch}")

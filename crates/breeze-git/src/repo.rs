@@ -8,12 +8,16 @@ use std::sync::Mutex;
 
 use git2::{ErrorCode, Oid, Repository};
 
+use crate::bounds::{Bounds, StopFlag};
 use crate::checkouts::{Checkouts, DEFAULT_CLI_CHECKOUT_MIN_FILES};
 use crate::error::{Context as _, GitError};
+use crate::gates::DEFAULT_MAX_FILE_BYTES;
 use crate::handles::{Handle, HandlePool};
-use crate::names::{STATE_DIR, WORKTREE_ROOT, validate_branch_name};
+use crate::names::{STATE_DIR, WORKTREE_ROOT, validate_branch_name, validate_worktree_name};
+use crate::paths::{normalize, same_path};
 use crate::state::ensure_clean_state;
 use crate::support::{check_supported, open_error};
+use crate::untrusted::read_small;
 
 /// How to open a repository.
 #[derive(Debug, Clone, Default)]
@@ -37,6 +41,8 @@ pub struct Repo {
     pub(crate) main_branch: String,
     /// How checkouts are written, staged and read (libgit2 or the `git` CLI).
     pub(crate) checkouts: Checkouts,
+    /// The largest worktree file breeze reads, and the stop signal of long steps.
+    pub(crate) bounds: Bounds,
     exclude_lock: Mutex<()>,
     handles: HandlePool,
 }
@@ -104,9 +110,29 @@ impl Repo {
             common_dir,
             main_branch,
             checkouts,
+            bounds: Bounds { max_file_bytes: DEFAULT_MAX_FILE_BYTES, stop: StopFlag::default() },
             exclude_lock: Mutex::new(()),
             handles: HandlePool::default(),
         })
+    }
+
+    /// This repository with `bytes` as the largest worktree file breeze stages or reads
+    /// ([`DEFAULT_MAX_FILE_BYTES`] unless set): committing a worktree refuses larger files
+    /// from their `lstat` size, before anything is hashed, and diffs show larger blobs as
+    /// binary without loading them. The `file-size` gate's limit, so that no step reads
+    /// more than the gate would let land.
+    pub fn with_max_file_bytes(mut self, bytes: u64) -> Repo {
+        self.bounds.max_file_bytes = bytes;
+        self
+    }
+
+    /// Ends this repository's long steps early from now on, for good: `git` children of
+    /// checkouts, staging and status are ended (their process group, SIGTERM then
+    /// SIGKILL), walks and staging loops over a worktree's files stop between files, and
+    /// each fails with [`GitError::Cancelled`]. Steps that must finish once begun — moving
+    /// a lane, updating the user's checkout — are not cut short. Called when breeze stops.
+    pub fn stop_long_steps(&self) {
+        self.bounds.stop.raise();
     }
 
     /// The primary checkout's root directory.
@@ -216,9 +242,78 @@ impl Repo {
     }
 
     /// A libgit2 handle on the checkout (primary or linked worktree) at `path`: a pooled one
-    /// if idle, else a fresh one.
+    /// if idle, else a fresh one. A worktree of breeze's (`.harness-worktrees/<name>`) is
+    /// opened on its admin folder `.git/worktrees/<name>`, never through its `.git` file:
+    /// that file is in the reach of the lane's worker, and names the worker's private git
+    /// directory while it runs (see `private_git.rs`).
     pub(crate) fn handle(&self, path: &Path) -> Result<Handle<'_>, GitError> {
-        self.handles.take(path)
+        let Some(admin) = self.lane_admin_of(path) else { return self.handles.take(path) };
+        self.handles.take_with(
+            path,
+            |repo| same_path(repo.path(), &admin) && admin.is_dir(),
+            || self.open_lane(&admin, path),
+        )
+    }
+
+    /// The admin folder of `path` when it is under `.harness-worktrees/`: the one whose
+    /// `gitdir` names `<path>/.git` — `.git/worktrees/<name>` for every worktree breeze
+    /// creates, another for one re-created by hand while that name was taken — else
+    /// `.git/worktrees/<name>` (which then fails to open as that worktree).
+    pub(crate) fn lane_admin_of(&self, path: &Path) -> Option<PathBuf> {
+        let path = normalize(path);
+        let name = path.file_name()?.to_str()?;
+        if path.parent()? != self.worktree_root() || validate_worktree_name(name).is_err() {
+            return None;
+        }
+        let dotgit = path.join(".git");
+        let names_path = |admin: &Path| {
+            read_small(&admin.join("gitdir"))
+                .ok()
+                .flatten()
+                .is_some_and(|gitdir| same_path(Path::new(gitdir.trim()), &dotgit))
+        };
+        let admin = self.admin_dir(name);
+        if names_path(&admin) {
+            return Some(admin);
+        }
+        let found = std::fs::read_dir(self.common_dir.join("worktrees"))
+            .ok()?
+            .flatten()
+            .map(|entry| entry.path())
+            .find(|other| names_path(other));
+        Some(found.unwrap_or(admin))
+    }
+
+    /// Opens the worktree at `path` on its admin folder `admin`. libgit2 takes the working
+    /// tree from the folder's `gitdir` file and the repository from its `commondir`: both
+    /// are checked against what breeze expects, so a rewritten one (possible only without
+    /// kernel confinement) cannot point breeze's writes at another tree.
+    fn open_lane(&self, admin: &Path, path: &Path) -> Result<Repository, GitError> {
+        let repo = Repository::open(admin).ctx(|| {
+            format!(
+                "could not open worktree {} on its admin folder {}",
+                path.display(),
+                admin.display()
+            )
+        })?;
+        // Interpreter caches are never a task's change (see `LANE_IGNORES`).
+        repo.add_ignore_rule(crate::names::LANE_IGNORES)
+            .ctx(|| format!("could not set the ignore rules of {}", path.display()))?;
+        let workdir_ok = repo.workdir().is_some_and(|workdir| same_path(workdir, path));
+        if !workdir_ok || !same_path(repo.commondir(), &self.common_dir) {
+            return Err(GitError::NotManaged {
+                path: path.to_path_buf(),
+                problem: format!(
+                    "its admin folder {} names another working tree ({}) or repository ({}); \
+                     breeze repairs it after the lane's next worker — or remove the lane \
+                     with `breeze clean --force`",
+                    admin.display(),
+                    repo.workdir().map(|w| w.display().to_string()).unwrap_or_default(),
+                    repo.commondir().display()
+                ),
+            });
+        }
+        Ok(repo)
     }
 
     /// Drops the pooled handle of a checkout that is removed or replaced.

@@ -6,14 +6,18 @@ use std::path::Path;
 
 use git2::{Index, Repository, Status};
 
+use crate::baseline::Baseline;
+use crate::bounds::StopFlag;
 use crate::checkout::{staged_repo_paths, workdir_status_options_for};
 use crate::error::{Context as _, GitError};
 use crate::paths::{RepoPath, WorkdirChanges, bytes_path, path_string};
 use crate::state::fresh_index;
+use crate::untrusted::read_prefix;
 
-/// A file still carries conflict markers when it has both a `<<<<<<< ` and a `>>>>>>> ` line.
-fn has_conflict_markers(path: &Path) -> bool {
-    let Ok(bytes) = std::fs::read(path) else { return false };
+/// A file still carries conflict markers when it has both a `<<<<<<< ` and a `>>>>>>> ` line
+/// (among its first `max_bytes`; only a regular file is opened, see [`read_prefix`]).
+fn has_conflict_markers(path: &Path, max_bytes: u64) -> bool {
+    let Ok(Some(bytes)) = read_prefix(path, max_bytes) else { return false };
     let starts_line = |marker: &[u8]| {
         bytes.starts_with(marker)
             || bytes.windows(marker.len() + 1).any(|w| w[0] == b'\n' && &w[1..] == marker)
@@ -22,9 +26,14 @@ fn has_conflict_markers(path: &Path) -> bool {
 }
 
 /// Refuses, with [`GitError::UnresolvedConflicts`], when conflicted index entries of the
-/// checkout at `at` have files that still contain conflict markers.
-pub(crate) fn ensure_conflicts_resolved(wrepo: &Repository, at: &Path) -> Result<(), GitError> {
-    let unresolved = unresolved_conflicts(wrepo, at)?;
+/// checkout at `at` have files that still contain conflict markers (looked for in their
+/// first `max_bytes`).
+pub(crate) fn ensure_conflicts_resolved(
+    wrepo: &Repository,
+    at: &Path,
+    max_bytes: u64,
+) -> Result<(), GitError> {
+    let unresolved = unresolved_conflicts(wrepo, at, max_bytes)?;
     if unresolved.is_empty() {
         Ok(())
     } else {
@@ -33,7 +42,11 @@ pub(crate) fn ensure_conflicts_resolved(wrepo: &Repository, at: &Path) -> Result
 }
 
 /// Conflicted index entries whose files still contain conflict markers.
-fn unresolved_conflicts(wrepo: &Repository, at: &Path) -> Result<Vec<String>, GitError> {
+fn unresolved_conflicts(
+    wrepo: &Repository,
+    at: &Path,
+    max_bytes: u64,
+) -> Result<Vec<String>, GitError> {
     let index = fresh_index(wrepo, at)?;
     if !index.has_conflicts() {
         return Ok(Vec::new());
@@ -46,7 +59,7 @@ fn unresolved_conflicts(wrepo: &Repository, at: &Path) -> Result<Vec<String>, Gi
         let entry = conflict.our.or(conflict.their).or(conflict.ancestor);
         if let Some(entry) = entry {
             let path = path_string(&entry.path);
-            if has_conflict_markers(&at.join(&path)) {
+            if has_conflict_markers(&at.join(&path), max_bytes) {
                 paths.push(path);
             }
         }
@@ -59,13 +72,21 @@ fn unresolved_conflicts(wrepo: &Repository, at: &Path) -> Result<Vec<String>, Gi
 /// Stages every change in the worktree at `at` with libgit2 (new, modified and deleted
 /// files, honouring .gitignore; a nested repository as a gitlink) and writes the index.
 /// With [`WorkdirChanges::Only`] only those paths (and what is staged already) are looked
-/// at. Returns how many paths. The caller has checked that no conflict markers are left.
+/// at. Returns how many paths. The caller has checked that no conflict markers are left
+/// and that no file is too big to read. Between two files, a raised `stop` ends it with
+/// the index on disk untouched. Paths that hold their state in the lane's `baseline` are
+/// not staged (their index entry stays HEAD's).
 pub(crate) fn stage_all(
     wrepo: &Repository,
     at: &Path,
     changes: WorkdirChanges<'_>,
+    stop: &StopFlag,
+    baseline: &Baseline,
 ) -> Result<usize, GitError> {
-    let changed = changed_in_workdir(wrepo, at, changes)?;
+    let mut changed = changed_in_workdir(wrepo, at, changes)?;
+    if !baseline.is_empty() {
+        changed.retain(|bytes| !baseline.holds(at, &path_string(bytes)));
+    }
     if changed.is_empty() {
         return Ok(0);
     }
@@ -81,10 +102,56 @@ pub(crate) fn stage_all(
         })?;
     }
     for bytes in &present {
-        stage_present(&mut index, at, bytes)?;
+        stop.check("stage the worker's changes")?;
+        stage_present(&mut index, at, bytes, stop)?;
     }
     index.write().ctx(|| format!("could not write the index of {}", at.display()))?;
     Ok(changed.len())
+}
+
+/// Puts the index entries of the paths that hold their state in the lane's `baseline`
+/// back to HEAD's (after the `git` CLI's `add -A` staged them with everything else).
+pub(crate) fn unstage_baseline(
+    wrepo: &Repository,
+    at: &Path,
+    baseline: &Baseline,
+) -> Result<(), GitError> {
+    let held: Vec<&str> = baseline.paths().filter(|rel| baseline.holds(at, rel)).collect();
+    if held.is_empty() {
+        return Ok(());
+    }
+    let context = || format!("could not leave breeze's own files out of {}", at.display());
+    let head_tree = wrepo.head().and_then(|head| head.peel_to_tree()).ok();
+    let mut index = fresh_index(wrepo, at)?;
+    for rel in held {
+        let path = Path::new(rel);
+        match head_tree.as_ref().and_then(|tree| tree.get_path(path).ok()) {
+            Some(entry) => {
+                // Zero stat data: git compares the file's content again next time.
+                let staged = git2::IndexEntry {
+                    ctime: git2::IndexTime::new(0, 0),
+                    mtime: git2::IndexTime::new(0, 0),
+                    dev: 0,
+                    ino: 0,
+                    mode: entry.filemode() as u32,
+                    uid: 0,
+                    gid: 0,
+                    file_size: 0,
+                    id: entry.id(),
+                    flags: 0,
+                    flags_extended: 0,
+                    path: rel.as_bytes().to_vec(),
+                };
+                index.add(&staged).ctx(context)?;
+            }
+            None => {
+                if index.get_path(path, 0).is_some() {
+                    index.remove_path(path).ctx(context)?;
+                }
+            }
+        }
+    }
+    index.write().ctx(context)
 }
 
 /// The paths the working tree changed against the index (what the worker staged itself is
@@ -126,7 +193,12 @@ fn changed_in_workdir(
 }
 
 /// Stages the file, symlink or directory present at `bytes` (relative to `at`).
-fn stage_present(index: &mut Index, at: &Path, bytes: &[u8]) -> Result<(), GitError> {
+fn stage_present(
+    index: &mut Index,
+    at: &Path,
+    bytes: &[u8],
+    stop: &StopFlag,
+) -> Result<(), GitError> {
     let rel = bytes_path(bytes);
     let path = path_string(bytes);
     let context = || format!("could not stage `{path}` in {}", at.display());
@@ -138,7 +210,11 @@ fn stage_present(index: &mut Index, at: &Path, bytes: &[u8]) -> Result<(), GitEr
         // (not ignored) comes in. (A nested repository is staged as a gitlink, below, for
         // the nested-repo gate to see.)
         index.remove_path(rel).ctx(context)?;
-        index.add_all([rel.join("*")], git2::IndexAddOption::DEFAULT, None).ctx(context)?;
+        // A negative answer aborts: breeze is stopping.
+        let mut each = |_: &Path, _: &[u8]| if stop.is_raised() { -1 } else { 0 };
+        let added = index.add_all([rel.join("*")], git2::IndexAddOption::DEFAULT, Some(&mut each));
+        stop.check("stage the worker's changes")?;
+        added.ctx(context)?;
     } else {
         if !meta.is_dir() {
             // A file where the index has a directory: its entries go first.

@@ -11,10 +11,11 @@ use crate::error::{Context as _, GitError};
 use crate::names::{symbolic_target, validate_worktree_name};
 use crate::paths::{WorkdirChanges, normalize, remove_dir_if_exists, same_path};
 use crate::repo::Repo;
+use crate::untrusted::{read_small, replace_file};
 
 /// File breeze writes into a worktree's admin directory (`.git/worktrees/<name>/`) once the
 /// worktree is complete; git ignores unknown files there and deletes it with the worktree.
-const CREATED_MARKER: &str = "breeze-created";
+pub(crate) const CREATED_MARKER: &str = "breeze-created";
 
 /// A worktree breeze created and hands to a worker (or to the verify command).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,7 +24,8 @@ pub struct Worktree {
     pub name: String,
     /// Absolute path of the worktree.
     pub path: PathBuf,
-    /// Branch checked out in it, without `refs/heads/` (`task/<slug>`).
+    /// Branch checked out in it, without `refs/heads/` (`task/<slug>`); empty for a lane
+    /// parked between runs (a detached HEAD at main's tip).
     pub branch: String,
     /// The commit the current task started from.
     pub base: Oid,
@@ -79,19 +81,21 @@ impl Repo {
 
     /// Marks linked worktree `name` as complete.
     pub(crate) fn write_marker(&self, name: &str) -> Result<(), GitError> {
-        let marker = self.admin_dir(name).join(CREATED_MARKER);
-        std::fs::write(&marker, b"created by breeze\n")
-            .map_err(|e| GitError::io("write", &marker, e))
+        replace_file(&self.admin_dir(name).join(CREATED_MARKER), b"created by breeze\n")
     }
 
-    /// The text of linked worktree `name`'s HEAD file (empty when unreadable).
+    /// The text of linked worktree `name`'s HEAD file (empty when unreadable, or when it is
+    /// not a regular file: see `untrusted.rs`).
     pub(crate) fn admin_head(&self, name: &str) -> String {
-        std::fs::read_to_string(self.admin_dir(name).join("HEAD")).unwrap_or_default()
+        read_small(&self.admin_dir(name).join("HEAD")).ok().flatten().unwrap_or_default()
     }
 
     /// The worktree `name` breeze created under `.harness-worktrees/` (how resume adopts a
-    /// lane), with its current branch and the base that branch left main at. `None` when
-    /// there is no such worktree, its directory is gone, or breeze did not create it.
+    /// lane, and a later run a lane kept from an earlier one), with its current branch and
+    /// the base that branch left main at — or, for a lane parked at the end of a run
+    /// ([`Repo::park_worktree`]: a detached HEAD), no branch and its HEAD commit as the
+    /// base. `None` when there is no such worktree, its directory is gone, or breeze did
+    /// not create it.
     pub fn find_worktree(&self, name: &str) -> Result<Option<Worktree>, GitError> {
         validate_worktree_name(name)?;
         let repo = self.git()?;
@@ -106,13 +110,21 @@ impl Repo {
         }
         let head = self.admin_head(name);
         let Some(refname) = symbolic_target(&head) else {
-            return Err(GitError::WorktreeConflict {
+            let Ok(at) = Oid::from_str(head.trim()) else {
+                return Err(GitError::WorktreeConflict {
+                    name: name.to_string(),
+                    path,
+                    problem: "its HEAD names neither a branch nor a commit; remove the \
+                              worktree (`breeze clean --force`)"
+                        .to_string(),
+                });
+            };
+            return Ok(Some(Worktree {
                 name: name.to_string(),
                 path,
-                problem: "its HEAD is detached, not on a task branch; check out the task's \
-                          branch there (`git switch task/<slug>`) or remove the worktree"
-                    .to_string(),
-            });
+                branch: String::new(),
+                base: at,
+            }));
         };
         let branch = refname.strip_prefix("refs/heads/").unwrap_or(refname).to_string();
         let tip = self.existing_branch_tip(&repo, &branch)?;
@@ -124,7 +136,7 @@ impl Repo {
     /// not count), as [`Repo::remove_worktree`] judges it.
     pub fn is_worktree_dirty(&self, path: &Path) -> Result<bool, GitError> {
         let handle = self.handle(path)?;
-        Ok(!self.checkouts.dirty_paths(&handle, path, WorkdirChanges::Unknown)?.is_empty())
+        Ok(!self.dirty_paths_of(&handle, path, WorkdirChanges::Unknown)?.is_empty())
     }
 
     /// Refuses with [`GitError::Dirty`] when `wt` has uncommitted or untracked work (looking
@@ -135,7 +147,7 @@ impl Repo {
         wt: &Worktree,
         changes: WorkdirChanges<'_>,
     ) -> Result<(), GitError> {
-        let dirty = self.checkouts.dirty_paths(wrepo, &wt.path, changes)?;
+        let dirty = self.dirty_paths_of(wrepo, &wt.path, changes)?;
         if dirty.is_empty() {
             Ok(())
         } else {
@@ -177,9 +189,7 @@ impl Repo {
         let dirty = if path.is_dir() {
             self.handle(&path)
                 .ok()
-                .and_then(|wrepo| {
-                    self.checkouts.dirty_paths(&wrepo, &path, WorkdirChanges::Unknown).ok()
-                })
+                .and_then(|wrepo| self.dirty_paths_of(&wrepo, &path, WorkdirChanges::Unknown).ok())
                 .map(|paths| !paths.is_empty())
         } else {
             None
@@ -197,8 +207,8 @@ impl Repo {
         })
     }
 
-    /// Removes a worktree breeze created under `.harness-worktrees/` (directory and admin
-    /// data), then deletes `delete_branch` when given and not checked out elsewhere.
+    /// Removes a worktree breeze created under `.harness-worktrees/` (directory, admin
+    /// data and, for a lane, its private git directory under `.breeze/lanes/`), then deletes `delete_branch` when given and not checked out elsewhere.
     ///
     /// A worktree with uncommitted or untracked work is kept unless `force`; ignored files
     /// (build outputs) do not count as work. Paths outside `.harness-worktrees/` are refused.
@@ -233,6 +243,9 @@ impl Repo {
             .filter_map(|name| repo.find_worktree(name).ok())
             .find(|wt| same_path(wt.path(), &absolute));
 
+        // The lane's private git directory goes with it (or after it, when git forgot the
+        // worktree already).
+        let private = absolute.file_name().map(|name| name.to_string_lossy().into_owned());
         let Some(wt) = registered else {
             if absolute.exists() {
                 return Err(GitError::NotManaged {
@@ -241,6 +254,9 @@ impl Repo {
                               alone, remove it yourself if it is not needed"
                         .to_string(),
                 });
+            }
+            if let Some(name) = &private {
+                self.remove_private_git(name)?;
             }
             let branch_deleted = self.delete_branch_if_free(&repo, delete_branch)?;
             return Ok(RemoveOutcome::NotFound { branch_deleted });
@@ -264,6 +280,9 @@ impl Repo {
             .ctx(|| format!("could not remove worktree {}", absolute.display()))?;
         if !name.is_empty() {
             remove_dir_if_exists(&self.admin_dir(&name))?;
+        }
+        if let Some(name) = &private {
+            self.remove_private_git(name)?;
         }
         let branch_deleted = self.delete_branch_if_free(&repo, delete_branch)?;
         tracing::info!(path = %absolute.display(), branch_deleted, "removed worktree");
@@ -304,6 +323,21 @@ impl Repo {
                  holds nothing you need"
             ),
         })?;
-        self.checkouts.dirty_paths(&wrepo, path, changes)
+        self.dirty_paths_of(&wrepo, path, changes)
+    }
+
+    /// [`Checkouts::dirty_paths`](crate::checkouts::Checkouts::dirty_paths) under this
+    /// repository's size limit and stop signal.
+    ///
+    /// Paths that hold their state in the lane's baseline (what breeze's own steps left
+    /// there) do not count.
+    pub(crate) fn dirty_paths_of(
+        &self,
+        wrepo: &Repository,
+        path: &Path,
+        changes: WorkdirChanges<'_>,
+    ) -> Result<Vec<String>, GitError> {
+        let baseline = self.baseline_of(path);
+        self.checkouts.dirty_paths(wrepo, path, changes, &self.bounds, &baseline)
     }
 }

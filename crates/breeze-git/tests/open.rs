@@ -152,11 +152,10 @@ fn slug_is_reachable_from_repo() {
 fn repo_can_be_shared_across_threads() {
     fn assert_send_sync<T: Send + Sync>() {}
     assert_send_sync::<Repo>();
-    // Many rounds: libgit2's own "already checked out" check misfires while another
-    // worktree is half-created, so concurrent adds must not overlap inside libgit2; and
-    // two `git worktree add`s at once fail reading each other's half-written admin folder
-    // ("failed to read .git/worktrees/lane-1/commondir"), so the CLI's registrations must
-    // not overlap either.
+    // Many rounds of concurrent adds, with libgit2 and with CLI checkouts: breeze registers
+    // each worktree itself (libgit2's add misfired its "already checked out" check while
+    // another worktree was half-created, and two `git worktree add`s read each other's
+    // half-written admin folders), so they must all succeed side by side.
     for round in 0..30 {
         let repo = TestRepo::standard();
         let handle =

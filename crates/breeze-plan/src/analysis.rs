@@ -1,4 +1,4 @@
-//! The plan analysis: dependency DAG, conflict graph, write groups, lanes.
+//! The plan analysis: dependency DAG, conflict graph, write groups, parallelism, lanes.
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 
@@ -8,6 +8,7 @@ use petgraph::unionfind::UnionFind;
 
 use crate::conflicts::{AnalysisStats, find_overlaps};
 use crate::error::{PlanError, Problem, ProblemKind};
+use crate::parallelism::{self, Parallelism};
 use crate::{Plan, Task, TaskId};
 use rustc_hash::FxHashSet;
 
@@ -46,7 +47,9 @@ pub struct Conflict {
 /// The result of [`analyze`].
 #[derive(Debug, Clone)]
 pub struct Analysis {
-    /// Lanes: `min(max_workers clamped to 1..=3, number of groups)`; 0 without tasks.
+    /// Lanes a run can use: `min(max_workers clamped to 1..=3, widest set of tasks that can
+    /// run together)` — `max_workers` when that set is only a greedy lower bound (an unused
+    /// lane costs nothing: lanes are created when a task first takes one); 0 without tasks.
     pub workers: u32,
     /// The worker cap asked for, clamped to 1..=3.
     pub max_workers: u32,
@@ -55,6 +58,9 @@ pub struct Analysis {
     pub groups: Vec<Vec<usize>>,
     /// Every conflicting pair once, ordered by ids.
     pub conflicts: Vec<Conflict>,
+    /// How much of the plan can run at once: the widest set of tasks that can run
+    /// together, and the critical path.
+    pub parallelism: Parallelism,
     /// `Plans.md`, `CHANGELOG.md`, `spec.md` → the task whose write set claims it, or
     /// `None` (the Lead writes it).
     pub shared_file_owners: BTreeMap<String, Option<TaskId>>,
@@ -140,14 +146,38 @@ pub fn analyze(plan: &Plan, max_workers: u32) -> Result<Analysis, PlanError> {
     let conflict_graph = ConflictGraph::build(tasks, &order, &rank, &runs_alone);
     let (groups, group_index) = write_groups(conflict_graph.components, &order, &rank);
 
+    // Pairs with a task without a write set are told apart by `runs_alone`; every other
+    // conflict, whatever its reason, keeps its pair apart.
+    let overlaps: Vec<(usize, usize)> = (conflict_graph.conflicts.iter())
+        .filter(|c| !matches!(c.reason, ConflictReason::NoWriteSet { .. }))
+        .map(|c| (c.a, c.b))
+        .collect();
+    // A task held back (a dependency on an id the plan does not have) never takes a lane:
+    // for the widest set it is as if it could only run alone.
+    let alone_or_held: Vec<bool> =
+        tasks.iter().zip(&runs_alone).map(|(t, alone)| *alone || t.blocked.is_some()).collect();
+    let parallelism = parallelism::compute(&parallelism::Graphs {
+        dependencies: &dependencies,
+        dependents: &dependents,
+        priority: &priority,
+        rank: &rank,
+        runs_alone: &alone_or_held,
+        overlaps: &overlaps,
+    });
+
     let max_workers = max_workers.clamp(1, MAX_WORKERS);
-    let workers = if n == 0 { 0 } else { max_workers.min(groups.len() as u32) };
+    let workers = match n {
+        0 => 0,
+        _ if parallelism.exact => max_workers.min(parallelism.widest.len() as u32),
+        _ => max_workers,
+    };
 
     Ok(Analysis {
         workers,
         max_workers,
         groups,
         conflicts: conflict_graph.conflicts,
+        parallelism,
         shared_file_owners,
         stats: conflict_graph.stats,
         group_index,

@@ -279,6 +279,7 @@ mod tests {
                 advisor_required: false,
                 marker: None,
                 line: i + 1,
+                blocked: None,
             })
             .collect()
     }

@@ -1,7 +1,8 @@
-//! Editing a plan file for the Lead: write sets filled in (`breeze plan --fill-writes`) and
-//! new tasks appended (`breeze draft`). Every other byte of the file is kept, and each edit
-//! is checked by reading the result back: if anything but what was asked changed, the edit
-//! is refused and the file stays as it was.
+//! Editing a plan file for the Lead: write sets filled in (`breeze plan --fill-writes`),
+//! ids given to to-do items without one (`breeze plan --fill-ids`) and new tasks appended
+//! (`breeze draft`, renumbered after the plan's own). Every other byte of the file is kept,
+//! and each edit is checked by reading the result back: if anything but what was asked
+//! changed, the edit is refused and the file stays as it was.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -63,6 +64,68 @@ pub fn append_tasks(
         check_same_tasks(&before, &after, &BTreeMap::new())?;
     }
     Ok(edited)
+}
+
+/// The text of a Plans.md (`text`, at `path`) with ids written for its to-do items that
+/// have none, and new ids for later holders of an id repeated in one section; and the ids
+/// written (none: the text is returned as it is). A plan.toml always has ids.
+pub fn fill_ids(
+    path: &Path,
+    format: PlanFormat,
+    text: &str,
+) -> Result<(String, Vec<crate::plans_md::IdProposal>), PlanError> {
+    if format == PlanFormat::Toml {
+        return Err(PlanError::single(Problem::new(
+            path,
+            None,
+            ProblemKind::InvalidValue,
+            "a plan.toml task always has an id",
+            "`--fill-ids` numbers the to-do items of a Plans.md",
+        )));
+    }
+    crate::plans_md::fill_ids(text).map_err(|why| refused(path, &why))
+}
+
+/// Renumbers `tasks` (new ones, for a plan whose ids are `existing`, in id order) after the existing
+/// ones when any of their ids is taken or repeated: in order, in the family of the plan's
+/// last id (`5` → `6`, `7`; `T12` → `T13`; `2.3` → `2.4`). A dependency of a new task on
+/// another new task follows it (a new task's id names that task, even where the plan has
+/// the same id). Returns the renames, old → new; none when no id clashes.
+pub fn renumber_new_tasks(
+    existing: &[TaskId],
+    last: Option<&TaskId>,
+    tasks: &mut [NewTask],
+) -> Vec<(String, String)> {
+    // An id told apart by its section (`Phase 2/1.1`) is written `1.1`: both are taken.
+    let bare = |id: &TaskId| id.as_str().rsplit('/').next().unwrap_or_default().to_owned();
+    let taken: std::collections::BTreeSet<String> =
+        existing.iter().flat_map(|id| [id.to_string(), bare(id)]).collect();
+    let mut seen = std::collections::BTreeSet::new();
+    let clash = tasks
+        .iter()
+        .any(|task| taken.contains(task.id.trim()) || !seen.insert(task.id.trim().to_owned()));
+    if !clash {
+        return Vec::new();
+    }
+    let written: Vec<TaskId> = existing.iter().map(|id| TaskId::new(bare(id))).collect();
+    let new_ids = crate::plans_md::next_ids(
+        &written,
+        last.map(|id| TaskId::new(bare(id))).as_ref(),
+        tasks.len(),
+    );
+    let renames: Vec<(String, String)> =
+        tasks.iter().map(|t| t.id.trim().to_owned()).zip(new_ids).collect();
+    let by_old: BTreeMap<&str, &str> =
+        renames.iter().map(|(old, new)| (old.as_str(), new.as_str())).collect();
+    for (task, (_, new)) in tasks.iter_mut().zip(&renames) {
+        task.id = new.clone();
+        for dep in &mut task.depends_on {
+            if let Some(renamed) = by_old.get(dep.trim()) {
+                *dep = (*renamed).to_owned();
+            }
+        }
+    }
+    renames
 }
 
 fn reread(

@@ -12,10 +12,13 @@
 //!    which task has the file and which the folder. A task without a write set
 //!    conflicts with every task. Pairs whose literal prefixes cannot overlap are never
 //!    compared, so large plans analyse in near-linear time.
-//! 3. **Write groups**: connected components of the conflict graph; `workers =
-//!    min(max_workers ≤ 3, groups)`.
+//! 3. **Write groups**: connected components of the conflict graph (what conflicts,
+//!    directly or through others) — reported, not a lane count.
 //! 4. **Dependencies**: a DAG checked for cycles (every cycle printed `a -> b -> a`),
 //!    with each task's priority (the longest chain of dependents).
+//! 5. **Parallelism** ([`Parallelism`]): the widest set of tasks that can run together
+//!    (pairwise without conflict or dependency) and the critical path; `workers =
+//!    min(max_workers ≤ 3, widest)`.
 //!
 //! ```
 //! use std::path::Path;
@@ -29,6 +32,8 @@
 //! let plan = breeze_plan::parse_plans_md(text, Path::new("Plans.md")).unwrap();
 //! let analysis = breeze_plan::analyze(&plan, 3).unwrap();
 //! assert_eq!(analysis.groups.len(), 2); // {1, 2} share src/auth/session.rs; {3}
+//! // 2 and 3 can run together: 1 conflicts with 2, and 3 waits for 1 to land.
+//! assert_eq!(analysis.parallelism.widest, [1, 2]);
 //! assert_eq!(analysis.workers, 2);
 //! assert!(analysis.conflicts_between(0, 1));
 //! ```
@@ -43,6 +48,7 @@ mod error;
 mod id;
 mod model;
 mod overlap;
+mod parallelism;
 pub mod plans_md;
 pub mod render;
 mod risk;
@@ -63,15 +69,17 @@ pub use contract::{ContractOptions, MAX_REVIEW_ITERATIONS, sprint_contract};
 pub use error::{PlanError, PlanWarning, Problem, ProblemKind};
 pub use id::TaskId;
 pub use model::{Plan, PlanFormat, Task};
+pub use parallelism::{EXACT_TASKS, Parallelism};
 pub use risk::{RiskFlag, advisor_required, detect as detect_risk};
 pub use writeset::{Collision, WriteEntryError, WriteSet};
 
 /// Reads a plan file: `*.toml` as plan.toml, anything else as Plans.md. Extension tables
 /// (`[task.<name>]`) are refused; [`load_with_extensions`] accepts named ones.
 ///
-/// Besides parsing, warns about exact-file entries that name a directory next to the
-/// plan (`src/auth` where `src/auth/` was meant), unless the task claims every file in it
-/// too (it replaces the folder with a file, which deletes them).
+/// Besides parsing, reads the archives a Plans.md points to (a dependency they show done
+/// counts as done, see [`parse_plans_md`]) and warns about exact-file entries that name a
+/// directory next to the plan (`src/auth` where `src/auth/` was meant), unless the task
+/// claims every file in it too (it replaces the folder with a file, which deletes them).
 pub fn load(path: &Path) -> Result<Plan, PlanError> {
     load_with_extensions(path, &[])
 }
@@ -105,7 +113,7 @@ pub fn load_with_extensions(path: &Path, extensions: &[&str]) -> Result<Plan, Pl
     let mut plan = if is_toml {
         toml_plan::parse(&text, path, extensions)?
     } else {
-        parse_plans_md(&text, path)?
+        plans_md::parse_with_history(&text, path)?
     };
     if let Some(root) = path.parent() {
         let root = if root.as_os_str().is_empty() { Path::new(".") } else { root };
@@ -173,9 +181,18 @@ fn files_under(root: &Path, dir: &str) -> Vec<String> {
 /// How many files of a folder named as a file the plan warning looks at.
 const MAX_FILES_LISTED: usize = 10_000;
 
-/// Parses Plans.md text. `path` is only used in messages and [`Plan::path`].
+/// Parses Plans.md text. `path` is only used in messages and [`Plan::path`]; no archive is
+/// read, so a dependency on an id the text does not have holds its dependent back
+/// ([`Task::blocked`]).
 pub fn parse_plans_md(text: &str, path: &Path) -> Result<Plan, PlanError> {
     plans_md::parse(text, path)
+}
+
+/// [`parse_plans_md`], reading the archives the plan points to relative to `path`'s folder
+/// (as [`load`] does): a dependency they show done counts as done. For a Plans.md whose
+/// text was read elsewhere (a run's copy of its plan).
+pub fn parse_plans_md_with_archives(text: &str, path: &Path) -> Result<Plan, PlanError> {
+    plans_md::parse_with_history(text, path)
 }
 
 /// Parses plan.toml text. `path` is only used in messages and [`Plan::path`].

@@ -31,9 +31,11 @@ pub struct Plan {
     pub path: PathBuf,
     /// Its format.
     pub format: PlanFormat,
-    /// Runnable tasks (not done, not blocked), in file order.
+    /// The tasks to do, in file order: runnable ones, and those held back by a dependency
+    /// on an id the plan does not have ([`Task::blocked`]; a run blocks them with that
+    /// reason).
     pub tasks: Vec<Task>,
-    /// Done rows and archived ids (dependencies on unknown ids in a Plans.md): they
+    /// Done tasks and archived ids (dependencies a Plans.md's archives show done): they
     /// satisfy dependencies.
     pub done: BTreeSet<TaskId>,
     /// Tasks not scheduled because they are marked blocked (or have a status breeze
@@ -46,6 +48,9 @@ pub struct Plan {
     /// caller accepted; the planner does not interpret them. The engine accepts `sim`, the
     /// scripted simulator's steering.
     pub extensions: BTreeMap<TaskId, BTreeMap<String, serde_json::Value>>,
+    /// Lines of to-do items written without a task id (Plans.md): `breeze plan --fill-ids`
+    /// numbers them, and `breeze run` refuses to start until it has.
+    pub unnumbered: Vec<usize>,
 }
 
 impl Plan {
@@ -59,9 +64,25 @@ impl Plan {
         self.tasks.iter().position(|t| &t.id == id)
     }
 
-    /// The runnable task with this id.
+    /// The task to do with this id.
     pub fn task(&self, id: &TaskId) -> Option<&Task> {
         self.tasks.iter().find(|t| &t.id == id)
+    }
+
+    /// How many tasks can run: those not held back ([`Task::blocked`]).
+    pub fn runnable_count(&self) -> usize {
+        self.tasks.iter().filter(|t| t.blocked.is_none()).count()
+    }
+
+    /// How many tasks cannot run: blocked in the plan, or held back by a dependency.
+    pub fn blocked_count(&self) -> usize {
+        self.blocked.len() + self.tasks.len() - self.runnable_count()
+    }
+
+    /// Every id the plan names: tasks to do, done and blocked ones.
+    pub fn ids(&self) -> BTreeSet<TaskId> {
+        let tasks = self.tasks.iter().map(|t| t.id.clone());
+        tasks.chain(self.done.iter().cloned()).chain(self.blocked.iter().cloned()).collect()
     }
 }
 
@@ -87,6 +108,10 @@ pub struct Task {
     pub marker: Option<String>,
     /// 1-based line in the plan file.
     pub line: usize,
+    /// Why the task cannot run although it is to do — it depends on an id the plan does not
+    /// have (`depends on `X`, which is not in the plan`), or on a task held back so — or
+    /// `None`. A run blocks it with this reason; every other task goes on.
+    pub blocked: Option<String>,
 }
 
 impl Task {

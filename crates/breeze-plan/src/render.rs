@@ -5,15 +5,19 @@ use std::fmt::Write as _;
 use serde_json::{Map, Value};
 
 use breeze_protocol::{
-    BreezePlanV1, PlanConflict, PlanGroup, PlanNote, PlanReport, PlanSource, PlanStats, PlannedTask,
+    BreezePlanV1, PlanConflict, PlanGroup, PlanNote, PlanParallelism, PlanReport, PlanSource,
+    PlanStats, PlannedTask,
 };
 
 use crate::analysis::{Analysis, ConflictReason};
 use crate::text::{pad, truncate, width};
-use crate::{AnalysisStats, Plan, PlanFormat, Task};
+use crate::{AnalysisStats, EXACT_TASKS, Plan, PlanFormat, Task};
 
 /// Most overlap lines the table prints before pointing at `--json`.
 const TABLE_CONFLICT_LINES: usize = 200;
+
+/// Most task ids a parallelism line lists before pointing at `--json`.
+const TABLE_PARALLEL_IDS: usize = 12;
 
 fn format_name(format: PlanFormat) -> &'static str {
     match format {
@@ -34,12 +38,14 @@ fn list_or_dash(items: &[String]) -> String {
     if items.is_empty() { "-".to_owned() } else { items.join(", ") }
 }
 
-/// A readable summary: tasks in id order with group, priority, dependencies, risk and
-/// write set; why tasks conflict (with a witness path); shared-file owners; warnings.
+/// A readable summary: write groups, lanes and parallelism; tasks in id order with group,
+/// priority, dependencies, risk and write set; why tasks conflict (with a witness path);
+/// shared-file owners; warnings.
 pub fn table(plan: &Plan, a: &Analysis) -> String {
     let mut out = String::new();
     write_summary(&mut out, plan);
     write_groups_line(&mut out, a);
+    write_parallelism(&mut out, plan, a);
     if !plan.tasks.is_empty() {
         out.push('\n');
         write_task_table(&mut out, plan, a);
@@ -53,7 +59,7 @@ pub fn table(plan: &Plan, a: &Analysis) -> String {
 
 /// `Plan <path> (<format>): N tasks to run, N done, N blocked`.
 fn write_summary(out: &mut String, plan: &Plan) {
-    let tasks = plan.tasks.len();
+    let tasks = plan.runnable_count();
     let _ = writeln!(
         out,
         "Plan {} ({}): {} task{} to run, {} done, {} blocked",
@@ -62,7 +68,7 @@ fn write_summary(out: &mut String, plan: &Plan) {
         tasks,
         if tasks == 1 { "" } else { "s" },
         plan.done.len(),
-        plan.blocked.len()
+        plan.blocked_count()
     );
 }
 
@@ -70,11 +76,56 @@ fn write_summary(out: &mut String, plan: &Plan) {
 fn write_groups_line(out: &mut String, a: &Analysis) {
     let _ = writeln!(
         out,
-        "Write groups: {} · lanes: {} (max_workers {}) — groups run side by side, tasks of one group one at a time",
+        "Write groups: {} · lanes: {} (max_workers {}) — a task runs beside any task it neither conflicts with nor depends on",
         a.groups.len(),
         a.workers,
         a.max_workers
     );
+}
+
+/// The widest set of tasks that can run together and the critical path (nothing for an
+/// empty plan).
+fn write_parallelism(out: &mut String, plan: &Plan, a: &Analysis) {
+    let p = &a.parallelism;
+    if p.widest.is_empty() {
+        return;
+    }
+    let ids = |list: &[usize], separator: &str| {
+        let mut shown: Vec<String> =
+            list.iter().take(TABLE_PARALLEL_IDS).map(|&i| plan.tasks[i].id.to_string()).collect();
+        if list.len() > TABLE_PARALLEL_IDS {
+            shown.push(format!("… {} more", list.len() - TABLE_PARALLEL_IDS));
+        }
+        shown.join(separator)
+    };
+    let plural = |n: usize| if n == 1 { "task" } else { "tasks" };
+    let (bound, how) = if p.exact {
+        ("at most", "pairwise without conflict or dependency".to_owned())
+    } else {
+        (
+            "at least",
+            format!(
+                "a lower bound: only plans up to {EXACT_TASKS} tasks are searched exactly, within a fixed budget"
+            ),
+        )
+    };
+    let _ = writeln!(
+        out,
+        "Run together: {bound} {} {} ({}) — {how}",
+        p.widest.len(),
+        plural(p.widest.len()),
+        ids(&p.widest, ", ")
+    );
+    match p.critical_path.len() {
+        1 => out.push_str("Critical path: 1 task — no task waits for another\n"),
+        length => {
+            let _ = writeln!(
+                out,
+                "Critical path: {length} tasks ({}) — the longest chain of dependencies",
+                ids(&p.critical_path, " → ")
+            );
+        }
+    }
 }
 
 /// The task table: a header and one row per task in id order, columns aligned.
@@ -106,7 +157,7 @@ fn task_row(plan: &Plan, a: &Analysis, i: usize) -> [String; 7] {
         t.writes.entries().join(", ")
     };
     [
-        t.id.to_string(),
+        if t.blocked.is_some() { format!("{} (blocked)", t.id) } else { t.id.to_string() },
         truncate(&t.title, 40),
         (a.group_of(i) + 1).to_string(),
         a.priority(i).to_string(),
@@ -258,6 +309,11 @@ pub fn report(plan: &Plan, a: &Analysis) -> PlanReport {
         },
         workers: a.workers,
         max_workers: a.max_workers,
+        parallelism: PlanParallelism {
+            widest: task_ids(tasks, &a.parallelism.widest),
+            exact: a.parallelism.exact,
+            critical_path: task_ids(tasks, &a.parallelism.critical_path),
+        },
         groups: (a.groups.iter().enumerate())
             .map(|(g, members)| PlanGroup { id: g as u32 + 1, tasks: task_ids(tasks, members) })
             .collect(),

@@ -116,6 +116,7 @@ pub(crate) fn parse(text: &str, path: &Path, extensions: &[&str]) -> Result<Plan
         blocked: BTreeSet::new(),
         warnings: Vec::new(),
         extensions: extension_tables,
+        unnumbered: Vec::new(),
     })
 }
 
@@ -226,6 +227,7 @@ impl<'a> Reader<'a> {
             advisor_required: entry.advisor_required || risk::advisor_required(&text_for_risk),
             marker: None,
             line,
+            blocked: None,
         }
     }
 

@@ -64,7 +64,8 @@ fn a_task_without_write_set_conflicts_with_every_task() {
     let p = plan(&[("1", "`a/x.rs`", "-"), ("2", "-", "-"), ("3", "`b/`", "-"), ("4", "-", "-")]);
     let a = analyze(&p, 3).unwrap();
     assert_eq!(a.groups.len(), 1);
-    assert_eq!(a.workers, 1);
+    // One group through the tasks without a write set, yet 1 and 3 can run together.
+    assert_eq!(a.workers, 2);
     for x in 0..4 {
         for y in 0..4 {
             if x != y {
@@ -291,6 +292,84 @@ fn sprint_contract_from_a_task() {
 }
 
 #[test]
+fn lanes_follow_the_widest_set_that_can_run_together_not_the_groups() {
+    // A replayed history in miniature: 1 touches every file, chaining all tasks into one
+    // write group; 2, 3 and 4 each change one file after it, 5 follows 2 and 3, and 6
+    // changes d.py without waiting for 1.
+    let p = plan(&[
+        ("1", "`a.py`, `b.py`, `c.py`, `d.py`", "-"),
+        ("2", "`a.py`", "1"),
+        ("3", "`b.py`", "1"),
+        ("4", "`c.py`", "1"),
+        ("5", "`a.py`, `b.py`", "2, 3"),
+        ("6", "`d.py`", "-"),
+    ]);
+    let a = analyze(&p, 3).unwrap();
+    assert_eq!(a.groups.len(), 1, "one connected write group");
+    let ids = |list: &[usize]| list.iter().map(|&i| p.tasks[i].id.to_string()).collect::<Vec<_>>();
+    // 6 conflicts only with 1, which 2, 3 and 4 wait for: four tasks can run together.
+    assert_eq!(ids(&a.parallelism.widest), ["2", "3", "4", "6"]);
+    assert!(a.parallelism.exact);
+    assert_eq!(ids(&a.parallelism.critical_path), ["1", "2", "5"]);
+    assert_eq!(a.workers, 3, "capped by max_workers");
+    assert_eq!(analyze(&p, 2).unwrap().workers, 2);
+
+    let table = render::table(&p, &a);
+    assert!(table.contains("Write groups: 1 · lanes: 3 (max_workers 3)"), "{table}");
+    assert!(
+        table.contains(
+            "Run together: at most 4 tasks (2, 3, 4, 6) — pairwise without conflict or dependency"
+        ),
+        "{table}"
+    );
+    assert!(table.contains("Critical path: 3 tasks (1 → 2 → 5)"), "{table}");
+    let json = render::json(&p, &a);
+    assert_eq!(json["workers"], 3);
+    assert_eq!(
+        json["parallelism"],
+        serde_json::json!({"widest": ["2", "3", "4", "6"], "exact": true, "critical_path": ["1", "2", "5"]})
+    );
+}
+
+#[test]
+fn a_task_held_back_by_an_unknown_dependency_takes_no_lane() {
+    // 2 and 3 neither conflict nor depend on each other, but 3 waits for an id the plan
+    // does not have: it never runs, so only one lane can be busy.
+    let p = plan(&[("1", "`a.py`", "-"), ("2", "`b.py`", "1"), ("3", "`c.py`", "99")]);
+    assert!(p.tasks[idx(&p, "3")].blocked.is_some(), "3 is held back");
+    let a = analyze(&p, 3).unwrap();
+    let ids = |list: &[usize]| list.iter().map(|&i| p.tasks[i].id.to_string()).collect::<Vec<_>>();
+    assert_eq!(ids(&a.parallelism.widest).len(), 1, "{:?}", ids(&a.parallelism.widest));
+    assert!(!ids(&a.parallelism.widest).contains(&"3".to_string()));
+    assert_eq!(a.workers, 1);
+}
+
+#[test]
+fn a_large_plan_gets_a_greedy_bound_and_every_lane() {
+    // Over the exact limit: independent pairs (2k, 2k+1) sharing a file, no dependencies.
+    let rows: Vec<(String, String)> = (0..breeze_plan::EXACT_TASKS + 2)
+        .map(|i| (i.to_string(), format!("`pair{}.py`", i / 2)))
+        .collect();
+    let rows: Vec<(&str, &str, &str)> =
+        rows.iter().map(|(id, writes)| (id.as_str(), writes.as_str(), "-")).collect();
+    let p = plan(&rows);
+    let a = analyze(&p, 3).unwrap();
+    assert!(!a.parallelism.exact);
+    // One task of each pair: the greedy bound is the true width here.
+    assert_eq!(a.parallelism.widest.len(), rows.len() / 2);
+    assert!(
+        a.parallelism.widest.iter().all(|&i| a
+            .parallelism
+            .widest
+            .iter()
+            .all(|&j| !a.conflicts_between(i, j)))
+    );
+    assert_eq!(a.workers, 3);
+    let table = render::table(&p, &a);
+    assert!(table.contains(&format!("Run together: at least {} tasks", rows.len() / 2)), "{table}");
+}
+
+#[test]
 fn empty_plan_has_no_workers() {
     let p = parse_plans_md(
         "| Task | C | DoD | Depends | Status |\n|-|-|-|-|-|\n| 1 | a | b | - | cc:done |\n",
@@ -300,5 +379,32 @@ fn empty_plan_has_no_workers() {
     let a = analyze(&p, 3).unwrap();
     assert_eq!(a.workers, 0);
     assert!(a.groups.is_empty());
+    assert!(a.parallelism.widest.is_empty() && a.parallelism.critical_path.is_empty());
     assert!(render::table(&p, &a).contains("0 tasks to run, 1 done"));
+}
+
+#[test]
+fn a_file_and_a_folder_of_one_name_keep_their_tasks_apart_in_the_lanes() {
+    // Issue 23's pair alone: no shared path, but never side by side, so one lane.
+    let p = plan(&[("A", "`d`, `d/one`, `d/two`", "-"), ("B", "`d/three`", "-")]);
+    let a = analyze(&p, 3).unwrap();
+    assert_eq!(a.parallelism.widest.len(), 1, "{:?}", a.parallelism.widest);
+    assert!(a.parallelism.exact);
+    assert_eq!(a.workers, 1);
+    assert!(a.conflicts_between(0, 1));
+    let table = render::table(&p, &a);
+    assert!(table.contains("lanes: 1 (max_workers 3)"), "{table}");
+
+    // The file `d` keeps A out of the widest set: B and C write under `d/` side by side.
+    let p = plan(&[
+        ("A", "`d`, `d/one`", "-"),
+        ("B", "`d/three`", "-"),
+        ("C", "`d/four`", "-"),
+        ("D", "`e/`", "-"),
+    ]);
+    let a = analyze(&p, 3).unwrap();
+    let ids = |list: &[usize]| list.iter().map(|&i| p.tasks[i].id.to_string()).collect::<Vec<_>>();
+    assert_eq!(ids(&a.parallelism.widest), ["B", "C", "D"]);
+    assert_eq!(a.workers, 3);
+    assert_eq!(analyze(&p, 2).unwrap().workers, 2);
 }

@@ -16,7 +16,10 @@
 //! `depends:` — not inside a sentence (`… を `cc:WIP` へ遷移`), and `マーカー: …`
 //! lines are legends. Checked boxes (`- [x]`), code blocks, HTML comments and block
 //! quotes are skipped. An open item is **planned** when a planned task starts on its
-//! line or, for a heading, lies in its section.
+//! line or, for a heading, lies in its section — read as the file is, and again after
+//! `breeze plan --fill-ids` numbered its to-do items (`plans_md::fill_ids`; it writes ids
+//! inside lines, so line numbers stay). A task held back by a dependency on an id the
+//! file does not have counts as planned: breeze read it and reports why it cannot run.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -265,6 +268,35 @@ struct Totals {
     errors: usize,
     zero_planned: usize,
     tasks: usize,
+    held: usize,
+    /// After `--fill-ids`.
+    numbered_planned: usize,
+    numbered_files: usize,
+}
+
+/// How many of `items` a plan read from `text` plans: a task starts on the item's line or,
+/// for a heading, lies in its section.
+fn planned_count(text: &str, items: &[(usize, Kind)], plan: &breeze_plan::Plan) -> usize {
+    let lines: Vec<usize> = plan.tasks.iter().map(|t| t.line).collect();
+    items
+        .iter()
+        .filter(|&&(line, kind)| match kind {
+            Kind::Heading(level) => {
+                let end = section_end(text, line, level);
+                lines.iter().any(|&l| l >= line && l < end)
+            }
+            _ => lines.contains(&line),
+        })
+        .count()
+}
+
+/// The open items planned after `--fill-ids` (0 when numbering or reading fails).
+fn planned_after_numbering(text: &str, path: &Path, items: &[(usize, Kind)]) -> usize {
+    let Ok((numbered, _)) = breeze_plan::plans_md::fill_ids(text) else { return 0 };
+    match breeze_plan::parse_plans_md(&numbered, path) {
+        Ok(plan) => planned_count(&numbered, items, &plan),
+        Err(_) => 0,
+    }
 }
 
 fn measure(path: &Path, totals: &mut Totals) {
@@ -276,6 +308,11 @@ fn measure(path: &Path, totals: &mut Totals) {
     }
     totals.open += items.len();
     let name = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
+    let numbered = planned_after_numbering(&text, path, &items);
+    totals.numbered_planned += numbered;
+    if numbered > 0 {
+        totals.numbered_files += 1;
+    }
     let result = std::panic::catch_unwind(|| breeze_plan::parse_plans_md(&text, path));
     let plan = match result {
         Err(_) => {
@@ -293,22 +330,18 @@ fn measure(path: &Path, totals: &mut Totals) {
                 totals.zero_planned += 1;
             }
             let first = e.to_string().lines().next().unwrap_or_default().to_owned();
-            println!("{name}: open {} planned 0 — error: {}", items.len(), cut(&first, 140));
+            println!(
+                "{name}: open {} planned 0, after --fill-ids {numbered} — error: {}",
+                items.len(),
+                cut(&first, 140)
+            );
             return;
         }
         Ok(Ok(plan)) => plan,
     };
     let lines: Vec<usize> = plan.tasks.iter().map(|t| t.line).collect();
-    let planned = items
-        .iter()
-        .filter(|&&(line, kind)| match kind {
-            Kind::Heading(level) => {
-                let end = section_end(&text, line, level);
-                lines.iter().any(|&l| l >= line && l < end)
-            }
-            _ => lines.contains(&line),
-        })
-        .count();
+    let planned = planned_count(&text, &items, &plan);
+    totals.held += plan.tasks.len() - plan.runnable_count();
     if !items.is_empty() && planned == 0 {
         totals.zero_planned += 1;
     }
@@ -338,7 +371,7 @@ fn measure(path: &Path, totals: &mut Totals) {
         }
     }
     println!(
-        "{name}: open {} planned {planned} (tasks {}, warnings {}){}",
+        "{name}: open {} planned {planned}, after --fill-ids {numbered} (tasks {}, warnings {}){}",
         items.len(),
         plan.tasks.len(),
         plan.warnings.len(),
@@ -372,15 +405,27 @@ fn corpus_coverage() {
         measure(f, &mut totals);
     }
     println!(
-        "\nfiles {} | with open work {} | open items {} | planned {} | tasks planned {} | \"no task table found\" {} | other errors {} | open work but nothing planned {}",
+        "\nfiles {} | with open work {} | open items {} | planned {} | tasks planned {} (held back by an unknown dependency {}) | \"no task table found\" {} | other errors {} | open work but nothing planned {}",
         totals.files,
         totals.with_open,
         totals.open,
         totals.planned,
         totals.tasks,
+        totals.held,
         totals.no_table,
         totals.errors,
         totals.zero_planned
+    );
+    println!(
+        "as written: open work planned in {} of {} files, {} of {} open items",
+        totals.with_open - totals.zero_planned,
+        totals.with_open,
+        totals.planned,
+        totals.open
+    );
+    println!(
+        "after `breeze plan --fill-ids`: open work planned in {} of {} files, {} of {} open items",
+        totals.numbered_files, totals.with_open, totals.numbered_planned, totals.open
     );
 }
 

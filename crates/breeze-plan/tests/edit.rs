@@ -94,13 +94,12 @@ fn heading_and_list_item_tasks_get_a_writes_line() {
 }
 
 #[test]
-fn a_misaligned_row_is_refused_and_nothing_is_written() {
+fn a_misaligned_row_is_a_plan_error_so_nothing_is_written() {
     let text = "| Task | Content | Status |\n|---|---|---|\n| 1 | A | extra | cc:TODO |\n";
-    let plan = md(text);
-    let err = set_writes(&plan, text, &writes(&[("1", &["a.rs"])]), &[]).unwrap_err();
-    assert!(
-        err.to_string().contains("cells") && err.to_string().contains("left as it was"),
-        "{err}"
+    let err = parse_plans_md(text, Path::new("Plans.md")).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "Plans.md:3: row has 4 cells but the header of its table (`| Task | Content | Status |`) has 3 — write one cell per column — `|  |` for an empty cell, `\\|` for a `|` inside a cell"
     );
 }
 
@@ -153,4 +152,44 @@ fn drafted_tasks_are_appended_to_plan_toml() {
     let plan = parse_plan_toml(&out, Path::new("plan.toml")).unwrap();
     assert_eq!(plan.tasks.len(), 2);
     assert!(out.starts_with(text.trim_end()), "{out}");
+}
+
+#[test]
+fn drafted_tasks_are_renumbered_after_the_plans_own_when_their_ids_clash() {
+    let existing: Vec<TaskId> = ["1", "2", "3"].into_iter().map(TaskId::from).collect();
+    let mut tasks =
+        vec![new_task("1", "A", &["a.rs"], &[]), new_task("2", "B", &["b.rs"], &["1", "3"])];
+    let renames = breeze_plan::edit::renumber_new_tasks(&existing, existing.last(), &mut tasks);
+    assert_eq!(renames, [("1".to_string(), "4".to_string()), ("2".to_string(), "5".to_string())]);
+    assert_eq!((tasks[0].id.as_str(), tasks[1].id.as_str()), ("4", "5"));
+    // A drafted task's dependency follows its renumbering; one on the plan's own stays.
+    assert_eq!(tasks[1].depends_on, ["4", "3"]);
+
+    let mut fresh = vec![new_task("7", "C", &["c.rs"], &["3"])];
+    assert!(breeze_plan::edit::renumber_new_tasks(&existing, None, &mut fresh).is_empty());
+    assert_eq!(fresh[0].id, "7", "no clash, no renumbering");
+
+    // Ids told apart by their section are written bare: `1.1` is taken.
+    let qualified: Vec<TaskId> =
+        ["Phase 1/1.1", "Phase 2/1.1"].into_iter().map(TaskId::from).collect();
+    let mut tasks = vec![new_task("1.1", "E", &[], &[])];
+    breeze_plan::edit::renumber_new_tasks(&qualified, qualified.last(), &mut tasks);
+    assert_eq!(tasks[0].id, "1.2");
+
+    let dotted: Vec<TaskId> = ["1.1", "2.1", "2.3", "T4"].into_iter().map(TaskId::from).collect();
+    let mut tasks = vec![new_task("T4", "D", &[], &[])];
+    breeze_plan::edit::renumber_new_tasks(&dotted, Some(&TaskId::from("2.3")), &mut tasks);
+    assert_eq!(tasks[0].id, "2.4", "in the family of the plan's last task");
+}
+
+#[test]
+fn fill_ids_keeps_every_other_byte_and_refuses_a_plan_toml() {
+    let text = "# Plans\r\n\r\n- [ ] T1 First `cc:done`\r\n- [ ] Second `cc:TODO` <!-- why -->\r\n";
+    let (out, written) =
+        breeze_plan::edit::fill_ids(Path::new("Plans.md"), PlanFormat::PlansMd, text).unwrap();
+    assert_eq!(out, text.replace("- [ ] Second", "- [ ] T2 Second"));
+    assert_eq!(written.len(), 1);
+    let err =
+        breeze_plan::edit::fill_ids(Path::new("plan.toml"), PlanFormat::Toml, "").unwrap_err();
+    assert!(err.to_string().contains("a plan.toml task always has an id"), "{err}");
 }

@@ -1,6 +1,6 @@
 //! Reading real-world Plans.md shapes (fixtures in `tests/fixtures/`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use breeze_plan::{Plan, ProblemKind, RiskFlag, TaskId, analyze, load};
 
@@ -77,7 +77,7 @@ fn markers_in_backticks_with_suffixes_and_in_several_languages() {
 
     let warnings = warning_lines(&plan).join("\n");
     assert!(
-        warnings.contains("markers.md:19: row has 6 cells but the table header has 5"),
+        warnings.contains("markers.md:19: row has 6 cells but the header of its table (`| Task | 内容 | DoD | Depends | Status |`) has 5; it is finished"),
         "{warnings}"
     );
     assert!(
@@ -155,20 +155,37 @@ fn phase_and_prefix_dependencies_and_archived_ids() {
     assert_eq!(deps(&plan, "5.15.1"), ["5.15.0"], "8a.7 is archived");
     assert_eq!(deps(&plan, "GEO-4.1"), ["GEO-3.1"], "GEO-3 = GEO-3.x, not GEO-31.x");
     assert_eq!(deps(&plan, "6.1"), ["5.15.0", "5.15.0b", "5.15.1"]);
+    // The archive the plan links to shows 8a.7 done; nothing shows S12.3.
     assert!(plan.done.contains(&TaskId::from("8a.7")));
-    assert!(plan.done.contains(&TaskId::from("S12.3")));
+    assert!(!plan.done.contains(&TaskId::from("S12.3")));
+    let task = |id: &str| plan.task(&TaskId::from(id)).unwrap();
+    assert_eq!(task("5.15.1").blocked, None);
+    assert_eq!(
+        task("6.1").blocked.as_deref(),
+        Some("depends on `S12.3`, which is not in the plan")
+    );
     let warnings = warning_lines(&plan).join("\n");
     assert!(
-        warnings.contains("phases.md:16: task `5.15.1` depends on `8a.7`, which matches no task, phase, range or id prefix; treated as done (archived)"),
+        warnings.contains("phases.md:18: task `5.15.1` depends on `8a.7`, which the plan's archive `archive/Plans-phase8.md` shows done; treated as done"),
         "{warnings}"
     );
-    assert!(warnings.contains("task `6.1` depends on `S12.3`"), "{warnings}");
+    assert!(
+        warnings.contains("phases.md:28: task `6.1` depends on `S12.3`, which matches no task, phase, range or id prefix here or in an archive the plan names, so `6.1` is blocked"),
+        "{warnings}"
+    );
+    // Without the archive (the text alone), 5.15.1 is held back too.
+    let text = std::fs::read_to_string(fixture("phases.md")).unwrap();
+    let alone = breeze_plan::parse_plans_md(&text, Path::new("phases.md")).unwrap();
+    let held = alone.tasks.iter().find(|t| t.id.as_str() == "5.15.1").unwrap();
+    assert_eq!(held.blocked.as_deref(), Some("depends on `8a.7`, which is not in the plan"));
     let analysis = analyze(&plan, 3).unwrap();
     let order: Vec<&str> = analysis.order().iter().map(|&i| plan.tasks[i].id.as_str()).collect();
     assert_eq!(
         order,
         ["5.14.2", "5.15.0", "5.15.0b", "5.15.1", "6.1", "GEO-3.1", "GEO-4.1", "GEO-31.1"]
     );
+    let table = breeze_plan::render::table(&plan, &analysis);
+    assert!(table.contains("7 tasks to run, 3 done, 1 blocked"), "{table}");
 }
 
 #[test]
@@ -178,7 +195,7 @@ fn duplicate_ids_are_an_error_naming_both_lines() {
     assert_eq!(problems.len(), 1, "{err}");
     let shown = problems[0].to_string();
     assert!(
-        shown.ends_with("duplicate.md:7: task id `1` is used 2 times (lines 5, 7) — give each task its own id, e.g. `1` and `1b`"),
+        shown.ends_with("duplicate.md:7: task id `1` is used 2 times in one section (lines 5, 7) — `breeze plan --fill-ids` gives the later ones new ids; or give each task its own id, e.g. `1` and `1b`"),
         "{shown}"
     );
     assert_eq!(problems[0].kind, ProblemKind::DuplicateId);
@@ -288,10 +305,10 @@ fn odd_input_never_panics() {
         "\u{feff}| Task | C | DoD | Depends | Status |\r\n|-|-|-|-|-|\r\n| 1 | ü | b | - | cc:todo |\r\n",
     ];
     for s in samples {
-        let _ = breeze_plan::parse_plans_md(s, std::path::Path::new("Plans.md"));
+        let _ = breeze_plan::parse_plans_md(s, Path::new("Plans.md"));
         let _ = breeze_plan::plans_md::status_markers(s);
     }
-    let plan = breeze_plan::parse_plans_md(samples[9], std::path::Path::new("Plans.md")).unwrap();
+    let plan = breeze_plan::parse_plans_md(samples[9], Path::new("Plans.md")).unwrap();
     assert_eq!(plan.tasks[0].title, "ü");
 }
 
@@ -318,7 +335,7 @@ fn status_edits_on_real_shapes_touch_only_the_marker() {
     let changed: Vec<&String> = before.keys().filter(|k| before[*k] != after[*k]).collect();
     assert_eq!(changed, ["1.2"], "a worker's marker edit is visible by comparing snapshots");
     // The edited plan no longer schedules 1.2, and 1.3 still waits for nothing else.
-    let plan = breeze_plan::parse_plans_md(&edited, std::path::Path::new("Plans.md")).unwrap();
+    let plan = breeze_plan::parse_plans_md(&edited, Path::new("Plans.md")).unwrap();
     assert!(plan.done.contains(&TaskId::from("1.2")));
     assert_eq!(deps(&plan, "1.3"), Vec::<String>::new());
 

@@ -232,7 +232,79 @@ proptest! {
                 prop_assert_eq!(a.group_of(m), g);
             }
         }
-        prop_assert_eq!(a.workers as usize, expected.len().min(3));
+        // Lanes follow the widest set of tasks that can run together (no dependencies
+        // here: a largest set of pairwise non-conflicting tasks), not the groups.
+        let widest = (0u32..1 << n)
+            .filter(|mask| (0..n).all(|i| (0..n).all(|j| {
+                mask & (1 << i) == 0 || mask & (1 << j) == 0 || !adjacent[i][j]
+            })))
+            .map(u32::count_ones)
+            .max()
+            .unwrap_or(0);
+        prop_assert_eq!(a.parallelism.widest.len() as u32, widest);
+        prop_assert_eq!(a.workers, widest.min(3));
+    }
+
+    #[test]
+    fn the_widest_set_and_the_critical_path_are_exact(
+        sets in prop::collection::vec(prop::collection::vec(entry(), 0..=2), 1..=9),
+        edges in prop::collection::vec((0usize..9, 0usize..9), 0..12)
+    ) {
+        let n = sets.len();
+        // Dependencies only on earlier tasks: acyclic.
+        let edges: BTreeSet<(usize, usize)> =
+            edges.into_iter().filter(|&(x, y)| x < n && y < x).collect();
+        let tasks: Vec<Task> = sets
+            .iter()
+            .enumerate()
+            .map(|(i, entries)| {
+                let deps = edges.iter().filter(|e| e.0 == i).map(|e| id(e.1)).collect();
+                task(i, WriteSet::new(entries).unwrap(), deps)
+            })
+            .collect();
+        let plan = make_plan(tasks);
+        let Ok(a) = analyze(&plan, 3) else { return Ok(()) }; // shared-file owners clash
+        // Reference: i reaches j through dependencies, and pairs that cannot run together.
+        let mut reaches = vec![vec![false; n]; n];
+        for &(x, y) in &edges {
+            reaches[x][y] = true;
+        }
+        for k in 0..n {
+            for i in 0..n {
+                for j in 0..n {
+                    reaches[i][j] |= reaches[i][k] && reaches[k][j];
+                }
+            }
+        }
+        let mut apart = vec![vec![false; n]; n];
+        for i in 0..n {
+            for j in 0..n {
+                let (wi, wj) = (&plan.tasks[i].writes, &plan.tasks[j].writes);
+                let conflict = wi.is_empty() || wj.is_empty() || wi.collision(wj).is_some();
+                apart[i][j] = i != j && (conflict || reaches[i][j] || reaches[j][i]);
+            }
+        }
+        let together = |members: &[usize]| {
+            members.iter().all(|&i| members.iter().all(|&j| !apart[i][j]))
+        };
+        let widest = (0u32..1 << n)
+            .map(|mask| (0..n).filter(|i| mask & (1 << i) != 0).collect::<Vec<usize>>())
+            .filter(|members| together(members))
+            .map(|members| members.len())
+            .max()
+            .unwrap_or(0);
+        prop_assert!(a.parallelism.exact);
+        prop_assert!(together(&a.parallelism.widest), "{:?} cannot run together", a.parallelism.widest);
+        prop_assert_eq!(a.parallelism.widest.len(), widest);
+        prop_assert_eq!(a.workers as usize, widest.min(3));
+
+        // The critical path is a chain of dependencies as long as the longest one.
+        let path = &a.parallelism.critical_path;
+        let longest = (0..n).map(|v| longest_dependent_chain(v, &edges)).max().unwrap_or(0);
+        prop_assert_eq!(path.len() as u32, longest + 1);
+        for step in path.windows(2) {
+            prop_assert!(edges.contains(&(step[1], step[0])), "{:?} is not a chain", path);
+        }
     }
 
     #[test]
@@ -320,6 +392,7 @@ fn task(i: usize, writes: WriteSet, depends_on: Vec<TaskId>) -> Task {
         advisor_required: false,
         marker: None,
         line: i + 1,
+        blocked: None,
     }
 }
 
@@ -332,6 +405,7 @@ fn make_plan(tasks: Vec<Task>) -> Plan {
         blocked: BTreeSet::new(),
         warnings: Vec::new(),
         extensions: Default::default(),
+        unnumbered: Vec::new(),
     }
 }
 
@@ -368,6 +442,11 @@ const FRAGMENTS: &[&str] = &[
     "| 63.4 | x | 63.1–63.3, all above | cc:TODO |\n",
     "| 6 | x | 1 or 2, 8-12 | pm:TODO |\n",
     "## Marker legend\n",
+    "- [ ] polish without an id `cc:TODO`\n",
+    "- `cc:WIP` fix without an id\n",
+    "|  | no id | ok | - | cc:TODO |\n",
+    "### Refactor without an id `cc:TODO`\n",
+    "| 1.1 | again | ok | 1.1 | cc:TODO |\n",
     "- `cc:TODO` — not started\n",
     "```\n",
     "<!--\n",
@@ -381,12 +460,19 @@ const FRAGMENTS: &[&str] = &[
     "\\",
 ];
 
-/// Checks that reading `text` does not panic and that every task status_markers
-/// lists can be edited without losing a task.
+/// Checks that reading `text` does not panic, that every task status_markers lists can
+/// be edited without losing a task, and that numbering to-do items without ids numbers
+/// them all at once (a second run writes nothing).
 fn read_and_edit(text: &str) -> Result<(), TestCaseError> {
     let path = std::path::Path::new("Plans.md");
     if let Ok(plan) = breeze_plan::parse_plans_md(text, path) {
         let _ = analyze(&plan, 3);
+    }
+    if let Ok((numbered, _)) = breeze_plan::plans_md::fill_ids(text) {
+        let (again, more) =
+            breeze_plan::plans_md::fill_ids(&numbered).expect("a numbered text numbers again");
+        prop_assert!(more.is_empty(), "{:?}", more);
+        prop_assert_eq!(again, numbered);
     }
     let markers = breeze_plan::plans_md::status_markers(text);
     for id in markers.keys() {

@@ -122,6 +122,17 @@ pub enum EventKind {
         #[serde(default)]
         usage: Usage,
     },
+    /// What one role call cost, as breeze counted it against the budget: the backend's
+    /// report, priced with `[budget.prices]` where it has tokens only; journaled for every
+    /// call that reached its backend, the simulator's included.
+    Spent {
+        /// Task id.
+        task: String,
+        /// Role.
+        role: Role,
+        /// Cost and tokens of the call (`unpriced_calls` 1 when its cost is unknown).
+        usage: Usage,
+    },
     /// A role's backend failed rather than the task (rate limit, passing API error, no
     /// login); the call is tried again after `wait_ms` (not an attempt).
     BackendTrouble {

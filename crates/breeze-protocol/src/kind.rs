@@ -7,8 +7,9 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::{
-    AdvisorRequest, AdvisorResponse, BreezeEvent, BreezeStatus, PlanDraft, PlanReport, ReviewInput,
-    ReviewResult, ScaffoldInput, SprintContract, WorkerInput, WorkerReport,
+    AdvisorRequest, AdvisorResponse, BreezeEvent, BreezeStatus, DoctorReport, PlanDraft,
+    PlanReport, ReviewInput, ReviewResult, ScaffoldInput, SprintContract, WorkerInput,
+    WorkerReport,
 };
 
 /// Every message type breeze reads or writes.
@@ -38,11 +39,13 @@ pub enum MessageKind {
     ScaffoldInput,
     /// `plan-draft.v1`
     PlanDraft,
+    /// `breeze-doctor.v1`
+    BreezeDoctor,
 }
 
 impl MessageKind {
     /// All kinds, in a stable order.
-    pub const ALL: [MessageKind; 12] = [
+    pub const ALL: [MessageKind; 13] = [
         Self::AdvisorRequest,
         Self::AdvisorResponse,
         Self::ReviewResult,
@@ -55,6 +58,7 @@ impl MessageKind {
         Self::BreezePlan,
         Self::ScaffoldInput,
         Self::PlanDraft,
+        Self::BreezeDoctor,
     ];
 
     /// The `schema_version` value, e.g. `advisor-request.v1`.
@@ -72,6 +76,7 @@ impl MessageKind {
             Self::BreezePlan => "breeze-plan.v1",
             Self::ScaffoldInput => "scaffold-input.v1",
             Self::PlanDraft => "plan-draft.v1",
+            Self::BreezeDoctor => "breeze-doctor.v1",
         }
     }
 
@@ -91,7 +96,7 @@ impl MessageKind {
 
     /// The JSON Schema (draft 2020-12) generated from the Rust type.
     pub fn schema(self) -> &'static Value {
-        static CACHE: [OnceLock<Value>; 12] = [const { OnceLock::new() }; 12];
+        static CACHE: [OnceLock<Value>; 13] = [const { OnceLock::new() }; 13];
         let index = Self::ALL.iter().position(|kind| *kind == self).unwrap_or(0);
         CACHE[index].get_or_init(|| match self {
             Self::AdvisorRequest => schema_value::<AdvisorRequest>(self),
@@ -106,6 +111,7 @@ impl MessageKind {
             Self::BreezePlan => schema_value::<PlanReport>(self),
             Self::ScaffoldInput => schema_value::<ScaffoldInput>(self),
             Self::PlanDraft => schema_value::<PlanDraft>(self),
+            Self::BreezeDoctor => schema_value::<DoctorReport>(self),
         })
     }
 
@@ -197,4 +203,8 @@ impl_message!(
 
 impl Message for PlanReport {
     const KIND: MessageKind = MessageKind::BreezePlan;
+}
+
+impl Message for DoctorReport {
+    const KIND: MessageKind = MessageKind::BreezeDoctor;
 }

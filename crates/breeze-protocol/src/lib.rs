@@ -19,12 +19,14 @@
 //! | `breeze-plan.v1` | `breeze plan --json` | [`PlanReport`] |
 //! | `scaffold-input.v1` | Lead → Scaffolder | [`ScaffoldInput`] |
 //! | `plan-draft.v1` | Scaffolder → Lead | [`PlanDraft`] |
+//! | `breeze-doctor.v1` | `breeze doctor --json` | [`DoctorReport`] |
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 mod advisor;
 mod common;
 mod contract;
+mod doctor;
 mod draft;
 mod event;
 mod exit;
@@ -45,19 +47,24 @@ pub use contract::{
     ContractAdvisor, ContractBody, ContractCheck, ContractReview, ContractSource, ContractStatus,
     ContractTask, ModelPolicy, NonGoal, RuntimeValidation, SprintContract,
 };
+pub use doctor::{
+    CheckOutcome, DoctorCheck, DoctorReport, DoctorTool, SetupInput, SetupPath, SetupTrial,
+};
 pub use draft::{DraftConflict, DraftTask, PlanDraft, RepositoryView, ScaffoldInput, ScaffoldMode};
 pub use event::{BreezeEvent, EventKind, Role};
 pub use exit::ExitCode;
 pub use kind::{DetectError, Message, MessageKind};
 pub use plan::{
-    ConflictReason, PlanConflict, PlanGroup, PlanNote, PlanReport, PlanSource, PlanStats,
-    PlannedTask,
+    ConflictReason, PlanConflict, PlanGroup, PlanNote, PlanParallelism, PlanReport, PlanSource,
+    PlanStats, PlannedTask,
 };
 pub use review::{
     Check, CheckStatus, GateResult, GateStatus, ReviewInput, ReviewResult, ReviewType,
     ReviewerProfile, Verdict,
 };
-pub use status::{BreezeStatus, ContainmentStatus, RunState, TaskState, TaskStatus, Usage};
+pub use status::{
+    BreezeStatus, BudgetCaps, ContainmentStatus, RunState, TaskState, TaskStatus, Usage,
+};
 pub use validate::{InvalidMessage, Problem};
 pub use version::*;
 pub use worker::{

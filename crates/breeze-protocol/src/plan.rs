@@ -16,10 +16,13 @@ pub struct PlanReport {
     pub schema_version: BreezePlanV1,
     /// The plan file.
     pub plan: PlanSource,
-    /// Lanes a run would use: `min(max_workers, groups)`.
+    /// Lanes a run would use: `min(max_workers, size of parallelism.widest)`
+    /// (`max_workers` when `parallelism.exact` is false).
     pub workers: u32,
     /// The lane cap it was analysed with.
     pub max_workers: u32,
+    /// How much of the plan can run at once.
+    pub parallelism: PlanParallelism,
     /// Write groups (connected sets of conflicting tasks), numbered from 1 by first task.
     pub groups: Vec<PlanGroup>,
     /// Runnable tasks, in id order.
@@ -47,6 +50,19 @@ pub struct PlanSource {
     pub path: String,
     /// `plans-md` or `toml`.
     pub format: String,
+}
+
+/// How much of the plan can run at once.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PlanParallelism {
+    /// The widest set of tasks that can run together — pairwise without conflict and
+    /// without dependency (direct or through others) — by ids, in id order.
+    pub widest: Vec<String>,
+    /// Whether `widest` is proven widest; `false`: a greedy lower bound (large plans).
+    pub exact: bool,
+    /// The longest chain of dependencies, by ids, each task depending on the one before.
+    pub critical_path: Vec<String>,
 }
 
 /// One write group.

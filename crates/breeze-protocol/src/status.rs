@@ -57,6 +57,10 @@ pub enum TaskState {
     /// `breeze approve` (or `breeze reject`).
     #[serde(rename = "awaiting-approval")]
     AwaitingApproval,
+    /// Its work had started (a worker, a review or a landing under way) when the run
+    /// stopped — Ctrl-C, a stop on an error, or an engine that was killed; `breeze resume`
+    /// takes it up again where it was, with the work its lane held committed on its branch.
+    Interrupted,
     /// On `main`.
     Landed,
     /// Gave up: review rounds, attempts, stalls or an Advisor `STOP`.
@@ -81,6 +85,7 @@ impl TaskState {
             Self::Landing => "landing",
             Self::Deferred => "deferred",
             Self::AwaitingApproval => "awaiting-approval",
+            Self::Interrupted => "interrupted",
             Self::Landed => "landed",
             Self::Escalated => "escalated",
             Self::Blocked => "blocked",
@@ -89,10 +94,11 @@ impl TaskState {
     }
 }
 
-/// Cost and tokens, summed over attempts.
+/// Cost and tokens, summed over role calls.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Usage {
-    /// US dollars; `null` when no backend reported a cost (codex reports tokens only).
+    /// US dollars: what the backends reported (claude), or breeze's estimate from its price
+    /// table (`[budget.prices]`, codex); `null` when no call's cost is known.
     #[serde(default)]
     pub cost_usd: Option<f64>,
     /// Input tokens.
@@ -104,6 +110,15 @@ pub struct Usage {
     /// Input tokens served from cache.
     #[serde(default)]
     pub cached_input_tokens: u64,
+    /// Role calls in this sum whose cost is unknown: their backend reported none (`command`,
+    /// the simulator without a `[task.sim] cost_usd`) and no price applied — `cost_usd`
+    /// leaves them out.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unpriced_calls: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl Usage {
@@ -116,10 +131,43 @@ impl Usage {
         self.input_tokens += other.input_tokens;
         self.output_tokens += other.output_tokens;
         self.cached_input_tokens += other.cached_input_tokens;
+        self.unpriced_calls += other.unpriced_calls;
     }
     /// Whether nothing was recorded.
     pub fn is_empty(&self) -> bool {
         *self == Usage::default()
+    }
+    /// Input and output tokens: what `[budget] run_tokens` counts.
+    pub fn tokens(&self) -> u64 {
+        self.input_tokens + self.output_tokens
+    }
+    /// Whether a backend reported a cost or tokens (calls that reported nothing do not
+    /// count).
+    pub fn reported(&self) -> bool {
+        self.cost_usd.is_some() || self.tokens() > 0
+    }
+}
+
+/// The caps of a run's budget (`[budget]`, raised by `breeze resume --budget-usd` /
+/// `--budget-tokens`); `null` is no cap. What is spent is the status's `usage`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct BudgetCaps {
+    /// US dollars for the whole run: reached, no new role call starts and the run stops
+    /// resumably.
+    #[serde(default)]
+    pub run_usd: Option<f64>,
+    /// US dollars per task: reached, the task escalates.
+    #[serde(default)]
+    pub task_usd: Option<f64>,
+    /// Input + output tokens for the whole run: reached, the run stops resumably.
+    #[serde(default)]
+    pub run_tokens: Option<u64>,
+}
+
+impl BudgetCaps {
+    /// Whether any cap is set.
+    pub fn any(&self) -> bool {
+        self.run_usd.is_some() || self.task_usd.is_some() || self.run_tokens.is_some()
     }
 }
 
@@ -183,6 +231,9 @@ pub struct BreezeStatus {
     /// Cost and tokens of the whole run.
     #[serde(default)]
     pub usage: Usage,
+    /// The caps `usage` is held to, when the run has any (`[budget]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<BudgetCaps>,
     /// How the run's role processes are confined.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub containment: Option<ContainmentStatus>,

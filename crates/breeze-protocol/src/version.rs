@@ -98,3 +98,7 @@ schema_version!(
     /// `plan-draft.v1`
     PlanDraftV1 = "plan-draft.v1"
 );
+schema_version!(
+    /// `breeze-doctor.v1`
+    BreezeDoctorV1 = "breeze-doctor.v1"
+);

@@ -20,7 +20,9 @@
 //!   bounded window for [`Outcome::last_json`] and one bounded line are held in memory.
 //! - **Kernel confinement.** With [`ProcessSpec::confinement`] the child restricts itself
 //!   with Landlock before `exec` ([`Confinement`], [`kernel_support`]): it may write only the
-//!   named folders and files. The engine itself is never restricted.
+//!   named folders and files, and of `/dev` only [`WRITABLE_DEVICES`]; `/dev/shm` is a
+//!   private tmpfs in a user and mount namespace of its own where the machine allows it
+//!   ([`dev_shm_support`]), else not writable. The engine itself is never restricted.
 //! - **Strays.** With [`ProcessSpec::marker`] every process of the run carries a marker in
 //!   its environment; processes that left the group (`setsid`, a double fork) are found by
 //!   it and ended with the role ([`end_processes_with_env`]).
@@ -76,8 +78,12 @@ pub use env::{ENV_ALLOW_LIST, scrubbed_env};
 pub use error::SpawnError;
 pub use group::{OrphanOutcome, ask_to_stop, end_orphan_group, process_start_ticks};
 pub use json::last_json_object;
+pub use resolve::resolve_program;
 pub use role_file::{MAX_ROLE_FILE_BYTES, RoleFileError, read_role_file};
-pub use sandbox::{Confinement, KernelSupport, SandboxError, kernel_support};
+pub use sandbox::{
+    Confinement, DevShm, DevShmSupport, KernelSupport, PRIVATE_DEV_SHM_BYTES, SandboxError,
+    WRITABLE_DEVICES, dev_shm_support, kernel_support,
+};
 pub use spec::{Ending, Outcome, ProcessSpec, stream_log_paths};
 pub use strays::{MARKER_VAR, end_processes_with_env, processes_with_env};
 pub use supervisor::Supervisor;

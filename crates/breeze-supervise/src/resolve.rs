@@ -9,7 +9,7 @@ use crate::SpawnError;
 /// Resolves `program` the way a shell would for the role: a name containing `/` is a path
 /// (relative paths are taken from `cwd`, where the role runs); a bare name is searched in the
 /// `PATH` of `env`.
-pub(crate) fn resolve_program(
+pub fn resolve_program(
     program: &str,
     cwd: &Path,
     env: &[(String, String)],

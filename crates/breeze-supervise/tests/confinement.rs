@@ -5,7 +5,8 @@ mod common;
 use std::time::Duration;
 
 use breeze_supervise::{
-    Confinement, Ending, MARKER_VAR, ProcessSpec, kernel_support, processes_with_env, scrubbed_env,
+    Confinement, DevShm, DevShmSupport, Ending, MARKER_VAR, ProcessSpec, dev_shm_support,
+    kernel_support, processes_with_env, scrubbed_env,
 };
 use common::*;
 use tokio_util::sync::CancellationToken;
@@ -67,6 +68,7 @@ async fn a_confined_role_writes_only_where_it_is_allowed() {
     spec.confinement = Some(Confinement {
         writable_dirs: vec![lane.clone(), scratch.clone()],
         writable_files: vec![state_file.clone()],
+        ..Confinement::default()
     });
     let (outcome, seen) = run(spec).await;
     assert_eq!(outcome.ending, Ending::Exited(0), "{}", outcome.stderr_tail);
@@ -126,4 +128,197 @@ async fn a_setsid_descendant_ends_with_its_role() {
     // Two daemons, each a shell and its sleep.
     assert!(outcome.strays.len() >= 2, "both daemons were found: {:?}", outcome.strays);
     assert!(processes_with_env(MARKER_VAR, &marker).is_empty(), "a daemon outlived its role");
+}
+
+/// A device that is not one of the harmless ones and that the user may open for writing
+/// as far as file permissions go (so only Landlock can refuse it): a loop block device as
+/// root, else one of a few character devices whose opening has no effect. `None` when
+/// there is none on this machine.
+fn a_device_only_landlock_refuses() -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::FileTypeExt;
+    let mut candidates: Vec<std::path::PathBuf> = std::fs::read_dir("/dev")
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter(|entry| entry.file_name().to_string_lossy().starts_with("loop"))
+                .filter(|entry| entry.file_type().is_ok_and(|t| t.is_block_device()))
+                .map(|entry| entry.path())
+                .collect()
+        })
+        .unwrap_or_default();
+    candidates.sort();
+    candidates.extend(["/dev/kmsg", "/dev/net/tun", "/dev/fuse"].map(std::path::PathBuf::from));
+    candidates.into_iter().find(|path| {
+        let writable = std::process::Command::new("sh")
+            .args(["-c", "test -w \"$1\"", "sh"])
+            .arg(path)
+            .status();
+        writable.is_ok_and(|status| status.success())
+    })
+}
+
+#[tokio::test]
+async fn a_confined_role_writes_only_the_harmless_devices() {
+    if !landlock_or_skip() {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let lane = root.path().join("lane");
+    std::fs::create_dir(&lane).unwrap();
+    let mut script = String::from(
+        "echo x > /dev/null && echo ok-null; \
+         echo ok-stdout > /dev/stdout; \
+         echo ok-fd > /dev/fd/1; \
+         echo ok-stderr > /dev/stderr; \
+         test $(head -c1 /dev/urandom | wc -c) = 1 && echo ok-urandom; \
+         test $(head -c4 /dev/zero | wc -c) = 4 && echo ok-zero; \
+         echo x 2>/dev/null > /dev/full || echo full-is-full; ",
+    );
+    // A program with a terminal: `script` opens /dev/ptmx, makes the pseudo-terminal the
+    // controlling terminal of its child (ioctls), and the child writes /dev/tty.
+    let has_script = std::process::Command::new("script").arg("--version").output().is_ok();
+    if has_script {
+        script.push_str("script -qec 'echo ok-tty > /dev/tty' /dev/null | tr -d '\\r'; ");
+    } else {
+        eprintln!("the /dev/tty part is skipped: `script` (util-linux) is not installed");
+    }
+    let refused = a_device_only_landlock_refuses();
+    match &refused {
+        Some(device) => {
+            script.push_str(&format!("(exec 3>>{}) && echo opened-device; ", device.display()));
+        }
+        None => eprintln!(
+            "the device part is skipped: no block device or other character device here is writable to this user"
+        ),
+    }
+    script.push_str("exit 0");
+    let mut spec = shell(&lane, &script);
+    spec.log_path = root.path().join("logs/role");
+    spec.confinement =
+        Some(Confinement { writable_dirs: vec![lane.clone()], ..Confinement::default() });
+    let (outcome, seen) = run(spec).await;
+    assert_eq!(outcome.ending, Ending::Exited(0), "{}", outcome.stderr_tail);
+    let mut expected =
+        vec!["ok-null", "ok-stdout", "ok-fd", "ok-urandom", "ok-zero", "full-is-full"];
+    if has_script {
+        expected.push("ok-tty");
+    }
+    assert_eq!(seen.lines, expected, "{}", outcome.stderr_tail);
+    assert!(outcome.stderr_tail.contains("ok-stderr"), "{}", outcome.stderr_tail);
+    if let Some(device) = refused {
+        assert!(
+            outcome.stderr_tail.contains(&format!("{}: Permission denied", device.display())),
+            "{} was not refused: {}",
+            device.display(),
+            outcome.stderr_tail
+        );
+    }
+}
+
+/// A name no other test or process uses.
+fn unique_name(what: &str) -> String {
+    format!("breeze-test-{what}-{}-{}", std::process::id(), line!())
+}
+
+#[tokio::test]
+async fn dev_shm_is_private_to_the_role_where_namespaces_allow_it_and_never_shared() {
+    if !landlock_or_skip() {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    // Removed when dropped, also when an assertion fails.
+    let host =
+        tempfile::Builder::new().prefix("breeze-test-host-").tempfile_in("/dev/shm").unwrap();
+    let host_file = host.path();
+    let role_name = unique_name("role");
+    let script = format!(
+        "touch /dev/shm/{role_name} && echo wrote-shm; \
+         test -e {host} && echo sees-host-shm; \
+         echo mine > own.txt; id -u; exit 0",
+        host = host_file.display()
+    );
+    let support = dev_shm_support();
+    for dev_shm in [DevShm::PrivateWherePossible, DevShm::NotWritable] {
+        let mut spec = shell(root.path(), &script);
+        spec.log_path = root.path().join("logs/role");
+        spec.confinement = Some(Confinement {
+            writable_dirs: vec![root.path().to_path_buf()],
+            dev_shm,
+            ..Confinement::default()
+        });
+        let (outcome, seen) = run(spec).await;
+        assert_eq!(outcome.ending, Ending::Exited(0), "{}", outcome.stderr_tail);
+        let private = dev_shm == DevShm::PrivateWherePossible && support == DevShmSupport::Private;
+        if private {
+            // Its own tmpfs: writable, and the engine's files are not in it.
+            assert_eq!(seen.lines[0], "wrote-shm", "{dev_shm:?}: {}", outcome.stderr_tail);
+        } else {
+            assert_eq!(seen.lines[0], "sees-host-shm", "{dev_shm:?}: {}", outcome.stderr_tail);
+            assert!(outcome.stderr_tail.contains("Permission denied"), "{}", outcome.stderr_tail);
+        }
+        assert!(
+            !std::path::Path::new("/dev/shm").join(&role_name).exists(),
+            "{dev_shm:?}: the role's file reached the machine's /dev/shm"
+        );
+        // The role keeps the engine's user id, and what it creates is the user's.
+        use std::os::unix::fs::MetadataExt;
+        let uid = std::fs::metadata(root.path()).unwrap().uid(); // created by this process
+        assert_eq!(seen.lines.last().map(String::as_str), Some(uid.to_string().as_str()));
+        assert_eq!(std::fs::metadata(root.path().join("own.txt")).unwrap().uid(), uid);
+    }
+    if std::env::var_os("BREEZE_REQUIRE_PRIVATE_DEV_SHM").is_some() {
+        assert_eq!(support, DevShmSupport::Private, "BREEZE_REQUIRE_PRIVATE_DEV_SHM is set");
+    } else if support != DevShmSupport::Private {
+        eprintln!("only the not-writable case was checked: /dev/shm is {support}");
+    }
+}
+
+#[tokio::test]
+async fn a_role_in_its_own_namespace_is_still_stopped_with_its_group_and_strays() {
+    if !landlock_or_skip() {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let marker = format!("test-{}-{}", std::process::id(), line!());
+    let mut spec = shell(
+        root.path(),
+        "setsid sh -c 'sleep 302' </dev/null >/dev/null 2>&1 & \
+         sh -c 'sleep 303' & echo started; wait",
+    );
+    spec.marker = Some(marker.clone());
+    spec.timeout = Some(Duration::from_millis(500));
+    spec.grace = Duration::from_millis(200);
+    spec.confinement = Some(Confinement::default());
+    let (outcome, seen) = run_with(&quick_supervisor(), spec, None, CancellationToken::new()).await;
+    assert_eq!(outcome.ending, Ending::TimedOut);
+    assert_eq!(seen.lines, ["started"]);
+    assert!(outcome.survivors.is_empty(), "{:?}", outcome.survivors);
+    assert!(!outcome.strays.is_empty(), "the setsid daemon was found by its marker");
+    assert!(processes_with_env(MARKER_VAR, &marker).is_empty(), "a process outlived its role");
+}
+
+#[tokio::test]
+async fn a_confined_role_cannot_make_device_nodes_in_its_folders() {
+    if !landlock_or_skip() {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    // A loop device's numbers: as root, unconfined, this would make a node that writes it.
+    let script = "mknod blk b 7 0 && echo made-block; mknod chr c 1 3 && echo made-char; \
+                  mkfifo fifo && echo made-fifo; exit 0";
+    for dev_shm in [DevShm::PrivateWherePossible, DevShm::NotWritable] {
+        let lane = root.path().join(format!("{dev_shm:?}"));
+        std::fs::create_dir(&lane).unwrap();
+        let mut spec = shell(&lane, script);
+        spec.log_path = root.path().join("logs/role");
+        spec.confinement = Some(Confinement {
+            writable_dirs: vec![lane.clone()],
+            dev_shm,
+            ..Confinement::default()
+        });
+        let (outcome, seen) = run(spec).await;
+        assert_eq!(outcome.ending, Ending::Exited(0), "{}", outcome.stderr_tail);
+        assert_eq!(seen.lines, ["made-fifo"], "{dev_shm:?}: {}", outcome.stderr_tail);
+        assert!(!lane.join("blk").exists() && !lane.join("chr").exists(), "{dev_shm:?}");
+    }
 }

@@ -86,6 +86,21 @@ pub fn git_line(dir: &Path, args: &[&str]) -> String {
     git(dir, args).trim_end().to_string()
 }
 
+/// What landed on `main` since `start`, oldest first: each commit's `Breeze-Task` trailer
+/// and the files it changed, read with the `git` CLI.
+pub fn landings_since(dir: &Path, start: &str) -> Vec<(String, Vec<String>)> {
+    let format = "--format=%H %(trailers:key=Breeze-Task,valueonly,separator=)";
+    let log = git(dir, &["log", "--reverse", format, &format!("{start}..main")]);
+    log.lines()
+        .filter(|line| !line.is_empty())
+        .map(|line| {
+            let (commit, id) = line.split_once(' ').unwrap_or((line, ""));
+            let files = git(dir, &["show", "--format=", "--name-only", commit]);
+            (id.to_string(), files.lines().map(str::to_string).collect())
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

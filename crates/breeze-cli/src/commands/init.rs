@@ -1,8 +1,11 @@
 //! `breeze init`: a starter `breeze.toml` set to the project's test command, a `Plans.md`
-//! template, and copies of the role definitions to customize — never over an existing file
-//! (`--force` replaces breeze.toml and Plans.md, never a role definition).
+//! template in the project's own paths (marked: `breeze run` refuses it until the tasks are
+//! the user's), copies of the role definitions to customize, and a `.gitignore` for what the
+//! project's install writes when there is none — never over an existing file (`--force`
+//! replaces breeze.toml and Plans.md, never a role definition nor `.gitignore`).
 
 mod detect;
+mod layout;
 mod starter;
 
 use std::io::Write as _;
@@ -97,7 +100,46 @@ fn detection_lines(detection: &detect::Detection) -> Vec<String> {
     lines
 }
 
+/// What the project's install or build writes that git should ignore: a new `.gitignore`
+/// when there is none; a suggestion when the existing one does not say it (never changed).
+fn ignore_lines(root: &Path, outputs: &[&str]) -> Result<Vec<String>, CliError> {
+    if outputs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let path = root.join(".gitignore");
+    let Ok(existing) = std::fs::read_to_string(&path) else {
+        let text: String = outputs.iter().map(|output| format!("{output}\n")).collect();
+        return Ok(match write_new(&path, &text, false)? {
+            Written::New => vec![format!(
+                "wrote .gitignore ({}): your build writes it in every lane, and git must not see it as work",
+                outputs.join(", ")
+            )],
+            _ => Vec::new(),
+        });
+    };
+    let listed = |output: &str| {
+        let bare = output.trim_end_matches('/');
+        existing.lines().map(str::trim).any(|line| {
+            let line = line.trim_start_matches('/').trim_end_matches('/');
+            line == bare || line == format!("{bare}/*") || line == format!("**/{bare}")
+        })
+    };
+    let missing: Vec<&str> = outputs.iter().copied().filter(|output| !listed(output)).collect();
+    Ok(match missing.as_slice() {
+        [] => Vec::new(),
+        missing => vec![format!(
+            "suggestion: add {} to .gitignore (kept as it is): your build writes it in every lane",
+            missing.join(", ")
+        )],
+    })
+}
+
 pub fn run(args: &InitArgs) -> CliResult {
+    if args.print_config {
+        // What the config error's hint points at: the user has the binary, not the sources.
+        output::print(breeze_engine::config::DEFAULT_CONFIG)?;
+        return Ok(ExitCode::Success);
+    }
     let repo = breeze_git::Repo::open(&crate::here()).map_err(|err| engine_error(err.into()))?;
     repo.ensure_excluded().map_err(|err| engine_error(err.into()))?;
     let root = repo.workdir();
@@ -110,7 +152,11 @@ pub fn run(args: &InitArgs) -> CliResult {
     // (name, text, whether --force replaces it)
     let mut files: Vec<(String, String, bool)> = vec![
         ("breeze.toml".into(), starter::render(&detection), true),
-        ("Plans.md".into(), PLANS_TEMPLATE.into(), true),
+        (
+            "Plans.md".into(),
+            layout::render_plan(PLANS_TEMPLATE, &layout::layout(root, &detection)),
+            true,
+        ),
     ];
     for (role, builtin) in DEFINITIONS {
         let path = definition::override_path(Path::new(""), role);
@@ -125,8 +171,11 @@ pub fn run(args: &InitArgs) -> CliResult {
         };
         output::println(&line)?;
     }
+    for line in ignore_lines(root, &layout::ignored_outputs(&detection))? {
+        output::println(&line)?;
+    }
     output::println(
-        "next: describe your tasks in Plans.md, check them with `breeze plan`, then `breeze run` (`breeze doctor` shows the agent CLIs it finds)",
+        "next: describe your tasks in Plans.md and remove its `<!-- breeze:template` line (breeze run refuses the template), check them with `breeze plan`, then `breeze doctor` checks what a run needs and `breeze run`",
     )?;
     Ok(ExitCode::Success)
 }

@@ -13,6 +13,9 @@ pub fn run(args: &PlanArgs) -> CliResult {
     if args.fill_writes {
         return fill_writes(args);
     }
+    if args.fill_ids {
+        fill_ids(args)?;
+    }
     let root = breeze_git::Repo::open(&crate::here()).map(|repo| repo.workdir().to_path_buf()).ok();
     let plan_path = resolve(args.plan.as_deref(), root.as_deref())?;
     // The configuration is checked as `breeze run` would check it, so what `plan` accepts
@@ -34,6 +37,7 @@ pub fn run(args: &PlanArgs) -> CliResult {
     let plan = breeze_plan::load_with_extensions(&plan_path, breeze_engine::PLAN_EXTENSIONS)
         .map_err(plan_error)?;
     let analysis = breeze_plan::analyze(&plan, max_workers).map_err(plan_error)?;
+    warn_if_template(&plan_path);
     if args.json {
         let text = serde_json::to_string_pretty(&breeze_plan::render::json(&plan, &analysis))
             .unwrap_or_default();
@@ -47,8 +51,25 @@ pub fn run(args: &PlanArgs) -> CliResult {
         output::print(&breeze_plan::render::dot(&plan, &analysis))?;
     } else {
         output::print(&breeze_plan::render::table(&plan, &analysis))?;
+        // Who would review and advise the work, as `breeze run` would pair them.
+        let root = root.as_deref().unwrap_or(Path::new("."));
+        output::print(&format!("\n{}", breeze_engine::independence::describe(&config, root)))?;
     }
     Ok(ExitCode::Success)
+}
+
+/// `breeze init`'s untouched template is analysed, with a warning on stderr (every output
+/// form keeps its shape): `breeze run` would refuse it.
+fn warn_if_template(plan_path: &Path) {
+    use breeze_engine::preflight::template;
+    let Some((line, _)) =
+        std::fs::read_to_string(plan_path).ok().as_deref().and_then(template::template_marker)
+    else {
+        return;
+    };
+    let shown = plan_path.file_name().unwrap_or(plan_path.as_os_str()).to_string_lossy();
+    let (message, hint) = template::template_message(&shown, line);
+    output::eprint(&format!("warning: {message}; `breeze run` refuses it: {hint}\n"));
 }
 
 /// `breeze plan --fill-writes`: the scaffolder proposes write sets; the plan file gets them.
@@ -70,6 +91,15 @@ fn fill_writes(args: &PlanArgs) -> CliResult {
     for (id, writes) in &report.filled {
         output::println(&format!("  {id}: {}", writes.join(", ")))?;
     }
+    if !report.unfilled.is_empty() {
+        output::println(&format!(
+            "Still without a write set ({} task(s); each runs alone until it has one — run `breeze plan --fill-writes` again or write them by hand):",
+            report.unfilled.len()
+        ))?;
+        for (id, why) in &report.unfilled {
+            output::println(&format!("  {id}: {why}"))?;
+        }
+    }
     for asked in &report.asked_again {
         output::println(&format!("  (asked again: {asked})"))?;
     }
@@ -81,6 +111,31 @@ fn fill_writes(args: &PlanArgs) -> CliResult {
     let (plan, analysis) = &report.after;
     output::print(&breeze_plan::render::table(plan, analysis))?;
     Ok(ExitCode::Success)
+}
+
+/// `breeze plan --fill-ids`: ids for the plan's to-do items that have none, written into
+/// the plan (the analysis of the plan as it now reads follows, as for `breeze plan`).
+fn fill_ids(args: &PlanArgs) -> Result<(), CliError> {
+    let mut options = breeze_engine::scaffold::ScaffoldOptions::new(crate::here());
+    options.plan = args.plan.clone();
+    let report =
+        breeze_engine::scaffold::fill_ids(&options).map_err(crate::commands::run::engine_error)?;
+    let path = report.plan_path.display();
+    if report.numbered.is_empty() {
+        output::println(&format!("Every to-do item of {path} has a task id; nothing to number."))?;
+    } else {
+        output::println(&format!("Numbered {} item(s) in {path}:", report.numbered.len()))?;
+        for proposal in &report.numbered {
+            let what = match &proposal.replaces {
+                Some(old) => format!("{} (was `{old}`, used twice in its section)", proposal.id),
+                None => proposal.id.clone(),
+            };
+            output::println(&format!("  line {}: {what}  {}", proposal.line, proposal.title))?;
+        }
+        output::println("Commit the plan before `breeze run`.")?;
+    }
+    output::println("")?;
+    Ok(())
 }
 
 /// `breeze draft`: the scaffolder turns a goal into tasks appended to the plan.
@@ -128,6 +183,14 @@ pub fn draft(args: &crate::args::DraftArgs) -> CliResult {
         report.plan_path.display(),
         ids.join(", ")
     ))?;
+    if !report.renumbered.is_empty() {
+        let renames: Vec<String> =
+            report.renumbered.iter().map(|(old, new)| format!("{old} → {new}")).collect();
+        output::println(&format!(
+            "  (renumbered after the plan's own ids: {})",
+            renames.join(", ")
+        ))?;
+    }
     for asked in &report.asked_again {
         output::println(&format!("  (asked again: {asked})"))?;
     }

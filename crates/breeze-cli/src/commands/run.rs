@@ -47,11 +47,15 @@ pub fn run(args: &RunArgs) -> CliResult {
     let mut options = RunOptions::new(crate::here());
     options.plan = args.plan.clone();
     options.max_workers = args.max_workers;
+    options.skip_setup_check = args.skip_setup_check;
     drive_showing(options, Mode::Start, Show::pick(args.json))
 }
 
 pub fn resume(args: &ResumeArgs) -> CliResult {
-    drive_showing(RunOptions::new(crate::here()), Mode::Resume, Show::pick(args.json))
+    let mut options = RunOptions::new(crate::here());
+    options.budget_raise =
+        breeze_engine::budget::BudgetRaise { usd: args.budget_usd, tokens: args.budget_tokens };
+    drive_showing(options, Mode::Resume, Show::pick(args.json))
 }
 
 /// Runs the engine on a runtime with Ctrl-C / SIGTERM wired to the cancel token, printing
@@ -79,7 +83,13 @@ pub fn drive_showing(mut options: RunOptions, mode: Mode, show: Show) -> CliResu
         Show::Json => {
             options.progress = Arc::new(|event| {
                 // Only what the user should act on, and on stderr: stdout holds events.
-                if matches!(event, ProgressEvent::Notice { .. } | ProgressEvent::Kept { .. }) {
+                let warns = matches!(
+                    event,
+                    ProgressEvent::Notice { .. }
+                        | ProgressEvent::Kept { .. }
+                        | ProgressEvent::Pairing { independent: false, .. }
+                );
+                if warns {
                     output::eprint(&format!("{}\n", output::shown(&render::progress_line(event))));
                 }
             });

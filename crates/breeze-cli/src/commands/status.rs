@@ -8,15 +8,11 @@ use crate::error::{CliError, CliResult};
 use crate::{output, render};
 
 /// The status of a run as it really is: a run that says "running" while no engine holds
-/// the repository lock was killed.
-fn effective_status(
+/// the repository lock was killed (it and its started tasks are interrupted).
+pub(crate) fn effective_status(
     snapshot: &breeze_engine::snapshot::RunSnapshot,
 ) -> breeze_protocol::BreezeStatus {
-    let mut status = snapshot.status();
-    if status.state == RunState::Running && !breeze_engine::run::engine_alive(&crate::here()) {
-        status.state = RunState::Interrupted;
-    }
-    status
+    snapshot.status_seen(breeze_engine::run::engine_alive(&crate::here()))
 }
 
 pub fn status(args: &StatusArgs) -> CliResult {
@@ -32,8 +28,25 @@ pub fn status(args: &StatusArgs) -> CliResult {
             reason = Some("the engine stopped (killed?); `breeze resume` continues the run".into());
         }
         output::print(&render::status_table(&status, reason.as_deref()))?;
+        output::print(&kept_lanes())?;
     }
     Ok(ExitCode::Success)
+}
+
+/// The lanes kept for the next run, with their disk use as last measured (no walk here:
+/// `breeze doctor` measures again).
+fn kept_lanes() -> String {
+    let Ok(repo) = breeze_git::Repo::open(&crate::here()) else { return String::new() };
+    let lanes = breeze_engine::lane_record::kept_lanes(repo.workdir());
+    if lanes.is_empty() {
+        return String::new();
+    }
+    let mut out =
+        String::from("\nkept lanes (the next run reuses them; `breeze clean` removes them):\n");
+    for lane in &lanes {
+        out.push_str(&format!("  {}\n", lane.describe()));
+    }
+    out
 }
 
 pub fn report(args: &ReportArgs) -> CliResult {
@@ -69,13 +82,16 @@ pub fn report_markdown(
     if let Some(containment) = &status.containment {
         out.push_str(&format!("- confinement: {}\n", containment.summary));
     }
-    if !status.usage.is_empty() {
+    if status.usage.reported() {
         out.push_str(&format!(
             "- cost: {} ({} input, {} output tokens)\n",
             render::total_cost(status),
             status.usage.input_tokens,
             status.usage.output_tokens
         ));
+    }
+    if let Some(line) = render::budget_line(status.budget.as_ref(), &status.usage) {
+        out.push_str(&format!("- {line}\n"));
     }
     out.push_str("\n| task | title | state | attempts | rounds | advisor | commit |\n|---|---|---|---|---|---|---|\n");
     for task in &status.tasks {

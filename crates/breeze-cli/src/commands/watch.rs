@@ -13,7 +13,7 @@ use breeze_protocol::ExitCode;
 use crate::commands::run::engine_error;
 use crate::error::{CliError, CliResult};
 use crate::live::files::JournalTail;
-use crate::live::model::LiveModel;
+use crate::live::model::{LiveModel, Replay};
 use crate::live::terminal::{Keys, TerminalGuard};
 use crate::live::{self, TICK};
 use crate::output;
@@ -49,7 +49,7 @@ pub fn run() -> CliResult {
         CliError::usage(format!("cannot read {}: {err}", run_dir.events().display()))
     })?;
     let mut model = LiveModel::default();
-    model.seed(&snapshot.status(), false);
+    model.seed(&snapshot.status(), Replay::WholeJournal);
     journal.follow(|event| model.apply(event)).map_err(|err| read_error(&run_dir, &err))?;
     let live = breeze_engine::run::engine_alive(&here);
     let in_progress = model.finished.is_none() && live;
@@ -89,6 +89,9 @@ fn catch_up(
 
 /// No run in progress: the latest run's final state, and why there is nothing to watch.
 fn ended(model: &mut LiveModel, live: bool) -> CliResult {
+    if model.finished.is_none() {
+        model.engine_gone();
+    }
     let (_, columns) =
         if std::io::stdout().is_terminal() { live::terminal::size() } else { (24, 100) };
     model.refresh_output(live::files::last_output_line);
@@ -156,6 +159,9 @@ fn watch_terminal(
             Some(Err(mpsc::RecvTimeoutError::Disconnected)) | None => std::thread::sleep(POLL),
         }
     };
+    if matches!(ending, Ending::EngineGone) {
+        model.engine_gone();
+    }
     live::draw(&screen, model, None);
     drop(guard);
     Ok(ending)

@@ -25,7 +25,7 @@ use std::time::{Duration, Instant, SystemTime};
 use breeze_engine::{EventSink, ProgressEvent, ProgressSink};
 use breeze_protocol::BreezeEvent;
 
-use self::model::LiveModel;
+use self::model::{LiveModel, Replay};
 use self::terminal::{Keys, Screen, TerminalGuard};
 
 /// How often the view is drawn again with nothing new (elapsed times, last lines).
@@ -119,7 +119,7 @@ fn draw_run(inbox: &mpsc::Receiver<Input>, screen: &Screen, repo_dir: &std::path
                 if let ProgressEvent::RunStarted { run_id, .. } = &*event {
                     model.run_id = run_id.clone();
                     if let Ok(snapshot) = breeze_engine::load_run(repo_dir, Some(run_id)) {
-                        model.seed(&snapshot.status(), true);
+                        model.seed(&snapshot.status(), Replay::FromNow);
                     }
                 }
                 if matches!(
@@ -128,6 +128,8 @@ fn draw_run(inbox: &mpsc::Receiver<Input>, screen: &Screen, repo_dir: &std::path
                         | ProgressEvent::Containment { .. }
                         | ProgressEvent::Notice { .. }
                         | ProgressEvent::Kept { .. }
+                        | ProgressEvent::Pairing { .. }
+                        | ProgressEvent::Budget { .. }
                 ) {
                     screen
                         .print_above(&crate::output::shown(&crate::render::progress_line(&event)));
@@ -153,6 +155,5 @@ fn draw_run(inbox: &mpsc::Receiver<Input>, screen: &Screen, repo_dir: &std::path
 /// Reads the lanes' last lines and draws the model.
 pub fn draw(screen: &Screen, model: &mut LiveModel, footer: Option<&str>) {
     model.refresh_output(files::last_output_line);
-    let (_, columns) = terminal::size();
-    screen.draw(&frame::render(model, SystemTime::now(), columns, footer));
+    screen.draw(&frame::render(model, SystemTime::now(), screen.frame_width(), footer));
 }

@@ -27,8 +27,10 @@ pub struct LiveModel {
     /// Tasks in plan order.
     pub tasks: Vec<TaskView>,
     index: HashMap<String, usize>,
-    /// Cost and tokens of every role process that ended.
+    /// Cost and tokens of every role call that ended (as the budget counted them).
     pub usage: Usage,
+    /// The caps the run's spend is held to, if any.
+    pub budget: Option<breeze_protocol::BudgetCaps>,
     /// The latest milestones, oldest first.
     pub milestones: VecDeque<Milestone>,
     /// How many milestones there were in all.
@@ -92,20 +94,34 @@ impl TaskView {
     }
 }
 
+/// Which events a view applies after [`LiveModel::seed`]: what the status report must
+/// supply itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Replay {
+    /// Only the events from now on (`breeze run`, `breeze resume`): the report's counts of
+    /// attempts and rounds, and its cost and tokens, are the run's past.
+    FromNow,
+    /// The journal from its first line (`breeze watch`): the events count every attempt,
+    /// round and token themselves; the report gives only titles, order and states.
+    WholeJournal,
+}
+
 impl LiveModel {
-    /// Adds the tasks of a status report the model does not know yet (their titles, states
-    /// and counts), in the report's order; `with_usage` also takes its cost and tokens (for
-    /// a view that sees only the events from now on, not the journal from its start).
-    pub fn seed(&mut self, status: &BreezeStatus, with_usage: bool) {
+    /// Adds the tasks of a status report the model does not know yet (their titles and
+    /// states, and — when the events to come are not the whole journal — their counts and
+    /// the run's cost), in the report's order.
+    pub fn seed(&mut self, status: &BreezeStatus, replay: Replay) {
         if self.run_id.is_empty() {
             self.run_id = status.run_id.clone();
         }
         if self.workers == 0 {
             self.set_workers(status.workers);
         }
-        if with_usage {
+        let past_counts = replay == Replay::FromNow;
+        if past_counts {
             self.usage = status.usage;
         }
+        self.budget = status.budget;
         let mut order: Vec<TaskView> = Vec::with_capacity(status.tasks.len());
         let mut known = std::mem::take(&mut self.tasks);
         for task in &status.tasks {
@@ -122,11 +138,15 @@ impl LiveModel {
                     view.title = task.title.clone();
                     view.state = task.state;
                     view.phase = task.state.as_str().into();
-                    view.attempts_done = task.attempts;
-                    view.attempt = task.attempts;
-                    view.rounds_done = task.rounds;
-                    view.round = task.rounds;
                     view.reason = task.reason.clone();
+                    // Replayed from the journal's start, the events count them (taken
+                    // from the report too, a task would be counted twice: attempt 2 of 1).
+                    if past_counts {
+                        view.attempts_done = task.attempts;
+                        view.attempt = task.attempts;
+                        view.rounds_done = task.rounds;
+                        view.round = task.rounds;
+                    }
                     view
                 }
             };
@@ -213,7 +233,7 @@ impl LiveModel {
                     view.round = view.rounds_done + 1;
                 }
             }
-            EventKind::ProcessEnded { usage, .. } => self.usage.add(usage),
+            EventKind::Spent { usage, .. } => self.usage.add(usage),
             EventKind::CommandStarted { task, purpose, .. } => {
                 self.task(task).phase = purpose.clone();
             }
@@ -261,6 +281,7 @@ impl LiveModel {
             }
             EventKind::WorktreeCreated { .. }
             | EventKind::WorktreeRemoved { .. }
+            | EventKind::ProcessEnded { .. }
             | EventKind::CommandEnded { .. } => {}
         }
         if let Some(text) = note {
@@ -268,6 +289,18 @@ impl LiveModel {
             self.milestones_seen += 1;
             while self.milestones.len() > MILESTONES {
                 self.milestones.pop_front();
+            }
+        }
+    }
+
+    /// The engine is gone without ending the run (killed): what it was working on is
+    /// interrupted, as `breeze status` says, until `breeze resume`.
+    pub fn engine_gone(&mut self) {
+        for task in &mut self.tasks {
+            if matches!(task.state, TaskState::Running | TaskState::Reviewing | TaskState::Landing)
+            {
+                task.state = TaskState::Interrupted;
+                task.phase = TaskState::Interrupted.as_str().into();
             }
         }
     }
@@ -392,6 +425,7 @@ mod tests {
                 })
                 .collect(),
             usage: Usage { cost_usd: Some(0.5), ..Usage::default() },
+            budget: None,
             containment: None,
         }
     }
@@ -404,7 +438,7 @@ mod tests {
     fn lanes_queue_and_totals_follow_the_journal() {
         let events = journal(THREE_TASKS);
         let mut model = LiveModel::default();
-        model.seed(&pending(&["1", "2", "3"]), false);
+        model.seed(&pending(&["1", "2", "3"]), Replay::WholeJournal);
         assert_eq!(model.queue().count(), 3);
         assert!(model.usage.is_empty(), "a view replaying the journal sums usage itself");
 
@@ -441,15 +475,61 @@ mod tests {
     }
 
     #[test]
+    fn a_watch_replaying_the_journal_counts_each_attempt_once() {
+        // `breeze watch` mid-run: the report already counts the attempt in progress, and
+        // the journal it replays from the start holds that attempt's worker too.
+        let mut status = pending(&["1", "2", "3"]);
+        for task in &mut status.tasks[..2] {
+            task.state = TaskState::Running;
+            task.attempts = 1;
+        }
+        let mut model = LiveModel::default();
+        model.seed(&status, Replay::WholeJournal);
+        for event in &journal(THREE_TASKS)[..11] {
+            model.apply(event);
+        }
+        for lane in [1, 2] {
+            let task = model.on_lane(lane).unwrap();
+            assert_eq!((task.attempt, task.round), (1, 1), "lane {lane}: {task:?}");
+        }
+        assert!(model.usage.is_empty(), "tokens come from the journal only");
+
+        // `breeze resume`'s view sees the events from now on: the report's counts are the past.
+        let mut resumed = LiveModel::default();
+        resumed.seed(&status, Replay::FromNow);
+        let next = r#"{"schema_version":"breeze-event.v1","seq":40,"at":"2026-12-01T04:40:00.000Z","event":{"kind":"process_started","task":"1","role":"worker","pid":7,"log":"logs/1.worker.2.log"}}"#;
+        resumed.apply(&serde_json::from_str(next).unwrap());
+        let task = resumed.tasks.iter().find(|t| t.id == "1").unwrap();
+        assert_eq!((task.attempt, task.round), (2, 1), "{task:?}");
+    }
+
+    #[test]
+    fn tasks_a_killed_engine_was_working_on_read_as_interrupted() {
+        let mut model = LiveModel::default();
+        model.seed(&pending(&["1", "2", "3"]), Replay::WholeJournal);
+        for event in &journal(THREE_TASKS)[..11] {
+            model.apply(event);
+        }
+        model.engine_gone();
+        let states: Vec<TaskState> = model.tasks.iter().map(|task| task.state).collect();
+        assert_eq!(states, [TaskState::Interrupted, TaskState::Interrupted, TaskState::Pending]);
+        assert_eq!(model.on_lane(1).unwrap().phase, "interrupted", "still on its lane, stopped");
+    }
+
+    #[test]
     fn a_view_joining_late_takes_usage_from_the_report_and_adds_what_ends_after() {
         let events = journal(THREE_TASKS);
         let mut model = LiveModel::default();
         // `breeze run`: the journal's first line comes before the report is read.
         model.apply(&events[0]);
-        model.seed(&pending(&["1", "2", "3"]), true);
+        model.seed(&pending(&["1", "2", "3"]), Replay::FromNow);
         assert_eq!(model.run_id, "r");
-        let ended = r#"{"schema_version":"breeze-event.v1","seq":9,"at":"2026-12-01T04:38:40.000Z","event":{"kind":"process_ended","task":"1","role":"worker","pid":1,"exit_code":0,"outcome":"exited","usage":{"cost_usd":0.25,"input_tokens":100,"output_tokens":20,"cached_input_tokens":0}}}"#;
+        // A process's own report is not what the budget counted (the simulator starts no
+        // process; codex's tokens are priced): the view adds what was counted.
+        let ended = r#"{"schema_version":"breeze-event.v1","seq":9,"at":"2026-12-01T04:38:40.000Z","event":{"kind":"process_ended","task":"1","role":"worker","pid":1,"exit_code":0,"outcome":"exited","usage":{"cost_usd":null,"input_tokens":100,"output_tokens":20,"cached_input_tokens":0}}}"#;
         model.apply(&serde_json::from_str(ended).unwrap());
+        let spent = r#"{"schema_version":"breeze-event.v1","seq":10,"at":"2026-12-01T04:38:40.000Z","event":{"kind":"spent","task":"1","role":"worker","usage":{"cost_usd":0.25,"input_tokens":100,"output_tokens":20,"cached_input_tokens":0}}}"#;
+        model.apply(&serde_json::from_str(spent).unwrap());
         assert_eq!(model.usage.cost_usd, Some(0.75));
         assert_eq!(model.usage.input_tokens, 100);
     }
@@ -457,7 +537,7 @@ mod tests {
     #[test]
     fn held_tasks_leave_the_queue_and_escalations_are_milestones() {
         let mut model = LiveModel::default();
-        model.seed(&pending(&["1", "2"]), false);
+        model.seed(&pending(&["1", "2"]), Replay::WholeJournal);
         let event = |seq: u64, kind: &str| -> BreezeEvent {
             serde_json::from_str(&format!(
                 r#"{{"schema_version":"breeze-event.v1","seq":{seq},"at":"2026-12-01T10:00:0{seq}.000Z","event":{kind}}}"#

@@ -35,41 +35,106 @@ struct Region {
     height: usize,
     /// The frame drawn last time, for redrawing it after lines printed above.
     frame: Vec<String>,
+    /// Where it is drawn.
+    target: Target,
 }
 
-impl Screen {
-    /// Draws `frame` in place of the previous one, cut to the terminal's size.
-    pub fn draw(&self, frame: &[String]) {
-        let mut region = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        let (rows, columns) = size();
-        let frame: Vec<String> = frame
-            .iter()
-            .take(rows.saturating_sub(1).max(1))
-            .map(|line| cut(line, columns.saturating_sub(1).max(1)))
-            .collect();
-        // A terminal made narrower since the last frame wraps its lines: erase all the rows
-        // they take now, not only as many as were drawn.
-        let rows_taken: usize = region
+/// Where a region is drawn.
+#[derive(Debug, Default)]
+enum Target {
+    /// The terminal on stdout.
+    #[default]
+    Stdout,
+    /// A buffer standing for a terminal of a given size (tests).
+    Buffer { written: Vec<u8>, rows: usize, columns: usize },
+}
+
+impl Region {
+    fn size(&self) -> (usize, usize) {
+        match &self.target {
+            Target::Stdout => size(),
+            Target::Buffer { rows, columns, .. } => (*rows, *columns),
+        }
+    }
+
+    fn write(&mut self, text: &str) {
+        match &mut self.target {
+            Target::Stdout => write_out(text),
+            Target::Buffer { written, .. } => written.extend_from_slice(text.as_bytes()),
+        }
+    }
+
+    /// Cursor up to the region's first row and erase from there down: as many rows as its
+    /// lines take now — a terminal made narrower since they were drawn wraps them onto more
+    /// rows than there are lines.
+    fn erase(&self, columns: usize) -> String {
+        let rows_taken: usize = self
             .frame
             .iter()
             .map(|line| {
                 unicode_width::UnicodeWidthStr::width(line.as_str()).max(1).div_ceil(columns.max(1))
             })
             .sum();
-        let mut out = erase(region.height.max(rows_taken));
+        erase(self.height.max(rows_taken))
+    }
+}
+
+impl Screen {
+    /// A region drawn into a buffer standing for a terminal of `rows` × `columns` (for
+    /// tests: [`Screen::take_written`] hands back what a terminal would have been sent).
+    pub fn in_buffer(rows: usize, columns: usize) -> Screen {
+        let region = Region {
+            target: Target::Buffer { written: Vec::new(), rows, columns },
+            ..Region::default()
+        };
+        Screen { inner: Arc::new(Mutex::new(region)) }
+    }
+
+    /// What was written to a buffer region since the last call (empty for the terminal).
+    pub fn take_written(&self) -> Vec<u8> {
+        match &mut self.lock().target {
+            Target::Buffer { written, .. } => std::mem::take(written),
+            Target::Stdout => Vec::new(),
+        }
+    }
+
+    /// Makes a buffer region's terminal `columns` wide (a pane split, a window resized).
+    pub fn resize(&self, new_columns: usize) {
+        if let Target::Buffer { columns, .. } = &mut self.lock().target {
+            *columns = new_columns;
+        }
+    }
+
+    /// The columns a frame may use: one less than the terminal's, so that no line reaches
+    /// the last column (where a terminal wraps it).
+    pub fn frame_width(&self) -> usize {
+        self.lock().size().1.saturating_sub(1).max(1)
+    }
+
+    /// Draws `frame` in place of the previous one, cut to the terminal's size.
+    pub fn draw(&self, frame: &[String]) {
+        let mut region = self.lock();
+        let (rows, columns) = region.size();
+        let frame: Vec<String> = frame
+            .iter()
+            .take(rows.saturating_sub(1).max(1))
+            .map(|line| cut(line, columns.saturating_sub(1).max(1)))
+            .collect();
+        let mut out = region.erase(columns);
         for line in &frame {
             out.push_str(line);
             out.push('\n');
         }
         region.height = frame.len();
         region.frame = frame;
-        write_out(&out);
+        region.write(&out);
     }
 
     /// Prints `text` above the region (which is drawn again below it).
     pub fn print_above(&self, text: &str) {
-        let region = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        let mut out = erase(region.height);
+        let mut region = self.lock();
+        let (_, columns) = region.size();
+        let mut out = region.erase(columns);
         out.push_str(text);
         if !text.ends_with('\n') {
             out.push('\n');
@@ -78,14 +143,27 @@ impl Screen {
             out.push_str(line);
             out.push('\n');
         }
-        write_out(&out);
+        region.write(&out);
     }
 
     /// Forgets the region: what was drawn stays on the terminal as it is.
     pub fn release(&self) {
-        let mut region = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let mut region = self.lock();
         region.height = 0;
         region.frame.clear();
+    }
+
+    /// Whether what goes to stderr shows on the region's terminal (so it must be printed
+    /// above the region rather than written across it).
+    fn shows_stderr(&self) -> bool {
+        match self.lock().target {
+            Target::Stdout => std::io::stderr().is_terminal(),
+            Target::Buffer { .. } => true,
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Region> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
@@ -119,6 +197,29 @@ pub fn size() -> (usize, usize) {
 #[derive(Debug)]
 pub struct TerminalGuard {
     screen: Screen,
+    active: Option<ActiveRegion>,
+}
+
+/// While it lives, `screen` is the region log lines and notices are printed above;
+/// dropping it forgets the region (what was drawn stays as it is).
+#[derive(Debug)]
+pub struct ActiveRegion {
+    screen: Screen,
+}
+
+impl ActiveRegion {
+    /// Makes `screen` the region drawn now.
+    pub fn new(screen: Screen) -> ActiveRegion {
+        *ACTIVE.lock().unwrap_or_else(|p| p.into_inner()) = Some(screen.clone());
+        ActiveRegion { screen }
+    }
+}
+
+impl Drop for ActiveRegion {
+    fn drop(&mut self) {
+        ACTIVE.lock().unwrap_or_else(|p| p.into_inner()).take();
+        self.screen.release();
+    }
 }
 
 /// What the view does with the keyboard.
@@ -147,8 +248,8 @@ impl TerminalGuard {
             let _ = termios::tcsetattr(&stdin, OptionalActions::Now, &mode);
         }
         let screen = Screen::default();
-        *ACTIVE.lock().unwrap_or_else(|p| p.into_inner()) = Some(screen.clone());
-        TerminalGuard { screen }
+        let active = ActiveRegion::new(screen.clone());
+        TerminalGuard { screen, active: Some(active) }
     }
 
     /// The region.
@@ -159,8 +260,7 @@ impl TerminalGuard {
 
 impl Drop for TerminalGuard {
     fn drop(&mut self) {
-        ACTIVE.lock().unwrap_or_else(|p| p.into_inner()).take();
-        self.screen.release();
+        self.active.take();
         restore();
     }
 }
@@ -189,7 +289,7 @@ fn install_panic_hook() {
 pub fn say(text: &str) {
     let active = ACTIVE.lock().unwrap_or_else(|p| p.into_inner()).clone();
     match active {
-        Some(screen) if std::io::stderr().is_terminal() => screen.print_above(text),
+        Some(screen) if screen.shows_stderr() => screen.print_above(text),
         _ => {
             let mut err = std::io::stderr().lock();
             let _ = writeln!(err, "{}", text.trim_end_matches('\n'));
@@ -226,3 +326,6 @@ impl Drop for LogWriter {
 pub fn log_writer() -> LogWriter {
     LogWriter::default()
 }
+
+#[cfg(test)]
+mod tests;

@@ -229,7 +229,7 @@ pub fn state_fill(state: &str) -> &'static str {
         "landed" => "#d8f3dc",
         "escalated" | "failed" => "#fde2e1",
         "blocked" => "#e5e7eb",
-        "deferred" | "awaiting-approval" => "#fff3c4",
+        "deferred" | "awaiting-approval" | "interrupted" => "#fff3c4",
         "running" | "reviewing" | "landing" => "#dbeafe",
         _ => "#ffffff",
     }

@@ -9,10 +9,10 @@ use breeze_protocol::{TaskState, TaskStatus};
 
 use super::files::{Link, TaskFiles};
 use super::graph::{css_word, state_fill};
-use super::time::duration;
+use super::time::{duration, parse_rfc3339};
 use super::timeline::Phase;
-use super::timeline_svg::colour;
-use super::{Report, graph, timeline_svg};
+use super::timeline_svg::{FAILED, colour};
+use super::{Report, graph, spent, timeline_svg};
 use crate::render;
 
 /// `text` safe in HTML text and in quoted attributes; terminal controls are shown escaped
@@ -54,14 +54,18 @@ svg .tick, svg .break-label { font-size: 11px; fill: #52606d; }
 svg .row-label, svg .group-label, svg .node-id { font-weight: 600; }
 svg .node-state { font-size: 11px; fill: #52606d; }
 svg .stay-label { font-weight: 600; paint-order: stroke; stroke: #fff; stroke-width: 3.5px; stroke-linejoin: round; }
-table.tasks { border-collapse: collapse; width: 100%; }
-.tasks th, .tasks td { padding: 5px 8px; border-bottom: 1px solid #e3e7ed; text-align: left; vertical-align: top; }
-.tasks th { background: #f4f6f9; font-weight: 600; white-space: nowrap; }
-.tasks td.num { text-align: right; font-variant-numeric: tabular-nums; }
-.tasks td.reason { max-width: 280px; }
-.tasks td.links { min-width: 190px; }
+table.tasks, table.spent { border-collapse: collapse; width: 100%; }
+.tasks th, .tasks td, .spent th, .spent td { padding: 5px 6px; border-bottom: 1px solid #e3e7ed; text-align: left; vertical-align: top; }
+.tasks th, .spent thead th { background: #f4f6f9; font-weight: 600; }
+.tasks td.title { min-width: 7em; overflow-wrap: break-word; }
+.tasks td.reason { min-width: 8em; overflow-wrap: anywhere; }
+.tasks td.num, .spent td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+.tasks .sub { display: block; color: #52606d; font-size: 12px; font-weight: normal; }
+.spent tr.run th, .spent tr.run td { font-weight: 600; }
+.spent .share { display: block; color: #52606d; font-size: 12px; font-weight: normal; }
 .badge { display: inline-block; padding: 0 8px; border: 1px solid #9aa3ae; border-radius: 10px; font-size: 12px; font-weight: 600; white-space: nowrap; }
-.links div { white-space: nowrap; }
+.cut { display: inline-block; width: 2px; height: 14px; margin: 0 6px 0 2px; vertical-align: -2px; background: #2b6cb0; border-left: 2px solid #fff; }
+.failed-edge { display: inline-block; width: 14px; height: 3px; margin-right: 6px; vertical-align: 2px; }
 ul.plain { margin: 4px 0; padding-left: 20px; }
 footer { margin-top: 30px; color: #7b8794; font-size: 12px; }
 "#;
@@ -77,6 +81,7 @@ pub fn render(report: &Report<'_>) -> String {
     );
     summary(&mut out, report);
     timeline(&mut out, report);
+    time_spent(&mut out, report);
     tasks(&mut out, report);
     conflict_graph(&mut out, report);
     task_files(&mut out, report);
@@ -85,9 +90,16 @@ pub fn render(report: &Report<'_>) -> String {
         out,
         "<footer>Written by breeze {} at {}. Self-contained: nothing here is fetched from the network; the links open the run's files next to it.</footer>\n</main>\n</body>\n</html>\n",
         env!("CARGO_PKG_VERSION"),
-        esc(&report.written_at)
+        esc(&local_time(report, &report.written_at))
     );
     out
+}
+
+/// An RFC 3339 time of the run files in the reader's zone (`2026-12-01 23:14:05 +01:00`);
+/// as written when it is not one.
+fn local_time(report: &Report<'_>, rfc3339: &str) -> String {
+    parse_rfc3339(rfc3339)
+        .map_or_else(|| rfc3339.to_string(), |millis| report.zone.date_time(millis))
 }
 
 /// The title and the run's facts.
@@ -109,8 +121,8 @@ fn summary(out: &mut String, report: &Report<'_>) {
         "lanes",
         if used == status.workers as usize { lanes } else { format!("{lanes} ({used} used)") },
     );
-    fact("started", esc(&snapshot.started_at));
-    fact("updated", esc(&snapshot.updated_at));
+    fact("started", esc(&local_time(report, &snapshot.started_at)));
+    fact("updated", esc(&local_time(report, &snapshot.updated_at)));
     if let Some((start, end)) = report.timeline.extent() {
         let sessions = report.timeline.sessions.len();
         let active: i64 = report.timeline.sessions.iter().map(|(s, e)| e - s).sum();
@@ -134,7 +146,7 @@ fn summary(out: &mut String, report: &Report<'_>) {
     }
     let counts: Vec<String> = counts.iter().map(|(state, n)| format!("{n} {state}")).collect();
     fact("tasks", format!("{} ({})", status.tasks.len(), counts.join(", ")));
-    if !status.usage.is_empty() {
+    if status.usage.reported() {
         let usage = &status.usage;
         fact(
             "cost",
@@ -146,6 +158,9 @@ fn summary(out: &mut String, report: &Report<'_>) {
                 usage.cached_input_tokens
             ),
         );
+    }
+    if let Some(line) = render::budget_line(status.budget.as_ref(), &status.usage) {
+        fact("budget", esc(line.trim_start_matches("budget: ")));
     }
     if let Some(containment) = &status.containment {
         fact("confinement", esc(&containment.summary));
@@ -164,6 +179,10 @@ fn timeline(out: &mut String, report: &Report<'_>) {
         let _ =
             write!(out, "<li>{swatch}<strong>{}</strong> — {}</li>", phase.name(), phase.meaning());
     }
+    let _ = write!(
+        out,
+        "<li><span class=\"cut\"></span>the next worker attempt; <span class=\"failed-edge\" style=\"background:{FAILED}\"></span>an attempt that failed</li>"
+    );
     out.push_str("<li>✓ landed, ✗ escalated or failed, ⊘ blocked, ‖ deferred, ? awaiting approval</li></ul>\n");
     if let Some(problem) = &report.journal_problem {
         let _ = writeln!(
@@ -182,19 +201,71 @@ fn timeline(out: &mut String, report: &Report<'_>) {
     let titles: HashMap<&str, &str> =
         report.status.tasks.iter().map(|task| (task.id.as_str(), task.title.as_str())).collect();
     out.push_str("<div class=\"scroll\">\n");
-    out.push_str(&timeline_svg::render(&report.timeline, &titles));
-    out.push_str("</div>\n<p class=\"note\">Hover a bar for the task, its phase and its times (UTC). Times on the axis are since the run started.</p>\n</section>\n");
+    out.push_str(&timeline_svg::render(&report.timeline, &titles, &report.zone));
+    let _ = writeln!(
+        out,
+        "</div>\n<p class=\"note\">Hover a bar for the task, its phase, its attempt and its times (local time, UTC{}). Times on the axis are since the run started.</p>\n</section>",
+        report
+            .timeline
+            .extent()
+            .map_or_else(String::new, |(start, _)| report.zone.offset_text(start))
+    );
 }
 
-/// The task table.
+/// Where the time went: each phase's time and share, for the run and for each task.
+fn time_spent(out: &mut String, report: &Report<'_>) {
+    let (run, tasks) = spent::spent(&report.timeline);
+    if run.total() == 0 {
+        return;
+    }
+    out.push_str("<section id=\"spent-section\">\n<h2>Where the time went</h2>\n<p class=\"note\">Each task's time in each phase, summed over its stays on the lanes and off them (a deferred landing, an approval wait); the share is of the row's total. Lanes work side by side, so the run's total is more than its duration.</p>\n<div class=\"scroll\">\n<table id=\"spent\" class=\"spent\">\n<thead><tr><th>task</th>");
+    for phase in Phase::ALL {
+        let _ = write!(out, "<th>{}</th>", phase.name());
+    }
+    out.push_str("<th>total</th></tr></thead>\n<tbody>\n");
+    let row = |out: &mut String, spent: &spent::Spent| {
+        for phase in Phase::ALL {
+            let millis = spent.of(phase);
+            if millis == 0 {
+                out.push_str("<td class=\"num\">-</td>");
+            } else {
+                let _ = write!(
+                    out,
+                    "<td class=\"num\" data-phase=\"{}\">{}<span class=\"share\">{}%</span></td>",
+                    phase.name(),
+                    duration(millis),
+                    spent.percent(phase)
+                );
+            }
+        }
+        let _ = writeln!(out, "<td class=\"num total\">{}</td></tr>", duration(spent.total()));
+    };
+    out.push_str("<tr class=\"run\"><th>all tasks</th>");
+    row(out, &run);
+    let none = spent::Spent::default();
+    for task in &report.status.tasks {
+        let _ = write!(
+            out,
+            "<tr data-task=\"{}\"><td><code>{}</code></td>",
+            esc(&task.id),
+            esc(&task.id)
+        );
+        row(out, tasks.get(task.id.as_str()).unwrap_or(&none));
+    }
+    out.push_str("</tbody>\n</table>\n</div>\n</section>\n");
+}
+
+/// The task table: narrow enough for an 800-pixel window (the counts share a column, so
+/// do cost and tokens; each task's reviews and advice are under Task files, where its id
+/// links to).
 fn tasks(out: &mut String, report: &Report<'_>) {
-    out.push_str("<section id=\"tasks-section\">\n<h2>Tasks</h2>\n<div class=\"scroll\">\n<table id=\"tasks\" class=\"tasks\">\n<thead><tr><th>task</th><th>title</th><th>state</th><th>attempts</th><th>rounds</th><th>consults</th><th>cost</th><th>tokens in / out</th><th>commit</th><th>reason</th><th>reviews and advice</th></tr></thead>\n<tbody>\n");
+    out.push_str("<section id=\"tasks-section\">\n<h2>Tasks</h2>\n<div class=\"scroll\">\n<table id=\"tasks\" class=\"tasks\">\n<thead><tr><th>task</th><th>title</th><th>state</th><th title=\"worker attempts · review rounds · Advisor consults\">attempts · rounds · consults</th><th>cost <span class=\"sub\">tokens in / out</span></th><th>commit</th><th>reason</th></tr></thead>\n<tbody>\n");
     let empty = TaskFiles::default();
     for (n, task) in report.status.tasks.iter().enumerate() {
         let files = report.files.get(&task.id).unwrap_or(&empty);
         let _ = writeln!(
             out,
-            "<tr id=\"task-{n}\" data-task=\"{}\"><td><a href=\"#files-{n}\"><code>{}</code></a></td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td class=\"reason\">{}</td><td class=\"links\">{}</td></tr>",
+            "<tr id=\"task-{n}\" data-task=\"{}\"><td><a href=\"#files-{n}\"><code>{}</code></a></td><td class=\"title\">{}</td><td>{}</td><td class=\"num\" title=\"{} attempts, {} rounds, {} consults\">{} · {} · {}</td><td class=\"num\">{}</td><td>{}</td><td class=\"reason\">{}</td></tr>",
             esc(&task.id),
             esc(&task.id),
             esc(&task.title),
@@ -202,26 +273,28 @@ fn tasks(out: &mut String, report: &Report<'_>) {
             task.attempts,
             task.rounds,
             task.advisor_consults,
-            cost(task),
-            tokens(task),
+            task.attempts,
+            task.rounds,
+            task.advisor_consults,
+            cost_and_tokens(task),
             commit(task, files),
             esc(&note(task)),
-            review_links(files)
         );
     }
     out.push_str("</tbody>\n</table>\n</div>\n</section>\n");
 }
 
-fn cost(task: &TaskStatus) -> String {
-    if task.usage.is_empty() { "-".into() } else { esc(&render::cost(task.usage.cost_usd)) }
-}
-
-fn tokens(task: &TaskStatus) -> String {
+/// `$0.42` over `182340 / 9115`, or `-`.
+fn cost_and_tokens(task: &TaskStatus) -> String {
     if task.usage.is_empty() {
-        "-".into()
-    } else {
-        format!("{} / {}", task.usage.input_tokens, task.usage.output_tokens)
+        return "-".into();
     }
+    format!(
+        "{}<span class=\"sub\">{} / {}</span>",
+        esc(&render::cost(task.usage.cost_usd)),
+        task.usage.input_tokens,
+        task.usage.output_tokens
+    )
 }
 
 /// The short commit, linked to its diff when there is one.

@@ -28,6 +28,7 @@ fn snapshot() -> RunSnapshot {
         consulted: Default::default(),
         universal_violations: vec!["never <marquee>".into()],
         containment: None,
+        budget: Default::default(),
     }
 }
 
@@ -79,6 +80,7 @@ fn every_text_from_run_files_is_escaped() {
         plan: Err("no plan <here>".into()),
         files: BTreeMap::from([("1<i>".to_string(), files)]),
         written_at: "now".into(),
+        zone: Zone::UTC,
     };
     let html = page::render(&report);
     for raw in ["<script", "<i>", "<b>", "<marquee", "<1>", "<bad>", "<here>", "\"onclick", "\x1b"]

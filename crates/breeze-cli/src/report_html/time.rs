@@ -57,7 +57,7 @@ fn offset_minutes(zone: &str) -> Option<i64> {
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+pub fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
     let year = if month <= 2 { year - 1 } else { year };
     let era = year.div_euclid(400);
     let year_of_era = year - era * 400;
@@ -66,11 +66,20 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
     era * 146_097 + day_of_era - 719_468
 }
 
-/// The UTC time of day with milliseconds: `12:00:01.123`.
-pub fn clock(millis: i64) -> String {
-    let in_day = millis.rem_euclid(86_400_000);
-    let (hours, minutes) = (in_day / 3_600_000, in_day / 60_000 % 60);
-    format!("{hours:02}:{minutes:02}:{:02}.{:03}", in_day / 1_000 % 60, in_day % 1_000)
+/// The proleptic Gregorian date (year, month, day) of a count of days since 1970-01-01;
+/// the inverse of [`days_from_civil`].
+pub fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let shifted = days + 719_468;
+    let era = shifted.div_euclid(146_097);
+    let day_of_era = shifted - era * 146_097;
+    let year_of_era =
+        (day_of_era - day_of_era / 1_460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let month_from_march = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * month_from_march + 2) / 5 + 1;
+    let month = if month_from_march < 10 { month_from_march + 3 } else { month_from_march - 9 };
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    (year, month, day)
 }
 
 /// A duration as people read it: `850 ms`, `1.3 s`, `42 s`, `3m 05s`, `2h 07m`.
@@ -151,12 +160,23 @@ mod tests {
     }
 
     #[test]
+    fn days_and_dates_convert_both_ways() {
+        for (date, days) in [((1970, 1, 1), 0), ((2000, 2, 29), 11_016), ((1969, 12, 31), -1)] {
+            assert_eq!(days_from_civil(date.0, date.1, date.2), days);
+            assert_eq!(civil_from_days(days), date);
+        }
+        for days in (-800_000..800_000).step_by(997) {
+            let (year, month, day) = civil_from_days(days);
+            assert_eq!(days_from_civil(year, month, day), days);
+        }
+    }
+
+    #[test]
     fn durations_and_ticks_read_naturally() {
         assert_eq!(duration(850), "850 ms");
         assert_eq!(duration(1_340), "1.3 s");
         assert_eq!(duration(185_000), "3m 05s");
         assert_eq!(duration(7_620_000), "2h 07m");
-        assert_eq!(clock(1_796_040_001_123), "12:00:01.123");
         assert_eq!(tick_label(400, 200), "0.4 s");
         assert_eq!(tick_label(90_000, 30_000), "1m 30s");
         assert_eq!(tick_step(0.1, 80.0), 1_000);

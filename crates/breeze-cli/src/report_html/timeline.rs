@@ -7,11 +7,14 @@
 //! task takes a lane again (or the engine stops); they are drawn on rows of their own.
 //! Its task states give the base (running → work, reviewing → review, landing → landing,
 //! anything else → waiting); the role processes, project commands, Advisor consults and
-//! scope waits of the journal are painted over it, as they are more precise.
+//! scope waits of the journal are painted over it, as they are more precise. Work is cut
+//! where a worker attempt started (a `running` state or a worker process after the last
+//! attempt ended): each attempt is a piece of its own, numbered and marked with how it
+//! ended (its `attempt` event).
 
 use std::collections::{BTreeMap, HashMap};
 
-use breeze_protocol::{BreezeEvent, EventKind};
+use breeze_protocol::{BreezeEvent, EventKind, Role, TaskState};
 
 use super::time::parse_rfc3339;
 
@@ -83,7 +86,48 @@ pub struct Piece {
     pub end: i64,
     /// What the task was doing.
     pub phase: Phase,
+    /// For work: the worker attempt it belongs to (`None` when the journal names none).
+    pub attempt: Option<AttemptMark>,
 }
+
+impl Piece {
+    /// A piece of `phase` that belongs to no attempt (yet).
+    pub fn new(start: i64, end: i64, phase: Phase) -> Piece {
+        Piece { start, end, phase, attempt: None }
+    }
+}
+
+/// Which worker attempt a piece of work belongs to, and how that attempt ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AttemptMark {
+    /// 1-based.
+    pub number: u32,
+    /// `completed`, `failed`, `stalled`, …; `None` while it had not ended (or the journal
+    /// does not say).
+    pub outcome: Option<&'static str>,
+}
+
+impl AttemptMark {
+    /// It ended without a result (failed, stalled, timed out, …).
+    pub fn failed(self) -> bool {
+        self.outcome.is_some_and(|outcome| outcome != "completed" && outcome != "needs-advice")
+    }
+}
+
+/// A worker attempt as the journal tells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct AttemptSpan {
+    /// When it started.
+    start: i64,
+    /// Its number and how it ended.
+    mark: AttemptMark,
+    /// No `attempt` event has ended it yet (and the engine has not stopped).
+    open: bool,
+}
+
+/// The outcomes an `attempt` event names (others read as `ended`).
+const OUTCOMES: [&str; 6] =
+    ["completed", "failed", "needs-advice", "escalated", "stalled", "timeout"];
 
 /// One stay of a task on a lane, or off every lane while its landing was deferred.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -174,6 +218,8 @@ struct Walk {
     marks: HashMap<String, i64>,
     /// What is painted over the states: (rank, task, piece).
     overlays: Vec<(u8, String, Piece)>,
+    /// Each task's worker attempts, in order.
+    attempts: HashMap<String, Vec<AttemptSpan>>,
     stays: Vec<Stay>,
     skipped: usize,
 }
@@ -189,10 +235,17 @@ impl Walk {
                 self.end_session(at);
                 self.session_start = Some(at);
             }
+            EventKind::TaskState { task, state: TaskState::Running, .. } => {
+                self.attempt_started(at, task);
+                self.task_state(at, task, "running");
+            }
             EventKind::RunFinished { .. } => self.end_session(at),
             EventKind::TaskStarted { task, lane, .. } => self.task_started(at, task, *lane),
             EventKind::TaskState { task, state, .. } => self.task_state(at, task, state.as_str()),
             EventKind::ProcessStarted { task, role, pid, .. } => {
+                if *role == Role::Worker {
+                    self.attempt_started(at, task);
+                }
                 let phase = match role.as_str() {
                     "reviewer" => Phase::Review,
                     "advisor" => Phase::Advisor,
@@ -209,12 +262,40 @@ impl Walk {
                 self.process_ended(at, *pid);
             }
             EventKind::AdvisorConsulted { task, .. } => self.consulted(at, task),
+            EventKind::Attempt { task, attempt, outcome, .. } => {
+                let outcome =
+                    OUTCOMES.into_iter().find(|known| known == outcome).unwrap_or("ended");
+                let mark = AttemptMark { number: *attempt, outcome: Some(outcome) };
+                let attempts = self.attempts.entry(task.clone()).or_default();
+                match attempts.last_mut() {
+                    Some(last) if last.open => {
+                        last.mark = mark;
+                        last.open = false;
+                    }
+                    // Its start is not in the journal: it ran since the task's last event.
+                    _ => {
+                        let start = self.marks.get(task).copied().unwrap_or(at);
+                        attempts.push(AttemptSpan { start, mark, open: false });
+                    }
+                }
+            }
             EventKind::ScopeDecided { task, decision, .. } => self.scope(at, task, decision),
             _ => {}
         }
         if let Some(task) = task_of(event) {
             self.marks.insert(task.to_string(), at);
         }
+    }
+
+    /// A worker attempt of `task` starts at `at`, unless one is going on.
+    fn attempt_started(&mut self, at: i64, task: &str) {
+        let attempts = self.attempts.entry(task.to_string()).or_default();
+        if attempts.last().is_some_and(|last| last.open) {
+            return;
+        }
+        let number = attempts.last().map_or(1, |last| last.mark.number + 1);
+        let mark = AttemptMark { number, outcome: None };
+        attempts.push(AttemptSpan { start: at, mark, open: true });
     }
 
     fn task_started(&mut self, at: i64, task: &str, lane: u32) {
@@ -253,7 +334,7 @@ impl Walk {
             } else {
                 RANK_PROCESS
             };
-            self.overlays.push((rank, task, Piece { start: since, end: at, phase }));
+            self.overlays.push((rank, task, Piece::new(since, at, phase)));
         }
     }
 
@@ -266,7 +347,7 @@ impl Walk {
                 t == task && piece.phase == Phase::Advisor && piece.end >= since
             });
         if !seen {
-            let piece = Piece { start: since, end: at, phase: Phase::Advisor };
+            let piece = Piece::new(since, at, Phase::Advisor);
             self.overlays.push((RANK_CONSULT, task.to_string(), piece));
         }
     }
@@ -275,7 +356,7 @@ impl Walk {
         if decision == "waiting" {
             self.scope_waits.entry(task.to_string()).or_insert(at);
         } else if let Some(since) = self.scope_waits.remove(task) {
-            let piece = Piece { start: since, end: at, phase: Phase::Waiting };
+            let piece = Piece::new(since, at, Phase::Waiting);
             self.overlays.push((RANK_SCOPE, task.to_string(), piece));
         }
     }
@@ -287,7 +368,7 @@ impl Walk {
         for (n, &(since, phase)) in open.states.iter().enumerate() {
             let until = open.states.get(n + 1).map_or(at, |next| next.0);
             if until > since {
-                pieces.push(Piece { start: since, end: until, phase });
+                pieces.push(Piece::new(since, until, phase));
             }
         }
         self.stays.push(Stay {
@@ -304,7 +385,7 @@ impl Walk {
     /// for (`deferred`, `awaiting-approval`).
     fn end_deferral(&mut self, task: &str, at: i64) {
         let Some((since, why)) = self.deferred.remove(task) else { return };
-        let piece = Piece { start: since, end: at, phase: Phase::Waiting };
+        let piece = Piece::new(since, at, Phase::Waiting);
         let pieces = if at > since { vec![piece] } else { Vec::new() };
         let ended = why.to_string();
         self.stays.push(Stay {
@@ -338,6 +419,10 @@ impl Walk {
         for task in waits {
             self.scope(at, &task, "ended");
         }
+        // An attempt the engine stopped in is over: after a resume the next one starts.
+        for attempt in self.attempts.values_mut().flat_map(|attempts| attempts.last_mut()) {
+            attempt.open = false;
+        }
     }
 
     fn finish(mut self) -> Timeline {
@@ -357,6 +442,8 @@ impl Walk {
         for stay in stays.iter_mut().filter(|stay| stay.lane.is_some()) {
             let overlays = by_task.get(stay.task.as_str()).map(Vec::as_slice).unwrap_or_default();
             refine(stay, overlays);
+            let attempts = self.attempts.get(&stay.task).map(Vec::as_slice).unwrap_or_default();
+            stay.pieces = split_attempts(&stay.pieces, attempts);
         }
         Timeline { sessions: self.sessions, stays, skipped: self.skipped }
     }
@@ -387,7 +474,8 @@ fn task_of(event: &EventKind) -> Option<&str> {
         | EventKind::Reviewed { task, .. }
         | EventKind::ScopeDecided { task, .. }
         | EventKind::Landed { task, .. }
-        | EventKind::BackendTrouble { task, .. } => Some(task),
+        | EventKind::BackendTrouble { task, .. }
+        | EventKind::Spent { task, .. } => Some(task),
         _ => None,
     }
 }
@@ -404,16 +492,12 @@ fn refine(stay: &mut Stay, overlays: &[Piece]) {
             .map(|o| o.start)
             .min();
         if let Some(reviewer) = reviewer {
-            pieces =
-                paint(&pieces, Piece { start: base.start, end: reviewer, phase: Phase::Gates });
+            pieces = paint(&pieces, Piece::new(base.start, reviewer, Phase::Gates));
         }
     }
     for overlay in overlays {
-        let clipped = Piece {
-            start: overlay.start.max(stay.start),
-            end: overlay.end.min(stay.end),
-            phase: overlay.phase,
-        };
+        let clipped =
+            Piece::new(overlay.start.max(stay.start), overlay.end.min(stay.end), overlay.phase);
         pieces = paint(&pieces, clipped);
     }
     stay.pieces = merge(pieces);
@@ -439,6 +523,30 @@ fn paint(pieces: &[Piece], over: Piece) -> Vec<Piece> {
     }
     out.push(over);
     out.sort_by_key(|piece| piece.start);
+    out
+}
+
+/// The work pieces cut where an attempt started, each marked with its attempt: the last
+/// one that started by the piece's start (work before the first start is the first's).
+fn split_attempts(pieces: &[Piece], attempts: &[AttemptSpan]) -> Vec<Piece> {
+    let Some(first) = attempts.first() else { return pieces.to_vec() };
+    let mut out = Vec::with_capacity(pieces.len() + attempts.len());
+    for piece in pieces {
+        if piece.phase != Phase::Work {
+            out.push(*piece);
+            continue;
+        }
+        let mut start = piece.start;
+        for attempt in attempts.iter().filter(|a| a.start > piece.start && a.start < piece.end) {
+            out.push(Piece::new(start, attempt.start, Phase::Work));
+            start = attempt.start;
+        }
+        out.push(Piece::new(start, piece.end, Phase::Work));
+    }
+    for piece in out.iter_mut().filter(|piece| piece.phase == Phase::Work) {
+        let attempt = attempts.iter().rev().find(|a| a.start <= piece.start).unwrap_or(first);
+        piece.attempt = Some(attempt.mark);
+    }
     out
 }
 

@@ -7,8 +7,9 @@ use std::collections::HashMap;
 use std::fmt::Write;
 
 use super::page::esc;
-use super::time::{clock, duration, tick_label, tick_step};
-use super::timeline::{Phase, Stay, Timeline};
+use super::time::{duration, tick_label, tick_step};
+use super::timeline::{Phase, Piece, Stay, Timeline};
+use super::zone::Zone;
 
 /// Width of the drawing.
 pub const WIDTH: f64 = 1200.0;
@@ -21,6 +22,9 @@ const BAR_H: f64 = 22.0;
 const BREAK_W: f64 = 46.0;
 /// Pixels per character of the 12px labels, a little generous.
 const CHAR_W: f64 = 7.2;
+
+/// The mark on a worker attempt that ended without a result.
+pub const FAILED: &str = "#c53030";
 
 /// The fill of a phase.
 pub fn colour(phase: Phase) -> &'static str {
@@ -76,8 +80,9 @@ struct Row {
     lane: Option<u32>,
 }
 
-/// The timeline SVG; `titles` maps task ids to titles for the tooltips.
-pub fn render(timeline: &Timeline, titles: &HashMap<&str, &str>) -> String {
+/// The timeline SVG; `titles` maps task ids to titles for the tooltips, whose times are
+/// in `zone`.
+pub fn render(timeline: &Timeline, titles: &HashMap<&str, &str>, zone: &Zone) -> String {
     let Some((run_start, _)) = timeline.extent() else {
         return "<p class=\"note\">The journal has no events: nothing to draw.</p>\n".into();
     };
@@ -116,7 +121,8 @@ pub fn render(timeline: &Timeline, titles: &HashMap<&str, &str>) -> String {
         };
         if let Some(row) = row {
             let y = AXIS_H + row as f64 * ROW_H + BAR_Y;
-            draw_stay(&mut out, stay, &scale, y, titles.get(stay.task.as_str()).copied());
+            let title = titles.get(stay.task.as_str()).copied();
+            draw_stay(&mut out, stay, &scale, y, title, zone);
         }
     }
     out.push_str("</svg>\n");
@@ -195,8 +201,16 @@ fn breaks(out: &mut String, scale: &Scale, height: f64) {
     }
 }
 
-/// One stay: its phases, an outline, and the task id when it fits.
-fn draw_stay(out: &mut String, stay: &Stay, scale: &Scale, y: f64, title: Option<&str>) {
+/// One stay: its phases (each worker attempt apart: a white cut before a retry, a red
+/// edge on one that failed), an outline, and the task id when it fits.
+fn draw_stay(
+    out: &mut String,
+    stay: &Stay,
+    scale: &Scale,
+    y: f64,
+    title: Option<&str>,
+    zone: &Zone,
+) {
     let (x0, x1) = (scale.x(stay.start), scale.x(stay.end));
     let width = (x1 - x0).max(2.0);
     let name = match title {
@@ -209,30 +223,57 @@ fn draw_stay(out: &mut String, stay: &Stay, scale: &Scale, y: f64, title: Option
         esc(&stay.task),
         esc(&stay.ended)
     );
+    let mut previous: Option<&Piece> = None;
     for piece in &stay.pieces {
         let (px0, px1) = (scale.x(piece.start), scale.x(piece.end));
+        let attempt = piece.attempt.map_or_else(String::new, |mark| {
+            let ended = mark.outcome.map(|outcome| format!(" ({outcome})")).unwrap_or_default();
+            format!(", attempt {}{ended}", mark.number)
+        });
+        let data = piece.attempt.map_or_else(String::new, |mark| {
+            let outcome =
+                mark.outcome.map(|o| format!(" data-outcome=\"{o}\"")).unwrap_or_default();
+            format!(" data-attempt=\"{}\"{outcome}", mark.number)
+        });
         let _ = writeln!(
             out,
-            "<rect class=\"piece phase-{}\" x=\"{px0:.1}\" y=\"{y}\" width=\"{:.1}\" height=\"{BAR_H}\" fill=\"{}\"><title>{}\n{}: {} ({} → {} UTC)</title></rect>",
+            "<rect class=\"piece phase-{}\"{data} x=\"{px0:.1}\" y=\"{y}\" width=\"{:.1}\" height=\"{BAR_H}\" fill=\"{}\"><title>{}\n{}{attempt}: {} ({})</title></rect>",
             piece.phase.name(),
             (px1 - px0).max(1.0),
             colour(piece.phase),
             esc(&name),
             piece.phase.name(),
             duration(piece.end - piece.start),
-            clock(piece.start),
-            clock(piece.end)
+            span(zone, piece.start, piece.end)
         );
+        if let Some(mark) = piece.attempt {
+            if mark.failed() {
+                let _ = writeln!(
+                    out,
+                    "<rect class=\"attempt-failed\" x=\"{px0:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"3\" fill=\"{FAILED}\"/>",
+                    y + BAR_H - 3.0,
+                    (px1 - px0).max(1.0)
+                );
+            }
+            let retry = previous.and_then(|p| p.attempt).is_some_and(|p| p.number != mark.number);
+            if retry && previous.is_some_and(|p| p.end == piece.start) {
+                let _ = writeln!(
+                    out,
+                    "<line class=\"attempt-cut\" x1=\"{px0:.1}\" y1=\"{y}\" x2=\"{px0:.1}\" y2=\"{}\" stroke=\"#ffffff\" stroke-width=\"2\"/>",
+                    y + BAR_H
+                );
+            }
+        }
+        previous = Some(piece);
     }
     let _ = writeln!(
         out,
-        "<rect class=\"outline\" x=\"{x0:.1}\" y=\"{y}\" width=\"{width:.1}\" height=\"{BAR_H}\" fill=\"none\" stroke=\"#1f2933\" stroke-width=\"1\"><title>{}\n{} on {}, {} ({} → {} UTC)</title></rect>",
+        "<rect class=\"outline\" x=\"{x0:.1}\" y=\"{y}\" width=\"{width:.1}\" height=\"{BAR_H}\" fill=\"none\" stroke=\"#1f2933\" stroke-width=\"1\"><title>{}\n{} on {}, {} ({})</title></rect>",
         esc(&name),
         esc(&stay.ended),
         stay.lane.map_or_else(|| "no lane".to_string(), |lane| format!("lane {lane}")),
         duration(stay.end - stay.start),
-        clock(stay.start),
-        clock(stay.end)
+        span(zone, stay.start, stay.end)
     );
     if let Some(label) = fitted_label(stay, width, title.map(first_line)) {
         let _ = writeln!(
@@ -244,6 +285,11 @@ fn draw_stay(out: &mut String, stay: &Stay, scale: &Scale, y: f64, title: Option
         );
     }
     out.push_str("</g>\n");
+}
+
+/// `23:14:05.123 → 23:14:07.001 +01:00`: two instants in local time.
+fn span(zone: &Zone, start: i64, end: i64) -> String {
+    format!("{} → {} {}", zone.clock(start), zone.clock(end), zone.offset_text(end))
 }
 
 /// The task id, how its stay ended (`3 ✓`) and as much of its title as fits `width`;
@@ -281,10 +327,9 @@ fn fitted_label(stay: &Stay, width: f64, title: Option<&str>) -> Option<String> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report_html::timeline::Piece;
 
     fn stay(task: &str, lane: Option<u32>, start: i64, end: i64) -> Stay {
-        let pieces = vec![Piece { start, end, phase: Phase::Work }];
+        let pieces = vec![Piece::new(start, end, Phase::Work)];
         Stay { task: task.into(), lane, start, end, pieces, ended: "landed".into() }
     }
 
@@ -300,7 +345,7 @@ mod tests {
             ],
             skipped: 0,
         };
-        let svg = render(&timeline, &HashMap::from([("2<b>", "Title <script>")]));
+        let svg = render(&timeline, &HashMap::from([("2<b>", "Title <script>")]), &Zone::UTC);
         assert_eq!(svg.matches("class=\"lane-row\"").count(), 2, "{svg}");
         assert_eq!(svg.matches("class=\"deferred-row\"").count(), 2, "{svg}");
         assert!(svg.contains("data-task=\"2&lt;b&gt;\""), "{svg}");
@@ -310,6 +355,34 @@ mod tests {
         assert_eq!(scale.x(0), LABEL_W);
         assert!((scale.x(6_000) - (WIDTH - RIGHT)).abs() < 0.01, "{}", scale.x(6_000));
         assert!((scale.x(3_000) - scale.x(1_000)).abs() < 0.01, "a gap takes no time");
+    }
+
+    #[test]
+    fn each_attempt_is_a_bar_of_its_own_and_a_failed_one_is_marked() {
+        use crate::report_html::timeline::AttemptMark;
+        let attempt = |number, outcome| Some(AttemptMark { number, outcome: Some(outcome) });
+        let mut stay = stay("5", Some(1), 0, 3_000);
+        stay.pieces = vec![
+            Piece { attempt: attempt(1, "failed"), ..Piece::new(0, 1_000, Phase::Work) },
+            Piece { attempt: attempt(2, "completed"), ..Piece::new(1_000, 2_000, Phase::Work) },
+            Piece::new(2_000, 3_000, Phase::Review),
+        ];
+        let timeline = Timeline { sessions: vec![(0, 3_000)], stays: vec![stay], skipped: 0 };
+        let zone = Zone::Fixed(3_600);
+        let svg = render(&timeline, &HashMap::new(), &zone);
+        assert_eq!(svg.matches("class=\"piece phase-work\"").count(), 2, "{svg}");
+        assert!(svg.contains("data-attempt=\"1\" data-outcome=\"failed\""), "{svg}");
+        assert!(
+            svg.contains("work, attempt 1 (failed): 1.0 s (01:00:00.000 → 01:00:01.000 +01:00)"),
+            "{svg}"
+        );
+        assert!(svg.contains("work, attempt 2 (completed)"), "{svg}");
+        assert_eq!(svg.matches("class=\"attempt-failed\"").count(), 1, "{svg}");
+        assert_eq!(
+            svg.matches("class=\"attempt-cut\"").count(),
+            1,
+            "the retry starts apart: {svg}"
+        );
     }
 
     #[test]

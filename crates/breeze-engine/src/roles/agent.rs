@@ -63,20 +63,16 @@ pub(crate) fn agent_call(
     agent.timeout = settings.timeout;
     agent.stall_timeout = settings.stall_timeout;
     agent.grace = settings.stop_grace;
-    // `roles.<role>.model` wins; otherwise Claude Code gets the role definition's model
-    // (`opus`, `sonnet`: aliases it knows). Codex keeps its own default: those names
-    // mean nothing to it.
-    agent.model = match kind {
-        AgentKind::Claude if settings.model.is_empty() => definition.model.clone(),
-        _ => settings.model.clone(),
-    };
+    agent.model = definition::model(&definition, settings).unwrap_or_default();
     agent.extra_args = settings.args.clone();
     agent.allowed_tools = definition.tools.clone();
     agent.disallowed_tools = definition.disallowed_tools.clone();
     agent.max_turns = definition.max_turns;
+    agent.max_budget_usd = run.max_budget_usd;
     agent.resume_session = call.resume_session.clone();
     agent.resume_baseline = call.resume_baseline;
     agent.scratch_dir = run.scratch.clone();
+    agent.private_git = run.private_git.clone();
     agent.confinement = run.confinement.clone();
     agent.marker = Some(run.marker.clone());
     // A worker's lane watch: its activity for the stall clock, without a walk of the lane.

@@ -5,7 +5,7 @@
 //! A block is checked when an HTML comment names the call just above its fence:
 //!
 //! ````text
-//! <!-- argv: codex worker confined resume model=gpt-5 args=-c,model_provider=x -->
+//! <!-- argv: codex worker confined resume model=gpt-5 args=-c,model_provider=x budget=2.5 -->
 //! ```sh
 //! codex exec ...
 //! ```
@@ -28,6 +28,7 @@ const DOC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/BACKENDS.md")
 const REPO: &str = "/home/me/app";
 const WORKTREE: &str = "/home/me/app/.harness-worktrees/lane-1";
 const SCRATCH: &str = "/tmp/breeze-Xq3v9T";
+const PRIVATE_GIT: &str = "/home/me/app/.breeze/lanes/lane-1/git";
 
 /// One `<!-- argv: ... -->` marker, parsed.
 #[derive(Debug)]
@@ -38,6 +39,8 @@ struct Marker {
     resume: bool,
     model: String,
     args: Vec<String>,
+    /// What is left of the budget for the call (`--max-budget-usd`).
+    budget: Option<f64>,
 }
 
 fn parse_marker(text: &str) -> Marker {
@@ -61,6 +64,7 @@ fn parse_marker(text: &str) -> Marker {
         resume: false,
         model: String::new(),
         args: Vec::new(),
+        budget: None,
     };
     for word in words {
         match word {
@@ -68,6 +72,10 @@ fn parse_marker(text: &str) -> Marker {
             "unconfined" => marker.confined = false,
             "resume" => marker.resume = true,
             word if word.starts_with("model=") => marker.model = word["model=".len()..].into(),
+            word if word.starts_with("budget=") => {
+                let usd = word["budget=".len()..].parse().expect("budget=<US dollars>");
+                marker.budget = Some(usd);
+            }
             word if word.starts_with("args=") => {
                 marker.args = word["args=".len()..].split(',').map(String::from).collect();
             }
@@ -115,8 +123,10 @@ fn argv(marker: &Marker, repo: &Path) -> Vec<String> {
         log_path: scratch.join("worker"),
         scratch,
         confinement: marker.confined.then(Default::default),
+        private_git: (marker.role == Role::Worker).then(|| PathBuf::from(PRIVATE_GIT)),
         marker: "run/1".into(),
         activity: None,
+        max_budget_usd: marker.budget,
     };
     let call = agent::agent_call(marker.kind, repo, &[], &run);
     assert_eq!(definition::load(repo, marker.role), Ok(definition::builtin(marker.role)));
@@ -270,6 +280,7 @@ fn quoting_and_rendering() {
     assert_eq!(quote("it's"), r"'it'\''s'");
     assert_eq!(quote("Read,Grep"), "Read,Grep");
     assert_eq!(normalize("a \\\n  --b c\n"), "a --b c");
-    let marker = parse_marker("codex reviewer unconfined model=m args=-c,x=1");
+    let marker = parse_marker("codex reviewer unconfined model=m args=-c,x=1 budget=0.5");
     assert!(!marker.confined && marker.model == "m" && marker.args == ["-c", "x=1"]);
+    assert_eq!(marker.budget, Some(0.5));
 }

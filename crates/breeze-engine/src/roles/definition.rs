@@ -61,6 +61,31 @@ pub fn builtin(role: Role) -> RoleDefinition {
     parse(text, "(built-in)").expect("built-in role definitions parse")
 }
 
+/// The model a role runs: `model` from its settings, else (Claude Code) its definition's;
+/// `None` for the CLI's own default, and for backends without models (`command`,
+/// `scripted`). Codex is never given the definition's model: its aliases (`opus`,
+/// `sonnet`) mean nothing to it.
+pub fn model(definition: &RoleDefinition, settings: &crate::config::RoleConfig) -> Option<String> {
+    use crate::config::BackendKind;
+    let model = match settings.backend {
+        BackendKind::Claude if settings.model.is_empty() => &definition.model,
+        BackendKind::Claude | BackendKind::Codex => &settings.model,
+        BackendKind::Command | BackendKind::Scripted => return None,
+    };
+    (!model.is_empty()).then(|| model.clone())
+}
+
+/// [`model`] of `role` in the repository at `repo_root` (an unreadable definition is the
+/// built-in one, as when the role runs).
+pub fn model_of(
+    repo_root: &Path,
+    role: Role,
+    settings: &crate::config::RoleConfig,
+) -> Option<String> {
+    let definition = load(repo_root, role).unwrap_or_else(|_| builtin(role));
+    model(&definition, settings)
+}
+
 /// Parses a definition. The front matter is the subset of YAML these files use:
 /// `key: value` lines, lists written `a, b` or `[a, b]` or as `- item` lines.
 pub fn parse(text: &str, source: &str) -> Result<RoleDefinition, String> {

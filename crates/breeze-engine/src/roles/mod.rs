@@ -14,6 +14,7 @@ mod agent;
 #[cfg(test)]
 mod backends_doc;
 mod command;
+mod metered;
 
 use std::future::Future;
 use std::path::{Path, PathBuf};
@@ -58,7 +59,7 @@ pub struct RoleCall {
     /// With `resume_session`: the session's totals after its previous run, so a resumed
     /// run's usage counts only itself.
     pub resume_baseline: Option<Usage>,
-    /// The worker's lane (its git needs to write the lane's index and new objects).
+    /// The worker's lane: its git gets the lane's private git directory while it runs.
     pub lane: Option<breeze_git::Worktree>,
 }
 
@@ -101,6 +102,8 @@ pub enum RoleOutcome {
     Cancelled,
     /// It could not be started (program missing, not executable, confinement).
     CouldNotStart(String),
+    /// The budget let it not start: its task, or the run, has spent its cap.
+    OverBudget(crate::budget::OverBudget),
 }
 
 /// A backend session to continue in a later call.
@@ -136,7 +139,7 @@ pub struct RoleReply {
 
 impl RoleReply {
     /// A reply with `outcome` and nothing else.
-    fn of(outcome: RoleOutcome, log_path: PathBuf) -> RoleReply {
+    pub(crate) fn of(outcome: RoleOutcome, log_path: PathBuf) -> RoleReply {
         RoleReply {
             outcome,
             diagnostics: String::new(),
@@ -226,10 +229,15 @@ pub(crate) struct Invocation<'a> {
     pub scratch: PathBuf,
     /// What the kernel lets it write, when roles are confined.
     pub confinement: Option<Confinement>,
+    /// A worker's private git directory (its lane's `.git` names it while it runs): what
+    /// the worker's git writes, besides the lane.
+    pub private_git: Option<PathBuf>,
     /// Marks every process of this invocation (see `breeze_supervise::MARKER_VAR`).
     pub marker: String,
     /// A worker's lane watch: its activity for the stall clock.
     pub activity: Option<Arc<TreeWatch>>,
+    /// What the call may spend (what is left of its task's and the run's budget).
+    pub max_budget_usd: Option<f64>,
 }
 
 /// A future a backend returns.
@@ -301,6 +309,8 @@ pub(crate) struct RoleRunner {
     pub guard: Arc<RoleGuard>,
     /// The lanes' file-system watches.
     pub watches: Arc<LaneWatches>,
+    /// What the run may spend and has spent: asked before every call.
+    pub budget: Arc<crate::budget::Budget>,
     command: command::CommandBackend,
     claude: agent::AgentBackend,
     codex: agent::AgentBackend,
@@ -325,6 +335,8 @@ pub(crate) struct RoleRunnerParts {
     pub write_sets: std::collections::BTreeMap<String, breeze_agents::WriteSetCheck>,
     /// The simulator's settings per task (`[task.sim]`).
     pub sims: std::collections::BTreeMap<String, scripted::SimSpec>,
+    /// The run's budget.
+    pub budget: Arc<crate::budget::Budget>,
 }
 
 impl RoleRunner {
@@ -351,6 +363,7 @@ impl RoleRunner {
             repo_root: parts.repo_root,
             engine_env: parts.engine_env,
             guard: parts.guard,
+            budget: parts.budget,
             watches: Default::default(),
             invocations: Default::default(),
             store,
@@ -433,9 +446,18 @@ impl RoleRunner {
         };
         call.prompt.push_str(&prompt::answer_instructions(call.role, settings.backend));
         let env = self.role_env(&call, &settings, &files.input_path, scratch.path());
+        // A worker's git works on its lane's private git directory while it runs; the lane
+        // check after it (also on every early return below) points the lane back.
+        let private_git = match self.seal_lane(&call).await {
+            Ok(dir) => dir,
+            Err(message) => return failed(message),
+        };
         let confinement = match self.confinement_of(&call, &settings, scratch.path(), &env) {
             Ok(confinement) => confinement,
-            Err(message) => return failed(message),
+            Err(message) => {
+                self.release_lane(&call).await;
+                return failed(message);
+            }
         };
         let marker = format!(
             "{}/{}",
@@ -445,8 +467,14 @@ impl RoleRunner {
         let guard = self.guard.clone();
         let watch = match tokio::task::spawn_blocking(move || guard.before()).await {
             Ok(Ok(watch)) => watch,
-            Ok(Err(err)) => return failed(format!("cannot take the state before the role: {err}")),
-            Err(err) => return failed(format!("cannot take the state before the role: {err}")),
+            Ok(Err(err)) => {
+                self.release_lane(&call).await;
+                return failed(format!("cannot take the state before the role: {err}"));
+            }
+            Err(err) => {
+                self.release_lane(&call).await;
+                return failed(format!("cannot take the state before the role: {err}"));
+            }
         };
         // A worker's activity: its lane's watch, started when the lane was taken (started
         // here only for a worktree that has none).
@@ -457,9 +485,10 @@ impl RoleRunner {
             }
             _ => None,
         };
-        let run = Invocation {
+        let mut run = Invocation {
             call: &call,
             activity,
+            max_budget_usd: None,
             settings,
             env,
             output_path: scratch.path().join("output.json"),
@@ -467,9 +496,10 @@ impl RoleRunner {
             log_path: files.log_path,
             scratch: scratch.path().to_path_buf(),
             confinement,
+            private_git,
             marker,
         };
-        let mut reply = self.backend(run.settings.backend).run(&run, cancel).await;
+        let mut reply = self.metered(&mut run, cancel).await;
         self.check_after(&mut reply, watch, call.lane.clone()).await;
         drop(scratch);
         reply
@@ -525,6 +555,43 @@ impl RoleRunner {
         breeze_supervise::scrubbed_env(engine_env, &settings.env, &set)
     }
 
+    /// Seals a worker's lane (`RoleGuard::seal_lane`): its private git directory, or `None`
+    /// for other roles. Err: why the worker cannot start.
+    async fn seal_lane(&self, call: &RoleCall) -> Result<Option<PathBuf>, String> {
+        let (Role::Worker, Some(lane)) = (call.role, call.lane.clone()) else { return Ok(None) };
+        let guard = self.guard.clone();
+        let sealed = tokio::task::spawn_blocking(move || {
+            let started = std::time::Instant::now();
+            let sealed = guard.seal_lane(&lane);
+            tracing::debug!(
+                lane = %lane.name,
+                micros = started.elapsed().as_micros() as u64,
+                "synced the worker's private git directory"
+            );
+            sealed
+        })
+        .await;
+        match sealed {
+            Ok(Ok(dir)) => Ok(Some(dir)),
+            Ok(Err(err)) => {
+                self.release_lane(call).await;
+                Err(format!("cannot prepare the worker's private git directory: {err}"))
+            }
+            Err(err) => Err(format!("cannot prepare the worker's private git directory: {err}")),
+        }
+    }
+
+    /// Points a worker's lane back at its admin folder after a call that never ran (the
+    /// lane check does it after one that ran).
+    async fn release_lane(&self, call: &RoleCall) {
+        let (Role::Worker, Some(lane)) = (call.role, call.lane.clone()) else { return };
+        let guard = self.guard.clone();
+        let checked = tokio::task::spawn_blocking(move || guard.check_lane_links(&lane)).await;
+        if let Ok(Err(err)) = checked {
+            tracing::warn!("cannot restore the lane's links: {err}");
+        }
+    }
+
     /// What the call's process may write, when roles are confined.
     fn confinement_of(
         &self,
@@ -534,7 +601,7 @@ impl RoleRunner {
         env: &[(String, String)],
     ) -> Result<Option<Confinement>, String> {
         let lane_git = match &call.lane {
-            Some(lane) => self.guard.lane_git_writable(lane).map_err(|err| err.to_string())?,
+            Some(lane) => self.guard.lane_git_writable(lane),
             None => Vec::new(),
         };
         self.guard
@@ -543,7 +610,9 @@ impl RoleRunner {
             .map_err(|err| err.to_string())
     }
 
-    /// Checks what the process changed outside its lane, and a worker's lane links.
+    /// Checks a worker's lane links (pointing its `.git` back at its admin folder) and what
+    /// the process changed outside its lane. The lane comes first: what the worker did to
+    /// its own lane's admin folder is its attempt's problem, not an escape.
     async fn check_after(
         &self,
         reply: &mut RoleReply,
@@ -552,11 +621,11 @@ impl RoleRunner {
     ) {
         let guard = self.guard.clone();
         let checked = tokio::task::spawn_blocking(move || {
-            let escaped = guard.after(watch)?;
             let lane_problems = match &lane {
                 Some(lane) => guard.check_lane_links(lane)?,
                 None => Vec::new(),
             };
+            let escaped = guard.after(watch)?;
             Ok::<_, crate::error::EngineError>((escaped, lane_problems))
         })
         .await;

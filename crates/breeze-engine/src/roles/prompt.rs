@@ -191,9 +191,11 @@ pub fn answer_instructions(role: Role, backend: BackendKind) -> String {
     if role == Role::Worker {
         text.push_str(
             "Write only inside this worktree and your scratch folder `$TMPDIR`; everything else \
-             (the user's checkout, other worktrees, the shared `.git`) is read-only to you. Leave \
-             your changes uncommitted: breeze commits what you leave, and your own `git commit` \
-             may be refused because branches are not yours to move.\n\n",
+             (the user's checkout, other worktrees, the shared `.git`) is read-only to you. Git \
+             works here as usual (`git status`, `git diff main`, `git add`, `git stash`) on a \
+             private git directory of this worktree. Leave your changes in the files: breeze \
+             commits the files you leave; what you commit or stash yourself stays private and \
+             is not used.\n\n",
         );
     } else {
         text.push_str(
@@ -359,6 +361,13 @@ pub fn reviewer(definition: &RoleDefinition, input: &ReviewInput) -> String {
             ),
             ("diff_path", input.diff_path.clone()),
             ("contract_path", input.contract_path.clone().unwrap_or_else(|| "(none)".into())),
+            (
+                "changelog",
+                input
+                    .changelog
+                    .as_ref()
+                    .map_or_else(|| "(none)".into(), |line| format!("`{line}`")),
+            ),
         ],
     );
     with_definition(definition, briefing)

@@ -23,6 +23,8 @@
 //! | `needs_scope = ["path"]` | the first completed attempt asks to write these paths too (`needs-scope`); once granted, it writes them |
 //! | `unverified_self_review = N` | the N attempts after the failing and stalling ones report a self-review entry that is not verified |
 //! | `changelog = "..."` | the completed report carries this line for `CHANGELOG.md` |
+//! | `cost_usd = 0.5` | every role call of the task reports this cost (without it: unknown, as a `command` role's) |
+//! | `input_tokens = N`, `output_tokens = N` | every role call of the task reports these tokens |
 //!
 //! `ScriptedBackend` runs the simulator for the engine, under the same clocks a process
 //! gets (stall and wall-clock timeouts); it owns the per-task settings and counts the calls.
@@ -116,6 +118,7 @@ impl ScriptedBackend {
         }
         RoleReply {
             diagnostics: super::diagnostics(&stderr, &stdout),
+            usage: sim.usage(),
             ..RoleReply::of(outcome, log_path)
         }
     }
@@ -146,8 +149,27 @@ fn write_logs(log_path: &Path, stdout: &str, stderr: &str) {
 /// The name of the simulator's plan.toml extension table (`[task.sim]`).
 pub const SIM_TABLE: &str = "sim";
 
+/// Every task's `[task.sim]` table, read up front so that a typo is a plan error (exit 2)
+/// before anything runs.
+pub(crate) fn sims_of(
+    plan: &breeze_plan::Plan,
+) -> Result<BTreeMap<String, SimSpec>, crate::EngineError> {
+    let mut sims = BTreeMap::new();
+    for task in &plan.tasks {
+        let table = plan.extension(&task.id, SIM_TABLE);
+        let spec = SimSpec::from_json(table).map_err(|message| {
+            crate::EngineError::usage(
+                format!("{}:{}: task {}: invalid [task.sim]: {message}", plan.path.display(), task.line, task.id),
+                "the sim keys are listed in the scripted backend's documentation (README, \"The scripted backend\")",
+            )
+        })?;
+        sims.insert(task.id.to_string(), spec);
+    }
+    Ok(sims)
+}
+
 /// Per-task steering of the simulator (`[task.sim]`).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SimSpec {
     /// Worker attempts that fail first.
@@ -184,6 +206,12 @@ pub struct SimSpec {
     pub unverified_self_review: u32,
     /// The completed report's changelog line.
     pub changelog: Option<String>,
+    /// What each role call of the task costs (US dollars).
+    pub cost_usd: Option<f64>,
+    /// Input tokens each role call of the task reports.
+    pub input_tokens: u64,
+    /// Output tokens each role call of the task reports.
+    pub output_tokens: u64,
 }
 
 impl SimSpec {
@@ -198,6 +226,11 @@ impl SimSpec {
                 "advisor_decision must be PLAN, CORRECTION or STOP, found {decision:?}"
             ));
         }
+        if let Some(cost) = spec.cost_usd
+            && !(cost.is_finite() && cost >= 0.0)
+        {
+            return Err(format!("cost_usd must be a dollar amount of 0 or more, found {cost}"));
+        }
         for role in &spec.garbage {
             if !matches!(role.as_str(), "worker" | "advisor" | "reviewer") {
                 return Err(format!(
@@ -206,6 +239,16 @@ impl SimSpec {
             }
         }
         Ok(spec)
+    }
+
+    /// What one role call reports having spent.
+    fn usage(&self) -> breeze_protocol::Usage {
+        breeze_protocol::Usage {
+            cost_usd: self.cost_usd,
+            input_tokens: self.input_tokens,
+            output_tokens: self.output_tokens,
+            ..Default::default()
+        }
     }
 
     fn garbage_for(&self, role: Role) -> bool {

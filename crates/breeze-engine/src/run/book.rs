@@ -105,16 +105,16 @@ impl TaskBook {
         &self,
         change: impl FnOnce(&mut RunSnapshot) -> R,
     ) -> Result<R, EngineError> {
-        let (result, bytes) = {
+        let (result, saved) = {
             let mut snapshot = self.lock();
             let result = change(&mut snapshot);
             snapshot.updated_at = clock::now_rfc3339();
-            (result, snapshot.to_json().map_err(EngineError::internal("the run state"))?)
+            let bytes = snapshot.to_json().map_err(EngineError::internal("the run state"))?;
+            // Queued while the lock is held: the writes reach the disk in the order of the
+            // changes, so the newest snapshot on disk holds every change before it.
+            (result, self.store.save_snapshot(bytes))
         };
-        self.store
-            .save_snapshot(bytes)
-            .await
-            .map_err(|err| EngineError::io("cannot save the run state (run.json)", err))?;
+        saved.await.map_err(|err| EngineError::io("cannot save the run state (run.json)", err))?;
         Ok(result)
     }
 
@@ -133,6 +133,18 @@ impl TaskBook {
         index: usize,
         transition: Transition,
     ) -> Result<(), EngineError> {
+        // A task already working that starts its next attempt changes nothing: no write (the
+        // lane's first attempt would otherwise be recorded twice, and every write on a task's
+        // way is an fsync on the run's critical path).
+        let unchanged = self.read(|snapshot| {
+            let task = &snapshot.tasks[index];
+            matches!(transition, Transition::Work)
+                && task.phase == TaskPhase::Working
+                && task.reason.is_none()
+        });
+        if unchanged {
+            return Ok(());
+        }
         let (id, visible, commit) = self
             .update(|snapshot| {
                 let task = &mut snapshot.tasks[index];

@@ -1,21 +1,44 @@
-//! After a finished run: the lane worktrees go (clean ones), the integration worktree goes,
-//! and landed tasks' branches go unless they moved on. Escalated tasks keep their branches:
-//! their work lives there. Nothing with work in it is removed without saying so.
+//! After a finished run: each lane's worktree is parked at main's tip for the next run
+//! (`worktree.keep_lanes`, the default; otherwise it goes, when clean), a worktree the run
+//! left for a new one goes, the integration worktree goes, and landed tasks' branches go
+//! unless they moved on. Escalated tasks keep their branches: their work lives there.
+//! Nothing with work in it is removed without saying so.
 
-use breeze_git::{BranchCleanup, RemoveOutcome, Worktree};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use breeze_git::{BranchCleanup, GitError, RemoveOutcome};
 use breeze_protocol::EventKind;
 use breeze_supervise::TreeChanges;
 
 use super::context::RunContext;
+use crate::journal::for_each_event;
 use crate::progress::ProgressEvent;
 use crate::snapshot::{TaskPhase, TaskRecord};
 
 /// Cleans up after a finished run (problems are logged, not fatal: the work is on main).
 pub(super) async fn after_run(ctx: &RunContext) {
-    let lanes: Vec<Worktree> =
-        ctx.lanes.lock().unwrap_or_else(|p| p.into_inner()).iter().flatten().cloned().collect();
-    for worktree in lanes {
-        remove_lane(ctx, worktree).await;
+    let current: Vec<breeze_git::Worktree> = {
+        let lanes = ctx.lanes.lock().unwrap_or_else(|p| p.into_inner());
+        lanes.iter().flatten().cloned().collect()
+    };
+    for path in lanes_used(ctx) {
+        let kept = current.iter().find(|lane| lane.path == path && ctx.config.keep_lanes);
+        if let Some(lane) = kept {
+            park_lane(ctx, lane).await;
+            continue;
+        }
+        match remove_lane(ctx, &path).await {
+            Ok(RemoveOutcome::KeptDirty { paths }) => ctx.book.report(ProgressEvent::Kept {
+                what: format!("lane {}", path.display()),
+                reason: format!(
+                    "it has uncommitted changes in {}; `breeze clean --force` discards them",
+                    files(&paths)
+                ),
+            }),
+            Ok(_) => {}
+            Err(err) => tracing::warn!("cannot remove {}: {err}", path.display()),
+        }
     }
     // The verify command's worktree holds nothing of anyone's: it goes, whatever it holds.
     let integration = ctx.repo.worktree_root().join(breeze_git::INTEGRATION_WORKTREE);
@@ -32,35 +55,119 @@ pub(super) async fn after_run(ctx: &RunContext) {
     }
 }
 
-/// Removes a lane's worktree unless it holds uncommitted changes (then it is kept, and the
-/// user is told).
+/// Every lane worktree the run used and has not removed: each lane's worktree now, and
+/// the ones the journal says it took and left for a new one (a lane that could not be
+/// moved to its next task) — none of them may outlive a finished run unnoticed.
+fn lanes_used(ctx: &RunContext) -> Vec<PathBuf> {
+    let mut used: BTreeSet<PathBuf> = BTreeSet::new();
+    let _ = for_each_event(&ctx.run_dir.events(), |event| match event.event {
+        EventKind::WorktreeCreated { path, .. } => {
+            used.insert(PathBuf::from(path));
+        }
+        EventKind::WorktreeRemoved { path, .. } => {
+            used.remove(Path::new(&path));
+        }
+        _ => {}
+    });
+    let lanes = ctx.lanes.lock().unwrap_or_else(|p| p.into_inner());
+    used.extend(lanes.iter().flatten().map(|worktree| worktree.path.clone()));
+    used.into_iter().collect()
+}
+
+/// Parks the lane `lane` at main's tip, detached (its task branch free to go, ignored
+/// build outputs and its baseline kept), and records it as parked with the modification
+/// times of its folders, so that the next run knows what changed in it since. A lane with
+/// uncommitted changes stays as it is, and the user is told.
+async fn park_lane(ctx: &RunContext, lane: &breeze_git::Worktree) {
+    let watch = ctx.roles.watches.get(&lane.path);
+    let changes = watch.as_ref().map_or_else(TreeChanges::unknown, |watch| watch.changes());
+    let (wt, tip) = (lane.clone(), ctx.repo.main_tip());
+    let parked = match tip {
+        Ok(tip) => {
+            let changes = changes.clone();
+            ctx.git(move |repo| {
+                repo.park_worktree(&wt, tip, crate::roles::workdir_changes(&changes))
+            })
+            .await
+        }
+        Err(err) => Err(err.into()),
+    };
+    // The watch ends with the run; the record's folder times take over.
+    ctx.roles.watches.forget(&lane.path);
+    drop(watch);
+    match parked {
+        Ok(parked) => {
+            let root = ctx.repo.workdir().to_path_buf();
+            let (run_id, name, path) = (ctx.run_id.clone(), lane.name.clone(), lane.path.clone());
+            let head = parked.base.to_string();
+            let recorded = ctx
+                .blocking(move || {
+                    let before = crate::lane_record::load(&root, &name);
+                    let mut record = crate::lane_record::LaneRecord::in_use(&run_id, before);
+                    record.state = crate::lane_record::LaneState::Parked;
+                    record.head = Some(head);
+                    record.parked_at = Some(crate::clock::now_rfc3339());
+                    record.folders = crate::lane_record::folder_times(&path);
+                    crate::lane_record::save(&root, &name, &record);
+                    Ok(())
+                })
+                .await;
+            if let Err(err) = recorded {
+                tracing::warn!("{}: {err}", lane.path.display());
+            }
+        }
+        Err(crate::error::EngineError::Git(GitError::Dirty { paths, .. })) => {
+            ctx.book.report(ProgressEvent::Kept {
+                what: format!("lane {}", lane.path.display()),
+                reason: format!(
+                    "it has uncommitted changes in {}, so it stays on its branch `{}` and the next run does not reuse it; `breeze clean --force` discards them",
+                    files(&paths),
+                    lane.branch
+                ),
+            });
+        }
+        // Anything else that keeps it from being parked (a merge left in it, a broken
+        // HEAD): it stays as it is, and the user hears why.
+        Err(err) => ctx.book.report(ProgressEvent::Kept {
+            what: format!("lane {}", lane.path.display()),
+            reason: format!(
+                "it cannot be parked at main's tip ({err}), so the next run does not reuse it; `breeze clean` removes it once that is fixed, `breeze clean --force` at once"
+            ),
+        }),
+    }
+}
+
+/// Removes lane worktree `path` unless it holds uncommitted changes (then nothing is
+/// touched); a removal is journaled.
 ///
 /// The check for uncommitted changes looks at what the lane's watch saw change since the
-/// lane last agreed with git (and at its index), not at every file of the worktree.
-async fn remove_lane(ctx: &RunContext, worktree: Worktree) {
-    let watch = ctx.roles.watches.get(&worktree.path);
+/// lane last agreed with git (and at its index), or — a lane no longer watched — at every
+/// file of the worktree.
+pub(super) async fn remove_lane(ctx: &RunContext, path: &Path) -> Result<RemoveOutcome, GitError> {
+    let watch = ctx.roles.watches.get(path);
     let changes = watch.as_ref().map_or_else(TreeChanges::unknown, |watch| watch.changes());
     // The folder goes: its watch stops first (it would only report the removal).
-    ctx.roles.watches.forget(&worktree.path);
+    ctx.roles.watches.forget(path);
     drop(watch);
     let removed = ctx.repo.remove_worktree_changed(
-        &worktree.path,
+        path,
         None,
         false,
         crate::roles::workdir_changes(&changes),
     );
-    match removed {
-        Ok(RemoveOutcome::KeptDirty { paths }) => ctx.book.report(ProgressEvent::Kept {
-            what: format!("lane {}", worktree.path.display()),
-            reason: format!(
-                "it has uncommitted changes in {} file(s) ({}); `breeze clean --force` discards them",
-                paths.len(),
-                paths.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
-            ),
-        }),
-        Ok(_) => journal(ctx, worktree.path.display().to_string(), None).await,
-        Err(err) => tracing::warn!("cannot remove {}: {err}", worktree.path.display()),
+    if matches!(removed, Ok(RemoveOutcome::Removed { .. } | RemoveOutcome::NotFound { .. })) {
+        journal(ctx, path.display().to_string(), None).await;
     }
+    removed
+}
+
+/// `3 file(s) (a, b, c)`: how many, and the first few.
+pub(super) fn files(paths: &[String]) -> String {
+    format!(
+        "{} file(s) ({})",
+        paths.len(),
+        paths.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
+    )
 }
 
 /// Deletes a landed task's branch unless it moved on after the landing.
@@ -76,6 +183,15 @@ async fn delete_branch(ctx: &RunContext, record: &TaskRecord) {
                 &tip.to_string()[..12],
                 record.id,
                 ctx.repo.main_branch()
+            ),
+        }),
+        // Its lane was kept above (changes in it): the branch goes with it, in `breeze clean`.
+        Err(GitError::BranchCheckedOut { path, .. }) => ctx.book.report(ProgressEvent::Kept {
+            what: format!("branch {branch}"),
+            reason: format!(
+                "task {} landed from it, but it is checked out in {}; `breeze clean` deletes it once that worktree is gone",
+                record.id,
+                path.display()
             ),
         }),
         Err(err) => tracing::warn!("cannot delete branch {branch}: {err}"),

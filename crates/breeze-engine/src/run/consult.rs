@@ -73,6 +73,7 @@ impl TaskDriver {
         let reply = self.call_advisor(&request, seq).await?;
         let failure = match reply.outcome {
             RoleOutcome::Cancelled => return Ok(Consult::Unavailable("cancelled".into())),
+            RoleOutcome::OverBudget(over) => return Err(EngineError::OverBudget(over)),
             RoleOutcome::Answered(value) => match validate::parse::<AdvisorResponse>(value) {
                 Ok(response) => return self.accept_advice(&request, seq, response).await,
                 Err(invalid) => format!("the Advisor's answer is invalid: {invalid}"),

@@ -2,8 +2,9 @@
 //! roles, the serial-step locks and the cancel signal. Each task's own state is its
 //! driver's ([`super::driver::TaskDriver`]); this holds nothing of one task alone.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use breeze_git::Repo;
 use breeze_plan::{Analysis, Plan, Task};
@@ -80,7 +81,8 @@ impl RunContext {
         self.lanes.lock().unwrap_or_else(|p| p.into_inner())[lane as usize - 1] = Some(worktree);
     }
 
-    /// Runs blocking git work off the async threads, with a fresh handle.
+    /// Runs blocking git work off the async threads, with a fresh handle. A step the stop
+    /// cut short ([`breeze_git::GitError::Cancelled`]) is [`EngineError::Cancelled`].
     pub async fn git<T: Send + 'static>(
         &self,
         work: impl FnOnce(&Repo) -> Result<T, breeze_git::GitError> + Send + 'static,
@@ -89,7 +91,10 @@ impl RunContext {
         tokio::task::spawn_blocking(move || work(&repo))
             .await
             .map_err(EngineError::internal("running a git operation"))?
-            .map_err(EngineError::from)
+            .map_err(|err| match err {
+                breeze_git::GitError::Cancelled { .. } => EngineError::Cancelled,
+                other => EngineError::Git(other),
+            })
     }
 
     /// Runs blocking engine work (file-system checks) off the async threads.
@@ -100,21 +105,45 @@ impl RunContext {
         tokio::task::spawn_blocking(work).await.map_err(EngineError::internal("a blocking task"))?
     }
 
-    /// Runs one of the project's own commands (`worktree.setup`, `land.verify`, hooks)
-    /// under supervision. Unlike roles, they get the engine's environment: they are the
-    /// project's checks, like CI steps. Their pids are journaled for `breeze resume`.
+    /// Runs one of the project's own commands (`worktree.setup`, `[review] checks`,
+    /// `land.verify`, hooks) under supervision. They get the engine's environment — they
+    /// are the project's checks, like CI steps — but run code that agents wrote, so where
+    /// roles are confined they are too: they write only their checkout, what `command`
+    /// adds, `sandbox.writable` and a scratch folder of their own (their `TMPDIR`). Their
+    /// pids are journaled for `breeze resume`.
     pub async fn run_project_command(
         &self,
-        task: &str,
-        purpose: &str,
-        argv: &[String],
-        cwd: &std::path::Path,
-        log: &std::path::Path,
-        timeout: std::time::Duration,
-    ) -> Result<breeze_supervise::Outcome, EngineError> {
+        command: ProjectCommand<'_>,
+    ) -> Result<ProjectRun, EngineError> {
+        let ProjectCommand { task, purpose, argv, cwd, log, timeout, also_writable, files } =
+            command;
+        let could_not_start = |err: String| {
+            EngineError::usage(
+                format!("`{purpose}` could not start: {err}"),
+                format!("check {purpose} in breeze.toml"),
+            )
+        };
         let mut spec = breeze_supervise::ProcessSpec::new(argv.to_vec(), cwd, log);
         spec.env = std::env::vars().collect();
         spec.timeout = Some(timeout);
+        // Removed with everything in it when the command is done.
+        let scratch = tempfile::Builder::new()
+            .prefix("breeze-")
+            .tempdir()
+            .map_err(|err| could_not_start(format!("cannot create a scratch folder: {err}")))?;
+        spec.confinement = self.roles.guard.containment.project_confinement(
+            cwd,
+            &also_writable,
+            &files,
+            scratch.path(),
+        );
+        if spec.confinement.is_some() {
+            spec.env.retain(|(name, _)| !matches!(name.as_str(), "TMPDIR" | "TMP" | "TEMP"));
+            for name in ["TMPDIR", "TMP", "TEMP"] {
+                spec.env.push((name.into(), scratch.path().display().to_string()));
+            }
+        }
+        let confinement = spec.confinement.clone();
         let store = self.book.store().clone();
         let (task, purpose_text) = (task.to_string(), purpose.to_string());
         let on_spawn = move |pid, start_ticks| {
@@ -125,26 +154,83 @@ impl RunContext {
                 start_ticks,
             });
         };
-        let outcome =
-            self.supervisor.run(spec, None, self.cancel.clone(), on_spawn, |_| {}).await.map_err(
-                |err| {
-                    EngineError::usage(
-                        format!("`{purpose}` could not start: {err}"),
-                        format!("check {purpose} in breeze.toml"),
-                    )
-                },
-            )?;
+        let outcome = self
+            .supervisor
+            .run(spec, None, self.cancel.clone(), on_spawn, |_| {})
+            .await
+            .map_err(|err| could_not_start(err.to_string()))?;
+        drop(scratch);
         self.book
             .journal(EventKind::CommandEnded {
                 pid: outcome.pid,
                 outcome: outcome.ending.to_string(),
             })
             .await?;
-        Ok(outcome)
+        let refused = match &confinement {
+            Some(confinement) if !outcome.ending.is_success() => {
+                let output = format!("{}\n{}", outcome.stdout_tail, outcome.stderr_tail);
+                crate::sandbox_hint::sandbox_refusal_hint(&output, confinement)
+            }
+            _ => None,
+        };
+        if let Some(hint) = &refused {
+            tracing::warn!("`{purpose}` {}: {hint}", outcome.ending);
+        }
+        Ok(ProjectRun { outcome, refused })
     }
 
     /// The contract file of a task.
     pub fn contract_path(&self, index: usize) -> PathBuf {
         self.run_dir.contract(&crate::run_dir::file_slug(self.task(index).id.as_str()))
     }
+}
+
+/// One of the project's own commands, and what it may write besides its checkout.
+pub(crate) struct ProjectCommand<'a> {
+    /// The task it runs for.
+    pub task: &'a str,
+    /// `worktree.setup`, `review.checks`, `land.verify`, `land.run_hooks (pre-commit)`.
+    pub purpose: &'a str,
+    pub argv: &'a [String],
+    /// Where it runs — a lane or the integration checkout — and may write.
+    pub cwd: &'a Path,
+    /// Stem of its two log files.
+    pub log: &'a Path,
+    pub timeout: Duration,
+    /// Folders it may write besides `cwd`, `sandbox.writable` and its scratch folder.
+    pub also_writable: Vec<PathBuf>,
+    /// Single files it may write (not delete or replace).
+    pub files: Vec<PathBuf>,
+}
+
+impl<'a> ProjectCommand<'a> {
+    /// `argv` for `purpose` of `task`, in `cwd`, writing only there (and `sandbox.writable`
+    /// and its scratch folder).
+    pub fn new(
+        task: &'a str,
+        purpose: &'a str,
+        argv: &'a [String],
+        cwd: &'a Path,
+        log: &'a Path,
+        timeout: Duration,
+    ) -> Self {
+        Self {
+            task,
+            purpose,
+            argv,
+            cwd,
+            log,
+            timeout,
+            also_writable: Vec::new(),
+            files: Vec::new(),
+        }
+    }
+}
+
+/// How a project command ended.
+pub(crate) struct ProjectRun {
+    pub outcome: breeze_supervise::Outcome,
+    /// When it failed confined and its output reports a write refused outside what it may
+    /// write: the hint naming those paths and `sandbox.writable`.
+    pub refused: Option<String>,
 }

@@ -59,6 +59,8 @@ pub(crate) struct Dispatcher {
     /// The one last try of every deferred landing when nothing else can move was made.
     idle_retry_done: bool,
     fatal: Option<String>,
+    /// The run reached its budget: no task starts, the running ones finish their step.
+    budget_told: bool,
 }
 
 impl Dispatcher {
@@ -79,6 +81,7 @@ impl Dispatcher {
             awaiting,
             idle_retry_done: false,
             fatal: None,
+            budget_told: false,
         }
     }
 
@@ -90,7 +93,9 @@ impl Dispatcher {
             }
             self.take_decisions().await?;
             self.block_unreachable().await?;
-            self.fill_lanes();
+            if self.budget_allows() {
+                self.fill_lanes();
+            }
             if self.running.is_empty() {
                 if let Some(end) = self.when_idle().await? {
                     return Ok(end);
@@ -175,6 +180,9 @@ impl Dispatcher {
         if phases.iter().all(|phase| phase.is_terminal()) {
             return Ok(Some(DispatchEnd::Finished));
         }
+        if let Some(over) = self.ctx.roles.budget.run_reached() {
+            return Ok(Some(DispatchEnd::Interrupted(over.reason())));
+        }
         if !self.deferred.is_empty() {
             if self.idle_retry_done {
                 return Ok(Some(DispatchEnd::Interrupted(self.deferred_reason())));
@@ -194,6 +202,21 @@ impl Dispatcher {
             self.ctx.book.transition(index, Transition::Block { reason }).await?;
         }
         Ok(Some(DispatchEnd::Finished))
+    }
+
+    /// Whether the run's budget lets tasks start; the first time it does not, the user is
+    /// told that the tasks at work finish their current step and the run then stops.
+    fn budget_allows(&mut self) -> bool {
+        let Some(over) = self.ctx.roles.budget.run_reached() else { return true };
+        if !self.budget_told {
+            self.budget_told = true;
+            self.ctx.book.report(ProgressEvent::Notice {
+                message: format!(
+                    "{over}: no new role call starts; tasks at work stop before their next one (a landing finishes), then the run stops"
+                ),
+            });
+        }
+        false
     }
 
     async fn block_unreachable(&self) -> Result<(), EngineError> {
@@ -258,6 +281,15 @@ impl Dispatcher {
                     let reason = "interrupted; `breeze resume` continues".to_string();
                     book.transition(index, Transition::Stop { reason }).await?;
                 }
+                Ok(ExitEffect::Settled)
+            }
+            Err(EngineError::OverBudget(over)) if over.stops_the_run() => {
+                // The dispatcher stops the run once the tasks at work are done.
+                book.transition(index, Transition::Stop { reason: over.reason() }).await?;
+                Ok(ExitEffect::Settled)
+            }
+            Err(EngineError::OverBudget(over)) => {
+                book.transition(index, Transition::Escalate { reason: over.reason() }).await?;
                 Ok(ExitEffect::Settled)
             }
             Err(err) if err.stops_the_run() => {

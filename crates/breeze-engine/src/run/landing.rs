@@ -1,13 +1,13 @@
 //! Landing an approved task on main: serial, in memory, verified, compare-and-swap, never
 //! over the user's uncommitted work.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use breeze_git::{AdvanceOutcome, MergeOutcome, Oid};
 use breeze_protocol::{EventKind, VerifyFailure};
 use breeze_supervise::Ending;
 
-use super::context::RunContext;
+use super::context::{ProjectCommand, ProjectRun, RunContext};
 use super::driver::TaskDriver;
 use crate::error::EngineError;
 use crate::run_dir::file_slug;
@@ -17,6 +17,8 @@ use crate::snapshot::ObjectId;
 const RACE_RETRIES: u32 = 5;
 /// Bytes of verify output sent back to the worker.
 const VERIFY_TAIL_BYTES: usize = 4096;
+/// The largest landing message a commit-msg hook may leave (a longer one is ignored).
+const MAX_MESSAGE_BYTES: u64 = 1024 * 1024;
 
 /// How a landing attempt ended.
 pub(crate) enum Landing {
@@ -174,10 +176,9 @@ async fn flip_plans_marker(ctx: &RunContext, id: &str, tree: Oid) -> Result<Oid,
 /// Adds the worker's changelog line under `Unreleased` in `CHANGELOG.md` of the landing
 /// tree (creating the file when the repository has none).
 async fn add_changelog_entry(ctx: &RunContext, tree: Oid, entry: &str) -> Result<Oid, EngineError> {
-    use crate::changelog::{CHANGELOG_FILE, add_unreleased};
+    use crate::changelog::{CHANGELOG_FILE, updated_changelog};
     let current = ctx.git(move |repo| repo.read_blob_at(tree, CHANGELOG_FILE)).await?;
-    let text = current.map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
-    let updated = add_unreleased(text.as_deref(), entry);
+    let updated = updated_changelog(current.as_deref(), entry);
     ctx.git(move |repo| repo.replace_in_tree(tree, CHANGELOG_FILE, updated.as_bytes())).await
 }
 
@@ -215,9 +216,22 @@ async fn run_hooks(
     })
     .await?;
     let logs = ctx.run_dir.root().join("logs");
-    let message_file = logs.join(format!("{}.COMMIT_EDITMSG", file_slug(id)));
-    std::fs::write(&message_file, message)
-        .map_err(|err| EngineError::io(format!("cannot write {}", message_file.display()), err))?;
+    // A folder of its own: commit-msg may edit the message, and tools such as
+    // `git interpret-trailers --in-place` replace the file through a temporary one next to it.
+    let message_dir = logs.join(format!("{}.commit-msg", file_slug(id)));
+    let message_file = message_dir.join("COMMIT_EDITMSG");
+    // The message as the hooks got it, then as they left it, next to their logs.
+    let message_log = logs.join(format!("{}.COMMIT_EDITMSG", file_slug(id)));
+    let write = |path: &Path, text: &str| {
+        std::fs::write(path, text)
+            .map_err(|err| EngineError::io(format!("cannot write {}", path.display()), err))
+    };
+    // Fresh each time: nothing a hook left there (a link, say) is written through.
+    let _ = std::fs::remove_dir_all(&message_dir);
+    std::fs::create_dir(&message_dir)
+        .map_err(|err| EngineError::io(format!("cannot create {}", message_dir.display()), err))?;
+    write(&message_file, message)?;
+    write(&message_log, message)?;
     let steps = [
         (pre_commit, "pre-commit", Vec::new()),
         (commit_msg, "commit-msg", vec![message_file.display().to_string()]),
@@ -228,35 +242,51 @@ async fn run_hooks(
         argv.extend(args);
         let log = logs.join(format!("{}.hook-{name}", file_slug(id)));
         let purpose = format!("land.run_hooks ({name})");
-        let outcome = ctx
-            .run_project_command(id, &purpose, &argv, &worktree, &log, ctx.config.verify_timeout)
-            .await?;
-        if outcome.ending == Ending::Cancelled {
+        let mut command =
+            ProjectCommand::new(id, &purpose, &argv, &worktree, &log, ctx.config.verify_timeout);
+        if name == "commit-msg" {
+            command.also_writable.push(message_dir.clone());
+        }
+        let run = ctx.run_project_command(command).await?;
+        if run.outcome.ending == Ending::Cancelled {
             return Err(EngineError::Cancelled);
         }
-        if !outcome.ending.is_success() {
-            return Ok(Hooks::Failed(failure_of(argv, &outcome)));
+        if !run.outcome.ending.is_success() {
+            return Ok(Hooks::Failed(failure_of(argv, &run)));
         }
     }
-    let edited = std::fs::read_to_string(&message_file).unwrap_or_default();
-    Ok(Hooks::Passed {
-        message: (!edited.trim().is_empty() && edited != message).then_some(edited),
-    })
+    // Written by a hook that may run agents' code: no link followed, bounded.
+    let edited = breeze_supervise::read_role_file(&message_file, MAX_MESSAGE_BYTES)
+        .ok()
+        .flatten()
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+        .unwrap_or_default();
+    let _ = std::fs::remove_dir_all(&message_dir);
+    let edited_message = !edited.trim().is_empty() && edited != message;
+    if edited_message {
+        write(&message_log, &edited)?;
+    }
+    Ok(Hooks::Passed { message: edited_message.then_some(edited) })
 }
 
 /// A failed check on the merged tree, as the worker is told about it.
-fn failure_of(command: Vec<String>, outcome: &breeze_supervise::Outcome) -> VerifyFailure {
+fn failure_of(command: Vec<String>, run: &ProjectRun) -> VerifyFailure {
+    let outcome = &run.outcome;
     let combined = format!("{}{}", outcome.stdout_tail, outcome.stderr_tail);
     let tail_start = combined.len().saturating_sub(VERIFY_TAIL_BYTES);
     let tail_start =
         (tail_start..=combined.len()).find(|i| combined.is_char_boundary(*i)).unwrap_or(0);
+    let mut log_tail = format!("({}) {}", outcome.ending, &combined[tail_start..]);
+    if let Some(hint) = &run.refused {
+        log_tail.push_str(&format!("\n(breeze: {hint})"));
+    }
     VerifyFailure {
         command,
         exit_code: match outcome.ending {
             Ending::Exited(code) => Some(code),
             _ => None,
         },
-        log_tail: format!("({}) {}", outcome.ending, &combined[tail_start..]),
+        log_tail,
     }
 }
 
@@ -308,21 +338,21 @@ async fn verify(
         file_slug(id),
         &commit.to_string()[..12]
     ));
-    let outcome = ctx
-        .run_project_command(
+    let run = ctx
+        .run_project_command(ProjectCommand::new(
             id,
             "land.verify",
             &ctx.config.verify,
             &worktree,
             &log,
             ctx.config.verify_timeout,
-        )
+        ))
         .await?;
-    if outcome.ending.is_success() {
+    if run.outcome.ending.is_success() {
         return Ok(None);
     }
-    if outcome.ending == Ending::Cancelled {
+    if run.outcome.ending == Ending::Cancelled {
         return Err(EngineError::Cancelled);
     }
-    Ok(Some(failure_of(ctx.config.verify.clone(), &outcome)))
+    Ok(Some(failure_of(ctx.config.verify.clone(), &run)))
 }

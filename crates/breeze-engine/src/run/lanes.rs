@@ -4,8 +4,10 @@
 
 use breeze_protocol::{ConflictInfo, EventKind};
 
+use super::context::{ProjectCommand, ProjectRun};
 use super::driver::TaskDriver;
 use crate::error::EngineError;
+use crate::lane_record::{LaneRecord, LaneState, SetupDone};
 
 impl TaskDriver {
     /// Gives the task a worktree on its branch and marks the lane as written by it.
@@ -51,12 +53,21 @@ impl TaskDriver {
         Ok((branch, Some(base)))
     }
 
-    /// The lane's worktree moved to the task, or a new lane worktree the first time — or
-    /// when the lane's worktree cannot be reused (a worker left it in a state breeze will
-    /// not discard; it stays on disk for the user and `breeze clean`).
+    /// The lane's worktree moved to the task — the lane a finished run kept, the first
+    /// time a lane is used in this run — or a new lane worktree, or when the lane's
+    /// worktree cannot be reused (a worker left it in a state breeze will not discard; it
+    /// stays on disk for the user and `breeze clean`). Then set up as its inputs ask.
     async fn prepare_worktree(&self) -> Result<breeze_git::Worktree, EngineError> {
         let (branch, fresh_base) = self.branch_and_base().await?;
-        let reused = match self.ctx.lane(self.lane) {
+        let (current, adopted) = match self.ctx.lane(self.lane) {
+            Some(wt) => (Some(wt), false),
+            None => {
+                let kept = self.adopt_kept_lane().await;
+                let adopted = kept.is_some();
+                (kept, adopted)
+            }
+        };
+        let reused = match current {
             // Resuming on the lane that already holds this task's worktree: keep it exactly
             // as the interrupted attempt left it.
             Some(wt) if fresh_base.is_none() && wt.branch == branch => Some(wt),
@@ -89,10 +100,169 @@ impl TaskDriver {
             // what provisioning and the setup command leave included.
             let (watches, path) = (self.ctx.roles.watches.clone(), worktree.path.clone());
             self.ctx.blocking(move || Ok(watches.watch(&path, true))).await?;
+        }
+        if created || (adopted && !self.ctx.config.worktree_include.is_empty()) {
             self.provision(&worktree).await?;
         }
+        self.set_up(&worktree, created).await?;
         self.ctx.set_lane(self.lane, worktree.clone());
         Ok(worktree)
+    }
+
+    /// The lane a finished run kept for this one (`lane-<n>`, else `lane-<n>-<k>`), watched
+    /// from now on and marked as this run's: a parked lane is first compared with how it
+    /// was parked — the folders whose time changed since are looked into, and what changed
+    /// there is saved on a branch and put back ([`breeze_git::Repo::save_lane_leftovers`]);
+    /// a lane its run did not park (killed, aborted) gets a full look when it moves. `None`
+    /// when there is none to take.
+    async fn adopt_kept_lane(&self) -> Option<breeze_git::Worktree> {
+        let root = self.ctx.repo.worktree_root();
+        let names = (1..).map(|k| match k {
+            1 => format!("lane-{}", self.lane),
+            k => format!("lane-{}-{k}", self.lane),
+        });
+        for name in names {
+            if !root.join(&name).exists() {
+                return None;
+            }
+            let found = {
+                let name = name.clone();
+                self.ctx.git(move |repo| repo.find_worktree(&name)).await
+            };
+            let Ok(Some(worktree)) = found else { continue };
+            if self.take_kept(&worktree).await {
+                return Some(worktree);
+            }
+        }
+        None
+    }
+
+    /// Makes the kept lane `worktree` this run's (see [`Self::adopt_kept_lane`]); whether
+    /// it can be.
+    async fn take_kept(&self, worktree: &breeze_git::Worktree) -> bool {
+        let repo_root = self.ctx.repo.workdir().to_path_buf();
+        let record = crate::lane_record::load(&repo_root, &worktree.name);
+        let parked = record.as_ref().filter(|record| {
+            record.state == LaneState::Parked
+                && worktree.branch.is_empty()
+                && record.head.as_deref() == Some(worktree.base.to_string().as_str())
+        });
+        let agrees_with_git = match parked {
+            Some(record) => match self.repair_parked(worktree, record).await {
+                Ok(()) => true,
+                Err(err) => {
+                    tracing::warn!(
+                        "{}: cannot put it back as it was parked ({err}); it is left as it is",
+                        worktree.path.display()
+                    );
+                    return false;
+                }
+            },
+            None => false,
+        };
+        let (watches, path) = (self.ctx.roles.watches.clone(), worktree.path.clone());
+        let run_id = self.ctx.run_id.clone();
+        let name = worktree.name.clone();
+        let watched = self
+            .ctx
+            .blocking(move || {
+                watches.watch(&path, agrees_with_git);
+                crate::lane_record::save(&repo_root, &name, &LaneRecord::in_use(&run_id, record));
+                Ok(())
+            })
+            .await;
+        tracing::info!(lane = %worktree.name, agrees_with_git, "took a lane kept from an earlier run");
+        watched.is_ok()
+    }
+
+    /// What changed in the parked lane `worktree` since its run parked it: the folders
+    /// whose modification time moved are looked into (the whole lane when its root did),
+    /// and what is uncommitted there is saved on a branch and put back, said to the user.
+    async fn repair_parked(
+        &self,
+        worktree: &breeze_git::Worktree,
+        record: &LaneRecord,
+    ) -> Result<(), EngineError> {
+        let path = worktree.path.clone();
+        let now = self.ctx.blocking(move || Ok(crate::lane_record::folder_times(&path))).await?;
+        let changed = crate::lane_record::changed_folders(&record.folders, &now);
+        if changed.as_ref().is_some_and(Vec::is_empty) {
+            return Ok(());
+        }
+        let wt = worktree.clone();
+        let saved = self
+            .ctx
+            .git(move |repo| {
+                let changes = match &changed {
+                    Some(paths) => breeze_git::WorkdirChanges::Only(paths),
+                    None => breeze_git::WorkdirChanges::Unknown,
+                };
+                repo.save_lane_leftovers(&wt, changes)
+            })
+            .await?;
+        if let Some((branch, paths)) = saved {
+            self.ctx.book.report(crate::progress::ProgressEvent::Kept {
+                what: format!("branch {branch}"),
+                reason: format!(
+                    "{} changed in the kept lane {} since the last run; saved there and put back before the lane was reused",
+                    super::cleanup::files(&paths),
+                    worktree.path.display()
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// Runs `worktree.setup` in the lane when it was not set up for what its HEAD holds
+    /// now — a new lane, a kept lane whose inputs (manifests, lockfiles, a setup script)
+    /// changed, a lane moved to a base that changed them — and records what it left as the
+    /// lane's baseline. A new lane's disk use is measured in the background.
+    async fn set_up(
+        &self,
+        worktree: &breeze_git::Worktree,
+        created: bool,
+    ) -> Result<(), EngineError> {
+        let argv = self.ctx.config.worktree_setup.clone();
+        let root = self.ctx.repo.workdir().to_path_buf();
+        // A new worktree starts a new record (one an earlier lane of that name left says
+        // nothing of it).
+        let mut record = match created {
+            true => LaneRecord::in_use(&self.ctx.run_id, None),
+            false => crate::lane_record::load(&root, &worktree.name)
+                .unwrap_or_else(|| LaneRecord::in_use(&self.ctx.run_id, None)),
+        };
+        let mut changed = false;
+        if !argv.is_empty() {
+            let (branch, base) = (worktree.branch.clone(), worktree.base);
+            let key = self
+                .ctx
+                .git(move |repo| {
+                    let head = repo.branch_tip(&branch)?.unwrap_or(base);
+                    crate::preflight::setup_trial::setup_inputs(repo, head, &argv)
+                })
+                .await
+                .map(|(_, key)| key)
+                .unwrap_or_default();
+            if record.setup.as_ref().is_none_or(|done| done.key != key || key.is_empty()) {
+                self.run_setup(worktree).await?;
+                record.setup = Some(SetupDone { key, ran_at: crate::clock::now_rfc3339() });
+                changed = true;
+            }
+        }
+        if created {
+            crate::lane_record::measure_in_background(&root, &worktree.name, &worktree.path);
+            changed = true;
+        }
+        if changed {
+            let name = worktree.name.clone();
+            self.ctx
+                .blocking(move || {
+                    crate::lane_record::save(&root, &name, &record);
+                    Ok(())
+                })
+                .await?;
+        }
+        Ok(())
     }
 
     /// The lane's worktree moved to `branch` (at `base` for a new branch), or `None` when
@@ -146,7 +316,9 @@ impl TaskDriver {
         }
     }
 
-    /// A new worktree for the lane: `lane-<n>`, or `lane-<n>-<k>` when that name is taken.
+    /// A new worktree for the lane: `lane-<n>` — a clean worktree an earlier run left
+    /// under that name is removed first (nothing is lost: all of it is committed) — or
+    /// `lane-<n>-<k>` when that name holds work or is not breeze's.
     async fn create_lane_worktree(
         &self,
         branch: &str,
@@ -155,10 +327,14 @@ impl TaskDriver {
         let lane = self.lane;
         let lock_reason = format!("breeze run {} (lane {lane})", self.ctx.run_id);
         let root = self.ctx.repo.worktree_root();
+        let plain = format!("lane-{lane}");
+        if root.join(&plain).exists() {
+            self.reclaim(&plain).await;
+        }
         let name = (1..)
-            .map(|k| if k == 1 { format!("lane-{lane}") } else { format!("lane-{lane}-{k}") })
+            .map(|k| if k == 1 { plain.clone() } else { format!("lane-{lane}-{k}") })
             .find(|name| !root.join(name).exists())
-            .unwrap_or_else(|| format!("lane-{lane}"));
+            .unwrap_or_else(|| plain.clone());
         let branch = branch.to_string();
         self.ctx
             .git(move |repo| match base {
@@ -168,7 +344,35 @@ impl TaskDriver {
             .await
     }
 
-    /// Copies the declared ignored files and runs the setup command in a new worktree.
+    /// Removes the worktree `name` when breeze created it and it holds no uncommitted
+    /// work (a lane an aborted or failed run left, or one this run could not move); one
+    /// with work stays, and the user is told where it is.
+    async fn reclaim(&self, name: &str) {
+        let found = {
+            let name = name.to_string();
+            self.ctx.git(move |repo| repo.find_worktree(&name)).await
+        };
+        // Not breeze's, not a worktree, or not on a branch: left alone.
+        let Ok(Some(worktree)) = found else { return };
+        // This lane's own worktree, which could not be moved: said already (and at the end).
+        let own = self.ctx.lane(self.lane).is_some_and(|wt| wt.path == worktree.path);
+        match super::cleanup::remove_lane(&self.ctx, &worktree.path).await {
+            Ok(breeze_git::RemoveOutcome::KeptDirty { paths }) if !own => {
+                self.ctx.book.report(crate::progress::ProgressEvent::Kept {
+                    what: format!("lane {}", worktree.path.display()),
+                    reason: format!(
+                        "an earlier run left uncommitted changes in it: {}; lane {} gets a worktree of another name (`breeze clean --force` discards them)",
+                        super::cleanup::files(&paths),
+                        self.lane
+                    ),
+                });
+            }
+            Ok(_) => {}
+            Err(err) => tracing::warn!("cannot remove {}: {err}", worktree.path.display()),
+        }
+    }
+
+    /// Copies the declared ignored files (`worktree.include`) into the lane.
     async fn provision(&self, worktree: &breeze_git::Worktree) -> Result<(), EngineError> {
         let config = &self.ctx.config;
         if !config.worktree_include.is_empty() {
@@ -190,25 +394,31 @@ impl TaskDriver {
                 );
             }
         }
-        if config.worktree_setup.is_empty() {
-            return Ok(());
-        }
+        Ok(())
+    }
+
+    /// Runs `worktree.setup` in the lane, then records what it left there as the lane's
+    /// baseline (the paths the lane's watch saw written since the lane last agreed with
+    /// git that are now uncommitted): never the task's change.
+    async fn run_setup(&self, worktree: &breeze_git::Worktree) -> Result<(), EngineError> {
+        let config = &self.ctx.config;
         let name = worktree.path.file_name().and_then(|n| n.to_str()).unwrap_or("worktree");
         let log = self.ctx.run_dir.root().join("logs").join(format!("setup.{name}"));
-        let outcome = self
+        let ProjectRun { outcome, refused } = self
             .ctx
-            .run_project_command(
+            .run_project_command(ProjectCommand::new(
                 &self.id,
                 "worktree.setup",
                 &config.worktree_setup,
                 &worktree.path,
                 &log,
                 config.setup_timeout,
-            )
+            ))
             .await?;
         if outcome.ending.is_success() {
-            return Ok(());
+            return self.record_baseline(worktree).await;
         }
+        let see_log = format!("see the setup log {}.stderr", log.display());
         Err(EngineError::usage(
             format!(
                 "worktree.setup {} in {}: {}",
@@ -216,8 +426,44 @@ impl TaskDriver {
                 worktree.path.display(),
                 outcome.stderr_tail.lines().last().unwrap_or("")
             ),
-            format!("see the setup log {}.stderr", log.display()),
+            match refused {
+                Some(hint) => format!("{hint}; {see_log}"),
+                None => see_log,
+            },
         ))
+    }
+
+    /// Records what breeze's own step that just ran in the lane (setup, a review check)
+    /// left there as the lane's baseline, from the lane's watch; the watch is settled.
+    pub(super) async fn record_baseline(
+        &self,
+        worktree: &breeze_git::Worktree,
+    ) -> Result<(), EngineError> {
+        let watch = self.ctx.roles.watches.get(&worktree.path);
+        let wt = worktree.clone();
+        let recorded = self
+            .ctx
+            .git(move |repo| {
+                let changes = watch
+                    .as_ref()
+                    .map_or_else(breeze_supervise::TreeChanges::unknown, |w| w.changes());
+                let recorded =
+                    repo.record_baseline(&wt, crate::roles::workdir_changes(&changes))?;
+                if let Some(watch) = &watch {
+                    watch.settle(&changes);
+                }
+                Ok(recorded)
+            })
+            .await?;
+        if !recorded.is_empty() {
+            tracing::info!(
+                task = %self.id,
+                "{}: breeze's own steps left {} there; they are not the task's change",
+                worktree.path.display(),
+                recorded.join(", ")
+            );
+        }
+        Ok(())
     }
 
     /// After a landing conflict, moves the worktree onto the main tip it conflicted with,

@@ -1,6 +1,7 @@
 //! Starting, resuming and inspecting runs: the public face of the engine.
 //!
-//! A run is `prepare`d (checks, plan, run folder), then goes on in a `session`: the
+//! A run is preflighted ([`crate::preflight`]: nothing is created until it passes), then
+//! `prepare`d (checks, plan, run folder), then goes on in a `session`: the
 //! `dispatcher` asks the `schedule` what may start and gives each task a
 //! `driver` on a lane; the driver takes the task through its `lanes` worktree,
 //! `work`, `consult`, `review` and `landing`. Every change of a task's state goes
@@ -56,6 +57,12 @@ pub struct RunOptions {
     pub supervisor: Supervisor,
     /// How backend troubles (rate limits, passing API errors) are waited out.
     pub backoff: crate::roles::backoff::BackoffSettings,
+    /// `breeze resume --budget-usd` / `--budget-tokens`: the resumed run's new caps (kept in
+    /// `run.json`); a new run takes its caps from `[budget]` only.
+    pub budget_raise: crate::budget::BudgetRaise,
+    /// Do not try `worktree.setup` in a throwaway checkout before the run
+    /// (`--skip-setup-check`).
+    pub skip_setup_check: bool,
 }
 
 impl RunOptions {
@@ -70,6 +77,8 @@ impl RunOptions {
             events: None,
             supervisor: Supervisor::new(),
             backoff: Default::default(),
+            budget_raise: Default::default(),
+            skip_setup_check: false,
         }
     }
 }
@@ -105,6 +114,7 @@ pub async fn run(
     options: RunOptions,
     cancel: CancellationToken,
 ) -> Result<RunOutcome, EngineError> {
+    crate::preflight::before_run(&options, crate::preflight::Stage::NewRun, &cancel).await?;
     let prepared = prepare::new_run(&options)?;
     session::go_on(prepared, options, cancel).await
 }
@@ -114,6 +124,7 @@ pub async fn resume(
     options: RunOptions,
     cancel: CancellationToken,
 ) -> Result<RunOutcome, EngineError> {
+    crate::preflight::before_run(&options, crate::preflight::Stage::Resume, &cancel).await?;
     let prepared = prepare::interrupted_run(&options)?;
     session::go_on(prepared, options, cancel).await
 }

@@ -18,7 +18,7 @@ use crate::journal::for_each_event;
 use crate::lock::RepoLock;
 use crate::roles::scripted::SimSpec;
 use crate::run_dir::{RunDir, latest_run};
-use crate::snapshot::{FORMAT_VERSION, ObjectId, RunSnapshot, TaskPhase, TaskRecord};
+use crate::snapshot::{BudgetRecord, FORMAT_VERSION, ObjectId, RunSnapshot, TaskPhase, TaskRecord};
 
 /// A run ready to go on.
 pub(super) struct Prepared {
@@ -32,6 +32,8 @@ pub(super) struct Prepared {
     pub main_tip: ObjectId,
     /// What the user should know before the run starts (shown after the run banner).
     pub notices: Vec<String>,
+    /// Who reviews and advises the worker's work, and whether each is independent.
+    pub pairings: Vec<(String, bool)>,
     pub plan: Plan,
     pub analysis: breeze_plan::Analysis,
     pub sims: BTreeMap<String, SimSpec>,
@@ -55,6 +57,7 @@ pub(super) fn new_run(options: &RunOptions) -> Result<Prepared, EngineError> {
     };
     let repo = with_main_branch(repo, &config.main_branch)?;
     let containment = decide_containment(&config)?;
+    let pairings = crate::independence::report(&config, &root);
     if let Some(workers) = options.max_workers {
         if !(1..=3).contains(&workers) {
             return Err(EngineError::usage(
@@ -66,8 +69,9 @@ pub(super) fn new_run(options: &RunOptions) -> Result<Prepared, EngineError> {
     }
     let plan_path = resolve_plan(&root, options.plan.as_deref())?;
     let plan = breeze_plan::load_with_extensions(&plan_path, crate::PLAN_EXTENSIONS)?;
+    refuse_unnumbered_items(&plan)?;
     let analysis = breeze_plan::analyze(&plan, config.max_workers)?;
-    let sims = read_sims(&plan)?;
+    let sims = crate::roles::scripted::sims_of(&plan)?;
     repo.ensure_not_mid_operation()?;
     repo.ensure_excluded()?;
     let main_tip = repo.main_tip()?;
@@ -77,6 +81,10 @@ pub(super) fn new_run(options: &RunOptions) -> Result<Prepared, EngineError> {
     // What the planner read around (rows it could not read, dependencies taken as done).
     notices.extend(plan.warnings.iter().map(ToString::to_string));
     let landed_before = landed_before(&repo, &plan, &mut notices)?;
+    let budget = BudgetRecord {
+        caps: crate::budget::caps_in_force(&config.budget.caps, &BudgetRecord::default()),
+        ..BudgetRecord::default()
+    };
     let lock = RepoLock::acquire(&root)?;
     refuse_if_resumable(&root)?;
     let run_dir = create_run_dir(&root, &plan_path)?;
@@ -96,6 +104,7 @@ pub(super) fn new_run(options: &RunOptions) -> Result<Prepared, EngineError> {
         consulted: BTreeMap::new(),
         universal_violations: Vec::new(),
         containment: None,
+        budget,
     };
     snapshot.save(&run_dir.snapshot()).map_err(|err| {
         EngineError::io(format!("cannot write {}", run_dir.snapshot().display()), err)
@@ -107,6 +116,7 @@ pub(super) fn new_run(options: &RunOptions) -> Result<Prepared, EngineError> {
         known_main: main_tip,
         main_tip: main_tip.into(),
         notices,
+        pairings,
         plan,
         analysis,
         sims,
@@ -147,9 +157,13 @@ pub(super) fn interrupted_run(options: &RunOptions) -> Result<Prepared, EngineEr
     // The run keeps landing on the branch it started with.
     let repo = with_main_branch(repo, &snapshot.main_branch)?;
     let containment = decide_containment(&config)?;
-    let plan = plan_of_run(&run_dir, Path::new(&snapshot.plan))?;
+    let pairings = crate::independence::report(&config, &root);
+    let spent = snapshot.spent();
+    options.budget_raise.apply(&mut snapshot.budget, &spent)?;
+    snapshot.budget.caps = crate::budget::caps_in_force(&config.budget.caps, &snapshot.budget);
+    let plan = run_dir.plan_of_run(Path::new(&snapshot.plan))?;
     let analysis = breeze_plan::analyze(&plan, snapshot.workers)?;
-    let sims = read_sims(&plan)?;
+    let sims = crate::roles::scripted::sims_of(&plan)?;
     keep_plan_order(&mut snapshot, &plan)?;
     repo.ensure_not_mid_operation()?;
     repo.ensure_excluded()?;
@@ -166,6 +180,7 @@ pub(super) fn interrupted_run(options: &RunOptions) -> Result<Prepared, EngineEr
         known_main,
         main_tip,
         notices: plan.warnings.iter().map(ToString::to_string).collect(),
+        pairings,
         plan,
         analysis,
         sims,
@@ -175,6 +190,28 @@ pub(super) fn interrupted_run(options: &RunOptions) -> Result<Prepared, EngineEr
         resumed: true,
         lock,
     })
+}
+
+/// A plan with to-do items that have no task id would run without them: breeze offers to
+/// number them instead (no question asked — CI and scripts run breeze too).
+fn refuse_unnumbered_items(plan: &Plan) -> Result<(), EngineError> {
+    let Some(first) = plan.unnumbered.first() else { return Ok(()) };
+    let count = plan.unnumbered.len();
+    let (items, lines) = if count == 1 {
+        ("1 to-do item has".to_owned(), format!("line {first}"))
+    } else {
+        let listed: Vec<String> = plan.unnumbered.iter().map(ToString::to_string).collect();
+        (format!("{count} to-do items have"), format!("lines {}", listed.join(", ")))
+    };
+    Err(EngineError::usage(
+        format!(
+            "{items} no task id in {} ({lines}), so breeze would run without them",
+            plan.path.display()
+        ),
+        format!(
+            "run `breeze plan --fill-ids` to number the {count} item(s), commit the plan, then `breeze run` again"
+        ),
+    ))
 }
 
 /// Tasks of earlier runs already on main (found by their trailers): they are not run
@@ -309,21 +346,6 @@ fn create_run_dir(root: &Path, plan_path: &Path) -> Result<RunDir, EngineError> 
     Ok(run_dir)
 }
 
-/// The plan a run started with: its copy in the run directory (the plan file itself has
-/// changed since — every landing flips its row to done), else the file (older runs).
-fn plan_of_run(run_dir: &RunDir, original: &Path) -> Result<Plan, EngineError> {
-    let copy = run_dir.plan_copy(original);
-    let Ok(text) = std::fs::read_to_string(&copy) else {
-        return Ok(breeze_plan::load_with_extensions(original, crate::PLAN_EXTENSIONS)?);
-    };
-    let is_toml = original.extension().is_some_and(|e| e.eq_ignore_ascii_case("toml"));
-    Ok(if is_toml {
-        breeze_plan::parse_plan_toml_with_extensions(&text, original, crate::PLAN_EXTENSIONS)?
-    } else {
-        breeze_plan::parse_plans_md(&text, original)?
-    })
-}
-
 /// How this run confines its roles (`sandbox.*` and the kernel).
 fn decide_containment(config: &Config) -> Result<Containment, EngineError> {
     let home = std::env::var_os("HOME").map(PathBuf::from);
@@ -381,23 +403,6 @@ fn resolve_plan(root: &Path, given: Option<&Path>) -> Result<PathBuf, EngineErro
         format!("no plan given and neither plan.toml nor Plans.md exists in {}", root.display()),
         "pass a plan (`breeze run PLAN`) or write one with `breeze init`",
     ))
-}
-
-/// Reads every task's `[task.sim]` table up front, so a typo is a plan error (exit 2)
-/// before anything runs.
-fn read_sims(plan: &Plan) -> Result<BTreeMap<String, SimSpec>, EngineError> {
-    let mut sims = BTreeMap::new();
-    for task in &plan.tasks {
-        let table = plan.extension(&task.id, crate::roles::scripted::SIM_TABLE);
-        let spec = SimSpec::from_json(table).map_err(|message| {
-            EngineError::usage(
-                format!("{}:{}: task {}: invalid [task.sim]: {message}", plan.path.display(), task.line, task.id),
-                "the sim keys are listed in the scripted backend's documentation (README, \"The scripted backend\")",
-            )
-        })?;
-        sims.insert(task.id.to_string(), spec);
-    }
-    Ok(sims)
 }
 
 /// The repository-relative path of the plan when it is a Plans.md tracked on main.

@@ -9,6 +9,7 @@ use breeze_protocol::{
 };
 
 use super::consult::write_json;
+use super::context::{ProjectCommand, ProjectRun};
 use super::driver::TaskDriver;
 use crate::clock;
 use crate::error::EngineError;
@@ -38,6 +39,8 @@ struct Change {
     changed_paths: Vec<String>,
     diff_path: std::path::PathBuf,
     gates: Vec<GateResult>,
+    /// The changelog line the landing adds, shown to the reviewer in the input and the diff.
+    changelog: Option<String>,
 }
 
 impl TaskDriver {
@@ -67,7 +70,7 @@ impl TaskDriver {
     }
 
     /// Runs `review.checks` in the task's worktree, each as a gate. The lane is held while
-    /// they run: they may build or write caches there.
+    /// they run: they may build or write caches there, which become the lane's baseline.
     async fn run_checks(&mut self, round: u32) -> Result<Vec<GateResult>, EngineError> {
         let checks = self.ctx.config.review_checks.clone();
         let Some(worktree) = self.worktree.clone() else { return Ok(Vec::new()) };
@@ -82,22 +85,25 @@ impl TaskDriver {
                 file_slug(&self.id),
                 n + 1
             ));
-            let outcome = self
+            let run = self
                 .ctx
-                .run_project_command(
+                .run_project_command(ProjectCommand::new(
                     &self.id,
                     "review.checks",
                     argv,
                     &worktree.path,
                     &log,
                     self.ctx.config.check_timeout,
-                )
+                ))
                 .await?;
-            if outcome.ending == breeze_supervise::Ending::Cancelled {
+            if run.outcome.ending == breeze_supervise::Ending::Cancelled {
                 return Err(EngineError::Cancelled);
             }
-            gates.push(check_gate(argv, &outcome));
+            gates.push(check_gate(argv, &run));
         }
+        // What the checks left (a `Cargo.lock`, caches) is the lane's baseline: never the
+        // task's change unless its worker changes it later.
+        self.record_baseline(&worktree).await?;
         self.writer = None;
         Ok(gates)
     }
@@ -115,7 +121,12 @@ impl TaskDriver {
             .iter()
             .flat_map(|change| change.touched_paths().into_iter().map(str::to_string))
             .collect();
-        let patch = self.ctx.git(move |repo| repo.diff_patch(base_oid, head_oid)).await?;
+        let mut patch = self.ctx.git(move |repo| repo.diff_patch(base_oid, head_oid)).await?;
+        let changelog = self.record().changelog.as_deref().and_then(crate::changelog::landing_line);
+        if let Some(line) = changelog.clone() {
+            let hunk = self.ctx.git(move |repo| changelog_patch(repo, &line)).await?;
+            patch.push_str(&hunk);
+        }
         let diff_path = self.ctx.run_dir.review_file(&file_slug(&self.id), round, "diff");
         std::fs::write(&diff_path, patch)
             .map_err(|err| EngineError::io(format!("cannot write {}", diff_path.display()), err))?;
@@ -146,6 +157,7 @@ impl TaskDriver {
             changed_paths: changed_paths.into_iter().collect(),
             diff_path,
             gates,
+            changelog,
         })
     }
 
@@ -251,6 +263,7 @@ impl TaskDriver {
             diff_path: change.diff_path.display().to_string(),
             gates: change.gates.clone(),
             contract_path: Some(self.ctx.contract_path(self.index).display().to_string()),
+            changelog: change.changelog.clone(),
         };
         let definition = definition::load(self.ctx.roles.repo_root(), Role::Reviewer)
             .map_err(|message| EngineError::usage(message, "fix the role definition file"))?;
@@ -286,6 +299,7 @@ impl TaskDriver {
                     continue;
                 }
                 RoleOutcome::Cancelled => return Err(EngineError::Cancelled),
+                RoleOutcome::OverBudget(over) => return Err(EngineError::OverBudget(over)),
                 RoleOutcome::CouldNotStart(message) => {
                     return Err(EngineError::usage(
                         format!("the reviewer of task {} could not start: {message}", self.id),
@@ -333,14 +347,35 @@ impl TaskDriver {
     }
 }
 
+/// The change breeze makes to `CHANGELOG.md` when the task lands with `line`, computed on
+/// main's `CHANGELOG.md` as it is now, marked as breeze's for the end of the review diff.
+fn changelog_patch(repo: &breeze_git::Repo, line: &str) -> Result<String, breeze_git::GitError> {
+    use crate::changelog::{CHANGELOG_FILE, updated_changelog};
+    let current = repo.read_blob_at(repo.main_tip()?, CHANGELOG_FILE)?;
+    let updated = updated_changelog(current.as_deref(), line);
+    let patch = breeze_git::text_patch(CHANGELOG_FILE, current.as_deref(), updated.as_bytes())?;
+    Ok(format!(
+        "# ---- Added by breeze when the task lands, not by the task's commits ----\n\
+         # The worker's report (`changelog`) asks for this line; breeze adds it to {CHANGELOG_FILE}\n\
+         # in the landing commit (shown here on main's {CHANGELOG_FILE} as it is now).\n\
+         {patch}"
+    ))
+}
+
 /// A review check's outcome as a gate (`check: cargo test`).
-fn check_gate(argv: &[String], outcome: &breeze_supervise::Outcome) -> GateResult {
+fn check_gate(argv: &[String], run: &ProjectRun) -> GateResult {
+    let outcome = &run.outcome;
     let passed = outcome.ending.is_success();
     let detail = if passed {
         "passed".to_string()
     } else {
         let tail = format!("{}{}", outcome.stdout_tail, outcome.stderr_tail);
-        format!("{} — {}", outcome.ending, crate::advice::bound_text(tail.trim(), 2048))
+        let mut detail =
+            format!("{} — {}", outcome.ending, crate::advice::bound_text(tail.trim(), 2048));
+        if let Some(hint) = &run.refused {
+            detail.push_str(&format!(" (breeze: {hint})"));
+        }
+        detail
     };
     GateResult {
         id: format!("check: {}", argv.join(" ")),

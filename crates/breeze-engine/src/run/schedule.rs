@@ -6,7 +6,8 @@
 //! - Among ready tasks, the one with the longest chain of dependents goes first, then plan
 //!   order.
 //! - A task whose dependency escalated, failed or was blocked (or is blocked in the plan) is
-//!   blocked itself, transitively.
+//!   blocked itself, transitively; so is a task the plan holds back (`Task::blocked`: a
+//!   dependency on an id the plan does not have), with the plan's reason.
 //! - A resumed task gets back the lane whose worktree holds its branch.
 //! - The lanes are one pool: a task takes a lane to start and gives it back when it leaves
 //!   (landed, escalated, deferred), which caps how many work at once.
@@ -82,8 +83,9 @@ impl<'a> Scheduler<'a> {
             .min_by_key(|&index| (std::cmp::Reverse(self.analysis.priority(index)), index))
     }
 
-    /// The tasks that can no longer run, each with why: a dependency is blocked in the plan,
-    /// or escalated, failed or blocked in this run — transitively, in one pass.
+    /// The tasks that can no longer run, each with why: the plan holds them back (a
+    /// dependency on an id it does not have), a dependency is blocked in the plan, or
+    /// escalated, failed or blocked in this run — transitively, in one pass.
     pub fn unreachable(&self, phases: &[TaskPhase]) -> Vec<(usize, String)> {
         let mut phases = phases.to_vec();
         let mut found = Vec::new();
@@ -104,6 +106,10 @@ impl<'a> Scheduler<'a> {
 
     fn why_unreachable(&self, index: usize, phases: &[TaskPhase]) -> Option<String> {
         let task = &self.plan.tasks[index];
+        // Held back by the plan: a dependency on an id it does not have.
+        if let Some(reason) = &task.blocked {
+            return Some(reason.clone());
+        }
         if let Some(dep) = task.depends_on.iter().find(|dep| self.plan.blocked.contains(*dep)) {
             return Some(format!("dependency {dep} is blocked in the plan"));
         }
@@ -240,6 +246,50 @@ depends_on = ["2"]
         assert_eq!(scheduler.next_ready(&phases, busy(&one, &none)), None, "3 conflicts with 1");
         let deferred_phases = [Deferred, Queued, Queued, Queued];
         assert_eq!(scheduler.next_ready(&deferred_phases, busy(&none, &one)), None);
+    }
+
+    #[test]
+    fn a_task_starts_beside_busy_tasks_of_its_own_write_group_it_does_not_conflict_with() {
+        // 1 writes a and b, 2 writes a, 3 writes b: one write group, but 2 and 3 can run
+        // together (and 1 beside neither).
+        let text = r#"
+[[task]]
+id = "1"
+title = "both"
+dod = "x"
+writes = ["a", "b"]
+[[task]]
+id = "2"
+title = "a"
+dod = "x"
+writes = ["a"]
+[[task]]
+id = "3"
+title = "b"
+dod = "x"
+writes = ["b"]
+"#;
+        let plan = breeze_plan::parse_plan_toml(text, std::path::Path::new("plan.toml")).unwrap();
+        let analysis = breeze_plan::analyze(&plan, 3).unwrap();
+        assert_eq!(analysis.groups.len(), 1);
+        let scheduler = Scheduler::new(&plan, &analysis);
+        let none = BTreeSet::new();
+        let two = BTreeSet::from([1]);
+        let phases = [Queued, Working, Queued];
+        assert_eq!(scheduler.next_ready(&phases, busy(&two, &none)), Some(2), "3 beside 2");
+        let waiting = [Queued, Deferred, Queued];
+        assert_eq!(
+            scheduler.next_ready(&waiting, busy(&none, &two)),
+            Some(2),
+            "3 beside 2 waiting"
+        );
+        let both = BTreeSet::from([1, 2]);
+        let phases = [Queued, Working, Working];
+        assert_eq!(
+            scheduler.next_ready(&phases, busy(&both, &none)),
+            None,
+            "1 conflicts with both"
+        );
     }
 
     #[test]

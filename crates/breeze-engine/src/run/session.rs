@@ -36,7 +36,16 @@ pub(super) async fn go_on(
         end_orphans_of(&prepared.run_dir).await;
     }
     let run_dir = prepared.run_dir.clone();
-    let (ctx, _lock) = context(prepared, &options, cancel).await?;
+    let (ctx, _lock) = context(prepared, &options, cancel.clone()).await?;
+    // A stop ends long git steps (checkouts by the git CLI, staging) where they are, not
+    // after them.
+    let stopper = {
+        let repo = ctx.repo.clone();
+        tokio::spawn(async move {
+            cancel.cancelled().await;
+            repo.stop_long_steps();
+        })
+    };
     // A main moved onto a lane's commit while no engine watched is refused before anything.
     let end = match ctx.roles.guard.check_main() {
         Ok(()) => Dispatcher::new(ctx.clone()).run().await,
@@ -54,6 +63,7 @@ pub(super) async fn go_on(
     };
     // No process of the run's roles outlives it, wherever it went (at once after a hard
     // stop: the user asked for it twice).
+    stopper.abort();
     let grace = if ctx.supervisor.is_stopping_hard() { Duration::ZERO } else { STRAY_GRACE };
     end_strays_of(&run_dir, grace).await;
     finish(&ctx, &run_dir, state, stop_reason).await
@@ -73,6 +83,7 @@ async fn context(
         known_main,
         main_tip,
         notices,
+        pairings,
         plan,
         analysis,
         sims,
@@ -83,7 +94,8 @@ async fn context(
         lock,
     } = prepared;
     let root = repo.workdir().to_path_buf();
-    let repo = Arc::new(repo);
+    // No step reads a lane file bigger than the gate lets land.
+    let repo = Arc::new(repo.with_max_file_bytes(config.max_file_bytes));
     snapshot.containment =
         Some(ContainmentStatus { kernel: containment.enforced, summary: containment.summary() });
     let notifier = crate::notify::Notifier::new(
@@ -104,6 +116,11 @@ async fn context(
     .await?;
     let guard = Arc::new(RoleGuard::new(containment.clone(), repo.clone(), known_main));
     let write_sets = Arc::new(WriteSets::new(&plan, &snapshot.tasks));
+    let budget = Arc::new(crate::budget::Budget::new(
+        snapshot.budget.caps,
+        crate::budget::Prices::of(&config),
+        &snapshot.tasks,
+    ));
     let roles = RoleRunner::new(RoleRunnerParts {
         config: config.clone(),
         run_dir: run_dir.clone(),
@@ -120,6 +137,7 @@ async fn context(
             .map(|(index, task)| (task.id.to_string(), write_sets.check(index)))
             .collect(),
         sims,
+        budget,
     });
     let lanes = {
         let repo = repo.clone();
@@ -129,7 +147,9 @@ async fn context(
             .map_err(EngineError::internal("adopting the lanes"))??
     };
     let progress = options.progress.clone();
-    announce(&progress, &snapshot, &plan, &analysis, &containment, notices, resumed);
+    let start =
+        Start { snapshot: &snapshot, plan: &plan, analysis: &analysis, pairings: &pairings };
+    announce(&progress, &start, &containment, notices, resumed);
     let ctx = Arc::new(RunContext {
         run_id: snapshot.run_id.clone(),
         main_tip_at_start: snapshot.main_tip_at_start,
@@ -154,17 +174,25 @@ async fn context(
     Ok((ctx, lock))
 }
 
+/// What the run start tells about the run.
+struct Start<'a> {
+    snapshot: &'a crate::snapshot::RunSnapshot,
+    plan: &'a breeze_plan::Plan,
+    analysis: &'a breeze_plan::Analysis,
+    /// Who reviews and advises the worker's work ([`crate::independence::report`]).
+    pairings: &'a [(String, bool)],
+}
+
 /// Tells the user the run has started: how many lanes and tasks, how roles are confined,
-/// and what they should know first.
+/// who reviews whose work, the budget, and what they should know first.
 fn announce(
     progress: &crate::progress::ProgressSink,
-    snapshot: &crate::snapshot::RunSnapshot,
-    plan: &breeze_plan::Plan,
-    analysis: &breeze_plan::Analysis,
+    start: &Start<'_>,
     containment: &crate::containment::Containment,
     notices: Vec<String>,
     resumed: bool,
 ) {
+    let Start { snapshot, plan, analysis, pairings } = *start;
     let started = ProgressEvent::RunStarted {
         run_id: snapshot.run_id.clone(),
         workers: snapshot.workers,
@@ -176,8 +204,15 @@ fn announce(
         enforced: containment.enforced,
         summary: containment.summary(),
     };
+    let pairings = pairings.iter().map(|(line, independent)| ProgressEvent::Pairing {
+        line: line.clone(),
+        independent: *independent,
+    });
+    let budget = crate::budget::summary(&snapshot.budget.caps, &snapshot.spent())
+        .map(|summary| ProgressEvent::Budget { summary });
     let notices = notices.into_iter().map(|message| ProgressEvent::Notice { message });
-    for event in [started, contained].into_iter().chain(notices) {
+    let events = [started, contained].into_iter().chain(pairings).chain(budget).chain(notices);
+    for event in events {
         progress(&event);
     }
 }
@@ -273,7 +308,8 @@ async fn finish(
 }
 
 /// Lane worktrees left by an interrupted run are reused; what a killed worker left in
-/// them is committed on its task branch first, so nothing is lost.
+/// them is committed on its task branch first (what breeze's own steps left there, the
+/// lane's baseline, is not), so nothing is lost.
 fn adopt_lanes(
     repo: &Repo,
     workers: u32,
@@ -285,6 +321,16 @@ fn adopt_lanes(
     }
     for (lane, slot) in lanes.iter_mut().enumerate() {
         if let Some(worktree) = repo.find_worktree(&format!("lane-{}", lane + 1))? {
+            // Parked by a finished run: no task's work in it; taken when the lane is first
+            // used, as in a new run (`lanes.rs`).
+            if worktree.branch.is_empty() {
+                continue;
+            }
+            // A killed run may have left the lane sealed for its worker (`.git` naming the
+            // worker's private git directory): point it back, and repair what is wrong.
+            for problem in repo.check_lane_links(&worktree)? {
+                tracing::warn!("{}: {problem} (repaired)", worktree.path.display());
+            }
             // A worker killed mid-way may leave what cannot be committed yet (conflict
             // markers it was resolving); the worktree is kept as it is for its task.
             if let Err(err) =

@@ -203,6 +203,11 @@ impl TaskDriver {
                 self.change(|record| record.attempts -= 1).await?;
                 return Ok(AttemptEnd::Interrupted);
             }
+            RoleOutcome::OverBudget(over) => {
+                // Never started: the task escalates, or the run stops, with the figure.
+                self.change(|record| record.attempts -= 1).await?;
+                return Err(EngineError::OverBudget(over.clone()));
+            }
             RoleOutcome::Trouble(trouble) => {
                 // The backend failed, not the task: the attempt does not count.
                 self.change(|record| record.attempts -= 1).await?;
@@ -299,7 +304,8 @@ impl TaskDriver {
 
     /// Commits what the worker left on the task branch; the head after it, and what the
     /// worker did to its worktree that fails the attempt (moved HEAD, rewrote history, left
-    /// conflict markers), if anything.
+    /// conflict markers, a file above `gates.max_file_size` — refused from its size alone,
+    /// nothing staged — or a FIFO, socket or device, removed), if anything.
     ///
     /// Only the paths the lane's watch saw change since the lane last agreed with git are
     /// looked at (with what is staged in the index); after lost notifications, the whole
@@ -370,7 +376,9 @@ impl TaskDriver {
                     return Ok(AttemptEnd::SelfReview(why));
                 }
                 self.log_attempt(attempt, "completed", head, None).await?;
-                let changelog = report.changelog.filter(|line| !line.trim().is_empty());
+                // Kept as it will land: the reviewer is shown exactly this line.
+                let changelog =
+                    report.changelog.as_deref().and_then(crate::changelog::landing_line);
                 self.change(|record| {
                     record.conflict = None;
                     record.verify_failure = None;
@@ -587,9 +595,10 @@ fn report_of(
             Err(AttemptEnd::Failed(format!("{diagnostics}\n(worker {ending})")))
         }
         // Handled before a report is looked for.
-        RoleOutcome::Cancelled | RoleOutcome::Trouble(_) | RoleOutcome::CouldNotStart(_) => {
-            Err(AttemptEnd::Interrupted)
-        }
+        RoleOutcome::Cancelled
+        | RoleOutcome::Trouble(_)
+        | RoleOutcome::CouldNotStart(_)
+        | RoleOutcome::OverBudget(_) => Err(AttemptEnd::Interrupted),
     }
 }
 
@@ -636,5 +645,6 @@ fn worker_caused(err: &breeze_git::GitError) -> bool {
             | GitError::NotFromBase { .. }
             | GitError::UnresolvedConflicts { .. }
             | GitError::MidOperation { .. }
+            | GitError::FilesRefused { .. }
     )
 }

@@ -87,7 +87,7 @@ impl TestRepo {
         .unwrap()
     }
 
-    /// Opens with every full checkout going through `git worktree add`.
+    /// Opens with every full checkout of a new worktree going through the `git` CLI.
     pub fn open_cli(&self) -> Repo {
         Repo::open_with(
             self.path(),

@@ -5,22 +5,26 @@ use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::path::Path;
 
 use super::deps::{Index, Target, dependency_tokens, is_none_word};
+use super::history::{Archives, History};
 use super::marker::MarkerState;
 use super::scan::{RawTask, Scan};
 use crate::error::{PlanError, PlanWarning, Problem, ProblemKind};
 use crate::{Plan, PlanFormat, Task, TaskId, WriteSet, risk};
 
-/// Builds the plan from what the scanner found.
-pub(crate) fn build(scanned: &Scan, path: &Path) -> Result<Plan, PlanError> {
+/// Builds the plan from what the scanner found; `history` holds the archives the plan
+/// points to (dependencies they show done count as done).
+pub(crate) fn build(scanned: &Scan, path: &Path, history: &History) -> Result<Plan, PlanError> {
     if scanned.structures == 0 {
         return Err(no_task_table(scanned, path));
     }
-    let mut b = Builder::new(scanned, path);
+    let mut b = Builder::new(scanned, path, history);
+    b.row_errors();
     b.duplicates();
     b.checklist_items();
     b.resolve_dependencies();
     b.blocked_tasks();
     b.blocked_dependents();
+    b.held_dependents();
     let tasks = b.runnable_tasks();
     if !b.problems.is_empty() {
         b.problems.sort_by_key(|p| p.line);
@@ -35,14 +39,46 @@ pub(crate) fn build(scanned: &Scan, path: &Path) -> Result<Plan, PlanError> {
         blocked: b.blocked,
         warnings: b.warnings,
         extensions: Default::default(),
+        unnumbered: scanned.unnumbered.iter().map(|u| u.line).collect(),
     })
 }
 
+/// The template header a file's own language suggests: the harness's `内容` for Japanese
+/// and Chinese, `내용` for Korean, `Content` for anything else.
+fn template_header(text_sample: &str) -> &'static str {
+    let has =
+        |range: std::ops::RangeInclusive<char>| text_sample.chars().any(|c| range.contains(&c));
+    if has('\u{3040}'..='\u{30ff}') || has('\u{4e00}'..='\u{9fff}') {
+        "| Task | 内容 | DoD | Depends | Status |"
+    } else if has('\u{ac00}'..='\u{d7af}') {
+        "| Task | 내용 | DoD | Depends | Status |"
+    } else {
+        "| Task | Content | DoD | Depends | Status |"
+    }
+}
+
 fn no_task_table(scanned: &Scan, path: &Path) -> PlanError {
-    let mut fix = "add a table with the header `| Task | 内容 | DoD | Depends | Status |`, \
-                   task headings `#### 1.1: title `cc:TODO`` or checklist items \
-                   `- [ ] 1.1 title `cc:TODO``"
-        .to_owned();
+    let mut fix = match scanned.other_tables.as_slice() {
+        [] => String::new(),
+        [(line, header)] => format!(
+            "the table at line {line} (`{header}`) needs a task id column and a status column; "
+        ),
+        [(line, header), rest @ ..] => format!(
+            "the tables here (`{header}` at line {line}, and {} more) need a task id column and a status column; ",
+            rest.len()
+        ),
+    };
+    let sample: String = scanned
+        .headings
+        .values()
+        .map(|h| h.title.as_str())
+        .chain(scanned.other_tables.iter().map(|(_, h)| h.as_str()))
+        .chain(scanned.unnumbered.iter().map(|u| u.title.as_str()))
+        .collect();
+    fix.push_str(&format!(
+        "add a table with the header `{}`, task headings `#### 1.1: title `cc:TODO`` or checklist items `- [ ] 1.1 title `cc:TODO``",
+        template_header(&sample)
+    ));
     if let Some(first) = scanned.checklist.first() {
         fix.push_str(&format!(
             "; the {} checklist item(s) found (first at line {}) are not scheduled",
@@ -50,9 +86,22 @@ fn no_task_table(scanned: &Scan, path: &Path) -> PlanError {
             first.line
         ));
     }
-    if !scanned.unread.is_empty() {
-        let lines: Vec<String> = scanned.unread.iter().map(ToString::to_string).collect();
-        fix.push_str(&format!("; lines marked to do without a task id: {}", lines.join(", ")));
+    if !scanned.unnumbered.is_empty() {
+        let lines: Vec<String> = scanned.unnumbered.iter().map(|u| u.line.to_string()).collect();
+        fix.push_str(&format!(
+            "; {} to-do item(s) without a task id (lines {}): `breeze plan --fill-ids` numbers them",
+            lines.len(),
+            lines.join(", ")
+        ));
+    }
+    let numbered: BTreeSet<usize> = scanned.unnumbered.iter().map(|u| u.line).collect();
+    let other: Vec<String> =
+        scanned.unread.iter().filter(|l| !numbered.contains(l)).map(ToString::to_string).collect();
+    if !other.is_empty() {
+        fix.push_str(&format!(
+            "; other lines marked to do without a task id: {}",
+            other.join(", ")
+        ));
     }
     PlanError::single(Problem::new(path, None, ProblemKind::Syntax, "no task table found", fix))
 }
@@ -62,16 +111,19 @@ struct Builder<'a> {
     raw: &'a [RawTask],
     index: Index<'a>,
     scanned: &'a Scan,
+    archives: Archives<'a>,
     warnings: Vec<PlanWarning>,
     problems: Vec<Problem>,
     done: BTreeSet<TaskId>,
     blocked: BTreeSet<TaskId>,
     deps: HashMap<usize, BTreeSet<usize>>,
     blocked_by: HashMap<usize, String>,
+    /// Tasks held back by a dependency on an id the plan does not have, and why.
+    held: HashMap<usize, String>,
 }
 
 impl<'a> Builder<'a> {
-    fn new(scanned: &'a Scan, path: &'a Path) -> Self {
+    fn new(scanned: &'a Scan, path: &'a Path, history: &'a History) -> Self {
         let raw = scanned.tasks.as_slice();
         let warnings = scanned
             .notes
@@ -88,12 +140,14 @@ impl<'a> Builder<'a> {
             raw,
             index: Index::new(raw, &scanned.checklist),
             scanned,
+            archives: history.index(),
             warnings,
             problems: Vec::new(),
             done,
             blocked: BTreeSet::new(),
             deps: HashMap::new(),
             blocked_by: HashMap::new(),
+            held: HashMap::new(),
         }
     }
 
@@ -101,13 +155,31 @@ impl<'a> Builder<'a> {
         self.warnings.push(PlanWarning::new(self.path, Some(line), message));
     }
 
-    /// Duplicate ids: an error when a runnable task is involved (which one would a
-    /// dependency mean?); among finished tasks (a "completed" section repeating its
-    /// rows) one warning for all of them.
+    /// Task rows with too few or too many cells that are not finished.
+    fn row_errors(&mut self) {
+        for (line, what, fix) in &self.scanned.row_errors {
+            self.problems.push(Problem::new(
+                self.path,
+                Some(*line),
+                ProblemKind::Syntax,
+                what.clone(),
+                fix.clone(),
+            ));
+        }
+    }
+
+    /// Ids repeated within one section (ids repeated under different headings were told
+    /// apart by the scanner): an error when a task to do is involved (which one would a
+    /// dependency mean?); among finished tasks (a "completed" section repeating its rows)
+    /// one warning for all of them.
     fn duplicates(&mut self) {
         let raw = self.raw;
+        let mut by_id: std::collections::BTreeMap<&str, Vec<usize>> = Default::default();
+        for (i, t) in raw.iter().enumerate() {
+            by_id.entry(t.id.as_str()).or_default().push(i);
+        }
         let mut finished: Vec<(usize, &str)> = Vec::new();
-        for (id, holders) in self.index.by_id.iter().filter(|(_, v)| v.len() > 1) {
+        for (id, holders) in by_id.iter().filter(|(_, v)| v.len() > 1) {
             let lines: Vec<String> = holders.iter().map(|&h| raw[h].line.to_string()).collect();
             let second = raw[holders[1]].line;
             if holders.iter().all(|&h| raw[h].state != MarkerState::Active) {
@@ -120,11 +192,13 @@ impl<'a> Builder<'a> {
                     Some(second),
                     ProblemKind::DuplicateId,
                     format!(
-                        "task id `{id}` is used {} times (lines {})",
+                        "task id `{id}` is used {} times in one section (lines {})",
                         holders.len(),
                         lines.join(", ")
                     ),
-                    format!("give each task its own id, e.g. `{id}` and `{id}b`"),
+                    format!(
+                        "`breeze plan --fill-ids` gives the later ones new ids; or give each task its own id, e.g. `{id}` and `{id}b`"
+                    ),
                 )
                 .with_ids(vec![TaskId::from(*id)]),
             );
@@ -208,10 +282,20 @@ impl<'a> Builder<'a> {
                 self.warn(line, format!("task `{id}` depends on checklist item `{token}`, which breeze does not schedule; treated as done"));
                 self.done.insert(TaskId::new(token));
             }
-            Target::Unknown => {
-                self.warn(line, format!("task `{id}` depends on `{token}`, which matches no task, phase, range or id prefix; treated as done (archived)"));
-                self.done.insert(TaskId::new(token));
-            }
+            Target::Unknown => match self.archives.shows_done(token) {
+                Some(archive) => {
+                    self.warn(line, format!("task `{id}` depends on `{token}`, which the plan's archive `{archive}` shows done; treated as done"));
+                    self.done.insert(TaskId::new(token));
+                }
+                None => {
+                    self.warn(line, format!(
+                        "task `{id}` depends on `{token}`, which matches no task, phase, range or id prefix here or in an archive the plan names, so `{id}` is blocked (and so is what depends on it) — name a task of the plan, or remove the dependency if `{token}` is done"
+                    ));
+                    self.held.entry(i).or_insert_with(|| {
+                        format!("depends on `{token}`, which is not in the plan")
+                    });
+                }
+            },
         }
     }
 
@@ -242,22 +326,10 @@ impl<'a> Builder<'a> {
 
     /// Neither does anything that (transitively) depends on them.
     fn blocked_dependents(&mut self) {
-        let mut dependents: HashMap<usize, Vec<usize>> = HashMap::new();
-        for (&task, ds) in &self.deps {
-            for &d in ds {
-                dependents.entry(d).or_default().push(task);
-            }
-        }
         let raw = self.raw;
-        let mut queue: VecDeque<usize> = self.blocked_by.keys().copied().collect();
-        let mut queued: BTreeSet<usize> = queue.iter().copied().collect();
-        while let Some(task) = queue.pop_front() {
-            for &d in dependents.get(&task).map(Vec::as_slice).unwrap_or(&[]) {
-                self.blocked_by.entry(d).or_insert_with(|| raw[task].id.clone());
-                if queued.insert(d) {
-                    queue.push_back(d);
-                }
-            }
+        let starts: Vec<usize> = self.blocked_by.keys().copied().collect();
+        for (d, on) in self.dependents_of(&starts) {
+            self.blocked_by.entry(d).or_insert_with(|| raw[on].id.clone());
         }
         let mut list: Vec<(usize, String)> =
             self.blocked_by.iter().map(|(&i, by)| (i, by.clone())).collect();
@@ -270,6 +342,51 @@ impl<'a> Builder<'a> {
             );
             self.blocked.insert(TaskId::new(raw.id.clone()));
         }
+    }
+
+    /// Tasks that depend (transitively) on a held task are held too; they stay in the
+    /// plan, blocked with the reason, while every other task runs.
+    fn held_dependents(&mut self) {
+        let raw = self.raw;
+        let starts: Vec<usize> = self.held.keys().copied().collect();
+        let mut found: Vec<(usize, usize)> = self
+            .dependents_of(&starts)
+            .into_iter()
+            .filter(|(d, _)| !self.blocked_by.contains_key(d))
+            .collect();
+        found.sort();
+        for (d, on) in found {
+            let reason =
+                format!("depends on `{}`, which cannot run: {}", raw[on].id, self.held[&on]);
+            self.warn(raw[d].line, format!("task `{}` {reason}; not run", raw[d].id));
+            self.held.insert(d, reason);
+        }
+    }
+
+    /// The tasks that depend, transitively, on `starts` (and are not among them), each
+    /// with the task it depends on through which it was first reached.
+    fn dependents_of(&self, starts: &[usize]) -> Vec<(usize, usize)> {
+        let mut dependents: HashMap<usize, Vec<usize>> = HashMap::new();
+        for (&task, ds) in &self.deps {
+            for &d in ds {
+                dependents.entry(d).or_default().push(task);
+            }
+        }
+        for list in dependents.values_mut() {
+            list.sort_unstable();
+        }
+        let mut queue: VecDeque<usize> = starts.iter().copied().collect();
+        let mut seen: BTreeSet<usize> = queue.iter().copied().collect();
+        let mut found = Vec::new();
+        while let Some(task) = queue.pop_front() {
+            for &d in dependents.get(&task).map(Vec::as_slice).unwrap_or(&[]) {
+                if seen.insert(d) {
+                    found.push((d, task));
+                    queue.push_back(d);
+                }
+            }
+        }
+        found
     }
 
     fn runnable_tasks(&mut self) -> Vec<Task> {
@@ -300,6 +417,7 @@ impl<'a> Builder<'a> {
             advisor_required: risk::advisor_required(&all_text),
             marker: Some(t.marker.as_ref().map_or_else(|| t.status.clone(), |m| m.text.clone())),
             line: t.line,
+            blocked: self.held.get(&i).cloned(),
         }
     }
 

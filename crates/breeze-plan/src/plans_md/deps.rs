@@ -108,7 +108,10 @@ const RANGE_SEPARATORS: &[&str] = &["–", "—", "〜", "～", "~", "..", "-"];
 /// The tasks and checklist items of a plan, for resolving dependency tokens.
 pub(crate) struct Index<'a> {
     raw: &'a [RawTask],
+    /// Tasks by their id as written (several when an id is written in several sections).
     pub by_id: BTreeMap<&'a str, Vec<usize>>,
+    /// Tasks by their section-qualified id (`Phase 2/1.1`), where it differs.
+    qualified: HashMap<&'a str, usize>,
     checklist: HashMap<&'a str, bool>,
     phases: HashMap<&'a str, Vec<usize>>,
     sorted: Vec<(TaskId, usize)>,
@@ -117,9 +120,13 @@ pub(crate) struct Index<'a> {
 impl<'a> Index<'a> {
     pub fn new(raw: &'a [RawTask], checklist: &'a [ChecklistItem]) -> Self {
         let mut by_id: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
+        let mut qualified = HashMap::new();
         let mut phases: HashMap<&str, Vec<usize>> = HashMap::new();
         for (i, t) in raw.iter().enumerate() {
-            by_id.entry(t.id.as_str()).or_default().push(i);
+            by_id.entry(t.written_id.as_str()).or_default().push(i);
+            if t.id != t.written_id {
+                qualified.insert(t.id.as_str(), i);
+            }
             for label in &t.phases {
                 phases.entry(label.as_str()).or_default().push(i);
             }
@@ -129,32 +136,59 @@ impl<'a> Index<'a> {
             *items.entry(item.id.as_str()).or_insert(false) |= item.done;
         }
         let mut sorted: Vec<(TaskId, usize)> =
-            raw.iter().enumerate().map(|(i, t)| (TaskId::new(t.id.clone()), i)).collect();
+            raw.iter().enumerate().map(|(i, t)| (TaskId::new(t.written_id.clone()), i)).collect();
         sorted.sort();
-        Index { raw, by_id, checklist: items, phases, sorted }
+        Index { raw, by_id, qualified, checklist: items, phases, sorted }
     }
 
-    /// Resolves a token for task `me`.
+    /// Resolves a token for task `me` (an index past the tasks: for no task). An id
+    /// written in several sections means its holders nearest to `me`: those sharing the
+    /// most sections with it (the same section first).
     pub fn resolve(&self, token: &str, me: usize) -> Target {
-        self.named(token, me)
+        let target = self
+            .named(token, me)
             .or_else(|| self.alternatives(token, me))
             .or_else(|| self.phase(token, me))
             .or_else(|| self.range(token, me).map(Target::Tasks))
             .or_else(|| self.prefix(token, me).map(Target::Tasks))
             .or_else(|| self.words(token, me))
-            .unwrap_or(Target::Unknown)
+            .unwrap_or(Target::Unknown);
+        match target {
+            Target::Tasks(found) => Target::Tasks(self.nearest(found, me)),
+            other => other,
+        }
     }
 
-    /// An exact id, a checklist item or `all above`.
+    /// Of the tasks found, for each id written in several sections only the holders
+    /// nearest to `me`.
+    fn nearest(&self, found: Vec<usize>, me: usize) -> Vec<usize> {
+        let Some(mine) = self.raw.get(me) else { return found };
+        let shared = |i: usize| {
+            let theirs = &self.raw[i].sections;
+            theirs.iter().zip(&mine.sections).take_while(|(a, b)| a == b).count()
+        };
+        let mut best: HashMap<&str, usize> = HashMap::new();
+        for &i in &found {
+            let depth = best.entry(self.raw[i].written_id.as_str()).or_insert(0);
+            *depth = (*depth).max(shared(i));
+        }
+        found.into_iter().filter(|&i| shared(i) == best[self.raw[i].written_id.as_str()]).collect()
+    }
+
+    /// An exact id (as written, or qualified by its section), a checklist item or
+    /// `all above`.
     fn named(&self, token: &str, me: usize) -> Option<Target> {
         if let Some(v) = self.by_id.get(token) {
             return Some(Target::Tasks(v.clone()));
         }
+        if let Some(&i) = self.qualified.get(token) {
+            return Some(Target::Tasks(vec![i]));
+        }
         if let Some(&done) = self.checklist.get(token) {
             return Some(Target::Checklist { done });
         }
+        let mine = self.raw.get(me)?;
         ALL_ABOVE.contains(&token.to_lowercase().as_str()).then(|| {
-            let mine = &self.raw[me];
             let above = (0..self.raw.len())
                 .filter(|&i| self.raw[i].group == mine.group && self.raw[i].line < mine.line);
             Target::Tasks(above.collect())
@@ -198,7 +232,7 @@ impl<'a> Index<'a> {
             return Some(Target::Tasks(v.iter().copied().filter(|&i| i != me).collect()));
         }
         let v: Vec<usize> = (0..self.raw.len())
-            .filter(|&i| i != me && has_id_prefix(&self.raw[i].id.to_lowercase(), &label))
+            .filter(|&i| i != me && has_id_prefix(&self.raw[i].written_id.to_lowercase(), &label))
             .collect();
         Some(if v.is_empty() { Target::Unknown } else { Target::Tasks(v) })
     }

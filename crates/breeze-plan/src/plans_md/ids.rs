@@ -63,10 +63,24 @@ pub(crate) fn leading_id(text: &str) -> Option<(String, &str)> {
     if !matches!(rest.chars().next(), None | Some(':' | '：' | '*' | '`' | ' ' | '\t')) {
         return None;
     }
+    // A word with a digit inside (`E2E テスト`, `B2B sales`) is not an id unless a `:`
+    // says so.
+    let labelled = rest.trim_start_matches(['*', '`']).starts_with([':', '：']);
+    if !labelled && !numbered_look(id) {
+        return None;
+    }
     let rest = rest.trim_start_matches(['*', '`']).trim_start();
     let rest = rest.strip_prefix([':', '：']).unwrap_or(rest).trim_start();
     let rest = rest.strip_prefix(['—', '–', '-']).map_or(rest, str::trim_start);
     Some((id.to_owned(), rest))
+}
+
+/// Whether an id looks numbered: it starts or ends with a digit, or has `.`, `-`, `_` or
+/// `#` in it (`1.2`, `T910`, `W3-001`, `111.5.2a`, `#59`) — not `E2E` or `B2B`.
+fn numbered_look(id: &str) -> bool {
+    let starts = id.chars().next().is_some_and(|c| c.is_ascii_digit());
+    let ends = id.chars().next_back().is_some_and(|c| c.is_ascii_digit());
+    starts || ends || id.contains(['.', '-', '_', '#'])
 }
 
 /// `1. text` / `2) text`: a numbered step, whose number is not a task id unless the
@@ -122,6 +136,9 @@ mod tests {
         assert_eq!(id("Setup the thing"), None);
         assert_eq!(id("Setup 1.2"), None);
         assert_eq!(id("1.2/3 split"), None);
+        assert_eq!(id("E2E テスト: 新規"), None);
+        assert_eq!(id("E2E: 新規").as_deref(), Some("E2E"));
+        assert_eq!(id("111.5.2a Encoder").as_deref(), Some("111.5.2a"));
         assert_eq!(id("140文字制限"), None);
         assert_eq!(id("# heading"), None);
     }

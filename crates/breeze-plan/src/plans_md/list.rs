@@ -17,6 +17,9 @@ use crate::text::strip_comments;
 #[derive(Debug, Default)]
 pub(crate) struct ItemTask {
     pub id: Option<String>,
+    /// Where in the body the id stands, or where one goes when there is none (after a
+    /// leading marker, else at the start).
+    pub id_at: usize,
     pub title: String,
     /// The item's own status marker; `replace` is relative to the item body.
     pub marker: Option<Marker>,
@@ -47,11 +50,16 @@ pub(crate) fn read_item(body: &str) -> ItemTask {
         Some(m) if at_start(body, &m.replace) => skip_tags(&body[m.replace.end..]),
         _ => body,
     };
+    // `after_marker` is a suffix of `body`.
+    let mut id_at = body.len() - after_marker.len();
     let (id, rest) = match leading_id(after_marker) {
-        Some((id, rest)) => (Some(id), rest),
+        Some((id, rest)) => {
+            id_at += after_marker.find(id.as_str()).unwrap_or(0);
+            (Some(id), rest)
+        }
         None => (None, after_marker),
     };
-    let mut item = ItemTask { id, marker, ..ItemTask::default() };
+    let mut item = ItemTask { id, id_at, marker, ..ItemTask::default() };
     let (main, fields) = split_fields(rest);
     item.title = title(main, item.marker.as_ref().map(|m| &m.text));
     for (label, value) in fields {
@@ -231,6 +239,9 @@ mod tests {
     fn ids_are_optional() {
         let item = read_item("Supabase プロジェクト作成 `cc:TODO`");
         assert_eq!(item.id, None);
+        assert_eq!(item.id_at, 0);
+        assert_eq!(read_item("`cc:TODO` Fix it").id_at, "`cc:TODO` ".len());
+        assert_eq!(read_item("`cc:TODO` **W3-001**: a").id_at, "`cc:TODO` **".len());
         assert_eq!(item.marker.map(|m| m.state), Some(MarkerState::Active));
         assert_eq!(item.title, "Supabase プロジェクト作成");
     }

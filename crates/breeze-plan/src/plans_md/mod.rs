@@ -15,16 +15,21 @@
 //!
 //! Done tasks are skipped and satisfy dependencies. A dependency may name a task, a
 //! phase, a range, `all above`, alternatives or an id prefix (see `deps`); one that
-//! matches nothing is archived work: treated as done, with a warning. Lines marked to
-//! do that cannot be read as tasks are named in warnings.
+//! matches nothing is archived work when an archive the plan points to shows it done
+//! (see `history`), else its dependent is held back, blocked with the reason. An id
+//! written under different headings is told apart by its heading (`Phase 2/1.1`). Lines
+//! marked to do that cannot be read as tasks are named in warnings; to-do items without
+//! an id get one from [`fill_ids`].
 
 mod build;
 mod deps;
 mod edit;
+mod history;
 mod ids;
 mod list;
 mod marker;
 mod md;
+mod number;
 mod scan;
 mod table;
 
@@ -34,10 +39,60 @@ use std::path::Path;
 use crate::error::{PlanError, Problem, ProblemKind};
 use crate::{Plan, TaskId};
 use marker::MarkerState;
+pub use number::IdProposal;
+pub(crate) use number::next_ids;
 
-/// Parses a Plans.md (see the module docs for the rules).
+/// Parses a Plans.md (see the module docs for the rules), without its archives: a
+/// dependency on an id the text does not have holds its dependent back.
 pub(crate) fn parse(text: &str, path: &Path) -> Result<Plan, PlanError> {
-    build::build(&scan::scan(text), path)
+    build::build(&scan::scan(text), path, &history::History::default())
+}
+
+/// [`parse`], reading the archives the plan points to (relative to `path`'s folder): a
+/// dependency they show done counts as done.
+pub(crate) fn parse_with_history(text: &str, path: &Path) -> Result<Plan, PlanError> {
+    build::build(&scan::scan(text), path, &history::History::read(path, text))
+}
+
+/// `text` with an id written for every to-do item that has none, and new ids for later
+/// holders of an id repeated within one section (what `breeze plan --fill-ids` writes),
+/// every other byte kept; and what was written. `Err` says why the result would not read
+/// back as intended (nothing should be written then).
+pub fn fill_ids(text: &str) -> Result<(String, Vec<IdProposal>), String> {
+    let before = scan::scan(text);
+    let proposals = number::propose(text, &before);
+    let edited = number::apply(text, &proposals);
+    let after = scan::scan(&edited);
+    let written: BTreeMap<usize, &IdProposal> =
+        proposals.iter().map(|(p, ..)| (p.line, p)).collect();
+    for proposal in written.values() {
+        let read =
+            after.tasks.iter().any(|t| t.line == proposal.line && t.written_id == proposal.id);
+        if !read {
+            return Err(format!(
+                "line {}: `{}` would not be read as the id of `{}`",
+                proposal.line, proposal.id, proposal.title
+            ));
+        }
+    }
+    for task in &before.tasks {
+        let now = after.tasks.iter().find(|t| t.line == task.line);
+        let expected_id = written.get(&task.line).map_or(task.written_id.as_str(), |p| &p.id);
+        let same = now.is_some_and(|now| {
+            now.written_id == expected_id
+                && now.title == task.title
+                && now.dod == task.dod
+                && now.status == task.status
+                && now.writes == task.writes
+        });
+        if !same {
+            return Err(format!(
+                "task `{}` (line {}) would read back differently",
+                task.id, task.line
+            ));
+        }
+    }
+    Ok((edited, proposals.into_iter().map(|(p, ..)| p).collect()))
 }
 
 /// Rewrites only the status marker of task `id` to `marker` (the marker token and a

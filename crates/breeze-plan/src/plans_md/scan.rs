@@ -6,14 +6,17 @@
 //! comments are skipped (templates inside them are not tasks), tables are runs of
 //! lines starting with `|`, headings nest by level.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 
 use super::ids::{clean_id, id_like, leading_id, numbered_step, phase_label};
 use super::list::{ItemTask, read_item};
 use super::marker::{Marker, MarkerState, bare_blocked, find_markers};
 use super::md::{self, Line, ListItem, blank_comments, closes_fence, fence, list_item};
-use super::table::{Cell, Columns, Header, classify_header, is_separator_row, read_row, split_row};
+use super::table::{
+    Cell, Columns, Header, classify_header, header_text, is_separator_row, read_row, split_row,
+    split_row_keeping_code,
+};
 use crate::text::strip_comments;
 
 /// Something written in the plan, with its line.
@@ -26,7 +29,13 @@ pub(crate) struct Written {
 /// A task as written, before dependencies are resolved.
 #[derive(Debug, Clone)]
 pub(crate) struct RawTask {
+    /// Its id in the plan: the id as written, or — when the same id is written under
+    /// different headings — `<heading>/<id>` (`Phase 2/1.1`); see [`qualify_repeated_ids`].
     pub id: String,
+    /// The id as written.
+    pub written_id: String,
+    /// Byte range of the written id in the file.
+    pub id_span: Range<usize>,
     pub title: String,
     pub dod: String,
     /// Everything else written for the task (heading bodies, extra cells), for risk
@@ -64,6 +73,43 @@ pub(crate) struct ChecklistItem {
     pub line: usize,
 }
 
+/// Where a to-do item without a task id stands, and where an id goes.
+#[derive(Debug, Clone)]
+pub(crate) struct Unnumbered {
+    pub line: usize,
+    /// Byte offset in the file where the id is written: the start of a heading's or list
+    /// item's text (after a leading marker), or an empty id cell.
+    pub at: usize,
+    pub kind: UnnumberedKind,
+    /// The sections around the item, outermost first.
+    pub sections: Vec<usize>,
+    /// The table (rows) or section (items, headings) it belongs to, as [`RawTask::group`].
+    pub group: usize,
+    pub title: String,
+}
+
+/// What form a to-do item without an id has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum UnnumberedKind {
+    /// A task-table row with an empty id cell.
+    Row,
+    /// A heading marked to do with nothing numbered below it.
+    Heading,
+    /// A list item marked to do.
+    Item,
+}
+
+/// A heading, for naming the section of a repeated id and for numbering.
+#[derive(Debug, Clone)]
+pub(crate) struct HeadingInfo {
+    /// Its text, comments removed.
+    pub title: String,
+    pub line: usize,
+}
+
+/// A row that cannot be read: (line, what is wrong, what to write instead).
+pub(crate) type RowError = (usize, String, String);
+
 /// Everything the scanner found.
 #[derive(Debug, Default)]
 pub(crate) struct Scan {
@@ -75,6 +121,14 @@ pub(crate) struct Scan {
     pub structures: usize,
     /// Lines marked to do that could not be read as tasks.
     pub unread: Vec<usize>,
+    /// To-do items without a task id (a subset of `unread`): what `--fill-ids` numbers.
+    pub unnumbered: Vec<Unnumbered>,
+    /// Task rows with too few or too many cells that are not finished: plan errors.
+    pub row_errors: Vec<RowError>,
+    /// Headings by section ordinal.
+    pub headings: BTreeMap<usize, HeadingInfo>,
+    /// The headers of tables that are not task tables: (line, header as written).
+    pub other_tables: Vec<(usize, String)>,
 }
 
 /// A marked section's status, inherited by the id'd items below it.
@@ -89,13 +143,20 @@ struct Section {
     level: usize,
     ordinal: usize,
     line: usize,
+    /// Byte offset of the heading's text in the file (where an id would go).
+    text_at: usize,
+    /// The sections around this one, outermost first.
+    parents: Vec<usize>,
     title: String,
     label: Option<String>,
     inherit: Option<Inherited>,
     /// A legend (`## 凡例`, `## Status Legend`): its marked items are not tasks.
     legend: bool,
     tasks: usize,
+    /// List items marked to do without an id, directly in this section.
     unread: Vec<usize>,
+    /// Lines marked to do that could not be read, in this section and below it.
+    unread_below: usize,
     depends: Vec<Written>,
 }
 
@@ -121,8 +182,17 @@ struct OpenHeading {
 
 enum Table {
     None,
-    Tasks { columns: Columns, group: usize },
-    Other { summary: bool, line: usize, warned: bool },
+    Tasks {
+        columns: Columns,
+        group: usize,
+    },
+    /// Not a task table; `summary`: the header, when it has a status column but no task
+    /// id column.
+    Other {
+        summary: Option<String>,
+        line: usize,
+        warned: bool,
+    },
 }
 
 struct Scanner {
@@ -176,12 +246,15 @@ impl Scanner {
             level: 0,
             ordinal: 0,
             line: 0,
+            text_at: 0,
+            parents: Vec::new(),
             title: String::new(),
             label: None,
             inherit: None,
             legend: false,
             tasks: 0,
             unread: Vec::new(),
+            unread_below: 0,
             depends: Vec::new(),
         };
         Scanner {
@@ -236,8 +309,16 @@ impl Scanner {
         }
         // A heading task is complete only at its end, after any rows inside it.
         self.out.tasks.sort_by_key(|t| t.line);
+        qualify_repeated_ids(&mut self.out.tasks, &self.out.headings);
         self.out.notes.sort_by_key(|n| n.0);
+        self.out.unnumbered.sort_by_key(|u| u.line);
         self.out
+    }
+
+    /// A line marked to do that breeze cannot read as a task.
+    fn unread(&mut self, line: usize) {
+        self.out.unread.push(line);
+        self.innermost().unread_below += 1;
     }
 
     fn innermost(&mut self) -> &mut Section {
@@ -266,10 +347,20 @@ impl Scanner {
         self.out.tasks.len() - 1
     }
 
-    /// A task with the fields every form shares filled in.
-    fn new_task(&self, id: String, title: String, line: usize, group: usize) -> RawTask {
+    /// A task with the fields every form shares filled in; `id_at` is the byte offset of
+    /// the id in the file.
+    fn new_task(
+        &self,
+        id: String,
+        id_at: usize,
+        title: String,
+        line: usize,
+        group: usize,
+    ) -> RawTask {
         RawTask {
             title: if title.is_empty() { id.clone() } else { title },
+            written_id: id.clone(),
+            id_span: id_at..id_at + id.len(),
             id,
             dod: String::new(),
             extra: String::new(),
@@ -304,19 +395,26 @@ impl Scanner {
             Table::Tasks { columns, group } => {
                 if !is_separator_row(&cells) {
                     let (columns, group) = (columns.clone(), *group);
+                    let cells = if cells.len() > columns.count {
+                        // `| a | `x | y` | b |`: a `|` in a code span, not escaped.
+                        let kept = split_row_keeping_code(line.text, line.start);
+                        if kept.len() == columns.count { kept } else { cells }
+                    } else {
+                        cells
+                    };
                     self.table_row(&columns, group, &cells, line.number);
                 }
             }
-            Table::Other { summary: true, line: table_line, warned } => {
+            Table::Other { summary: Some(header), line: table_line, warned } => {
                 let open = cells.iter().skip(1).flat_map(|c| find_markers(&c.text)).next();
                 if !*warned && open.is_some_and(|m| m.state == MarkerState::Active) {
                     *warned = true;
-                    let at = *table_line;
-                    self.out.unread.push(line.number);
+                    let (at, header) = (*table_line, header.clone());
+                    self.unread(line.number);
                     self.out.notes.push((
                         at,
                         format!(
-                            "this table has a Status column but no Task or ID column, so its rows are not tasks (line {} is marked to do) — add a `Task` column with ids",
+                            "the table `{header}` has a status column but no task id column, so its rows are not tasks (line {} is marked to do) — add a `Task` column with ids",
                             line.number
                         ),
                     ));
@@ -342,13 +440,19 @@ impl Scanner {
                 Table::Tasks { columns, group }
             }
             Header::StatusWithoutId => {
-                Table::Other { summary: true, line: line.number, warned: false }
+                self.out.other_tables.push((line.number, header_text(cells)));
+                Table::Other { summary: Some(header_text(cells)), line: line.number, warned: false }
             }
             Header::Other => match &self.last_table {
                 Some((columns, group)) if self.resumed(cells, next) => {
                     Table::Tasks { columns: columns.clone(), group: *group }
                 }
-                _ => Table::Other { summary: false, line: line.number, warned: false },
+                _ => {
+                    if next.is_some_and(|n| is_separator_row(&split_row(n, 0))) {
+                        self.out.other_tables.push((line.number, header_text(cells)));
+                    }
+                    Table::Other { summary: None, line: line.number, warned: false }
+                }
             },
         };
     }
@@ -357,36 +461,44 @@ impl Scanner {
         if cells.iter().all(|c| c.text.is_empty()) {
             return;
         }
-        if cells.len() < 2 {
-            self.out.notes.push((
-                number,
-                format!("row has {} cell, a task row needs at least a task id and a status; not scheduled", cells.len()),
-            ));
+        let row = read_row(columns, cells);
+        if row.misaligned && !self.misaligned_row(columns, cells, &row, number) {
             return;
         }
-        let row = read_row(columns, cells);
-        if row.misaligned {
+        let id_name = columns.names.get(row.id_cell).map_or("Task", String::as_str);
+        if row.id.is_empty() && row.state == MarkerState::Active {
+            let cell = &cells[row.id_cell];
+            self.unread(number);
+            self.out.unnumbered.push(Unnumbered {
+                line: number,
+                at: cell.span.start,
+                kind: UnnumberedKind::Row,
+                sections: self.section_ordinals(),
+                group,
+                title: strip_comments(&row.title).replace("**", ""),
+            });
             self.out.notes.push((number, format!(
-                "row has {} cells but the table header has {}; read the task id from the first cell, the status from the last cell with a marker and Depends from the one before it",
-                cells.len(),
-                columns.count
+                "the `{id_name}` cell is empty, so breeze cannot schedule this row — `breeze plan --fill-ids` gives it an id"
             )));
+            return;
         }
         if row.id.is_empty() || row.id.chars().any(char::is_whitespace) {
             if row.state != MarkerState::Done {
-                let id_cell = if row.misaligned { 0 } else { columns.id };
                 self.out.notes.push((number, format!(
-                    "the Task cell `{}` is not a task id (one word such as `1.2` or `GEO-3.1`); row not scheduled",
-                    cells[id_cell].text
+                    "the `{id_name}` cell `{}` is not a task id (one word such as `1.2` or `GEO-3.1`); row not scheduled",
+                    cells[row.id_cell].text
                 )));
                 if row.state == MarkerState::Active {
-                    self.out.unread.push(number);
+                    self.unread(number);
                 }
             }
             return;
         }
         let clean_title = strip_comments(&row.title).replace("**", "");
-        let mut task = self.new_task(row.id, clean_title, number, group);
+        let id_cell = &cells[row.id_cell];
+        // The id as written inside its cell (`**1.2**`, `[2.1](#21)`).
+        let id_at = id_cell.span.start + id_cell.text.find(row.id.as_str()).unwrap_or(0);
+        let mut task = self.new_task(row.id, id_at, clean_title, number, group);
         task.dod = row.dod;
         task.extra = row.title;
         if !row.depends.trim().is_empty() {
@@ -399,6 +511,41 @@ impl Scanner {
         task.state = row.state;
         task.status_span = row.status_span;
         self.push_task(task);
+    }
+
+    /// A row with more or fewer cells than its header: an error unless it is finished (a
+    /// finished row only satisfies dependencies, so it is read by position, with a
+    /// warning). Returns whether to read it.
+    fn misaligned_row(
+        &mut self,
+        columns: &Columns,
+        cells: &[Cell],
+        row: &super::table::Row,
+        number: usize,
+    ) -> bool {
+        let what = format!(
+            "row has {} cell{} but the header of its table (`{}`) has {}",
+            cells.len(),
+            if cells.len() == 1 { "" } else { "s" },
+            columns.header(),
+            columns.count
+        );
+        if row.state == MarkerState::Done && cells.len() < 2 {
+            // Its one cell is read as both id and status: nothing to read.
+            self.out.notes.push((number, format!("{what}; it is not read")));
+            return false;
+        }
+        if row.state == MarkerState::Done {
+            self.out.notes.push((number, format!(
+                "{what}; it is finished, so breeze read its task id from the first cell and its status from the last cell with a marker"
+            )));
+            return true;
+        }
+        let fix =
+            "write one cell per column — `|  |` for an empty cell, `\\|` for a `|` inside a cell"
+                .to_owned();
+        self.out.row_errors.push((number, what, fix));
+        false
     }
 }
 
@@ -425,23 +572,30 @@ impl Scanner {
         let inherited = self.inherited();
         let ordinal = self.group();
         let parent = self.innermost().ordinal;
+        let text_at = line.start + text_end - text.len();
+        let title = strip_comments(text);
+        self.out.headings.insert(ordinal, HeadingInfo { title: title.clone(), line: line.number });
         let mut section = Section {
             level,
             ordinal,
             line: line.number,
-            title: strip_comments(text),
+            text_at,
+            parents: self.section_ordinals(),
+            title,
             label,
             inherit: None,
             legend: is_legend(text),
             tasks: 0,
             unread: Vec::new(),
+            unread_below: 0,
             depends: Vec::new(),
         };
         let own_label = section.label.clone();
         if self.open.is_none() {
             match (lead, marker) {
                 (Some((id, rest)), Some(m)) => {
-                    let task = self.heading_task(line, &id, rest, own_label, parent);
+                    let id_at = text_at + text_blanked.find(id.as_str()).unwrap_or(0);
+                    let task = self.heading_task(line, &id, id_at, rest, own_label, parent);
                     self.open_heading(level, task, line, &m);
                 }
                 (None, Some(m)) => {
@@ -449,7 +603,8 @@ impl Scanner {
                     section.inherit = Some(Inherited { state: m.state, text: m.text });
                 }
                 (Some((id, rest)), None) if inherited.is_some() && !numbered_step(text) => {
-                    let mut task = self.heading_task(line, &id, rest, own_label, parent);
+                    let id_at = text_at + text_blanked.find(id.as_str()).unwrap_or(0);
+                    let mut task = self.heading_task(line, &id, id_at, rest, own_label, parent);
                     inherit_status(&mut task, inherited, line.start + text_end);
                     self.push_open(level, task);
                 }
@@ -463,6 +618,7 @@ impl Scanner {
         &self,
         line: &Line<'_>,
         id: &str,
+        id_at: usize,
         rest: &str,
         own_label: Option<String>,
         parent: usize,
@@ -473,7 +629,7 @@ impl Scanner {
         }
         title.retain(|c| c != '`');
         let title = strip_comments(&title.replace("[P]", ""));
-        let mut task = self.new_task(id.to_owned(), title, line.number, parent);
+        let mut task = self.new_task(id.to_owned(), id_at, title, line.number, parent);
         task.phases.extend(own_label);
         task.extra = format!("{}\n", line.text.trim());
         task
@@ -515,27 +671,45 @@ impl Scanner {
     fn close_section(&mut self, section: Section) {
         if let Some(parent) = self.sections.last_mut() {
             parent.tasks += section.tasks;
+            parent.unread_below += section.unread_below;
         }
         self.section_depends.insert(section.ordinal, section.depends);
         if !section.unread.is_empty() {
             let lines: Vec<String> = section.unread.iter().map(ToString::to_string).collect();
             self.out.notes.push((section.unread[0], format!(
-                "{} marked to do {} no task id ({} {}), so breeze cannot schedule {} — start each with an id, e.g. `- [ ] 1.1 text `cc:TODO``",
+                "{} marked to do {} no task id ({} {}), so breeze cannot schedule {} — `breeze plan --fill-ids` numbers {}, or start each with an id, e.g. `- [ ] 1.1 text `cc:TODO``",
                 if lines.len() == 1 { "1 item".to_owned() } else { format!("{} items", lines.len()) },
                 if lines.len() == 1 { "has" } else { "have" },
                 if lines.len() == 1 { "line" } else { "lines" },
                 lines.join(", "),
+                if lines.len() == 1 { "it" } else { "them" },
                 if lines.len() == 1 { "it" } else { "them" }
             )));
             return;
         }
         let Some(inherit) = section.inherit else { return };
-        if inherit.state == MarkerState::Active && section.tasks == 0 {
+        if inherit.state == MarkerState::Active
+            && section.tasks == 0
+            && section.unread_below == 0
+            && !section.legend
+        {
+            // A heading marked to do with nothing numbered below it is one to-do item.
             let title = section.title.replace(&inherit.text, "").replace('`', "");
+            let title = title.trim().trim_end_matches(['—', '-', ':']).trim().to_owned();
             self.out.unread.push(section.line);
+            if let Some(parent) = self.sections.last_mut() {
+                parent.unread_below += 1;
+            }
+            self.out.unnumbered.push(Unnumbered {
+                line: section.line,
+                at: section.text_at,
+                kind: UnnumberedKind::Heading,
+                group: section.parents.last().copied().unwrap_or(0),
+                sections: section.parents,
+                title: title.clone(),
+            });
             self.out.notes.push((section.line, format!(
-                "`{}` is marked `{}` but nothing below it has a task id, so breeze cannot schedule it — number its items (`- [ ] 1.1 …`) or sub-headings (`### 1.1 …`), or give the heading an id (`## 1: …`)",
-                title.trim().trim_end_matches(['—', '-', ':']).trim(),
+                "`{title}` is marked `{}` but nothing below it has a task id, so breeze cannot schedule it — `breeze plan --fill-ids` gives the heading an id; or number its items (`- [ ] 1.1 …`) or sub-headings (`### 1.1 …`)",
                 inherit.text
             )));
         }
@@ -610,17 +784,26 @@ impl Scanner {
     fn list_task(&mut self, line: &Line<'_>, item: &ListItem<'_>, read: ItemTask) {
         let inherited = self.inherited();
         let numbered = read.marker.is_none() && numbered_step(item.body);
+        let base = line.start + item.body_start;
+        let group = self.innermost().ordinal;
         let Some(id) = read.id.clone().filter(|_| !numbered) else {
             let open = read.marker.as_ref().is_some_and(|m| m.state == MarkerState::Active);
             if open && item.checked != Some(true) {
                 self.innermost().unread.push(line.number);
-                self.out.unread.push(line.number);
+                self.unread(line.number);
+                self.out.unnumbered.push(Unnumbered {
+                    line: line.number,
+                    at: base + read.id_at,
+                    kind: UnnumberedKind::Item,
+                    sections: self.section_ordinals(),
+                    group,
+                    title: read.title,
+                });
             }
             return;
         };
-        let base = line.start + item.body_start;
-        let group = self.innermost().ordinal;
-        let mut task = self.new_task(id.clone(), read.title.clone(), line.number, group);
+        let mut task =
+            self.new_task(id.clone(), base + read.id_at, read.title.clone(), line.number, group);
         match (&read.marker, item.checked) {
             (Some(m), checked) => {
                 task.status = line.text[base - line.start..][m.replace.clone()].to_owned();
@@ -695,6 +878,71 @@ impl Scanner {
     }
 }
 
+/// Tells apart an id written under different headings: each holder's id becomes
+/// `<heading>/<id>`, the heading being the first one, from the outside in, that no other
+/// holder is also under (`Phase 1/1.1`, `Phase 2/1.1`). A holder under no such heading
+/// (every heading around it is around another holder too) keeps the bare id; holders in
+/// the same section keep the same id (a duplicate, reported by the builder). When two
+/// such headings read alike, the heading's line is added: `Backend (line 12)/1.1`.
+fn qualify_repeated_ids(tasks: &mut [RawTask], headings: &BTreeMap<usize, HeadingInfo>) {
+    let mut holders: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    for (i, task) in tasks.iter().enumerate() {
+        holders.entry(task.written_id.clone()).or_default().push(i);
+    }
+    for list in holders.into_values().filter(|list| list.len() > 1) {
+        let chains: Vec<&[usize]> = list.iter().map(|&i| tasks[i].sections.as_slice()).collect();
+        let distinguishing: Vec<Option<&HeadingInfo>> = chains
+            .iter()
+            .enumerate()
+            .map(|(k, chain)| {
+                let alone = |depth: usize| {
+                    chains
+                        .iter()
+                        .enumerate()
+                        .all(|(o, other)| o == k || other.get(..=depth) != Some(&chain[..=depth]))
+                };
+                (1..chain.len()).find(|&depth| alone(depth)).and_then(|d| headings.get(&chain[d]))
+            })
+            .collect();
+        let labels: Vec<Option<String>> =
+            distinguishing.iter().map(|h| h.map(|h| section_label(&h.title))).collect();
+        let qualified: Vec<Option<String>> = (0..list.len())
+            .map(|k| {
+                let label = labels[k].as_ref()?;
+                let alike = (0..list.len())
+                    .any(|o| o != k && chains[o] != chains[k] && labels[o].as_ref() == Some(label));
+                let line = distinguishing[k].map_or(0, |h| h.line);
+                Some(if alike { format!("{label} (line {line})") } else { label.clone() })
+            })
+            .collect();
+        for (&i, label) in list.iter().zip(qualified) {
+            if let Some(label) = label {
+                tasks[i].id = format!("{label}/{}", tasks[i].written_id);
+            }
+        }
+    }
+}
+
+/// A heading as the name of its section: without markers, decoration and what follows
+/// a `:` or a dash (`🔴 Phase 1: 基盤 `cc:TODO`` → `Phase 1`), at most 32 characters.
+pub(crate) fn section_label(title: &str) -> String {
+    let mut text = title.to_owned();
+    for marker in find_markers(title).iter().rev() {
+        text.replace_range(marker.replace.clone(), "");
+    }
+    let text: String = text.chars().filter(|c| !matches!(c, '`' | '*')).collect();
+    let text = text.trim_start_matches(|c: char| !c.is_alphanumeric() && c != '§');
+    let end = [":", "：", " — ", " – ", " - ", " (", "（", " |", " ["]
+        .iter()
+        .filter_map(|sep| text.find(sep))
+        .min()
+        .unwrap_or(text.len());
+    let words: Vec<&str> = text[..end].split_whitespace().collect();
+    let label: String = words.join(" ").replace('/', "-").chars().take(32).collect();
+    let label = label.trim().to_owned();
+    if label.is_empty() { "section".to_owned() } else { label }
+}
+
 /// `Depends: x` (optionally as a bullet and in bold) → ("depends", "x").
 fn labelled(line: &str) -> Option<(&'static str, String)> {
     let t = line.trim_start();
@@ -754,6 +1002,39 @@ mod tests {
     fn rows_cut_off_from_their_table_still_belong_to_it() {
         let text = "| Task | 内容 | DoD | Depends | Status |\n|-|-|-|-|-|\n| 1 | a | b | - | cc:TODO |\n\nA note.\n\n| 2 | c | d | 1 | cc:TODO |\n";
         assert_eq!(scan(text).tasks.len(), 2);
+    }
+
+    #[test]
+    fn a_row_of_one_finished_cell_is_not_a_task() {
+        // Its one cell would be both the id and the status a status edit rewrites.
+        let s = scan("| ID | タスク | 優先度 | 状態 |\n| cc:완료\n");
+        assert!(s.tasks.is_empty() && s.row_errors.is_empty());
+        assert_eq!(s.notes.len(), 1, "{:?}", s.notes);
+        let s = scan("| ID | タスク | 優先度 | 状態 |\n|---|---|---|---|\n| 8 |\n");
+        assert_eq!(s.row_errors.len(), 1, "an unfinished one is an error");
+    }
+
+    #[test]
+    fn repeated_ids_take_the_name_of_the_heading_that_tells_them_apart() {
+        let text = "## Phase 1: Core `cc:TODO`\n### Backend\n- [ ] 1.1 a\n## Phase 2\n### Backend\n- [ ] 1.1 b `cc:TODO`\n### Tasks\n- [ ] 2.1 c `cc:TODO`\n## Tasks\n- [ ] 2.1 d `cc:TODO`\n- [ ] 3 e `cc:TODO`\n- [ ] 3 f `cc:TODO`\n## Tasks\n- [ ] 4 g `cc:TODO`\n## Tasks\n- [ ] 4 h `cc:TODO`\n";
+        let ids: Vec<String> = scan(text).tasks.into_iter().map(|t| t.id).collect();
+        assert_eq!(
+            ids,
+            [
+                "Phase 1/1.1",
+                "Phase 2/1.1",
+                "Phase 2/2.1",
+                "Tasks/2.1",
+                "3",
+                "3",
+                "Tasks (line 13)/4",
+                "Tasks (line 15)/4"
+            ],
+            "the outermost heading that differs; its line when two read alike; none within one section"
+        );
+        assert_eq!(section_label("🔴 Phase 1: 基盤 `cc:TODO`"), "Phase 1");
+        assert_eq!(section_label("§77 Retrieval — regression"), "§77 Retrieval");
+        assert_eq!(section_label("a/b (c)"), "a-b");
     }
 
     #[test]

@@ -21,6 +21,16 @@ pub(crate) struct Cell {
 /// Splits a table row into cells (an escaped `\|` stays inside its cell). `base` is
 /// the row's byte offset in the file.
 pub(crate) fn split_row(line: &str, base: usize) -> Vec<Cell> {
+    split(line, base, false)
+}
+
+/// [`split_row`], keeping a `|` inside a code span (`` `a | b` ``) in its cell: how a row
+/// that is too wide is read when that gives it as many cells as its header.
+pub(crate) fn split_row_keeping_code(line: &str, base: usize) -> Vec<Cell> {
+    split(line, base, true)
+}
+
+fn split(line: &str, base: usize, keep_code: bool) -> Vec<Cell> {
     let Some(open) = line.find('|') else { return Vec::new() };
     let mut cells = Vec::new();
     let mut cell_start = open + 1;
@@ -29,6 +39,21 @@ pub(crate) fn split_row(line: &str, base: usize) -> Vec<Cell> {
     while i < bytes.len() {
         if bytes[i] == b'\\' && bytes.get(i + 1) == Some(&b'|') {
             i += 2;
+            continue;
+        }
+        if keep_code && bytes[i] == b'`' {
+            let run = bytes[i..].iter().take_while(|&&b| b == b'`').count();
+            let fence = &line[i..i + run];
+            // The span ends at the next run of exactly as many backticks.
+            let close = line[i + run..].match_indices(fence).find(|&(at, _)| {
+                let end = i + run + at + run;
+                bytes.get(end) != Some(&b'`') && (at == 0 || bytes[i + run + at - 1] != b'`')
+            });
+            if let Some((at, _)) = close {
+                i += run + at + run;
+                continue;
+            }
+            i += run;
             continue;
         }
         if bytes[i] == b'|' {
@@ -170,6 +195,8 @@ fn role(word: &str) -> Role {
 #[derive(Debug, Clone)]
 pub(crate) struct Columns {
     pub count: usize,
+    /// The header cells as the file writes them (for messages).
+    pub names: Vec<String>,
     pub id: usize,
     titles: Vec<usize>,
     dods: Vec<usize>,
@@ -199,6 +226,17 @@ impl Columns {
     pub fn status_column(&self) -> usize {
         self.status
     }
+
+    /// The header as the file writes it: `| Task | 内容 | Status |`.
+    pub fn header(&self) -> String {
+        format!("| {} |", self.names.join(" | "))
+    }
+}
+
+/// A header row as the file writes it: `| Phase | 状態 |`.
+pub(crate) fn header_text(cells: &[Cell]) -> String {
+    let names: Vec<&str> = cells.iter().map(|c| c.text.as_str()).collect();
+    format!("| {} |", names.join(" | "))
 }
 
 /// What a table header says the table is.
@@ -228,6 +266,7 @@ pub(crate) fn classify_header(cells: &[Cell]) -> Header {
     }
     Header::Tasks(Columns {
         count: cells.len(),
+        names: cells.iter().map(|c| c.text.clone()).collect(),
         id,
         titles,
         dods: all(Role::Dod),
@@ -241,6 +280,8 @@ pub(crate) fn classify_header(cells: &[Cell]) -> Header {
 /// A row read through its table's columns.
 pub(crate) struct Row {
     pub id: String,
+    /// The cell the id was read from.
+    pub id_cell: usize,
     pub title: String,
     pub dod: String,
     pub depends: String,
@@ -304,6 +345,7 @@ pub(crate) fn read_row(columns: &Columns, cells: &[Cell]) -> Row {
     let text_of = |i: Option<usize>| i.map(|i| cells[i].text.clone());
     Row {
         id: clean_id(&cells[layout.id].text),
+        id_cell: layout.id,
         title,
         dod,
         depends: text_of(layout.depends).unwrap_or_default(),
@@ -365,6 +407,16 @@ mod tests {
         let texts: Vec<_> = c.iter().map(|c| c.text.as_str()).collect();
         assert_eq!(texts, ["a", "b | c", "d"]);
         assert_eq!(&"| a | b \\| c |  d  |"[c[2].span.clone()], "d");
+    }
+
+    #[test]
+    fn pipes_in_code_spans_when_a_row_is_too_wide() {
+        let row = "| 16.1.5 | a `\"x\" | \"y\"` field | ``a|b`` | cc:TODO |";
+        assert_eq!(cells(row).len(), 6);
+        let kept: Vec<String> =
+            split_row_keeping_code(row, 0).into_iter().map(|c| c.text).collect();
+        assert_eq!(kept, ["16.1.5", "a `\"x\" | \"y\"` field", "``a|b``", "cc:TODO"]);
+        assert_eq!(split_row_keeping_code("| a | `open | b |", 0).len(), 3, "no closing tick");
     }
 
     #[test]

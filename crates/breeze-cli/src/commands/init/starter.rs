@@ -1,6 +1,6 @@
 //! The starter `breeze.toml`: `templates/breeze.toml` with what detection found filled
 //! in — the test command in `[review] checks` and `[land] verify`, the install command in
-//! `[worktree] setup`, the build caches as a `[sandbox] writable` suggestion — and
+//! `[worktree] setup`, the build caches of the ecosystems found in `[sandbox] writable` — and
 //! comments saying what was found and why.
 
 use super::detect::{Detection, Project};
@@ -133,12 +133,13 @@ fn verify(detection: &Detection) -> String {
 
 fn setup(detection: &Detection) -> String {
     match detection.primary().and_then(|project| project.install.as_ref()) {
-        Some(install) => {
-            line(&format!("setup = {}", toml_argv(install)), "run once in each new worktree")
-        }
+        Some(install) => line(
+            &format!("setup = {}", toml_argv(install)),
+            "run in each lane, again when its inputs change",
+        ),
         None => line(
             "# setup = [\"npm\", \"ci\"]",
-            "run once in each new worktree (e.g. to install dependencies)",
+            "run in each lane, again when its inputs change (e.g. to install dependencies)",
         ),
     }
 }
@@ -154,7 +155,9 @@ fn writable(detection: &Detection) -> String {
     if caches.is_empty() {
         return "# writable = [\"~/.cache/your-tool\"]".to_string();
     }
-    format!("# writable = {}", toml_argv(&caches))
+    // Enabled: setup, checks and verify download into these caches, and confined they could
+    // not (an install's first run would fail with EACCES). breeze creates a missing one.
+    format!("writable = {}", toml_argv(&caches))
 }
 
 /// The starter `breeze.toml` for what was detected.
@@ -240,6 +243,8 @@ mod tests {
         assert_eq!(config.review_checks, [["pnpm", "test"]]);
         assert_eq!(config.verify, ["sh", "-c", "pnpm install --frozen-lockfile && pnpm test"]);
         assert_eq!(config.worktree_setup, ["pnpm", "install", "--frozen-lockfile"]);
+        // Its cache is writable to setup, checks and verify, not merely suggested.
+        assert_eq!(config.sandbox_writable, ["~/.cache/x"]);
     }
 
     #[test]
@@ -268,6 +273,32 @@ mod tests {
         for mention in ["require_approval", "breeze approve", "[notify]", "breeze-event.v1"] {
             assert!(text.contains(mention), "{mention}: {text}");
         }
+    }
+
+    #[test]
+    fn the_commented_budget_and_independence_load_once_uncommented() {
+        let text = render(&Detection { projects: Vec::new() });
+        let keys = ["[budget", "run_usd", "task_usd", "run_tokens", "\"my-model\"", "independent"];
+        let uncommented: Vec<&str> = text
+            .lines()
+            .map(|line| match line.strip_prefix("# ") {
+                Some(rest) if keys.iter().any(|key| rest.starts_with(key)) => rest,
+                _ => line,
+            })
+            .collect();
+        let config = load(&uncommented.join("\n"));
+        let caps = config.budget.caps;
+        assert_eq!(
+            (caps.run_usd, caps.task_usd, caps.run_tokens),
+            (Some(20.0), Some(5.0), Some(5_000_000))
+        );
+        assert_eq!(config.independent, breeze_engine::config::Independence::Require);
+        assert!(config.budget.prices.contains_key("my-model"), "the user's price is added");
+        assert!(config.budget.prices.contains_key("gpt-5"), "to breeze's own");
+        // As written, with the examples commented out: no cap, and "warn".
+        let config = load(&text);
+        assert!(!config.budget.caps.any());
+        assert_eq!(config.independent, breeze_engine::config::Independence::Warn);
     }
 
     #[test]

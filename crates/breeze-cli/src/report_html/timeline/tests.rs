@@ -75,7 +75,23 @@ fn command_end(pid: u32) -> EventKind {
 }
 
 fn piece(start: i64, end: i64, phase: Phase) -> Piece {
-    Piece { start: t(start), end: t(end), phase }
+    Piece::new(t(start), t(end), phase)
+}
+
+/// Work of attempt `number`, which ended `outcome` (`None`: had not ended).
+fn work(start: i64, end: i64, number: u32, outcome: Option<&'static str>) -> Piece {
+    Piece { attempt: Some(AttemptMark { number, outcome }), ..piece(start, end, Phase::Work) }
+}
+
+fn attempt(task: &str, attempt: u32, outcome: &str) -> EventKind {
+    EventKind::Attempt {
+        task: task.into(),
+        attempt,
+        round: 1,
+        outcome: outcome.into(),
+        head: None,
+        error: (outcome != "completed").then(|| "cargo test failed".into()),
+    }
 }
 
 fn stay_of<'a>(timeline: &'a Timeline, task: &str, lane: Option<u32>) -> &'a Stay {
@@ -111,7 +127,7 @@ fn processes_and_commands_refine_the_phases_of_the_states() {
         stay.pieces,
         vec![
             piece(0, 10, Phase::Waiting),
-            piece(10, 510, Phase::Work),
+            work(10, 510, 1, None),
             piece(510, 650, Phase::Gates),
             piece(650, 910, Phase::Review),
             piece(910, 1_000, Phase::Landing),
@@ -163,9 +179,10 @@ fn consults_without_a_process_and_deferrals_are_placed_from_the_states() {
         first.pieces,
         vec![
             piece(0, 5, Phase::Waiting),
-            piece(5, 200, Phase::Work),
+            work(5, 200, 1, Some("needs-advice")),
             piece(200, 300, Phase::Advisor),
-            piece(300, 400, Phase::Work),
+            // No `running` state after the advice: still the first attempt.
+            work(300, 400, 1, Some("needs-advice")),
             piece(400, 600, Phase::Review),
             piece(600, 650, Phase::Landing),
         ]
@@ -219,11 +236,13 @@ fn a_resumed_run_spans_its_sessions_and_stays_end_when_the_engine_stops() {
         timeline.stays[0].pieces,
         vec![
             piece(0, 10, Phase::Waiting),
-            piece(10, 100, Phase::Work),
+            work(10, 100, 1, None),
             piece(100, 300, Phase::Waiting),
-            piece(300, 500, Phase::Work),
+            work(300, 500, 1, None),
         ]
     );
+    // Resumed, the task works in a new attempt.
+    assert_eq!(timeline.stays[1].pieces.last(), Some(&work(60_020, 60_100, 2, None)));
 }
 
 #[test]
@@ -243,7 +262,7 @@ fn unreadable_times_are_skipped_and_a_clock_stepping_back_keeps_the_order() {
     let timeline = derive(&events);
     assert_eq!(timeline.skipped, 1);
     let stay = stay_of(&timeline, "1", Some(1));
-    assert_eq!(stay.pieces, vec![piece(100, 400, Phase::Work)]);
+    assert_eq!(stay.pieces, vec![work(100, 400, 1, None)]);
     assert_eq!(stay.ended, "escalated");
     assert!(derive(&[]).extent().is_none());
 }
@@ -272,11 +291,7 @@ fn an_approval_wait_leaves_the_lane_and_waits_off_it_until_the_task_lands() {
     assert_eq!((first.end, first.ended.as_str()), (t(200), "awaiting-approval"));
     assert_eq!(
         first.pieces,
-        vec![
-            piece(0, 10, Phase::Waiting),
-            piece(10, 100, Phase::Work),
-            piece(100, 200, Phase::Review)
-        ]
+        vec![piece(0, 10, Phase::Waiting), work(10, 100, 1, None), piece(100, 200, Phase::Review)]
     );
     let off = stay_of(&timeline, "5", None);
     assert_eq!((off.start, off.end, off.ended.as_str()), (t(200), t(950), "awaiting-approval"));
@@ -288,4 +303,53 @@ fn an_approval_wait_leaves_the_lane_and_waits_off_it_until_the_task_lands() {
     );
     let other = stay_of(&timeline, "6", Some(1));
     assert_eq!((other.start, other.end, other.ended.as_str()), (t(210), t(1_100), "escalated"));
+}
+
+#[test]
+fn a_failed_attempt_and_its_retry_are_pieces_of_their_own() {
+    let events = journal(vec![
+        (0, run_started(false)),
+        (0, started("7", 1)),
+        (10, state("7", TaskState::Running)),
+        (20, process("7", Role::Worker, 100)),
+        (400, process_end("7", Role::Worker, 100)),
+        (410, attempt("7", 1, "failed")),
+        (420, state("7", TaskState::Running)),
+        (430, process("7", Role::Worker, 101)),
+        (800, process_end("7", Role::Worker, 101)),
+        (805, attempt("7", 2, "completed")),
+        (810, state("7", TaskState::Reviewing)),
+        (900, state("7", TaskState::Landed)),
+        // In-process roles (the scripted backend) start no process: the states and the
+        // attempt events alone cut the work.
+        (1_000, started("8", 1)),
+        (1_010, state("8", TaskState::Running)),
+        (1_200, attempt("8", 1, "stalled")),
+        (1_210, state("8", TaskState::Running)),
+        (1_500, attempt("8", 2, "completed")),
+        (1_510, state("8", TaskState::Reviewing)),
+        (1_600, EventKind::RunFinished { state: RunState::Interrupted }),
+    ]);
+    let timeline = derive(&events);
+    assert_eq!(
+        stay_of(&timeline, "7", Some(1)).pieces,
+        vec![
+            piece(0, 10, Phase::Waiting),
+            work(10, 420, 1, Some("failed")),
+            work(420, 810, 2, Some("completed")),
+            piece(810, 900, Phase::Review),
+        ]
+    );
+    let scripted = stay_of(&timeline, "8", Some(1));
+    assert_eq!(
+        scripted.pieces,
+        vec![
+            piece(1_000, 1_010, Phase::Waiting),
+            work(1_010, 1_210, 1, Some("stalled")),
+            work(1_210, 1_510, 2, Some("completed")),
+            piece(1_510, 1_600, Phase::Review),
+        ]
+    );
+    assert!(scripted.pieces[1].attempt.unwrap().failed());
+    assert!(!scripted.pieces[2].attempt.unwrap().failed());
 }

@@ -1,0 +1,183 @@
+//! A lane worker's private git directory, `.breeze/lanes/<lane>/git`: a small repository of
+//! its own whose object store lists the shared one as a read-only alternate, with its own
+//! HEAD, two refs (the task branch at the lane's HEAD commit, main at main's tip), a copy of
+//! the lane's index, the shared `info/exclude` and a config that includes the shared one.
+//!
+//! While a worker runs, the lane's `.git` file names this directory instead of the lane's
+//! admin folder, so every git the worker runs — its shell, claude's and codex's tools, a
+//! test suite — reads the shared objects and writes only here. No environment variable
+//! does it (`GIT_DIR`, `GIT_INDEX_FILE`, `GIT_OBJECT_DIRECTORY` would leak into the
+//! repositories a project's tests create). The kernel confinement grants the worker this
+//! directory and nothing under `.git`.
+//!
+//! Nothing in it is read back: breeze builds the task's commit from the lane's files
+//! (`commit.rs`), so what the worker staged, stashed or committed here counts for nothing.
+//! Before every worker breeze rewrites what it needs (HEAD, the refs, the index, the config,
+//! the alternate) without following links; after it, [`Repo::check_lane_links`] points the
+//! lane's `.git` back at the admin folder. The directory is reset when the lane moves to
+//! another task and removed with the lane.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Context as _, GitError};
+use crate::names::{STATE_DIR, branch_ref};
+use crate::repo::Repo;
+use crate::untrusted::{copy_file, ensure_dir, read_small, remove_entry, replace_file};
+use crate::worktree::Worktree;
+
+/// Folder under `.breeze/` that holds one folder per lane: `<lane>/git` (the private git
+/// directory, the worker's), `<lane>/branch` (breeze's note of the task it was made for),
+/// `<lane>/baseline.json` (what breeze's own steps left in the lane, `baseline.rs`) and
+/// the engine's record of the lane.
+const LANES_DIR: &str = "lanes";
+
+/// A value for a git config file: quoted, with `\` and `"` escaped. `None` when it cannot
+/// be written (a line break).
+fn config_value(path: &Path) -> Option<String> {
+    let text = path.to_str()?;
+    if text.contains(['\n', '\r']) {
+        return None;
+    }
+    Some(format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\"")))
+}
+
+/// Writes `contents` at `path` in a folder a worker writes: whatever is there (a link, a
+/// FIFO, a folder) is replaced, not written through.
+fn put(path: &Path, contents: &[u8]) -> Result<(), GitError> {
+    if std::fs::symlink_metadata(path).is_ok_and(|meta| meta.is_dir()) {
+        remove_entry(path)?;
+    }
+    replace_file(path, contents)
+}
+
+impl Repo {
+    /// `.breeze/lanes/<lane>`: breeze's folder for the lane (not the worker's).
+    pub(crate) fn lane_home(&self, name: &str) -> PathBuf {
+        self.workdir.join(STATE_DIR).join(LANES_DIR).join(name)
+    }
+
+    /// The private git directory of lane `wt`'s worker: `.breeze/lanes/<lane>/git`.
+    pub fn private_git_dir(&self, wt: &Worktree) -> PathBuf {
+        self.private_git_dir_of(&wt.name)
+    }
+
+    /// The private git directory of lane `name`.
+    pub(crate) fn private_git_dir_of(&self, name: &str) -> PathBuf {
+        self.lane_home(name).join("git")
+    }
+
+    /// Prepares lane `wt` for its worker: brings its private git directory up to date
+    /// (created, or reset when the lane was last sealed for another branch) and points the
+    /// lane's `.git` file at it. Returns the directory (what the worker may write besides
+    /// the lane). Undone by [`Repo::check_lane_links`].
+    ///
+    /// Written each time: `HEAD` (`ref: refs/heads/<task branch>`), that ref at the branch's
+    /// tip and `refs/heads/<main>` at main's tip (so `git diff main`, `git log main..` work),
+    /// `index` (a copy of the lane's, so `git status` is right and fast), `config`
+    /// (`[include]` of the shared config, so the user's settings apply, then the lane as the
+    /// working tree), `objects/info/alternates` (the shared object store), `info/exclude`
+    /// and, when the shared repository has them, `info/attributes` and `shallow`.
+    pub fn seal_lane(&self, wt: &Worktree) -> Result<PathBuf, GitError> {
+        let home = self.lane_home(&wt.name);
+        let private = home.join("git");
+        let state = self.workdir.join(STATE_DIR);
+        std::fs::create_dir_all(&state).map_err(|e| GitError::io("create directory", &state, e))?;
+        // breeze's own folders: real folders, never a link someone planted to elsewhere.
+        ensure_dir(&state.join(LANES_DIR))?;
+        ensure_dir(&home)?;
+        // A `.git` that is no longer a file (a folder or link planted while the lane was at
+        // rest) is moved aside first, as the lane check does.
+        let mut problems = Vec::new();
+        self.repair_gitfile(wt, &self.lane_admin_dir(wt), &mut problems)?;
+        for problem in problems {
+            tracing::warn!(lane = %wt.name, "{problem} (repaired)");
+        }
+        // A lane that moved to another task starts afresh: the old objects need not survive.
+        let note = home.join("branch");
+        if read_small(&note).ok().flatten().as_deref() != Some(wt.branch.as_str()) {
+            remove_entry(&private)?;
+        }
+        let (tip, main) = {
+            let repo = self.git()?;
+            let tip = repo
+                .refname_to_id(&branch_ref(&wt.branch))
+                .ctx(|| format!("could not read the tip of `{}`", wt.branch))?;
+            (tip, self.main_tip()?)
+        };
+        let unwritable = |path: &Path| GitError::BadPath {
+            path: path.display().to_string(),
+            problem: "a path with a line break cannot be written into a git config; move the \
+                      repository to a path without one"
+                .to_string(),
+        };
+        let shared_config =
+            config_value(&self.common_dir.join("config")).ok_or_else(|| unwritable(&wt.path))?;
+        let lane = config_value(&wt.path).ok_or_else(|| unwritable(&wt.path))?;
+
+        for dir in ["", "objects", "objects/info", "refs", "refs/heads", "refs/tags", "info"] {
+            ensure_dir(&private.join(dir))?;
+        }
+        for (branch, commit) in [(self.main_branch.as_str(), main), (wt.branch.as_str(), tip)] {
+            let file = private.join(branch_ref(branch));
+            let mut dir = private.join("refs/heads");
+            if let Some(parents) = Path::new(branch).parent() {
+                for part in parents.components() {
+                    dir.push(part);
+                    ensure_dir(&dir)?;
+                }
+            }
+            put(&file, format!("{commit}\n").as_bytes())?;
+        }
+        put(&private.join("HEAD"), format!("ref: {}\n", branch_ref(&wt.branch)).as_bytes())?;
+        let config = format!(
+            "# breeze: the private git directory of {lane_name} (docs/SECURITY.md); rewritten \
+             before every worker.\n[include]\n\tpath = {shared_config}\n[core]\n\
+             \trepositoryformatversion = 0\n\tbare = false\n\tworktree = {lane}\n",
+            lane_name = wt.name
+        );
+        put(&private.join("config"), config.as_bytes())?;
+        let alternate = format!("{}\n", self.common_dir.join("objects").display());
+        put(&private.join("objects/info/alternates"), alternate.as_bytes())?;
+        for (from, to) in [
+            (self.common_dir.join("info/exclude"), "info/exclude"),
+            (self.common_dir.join("info/attributes"), "info/attributes"),
+            (self.common_dir.join("shallow"), "shallow"),
+            (self.lane_admin_dir(wt).join("index"), "index"),
+        ] {
+            let to = private.join(to);
+            if std::fs::symlink_metadata(&to).is_ok_and(|meta| meta.is_dir()) {
+                remove_entry(&to)?;
+            }
+            copy_file(&from, &to)?;
+        }
+        replace_file(&note, wt.branch.as_bytes())?;
+        self.point_gitfile(wt, &private)?;
+        Ok(private)
+    }
+
+    /// Points the `.git` file of lane `wt` at `git_dir`, replacing what is there (a link is
+    /// replaced, not followed; a folder is an error for [`Repo::check_lane_links`]).
+    pub(crate) fn point_gitfile(&self, wt: &Worktree, git_dir: &Path) -> Result<(), GitError> {
+        replace_file(&wt.path.join(".git"), format!("gitdir: {}\n", git_dir.display()).as_bytes())
+    }
+
+    /// Removes lane `name`'s folder under `.breeze/lanes/` (its private git directory);
+    /// one already gone is fine. [`Repo::remove_worktree`] does it with the lane; `breeze
+    /// clean` also for a folder whose lane is gone.
+    pub fn remove_private_git(&self, name: &str) -> Result<(), GitError> {
+        remove_entry(&self.lane_home(name))
+    }
+
+    /// The lanes' folders under `.breeze/lanes/` (each holding a private git directory), by
+    /// lane name, sorted: what [`Repo::remove_private_git`] removes.
+    pub fn private_git_homes(&self) -> Vec<(String, PathBuf)> {
+        let dir = self.workdir.join(STATE_DIR).join(LANES_DIR);
+        let Ok(entries) = std::fs::read_dir(&dir) else { return Vec::new() };
+        let mut homes: Vec<(String, PathBuf)> = entries
+            .flatten()
+            .filter_map(|entry| Some((entry.file_name().into_string().ok()?, entry.path())))
+            .collect();
+        homes.sort();
+        homes
+    }
+}
