@@ -587,6 +587,9 @@ fn file_folder_collisions(changes: &[Change]) -> Vec<(Vec<u8>, Side, Vec<Vec<u8>
     found
 }
 
+/// A move that took a folder away, with the folder it took it to.
+type FolderMove<'c> = (&'c Change, &'c [u8]);
+
 /// Paths one side created directly inside a folder the other side moved away (git's
 /// directory rename detection, on by default as `merge.directoryRenames=conflict`, calls
 /// such a path a conflict and suggests moving it along; libgit2 leaves it behind), with the
@@ -620,7 +623,7 @@ fn moved_folder_collisions(
         changes.iter().filter_map(|c| Some((c.side, c.created().and_then(parent)?))).collect();
     let created_in = |side: Side, folder: &[u8]| created_dirs.contains(&(side, folder));
     // Folders each side moved away, with the moves and where each took the folder.
-    let mut moved: HashMap<(Side, &[u8]), Vec<(&Change, &[u8])>> = HashMap::new();
+    let mut moved: HashMap<(Side, &[u8]), Vec<FolderMove<'_>>> = HashMap::new();
     for change in changes {
         let Some((from, to)) = change.renamed() else { continue };
         let other = change.side.other();
@@ -683,7 +686,7 @@ fn moved_folder_collisions(
 }
 
 /// Where a folder moved: the destination most of its moves went to; `None` on a tie.
-fn destination<'p>(moves: &[(&Change, &'p [u8])]) -> Option<&'p [u8]> {
+fn destination<'c>(moves: &[FolderMove<'c>]) -> Option<&'c [u8]> {
     let mut counts: HashMap<&[u8], usize> = HashMap::new();
     for (_, to) in moves {
         *counts.entry(to).or_default() += 1;

@@ -6,8 +6,8 @@ use std::collections::{BTreeSet, HashSet};
 use std::path::Path;
 
 use git2::{
-    ErrorCode, Index, IndexConflict, IndexEntry, IndexTime, MergeFileInput, MergeFileOptions,
-    ObjectType, Oid, Repository, Tree,
+    ErrorCode, Index, IndexConflict, IndexEntry, MergeFileInput, MergeFileOptions, ObjectType, Oid,
+    Repository, Tree,
 };
 
 use crate::checkout::{self, Mode};
@@ -17,7 +17,7 @@ use crate::merge_check::{MergeTrees, Side, Unsound, check_merge};
 use crate::names::branch_ref;
 use crate::paths::{bytes_path, path_string};
 use crate::repo::Repo;
-use crate::state::{ensure_clean_state, fresh_index};
+use crate::state::{ensure_clean_state, fresh_index, unstatted_entry};
 use crate::worktree::Worktree;
 
 /// Result of [`Repo::rebase_worktree_with_conflicts`].
@@ -418,20 +418,7 @@ fn tree_entry(tree: &Tree<'_>, path: &[u8]) -> Result<Option<IndexEntry>, GitErr
     if entry.kind() == Some(ObjectType::Tree) {
         return Ok(None);
     }
-    Ok(Some(IndexEntry {
-        ctime: IndexTime::new(0, 0),
-        mtime: IndexTime::new(0, 0),
-        dev: 0,
-        ino: 0,
-        mode: entry.filemode() as u32,
-        uid: 0,
-        gid: 0,
-        file_size: 0,
-        id: entry.id(),
-        flags: (path.len().min(0xfff)) as u16,
-        flags_extended: 0,
-        path: path.to_vec(),
-    }))
+    Ok(Some(unstatted_entry(&entry, path)))
 }
 
 /// Where a file in the way of a folder is kept: `<path>~<label>` (`/` in the label as `_`,
