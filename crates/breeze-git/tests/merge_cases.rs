@@ -8,7 +8,8 @@ mod merge_model;
 
 use breeze_git::{MergeOutcome, Oid, Repo};
 use merge_model::{
-    Entry, GitMerge, ModelRepo, Tree, edited, git_can_merge_tree, git_merge_tree, text,
+    Entry, GitMerge, ModelRepo, Tree, edited, git_can_merge_tree,
+    git_conflict_lines_of_a_clean_merge, git_merge_tree, text,
 };
 
 fn file(seed: &str) -> Entry {
@@ -31,6 +32,8 @@ fn tree(entries: &[(&str, Entry)]) -> Tree {
 /// base), by breeze and by git.
 struct Landing {
     repo: ModelRepo,
+    /// The base, main and task commits.
+    commits: [Oid; 3],
     breeze: MergeOutcome,
     git: Option<GitMerge>,
 }
@@ -46,7 +49,7 @@ impl Landing {
         let breeze = handle.merge_task(base, head, onto).unwrap();
         let git =
             git_can_merge_tree().then(|| git_merge_tree(repo.path(), base, onto, head)).flatten();
-        Landing { repo, breeze, git }
+        Landing { repo, commits: [base, onto, head], breeze, git }
     }
 
     /// breeze reports a conflict naming at least `paths`; so does git.
@@ -355,4 +358,38 @@ fn executable_bit_set_on_one_side_merges_with_an_edit_on_the_other() {
     let merged = tree(&[("a", Entry::File { text: edit, exec: true }), ("k", link("x"))]);
     Landing::of(&base, &main, &task).merges_to(&merged);
     Landing::of(&base, &task, &main).merges_to(&merged);
+}
+
+#[test]
+fn git_prints_a_conflict_yet_merges_a_path_moved_along_two_folders() {
+    // Found by the property test (10,000 cases, after the merge with main): main deletes
+    // `d/d/` and the link `a/d/b`, and adds `d/b/d`; the task moves `d/b/a` to `d/d/a`
+    // (emptying `d/b/`) and `d/d/d` to `a/d/d`. git moves main's new `d/b/d` along the
+    // task's folder move to `d/d/d`, follows that path's move to `a/d/d`, and lands main's
+    // new file there in place of the task's moved one: it prints "CONFLICT (file location)"
+    // and still exits 0. libgit2 reports a conflict; so does breeze.
+    let base = tree(&[
+        ("a/d/b", link("d/a")),
+        ("b/a", link("b/b")),
+        ("d/b/a", link("d/a")),
+        ("d/d/d", exec("base d/d/d")),
+    ]);
+    let main = tree(&[("b/a", link("b/b")), ("d/b/a", link("d/a")), ("d/b/d", exec("pool 0"))]);
+    let task = tree(&[
+        ("a/d/b", link("d/a")),
+        ("a/d/d", exec("base d/d/d")),
+        ("b/a", link("b/b")),
+        ("d/d/a", link("d/a")),
+    ]);
+    let landing = Landing::of(&base, &main, &task);
+    if let Some(git_tree) = landing.stricter_than_git() {
+        let merged = landing.repo.read_tree(git_tree);
+        assert_eq!(merged.get("a/d/d"), Some(&exec("pool 0")), "{merged:?}");
+        let [b, m, t] = landing.commits;
+        let lines = git_conflict_lines_of_a_clean_merge(landing.repo.path(), b, m, t);
+        assert!(
+            lines.iter().any(|l| l.starts_with("CONFLICT (file location): d/b/d")),
+            "{lines:?}"
+        );
+    }
 }

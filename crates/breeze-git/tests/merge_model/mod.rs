@@ -240,6 +240,37 @@ pub fn git_merge_tree(repo: &Path, base: Oid, onto: Oid, head: Oid) -> Option<Gi
     }
 }
 
+/// The `CONFLICT` lines git prints for a merge it nevertheless calls clean (exit 0): git
+/// 2.47 can say "CONFLICT (file location)" for a path it moved along a folder's move and
+/// still exit 0 (`git_prints_a_conflict_yet_merges_a_path_moved_along_two_folders`).
+/// Empty when it prints none or does not merge cleanly.
+pub fn git_conflict_lines_of_a_clean_merge(
+    repo: &Path,
+    base: Oid,
+    onto: Oid,
+    head: Oid,
+) -> Vec<String> {
+    let out = breeze_test_support::git_output(
+        repo,
+        &[
+            "merge-tree",
+            "--write-tree",
+            "--messages",
+            &format!("--merge-base={base}"),
+            &onto.to_string(),
+            &head.to_string(),
+        ],
+    );
+    if out.status.code() != Some(0) {
+        return Vec::new();
+    }
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|line| line.starts_with("CONFLICT ("))
+        .map(str::to_string)
+        .collect()
+}
+
 /// Whether the machine's git has `git merge-tree --write-tree --merge-base`; prints why
 /// not when it does not.
 pub fn git_can_merge_tree() -> bool {
