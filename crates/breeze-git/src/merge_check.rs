@@ -602,9 +602,10 @@ type FolderMove<'c> = (&'c Change, &'c [u8]);
 /// and, when the other side created something directly in `d`, `d`). The folder's
 /// destination is where most of its moves went (git's choice; a tie is git's "directory
 /// rename split", a conflict too). As git (`check_for_directory_rename`), a move is not
-/// applied to a path of a side that itself moved the destination folder away: two sides
-/// swapping files between two folders (`d/a/x` → `d/d/y` on one, `d/d/z` → `d/a/w` on the
-/// other) merge.
+/// applied to a path of a side that itself moved the destination folder away, when git
+/// weighs that move (the other side created something directly in the folder): two sides
+/// moving files crosswise between two folders (`d/a/x` → `d/d/y` on one, `d/d/z` → `d/a/w`
+/// on the other) merge.
 fn moved_folder_collisions(
     look: &Lookup<'_>,
     trees: &MergeTrees<'_, '_>,
@@ -665,9 +666,11 @@ fn moved_folder_collisions(
                 && (at == folder || created_in(change.side, at))
             {
                 // git leaves the path where it is when the folder went where this side
-                // moved a folder away from.
-                let skipped =
-                    destination(moves).is_some_and(|to| moved.contains_key(&(change.side, to)));
+                // moved a folder away from, a move git weighs: the moving side created
+                // something directly in that folder (else git does not look for its move).
+                let skipped = destination(moves).is_some_and(|to| {
+                    moved.contains_key(&(change.side, to)) && created_in(mover, to)
+                });
                 if !skipped {
                     found.push(created.to_vec());
                     for (rename, _) in moves {

@@ -393,3 +393,17 @@ fn git_prints_a_conflict_yet_merges_a_path_moved_along_two_folders() {
         );
     }
 }
+
+#[test]
+fn link_moved_into_a_folder_the_other_side_moved_onto_its_old_folder_conflicts() {
+    // Found by the property test (20,000 cases): main moves `d/d/a` to `a/d/a` (the folder
+    // `d/` goes to `a/`), the task moves `a/a` to `d/a` (emptying `a/`). The task's `d/a`
+    // is new in a folder main moved away; its destination `a/` is one the task moved away,
+    // but git only weighs that move when main created something directly in `a/` (main's
+    // `a/d/a` is one level down), so git moves `d/a` along to `a/a` and reports the
+    // conflict.
+    let base = tree(&[("a/a", link("b/b")), ("b", link("d/a")), ("d/d/a", link("d/a"))]);
+    let main = tree(&[("a/a", link("b/b")), ("a/d/a", link("d/a")), ("b", link("d/a"))]);
+    let task = tree(&[("b", link("d/a")), ("d/a", link("b/b")), ("d/d/a", link("d/a"))]);
+    Landing::of(&base, &main, &task).conflicts(&["d/a"]);
+}
