@@ -10,9 +10,10 @@
 //!   guessed link move in it makes git see a conflict;
 //! - a file one side wrote where the other wrote under a folder of that name, and a path
 //!   created in a folder the other side moved away, are conflicts;
-//! - a moved file, and a file both sides wrote in place, keeps the three-way merge of the
-//!   executable bits (the same file added with two bits is a conflict); untouched paths
-//!   keep the base's entry.
+//! - a moved file, and a file both sides wrote in place, gets the three-way merge of the
+//!   executable bits: where libgit2 merged the bit otherwise the caller sets it, as git
+//!   has it (the same file added with two bits is a conflict); untouched paths keep the
+//!   base's entry.
 //!
 //! A failing path is a conflict, named with the paths colliding with it.
 
@@ -20,10 +21,10 @@ use std::cell::RefCell;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::rc::Rc;
 
-use git2::{Delta, Diff, DiffFindOptions, DiffOptions, Oid, Repository, Tree};
+use git2::{Delta, Diff, DiffFindOptions, DiffOptions, Index, Oid, Repository, Tree};
 
 use crate::error::{Context as _, GitError};
-use crate::paths::path_string;
+use crate::paths::{bytes_path, path_string};
 
 /// Which side of a merge changed something.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -315,10 +316,14 @@ pub(crate) struct Unsound {
     /// Files or links one side wrote where the other side wrote inside a folder of that
     /// name, with the side that wrote the file.
     pub files_in_the_way: Vec<(Vec<u8>, Side)>,
+    /// Files whose executable bit libgit2 merged wrong, with the right one (the three-way
+    /// merge of the bits, as git has it): not a conflict, but the merged tree must be
+    /// corrected ([`set_exec_bits`]) before it is used.
+    pub exec_bits: Vec<(Vec<u8>, bool)>,
 }
 
 impl Unsound {
-    /// Whether the merge is sound.
+    /// Whether the merge is sound (once its executable bits are set).
     pub(crate) fn is_empty(&self) -> bool {
         self.paths.is_empty()
     }
@@ -345,8 +350,17 @@ pub(crate) fn check_merge(
     changes_of(&renamed_diff(repo, trees.base, trees.head)?, Side::Task, &in_base, &mut changes)?;
 
     let mut unsound: BTreeSet<Vec<u8>> = BTreeSet::new();
+    let mut exec_bits = Vec::new();
     if let Some(merged) = merged {
         unsound.extend(misplaced_entries(repo, &look, trees, merged, &changes)?);
+        for (path, bit) in wrong_exec_bits(&look, trees, merged, &changes)? {
+            match bit {
+                Some(bit) => exec_bits.push((path, bit)),
+                None => {
+                    unsound.insert(path);
+                }
+            }
+        }
     }
     let files_in_the_way = file_folder_collisions(&changes);
     for (file, _, inside) in &files_in_the_way {
@@ -356,7 +370,7 @@ pub(crate) fn check_merge(
     unsound.extend(moved_folder_collisions(&look, trees, &changes)?);
 
     if unsound.is_empty() {
-        return Ok(Unsound::default());
+        return Ok(Unsound { exec_bits, ..Unsound::default() });
     }
     // Name what collides with each unsound path: a path either side wrote under it or
     // above it.
@@ -372,7 +386,23 @@ pub(crate) fn check_merge(
             .into_iter()
             .map(|(file, side, _)| (file, side))
             .collect(),
+        exec_bits,
     })
+}
+
+/// Sets the executable bits the check found merged wrong ([`Unsound::exec_bits`]) in the
+/// merge's index.
+pub(crate) fn set_exec_bits(index: &mut Index, bits: &[(Vec<u8>, bool)]) -> Result<(), GitError> {
+    for (path, executable) in bits {
+        // The check read the file from the tree written from this index: it is there.
+        if let Some(mut entry) = index.get_path(bytes_path(path), 0) {
+            entry.mode = if *executable { 0o100755 } else { 0o100644 };
+            index
+                .add(&entry)
+                .ctx(|| format!("could not set the executable bit of `{}`", path_string(path)))?;
+        }
+    }
+    Ok(())
 }
 
 /// The paths where `merged` does not hold what each side's groups of changes require, and
@@ -441,9 +471,6 @@ fn misplaced_entries(
         }
     }
 
-    unsound.extend(lost_modes(look, trees, merged, changes)?);
-    unsound.extend(mixed_modes(look, trees, merged, changes)?);
-
     // Nothing else may differ from the base.
     let mut options = DiffOptions::new();
     options.include_typechange(true);
@@ -483,6 +510,23 @@ fn merged_bit(base: Option<bool>, main: bool, task: bool) -> Option<bool> {
     }
 }
 
+/// A file whose merged executable bit is wrong, with the right one (`None`: a conflict).
+type ExecBit = (Vec<u8>, Option<bool>);
+
+/// Files whose merged executable bit is not the three-way merge of the base's and the
+/// sides', with that merge (`None`: both sides set it differently, a conflict): moved
+/// files ([`lost_modes`]) and files both sides wrote in place ([`mixed_modes`]).
+fn wrong_exec_bits(
+    look: &Lookup<'_>,
+    trees: &MergeTrees<'_, '_>,
+    merged: &Tree<'_>,
+    changes: &[Change],
+) -> Result<Vec<ExecBit>, GitError> {
+    let mut found = lost_modes(look, trees, merged, changes)?;
+    found.extend(mixed_modes(look, trees, merged, changes)?);
+    Ok(found)
+}
+
 /// Files both sides wrote in place (added or changed at the same path, not moved there)
 /// whose merged executable bit is not the three-way merge of the base's and the sides'.
 /// libgit2 merges the same content added on both sides with different bits cleanly, to
@@ -492,7 +536,7 @@ fn mixed_modes(
     trees: &MergeTrees<'_, '_>,
     merged: &Tree<'_>,
     changes: &[Change],
-) -> Result<Vec<Vec<u8>>, GitError> {
+) -> Result<Vec<ExecBit>, GitError> {
     let in_place = |side: Side| -> HashSet<&[u8]> {
         changes
             .iter()
@@ -511,20 +555,21 @@ fn mixed_modes(
         let expected = merged_bit(exec_bit(look.slot(trees.base, path)?), on_main, on_task);
         let result = exec_bit(look.slot(merged, path)?);
         if result.is_some() && result != expected {
-            found.push(path.to_vec());
+            found.push((path.to_vec(), expected));
         }
     }
     Ok(found)
 }
 
 /// Moved files whose merged executable bit is not the three-way merge of the base's and the
-/// two sides' (libgit2 can drop one side's mode change when the file moved on the other).
+/// two sides' (libgit2 can drop one side's mode change when the file moved on the other,
+/// e.g. when both sides made the same edit).
 fn lost_modes(
     look: &Lookup<'_>,
     trees: &MergeTrees<'_, '_>,
     merged: &Tree<'_>,
     changes: &[Change],
-) -> Result<Vec<Vec<u8>>, GitError> {
+) -> Result<Vec<ExecBit>, GitError> {
     let mut moved_to: HashMap<(Side, &[u8]), &[u8]> = HashMap::new();
     for change in changes {
         if let Some((from, to)) = change.renamed() {
@@ -544,8 +589,9 @@ fn lost_modes(
         ) else {
             continue;
         };
-        if merged_bit(Some(base), mine, theirs) != Some(result) {
-            found.push(to.to_vec());
+        let expected = merged_bit(Some(base), mine, theirs);
+        if expected != Some(result) {
+            found.push((to.to_vec(), expected));
         }
     }
     Ok(found)

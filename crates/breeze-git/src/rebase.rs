@@ -13,7 +13,7 @@ use git2::{
 use crate::checkout::{self, Mode};
 use crate::error::{Context as _, GitError};
 use crate::land::{commit_tree, merge_options};
-use crate::merge_check::{MergeTrees, Side, Unsound, check_merge};
+use crate::merge_check::{MergeTrees, Side, Unsound, check_merge, set_exec_bits};
 use crate::names::branch_ref;
 use crate::paths::{bytes_path, path_string};
 use crate::repo::Repo;
@@ -86,6 +86,8 @@ impl Repo {
             false => None,
         };
         let unsound = check_merge(wrepo, &trees, merged_tree.as_ref())?;
+        // The clean part takes git's executable bits where libgit2 merged them wrong.
+        set_exec_bits(&mut merged, &unsound.exec_bits)?;
         let labels = Labels { main: &self.main_branch, task: &wt.branch };
         let plan = ConflictPlan::new(&trees, conflicts, &unsound, &labels)?;
 
