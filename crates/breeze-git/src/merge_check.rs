@@ -651,11 +651,12 @@ type FolderMove<'c> = (&'c Change, &'c [u8]);
 /// applied to a path of a side that itself moved the destination folder away, when git
 /// weighs that move (the other side created something directly in the folder): two sides
 /// moving files crosswise between two folders (`d/a/x` → `d/d/y` on one, `d/d/z` → `d/a/w`
-/// on the other) merge.
-fn moved_folder_collisions(
+/// on the other) merge; nor to a path one of its own side's folder moves takes a path of
+/// the moving side onto (git's "dual rename" rule).
+fn moved_folder_collisions<'c>(
     look: &Lookup<'_>,
     trees: &MergeTrees<'_, '_>,
-    changes: &[Change],
+    changes: &'c [Change],
 ) -> Result<Vec<Vec<u8>>, GitError> {
     if !changes.iter().any(|c| c.renamed().is_some()) {
         return Ok(Vec::new());
@@ -695,43 +696,74 @@ fn moved_folder_collisions(
             (old, new) = (old_dir, new_dir);
         }
     }
+    // The nearest folder at or above `path` (created by `creator`) that `mover` moved away,
+    // as git looks it up, with its moves; a folder above counts only when `creator` created
+    // something directly in it too (git weighs the moves of a folder only then).
+    type Found<'m, 'c> = Option<(&'c [u8], &'m Vec<FolderMove<'c>>)>;
+    let nearest_move =
+        |mover: Side, creator: Side, path: &'c [u8]| -> Result<Found<'_, 'c>, GitError> {
+            let folder = parent(path).unwrap_or(b"");
+            if !removed(mover, folder)? {
+                return Ok(None);
+            }
+            let mut at = folder;
+            loop {
+                if let Some(moves) = moved.get(&(mover, at))
+                    && (at == folder || created_in(creator, at))
+                {
+                    return Ok(Some((at, moves)));
+                }
+                match parent(at) {
+                    Some(up) => at = up,
+                    None => return Ok(None),
+                }
+            }
+        };
     let mut found = Vec::new();
     for change in changes {
         let Some(created) = change.created() else { continue };
-        let mover = change.side.other();
-        let folder = parent(created).unwrap_or(b"");
-        if !removed(mover, folder)? {
+        let (creator, mover) = (change.side, change.side.other());
+        let Some((_, moves)) = nearest_move(mover, creator, created)? else { continue };
+        // git leaves the path where it is when the folder went where this side moved a
+        // folder away from, a move git weighs: the moving side created something directly
+        // in that folder (else git does not look for its move).
+        if destination(moves)
+            .is_some_and(|to| moved.contains_key(&(creator, to)) && created_in(mover, to))
+        {
             continue;
         }
-        // The nearest folder at or above it that the other side moved, as git looks it up;
-        // a folder above counts only when this side created something directly in it too
-        // (git weighs the moves of a folder only then).
-        let mut at = folder;
-        loop {
-            if let Some(moves) = moved.get(&(mover, at))
-                && (at == folder || created_in(change.side, at))
+        // It also leaves it where one of this side's folder moves takes a path the moving
+        // side created (git turns off a folder move whose result is the other's target).
+        let mut taken = false;
+        for other in changes.iter().filter(|c| c.side == mover) {
+            let Some(theirs) = other.created() else { continue };
+            if let Some((at, moves)) = nearest_move(creator, mover, theirs)?
+                && let Some(to) = destination(moves)
             {
-                // git leaves the path where it is when the folder went where this side
-                // moved a folder away from, a move git weighs: the moving side created
-                // something directly in that folder (else git does not look for its move).
-                let skipped = destination(moves).is_some_and(|to| {
-                    moved.contains_key(&(change.side, to)) && created_in(mover, to)
-                });
-                if !skipped {
-                    found.push(created.to_vec());
-                    for (rename, _) in moves {
-                        found.extend(rename.paths.iter().cloned());
-                    }
-                }
-                break;
+                taken |= moved_along(theirs, at, to) == created;
             }
-            match parent(at) {
-                Some(up) => at = up,
-                None => break,
-            }
+        }
+        if taken {
+            continue;
+        }
+        found.push(created.to_vec());
+        for (rename, _) in moves {
+            found.extend(rename.paths.iter().cloned());
         }
     }
     Ok(found)
+}
+
+/// `path` (under the folder `from`) as the move of `from` to `to` takes it (`to` empty: the
+/// top of the tree).
+fn moved_along(path: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
+    let rest = &path[from.len() + 1..];
+    let mut out = to.to_vec();
+    if !out.is_empty() {
+        out.push(b'/');
+    }
+    out.extend_from_slice(rest);
+    out
 }
 
 /// Where a folder moved: the destination most of its moves went to; `None` on a tie.

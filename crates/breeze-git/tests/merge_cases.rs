@@ -424,3 +424,34 @@ fn moved_file_with_the_same_edit_on_both_sides_keeps_the_other_sides_executable_
     Landing::of(&base, &moved, &cleared).merges_to(&merged);
     Landing::of(&base, &cleared, &moved).merges_to(&merged);
 }
+
+#[test]
+fn a_path_one_side_moved_where_the_others_folder_move_would_put_a_new_file_stays() {
+    // Found by the property test (20,000 cases): main moves `b/a/a` to `a/a/a` (`b/` goes to
+    // `a/`) and adds `a/b/d`; the task moves `a/b/a` to `b/d` (`a/b/` goes to `b/`). main's
+    // folder move would take the task's `b/d` to `a/d`, but the task's own folder move takes
+    // main's new `a/b/d` exactly to `b/d`: git turns folder moves off for such a path
+    // ("dual rename", merge-ort's check_for_directory_rename) and merges.
+    let base = tree(&[("a/b/a", link("d/a")), ("a/d", link("b/b")), ("b/a/a", link("d/a"))]);
+    let main = tree(&[
+        ("a/a/a", link("d/a")),
+        ("a/b/a", link("d/a")),
+        ("a/b/d", link("a")),
+        ("a/d", link("b/b")),
+    ]);
+    let task = tree(&[
+        ("a/d", link("b/b")),
+        ("b/a/a", link("d/a")),
+        ("b/d", link("d/a")),
+        ("d", link("a")),
+    ]);
+    let merged = tree(&[
+        ("a/a/a", link("d/a")),
+        ("a/b/d", link("a")),
+        ("a/d", link("b/b")),
+        ("b/d", link("d/a")),
+        ("d", link("a")),
+    ]);
+    Landing::of(&base, &main, &task).merges_to(&merged);
+    Landing::of(&base, &task, &main).merges_to(&merged);
+}
