@@ -743,10 +743,19 @@ fn narrowable_conflicts(
             if !writes.contains_key(&a.id) && !writes.contains_key(&b.id) {
                 return None;
             }
-            let exact = |task: &breeze_plan::Task| {
-                task.writes.entries().iter().any(|entry| entry == witness)
+            // Exact on both sides: one path both name, or a file one names with a path under
+            // it the other names.
+            let names = |task: &breeze_plan::Task, path: &str| {
+                task.writes.entries().iter().any(|entry| entry == path)
             };
-            (!(exact(a) && exact(b))).then(|| DraftConflict {
+            let exact = match a.writes.collision(&b.writes) {
+                Some(breeze_plan::Collision::FileAndFolder { file, inside, file_in_first }) => {
+                    let (file_task, folder_task) = if file_in_first { (a, b) } else { (b, a) };
+                    names(file_task, &file) && names(folder_task, &inside)
+                }
+                _ => names(a, witness) && names(b, witness),
+            };
+            (!exact).then(|| DraftConflict {
                 a: a.id.to_string(),
                 b: b.id.to_string(),
                 witness: witness.clone(),

@@ -593,6 +593,114 @@ printf '{{"schema_version":"worker-report.v1","status":"completed","summary":"ok
     assert_eq!(git(&fixture.root, &["status", "--porcelain"]), "");
 }
 
+/// The journal's tasks that were ever in flight at the same time as another.
+fn ran_side_by_side(events: &[EventKind]) -> Vec<(String, String)> {
+    let mut active: Vec<String> = Vec::new();
+    let mut together = Vec::new();
+    for event in events {
+        if let EventKind::TaskState { task, state, .. } = event {
+            match state {
+                TaskState::Running if !active.contains(task) => {
+                    together.extend(active.iter().map(|other| (other.clone(), task.clone())));
+                    active.push(task.clone());
+                }
+                state if state.is_terminal() => active.retain(|t| t != task),
+                _ => {}
+            }
+        }
+    }
+    together
+}
+
+/// Issue 23: task A turns the folder `d/` into a file, task B adds `d/three`. Their write
+/// sets share no path, but a file and a folder cannot share a name: the planner makes them
+/// conflict, so they run one after the other. B, started once A landed, finds `d` a file
+/// and gives up; main holds A's change whole and nothing of B's.
+#[tokio::test]
+async fn a_file_and_a_folder_of_one_name_never_run_side_by_side() {
+    let plan = toml_task("A", "Fold d into a file", &["d", "d/one", "d/two"], "")
+        + &toml_task("B", "Add d/three", &["d/three"], "");
+    let fixture = Fixture::new(&plan, &[("d/one", "one\n"), ("d/two", "two\n")]);
+    let mut options = fixture.options();
+    let worker = script(
+        &fixture,
+        "file-folder-worker.sh",
+        r#"cat > /dev/null
+if [ "$BREEZE_TASK_ID" = A ]; then
+  rm -rf d && echo "d is a file" > d
+elif [ -f d ]; then
+  printf '{"schema_version":"worker-report.v1","status":"escalated","summary":"d is a file now","escalation_reason":"d/three needs a folder d"}' > "$BREEZE_OUTPUT"
+  exit 0
+else
+  echo three > d/three
+fi
+printf '{"schema_version":"worker-report.v1","status":"completed","summary":"ok"}' > "$BREEZE_OUTPUT"
+"#,
+    );
+    shell_worker(&mut options, &worker);
+    let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
+    assert_eq!(ran_side_by_side(&fixture.events(&outcome)), Vec::<(String, String)>::new());
+    assert_eq!(task(&outcome, "A").state, TaskState::Landed, "{outcome:?}");
+    assert_eq!(task(&outcome, "B").state, TaskState::Escalated, "{outcome:?}");
+    let entries = git(&fixture.root, &["ls-tree", "-r", "--name-only", "main"]);
+    assert_eq!(entries.lines().collect::<Vec<_>>(), ["README.md", "d", "plan.toml"]);
+    assert_eq!(git(&fixture.root, &["show", "main:d"]), "d is a file\n");
+}
+
+/// The same collision when the planner cannot see it: while task A turns the folder `d/`
+/// into a file, someone commits `d/three` to main. A's landing is a conflict (libgit2 alone
+/// would have landed A and dropped `d/three`); main keeps `d/three` and nothing of A; A goes
+/// back with main's `d/three` in place and its own file kept beside it, folds one into the
+/// other, and lands.
+#[tokio::test]
+async fn a_file_landing_onto_a_new_folder_of_its_name_goes_back_and_lands_whole() {
+    let plan = toml_task("A", "Fold d into a file", &["d", "d/"], "");
+    let fixture = Fixture::new(&plan, &[("d/one", "one\n"), ("d/two", "two\n")]);
+    let mut options = fixture.options();
+    let user = Handshake::new(&fixture, &mut options);
+    let body = format!(
+        r#"cat > /dev/null
+if grep -q '"files"' "$BREEZE_INPUT"; then
+  grep -q '"d/three"' "$BREEZE_INPUT" || exit 3
+  aside=$(ls -d d~*) || exit 4
+  three=$(cat d/three)
+  rm -rf d && mv "$aside" d && echo "$three" >> d
+else
+  rm -rf d && echo "d is a file" > d
+  {wait}
+fi
+printf '{{"schema_version":"worker-report.v1","status":"completed","summary":"ok"}}' > "$BREEZE_OUTPUT"
+"#,
+        wait = user.worker_waits(),
+    );
+    let worker = script(&fixture, "fold-worker.sh", &body);
+    shell_worker(&mut options, &worker);
+    let run = tokio::spawn(breeze_engine::run(options, CancellationToken::new()));
+    user.when_started().await;
+    std::fs::write(fixture.root.join("d/three"), "three\n").unwrap();
+    git(&fixture.root, &["add", "d/three"]);
+    git(&fixture.root, &["commit", "-qm", "someone adds d/three"]);
+    let theirs = git(&fixture.root, &["rev-parse", "main"]);
+    user.go();
+    let outcome = run.await.unwrap().unwrap();
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+
+    // The first landing was a conflict naming both paths, and main did not move for it.
+    let input = std::fs::read_to_string(outcome.run_dir.join("io/A.worker.2.input.json")).unwrap();
+    assert!(input.contains("\"d\"") && input.contains("\"d/three\""), "{input}");
+    let history = git(&fixture.root, &["log", "--format=%s", "main"]);
+    assert_eq!(
+        history.lines().collect::<Vec<_>>(),
+        ["feat: Fold d into a file", "someone adds d/three", "initial"]
+    );
+    assert_eq!(git(&fixture.root, &["rev-parse", "main~1"]), theirs);
+    // Both changes are on main: A's file, holding the `d/three` it replaced.
+    let entries = git(&fixture.root, &["ls-tree", "-r", "--name-only", "main"]);
+    assert_eq!(entries.lines().collect::<Vec<_>>(), ["README.md", "d", "plan.toml"]);
+    assert_eq!(git(&fixture.root, &["show", "main:d"]), "d is a file\nthree\n");
+    assert_eq!(git(&fixture.root, &["status", "--porcelain"]), "");
+}
+
 #[tokio::test]
 async fn a_failing_verify_goes_back_to_the_worker_with_the_log_tail() {
     let fixture = Fixture::new(&one_task(""), &[]);

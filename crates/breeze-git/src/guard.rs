@@ -17,6 +17,7 @@ use crate::checkout::workdir_status_options;
 use crate::error::{Context as _, GitError};
 use crate::names::{INTEGRATION_WORKTREE, WORKTREE_ROOT};
 use crate::paths::path_string;
+use crate::private_git::SEALED_MAIN;
 use crate::repo::Repo;
 use crate::untrusted::{kind_of, read_prefix, read_small};
 
@@ -355,8 +356,16 @@ impl Repo {
                 }
                 // What the lane's worker committed in its private git directory: only there
                 // unless it pushed it into the shared store itself.
+                // main's tip as breeze wrote it there when it sealed the lane is not the
+                // worker's (main may have moved onto it since by a landing of breeze's).
+                let sealed_main = read_small(&self.lane_home(&name).join(SEALED_MAIN))
+                    .ok()
+                    .flatten()
+                    .and_then(|text| Oid::from_str(text.trim()).ok());
                 for oid in private_ref_tips(&self.private_git_dir_of(&name)) {
-                    tips.push((format!("the private git directory of {name}"), oid));
+                    if Some(oid) != sealed_main {
+                        tips.push((format!("the private git directory of {name}"), oid));
+                    }
                 }
             }
         }

@@ -11,6 +11,7 @@ use git2::{
 
 use crate::commit::identity;
 use crate::error::{Context as _, GitError};
+use crate::merge_check::{MergeTrees, check_merge, set_exec_bits};
 use crate::names::symbolic_target;
 use crate::paths::path_string;
 use crate::repo::Repo;
@@ -152,11 +153,32 @@ impl Repo {
         let mut index = repo
             .merge_trees(&base_tree, &onto_tree, &head_tree, Some(&merge_options()))
             .ctx(|| format!("could not merge {base}..{head} onto {onto}"))?;
+        let trees = MergeTrees { base: &base_tree, onto: &onto_tree, head: &head_tree };
         if index.has_conflicts() {
-            return Ok(MergeOutcome::Conflicts { paths: conflict_paths(&index)? });
+            let mut paths = conflict_paths(&index)?;
+            paths.extend(check_merge(&repo, &trees, None)?.path_strings());
+            paths.sort();
+            paths.dedup();
+            return Ok(MergeOutcome::Conflicts { paths });
         }
-        let tree =
-            index.write_tree_to(&repo).ctx(|| "could not write the merged tree".to_string())?;
+        let write = |index: &mut Index| -> Result<(Oid, Tree<'_>), GitError> {
+            let tree =
+                index.write_tree_to(&repo).ctx(|| "could not write the merged tree".to_string())?;
+            Ok((tree, repo.find_tree(tree).ctx(|| "could not read the merged tree".to_string())?))
+        };
+        let (mut tree, mut merged) = write(&mut index)?;
+        let mut unsound = check_merge(&repo, &trees, Some(&merged))?;
+        if unsound.is_empty() && !unsound.exec_bits.is_empty() {
+            // libgit2 merged an executable bit wrong: set git's, and check again.
+            set_exec_bits(&mut index, &unsound.exec_bits)?;
+            (tree, merged) = write(&mut index)?;
+            unsound = check_merge(&repo, &trees, Some(&merged))?;
+            unsound.paths.extend(unsound.exec_bits.drain(..).map(|(path, _)| path));
+        }
+        if !unsound.is_empty() {
+            tracing::info!(%base, %head, %onto, paths = ?unsound.path_strings(), "libgit2 merged cleanly, the check found a conflict");
+            return Ok(MergeOutcome::Conflicts { paths: unsound.path_strings() });
+        }
         Ok(MergeOutcome::Clean { tree })
     }
 

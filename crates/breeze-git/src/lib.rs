@@ -71,6 +71,7 @@ mod lane;
 mod lane_files;
 mod lane_links;
 mod listing;
+mod merge_check;
 mod names;
 mod paths;
 mod private_git;

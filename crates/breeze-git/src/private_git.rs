@@ -50,6 +50,9 @@ fn put(path: &Path, contents: &[u8]) -> Result<(), GitError> {
     replace_file(path, contents)
 }
 
+/// `.breeze/lanes/<lane>/sealed-main`: main's tip when the lane was last sealed.
+pub(crate) const SEALED_MAIN: &str = "sealed-main";
+
 impl Repo {
     /// `.breeze/lanes/<lane>`: breeze's folder for the lane (not the worker's).
     pub(crate) fn lane_home(&self, name: &str) -> PathBuf {
@@ -151,6 +154,10 @@ impl Repo {
             copy_file(&from, &to)?;
         }
         replace_file(&note, wt.branch.as_bytes())?;
+        // main's tip as written into the private refs: breeze's, never the worker's work
+        // (the guard leaves it out of the lane's tips). Beside the private directory, where
+        // the worker cannot write.
+        replace_file(&home.join(SEALED_MAIN), main.to_string().as_bytes())?;
         self.point_gitfile(wt, &private)?;
         Ok(private)
     }

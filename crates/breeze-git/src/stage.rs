@@ -11,7 +11,7 @@ use crate::bounds::StopFlag;
 use crate::checkout::{staged_repo_paths, workdir_status_options_for};
 use crate::error::{Context as _, GitError};
 use crate::paths::{RepoPath, WorkdirChanges, bytes_path, path_string};
-use crate::state::fresh_index;
+use crate::state::{fresh_index, unstatted_entry};
 use crate::untrusted::read_prefix;
 
 /// A file still carries conflict markers when it has both a `<<<<<<< ` and a `>>>>>>> ` line
@@ -127,22 +127,7 @@ pub(crate) fn unstage_baseline(
         let path = Path::new(rel);
         match head_tree.as_ref().and_then(|tree| tree.get_path(path).ok()) {
             Some(entry) => {
-                // Zero stat data: git compares the file's content again next time.
-                let staged = git2::IndexEntry {
-                    ctime: git2::IndexTime::new(0, 0),
-                    mtime: git2::IndexTime::new(0, 0),
-                    dev: 0,
-                    ino: 0,
-                    mode: entry.filemode() as u32,
-                    uid: 0,
-                    gid: 0,
-                    file_size: 0,
-                    id: entry.id(),
-                    flags: 0,
-                    flags_extended: 0,
-                    path: rel.as_bytes().to_vec(),
-                };
-                index.add(&staged).ctx(context)?;
+                index.add(&unstatted_entry(&entry, rel.as_bytes())).ctx(context)?;
             }
             None => {
                 if index.get_path(path, 0).is_some() {

@@ -1,6 +1,6 @@
-//! A checkout's git state as every operation needs it: its index re-read from disk, the
-//! refusal of a checkout in the middle of a merge or rebase, and libgit2's lock error
-//! said plainly.
+//! A checkout's git state as every operation needs it: its index re-read from disk, an
+//! index entry for a tree's file, the refusal of a checkout in the middle of a merge or
+//! rebase, and libgit2's lock error said plainly.
 
 use std::path::Path;
 
@@ -14,6 +14,25 @@ pub(crate) fn fresh_index(repo: &Repository, at: &Path) -> Result<git2::Index, G
     let mut index = repo.index().ctx(|| format!("could not read the index of {}", at.display()))?;
     index.read(false).ctx(|| format!("could not read the index of {}", at.display()))?;
     Ok(index)
+}
+
+/// An index entry at `path` for the tree entry `entry` (a file, link or submodule), with
+/// zero stat data: git compares the file's content again next time it looks.
+pub(crate) fn unstatted_entry(entry: &git2::TreeEntry<'_>, path: &[u8]) -> git2::IndexEntry {
+    git2::IndexEntry {
+        ctime: git2::IndexTime::new(0, 0),
+        mtime: git2::IndexTime::new(0, 0),
+        dev: 0,
+        ino: 0,
+        mode: entry.filemode() as u32,
+        uid: 0,
+        gid: 0,
+        file_size: 0,
+        id: entry.id(),
+        flags: path.len().min(0xfff) as u16,
+        flags_extended: 0,
+        path: path.to_vec(),
+    }
 }
 
 /// Refuses a checkout that is mid-merge/rebase/...; `path` names it in the message.

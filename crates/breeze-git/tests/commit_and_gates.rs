@@ -386,3 +386,30 @@ fn plans_gate_catches_deletion_and_passes_without_a_plans_file() {
     let results = handle.run_gates(base, head, &config).unwrap();
     assert!(results.iter().all(|g| g.status == GateStatus::Passed), "{results:?}");
 }
+
+#[test]
+fn turning_a_folder_into_a_file_needs_the_folders_files_in_the_write_set() {
+    // Issue 23: replacing the folder `d/` by a file `d` deletes `d/one` and `d/two`; a write
+    // set naming only `d` does not cover that.
+    let repo = TestRepo::with_files(&[("d/one", "one\n"), ("d/two", "two\n"), ("keep", "k\n")]);
+    let handle = repo.open();
+    let base = repo.main_tip();
+    let wt = task(&repo, &handle, "fold");
+    std::fs::remove_dir_all(wt.path.join("d")).unwrap();
+    write(&wt.path, "d", "a file now\n");
+    let head = handle.commit_worktree(&wt, "d is a file").unwrap().head();
+    let gate_with = |claimed: &'static [&'static str]| {
+        let in_write_set = move |path: &str| claimed.contains(&path);
+        let config = GateConfig {
+            in_write_set: &in_write_set,
+            max_file_bytes: 1024,
+            plans_file: None,
+            status_markers: &markers,
+        };
+        let results = handle.run_gates(base, head, &config).unwrap();
+        let write_set = gate(&results, GATE_WRITE_SET);
+        (write_set.status, write_set.paths.clone())
+    };
+    assert_eq!(gate_with(&["d"]), (GateStatus::Failed, vec!["d/one".into(), "d/two".into()]));
+    assert_eq!(gate_with(&["d", "d/one", "d/two"]), (GateStatus::Passed, vec![]));
+}

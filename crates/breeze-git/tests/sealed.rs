@@ -282,3 +282,28 @@ fn sealing_replaces_links_planted_for_the_lanes_folders_instead_of_following_the
     assert!(handle.check_lane_links(&wt).unwrap().is_empty());
     assert_eq!(git(&wt.path, &["rev-parse", "--abbrev-ref", "HEAD"]), "task/1");
 }
+
+#[test]
+fn mains_tip_as_a_seal_wrote_it_is_not_taken_for_the_workers_commit() {
+    // main moves (a landing of breeze's) before the guard's known tip follows, and a lane is
+    // sealed in between: its private refs name main's new tip, which is not lane work.
+    let repo = TestRepo::standard();
+    let handle = repo.open();
+    let before = repo.main_tip();
+    let wt = handle.create_worktree("lane-1", "task/1", before, "test").unwrap();
+    let landed = repo.commit_on_main(&[("landed.txt", "breeze's landing\n")], "landing");
+    handle.seal_lane(&wt).unwrap();
+    assert_eq!(rev(&wt.path, "main"), landed, "the private refs name main's new tip");
+    assert!(handle.lane_commit_on_main_beyond(before, &[]).unwrap().is_none());
+
+    // A commit the worker makes on top of it in its private directory, put on main, is found.
+    write(&wt.path, "mine.txt", "mine\n");
+    let own = common::worker_commit(&wt, "the worker's own commit");
+    let private = handle.private_git_dir(&wt).display().to_string();
+    git(repo.path(), &["fetch", "-q", &private, "refs/heads/task/1:refs/heads/fetched"]);
+    git(repo.path(), &["update-ref", "refs/heads/main", &own.to_string()]);
+    let found = handle.lane_commit_on_main_beyond(landed, &[]).unwrap();
+    let found = found.expect("a commit made in the private git directory");
+    assert_eq!(found.commit, own);
+    assert!(found.source.contains("private git directory of lane-1"), "{}", found.source);
+}

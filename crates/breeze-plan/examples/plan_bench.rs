@@ -361,7 +361,7 @@ fn naive(plan: &Plan, analysis: &Analysis, overlaps: usize, analyzed: Duration, 
         let mut found = 0usize;
         for i in 0..n {
             for j in i + 1..n {
-                if tasks[i].writes.overlap(&tasks[j].writes).is_some() {
+                if tasks[i].writes.collision(&tasks[j].writes).is_some() {
                     found += 1;
                 }
             }
@@ -383,7 +383,7 @@ fn naive(plan: &Plan, analysis: &Analysis, overlaps: usize, analyzed: Duration, 
             if j >= i {
                 j += 1;
             }
-            std::hint::black_box(tasks[i].writes.overlap(&tasks[j].writes));
+            std::hint::black_box(tasks[i].writes.collision(&tasks[j].writes));
         }
         let per_pair = t.elapsed().as_secs_f64() / sample as f64;
         let estimate = per_pair * analysis.stats.task_pairs as f64;

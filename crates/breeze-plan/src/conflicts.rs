@@ -1,4 +1,4 @@
-//! Finding every pair of tasks whose write sets overlap, without comparing all pairs.
+//! Finding every pair of tasks whose write sets collide, without comparing all pairs.
 //!
 //! Every path an entry matches starts with the entry's literal prefix (`src/auth/`
 //! for `src/auth/**/*.rs`, the whole path for an exact file). Two entries can
@@ -7,7 +7,10 @@
 //! several tasks): sorting them by prefix and walking the sorted list with a stack of
 //! "prefixes of the current prefix" lists exactly the entry pairs whose prefixes are
 //! compatible. Each such pair is decided once, exactly; an overlap then makes every
-//! pair of their holders conflict.
+//! pair of their holders conflict. A pair sharing no path is then checked for a file one
+//! may write and a path under it the other may write (a file and a folder cannot share a
+//! name); such a pair is prefix-compatible too, since both prefixes are prefixes of the
+//! path under the file.
 
 use std::collections::HashMap;
 
@@ -15,7 +18,10 @@ use rustc_hash::FxHashSet;
 
 use crate::Task;
 use crate::overlap::SearchCache;
-use crate::writeset::{DfaCache, Pattern, PatternKind, needs_automaton, overlap};
+use crate::writeset::{
+    Collision, DfaCache, FileUnder, Overlap, Pattern, PatternKind, file_under, needs_automaton,
+    overlap,
+};
 
 /// How much work the conflict search did (for `--json` and the benchmark).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -63,6 +69,7 @@ pub(crate) fn find_overlaps(tasks: &[Task]) -> Overlaps {
     let sorted = by_prefix(&patterns);
 
     let mut search = PairSearch {
+        tasks,
         patterns: &patterns,
         holders: &holders,
         conflicting: FxHashSet::default(),
@@ -117,6 +124,7 @@ fn by_prefix(patterns: &[&Pattern]) -> Vec<usize> {
 }
 
 struct PairSearch<'a, 'p> {
+    tasks: &'a [Task],
     patterns: &'a [&'p Pattern],
     holders: &'a [Vec<u32>],
     conflicting: FxHashSet<(u32, u32)>,
@@ -189,13 +197,51 @@ impl PairSearch<'_, '_> {
         } else {
             self.stats.string_checks += 1;
         }
-        let Some(witness) = overlap(pa, pb, &mut self.searches).into_witness(pa, pb) else {
-            return;
-        };
-        for key in holder_pairs(hx, hy, x == y) {
-            if self.conflicting.insert(key) {
-                self.pairs.push((key.0 as usize, key.1 as usize, witness.clone()));
+        if let Some(witness) = overlap(pa, pb, &mut self.searches).into_witness(pa, pb) {
+            for key in holder_pairs(hx, hy, x == y) {
+                self.record(key, || witness.clone());
             }
+            return;
+        }
+        // No shared path: a file one may write where the other needs a folder of that name.
+        // (An entry never collides so with itself: it would share the path.)
+        for (file_entry, folder_entry) in [(x, y), (y, x)] {
+            let (pf, pd) = (self.patterns[file_entry], self.patterns[folder_entry]);
+            let (file, inside) = match file_under(pf, pd, &mut self.searches) {
+                FileUnder::No => continue,
+                FileUnder::Found { file, inside } => (file, inside),
+                FileUnder::Unknown => {
+                    let witness = Overlap::Unknown.into_witness(pf, pd).unwrap_or_default();
+                    for key in holder_pairs(hx, hy, x == y) {
+                        self.record(key, || witness.clone());
+                    }
+                    return;
+                }
+            };
+            let holders = self.holders;
+            for &f in &holders[file_entry] {
+                for &d in holders[folder_entry].iter().filter(|&&d| d != f) {
+                    let collision = Collision::FileAndFolder {
+                        file: file.clone(),
+                        inside: inside.clone(),
+                        file_in_first: true,
+                    };
+                    let tasks = self.tasks;
+                    self.record((f.min(d), f.max(d)), || {
+                        let (file_task, folder_task) =
+                            (&tasks[f as usize].id, &tasks[d as usize].id);
+                        collision.witness(file_task.as_str(), folder_task.as_str())
+                    });
+                }
+            }
+        }
+    }
+
+    /// Records the pair `key` as conflicting with the witness `witness()`, unless it
+    /// already is.
+    fn record(&mut self, key: (u32, u32), witness: impl FnOnce() -> String) {
+        if self.conflicting.insert(key) {
+            self.pairs.push((key.0 as usize, key.1 as usize, witness()));
         }
     }
 }
@@ -212,4 +258,53 @@ fn holder_pairs<'h>(
         let others = if same { &hy[i + 1..] } else { hy };
         others.iter().filter(move |&&b| b != a).map(move |&b| (a.min(b), a.max(b)))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{TaskId, WriteSet};
+
+    fn tasks(write_sets: &[&[&str]]) -> Vec<Task> {
+        write_sets
+            .iter()
+            .enumerate()
+            .map(|(i, entries)| Task {
+                id: TaskId::new(format!("t{i}")),
+                title: String::new(),
+                dod: String::new(),
+                writes: WriteSet::new(*entries).unwrap(),
+                depends_on: Vec::new(),
+                risk: Vec::new(),
+                advisor_required: false,
+                marker: None,
+                line: i + 1,
+                blocked: None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn file_and_folder_pairs_are_found_across_interleaved_prefixes() {
+        // Sorted by prefix, `d-x/`, `d.txt` and `d0/` come between `d` and `d/three`; the
+        // walk must still pair the file `d` with what lies under `d/`.
+        let found = find_overlaps(&tasks(&[
+            &["d"],
+            &["d-x/"],
+            &["d.txt"],
+            &["d0/**"],
+            &["d/three"],
+            &["e*"],
+            &["e1/x/*.rs"],
+        ]));
+        let pairs: Vec<(usize, usize, &str)> =
+            found.pairs.iter().map(|(a, b, w)| (*a, *b, w.as_str())).collect();
+        assert_eq!(
+            pairs,
+            [
+                (0, 4, "d — a file in task t0, a folder in task t4 (d/three)"),
+                (5, 6, "e1 — a file in task t5, a folder in task t6 (e1/x/a.rs)"),
+            ]
+        );
+    }
 }

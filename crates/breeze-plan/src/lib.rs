@@ -5,9 +5,11 @@
 //!
 //! 1. **Write sets** ([`WriteSet`]): exact files, directories (`src/auth/`) and globs
 //!    (`src/**/*.rs`, `*` not crossing `/`).
-//! 2. **Conflicts**: two tasks conflict exactly when some path matches both write sets.
-//!    Glob against glob is decided exactly by a product search over the globs' DFAs,
-//!    and every conflict comes with a *witness path*. A task without a write set
+//! 2. **Conflicts**: two tasks conflict exactly when some path matches both write sets,
+//!    or when one may write a file `d` and the other a path under `d/` (a file and a
+//!    folder cannot share a name). Glob against glob is decided exactly by a product
+//!    search over the globs' DFAs, and every conflict comes with a *witness*: the path, or
+//!    which task has the file and which the folder. A task without a write set
 //!    conflicts with every task. Pairs whose literal prefixes cannot overlap are never
 //!    compared, so large plans analyse in near-linear time.
 //! 3. **Write groups**: connected components of the conflict graph (what conflicts,
@@ -69,14 +71,15 @@ pub use id::TaskId;
 pub use model::{Plan, PlanFormat, Task};
 pub use parallelism::{EXACT_TASKS, Parallelism};
 pub use risk::{RiskFlag, advisor_required, detect as detect_risk};
-pub use writeset::{WriteEntryError, WriteSet};
+pub use writeset::{Collision, WriteEntryError, WriteSet};
 
 /// Reads a plan file: `*.toml` as plan.toml, anything else as Plans.md. Extension tables
 /// (`[task.<name>]`) are refused; [`load_with_extensions`] accepts named ones.
 ///
 /// Besides parsing, reads the archives a Plans.md points to (a dependency they show done
 /// counts as done, see [`parse_plans_md`]) and warns about exact-file entries that name a
-/// directory next to the plan (`src/auth` where `src/auth/` was meant).
+/// directory next to the plan (`src/auth` where `src/auth/` was meant), unless the task
+/// claims every file in it too (it replaces the folder with a file, which deletes them).
 pub fn load(path: &Path) -> Result<Plan, PlanError> {
     load_with_extensions(path, &[])
 }
@@ -116,24 +119,67 @@ pub fn load_with_extensions(path: &Path, extensions: &[&str]) -> Result<Plan, Pl
         let root = if root.as_os_str().is_empty() { Path::new(".") } else { root };
         for task in &plan.tasks {
             for entry in task.writes.entries() {
-                if !entry.ends_with('/')
-                    && !entry.contains(['*', '?', '[', '{'])
-                    && root.join(entry).is_dir()
+                if entry.ends_with('/')
+                    || entry.contains(['*', '?', '[', '{'])
+                    || !root.join(entry).is_dir()
                 {
-                    plan.warnings.push(PlanWarning::new(
-                        path,
-                        Some(task.line),
-                        format!(
-                            "task `{}`: `{entry}` is a directory; as written it claims only a file of that name — write `{entry}/` to claim what is inside",
-                            task.id
-                        ),
+                    continue;
+                }
+                // A task may replace the folder with a file only if it claims what the folder
+                // holds: deleting those files is a change too.
+                let files = files_under(root, entry);
+                let unclaimed: Vec<&String> =
+                    files.iter().filter(|f| !task.writes.matches(f)).collect();
+                if !files.is_empty() && unclaimed.is_empty() {
+                    continue;
+                }
+                let mut message = format!(
+                    "task `{}`: `{entry}` is a directory; as written it claims only a file of that name — write `{entry}/` to claim what is inside",
+                    task.id
+                );
+                if let Some(first) = unclaimed.first() {
+                    let more = if unclaimed.len() > 1 { ", …" } else { "" };
+                    message.push_str(&format!(
+                        ", or, to replace the folder with a file, claim its files too (`{first}`{more})"
                     ));
                 }
+                plan.warnings.push(PlanWarning::new(path, Some(task.line), message));
             }
         }
     }
     Ok(plan)
 }
+
+/// The files (and links) under the folder `dir` of `root`, as repository paths (`dir/a`),
+/// sorted; `.git` is skipped. At most [`MAX_FILES_LISTED`] are looked at.
+fn files_under(root: &Path, dir: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut pending = vec![dir.to_owned()];
+    while let Some(folder) = pending.pop() {
+        let Ok(read) = std::fs::read_dir(root.join(&folder)) else { continue };
+        for item in read.flatten() {
+            let name = item.file_name().to_string_lossy().into_owned();
+            if name == ".git" {
+                continue;
+            }
+            let rel = format!("{folder}/{name}");
+            match item.file_type() {
+                Ok(kind) if kind.is_dir() => pending.push(rel),
+                Ok(_) => found.push(rel),
+                Err(_) => {}
+            }
+            if found.len() >= MAX_FILES_LISTED {
+                found.sort();
+                return found;
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+/// How many files of a folder named as a file the plan warning looks at.
+const MAX_FILES_LISTED: usize = 10_000;
 
 /// Parses Plans.md text. `path` is only used in messages and [`Plan::path`]; no archive is
 /// read, so a dependency on an id the text does not have holds its dependent back

@@ -107,26 +107,36 @@ pub(crate) enum Side<'a> {
     Glob(&'a GlobDfa, StateID),
     /// Accepts every path (the inside of a claimed directory).
     Any,
+    /// Accepts the paths *under* a path the glob matches (`p/…` for every match `p`):
+    /// where another entry would need a folder of a name this glob may give a file. In
+    /// the given state of the glob's DFA, or [`PAST`] once a match and a `/` were read.
+    Beneath(&'a GlobDfa, StateID),
 }
+
+/// The state of a [`Side::Beneath`] that has read a match of its glob and a `/`: from
+/// there every path is accepted. (Dense DFA state ids stay far below it.)
+pub(crate) const PAST: StateID = StateID::MAX;
 
 impl Side<'_> {
     fn id(&self) -> u64 {
         match self {
-            Side::Glob(g, _) => g.id,
+            // Same byte classes as the glob itself ('/' is told apart by the valid-path
+            // automaton anyway).
+            Side::Glob(g, _) | Side::Beneath(g, _) => g.id,
             Side::Any => u64::MAX,
         }
     }
 
     fn state(&self) -> StateID {
         match self {
-            Side::Glob(_, s) => *s,
+            Side::Glob(_, s) | Side::Beneath(_, s) => *s,
             Side::Any => StateID::ZERO,
         }
     }
 
     fn class(&self, byte: u8) -> u8 {
         match self {
-            Side::Glob(g, _) => g.dfa.byte_classes().get(byte),
+            Side::Glob(g, _) | Side::Beneath(g, _) => g.dfa.byte_classes().get(byte),
             Side::Any => 0,
         }
     }
@@ -139,6 +149,15 @@ impl Side<'_> {
                 (!g.dfa.is_dead_state(next)).then_some(next)
             }
             Side::Any => Some(StateID::ZERO),
+            // Past a match and its `/`, everything follows. A `/` right after a match gets
+            // there (whatever else the glob could still match accepts less).
+            Side::Beneath(g, _) => {
+                if state == PAST || (byte == b'/' && g.accepts_at_end(state)) {
+                    return Some(PAST);
+                }
+                let next = g.dfa.next_state(state, byte);
+                (!g.dfa.is_dead_state(next)).then_some(next)
+            }
         }
     }
 
@@ -146,7 +165,21 @@ impl Side<'_> {
         match self {
             Side::Glob(g, _) => g.accepts_at_end(state),
             Side::Any => true,
+            Side::Beneath(..) => state == PAST,
         }
+    }
+
+    /// This side after reading `bytes` from its current state; `None` once it is dead.
+    pub(crate) fn fed(self, bytes: &[u8]) -> Option<Self> {
+        let mut state = self.state();
+        for &b in bytes {
+            state = self.step(state, b)?;
+        }
+        Some(match self {
+            Side::Glob(g, _) => Side::Glob(g, state),
+            Side::Beneath(g, _) => Side::Beneath(g, state),
+            Side::Any => Side::Any,
+        })
     }
 }
 

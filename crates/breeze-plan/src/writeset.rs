@@ -311,6 +311,107 @@ impl Overlap {
     }
 }
 
+/// Whether and where one entry may write a file (or link) at a path under which another
+/// may write something: a file and a folder cannot share a name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum FileUnder {
+    /// Neither names such a pair.
+    No,
+    /// The first entry may write the file `file`, the second the path `inside` under it.
+    Found { file: String, inside: String },
+    /// Too complex to decide; treated as found.
+    Unknown,
+}
+
+/// Whether `file_side` may write a file at a path under which `folder_side` may write
+/// something (exact, also for glob against glob), with a witness. Pairs that share a path
+/// are [`overlap`]'s; a directory entry names no file outside itself, so it is never the
+/// file side of a pair that does not share a path already.
+pub(crate) fn file_under(
+    file_side: &Pattern,
+    folder_side: &Pattern,
+    cache: &mut SearchCache,
+) -> FileUnder {
+    use PatternKind::*;
+    let (a, b) = (file_side, folder_side);
+    if !(a.prefix.starts_with(&b.prefix) || b.prefix.starts_with(&a.prefix)) {
+        return FileUnder::No;
+    }
+    let found_above =
+        |inside: &str| match strict_ancestors(inside).into_iter().find(|p| a.matches(p)) {
+            Some(file) => FileUnder::Found { file, inside: inside.to_owned() },
+            None => FileUnder::No,
+        };
+    match (&a.kind, &b.kind) {
+        (Dir, _) => FileUnder::No,
+        (Exact, _) => {
+            // What the other entry may write under the folder this file would be.
+            let folder = Pattern::new(&format!("{}/", a.text), Dir, format!("{}/", a.text));
+            match overlap(&folder, b, cache) {
+                Overlap::Witness(inside) => FileUnder::Found { file: a.text.clone(), inside },
+                Overlap::Unknown => FileUnder::Unknown,
+                Overlap::Disjoint => FileUnder::No,
+            }
+        }
+        (Glob { .. }, Exact) => found_above(&b.text),
+        (Glob { .. }, Dir) => {
+            // Everything under the directory: the glob must name it or a folder above it.
+            let dir = b.text.trim_end_matches('/');
+            let mut candidates = strict_ancestors(dir);
+            candidates.insert(0, dir.to_owned());
+            match candidates.into_iter().find(|p| a.matches(p)) {
+                Some(file) => FileUnder::Found { file, inside: format!("{}a", b.text) },
+                None => FileUnder::No,
+            }
+        }
+        (Glob { .. }, Glob { .. }) => match beneath_search(a, b, cache) {
+            Overlap::Witness(inside) => found_above(&inside),
+            Overlap::Unknown => FileUnder::Unknown,
+            Overlap::Disjoint => FileUnder::No,
+        },
+    }
+}
+
+/// `a/b` and `a` for `a/b/c`, the nearest last.
+fn strict_ancestors(path: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut at = path;
+    while let Some((parent, _)) = at.rsplit_once('/') {
+        out.push(parent.to_owned());
+        at = parent;
+    }
+    out.reverse();
+    out
+}
+
+/// A path `folder_side` matches that lies under a path `file_side` matches: a product
+/// search of the folder side's DFA against "under a match" of the file side's, both
+/// advanced over the longer literal base.
+fn beneath_search(file_side: &Pattern, folder_side: &Pattern, cache: &mut SearchCache) -> Overlap {
+    let (Some(f), Some(g)) = (file_side.dfa(), folder_side.dfa()) else { return Overlap::Unknown };
+    let (fb, gb) = (file_side.base(), folder_side.base());
+    let (beneath, glob, prefix) = if gb.starts_with(fb) {
+        (
+            Side::Beneath(f, f.start()).fed(&gb.as_bytes()[fb.len()..]),
+            Some(Side::Glob(g, g.start())),
+            gb,
+        )
+    } else if fb.starts_with(gb) {
+        (
+            Some(Side::Beneath(f, f.start())),
+            Side::Glob(g, g.start()).fed(&fb.as_bytes()[gb.len()..]),
+            fb,
+        )
+    } else {
+        return Overlap::Disjoint;
+    };
+    let (Some(beneath), Some(glob)) = (beneath, glob) else { return Overlap::Disjoint };
+    let Some(valid_at) = valid::feed(valid::COMPONENT_START, prefix.as_bytes()) else {
+        return Overlap::Disjoint;
+    };
+    search(beneath, glob, valid_at, prefix.as_bytes(), cache)
+}
+
 /// Whether an entry pair needs an automaton (rather than string comparison) to decide.
 pub(crate) fn needs_automaton(a: &Pattern, b: &Pattern) -> bool {
     a.is_glob() || b.is_glob()
@@ -405,6 +506,43 @@ fn search(
     }
 }
 
+/// Why two write sets may not be written side by side ([`WriteSet::collision`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Collision {
+    /// Both may write this path (or, for entries too complex to compare, a description
+    /// saying so).
+    Shared(String),
+    /// One may write `file` as a file (or link), the other `inside`, a path under `file/`
+    /// that makes it a folder: the two cannot both land.
+    FileAndFolder {
+        /// The path one write set may make a file.
+        file: String,
+        /// A path under it the other may write.
+        inside: String,
+        /// Whether the first write set (the receiver of [`WriteSet::collision`]) is the
+        /// one that may write the file.
+        file_in_first: bool,
+    },
+}
+
+impl Collision {
+    /// The witness the plan shows, naming the tasks whose write sets collide (`first` is
+    /// the receiver of [`WriteSet::collision`]): the shared path, or `d — a file in task
+    /// 1, a folder in task 2 (d/three)`.
+    pub fn witness(&self, first: &str, second: &str) -> String {
+        match self {
+            Collision::Shared(path) => path.clone(),
+            Collision::FileAndFolder { file, inside, file_in_first } => {
+                let (file_task, folder_task) =
+                    if *file_in_first { (first, second) } else { (second, first) };
+                format!(
+                    "{file} — a file in task {file_task}, a folder in task {folder_task} ({inside})"
+                )
+            }
+        }
+    }
+}
+
 /// The paths a task may change: exact files (`src/lib.rs`), directories (`src/auth/`,
 /// everything under it) and globs (`src/**/*.rs`; `*` and `?` do not cross `/`).
 ///
@@ -454,9 +592,40 @@ impl WriteSet {
         self.patterns.iter().any(|p| p.matches(path))
     }
 
+    /// Why the two write sets may not be written side by side, or `None`: a path both
+    /// claim ([`Collision::Shared`], preferred), or a file one may write at a path under
+    /// which the other may write ([`Collision::FileAndFolder`]): a file and a folder cannot
+    /// share a name. Exact, also for glob against glob. (Empty write sets claim nothing
+    /// here; the planner handles "no write set" separately.)
+    pub fn collision(&self, other: &WriteSet) -> Option<Collision> {
+        if let Some(path) = self.overlap(other) {
+            return Some(Collision::Shared(path));
+        }
+        let mut cache = SearchCache::default();
+        for a in self.patterns.iter() {
+            for b in other.patterns.iter() {
+                for (file_side, folder_side, file_in_first) in [(a, b, true), (b, a, false)] {
+                    match file_under(file_side, folder_side, &mut cache) {
+                        FileUnder::No => {}
+                        FileUnder::Found { file, inside } => {
+                            return Some(Collision::FileAndFolder { file, inside, file_in_first });
+                        }
+                        FileUnder::Unknown => {
+                            return Some(Collision::Shared(
+                                Overlap::Unknown.into_witness(a, b).unwrap_or_default(),
+                            ));
+                        }
+                    }
+                }
+            }
+        }
+        None
+    }
+
     /// A path both write sets claim, or `None` if they are disjoint. Exact, also for
     /// glob against glob. (Empty write sets claim nothing here; the planner handles
-    /// "no write set" separately.)
+    /// "no write set" separately.) Two write sets that share no path may still collide:
+    /// see [`WriteSet::collision`].
     pub fn overlap(&self, other: &WriteSet) -> Option<String> {
         let mut cache = SearchCache::default();
         for a in self.patterns.iter() {
@@ -538,6 +707,60 @@ mod tests {
         assert!(err(".").fix.contains("`**`"));
         let shown = err("/x").to_string();
         assert!(shown.starts_with("write-set entry `/x`: absolute path — "), "{shown}");
+    }
+
+    fn file_and_folder(a: &[&str], b: &[&str]) -> Option<(String, String, bool)> {
+        match ws(a).collision(&ws(b))? {
+            Collision::FileAndFolder { file, inside, file_in_first } => {
+                Some((file, inside, file_in_first))
+            }
+            Collision::Shared(path) => panic!("{a:?} and {b:?} share {path}"),
+        }
+    }
+
+    fn found(file: &str, inside: &str, file_in_first: bool) -> Option<(String, String, bool)> {
+        Some((file.to_owned(), inside.to_owned(), file_in_first))
+    }
+
+    #[test]
+    fn a_file_and_a_folder_of_one_name_collide() {
+        // Issue 23: the folder `d/` becomes a file; another task adds `d/three`.
+        assert_eq!(
+            file_and_folder(&["d", "d/one", "d/two"], &["d/three"]),
+            found("d", "d/three", true)
+        );
+        assert_eq!(file_and_folder(&["d/three"], &["d"]), found("d", "d/three", false));
+        assert_eq!(file_and_folder(&["docs"], &["docs/"]), found("docs", "docs/a", true));
+        assert_eq!(file_and_folder(&["src/**"], &["src"]), found("src", "src/a", false));
+        // Globs name files too: `a/*` may make `a/b` a file.
+        assert_eq!(file_and_folder(&["a/*"], &["a/b/c"]), found("a/b", "a/b/c", true));
+        assert_eq!(file_and_folder(&["*"], &["src/lib.rs"]), found("src", "src/lib.rs", true));
+        assert_eq!(
+            file_and_folder(&["src/*"], &["src/*/mod.rs"]),
+            found("src/a", "src/a/mod.rs", true)
+        );
+        assert_eq!(file_and_folder(&["src/*"], &["src/git/"]), found("src/git", "src/git/a", true));
+        assert_eq!(file_and_folder(&["a*"], &["ab/c/*.rs"]), found("ab", "ab/c/a.rs", true));
+        assert_eq!(file_and_folder(&["ab/c/*.rs"], &["a*"]), found("ab", "ab/c/a.rs", false));
+        // No such pair.
+        assert_eq!(ws(&["a/*.rs"]).collision(&ws(&["a/b/c"])), None);
+        assert_eq!(ws(&["src/a.rs"]).collision(&ws(&["src/a.rsx/b"])), None);
+        assert_eq!(ws(&["d/"]).collision(&ws(&["e"])), None);
+        assert_eq!(ws(&["src/*.rs"]).collision(&ws(&["src/git/*.rs"])), None);
+        // A shared path is reported as such.
+        assert_eq!(
+            ws(&["src/**"]).collision(&ws(&["src/a.rs"])),
+            Some(Collision::Shared("src/a.rs".into()))
+        );
+    }
+
+    #[test]
+    fn collision_witness_names_the_tasks() {
+        let c = ws(&["d"]).collision(&ws(&["d/three"])).unwrap();
+        assert_eq!(c.witness("A", "B"), "d — a file in task A, a folder in task B (d/three)");
+        let c = ws(&["d/three"]).collision(&ws(&["d"])).unwrap();
+        assert_eq!(c.witness("B", "A"), "d — a file in task A, a folder in task B (d/three)");
+        assert_eq!(Collision::Shared("x".into()).witness("A", "B"), "x");
     }
 
     #[test]

@@ -87,18 +87,21 @@ fn a_task_without_write_set_conflicts_with_every_task() {
     assert!(table.contains("(none: runs alone)"), "{table}");
 }
 
+/// Tasks writing globs of every kind.
+const GLOB_TASKS: [(&str, &str, &str); 8] = [
+    ("1", "`src/**/*.rs`", "-"),
+    ("2", "`src/git/mod.rs`", "-"),
+    ("3", "`docs/**`", "-"),
+    ("4", "`src/*.md`", "-"),
+    ("5", "`tests/*.snap`", "-"),
+    ("6", "`tests/**/*.rs`", "-"),
+    ("7", "`**/Cargo.toml`", "-"),
+    ("8", "`crates/*/Cargo.toml`", "-"),
+];
+
 #[test]
 fn glob_conflicts_are_exact_with_witnesses() {
-    let p = plan(&[
-        ("1", "`src/**/*.rs`", "-"),
-        ("2", "`src/git/mod.rs`", "-"),
-        ("3", "`docs/**`", "-"),
-        ("4", "`src/*.md`", "-"),
-        ("5", "`tests/*.snap`", "-"),
-        ("6", "`tests/**/*.rs`", "-"),
-        ("7", "`**/Cargo.toml`", "-"),
-        ("8", "`crates/*/Cargo.toml`", "-"),
-    ]);
+    let p = plan(&GLOB_TASKS);
     let a = analyze(&p, 3).unwrap();
     let pairs: Vec<(String, String, String)> = a
         .conflicts
@@ -108,16 +111,82 @@ fn glob_conflicts_are_exact_with_witnesses() {
             (p.tasks[c.a].id.to_string(), p.tasks[c.b].id.to_string(), witness.clone())
         })
         .collect();
+    // Shared paths, and files where the other may need a folder of that name: a glob names
+    // files too (`src/*.md` may write a file `src/a.md`, under which `src/**/*.rs` may
+    // write `src/a.md/a.rs`).
+    let file_in = |file: &str, f: &str, d: &str, inside: &str| {
+        format!("{file} — a file in task {f}, a folder in task {d} ({inside})")
+    };
     assert_eq!(
         pairs,
         [
             ("1".into(), "2".into(), "src/git/mod.rs".into()),
+            ("1".into(), "4".into(), file_in("src/a.md", "4", "1", "src/a.md/a.rs")),
+            ("1".into(), "7".into(), file_in("src/Cargo.toml", "7", "1", "src/Cargo.toml/a.rs")),
+            (
+                "2".into(),
+                "7".into(),
+                file_in("src/git/mod.rs", "2", "7", "src/git/mod.rs/Cargo.toml")
+            ),
             ("3".into(), "7".into(), "docs/Cargo.toml".into()),
+            ("4".into(), "7".into(), file_in("src/a.md", "4", "7", "src/a.md/Cargo.toml")),
+            ("5".into(), "6".into(), file_in("tests/a.snap", "5", "6", "tests/a.snap/a.rs")),
+            ("5".into(), "7".into(), file_in("tests/a.snap", "5", "7", "tests/a.snap/Cargo.toml")),
+            (
+                "6".into(),
+                "7".into(),
+                file_in("tests/Cargo.toml", "7", "6", "tests/Cargo.toml/a.rs")
+            ),
             ("7".into(), "8".into(), "crates/a/Cargo.toml".into()),
         ]
     );
-    assert_eq!(a.groups.len(), 5, "{{1,2}} {{3,7,8}} {{4}} {{5}} {{6}}");
+    assert_eq!(a.groups.len(), 1, "`**/Cargo.toml` may write in every folder of the others");
     assert!(a.stats.candidate_pairs < a.stats.task_pairs);
+
+    // Without it, the shared paths and the file/folder pairs make four groups.
+    let without_7: Vec<_> = GLOB_TASKS.into_iter().filter(|t| t.0 != "7").collect();
+    let p = plan(&without_7);
+    assert_eq!(analyze(&p, 3).unwrap().groups.len(), 4, "{{1,2,4}} {{3}} {{5,6}} {{8}}");
+}
+
+#[test]
+fn a_file_where_another_task_needs_a_folder_is_a_conflict() {
+    // Issue 23: task A turns the folder `d/` into a file, task B adds `d/three`. No path is
+    // in both write sets, yet they cannot both land.
+    let p =
+        plan(&[("A", "`d`, `d/one`, `d/two`", "-"), ("B", "`d/three`", "-"), ("C", "`e/`", "-")]);
+    let a = analyze(&p, 3).unwrap();
+    assert_eq!(a.conflicts.len(), 1);
+    assert_eq!(
+        a.conflicts[0].reason,
+        ConflictReason::Overlap {
+            witness: "d — a file in task A, a folder in task B (d/three)".into()
+        }
+    );
+    assert_eq!(a.groups.len(), 2);
+    let table = render::table(&p, &a);
+    assert!(
+        table.contains("A × B  both may write d — a file in task A, a folder in task B (d/three)"),
+        "{table}"
+    );
+    // The same with the folder written as a directory entry, or claimed by a glob.
+    for (a_writes, b_writes, witness) in [
+        ("`d`", "`d/`", "d — a file in task A, a folder in task B (d/a)"),
+        ("`a/*`", "`a/b/c`", "a/b — a file in task A, a folder in task B (a/b/c)"),
+        (
+            "`src/*`",
+            "`src/*/mod.rs`",
+            "src/a — a file in task A, a folder in task B (src/a/mod.rs)",
+        ),
+    ] {
+        let p = plan(&[("A", a_writes, "-"), ("B", b_writes, "-")]);
+        let a = analyze(&p, 3).unwrap();
+        assert_eq!(
+            a.conflicts.iter().map(|c| c.reason.clone()).collect::<Vec<_>>(),
+            [ConflictReason::Overlap { witness: witness.into() }],
+            "{a_writes} / {b_writes}"
+        );
+    }
 }
 
 #[test]
@@ -312,4 +381,30 @@ fn empty_plan_has_no_workers() {
     assert!(a.groups.is_empty());
     assert!(a.parallelism.widest.is_empty() && a.parallelism.critical_path.is_empty());
     assert!(render::table(&p, &a).contains("0 tasks to run, 1 done"));
+}
+
+#[test]
+fn a_file_and_a_folder_of_one_name_keep_their_tasks_apart_in_the_lanes() {
+    // Issue 23's pair alone: no shared path, but never side by side, so one lane.
+    let p = plan(&[("A", "`d`, `d/one`, `d/two`", "-"), ("B", "`d/three`", "-")]);
+    let a = analyze(&p, 3).unwrap();
+    assert_eq!(a.parallelism.widest.len(), 1, "{:?}", a.parallelism.widest);
+    assert!(a.parallelism.exact);
+    assert_eq!(a.workers, 1);
+    assert!(a.conflicts_between(0, 1));
+    let table = render::table(&p, &a);
+    assert!(table.contains("lanes: 1 (max_workers 3)"), "{table}");
+
+    // The file `d` keeps A out of the widest set: B and C write under `d/` side by side.
+    let p = plan(&[
+        ("A", "`d`, `d/one`", "-"),
+        ("B", "`d/three`", "-"),
+        ("C", "`d/four`", "-"),
+        ("D", "`e/`", "-"),
+    ]);
+    let a = analyze(&p, 3).unwrap();
+    let ids = |list: &[usize]| list.iter().map(|&i| p.tasks[i].id.to_string()).collect::<Vec<_>>();
+    assert_eq!(ids(&a.parallelism.widest), ["B", "C", "D"]);
+    assert_eq!(a.workers, 3);
+    assert_eq!(analyze(&p, 2).unwrap().workers, 2);
 }

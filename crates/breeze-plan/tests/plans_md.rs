@@ -254,6 +254,31 @@ fn directory_named_without_slash_is_warned_about() {
 }
 
 #[test]
+fn a_folder_replaced_by_a_file_must_have_its_files_claimed() {
+    // Issue 23's task A turns the folder `d/` into a file: it must claim `d/one` and
+    // `d/two`, whose deletion is part of the change.
+    let dir = tempfile::tempdir().unwrap();
+    for file in ["d/one", "d/two"] {
+        std::fs::create_dir_all(dir.path().join("d")).unwrap();
+        std::fs::write(dir.path().join(file), "x\n").unwrap();
+    }
+    let plan_path = dir.path().join("Plans.md");
+    let rows = |writes: &str| {
+        format!(
+            "| Task | x | DoD | Writes | Depends | Status |\n|-|-|-|-|-|-|\n| A | a | b | {writes} | - | cc:todo |\n"
+        )
+    };
+    std::fs::write(&plan_path, rows("`d`, `d/one`")).unwrap();
+    let w = warning_lines(&load(&plan_path).unwrap()).join("\n");
+    assert!(w.contains("task `A`: `d` is a directory; as written it claims only a file of that name — write `d/` to claim what is inside, or, to replace the folder with a file, claim its files too (`d/two`)"), "{w}");
+    // Claiming the folder's files too is a folder replaced by a file, as meant.
+    std::fs::write(&plan_path, rows("`d`, `d/one`, `d/two`")).unwrap();
+    assert_eq!(warning_lines(&load(&plan_path).unwrap()), Vec::<String>::new());
+    std::fs::write(&plan_path, rows("`d`, `d/`")).unwrap();
+    assert_eq!(warning_lines(&load(&plan_path).unwrap()), Vec::<String>::new());
+}
+
+#[test]
 fn unreadable_and_non_utf8_files() {
     let err = load(&fixture("does-not-exist.md")).unwrap_err();
     assert!(err.has(ProblemKind::Io));

@@ -1,5 +1,5 @@
-//! Property tests: glob overlap against brute force, groups against connected
-//! components, cycle reports against reachability.
+//! Property tests: glob overlap and file/folder collisions against brute force, groups
+//! against connected components, cycle reports against reachability.
 
 // The reference computations index an adjacency matrix; index loops read clearest.
 #![allow(clippy::needless_range_loop)]
@@ -7,7 +7,7 @@
 use std::collections::{BTreeSet, HashSet};
 use std::path::PathBuf;
 
-use breeze_plan::{Plan, PlanFormat, ProblemKind, Task, TaskId, WriteSet, analyze};
+use breeze_plan::{Collision, Plan, PlanFormat, ProblemKind, Task, TaskId, WriteSet, analyze};
 use proptest::prelude::*;
 
 /// Path components the generators build entries from: literals, `*`, `?`, classes,
@@ -114,6 +114,42 @@ proptest! {
         prop_assert_eq!(a.overlap(&b).is_some(), b.overlap(&a).is_some());
     }
 
+    /// A file and a folder cannot share a name: two write sets collide exactly when one
+    /// may write a path and the other that path or a path under it.
+    #[test]
+    fn collision_agrees_with_brute_force(x in entry(), y in entry()) {
+        let (a, b) = (WriteSet::new([&x]).unwrap(), WriteSet::new([&y]).unwrap());
+        let (rx, ry) = (Reference::new(&x), Reference::new(&y));
+        let matched = |r: &Reference| -> Vec<&String> {
+            strings().iter().filter(|p| valid_path(p) && r.matches(p)).collect()
+        };
+        let (px, py) = (matched(&rx), matched(&ry));
+        let above = |paths: &[&String]| -> HashSet<String> {
+            paths.iter().flat_map(|p| {
+                p.match_indices('/').map(|(i, _)| p[..i].to_owned()).collect::<Vec<_>>()
+            }).collect()
+        };
+        let (folders_x, folders_y) = (above(&px), above(&py));
+        let brute = px.iter().find(|p| py.contains(p) || folders_y.contains(**p))
+            .or_else(|| py.iter().find(|q| folders_x.contains(**q)));
+        match a.collision(&b) {
+            Some(Collision::Shared(path)) => {
+                prop_assert!(valid_path(&path), "witness {path:?} for {x} / {y}");
+                prop_assert!(rx.matches(&path) && ry.matches(&path), "{x} / {y} do not both match {path:?}");
+            }
+            Some(Collision::FileAndFolder { file, inside, file_in_first }) => {
+                let (file_side, folder_side) = if file_in_first { (&rx, &ry) } else { (&ry, &rx) };
+                prop_assert!(valid_path(&file) && valid_path(&inside), "{file:?} / {inside:?}");
+                prop_assert!(inside.starts_with(&format!("{file}/")), "{inside:?} is not under {file:?}");
+                prop_assert!(file_side.matches(&file), "{file:?} not matched ({x} / {y})");
+                prop_assert!(folder_side.matches(&inside), "{inside:?} not matched ({x} / {y})");
+                prop_assert!(a.overlap(&b).is_none(), "a shared path comes first");
+            }
+            None => prop_assert!(brute.is_none(), "{x} and {y} collide at {brute:?}"),
+        }
+        prop_assert_eq!(a.collision(&b).is_some(), b.collision(&a).is_some());
+    }
+
     #[test]
     fn matches_agrees_with_globset(x in entry()) {
         let set = WriteSet::new([&x]).unwrap();
@@ -147,13 +183,14 @@ proptest! {
         };
         prop_assert!(!owners_clash);
 
-        // Reference conflict relation: pairwise, no prefilter.
+        // Reference conflict relation: pairwise, no prefilter; a shared path or a file where
+        // the other needs a folder.
         let mut adjacent = vec![vec![false; n]; n];
         for i in 0..n {
             for j in 0..n {
                 let (wi, wj) = (&plan.tasks[i].writes, &plan.tasks[j].writes);
                 adjacent[i][j] =
-                    i != j && (wi.is_empty() || wj.is_empty() || wi.overlap(wj).is_some());
+                    i != j && (wi.is_empty() || wj.is_empty() || wi.collision(wj).is_some());
                 prop_assert_eq!(a.conflicts_between(i, j), adjacent[i][j], "pair {} {}", i, j);
             }
         }
@@ -243,7 +280,7 @@ proptest! {
         for i in 0..n {
             for j in 0..n {
                 let (wi, wj) = (&plan.tasks[i].writes, &plan.tasks[j].writes);
-                let conflict = wi.is_empty() || wj.is_empty() || wi.overlap(wj).is_some();
+                let conflict = wi.is_empty() || wj.is_empty() || wi.collision(wj).is_some();
                 apart[i][j] = i != j && (conflict || reaches[i][j] || reaches[j][i]);
             }
         }

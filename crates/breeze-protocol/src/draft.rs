@@ -54,7 +54,7 @@ pub struct RepositoryView {
 }
 
 /// Two tasks of the last proposal that may not run side by side, with a path both may
-/// write.
+/// write (or a file one may write where the other needs a folder).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DraftConflict {
@@ -62,7 +62,8 @@ pub struct DraftConflict {
     pub a: String,
     /// The other.
     pub b: String,
-    /// A path both write sets include.
+    /// A path both write sets include, or `d — a file in task A, a folder in task B
+    /// (d/three)`.
     pub witness: String,
 }
 

@@ -126,9 +126,11 @@ pub struct PlanConflict {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "reason", rename_all = "kebab-case")]
 pub enum ConflictReason {
-    /// Their write sets meet; `witness` is a path both may write.
+    /// Their write sets meet: `witness` is a path both may write, or a file one may write
+    /// where the other may need a folder of that name.
     Overlap {
-        /// A path in both write sets.
+        /// A path in both write sets, or `d — a file in task A, a folder in task B
+        /// (d/three)`.
         witness: String,
     },
     /// `task` declares no write set, so it runs alone.

@@ -118,7 +118,7 @@ pub fn worker(definition: &RoleDefinition, input: &WorkerInput) -> String {
     };
     let conflict = match &input.conflict {
         Some(conflict) => format!(
-            "\n## Resolve the merge conflict with the new main\n\nYour worktree was moved onto the current `main`; these files contain conflict markers:\n\n{}\n",
+            "\n## Resolve the merge conflict with the new main\n\nYour worktree was moved onto the current `main`; these paths conflict (text files hold conflict markers):\n\n{}\n\nWhere one side has a file or link and the other a folder of the same name, the folder stays and the file is kept beside it as `<path>~<branch>`: move what you need into place and delete that copy.\n",
             bullets(conflict.files.iter().map(|file| format!("`{file}`")))
         ),
         None => String::new(),

@@ -93,6 +93,15 @@ impl Dispatcher {
         let pull_requests: BTreeSet<usize> = with(TaskPhase::PrOpen).collect();
         // A resumed run looks for pull requests merged while no engine ran, first thing.
         let next_follow = (!pull_requests.is_empty()).then(Instant::now);
+        // With batches, an approved task of a resumed run waits in the landing queue, as it
+        // did before the stop: it takes no lane (the lanes go to the tasks at work, each to
+        // the one holding its branch).
+        let mut queue = LandingQueue::default();
+        if ctx.config.land_batch > 1 {
+            for index in with(TaskPhase::Approved) {
+                queue.push(index);
+            }
+        }
         Dispatcher {
             ctx,
             lanes: LanePool::new(workers),
@@ -100,7 +109,7 @@ impl Dispatcher {
             in_flight: BTreeSet::new(),
             deferred,
             awaiting,
-            queue: LandingQueue::default(),
+            queue,
             pull_requests,
             next_follow,
             unreachable: None,

@@ -149,6 +149,12 @@ pub(super) async fn move_main(
     let Some(last) = landed.last() else { return Ok(Moved::Advanced) };
     let commit = last.commit;
     let mut journaled = JournaledUpdates { store: ctx.book.store().clone(), task: last.id.clone() };
+    // The guard learns of the landing before main moves: a role ending meanwhile would
+    // otherwise see main on a commit its lane's private refs name (a lane sealed just
+    // after the move holds main's new tip) that the guard does not know yet. A landing
+    // that then does not happen is harmless: it is a child of main's tip, so every commit
+    // main has stays known, and a lane commit main is moved onto is still found.
+    ctx.roles.guard.landed(commit);
     let advance =
         move |repo: &breeze_git::Repo| repo.advance_main_observed(main, commit, &mut journaled);
     let advanced = match ctx.git(advance).await {
@@ -162,7 +168,6 @@ pub(super) async fn move_main(
     match advanced {
         AdvanceOutcome::Advanced { .. } => {
             kill_points::reached("landing:main-moved");
-            ctx.roles.guard.landed(commit);
             for link in landed {
                 ctx.book
                     .journal(EventKind::Landed {
@@ -207,11 +212,12 @@ pub(super) async fn follow_main(ctx: &RunContext, task: &str, tip: Oid) -> Resul
     let why_not = if behind {
         let mut journaled =
             JournaledUpdates { store: ctx.book.store().clone(), task: task.to_string() };
+        // Known before main moves, as in `move_main`.
+        ctx.roles.guard.landed(tip);
         let advance =
             move |repo: &breeze_git::Repo| repo.advance_main_observed(main, tip, &mut journaled);
         match ctx.git(advance).await {
             Ok(AdvanceOutcome::Advanced { .. }) => {
-                ctx.roles.guard.landed(tip);
                 ctx.book
                     .journal(EventKind::MainFollowed {
                         commit: tip.to_string(),

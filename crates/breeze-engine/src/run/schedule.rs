@@ -84,7 +84,7 @@ impl<'a> Scheduler<'a> {
     }
 
     /// Whether two tasks may not run at the same time: the plan's conflicts, and the
-    /// overlaps of write sets widened since.
+    /// collisions of write sets widened since.
     fn conflict(&self, a: usize, b: usize) -> bool {
         if self.analysis.conflicts_between(a, b) {
             return true;
@@ -93,7 +93,7 @@ impl<'a> Scheduler<'a> {
             return false;
         }
         let set = |index: usize| self.widened.get(&index).unwrap_or(&self.plan.tasks[index].writes);
-        set(a).overlap(set(b)).is_some()
+        set(a).collision(set(b)).is_some()
     }
 
     fn dependencies(&self, index: usize) -> impl Iterator<Item = usize> + '_ {

@@ -1,6 +1,7 @@
 //! Scope requests: a worker that needs to write outside its write set asks instead of
 //! writing. The Lead grants the paths when no other task in flight or waiting to land can
-//! write them (the same exact overlap the planner uses), makes the task wait while one can,
+//! write them or a path they would make a folder of (the same exact collision rule the
+//! planner uses), makes the task wait while one can,
 //! and denies what no waiting would make safe: a shared file another task owns, a path
 //! outside the repository or inside breeze's and git's own folders.
 //!
@@ -143,7 +144,7 @@ impl ScopeDesk<'_> {
         let blocking: Vec<usize> = (0..self.phases.len())
             .filter(|&other| other != index && in_flight(self.phases[other]))
             .filter(|&other| {
-                self.sets[other].is_empty() || requested.overlap(&self.sets[other]).is_some()
+                self.sets[other].is_empty() || requested.collision(&self.sets[other]).is_some()
             })
             .collect();
         if blocking.is_empty() {
