@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use breeze_git::{Fingerprint, Oid, Repo, Worktree};
+use breeze_git::{AdvanceOutcome, Fingerprint, GitError, Oid, Repo, Worktree};
 use breeze_protocol::Role;
 use breeze_supervise::{Confinement, KernelSupport};
 
@@ -291,16 +291,31 @@ impl RoleGuard {
         LaneWriter { guard: self.clone(), path: path.to_path_buf() }
     }
 
-    /// Records a landing of breeze's own: main is now `commit`.
-    pub fn landed(&self, commit: Oid) {
-        *self.known_main.lock().unwrap_or_else(|p| p.into_inner()) = commit;
+    /// Runs `advance`, breeze moving main to `commit` (a landing, or main following the
+    /// remote), with main's known tip held: no check of main runs while main moves, so none
+    /// sees main on breeze's own commit before the guard knows it (a lane sealed or a
+    /// branch made at the new tip meanwhile would look like lane work on main). When main
+    /// moved, `commit` is its known tip.
+    pub fn moving_main(
+        &self,
+        commit: Oid,
+        advance: impl FnOnce() -> Result<AdvanceOutcome, GitError>,
+    ) -> Result<AdvanceOutcome, GitError> {
+        let mut known = self.known_main.lock().unwrap_or_else(|p| p.into_inner());
+        let outcome = advance()?;
+        if matches!(outcome, AdvanceOutcome::Advanced { .. }) {
+            *known = commit;
+        }
+        Ok(outcome)
     }
 
     /// Checks that main has not moved onto a commit made inside a lane. Ok: main is fine
     /// (and, if the user moved it, that move is now known). Err: a message naming the
-    /// commit and where it came from, with what to do.
+    /// commit and where it came from, with what to do. Main's known tip is held throughout,
+    /// so a landing of breeze's is either all before the check or all after it.
     pub fn check_main(&self) -> Result<(), EngineError> {
-        let since = *self.known_main.lock().unwrap_or_else(|p| p.into_inner());
+        let mut known = self.known_main.lock().unwrap_or_else(|p| p.into_inner());
+        let since = *known;
         let remote = match &self.known_remote {
             Some(target) => self.repo.tracking_tip(target)?,
             None => None,
@@ -324,7 +339,7 @@ impl RoleGuard {
             None => {
                 // A move by the user (or none): accepted as the new known main.
                 if let Ok(tip) = self.repo.main_tip() {
-                    *self.known_main.lock().unwrap_or_else(|p| p.into_inner()) = tip;
+                    *known = tip;
                 }
                 Ok(())
             }

@@ -149,14 +149,10 @@ pub(super) async fn move_main(
     let Some(last) = landed.last() else { return Ok(Moved::Advanced) };
     let commit = last.commit;
     let mut journaled = JournaledUpdates { store: ctx.book.store().clone(), task: last.id.clone() };
-    // The guard learns of the landing before main moves: a role ending meanwhile would
-    // otherwise see main on a commit its lane's private refs name (a lane sealed just
-    // after the move holds main's new tip) that the guard does not know yet. A landing
-    // that then does not happen is harmless: it is a child of main's tip, so every commit
-    // main has stays known, and a lane commit main is moved onto is still found.
-    ctx.roles.guard.landed(commit);
-    let advance =
-        move |repo: &breeze_git::Repo| repo.advance_main_observed(main, commit, &mut journaled);
+    let guard = ctx.roles.guard.clone();
+    let advance = move |repo: &breeze_git::Repo| {
+        guard.moving_main(commit, || repo.advance_main_observed(main, commit, &mut journaled))
+    };
     let advanced = match ctx.git(advance).await {
         // The user's checkout is mid-merge/rebase, or another git process holds its
         // lock: the landing waits for the user like a dirty file does.
@@ -212,10 +208,10 @@ pub(super) async fn follow_main(ctx: &RunContext, task: &str, tip: Oid) -> Resul
     let why_not = if behind {
         let mut journaled =
             JournaledUpdates { store: ctx.book.store().clone(), task: task.to_string() };
-        // Known before main moves, as in `move_main`.
-        ctx.roles.guard.landed(tip);
-        let advance =
-            move |repo: &breeze_git::Repo| repo.advance_main_observed(main, tip, &mut journaled);
+        let guard = ctx.roles.guard.clone();
+        let advance = move |repo: &breeze_git::Repo| {
+            guard.moving_main(tip, || repo.advance_main_observed(main, tip, &mut journaled))
+        };
         match ctx.git(advance).await {
             Ok(AdvanceOutcome::Advanced { .. }) => {
                 ctx.book
