@@ -7,18 +7,26 @@
 # is a shell role too (it approves), so every role is a supervised process, as in a real run.
 #
 #   scripts/bench/land-breeze-run.sh BREEZE REPO [TASKS]
+#
+# FIRST_TASK=n numbers the tasks n, n+1, … (default 1): a later run on the same repository
+# needs new ids (a task whose id is already on main is not run again). Task N edits line
+# ((N * 997 - 1) mod FILES) + 1 of `git ls-files` — line N * 997, as in land-cli.sh, while that
+# fits. KEEP_LANES=false writes `[worktree] keep_lanes = false` (lanes removed at the end of
+# the run, as before issue 24); by default the configuration's default (lanes kept).
 set -euo pipefail
 breeze=${1:?usage: land-breeze-run.sh BREEZE REPO [TASKS]}
 repo=${2:?usage: land-breeze-run.sh BREEZE REPO [TASKS]}
 tasks=${3:-12}
+first=${FIRST_TASK:-1}
 side=$(mktemp -d "${TMPDIR:-/tmp}/land-breeze-run.XXXXXX")
 trap 'rm -rf "$side"' EXIT
+files=$(git -C "$repo" ls-files | wc -l)
 
-cat > "$side/worker.sh" <<'WORKER'
+cat > "$side/worker.sh" <<WORKER
 cat > /dev/null
-path=$(git ls-files | sed -n "$(( BREEZE_TASK_ID * 997 ))p")
-printf 'task %s was here\n' "$BREEZE_TASK_ID" >> "$path"
-printf '{"schema_version":"worker-report.v1","status":"completed","summary":"edited %s"}' "$path" > "$BREEZE_OUTPUT"
+path=\$(git ls-files | sed -n "\$(( (BREEZE_TASK_ID * 997 - 1) % $files + 1 ))p")
+printf 'task %s was here\\n' "\$BREEZE_TASK_ID" >> "\$path"
+printf '{"schema_version":"worker-report.v1","status":"completed","summary":"edited %s"}' "\$path" > "\$BREEZE_OUTPUT"
 WORKER
 cat > "$side/reviewer.sh" <<'REVIEWER'
 cat > /dev/null
@@ -32,8 +40,8 @@ else
 fi
 
 {
-  for i in $(seq 1 "$tasks"); do
-    path=$(git -C "$repo" ls-files | sed -n "$(( i * 997 ))p")
+  for i in $(seq "$first" $((first + tasks - 1))); do
+    path=$(git -C "$repo" ls-files | sed -n "$(( (i * 997 - 1) % files + 1 ))p")
     printf '[[task]]\nid = "%s"\ntitle = "task %s"\ndod = "one line added"\nwrites = ["%s"]\n\n' "$i" "$i" "$path"
   done
 } > "$side/plan.toml"
@@ -50,6 +58,9 @@ $reviewer
 [roles.advisor]
 backend = "scripted"
 CONFIG
+if [ "${KEEP_LANES:-}" = false ]; then
+  printf '[worktree]\nkeep_lanes = false\n' >> "$repo/breeze.toml"
+fi
 printf 'breeze.toml\n' >> "$repo/.git/info/exclude"
 
 (cd "$repo" && "$breeze" run "$side/plan.toml" >/dev/null)
