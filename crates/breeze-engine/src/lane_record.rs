@@ -83,6 +83,21 @@ pub struct LaneRecord {
 }
 
 impl LaneRecord {
+    /// Whether it says `worktree` is parked as it is now: detached at the commit its run
+    /// parked it at.
+    pub fn parks(&self, worktree: &breeze_git::Worktree) -> bool {
+        self.state == LaneState::Parked
+            && worktree.branch.is_empty()
+            && self.head.as_deref() == Some(worktree.base.to_string().as_str())
+    }
+
+    /// Where the parked lane at `path` may have changed since its run parked it: the
+    /// folders whose time moved ([`changed_folders`]; empty: nowhere), `None` for the whole
+    /// lane. One `stat` per folder, no file.
+    pub fn changed_since_parked(&self, path: &Path) -> Option<Vec<PathBuf>> {
+        changed_folders(&self.folders, &folder_times(path))
+    }
+
     /// A lane taken by run `run_id`, with what is known of it from before.
     pub fn in_use(run_id: &str, before: Option<LaneRecord>) -> LaneRecord {
         let before = before.unwrap_or_else(|| LaneRecord::empty(run_id));

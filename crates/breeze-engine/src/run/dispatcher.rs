@@ -13,10 +13,9 @@ use breeze_protocol::{Cause, CauseKind, EventKind};
 
 use super::book::Transition;
 use super::context::RunContext;
-use super::driver::{TaskDriver, TaskExit};
+use super::driver::{TaskDriver, TaskExit, exit_after_landing};
 use super::land_batch::{BatchEnd, LandingQueue, Settled};
 use super::land_pr::follow_pull_requests;
-use super::landing::{Landing, send_back};
 use super::schedule::{Busy, LanePool, Scheduler, lane_holding};
 use crate::error::EngineError;
 use crate::progress::ProgressEvent;
@@ -412,16 +411,9 @@ impl Dispatcher {
         for (index, outcome) in settled {
             let exit = match outcome {
                 Settled::Again => continue,
-                Settled::Landing(Landing::Landed { commit }) => {
-                    self.ctx.book.change(index, |record| record.commit = Some(commit)).await?;
-                    TaskExit::Landed { commit }
-                }
-                Settled::Landing(Landing::Deferred { reason }) => {
-                    TaskExit::Deferred(Cause::new(CauseKind::Checkout, reason))
-                }
-                Settled::Landing(sent_back) => {
-                    match send_back(&self.ctx, index, sent_back).await? {
-                        Some(cause) => TaskExit::Escalated(cause),
+                Settled::Landing(landing) => {
+                    match exit_after_landing(&self.ctx, index, landing).await? {
+                        Some(exit) => exit,
                         // Back to work: the scheduler starts it again on a lane.
                         None => continue,
                     }

@@ -323,21 +323,8 @@ impl TaskDriver {
         if self.ctx.config.land_batch > 1 {
             return Ok(Some(TaskExit::QueuedToLand));
         }
-        match self.try_landing().await? {
-            Landing::Landed { commit } => {
-                self.change(|record| record.commit = Some(commit)).await?;
-                Ok(Some(TaskExit::Landed { commit }))
-            }
-            Landing::Deferred { reason } => {
-                Ok(Some(TaskExit::Deferred(Cause::new(CauseKind::Checkout, reason))))
-            }
-            Landing::PullRequestOpen { reason } => {
-                Ok(Some(TaskExit::PullRequestOpen(Cause::new(CauseKind::PullRequest, reason))))
-            }
-            sent_back => {
-                Ok(send_back(&self.ctx, self.index, sent_back).await?.map(TaskExit::Escalated))
-            }
-        }
+        let landing = self.try_landing().await?;
+        exit_after_landing(&self.ctx, self.index, landing).await
     }
 
     /// After the last allowed REQUEST_CHANGES: consult the Advisor if the reviewer's rounds
@@ -387,4 +374,28 @@ impl TaskDriver {
         cause.paths = files;
         Ok(cause)
     }
+}
+
+/// How task `index` leaves once its landing ended — landed (its commit recorded), deferred,
+/// waiting for its pull request, or escalated after too many bounces; `None` when the
+/// landing sent it back to its worker. For a task landing from its lane and for one landed
+/// in a batch alike.
+pub(super) async fn exit_after_landing(
+    ctx: &RunContext,
+    index: usize,
+    landing: Landing,
+) -> Result<Option<TaskExit>, EngineError> {
+    Ok(match landing {
+        Landing::Landed { commit } => {
+            ctx.book.change(index, |record| record.commit = Some(commit)).await?;
+            Some(TaskExit::Landed { commit })
+        }
+        Landing::Deferred { reason } => {
+            Some(TaskExit::Deferred(Cause::new(CauseKind::Checkout, reason)))
+        }
+        Landing::PullRequestOpen { reason } => {
+            Some(TaskExit::PullRequestOpen(Cause::new(CauseKind::PullRequest, reason)))
+        }
+        sent_back => send_back(ctx, index, sent_back).await?.map(TaskExit::Escalated),
+    })
 }

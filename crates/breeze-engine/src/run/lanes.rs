@@ -7,7 +7,7 @@ use breeze_protocol::{ConflictInfo, EventKind};
 use super::context::{ProjectCommand, ProjectRun};
 use super::driver::TaskDriver;
 use crate::error::EngineError;
-use crate::lane_record::{LaneRecord, LaneState, SetupDone};
+use crate::lane_record::{LaneRecord, SetupDone};
 
 impl TaskDriver {
     /// Gives the task a worktree on its branch and marks the lane as written by it.
@@ -143,11 +143,7 @@ impl TaskDriver {
     async fn take_kept(&self, worktree: &breeze_git::Worktree) -> bool {
         let repo_root = self.ctx.repo.workdir().to_path_buf();
         let record = crate::lane_record::load(&repo_root, &worktree.name);
-        let parked = record.as_ref().filter(|record| {
-            record.state == LaneState::Parked
-                && worktree.branch.is_empty()
-                && record.head.as_deref() == Some(worktree.base.to_string().as_str())
-        });
+        let parked = record.as_ref().filter(|record| record.parks(worktree));
         let agrees_with_git = match parked {
             Some(record) => match self.repair_parked(worktree, record).await {
                 Ok(()) => true,
@@ -184,9 +180,8 @@ impl TaskDriver {
         worktree: &breeze_git::Worktree,
         record: &LaneRecord,
     ) -> Result<(), EngineError> {
-        let path = worktree.path.clone();
-        let now = self.ctx.blocking(move || Ok(crate::lane_record::folder_times(&path))).await?;
-        let changed = crate::lane_record::changed_folders(&record.folders, &now);
+        let (record, path) = (record.clone(), worktree.path.clone());
+        let changed = self.ctx.blocking(move || Ok(record.changed_since_parked(&path))).await?;
         if changed.as_ref().is_some_and(Vec::is_empty) {
             return Ok(());
         }

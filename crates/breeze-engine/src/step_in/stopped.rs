@@ -263,15 +263,20 @@ fn check_out(repo: &Repo, task: &TaskAt, branch: &str) -> Result<(Worktree, bool
             return Ok((repo.create_worktree_on_branch(&name, branch, &reason)?, false));
         }
         // The lane the run kept, parked at main's tip: it takes the task's branch (what
-        // changed in it since it was parked is saved on a branch first, as a run does), and
-        // is in use again, for the resumed run to adopt.
+        // changed in it since it was parked is saved on a branch first, as a run does when
+        // it takes a kept lane), and is in use again, for the resumed run to adopt.
         let workdir = repo.workdir().to_path_buf();
         if let Some(record) = crate::lane_record::load(&workdir, &name)
-            .filter(|record| record.state == crate::lane_record::LaneState::Parked)
             && let Some(parked) = repo.find_worktree(&name)?
+            && record.parks(&parked)
         {
-            if let Some((saved, _)) =
-                repo.save_lane_leftovers(&parked, breeze_git::WorkdirChanges::Unknown)?
+            let changed = record.changed_since_parked(&parked.path);
+            let changes = match &changed {
+                Some(folders) => breeze_git::WorkdirChanges::Only(folders),
+                None => breeze_git::WorkdirChanges::Unknown,
+            };
+            if !changed.as_ref().is_some_and(Vec::is_empty)
+                && let Some((saved, _)) = repo.save_lane_leftovers(&parked, changes)?
             {
                 tracing::warn!("what changed in {name} since it was parked is on branch `{saved}`");
             }
