@@ -158,6 +158,29 @@ async fn missing_setup_check_and_verify_programs_stop_the_run_before_anything_ex
 }
 
 #[tokio::test]
+async fn python_dash_m_of_a_module_python_lacks_stops_the_run_before_anything_exists() {
+    // `python -m pytest` where pytest is not installed fails every check on main as in any
+    // lane: a fresh Python project's first run escalated every task for it.
+    let path = [("PATH".to_string(), std::env::var("PATH").unwrap_or_default())];
+    if breeze_supervise::resolve_program("python3", Path::new("/"), &path).is_err() {
+        eprintln!("no python3 here: skipped");
+        return;
+    }
+    let repo = repo(&[]);
+    let mut config = scripted();
+    config.review_checks =
+        vec![vec!["python3".into(), "-m".into(), "breeze_no_such_module".into()]];
+    let lines = refused(options(&repo.root, config)).await;
+    assert_eq!(
+        lines,
+        [
+            "`python3 -m breeze_no_such_module` for review.checks: python3 has no module breeze_no_such_module: install it (`python3 -m pip install breeze_no_such_module`, or in the project's virtual environment and name that python), or change review.checks in breeze.toml"
+        ]
+    );
+    nothing_created(&repo.root);
+}
+
+#[tokio::test]
 async fn a_command_role_whose_program_is_missing_stops_the_run() {
     let repo = repo(&[]);
     let mut config = scripted();

@@ -9,7 +9,7 @@
 //! | `plan` | the plan loads and is not `breeze init`'s untouched template | it is ([`template`]) |
 //! | `backend` | the CLI of every role the run uses (`claude`, `codex`, a `command` role's programs) | not found where the role will look |
 //! | `login` | claude/codex logged in, from files and variables only (`login.rs`) | certainly not; "not checked" when it cannot be told |
-//! | `program` | the programs of `worktree.setup`, `[review] checks`, `land.verify` and, with `[land] to = "pull-request"`, `land.pr_command` (`programs.rs`) | not found on the PATH they run with |
+//! | `program` | the programs of `worktree.setup`, `[review] checks`, `land.verify` and, with `[land] to = "pull-request"`, `land.pr_command` (`programs.rs`); the module of a `python -m MODULE` command | not found on the PATH they run with; the module not importable by that python (a warning when `worktree.setup` may install it) |
 //! | `remote` | with `[land] to` a remote: it is configured and answers, the branch pull requests merge into exists ([`crate::landing_checks`]) | it does not |
 //! | `review` | the reviewer and the Advisor run on another backend or model than the worker (`review.rs`) | `[review] independent = "require"` and one does not (a warning under "warn") |
 //! | `budget` | every role's backend reports what a `[budget]` cap counts (`spend.rs`) | never: a warning when one does not |
@@ -496,7 +496,7 @@ fn program_checks(
         commands.push(("land.pr_command".into(), &config.land.pr_command));
     }
     let mut by_program: Vec<(String, Vec<String>)> = Vec::new();
-    for (key, argv) in commands {
+    for (key, argv) in &commands {
         for program in programs::programs_of(argv) {
             match by_program.iter_mut().find(|(seen, _)| *seen == program) {
                 Some((_, keys)) => keys.push(key.clone()),
@@ -504,9 +504,41 @@ fn program_checks(
             }
         }
     }
+    let mut modules: Vec<(String, String, String)> = Vec::new();
+    for (key, argv) in &commands {
+        if let Some((python, module)) = programs::python_module_of(argv) {
+            modules.push((key.clone(), python.to_string(), module.to_string()));
+        }
+    }
+    let mut missing_programs = Vec::new();
     for (program, keys) in by_program {
         let lookup = programs::find(&program, root, engine_env);
+        if lookup.found.is_err() {
+            missing_programs.push(program);
+        }
         push_lookup(found, "program", &keys.join(", "), &join_and(&keys), lookup);
+    }
+    // `python -m pytest` without pytest fails every check and verify, on main as in any
+    // lane: found here, before a task is worked on. With a setup, which may install it in
+    // each lane, it is worth knowing only.
+    for (key, python, module) in modules {
+        if missing_programs.contains(&python)
+            || programs::python_has_module(&python, &module, root, engine_env) != Some(false)
+        {
+            continue;
+        }
+        let setup = !config.worktree_setup.is_empty();
+        let outcome = if setup { CheckOutcome::Warning } else { CheckOutcome::Problem };
+        let also = if setup { " (unless worktree.setup installs it in each lane)" } else { "" };
+        found.push(
+            "program",
+            key.clone(),
+            outcome,
+            format!("`{python} -m {module}` for {key}: {python} has no module {module}{also}"),
+            Some(format!(
+                "install it (`{python} -m pip install {module}`, or in the project's virtual environment and name that python), or change {key} in breeze.toml"
+            )),
+        );
     }
 }
 

@@ -123,6 +123,68 @@ pub(crate) fn programs_of(argv: &[String]) -> Vec<String> {
     programs
 }
 
+/// The module a `python -m MODULE` command runs (`python`, `python3`, `python3.12`, or a
+/// path to one), top-level part only: `pytest` for `python -m pytest -q`. `None` for any
+/// other command (a shell line is not looked into).
+pub(crate) fn python_module_of(argv: &[String]) -> Option<(&str, &str)> {
+    let [program, flag, module, ..] = argv else { return None };
+    let name = program.rsplit('/').next().unwrap_or(program);
+    let python = name == "python"
+        || name.strip_prefix("python3").is_some_and(|rest| {
+            rest.is_empty()
+                || rest
+                    .strip_prefix('.')
+                    .is_some_and(|minor| minor.bytes().all(|b| b.is_ascii_digit()))
+        });
+    if !python || flag != "-m" || module.starts_with('-') {
+        return None;
+    }
+    Some((program, module.split('.').next().unwrap_or(module)))
+}
+
+/// Whether `python` (started in `checkout` with `env`) can import `module`: `Some(false)`
+/// when it says it cannot, `None` when that could not be told (it did not run, or took
+/// more than a few seconds).
+pub(crate) fn python_has_module(
+    python: &str,
+    module: &str,
+    checkout: &Path,
+    env: &[(String, String)],
+) -> Option<bool> {
+    const PROBE: &str =
+        "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec(sys.argv[1]) else 3)";
+    let mut child = std::process::Command::new(python)
+        .args(["-c", PROBE, module])
+        .current_dir(checkout)
+        .env_clear()
+        .envs(env.iter().map(|(name, value)| (name, value)))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .ok()?;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => {
+                return match status.code() {
+                    Some(0) => Some(true),
+                    Some(3) => Some(false),
+                    _ => None,
+                };
+            }
+            Ok(None) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+        }
+    }
+}
+
 /// The first word of each simple command of a shell script, where it is plain.
 fn first_words(script: &str) -> Vec<String> {
     let mut words = Vec::new();
@@ -197,6 +259,31 @@ mod tests {
         // Not a `-c` script: only the shell itself.
         assert_eq!(programs_of(&argv(&["sh", "scripts/setup.sh"])), ["sh"]);
         assert!(programs_of(&[]).is_empty());
+    }
+
+    #[test]
+    fn the_module_of_python_dash_m_is_told_apart() {
+        let module = |words: &[&str]| python_module_of(&argv(words)).map(|(_, m)| m.to_string());
+        assert_eq!(module(&["python", "-m", "pytest", "-q"]).as_deref(), Some("pytest"));
+        assert_eq!(module(&["/venv/bin/python3.12", "-m", "mypkg.cli"]).as_deref(), Some("mypkg"));
+        assert_eq!(module(&["python3", "-m", "-x"]), None);
+        assert_eq!(module(&["pytest", "-q"]), None);
+        assert_eq!(module(&["python3x", "-m", "pytest"]), None);
+        let python = match find(
+            "python3",
+            Path::new("/"),
+            &[("PATH".into(), std::env::var("PATH").unwrap_or_default())],
+        )
+        .found
+        {
+            Ok(path) => path,
+            Err(_) => return, // no python here: nothing more to check
+        };
+        let env = [("PATH".to_string(), std::env::var("PATH").unwrap_or_default())];
+        let python = python.display().to_string();
+        assert_eq!(python_has_module(&python, "json", Path::new("/"), &env), Some(true));
+        let absent = "breeze_no_such_module_at_all";
+        assert_eq!(python_has_module(&python, absent, Path::new("/"), &env), Some(false));
     }
 
     #[test]
