@@ -13,6 +13,8 @@
 # ((N * 997 - 1) mod FILES) + 1 of `git ls-files` — line N * 997, as in land-cli.sh, while that
 # fits. KEEP_LANES=false writes `[worktree] keep_lanes = false` (lanes removed at the end of
 # the run, as before issue 24); by default the configuration's default (lanes kept).
+# RUN_TIME_FILE=path writes there the seconds of the `breeze run` alone: the plan and the
+# configuration are written before it (one `git ls-files`), and are not breeze's work.
 set -euo pipefail
 breeze=${1:?usage: land-breeze-run.sh BREEZE REPO [TASKS]}
 repo=${2:?usage: land-breeze-run.sh BREEZE REPO [TASKS]}
@@ -20,7 +22,8 @@ tasks=${3:-12}
 first=${FIRST_TASK:-1}
 side=$(mktemp -d "${TMPDIR:-/tmp}/land-breeze-run.XXXXXX")
 trap 'rm -rf "$side"' EXIT
-files=$(git -C "$repo" ls-files | wc -l)
+git -C "$repo" ls-files > "$side/files"
+files=$(wc -l < "$side/files")
 
 cat > "$side/worker.sh" <<WORKER
 cat > /dev/null
@@ -41,7 +44,7 @@ fi
 
 {
   for i in $(seq "$first" $((first + tasks - 1))); do
-    path=$(git -C "$repo" ls-files | sed -n "$(( (i * 997 - 1) % files + 1 ))p")
+    path=$(sed -n "$(( (i * 997 - 1) % files + 1 ))p" "$side/files")
     printf '[[task]]\nid = "%s"\ntitle = "task %s"\ndod = "one line added"\nwrites = ["%s"]\n\n' "$i" "$i" "$path"
   done
 } > "$side/plan.toml"
@@ -63,4 +66,9 @@ if [ "${KEEP_LANES:-}" = false ]; then
 fi
 printf 'breeze.toml\n' >> "$repo/.git/info/exclude"
 
+t0=$(date +%s.%N)
 (cd "$repo" && "$breeze" run "$side/plan.toml" >/dev/null)
+t1=$(date +%s.%N)
+if [ -n "${RUN_TIME_FILE:-}" ]; then
+  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f\n", b - a }' > "$RUN_TIME_FILE"
+fi

@@ -9,7 +9,8 @@
 #   - git CLI:  land-cli.sh (per task `git worktree add`, edit, commit, cherry-pick onto the
 #               checked-out main, `git worktree remove`, `git branch -D`);
 #   - breeze:   land-breeze-run.sh with ROLES=shell (the default here): `breeze run` with a
-#               shell worker and a shell reviewer (process agents, as in every real run).
+#               shell worker and a shell reviewer (process agents, as in every real run);
+#               the time of the `breeze run` command alone, not of writing its plan.
 #   - breeze, later runs: LATER_RUNS (default 1) more `breeze run`s of TASKS new one-file
 #               tasks on the breeze side's repository right after its first run, reusing the
 #               lanes that run kept (issue 24: lanes outlive a run);
@@ -68,8 +69,10 @@ check() { # DIR [kept]: clean, no worktree left (kept: only lanes, clean at main
       fi
     done
 }
-run_breeze() { # REPO FIRST_TASK [false]: one `breeze run` of $tasks tasks from FIRST_TASK
-  ROLES=shell FIRST_TASK="$2" KEEP_LANES="${3:-}" "$here/land-breeze-run.sh" "$breeze" "$1" "$tasks"
+run_breeze() { # REPO FIRST_TASK [false]: one `breeze run` of $tasks tasks from FIRST_TASK;
+  # its time (the run alone, not the writing of its plan) in $work/run-time
+  ROLES=shell FIRST_TASK="$2" KEEP_LANES="${3:-}" RUN_TIME_FILE="$work/run-time" \
+    "$here/land-breeze-run.sh" "$breeze" "$1" "$tasks"
 }
 
 summary=()
@@ -92,6 +95,7 @@ for files in "${sizes[@]}"; do
       esac
       t1=$(now)
       s=$(elapsed "$t0" "$t1")
+      [ "$side" = cli ] || s=$(cat "$work/run-time")
       case $side in
         cli) cli_times+=("$s") ;;
         breeze) breeze_times+=("$s") ;;
@@ -102,8 +106,8 @@ for files in "${sizes[@]}"; do
         check "$work/breeze" kept
         for later in $(seq 1 "$later_runs"); do
           before=$(git -C "$work/breeze" rev-list --count main); sync
-          t0=$(now); run_breeze "$work/breeze" $((later * tasks + 1)); t1=$(now)
-          later_times+=("$(elapsed "$t0" "$t1")")
+          run_breeze "$work/breeze" $((later * tasks + 1))
+          later_times+=("$(cat "$work/run-time")")
           if [ "$(git -C "$work/breeze" rev-list --count main)" != $((before + tasks)) ]; then
             echo "overhead-bench: later run $later did not land $tasks tasks" >&2; exit 1
           fi

@@ -10,8 +10,8 @@ use git2::{ErrorCode, Oid, Repository, Tree};
 
 use crate::checkout::{Versions, tree_diff_paths};
 use crate::checkout_update::{
-    CheckoutObserver, CheckoutUpdate, INDEX_WAIT, Scratch, Stamp, Unobserved, replace_paths, stamp,
-    write_index_entries,
+    CheckoutObserver, CheckoutUpdate, INDEX_WAIT, IndexCopy, Scratch, Stamp, Unobserved,
+    replace_paths, stamp, write_index_entries,
 };
 use crate::error::{Context as _, GitError};
 use crate::handles::Handle;
@@ -172,11 +172,12 @@ impl Repo {
             checkouts.push((&self.workdir, &*primary));
         }
         checkouts.extend(others.iter().map(|(path, handle)| (path.as_path(), &**handle)));
+        // The handles of the checkouts are not pooled again: their index is the landing's
+        // scratch copy (`Scratch::take_index`).
         let outcome = self.advance_in(&primary, &checkouts, &refname, (expected, new), observer)?;
         drop(checkouts);
-        primary.set_keep(true);
-        for (_, handle) in &mut others {
-            handle.set_keep(true);
+        if !in_primary {
+            primary.set_keep(true);
         }
         Ok(outcome)
     }
@@ -205,14 +206,40 @@ impl Repo {
             old_versions,
             new_versions,
         };
-        if let Err(deferred) = self.check_checkouts(&change)? {
+        // Each checkout's index is read once, from a copy in its landing's scratch folder.
+        let mut prepared = Vec::new();
+        for &(path, crepo) in checkouts {
+            let scratch = Scratch::fresh(crepo.path())?;
+            let taken = scratch.take_index(crepo, path)?;
+            prepared.push((scratch, Some(taken)));
+        }
+        let outcome = self.check_and_move(repo, &change, &mut prepared, refname, observer);
+        for (scratch, _) in &prepared {
+            if let Err(e) = scratch.remove() {
+                tracing::warn!(error = %e, "could not remove a landing's scratch folder");
+            }
+        }
+        outcome
+    }
+
+    /// Phases 1 to 3 of [`Repo::advance_main`] with each checkout's scratch folder and
+    /// index copy.
+    fn check_and_move(
+        &self,
+        repo: &Repository,
+        change: &Change<'_, '_>,
+        prepared: &mut [(Scratch, Option<IndexCopy>)],
+        refname: &str,
+        observer: &mut dyn CheckoutObserver,
+    ) -> Result<AdvanceOutcome, GitError> {
+        if let Err(deferred) = self.check_checkouts(change)? {
             return Ok(deferred);
         }
-        let updated = match self.fast_forward_checkouts(&change, observer)? {
+        let updated = match self.fast_forward_checkouts(change, prepared, observer)? {
             Ok(updated) => updated,
             Err(deferred) => return Ok(deferred),
         };
-        self.swap_main(repo, &change, &updated, refname, expected, new)
+        self.swap_main(repo, change, &updated, refname, change.from, change.to)
     }
 
     /// Phase 1: every checkout of main must be able to take the change; `Ok(Err(_))` is
@@ -259,12 +286,16 @@ impl Repo {
     fn fast_forward_checkouts(
         &self,
         change: &Change<'_, '_>,
+        prepared: &mut [(Scratch, Option<IndexCopy>)],
         observer: &mut dyn CheckoutObserver,
     ) -> Result<Result<Vec<usize>, AdvanceOutcome>, GitError> {
         let mut updated: Vec<usize> = Vec::new();
-        for (i, &(path, crepo)) in change.checkouts.iter().enumerate() {
-            let result = wait_for_index(crepo, path)
-                .and_then(|()| self.update_checkout(change, path, crepo, observer));
+        for (i, (&(path, crepo), (scratch, taken))) in
+            change.checkouts.iter().zip(prepared.iter_mut()).enumerate()
+        {
+            let result = wait_for_index(crepo, path).and_then(|()| {
+                self.update_checkout(change, path, crepo, (scratch, taken.take()), observer)
+            });
             match result {
                 Ok(Written::All) => updated.push(i),
                 Ok(Written::Nothing(paths)) => {
@@ -298,9 +329,9 @@ impl Repo {
         change: &Change<'_, '_>,
         at: &Path,
         crepo: &Repository,
+        (scratch, taken): (&Scratch, Option<IndexCopy>),
         observer: &mut dyn CheckoutObserver,
     ) -> Result<Written, GitError> {
-        let scratch = Scratch::fresh(crepo.path())?;
         let seen: Vec<Option<Stamp>> =
             change.touched.iter().map(|path| stamp(&at.join(path.as_path()))).collect();
         let versions = scratch.dir("new");
@@ -325,7 +356,7 @@ impl Repo {
         if !in_the_way.is_empty() {
             return Ok(Written::Part(in_the_way.iter().map(RepoPath::display).collect()));
         }
-        write_index_entries(crepo, at, &change.new_versions, &change.touched, &[], &scratch)?;
+        write_index_entries(crepo, at, &change.new_versions, &change.touched, &[], scratch, taken)?;
         scratch.remove()?;
         observer.updated(&update);
         Ok(Written::All)
@@ -399,7 +430,7 @@ impl Repo {
             replace_paths(at, &versions, &change.old_versions, &change.touched, &mut |_, _| {})?;
         let placed: Vec<RepoPath> =
             change.touched.iter().filter(|path| !in_the_way.contains(path)).cloned().collect();
-        write_index_entries(crepo, at, &change.old_versions, &placed, &[], &scratch)?;
+        write_index_entries(crepo, at, &change.old_versions, &placed, &[], &scratch, None)?;
         scratch.remove()
     }
 }

@@ -89,9 +89,34 @@ impl Scratch {
     }
 
     /// Removes it.
-    pub(crate) fn remove(self) -> Result<(), GitError> {
+    pub(crate) fn remove(&self) -> Result<(), GitError> {
         remove_dir_if_exists(&self.root)
     }
+
+    /// Copies the index of the checkout `crepo` into this folder, reads the copy and makes
+    /// it the handle's index: the conflict check, the status of the touched paths and the
+    /// entry update of one landing then share one read of the index (each is about 13 ms
+    /// at 20,000 files), and the copy is what replaces the index when no other process
+    /// wrote it meanwhile ([`write_index_entries`]). The handle must not be pooled after:
+    /// its index is this scratch file.
+    pub(crate) fn take_index(&self, crepo: &Repository, at: &Path) -> Result<IndexCopy, GitError> {
+        let index_file = crepo.path().join("index");
+        let copy = self.dir("index");
+        let before = stamp(&index_file);
+        if before.is_some() {
+            std::fs::copy(&index_file, &copy).map_err(|e| GitError::io("copy", &index_file, e))?;
+        }
+        let context = || format!("could not read the index of {}", at.display());
+        let mut index = Index::open(&copy).ctx(context)?;
+        crepo.set_index(&mut index).ctx(context)?;
+        Ok(IndexCopy { before })
+    }
+}
+
+/// The index of a checkout as [`Scratch::take_index`] copied it: the stamp the index file
+/// had then.
+pub(crate) struct IndexCopy {
+    before: Option<Stamp>,
 }
 
 /// Removes what a killed landing left in the checkout whose git folder is `git_dir`: its
@@ -333,6 +358,7 @@ pub(crate) fn write_index_entries(
     placed: &[RepoPath],
     unstatted: &[RepoPath],
     scratch: &Scratch,
+    mut taken: Option<IndexCopy>,
 ) -> Result<(), GitError> {
     if placed.is_empty() && unstatted.is_empty() {
         return Ok(());
@@ -343,12 +369,25 @@ pub(crate) fn write_index_entries(
     let context = || format!("could not write the index of {}", at.display());
     let deadline = Instant::now() + INDEX_WAIT;
     loop {
-        let before = stamp(&index_file);
-        let _ = std::fs::remove_file(&copy);
-        if before.is_some() {
-            std::fs::copy(&index_file, &copy).map_err(|e| GitError::io("copy", &index_file, e))?;
-        }
-        let mut index = Index::open(&copy).ctx(context)?;
+        // The copy the landing already read, while the index is still what was copied.
+        let (before, mut index) = match taken.take() {
+            Some(IndexCopy { before })
+                if stamp(&index_file) == before
+                    && crepo.index().ok().and_then(|i| i.path().map(Path::to_path_buf))
+                        == Some(copy.clone()) =>
+            {
+                (before, crepo.index().ctx(context)?)
+            }
+            _ => {
+                let before = stamp(&index_file);
+                let _ = std::fs::remove_file(&copy);
+                if before.is_some() {
+                    std::fs::copy(&index_file, &copy)
+                        .map_err(|e| GitError::io("copy", &index_file, e))?;
+                }
+                (before, Index::open(&copy).ctx(context)?)
+            }
+        };
         set_entries(&mut index, at, target, placed, unstatted)?;
         index.write().ctx(context)?;
         drop(index);

@@ -9,6 +9,7 @@ use git2::{
     Repository,
 };
 
+use crate::checkout::tree_diff_paths;
 use crate::error::{Context as _, GitError};
 use crate::paths::path_string;
 use crate::repo::Repo;
@@ -119,6 +120,15 @@ pub(crate) fn task_diff<'r>(
     let (base_tree, head_tree) = (tree_of(base)?, tree_of(head)?);
     let mut options = DiffOptions::new();
     options.include_typechange(true).max_size(i64::try_from(max_blob_bytes).unwrap_or(i64::MAX));
+    // libgit2 walks both trees whole; the paths that differ are found without opening a
+    // folder both sides share, and the diff looks at them alone (literal paths).
+    let changed = tree_diff_paths(repo, &base_tree, &head_tree)?;
+    if !changed.is_empty() {
+        options.disable_pathspec_match(true);
+        for path in &changed {
+            options.pathspec(path.as_path());
+        }
+    }
     let mut diff = repo
         .diff_tree_to_tree(Some(&base_tree), Some(&head_tree), Some(&mut options))
         .ctx(|| format!("could not diff {base}..{head}"))?;
@@ -204,7 +214,7 @@ impl Repo {
     /// Every path changed between `base` and `head` (commits), with renames paired up;
     /// mode-only changes and type changes included. Sorted by path.
     pub fn changed_paths(&self, base: Oid, head: Oid) -> Result<Vec<PathChange>, GitError> {
-        let repo = self.git()?;
+        let repo = self.objects()?;
         let diff = task_diff(&repo, base, head, self.bounds.max_file_bytes)?;
         Ok(path_changes(&diff))
     }
@@ -214,7 +224,7 @@ impl Repo {
     /// repository's size limit ([`Repo::with_max_file_bytes`]), which are not read. Ends
     /// early with [`GitError::Cancelled`] once breeze is stopping.
     pub fn diff_patch(&self, base: Oid, head: Oid) -> Result<String, GitError> {
-        let repo = self.git()?;
+        let repo = self.objects()?;
         let diff = task_diff(&repo, base, head, self.bounds.max_file_bytes)?;
         self.render(&diff, ChangeView::Patch, "write the diff for the reviewer")
     }
@@ -231,7 +241,7 @@ impl Repo {
         let max = self.bounds.max_file_bytes;
         let (repo, head) = match tip {
             ChangeTip::Commit(head) => {
-                let repo = self.git()?;
+                let repo = self.objects()?;
                 let diff = task_diff(&repo, base, head, max)?;
                 return self.render(&diff, view, "show the change");
             }

@@ -143,7 +143,7 @@ impl Repo {
         head: Oid,
         gates: &GateConfig<'_>,
     ) -> Result<Vec<GateResult>, GitError> {
-        let repo = self.git()?;
+        let repo = self.objects()?;
         let diff = task_diff(&repo, base, head, self.bounds.max_file_bytes)?;
         let changes = path_changes(&diff);
         let tree_of = |oid: Oid| {

@@ -10,6 +10,7 @@ use git2::{
 };
 
 use crate::commit::identity;
+use crate::disjoint_merge::merge_disjoint;
 use crate::error::{Context as _, GitError};
 use crate::merge_check::{MergeTrees, check_merge, set_exec_bits};
 use crate::names::symbolic_target;
@@ -141,15 +142,20 @@ pub(crate) fn conflict_paths(index: &Index) -> Result<Vec<String>, GitError> {
 
 impl Repo {
     /// Three-way merge of the task's change `base..head` onto `onto` (the current main tip),
-    /// in memory: no working tree, index or ref is touched. Renames are followed.
+    /// in memory: no working tree, index or ref is touched. Renames are followed. When the
+    /// two sides changed no path in common the merge is decided folder by folder
+    /// (`disjoint_merge`); otherwise libgit2 merges and `merge_check` checks its result.
     pub fn merge_task(&self, base: Oid, head: Oid, onto: Oid) -> Result<MergeOutcome, GitError> {
-        let repo = self.git()?;
+        let repo = self.objects()?;
         let head_tree = commit_tree(&repo, head)?;
         if onto == base {
             return Ok(MergeOutcome::Clean { tree: head_tree.id() });
         }
         let base_tree = commit_tree(&repo, base)?;
         let onto_tree = commit_tree(&repo, onto)?;
+        if let Some(tree) = merge_disjoint(&repo, &base_tree, &onto_tree, &head_tree)? {
+            return Ok(MergeOutcome::Clean { tree });
+        }
         let mut index = repo
             .merge_trees(&base_tree, &onto_tree, &head_tree, Some(&merge_options()))
             .ctx(|| format!("could not merge {base}..{head} onto {onto}"))?;

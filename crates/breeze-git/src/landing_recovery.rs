@@ -126,7 +126,7 @@ impl Repo {
             .cloned()
             .collect();
         drop(index);
-        write_index_entries(crepo, at, &head_versions, &rewrite, &follow, &scratch)?;
+        write_index_entries(crepo, at, &head_versions, &rewrite, &follow, &scratch, None)?;
         scratch.remove()?;
         let mut kept: Vec<String> = kept.iter().map(RepoPath::display).collect();
         kept.sort();

@@ -58,6 +58,7 @@ mod cli;
 mod commit;
 mod create;
 mod diff;
+mod disjoint_merge;
 mod error;
 mod gates;
 mod guard;
