@@ -184,6 +184,28 @@ fn an_observer_that_cannot_record_the_update_stops_the_landing_before_any_file()
     assert!(!repo.path().join("src/gen0.rs").exists());
 }
 
+#[test]
+fn a_file_the_user_stages_while_a_landing_is_under_way_stays_staged() {
+    // The landing reads the user's index once, from a copy, before it writes anything;
+    // `git add` by the user after that copy must not be lost when the index is replaced.
+    let (repo, handle, onto, commit) = twenty_file_landing();
+    write(repo.path(), "notes.txt", "the user's own\n");
+    let at = repo.path().to_path_buf();
+    let mut heard = Heard {
+        before_first_path: Some(Box::new(move || {
+            git(&at, &["add", "notes.txt"]);
+        })),
+        ..Heard::default()
+    };
+    let outcome = handle.advance_main_observed(onto, commit, &mut heard).unwrap();
+    assert!(matches!(outcome, AdvanceOutcome::Advanced { .. }), "{outcome:?}");
+    assert_eq!(repo.main_tip(), commit);
+    assert_eq!(repo.status(), "A  notes.txt", "the user's staged file, and nothing else");
+    assert_eq!(stat_dirty(&repo), "");
+    assert!(!scratch_left(&repo));
+    repo.fsck();
+}
+
 /// Lands the twenty files, killed after `die_after` paths; the update the observer heard.
 fn killed_landing(handle: &Repo, onto: Oid, commit: Oid, die_after: usize) -> CheckoutUpdate {
     let mut heard = Heard { die_after: Some(die_after), ..Heard::default() };
