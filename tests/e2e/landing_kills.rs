@@ -498,3 +498,60 @@ fn a_batch_killed_at_each_step_lands_every_task_once() {
         assert_no_stray_files(&root, "");
     }
 }
+
+#[test]
+fn a_batched_run_killed_with_approved_tasks_waiting_resumes_without_taking_their_lanes() {
+    // Two lanes, five tasks, batches of three, a verify that takes a second: while the
+    // first batch is verified, the other approved task waits to land and a third task
+    // works in the lane it left. Killed then, the resumed run must put the approved task
+    // back in the landing queue — not give it a lane, where another task's branch is
+    // checked out ("branch task/N is checked out in lane-M") — and land every task once.
+    // Reviews are serial and take 0.3 s each: the first approved task's batch is under way
+    // (verify takes a second) when the second is approved.
+    let reviewer = "sleep 0.3; cat >/dev/null; printf '{\"schema_version\":\"review-result.v1\",\"verdict\":\"APPROVE\",\"checks\":[],\"gaps\":[]}' > \"$BREEZE_OUTPUT\"";
+    let config = SCRIPTED_CONFIG.replace("max_workers = 3", "max_workers = 2").replace(
+        "[roles.reviewer]\nbackend = \"scripted\"",
+        &format!(
+            "[roles.reviewer]\nbackend = \"command\"\ncommand = [\"sh\", \"-c\", {reviewer:?}]"
+        ),
+    ) + "[land]\nbatch = 3\nverify = [\"sleep\", \"1\"]\n";
+    assert!(config.contains("backend = \"command\""));
+    let plan: String = ["one", "two", "three", "four", "five"]
+        .iter()
+        .enumerate()
+        .map(|(n, name)| toml_task(&(n + 1).to_string(), name, &[&format!("src/{name}.txt")], ""))
+        .collect();
+    let (_temp, root) =
+        repo_with(&[("breeze.toml", &config), ("plan.toml", &plan), ("README.md", "r\n")]);
+    let mut child = breeze()
+        .current_dir(&root)
+        .args(["run"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let count = |kind: &str| journal_text_after(&root, 0).matches(kind).count();
+    let waiting = wait_until(&mut child, "an approved task waiting while a batch lands", || {
+        count("\"kind\":\"landing_batch\"") == 1
+            && count("\"kind\":\"reviewed\"") >= 2
+            && count("\"kind\":\"task_started\"") >= 3
+            && count("\"kind\":\"landed\"") == 0
+    });
+    assert!(waiting, "the run ended before the moment to kill it");
+    child.kill().unwrap(); // SIGKILL
+    assert_eq!(child.wait().unwrap().signal(), Some(9));
+    let approved_waiting = journal(&root).iter().any(|event| {
+        matches!(&event.event, EventKind::Reviewed { task, .. }
+            if !journal_text_after(&root, 0).contains(&format!("\"task\":\"{task}\",\"state\":\"landing\"")))
+    });
+    assert!(approved_waiting, "killed with an approved task waiting to land");
+
+    let resumed = run_in(&root, &["resume"]);
+    assert_eq!(resumed.status.code(), Some(0), "{}", both(&resumed));
+    for id in ["1", "2", "3", "4", "5"] {
+        assert_eq!(landings_of(&root, id), 1, "task {id} once on main");
+        journal_tells_the_landing(&root, id);
+    }
+    assert_eq!(git(&root, &["status", "--porcelain"]), "");
+    assert_no_stray_files(&root, "");
+}

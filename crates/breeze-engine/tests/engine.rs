@@ -1793,6 +1793,47 @@ async fn a_batch_of_four_with_one_bad_task_is_bisected_the_bad_one_goes_back_the
 }
 
 #[tokio::test]
+async fn approved_tasks_of_a_batched_run_wait_to_land_on_resume_and_leave_the_lanes_to_the_others()
+{
+    // Two lanes, four tasks, batches of three: a person approves one task at a time, so a
+    // resumed run always starts with approved tasks waiting for their batch while others
+    // still need a lane. An approved task must wait in the landing queue, not take a lane
+    // from the task whose branch is checked out there ("branch task/N is checked out in
+    // lane-M"); every task lands once.
+    let plan = ["one", "two", "three", "four"]
+        .iter()
+        .enumerate()
+        .map(|(n, name)| toml_task(&(n + 1).to_string(), name, &[&format!("src/{name}.txt")], ""))
+        .collect::<String>();
+    let fixture = Fixture::new(&plan, &[]);
+    let mut options = requiring_approval(&fixture);
+    options.config.as_mut().unwrap().land_batch = 3;
+    options.config.as_mut().unwrap().max_workers = 2;
+    use breeze_engine::decision::{HumanDecision, decide};
+    let mut outcome = breeze_engine::run(options.clone(), CancellationToken::new()).await.unwrap();
+    for _ in 0..8 {
+        if outcome.state == RunState::Succeeded {
+            break;
+        }
+        assert_eq!(outcome.state, RunState::Interrupted, "{outcome:?}");
+        let awaiting: Vec<String> = outcome
+            .status
+            .tasks
+            .iter()
+            .filter(|task| task.state == TaskState::AwaitingApproval)
+            .map(|task| task.id.clone())
+            .collect();
+        assert!(!awaiting.is_empty(), "stopped with nothing to approve: {outcome:?}");
+        decide(&fixture.root, &awaiting[..1], &HumanDecision::Approve).unwrap();
+        outcome = resume_with(options.clone()).await;
+    }
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    let each_once = ["1", "2", "3", "4"].map(|id| (id.to_string(), 1)).into();
+    assert_eq!(landings_on_main(&fixture), each_once);
+    assert_eq!(git(&fixture.root, &["status", "--porcelain"]), "");
+}
+
+#[tokio::test]
 async fn with_batch_1_each_landing_is_verified_alone_and_a_landed_main_is_known_to_pass() {
     let (fixture, verify) = four_tasks_one_bad();
     let mut options = fixture.options();
