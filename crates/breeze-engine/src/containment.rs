@@ -507,6 +507,68 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_check_of_main_waits_for_a_landing_under_way_and_does_not_blame_the_next_task() {
+        // A landing moves main to B; before the guard knows B, the next task's branch is
+        // made at B. A check of main in that window would find B on a task branch ("made
+        // in task/2"): it waits for the landing instead, then knows B.
+        use breeze_test_support::git::{git, git_line};
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        git(root, &["init", "-q", "-b", "main"]);
+        std::fs::write(root.join("a.txt"), "a\n").unwrap();
+        git(root, &["add", "a.txt"]);
+        git(root, &["-c", "user.name=u", "-c", "user.email=u@x", "commit", "-q", "-m", "a"]);
+        let oid = |rev: &str| Oid::from_str(&git_line(root, &["rev-parse", rev])).unwrap();
+        let a = oid("main");
+        let tree = git_line(root, &["rev-parse", "main^{tree}"]);
+        let landing = git_line(
+            root,
+            &[
+                "-c",
+                "user.name=u",
+                "-c",
+                "user.email=u@x",
+                "commit-tree",
+                &tree,
+                "-p",
+                "main",
+                "-m",
+                "landing",
+            ],
+        );
+        let b = Oid::from_str(&landing).unwrap();
+        let repo = Arc::new(Repo::open(root).unwrap());
+        let home = tempfile::tempdir().unwrap();
+        let containment = Containment::decide(&Config::defaults(), Some(home.path())).unwrap();
+        let guard = RoleGuard::new(containment, repo.clone(), a);
+
+        let (moved_tx, moved_rx) = std::sync::mpsc::channel();
+        std::thread::scope(|scope| {
+            let guard = &guard;
+            let checker = scope.spawn(move || {
+                moved_rx.recv().unwrap();
+                guard.check_main()
+            });
+            let outcome = guard
+                .moving_main(b, || {
+                    let outcome = repo.advance_main(a, b)?;
+                    git(root, &["branch", "task/2", &landing]);
+                    moved_tx.send(()).unwrap();
+                    // The check starts meanwhile, and must wait for this landing.
+                    std::thread::sleep(std::time::Duration::from_millis(300));
+                    Ok(outcome)
+                })
+                .unwrap();
+            assert!(matches!(outcome, AdvanceOutcome::Advanced { .. }), "{outcome:?}");
+            let checked = checker.join().unwrap();
+            assert!(checked.is_ok(), "{:?}", checked.err().map(|e| e.to_string()));
+        });
+        // Without the landing, the same branch on main is found.
+        let found = repo.lane_commit_on_main_beyond(a, &[]).unwrap();
+        assert!(found.is_some(), "the window the guard closes is real");
+    }
+
+    #[test]
     fn a_writable_folder_that_does_not_exist_yet_is_created_and_granted() {
         let home = tempfile::tempdir().unwrap();
         let mut config = Config::defaults();
