@@ -1697,14 +1697,19 @@ echo "$fail failed, 3 passed in 0.$$s"
     assert_eq!(landings_on_main(&fixture), [("1".to_string(), 1), ("2".to_string(), 1)].into());
 }
 
-/// Four tasks writing `src/<n>.txt`; verify fails while task 3's first attempt is in the tree.
-fn four_tasks_one_bad() -> (Fixture, String) {
+/// Four tasks, `1`…`4`, each writing `src/<one|two|three|four>.txt`.
+fn four_tasks() -> Fixture {
     let plan = ["one", "two", "three", "four"]
         .iter()
         .enumerate()
         .map(|(n, name)| toml_task(&(n + 1).to_string(), name, &[&format!("src/{name}.txt")], ""))
         .collect::<String>();
-    let fixture = Fixture::new(&plan, &[]);
+    Fixture::new(&plan, &[])
+}
+
+/// [`four_tasks`]; verify fails while task 3's first attempt is in the tree.
+fn four_tasks_one_bad() -> (Fixture, String) {
+    let fixture = four_tasks();
     let verify = script(
         &fixture,
         "verify.sh",
@@ -1800,12 +1805,7 @@ async fn approved_tasks_of_a_batched_run_wait_to_land_on_resume_and_leave_the_la
     // still need a lane. An approved task must wait in the landing queue, not take a lane
     // from the task whose branch is checked out there ("branch task/N is checked out in
     // lane-M"); every task lands once.
-    let plan = ["one", "two", "three", "four"]
-        .iter()
-        .enumerate()
-        .map(|(n, name)| toml_task(&(n + 1).to_string(), name, &[&format!("src/{name}.txt")], ""))
-        .collect::<String>();
-    let fixture = Fixture::new(&plan, &[]);
+    let fixture = four_tasks();
     let mut options = requiring_approval(&fixture);
     options.config.as_mut().unwrap().land_batch = 3;
     options.config.as_mut().unwrap().max_workers = 2;
