@@ -100,16 +100,30 @@ impl Scratch {
     /// wrote it meanwhile ([`write_index_entries`]). The handle must not be pooled after:
     /// its index is this scratch file.
     pub(crate) fn take_index(&self, crepo: &Repository, at: &Path) -> Result<IndexCopy, GitError> {
+        let (before, mut index) = self.copy_index(crepo, at)?;
+        crepo
+            .set_index(&mut index)
+            .ctx(|| format!("could not read the index of {}", at.display()))?;
+        Ok(IndexCopy { before })
+    }
+
+    /// The checkout's index copied to `index` in this folder (replacing an older copy) and
+    /// read, with the stamp the index file had when it was copied.
+    fn copy_index(
+        &self,
+        crepo: &Repository,
+        at: &Path,
+    ) -> Result<(Option<Stamp>, Index), GitError> {
         let index_file = crepo.path().join("index");
         let copy = self.dir("index");
         let before = stamp(&index_file);
+        let _ = std::fs::remove_file(&copy);
         if before.is_some() {
             std::fs::copy(&index_file, &copy).map_err(|e| GitError::io("copy", &index_file, e))?;
         }
-        let context = || format!("could not read the index of {}", at.display());
-        let mut index = Index::open(&copy).ctx(context)?;
-        crepo.set_index(&mut index).ctx(context)?;
-        Ok(IndexCopy { before })
+        let index =
+            Index::open(&copy).ctx(|| format!("could not read the index of {}", at.display()))?;
+        Ok((before, index))
     }
 }
 
@@ -370,23 +384,16 @@ pub(crate) fn write_index_entries(
     let deadline = Instant::now() + INDEX_WAIT;
     loop {
         // The copy the landing already read, while the index is still what was copied.
-        let (before, mut index) = match taken.take() {
-            Some(IndexCopy { before })
-                if stamp(&index_file) == before
-                    && crepo.index().ok().and_then(|i| i.path().map(Path::to_path_buf))
-                        == Some(copy.clone()) =>
-            {
-                (before, crepo.index().ctx(context)?)
-            }
-            _ => {
-                let before = stamp(&index_file);
-                let _ = std::fs::remove_file(&copy);
-                if before.is_some() {
-                    std::fs::copy(&index_file, &copy)
-                        .map_err(|e| GitError::io("copy", &index_file, e))?;
-                }
-                (before, Index::open(&copy).ctx(context)?)
-            }
+        // The copy the landing already read (the handle's index), while the index is still
+        // what was copied; else a fresh copy.
+        let read =
+            taken.take().filter(|taken| stamp(&index_file) == taken.before).and_then(|taken| {
+                let index = crepo.index().ok()?;
+                (index.path() == Some(copy.as_path())).then_some((taken.before, index))
+            });
+        let (before, mut index) = match read {
+            Some(read) => read,
+            None => scratch.copy_index(crepo, at)?,
         };
         set_entries(&mut index, at, target, placed, unstatted)?;
         index.write().ctx(context)?;

@@ -268,7 +268,7 @@ impl Repo {
 
     /// `diff` as a patch or as stats; a patch ends early with [`GitError::Cancelled`] once
     /// breeze is stopping (`doing` names the step).
-    fn render(
+    pub(crate) fn render(
         &self,
         diff: &Diff<'_>,
         view: ChangeView,

@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use breeze_protocol::{GateResult, GateStatus};
 use git2::{ObjectType, Oid, Repository, Tree};
 
-use crate::diff::{ChangeKind, EntryMode, PathChange, path_changes, task_diff};
+use crate::diff::{ChangeKind, ChangeView, EntryMode, PathChange, path_changes, task_diff};
 use crate::error::{
     Context as _, GitError, SpecialNode, file_size_detail, list_paths, special_node_detail,
 };
@@ -133,6 +133,18 @@ fn blob_text(repo: &Repository, tree: &Tree<'_>, path: &str) -> Result<Option<St
     }
 }
 
+/// What the reviewer of `base..head` is given, from one diff: the changed paths, the patch
+/// ([`Repo::diff_patch`]) and the gates ([`Repo::run_gates`]).
+#[derive(Debug, Clone)]
+pub struct ChangeForReview {
+    /// Every changed path, renames paired, sorted ([`Repo::changed_paths`]).
+    pub changes: Vec<PathChange>,
+    /// The unified diff.
+    pub patch: String,
+    /// One result per gate.
+    pub gates: Vec<GateResult>,
+}
+
 impl Repo {
     /// Runs the five mechanical gates on `base..head` and returns one result per gate, in
     /// the order `write-set`, `symlink-escape`, `nested-repo`, `plans-markers`, `file-size`.
@@ -145,22 +157,48 @@ impl Repo {
     ) -> Result<Vec<GateResult>, GitError> {
         let repo = self.objects()?;
         let diff = task_diff(&repo, base, head, self.bounds.max_file_bytes)?;
-        let changes = path_changes(&diff);
-        let tree_of = |oid: Oid| {
-            repo.find_commit(oid)
-                .map_err(|_| GitError::MissingObject { what: "commit", oid })
-                .and_then(|c| c.tree().ctx(|| format!("could not read the tree of {oid}")))
-        };
-        let base_tree = tree_of(base)?;
-        let head_tree = tree_of(head)?;
-        Ok(vec![
-            write_set_gate(&changes, gates),
-            symlink_gate(&repo, &head_tree, &changes)?,
-            nested_repo_gate(&changes),
-            plans_gate(&repo, &base_tree, &head_tree, gates)?,
-            size_gate(&repo, &changes, gates.max_file_bytes)?,
-        ])
+        gates_of(&repo, &path_changes(&diff), base, head, gates)
     }
+
+    /// The changed paths, the patch and the gates of `base..head` from one diff (what a
+    /// review round needs; each alone diffs again).
+    pub fn change_for_review(
+        &self,
+        base: Oid,
+        head: Oid,
+        gates: &GateConfig<'_>,
+    ) -> Result<ChangeForReview, GitError> {
+        let repo = self.objects()?;
+        let diff = task_diff(&repo, base, head, self.bounds.max_file_bytes)?;
+        let changes = path_changes(&diff);
+        let patch = self.render(&diff, ChangeView::Patch, "write the diff for the reviewer")?;
+        let gates = gates_of(&repo, &changes, base, head, gates)?;
+        Ok(ChangeForReview { changes, patch, gates })
+    }
+}
+
+/// The gates of `base..head`, whose changes are `changes`.
+fn gates_of(
+    repo: &Repository,
+    changes: &[PathChange],
+    base: Oid,
+    head: Oid,
+    gates: &GateConfig<'_>,
+) -> Result<Vec<GateResult>, GitError> {
+    let tree_of = |oid: Oid| {
+        repo.find_commit(oid)
+            .map_err(|_| GitError::MissingObject { what: "commit", oid })
+            .and_then(|c| c.tree().ctx(|| format!("could not read the tree of {oid}")))
+    };
+    let base_tree = tree_of(base)?;
+    let head_tree = tree_of(head)?;
+    Ok(vec![
+        write_set_gate(changes, gates),
+        symlink_gate(repo, &head_tree, changes)?,
+        nested_repo_gate(changes),
+        plans_gate(repo, &base_tree, &head_tree, gates)?,
+        size_gate(repo, changes, gates.max_file_bytes)?,
+    ])
 }
 
 impl GitError {

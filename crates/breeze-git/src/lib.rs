@@ -96,8 +96,8 @@ pub use commit::{CommitOutcome, FALLBACK_EMAIL, FALLBACK_NAME};
 pub use diff::{ChangeKind, ChangeTip, ChangeView, EntryMode, PathChange, text_patch};
 pub use error::{GitError, SpecialNode};
 pub use gates::{
-    DEFAULT_MAX_FILE_BYTES, GATE_FILE_SIZE, GATE_FILE_TYPE, GATE_NESTED_REPO, GATE_PLANS_MARKERS,
-    GATE_SYMLINK_ESCAPE, GATE_WRITE_SET, GateConfig,
+    ChangeForReview, DEFAULT_MAX_FILE_BYTES, GATE_FILE_SIZE, GATE_FILE_TYPE, GATE_NESTED_REPO,
+    GATE_PLANS_MARKERS, GATE_SYMLINK_ESCAPE, GATE_WRITE_SET, GateConfig,
 };
 pub use git2::Oid;
 pub use guard::{Fingerprint, LaneCommitOnMain};

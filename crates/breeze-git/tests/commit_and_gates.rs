@@ -172,6 +172,19 @@ fn changed_paths_are_rename_aware_and_count_modes_and_types() {
     assert!(patch.contains("old mode 100644\nnew mode 100755"), "{patch}");
     assert!(patch.contains("+hi\n"), "{patch}");
     assert!(patch.contains("-bye\n"), "{patch}");
+
+    // A review round's one diff gives what the calls alone give.
+    let always = |_: &str| true;
+    let config = GateConfig {
+        in_write_set: &always,
+        max_file_bytes: 1024,
+        plans_file: None,
+        status_markers: &markers,
+    };
+    let review = handle.change_for_review(base, head, &config).unwrap();
+    assert_eq!(review.changes, changes);
+    assert_eq!(review.patch, patch);
+    assert_eq!(review.gates, handle.run_gates(base, head, &config).unwrap());
 }
 
 #[test]

@@ -151,29 +151,15 @@ impl TaskDriver {
     ) -> Result<Change, EngineError> {
         let round = self.record().rounds + 1;
         let (base_oid, head_oid) = (base.0, head.0);
-        let changes = self.ctx.git(move |repo| repo.changed_paths(base_oid, head_oid)).await?;
-        let changed_paths: BTreeSet<String> = changes
-            .iter()
-            .flat_map(|change| change.touched_paths().into_iter().map(str::to_string))
-            .collect();
-        let mut patch = self.ctx.git(move |repo| repo.diff_patch(base_oid, head_oid)).await?;
-        let changelog = self.record().changelog.as_deref().and_then(crate::changelog::landing_line);
-        if let Some(line) = changelog.clone() {
-            let hunk = self.ctx.git(move |repo| changelog_patch(repo, &line)).await?;
-            patch.push_str(&hunk);
-        }
-        let diff_path = self.ctx.run_dir.review_file(&file_slug(&self.id), round, "diff");
-        std::fs::write(&diff_path, patch)
-            .map_err(|err| EngineError::io(format!("cannot write {}", diff_path.display()), err))?;
         let writes = self.ctx.write_sets.get(self.index);
         let max_file_bytes = self.ctx.config.max_file_bytes;
         let plans_file = self.ctx.tracked_plans_file.clone();
-        let gates = self
+        let breeze_git::ChangeForReview { changes, mut patch, gates } = self
             .ctx
             .git(move |repo| {
                 let in_write_set = |path: &str| writes.is_empty() || writes.matches(path);
                 let markers = |text: &str| breeze_plan::plans_md::status_markers(text);
-                repo.run_gates(
+                repo.change_for_review(
                     base_oid,
                     head_oid,
                     &breeze_git::GateConfig {
@@ -185,6 +171,18 @@ impl TaskDriver {
                 )
             })
             .await?;
+        let changed_paths: BTreeSet<String> = changes
+            .iter()
+            .flat_map(|change| change.touched_paths().into_iter().map(str::to_string))
+            .collect();
+        let changelog = self.record().changelog.as_deref().and_then(crate::changelog::landing_line);
+        if let Some(line) = changelog.clone() {
+            let hunk = self.ctx.git(move |repo| changelog_patch(repo, &line)).await?;
+            patch.push_str(&hunk);
+        }
+        let diff_path = self.ctx.run_dir.review_file(&file_slug(&self.id), round, "diff");
+        std::fs::write(&diff_path, patch)
+            .map_err(|err| EngineError::io(format!("cannot write {}", diff_path.display()), err))?;
         Ok(Change {
             round,
             base,
