@@ -245,7 +245,7 @@ fn wait_or_stop(
 
 /// Ends the process group `child` leads: SIGTERM (git removes its lock files), then SIGKILL
 /// after [`STOP_GRACE`]; reaps the child.
-fn end_group(child: &mut Child) {
+pub(crate) fn end_group(child: &mut Child) {
     use nix::sys::signal::{Signal, killpg};
     use nix::unistd::Pid;
     let group = Pid::from_raw(child.id() as i32);

@@ -149,7 +149,6 @@ fn run_git(dir: &Path, args: &[OsString], access: &RemoteAccess) -> Result<Ran, 
     let mut child = command
         .spawn()
         .map_err(|e| GitError::CliMissing { purpose: "reach a remote", detail: e.to_string() })?;
-    let pid = child.id();
     let (sender, receiver) = mpsc::channel::<(bool, String)>();
     for (is_stdout, pipe) in [
         (true, child.stdout.take().map(|p| Box::new(p) as Box<dyn std::io::Read + Send>)),
@@ -187,20 +186,16 @@ fn run_git(dir: &Path, args: &[OsString], access: &RemoteAccess) -> Result<Ran, 
             None
         };
         if let Some(unfinished) = unfinished {
-            // git and what it started (ssh, the https helper) are one group.
-            let group = nix::unistd::Pid::from_raw(pid as i32);
-            let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
-            let _ = child.wait();
-            let detail = match unfinished {
-                Unfinished::TimedOut => {
-                    format!("no answer within {}s", access.timeout.as_secs_f64().ceil())
-                }
-                Unfinished::Stopped => "stopped".to_string(),
-            };
-            return Err(GitError::Cli {
-                command: shown(args),
-                status: detail,
-                stderr: String::new(),
+            // git and what it started (ssh, the https helper) are one group; SIGTERM first,
+            // so that git removes its lock files (a fetch's `refs/remotes/….lock`).
+            crate::cli::end_group(&mut child);
+            return Err(match unfinished {
+                Unfinished::TimedOut => GitError::Cli {
+                    command: shown(args),
+                    status: format!("no answer within {}s", access.timeout.as_secs_f64().ceil()),
+                    stderr: String::new(),
+                },
+                Unfinished::Stopped => GitError::Cancelled { action: "reach a remote" },
             });
         }
         std::thread::sleep(Duration::from_millis(20));
@@ -230,6 +225,8 @@ fn shown(args: &[OsString]) -> String {
 /// Turns a failed call into the error naming the remote and what breeze was doing.
 fn remote_error(remote: &str, action: &'static str, error: GitError) -> GitError {
     let detail = match error {
+        // breeze is stopping: nothing is wrong with the remote.
+        GitError::Cancelled { .. } => return error,
         GitError::Cli { status, stderr, .. } if stderr.is_empty() => status,
         GitError::Cli { stderr, .. } => stderr,
         other => other.to_string(),

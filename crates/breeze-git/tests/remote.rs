@@ -170,6 +170,11 @@ fn a_remote_that_never_answers_fails_after_the_time_limit_and_unknown_remotes_ar
     let failed = handle.remote_branch_tip(&RemoteBranch::new("origin", "main"), &quick);
     let Err(GitError::Remote { detail, .. }) = failed else { panic!("{failed:?}") };
     assert!(detail.contains("no answer within"), "{detail}");
+    // breeze stopping meanwhile is a stop, not a problem with the remote.
+    let mut stopping = access();
+    stopping.stop = Some(std::sync::Arc::new(|| true));
+    let stopped = handle.remote_branch_tip(&RemoteBranch::new("origin", "main"), &stopping);
+    assert!(matches!(stopped, Err(GitError::Cancelled { .. })), "{stopped:?}");
     drop(silent);
 
     let unknown = handle.fetch_branch(&RemoteBranch::new("upstream", "main"), &access());
