@@ -239,7 +239,7 @@ impl Repo {
             Ok(updated) => updated,
             Err(deferred) => return Ok(deferred),
         };
-        self.swap_main(repo, change, &updated, refname, change.from, change.to)
+        self.swap_main(repo, change, &updated, refname)
     }
 
     /// Phase 1: every checkout of main must be able to take the change; `Ok(Err(_))` is
@@ -370,9 +370,8 @@ impl Repo {
         change: &Change<'_, '_>,
         updated: &[usize],
         refname: &str,
-        expected: Oid,
-        new: Oid,
     ) -> Result<AdvanceOutcome, GitError> {
+        let (expected, new) = (change.from, change.to);
         let message = format!("breeze: land {new}");
         match repo.reference_matching(refname, new, true, expected, &message) {
             Ok(_) => {

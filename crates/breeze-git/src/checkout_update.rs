@@ -412,7 +412,7 @@ pub(crate) fn write_index_entries(
         if Instant::now() >= deadline {
             return Err(GitError::Locked {
                 path: at.to_path_buf(),
-                detail: format!("{} is held by another git process", lock.display()),
+                detail: format!("{} exists", lock.display()),
             });
         }
         std::thread::sleep(Duration::from_millis(50));

@@ -297,7 +297,7 @@ impl Repo {
     /// The tree of `commit`: what a check of the commit's files depends on (two commits
     /// with one tree verify alike).
     pub fn tree_of(&self, commit: Oid) -> Result<Oid, GitError> {
-        let repo = self.git()?;
+        let repo = self.objects()?;
         let found = repo
             .find_commit(commit)
             .map_err(|_| GitError::MissingObject { what: "commit", oid: commit })?;

@@ -18,7 +18,7 @@ use crate::error::{Context as _, GitError};
 use crate::land::commit_tree;
 use crate::paths::RepoPath;
 use crate::repo::Repo;
-use crate::state::fresh_index;
+use crate::state::{fresh_index, stat_matches};
 
 /// What [`Repo::finish_checkout_update`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -196,7 +196,6 @@ fn index_is_breezes(index: &Index, path: &RepoPath, old: &Versions, new: &Versio
 /// HEAD's version with the stat data of the file there, or neither HEAD nor the index has
 /// it and no file stands there.
 fn settled(at: &Path, index: &Index, head: &Versions, path: &RepoPath) -> bool {
-    use std::os::unix::fs::MetadataExt as _;
     if (1..=3).any(|stage| index.get_path(path.as_path(), stage).is_some()) {
         return false;
     }
@@ -204,12 +203,7 @@ fn settled(at: &Path, index: &Index, head: &Versions, path: &RepoPath) -> bool {
     match (head.get(path), index.get_path(path.as_path(), 0), meta) {
         (None, None, meta) => meta.is_none_or(|meta| meta.is_dir()),
         (Some((id, mode, _)), Some(entry), Some(meta)) => {
-            entry.id == id
-                && entry.mode == mode as u32
-                && entry.file_size == meta.len() as u32
-                && entry.ino == meta.ino() as u32
-                && entry.mtime.seconds() == meta.mtime() as i32
-                && entry.mtime.nanoseconds() == meta.mtime_nsec() as u32
+            entry.id == id && entry.mode == mode as u32 && stat_matches(&entry, &meta)
         }
         _ => false,
     }

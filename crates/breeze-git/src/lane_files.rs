@@ -16,7 +16,7 @@ use crate::baseline::Baseline;
 use crate::bounds::Bounds;
 use crate::error::{GitError, SpecialNode};
 use crate::paths::WorkdirChanges;
-use crate::state::fresh_index;
+use crate::state::{fresh_index, stat_matches};
 use crate::untrusted::kind_of;
 
 /// What a worktree holds that breeze does not read: files above the size limit (with their
@@ -189,14 +189,7 @@ impl Walk<'_> {
     /// read. The index keeps 32 bits of each; a file of 4 GiB or more never passes for
     /// an indexed one (its truncated size could match anything).
     fn as_indexed(&self, rel: &Path, meta: &std::fs::Metadata) -> bool {
-        use std::os::unix::fs::MetadataExt as _;
-        let Ok(size) = u32::try_from(meta.size()) else { return false };
-        self.index.get_path(rel, 0).is_some_and(|entry| {
-            entry.file_size == size
-                && entry.mtime.seconds() == meta.mtime() as i32
-                && entry.mtime.nanoseconds() == meta.mtime_nsec() as u32
-                && entry.ino == meta.ino() as u32
-        })
+        self.index.get_path(rel, 0).is_some_and(|entry| stat_matches(&entry, meta))
     }
 
     /// A folder git never reads from: ignored and holding nothing tracked; inside a nested

@@ -16,6 +16,19 @@ pub(crate) fn fresh_index(repo: &Repository, at: &Path) -> Result<git2::Index, G
     Ok(index)
 }
 
+/// Whether `entry` records the stat data of the file `meta` describes (size, modification
+/// time, inode), as git decides a file is unchanged without reading it. The index keeps 32
+/// bits of each; a file of 4 GiB or more never matches (its truncated size could match
+/// anything).
+pub(crate) fn stat_matches(entry: &git2::IndexEntry, meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    let Ok(size) = u32::try_from(meta.size()) else { return false };
+    entry.file_size == size
+        && entry.mtime.seconds() == meta.mtime() as i32
+        && entry.mtime.nanoseconds() == meta.mtime_nsec() as u32
+        && entry.ino == meta.ino() as u32
+}
+
 /// An index entry at `path` for the tree entry `entry` (a file, link or submodule), with
 /// zero stat data: git compares the file's content again next time it looks.
 pub(crate) fn unstatted_entry(entry: &git2::TreeEntry<'_>, path: &[u8]) -> git2::IndexEntry {
