@@ -159,7 +159,16 @@ fn works_after_a_send_back(task: &breeze_protocol::TaskStatus) -> bool {
 }
 
 /// Names as `` `a`, `b` ``.
-fn quoted(names: &[String]) -> String {
+/// A task's cost: `≥$1.20` when some of its calls had no price (the cost is at least
+/// that), `$1.20`, or `unknown`.
+pub(crate) fn task_cost(usage: &Usage) -> String {
+    match usage.cost_usd {
+        Some(usd) if usage.unpriced_calls > 0 => format!("≥{}", cost(Some(usd))),
+        usd => cost(usd),
+    }
+}
+
+pub(crate) fn quoted(names: &[String]) -> String {
     names.iter().map(|name| format!("`{name}`")).collect::<Vec<_>>().join(", ")
 }
 
@@ -205,11 +214,7 @@ pub fn status_table(status: &BreezeStatus, stop_reason: Option<&str>) -> String 
             // Nothing ran for this task (yet): no cost to be unknown.
             format!("  {:>8}  {:>9}", "-", "-")
         } else if with_usage {
-            let shown = match task.usage.cost_usd {
-                Some(usd) if task.usage.unpriced_calls > 0 => format!("≥{}", cost(Some(usd))),
-                usd => cost(usd),
-            };
-            format!("  {:>8}  {:>9}", shown, task.usage.tokens())
+            format!("  {:>8}  {:>9}", task_cost(&task.usage), task.usage.tokens())
         } else {
             String::new()
         };

@@ -125,9 +125,7 @@ pub fn report_markdown(
             let earlier = if task.earlier_branches.is_empty() {
                 String::new()
             } else {
-                let names: Vec<String> =
-                    task.earlier_branches.iter().map(|b| format!("`{b}`")).collect();
-                format!(" (earlier work on branch {})", names.join(", "))
+                format!(" (earlier work on branch {})", render::quoted(&task.earlier_branches))
             };
             out.push_str(&format!(
                 "- **{}** {} — {}: {}{}{earlier}\n",

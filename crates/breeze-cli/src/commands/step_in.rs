@@ -54,7 +54,10 @@ pub fn open(args: &OpenArgs) -> CliResult {
         .find_map(|name| std::env::var(name).ok().filter(|value| !value.trim().is_empty()))
         .ok_or_else(|| {
             CliError::usage("neither $VISUAL nor $EDITOR is set: breeze does not know your editor")
-                .hint("set one (`export EDITOR=vim`), or open the path `breeze attach` shows yourself")
+                .hint(format!(
+                    "set one (`export EDITOR=vim`), or open {} yourself",
+                    place.display()
+                ))
         })?;
     output::eprint(&format!(
         "opening {} in `{editor}`; nothing is paused: while a worker works there, what you change is part of its attempt (`breeze attach {}` pauses the task first)\n",
@@ -103,8 +106,15 @@ async fn attach_to(here: &Path, id: &str, options: SessionOptions) -> CliResult 
         }
     }
     let stopped = StoppedAttach::open(here, id, None).map_err(engine_error)?;
+    // A session that cannot be prepared (its confinement, say) leaves nothing behind.
+    let session = match prepare_session(&task, &stopped.paused, options) {
+        Ok(session) => session,
+        Err(err) => {
+            stopped.abandon();
+            return Err(err);
+        }
+    };
     stopped.record_start().map_err(engine_error)?;
-    let session = prepare_session(&task, &stopped.paused, options)?;
     say(&format!(
         "no run is live: task {id} is checked out in {}",
         stopped.paused.worktree.display()
@@ -255,5 +265,5 @@ async fn open_session(session: session::Session) -> Result<(), CliError> {
 
 /// A message for the person, on stderr (stdout stays the session's).
 fn say(text: &str) {
-    output::eprint(&format!("breeze: {}\n", text.replace('\n', "\nbreeze: ")));
+    output::eprint(&format!("breeze: {}\n", output::shown(text).replace('\n', "\nbreeze: ")));
 }

@@ -303,7 +303,7 @@ fn cost_and_tokens(task: &TaskStatus) -> String {
     }
     format!(
         "{}<span class=\"sub\">{} / {}</span>",
-        esc(&render::cost(task.usage.cost_usd)),
+        esc(&render::task_cost(&task.usage)),
         task.usage.input_tokens,
         task.usage.output_tokens
     )

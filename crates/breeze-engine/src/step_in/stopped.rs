@@ -233,6 +233,12 @@ impl StoppedAttach {
         Ok(StoppedReport { attempt, retried, unblocked, kept })
     }
 
+    /// Gives up the session before it opened (nothing was recorded): the worktree made for
+    /// it goes, a kept lane stays as it is.
+    pub fn abandon(self) {
+        self.put_away(&PersonAttempt::Unchanged);
+    }
+
     /// Removes a worktree made for this session alone, unless the person left in it what
     /// could not be committed; the worktree that stays, if any.
     fn put_away(&self, attempt: &PersonAttempt) -> Option<std::path::PathBuf> {

@@ -180,7 +180,7 @@ fn land_to(remote: Option<&str>, main_branch: &str) -> String {
         "# or become a pull request of its own (GitHub's gh here; GitLab: [\"glab\", \"mr\", \"create\", ...]):".to_string(),
         "# to = \"pull-request\"".to_string(),
         format!("# remote = {remote_string}"),
-        "# pr_command = [\"gh\", \"pr\", \"create\", \"--base\", \"{target}\", \"--head\", \"{branch}\", \"--title\", \"{title}\", \"--body-file\", \"{body_file}\"]".to_string(),
+        format!("# pr_command = {}", toml_argv(&breeze_engine::Config::defaults().land.pr_command)),
     ]
     .join("\n")
 }
