@@ -321,12 +321,10 @@ pub struct PullRequestRecord {
     /// pull request already there).
     #[serde(default)]
     pub command_started: bool,
-    /// The pull-request command succeeded.
+    /// The pull-request command succeeded. (Whether its change reached the target branch
+    /// is the task's phase: landed. A `merged` field of earlier run files is ignored.)
     #[serde(default)]
     pub opened: bool,
-    /// Its change reached the target branch.
-    #[serde(default)]
-    pub merged: bool,
 }
 
 impl TaskRecord {
@@ -411,7 +409,7 @@ impl TaskRecord {
                 branch: pr.branch.clone(),
                 target: format!("{}/{}", pr.remote, pr.base_branch),
                 commit: pr.commit.to_string(),
-                merged: pr.merged,
+                merged: self.phase == TaskPhase::Landed,
             }),
             branch: self.branch.clone(),
             earlier_branches: self.earlier_branches.clone(),

@@ -528,6 +528,7 @@ impl Dispatcher {
             if waiting {
                 self.awaiting.remove(&index);
                 self.deferred.remove(&index);
+                self.pull_requests.remove(&index);
                 book.transition(index, Transition::Approve).await?;
                 continue;
             }

@@ -376,7 +376,7 @@ impl TaskDriver {
     }
 }
 
-/// How task `index` leaves once its landing ended — landed (its commit recorded), deferred,
+/// How task `index` leaves once its landing ended — landed, deferred,
 /// waiting for its pull request, or escalated after too many bounces; `None` when the
 /// landing sent it back to its worker. For a task landing from its lane and for one landed
 /// in a batch alike.
@@ -386,10 +386,8 @@ pub(super) async fn exit_after_landing(
     landing: Landing,
 ) -> Result<Option<TaskExit>, EngineError> {
     Ok(match landing {
-        Landing::Landed { commit } => {
-            ctx.book.change(index, |record| record.commit = Some(commit)).await?;
-            Some(TaskExit::Landed { commit })
-        }
+        // The commit is recorded with the task's move to landed (`Transition::Land`).
+        Landing::Landed { commit } => Some(TaskExit::Landed { commit }),
         Landing::Deferred { reason } => {
             Some(TaskExit::Deferred(Cause::new(CauseKind::Checkout, reason)))
         }

@@ -106,7 +106,7 @@ impl RunContext {
         if unlanded.next().is_some() || only.phase != TaskPhase::PrOpen {
             return None;
         }
-        let pull_request = only.pull_request.filter(|pr| !pr.merged)?;
+        let pull_request = only.pull_request?;
         Some((only.id, pull_request))
     }
 
@@ -183,7 +183,6 @@ impl TaskDriver {
             url: previous.as_ref().and_then(|pr| pr.url.clone()),
             command_started: previous.as_ref().is_some_and(|pr| pr.command_started),
             opened: previous.as_ref().is_some_and(|pr| pr.opened),
-            merged: false,
         };
         if pr.opened {
             let replaced = expected.map(|oid| oid.to_string()).unwrap_or_default();
@@ -354,8 +353,7 @@ pub(crate) async fn follow_pull_requests(
     let breeze_files = ctx.breeze_files();
     for &index in open {
         let record = ctx.book.record(index);
-        let Some(pr) = record.pull_request.clone().filter(|pr| pr.command_started && !pr.merged)
-        else {
+        let Some(pr) = record.pull_request.clone().filter(|pr| pr.command_started) else {
             continue;
         };
         // A pull request stacked on one still open merges into that one's branch, which
@@ -386,13 +384,6 @@ pub(crate) async fn follow_pull_requests(
             .await?;
         match found {
             (Some((commit, by)), _) => {
-                ctx.book
-                    .change(index, |record| {
-                        if let Some(pr) = &mut record.pull_request {
-                            pr.merged = true;
-                        }
-                    })
-                    .await?;
                 ctx.book
                     .journal(EventKind::PullRequestMerged {
                         task: record.id.clone(),

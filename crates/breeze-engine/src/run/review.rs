@@ -83,7 +83,9 @@ impl TaskDriver {
             return Ok(Judged::GatesFailed(failure));
         }
         // The gates passed: gate failures in a row start again from none.
-        self.change(|record| record.gate_failures_in_row = 0).await?;
+        if self.record().gate_failures_in_row > 0 {
+            self.change(|record| record.gate_failures_in_row = 0).await?;
+        }
         let result = {
             let _serial = self.ctx.review_lock.lock().await;
             self.run_reviewer(&change).await?
