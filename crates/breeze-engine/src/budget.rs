@@ -130,11 +130,6 @@ impl OverBudget {
         }
     }
 
-    /// The figure and what to do, in one line: a task's escalation, the run's stop.
-    pub fn reason(&self) -> String {
-        format!("{self}; {}", self.hint())
-    }
-
     /// The figure as a task's cause, with the setting to raise as its hint.
     pub fn cause(&self) -> breeze_protocol::Cause {
         breeze_protocol::Cause {
@@ -405,7 +400,7 @@ mod tests {
         let over = budget.admit("3").unwrap_err();
         assert_eq!(over.to_string(), "task 3 spent $2.04 of its task_usd = 2.00");
         assert!(!over.stops_the_run());
-        assert!(over.reason().contains("breeze retry 3"), "{}", over.reason());
+        assert!(over.cause().line().contains("breeze retry 3"), "{}", over.cause().line());
         assert!(budget.admit("4").is_ok());
         assert_eq!(budget.run_reached(), None);
     }

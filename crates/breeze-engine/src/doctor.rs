@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use breeze_supervise::{DevShmSupport, KernelSupport};
 
@@ -96,18 +96,10 @@ fn version_of(program: &Path) -> Result<String, String> {
         .stderr(Stdio::null())
         .spawn()
         .map_err(|err| format!("cannot run it: {err}"))?;
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) => break,
-            Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(20)),
-            Ok(None) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err("`--version` did not answer within 10 s".into());
-            }
-            Err(err) => return Err(err.to_string()),
-        }
+    match crate::preflight::wait_within(&mut child, Duration::from_secs(10)) {
+        Ok(Some(_)) => {}
+        Ok(None) => return Err("`--version` did not answer within 10 s".into()),
+        Err(err) => return Err(err.to_string()),
     }
     let output = child.wait_with_output().map_err(|err| err.to_string())?;
     let text = String::from_utf8_lossy(&output.stdout);

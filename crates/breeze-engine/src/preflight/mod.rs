@@ -37,6 +37,8 @@ use tokio_util::sync::CancellationToken;
 use crate::config::{BackendKind, CONFIG_FILE, Config, RoleConfig};
 use crate::progress::{ProgressEvent, ProgressSink};
 
+pub(crate) use programs::wait_within;
+
 /// Which command the preflight runs for: what it checks differs a little.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stage {

@@ -163,25 +163,29 @@ pub(crate) fn python_has_module(
         .stderr(std::process::Stdio::null())
         .spawn()
         .ok()?;
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    match wait_within(&mut child, std::time::Duration::from_secs(10)).ok()??.code() {
+        Some(0) => Some(true),
+        Some(3) => Some(false),
+        _ => None,
+    }
+}
+
+/// Waits up to `limit` for `child` to end; `Ok(None)` when it did not (it is killed).
+pub(crate) fn wait_within(
+    child: &mut std::process::Child,
+    limit: std::time::Duration,
+) -> std::io::Result<Option<std::process::ExitStatus>> {
+    let deadline = std::time::Instant::now() + limit;
     loop {
-        match child.try_wait() {
-            Ok(Some(status)) => {
-                return match status.code() {
-                    Some(0) => Some(true),
-                    Some(3) => Some(false),
-                    _ => None,
-                };
-            }
-            Ok(None) if std::time::Instant::now() < deadline => {
-                std::thread::sleep(std::time::Duration::from_millis(20));
-            }
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return None;
-            }
+        if let Some(status) = child.try_wait()? {
+            return Ok(Some(status));
         }
+        if std::time::Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Ok(None);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
 

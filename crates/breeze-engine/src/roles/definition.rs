@@ -66,24 +66,32 @@ pub fn builtin(role: Role) -> RoleDefinition {
 /// `scripted`). Codex is never given the definition's model: its aliases (`opus`,
 /// `sonnet`) mean nothing to it.
 pub fn model(definition: &RoleDefinition, settings: &crate::config::RoleConfig) -> Option<String> {
-    use crate::config::BackendKind;
-    let model = match settings.backend {
-        BackendKind::Claude if settings.model.is_empty() => &definition.model,
-        BackendKind::Claude | BackendKind::Codex => &settings.model,
-        BackendKind::Command | BackendKind::Scripted => return None,
-    };
-    (!model.is_empty()).then(|| model.clone())
+    chosen_model(settings, || definition.model.clone())
 }
 
 /// [`model`] of `role` in the repository at `repo_root` (an unreadable definition is the
-/// built-in one, as when the role runs).
+/// built-in one, as when the role runs). The definition is read only when it decides (a
+/// Claude Code role without a `model` setting): this runs after every unpriced call.
 pub fn model_of(
     repo_root: &Path,
     role: Role,
     settings: &crate::config::RoleConfig,
 ) -> Option<String> {
-    let definition = load(repo_root, role).unwrap_or_else(|_| builtin(role));
-    model(&definition, settings)
+    chosen_model(settings, || load(repo_root, role).unwrap_or_else(|_| builtin(role)).model)
+}
+
+/// [`model`], with the definition's model asked for only when it is the one.
+fn chosen_model(
+    settings: &crate::config::RoleConfig,
+    definition_model: impl FnOnce() -> String,
+) -> Option<String> {
+    use crate::config::BackendKind;
+    let model = match settings.backend {
+        BackendKind::Claude if settings.model.is_empty() => definition_model(),
+        BackendKind::Claude | BackendKind::Codex => settings.model.clone(),
+        BackendKind::Command | BackendKind::Scripted => return None,
+    };
+    (!model.is_empty()).then_some(model)
 }
 
 /// Parses a definition. The front matter is the subset of YAML these files use:

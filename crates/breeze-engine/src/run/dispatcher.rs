@@ -234,7 +234,7 @@ impl Dispatcher {
             return Ok(Some(DispatchEnd::Finished));
         }
         if let Some(over) = self.ctx.roles.budget.run_reached() {
-            return Ok(Some(DispatchEnd::Interrupted(over.reason())));
+            return Ok(Some(DispatchEnd::Interrupted(over.cause().line())));
         }
         if !self.pull_requests.is_empty() && !self.idle_follow_done {
             // One last look: a pull request merged meanwhile lets its dependents start.

@@ -145,11 +145,6 @@ impl StoppedAttach {
         Ok(StoppedAttach { task, repo, worktree, temporary, before, paused, _lock: lock })
     }
 
-    /// The run's id.
-    pub fn run_id(&self) -> &str {
-        &self.task.run_id
-    }
-
     /// Journals that the person stepped in (before their session opens).
     pub fn record_start(&self) -> Result<(), EngineError> {
         let event = EventKind::Attached {
