@@ -14,12 +14,12 @@
 //! lines sit side by side) is landed again: rebuilt on the new tip, verified, and pushed to
 //! its branch; the pull request shows the new commit.
 
-use breeze_git::{GitError, MergeOutcome, Oid, PushOutcome, RemoteBranch, TaskChange};
+use breeze_git::{MergeOutcome, Oid, PushOutcome, RemoteBranch, TaskChange};
 use breeze_protocol::EventKind;
 
 use super::context::{ProjectCommand, RunContext};
 use super::driver::TaskDriver;
-use super::land_target::{Onto, follow_main};
+use super::land_target::{Onto, deferral, follow_main};
 use super::landing::{Landing, Try};
 use super::pr_body::{Description, history};
 use crate::changelog::CHANGELOG_FILE;
@@ -30,14 +30,12 @@ use crate::snapshot::{ObjectId, PullRequestRecord, TaskPhase};
 /// How much of the pull-request command's output is searched for its address.
 const URL_SEARCH_BYTES: u64 = 64 * 1024;
 
-/// A remote that cannot be reached defers the landing; anything else is an error.
-fn deferral(err: EngineError) -> Result<Landing, EngineError> {
-    match err {
-        EngineError::Git(err @ (GitError::Remote { .. } | GitError::NoSuchRemote { .. })) => {
-            Ok(Landing::Deferred { reason: err.to_string() })
-        }
-        other => Err(other),
-    }
+/// Why nothing can merge into `target`: the remote lacks that branch, and what to do.
+fn no_target_branch(target: &RemoteBranch) -> String {
+    format!(
+        "{} has no branch {} for pull requests to merge into; push it first (`git push {} {}`), then `breeze resume`",
+        target.remote, target.branch, target.remote, target.branch
+    )
 }
 
 /// The first `http://` or `https://` address in `text`.
@@ -127,15 +125,9 @@ impl TaskDriver {
         }
         match self.ctx.fetch_target().await {
             Ok(Some(tip)) => Ok(Onto::Tip { onto: tip, expected: Some(tip) }),
-            Ok(None) => {
-                let target = self.ctx.land_target();
-                Ok(Onto::Done(Landing::Deferred {
-                    reason: format!(
-                        "{} has no branch {} for pull requests to merge into; push it first (`git push {} {}`), then `breeze resume`",
-                        target.remote, target.branch, target.remote, target.branch
-                    ),
-                }))
-            }
+            Ok(None) => Ok(Onto::Done(Landing::Deferred {
+                reason: no_target_branch(&self.ctx.land_target()),
+            })),
             Err(err) => deferral(err).map(Onto::Done),
         }
     }
@@ -340,7 +332,10 @@ pub(crate) async fn follow_pull_requests(
     let mut followed = Followed::default();
     let tip = match ctx.fetch_target().await {
         Ok(Some(tip)) => tip,
-        Ok(None) => return Ok(followed),
+        Ok(None) => {
+            followed.unreachable = Some(no_target_branch(&ctx.land_target()));
+            return Ok(followed);
+        }
         Err(err) => {
             followed.unreachable = Some(deferral(err).map(|landing| match landing {
                 Landing::Deferred { reason } => reason,

@@ -5,25 +5,14 @@
 //! verified again and pushed again, `land.push_retries` times; then the landing is
 //! deferred with the reason. The local main follows the remote when it can.
 
-use breeze_git::{GitError, Oid, PushOutcome};
+use breeze_git::{Oid, PushOutcome};
 use breeze_protocol::EventKind;
 
 use super::driver::TaskDriver;
-use super::land_target::{Onto, follow_main};
+use super::land_target::{Onto, deferral, follow_main};
 use super::landing::{Landing, Try};
 use crate::error::EngineError;
 use crate::kill_points;
-
-/// A remote that cannot be reached defers the landing (other tasks go on); anything else
-/// is an error.
-fn deferral(err: EngineError) -> Result<Landing, EngineError> {
-    match err {
-        EngineError::Git(err @ (GitError::Remote { .. } | GitError::NoSuchRemote { .. })) => {
-            Ok(Landing::Deferred { reason: err.to_string() })
-        }
-        other => Err(other),
-    }
-}
 
 impl TaskDriver {
     /// Fetches the remote branch and builds on its tip (main's tip when the remote has no
@@ -59,15 +48,7 @@ impl TaskDriver {
                 .into_iter()
                 .any(|event| matches!(&event.event, EventKind::Landed { task: t, commit: c, .. } if *t == task && *c == commit.to_string()));
             if !journaled {
-                let previous = ctx.git(move |repo| repo.first_parent(commit)).await?;
-                ctx.book
-                    .journal(EventKind::Landed {
-                        task,
-                        commit: commit.to_string(),
-                        previous_main: previous.map(|oid| oid.to_string()).unwrap_or_default(),
-                        target: Some(ctx.land_target().to_string()),
-                    })
-                    .await?;
+                ctx.journal_found_landing(&task, commit).await?;
             }
             follow_main(ctx, &self.id, tip).await?;
             return Ok(Onto::Done(Landing::Landed { commit: commit.into() }));

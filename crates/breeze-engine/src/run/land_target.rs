@@ -13,7 +13,7 @@
 use std::sync::Arc;
 
 use breeze_git::{
-    AdvanceOutcome, CheckoutObserver, CheckoutUpdate, Oid, RemoteAccess, RemoteBranch,
+    AdvanceOutcome, CheckoutObserver, CheckoutUpdate, GitError, Oid, RemoteAccess, RemoteBranch,
 };
 use breeze_protocol::EventKind;
 
@@ -36,10 +36,37 @@ pub(crate) enum Onto {
     Done(Landing),
 }
 
+/// A remote that cannot be reached defers the landing (other tasks go on); anything else
+/// is an error.
+pub(super) fn deferral(err: EngineError) -> Result<Landing, EngineError> {
+    match err {
+        EngineError::Git(err @ (GitError::Remote { .. } | GitError::NoSuchRemote { .. })) => {
+            Ok(Landing::Deferred { reason: err.to_string() })
+        }
+        other => Err(other),
+    }
+}
+
 impl RunContext {
     /// The remote branch landings go to (`remote`, `pull-request`).
     pub fn land_target(&self) -> RemoteBranch {
         self.config.land.target(self.repo.main_branch())
+    }
+
+    /// Journals the landing of task `task` that a kill kept out of the journal: `commit` is
+    /// on the target already, on its first parent; the remote branch is named in the remote
+    /// modes.
+    pub async fn journal_found_landing(&self, task: &str, commit: Oid) -> Result<(), EngineError> {
+        let previous = self.git(move |repo| repo.first_parent(commit)).await?;
+        let target = self.config.land.is_remote().then(|| self.land_target().to_string());
+        self.book
+            .journal(EventKind::Landed {
+                task: task.to_string(),
+                commit: commit.to_string(),
+                previous_main: previous.map(|oid| oid.to_string()).unwrap_or_default(),
+                target,
+            })
+            .await
     }
 
     /// How git reaches the remote: with the engine's (the user's) environment, never a
@@ -156,9 +183,9 @@ pub(super) async fn move_main(
     let advanced = match ctx.git(advance).await {
         // The user's checkout is mid-merge/rebase, or another git process holds its
         // lock: the landing waits for the user like a dirty file does.
-        Err(EngineError::Git(
-            err @ (breeze_git::GitError::MidOperation { .. } | breeze_git::GitError::Locked { .. }),
-        )) => return Ok(Moved::Deferred { reason: err.to_string(), paths: Vec::new() }),
+        Err(EngineError::Git(err @ (GitError::MidOperation { .. } | GitError::Locked { .. }))) => {
+            return Ok(Moved::Deferred { reason: err.to_string(), paths: Vec::new() });
+        }
         other => other?,
     };
     match advanced {

@@ -106,16 +106,7 @@ pub(super) async fn journal_landings(ctx: &RunContext) -> Result<(), EngineError
             continue;
         }
         if landed.get(&record.id) != Some(&commit.to_string()) {
-            let landing = commit.0;
-            let previous = ctx.git(move |repo| repo.first_parent(landing)).await?;
-            ctx.book
-                .journal(EventKind::Landed {
-                    task: record.id.clone(),
-                    commit: commit.to_string(),
-                    previous_main: previous.map(|oid| oid.to_string()).unwrap_or_default(),
-                    target: None,
-                })
-                .await?;
+            ctx.journal_found_landing(&record.id, commit.0).await?;
         }
         ctx.book
             .journal(EventKind::TaskState {
