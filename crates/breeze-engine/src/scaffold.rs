@@ -753,7 +753,10 @@ fn narrowable_conflicts(
                     let (file_task, folder_task) = if file_in_first { (a, b) } else { (b, a) };
                     names(file_task, &file) && names(folder_task, &inside)
                 }
-                _ => names(a, witness) && names(b, witness),
+                // The analysis's witness is a sentence for a file and a folder, and may name
+                // another collision of the pair: the shared path is asked for again.
+                Some(breeze_plan::Collision::Shared(path)) => names(a, &path) && names(b, &path),
+                None => false,
             };
             (!exact).then(|| DraftConflict {
                 a: a.id.to_string(),
@@ -805,4 +808,31 @@ fn template_without_examples(template: &str) -> String {
         out.push_str(line);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::path::Path;
+
+    use breeze_plan::TaskId;
+
+    use super::narrowable_conflicts;
+
+    #[test]
+    fn a_file_both_tasks_name_exactly_is_no_narrowable_conflict_whatever_else_collides() {
+        // A may write `d` and `e`, B `d/three` and `e`: the pair collides on the file
+        // `e` both name (a real shared edit) and on `d`, a file where B needs a folder.
+        let plan = breeze_plan::parse_plan_toml(
+            "[[task]]\nid = \"A\"\ntitle = \"a\"\ndod = \"x\"\nwrites = [\"x\"]\n\n\
+             [[task]]\nid = \"B\"\ntitle = \"b\"\ndod = \"y\"\nwrites = [\"y\"]\n",
+            Path::new("plan.toml"),
+        )
+        .unwrap();
+        let writes = BTreeMap::from([
+            (TaskId::new("A"), vec!["d".to_string(), "e".to_string()]),
+            (TaskId::new("B"), vec!["d/three".to_string(), "e".to_string()]),
+        ]);
+        assert_eq!(narrowable_conflicts(&plan, &writes, 2), []);
+    }
 }
