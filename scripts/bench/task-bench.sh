@@ -69,12 +69,13 @@ backend = "scripted"
 CONFIG
 printf 'breeze.toml\nplan-*.toml\n' >> "$repo/.git/info/exclude"
 
+git -C "$repo" ls-files > "$work/files"
 for run in $(seq 1 "$runs"); do
   plan="$repo/plan-$run.toml"
   : > "$plan"
   for i in $(seq 1 "$tasks"); do
     id=$(( (run - 1) * tasks + i ))
-    path=$(git -C "$repo" ls-files | sed -n "$(( id * 997 % files + 1 ))p")
+    path=$(sed -n "$(( id * 997 % files + 1 ))p" "$work/files")
     printf '[[task]]\nid = "%s"\ntitle = "task %s"\ndod = "one line added"\nwrites = ["%s"]\n\n' "$id" "$id" "$path" >> "$plan"
   done
   t0=$(date +%s.%N)
