@@ -9,12 +9,12 @@
 //! lines do not. It is computed without context lines, so a change whose neighbourhood
 //! moved still matches.
 
-use std::path::Path;
-
 use git2::{DiffOptions, Oid, Repository, Sort};
 
+use crate::checkout::tree_diff_paths;
 use crate::error::{Context as _, GitError};
 use crate::land::{LANDED_SCAN_LIMIT, TRAILER_TASK, commit_tree, trailers_name};
+use crate::paths::RepoPath;
 use crate::repo::Repo;
 
 /// What identifies one task's change wherever it was merged.
@@ -91,25 +91,26 @@ impl Repo {
         commit: Oid,
         breeze_files: &[&str],
     ) -> Result<(Option<Oid>, Vec<String>), GitError> {
-        let repo = self.git()?;
+        let repo = self.objects()?;
         let found = repo
             .find_commit(commit)
             .map_err(|_| GitError::MissingObject { what: "commit", oid: commit })?;
         let parent = found.parent_ids().next();
         let new = commit_tree(&repo, commit)?;
-        let old = parent.map(|parent| commit_tree(&repo, parent)).transpose()?;
-        let diff = repo
-            .diff_tree_to_tree(old.as_ref(), Some(&new), None)
-            .ctx(|| format!("could not diff {commit}"))?;
-        let mut paths: Vec<String> = diff
-            .deltas()
-            .flat_map(|delta| [delta.old_file().path(), delta.new_file().path()])
-            .flatten()
-            .map(|path: &Path| path.to_string_lossy().replace('\\', "/"))
+        // The paths that differ, without opening a folder both sides share (sorted).
+        let old = match parent {
+            Some(parent) => commit_tree(&repo, parent)?,
+            None => repo
+                .treebuilder(None)
+                .and_then(|builder| builder.write())
+                .and_then(|id| repo.find_tree(id))
+                .ctx(|| "could not write the empty tree".to_string())?,
+        };
+        let paths: Vec<String> = tree_diff_paths(&repo, &old, &new)?
+            .iter()
+            .map(RepoPath::display)
             .filter(|path| !breeze_files.contains(&path.as_str()))
             .collect();
-        paths.sort();
-        paths.dedup();
         let patch_id = patch_id_of(&repo, parent, commit, &paths)?;
         Ok((patch_id, paths))
     }
