@@ -6,7 +6,7 @@ use std::path::Path;
 
 use git2::{
     Delta, Diff, DiffFindOptions, DiffFormat, DiffOptions, DiffStatsFormat, FileMode, Oid,
-    Repository,
+    Repository, Tree,
 };
 
 use crate::checkout::tree_diff_paths;
@@ -120,20 +120,31 @@ pub(crate) fn task_diff<'r>(
     let (base_tree, head_tree) = (tree_of(base)?, tree_of(head)?);
     let mut options = DiffOptions::new();
     options.include_typechange(true).max_size(i64::try_from(max_blob_bytes).unwrap_or(i64::MAX));
-    // libgit2 walks both trees whole; the paths that differ are found without opening a
-    // folder both sides share, and the diff looks at them alone (literal paths).
-    let changed = tree_diff_paths(repo, &base_tree, &head_tree)?;
+    only_what_differs(repo, &base_tree, &head_tree, &mut options)?;
+    let mut diff = repo
+        .diff_tree_to_tree(Some(&base_tree), Some(&head_tree), Some(&mut options))
+        .ctx(|| format!("could not diff {base}..{head}"))?;
+    find_renames(repo, &mut diff, max_blob_bytes, &format!("{base}..{head}"))?;
+    Ok(diff)
+}
+
+/// Limits a diff of `old` and `new` to the paths that differ: libgit2 walks both trees
+/// whole, while these are found without opening a folder both sides share, and the diff
+/// then looks at them alone (literal paths; none when nothing differs).
+pub(crate) fn only_what_differs(
+    repo: &Repository,
+    old: &Tree<'_>,
+    new: &Tree<'_>,
+    options: &mut DiffOptions,
+) -> Result<(), GitError> {
+    let changed = tree_diff_paths(repo, old, new)?;
     if !changed.is_empty() {
         options.disable_pathspec_match(true);
         for path in &changed {
             options.pathspec(path.as_path());
         }
     }
-    let mut diff = repo
-        .diff_tree_to_tree(Some(&base_tree), Some(&head_tree), Some(&mut options))
-        .ctx(|| format!("could not diff {base}..{head}"))?;
-    find_renames(repo, &mut diff, max_blob_bytes, &format!("{base}..{head}"))?;
-    Ok(diff)
+    Ok(())
 }
 
 /// Pairs the additions and deletions of `diff` (`what`, for the error) that are renames —

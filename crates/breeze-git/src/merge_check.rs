@@ -23,8 +23,10 @@ use std::rc::Rc;
 
 use git2::{Delta, Diff, DiffFindOptions, DiffOptions, Index, Oid, Repository, Tree};
 
+use crate::checkout::tree_diff_paths;
+use crate::diff::only_what_differs;
 use crate::error::{Context as _, GitError};
-use crate::paths::{bytes_path, path_string};
+use crate::paths::{RepoPath, bytes_path, path_string};
 
 /// Which side of a merge changed something.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -157,6 +159,7 @@ fn renamed_diff<'r>(
 ) -> Result<Diff<'r>, GitError> {
     let mut options = DiffOptions::new();
     options.include_typechange(true);
+    only_what_differs(repo, old, new, &mut options)?;
     let mut diff = repo
         .diff_tree_to_tree(Some(old), Some(new), Some(&mut options))
         .ctx(|| format!("could not diff {}..{}", old.id(), new.id()))?;
@@ -472,18 +475,9 @@ fn misplaced_entries(
     }
 
     // Nothing else may differ from the base.
-    let mut options = DiffOptions::new();
-    options.include_typechange(true);
-    let stray = repo
-        .diff_tree_to_tree(Some(trees.base), Some(merged), Some(&mut options))
-        .ctx(|| "could not diff the merged tree".to_string())?;
-    for delta in stray.deltas() {
-        for file in [delta.old_file(), delta.new_file()] {
-            if let Some(path) = file.path_bytes()
-                && !first_with.contains_key(path)
-            {
-                unsound.insert(path.to_vec());
-            }
+    for RepoPath(path) in tree_diff_paths(repo, trees.base, merged)? {
+        if !first_with.contains_key(path.as_slice()) {
+            unsound.insert(path);
         }
     }
     Ok(unsound)
