@@ -208,12 +208,12 @@ async fn attached_live(
     loop {
         if files.taken() {
             let outcome = breeze_engine::step_in::last_person_attempt(&task.run_dir, id);
-            say(&match outcome.as_deref() {
-                Some("changed") => format!(
+            say(&match outcome {
+                Some(PersonAttempt::Changed { .. }) => format!(
                     "task {id} goes on: your change goes through the gates and review like a worker's change"
                 ),
-                Some("not-committed") => format!(
-                    "task {id} goes on, without your change: it cannot be committed (`breeze logs {id}`, the run's journal say why)"
+                Some(PersonAttempt::NotCommitted(why)) => format!(
+                    "task {id} goes on, without your change: it cannot be committed ({why}); it stays in the lane for the task's next attempt"
                 ),
                 _ => format!("task {id} goes on where it paused: you changed nothing"),
             });

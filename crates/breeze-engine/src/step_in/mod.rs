@@ -121,15 +121,15 @@ pub fn worktree_of(repo: &Repo, branch: &str) -> Result<Option<breeze_git::Workt
     Ok(None)
 }
 
-/// How the person's latest attempt at task `id` ended (`changed`, `unchanged`,
-/// `not-committed`), as the run's journal says.
-pub fn last_person_attempt(run_dir: &RunDir, id: &str) -> Option<String> {
+/// How the person's latest attempt at task `id` ended, as the run's journal says.
+pub fn last_person_attempt(run_dir: &RunDir, id: &str) -> Option<stopped::PersonAttempt> {
     let mut last = None;
     let _ = crate::journal::for_each_event(&run_dir.events(), |event| {
-        if let breeze_protocol::EventKind::PersonAttempt { task, outcome, .. } = event.event
+        if let breeze_protocol::EventKind::PersonAttempt { task, outcome, head, error } =
+            event.event
             && task == id
         {
-            last = Some(outcome);
+            last = Some(stopped::PersonAttempt::of_event(&outcome, head, error));
         }
     });
     last

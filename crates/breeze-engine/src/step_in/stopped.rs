@@ -42,6 +42,15 @@ impl PersonAttempt {
         }
     }
 
+    /// What a `person_attempt` event with these fields says (the inverse of [`Self::event`]).
+    pub fn of_event(outcome: &str, head: Option<String>, error: Option<String>) -> PersonAttempt {
+        match outcome {
+            "changed" => Self::Changed { head: head.unwrap_or_default() },
+            "not-committed" => Self::NotCommitted(error.unwrap_or_default()),
+            _ => Self::Unchanged,
+        }
+    }
+
     /// The journal event of it.
     pub(crate) fn event(&self, task: &str) -> EventKind {
         EventKind::PersonAttempt {
