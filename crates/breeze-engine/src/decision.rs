@@ -343,7 +343,7 @@ pub(crate) fn fresh_budget(task: &mut TaskRecord, note: Option<&str>) {
 }
 
 /// The latest run and its snapshot.
-fn latest(root: &Path) -> Result<(String, RunSnapshot), EngineError> {
+pub(crate) fn latest(root: &Path) -> Result<(String, RunSnapshot), EngineError> {
     let run_id = latest_run(root).ok_or_else(|| {
         EngineError::usage(
             "there are no runs in this repository",

@@ -22,8 +22,8 @@ use breeze_git::Repo;
 
 use crate::error::EngineError;
 use crate::lock::RepoLock;
-use crate::run_dir::{RunDir, latest_run};
-use crate::snapshot::{RunSnapshot, TaskPhase, TaskRecord};
+use crate::run_dir::RunDir;
+use crate::snapshot::{TaskPhase, TaskRecord};
 
 /// A task of the latest run, as a person stepping in finds it.
 #[derive(Debug, Clone)]
@@ -46,14 +46,8 @@ impl TaskAt {
     pub fn find(repo_dir: &Path, id: &str) -> Result<TaskAt, EngineError> {
         let repo = Repo::open(repo_dir)?;
         let root = repo.workdir().to_path_buf();
-        let run_id = latest_run(&root).ok_or_else(|| {
-            EngineError::usage(
-                "there are no runs in this repository",
-                "start one with `breeze run PLAN`",
-            )
-        })?;
+        let (run_id, snapshot) = crate::decision::latest(&root)?;
         let run_dir = RunDir::new(&root, &run_id);
-        let snapshot = RunSnapshot::load(&run_dir.snapshot())?;
         let Some(record) = snapshot.task(id).cloned() else {
             let ids: Vec<&str> = snapshot.tasks.iter().map(|task| task.id.as_str()).collect();
             return Err(EngineError::usage(

@@ -122,9 +122,10 @@ impl StoppedAttach {
         task.check_attachable()?;
         let branch = task.branch()?.to_string();
         let repo = Repo::open(&task.root)?;
+        let last_lane = last_lane(&task);
         let (worktree, temporary) = match worktree_of(&repo, &branch)? {
             Some(worktree) => (worktree, false),
-            None => check_out(&repo, &task, &branch)?,
+            None => check_out(&repo, &task, &branch, last_lane)?,
         };
         if after.is_none() {
             // What a killed worker left is the worker's, not the person's.
@@ -144,7 +145,7 @@ impl StoppedAttach {
             None => repo.branch_tip(&branch)?.unwrap_or(worktree.base),
         };
         let paused = Paused {
-            lane: last_lane(&task).or(after.and_then(|paused| paused.lane)),
+            lane: last_lane.or(after.and_then(|paused| paused.lane)),
             worktree: worktree.path.clone(),
             branch,
             base: task.record.base.map_or(worktree.base, |base| base.0).to_string(),
@@ -261,12 +262,17 @@ impl StoppedAttach {
     }
 }
 
-/// A worktree for the task's branch: its last lane's name when that is free (the session
+/// A worktree for the task's branch: its last lane's (`last_lane`) name when that is free (the session
 /// of its agent was made there; the resumed run adopts it as that lane), else a temporary
 /// `attach-<task>`. `true`: temporary.
-fn check_out(repo: &Repo, task: &TaskAt, branch: &str) -> Result<(Worktree, bool), EngineError> {
+fn check_out(
+    repo: &Repo,
+    task: &TaskAt,
+    branch: &str,
+    last_lane: Option<u32>,
+) -> Result<(Worktree, bool), EngineError> {
     let root = repo.worktree_root();
-    if let Some(lane) = last_lane(task) {
+    if let Some(lane) = last_lane {
         let name = format!("lane-{lane}");
         if !root.join(&name).exists() {
             let reason = format!("breeze run {} (lane {lane})", task.run_id);
