@@ -119,6 +119,11 @@ async fn attach_to(here: &Path, id: &str, options: SessionOptions) -> CliResult 
         "no run is live: task {id} is checked out in {}",
         stopped.paused.worktree.display()
     ));
+    if let Some(saved) = &stopped.saved_leftovers {
+        say(&format!(
+            "what changed in that kept lane since its run parked it is saved on branch `{saved}`"
+        ));
+    }
     let branch = stopped.paused.branch.clone();
     let opened = open_session(session).await;
     let report = stopped.finish().map_err(engine_error)?;

@@ -79,6 +79,9 @@ pub struct StoppedAttach {
     before: Oid,
     /// Where the person works (what a live run's pause would say).
     pub paused: Paused,
+    /// The branch that now holds what changed in the kept lane taken for the session since
+    /// its run parked it (put back before the session, as a run does).
+    pub saved_leftovers: Option<String>,
     _lock: RepoLock,
 }
 
@@ -123,8 +126,8 @@ impl StoppedAttach {
         let branch = task.branch()?.to_string();
         let repo = Repo::open(&task.root)?;
         let last_lane = last_lane(&task);
-        let (worktree, temporary) = match worktree_of(&repo, &branch)? {
-            Some(worktree) => (worktree, false),
+        let (worktree, temporary, saved_leftovers) = match worktree_of(&repo, &branch)? {
+            Some(worktree) => (worktree, false, None),
             None => check_out(&repo, &task, &branch, last_lane)?,
         };
         if after.is_none() {
@@ -152,7 +155,16 @@ impl StoppedAttach {
             head: before.to_string(),
             session: task.record.session_id.clone(),
         };
-        Ok(StoppedAttach { task, repo, worktree, temporary, before, paused, _lock: lock })
+        Ok(StoppedAttach {
+            task,
+            repo,
+            worktree,
+            temporary,
+            before,
+            paused,
+            saved_leftovers,
+            _lock: lock,
+        })
     }
 
     /// Journals that the person stepped in (before their session opens).
@@ -262,21 +274,22 @@ impl StoppedAttach {
     }
 }
 
-/// A worktree for the task's branch: its last lane's (`last_lane`) name when that is free (the session
-/// of its agent was made there; the resumed run adopts it as that lane), else a temporary
-/// `attach-<task>`. `true`: temporary.
+/// A worktree for the task's branch: named after its last lane (`last_lane`) when that is
+/// free (the session of its agent was made there; the resumed run adopts it as that lane),
+/// or that lane kept parked by its run, else a temporary `attach-<task>`. `true`:
+/// temporary; with the branch that holds what changed in a kept lane since it was parked.
 fn check_out(
     repo: &Repo,
     task: &TaskAt,
     branch: &str,
     last_lane: Option<u32>,
-) -> Result<(Worktree, bool), EngineError> {
+) -> Result<(Worktree, bool, Option<String>), EngineError> {
     let root = repo.worktree_root();
     if let Some(lane) = last_lane {
         let name = format!("lane-{lane}");
         if !root.join(&name).exists() {
             let reason = format!("breeze run {} (lane {lane})", task.run_id);
-            return Ok((repo.create_worktree_on_branch(&name, branch, &reason)?, false));
+            return Ok((repo.create_worktree_on_branch(&name, branch, &reason)?, false, None));
         }
         // The lane the run kept, parked at main's tip: it takes the task's branch (what
         // changed in it since it was parked is saved on a branch first, as a run does when
@@ -291,20 +304,20 @@ fn check_out(
                 Some(folders) => breeze_git::WorkdirChanges::Only(folders),
                 None => breeze_git::WorkdirChanges::Unknown,
             };
-            if !changed.as_ref().is_some_and(Vec::is_empty)
-                && let Some((saved, _)) = repo.save_lane_leftovers(&parked, changes)?
-            {
-                tracing::warn!("what changed in {name} since it was parked is on branch `{saved}`");
-            }
+            let saved = if changed.as_ref().is_some_and(Vec::is_empty) {
+                None
+            } else {
+                repo.save_lane_leftovers(&parked, changes)?.map(|(saved, _)| saved)
+            };
             let switched = repo.switch_worktree(&parked, branch)?;
             let record = crate::lane_record::LaneRecord::in_use(&task.run_id, Some(record));
             crate::lane_record::save(&workdir, &name, &record);
-            return Ok((switched, false));
+            return Ok((switched, false, saved));
         }
     }
     let name = format!("attach-{}", Repo::slug(&task.record.id));
     let reason = format!("breeze attach (task {})", task.record.id);
-    Ok((repo.create_worktree_on_branch(&name, branch, &reason)?, true))
+    Ok((repo.create_worktree_on_branch(&name, branch, &reason)?, true, None))
 }
 
 /// The lane the task last had in its run, from the journal.
