@@ -174,13 +174,7 @@ fn changed_paths_are_rename_aware_and_count_modes_and_types() {
     assert!(patch.contains("-bye\n"), "{patch}");
 
     // A review round's one diff gives what the calls alone give.
-    let always = |_: &str| true;
-    let config = GateConfig {
-        in_write_set: &always,
-        max_file_bytes: 1024,
-        plans_file: None,
-        status_markers: &markers,
-    };
+    let config = any_path_1024_bytes();
     let review = handle.change_for_review(base, head, &config).unwrap();
     assert_eq!(review.changes, changes);
     assert_eq!(review.patch, patch);
@@ -246,6 +240,19 @@ fn markers(text: &str) -> BTreeMap<String, String> {
             status.starts_with("cc:").then(|| (cells[0].to_string(), status.to_string()))
         })
         .collect()
+}
+
+/// Gates for a task that may write anything, files up to 1024 bytes, without a Plans.md.
+fn any_path_1024_bytes() -> GateConfig<'static> {
+    fn any_path(_: &str) -> bool {
+        true
+    }
+    GateConfig {
+        in_write_set: &any_path,
+        max_file_bytes: 1024,
+        plans_file: None,
+        status_markers: &markers,
+    }
 }
 
 fn run_gates(
@@ -389,13 +396,7 @@ fn plans_gate_catches_deletion_and_passes_without_a_plans_file() {
     assert_eq!(gate(&results, GATE_PLANS_MARKERS).status, GateStatus::Failed);
     assert_eq!(gate(&results, GATE_WRITE_SET).status, GateStatus::Passed);
 
-    let always = |_: &str| true;
-    let config = GateConfig {
-        in_write_set: &always,
-        max_file_bytes: 1024,
-        plans_file: None,
-        status_markers: &markers,
-    };
+    let config = any_path_1024_bytes();
     let results = handle.run_gates(base, head, &config).unwrap();
     assert!(results.iter().all(|g| g.status == GateStatus::Passed), "{results:?}");
 }
