@@ -42,7 +42,7 @@ impl PersonAttempt {
         }
     }
 
-    /// What a `person_attempt` event with these fields says (the inverse of [`Self::event`]).
+    /// What a `person_attempt` event with these fields says (the journal's record of an attempt).
     pub fn of_event(outcome: &str, head: Option<String>, error: Option<String>) -> PersonAttempt {
         match outcome {
             "changed" => Self::Changed { head: head.unwrap_or_default() },
