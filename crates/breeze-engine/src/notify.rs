@@ -4,14 +4,16 @@
 //! arguments (`notify-send`) get it from placeholders: `{summary}` (one line a person
 //! reads), `{task}`, `{state}`; the same three are in `BREEZE_NOTIFY_SUMMARY`,
 //! `BREEZE_NOTIFY_TASK` and `BREEZE_NOTIFY_STATE`. A notification never holds the run up:
-//! each runs in the background, bounded in time; the run's end waits a little for them.
+//! they run in the background, one after another in the journal's order (so "the run
+//! failed" never comes before the escalation that failed it), each bounded in time; the
+//! run's end waits a little for them.
 
 use std::path::PathBuf;
-use std::sync::Mutex;
 use std::time::Duration;
 
 use breeze_protocol::{BreezeEvent, EventKind, TaskState};
 use breeze_supervise::{ProcessSpec, Supervisor};
+use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 /// How long one notification may run.
@@ -24,10 +26,16 @@ pub(crate) struct Notifier {
     argv: Vec<String>,
     cwd: PathBuf,
     logs: PathBuf,
-    supervisor: Supervisor,
-    runtime: tokio::runtime::Handle,
-    running: Mutex<Vec<tokio::task::JoinHandle<()>>>,
+    queue: mpsc::UnboundedSender<Queued>,
     sent: std::sync::atomic::AtomicU32,
+}
+
+/// What the background teller is handed, in order.
+enum Queued {
+    /// A notification to run.
+    Tell(ProcessSpec),
+    /// Answered once every notification queued before it has run.
+    Flush(oneshot::Sender<()>),
 }
 
 impl Notifier {
@@ -39,15 +47,12 @@ impl Notifier {
         logs: PathBuf,
         supervisor: Supervisor,
     ) -> Option<Notifier> {
-        (!argv.is_empty()).then(|| Notifier {
-            argv: argv.to_vec(),
-            cwd,
-            logs,
-            supervisor,
-            runtime: tokio::runtime::Handle::current(),
-            running: Mutex::new(Vec::new()),
-            sent: Default::default(),
-        })
+        if argv.is_empty() {
+            return None;
+        }
+        let (queue, queued) = mpsc::unbounded_channel();
+        tokio::spawn(tell_in_order(queued, supervisor));
+        Some(Notifier { argv: argv.to_vec(), cwd, logs, queue, sent: Default::default() })
     }
 
     /// Whether an event is one the user asked to be told about.
@@ -86,33 +91,39 @@ impl Notifier {
         ]);
         spec.stdin = stdin;
         spec.timeout = Some(TIMEOUT);
-        let supervisor = self.supervisor.clone();
-        let handle = self.runtime.spawn(async move {
-            let outcome =
-                supervisor.run(spec, None, CancellationToken::new(), |_, _| {}, |_| {}).await;
-            match outcome {
-                Ok(outcome) if outcome.ending.is_success() => {}
-                Ok(outcome) => tracing::warn!(
-                    "the notify command {}: {}",
-                    outcome.ending,
-                    outcome.stderr_tail.trim()
-                ),
-                Err(err) => tracing::warn!("the notify command could not start: {err}"),
-            }
-        });
-        self.running.lock().unwrap_or_else(|p| p.into_inner()).push(handle);
+        // Only gone when the runtime is, and then nobody waits for it.
+        let _ = self.queue.send(Queued::Tell(spec));
     }
 
-    /// Waits (a bounded time) for the notifications still running.
+    /// Waits (a bounded time) for the notifications still queued or running.
     pub async fn flush(&self) {
-        let handles: Vec<_> =
-            std::mem::take(&mut *self.running.lock().unwrap_or_else(|p| p.into_inner()));
-        let all = async {
-            for handle in handles {
-                let _ = handle.await;
+        let (done, told) = oneshot::channel();
+        if self.queue.send(Queued::Flush(done)).is_ok() {
+            let _ = tokio::time::timeout(FLUSH, told).await;
+        }
+    }
+}
+
+/// Runs the queued notifications one at a time until the notifier is gone.
+async fn tell_in_order(mut queued: mpsc::UnboundedReceiver<Queued>, supervisor: Supervisor) {
+    while let Some(next) = queued.recv().await {
+        let spec = match next {
+            Queued::Tell(spec) => spec,
+            Queued::Flush(done) => {
+                let _ = done.send(());
+                continue;
             }
         };
-        let _ = tokio::time::timeout(FLUSH, all).await;
+        let outcome = supervisor.run(spec, None, CancellationToken::new(), |_, _| {}, |_| {}).await;
+        match outcome {
+            Ok(outcome) if outcome.ending.is_success() => {}
+            Ok(outcome) => tracing::warn!(
+                "the notify command {}: {}",
+                outcome.ending,
+                outcome.stderr_tail.trim()
+            ),
+            Err(err) => tracing::warn!("the notify command could not start: {err}"),
+        }
     }
 }
 

@@ -1977,7 +1977,11 @@ async fn the_notify_command_hears_the_gate_and_its_paths() {
     options.config.as_mut().unwrap().notify_command = vec![
         "sh".into(),
         "-c".into(),
-        format!("cat >> {0}; echo \"$1\" >> {0}.told", heard.display()),
+        // A task's notification is slower than the run's end: told in order all the same.
+        format!(
+            "cat >> {0}; case \"$1\" in task*) sleep 0.3;; esac; echo \"$1\" >> {0}.told",
+            heard.display()
+        ),
         "sh".into(),
         "{summary}".into(),
     ];
@@ -1985,10 +1989,11 @@ async fn the_notify_command_hears_the_gate_and_its_paths() {
     assert_eq!(task(&outcome, "1").state, TaskState::Escalated);
     let told = std::fs::read_to_string(heard.with_extension("jsonl.told")).unwrap();
     assert_eq!(
-        told.lines().next(),
-        Some(
-            "task 1 escalated: the write-set gate failed 3 times in a row: notes/x.md is outside the task's writes (add it to the task's writes if the task needs it, or revert it)"
-        ),
+        told.lines().collect::<Vec<_>>(),
+        [
+            "task 1 escalated: the write-set gate failed 3 times in a row: notes/x.md is outside the task's writes (add it to the task's writes if the task needs it, or revert it)",
+            "the run failed"
+        ],
         "{told}"
     );
     let first: serde_json::Value =
