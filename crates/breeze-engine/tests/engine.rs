@@ -992,6 +992,12 @@ printf '{{"schema_version":"worker-report.v1","status":"completed","summary":"ok
     let outcome = run.await.unwrap().unwrap();
     assert_eq!(outcome.state, RunState::Interrupted, "{outcome:?}");
     assert_eq!(task(&outcome, "1").state, TaskState::Deferred);
+    let cause = task(&outcome, "1").cause.as_ref().map(|cause| cause.kind);
+    assert_eq!(
+        cause,
+        Some(breeze_protocol::CauseKind::Checkout),
+        "the checkout's, not the remote's"
+    );
     let reason = outcome.stop_reason.as_deref().unwrap();
     assert!(
         reason.contains("middle of a merge") && reason.contains("git merge --abort"),

@@ -39,6 +39,10 @@ pub enum CauseKind {
     Worker,
     /// The landing waits for the user's checkout (a dirty file, a lock, a merge going on).
     Checkout,
+    /// The landing waits for the remote (`[land] to = "remote"` or `"pull-request"`): it
+    /// cannot be reached, it refused the push, a branch is in the way, or the pull-request
+    /// command failed (`detail` says which, and what to do).
+    Remote,
     /// Reviewed work waits for `breeze approve`.
     Approval,
     /// A dependency will not land.
@@ -72,6 +76,7 @@ impl CauseKind {
             Self::Stall => "stall",
             Self::Worker => "worker",
             Self::Checkout => "checkout",
+            Self::Remote => "remote",
             Self::Approval => "approval",
             Self::Dependency => "dependency",
             Self::Error => "error",

@@ -388,8 +388,8 @@ pub(super) async fn exit_after_landing(
     Ok(match landing {
         // The commit is recorded with the task's move to landed (`Transition::Land`).
         Landing::Landed { commit } => Some(TaskExit::Landed { commit }),
-        Landing::Deferred { reason } => {
-            Some(TaskExit::Deferred(Cause::new(CauseKind::Checkout, reason)))
+        Landing::Deferred { waits_for, reason } => {
+            Some(TaskExit::Deferred(Cause::new(waits_for, reason)))
         }
         Landing::PullRequestOpen { reason } => {
             Some(TaskExit::PullRequestOpen(Cause::new(CauseKind::PullRequest, reason)))

@@ -220,7 +220,7 @@ async fn deferred(
         .zip(touching)
         .map(|(link, touches)| {
             let outcome = if touches || none_found {
-                Settled::Landing(Landing::Deferred { reason: reason.to_string() })
+                Settled::Landing(Landing::waits_for_checkout(reason.to_string()))
             } else {
                 Settled::Again
             };

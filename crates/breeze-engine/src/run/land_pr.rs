@@ -125,9 +125,9 @@ impl TaskDriver {
         }
         match self.ctx.fetch_target().await {
             Ok(Some(tip)) => Ok(Onto::Tip { onto: tip, expected: Some(tip) }),
-            Ok(None) => Ok(Onto::Done(Landing::Deferred {
-                reason: no_target_branch(&self.ctx.land_target()),
-            })),
+            Ok(None) => {
+                Ok(Onto::Done(Landing::waits_for_remote(no_target_branch(&self.ctx.land_target()))))
+            }
             Err(err) => deferral(err).map(Onto::Done),
         }
     }
@@ -151,12 +151,10 @@ impl TaskDriver {
         match pushed {
             Ok(PushOutcome::Pushed) => {}
             Ok(PushOutcome::Rejected { reason }) => {
-                return Ok(Try::Done(Landing::Deferred {
-                    reason: format!(
-                        "{remote} has a branch {branch} breeze did not push last ({reason}): someone pushed to it, or an earlier run left it; delete it (`git push {remote} --delete {branch}`) or change land.pr_branch, then `breeze resume`",
-                        remote = land.remote
-                    ),
-                }));
+                return Ok(Try::Done(Landing::waits_for_remote(format!(
+                    "{remote} has a branch {branch} breeze did not push last ({reason}): someone pushed to it, or an earlier run left it; delete it (`git push {remote} --delete {branch}`) or change land.pr_branch, then `breeze resume`",
+                    remote = land.remote
+                ))));
             }
             Err(err) => return deferral(err).map(Try::Done),
         }
@@ -197,12 +195,10 @@ impl TaskDriver {
             Opened::Yes { url } => url,
             Opened::No { url: Some(url), .. } if started_before => Some(url),
             Opened::No { failure, .. } => {
-                return Ok(Try::Done(Landing::Deferred {
-                    reason: format!(
-                        "{failure}; the branch {branch} is pushed to {}: fix land.pr_command (or open the pull request yourself), then `breeze resume`",
-                        land.remote
-                    ),
-                }));
+                return Ok(Try::Done(Landing::waits_for_remote(format!(
+                    "{failure}; the branch {branch} is pushed to {}: fix land.pr_command (or open the pull request yourself), then `breeze resume`",
+                    land.remote
+                ))));
             }
         };
         pr.opened = true;
@@ -338,7 +334,7 @@ pub(crate) async fn follow_pull_requests(
         }
         Err(err) => {
             followed.unreachable = Some(deferral(err).map(|landing| match landing {
-                Landing::Deferred { reason } => reason,
+                Landing::Deferred { reason, .. } => reason,
                 _ => String::new(),
             })?);
             return Ok(followed);

@@ -106,19 +106,15 @@ impl TaskDriver {
         if actual == expected {
             // Nobody pushed: a hook or a protection rule refused it. Trying again would
             // be refused again.
-            return Ok(Try::Done(Landing::Deferred {
-                reason: format!(
-                    "{} refused the push to {target} ({reason}); if the branch is protected, land through pull requests (`[land] to = \"pull-request\"`), then `breeze resume`",
-                    target.remote
-                ),
-            }));
+            return Ok(Try::Done(Landing::waits_for_remote(format!(
+                "{} refused the push to {target} ({reason}); if the branch is protected, land through pull requests (`[land] to = \"pull-request\"`), then `breeze resume`",
+                target.remote
+            ))));
         }
         if attempt > ctx.config.land.push_retries {
-            return Ok(Try::Done(Landing::Deferred {
-                reason: format!(
-                    "{target} kept moving: {attempt} pushes were refused because others pushed first (the last: {reason}); breeze tries again later, or `breeze resume` does"
-                ),
-            }));
+            return Ok(Try::Done(Landing::waits_for_remote(format!(
+                "{target} kept moving: {attempt} pushes were refused because others pushed first (the last: {reason}); breeze tries again later, or `breeze resume` does"
+            ))));
         }
         tracing::info!(task = %self.id, %target, attempt, "the remote branch moved; building the landing again");
         Ok(Try::Raced)

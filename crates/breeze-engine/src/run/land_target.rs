@@ -41,7 +41,7 @@ pub(crate) enum Onto {
 pub(super) fn deferral(err: EngineError) -> Result<Landing, EngineError> {
     match err {
         EngineError::Git(err @ (GitError::Remote { .. } | GitError::NoSuchRemote { .. })) => {
-            Ok(Landing::Deferred { reason: err.to_string() })
+            Ok(Landing::waits_for_remote(err.to_string()))
         }
         other => Err(other),
     }
@@ -145,7 +145,9 @@ impl TaskDriver {
                 Ok(match move_main(&self.ctx, onto, std::slice::from_ref(link)).await? {
                     Moved::Advanced => Try::Done(Landing::Landed { commit: commit.into() }),
                     Moved::Raced => Try::Raced,
-                    Moved::Deferred { reason, .. } => Try::Done(Landing::Deferred { reason }),
+                    Moved::Deferred { reason, .. } => {
+                        Try::Done(Landing::waits_for_checkout(reason))
+                    }
                 })
             }
             LandTo::Remote => self.push_landing(onto, expected, commit, attempt).await,

@@ -31,8 +31,9 @@ const MAX_MESSAGE_BYTES: u64 = 1024 * 1024;
 pub(crate) enum Landing {
     /// On main.
     Landed { commit: ObjectId },
-    /// Waits for the user's checkout; `reason` names the file and what to do.
-    Deferred { reason: String },
+    /// Waits for the user's checkout or for the remote (`waits_for`: `Checkout` or
+    /// `Remote`); `reason` names the file or the refusal, and what to do.
+    Deferred { waits_for: CauseKind, reason: String },
     /// The change does not merge onto the current main.
     Conflict { files: Vec<String>, onto: ObjectId },
     /// The verify command (or a hook) failed on the merged tree: what the worker is told,
@@ -40,6 +41,18 @@ pub(crate) enum Landing {
     VerifyFailed(VerifyFailure, Box<Cause>),
     /// Pushed as a pull request (`land.to = "pull-request"`): it lands when merged.
     PullRequestOpen { reason: String },
+}
+
+impl Landing {
+    /// Waits for the user's checkout.
+    pub(super) fn waits_for_checkout(reason: String) -> Landing {
+        Landing::Deferred { waits_for: CauseKind::Checkout, reason }
+    }
+
+    /// Waits for the remote.
+    pub(super) fn waits_for_remote(reason: String) -> Landing {
+        Landing::Deferred { waits_for: CauseKind::Remote, reason }
+    }
 }
 
 /// One try at landing on the main tip of the moment.

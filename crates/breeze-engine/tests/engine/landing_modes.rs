@@ -183,6 +183,58 @@ async fn landing_on_a_remote_pushes_with_a_lease_and_lands_again_after_a_concurr
 }
 
 #[tokio::test]
+async fn a_push_the_remote_refuses_defers_the_landing_as_the_remotes_and_resume_lands_it() {
+    let remoted = Remoted::new("plan.toml", &toml_task("1", "First", &["a.txt"], ""));
+    // A protected branch: the remote refuses every push, whoever makes it.
+    let hook = remoted.remote.path.join("hooks").join("pre-receive");
+    std::fs::write(
+        &hook,
+        "#!/bin/sh
+echo 'main is protected' >&2
+exit 1
+",
+    )
+    .unwrap();
+    let mode = |path: &Path, mode: u32| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+    };
+    mode(&hook, 0o755);
+    let before = remoted.remote.tip("main");
+    let outcome = remoted.run(remoted.options(LandTo::Remote, |_| {})).await;
+    assert_eq!(outcome.state, RunState::Interrupted, "{outcome:?}");
+    let task = outcome.status.tasks.iter().find(|t| t.id == "1").unwrap();
+    assert_eq!(task.state, TaskState::Deferred);
+    let cause = task.cause.as_ref().expect("a deferral says why");
+    assert_eq!(cause.kind, breeze_protocol::CauseKind::Remote, "{cause:?}");
+    assert!(
+        cause.detail.contains("origin refused the push to origin/main")
+            && cause.detail.contains("[land] to = \"pull-request\""),
+        "{}",
+        cause.detail
+    );
+    // Refused while the branch did not move: each try (the run tries a deferred landing
+    // again before it stops) pushes once, never rebuilt and pushed again, never forced.
+    let attempts: Vec<u32> = events(&outcome)
+        .iter()
+        .filter_map(|e| match e {
+            EventKind::PushRejected { attempt, .. } => Some(*attempt),
+            _ => None,
+        })
+        .collect();
+    assert!(!attempts.is_empty() && attempts.iter().all(|&n| n == 1), "{attempts:?}");
+    assert_eq!(remoted.remote.tip("main"), before);
+
+    // The branch is opened up: resume lands the reviewed work without redoing it.
+    mode(&hook, 0o644);
+    let outcome = remoted.resume(remoted.options(LandTo::Remote, |_| {})).await;
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    assert_eq!(state(&outcome, "1"), TaskState::Landed);
+    assert_eq!(remoted.changes_on_remote("a.txt"), 1);
+    assert!(remoted.remote.only_fast_forwards("main"), "{:?}", remoted.remote.ref_history("main"));
+}
+
+#[tokio::test]
 async fn pull_requests_are_opened_followed_and_land_however_the_queue_merges_them() {
     let plan = toml_task("1", "First", &["a.txt"], "")
         + &toml_task("2", "Second", &["b.txt"], "")
