@@ -33,7 +33,7 @@ pub(crate) struct Notifier {
 /// What the background teller is handed, in order.
 enum Queued {
     /// A notification to run.
-    Tell(ProcessSpec),
+    Tell(Box<ProcessSpec>),
     /// Answered once every notification queued before it has run.
     Flush(oneshot::Sender<()>),
 }
@@ -92,7 +92,7 @@ impl Notifier {
         spec.stdin = stdin;
         spec.timeout = Some(TIMEOUT);
         // Only gone when the runtime is, and then nobody waits for it.
-        let _ = self.queue.send(Queued::Tell(spec));
+        let _ = self.queue.send(Queued::Tell(Box::new(spec)));
     }
 
     /// Waits (a bounded time) for the notifications still queued or running.
@@ -114,7 +114,8 @@ async fn tell_in_order(mut queued: mpsc::UnboundedReceiver<Queued>, supervisor: 
                 continue;
             }
         };
-        let outcome = supervisor.run(spec, None, CancellationToken::new(), |_, _| {}, |_| {}).await;
+        let outcome =
+            supervisor.run(*spec, None, CancellationToken::new(), |_, _| {}, |_| {}).await;
         match outcome {
             Ok(outcome) if outcome.ending.is_success() => {}
             Ok(outcome) => tracing::warn!(
