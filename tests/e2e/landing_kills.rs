@@ -2,6 +2,8 @@
 //! SIGKILL at any moment of it must leave a run that `breeze resume` finishes: main holding
 //! the task once, the checkout equal to main with the user's own edits kept, no stray files,
 //! and a journal that tells the whole story (one `task_state landed` per landed task).
+//! Also the one kill point outside a landing: a lane parked at main's tip to see whether a
+//! failing `[review] checks` command is main's own.
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
@@ -552,6 +554,36 @@ fn a_batched_run_killed_with_approved_tasks_waiting_resumes_without_taking_their
         assert_eq!(landings_of(&root, id), 1, "task {id} once on main");
         journal_tells_the_landing(&root, id);
     }
+    assert_eq!(git(&root, &["status", "--porcelain"]), "");
+    assert_no_stray_files(&root, "");
+}
+
+#[test]
+fn a_kill_while_a_lane_looks_at_mains_failing_check_resumes_on_the_tasks_branch() {
+    // main fails the check already: the lane is parked at the task's base to see it, and
+    // the engine is killed there.
+    let config = format!("{SCRIPTED_CONFIG}[review]\nchecks = [[\"sh\", \"check.sh\"]]\n");
+    let (_temp, root) = repo_with(&[
+        ("breeze.toml", &config),
+        ("plan.toml", &toml_task("1", "Parser", &["src/parser.txt"], "")),
+        ("check.sh", "echo 'FAIL: legacy test'; exit 1\n"),
+    ]);
+    let killed = breeze()
+        .current_dir(&root)
+        .args(["run"])
+        .env("BREEZE_TEST_KILL_AT", "review:lane-at-base")
+        .output()
+        .unwrap();
+    assert_eq!(killed.status.signal(), Some(9), "{}", both(&killed));
+    let lane = root.join(".harness-worktrees/lane-1");
+    assert!(!lane.join("src/parser.txt").exists(), "killed with the lane at main's tip");
+
+    let resumed = run_in(&root, &["resume"]);
+    assert_eq!(resumed.status.code(), Some(0), "{}", both(&resumed));
+    assert_eq!(task_state(&status_json(&root), "1"), "landed");
+    assert_eq!(landings_of(&root, "1"), 1);
+    let landed = git(&root, &["show", "--name-only", "--format=", "main"]);
+    assert_eq!(landed.trim(), "src/parser.txt", "the task's work, and nothing else, landed");
     assert_eq!(git(&root, &["status", "--porcelain"]), "");
     assert_no_stray_files(&root, "");
 }

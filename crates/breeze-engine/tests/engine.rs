@@ -12,7 +12,7 @@ use tokio_util::sync::CancellationToken;
 
 use breeze_test_support::plan::{one_task, toml_task};
 use breeze_test_support::process::bytes_read_by_this_process;
-use breeze_test_support::{TestRepo, git};
+use breeze_test_support::{TestRepo, git, git_line};
 
 #[path = "engine/attach.rs"]
 mod attach;
@@ -1192,8 +1192,10 @@ async fn review_checks_run_before_the_reviewer_and_a_failure_goes_back_without_a
 
     let fixture = Fixture::new(&one_task(""), &[]);
     let mut options = fixture.options();
+    // It fails on the change only: main passes it.
+    let check = "test ! -f src/one.txt || { echo the tests fail; exit 1; }";
     options.config.as_mut().unwrap().review_checks =
-        vec![vec!["sh".into(), "-c".into(), "echo the tests fail; exit 1".into()]];
+        vec![vec!["sh".into(), "-c".into(), check.into()]];
     let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
     let only = task(&outcome, "1");
     assert_eq!(only.state, TaskState::Escalated, "{only:?}");
@@ -1201,7 +1203,7 @@ async fn review_checks_run_before_the_reviewer_and_a_failure_goes_back_without_a
     assert_eq!(
         only.reason.as_deref(),
         Some(
-            "the check `sh -c echo the tests fail; exit 1` failed 3 times in a row (exited 1: the tests fail)"
+            "the check `sh -c test ! -f src/one.txt || { echo the tests fail; exit 1; }` failed 3 times in a row (exited 1: the tests fail)"
         )
     );
     let input = std::fs::read_to_string(outcome.run_dir.join("io/1.worker.2.input.json")).unwrap();
@@ -1210,6 +1212,75 @@ async fn review_checks_run_before_the_reviewer_and_a_failure_goes_back_without_a
         !outcome.run_dir.join("io/1.reviewer.round-1.try-1.input.json").exists(),
         "the reviewer is not asked about work that fails a check"
     );
+}
+
+#[tokio::test]
+async fn a_check_main_already_fails_is_mains_and_only_a_different_failure_goes_back() {
+    let plan = toml_task("1", "First", &["a.txt"], "") + &toml_task("2", "Second", &["b.txt"], "");
+    // main fails the check already; task 2's change makes it fail another way.
+    let check = "if [ -e b.txt ]; then echo 'FAIL: b.txt breaks the build'; exit 1; fi\necho 'FAIL: legacy test'; exit 1\n";
+    let fixture = Fixture::new(&plan, &[("check.sh", check)]);
+    let main_before = git_line(&fixture.root, &["rev-parse", "main"]);
+    let mut options = fixture.options();
+    options.config.as_mut().unwrap().review_checks = vec![vec!["sh".into(), "check.sh".into()]];
+    let notices = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = notices.clone();
+    options.progress = std::sync::Arc::new(move |event: &breeze_engine::ProgressEvent| {
+        if let breeze_engine::ProgressEvent::Notice { message } = event {
+            sink.lock().unwrap().push(message.clone());
+        }
+    });
+    let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
+
+    // Task 1 fails the check only the way main does: reviewed and landed, told to the reviewer.
+    let first = task(&outcome, "1");
+    assert_eq!(first.state, TaskState::Landed, "{first:?}");
+    assert_eq!(first.gate_failures, 0, "{first:?}");
+    let input: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(outcome.run_dir.join("io/1.reviewer.round-1.try-1.input.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    let gate = input["gates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|gate| gate["id"] == "check: sh check.sh")
+        .expect("the check is a gate")
+        .clone();
+    assert_eq!(gate["status"], "inherited", "{gate}");
+    let detail = gate["detail"].as_str().unwrap();
+    assert!(
+        detail.contains(&format!("main's tip {}", &main_before[..7]))
+            && detail.contains("FAIL: legacy test"),
+        "{detail}"
+    );
+
+    // Task 2 fails it another way: its own failure, sent back, and told main fails too.
+    let second = task(&outcome, "2");
+    assert_eq!(second.state, TaskState::Escalated, "{second:?}");
+    assert_eq!((second.rounds, second.gate_failures), (0, 3), "{second:?}");
+    let reason = second.reason.as_deref().unwrap();
+    assert!(
+        reason.contains("b.txt breaks the build")
+            && reason.contains("fails it too, but not the same way"),
+        "{reason}"
+    );
+    let told = notices.lock().unwrap().clone();
+    assert!(
+        told.iter()
+            .any(|notice| notice.contains("`sh check.sh` ([review] checks) fails on main's tip")),
+        "{told:?}"
+    );
+
+    // Each lane went back to its task after the look at main: main got task 1's file alone,
+    // the checkout is clean, and task 2's branch still holds its work.
+    let landed = git(&fixture.root, &["show", "--name-only", "--format=", "main"]);
+    assert_eq!(landed.trim(), "a.txt", "{landed}");
+    assert!(git(&fixture.root, &["status", "--porcelain"]).trim().is_empty());
+    let branch = format!("task/{}", breeze_git::Repo::slug("2"));
+    let kept = git(&fixture.root, &["show", "--name-only", "--format=", &branch]);
+    assert!(kept.contains("b.txt"), "{kept}");
 }
 
 #[tokio::test]

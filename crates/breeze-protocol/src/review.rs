@@ -135,6 +135,9 @@ pub enum GateStatus {
     Passed,
     /// The gate failed; the task goes back to its worker.
     Failed,
+    /// A `[review] checks` command failed, the same way as on main's tip the change starts
+    /// from: main's failure, not the change's. The task is not sent back for it.
+    Inherited,
 }
 
 /// One mechanical gate run before review.

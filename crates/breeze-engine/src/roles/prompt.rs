@@ -350,10 +350,10 @@ pub fn reviewer(definition: &RoleDefinition, input: &ReviewInput) -> String {
                     format!(
                         "{} {}: {}",
                         gate.id,
-                        if gate.status == breeze_protocol::GateStatus::Passed {
-                            "passed"
-                        } else {
-                            "FAILED"
+                        match gate.status {
+                            breeze_protocol::GateStatus::Passed => "passed",
+                            breeze_protocol::GateStatus::Inherited => "fails on main too",
+                            breeze_protocol::GateStatus::Failed => "FAILED",
                         },
                         gate.detail
                     )

@@ -42,6 +42,8 @@ pub(crate) struct RunContext {
     pub land_lock: tokio::sync::Mutex<()>,
     /// What `land.verify` said about trees before (passes across runs).
     pub verify_cache: crate::verify_cache::VerifyCache,
+    /// What `[review] checks` said about main's trees in this run.
+    pub main_checks: super::main_checks::MainChecks,
     pub cancel: CancellationToken,
     /// Repository-relative path of the plan when it is a Plans.md tracked on main.
     pub tracked_plans_file: Option<String>,

@@ -25,6 +25,7 @@ mod land_remote;
 mod land_target;
 mod landing;
 mod lanes;
+mod main_checks;
 mod pr_body;
 mod prepare;
 mod recovery;

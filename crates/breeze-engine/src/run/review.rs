@@ -13,6 +13,7 @@ use super::consult::write_json;
 use super::context::{ProjectCommand, ProjectRun};
 use super::driver::TaskDriver;
 use super::send_back::GateFailure;
+use super::verify_queue::{failure_of, short};
 use crate::clock;
 use crate::error::EngineError;
 use crate::progress::ProgressEvent;
@@ -20,6 +21,7 @@ use crate::roles::backoff::Backoff;
 use crate::roles::{RoleCall, RoleOutcome, definition, prompt};
 use crate::run_dir::file_slug;
 use crate::snapshot::ObjectId;
+use crate::verify_cache::Verdict as Said;
 
 /// The `cycles.jsonl` summary of a person's attempt.
 pub(super) const PERSON_SUMMARY: &str = "changes by a person (breeze attach)";
@@ -95,7 +97,8 @@ impl TaskDriver {
 
     /// Runs `review.checks` in the task's worktree, each as a gate; with the cause of the
     /// first that failed. The lane is held while they run: they may build or write caches
-    /// there, which become the lane's baseline.
+    /// there, which become the lane's baseline. A check that fails is asked whether main
+    /// fails it too ([`super::main_checks`]): failing the same way, it is main's.
     async fn run_checks(
         &mut self,
         round: u32,
@@ -106,8 +109,7 @@ impl TaskDriver {
             return Ok((Vec::new(), None));
         }
         self.hold_lane();
-        let mut gates = Vec::new();
-        let mut failed = None;
+        let mut runs = Vec::new();
         for (n, argv) in checks.iter().enumerate() {
             let log = self.ctx.run_dir.root().join("logs").join(format!(
                 "{}.check-{}.round-{round}",
@@ -128,20 +130,55 @@ impl TaskDriver {
             if run.outcome.ending == breeze_supervise::Ending::Cancelled {
                 return Err(EngineError::Cancelled);
             }
-            if failed.is_none() && !run.outcome.ending.is_success() {
-                failed = Some(crate::causes::of_command(
-                    CauseKind::Check,
-                    argv,
-                    &run.outcome,
-                    run.refused.as_deref(),
-                ));
-            }
-            gates.push(check_gate(argv, &run));
+            runs.push(run);
         }
         // What the checks left (a `Cargo.lock`, caches) is the lane's baseline: never the
         // task's change unless its worker changes it later.
         self.record_baseline(&worktree).await?;
+        // A check refused for writing where it may not is the check's own doing.
+        let failing: Vec<usize> = (0..runs.len())
+            .filter(|&n| !runs[n].outcome.ending.is_success() && runs[n].refused.is_none())
+            .collect();
+        let on_base = if failing.is_empty() {
+            None
+        } else {
+            let argvs: Vec<Vec<String>> = failing.iter().map(|&n| checks[n].clone()).collect();
+            self.checks_on_base(&worktree, &argvs, round).await?
+        };
         self.writer = None;
+        let main_said = |n: usize| {
+            let at = failing.iter().position(|&f| f == n)?;
+            let on_base = on_base.as_ref()?;
+            Some((on_base.base, on_base.verdicts[at].clone()?))
+        };
+        let mut gates = Vec::new();
+        let mut failed = None;
+        for (n, (argv, run)) in checks.iter().zip(&runs).enumerate() {
+            let mut gate = check_gate(argv, run);
+            if gate.status == GateStatus::Failed {
+                let mine = failure_of(CauseKind::Check, argv.clone(), run);
+                match main_said(n) {
+                    Some((base, Said::Failed(main))) if main.signature == mine.signature => {
+                        gate.status = GateStatus::Inherited;
+                        gate.detail = format!(
+                            "fails the same way on main's tip {}, which the change starts from: main's failure, not the change's — {}",
+                            short(base),
+                            gate.detail
+                        );
+                    }
+                    Some((base, Said::Failed(_))) => {
+                        let mut cause = mine.cause;
+                        cause.detail.push_str(&format!(
+                            "; main's tip {} fails it too, but not the same way",
+                            short(base)
+                        ));
+                        failed = failed.or(Some(cause));
+                    }
+                    _ => failed = failed.or(Some(mine.cause)),
+                }
+            }
+            gates.push(gate);
+        }
         Ok((gates, failed))
     }
 

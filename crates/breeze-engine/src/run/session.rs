@@ -172,6 +172,7 @@ async fn context(
         review_lock: tokio::sync::Mutex::new(()),
         land_lock: tokio::sync::Mutex::new(()),
         verify_cache,
+        main_checks: Default::default(),
         cancel: cancel.child_token(),
         tracked_plans_file: plans_file,
         lanes: Mutex::new(lanes),

@@ -186,7 +186,8 @@ fn main_fails(ctx: &RunContext, main: Oid, id: &str, failed: &VerifyFailed) -> E
     )
 }
 
-fn short(commit: Oid) -> String {
+/// A commit as people read it.
+pub(super) fn short(commit: Oid) -> String {
     commit.to_string()[..7].to_string()
 }
 

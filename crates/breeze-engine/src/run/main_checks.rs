@@ -1,0 +1,187 @@
+//! Whether a failing `[review] checks` command is main's own failure. A check that fails on
+//! a task's change is run once more on the task's base — main's tip the task started from —
+//! in the task's own lane, parked there for the purpose with its setup and build outputs
+//! intact, and the lane then goes back to the task's branch. A check that fails on the base
+//! the same way (the same failing lines, `advice::output_signature`) is main's, not the
+//! task's: it does not send the task back. The land step's `land.verify` judges main's
+//! failures on its own terms.
+//!
+//! Verdicts are remembered by tree for the run (main's tip is judged once, not once per
+//! task); a tree that passed `land.verify` with the same command passes.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use breeze_git::{Oid, Worktree};
+use breeze_protocol::CauseKind;
+
+use super::context::ProjectCommand;
+use super::driver::TaskDriver;
+use super::verify_queue::failure_of;
+use crate::error::EngineError;
+use crate::kill_points;
+use crate::progress::ProgressEvent;
+use crate::run_dir::file_slug;
+use crate::verify_cache::Verdict;
+
+/// The checks' verdicts on main's trees in this run, by tree and command.
+#[derive(Debug, Default)]
+pub(crate) struct MainChecks {
+    known: Mutex<HashMap<(Oid, Vec<String>), Verdict>>,
+}
+
+impl MainChecks {
+    fn known(&self, tree: Oid, argv: &[String]) -> Option<Verdict> {
+        self.known.lock().unwrap_or_else(|p| p.into_inner()).get(&(tree, argv.to_vec())).cloned()
+    }
+
+    /// Remembers a verdict; `true` when it is new.
+    fn record(&self, tree: Oid, argv: &[String], verdict: &Verdict) -> bool {
+        self.known
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert((tree, argv.to_vec()), verdict.clone())
+            .is_none()
+    }
+}
+
+/// What the task's base said to the checks that failed on its change.
+pub(super) struct OnBase {
+    /// main's tip the task started from.
+    pub base: Oid,
+    /// One verdict per failing check, in the order asked; `None` when it could not be
+    /// judged (the lane could not be parked).
+    pub verdicts: Vec<Option<Verdict>>,
+}
+
+impl TaskDriver {
+    /// Judges each of `failing` (check commands that failed on the task's change in
+    /// `worktree`) on the task's base: known from the tree, or run there now.
+    pub(super) async fn checks_on_base(
+        &mut self,
+        worktree: &Worktree,
+        failing: &[Vec<String>],
+        round: u32,
+    ) -> Result<Option<OnBase>, EngineError> {
+        let record = self.record();
+        let (Some(base), Some(branch)) = (record.base.map(|base| base.0), record.branch) else {
+            return Ok(None);
+        };
+        let tree = self.ctx.git(move |repo| repo.tree_of(base)).await?;
+        let ctx = &self.ctx;
+        let mut verdicts: Vec<Option<Verdict>> = failing
+            .iter()
+            .map(|argv| {
+                ctx.main_checks.known(tree, argv).or_else(|| {
+                    (*argv == ctx.config.verify)
+                        .then(|| ctx.verify_cache.known(tree))
+                        .flatten()
+                        .filter(|verdict| *verdict == Verdict::Passed)
+                })
+            })
+            .collect();
+        if verdicts.iter().all(Option::is_some) {
+            return Ok(Some(OnBase { base, verdicts }));
+        }
+        let Some(parked) = self.park_at(worktree, base).await else {
+            return Ok(Some(OnBase { base, verdicts }));
+        };
+        kill_points::reached("review:lane-at-base");
+        let ran = self.run_on_base(&parked, failing, &mut verdicts, tree, base, round).await;
+        // Back to the task's branch whatever the checks did: the lane is the task's.
+        self.record_baseline(&parked).await?;
+        let back = parked.clone();
+        let to = branch.clone();
+        let switched = self.ctx.git(move |repo| repo.switch_worktree(&back, &to)).await?;
+        self.ctx.set_lane(self.lane, switched.clone());
+        self.worktree = Some(switched);
+        ran?;
+        Ok(Some(OnBase { base, verdicts }))
+    }
+
+    /// The lane parked at `base` (detached, only the differing paths written), or `None`
+    /// when it cannot be (a warning is logged; the checks are then the task's).
+    async fn park_at(&self, worktree: &Worktree, base: Oid) -> Option<Worktree> {
+        let watch = self.ctx.roles.watches.get(&worktree.path);
+        let wt = worktree.clone();
+        let parked = self
+            .ctx
+            .git(move |repo| {
+                let changes = watch
+                    .as_ref()
+                    .map_or_else(breeze_supervise::TreeChanges::unknown, |w| w.changes());
+                let parked =
+                    repo.park_worktree(&wt, base, crate::roles::workdir_changes(&changes))?;
+                if let Some(watch) = &watch {
+                    watch.settle(&changes);
+                }
+                Ok(parked)
+            })
+            .await;
+        match parked {
+            Ok(parked) => Some(parked),
+            Err(err) => {
+                tracing::warn!(
+                    task = %self.id,
+                    "cannot move {} to the task's base to tell main's check failures apart: {err}",
+                    worktree.path.display()
+                );
+                None
+            }
+        }
+    }
+
+    /// Runs the checks not judged yet in the lane parked at `base`, remembering each verdict.
+    async fn run_on_base(
+        &self,
+        parked: &Worktree,
+        failing: &[Vec<String>],
+        verdicts: &mut [Option<Verdict>],
+        tree: Oid,
+        base: Oid,
+        round: u32,
+    ) -> Result<(), EngineError> {
+        let short = &base.to_string()[..7];
+        for (n, argv) in failing.iter().enumerate() {
+            if verdicts[n].is_some() {
+                continue;
+            }
+            let log = self.ctx.run_dir.root().join("logs").join(format!(
+                "{}.check-on-main-{short}.{}.round-{round}",
+                file_slug(&self.id),
+                n + 1
+            ));
+            let run = self
+                .ctx
+                .run_project_command(ProjectCommand::new(
+                    &self.id,
+                    "review.checks",
+                    argv,
+                    (&parked.path, self.lane_env()),
+                    &log,
+                    self.ctx.config.check_timeout,
+                ))
+                .await?;
+            if run.outcome.ending == breeze_supervise::Ending::Cancelled {
+                return Err(EngineError::Cancelled);
+            }
+            let verdict = if run.outcome.ending.is_success() {
+                Verdict::Passed
+            } else {
+                Verdict::Failed(Box::new(failure_of(CauseKind::Check, argv.clone(), &run)))
+            };
+            if self.ctx.main_checks.record(tree, argv, &verdict)
+                && matches!(verdict, Verdict::Failed(_))
+            {
+                self.ctx.book.report(ProgressEvent::Notice {
+                    message: format!(
+                        "`{}` ([review] checks) fails on main's tip {short} too: a task that fails it the same way is not sent back for it; fix main to have it check the tasks again",
+                        argv.join(" ")
+                    ),
+                });
+            }
+            verdicts[n] = Some(verdict);
+        }
+        Ok(())
+    }
+}
