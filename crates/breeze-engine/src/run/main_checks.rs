@@ -15,19 +15,20 @@ use std::sync::Mutex;
 use breeze_git::{Oid, Worktree};
 use breeze_protocol::CauseKind;
 
-use super::context::ProjectCommand;
 use super::driver::TaskDriver;
 use super::verify_queue::failure_of;
 use crate::error::EngineError;
 use crate::kill_points;
 use crate::progress::ProgressEvent;
-use crate::run_dir::file_slug;
 use crate::verify_cache::Verdict;
 
 /// The checks' verdicts on main's trees in this run, by tree and command.
 #[derive(Debug, Default)]
 pub(crate) struct MainChecks {
     known: Mutex<HashMap<(Oid, Vec<String>), Verdict>>,
+    /// Held while a lane judges main: lanes that failed a check on the same base wait for
+    /// its verdict rather than run it again.
+    judging: tokio::sync::Mutex<()>,
 }
 
 impl MainChecks {
@@ -68,7 +69,8 @@ impl TaskDriver {
             return Ok(None);
         };
         let tree = self.ctx.git(move |repo| repo.tree_of(base)).await?;
-        let ctx = &self.ctx;
+        let ctx = self.ctx.clone();
+        let _judging = ctx.main_checks.judging.lock().await;
         let mut verdicts: Vec<Option<Verdict>> = failing
             .iter()
             .map(|argv| {
@@ -146,25 +148,9 @@ impl TaskDriver {
             if verdicts[n].is_some() {
                 continue;
             }
-            let log = self.ctx.run_dir.root().join("logs").join(format!(
-                "{}.check-on-main-{short}.{}.round-{round}",
-                file_slug(&self.id),
-                n + 1
-            ));
-            let run = self
-                .ctx
-                .run_project_command(ProjectCommand::new(
-                    &self.id,
-                    "review.checks",
-                    argv,
-                    (&parked.path, self.lane_env()),
-                    &log,
-                    self.ctx.config.check_timeout,
-                ))
-                .await?;
-            if run.outcome.ending == breeze_supervise::Ending::Cancelled {
-                return Err(EngineError::Cancelled);
-            }
+            let number = self.ctx.config.review_checks.iter().position(|check| check == argv);
+            let log = format!("check-{}.on-main-{short}.round-{round}", number.unwrap_or(n) + 1);
+            let run = self.run_check(argv, &parked.path, &log).await?;
             let verdict = if run.outcome.ending.is_success() {
                 Verdict::Passed
             } else {

@@ -111,26 +111,8 @@ impl TaskDriver {
         self.hold_lane();
         let mut runs = Vec::new();
         for (n, argv) in checks.iter().enumerate() {
-            let log = self.ctx.run_dir.root().join("logs").join(format!(
-                "{}.check-{}.round-{round}",
-                file_slug(&self.id),
-                n + 1
-            ));
-            let run = self
-                .ctx
-                .run_project_command(ProjectCommand::new(
-                    &self.id,
-                    "review.checks",
-                    argv,
-                    (&worktree.path, self.lane_env()),
-                    &log,
-                    self.ctx.config.check_timeout,
-                ))
-                .await?;
-            if run.outcome.ending == breeze_supervise::Ending::Cancelled {
-                return Err(EngineError::Cancelled);
-            }
-            runs.push(run);
+            let log = format!("check-{}.round-{round}", n + 1);
+            runs.push(self.run_check(argv, &worktree.path, &log).await?);
         }
         // What the checks left (a `Cargo.lock`, caches) is the lane's baseline: never the
         // task's change unless its worker changes it later.
@@ -180,6 +162,33 @@ impl TaskDriver {
             gates.push(gate);
         }
         Ok((gates, failed))
+    }
+
+    /// Runs the check `argv` in the lane checkout `dir`, logged as `<task>.<log>`; a stop
+    /// while it runs is [`EngineError::Cancelled`].
+    pub(super) async fn run_check(
+        &self,
+        argv: &[String],
+        dir: &std::path::Path,
+        log: &str,
+    ) -> Result<ProjectRun, EngineError> {
+        let log =
+            self.ctx.run_dir.root().join("logs").join(format!("{}.{log}", file_slug(&self.id)));
+        let run = self
+            .ctx
+            .run_project_command(ProjectCommand::new(
+                &self.id,
+                "review.checks",
+                argv,
+                (dir, self.lane_env()),
+                &log,
+                self.ctx.config.check_timeout,
+            ))
+            .await?;
+        if run.outcome.ending == breeze_supervise::Ending::Cancelled {
+            return Err(EngineError::Cancelled);
+        }
+        Ok(run)
     }
 
     /// The diff (kept in the run files), the changed paths and the gates of `base..head`.
