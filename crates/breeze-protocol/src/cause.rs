@@ -198,13 +198,14 @@ impl Cause {
         format!("{}…", command.chars().take(COMMAND_CHARS - 1).collect::<String>())
     }
 
-    /// How the command ended, and the last line of its output.
+    /// How the command ended, and the line of its output that tells why
+    /// ([`telling_line`]).
     fn ended(&self) -> String {
         let ending = match (self.exit_code, one_line(&self.detail)) {
             (Some(code), "") => format!("exited {code}"),
             (_, detail) => detail.to_string(),
         };
-        match self.log_tail.as_deref().and_then(last_line) {
+        match self.log_tail.as_deref().and_then(telling_line) {
             Some(last) => format!("{ending}: {last}"),
             None => ending,
         }
@@ -236,11 +237,39 @@ fn one_line(text: &str) -> &str {
 /// The last non-empty line of a command's output, trimmed and bounded (`…` when cut).
 pub fn last_line(output: &str) -> Option<String> {
     let line = output.lines().map(str::trim).rfind(|line| !line.is_empty())?;
-    Some(if line.chars().count() > LAST_LINE_CHARS {
+    Some(bounded(line))
+}
+
+/// The line of a failed command's output that says what failed: the first that names a
+/// failure (`not ok 2 - subtracts`, `test tests::sub ... FAILED`, `--- FAIL: TestSub`,
+/// `AssertionError: 2 == 3`), leaving out banners and counters (`=== FAILURES ===`,
+/// `# fail 1`, `1 failing`); else the last line. Test runners end with a summary (`#
+/// duration_ms 130.9`), which says nothing of the cause.
+pub fn telling_line(output: &str) -> Option<String> {
+    output
+        .lines()
+        .map(str::trim)
+        .find(|line| names_a_failure(line))
+        .map(bounded)
+        .or_else(|| last_line(output))
+}
+
+fn names_a_failure(line: &str) -> bool {
+    let text = line.trim_matches(|c: char| "=-_*#>! ".contains(c));
+    let lower = text.to_lowercase();
+    let named = lower.starts_with("not ok ")
+        || ["fail", "error", "panicked"].iter().any(|word| lower.contains(word));
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let counter = words.len() == 2 && words.iter().any(|word| word.parse::<u64>().is_ok());
+    named && words.len() >= 2 && !counter
+}
+
+fn bounded(line: &str) -> String {
+    if line.chars().count() > LAST_LINE_CHARS {
         format!("{}…", line.chars().take(LAST_LINE_CHARS - 1).collect::<String>())
     } else {
         line.to_string()
-    })
+    }
 }
 
 #[cfg(test)]
@@ -292,6 +321,22 @@ mod tests {
         let line = check.line();
         assert!(line.starts_with("the check `cargo test` failed (timed out: xxx"), "{line}");
         assert!(line.chars().count() < 220 && line.ends_with("…)"), "{line}");
+    }
+
+    #[test]
+    fn a_failed_command_is_told_by_the_line_that_names_the_failure() {
+        let told = |output: &str| telling_line(output).unwrap();
+        // node --test: the failing test, not the closing duration.
+        let node = "TAP version 13\nok 1 - adds\nnot ok 2 - subtracts\n  ---\n  failureType: 'testCodeFailure'\n  ...\n1..2\n# tests 2\n# pass 1\n# fail 1\n# duration_ms 130.98\n";
+        assert_eq!(told(node), "not ok 2 - subtracts");
+        let cargo = "running 2 tests\ntest tests::add ... ok\ntest tests::sub ... FAILED\n\nfailures:\n\n---- tests::sub stdout ----\nthread 'tests::sub' panicked at src/lib.rs:9:5\n\ntest result: FAILED. 1 passed; 1 failed\nerror: test failed, to rerun pass `--lib`\n";
+        assert_eq!(told(cargo), "test tests::sub ... FAILED");
+        let pytest = "=================================== FAILURES ===================================\n___ test_sub ___\n>       assert sub(3, 2) == 1\nE       assert 5 == 1\ntests/test_math.py:6: AssertionError\n=== 1 failed, 1 passed in 0.02s ===\n";
+        assert_eq!(told(pytest), "tests/test_math.py:6: AssertionError");
+        let go = "--- FAIL: TestSub (0.00s)\n    math_test.go:8: got 5, want 1\nFAIL\nFAIL\texample.com/m\t0.002s\n";
+        assert_eq!(told(go), "--- FAIL: TestSub (0.00s)");
+        // Nothing names a failure: the last line, as before.
+        assert_eq!(told("compiling\nsomething went wrong\n"), "something went wrong");
     }
 
     #[test]
