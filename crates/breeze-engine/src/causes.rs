@@ -77,14 +77,32 @@ pub(crate) fn flat(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// The last lines of a command's output (at most [`TAIL_LINES`] and [`TAIL_BYTES`]).
+/// The last lines of a command's output (at most [`TAIL_LINES`] and [`TAIL_BYTES`]). When
+/// none of them names a failure and an earlier line does (a test runner's failing test,
+/// then its stack and summary), the first such line comes first, then `…`: the cause line
+/// shows it ([`breeze_protocol::telling_line`]).
 fn tail(output: &str) -> Option<String> {
     let lines: Vec<&str> = output.trim_end().lines().collect();
-    let kept = lines[lines.len().saturating_sub(TAIL_LINES)..].join("\n");
+    let from = lines.len().saturating_sub(TAIL_LINES);
+    let kept = lines[from..].join("\n");
     let start = kept.len().saturating_sub(TAIL_BYTES);
     let start = (start..=kept.len()).find(|i| kept.is_char_boundary(*i)).unwrap_or(0);
     let kept = kept[start..].trim();
-    (!kept.is_empty()).then(|| kept.to_string())
+    if kept.is_empty() {
+        return None;
+    }
+    let named = |line: &&str| breeze_protocol::names_a_failure(line);
+    let earlier = if kept.lines().any(|line| named(&line)) {
+        None
+    } else {
+        lines[..from].iter().map(|line| line.trim()).find(named)
+    };
+    Some(match earlier {
+        Some(line) => {
+            format!("{}\n…\n{kept}", breeze_protocol::last_line(line).unwrap_or_default())
+        }
+        None => kept.to_string(),
+    })
 }
 
 /// The finding a failed gate sends back to the worker.
@@ -177,6 +195,39 @@ fn first_sentence(detail: &str) -> String {
 mod tests {
     use super::*;
     use breeze_protocol::GateStatus;
+
+    #[test]
+    fn a_tail_that_starts_after_the_failing_test_still_names_it() {
+        // node --test: the failing test, then more than a tail of its details and summary.
+        let mut output = String::from("TAP version 13\nok 1 - adds\nnot ok 2 - subtracts\n");
+        for n in 0..TAIL_LINES {
+            output.push_str(&format!("    at frame {n}\n"));
+        }
+        output.push_str("# pass 1\n# fail 1\n# duration_ms 130.98\n");
+        let cause = of_ending(
+            CauseKind::Check,
+            &["npm".into(), "test".into()],
+            &Ending::Exited(1),
+            &output,
+            None,
+        );
+        let tail = cause.log_tail.clone().unwrap();
+        assert!(tail.starts_with("not ok 2 - subtracts\n…\n"), "{tail}");
+        assert!(tail.ends_with("# duration_ms 130.98"), "{tail}");
+        assert_eq!(cause.line(), "the check `npm test` failed (exited 1: not ok 2 - subtracts)");
+        // A tail that names its failure itself is kept as it is.
+        let short = of_ending(
+            CauseKind::Check,
+            &["make".into()],
+            &Ending::Exited(2),
+            "cc -c a.c\na.c:3: error: expected ';'\nmake: *** [a.o] Error 1\n",
+            None,
+        );
+        assert_eq!(
+            short.log_tail.as_deref(),
+            Some("cc -c a.c\na.c:3: error: expected ';'\nmake: *** [a.o] Error 1")
+        );
+    }
 
     fn failed(id: &str, paths: &[&str]) -> GateResult {
         GateResult {

@@ -254,7 +254,8 @@ pub fn telling_line(output: &str) -> Option<String> {
         .or_else(|| last_line(output))
 }
 
-fn names_a_failure(line: &str) -> bool {
+/// Whether `line` of a command's output names a failure (see [`telling_line`]).
+pub fn names_a_failure(line: &str) -> bool {
     let text = line.trim_matches(|c: char| "=-_*#>! ".contains(c));
     let lower = text.to_lowercase();
     let named = lower.starts_with("not ok ")

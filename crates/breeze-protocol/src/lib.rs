@@ -43,7 +43,7 @@ pub use advisor::{
     AdvisorRequest, AdvisorResponse, Decision, ExecutionContext, PriorAdvisorResponse, ReasonCode,
     ResumeEvidence, SelectedPlan,
 };
-pub use cause::{Cause, CauseKind, last_line, telling_line};
+pub use cause::{Cause, CauseKind, last_line, names_a_failure, telling_line};
 pub use common::{Gap, MemoryScope, MemoryUpdate, Severity, TaskBrief};
 pub use contract::{
     ContractAdvisor, ContractBody, ContractCheck, ContractReview, ContractSource, ContractStatus,
