@@ -144,8 +144,6 @@ pub enum ProgressEvent {
         commit: Option<String>,
         /// Why, when not landed: the cause as one line.
         reason: Option<String>,
-        /// The cause.
-        cause: Option<Cause>,
     },
 }
 

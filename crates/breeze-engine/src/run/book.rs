@@ -215,7 +215,6 @@ impl TaskBook {
                 state: visible,
                 commit: commit.map(|c| c.to_string()),
                 reason,
-                cause,
             }),
             Transition::Work
             | Transition::Review

@@ -121,7 +121,6 @@ pub(super) async fn journal_landings(ctx: &RunContext) -> Result<(), EngineError
             state: TaskState::Landed,
             commit: Some(commit.to_string()),
             reason: None,
-            cause: None,
         });
     }
     Ok(())
