@@ -5,37 +5,40 @@
 //! looked up with the project's other commands: the preflight's `program` check.)
 
 use breeze_git::{RemoteAccess, Repo};
+use breeze_protocol::{CheckOutcome, DoctorCheck};
 
 use crate::config::{Config, LandTo};
 
-/// One check of the landing target.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LandingCheck {
-    /// `remote`.
-    pub check: &'static str,
-    /// What was checked: `origin`.
-    pub subject: String,
-    /// Whether a run can go on.
-    pub ok: bool,
-    /// What was found.
-    pub message: String,
-    /// What to do, when not ok.
-    pub hint: Option<String>,
+/// A check of the landing target that holds.
+fn ok(check: &str, subject: &str, message: String) -> DoctorCheck {
+    found(check, subject, CheckOutcome::Ok, message, None)
 }
 
-impl LandingCheck {
-    fn ok(check: &'static str, subject: &str, message: String) -> LandingCheck {
-        LandingCheck { check, subject: subject.to_string(), ok: true, message, hint: None }
-    }
+/// A check of the landing target that stops the run, with what to do.
+fn problem(check: &str, subject: &str, message: String, hint: String) -> DoctorCheck {
+    found(check, subject, CheckOutcome::Problem, message, Some(hint))
+}
 
-    fn problem(check: &'static str, subject: &str, message: String, hint: String) -> LandingCheck {
-        LandingCheck { check, subject: subject.to_string(), ok: false, message, hint: Some(hint) }
+fn found(
+    check: &str,
+    subject: &str,
+    outcome: CheckOutcome,
+    message: String,
+    hint: Option<String>,
+) -> DoctorCheck {
+    DoctorCheck {
+        check: check.to_string(),
+        subject: subject.to_string(),
+        outcome,
+        message,
+        hint,
+        searched: Vec::new(),
     }
 }
 
 /// The checks `config.land` needs in `repo` (none for `to = "local"`). `env` is the
 /// environment git will reach the remote with: the engine's.
-pub fn landing_checks(repo: &Repo, config: &Config, env: &[(String, String)]) -> Vec<LandingCheck> {
+pub fn landing_checks(repo: &Repo, config: &Config, env: &[(String, String)]) -> Vec<DoctorCheck> {
     let land = &config.land;
     if land.to == LandTo::Local {
         return Vec::new();
@@ -52,7 +55,7 @@ pub fn landing_checks(repo: &Repo, config: &Config, env: &[(String, String)]) ->
     match repo.remote_url(remote) {
         Ok(None) => {
             let known = repo.remote_names().unwrap_or_default();
-            checks.push(LandingCheck::problem(
+            checks.push(problem(
                 "remote",
                 remote,
                 format!(
@@ -64,14 +67,14 @@ pub fn landing_checks(repo: &Repo, config: &Config, env: &[(String, String)]) ->
                 ),
             ));
         }
-        Err(err) => checks.push(LandingCheck::problem(
+        Err(err) => checks.push(problem(
             "remote",
             remote,
             err.to_string(),
             "check the repository's configuration (`git remote -v`)".to_string(),
         )),
         Ok(Some(url)) => match repo.remote_branch_tip(&target, &access) {
-            Err(err) => checks.push(LandingCheck::problem(
+            Err(err) => checks.push(problem(
                 "remote",
                 remote,
                 err.to_string(),
@@ -79,17 +82,17 @@ pub fn landing_checks(repo: &Repo, config: &Config, env: &[(String, String)]) ->
                     "make `git ls-remote {remote}` work from this shell (ssh agent, credential helper), or land locally (`[land] to = \"local\"`)"
                 ),
             )),
-            Ok(Some(tip)) => checks.push(LandingCheck::ok(
+            Ok(Some(tip)) => checks.push(ok(
                 "remote",
                 remote,
                 format!("{remote} ({url}) answers; {target} is at {}", &tip.to_string()[..12]),
             )),
-            Ok(None) if land.to == LandTo::Remote => checks.push(LandingCheck::ok(
+            Ok(None) if land.to == LandTo::Remote => checks.push(ok(
                 "remote",
                 remote,
                 format!("{remote} ({url}) answers; it has no branch {}: the first landing creates it", target.branch),
             )),
-            Ok(None) => checks.push(LandingCheck::problem(
+            Ok(None) => checks.push(problem(
                 "remote",
                 remote,
                 format!("{remote} ({url}) has no branch {} for pull requests to merge into", target.branch),

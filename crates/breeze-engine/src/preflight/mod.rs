@@ -552,10 +552,7 @@ fn landing_target_checks(
     config: &Config,
     engine_env: &[(String, String)],
 ) {
-    for check in crate::landing_checks::landing_checks(repo, config, engine_env) {
-        let outcome = if check.ok { CheckOutcome::Ok } else { CheckOutcome::Problem };
-        found.push(check.check, check.subject, outcome, check.message, check.hint);
-    }
+    found.checks.extend(crate::landing_checks::landing_checks(repo, config, engine_env));
 }
 
 /// A program lookup as a check: a problem when it is not found, naming `what` needs it.
