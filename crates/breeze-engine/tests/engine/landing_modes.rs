@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use breeze_engine::config::LandTo;
 use breeze_engine::journal::read_events;
+use breeze_engine::step_in::request::AttachFiles;
 use breeze_engine::{BackendKind, Config, RunOptions, RunOutcome};
 use breeze_protocol::{EventKind, RunState, TaskState};
 use breeze_test_support::plan::toml_task;
@@ -420,4 +421,71 @@ async fn an_unknown_remote_or_a_missing_pull_request_command_stops_before_anythi
     );
     let err = config.unwrap_err().to_string();
     assert!(err.contains("`roles.worker.env` names SSH_AUTH_SOCK"), "{err}");
+}
+
+#[tokio::test]
+async fn a_person_attaching_to_a_task_whose_pull_request_is_open_gets_it_and_updates_the_pull_request()
+ {
+    let plan = toml_task("1", "First", &["a.txt"], "") + &toml_task("2", "Second", &["b.txt"], "");
+    let remoted = Remoted::new("plan.toml", &plan);
+    // Task 2's worker holds the run open (the test's go) while task 1's pull request is open.
+    let gate = remoted.repo.outside().join("gate");
+    std::fs::create_dir_all(&gate).unwrap();
+    let worker = breeze_test_support::role::shell_script(
+        remoted.repo.outside(),
+        "worker.sh",
+        &format!(
+            "cat > /dev/null\nif [ \"$BREEZE_TASK_ID\" = 2 ]; then\n  touch '{gate}/started'\n  while [ ! -f '{gate}/go' ]; do sleep 0.05; done\n  echo b > b.txt\nelse\n  echo a > a.txt\nfi\nprintf '{{\"schema_version\":\"worker-report.v1\",\"status\":\"completed\",\"summary\":\"ok\"}}' > \"$BREEZE_OUTPUT\"\n",
+            gate = gate.display()
+        ),
+    );
+    let options = remoted.options(LandTo::PullRequest, |config| {
+        config.worker.backend = BackendKind::Command;
+        config.worker.command = vec!["sh".into(), worker.display().to_string()];
+        config.sandbox_writable.push(gate.display().to_string());
+    });
+    let run = tokio::spawn(breeze_engine::run(options, CancellationToken::new()));
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
+    while remoted.pr_calls().is_empty() || !gate.join("started").exists() {
+        assert!(tokio::time::Instant::now() < deadline, "task 1's pull request never opened");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+
+    // The person steps into task 1: it leaves the followed pull requests and takes a lane.
+    let id = breeze_engine::run_dir::latest_run(remoted.root()).unwrap();
+    let run_dir = breeze_engine::run_dir::RunDir::new(remoted.root(), &id);
+    let files = AttachFiles::new(&run_dir, "1");
+    files.request().unwrap();
+    let paused = loop {
+        if let Some(paused) = files.paused() {
+            break paused;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the attach was never taken up");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
+    std::fs::write(paused.worktree.join("a.txt"), "fixed by a person\n").unwrap();
+    files.leave().unwrap();
+    while !files.taken() {
+        assert!(tokio::time::Instant::now() < deadline, "the person's change was never taken");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    std::fs::write(gate.join("go"), "").unwrap();
+    let outcome = run.await.unwrap().unwrap();
+
+    // Reviewed and pushed to the same pull request, which is followed again.
+    assert_eq!(outcome.state, RunState::Interrupted, "{outcome:?}");
+    assert_eq!(state(&outcome, "1"), TaskState::PrOpen);
+    let journal = events(&outcome);
+    let updated: Vec<&EventKind> = journal
+        .iter()
+        .filter(|e| matches!(e, EventKind::PullRequestUpdated { task, .. } if task == "1"))
+        .collect();
+    assert_eq!(updated.len(), 1, "{updated:#?}");
+    let EventKind::PullRequestUpdated { branch, commit, .. } = updated[0] else { unreachable!() };
+    assert_eq!(remoted.remote.tip(branch).as_deref(), Some(commit.as_str()));
+    assert_eq!(
+        git(&remoted.remote.path, &["show", &format!("{branch}:a.txt")]),
+        "fixed by a person\n"
+    );
+    assert_eq!(remoted.pr_calls().len(), 2, "task 1's pull request was not opened twice");
 }
