@@ -253,3 +253,61 @@ fn pull_requests_are_opened_by_the_command_and_land_as_the_merge_queue_merges_th
         assert!(text.contains(&format!("\"kind\":\"{kind}\"")), "{kind}: {text}");
     }
 }
+
+#[test]
+fn a_merged_pull_request_killed_while_it_lands_is_landed_once_by_resume() {
+    for step in ["pr-merged-journaled", "state-saved"] {
+        let remote = BareRemote::new();
+        let (_temp, root) = repo_with(&[("README.md", "readme\n")]);
+        let script = breeze_test_support::role::shell_script(
+            root.parent().unwrap(),
+            "open-pr.sh",
+            "echo https://forge.test/team/repo/pull/1\n",
+        );
+        let config = format!(
+            "{SCRIPTED_CONFIG}\n[land]\nto = \"pull-request\"\npr_command = [\"sh\", \"{}\"]\n",
+            script.display()
+        );
+        write(&root, "breeze.toml", &config);
+        write(&root, "plan.toml", &toml_task("1", "First", &["a.txt"], ""));
+        git(&root, &["add", "-A"]);
+        git(&root, &["commit", "-q", "-m", "plan"]);
+        remote.add_to(&root, "origin", remote.path.to_str().unwrap());
+        let ran = run_in(&root, &["run"]);
+        assert_eq!(ran.status.code(), Some(3), "{}", both(&ran));
+
+        // The team merges it; breeze is killed while it records the landing.
+        merge_branch(&remote.clone_as("queue"), "breeze/1", MergeStyle::Squash);
+        let killed = breeze()
+            .current_dir(&root)
+            .args(["resume"])
+            .env("BREEZE_TEST_KILL_AT", format!("landing:{step}"))
+            .output()
+            .unwrap();
+        assert_eq!(killed.status.signal(), Some(9), "{step}: {}", both(&killed));
+
+        let resumed = run_in(&root, &["resume"]);
+        assert_eq!(resumed.status.code(), Some(0), "{step}: {}", both(&resumed));
+        assert_eq!(task_state(&status_json(&root), "1"), "landed", "{step}");
+        let text = journal(&root);
+        for kind in ["pull_request_merged", "landed"] {
+            let times = text.matches(&format!("{{\"kind\":\"{kind}\",\"task\":\"1\"")).count();
+            assert_eq!(times, 1, "{step}: one `{kind}` for task 1:\n{text}");
+        }
+        let landed_states = text
+            .lines()
+            .filter(|line| {
+                line.contains("\"kind\":\"task_state\"") && line.contains("\"state\":\"landed\"")
+            })
+            .count();
+        assert_eq!(landed_states, 1, "{step}: one `task_state landed`:\n{text}");
+        let changes =
+            git(&remote.path, &["log", "--first-parent", "--format=%H", "main", "--", "a.txt"]);
+        assert_eq!(changes.lines().count(), 1, "{step}: a.txt changed once on main");
+        assert_eq!(
+            git(&root, &["rev-parse", "main"]).trim(),
+            remote.tip("main").unwrap(),
+            "{step}"
+        );
+    }
+}

@@ -374,6 +374,11 @@ pub(crate) async fn follow_pull_requests(
             })
             .await?;
         match found {
+            (Some((commit, _)), _)
+                if super::recovery::landing_journaled(&ctx.run_dir, &record.id, commit)? =>
+            {
+                followed.merged.push((index, commit.into()));
+            }
             (Some((commit, by)), _) => {
                 ctx.book
                     .journal(EventKind::PullRequestMerged {
@@ -394,6 +399,7 @@ pub(crate) async fn follow_pull_requests(
                         target: Some(target.to_string()),
                     })
                     .await?;
+                crate::kill_points::reached("landing:pr-merged-journaled");
                 followed.merged.push((index, commit.into()));
             }
             (None, false) => followed.stale.push(index),

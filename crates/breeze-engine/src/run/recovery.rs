@@ -125,3 +125,21 @@ pub(super) async fn journal_landings(ctx: &RunContext) -> Result<(), EngineError
     }
     Ok(())
 }
+
+/// Whether the journal has the `landed` event of task `task` at `commit` already: a
+/// merged pull request a kill kept from being recorded as landed is found merged again on
+/// resume, and must not be journaled twice.
+pub(super) fn landing_journaled(
+    run_dir: &RunDir,
+    task: &str,
+    commit: Oid,
+) -> Result<bool, EngineError> {
+    let commit = commit.to_string();
+    let mut found = false;
+    read_journal(run_dir, |event| {
+        if let EventKind::Landed { task: landed, commit: at, .. } = event.event {
+            found |= landed == task && at == commit;
+        }
+    })?;
+    Ok(found)
+}
