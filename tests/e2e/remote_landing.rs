@@ -311,3 +311,76 @@ fn a_merged_pull_request_killed_while_it_lands_is_landed_once_by_resume() {
         );
     }
 }
+
+#[test]
+fn a_kill_between_pushing_a_pull_request_branch_and_recording_it_is_taken_over_by_resume() {
+    let remote = BareRemote::new();
+    let (_temp, root) = repo_with(&[("README.md", "readme\n")]);
+    let calls = root.parent().unwrap().join("calls");
+    std::fs::create_dir_all(&calls).unwrap();
+    let script = breeze_test_support::role::shell_script(
+        root.parent().unwrap(),
+        "open-pr.sh",
+        &format!(
+            "n=$(ls '{calls}' | wc -l); touch '{calls}/'$((n + 1))\necho https://forge.test/team/repo/pull/1\n",
+            calls = calls.display()
+        ),
+    );
+    let config = format!(
+        "{SCRIPTED_CONFIG}\n[land]\nto = \"pull-request\"\npr_command = [\"sh\", \"{}\"]\n",
+        script.display()
+    );
+    write(&root, "breeze.toml", &config);
+    write(&root, "plan.toml", &toml_task("1", "First", &["a.txt"], ""));
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-q", "-m", "plan"]);
+    remote.add_to(&root, "origin", remote.path.to_str().unwrap());
+    let killed = breeze()
+        .current_dir(&root)
+        .args(["run"])
+        .env("BREEZE_TEST_KILL_AT", "landing:pr-pushed")
+        .output()
+        .unwrap();
+    assert_eq!(killed.status.signal(), Some(9), "{}", both(&killed));
+    let pushed = remote.tip("breeze/1").expect("the branch was pushed before the kill");
+    // The team's main moves meanwhile: resume builds the landing anew, on the new tip.
+    push_work(&remote.clone_as("team"), &[("team.txt", "team\n")], "team work");
+
+    // Resume finds its own push (its trailers name the run and the task) and replaces it.
+    let resumed = run_in(&root, &["resume"]);
+    assert_eq!(resumed.status.code(), Some(3), "{}", both(&resumed));
+    let status = status_json(&root);
+    assert_eq!(task_state(&status, "1"), "pr-open", "{status}");
+    let recorded = status["tasks"][0]["pull_request"]["commit"].as_str().unwrap().to_string();
+    assert_eq!(remote.tip("breeze/1").unwrap(), recorded, "the recorded commit is on the branch");
+    assert!(is_ancestor(&remote.path, "main", &recorded), "built on the team's new main");
+    assert_ne!(recorded, pushed);
+    assert_eq!(std::fs::read_dir(&calls).unwrap().count(), 1, "one pull request opened");
+    assert!(journal(&root).contains("\"kind\":\"pull_request_opened\""));
+}
+
+#[test]
+fn a_pull_request_branch_someone_else_pushed_is_left_alone_with_what_to_do() {
+    let remote = BareRemote::new();
+    let (_temp, root) = repo_with(&[("README.md", "readme\n")]);
+    let config =
+        format!("{SCRIPTED_CONFIG}\n[land]\nto = \"pull-request\"\npr_command = [\"true\"]\n");
+    write(&root, "breeze.toml", &config);
+    write(&root, "plan.toml", &toml_task("1", "First", &["a.txt"], ""));
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-q", "-m", "plan"]);
+    remote.add_to(&root, "origin", remote.path.to_str().unwrap());
+    let queue = remote.clone_as("queue");
+    push_work(&queue, &[("theirs.txt", "theirs\n")], "someone's work");
+    git(&queue, &["push", "-q", "origin", "HEAD:refs/heads/breeze/1"]);
+    let theirs = remote.tip("breeze/1").unwrap();
+
+    let ran = run_in(&root, &["run"]);
+    assert_eq!(ran.status.code(), Some(3), "{}", both(&ran));
+    let status = status_json(&root);
+    assert_eq!(task_state(&status, "1"), "deferred", "{status}");
+    assert_eq!(status["tasks"][0]["cause"]["kind"], "remote", "{status}");
+    let reason = status["tasks"][0]["reason"].as_str().unwrap();
+    assert!(reason.contains("git push origin --delete breeze/1"), "{reason}");
+    assert_eq!(remote.tip("breeze/1").unwrap(), theirs, "their branch is untouched");
+}

@@ -143,11 +143,22 @@ impl TaskDriver {
         let land = &ctx.config.land;
         let branch = branch_of(&land.pr_branch, &self.id);
         let previous = self.record().pull_request.filter(|pr| pr.branch == branch);
-        let expected = previous.as_ref().map(|pr| pr.commit.0);
+        let mut expected = previous.as_ref().map(|pr| pr.commit.0);
         let to = RemoteBranch::new(land.remote.clone(), branch.clone());
         let access = ctx.remote_access();
-        let pushed =
-            ctx.git(move |repo| repo.push_with_lease(&to, commit, expected, false, &access)).await;
+        let push = |expected: Option<Oid>| {
+            let (to, access) = (to.clone(), access.clone());
+            ctx.git(move |repo| repo.push_with_lease(&to, commit, expected, false, &access))
+        };
+        let mut pushed = push(expected).await;
+        if matches!(pushed, Ok(PushOutcome::Rejected { .. })) && previous.is_none() {
+            // Pushed by this very task before a kill kept it from being recorded: taken
+            // over rather than left for the user to delete.
+            if let Some(ours) = self.unrecorded_push(&to).await? {
+                expected = Some(ours);
+                pushed = push(expected).await;
+            }
+        }
         match pushed {
             Ok(PushOutcome::Pushed) => {}
             Ok(PushOutcome::Rejected { reason }) => {
@@ -295,6 +306,22 @@ impl TaskDriver {
         let url = url.or_else(|| first_url(stderr));
         let last = stderr.lines().last().unwrap_or("").trim();
         Ok(Opened::No { url, failure: format!("`{}` {}: {last}", argv[0], outcome.ending) })
+    }
+}
+
+impl TaskDriver {
+    /// The tip of the pull-request branch `to` when this task of this run pushed it
+    /// (its trailers name both) and nothing is on top of it: a push a kill kept from being
+    /// recorded. `None` when the branch is someone else's, or cannot be fetched.
+    async fn unrecorded_push(&self, to: &RemoteBranch) -> Result<Option<Oid>, EngineError> {
+        let (to, access) = (to.clone(), self.ctx.remote_access());
+        let Ok(Some(tip)) = self.ctx.git(move |repo| repo.fetch_branch(&to, &access)).await else {
+            return Ok(None);
+        };
+        let (run_id, task_id) = (self.ctx.run_id.clone(), self.id.clone());
+        let found =
+            self.ctx.git(move |repo| repo.find_landing_from(tip, &run_id, &task_id, &[])).await?;
+        Ok((found == Some(tip)).then_some(tip))
     }
 }
 
