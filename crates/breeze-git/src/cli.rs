@@ -51,6 +51,10 @@ const KEPT_VARS: &[&str] = &["PATH", "HOME", "USER", "LOGNAME", "LANG", "TZ", "T
 /// it) before its process group gets SIGKILL.
 const STOP_GRACE: Duration = Duration::from_millis(500);
 
+/// How long the output of an exited git is waited for (a process that left its group
+/// may hold the pipe).
+const PIPE_PATIENCE: Duration = Duration::from_secs(5);
+
 /// Runs `git -C <dir> <args>` to its end and returns its standard output. Only for the
 /// primary checkout; a lane's checkout goes through [`run_in`] or [`run_in_stoppable`].
 pub(crate) fn run<I, S>(dir: &Path, args: I, purpose: &'static str) -> Result<String, GitError>
@@ -205,41 +209,75 @@ where
 /// Waits for `child` (its output read as it comes), ending its process group once `stop`
 /// is raised.
 fn wait_or_stop(
-    mut child: Child,
+    child: Child,
     stop: &StopFlag,
     purpose: &'static str,
 ) -> Result<std::io::Result<Output>, GitError> {
-    let read = |pipe: Option<Box<dyn Read + Send>>| {
+    wait_bounded(child, &|| stop.is_raised(), None)
+        .map_err(|_: CutShort| GitError::Cancelled { action: purpose })
+}
+
+/// Why [`wait_bounded`] ended a child before it finished.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CutShort {
+    /// `stop` said so.
+    Stopped,
+    /// The deadline passed.
+    TimedOut,
+}
+
+/// Waits for `child`, its output read as it comes from threads of its own, ending its
+/// process group ([`end_group`]) once `stop` says so or `deadline` passes. A process that
+/// left the group may still hold a pipe after `child` exited: it is not waited for long.
+pub(crate) fn wait_bounded(
+    mut child: Child,
+    stop: &dyn Fn() -> bool,
+    deadline: Option<Instant>,
+) -> Result<std::io::Result<Output>, CutShort> {
+    let (sender, receiver) = std::sync::mpsc::channel::<(bool, Vec<u8>)>();
+    for (is_stdout, pipe) in [
+        (true, child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>)),
+        (false, child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>)),
+    ] {
+        let sender = sender.clone();
         std::thread::spawn(move || {
             let mut bytes = Vec::new();
             if let Some(mut pipe) = pipe {
                 let _ = pipe.read_to_end(&mut bytes);
             }
-            bytes
-        })
-    };
-    let stdout = read(child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
-    let stderr = read(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>));
+            let _ = sender.send((is_stdout, bytes));
+        });
+    }
+    drop(sender);
     let mut pause = Duration::from_millis(1);
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break status,
-            Ok(None) if stop.is_raised() => {
-                end_group(&mut child);
-                return Err(GitError::Cancelled { action: purpose });
-            }
-            Ok(None) => {
-                std::thread::sleep(pause);
-                pause = (pause * 2).min(Duration::from_millis(50));
-            }
+            Ok(None) => {}
             Err(err) => return Ok(Err(err)),
         }
+        let cut = if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+            Some(CutShort::TimedOut)
+        } else if stop() {
+            Some(CutShort::Stopped)
+        } else {
+            None
+        };
+        if let Some(cut) = cut {
+            end_group(&mut child);
+            return Err(cut);
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(50));
     };
-    let output = Output {
-        status,
-        stdout: stdout.join().unwrap_or_default(),
-        stderr: stderr.join().unwrap_or_default(),
-    };
+    let mut output = Output { status, stdout: Vec::new(), stderr: Vec::new() };
+    for _ in 0..2 {
+        match receiver.recv_timeout(PIPE_PATIENCE) {
+            Ok((true, bytes)) => output.stdout = bytes,
+            Ok((false, bytes)) => output.stderr = bytes,
+            Err(_) => break,
+        }
+    }
     Ok(Ok(output))
 }
 

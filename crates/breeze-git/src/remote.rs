@@ -10,16 +10,14 @@
 //! git's message instead of hanging the run.
 
 use std::ffi::OsString;
-use std::io::Read as _;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use git2::{ErrorCode, Oid};
 
-use crate::cli::REDIRECTING_VARS;
+use crate::cli::{CutShort, REDIRECTING_VARS};
 use crate::error::{Context as _, GitError};
 use crate::names::validate_branch_name;
 use crate::repo::Repo;
@@ -109,12 +107,6 @@ struct Ran {
     stderr: String,
 }
 
-/// Why a `git` call did not finish.
-enum Unfinished {
-    TimedOut,
-    Stopped,
-}
-
 /// The last lines of git's standard error, for messages.
 fn tail(stderr: &str) -> String {
     let lines: Vec<&str> = stderr.lines().map(str::trim).filter(|line| !line.is_empty()).collect();
@@ -146,70 +138,29 @@ fn run_git(dir: &Path, args: &[OsString], access: &RemoteAccess) -> Result<Ran, 
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("LC_ALL", "C")
         .process_group(0);
-    let mut child = command
+    let child = command
         .spawn()
         .map_err(|e| GitError::CliMissing { purpose: "reach a remote", detail: e.to_string() })?;
-    let (sender, receiver) = mpsc::channel::<(bool, String)>();
-    for (is_stdout, pipe) in [
-        (true, child.stdout.take().map(|p| Box::new(p) as Box<dyn std::io::Read + Send>)),
-        (false, child.stderr.take().map(|p| Box::new(p) as Box<dyn std::io::Read + Send>)),
-    ] {
-        let sender = sender.clone();
-        std::thread::spawn(move || {
-            let mut text = String::new();
-            if let Some(mut pipe) = pipe {
-                let mut bytes = Vec::new();
-                let _ = pipe.read_to_end(&mut bytes);
-                text = String::from_utf8_lossy(&bytes).into_owned();
-            }
-            let _ = sender.send((is_stdout, text));
-        });
-    }
-    drop(sender);
+    let stop = || access.stop.as_ref().is_some_and(|stop| stop());
     let deadline = Instant::now() + access.timeout;
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Ok(status),
-            Ok(None) => {}
-            Err(e) => {
-                break Err(GitError::CliMissing {
-                    purpose: "reach a remote",
-                    detail: e.to_string(),
-                });
-            }
+    match crate::cli::wait_bounded(child, &stop, Some(deadline)) {
+        Ok(Ok(output)) => Ok(Ran {
+            success: output.status.success(),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }),
+        Ok(Err(e)) => {
+            Err(GitError::CliMissing { purpose: "reach a remote", detail: e.to_string() })
         }
-        let unfinished = if Instant::now() >= deadline {
-            Some(Unfinished::TimedOut)
-        } else if access.stop.as_ref().is_some_and(|stop| stop()) {
-            Some(Unfinished::Stopped)
-        } else {
-            None
-        };
-        if let Some(unfinished) = unfinished {
-            // git and what it started (ssh, the https helper) are one group; SIGTERM first,
-            // so that git removes its lock files (a fetch's `refs/remotes/….lock`).
-            crate::cli::end_group(&mut child);
-            return Err(match unfinished {
-                Unfinished::TimedOut => GitError::Cli {
-                    command: shown(args),
-                    status: format!("no answer within {}s", access.timeout.as_secs_f64().ceil()),
-                    stderr: String::new(),
-                },
-                Unfinished::Stopped => GitError::Cancelled { action: "reach a remote" },
-            });
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }?;
-    let (mut stdout, mut stderr) = (String::new(), String::new());
-    // A process that left git's group may still hold a pipe: it is not waited for long.
-    for _ in 0..2 {
-        match receiver.recv_timeout(Duration::from_secs(5)) {
-            Ok((true, text)) => stdout = text,
-            Ok((false, text)) => stderr = text,
-            Err(_) => break,
-        }
+        // git and what it started (ssh, the https helper) were ended as one group, SIGTERM
+        // first, so that git removed its lock files (a fetch's `refs/remotes/….lock`).
+        Err(CutShort::TimedOut) => Err(GitError::Cli {
+            command: shown(args),
+            status: format!("no answer within {}s", access.timeout.as_secs_f64().ceil()),
+            stderr: String::new(),
+        }),
+        Err(CutShort::Stopped) => Err(GitError::Cancelled { action: "reach a remote" }),
     }
-    Ok(Ran { success: status.success(), stdout, stderr })
 }
 
 /// The command line as messages show it.
