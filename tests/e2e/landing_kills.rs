@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 use breeze_protocol::{BreezeEvent, EventKind, TaskState};
 
 use crate::support::{
-    SCRIPTED_CONFIG, both, breeze, git, repo_with, run_in, shell_worker_config, status_json,
-    stdout, task_state, toml_task, write,
+    SCRIPTED_CONFIG, both, breeze, git, killed_at, repo_with, run_in, shell_worker_config,
+    status_json, stdout, task_state, toml_task, write,
 };
 
 /// New files the big task lands.
@@ -419,13 +419,7 @@ fn abort_after_a_kill_half_way_through_the_checkout_puts_it_back() {
         ("src/b.txt", "b\n"),
     ]);
     let main = git(&root, &["rev-parse", "main"]);
-    let killed = breeze()
-        .current_dir(&root)
-        .args(["run"])
-        .env("BREEZE_TEST_KILL_AT", "landing:checkout-half")
-        .output()
-        .unwrap();
-    assert_eq!(killed.status.signal(), Some(9), "{}", both(&killed));
+    killed_at(&root, &["run"], "landing:checkout-half");
     assert_ne!(git(&root, &["status", "--porcelain"]), "", "the kill left the update half done");
 
     let aborted = run_in(&root, &["abort"]);
@@ -471,13 +465,7 @@ fn a_batch_killed_at_each_step_lands_every_task_once() {
         let reviewed = run_in(&root, &["run"]);
         assert_eq!(reviewed.status.code(), Some(3), "{}", both(&reviewed));
         assert_eq!(run_in(&root, &["approve", "1", "2", "3"]).status.code(), Some(0));
-        let killed = breeze()
-            .current_dir(&root)
-            .args(["resume"])
-            .env("BREEZE_TEST_KILL_AT", format!("landing:{step}"))
-            .output()
-            .unwrap();
-        assert_eq!(killed.status.signal(), Some(9), "killed at {step}: {}", both(&killed));
+        killed_at(&root, &["resume"], &format!("landing:{step}"));
 
         // Resumed: tasks 1 and 2 land (once), task 3 goes back, is reworked and waits for
         // the person again.
@@ -568,13 +556,7 @@ fn a_kill_while_a_lane_looks_at_mains_failing_check_resumes_on_the_tasks_branch(
         ("plan.toml", &toml_task("1", "Parser", &["src/parser.txt"], "")),
         ("check.sh", "echo 'FAIL: legacy test'; exit 1\n"),
     ]);
-    let killed = breeze()
-        .current_dir(&root)
-        .args(["run"])
-        .env("BREEZE_TEST_KILL_AT", "review:lane-at-base")
-        .output()
-        .unwrap();
-    assert_eq!(killed.status.signal(), Some(9), "{}", both(&killed));
+    killed_at(&root, &["run"], "review:lane-at-base");
     let lane = root.join(".harness-worktrees/lane-1");
     assert!(!lane.join("src/parser.txt").exists(), "killed with the lane at main's tip");
 

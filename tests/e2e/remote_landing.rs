@@ -5,14 +5,13 @@
 //! credential variable), and pull requests opened by a recording command and merged by a
 //! merge queue in another clone. Checked with the git CLI on the remote.
 
-use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 
 use breeze_test_support::remote::{BareRemote, HttpRemote, MergeStyle, merge_branch, push_work};
 
 use crate::support::{
-    SCRIPTED_CONFIG, both, breeze, git, repo_with, run_in, shell_worker_config, status_json,
-    stdout, task_state, toml_task, write,
+    SCRIPTED_CONFIG, both, breeze, git, killed_at, repo_with, run_in, shell_worker_config,
+    status_json, stdout, task_state, toml_task, write,
 };
 
 /// The journal of the repository's only run, as text.
@@ -33,6 +32,35 @@ fn is_ancestor(dir: &Path, ancestor: &str, of: &str) -> bool {
     breeze_test_support::git_output(dir, &["merge-base", "--is-ancestor", ancestor, of])
         .status
         .success()
+}
+
+/// A repository with task 1 (`a.txt`) to land through pull requests on the bare remote
+/// `origin`, opened by `pr_command` (a TOML array), committed.
+fn pull_request_repo(pr_command: &str) -> (tempfile::TempDir, std::path::PathBuf, BareRemote) {
+    let remote = BareRemote::new();
+    let (temp, root) = repo_with(&[("README.md", "readme\n")]);
+    let config =
+        format!("{SCRIPTED_CONFIG}\n[land]\nto = \"pull-request\"\npr_command = {pr_command}\n");
+    write(&root, "breeze.toml", &config);
+    write(&root, "plan.toml", &toml_task("1", "First", &["a.txt"], ""));
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-q", "-m", "plan"]);
+    remote.add_to(&root, "origin", remote.path.to_str().unwrap());
+    (temp, root, remote)
+}
+
+/// A pull-request command that prints an address and counts its calls in `calls`.
+fn counting_pr_script(dir: &Path, calls: &Path) -> String {
+    std::fs::create_dir_all(calls).unwrap();
+    let script = breeze_test_support::role::shell_script(
+        dir,
+        "open-pr.sh",
+        &format!(
+            "n=$(ls '{calls}' | wc -l); touch '{calls}/'$((n + 1))\necho https://forge.test/team/repo/pull/1\n",
+            calls = calls.display()
+        ),
+    );
+    format!("[\"sh\", \"{}\"]", script.display())
 }
 
 #[test]
@@ -67,13 +95,7 @@ fn landing_on_a_bare_remote_survives_a_concurrent_push_and_a_kill_right_after_it
     let feature = git(&root, &["rev-parse", "feature"]);
 
     // Killed right after the first successful push, before anything was journaled of it.
-    let killed = breeze()
-        .current_dir(&root)
-        .args(["run"])
-        .env("BREEZE_TEST_KILL_AT", "landing:pushed")
-        .output()
-        .unwrap();
-    assert_eq!(killed.status.signal(), Some(9), "{}", both(&killed));
+    killed_at(&root, &["run"], "landing:pushed");
     assert_eq!(landings_on(&remote, "main", "1"), 1, "the push happened");
     let text = journal(&root);
     assert!(text.contains("\"kind\":\"push_rejected\""), "{text}");
@@ -257,34 +279,15 @@ fn pull_requests_are_opened_by_the_command_and_land_as_the_merge_queue_merges_th
 #[test]
 fn a_merged_pull_request_killed_while_it_lands_is_landed_once_by_resume() {
     for step in ["pr-merged-journaled", "state-saved"] {
-        let remote = BareRemote::new();
-        let (_temp, root) = repo_with(&[("README.md", "readme\n")]);
-        let script = breeze_test_support::role::shell_script(
-            root.parent().unwrap(),
-            "open-pr.sh",
-            "echo https://forge.test/team/repo/pull/1\n",
-        );
-        let config = format!(
-            "{SCRIPTED_CONFIG}\n[land]\nto = \"pull-request\"\npr_command = [\"sh\", \"{}\"]\n",
-            script.display()
-        );
-        write(&root, "breeze.toml", &config);
-        write(&root, "plan.toml", &toml_task("1", "First", &["a.txt"], ""));
-        git(&root, &["add", "-A"]);
-        git(&root, &["commit", "-q", "-m", "plan"]);
-        remote.add_to(&root, "origin", remote.path.to_str().unwrap());
+        let outside = tempfile::tempdir().unwrap();
+        let pr_command = counting_pr_script(outside.path(), &outside.path().join("calls"));
+        let (_temp, root, remote) = pull_request_repo(&pr_command);
         let ran = run_in(&root, &["run"]);
         assert_eq!(ran.status.code(), Some(3), "{}", both(&ran));
 
         // The team merges it; breeze is killed while it records the landing.
         merge_branch(&remote.clone_as("queue"), "breeze/1", MergeStyle::Squash);
-        let killed = breeze()
-            .current_dir(&root)
-            .args(["resume"])
-            .env("BREEZE_TEST_KILL_AT", format!("landing:{step}"))
-            .output()
-            .unwrap();
-        assert_eq!(killed.status.signal(), Some(9), "{step}: {}", both(&killed));
+        killed_at(&root, &["resume"], &format!("landing:{step}"));
 
         let resumed = run_in(&root, &["resume"]);
         assert_eq!(resumed.status.code(), Some(0), "{step}: {}", both(&resumed));
@@ -314,34 +317,10 @@ fn a_merged_pull_request_killed_while_it_lands_is_landed_once_by_resume() {
 
 #[test]
 fn a_kill_between_pushing_a_pull_request_branch_and_recording_it_is_taken_over_by_resume() {
-    let remote = BareRemote::new();
-    let (_temp, root) = repo_with(&[("README.md", "readme\n")]);
-    let calls = root.parent().unwrap().join("calls");
-    std::fs::create_dir_all(&calls).unwrap();
-    let script = breeze_test_support::role::shell_script(
-        root.parent().unwrap(),
-        "open-pr.sh",
-        &format!(
-            "n=$(ls '{calls}' | wc -l); touch '{calls}/'$((n + 1))\necho https://forge.test/team/repo/pull/1\n",
-            calls = calls.display()
-        ),
-    );
-    let config = format!(
-        "{SCRIPTED_CONFIG}\n[land]\nto = \"pull-request\"\npr_command = [\"sh\", \"{}\"]\n",
-        script.display()
-    );
-    write(&root, "breeze.toml", &config);
-    write(&root, "plan.toml", &toml_task("1", "First", &["a.txt"], ""));
-    git(&root, &["add", "-A"]);
-    git(&root, &["commit", "-q", "-m", "plan"]);
-    remote.add_to(&root, "origin", remote.path.to_str().unwrap());
-    let killed = breeze()
-        .current_dir(&root)
-        .args(["run"])
-        .env("BREEZE_TEST_KILL_AT", "landing:pr-pushed")
-        .output()
-        .unwrap();
-    assert_eq!(killed.status.signal(), Some(9), "{}", both(&killed));
+    let outside = tempfile::tempdir().unwrap();
+    let calls = outside.path().join("calls");
+    let (_temp, root, remote) = pull_request_repo(&counting_pr_script(outside.path(), &calls));
+    killed_at(&root, &["run"], "landing:pr-pushed");
     let pushed = remote.tip("breeze/1").expect("the branch was pushed before the kill");
     // The team's main moves meanwhile: resume builds the landing anew, on the new tip.
     push_work(&remote.clone_as("team"), &[("team.txt", "team\n")], "team work");
@@ -361,15 +340,7 @@ fn a_kill_between_pushing_a_pull_request_branch_and_recording_it_is_taken_over_b
 
 #[test]
 fn a_pull_request_branch_someone_else_pushed_is_left_alone_with_what_to_do() {
-    let remote = BareRemote::new();
-    let (_temp, root) = repo_with(&[("README.md", "readme\n")]);
-    let config =
-        format!("{SCRIPTED_CONFIG}\n[land]\nto = \"pull-request\"\npr_command = [\"true\"]\n");
-    write(&root, "breeze.toml", &config);
-    write(&root, "plan.toml", &toml_task("1", "First", &["a.txt"], ""));
-    git(&root, &["add", "-A"]);
-    git(&root, &["commit", "-q", "-m", "plan"]);
-    remote.add_to(&root, "origin", remote.path.to_str().unwrap());
+    let (_temp, root, remote) = pull_request_repo("[\"true\"]");
     let queue = remote.clone_as("queue");
     push_work(&queue, &[("theirs.txt", "theirs\n")], "someone's work");
     git(&queue, &["push", "-q", "origin", "HEAD:refs/heads/breeze/1"]);

@@ -19,6 +19,15 @@ pub fn breeze() -> Command {
 }
 
 /// Runs `breeze args...` in `dir`.
+/// Runs `breeze <args>` in `root` with the engine told to kill itself at `point`
+/// (`BREEZE_TEST_KILL_AT`, e.g. `landing:main-moved`), and checks that it died there.
+pub fn killed_at(root: &Path, args: &[&str], point: &str) {
+    use std::os::unix::process::ExitStatusExt as _;
+    let killed =
+        breeze().current_dir(root).args(args).env("BREEZE_TEST_KILL_AT", point).output().unwrap();
+    assert_eq!(killed.status.signal(), Some(9), "killed at {point}: {}", both(&killed));
+}
+
 pub fn run_in(dir: &Path, args: &[&str]) -> Output {
     breeze().current_dir(dir).args(args).output().expect("breeze binary runs")
 }
