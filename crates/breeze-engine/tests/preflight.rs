@@ -388,7 +388,7 @@ async fn require_stops_a_resume_too_and_a_raised_cap_is_preflighted_with_the_run
     assert_eq!(warnings.len(), 3, "worker, reviewer and Advisor: {warnings:?}");
     assert_eq!(
         warnings[0],
-        "the worker's backend `scripted` reports no cost or tokens for task(s) 1 (their [task.sim] sets no cost_usd / tokens): run_usd cannot cap it"
+        "the worker's backend `scripted` reports no cost or tokens for task(s) 1 (their [task.sim] sets no cost_usd / tokens): run_usd cannot cap it: give those tasks cost_usd and input_tokens / output_tokens in [task.sim]"
     );
     assert!(found.checks.iter().all(|c| c.outcome != CheckOutcome::Problem));
 

@@ -26,9 +26,9 @@ pub(super) fn spend_checks(
     options: &PreflightOptions,
 ) {
     let Some((caps, sims)) = budget_of_run(root, config, plan, options) else { return };
-    for (role, notice) in unknown_spend(config, &caps, &sims, root) {
+    for (role, notice, hint) in unknown_spend(config, &caps, &sims, root) {
         let subject = format!("roles.{}", role.as_str());
-        found.push("budget", subject, CheckOutcome::Warning, notice, None);
+        found.push("budget", subject, CheckOutcome::Warning, notice, Some(hint));
     }
 }
 
@@ -75,13 +75,13 @@ enum Reports {
 }
 
 /// One line per role whose backend reports no cost (or no tokens) where a cap needs it:
-/// "the worker's backend `command` reports no cost: run_usd cannot cap it".
+/// "the worker's backend `command` reports no cost: run_usd cannot cap it", with what to do.
 fn unknown_spend(
     config: &Config,
     caps: &BudgetCaps,
     sims: &BTreeMap<String, SimSpec>,
     repo_root: &Path,
-) -> Vec<(Role, String)> {
+) -> Vec<(Role, String, String)> {
     let usd_caps: Vec<&str> =
         [("run_usd", caps.run_usd.is_some()), ("task_usd", caps.task_usd.is_some())]
             .into_iter()
@@ -116,14 +116,20 @@ fn unknown_spend(
         match reports {
             Reports::Both => {}
             Reports::TokensUnpriced(model) if !usd_caps.is_empty() => {
-                let model = match model {
-                    Some(model) => format!("its model `{model}` has no price in [budget.prices]"),
-                    None => "it runs the CLI's default model, which breeze cannot price (set the role's model = \"...\" to one in [budget.prices])".into(),
+                let (model, hint) = match model {
+                    Some(model) => (
+                        format!("its model `{model}` has no price in [budget.prices]"),
+                        format!("add [budget.prices.\"{model}\"] with input, cached_input and output (dollars per million tokens), or cap tokens with run_tokens"),
+                    ),
+                    None => (
+                        "it runs the CLI's default model, which breeze cannot price (set the role's model = \"...\" to one in [budget.prices])".into(),
+                        format!("set roles.{}.model to a model priced in [budget.prices], or cap tokens with run_tokens", role.as_str()),
+                    ),
                 };
                 notices.push((role, format!(
                     "{who} reports tokens but no cost, and {model}: {} (its tokens still count)",
                     cannot(&usd_caps)
-                )));
+                ), hint));
             }
             Reports::TokensUnpriced(_) => {}
             Reports::Partly { no_cost, no_tokens } => {
@@ -144,7 +150,7 @@ fn unknown_spend(
                         "{who} reports no cost or tokens for task(s) {} (their [task.sim] sets no cost_usd / tokens): {}",
                         tasks.join(", "),
                         cannot(&lacking)
-                    )));
+                    ), "give those tasks cost_usd and input_tokens / output_tokens in [task.sim]".to_string()));
                 }
             }
             Reports::Nothing => {
@@ -154,7 +160,15 @@ fn unknown_spend(
                 }
                 if !lacking.is_empty() {
                     let what = if token_cap { "no cost or tokens" } else { "no cost" };
-                    notices.push((role, format!("{who} reports {what}: {}", cannot(&lacking))));
+                    let hint = format!(
+                        "give roles.{} a backend that reports its spend (claude, or codex with its model priced), or leave the cap out",
+                        role.as_str()
+                    );
+                    notices.push((
+                        role,
+                        format!("{who} reports {what}: {}", cannot(&lacking)),
+                        hint,
+                    ));
                 }
             }
         }
@@ -182,11 +196,17 @@ mod tests {
             notices[0],
             (
                 Role::Worker,
-                "the worker's backend `command` reports no cost: run_usd cannot cap it".to_string()
+                "the worker's backend `command` reports no cost: run_usd cannot cap it".to_string(),
+                "give roles.worker a backend that reports its spend (claude, or codex with its model priced), or leave the cap out".to_string()
             )
         );
         assert_eq!(notices[1].0, Role::Reviewer);
         assert!(notices[1].1.starts_with("the reviewer's backend `codex` reports tokens but no cost, and it runs the CLI's default model"), "{}", notices[1].1);
+        assert!(
+            notices[1].2.starts_with("set roles.reviewer.model to a model priced"),
+            "{}",
+            notices[1].2
+        );
         // Without a cap there is nothing to say.
         assert!(
             unknown_spend(&config, &BudgetCaps::default(), &BTreeMap::new(), root.path())

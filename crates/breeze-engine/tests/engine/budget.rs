@@ -223,7 +223,7 @@ async fn a_backend_that_reports_no_cost_is_named_at_the_start_and_counted_as_unk
     let notices = notices(&told);
     assert!(
         notices.contains(
-            &"the worker's backend `command` reports no cost: run_usd and task_usd cannot cap it"
+            &"the worker's backend `command` reports no cost: run_usd and task_usd cannot cap it: give roles.worker a backend that reports its spend (claude, or codex with its model priced), or leave the cap out"
                 .to_string()
         ),
         "{notices:?}"
