@@ -379,6 +379,15 @@ impl TaskRecord {
         self.cause = cause;
     }
 
+    /// A person's change (`breeze attach`) at `head` is the task's work now: it goes to a
+    /// review of its own; an earlier approval, conflict or verify failure is not its.
+    pub fn take_person_change(&mut self, head: ObjectId) {
+        self.person_head = Some(head);
+        self.human_approved = false;
+        self.conflict = None;
+        self.verify_failure = None;
+    }
+
     /// What the landing's `Breeze-Review` trailer says, once the task is approved.
     pub fn review_trailer(&self) -> Option<breeze_git::ReviewTrailer> {
         Some(breeze_git::ReviewTrailer {

@@ -130,13 +130,7 @@ impl TaskDriver {
         };
         self.ctx.book.report(ProgressEvent::Notice { message });
         if let SafePoint::Changed { head } = step {
-            self.change(|record| {
-                record.person_head = Some(head);
-                record.human_approved = false;
-                record.conflict = None;
-                record.verify_failure = None;
-            })
-            .await?;
+            self.change(|record| record.take_person_change(head)).await?;
             let record = self.record();
             // Its line waits for the verdict of the review it goes to.
             *self.pending_cycle.lock().unwrap_or_else(|p| p.into_inner()) = Some(CycleRecord {

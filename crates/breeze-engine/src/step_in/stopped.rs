@@ -232,12 +232,9 @@ impl StoppedAttach {
             let head = ObjectId(Oid::from_str(head).map_err(EngineError::internal("a commit id"))?);
             let task = &mut snapshot.tasks[index];
             task.head = Some(head);
-            task.person_head = Some(head);
             task.phase = TaskPhase::Reviewing;
             task.set_cause(None);
-            task.human_approved = false;
-            task.conflict = None;
-            task.verify_failure = None;
+            task.take_person_change(head);
         }
         events.push(attempt.event(&id));
         let next = match &attempt {
