@@ -98,6 +98,24 @@ impl LaneRecord {
         changed_folders(&self.folders, &folder_times(path))
     }
 
+    /// Saves and undoes what changed in the lane `worktree` it parks since its run parked
+    /// it ([`LaneRecord::changed_since_parked`], then
+    /// [`breeze_git::Repo::save_lane_leftovers`]): the branch it was saved on and its paths,
+    /// `None` when nothing changed.
+    pub fn save_leftovers(
+        &self,
+        repo: &breeze_git::Repo,
+        worktree: &breeze_git::Worktree,
+    ) -> Result<Option<(String, Vec<String>)>, breeze_git::GitError> {
+        let changed = self.changed_since_parked(&worktree.path);
+        let changes = match &changed {
+            Some(folders) if folders.is_empty() => return Ok(None),
+            Some(folders) => breeze_git::WorkdirChanges::Only(folders),
+            None => breeze_git::WorkdirChanges::Unknown,
+        };
+        repo.save_lane_leftovers(worktree, changes)
+    }
+
     /// A lane taken by run `run_id`, with what is known of it from before.
     pub fn in_use(run_id: &str, before: Option<LaneRecord>) -> LaneRecord {
         let before = before.unwrap_or_else(|| LaneRecord::empty(run_id));

@@ -180,22 +180,8 @@ impl TaskDriver {
         worktree: &breeze_git::Worktree,
         record: &LaneRecord,
     ) -> Result<(), EngineError> {
-        let (record, path) = (record.clone(), worktree.path.clone());
-        let changed = self.ctx.blocking(move || Ok(record.changed_since_parked(&path))).await?;
-        if changed.as_ref().is_some_and(Vec::is_empty) {
-            return Ok(());
-        }
-        let wt = worktree.clone();
-        let saved = self
-            .ctx
-            .git(move |repo| {
-                let changes = match &changed {
-                    Some(paths) => breeze_git::WorkdirChanges::Only(paths),
-                    None => breeze_git::WorkdirChanges::Unknown,
-                };
-                repo.save_lane_leftovers(&wt, changes)
-            })
-            .await?;
+        let (record, wt) = (record.clone(), worktree.clone());
+        let saved = self.ctx.git(move |repo| record.save_leftovers(repo, &wt)).await?;
         if let Some((branch, paths)) = saved {
             self.ctx.book.report(crate::progress::ProgressEvent::Kept {
                 what: format!("branch {branch}"),

@@ -296,16 +296,7 @@ fn check_out(
             && let Some(parked) = repo.find_worktree(&name)?
             && record.parks(&parked)
         {
-            let changed = record.changed_since_parked(&parked.path);
-            let changes = match &changed {
-                Some(folders) => breeze_git::WorkdirChanges::Only(folders),
-                None => breeze_git::WorkdirChanges::Unknown,
-            };
-            let saved = if changed.as_ref().is_some_and(Vec::is_empty) {
-                None
-            } else {
-                repo.save_lane_leftovers(&parked, changes)?.map(|(saved, _)| saved)
-            };
+            let saved = record.save_leftovers(repo, &parked)?.map(|(saved, _)| saved);
             let switched = repo.switch_worktree(&parked, branch)?;
             let record = crate::lane_record::LaneRecord::in_use(&task.run_id, Some(record));
             crate::lane_record::save(&workdir, &name, &record);
