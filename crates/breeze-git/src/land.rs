@@ -12,7 +12,7 @@ use git2::{
 use crate::commit::identity;
 use crate::disjoint_merge::merge_disjoint;
 use crate::error::{Context as _, GitError};
-use crate::merge_check::{MergeTrees, check_merge, set_exec_bits};
+use crate::merge_check::{MergeCheck, MergeTrees, Unsound, set_exec_bits};
 use crate::names::symbolic_target;
 use crate::paths::path_string;
 use crate::repo::Repo;
@@ -140,6 +140,45 @@ pub(crate) fn conflict_paths(index: &Index) -> Result<Vec<String>, GitError> {
     Ok(paths)
 }
 
+/// libgit2's merge of `trees` (renames followed), checked ([`MergeCheck`]): its index; its
+/// tree when libgit2 saw no conflict, with git's executable bits where libgit2 merged them
+/// wrong (then judged again); and what the check found wrong. For a landing and for moving
+/// a conflicted task onto main alike.
+pub(crate) struct CheckedMerge<'r> {
+    pub index: Index,
+    pub tree: Option<Tree<'r>>,
+    pub unsound: Unsound,
+}
+
+pub(crate) fn checked_merge<'r>(
+    repo: &'r Repository,
+    trees: &MergeTrees<'_, 'r>,
+) -> Result<CheckedMerge<'r>, GitError> {
+    let mut index = repo
+        .merge_trees(trees.base, trees.onto, trees.head, Some(&merge_options()))
+        .ctx(|| format!("could not merge {} onto {}", trees.head.id(), trees.onto.id()))?;
+    let check = MergeCheck::new(repo, trees)?;
+    if index.has_conflicts() {
+        let unsound = check.judge(None)?;
+        return Ok(CheckedMerge { index, tree: None, unsound });
+    }
+    let write = |index: &mut Index| -> Result<Tree<'r>, GitError> {
+        let tree =
+            index.write_tree_to(repo).ctx(|| "could not write the merged tree".to_string())?;
+        repo.find_tree(tree).ctx(|| "could not read the merged tree".to_string())
+    };
+    let mut tree = write(&mut index)?;
+    let mut unsound = check.judge(Some(&tree))?;
+    if unsound.is_empty() && !unsound.exec_bits.is_empty() {
+        // libgit2 merged an executable bit wrong: set git's, and judge the result again.
+        set_exec_bits(&mut index, &unsound.exec_bits)?;
+        tree = write(&mut index)?;
+        unsound = check.judge(Some(&tree))?;
+        unsound.paths.extend(unsound.exec_bits.drain(..).map(|(path, _)| path));
+    }
+    Ok(CheckedMerge { index, tree: Some(tree), unsound })
+}
+
 impl Repo {
     /// Three-way merge of the task's change `base..head` onto `onto` (the current main tip),
     /// in memory: no working tree, index or ref is touched. Renames are followed. When the
@@ -156,36 +195,21 @@ impl Repo {
         if let Some(tree) = merge_disjoint(&repo, &base_tree, &onto_tree, &head_tree)? {
             return Ok(MergeOutcome::Clean { tree });
         }
-        let mut index = repo
-            .merge_trees(&base_tree, &onto_tree, &head_tree, Some(&merge_options()))
-            .ctx(|| format!("could not merge {base}..{head} onto {onto}"))?;
         let trees = MergeTrees { base: &base_tree, onto: &onto_tree, head: &head_tree };
-        if index.has_conflicts() {
-            let mut paths = conflict_paths(&index)?;
-            paths.extend(check_merge(&repo, &trees, None)?.path_strings());
-            paths.sort();
-            paths.dedup();
-            return Ok(MergeOutcome::Conflicts { paths });
+        let merged = checked_merge(&repo, &trees)?;
+        match &merged.tree {
+            Some(tree) if merged.unsound.is_empty() => Ok(MergeOutcome::Clean { tree: tree.id() }),
+            clean => {
+                if clean.is_some() {
+                    tracing::info!(%base, %head, %onto, paths = ?merged.unsound.path_strings(), "libgit2 merged cleanly, the check found a conflict");
+                }
+                let mut paths = conflict_paths(&merged.index)?;
+                paths.extend(merged.unsound.path_strings());
+                paths.sort();
+                paths.dedup();
+                Ok(MergeOutcome::Conflicts { paths })
+            }
         }
-        let write = |index: &mut Index| -> Result<(Oid, Tree<'_>), GitError> {
-            let tree =
-                index.write_tree_to(&repo).ctx(|| "could not write the merged tree".to_string())?;
-            Ok((tree, repo.find_tree(tree).ctx(|| "could not read the merged tree".to_string())?))
-        };
-        let (mut tree, mut merged) = write(&mut index)?;
-        let mut unsound = check_merge(&repo, &trees, Some(&merged))?;
-        if unsound.is_empty() && !unsound.exec_bits.is_empty() {
-            // libgit2 merged an executable bit wrong: set git's, and check again.
-            set_exec_bits(&mut index, &unsound.exec_bits)?;
-            (tree, merged) = write(&mut index)?;
-            unsound = check_merge(&repo, &trees, Some(&merged))?;
-            unsound.paths.extend(unsound.exec_bits.drain(..).map(|(path, _)| path));
-        }
-        if !unsound.is_empty() {
-            tracing::info!(%base, %head, %onto, paths = ?unsound.path_strings(), "libgit2 merged cleanly, the check found a conflict");
-            return Ok(MergeOutcome::Conflicts { paths: unsound.path_strings() });
-        }
-        Ok(MergeOutcome::Clean { tree })
     }
 
     /// Whether `path` (repository-relative) is a file tracked on the main branch's tip,

@@ -337,60 +337,86 @@ impl Unsound {
     }
 }
 
-/// Checks libgit2's merge of `trees` by the rules above. `merged` is its merged tree when
-/// it reported no conflict; without it (libgit2 reported conflicts, which the caller
-/// handles) only the rules that need no merged tree run: files in the way of folders, and
-/// paths created in a folder the other side moved away.
-pub(crate) fn check_merge(
-    repo: &Repository,
-    trees: &MergeTrees<'_, '_>,
-    merged: Option<&Tree<'_>>,
-) -> Result<Unsound, GitError> {
-    let look = Lookup::new(repo);
-    let mut changes = Vec::new();
-    let in_base = |path: &[u8]| Ok(look.slot(trees.base, path)?.is_some());
-    changes_of(&renamed_diff(repo, trees.base, trees.onto)?, Side::Main, &in_base, &mut changes)?;
-    changes_of(&renamed_diff(repo, trees.base, trees.head)?, Side::Task, &in_base, &mut changes)?;
+/// The check of one merge's sides: what each side changed (rename-aware diffs, made once),
+/// against which merged trees are judged ([`MergeCheck::judge`]) — the first one libgit2
+/// wrote, and the same with its executable bits set right.
+pub(crate) struct MergeCheck<'a, 'r> {
+    trees: &'a MergeTrees<'a, 'r>,
+    repo: &'r Repository,
+    look: Lookup<'r>,
+    changes: Vec<Change>,
+}
 
-    let mut unsound: BTreeSet<Vec<u8>> = BTreeSet::new();
-    let mut exec_bits = Vec::new();
-    if let Some(merged) = merged {
-        unsound.extend(misplaced_entries(repo, &look, trees, merged, &changes)?);
-        for (path, bit) in wrong_exec_bits(&look, trees, merged, &changes)? {
-            match bit {
-                Some(bit) => exec_bits.push((path, bit)),
-                None => {
-                    unsound.insert(path);
+impl<'a, 'r> MergeCheck<'a, 'r> {
+    /// Diffs both sides of `trees` against their base.
+    pub(crate) fn new(
+        repo: &'r Repository,
+        trees: &'a MergeTrees<'a, 'r>,
+    ) -> Result<MergeCheck<'a, 'r>, GitError> {
+        let look = Lookup::new(repo);
+        let mut changes = Vec::new();
+        let in_base = |path: &[u8]| Ok(look.slot(trees.base, path)?.is_some());
+        changes_of(
+            &renamed_diff(repo, trees.base, trees.onto)?,
+            Side::Main,
+            &in_base,
+            &mut changes,
+        )?;
+        changes_of(
+            &renamed_diff(repo, trees.base, trees.head)?,
+            Side::Task,
+            &in_base,
+            &mut changes,
+        )?;
+        Ok(MergeCheck { trees, repo, look, changes })
+    }
+
+    /// What is wrong with libgit2's merge by the rules above. `merged` is its merged tree
+    /// when it reported no conflict; without it (libgit2 reported conflicts, which the
+    /// caller handles) only the rules that need no merged tree run: files in the way of
+    /// folders, and paths created in a folder the other side moved away.
+    pub(crate) fn judge(&self, merged: Option<&Tree<'_>>) -> Result<Unsound, GitError> {
+        let (repo, look, trees, changes) = (self.repo, &self.look, self.trees, &self.changes);
+        let mut unsound: BTreeSet<Vec<u8>> = BTreeSet::new();
+        let mut exec_bits = Vec::new();
+        if let Some(merged) = merged {
+            unsound.extend(misplaced_entries(repo, look, trees, merged, changes)?);
+            for (path, bit) in wrong_exec_bits(look, trees, merged, changes)? {
+                match bit {
+                    Some(bit) => exec_bits.push((path, bit)),
+                    None => {
+                        unsound.insert(path);
+                    }
                 }
             }
         }
-    }
-    let files_in_the_way = file_folder_collisions(&changes);
-    for (file, _, inside) in &files_in_the_way {
-        unsound.insert(file.clone());
-        unsound.extend(inside.iter().cloned());
-    }
-    unsound.extend(moved_folder_collisions(&look, trees, &changes)?);
-
-    if unsound.is_empty() {
-        return Ok(Unsound { exec_bits, ..Unsound::default() });
-    }
-    // Name what collides with each unsound path: a path either side wrote under it or
-    // above it.
-    let mut paths = unsound.clone();
-    for path in changes.iter().filter_map(Change::written) {
-        if unsound.iter().any(|u| nested(u, path) || nested(path, u)) {
-            paths.insert(path.to_vec());
+        let files_in_the_way = file_folder_collisions(changes);
+        for (file, _, inside) in &files_in_the_way {
+            unsound.insert(file.clone());
+            unsound.extend(inside.iter().cloned());
         }
+        unsound.extend(moved_folder_collisions(look, trees, changes)?);
+
+        if unsound.is_empty() {
+            return Ok(Unsound { exec_bits, ..Unsound::default() });
+        }
+        // Name what collides with each unsound path: a path either side wrote under it or
+        // above it.
+        let mut paths = unsound.clone();
+        for path in changes.iter().filter_map(Change::written) {
+            if unsound.iter().any(|u| nested(u, path) || nested(path, u)) {
+                paths.insert(path.to_vec());
+            }
+        }
+        Ok(Unsound {
+            paths,
+            files_in_the_way: files_in_the_way
+                .into_iter()
+                .map(|(file, side, _)| (file, side))
+                .collect(),
+            exec_bits,
+        })
     }
-    Ok(Unsound {
-        paths,
-        files_in_the_way: files_in_the_way
-            .into_iter()
-            .map(|(file, side, _)| (file, side))
-            .collect(),
-        exec_bits,
-    })
 }
 
 /// Sets the executable bits the check found merged wrong ([`Unsound::exec_bits`]) in the

@@ -12,8 +12,8 @@ use git2::{
 
 use crate::checkout::{self, Mode};
 use crate::error::{Context as _, GitError};
-use crate::land::{commit_tree, merge_options};
-use crate::merge_check::{MergeTrees, Side, Unsound, check_merge, set_exec_bits};
+use crate::land::{CheckedMerge, checked_merge, commit_tree};
+use crate::merge_check::{MergeTrees, Side, Unsound, set_exec_bits};
 use crate::names::branch_ref;
 use crate::paths::{bytes_path, path_string};
 use crate::repo::Repo;
@@ -64,28 +64,13 @@ impl Repo {
         let base_tree = commit_tree(wrepo, base)?;
         let head_tree = commit_tree(wrepo, head)?;
         let onto_tree = commit_tree(wrepo, onto)?;
-        let mut merged = wrepo
-            .merge_trees(&base_tree, &onto_tree, &head_tree, Some(&merge_options()))
-            .ctx(|| format!("could not merge {base}..{head} onto {onto}"))?;
+        // The conflicts libgit2 does not see, as the landing finds them.
+        let trees = MergeTrees { base: &base_tree, onto: &onto_tree, head: &head_tree };
+        let CheckedMerge { index: mut merged, unsound, .. } = checked_merge(wrepo, &trees)?;
         let mut conflicts = Vec::new();
         for conflict in merged.conflicts().ctx(|| "could not read merge conflicts".to_string())? {
             conflicts.push(conflict.ctx(|| "could not read merge conflicts".to_string())?);
         }
-        // The conflicts libgit2 does not see, as the landing found them.
-        let trees = MergeTrees { base: &base_tree, onto: &onto_tree, head: &head_tree };
-        let merged_tree = match conflicts.is_empty() {
-            true => Some(
-                wrepo
-                    .find_tree(
-                        merged
-                            .write_tree_to(wrepo)
-                            .ctx(|| "could not write the merged tree".to_string())?,
-                    )
-                    .ctx(|| "could not read the merged tree".to_string())?,
-            ),
-            false => None,
-        };
-        let unsound = check_merge(wrepo, &trees, merged_tree.as_ref())?;
         // The clean part takes git's executable bits where libgit2 merged them wrong.
         set_exec_bits(&mut merged, &unsound.exec_bits)?;
         let labels = Labels { main: &self.main_branch, task: &wt.branch };
