@@ -1266,6 +1266,12 @@ async fn a_check_main_already_fails_is_mains_and_only_a_different_failure_goes_b
             && reason.contains("fails it too, but not the same way"),
         "{reason}"
     );
+    // Its worker was told which failing lines are main's.
+    let input = std::fs::read_to_string(outcome.run_dir.join("io/2.worker.2.input.json")).unwrap();
+    assert!(
+        input.contains("its failing lines, which are not this change's: FAIL: legacy test"),
+        "{input}"
+    );
     let told = notices.lock().unwrap().clone();
     assert!(
         told.iter()

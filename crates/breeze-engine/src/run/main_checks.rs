@@ -13,10 +13,11 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 
 use breeze_git::{Oid, Worktree};
-use breeze_protocol::CauseKind;
+use breeze_protocol::{Cause, CauseKind, GateResult, GateStatus};
 
+use super::context::ProjectRun;
 use super::driver::TaskDriver;
-use super::verify_queue::failure_of;
+use super::verify_queue::{failure_of, short};
 use crate::error::EngineError;
 use crate::kill_points;
 use crate::progress::ProgressEvent;
@@ -170,4 +171,56 @@ impl TaskDriver {
         }
         Ok(())
     }
+}
+
+/// The gate of check `argv` (`gate`, from its run on the change, `run`) once main's verdict
+/// on the task's base is known (`main_said`: the base and what the check said there), with
+/// the cause that sends the task back, if any. A failure main has the same way is
+/// `inherited`; another one is the task's, and its worker is told which failing lines are
+/// main's.
+pub(super) fn judged(
+    mut gate: GateResult,
+    argv: &[String],
+    run: &ProjectRun,
+    main_said: Option<(Oid, Verdict)>,
+) -> (GateResult, Option<Cause>) {
+    if gate.status != GateStatus::Failed {
+        return (gate, None);
+    }
+    let mine = failure_of(CauseKind::Check, argv.to_vec(), run);
+    let (base, main) = match main_said {
+        Some((base, Verdict::Failed(main))) => (base, main),
+        _ => return (gate, Some(mine.cause)),
+    };
+    if main.signature == mine.signature {
+        gate.status = GateStatus::Inherited;
+        gate.detail = format!(
+            "fails the same way on main's tip {}, which the change starts from: main's failure, not the change's — {}",
+            short(base),
+            gate.detail
+        );
+        return (gate, None);
+    }
+    let mut cause = mine.cause;
+    cause
+        .detail
+        .push_str(&format!("; main's tip {} fails it too, but not the same way", short(base)));
+    // Main's tail begins with how it ended: `(exited with code 1) `.
+    let tail = &main.failure.log_tail;
+    let tail = tail
+        .split_once(") ")
+        .filter(|(ending, _)| ending.starts_with('(') && !ending.contains('\n'))
+        .map_or(tail.as_str(), |(_, rest)| rest);
+    let mains: Vec<&str> = tail
+        .lines()
+        .map(str::trim)
+        .filter(|line| breeze_protocol::names_a_failure(line))
+        .take(5)
+        .collect();
+    gate.detail.push_str(&format!(
+        "\n(main's tip {} fails this check too; its failing lines, which are not this change's: {})",
+        short(base),
+        mains.join(" | ")
+    ));
+    (gate, Some(cause))
 }

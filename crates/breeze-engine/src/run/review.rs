@@ -5,15 +5,14 @@
 use std::collections::BTreeSet;
 
 use breeze_protocol::{
-    CauseKind, EventKind, Gap, GateResult, GateStatus, MemoryScope, ReviewInput, ReviewInputV1,
-    ReviewResult, Role, Severity, Verdict, validate,
+    EventKind, Gap, GateResult, GateStatus, MemoryScope, ReviewInput, ReviewInputV1, ReviewResult,
+    Role, Severity, Verdict, validate,
 };
 
 use super::consult::write_json;
 use super::context::{ProjectCommand, ProjectRun};
 use super::driver::TaskDriver;
 use super::send_back::GateFailure;
-use super::verify_queue::{failure_of, short};
 use crate::clock;
 use crate::error::EngineError;
 use crate::progress::ProgressEvent;
@@ -21,7 +20,6 @@ use crate::roles::backoff::Backoff;
 use crate::roles::{RoleCall, RoleOutcome, definition, prompt};
 use crate::run_dir::file_slug;
 use crate::snapshot::ObjectId;
-use crate::verify_cache::Verdict as Said;
 
 /// The `cycles.jsonl` summary of a person's attempt.
 pub(super) const PERSON_SUMMARY: &str = "changes by a person (breeze attach)";
@@ -136,29 +134,9 @@ impl TaskDriver {
         let mut gates = Vec::new();
         let mut failed = None;
         for (n, (argv, run)) in checks.iter().zip(&runs).enumerate() {
-            let mut gate = check_gate(argv, run);
-            if gate.status == GateStatus::Failed {
-                let mine = failure_of(CauseKind::Check, argv.clone(), run);
-                match main_said(n) {
-                    Some((base, Said::Failed(main))) if main.signature == mine.signature => {
-                        gate.status = GateStatus::Inherited;
-                        gate.detail = format!(
-                            "fails the same way on main's tip {}, which the change starts from: main's failure, not the change's — {}",
-                            short(base),
-                            gate.detail
-                        );
-                    }
-                    Some((base, Said::Failed(_))) => {
-                        let mut cause = mine.cause;
-                        cause.detail.push_str(&format!(
-                            "; main's tip {} fails it too, but not the same way",
-                            short(base)
-                        ));
-                        failed = failed.or(Some(cause));
-                    }
-                    _ => failed = failed.or(Some(mine.cause)),
-                }
-            }
+            let (gate, cause) =
+                super::main_checks::judged(check_gate(argv, run), argv, run, main_said(n));
+            failed = failed.or(cause);
             gates.push(gate);
         }
         Ok((gates, failed))
@@ -455,7 +433,7 @@ fn changelog_patch(repo: &breeze_git::Repo, line: &str) -> Result<String, breeze
 }
 
 /// A review check's outcome as a gate (`check: cargo test`).
-fn check_gate(argv: &[String], run: &ProjectRun) -> GateResult {
+pub(super) fn check_gate(argv: &[String], run: &ProjectRun) -> GateResult {
     let outcome = &run.outcome;
     let passed = outcome.ending.is_success();
     let detail = if passed {
