@@ -93,9 +93,10 @@ impl LaneRecord {
 
     /// Where the parked lane at `path` may have changed since its run parked it: the
     /// folders whose time moved ([`changed_folders`]; empty: nowhere), `None` for the whole
-    /// lane. One `stat` per folder, no file.
+    /// lane. One `stat` per recorded folder, no listing and no file: a folder made, removed
+    /// or renamed since moved its parent's time, which stands for all beneath it.
     pub fn changed_since_parked(&self, path: &Path) -> Option<Vec<PathBuf>> {
-        changed_folders(&self.folders, &folder_times(path))
+        changed_folders(&self.folders, &times_of(path, self.folders.keys()))
     }
 
     /// Saves and undoes what changed in the lane `worktree` it parks since its run parked
@@ -233,6 +234,21 @@ pub fn folder_times(root: &Path) -> BTreeMap<String, i128> {
         }
     }
     times
+}
+
+/// The modification times of the folders `folders` (relative paths) of the tree at `root`,
+/// as [`folder_times`] has them; one that is gone, or no folder now, has none.
+fn times_of<'a>(root: &Path, folders: impl Iterator<Item = &'a String>) -> BTreeMap<String, i128> {
+    folders
+        .filter_map(|rel| {
+            let full = if rel.is_empty() { root.to_path_buf() } else { root.join(rel) };
+            let meta = std::fs::symlink_metadata(full).ok().filter(|meta| meta.is_dir())?;
+            Some((
+                rel.clone(),
+                i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
+            ))
+        })
+        .collect()
 }
 
 /// The folders whose time differs between `before` and `now` (new ones included; a folder
@@ -396,6 +412,32 @@ mod tests {
         std::fs::write(root.join("top.txt"), "x").unwrap();
         assert_eq!(changed_folders(&before, &folder_times(root)), None, "the root: all of it");
         assert_eq!(changed_folders(&BTreeMap::new(), &before), None);
+    }
+
+    #[test]
+    fn a_parked_lanes_recorded_folders_alone_tell_what_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for rel in ["src/a/x", "src/b", "docs/old"] {
+            std::fs::create_dir_all(root.join(rel)).unwrap();
+        }
+        let record = LaneRecord { folders: folder_times(root), ..LaneRecord::empty("r") };
+        assert_eq!(record.changed_since_parked(root), Some(Vec::new()));
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        // A file deep down, a new folder, a folder removed: each moved a recorded folder.
+        std::fs::write(root.join("src/a/x/new.txt"), "x").unwrap();
+        std::fs::create_dir(root.join("src/b/new")).unwrap();
+        std::fs::remove_dir(root.join("docs/old")).unwrap();
+        let changed = record.changed_since_parked(root);
+        assert_eq!(
+            changed,
+            changed_folders(&record.folders, &folder_times(root)),
+            "the same as a full walk"
+        );
+        assert_eq!(
+            changed,
+            Some(vec![PathBuf::from("docs"), PathBuf::from("src/a/x"), PathBuf::from("src/b")])
+        );
     }
 
     #[test]
