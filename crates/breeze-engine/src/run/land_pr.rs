@@ -307,9 +307,7 @@ impl TaskDriver {
         let last = stderr.lines().last().unwrap_or("").trim();
         Ok(Opened::No { url, failure: format!("`{}` {}: {last}", argv[0], outcome.ending) })
     }
-}
 
-impl TaskDriver {
     /// The tip of the pull-request branch `to` when this task of this run pushed it
     /// (its trailers name both) and nothing is on top of it: a push a kill kept from being
     /// recorded. `None` when the branch is someone else's, or cannot be fetched.
