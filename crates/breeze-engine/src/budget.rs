@@ -296,6 +296,20 @@ pub struct BudgetRaise {
 }
 
 impl BudgetRaise {
+    /// A resumed run's caps: the raise recorded in `record` ([`BudgetRaise::apply`]), then
+    /// the caps in force with `[budget]`'s `config` kept in `record.caps` — also when the
+    /// raise is refused (the error says why).
+    pub fn resume(
+        &self,
+        config: &BudgetCaps,
+        record: &mut BudgetRecord,
+        spent: &Usage,
+    ) -> Result<(), crate::error::EngineError> {
+        let applied = self.apply(record, spent);
+        record.caps = caps_in_force(config, record);
+        applied
+    }
+
     /// Records the raise in the run's budget, refusing one that is not above what the run
     /// has already spent (it would stop at once).
     pub fn apply(

@@ -53,8 +53,8 @@ fn budget_of_run(
     }
     let mut record = snapshot.budget;
     // So is a raise it refuses (not above what was spent).
-    let _ = options.budget_raise.apply(&mut record, &snapshot.spent());
-    let caps = crate::budget::caps_in_force(&config.budget.caps, &record);
+    let _ = options.budget_raise.resume(&config.budget.caps, &mut record, &snapshot.spent());
+    let caps = record.caps;
     let plan = run_dir.plan_of_run(Path::new(&snapshot.plan)).ok();
     Some((caps, plan.as_ref().map(sims).unwrap_or_default()))
 }

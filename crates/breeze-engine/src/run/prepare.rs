@@ -160,8 +160,7 @@ pub(super) fn interrupted_run(options: &RunOptions) -> Result<Prepared, EngineEr
     let containment = decide_containment(&config)?;
     let pairings = crate::independence::report(&config, &root);
     let spent = snapshot.spent();
-    options.budget_raise.apply(&mut snapshot.budget, &spent)?;
-    snapshot.budget.caps = crate::budget::caps_in_force(&config.budget.caps, &snapshot.budget);
+    options.budget_raise.resume(&config.budget.caps, &mut snapshot.budget, &spent)?;
     let plan = run_dir.plan_of_run(Path::new(&snapshot.plan))?;
     let analysis = breeze_plan::analyze(&plan, snapshot.workers)?;
     let sims = crate::roles::scripted::sims_of(&plan)?;
