@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use git2::{ErrorCode, Oid, Repository, Tree};
 
-use crate::checkout::{Versions, tree_diff_paths};
+use crate::checkout::{Versions, tree_diff_versions};
 use crate::checkout_update::{
     CheckoutObserver, CheckoutUpdate, INDEX_WAIT, IndexCopy, Scratch, Stamp, Unobserved,
     replace_paths, stamp, write_index_entries,
@@ -193,9 +193,7 @@ impl Repo {
     ) -> Result<AdvanceOutcome, GitError> {
         let old_tree = commit_tree(repo, expected)?;
         let new_tree = commit_tree(repo, new)?;
-        let touched = tree_diff_paths(repo, &old_tree, &new_tree)?;
-        let old_versions = Versions::of(repo, &old_tree, &touched)?;
-        let new_versions = Versions::of(repo, &new_tree, &touched)?;
+        let (touched, old_versions, new_versions) = tree_diff_versions(repo, &old_tree, &new_tree)?;
         let change = Change {
             checkouts,
             from: expected,

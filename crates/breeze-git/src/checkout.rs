@@ -124,33 +124,53 @@ pub(crate) fn tree_diff_paths(
     old: &Tree<'_>,
     new: &Tree<'_>,
 ) -> Result<Vec<RepoPath>, GitError> {
-    let mut paths = Vec::new();
-    diff_subtrees(repo, Some(old), Some(new), b"", &mut paths)?;
-    paths.sort();
-    paths.dedup();
-    Ok(paths)
+    Ok(tree_diff_versions(repo, old, new)?.0)
 }
 
-/// One side of a tree entry: id, mode, whether it is a tree.
-type Side = (Oid, i32, bool);
+/// [`tree_diff_paths`] with the versions the two trees have of those paths, read in the
+/// same walk (what [`Versions::of`] would read again).
+pub(crate) fn tree_diff_versions(
+    repo: &Repository,
+    old: &Tree<'_>,
+    new: &Tree<'_>,
+) -> Result<(Vec<RepoPath>, Versions, Versions), GitError> {
+    let mut found = Found::default();
+    diff_subtrees(repo, Some(old), Some(new), b"", &mut found)?;
+    let Found { mut paths, old, new } = found;
+    paths.sort();
+    paths.dedup();
+    Ok((paths, Versions(old), Versions(new)))
+}
+
+/// What [`diff_subtrees`] found: the paths, and each side's versions of them.
+#[derive(Default)]
+struct Found {
+    paths: Vec<RepoPath>,
+    old: std::collections::HashMap<RepoPath, Version>,
+    new: std::collections::HashMap<RepoPath, Version>,
+}
+
+/// One side of a tree entry: its version, and whether it is a tree.
+type Side = (Version, bool);
 
 fn diff_subtrees(
     repo: &Repository,
     old: Option<&Tree<'_>>,
     new: Option<&Tree<'_>>,
     prefix: &[u8],
-    out: &mut Vec<RepoPath>,
+    out: &mut Found,
 ) -> Result<(), GitError> {
     let mut entries: std::collections::BTreeMap<Vec<u8>, (Option<Side>, Option<Side>)> =
         std::collections::BTreeMap::new();
-    let side = |entry: &git2::TreeEntry<'_>| {
-        (entry.id(), entry.filemode(), entry.kind() == Some(git2::ObjectType::Tree))
+    let side = |entry: &git2::TreeEntry<'_>| -> Option<Side> {
+        let kind = entry.kind()?;
+        Some(((entry.id(), entry.filemode(), kind), kind == git2::ObjectType::Tree))
     };
     for entry in old.into_iter().flat_map(|t| t.iter()) {
-        entries.entry(entry.name_bytes().to_vec()).or_default().0 = Some(side(&entry));
+        entries.entry(entry.name_bytes().to_vec()).or_default().0 = side(&entry);
     }
     for entry in new.into_iter().flat_map(|t| t.iter()) {
-        entries.entry(entry.name_bytes().to_vec()).or_default().1 = Some(side(&entry));
+        entries.entry(entry.name_bytes().to_vec()).or_default().1 = side(&entry);
     }
     let subtree = |oid: Oid| repo.find_tree(oid).ctx(|| format!("could not read tree {oid}"));
     for (name, (before, after)) in entries {
@@ -159,21 +179,28 @@ fn diff_subtrees(
         }
         let path = [prefix, &name].concat();
         let old_tree = match before {
-            Some((oid, _, true)) => Some(subtree(oid)?),
+            Some(((oid, _, _), true)) => Some(subtree(oid)?),
             _ => None,
         };
         let new_tree = match after {
-            Some((oid, _, true)) => Some(subtree(oid)?),
+            Some(((oid, _, _), true)) => Some(subtree(oid)?),
             _ => None,
         };
         if old_tree.is_some() || new_tree.is_some() {
             let dir = [&path[..], b"/"].concat();
             diff_subtrees(repo, old_tree.as_ref(), new_tree.as_ref(), &dir, out)?;
         }
-        let file_before = matches!(before, Some((_, _, false)));
-        let file_after = matches!(after, Some((_, _, false)));
-        if file_before || file_after {
-            out.push(RepoPath(path));
+        let file_before = before.filter(|(_, tree)| !tree).map(|(version, _)| version);
+        let file_after = after.filter(|(_, tree)| !tree).map(|(version, _)| version);
+        if file_before.is_some() || file_after.is_some() {
+            let path = RepoPath(path);
+            if let Some(version) = file_before {
+                out.old.insert(path.clone(), version);
+            }
+            if let Some(version) = file_after {
+                out.new.insert(path.clone(), version);
+            }
+            out.paths.push(path);
         }
     }
     Ok(())
@@ -533,7 +560,7 @@ fn holds_target(
 
 #[cfg(test)]
 mod tests {
-    use super::tree_diff_paths;
+    use super::{Versions, tree_diff_paths, tree_diff_versions};
     use git2::{FileMode, Repository, build::TreeUpdateBuilder};
 
     /// The subtree-skipping diff must list exactly what libgit2's full diff lists.
@@ -593,5 +620,20 @@ mod tests {
                 && ours.contains(&"dir_becomes_file/q".to_string())
         );
         assert!(tree_diff_paths(&repo, &new, &new).unwrap().is_empty());
+
+        // The versions read in the same walk are the ones a lookup of each tree finds.
+        let (paths, old_versions, new_versions) = tree_diff_versions(&repo, &old, &new).unwrap();
+        let (looked_old, looked_new) = (
+            Versions::of(&repo, &old, &paths).unwrap(),
+            Versions::of(&repo, &new, &paths).unwrap(),
+        );
+        for path in &paths {
+            assert_eq!(old_versions.get(path), looked_old.get(path), "{}", path.display());
+            assert_eq!(new_versions.get(path), looked_new.get(path), "{}", path.display());
+        }
+        let link = paths.iter().find(|p| p.display() == "link").unwrap();
+        assert_eq!(new_versions.get(link).map(|(_, mode, _)| mode), Some(0o120000));
+        let dir = paths.iter().find(|p| p.display() == "dir_becomes_file/q").unwrap();
+        assert!(old_versions.get(dir).is_some() && new_versions.get(dir).is_none());
     }
 }
