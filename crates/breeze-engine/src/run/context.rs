@@ -104,6 +104,30 @@ impl RunContext {
             })
     }
 
+    /// [`RunContext::git`] on the checkout at `path` with what its watch saw change since it
+    /// was last settled (everything when it has no watch); the watch is settled once `work`
+    /// succeeded: what it looked at agrees with git. What `work` writes stays a change
+    /// until the next look.
+    pub async fn git_watched<T: Send + 'static>(
+        &self,
+        path: &Path,
+        work: impl FnOnce(&Repo, breeze_git::WorkdirChanges<'_>) -> Result<T, breeze_git::GitError>
+        + Send
+        + 'static,
+    ) -> Result<T, EngineError> {
+        let watch = self.roles.watches.get(path);
+        self.git(move |repo| {
+            let changes =
+                watch.as_ref().map_or_else(breeze_supervise::TreeChanges::unknown, |w| w.changes());
+            let done = work(repo, crate::roles::workdir_changes(&changes))?;
+            if let Some(watch) = &watch {
+                watch.settle(&changes);
+            }
+            Ok(done)
+        })
+        .await
+    }
+
     /// Runs blocking engine work (file-system checks) off the async threads.
     pub async fn blocking<T: Send + 'static>(
         &self,

@@ -259,30 +259,16 @@ impl TaskDriver {
         let target = branch.to_string();
         // The check for work left behind looks at what the lane's watch saw change since
         // the last commit; the move writes only the paths the two trees differ in.
-        let watch = self.ctx.roles.watches.get(&path);
-        let placed = self
-            .ctx
-            .git(move |repo| match base {
-                Some(base) => {
-                    let changes = watch
-                        .as_ref()
-                        .map_or_else(breeze_supervise::TreeChanges::unknown, |w| w.changes());
-                    let moved = repo.move_worktree_changed(
-                        &wt,
-                        &target,
-                        base,
-                        crate::roles::workdir_changes(&changes),
-                    )?;
-                    // Checked clean: settled. What the move wrote stays a change until the
-                    // next commit looks at it.
-                    if let Some(watch) = &watch {
-                        watch.settle(&changes);
-                    }
-                    Ok(moved)
-                }
-                None => repo.switch_worktree(&wt, &target),
-            })
-            .await;
+        let placed = match base {
+            Some(base) => {
+                self.ctx
+                    .git_watched(&path, move |repo, changes| {
+                        repo.move_worktree_changed(&wt, &target, base, changes)
+                    })
+                    .await
+            }
+            None => self.ctx.git(move |repo| repo.switch_worktree(&wt, &target)).await,
+        };
         match placed {
             Ok(wt) => Some(wt),
             Err(err) => {
@@ -421,21 +407,10 @@ impl TaskDriver {
         &self,
         worktree: &breeze_git::Worktree,
     ) -> Result<(), EngineError> {
-        let watch = self.ctx.roles.watches.get(&worktree.path);
         let wt = worktree.clone();
         let recorded = self
             .ctx
-            .git(move |repo| {
-                let changes = watch
-                    .as_ref()
-                    .map_or_else(breeze_supervise::TreeChanges::unknown, |w| w.changes());
-                let recorded =
-                    repo.record_baseline(&wt, crate::roles::workdir_changes(&changes))?;
-                if let Some(watch) = &watch {
-                    watch.settle(&changes);
-                }
-                Ok(recorded)
-            })
+            .git_watched(&worktree.path, move |repo, changes| repo.record_baseline(&wt, changes))
             .await?;
         if !recorded.is_empty() {
             tracing::info!(

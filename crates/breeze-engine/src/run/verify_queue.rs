@@ -289,19 +289,7 @@ pub(super) async fn integration_worktree(
 ) -> Result<PathBuf, EngineError> {
     let path = ctx.repo.worktree_root().join(breeze_git::INTEGRATION_WORKTREE);
     let watches = ctx.roles.watches.clone();
-    let watch = watches.get(&path);
-    let placed = ctx
-        .git(move |repo| {
-            let changes = watch
-                .as_ref()
-                .map_or_else(breeze_supervise::TreeChanges::unknown, |watch| watch.changes());
-            let placed = place(repo, crate::roles::workdir_changes(&changes))?;
-            if let Some(watch) = &watch {
-                watch.settle(&changes);
-            }
-            Ok(placed)
-        })
-        .await?;
+    let placed = ctx.git_watched(&path, place).await?;
     let at = placed.clone();
     ctx.blocking(move || Ok(watches.watch(&at, true))).await?;
     Ok(placed)

@@ -366,19 +366,9 @@ impl TaskDriver {
         fallback: ObjectId,
     ) -> Result<(ObjectId, Option<CommitProblem>), EngineError> {
         let wt = self.worktree.clone().expect("the lane was taken before work");
-        let watch = self.ctx.roles.watches.get(&wt.path);
-        let committed = self.ctx.git(move |repo| {
-            let changes =
-                watch.as_ref().map_or_else(breeze_supervise::TreeChanges::unknown, |w| w.changes());
-            let outcome = repo.commit_worktree_changed(
-                &wt,
-                &message,
-                crate::roles::workdir_changes(&changes),
-            )?;
-            if let Some(watch) = &watch {
-                watch.settle(&changes);
-            }
-            Ok(outcome)
+        let path = wt.path.clone();
+        let committed = self.ctx.git_watched(&path, move |repo, changes| {
+            repo.commit_worktree_changed(&wt, &message, changes)
         });
         let problem = match committed.await {
             Ok(outcome) => {
