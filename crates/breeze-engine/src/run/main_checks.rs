@@ -50,10 +50,20 @@ impl MainChecks {
 /// What the task's base said to the checks that failed on its change.
 pub(super) struct OnBase {
     /// main's tip the task started from.
-    pub base: Oid,
+    base: Oid,
     /// One verdict per failing check, in the order asked; `None` when it could not be
     /// judged (the lane could not be parked).
-    pub verdicts: Vec<Option<Verdict>>,
+    verdicts: Vec<Option<Verdict>>,
+    /// The failing checks, in that order.
+    asked: Vec<Vec<String>>,
+}
+
+impl OnBase {
+    /// The base and what check `argv` said there, when it was judged.
+    pub(super) fn said(&self, argv: &[String]) -> Option<(Oid, Verdict)> {
+        let at = self.asked.iter().position(|asked| asked == argv)?;
+        Some((self.base, self.verdicts[at].clone()?))
+    }
 }
 
 impl TaskDriver {
@@ -62,7 +72,7 @@ impl TaskDriver {
     pub(super) async fn checks_on_base(
         &mut self,
         worktree: &Worktree,
-        failing: &[Vec<String>],
+        failing: Vec<Vec<String>>,
         round: u32,
     ) -> Result<Option<OnBase>, EngineError> {
         let record = self.record();
@@ -84,13 +94,13 @@ impl TaskDriver {
             })
             .collect();
         if verdicts.iter().all(Option::is_some) {
-            return Ok(Some(OnBase { base, verdicts }));
+            return Ok(Some(OnBase { base, verdicts, asked: failing }));
         }
         let Some(parked) = self.park_at(worktree, base).await else {
-            return Ok(Some(OnBase { base, verdicts }));
+            return Ok(Some(OnBase { base, verdicts, asked: failing }));
         };
         kill_points::reached("review:lane-at-base");
-        let ran = self.run_on_base(&parked, failing, &mut verdicts, tree, base, round).await;
+        let ran = self.run_on_base(&parked, &failing, &mut verdicts, tree, base, round).await;
         // Back to the task's branch whatever the checks did: the lane is the task's.
         self.record_baseline(&parked).await?;
         let back = parked.clone();
@@ -99,26 +109,17 @@ impl TaskDriver {
         self.ctx.set_lane(self.lane, switched.clone());
         self.worktree = Some(switched);
         ran?;
-        Ok(Some(OnBase { base, verdicts }))
+        Ok(Some(OnBase { base, verdicts, asked: failing }))
     }
 
     /// The lane parked at `base` (detached, only the differing paths written), or `None`
     /// when it cannot be (a warning is logged; the checks are then the task's).
     async fn park_at(&self, worktree: &Worktree, base: Oid) -> Option<Worktree> {
-        let watch = self.ctx.roles.watches.get(&worktree.path);
         let wt = worktree.clone();
         let parked = self
             .ctx
-            .git(move |repo| {
-                let changes = watch
-                    .as_ref()
-                    .map_or_else(breeze_supervise::TreeChanges::unknown, |w| w.changes());
-                let parked =
-                    repo.park_worktree(&wt, base, crate::roles::workdir_changes(&changes))?;
-                if let Some(watch) = &watch {
-                    watch.settle(&changes);
-                }
-                Ok(parked)
+            .git_watched(&worktree.path, move |repo, changes| {
+                repo.park_worktree(&wt, base, changes)
             })
             .await;
         match parked {

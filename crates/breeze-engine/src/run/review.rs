@@ -116,26 +116,24 @@ impl TaskDriver {
         // task's change unless its worker changes it later.
         self.record_baseline(&worktree).await?;
         // A check refused for writing where it may not is the check's own doing.
-        let failing: Vec<usize> = (0..runs.len())
-            .filter(|&n| !runs[n].outcome.ending.is_success() && runs[n].refused.is_none())
+        let failing: Vec<Vec<String>> = checks
+            .iter()
+            .zip(&runs)
+            .filter(|(_, run)| !run.outcome.ending.is_success() && run.refused.is_none())
+            .map(|(argv, _)| argv.clone())
             .collect();
         let on_base = if failing.is_empty() {
             None
         } else {
-            let argvs: Vec<Vec<String>> = failing.iter().map(|&n| checks[n].clone()).collect();
-            self.checks_on_base(&worktree, &argvs, round).await?
+            self.checks_on_base(&worktree, failing, round).await?
         };
         self.writer = None;
-        let main_said = |n: usize| {
-            let at = failing.iter().position(|&f| f == n)?;
-            let on_base = on_base.as_ref()?;
-            Some((on_base.base, on_base.verdicts[at].clone()?))
-        };
         let mut gates = Vec::new();
         let mut failed = None;
-        for (n, (argv, run)) in checks.iter().zip(&runs).enumerate() {
+        for (argv, run) in checks.iter().zip(&runs) {
+            let main_said = on_base.as_ref().and_then(|on_base| on_base.said(argv));
             let (gate, cause) =
-                super::main_checks::judged(check_gate(argv, run), argv, run, main_said(n));
+                super::main_checks::judged(check_gate(argv, run), argv, run, main_said);
             failed = failed.or(cause);
             gates.push(gate);
         }
@@ -433,7 +431,7 @@ fn changelog_patch(repo: &breeze_git::Repo, line: &str) -> Result<String, breeze
 }
 
 /// A review check's outcome as a gate (`check: cargo test`).
-pub(super) fn check_gate(argv: &[String], run: &ProjectRun) -> GateResult {
+fn check_gate(argv: &[String], run: &ProjectRun) -> GateResult {
     let outcome = &run.outcome;
     let passed = outcome.ending.is_success();
     let detail = if passed {
