@@ -42,13 +42,8 @@ impl TaskDriver {
             // Pushed just before the engine was killed: journaled now, if the kill came
             // before that too.
             tracing::info!(task = %self.id, %commit, "found on the remote branch: pushed before the engine stopped");
-            let task = self.id.clone();
-            let journaled = crate::journal::read_events(&ctx.run_dir.events())
-                .unwrap_or_default()
-                .into_iter()
-                .any(|event| matches!(&event.event, EventKind::Landed { task: t, commit: c, .. } if *t == task && *c == commit.to_string()));
-            if !journaled {
-                ctx.journal_found_landing(&task, commit).await?;
+            if !super::recovery::landing_journaled(&ctx.run_dir, &self.id, commit)? {
+                ctx.journal_found_landing(&self.id, commit).await?;
             }
             follow_main(ctx, &self.id, tip).await?;
             return Ok(Onto::Done(Landing::Landed { commit: commit.into() }));
