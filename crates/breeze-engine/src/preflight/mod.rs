@@ -662,7 +662,7 @@ async fn setup_check(
         }
         Ok((trial, refused)) => {
             let tail = trial.output_tail.clone().unwrap_or_default();
-            let telling = setup_trial::telling_line(&tail);
+            let telling = breeze_protocol::telling_line(&tail).unwrap_or_default();
             let log = setup_trial::cache_path(repo.workdir()).with_file_name("setup.stderr");
             let mut message = format!(
                 "worktree.setup (`{command}`) {} in a fresh checkout of main",

@@ -241,18 +241,6 @@ pub async fn run_trial(
     Ok((trial, refused))
 }
 
-/// The line of a failed setup's output that says most: the first naming an error, else the
-/// last.
-pub fn telling_line(tail: &str) -> &str {
-    let lines: Vec<&str> = tail.lines().map(str::trim).filter(|line| !line.is_empty()).collect();
-    lines
-        .iter()
-        .find(|line| line.to_lowercase().contains("error"))
-        .or(lines.last())
-        .copied()
-        .unwrap_or("")
-}
-
 /// The last few lines of a failed setup's output.
 fn tail_lines(stdout: &str, stderr: &str) -> String {
     let text = if stderr.trim().is_empty() { stdout } else { stderr };
@@ -433,11 +421,13 @@ mod tests {
             "`npm install` creates node_modules/ (2,345 files) and package-lock.json in 4 s (not ignored by git: package-lock.json; each lane keeps it as its baseline, never a task's change)"
         );
         assert_eq!(thousands(1_234_567), "1,234,567");
+        // A failed setup is told by the line the causes use (`breeze_protocol::telling_line`).
+        let telling = |tail: &str| breeze_protocol::telling_line(tail).unwrap_or_default();
         assert_eq!(
-            telling_line("resolving\nnpm error code EACCES\nnpm error see the log\n"),
+            telling("resolving\nnpm error code EACCES\nnpm error see the log\n"),
             "npm error code EACCES"
         );
-        assert_eq!(telling_line("one\n  two  \n\n"), "two");
+        assert_eq!(telling("one\n  two  \n\n"), "two");
         assert!(is_setup_input("requirements-dev.txt") && !is_setup_input("README.md"));
     }
 }
