@@ -95,7 +95,7 @@ impl LaneRecord {
     /// folders whose time moved ([`changed_folders`]; empty: nowhere), `None` for the whole
     /// lane. One `stat` per recorded folder, no listing and no file: a folder made, removed
     /// or renamed since moved its parent's time, which stands for all beneath it.
-    pub fn changed_since_parked(&self, path: &Path) -> Option<Vec<PathBuf>> {
+    fn changed_since_parked(&self, path: &Path) -> Option<Vec<PathBuf>> {
         changed_folders(&self.folders, &times_of(path, self.folders.keys()))
     }
 
@@ -215,15 +215,9 @@ pub fn folder_times(root: &Path) -> BTreeMap<String, i128> {
     let mut times = BTreeMap::new();
     let mut pending = vec![String::new()];
     while let Some(rel) = pending.pop() {
+        let Some(time) = folder_time(root, &rel) else { continue };
+        times.insert(rel.clone(), time);
         let full = if rel.is_empty() { root.to_path_buf() } else { root.join(&rel) };
-        let Ok(meta) = std::fs::symlink_metadata(&full) else { continue };
-        if !meta.is_dir() {
-            continue;
-        }
-        times.insert(
-            rel.clone(),
-            i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
-        );
         let Ok(listing) = std::fs::read_dir(&full) else { continue };
         for entry in listing.flatten() {
             if !entry.file_type().is_ok_and(|kind| kind.is_dir()) || skipped(&entry.file_name()) {
@@ -239,16 +233,15 @@ pub fn folder_times(root: &Path) -> BTreeMap<String, i128> {
 /// The modification times of the folders `folders` (relative paths) of the tree at `root`,
 /// as [`folder_times`] has them; one that is gone, or no folder now, has none.
 fn times_of<'a>(root: &Path, folders: impl Iterator<Item = &'a String>) -> BTreeMap<String, i128> {
-    folders
-        .filter_map(|rel| {
-            let full = if rel.is_empty() { root.to_path_buf() } else { root.join(rel) };
-            let meta = std::fs::symlink_metadata(full).ok().filter(|meta| meta.is_dir())?;
-            Some((
-                rel.clone(),
-                i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()),
-            ))
-        })
-        .collect()
+    folders.filter_map(|rel| Some((rel.clone(), folder_time(root, rel)?))).collect()
+}
+
+/// The modification time (nanoseconds) of the folder `rel` of the tree at `root`; `None`
+/// when it is gone or no folder (links are not followed).
+fn folder_time(root: &Path, rel: &str) -> Option<i128> {
+    let full = if rel.is_empty() { root.to_path_buf() } else { root.join(rel) };
+    let meta = std::fs::symlink_metadata(full).ok().filter(|meta| meta.is_dir())?;
+    Some(i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()))
 }
 
 /// The folders whose time differs between `before` and `now` (new ones included; a folder
