@@ -57,7 +57,7 @@ pub fn progress_line(event: &ProgressEvent) -> String {
         ProgressEvent::Deferred { id, reason } => {
             format!("⏸ [{id}] landing deferred: {}", first_line(reason))
         }
-        ProgressEvent::TaskFinished { id, state, commit, reason, .. } => match state {
+        ProgressEvent::TaskFinished { id, state, commit, reason } => match state {
             TaskState::Landed => {
                 format!("● [{id}] landed {}", short(commit.as_deref().unwrap_or("")))
             }
@@ -158,7 +158,6 @@ fn works_after_a_send_back(task: &breeze_protocol::TaskStatus) -> bool {
     }
 }
 
-/// Names as `` `a`, `b` ``.
 /// A task's cost: `≥$1.20` when some of its calls had no price (the cost is at least
 /// that), `$1.20`, or `unknown`.
 pub(crate) fn task_cost(usage: &Usage) -> String {
@@ -168,6 +167,7 @@ pub(crate) fn task_cost(usage: &Usage) -> String {
     }
 }
 
+/// Names as `` `a`, `b` ``.
 pub(crate) fn quoted(names: &[String]) -> String {
     names.iter().map(|name| format!("`{name}`")).collect::<Vec<_>>().join(", ")
 }

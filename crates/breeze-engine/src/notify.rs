@@ -70,8 +70,8 @@ impl Notifier {
         }
     }
 
-    /// Starts the command for `event` (if it is worth telling) and returns at once. Called
-    /// from any thread.
+    /// Queues the command for `event` (if it is worth telling), behind those before it, and
+    /// returns at once. Called from any thread.
     pub fn tell(&self, event: &BreezeEvent) {
         if !Self::worth_telling(&event.event) {
             return;

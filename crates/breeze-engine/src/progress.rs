@@ -127,7 +127,7 @@ pub enum ProgressEvent {
         /// Its address (or branch) and what it merges into.
         reason: String,
     },
-    /// A landing waits for the user's checkout.
+    /// A landing waits for the user's checkout or for the remote.
     Deferred {
         /// Task id.
         id: String,

@@ -156,8 +156,8 @@ pub fn report_markdown(
     if !widened.is_empty() {
         out.push_str("\n## Write sets widened during the run\n\n");
         for task in widened {
-            let paths: Vec<String> = task.granted_writes.iter().map(|p| format!("`{p}`")).collect();
-            out.push_str(&format!("- **{}** {}: {}\n", task.id, task.title, paths.join(", ")));
+            let paths = render::quoted(&task.granted_writes);
+            out.push_str(&format!("- **{}** {}: {paths}\n", task.id, task.title));
         }
     }
     if !snapshot.universal_violations.is_empty() {

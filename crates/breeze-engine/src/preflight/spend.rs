@@ -119,11 +119,16 @@ fn unknown_spend(
                 let (model, hint) = match model {
                     Some(model) => (
                         format!("its model `{model}` has no price in [budget.prices]"),
-                        format!("add [budget.prices.\"{model}\"] with input, cached_input and output (dollars per million tokens), or cap tokens with run_tokens"),
+                        format!(
+                            "add [budget.prices.\"{model}\"] with input, cached_input and output (dollars per million tokens), or cap tokens with run_tokens"
+                        ),
                     ),
                     None => (
-                        "it runs the CLI's default model, which breeze cannot price (set the role's model = \"...\" to one in [budget.prices])".into(),
-                        format!("set roles.{}.model to a model priced in [budget.prices], or cap tokens with run_tokens", role.as_str()),
+                        "it runs the CLI's default model, which breeze cannot price".into(),
+                        format!(
+                            "set roles.{}.model to a model priced in [budget.prices], or cap tokens with run_tokens",
+                            role.as_str()
+                        ),
                     ),
                 };
                 notices.push((role, format!(
