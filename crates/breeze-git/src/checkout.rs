@@ -124,7 +124,11 @@ pub(crate) fn tree_diff_paths(
     old: &Tree<'_>,
     new: &Tree<'_>,
 ) -> Result<Vec<RepoPath>, GitError> {
-    Ok(tree_diff_versions(repo, old, new)?.0)
+    let mut paths = Vec::new();
+    diff_subtrees(repo, Some(old), Some(new), b"", &mut |path, _, _| paths.push(path))?;
+    paths.sort();
+    paths.dedup();
+    Ok(paths)
 }
 
 /// [`tree_diff_paths`] with the versions the two trees have of those paths, read in the
@@ -134,20 +138,20 @@ pub(crate) fn tree_diff_versions(
     old: &Tree<'_>,
     new: &Tree<'_>,
 ) -> Result<(Vec<RepoPath>, Versions, Versions), GitError> {
-    let mut found = Found::default();
-    diff_subtrees(repo, Some(old), Some(new), b"", &mut found)?;
-    let Found { mut paths, old, new } = found;
+    let (mut olds, mut news) = (std::collections::HashMap::new(), std::collections::HashMap::new());
+    let mut paths = Vec::new();
+    diff_subtrees(repo, Some(old), Some(new), b"", &mut |path, before, after| {
+        if let Some(version) = before {
+            olds.insert(path.clone(), version);
+        }
+        if let Some(version) = after {
+            news.insert(path.clone(), version);
+        }
+        paths.push(path);
+    })?;
     paths.sort();
     paths.dedup();
-    Ok((paths, Versions(old), Versions(new)))
-}
-
-/// What [`diff_subtrees`] found: the paths, and each side's versions of them.
-#[derive(Default)]
-struct Found {
-    paths: Vec<RepoPath>,
-    old: std::collections::HashMap<RepoPath, Version>,
-    new: std::collections::HashMap<RepoPath, Version>,
+    Ok((paths, Versions(olds), Versions(news)))
 }
 
 /// One side of a tree entry: its version, and whether it is a tree.
@@ -158,7 +162,7 @@ fn diff_subtrees(
     old: Option<&Tree<'_>>,
     new: Option<&Tree<'_>>,
     prefix: &[u8],
-    out: &mut Found,
+    out: &mut dyn FnMut(RepoPath, Option<Version>, Option<Version>),
 ) -> Result<(), GitError> {
     let mut entries: std::collections::BTreeMap<Vec<u8>, (Option<Side>, Option<Side>)> =
         std::collections::BTreeMap::new();
@@ -193,14 +197,7 @@ fn diff_subtrees(
         let file_before = before.filter(|(_, tree)| !tree).map(|(version, _)| version);
         let file_after = after.filter(|(_, tree)| !tree).map(|(version, _)| version);
         if file_before.is_some() || file_after.is_some() {
-            let path = RepoPath(path);
-            if let Some(version) = file_before {
-                out.old.insert(path.clone(), version);
-            }
-            if let Some(version) = file_after {
-                out.new.insert(path.clone(), version);
-            }
-            out.paths.push(path);
+            out(RepoPath(path), file_before, file_after);
         }
     }
     Ok(())

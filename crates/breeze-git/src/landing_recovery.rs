@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use git2::{Index, ObjectType, Oid, Repository};
 
-use crate::checkout::{Version, Versions, tree_diff_paths};
+use crate::checkout::{Version, Versions, tree_diff_versions};
 use crate::checkout_update::{
     CheckoutUpdate, Scratch, remove_leftovers, remove_near_copies, replace_paths,
     write_index_entries,
@@ -69,7 +69,7 @@ impl Repo {
         remove_leftovers(crepo.path())?;
         let old_tree = commit_tree(crepo, update.from)?;
         let new_tree = commit_tree(crepo, update.to)?;
-        let touched = tree_diff_paths(crepo, &old_tree, &new_tree)?;
+        let (touched, old, new) = tree_diff_versions(crepo, &old_tree, &new_tree)?;
         remove_near_copies(at, &touched)?;
         let head = crepo
             .head()
@@ -83,8 +83,6 @@ impl Repo {
         if unsettled.is_empty() {
             return Ok(CheckoutRecovery { target: head.id(), rewritten: 0, kept: Vec::new() });
         }
-        let old = Versions::of(crepo, &old_tree, &unsettled)?;
-        let new = Versions::of(crepo, &new_tree, &unsettled)?;
         let scratch = Scratch::fresh(crepo.path())?;
         let (old_dir, new_dir) = (scratch.dir("old"), scratch.dir("new"));
         self.checkouts.stage_versions(crepo, at, (&old_tree, &old), &unsettled, &old_dir)?;
