@@ -343,7 +343,6 @@ impl Repo {
             .map(|(path, _)| path.display())
             .collect();
         if !changed.is_empty() {
-            scratch.remove()?;
             return Ok(Written::Nothing(changed));
         }
         let update = change.update_of(at);
@@ -355,7 +354,6 @@ impl Repo {
             return Ok(Written::Part(in_the_way.iter().map(RepoPath::display).collect()));
         }
         write_index_entries(crepo, at, &change.new_versions, &change.touched, &[], scratch, taken)?;
-        scratch.remove()?;
         observer.updated(&update);
         Ok(Written::All)
     }

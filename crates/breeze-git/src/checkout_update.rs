@@ -364,7 +364,8 @@ fn move_into_place(version: &Path, place: &Path) -> Result<(), GitError> {
 /// `unstatted` ones (a file of the user's stands there) with none, so git looks at the file.
 /// A path `target` lacks loses its entry. The index is changed in a copy in `scratch` and
 /// replaced in one rename under `index.lock` (waited for up to [`INDEX_WAIT`]); an index
-/// another process writes meanwhile is read again.
+/// another process writes meanwhile is read again. `taken`: the copy the landing read
+/// already ([`Scratch::take_index`]), used while the index is still what it copied.
 pub(crate) fn write_index_entries(
     crepo: &Repository,
     at: &Path,
@@ -383,7 +384,6 @@ pub(crate) fn write_index_entries(
     let context = || format!("could not write the index of {}", at.display());
     let deadline = Instant::now() + INDEX_WAIT;
     loop {
-        // The copy the landing already read, while the index is still what was copied.
         // The copy the landing already read (the handle's index), while the index is still
         // what was copied; else a fresh copy.
         let read =

@@ -283,7 +283,7 @@ pub(crate) fn wait_bounded(
 
 /// Ends the process group `child` leads: SIGTERM (git removes its lock files), then SIGKILL
 /// after [`STOP_GRACE`]; reaps the child.
-pub(crate) fn end_group(child: &mut Child) {
+fn end_group(child: &mut Child) {
     use nix::sys::signal::{Signal, killpg};
     use nix::unistd::Pid;
     let group = Pid::from_raw(child.id() as i32);

@@ -130,7 +130,8 @@ pub(crate) fn task_diff<'r>(
 
 /// Limits a diff of `old` and `new` to the paths that differ: libgit2 walks both trees
 /// whole, while these are found without opening a folder both sides share, and the diff
-/// then looks at them alone (literal paths; none when nothing differs).
+/// then looks at them alone (literal paths). When nothing differs no path is set, and the
+/// diff of two equal trees finds nothing either way.
 pub(crate) fn only_what_differs(
     repo: &Repository,
     old: &Tree<'_>,

@@ -2,9 +2,9 @@
 //! since the Lead gives concurrent tasks write sets that do not overlap. It is decided
 //! tree by tree, as git's merge does before it looks at any file: an entry one side left
 //! as the base had is the other side's; a folder both sides changed is merged entry by
-//! entry. Folders neither side changed are
-//! never opened, so the cost follows what changed, not the repository's size (libgit2's
-//! `merge_trees` walks and rewrites every entry: about 35 ms a landing at 20,000 files).
+//! entry. Folders neither side changed are never opened, so the cost follows what changed,
+//! not the repository's size (libgit2's `merge_trees` walks and rewrites every entry: about
+//! 35 ms a landing at 20,000 files).
 //!
 //! Anything else — an entry both sides changed (even alike: both removing a file is git's
 //! rename/rename or rename/delete conflict when each side put it somewhere), a file where
@@ -21,8 +21,9 @@ use crate::error::{Context as _, GitError};
 type Entry = (Oid, i32);
 
 /// The merged tree of `ours` and `theirs` from `base` when no entry was changed on both
-/// sides in different ways, written to the object database; `None` when one was (then
-/// nothing but trees of the merge was written).
+/// sides (even alike), written to the object database; `None` when one was, or a merged
+/// folder could not be built: the full merge decides (only trees of this merge were
+/// written meanwhile).
 pub(crate) fn merge_disjoint(
     repo: &Repository,
     base: &Tree<'_>,
@@ -33,7 +34,7 @@ pub(crate) fn merge_disjoint(
         None => None,
         Some(Level::Ours) => Some(ours.id()),
         Some(Level::Written(id)) => Some(id),
-        Some(Level::Empty) => Some(write_tree(repo, &[])?.unwrap_or(ours.id())),
+        Some(Level::Empty) => write_tree(repo, &[])?,
     })
 }
 
