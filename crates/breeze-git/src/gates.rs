@@ -9,6 +9,7 @@ use crate::diff::{ChangeKind, ChangeView, EntryMode, PathChange, path_changes, t
 use crate::error::{
     Context as _, GitError, SpecialNode, file_size_detail, list_paths, special_node_detail,
 };
+use crate::land::commit_tree;
 use crate::repo::Repo;
 
 /// Gate id: every changed path lies in the task's write set.
@@ -185,13 +186,8 @@ fn gates_of(
     head: Oid,
     gates: &GateConfig<'_>,
 ) -> Result<Vec<GateResult>, GitError> {
-    let tree_of = |oid: Oid| {
-        repo.find_commit(oid)
-            .map_err(|_| GitError::MissingObject { what: "commit", oid })
-            .and_then(|c| c.tree().ctx(|| format!("could not read the tree of {oid}")))
-    };
-    let base_tree = tree_of(base)?;
-    let head_tree = tree_of(head)?;
+    let base_tree = commit_tree(repo, base)?;
+    let head_tree = commit_tree(repo, head)?;
     Ok(vec![
         write_set_gate(changes, gates),
         symlink_gate(repo, &head_tree, changes)?,

@@ -9,7 +9,8 @@
 //!   [`Repo::remove_worktree`] (dirty ones kept unless forced), [`Repo::provision`] (copy
 //!   ignored files such as `.env`), [`slug`] (safe names for any task id).
 //! - **After a worker**: [`Repo::commit_worktree`], [`Repo::changed_paths`] (rename-aware),
-//!   [`Repo::diff_patch`] and [`Repo::run_gates`] (the five mechanical gates).
+//!   [`Repo::diff_patch`] and [`Repo::run_gates`] (the five mechanical gates), all three
+//!   from one diff in [`Repo::change_for_review`] (what a review round takes).
 //! - **Sealed lanes**: [`Repo::seal_lane`] gives a worker's git the lane's private git
 //!   directory (shared objects as a read-only alternate, its own index and refs);
 //!   [`Repo::check_lane_links`] points the lane back at its admin folder and removes what a
