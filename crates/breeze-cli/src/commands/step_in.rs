@@ -106,7 +106,14 @@ async fn attach_to(here: &Path, id: &str, options: SessionOptions) -> CliResult 
         }
     }
     let stopped = StoppedAttach::open(here, id, None).map_err(engine_error)?;
-    // A session that cannot be prepared (its confinement, say) leaves nothing behind.
+    // Said before anything can fail: the branch is there whatever happens next.
+    if let Some(saved) = &stopped.saved_leftovers {
+        say(&format!(
+            "what changed in the task's kept lane since its run parked it is saved on branch `{saved}` (`git log {saved}` shows it)"
+        ));
+    }
+    // A session that cannot be prepared (its confinement, say) journals nothing, and a
+    // worktree made for it alone goes (see `StoppedAttach::abandon`).
     let session = match prepare_session(&task, &stopped.paused, options) {
         Ok(session) => session,
         Err(err) => {
@@ -119,11 +126,6 @@ async fn attach_to(here: &Path, id: &str, options: SessionOptions) -> CliResult 
         "no run is live: task {id} is checked out in {}",
         stopped.paused.worktree.display()
     ));
-    if let Some(saved) = &stopped.saved_leftovers {
-        say(&format!(
-            "what changed in that kept lane since its run parked it is saved on branch `{saved}`"
-        ));
-    }
     let branch = stopped.paused.branch.clone();
     let opened = open_session(session).await;
     let report = stopped.finish().map_err(engine_error)?;
@@ -218,7 +220,8 @@ async fn attached_live(
                     "task {id} goes on: your change goes through the gates and review like a worker's change"
                 ),
                 Some(PersonAttempt::NotCommitted(why)) => format!(
-                    "task {id} goes on, without your change: it cannot be committed ({why}); it stays in the lane for the task's next attempt"
+                    "task {id} goes on, without your change: it cannot be committed ({why}); it stays in {} for the task's next attempt — `breeze attach {id}` again to fix it yourself",
+                    paused.worktree.display()
                 ),
                 _ => format!("task {id} goes on where it paused: you changed nothing"),
             });

@@ -247,8 +247,9 @@ impl StoppedAttach {
         Ok(StoppedReport { attempt, retried, unblocked, kept })
     }
 
-    /// Gives up the session before it opened (nothing was recorded): the worktree made for
-    /// it goes, a kept lane stays as it is.
+    /// Gives up the session before it opened (nothing is journaled): a worktree made for it
+    /// alone goes; a lane it took (made anew, or a kept lane switched to the task's branch,
+    /// its leftovers saved) stays on the task's branch, which the resumed run takes up.
     pub fn abandon(self) {
         self.put_away(&PersonAttempt::Unchanged);
     }
