@@ -15,7 +15,7 @@
 //! | gates, checks and reviewer rounds | `run/review.rs` |
 //! | send-backs (gate failures, landing bounces) and their causes | `run/send_back.rs`, `causes.rs` |
 //! | landing on main | `run/landing.rs` |
-//! | where it lands (`[land] to`): local main, a remote's branch, pull requests | `run/land_target.rs`, `run/land_remote.rs`, `run/land_pr.rs`, [`landing_checks`] |
+//! | where it lands (`[land] to`): local main, a remote's branch, pull requests | `run/land_target.rs`, `run/land_remote.rs`, `run/land_pr.rs`, `preflight/remote.rs` |
 //! | every change of a task's phase (snapshot, journal, progress) | `run/book.rs` |
 //! | role processes and backends | [`roles`] (processes via `breeze-supervise`) |
 //! | what a run may spend, checked before every role call | [`budget`] |
@@ -42,7 +42,6 @@ pub mod error;
 pub mod independence;
 pub mod journal;
 mod kill_points;
-pub mod landing_checks;
 pub mod lane_env;
 pub mod lane_record;
 pub mod lock;

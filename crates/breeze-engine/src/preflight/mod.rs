@@ -10,7 +10,7 @@
 //! | `backend` | the CLI of every role the run uses (`claude`, `codex`, a `command` role's programs) | not found where the role will look |
 //! | `login` | claude/codex logged in, from files and variables only (`login.rs`) | certainly not; "not checked" when it cannot be told |
 //! | `program` | the programs of `worktree.setup`, `[review] checks`, `land.verify` and, with `[land] to = "pull-request"`, `land.pr_command` (`programs.rs`); the module of a `python -m MODULE` command | not found on the PATH they run with; the module not importable by that python (a warning when `worktree.setup` may install it) |
-//! | `remote` | with `[land] to` a remote: it is configured and answers, the branch pull requests merge into exists ([`crate::landing_checks`]) | it does not |
+//! | `remote` | with `[land] to` a remote: it is configured and answers, the branch pull requests merge into exists (`preflight/remote.rs`) | it does not |
 //! | `review` | the reviewer and the Advisor run on another backend or model than the worker (`review.rs`) | `[review] independent = "require"` and one does not (a warning under "warn") |
 //! | `budget` | every role's backend reports what a `[budget]` cap counts (`spend.rs`) | never: a warning when one does not |
 //! | `setup` | `worktree.setup` once in a throwaway checkout of main ([`setup_trial`]) | it fails |
@@ -20,6 +20,7 @@
 
 mod login;
 mod programs;
+mod remote;
 mod review;
 pub mod setup_trial;
 mod spend;
@@ -171,7 +172,7 @@ pub async fn check(options: &PreflightOptions, cancel: &CancellationToken) -> Pr
     let engine_env = &options.env;
     backend_checks(&mut found, &root, &config, engine_env);
     program_checks(&mut found, &root, &config, engine_env);
-    landing_target_checks(&mut found, &repo, &config, engine_env);
+    remote::landing_target_checks(&mut found, &repo, &config, engine_env);
     review::review_checks(&mut found, &root, &config);
     spend::spend_checks(&mut found, &root, &config, plan.as_ref(), options);
     if options.stage != Stage::Resume && !config.worktree_setup.is_empty() {
@@ -542,17 +543,6 @@ fn program_checks(
             )),
         );
     }
-}
-
-/// With `[land] to` a remote: the remote is configured and answers, and the branch pull
-/// requests merge into exists (none for `to = "local"`).
-fn landing_target_checks(
-    found: &mut Preflight,
-    repo: &Repo,
-    config: &Config,
-    engine_env: &[(String, String)],
-) {
-    found.checks.extend(crate::landing_checks::landing_checks(repo, config, engine_env));
 }
 
 /// A program lookup as a check: a problem when it is not found, naming `what` needs it.
