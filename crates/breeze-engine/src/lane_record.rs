@@ -100,7 +100,7 @@ impl LaneRecord {
     }
 
     /// Saves and undoes what changed in the lane `worktree` it parks since its run parked
-    /// it ([`LaneRecord::changed_since_parked`], then
+    /// it (where its recorded folder times moved, then
     /// [`breeze_git::Repo::save_lane_leftovers`]): the branch it was saved on and its paths,
     /// `None` when nothing changed.
     pub fn save_leftovers(
