@@ -178,6 +178,14 @@ async fn python_dash_m_of_a_module_python_lacks_stops_the_run_before_anything_ex
         ]
     );
     nothing_created(&repo.root);
+    // Run by checks and verify alike: asked of python once, said once.
+    let mut config = scripted();
+    let argv: Vec<String> = ["python3", "-m", "breeze_no_such_module"].map(String::from).to_vec();
+    config.review_checks = vec![argv.clone()];
+    config.verify = argv;
+    let lines = refused(options(&repo.root, config)).await;
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines[0].contains("for review.checks and land.verify:"), "{lines:?}");
 }
 
 #[tokio::test]

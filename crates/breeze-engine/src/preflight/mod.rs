@@ -507,10 +507,16 @@ fn program_checks(
             }
         }
     }
-    let mut modules: Vec<(String, String, String)> = Vec::new();
+    // One probe per python and module, whichever commands run it (`python -m pytest` in
+    // both `[review] checks` and `land.verify`).
+    let mut modules: Vec<((String, String), Vec<String>)> = Vec::new();
     for (key, argv) in &commands {
         if let Some((python, module)) = programs::python_module_of(argv) {
-            modules.push((key.clone(), python.to_string(), module.to_string()));
+            let wanted = (python.to_string(), module.to_string());
+            match modules.iter_mut().find(|(seen, _)| *seen == wanted) {
+                Some((_, keys)) => keys.push(key.clone()),
+                None => modules.push((wanted, vec![key.clone()])),
+            }
         }
     }
     let mut missing_programs = Vec::new();
@@ -524,7 +530,8 @@ fn program_checks(
     // `python -m pytest` without pytest fails every check and verify, on main as in any
     // lane: found here, before a task is worked on. With a setup, which may install it in
     // each lane, it is worth knowing only.
-    for (key, python, module) in modules {
+    for ((python, module), keys) in modules {
+        let key = join_and(&keys);
         if missing_programs.contains(&python)
             || programs::python_has_module(&python, &module, root, engine_env) != Some(false)
         {
@@ -535,7 +542,7 @@ fn program_checks(
         let also = if setup { " (unless worktree.setup installs it in each lane)" } else { "" };
         found.push(
             "program",
-            key.clone(),
+            keys.join(", "),
             outcome,
             format!("`{python} -m {module}` for {key}: {python} has no module {module}{also}"),
             Some(format!(
