@@ -125,7 +125,8 @@ impl Repo {
         since: &[Oid],
         change: &TaskChange,
     ) -> Result<Option<(Oid, FoundBy)>, GitError> {
-        let repo = self.git()?;
+        // Objects only: a patch id per commit walked needs no index (for attributes).
+        let repo = self.objects()?;
         let context = || format!("could not walk the history of {tip}");
         let mut walk = repo.revwalk().ctx(context)?;
         walk.set_sorting(Sort::TOPOLOGICAL).ctx(context)?;
