@@ -29,7 +29,7 @@ use git2::{Repository, Tree};
 use crate::checkout::{Mode, checkout_paths, tree_diff_paths};
 use crate::error::GitError;
 use crate::lane_files;
-use crate::names::INTEGRATION_WORKTREE;
+use crate::names::DETACHED_CHECKOUTS;
 use crate::paths::{RepoPath, WorkdirChanges};
 use crate::repo::Repo;
 use crate::untrusted::{remove_entry, replace_file};
@@ -236,7 +236,9 @@ impl Repo {
     /// The baseline of the checkout at `path`: a lane's (from its file), or none.
     pub(crate) fn baseline_of(&self, path: &Path) -> Baseline {
         let name = match path.file_name().and_then(|name| name.to_str()) {
-            Some(name) if name != INTEGRATION_WORKTREE && self.lane_admin_of(path).is_some() => {
+            Some(name)
+                if !DETACHED_CHECKOUTS.contains(&name) && self.lane_admin_of(path).is_some() =>
+            {
                 name.to_string()
             }
             _ => return Baseline::none(),

@@ -82,6 +82,33 @@ pub(crate) fn dirty_repo_paths_in(
     Ok(paths)
 }
 
+/// The ignored entries of the checkout at `at` — an ignored folder as one entry, as
+/// `git status --ignored` lists them — among `changes` (everywhere when unknown), sorted.
+pub(crate) fn ignored_repo_paths_in(
+    repo: &Repository,
+    at: &Path,
+    changes: WorkdirChanges<'_>,
+) -> Result<Vec<RepoPath>, GitError> {
+    let Some(mut options) = workdir_status_options_for(changes, &[]) else {
+        return Ok(Vec::new());
+    };
+    options.include_ignored(true).recurse_ignored_dirs(false);
+    let statuses = repo.statuses(Some(&mut options)).map_err(|e| {
+        locked_or(e, at, || format!("could not read the status of {}", at.display()))
+    })?;
+    let mut paths: Vec<RepoPath> = statuses
+        .iter()
+        .filter(|entry| entry.status().is_ignored())
+        .map(|entry| {
+            let bytes = entry.path_bytes();
+            RepoPath(bytes.strip_suffix(b"/").unwrap_or(bytes).to_vec())
+        })
+        .collect();
+    paths.sort();
+    paths.dedup();
+    Ok(paths)
+}
+
 /// Paths whose index entry differs from HEAD (staged changes, conflicts). Cheap when
 /// nothing is staged: the index's tree (cached in the index) equals HEAD's tree.
 pub(crate) fn staged_repo_paths(repo: &Repository, at: &Path) -> Result<Vec<RepoPath>, GitError> {

@@ -31,6 +31,15 @@ use crate::state::fresh_index;
 /// files 0.27 s vs 0.55–0.88 s on tmpfs; see the crate README).
 pub const DEFAULT_CLI_CHECKOUT_MIN_FILES: usize = 1000;
 
+/// What a reset of a detached checkout does with ignored files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Ignored {
+    /// They stay (build outputs of the integration worktree).
+    Keep,
+    /// They go: the checkout holds the commit's tracked content and nothing else.
+    Remove,
+}
+
 /// The tool that writes, stages and reads checkouts.
 #[derive(Debug)]
 enum Tool {
@@ -293,11 +302,12 @@ impl Checkouts {
     }
 
     /// Puts the checkout at `at` on `commit` with a detached HEAD, discarding tracked
-    /// changes and untracked files, keeping ignored ones, writing only what differs (how
-    /// the integration worktree is reused). With [`WorkdirChanges::Only`] libgit2 looks for
-    /// changes at those paths (and in the index) only. Files above the size limit and
-    /// FIFOs, sockets or devices there are removed first, unread. The `git` CLI is ended
-    /// once a stop is asked for: the integration worktree is put in place again next time.
+    /// changes and untracked files, and ignored ones too with [`Ignored::Remove`] (kept
+    /// with [`Ignored::Keep`]: the integration worktree's builds stay warm), writing only
+    /// what differs. With [`WorkdirChanges::Only`] libgit2 looks for changes at those paths
+    /// (and in the index) only. Files above the size limit and FIFOs, sockets or devices
+    /// there are removed first, unread. The `git` CLI is ended once a stop is asked for:
+    /// the checkout is put in place again next time.
     pub(crate) fn reset_detached(
         &self,
         wrepo: &Repository,
@@ -305,18 +315,28 @@ impl Checkouts {
         commit: Oid,
         changes: WorkdirChanges<'_>,
         bounds: &Bounds,
+        ignored: Ignored,
     ) -> Result<(), GitError> {
         // What a verify or hook left that a reset would read goes first.
         lane_files::clear_unreadable(wrepo, at, changes, bounds)?;
         let stop = &bounds.stop;
         if let Tool::GitCli { .. } = self.tool {
             let sha = commit.to_string();
-            let purpose = "reset the integration worktree";
+            let purpose = "reset a detached checkout";
             let git_dir = wrepo.path();
             let checkout = ["checkout", "-q", "-f", "--detach", sha.as_str()];
             cli::run_in_stoppable(git_dir, at, checkout, purpose, stop)?;
-            cli::run_in_stoppable(git_dir, at, ["clean", "-q", "-f", "-d"], purpose, stop)?;
+            let clean: &[&str] = match ignored {
+                Ignored::Keep => &["clean", "-q", "-f", "-d"],
+                Ignored::Remove => &["clean", "-q", "-f", "-d", "-x"],
+            };
+            cli::run_in_stoppable(git_dir, at, clean.iter().copied(), purpose, stop)?;
             return Ok(());
+        }
+        if ignored == Ignored::Remove {
+            for path in checkout::ignored_repo_paths_in(wrepo, at, changes)? {
+                crate::paths::remove_with_emptied_parents(at, &path)?;
+            }
         }
         let head_tree = wrepo
             .head()

@@ -15,7 +15,7 @@ use git2::{ErrorCode, Oid, Repository, Status};
 
 use crate::checkout::workdir_status_options;
 use crate::error::{Context as _, GitError};
-use crate::names::{INTEGRATION_WORKTREE, WORKTREE_ROOT};
+use crate::names::{DETACHED_CHECKOUTS, STATE_DIR, WORKTREE_ROOT};
 use crate::paths::path_string;
 use crate::private_git::SEALED_MAIN;
 use crate::repo::Repo;
@@ -109,6 +109,50 @@ fn file_print(path: &Path) -> String {
         return format!("{:x}:{mode:o}", hasher.finish());
     }
     format!("{}:{mtime}:{mode:o}", meta.len())
+}
+
+/// A path's metadata (unread): inode, size, mode, modification and change times; for a
+/// link its target.
+fn stat_print(path: &Path) -> String {
+    use std::os::unix::fs::MetadataExt as _;
+    let Ok(meta) = std::fs::symlink_metadata(path) else { return "missing".into() };
+    if meta.file_type().is_symlink() {
+        let target = std::fs::read_link(path).unwrap_or_default();
+        return format!("link:{}", target.display());
+    }
+    format!(
+        "{}:{}:{:o}:{}.{}:{}.{}",
+        meta.ino(),
+        meta.size(),
+        meta.mode(),
+        meta.mtime(),
+        meta.mtime_nsec(),
+        meta.ctime(),
+        meta.ctime_nsec()
+    )
+}
+
+/// At most this many entries of the person's ignored folders are printed.
+const IGNORED_PRINT_LIMIT: usize = 1_000_000;
+
+/// Every entry under the ignored folder `dir` (recursively, links not followed) by its
+/// metadata ([`stat_print`]), keyed by `prefix/<relative path>`; at most `limit` entries.
+fn ignored_tree_print(dir: &Path, prefix: &str, into: &mut BTreeMap<String, String>, limit: usize) {
+    let mut stack = vec![(dir.to_path_buf(), prefix.to_string())];
+    while let Some((dir, prefix)) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries.flatten() {
+            if into.len() >= limit {
+                return;
+            }
+            let key = format!("{prefix}/{}", entry.file_name().to_string_lossy());
+            let path = entry.path();
+            into.insert(key.clone(), stat_print(&path));
+            if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+                stack.push((path, key));
+            }
+        }
+    }
 }
 
 /// Every file under `dir` (recursively, links not followed), fingerprinted, keyed by
@@ -207,10 +251,42 @@ impl Repo {
         Ok(Fingerprint(print))
     }
 
-    /// The uncommitted state of the checkout at `path` (the user's, or a lane): each changed,
-    /// staged or untracked path with its status and file fingerprint. Ignored files do not
-    /// count. Costs one status pass over the checkout.
+    /// The uncommitted state of the checkout at `path` (a lane): each changed, staged or
+    /// untracked path with its status and file fingerprint. Ignored files do not count.
+    /// Costs one status pass over the checkout.
     pub fn checkout_print(&self, path: &Path) -> Result<Fingerprint, GitError> {
+        self.print_of(path)
+    }
+
+    /// [`Repo::checkout_print`] with every ignored file too (each one, inside ignored
+    /// folders as well, by its metadata): the person's checkout, where a role's write to
+    /// `.env` or `node_modules/.bin/jest` matters as much as one to a tracked file. breeze's
+    /// own folders (`.breeze/`, `.harness-worktrees/`) are left out: breeze writes there.
+    /// Costs one status pass and a walk of the ignored folders.
+    pub fn checkout_print_with_ignored(&self, path: &Path) -> Result<Fingerprint, GitError> {
+        let mut print = self.print_of(path)?;
+        let repo = self.handle(path)?;
+        let mut options = workdir_status_options();
+        options.include_untracked(false).include_ignored(true).recurse_ignored_dirs(false);
+        let statuses = repo
+            .statuses(Some(&mut options))
+            .ctx(|| format!("could not read the status of {}", path.display()))?;
+        for entry in statuses.iter().filter(|entry| entry.status().is_ignored()) {
+            let rel = path_string(entry.path_bytes());
+            let rel = rel.trim_end_matches('/');
+            if [STATE_DIR, WORKTREE_ROOT].contains(&rel) {
+                continue;
+            }
+            let full = path.join(rel);
+            print.0.insert(rel.to_string(), stat_print(&full));
+            if std::fs::symlink_metadata(&full).is_ok_and(|meta| meta.is_dir()) {
+                ignored_tree_print(&full, rel, &mut print.0, IGNORED_PRINT_LIMIT);
+            }
+        }
+        Ok(print)
+    }
+
+    fn print_of(&self, path: &Path) -> Result<Fingerprint, GitError> {
         let repo = self.handle(path)?;
         let mut options = workdir_status_options();
         options.show(git2::StatusShow::IndexAndWorkdir);
@@ -342,10 +418,11 @@ impl Repo {
             for entry in entries.flatten() {
                 let admin = entry.path();
                 let gitdir = read_small(&admin.join("gitdir")).ok().flatten().unwrap_or_default();
-                // breeze's own integration worktree holds landing commits, not lane work.
-                let integration = root.join(INTEGRATION_WORKTREE);
-                if !Path::new(gitdir.trim()).starts_with(&root)
-                    || Path::new(gitdir.trim()).starts_with(&integration)
+                // breeze's own detached checkouts hold landing commits and reviewed heads,
+                // not lane work.
+                let gitdir = Path::new(gitdir.trim());
+                if !gitdir.starts_with(&root)
+                    || DETACHED_CHECKOUTS.iter().any(|name| gitdir.starts_with(root.join(name)))
                 {
                     continue;
                 }

@@ -1,14 +1,17 @@
-//! The integration worktree `.harness-worktrees/integration`: a detached checkout of a
-//! merged tree where `land.verify` and the repository's commit hooks run before main
-//! moves, reused across landings; and where those hooks are.
+//! breeze's detached checkouts beside the lanes, each reused: the integration worktree
+//! `.harness-worktrees/integration`, a merged tree where `land.verify` and the
+//! repository's commit hooks run before main moves (and where those hooks are); and the
+//! review checkouts `review` and `advice`, where the reviewer and the Advisor read exactly
+//! the commit they judge.
 
 use std::path::PathBuf;
 
 use git2::{Oid, Repository, Tree};
 
 use crate::checkout::{self, Mode};
+use crate::checkouts::Ignored;
 use crate::error::{Context as _, GitError};
-use crate::names::INTEGRATION_WORKTREE;
+use crate::names::{ADVICE_CHECKOUT, INTEGRATION_WORKTREE, REVIEW_CHECKOUT};
 use crate::paths::WorkdirChanges;
 use crate::repo::Repo;
 
@@ -30,11 +33,48 @@ impl Repo {
         commit: Oid,
         changes: WorkdirChanges<'_>,
     ) -> Result<PathBuf, GitError> {
+        let reason = "breeze integration worktree (land.verify)";
+        self.detached_checkout(INTEGRATION_WORKTREE, reason, commit, changes, Ignored::Keep)
+    }
+
+    /// The detached checkout `.harness-worktrees/<name>` of a reviewer or the Advisor
+    /// ([`REVIEW_CHECKOUT`], [`ADVICE_CHECKOUT`]) at `commit`: exactly its tracked content —
+    /// whatever the checkout held beyond it (a file changed, an untracked or ignored one)
+    /// is gone, so a role run there sees the commit and nothing a worker left in its lane.
+    /// Kept and reused: each call writes only the paths the previous commit and `commit`
+    /// differ in, and looks for what changed since only at `changes` (its watch's paths;
+    /// [`WorkdirChanges::Unknown`]: one status pass over the whole checkout).
+    pub fn review_checkout(
+        &self,
+        name: &str,
+        commit: Oid,
+        changes: WorkdirChanges<'_>,
+    ) -> Result<PathBuf, GitError> {
+        if ![REVIEW_CHECKOUT, ADVICE_CHECKOUT].contains(&name) {
+            return Err(GitError::InvalidName {
+                what: "review checkout",
+                name: name.to_string(),
+                reason: format!("it is `{REVIEW_CHECKOUT}` or `{ADVICE_CHECKOUT}`"),
+            });
+        }
+        let reason = "breeze review checkout (the reviewer and the Advisor read it)";
+        self.detached_checkout(name, reason, commit, changes, Ignored::Remove)
+    }
+
+    /// The detached worktree `<name>` at `commit`, created the first time (`reason` is its
+    /// lock reason) and reset afterwards; `ignored` says whether ignored files go too.
+    fn detached_checkout(
+        &self,
+        name: &str,
+        reason: &str,
+        commit: Oid,
+        changes: WorkdirChanges<'_>,
+        ignored: Ignored,
+    ) -> Result<PathBuf, GitError> {
         let repo = self.git()?;
         repo.find_commit(commit)
             .map_err(|_| GitError::MissingObject { what: "commit", oid: commit })?;
         let root = self.worktree_root();
-        let name = INTEGRATION_WORKTREE;
         let path = root.join(name);
         self.ensure_excluded()?;
         self.ensure_dirs(&root)?;
@@ -42,13 +82,12 @@ impl Repo {
         if self.clear_way_for(&repo, name, &path, None)? {
             let mut wrepo = self.handle(&path)?;
             wrepo.set_keep(false);
-            self.checkouts.reset_detached(&wrepo, &path, commit, changes, &self.bounds)?;
+            self.checkouts.reset_detached(&wrepo, &path, commit, changes, &self.bounds, ignored)?;
             wrepo.set_keep(true);
             return Ok(path);
         }
         self.forget(&path);
 
-        let reason = "breeze integration worktree (land.verify)";
         let finished = self
             .register_worktree(name, &path, &commit.to_string(), reason)
             .and_then(|()| self.check_out_registered(&repo, &path))

@@ -64,6 +64,7 @@ mod error;
 mod gates;
 mod guard;
 mod handles;
+mod ignored_writes;
 mod init;
 mod integration;
 mod land;
@@ -110,7 +111,10 @@ pub use land::{
 pub use landed_on::{FoundBy, TaskChange};
 pub use landing_recovery::CheckoutRecovery;
 pub use listing::FileListing;
-pub use names::{INTEGRATION_WORKTREE, STATE_DIR, WORKTREE_ROOT};
+pub use names::{
+    ADVICE_CHECKOUT, DETACHED_CHECKOUTS, INTEGRATION_WORKTREE, REVIEW_CHECKOUT, STATE_DIR,
+    WORKTREE_ROOT,
+};
 pub use paths::WorkdirChanges;
 pub use provision::ProvisionReport;
 pub use rebase::ConflictedRebase;

@@ -12,6 +12,17 @@ pub const STATE_DIR: &str = ".breeze";
 /// Name of the detached worktree in which `land.verify` runs.
 pub const INTEGRATION_WORKTREE: &str = "integration";
 
+/// Name of the detached checkout the reviewer runs in: the reviewed commit's tracked
+/// content and nothing else (no file a worker left in its lane).
+pub const REVIEW_CHECKOUT: &str = "review";
+
+/// Name of the detached checkout the Advisor runs in (as [`REVIEW_CHECKOUT`], for the
+/// commit a consult is about; its own, so a consult never waits for a review).
+pub const ADVICE_CHECKOUT: &str = "advice";
+
+/// The detached checkouts breeze keeps beside the lanes: no task works in them.
+pub const DETACHED_CHECKOUTS: [&str; 3] = [INTEGRATION_WORKTREE, REVIEW_CHECKOUT, ADVICE_CHECKOUT];
+
 /// What git never sees as work in a worktree of breeze's, whatever the project's
 /// `.gitignore` says: interpreter caches that running the code writes next to it (Python's
 /// `__pycache__/` folders). A worker or a check that runs the tests leaves them; they are

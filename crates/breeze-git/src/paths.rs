@@ -87,3 +87,18 @@ pub(crate) fn remove_dir_if_exists(path: &Path) -> Result<(), GitError> {
         Err(e) => Err(GitError::io("remove directory", path, e)),
     }
 }
+
+/// Removes `entry` (a file, link or folder with everything in it) from the checkout at
+/// `root`, without following a link, and then the folders above it that this emptied (an
+/// empty `.claude/` left behind), up to the first that still holds something.
+pub(crate) fn remove_with_emptied_parents(root: &Path, entry: &RepoPath) -> Result<(), GitError> {
+    crate::untrusted::remove_entry(&root.join(entry.as_path()))?;
+    let mut dir = entry.as_path().parent();
+    while let Some(rel) = dir.filter(|rel| !rel.as_os_str().is_empty()) {
+        if std::fs::remove_dir(root.join(rel)).is_err() {
+            break;
+        }
+        dir = rel.parent();
+    }
+    Ok(())
+}

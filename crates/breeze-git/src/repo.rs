@@ -307,6 +307,15 @@ impl Repo {
         Some(found.unwrap_or(admin))
     }
 
+    /// The git directory a person's tools should use for breeze's worktree at `path` (a
+    /// lane): its admin folder, whose configuration is the repository's — never what the
+    /// worktree's `.git` file names, which is the worker's private git directory while the
+    /// worker runs (a worker writes that one's `config`: an `fsmonitor` there would run as
+    /// whoever runs `git status`). `None` when `path` is not breeze's.
+    pub fn git_dir_for_person(&self, path: &Path) -> Option<PathBuf> {
+        self.lane_admin_of(path).filter(|admin| admin.is_dir())
+    }
+
     /// Opens the worktree at `path` on its admin folder `admin`. libgit2 takes the working
     /// tree from the folder's `gitdir` file and the repository from its `commondir`: both
     /// are checked against what breeze expects, so a rewritten one (possible only without
