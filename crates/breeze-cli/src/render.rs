@@ -172,6 +172,15 @@ pub(crate) fn quoted(names: &[String]) -> String {
     names.iter().map(|name| format!("`{name}`")).collect::<Vec<_>>().join(", ")
 }
 
+/// Up to `shown` of `names`, quoted, and how many more there are.
+pub(crate) fn quoted_cut(names: &[String], shown: usize) -> String {
+    let text = quoted(&names[..names.len().min(shown)]);
+    match names.len().saturating_sub(shown) {
+        0 => text,
+        more => format!("{text} and {more} more"),
+    }
+}
+
 /// The status table of a run.
 pub fn status_table(status: &BreezeStatus, stop_reason: Option<&str>) -> String {
     let mut out = format!(

@@ -360,7 +360,7 @@ impl RoleGuard {
         }
         let shared = Some(self.repo.shared_git_print()?);
         let objects = Some(self.repo.shared_objects_print()?);
-        let checkout = Some(self.repo.checkout_print(self.repo.workdir())?);
+        let checkout = Some(self.repo.checkout_print_with_ignored(self.repo.workdir())?);
         let mut quiet_lanes = Vec::new();
         for (path, epoch) in self.quiet_lanes() {
             if let Ok(print) = self.repo.checkout_print(&path) {
@@ -410,7 +410,7 @@ impl RoleGuard {
             }
         }
         if let Some(before) = &watch.checkout {
-            let now = self.repo.checkout_print(self.repo.workdir())?;
+            let now = self.repo.checkout_print_with_ignored(self.repo.workdir())?;
             changed.extend(
                 now.changes_since(before)
                     .into_iter()

@@ -328,12 +328,16 @@ fn decide(repo: &Repo, created: &Created, force: bool) -> Result<Vec<Decision>, 
             decisions.push(decision);
         }
     }
-    let integration = repo.worktree_root().join(breeze_git::INTEGRATION_WORKTREE);
-    let registered = live.contains_key(&integration);
-    if registered || integration.is_dir() {
-        let label = integration.display().to_string();
-        removed.insert(integration.clone());
-        decisions.push(Decision::remove(label, Removal::Scratch { path: integration, registered }));
+    // breeze's detached checkouts (verify's, the reviewer's, the Advisor's) hold nothing
+    // of anyone's: they go, whatever they hold.
+    for name in breeze_git::DETACHED_CHECKOUTS {
+        let path = repo.worktree_root().join(name);
+        let registered = live.contains_key(&path);
+        if registered || path.is_dir() {
+            let label = path.display().to_string();
+            removed.insert(path.clone());
+            decisions.push(Decision::remove(label, Removal::Scratch { path, registered }));
+        }
     }
     // A lane's private git directory goes with its lane, and so does one whose lane is
     // gone altogether; one whose lane stays stays with it.

@@ -107,6 +107,16 @@ pub enum EventKind {
         /// Log file of the attempt.
         log: String,
     },
+    /// After a worker's attempt was committed, breeze removed what the attempt wrote in its
+    /// lane that git ignores (never a task's change, never reviewed): hidden instructions or
+    /// settings for the tools that run after it, files its checks would read. Build outputs
+    /// the lane already had stay.
+    IgnoredWritesRemoved {
+        /// Task id.
+        task: String,
+        /// Repository-relative paths removed (a folder stands for what was in it).
+        paths: Vec<String>,
+    },
     /// A role process ended.
     ProcessEnded {
         /// Task id.

@@ -326,6 +326,12 @@ impl LiveModel {
             EventKind::PullRequestUpdated { task, branch, .. } => {
                 note = Some(format!("⇡ [{task}] {branch} rebuilt on the new tip and pushed"));
             }
+            EventKind::IgnoredWritesRemoved { task, paths } => {
+                note = Some(format!(
+                    "⌫ [{task}] removed what its worker wrote that git ignores: {}",
+                    crate::render::quoted_cut(paths, 3)
+                ));
+            }
             EventKind::WorktreeCreated { .. }
             | EventKind::WorktreeRemoved { .. }
             | EventKind::ProcessEnded { .. }

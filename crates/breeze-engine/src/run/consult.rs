@@ -7,6 +7,7 @@ use breeze_protocol::{
 };
 
 use super::driver::TaskDriver;
+use super::review_checkout::{self, ReviewCheckout};
 use crate::advice::{bound_text, trigger_hash};
 use crate::error::EngineError;
 use crate::progress::ProgressEvent;
@@ -181,7 +182,16 @@ impl TaskDriver {
         let definition = definition::load(self.ctx.roles.repo_root(), Role::Advisor)
             .map_err(|message| EngineError::usage(message, "fix the role definition file"))?;
         let record = self.record();
-        let cwd = self.role_cwd();
+        // The task as it stands (its last commit, else its base) and nothing else: never the
+        // worker's lane. Consults of several tasks take the Advisor's checkout in turn.
+        let _checkout = self.ctx.advice_lock.lock().await;
+        let commit = record.head.or(record.base);
+        let cwd = match commit {
+            Some(commit) => {
+                review_checkout::place(&self.ctx, ReviewCheckout::Advice, commit).await?
+            }
+            None => self.ctx.roles.repo_root().to_path_buf(),
+        };
         let mut backoff = Backoff::new(self.ctx.backoff);
         let mut retries = 0u32;
         loop {

@@ -36,8 +36,10 @@ pub(crate) struct RunContext {
     pub roles: RoleRunner,
     pub supervisor: breeze_supervise::Supervisor,
     pub backoff: BackoffSettings,
-    /// Reviewer verdicts are serial.
+    /// Reviewer verdicts are serial (and the review checkout is the reviewer's).
     pub review_lock: tokio::sync::Mutex<()>,
+    /// The Advisor's checkout is one consult's at a time.
+    pub advice_lock: tokio::sync::Mutex<()>,
     /// Landings are serial.
     pub land_lock: tokio::sync::Mutex<()>,
     /// What `land.verify` said about trees before (passes across runs).
@@ -126,6 +128,30 @@ impl RunContext {
             Ok(done)
         })
         .await
+    }
+
+    /// One of breeze's detached checkouts at `path` (the integration worktree, a review
+    /// checkout) put in place by `place`, told where it changed since breeze last placed it:
+    /// its file-system watch's paths (what a verify, a hook or a person wrote), so that
+    /// placing it again does not look at every file. The watch starts once the checkout
+    /// agrees with git (after the first placing: a full pass or a fresh checkout). The
+    /// checkout has a writer while breeze places it: no role running meanwhile is blamed.
+    pub async fn placed_checkout(
+        &self,
+        path: &Path,
+        place: impl FnOnce(
+            &Repo,
+            breeze_git::WorkdirChanges<'_>,
+        ) -> Result<PathBuf, breeze_git::GitError>
+        + Send
+        + 'static,
+    ) -> Result<PathBuf, EngineError> {
+        let _placing = self.roles.guard.lane_writer(path);
+        let watches = self.roles.watches.clone();
+        let placed = self.git_watched(path, place).await?;
+        let at = placed.clone();
+        self.blocking(move || Ok(watches.watch(&at, true))).await?;
+        Ok(placed)
     }
 
     /// Runs blocking engine work (file-system checks) off the async threads.

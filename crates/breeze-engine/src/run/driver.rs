@@ -82,14 +82,6 @@ impl TaskDriver {
         self.ctx.book.record(self.index)
     }
 
-    /// Where the Advisor and the reviewer run: the lane, else the repository root.
-    pub(super) fn role_cwd(&self) -> std::path::PathBuf {
-        match &self.worktree {
-            Some(worktree) => worktree.path.clone(),
-            None => self.ctx.roles.repo_root().to_path_buf(),
-        }
-    }
-
     /// The lane's number and ports, for every process the task runs on it.
     pub(super) fn lane_env(&self) -> crate::lane_env::LaneEnv {
         crate::lane_env::LaneEnv::of(&self.ctx.config, self.lane)

@@ -341,7 +341,10 @@ impl TaskDriver {
     }
 
     /// Copies the declared ignored files (`worktree.include`) into the lane.
-    async fn provision(&self, worktree: &breeze_git::Worktree) -> Result<(), EngineError> {
+    pub(super) async fn provision(
+        &self,
+        worktree: &breeze_git::Worktree,
+    ) -> Result<(), EngineError> {
         let config = &self.ctx.config;
         if !config.worktree_include.is_empty() {
             let include = config.worktree_include.clone();

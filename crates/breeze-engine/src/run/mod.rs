@@ -30,6 +30,7 @@ mod pr_body;
 mod prepare;
 mod recovery;
 mod review;
+mod review_checkout;
 mod schedule;
 mod scope;
 mod send_back;

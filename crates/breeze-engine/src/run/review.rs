@@ -12,6 +12,7 @@ use breeze_protocol::{
 use super::consult::write_json;
 use super::context::{ProjectCommand, ProjectRun};
 use super::driver::TaskDriver;
+use super::review_checkout::{self, ReviewCheckout};
 use super::send_back::GateFailure;
 use crate::clock;
 use crate::error::EngineError;
@@ -334,6 +335,8 @@ impl TaskDriver {
         };
         let definition = definition::load(self.ctx.roles.repo_root(), Role::Reviewer)
             .map_err(|message| EngineError::usage(message, "fix the role definition file"))?;
+        // The reviewed commit and nothing else: never the worker's lane.
+        let cwd = review_checkout::place(&self.ctx, ReviewCheckout::Review, change.head).await?;
         let input_value =
             serde_json::to_value(&input).map_err(EngineError::internal("the review input"))?;
         let mut problem = String::new();
@@ -348,7 +351,7 @@ impl TaskDriver {
                 input: input_value.clone(),
                 prompt: prompt::reviewer(&definition, &input),
                 label,
-                ..self.reviewer_call(&input)
+                ..self.reviewer_call(&input, cwd.clone())
             };
             let reply = self.ctx.roles.invoke(call, &self.ctx.cancel).await;
             self.change(|record| record.usage.add(&reply.usage)).await?;
@@ -395,14 +398,15 @@ impl TaskDriver {
 }
 
 impl TaskDriver {
-    /// The reviewer's call of a round (input, prompt and label are the caller's).
-    fn reviewer_call(&self, input: &ReviewInput) -> RoleCall {
+    /// The reviewer's call of a round in `cwd`, the review checkout (input, prompt and
+    /// label are the caller's).
+    fn reviewer_call(&self, input: &ReviewInput, cwd: std::path::PathBuf) -> RoleCall {
         RoleCall {
             role: Role::Reviewer,
             task_id: self.id.clone(),
             attempt: input.round,
             round: input.round,
-            cwd: self.role_cwd(),
+            cwd,
             base: input.base.clone(),
             input: serde_json::Value::Null,
             prompt: String::new(),

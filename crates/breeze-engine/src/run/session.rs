@@ -170,6 +170,7 @@ async fn context(
         supervisor: options.supervisor.clone(),
         backoff: options.backoff,
         review_lock: tokio::sync::Mutex::new(()),
+        advice_lock: tokio::sync::Mutex::new(()),
         land_lock: tokio::sync::Mutex::new(()),
         verify_cache,
         main_checks: Default::default(),

@@ -274,10 +274,7 @@ pub(super) fn failure_of(kind: CauseKind, command: Vec<String>, run: &ProjectRun
     }
 }
 
-/// The integration worktree put in place by `place`, told where the worktree changed since
-/// breeze last placed it: its file-system watch's paths (what the last verify or hook
-/// wrote), so that placing it again does not look at every file. The watch starts once the
-/// worktree agrees with git (after the first placing, a full pass or a fresh checkout).
+/// The integration worktree put in place by `place` ([`RunContext::placed_checkout`]).
 pub(super) async fn integration_worktree(
     ctx: &RunContext,
     place: impl FnOnce(
@@ -288,9 +285,5 @@ pub(super) async fn integration_worktree(
     + 'static,
 ) -> Result<PathBuf, EngineError> {
     let path = ctx.repo.worktree_root().join(breeze_git::INTEGRATION_WORKTREE);
-    let watches = ctx.roles.watches.clone();
-    let placed = ctx.git_watched(&path, place).await?;
-    let at = placed.clone();
-    ctx.blocking(move || Ok(watches.watch(&at, true))).await?;
-    Ok(placed)
+    ctx.placed_checkout(&path, place).await
 }

@@ -89,6 +89,15 @@ struct Attempt {
     continues_session: bool,
 }
 
+/// Who left what a lane holds before it is committed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LeftInLane {
+    /// A worker's attempt.
+    WorkerAttempt,
+    /// A person (`breeze attach`): what they leave is theirs.
+    Person,
+}
+
 /// How an attempt ended.
 enum AttemptEnd {
     /// The worker completed with changes: the task goes to review.
@@ -354,7 +363,7 @@ impl TaskDriver {
         attempt: &Attempt,
     ) -> Result<(ObjectId, Option<CommitProblem>), EngineError> {
         let message = format!("breeze: task {}, attempt {}", self.id, attempt.number);
-        self.commit_lane(message, attempt.base).await
+        self.commit_left(message, attempt.base, LeftInLane::WorkerAttempt).await
     }
 
     /// Commits what the lane holds with `message` (see [`TaskDriver::commit_work`]); the head
@@ -365,15 +374,42 @@ impl TaskDriver {
         message: String,
         fallback: ObjectId,
     ) -> Result<(ObjectId, Option<CommitProblem>), EngineError> {
+        self.commit_left(message, fallback, LeftInLane::Person).await
+    }
+
+    /// [`TaskDriver::commit_lane`] after `left` — a worker's attempt (what it wrote that git
+    /// ignores is removed then) or a person's session.
+    async fn commit_left(
+        &self,
+        message: String,
+        fallback: ObjectId,
+        left: LeftInLane,
+    ) -> Result<(ObjectId, Option<CommitProblem>), EngineError> {
         let wt = self.worktree.clone().expect("the lane was taken before work");
         let path = wt.path.clone();
         let committed = self.ctx.git_watched(&path, move |repo, changes| {
-            repo.commit_worktree_changed(&wt, &message, changes)
+            let outcome = repo.commit_worktree_changed(&wt, &message, changes)?;
+            // What a worker wrote that git ignores never reaches the checks, the next
+            // attempt or the next task on the lane (a person's files are theirs).
+            let removed = match left {
+                LeftInLane::WorkerAttempt => {
+                    repo.remove_ignored_writes(
+                        &wt,
+                        changes,
+                        &|_: &str| false, /* MERGE: agent config */
+                    )?
+                }
+                LeftInLane::Person => Vec::new(),
+            };
+            Ok((outcome, removed))
         });
         let problem = match committed.await {
-            Ok(outcome) => {
+            Ok((outcome, removed)) => {
                 let head = ObjectId::from(outcome.head());
                 self.change(|record| record.head = Some(head)).await?;
+                if !removed.is_empty() {
+                    self.ignored_writes_removed(removed).await?;
+                }
                 None
             }
             Err(EngineError::Git(err)) if worker_caused(&err) => {
@@ -387,6 +423,26 @@ impl TaskDriver {
             Err(err) => return Err(err),
         };
         Ok((self.record().head.unwrap_or(fallback), problem))
+    }
+
+    /// Says (in the log and the journal) which ignored paths an attempt wrote that breeze
+    /// removed, and provisions the lane's included files again if one was among them.
+    async fn ignored_writes_removed(&self, removed: Vec<String>) -> Result<(), EngineError> {
+        tracing::warn!(
+            task = %self.id,
+            "the worker wrote what git ignores, which is never its change and is removed from the lane: {}",
+            crate::advice::bound_text(&removed.join(", "), 2000)
+        );
+        self.ctx
+            .book
+            .journal(EventKind::IgnoredWritesRemoved { task: self.id.clone(), paths: removed })
+            .await?;
+        if !self.ctx.config.worktree_include.is_empty()
+            && let Some(worktree) = self.worktree.clone()
+        {
+            self.provision(&worktree).await?;
+        }
+        Ok(())
     }
 
     /// The verdict on an attempt whose worker ran.
