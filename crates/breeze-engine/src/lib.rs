@@ -49,6 +49,7 @@ pub mod maintenance;
 mod notify;
 pub mod preflight;
 pub mod progress;
+pub mod role_commands;
 pub mod roles;
 pub mod run;
 pub mod run_dir;

@@ -89,6 +89,7 @@ pub(super) fn new_run(options: &RunOptions) -> Result<Prepared, EngineError> {
     let lock = RepoLock::acquire(&root)?;
     refuse_if_resumable(&root)?;
     let run_dir = create_run_dir(&root, &plan_path)?;
+    crate::role_commands::fix_for_run(&mut config, &root, run_dir.root())?;
     let now = clock::now_rfc3339();
     let snapshot = RunSnapshot {
         format_version: FORMAT_VERSION,
@@ -151,10 +152,11 @@ pub(super) fn interrupted_run(options: &RunOptions) -> Result<Prepared, EngineEr
             "start a new run with `breeze run PLAN`",
         ));
     }
-    let config = match options.config.clone() {
+    let mut config = match options.config.clone() {
         Some(config) => config,
         None => Config::load(&root)?,
     };
+    crate::role_commands::fix_for_run(&mut config, &root, run_dir.root())?;
     // The run keeps landing on the branch it started with.
     let repo = with_main_branch(repo, &snapshot.main_branch)?;
     let containment = decide_containment(&config)?;
