@@ -47,8 +47,9 @@ pub fn diff(args: &DiffArgs) -> CliResult {
 }
 
 pub fn open(args: &OpenArgs) -> CliResult {
-    let place =
+    let open =
         breeze_engine::step_in::open_place(&crate::here(), &args.task).map_err(engine_error)?;
+    let place = open.worktree.clone();
     let editor = ["VISUAL", "EDITOR"]
         .into_iter()
         .find_map(|name| std::env::var(name).ok().filter(|value| !value.trim().is_empty()))
@@ -74,7 +75,12 @@ pub fn open(args: &OpenArgs) -> CliResult {
             place.display().to_string(),
         ],
         cwd: place.clone(),
-        env: std::env::vars().collect(),
+        // The editor's git reads the repository's configuration, never what a worker wrote
+        // in its private git directory.
+        env: std::env::vars()
+            .filter(|(name, _)| !breeze_engine::step_in::OpenPlace::sets(name))
+            .chain(open.git_env())
+            .collect(),
         confinement: None,
     };
     let status = runtime()?

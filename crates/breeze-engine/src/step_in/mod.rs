@@ -129,13 +129,55 @@ pub fn last_person_attempt(run_dir: &RunDir, id: &str) -> Option<stopped::Person
     last
 }
 
+/// Where `breeze open` opens a task: its worktree, and the git directory the person's
+/// editor is to use there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpenPlace {
+    /// The task's worktree.
+    pub worktree: PathBuf,
+    /// Its admin folder (`GIT_DIR` for the editor): the repository's configuration, never
+    /// the worker's private git directory the worktree's `.git` names while it works.
+    pub git_dir: Option<PathBuf>,
+}
+
+impl OpenPlace {
+    /// Whether the person's variable `name` says where git's repository, index or
+    /// configuration is: replaced by [`OpenPlace::git_env`] (or dropped) for the editor.
+    pub fn sets(name: &str) -> bool {
+        matches!(
+            name,
+            "GIT_DIR"
+                | "GIT_WORK_TREE"
+                | "GIT_COMMON_DIR"
+                | "GIT_INDEX_FILE"
+                | "GIT_OBJECT_DIRECTORY"
+        ) || name.starts_with("GIT_CONFIG_")
+    }
+
+    /// The variables that make every `git` the editor runs use [`OpenPlace::git_dir`] (and
+    /// never run an fsmonitor).
+    pub fn git_env(&self) -> Vec<(String, String)> {
+        let Some(git_dir) = &self.git_dir else { return Vec::new() };
+        vec![
+            ("GIT_DIR".into(), git_dir.display().to_string()),
+            ("GIT_WORK_TREE".into(), self.worktree.display().to_string()),
+            ("GIT_CONFIG_COUNT".into(), "1".into()),
+            ("GIT_CONFIG_KEY_0".into(), "core.fsmonitor".into()),
+            ("GIT_CONFIG_VALUE_0".into(), "false".into()),
+        ]
+    }
+}
+
 /// Where task `id` of the latest run is checked out now, for `breeze open`.
-pub fn open_place(repo_dir: &Path, id: &str) -> Result<PathBuf, EngineError> {
+pub fn open_place(repo_dir: &Path, id: &str) -> Result<OpenPlace, EngineError> {
     let task = TaskAt::find(repo_dir, id)?;
     let branch = task.branch()?;
     let repo = Repo::open(&task.root)?;
     match worktree_of(&repo, branch)? {
-        Some(worktree) => Ok(worktree.path),
+        Some(worktree) => {
+            let git_dir = repo.git_dir_for_person(&worktree.path);
+            Ok(OpenPlace { worktree: worktree.path, git_dir })
+        }
         None => Err(EngineError::usage(
             format!("task {id} is not checked out anywhere now (its branch `{branch}` is)"),
             format!(
