@@ -24,6 +24,7 @@ mod recovery;
 mod remote_landing;
 mod replay;
 mod report;
+mod reviewer_isolation;
 mod scaffold;
 mod sealed_git;
 mod support;
