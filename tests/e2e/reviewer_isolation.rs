@@ -255,3 +255,42 @@ fn breeze_open_never_runs_what_a_worker_wrote_into_its_git_configuration() {
     let git_dir = std::fs::read_to_string(&said).unwrap();
     assert!(git_dir.trim().ends_with(".git/worktrees/lane-1"), "{git_dir}");
 }
+
+/// A worker that rewrites ignored files of the person's checkout.
+fn ignored_file_writer(root: &Path) -> String {
+    format!(
+        r#"#!/bin/sh
+cat > /dev/null
+echo 'TOKEN=stolen-and-replaced' > {root}/.env
+echo 'exit 0' > {root}/node_modules/.bin/jest
+echo work > a.txt
+printf '{{"schema_version":"worker-report.v1","status":"completed","summary":"ok"}}' > "$BREEZE_OUTPUT"
+"#,
+        root = root.display()
+    )
+}
+
+#[test]
+fn without_kernel_confinement_a_write_to_the_persons_ignored_files_stops_the_run() {
+    let (_temp, root) = repo_with(&[
+        ("README.md", "mine\n"),
+        (".gitignore", ".env\nnode_modules/\n"),
+        ("plan.toml", &toml_task("1", "Write", &["a.txt"], "")),
+    ]);
+    let root = std::fs::canonicalize(root).unwrap();
+    write(&root, "breeze.toml", &config("[sandbox]\nmode = \"detect\"\n"));
+    write(&root, "roles/1.sh", &ignored_file_writer(&root));
+    write(&root, "roles/reviewer.sh", MAIN_REVIEWER);
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "roles"]);
+    write(&root, ".env", "TOKEN=mine\n");
+    write(&root, "node_modules/.bin/jest", "#!/bin/sh\nreal jest\n");
+    let start = git(&root, &["rev-parse", "main"]);
+
+    let output = breeze().current_dir(&root).args(["run", "plan.toml"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(3), "{}", both(&output));
+    let said = both(&output);
+    assert!(said.contains("`.env` in your checkout"), "{said}");
+    assert!(said.contains("`node_modules/.bin/jest` in your checkout"), "{said}");
+    assert_eq!(git(&root, &["rev-parse", "main"]), start, "nothing landed");
+}
