@@ -24,6 +24,7 @@ mod recovery;
 mod remote_landing;
 mod replay;
 mod report;
+mod role_homes;
 mod scaffold;
 mod sealed_git;
 mod support;

@@ -444,7 +444,10 @@ async fn codex_reviewer_gets_a_read_only_sandbox_and_a_schema_file() {
     let result = run(call).await;
     let argv = setup.argv();
     assert_eq!(argv[..4], ["exec", "--json", "--sandbox", "read-only"]);
-    assert_eq!(argv[4..8], ["-c", "project_doc_max_bytes=0", "-c", "skills.include_instructions=false"]);
+    assert_eq!(
+        argv[4..8],
+        ["-c", "project_doc_max_bytes=0", "-c", "skills.include_instructions=false"]
+    );
     assert_eq!(argv[8], "--output-schema");
     let schema_file = Path::new(&argv[9]);
     assert!(schema_file.starts_with(&scratch), "{}", schema_file.display());
