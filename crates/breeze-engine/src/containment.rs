@@ -568,6 +568,37 @@ mod tests {
     }
 
     #[test]
+    fn an_agent_role_may_write_its_own_cli_home_and_never_the_persons_cli_state() {
+        let dir = tempfile::tempdir().unwrap();
+        let person = dir.path().join("person");
+        let containment = Containment::decide(&Config::defaults(), Some(&person)).unwrap();
+        let enforced = Containment { enforced: true, ..containment };
+        let home = dir.path().join("run/homes/1.reviewer");
+        let scratch = dir.path().join("scratch");
+        std::fs::create_dir_all(&scratch).unwrap();
+        let var = |name: &str, value: &Path| (name.to_string(), value.display().to_string());
+        for (backend, name) in
+            [(BackendKind::Claude, "CLAUDE_CONFIG_DIR"), (BackendKind::Codex, "CODEX_HOME")]
+        {
+            let env = vec![var("HOME", &person), var(name, &home)];
+            let rules = enforced
+                .confinement(Role::Reviewer, backend, dir.path(), &[], &scratch, &env)
+                .unwrap()
+                .unwrap();
+            assert_eq!(rules.writable_dirs, [scratch.clone(), home.clone()], "{name}");
+            assert!(rules.writable_files.is_empty(), "{:?}", rules.writable_files);
+            assert!(home.is_dir(), "created for its rule");
+            // Without a home of its own an agent role does not start.
+            let env = vec![var("HOME", &person)];
+            let err =
+                enforced.confinement(Role::Reviewer, backend, dir.path(), &[], &scratch, &env);
+            assert!(err.unwrap_err().to_string().contains(name));
+        }
+        assert!(!person.join(".claude").exists() && !person.join(".claude.json").exists());
+        assert!(!person.join(".codex").exists());
+    }
+
+    #[test]
     fn a_writable_folder_that_does_not_exist_yet_is_created_and_granted() {
         let home = tempfile::tempdir().unwrap();
         let mut config = Config::defaults();

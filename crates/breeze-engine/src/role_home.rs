@@ -354,13 +354,17 @@ fn without_project_trust(text: &[u8], path: &Path) -> Result<Vec<u8>, EngineErro
     Ok(text.into_bytes())
 }
 
-/// Makes the home folder (private to the person) if it is missing; an entry of another
-/// kind at its place (a link, a file) is replaced by a folder.
+/// Makes the home folder, private to the person (its sessions hold what the role saw), if
+/// it is missing; an entry of another kind at its place (a link, a file) is replaced by a
+/// folder.
 fn make_home(dir: &Path) -> Result<(), EngineError> {
+    use std::os::unix::fs::PermissionsExt as _;
     let failed =
         |err| EngineError::io(format!("cannot make the role's CLI home {}", dir.display()), err);
     match fs::symlink_metadata(dir) {
-        Ok(meta) if meta.is_dir() => return Ok(()),
+        Ok(meta) if meta.is_dir() => {
+            return fs::set_permissions(dir, fs::Permissions::from_mode(0o700)).map_err(failed);
+        }
         Ok(_) => remove_entry(dir).map_err(failed)?,
         Err(err) if err.kind() == io::ErrorKind::NotFound => {}
         Err(err) => return Err(failed(err)),
