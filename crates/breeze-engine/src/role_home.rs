@@ -24,7 +24,7 @@
 //!   folder (`breeze_agents::AgentKind::no_project_config_args`).
 //! - The login files (claude `.credentials.json`, `.claude.json` and claude's backups of
 //!   it; codex `auth.json`) are removed again when the call ends ([`FilledHome`] is dropped),
-//!   and any an engine that was killed left behind when the next one starts ([`sweep`]).
+//!   and any an engine that was killed left behind when the next one starts (`sweep`).
 //!   Sessions and the rest of the CLI's state stay, for `--resume` and `breeze attach`.
 
 use std::fs;
