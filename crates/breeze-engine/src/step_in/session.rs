@@ -105,6 +105,11 @@ pub fn prepare(
         .map_err(|err| EngineError::io("cannot create a scratch folder for the session", err))?;
     let cli_home = crate::role_home::home_dir(run_dir, id, Role::Worker);
     let env = environment(config, id, paused, opens, scratch.path(), &cli_home);
+    // Filled before the lane is sealed: a home that cannot be filled leaves nothing to undo.
+    let filled = match opens {
+        Opens::Agent(kind) => Some(fill_home(root, kind, &cli_home, &paused.base)?),
+        Opens::Shell => None,
+    };
     let containment = Containment::decide(config, home(&env).as_deref())?;
     let (confinement, confined_text, sealed) = if options.unconfined {
         (None, "not confined (--unconfined): it may write anything you may".to_string(), None)
@@ -118,10 +123,6 @@ pub fn prepare(
     };
     let argv = command_line(root, config, paused, opens, confinement.is_some(), &env);
     let what = describe(&argv, opens, paused);
-    let filled = match opens {
-        Opens::Agent(kind) => Some(fill_home(root, kind, &cli_home, &paused.base)?),
-        Opens::Shell => None,
-    };
     let spec =
         breeze_supervise::InteractiveSpec { argv, cwd: paused.worktree.clone(), env, confinement };
     Ok(Session { spec, what, confinement: confined_text, sealed, _scratch: scratch, _home: filled })
