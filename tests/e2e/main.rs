@@ -25,6 +25,7 @@ mod remote_landing;
 mod replay;
 mod report;
 mod reviewer_isolation;
+mod role_homes;
 mod scaffold;
 mod sealed_git;
 mod support;

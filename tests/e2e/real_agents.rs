@@ -465,11 +465,12 @@ fn attach_resumes_the_claude_workers_own_session_and_the_change_made_there_lands
 
     // What an interactive Claude Code asks on its first start (and a headless run never
     // does) — onboarding, trusting the folder, the API key — answered beforehand, as the
-    // person would have once.
+    // person would have once, in their own `~/.claude.json` (which the roles, in homes of
+    // their own, never wrote; the session gets a copy in the worker's home).
     let lane = root.join(".harness-worktrees/lane-1");
     let settings = home.join(".claude.json");
-    let mut state: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    assert!(!settings.exists(), "a role wrote the person's ~/.claude.json");
+    let mut state = serde_json::json!({});
     state["hasCompletedOnboarding"] = true.into();
     state["theme"] = "dark".into();
     state["customApiKeyResponses"] =

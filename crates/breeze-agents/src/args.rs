@@ -33,6 +33,7 @@ const CLAUDE_DEFAULT_READ_TOOLS: &[&str] = &["Read", "Grep", "Glob"];
 /// ```text
 /// -p --output-format stream-json --verbose
 /// --permission-mode dontAsk                  nothing runs unless an allow rule approves it
+/// --setting-sources user                     no settings, hooks, CLAUDE.md of the worktree
 /// [--model M] [--max-turns N]
 /// [--max-budget-usd USD]                     what is left of the task's and the run's budget
 /// [--json-schema '<schema>']                 the answer, in `structured_output`
@@ -50,12 +51,15 @@ const CLAUDE_DEFAULT_READ_TOOLS: &[&str] = &["Read", "Grep", "Glob"];
 /// Grep, Glob, Bash) are approved as they are; what the shell may write is the kernel's
 /// business (breeze's Landlock confinement). `dontAsk` denies everything else without
 /// waiting for a prompt nobody would answer. `--dangerously-skip-permissions` is never
-/// used. The prompt is not in argv: `claude -p` reads it from stdin. The tool lists come
-/// last because their options take several values.
+/// used. `--setting-sources user` keeps out what a task could have written in the worktree
+/// ([`AgentKind::no_project_config_args`]): only the role's home (`CLAUDE_CONFIG_DIR`)
+/// configures the CLI. The prompt is not in argv: `claude -p` reads it from stdin. The tool
+/// lists come last because their options take several values.
 pub fn claude_args(call: &AgentCall) -> Vec<String> {
     let mut args: Vec<String> =
         ["-p", "--output-format", "stream-json", "--verbose"].map(String::from).to_vec();
     args.extend(["--permission-mode".into(), "dontAsk".into()]);
+    args.extend(AgentKind::Claude.no_project_config_args().iter().map(|arg| arg.to_string()));
     if !call.model.is_empty() {
         args.extend(["--model".into(), call.model.clone()]);
     }
@@ -152,6 +156,8 @@ pub fn claude_json_schema(schema: &Value) -> Value {
 ///   -c sandbox_workspace_write.exclude_slash_tmp=true     with /tmp and $TMPDIR taken out
 ///   -c sandbox_workspace_write.exclude_tmpdir_env_var=true
 ///   -c sandbox_workspace_write.writable_roots=["<scratch>","<private git dir>"]
+/// -c project_doc_max_bytes=0                       no AGENTS.md of the worktree
+/// -c skills.include_instructions=false             no skills list (the worktree's included)
 /// [--output-schema <file>]                         the answer (see codex_schema_path)
 /// [--model M] [extra args from the config]
 /// -                                                a new session, or
@@ -163,6 +169,9 @@ pub fn claude_json_schema(schema: &Value) -> Value {
 /// commands' writes in the lane. Unconfined, codex's `workspace-write` would also allow all
 /// of `/tmp` — where a repository may live — so that is taken out and only the role's
 /// scratch folder added (and a worker's private git directory, where its git writes).
+/// What a task could have written in the worktree does not configure codex
+/// ([`AgentKind::no_project_config_args`]); its project `.codex/config.toml` is not loaded
+/// either, as long as the role's home trusts no project.
 /// `-` makes codex read the prompt from stdin. Resume does not
 /// remember flags, so they are all passed again, before the `resume` subcommand.
 pub fn codex_args(call: &AgentCall) -> Vec<String> {
@@ -190,6 +199,7 @@ pub fn codex_args(call: &AgentCall) -> Vec<String> {
     } else {
         args.push("read-only".into());
     }
+    args.extend(AgentKind::Codex.no_project_config_args().iter().map(|arg| arg.to_string()));
     if let Some(path) = codex_schema_path(call) {
         args.extend(["--output-schema".into(), path.display().to_string()]);
     }
@@ -251,6 +261,8 @@ mod tests {
                 "--verbose",
                 "--permission-mode",
                 "dontAsk",
+                "--setting-sources",
+                "user",
                 "--model",
                 "sonnet",
                 "--max-turns",
@@ -316,7 +328,7 @@ mod tests {
         reviewer.allowed_tools = vec!["Read".into(), "Write".into(), "Grep".into(), "Glob".into()];
         reviewer.disallowed_tools = vec!["Write".into(), "Bash".into()];
         let args = claude_args(&reviewer);
-        let schema: Value = serde_json::from_str(&args[7]).unwrap();
+        let schema: Value = serde_json::from_str(&args[9]).unwrap();
         assert_eq!(Some(schema), reviewer.output_schema);
         assert_eq!(
             args,
@@ -327,8 +339,10 @@ mod tests {
                 "--verbose",
                 "--permission-mode",
                 "dontAsk",
+                "--setting-sources",
+                "user",
                 "--json-schema",
-                args[7].as_str(),
+                args[9].as_str(),
                 "--tools",
                 "Read,Grep,Glob",
                 "--allowedTools",
@@ -379,6 +393,10 @@ mod tests {
                 "--json",
                 "--sandbox",
                 "danger-full-access",
+                "-c",
+                "project_doc_max_bytes=0",
+                "-c",
+                "skills.include_instructions=false",
                 "--model",
                 "gpt-5.4",
                 "-c",
@@ -388,7 +406,7 @@ mod tests {
         );
         worker.resume_session = Some("0199a213-81c0".into());
         assert_eq!(
-            codex_args(&worker)[7..],
+            codex_args(&worker)[11..],
             ["model_provider=mock", "resume", "0199a213-81c0", "-"]
         );
         assert_eq!(codex_schema_path(&worker), None);
@@ -410,6 +428,10 @@ mod tests {
                 "sandbox_workspace_write.exclude_tmpdir_env_var=true",
                 "-c",
                 "sandbox_workspace_write.writable_roots=[\"/run/scratch\"]",
+                "-c",
+                "project_doc_max_bytes=0",
+                "-c",
+                "skills.include_instructions=false",
                 "-"
             ]
         );
@@ -429,6 +451,10 @@ mod tests {
                 "--json",
                 "--sandbox",
                 "read-only",
+                "-c",
+                "project_doc_max_bytes=0",
+                "-c",
+                "skills.include_instructions=false",
                 "--output-schema",
                 path.to_str().unwrap(),
                 "-"

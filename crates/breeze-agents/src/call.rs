@@ -39,10 +39,47 @@ impl AgentKind {
             Self::Codex => &["OPENAI_*", "CODEX_*"],
         }
     }
+
+    /// The variable that moves this CLI's whole state folder: `CLAUDE_CONFIG_DIR` (claude
+    /// then keeps `.claude.json`, `settings.json`, `CLAUDE.md`, `projects/`, `sessions/` …
+    /// inside it) or `CODEX_HOME`.
+    pub fn home_var(self) -> &'static str {
+        match self {
+            Self::Claude => "CLAUDE_CONFIG_DIR",
+            Self::Codex => "CODEX_HOME",
+        }
+    }
+
+    /// The CLI home `env` sets ([`home_var`](Self::home_var)), if it names an absolute path.
+    pub fn home_in(self, env: &[(String, String)]) -> Option<PathBuf> {
+        env.iter()
+            .find(|(name, _)| name == self.home_var())
+            .map(|(_, value)| PathBuf::from(value))
+            .filter(|home| home.is_absolute())
+    }
+
+    /// Arguments that keep the CLI from loading configuration and instructions from its
+    /// working folder, which a task can write: claude `--setting-sources user` (no
+    /// `.claude/settings*.json` hooks, no `CLAUDE.md`/`AGENTS.md`, no `.claude/agents`,
+    /// `skills`, `commands`, no `.mcp.json` servers of the folder or its parents; the user
+    /// settings and memory in its home still load); codex `-c project_doc_max_bytes=0` (no
+    /// `AGENTS.md` of the folder; `$CODEX_HOME/AGENTS.md` still loads) and
+    /// `-c skills.include_instructions=false` (no skills list, which would include the
+    /// folder's `.agents/skills` and `.codex/skills`, read even in an untrusted project).
+    /// Found by running claude 2.1.332 and codex 0.171.0.
+    pub fn no_project_config_args(self) -> &'static [&'static str] {
+        match self {
+            Self::Claude => &["--setting-sources", "user"],
+            Self::Codex => {
+                &["-c", "project_doc_max_bytes=0", "-c", "skills.include_instructions=false"]
+            }
+        }
+    }
 }
 
-/// Where an agent CLI keeps its state (login, sessions, history), which it must be able to
-/// write however its role is confined.
+/// Where an agent CLI keeps its state (login, settings, sessions, history): the person's own
+/// (from the engine's environment), or a role's home (from the role's, which sets
+/// [`AgentKind::home_var`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct StatePaths {
     /// Folders (created by the caller if missing).
@@ -52,9 +89,9 @@ pub struct StatePaths {
 }
 
 impl AgentKind {
-    /// The state this CLI writes, from the role's environment: claude `$CLAUDE_CONFIG_DIR`
-    /// (else `~/.claude/` and `~/.claude.json`); codex `$CODEX_HOME` (else `~/.codex/`).
-    /// Empty without a `HOME` and without the override.
+    /// The state this CLI reads and writes with environment `env`: claude
+    /// `$CLAUDE_CONFIG_DIR` (else `~/.claude/` and `~/.claude.json`); codex `$CODEX_HOME`
+    /// (else `~/.codex/`). Empty without a `HOME` and without the override.
     pub fn state_paths(self, env: &[(String, String)]) -> StatePaths {
         let var = |name: &str| {
             env.iter().find(|(key, _)| key == name).map(|(_, value)| PathBuf::from(value))
@@ -99,8 +136,13 @@ pub struct AgentCall {
     /// The scrubbed environment built by the engine (including `BREEZE_*`).
     pub env: Vec<(String, String)>,
     /// Add this CLI's credential variables ([`AgentKind::credential_patterns`]) from
-    /// [`engine_env`](Self::engine_env). Off: the CLI uses its own login (under `HOME`).
+    /// [`engine_env`](Self::engine_env). Off: the CLI uses the login in its home.
     pub pass_credentials: bool,
+    /// The role's own CLI home: set as [`AgentKind::home_var`] in the CLI's environment,
+    /// whatever `env` or the credential variables say. The caller fills it (login,
+    /// settings, instructions) before the run. `None`: the CLI's state is wherever `env`
+    /// puts it.
+    pub home: Option<PathBuf>,
     /// The engine's own environment, the source of the credential variables.
     pub engine_env: Vec<(String, String)>,
     /// Stem of the raw logs (`<log_path>.stdout` / `.stderr`).
@@ -183,6 +225,7 @@ impl AgentCall {
             prompt: prompt.into(),
             env: Vec::new(),
             pass_credentials: false,
+            home: None,
             engine_env: Vec::new(),
             log_path,
             timeout: Duration::from_secs(45 * 60),
@@ -236,6 +279,7 @@ impl fmt::Debug for AgentCall {
             .field("prompt_bytes", &self.prompt.len())
             .field("env_names", &self.env.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>())
             .field("pass_credentials", &self.pass_credentials)
+            .field("home", &self.home)
             .field("log_path", &self.log_path)
             .field("timeout", &self.timeout)
             .field("stall_timeout", &self.stall_timeout)

@@ -80,9 +80,13 @@ impl Stream {
 
 /// The environment the CLI gets: `call.env`, plus — only with `pass_credentials` — the
 /// engine's variables matching [`AgentKind::credential_patterns`] (`ANTHROPIC_*`,
-/// `CLAUDE_*` / `OPENAI_*`, `CODEX_*`). Values already in `call.env` win. Sorted by name.
+/// `CLAUDE_*` / `OPENAI_*`, `CODEX_*`). Values already in `call.env` win. The role's home
+/// ([`AgentCall::home`]) wins over both: `CLAUDE_CONFIG_DIR` / `CODEX_HOME`. Sorted by name.
 pub fn agent_env(call: &AgentCall) -> Vec<(String, String)> {
     let mut env: BTreeMap<String, String> = call.env.iter().cloned().collect();
+    if let Some(home) = &call.home {
+        env.insert(call.kind.home_var().to_string(), home.display().to_string());
+    }
     if call.pass_credentials {
         let patterns = call.kind.credential_patterns();
         for (name, value) in &call.engine_env {
@@ -346,6 +350,28 @@ mod tests {
         assert!(env.contains(&("CLAUDE_CONFIG_DIR".into(), "/mine".into())), "explicit values win");
         call.kind = AgentKind::Codex;
         assert_eq!(names(agent_env(&call)), ["CLAUDE_CONFIG_DIR", "OPENAI_API_KEY", "PATH"]);
+    }
+
+    #[test]
+    fn the_roles_own_home_wins_over_the_environment_and_the_credentials() {
+        let mut call =
+            AgentCall::new(AgentKind::Claude, breeze_protocol::Role::Worker, "/wt", "p", "/logs/x");
+        call.env = vec![("CLAUDE_CONFIG_DIR".into(), "/home/u/.claude".into())];
+        call.engine_env = vec![("CLAUDE_CONFIG_DIR".into(), "/engine".into())];
+        call.pass_credentials = true;
+        call.home = Some("/run/homes/1.worker".into());
+        let value = |env: Vec<(String, String)>, name: &str| {
+            env.into_iter().find(|(key, _)| key == name).map(|(_, value)| value)
+        };
+        assert_eq!(
+            value(agent_env(&call), "CLAUDE_CONFIG_DIR").as_deref(),
+            Some("/run/homes/1.worker")
+        );
+        call.kind = AgentKind::Codex;
+        let env = agent_env(&call);
+        assert_eq!(value(env.clone(), "CODEX_HOME").as_deref(), Some("/run/homes/1.worker"));
+        assert_eq!(AgentKind::Codex.home_in(&env), Some("/run/homes/1.worker".into()));
+        assert_eq!(AgentKind::Codex.home_in(&[("CODEX_HOME".into(), "rel".into())]), None);
     }
 
     #[test]

@@ -143,6 +143,8 @@ async fn claude_worker_fix_round_resumes_its_session_with_the_prompt_on_stdin() 
             "--verbose".into(),
             "--permission-mode".into(),
             "dontAsk".into(),
+            "--setting-sources".into(),
+            "user".into(),
             "--model".into(),
             "sonnet".into(),
             "--max-turns".into(),
@@ -356,6 +358,24 @@ async fn credentials_reach_the_cli_only_when_configured() {
 }
 
 #[tokio::test]
+async fn the_cli_runs_with_the_roles_own_home_even_with_credentials_passed() {
+    for (kind, var) in [(AgentKind::Claude, "CLAUDE_CONFIG_DIR"), (AgentKind::Codex, "CODEX_HOME")]
+    {
+        let setup = Setup::new();
+        let mut call = setup.call(kind, Role::Worker, "worker-success");
+        call.pass_credentials = true;
+        call.engine_env.push(("CLAUDE_CONFIG_DIR".into(), "/engine/claude".into()));
+        let home = setup.dir.path().join("homes/1.worker");
+        call.home = Some(home.clone());
+        run(call).await;
+        let env = std::fs::read_to_string(setup.record("env")).unwrap();
+        let line = format!("{var}={}", home.display());
+        assert!(env.lines().any(|l| l == line), "{kind}: {line} in {env}");
+        assert_eq!(env.lines().filter(|l| l.starts_with(&format!("{var}="))).count(), 1);
+    }
+}
+
+#[tokio::test]
 async fn codex_worker_fix_round_resumes_its_thread_with_the_prompt_on_stdin() {
     let setup = Setup::new();
     let mut call = setup.call(AgentKind::Codex, Role::Worker, "worker-success");
@@ -380,6 +400,10 @@ async fn codex_worker_fix_round_resumes_its_thread_with_the_prompt_on_stdin() {
                 "sandbox_workspace_write.writable_roots=[\"{}\"]",
                 setup.dir.path().join("run/scratch").display()
             ),
+            "-c",
+            "project_doc_max_bytes=0",
+            "-c",
+            "skills.include_instructions=false",
             "--model",
             "gpt-5.4",
             "-c",
@@ -420,8 +444,12 @@ async fn codex_reviewer_gets_a_read_only_sandbox_and_a_schema_file() {
     let result = run(call).await;
     let argv = setup.argv();
     assert_eq!(argv[..4], ["exec", "--json", "--sandbox", "read-only"]);
-    assert_eq!(argv[4], "--output-schema");
-    let schema_file = Path::new(&argv[5]);
+    assert_eq!(
+        argv[4..8],
+        ["-c", "project_doc_max_bytes=0", "-c", "skills.include_instructions=false"]
+    );
+    assert_eq!(argv[8], "--output-schema");
+    let schema_file = Path::new(&argv[9]);
     assert!(schema_file.starts_with(&scratch), "{}", schema_file.display());
     let written: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(schema_file).unwrap()).unwrap();

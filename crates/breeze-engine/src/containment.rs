@@ -81,7 +81,7 @@ impl Containment {
     pub fn summary(&self) -> String {
         let mut text = if self.enforced {
             format!(
-                "roles confined by the kernel ({}); a worker writes only its lane, its private git directory, its scratch folder and its CLI's state, a project command only its checkout and scratch folder",
+                "roles confined by the kernel ({}); a worker writes only its lane, its private git directory, its scratch folder and its own CLI home, a project command only its checkout and scratch folder",
                 self.kernel
             )
         } else {
@@ -132,32 +132,9 @@ impl Containment {
             confinement.writable_dirs.extend(lane_git.iter().cloned());
             confinement.writable_dirs.extend(self.extra_writable.iter().cloned());
         }
-        let state = match backend {
-            BackendKind::Claude => breeze_agents::AgentKind::Claude.state_paths(env),
-            BackendKind::Codex => breeze_agents::AgentKind::Codex.state_paths(env),
-            BackendKind::Command | BackendKind::Scripted => Default::default(),
-        };
-        // Landlock rules need existing paths: the CLI's state is created if missing.
-        for dir in &state.dirs {
-            std::fs::create_dir_all(dir).map_err(|err| {
-                EngineError::io(
-                    format!("cannot create the CLI state folder {}", dir.display()),
-                    err,
-                )
-            })?;
+        if let Some(home) = cli_home(backend, env)? {
+            confinement.writable_dirs.push(home);
         }
-        for file in &state.files {
-            if !file.exists() {
-                std::fs::write(file, b"").map_err(|err| {
-                    EngineError::io(
-                        format!("cannot create the CLI state file {}", file.display()),
-                        err,
-                    )
-                })?;
-            }
-        }
-        confinement.writable_dirs.extend(state.dirs);
-        confinement.writable_files.extend(state.files);
         // A configured path that does not exist (yet) cannot carry a rule; say so once per
         // call rather than failing the role.
         confinement.writable_dirs.retain(|path| {
@@ -169,6 +146,28 @@ impl Containment {
         });
         Ok(Some(confinement))
     }
+}
+
+/// The CLI state a `claude`/`codex` role may write: its own home, named by its environment
+/// (`CLAUDE_CONFIG_DIR` / `CODEX_HOME`, see [`crate::role_home`]) and created if missing (a
+/// Landlock rule needs an existing path) — never the person's `~/.claude`, `~/.claude.json`
+/// or `~/.codex`, whose hooks and settings would reach every later role and the person's own
+/// sessions. `None` for the other backends; Err for an agent role without a home.
+fn cli_home(
+    backend: BackendKind,
+    env: &[(String, String)],
+) -> Result<Option<PathBuf>, EngineError> {
+    let Some(kind) = crate::role_home::agent_kind(backend) else { return Ok(None) };
+    let Some(home) = kind.home_in(env) else {
+        return Err(EngineError::usage(
+            format!("the {kind} role has no CLI home of its own ({} is not set)", kind.home_var()),
+            "this is a bug in breeze: report it with the command you ran",
+        ));
+    };
+    std::fs::create_dir_all(&home).map_err(|err| {
+        EngineError::io(format!("cannot create the role's CLI home {}", home.display()), err)
+    })?;
+    Ok(Some(home))
 }
 
 // What the project's own commands may write.
@@ -566,6 +565,37 @@ mod tests {
         // Without the landing, the same branch on main is found.
         let found = repo.lane_commit_on_main_beyond(a, &[]).unwrap();
         assert!(found.is_some(), "the window the guard closes is real");
+    }
+
+    #[test]
+    fn an_agent_role_may_write_its_own_cli_home_and_never_the_persons_cli_state() {
+        let dir = tempfile::tempdir().unwrap();
+        let person = dir.path().join("person");
+        let containment = Containment::decide(&Config::defaults(), Some(&person)).unwrap();
+        let enforced = Containment { enforced: true, ..containment };
+        let home = dir.path().join("run/homes/1.reviewer");
+        let scratch = dir.path().join("scratch");
+        std::fs::create_dir_all(&scratch).unwrap();
+        let var = |name: &str, value: &Path| (name.to_string(), value.display().to_string());
+        for (backend, name) in
+            [(BackendKind::Claude, "CLAUDE_CONFIG_DIR"), (BackendKind::Codex, "CODEX_HOME")]
+        {
+            let env = vec![var("HOME", &person), var(name, &home)];
+            let rules = enforced
+                .confinement(Role::Reviewer, backend, dir.path(), &[], &scratch, &env)
+                .unwrap()
+                .unwrap();
+            assert_eq!(rules.writable_dirs, [scratch.clone(), home.clone()], "{name}");
+            assert!(rules.writable_files.is_empty(), "{:?}", rules.writable_files);
+            assert!(home.is_dir(), "created for its rule");
+            // Without a home of its own an agent role does not start.
+            let env = vec![var("HOME", &person)];
+            let err =
+                enforced.confinement(Role::Reviewer, backend, dir.path(), &[], &scratch, &env);
+            assert!(err.unwrap_err().to_string().contains(name));
+        }
+        assert!(!person.join(".claude").exists() && !person.join(".claude.json").exists());
+        assert!(!person.join(".codex").exists());
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! `breeze doctor`: what this machine gives breeze — kernel confinement and why, the agent
-//! CLIs on PATH with their versions, git — and, inside a repository, what its
+//! CLIs on PATH with their versions, git, what the claude and codex roles get as their CLI
+//! homes ([`RoleHomes`]) — and, inside a repository, what its
 //! `breeze.toml` makes of it and the [`crate::preflight`]'s verdict (as lines, or as
 //! `breeze-doctor.v1` for CI).
 
@@ -109,6 +110,55 @@ fn version_of(program: &Path) -> Result<String, String> {
     }
 }
 
+/// What `breeze doctor` says of the CLI homes of claude and codex roles
+/// ([`crate::role_home`]): where they are and what they get from the person's own state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RoleHomes {
+    /// The person's claude and codex state, where homes are filled from (`None`: no `HOME`).
+    pub person: Vec<(breeze_agents::AgentKind, Option<crate::role_home::PersonState>)>,
+}
+
+impl RoleHomes {
+    /// The person's state as breeze's environment `engine_env` places it.
+    pub fn of(engine_env: &[(String, String)]) -> RoleHomes {
+        let kinds = [breeze_agents::AgentKind::Claude, breeze_agents::AgentKind::Codex];
+        RoleHomes {
+            person: kinds
+                .into_iter()
+                .map(|kind| (kind, crate::role_home::PersonState::of(kind, engine_env)))
+                .collect(),
+        }
+    }
+
+    /// The lines `breeze doctor` prints.
+    pub fn render(&self) -> String {
+        let mut out = String::from(
+            "role homes: each claude and codex role runs in a CLI home of its own, .breeze/runs/<run>/homes/<task>.<role>/ (its CLAUDE_CONFIG_DIR or CODEX_HOME; the scaffolder's under .breeze/planning/<id>/homes/), the only CLI state it may write; its sessions stay there for resume and `breeze attach`\n",
+        );
+        for (kind, person) in &self.person {
+            match person {
+                Some(person) => {
+                    out.push_str(&format!(
+                        "  copied in before every call: {}\n",
+                        person.describe()
+                    ));
+                }
+                None => out.push_str(&format!(
+                    "  {kind}: no HOME and no {}, so roles get no login or settings of yours\n",
+                    kind.home_var()
+                )),
+            }
+        }
+        out.push_str(
+            "  the login files (.credentials.json, .claude.json, auth.json) leave a home when its call ends; your own CLI state is read-only to roles (a login the CLI refreshes in a role's home does not reach yours)\n",
+        );
+        out.push_str(
+            "  what a task wrote in its worktree does not configure any role (.claude/, CLAUDE.md, AGENTS.md, .codex/, .mcp.json, skills): the home's CLAUDE.md / AGENTS.md give main's instead, from the task's base commit\n",
+        );
+        out
+    }
+}
+
 /// What `breeze doctor` says of the git a worker runs in its lane (docs/SECURITY.md).
 pub const WORKERS_GIT: &str = "private per lane (.breeze/lanes/<lane>/git, the lane's .git names it while the worker runs): it reads the shared objects and writes only there; what a worker commits or stashes itself is not landed — breeze commits the lane's files";
 
@@ -119,7 +169,7 @@ impl DoctorReport {
         out.push_str(&format!("confinement: {}\n", self.kernel));
         if let KernelSupport::Landlock { abi } = self.kernel {
             out.push_str(&format!(
-                "  role processes can be confined: a worker writes only its lane, its private git directory, its scratch folder and its CLI's state; no role writes anything under .git (Landlock ABI {abi})\n"
+                "  role processes can be confined: a worker writes only its lane, its private git directory, its scratch folder and its own CLI home; no role writes anything under .git (Landlock ABI {abi})\n"
             ));
             let devices: Vec<&str> = breeze_supervise::WRITABLE_DEVICES
                 .iter()
@@ -223,5 +273,26 @@ pub fn wire_report(
         repository: preflight.root.as_ref().map(|root| root.display().to_string()),
         checks: preflight.checks.clone(),
         setup: preflight.setup.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn doctor_says_where_role_homes_are_and_what_they_get_from_where() {
+        let env = vec![
+            ("HOME".to_string(), "/home/me".to_string()),
+            ("CODEX_HOME".to_string(), "/cfg/codex".to_string()),
+        ];
+        let text = RoleHomes::of(&env).render();
+        assert!(text.starts_with("role homes: each claude and codex role runs in a CLI home of its own, .breeze/runs/<run>/homes/<task>.<role>/"), "{text}");
+        assert!(text.contains("copied in before every call: claude: .credentials.json, settings.json, CLAUDE.md from /home/me/.claude, .claude.json from /home/me/.claude.json"), "{text}");
+        assert!(text.contains("copied in before every call: codex: auth.json, AGENTS.md, config.toml (without its [projects] trust) from /cfg/codex"), "{text}");
+        assert!(text.contains("your own CLI state is read-only to roles"), "{text}");
+        assert!(text.contains("main's instead"), "{text}");
+        let text = RoleHomes::of(&[]).render();
+        assert!(text.contains("claude: no HOME and no CLAUDE_CONFIG_DIR"), "{text}");
     }
 }

@@ -18,6 +18,7 @@
 //! | where it lands (`[land] to`): local main, a remote's branch, pull requests | `run/land_target.rs`, `run/land_remote.rs`, `run/land_pr.rs`, `preflight/remote.rs` |
 //! | every change of a task's phase (snapshot, journal, progress) | `run/book.rs` |
 //! | role processes and backends | [`roles`] (processes via `breeze-supervise`) |
+//! | each claude/codex role's own CLI home, filled before every call | [`role_home`] |
 //! | what a run may spend, checked before every role call | [`budget`] |
 //! | whether the reviewer and the Advisor are a second pair of eyes | [`independence`] |
 //! | run files: snapshot, journal, lock | [`snapshot`], [`journal`], [`lock`], [`run_dir`] |
@@ -50,6 +51,7 @@ mod notify;
 pub mod preflight;
 pub mod progress;
 pub mod role_commands;
+pub mod role_home;
 pub mod roles;
 pub mod run;
 pub mod run_dir;

@@ -1,5 +1,6 @@
 //! `breeze doctor`: what confinement this machine gives role processes, the CLIs found,
-//! and the preflight `breeze run` makes — as lines, or as `breeze-doctor.v1` JSON for CI.
+//! what claude and codex roles get as their CLI homes, and the preflight `breeze run`
+//! makes — as lines, or as `breeze-doctor.v1` JSON for CI (without the homes).
 //! Exits 2 when the preflight finds a problem.
 
 use std::sync::Arc;
@@ -33,6 +34,8 @@ pub fn run(args: &DoctorArgs) -> CliResult {
         output::println(&text)?;
     } else {
         output::print(&report.render())?;
+        let own: Vec<(String, String)> = std::env::vars().collect();
+        output::print(&breeze_engine::doctor::RoleHomes::of(&own).render())?;
         output::print(&breeze_engine::doctor::render_preflight(&found))?;
     }
     Ok(if found.is_ok() { ExitCode::Success } else { ExitCode::Usage })

@@ -254,7 +254,8 @@ fn prepare_session(
 ) -> Result<session::Session, CliError> {
     let config = breeze_engine::Config::load(&task.root)
         .map_err(|err| engine_error(breeze_engine::EngineError::from(err)))?;
-    session::prepare(&task.root, &config, &task.record.id, paused, options).map_err(engine_error)
+    session::prepare(&task.root, &task.run_dir, &config, &task.record.id, paused, options)
+        .map_err(engine_error)
 }
 
 /// Opens the session in this terminal and waits until the person leaves it.

@@ -1,14 +1,17 @@
 //! Whether an agent CLI is logged in, told from files and variables only — no network, no
-//! run of the CLI. What counts, for the environment the role will get:
+//! run of the CLI. What counts: the variables of the environment the role will get, and the
+//! files of the person's own CLI state (breeze's environment), which is what every role's
+//! home is filled from ([`crate::role_home`]):
 //!
 //! - claude: `ANTHROPIC_API_KEY`, `ANTHROPIC_AUTH_TOKEN` or `CLAUDE_CODE_OAUTH_TOKEN`
 //!   reaching the role (`pass_credentials = true`, or named in the role's `env`); or
-//!   `.credentials.json` in its config folder (`$CLAUDE_CONFIG_DIR`, else `~/.claude`); or a
-//!   `primaryApiKey` in `~/.claude.json`. Bedrock, Vertex, an `apiKeyHelper` in its
-//!   settings, or `ANTHROPIC_BASE_URL` (another endpoint) cannot be told: "not checked".
-//! - codex: `OPENAI_API_KEY` or `CODEX_API_KEY` reaching the role; or `auth.json` in
-//!   `$CODEX_HOME` (else `~/.codex`). A `model_provider` of its own (in the role's `args` or
-//!   the CLI's `config.toml`) cannot be told: "not checked".
+//!   `.credentials.json` in the person's config folder (`$CLAUDE_CONFIG_DIR`, else
+//!   `~/.claude`); or a `primaryApiKey` in their `~/.claude.json`. Bedrock, Vertex, an
+//!   `apiKeyHelper` in their settings, or `ANTHROPIC_BASE_URL` (another endpoint) cannot be
+//!   told: "not checked".
+//! - codex: `OPENAI_API_KEY` or `CODEX_API_KEY` reaching the role; or `auth.json` in the
+//!   person's `$CODEX_HOME` (else `~/.codex`). A `model_provider` of its own (in the role's
+//!   `args` or the person's `config.toml`) cannot be told: "not checked".
 //!
 //! On macOS claude keeps its login in the keychain: "not checked" there.
 
@@ -27,15 +30,21 @@ pub(crate) enum Login {
     Unknown(String),
 }
 
-/// Whether `kind` is logged in for a role with environment `env` and CLI arguments `args`.
-pub(crate) fn login(kind: AgentKind, env: &[(String, String)], args: &[String]) -> Login {
+/// Whether `kind` is logged in for a role with environment `env` and CLI arguments `args`,
+/// its home filled from the person's state in breeze's own environment `engine_env`.
+pub(crate) fn login(
+    kind: AgentKind,
+    env: &[(String, String)],
+    engine_env: &[(String, String)],
+    args: &[String],
+) -> Login {
     let var = |name: &str| {
         env.iter().find(|(key, value)| key == name && !value.is_empty()).map(|(_, v)| v.as_str())
     };
-    let state = kind.state_paths(env);
-    let Some(dir) = state.dirs.first() else {
+    let Some(person) = crate::role_home::PersonState::of(kind, engine_env) else {
         return Login::Unknown("no HOME, so its login folder is unknown".into());
     };
+    let dir = &person.dir;
     match kind {
         AgentKind::Claude => {
             for name in ["ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"] {
@@ -58,7 +67,7 @@ pub(crate) fn login(kind: AgentKind, env: &[(String, String)], args: &[String]) 
             if file_mentions(&dir.join("settings.json"), "apiKeyHelper") {
                 return Login::Unknown("an apiKeyHelper in its settings gives its key".into());
             }
-            if let Some(json) = state.files.first()
+            if let Some(json) = &person.account
                 && file_mentions(json, "primaryApiKey")
             {
                 return Login::Yes(format!("an API key in {}", json.display()));
@@ -116,12 +125,6 @@ fn file_mentions(path: &Path, needle: &str) -> bool {
     file.take(1 << 20).read_to_string(&mut text).is_ok() && text.contains(needle)
 }
 
-/// The config folder of `kind` for `env`, for messages.
-#[cfg(test)]
-fn state_dir(kind: AgentKind, env: &[(String, String)]) -> Option<std::path::PathBuf> {
-    kind.state_paths(env).dirs.first().cloned()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -135,18 +138,39 @@ mod tests {
         let home = tempfile::tempdir().unwrap();
         let home_var = home.path().display().to_string();
         let bare = env(&[("HOME", &home_var)]);
-        assert!(matches!(login(AgentKind::Claude, &bare, &[]), Login::No(_)));
+        let claude = |role: &[(String, String)]| login(AgentKind::Claude, role, &bare, &[]);
+        assert!(matches!(claude(&bare), Login::No(_)));
         let with_key = env(&[("HOME", &home_var), ("ANTHROPIC_API_KEY", "sk-x")]);
-        assert!(matches!(login(AgentKind::Claude, &with_key, &[]), Login::Yes(_)));
+        assert!(matches!(claude(&with_key), Login::Yes(_)));
         let empty_key = env(&[("HOME", &home_var), ("ANTHROPIC_API_KEY", "")]);
-        assert!(matches!(login(AgentKind::Claude, &empty_key, &[]), Login::No(_)));
-        let dir = state_dir(AgentKind::Claude, &bare).unwrap();
+        assert!(matches!(claude(&empty_key), Login::No(_)));
+        let dir = home.path().join(".claude");
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("settings.json"), r#"{"apiKeyHelper":"x"}"#).unwrap();
-        assert!(matches!(login(AgentKind::Claude, &bare, &[]), Login::Unknown(_)));
+        assert!(matches!(claude(&bare), Login::Unknown(_)));
         std::fs::write(dir.join(".credentials.json"), "{}").unwrap();
-        assert!(matches!(login(AgentKind::Claude, &bare, &[]), Login::Yes(_)));
-        assert!(matches!(login(AgentKind::Claude, &[], &[]), Login::Unknown(_)), "no HOME");
+        assert!(matches!(claude(&bare), Login::Yes(_)));
+        assert!(matches!(login(AgentKind::Claude, &[], &[], &[]), Login::Unknown(_)), "no HOME");
+    }
+
+    #[test]
+    fn the_login_checked_is_the_persons_that_homes_are_filled_from_not_the_roles_home() {
+        let person = tempfile::tempdir().unwrap();
+        let config_dir = person.path().join("claude-config");
+        std::fs::create_dir_all(&config_dir).unwrap();
+        std::fs::write(config_dir.join(".credentials.json"), "{}").unwrap();
+        let engine = env(&[
+            ("HOME", "/nonexistent-home"),
+            ("CLAUDE_CONFIG_DIR", config_dir.to_str().unwrap()),
+        ]);
+        // The role's environment names its own (empty) home: not what is checked.
+        let role = env(&[("HOME", "/nonexistent-home"), ("CLAUDE_CONFIG_DIR", "/run/homes/1")]);
+        assert!(matches!(login(AgentKind::Claude, &role, &engine, &[]), Login::Yes(_)));
+        std::fs::remove_file(config_dir.join(".credentials.json")).unwrap();
+        match login(AgentKind::Claude, &role, &engine, &[]) {
+            Login::No(what) => assert!(what.contains("claude-config"), "{what}"),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
@@ -154,14 +178,14 @@ mod tests {
         let home = tempfile::tempdir().unwrap();
         let home_var = home.path().display().to_string();
         let bare = env(&[("HOME", &home_var)]);
-        assert!(matches!(login(AgentKind::Codex, &bare, &[]), Login::No(_)));
+        assert!(matches!(login(AgentKind::Codex, &bare, &bare, &[]), Login::No(_)));
         let provider = ["-c".to_string(), "model_provider=mock".to_string()];
-        assert!(matches!(login(AgentKind::Codex, &bare, &provider), Login::Unknown(_)));
+        assert!(matches!(login(AgentKind::Codex, &bare, &bare, &provider), Login::Unknown(_)));
         let with_key = env(&[("HOME", &home_var), ("OPENAI_API_KEY", "sk-x")]);
-        assert!(matches!(login(AgentKind::Codex, &with_key, &[]), Login::Yes(_)));
-        let dir = state_dir(AgentKind::Codex, &bare).unwrap();
+        assert!(matches!(login(AgentKind::Codex, &with_key, &bare, &[]), Login::Yes(_)));
+        let dir = home.path().join(".codex");
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("auth.json"), "{}").unwrap();
-        assert!(matches!(login(AgentKind::Codex, &bare, &[]), Login::Yes(_)));
+        assert!(matches!(login(AgentKind::Codex, &bare, &bare, &[]), Login::Yes(_)));
     }
 }

@@ -441,7 +441,8 @@ fn login_checks(
     let mut verdicts: Vec<(login::Login, Vec<Role>)> = Vec::new();
     for role in roles {
         let settings = config.role(*role);
-        let verdict = login::login(kind, &role_env(settings, kind, engine_env), &settings.args);
+        let role_env = role_env(settings, kind, engine_env);
+        let verdict = login::login(kind, &role_env, engine_env, &settings.args);
         match verdicts.iter_mut().find(|(seen, _)| *seen == verdict) {
             Some((_, roles)) => roles.push(*role),
             None => verdicts.push((verdict, vec![*role])),

@@ -1,5 +1,6 @@
 //! The `claude` and `codex` backends: an agent CLI run through `breeze-agents`, answering
-//! with its final message in the shape of its message type's JSON schema.
+//! with its final message in the shape of its message type's JSON schema, in the role's
+//! own CLI home, filled before the call and rid of its login after it ([`crate::role_home`]).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -14,6 +15,7 @@ use super::backoff::Trouble;
 use super::{
     Backend, BackendFuture, Invocation, ProcessLog, RoleOutcome, RoleReply, Session, definition,
 };
+use crate::role_home;
 
 pub(crate) struct AgentBackend {
     pub kind: AgentKind,
@@ -60,6 +62,7 @@ pub(crate) fn agent_call(
     agent.env = run.env.clone();
     agent.engine_env = engine_env.to_vec();
     agent.pass_credentials = settings.pass_credentials;
+    agent.home = kind.home_in(&run.env);
     agent.timeout = settings.timeout;
     agent.stall_timeout = settings.stall_timeout;
     agent.grace = settings.stop_grace;
@@ -92,9 +95,43 @@ impl AgentBackend {
         agent
     }
 
+    /// Fills the role's home (the one its environment names) for this call: the person's
+    /// login and settings, main's instructions at the call's base. Err: why the role cannot
+    /// start.
+    async fn fill_home(&self, run: &Invocation<'_>) -> Result<role_home::FilledHome, String> {
+        let kind = self.kind;
+        let Some(home) = kind.home_in(&run.env) else {
+            return Err(format!(
+                "the {kind} role has no CLI home ({} is not set)",
+                kind.home_var()
+            ));
+        };
+        let person = role_home::PersonState::of(kind, &self.engine_env);
+        let (root, base) = (self.repo_root.clone(), run.call.base.clone());
+        let filled = tokio::task::spawn_blocking(move || {
+            let repo = breeze_git::Repo::open(&root)?;
+            let project = role_home::ProjectInstructions::at(&repo, &base, kind)?;
+            role_home::fill(kind, &home, person.as_ref(), project.as_ref())
+        })
+        .await;
+        match filled {
+            Ok(Ok(filled)) => Ok(filled),
+            Ok(Err(err)) => {
+                let hints = err.hints().join("; ");
+                let hints = if hints.is_empty() { hints } else { format!(" ({hints})") };
+                Err(format!("cannot prepare the role's {kind} home: {err}{hints}"))
+            }
+            Err(err) => Err(format!("cannot prepare the role's {kind} home: {err}")),
+        }
+    }
+
     async fn run_cli(&self, run: &Invocation<'_>, cancel: &CancellationToken) -> RoleReply {
         let call = run.call;
         let log_path = run.log_path.clone();
+        let home = match self.fill_home(run).await {
+            Ok(home) => home,
+            Err(message) => return RoleReply::of(RoleOutcome::CouldNotStart(message), log_path),
+        };
         let on_spawn = self.log.started(call, &log_path);
         let result = breeze_agents::run_agent(
             &self.supervisor,
@@ -103,6 +140,8 @@ impl AgentBackend {
             on_spawn,
         )
         .await;
+        // The login leaves the home as soon as the CLI has ended.
+        drop(home);
         let result = match result {
             Ok(result) => result,
             Err(err) => {

@@ -347,6 +347,8 @@ impl RoleRunner {
         let store = parts.store.clone();
         let log = ProcessLog { store: parts.store };
         let write_sets = Arc::new(parts.write_sets);
+        // Logins a killed engine left in this run's role homes go before any role starts.
+        crate::role_home::sweep(&crate::role_home::homes_root(&parts.run_dir));
         let agent = |kind| agent::AgentBackend {
             kind,
             supervisor: parts.supervisor.clone(),
@@ -527,7 +529,9 @@ impl RoleRunner {
     }
 
     /// The role's complete environment: the scrubbed engine environment, the protocol's
-    /// variables, the scratch folder as `TMPDIR`, and `$BREEZE_OUTPUT` for `command` roles.
+    /// variables, the scratch folder as `TMPDIR`, `$BREEZE_OUTPUT` for `command` roles, and
+    /// for `claude`/`codex` roles their own CLI home as `CLAUDE_CONFIG_DIR` / `CODEX_HOME`
+    /// ([`crate::role_home`]; it wins over the person's own, which the role never writes).
     fn role_env(
         &self,
         call: &RoleCall,
@@ -554,6 +558,10 @@ impl RoleRunner {
         }
         if settings.backend == BackendKind::Command {
             set.push(("BREEZE_OUTPUT".into(), scratch.join("output.json").display().to_string()));
+        }
+        if let Some(kind) = crate::role_home::agent_kind(settings.backend) {
+            let home = crate::role_home::home_dir(&self.run_dir, &call.task_id, call.role);
+            set.push((kind.home_var().into(), home.display().to_string()));
         }
         set.extend(lane_vars(call));
         breeze_supervise::scrubbed_env(engine_env, &settings.env, &set)

@@ -11,9 +11,15 @@
 //! `TMPDIR`, and `BREEZE_ATTACHED=1`. Not `BREEZE_RUN_ID`: breeze ends whatever carries it
 //! when a run ends, and a person's session is not breeze's to end.
 //!
+//! An agent CLI runs in the worker's own CLI home (`.breeze/runs/<run>/homes/<task>.worker`,
+//! [`crate::role_home`]), where the worker's session is: filled from the person's login and
+//! settings and main's instructions as before every worker call, its login removed when the
+//! session is dropped. Like the worker, it reads no configuration from the worktree
+//! (`claude --setting-sources user`, codex without `AGENTS.md` and skills).
+//!
 //! Confined (the default where roles are), the session may write what the worker may: the
 //! worktree, the lane's private git directory (the lane is sealed as for a worker, and
-//! handed back when the person leaves), the scratch folder and the CLI's own state — so
+//! handed back when the person leaves), the scratch folder and the worker's CLI home — so
 //! nothing it does reaches the shared repository (breeze commits what it leaves), the
 //! user's checkout or another lane. `--unconfined` runs it with the person's own rights.
 
@@ -27,6 +33,7 @@ use crate::config::{BackendKind, Config};
 use crate::containment::Containment;
 use crate::error::EngineError;
 use crate::lane_env::LaneEnv;
+use crate::run_dir::RunDir;
 
 /// How the person wants their session.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -51,6 +58,9 @@ pub struct Session {
     sealed: Option<(PathBuf, String)>,
     /// The session's `TMPDIR`, removed when the session is dropped.
     _scratch: tempfile::TempDir,
+    /// The worker's CLI home, filled for the session; its login is removed when the session
+    /// is dropped.
+    _home: Option<crate::role_home::FilledHome>,
 }
 
 impl Session {
@@ -72,9 +82,11 @@ enum Opens {
     Agent(breeze_agents::AgentKind),
 }
 
-/// The session for task `id` paused at `paused`, in the repository at `root`.
+/// The session for task `id` of the run in `run_dir`, paused at `paused`, in the repository
+/// at `root`.
 pub fn prepare(
     root: &Path,
+    run_dir: &RunDir,
     config: &Config,
     id: &str,
     paused: &Paused,
@@ -91,7 +103,13 @@ pub fn prepare(
         .prefix("breeze-attach-")
         .tempdir()
         .map_err(|err| EngineError::io("cannot create a scratch folder for the session", err))?;
-    let env = environment(config, id, paused, opens, scratch.path());
+    let cli_home = crate::role_home::home_dir(run_dir, id, Role::Worker);
+    let env = environment(config, id, paused, opens, scratch.path(), &cli_home);
+    // Filled before the lane is sealed: a home that cannot be filled leaves nothing to undo.
+    let filled = match opens {
+        Opens::Agent(kind) => Some(fill_home(root, kind, &cli_home, &paused.base)?),
+        Opens::Shell => None,
+    };
     let containment = Containment::decide(config, home(&env).as_deref())?;
     let (confinement, confined_text, sealed) = if options.unconfined {
         (None, "not confined (--unconfined): it may write anything you may".to_string(), None)
@@ -100,23 +118,41 @@ pub fn prepare(
         (None, format!("not confined: roles are not confined here either ({why})"), None)
     } else {
         let (confinement, lane) = confine(root, &containment, paused, opens, scratch.path(), &env)?;
-        let text = "confined like the worker: it may write the task's worktree, its private git directory, its scratch folder and the CLI's own state (breeze commits what you leave)";
+        let text = "confined like the worker: it may write the task's worktree, its private git directory, its scratch folder and the worker's CLI home (breeze commits what you leave)";
         (confinement, text.to_string(), Some((root.to_path_buf(), lane)))
     };
     let argv = command_line(root, config, paused, opens, confinement.is_some(), &env);
     let what = describe(&argv, opens, paused);
     let spec =
         breeze_supervise::InteractiveSpec { argv, cwd: paused.worktree.clone(), env, confinement };
-    Ok(Session { spec, what, confinement: confined_text, sealed, _scratch: scratch })
+    Ok(Session { spec, what, confinement: confined_text, sealed, _scratch: scratch, _home: filled })
 }
 
-/// The worker's environment for the session (see the module's documentation).
+/// Fills the worker's CLI home `dir` for the session, as before a worker call: the person's
+/// login and settings (breeze's own environment is the person's), main's instructions at
+/// the task's base.
+fn fill_home(
+    root: &Path,
+    kind: breeze_agents::AgentKind,
+    dir: &Path,
+    base: &str,
+) -> Result<crate::role_home::FilledHome, EngineError> {
+    let own: Vec<(String, String)> = std::env::vars().collect();
+    let person = crate::role_home::PersonState::of(kind, &own);
+    let repo = breeze_git::Repo::open(root)?;
+    let project = crate::role_home::ProjectInstructions::at(&repo, base, kind)?;
+    crate::role_home::fill(kind, dir, person.as_ref(), project.as_ref())
+}
+
+/// The worker's environment for the session (see the module's documentation); an agent
+/// CLI's home is `cli_home`.
 fn environment(
     config: &Config,
     id: &str,
     paused: &Paused,
     opens: Opens,
     scratch: &Path,
+    cli_home: &Path,
 ) -> Vec<(String, String)> {
     let settings = &config.worker;
     let own: Vec<(String, String)> = std::env::vars().collect();
@@ -142,6 +178,7 @@ fn environment(
             call.env = env;
             call.engine_env = own;
             call.pass_credentials = settings.pass_credentials;
+            call.home = Some(cli_home.to_path_buf());
             breeze_agents::agent_env(&call)
         }
         Opens::Shell => env,
@@ -213,16 +250,19 @@ fn command_line(
     };
     let mut argv = vec![kind.as_str().to_string()];
     let session = paused.session.clone();
+    let no_project_config = kind.no_project_config_args().iter().map(|arg| arg.to_string());
     match kind {
         breeze_agents::AgentKind::Claude => {
             if let Some(session) = session {
                 argv.extend(["--resume".into(), session]);
             }
+            argv.extend(no_project_config);
         }
         breeze_agents::AgentKind::Codex => {
             if session.is_some() {
                 argv.push("resume".into());
             }
+            argv.extend(no_project_config);
             // Inside breeze's confinement codex's own sandbox runs no command at all (as
             // for the worker): the outer one keeps the session's writes in the worktree.
             if confined {
@@ -284,17 +324,23 @@ mod tests {
         use breeze_agents::AgentKind::{Claude, Codex};
         assert_eq!(
             line(&claude, Some("5f1c"), agent(Claude), true),
-            "claude --resume 5f1c --model sonnet --verbose"
+            "claude --resume 5f1c --setting-sources user --model sonnet --verbose"
         );
-        assert_eq!(line(&claude, None, agent(Claude), true), "claude --model sonnet --verbose");
+        assert_eq!(
+            line(&claude, None, agent(Claude), true),
+            "claude --setting-sources user --model sonnet --verbose"
+        );
         let codex = config("codex", "args = [\"-c\", \"model_provider=mock\"]\n");
+        let no_project = "-c project_doc_max_bytes=0 -c skills.include_instructions=false";
         assert_eq!(
             line(&codex, Some("0199"), agent(Codex), true),
-            "codex resume --sandbox danger-full-access -c model_provider=mock 0199"
+            format!(
+                "codex resume {no_project} --sandbox danger-full-access -c model_provider=mock 0199"
+            )
         );
         assert_eq!(
             line(&codex, Some("0199"), agent(Codex), false),
-            "codex resume -c model_provider=mock 0199"
+            format!("codex resume {no_project} -c model_provider=mock 0199")
         );
         assert_eq!(line(&config("command", ""), Some("x"), Opens::Shell, true), "/bin/zsh");
     }
@@ -303,7 +349,8 @@ mod tests {
     fn the_session_has_the_workers_environment_and_its_lane_but_not_the_run_id() {
         let config = config("command", "env = [\"PROJECT_TOKEN\"]\n");
         let scratch = tempfile::tempdir().unwrap();
-        let env = environment(&config, "7", &paused(None), Opens::Shell, scratch.path());
+        let home = Path::new("/repo/.breeze/runs/r1/homes/7.worker");
+        let env = environment(&config, "7", &paused(None), Opens::Shell, scratch.path(), home);
         let value = |name: &str| env.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone());
         assert_eq!(value("BREEZE_TASK_ID").as_deref(), Some("7"));
         assert_eq!(value("BREEZE_ROLE").as_deref(), Some("worker"));
@@ -312,5 +359,22 @@ mod tests {
         assert_eq!(value("BREEZE_ATTACHED").as_deref(), Some("1"));
         assert_eq!(value("TMPDIR"), Some(scratch.path().display().to_string()));
         assert_eq!(value("BREEZE_RUN_ID"), None, "breeze ends what carries its run's id");
+    }
+
+    #[test]
+    fn the_session_runs_the_cli_in_the_workers_own_home_whatever_the_environment_says() {
+        let config = config("claude", "pass_credentials = true\n");
+        let scratch = tempfile::tempdir().unwrap();
+        let run_dir = RunDir::new(Path::new("/repo"), "r1");
+        let home = crate::role_home::home_dir(&run_dir, "7", Role::Worker);
+        assert_eq!(home, Path::new("/repo/.breeze/runs/r1/homes/7.worker"));
+        use breeze_agents::AgentKind::{Claude, Codex};
+        for (kind, var) in [(Claude, "CLAUDE_CONFIG_DIR"), (Codex, "CODEX_HOME")] {
+            let env =
+                environment(&config, "7", &paused(None), Opens::Agent(kind), scratch.path(), &home);
+            let values: Vec<&str> =
+                env.iter().filter(|(n, _)| n == var).map(|(_, v)| v.as_str()).collect();
+            assert_eq!(values, [home.to_str().unwrap()], "{kind}");
+        }
     }
 }
