@@ -49,6 +49,7 @@
 #![warn(missing_docs)]
 
 mod advance;
+pub mod agent_config;
 mod baseline;
 mod bounds;
 mod branch;
@@ -57,10 +58,13 @@ mod checkout_update;
 mod checkouts;
 mod cli;
 mod commit;
+mod content;
 mod create;
 mod diff;
+mod diff_sides;
 mod disjoint_merge;
 mod error;
+mod file_patch;
 mod gates;
 mod guard;
 mod handles;
@@ -90,6 +94,7 @@ mod untrusted;
 mod worktree;
 
 pub use advance::AdvanceOutcome;
+pub use agent_config::is_agent_config;
 pub use branch::BranchCleanup;
 pub use checkout_update::{CheckoutObserver, CheckoutUpdate};
 pub use checkouts::DEFAULT_CLI_CHECKOUT_MIN_FILES;
@@ -97,8 +102,9 @@ pub use commit::{CommitOutcome, FALLBACK_EMAIL, FALLBACK_NAME};
 pub use diff::{ChangeKind, ChangeTip, ChangeView, EntryMode, PathChange, text_patch};
 pub use error::{GitError, SpecialNode};
 pub use gates::{
-    ChangeForReview, DEFAULT_MAX_FILE_BYTES, GATE_FILE_SIZE, GATE_FILE_TYPE, GATE_NESTED_REPO,
-    GATE_PLANS_MARKERS, GATE_SYMLINK_ESCAPE, GATE_WRITE_SET, GateConfig,
+    ChangeForReview, DEFAULT_MAX_FILE_BYTES, GATE_AGENT_CONFIG, GATE_FILE_SIZE, GATE_FILE_TYPE,
+    GATE_NESTED_REPO, GATE_OPAQUE_CONTENT, GATE_PLANS_MARKERS, GATE_SYMLINK_ESCAPE, GATE_WRITE_SET,
+    GateConfig,
 };
 pub use git2::Oid;
 pub use guard::{Fingerprint, LaneCommitOnMain};
