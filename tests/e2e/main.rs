@@ -23,6 +23,7 @@ mod real_budgets;
 mod recovery;
 mod remote_landing;
 mod replay;
+mod review_diff;
 mod report;
 mod scaffold;
 mod sealed_git;

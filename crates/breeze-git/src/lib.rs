@@ -9,8 +9,11 @@
 //!   [`Repo::remove_worktree`] (dirty ones kept unless forced), [`Repo::provision`] (copy
 //!   ignored files such as `.env`), [`slug`] (safe names for any task id).
 //! - **After a worker**: [`Repo::commit_worktree`], [`Repo::changed_paths`] (rename-aware),
-//!   [`Repo::diff_patch`] and [`Repo::run_gates`] (the five mechanical gates), all three
-//!   from one diff in [`Repo::change_for_review`] (what a review round takes).
+//!   [`Repo::diff_patch`] (rendered by breeze from each file's bytes, whatever
+//!   `.gitattributes` says) and [`Repo::run_gates`] (five mechanical gates that fail, and
+//!   `agent-config` and `opaque-content`, which ask the reviewer to look), all three from one
+//!   diff in [`Repo::change_for_review`] (what a review round takes). [`agent_config`]
+//!   knows the paths agent CLIs read as instructions and settings.
 //! - **Sealed lanes**: [`Repo::seal_lane`] gives a worker's git the lane's private git
 //!   directory (shared objects as a read-only alternate, its own index and refs);
 //!   [`Repo::check_lane_links`] points the lane back at its admin folder and removes what a
@@ -36,7 +39,9 @@
 //!
 //! Modules, leaves first: `error`, `names`, `paths`, `state`, `slug`, `bounds`, `cli`,
 //! `handles`, `support` and `untrusted` import nothing of the crate but `error` (`cli` also
-//! `bounds`, `handles` also `untrusted`); `untrusted` reads and writes files a role could
+//! `bounds`, `handles` also `untrusted`); `content` (what bytes are to a reader) and
+//! `agent_config` import nothing of the crate; `file_patch` renders one file's change from
+//! its bytes and `diff_sides` reads those bytes for `diff`; `untrusted` reads and writes files a role could
 //! have written (no links followed, no FIFO opened, bounded); `lane_files` looks at a
 //! worktree's files with `lstat` before staging; `checkout` and `stage` are libgit2's side
 //! of checkouts and staging; `checkouts` chooses between libgit2 and the `git` CLI;
