@@ -36,7 +36,8 @@ echo '{"schema_version":"review-result.v1","verdict":"APPROVE","gaps":[]}'
 /// What the reviewer of `task`'s first round recorded: its input, and the diff it read.
 fn seen_by_reviewer(root: &std::path::Path, task: &str) -> (serde_json::Value, String) {
     let run = status_json(root)["run_id"].as_str().unwrap().to_string();
-    let log = root.join(format!(".breeze/runs/{run}/logs/{task}.reviewer.round-1.try-1.log.stderr"));
+    let log =
+        root.join(format!(".breeze/runs/{run}/logs/{task}.reviewer.round-1.try-1.log.stderr"));
     let text = std::fs::read_to_string(&log).unwrap_or_else(|e| panic!("{}: {e}", log.display()));
     let (input, diff) = text
         .strip_prefix("=== input\n")
