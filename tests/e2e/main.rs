@@ -24,6 +24,7 @@ mod recovery;
 mod remote_landing;
 mod replay;
 mod report;
+mod review_diff;
 mod reviewer_isolation;
 mod role_homes;
 mod scaffold;

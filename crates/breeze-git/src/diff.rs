@@ -1,18 +1,32 @@
 //! What a task changed between its base and head: rename-aware path changes for the gates
 //! and the write-set check, the unified diff for the reviewer, and the change as a person
-//! asks for it (`breeze diff`), from a commit or from a lane's working state.
+//! asks for it (`breeze diff`), from a commit or from a lane's working state. libgit2 finds
+//! what changed (and the renames); breeze renders each file from its bytes
+//! (`diff_sides.rs`, `file_patch.rs`), so that `.gitattributes` cannot hide what lands.
 
 use std::path::Path;
 
-use git2::{
-    Delta, Diff, DiffFindOptions, DiffFormat, DiffOptions, DiffStatsFormat, FileMode, Oid,
-    Repository, Tree,
-};
+use git2::{Delta, Diff, DiffFindOptions, DiffOptions, FileMode, Oid, Repository, Tree};
 
 use crate::checkout::tree_diff_paths;
+pub(crate) use crate::diff_sides::NewSides;
+use crate::diff_sides::SideReader;
 use crate::error::{Context as _, GitError};
+use crate::file_patch::{Opaque, file_patch, stat_text};
 use crate::paths::path_string;
 use crate::repo::Repo;
+
+/// Columns of a `--stat` line.
+const STAT_WIDTH: usize = 80;
+
+/// A diff as a person reads it, with what lands that it cannot show plainly.
+#[derive(Debug, Default)]
+pub(crate) struct Rendered {
+    /// The patch or the stats.
+    pub(crate) text: String,
+    /// New sides that are binary or text with escaped bytes, by path.
+    pub(crate) opaque: Vec<(String, Opaque)>,
+}
 
 /// How a path changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -232,18 +246,22 @@ impl Repo {
     }
 
     /// The unified diff `base..head` (renames detected, 3 lines of context), for the
-    /// reviewer. Binary files show as `Binary files … differ`, and so do files above the
-    /// repository's size limit ([`Repo::with_max_file_bytes`]), which are not read. Ends
-    /// early with [`GitError::Cancelled`] once breeze is stopping.
+    /// reviewer, written by breeze from the bytes of each file (`file_patch.rs`), whatever
+    /// `.gitattributes` says: text in full, text with a few odd bytes (a NUL, a terminal
+    /// escape) in full with those bytes escaped, binary content named by its type and size.
+    /// Files above the repository's size limit ([`Repo::with_max_file_bytes`]) are shown by
+    /// their size, unread. Ends early with [`GitError::Cancelled`] once breeze is stopping.
     pub fn diff_patch(&self, base: Oid, head: Oid) -> Result<String, GitError> {
         let repo = self.objects()?;
         let diff = task_diff(&repo, base, head, self.bounds.max_file_bytes)?;
-        self.render(&diff, ChangeView::Patch, "write the diff for the reviewer")
+        let doing = "write the diff for the reviewer";
+        Ok(self.render(&repo, &diff, ChangeView::Patch, NewSides::Objects, doing)?.text)
     }
 
     /// A task's change from `base` to `tip` as a person reads it: a patch or stats, renames
-    /// detected; files above the repository's size limit shown as binary, unread. From a
-    /// checkout, what is not committed yet counts too (a lane while its worker works).
+    /// detected, rendered as [`Repo::diff_patch`] renders it (files above the repository's
+    /// size limit shown by their size, unread). From a checkout, what is not committed yet
+    /// counts too (a lane while its worker works), read from its files.
     pub fn show_change(
         &self,
         base: Oid,
@@ -255,7 +273,9 @@ impl Repo {
             ChangeTip::Commit(head) => {
                 let repo = self.objects()?;
                 let diff = task_diff(&repo, base, head, max)?;
-                return self.render(&diff, view, "show the change");
+                let shown =
+                    self.render(&repo, &diff, view, NewSides::Objects, "show the change")?;
+                return Ok(shown.text);
             }
             ChangeTip::Checkout(path) => (self.handle(path)?, path),
         };
@@ -275,35 +295,42 @@ impl Repo {
             .diff_tree_to_workdir_with_index(Some(&base_tree), Some(&mut options))
             .ctx(|| format!("could not diff {} against {base}", head.display()))?;
         find_renames(&repo, &mut diff, max, &head.display().to_string())?;
-        self.render(&diff, view, "show the change")
+        Ok(self.render(&repo, &diff, view, NewSides::Worktree(head), "show the change")?.text)
     }
 
-    /// `diff` as a patch or as stats; a patch ends early with [`GitError::Cancelled`] once
-    /// breeze is stopping (`doing` names the step).
+    /// `diff` as a patch or as stats, each file rendered from its bytes (`file_patch.rs`),
+    /// with what of the new sides the patch cannot show plainly; ends early with
+    /// [`GitError::Cancelled`] once breeze is stopping (`doing` names the step).
     pub(crate) fn render(
         &self,
+        repo: &Repository,
         diff: &Diff<'_>,
         view: ChangeView,
+        new_sides: NewSides<'_>,
         doing: &'static str,
-    ) -> Result<String, GitError> {
-        if view == ChangeView::Stat {
-            let stats = diff.stats().ctx(|| "could not count the changed lines".to_string())?;
-            let text = stats
-                .to_buf(DiffStatsFormat::FULL, 80)
-                .ctx(|| "could not render the stats".to_string())?;
-            return Ok(String::from_utf8_lossy(&text).into_owned());
-        }
-        let mut out = String::new();
-        let printed = diff.print(DiffFormat::Patch, |_, _, line| {
-            if matches!(line.origin(), '+' | '-' | ' ') {
-                out.push(line.origin());
+    ) -> Result<Rendered, GitError> {
+        let max = self.bounds.max_file_bytes;
+        let odb = repo.odb().ctx(|| "could not open the object database".to_string())?;
+        let sides = SideReader { repo, odb: &odb, max, new_sides };
+        let mut rendered = Rendered::default();
+        let mut stats = Vec::new();
+        for delta in diff.deltas() {
+            self.bounds.stop.check(doing)?;
+            for (how, old, new) in sides.file_changes(&delta)? {
+                let patch = file_patch(how, &old, &new, max)?;
+                if let Some(found) = patch.opaque {
+                    rendered.opaque.push((path_string(&new.path), found));
+                }
+                stats.push(patch.stat);
+                if view == ChangeView::Patch {
+                    rendered.text.push_str(&patch.text);
+                }
             }
-            out.push_str(&String::from_utf8_lossy(line.content()));
-            !self.bounds.stop.is_raised()
-        });
-        self.bounds.stop.check(doing)?;
-        printed.ctx(|| format!("could not {doing}"))?;
-        Ok(out)
+        }
+        if view == ChangeView::Stat {
+            rendered.text = stat_text(&stats, STAT_WIDTH);
+        }
+        Ok(rendered)
     }
 
     /// The tree of `commit`: what a check of the commit's files depends on (two commits

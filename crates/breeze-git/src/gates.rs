@@ -1,14 +1,22 @@
-//! Mechanical gates run on base..head before any reviewer sees the task.
+//! Mechanical gates run on base..head before any reviewer sees the task. Five fail and
+//! send the task back; two (`agent-config`, `opaque-content`) ask the reviewer to look
+//! (`attention`) at what is easy to wave through: agent configuration, and content the
+//! diff cannot show plainly.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use breeze_protocol::{GateResult, GateStatus};
 use git2::{ObjectType, Oid, Repository, Tree};
 
-use crate::diff::{ChangeKind, ChangeView, EntryMode, PathChange, path_changes, task_diff};
+use crate::agent_config::agent_config_place;
+use crate::content::display_path;
+use crate::diff::{
+    ChangeKind, ChangeView, EntryMode, NewSides, PathChange, path_changes, task_diff,
+};
 use crate::error::{
     Context as _, GitError, SpecialNode, file_size_detail, list_paths, special_node_detail,
 };
+use crate::file_patch::Opaque;
 use crate::land::commit_tree;
 use crate::repo::Repo;
 
@@ -25,6 +33,15 @@ pub const GATE_FILE_SIZE: &str = "file-size";
 /// Gate id: only files, symlinks and folders are committed (a FIFO, socket or device node
 /// fails it before anything is staged).
 pub const GATE_FILE_TYPE: &str = "file-type";
+
+/// Gate id (`attention`): the change adds, edits, removes or renames agent configuration —
+/// instructions, settings, hooks or tool servers an agent CLI loads
+/// ([`crate::agent_config`]).
+pub const GATE_AGENT_CONFIG: &str = "agent-config";
+/// Gate id (`attention`): the change holds what the diff cannot show plainly — a changed
+/// `.gitattributes`, text with NUL or other control bytes (shown escaped), binary content
+/// (named by type and size).
+pub const GATE_OPAQUE_CONTENT: &str = "opaque-content";
 
 /// Default size limit for one file: 10 MiB.
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
@@ -48,6 +65,10 @@ fn passed(id: &str, detail: String) -> GateResult {
 
 fn failed(id: &str, detail: String, paths: Vec<String>) -> GateResult {
     GateResult { id: id.to_string(), status: GateStatus::Failed, detail, paths }
+}
+
+fn attention(id: &str, detail: String, paths: Vec<String>) -> GateResult {
+    GateResult { id: id.to_string(), status: GateStatus::Attention, detail, paths }
 }
 
 /// At most this many symlinks are followed while resolving one target (as Linux does).
@@ -147,18 +168,18 @@ pub struct ChangeForReview {
 }
 
 impl Repo {
-    /// Runs the five mechanical gates on `base..head` and returns one result per gate, in
-    /// the order `write-set`, `symlink-escape`, `nested-repo`, `plans-markers`, `file-size`.
-    /// A failed result lists the offending paths and says what to do.
+    /// Runs the gates on `base..head` and returns one result per gate, in the order
+    /// `write-set`, `symlink-escape`, `nested-repo`, `plans-markers`, `file-size` (each
+    /// `passed` or `failed`: a failed one lists the offending paths and says what to do),
+    /// then `agent-config` and `opaque-content` (each `passed` or `attention`: what the
+    /// reviewer must look at, with its paths).
     pub fn run_gates(
         &self,
         base: Oid,
         head: Oid,
         gates: &GateConfig<'_>,
     ) -> Result<Vec<GateResult>, GitError> {
-        let repo = self.objects()?;
-        let diff = task_diff(&repo, base, head, self.bounds.max_file_bytes)?;
-        gates_of(&repo, &path_changes(&diff), base, head, gates)
+        Ok(self.change_for_review(base, head, gates)?.gates)
     }
 
     /// The changed paths, the patch and the gates of `base..head` from one diff (what a
@@ -172,13 +193,16 @@ impl Repo {
         let repo = self.objects()?;
         let diff = task_diff(&repo, base, head, self.bounds.max_file_bytes)?;
         let changes = path_changes(&diff);
-        let patch = self.render(&diff, ChangeView::Patch, "write the diff for the reviewer")?;
-        let gates = gates_of(&repo, &changes, base, head, gates)?;
-        Ok(ChangeForReview { changes, patch, gates })
+        let doing = "write the diff for the reviewer";
+        let rendered = self.render(&repo, &diff, ChangeView::Patch, NewSides::Objects, doing)?;
+        let mut results = gates_of(&repo, &changes, base, head, gates)?;
+        results.push(agent_config_gate(&changes));
+        results.push(opaque_gate(&changes, &rendered.opaque));
+        Ok(ChangeForReview { changes, patch: rendered.text, gates: results })
     }
 }
 
-/// The gates of `base..head`, whose changes are `changes`.
+/// The five gates that fail of `base..head`, whose changes are `changes`.
 fn gates_of(
     repo: &Repository,
     changes: &[PathChange],
@@ -401,4 +425,79 @@ fn size_gate(repo: &Repository, changes: &[PathChange], max: u64) -> Result<Gate
         file_size_detail(max, &too_big),
         too_big.into_iter().map(|(path, _)| path).collect(),
     ))
+}
+
+/// What an agent CLI loads, named for the reviewer: every touched path (both sides of a
+/// rename; deletions too) that is agent configuration.
+fn agent_config_gate(changes: &[PathChange]) -> GateResult {
+    let mut found = BTreeMap::new();
+    for change in changes {
+        for path in change.touched_paths() {
+            if let Some(place) = agent_config_place(path) {
+                found.insert(path.to_string(), place.what);
+            }
+        }
+    }
+    if found.is_empty() {
+        return passed(GATE_AGENT_CONFIG, "no agent configuration changed".to_string());
+    }
+    let named: Vec<String> = found
+        .iter()
+        .map(|(path, what)| format!("`{}` ({what})", display_path(path.as_bytes())))
+        .collect();
+    attention(
+        GATE_AGENT_CONFIG,
+        format!(
+            "agent configuration changed: {}. These are instructions or settings an agent CLI \
+             loads — hooks run commands; review them as code: an instruction to approve, a \
+             hook, an MCP server or a permission rule acts on every later agent",
+            named.join(", ")
+        ),
+        found.into_keys().collect(),
+    )
+}
+
+/// What the diff cannot show plainly, named for the reviewer: `.gitattributes` changed
+/// anywhere (it decides how git shows, filters and merges files), and each new side that
+/// is text with escaped bytes or binary.
+fn opaque_gate(changes: &[PathChange], opaque: &[(String, Opaque)]) -> GateResult {
+    let mut found: BTreeMap<String, String> = BTreeMap::new();
+    for change in changes {
+        for path in change.touched_paths() {
+            let name = path.rsplit('/').next().unwrap_or(path);
+            if name.eq_ignore_ascii_case(".gitattributes") {
+                found.insert(
+                    path.to_string(),
+                    "changed: it decides how git shows, filters and merges files (a `-diff` or \
+                     `binary` line hides files from git's diffs, a `filter=` runs a command)"
+                        .to_string(),
+                );
+            }
+        }
+    }
+    for (path, what) in opaque {
+        found
+            .entry(path.clone())
+            .and_modify(|said| *said = format!("{said}; {}", what.describe()))
+            .or_insert_with(|| what.describe());
+    }
+    if found.is_empty() {
+        return passed(
+            GATE_OPAQUE_CONTENT,
+            "no .gitattributes change, control bytes or binary content".to_string(),
+        );
+    }
+    let named: Vec<String> = found
+        .iter()
+        .map(|(path, what)| format!("`{}`: {what}", display_path(path.as_bytes())))
+        .collect();
+    attention(
+        GATE_OPAQUE_CONTENT,
+        format!(
+            "content the diff cannot show plainly: {}. Look at each before approving: bytes \
+             shown escaped are in the file as raw bytes, and binary content is not shown at all",
+            named.join("; ")
+        ),
+        found.into_keys().collect(),
+    )
 }

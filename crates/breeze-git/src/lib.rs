@@ -9,8 +9,11 @@
 //!   [`Repo::remove_worktree`] (dirty ones kept unless forced), [`Repo::provision`] (copy
 //!   ignored files such as `.env`), [`slug`] (safe names for any task id).
 //! - **After a worker**: [`Repo::commit_worktree`], [`Repo::changed_paths`] (rename-aware),
-//!   [`Repo::diff_patch`] and [`Repo::run_gates`] (the five mechanical gates), all three
-//!   from one diff in [`Repo::change_for_review`] (what a review round takes).
+//!   [`Repo::diff_patch`] (rendered by breeze from each file's bytes, whatever
+//!   `.gitattributes` says) and [`Repo::run_gates`] (five mechanical gates that fail, and
+//!   `agent-config` and `opaque-content`, which ask the reviewer to look), all three from one
+//!   diff in [`Repo::change_for_review`] (what a review round takes). [`agent_config`]
+//!   knows the paths agent CLIs read as instructions and settings.
 //! - **Sealed lanes**: [`Repo::seal_lane`] gives a worker's git the lane's private git
 //!   directory (shared objects as a read-only alternate, its own index and refs);
 //!   [`Repo::check_lane_links`] points the lane back at its admin folder and removes what a
@@ -36,7 +39,9 @@
 //!
 //! Modules, leaves first: `error`, `names`, `paths`, `state`, `slug`, `bounds`, `cli`,
 //! `handles`, `support` and `untrusted` import nothing of the crate but `error` (`cli` also
-//! `bounds`, `handles` also `untrusted`); `untrusted` reads and writes files a role could
+//! `bounds`, `handles` also `untrusted`); `content` (what bytes are to a reader) and
+//! `agent_config` import nothing of the crate; `file_patch` renders one file's change from
+//! its bytes and `diff_sides` reads those bytes for `diff`; `untrusted` reads and writes files a role could
 //! have written (no links followed, no FIFO opened, bounded); `lane_files` looks at a
 //! worktree's files with `lstat` before staging; `checkout` and `stage` are libgit2's side
 //! of checkouts and staging; `checkouts` chooses between libgit2 and the `git` CLI;
@@ -49,6 +54,7 @@
 #![warn(missing_docs)]
 
 mod advance;
+pub mod agent_config;
 mod baseline;
 mod bounds;
 mod branch;
@@ -57,10 +63,13 @@ mod checkout_update;
 mod checkouts;
 mod cli;
 mod commit;
+mod content;
 mod create;
 mod diff;
+mod diff_sides;
 mod disjoint_merge;
 mod error;
+mod file_patch;
 mod gates;
 mod guard;
 mod handles;
@@ -91,6 +100,7 @@ mod untrusted;
 mod worktree;
 
 pub use advance::AdvanceOutcome;
+pub use agent_config::is_agent_config;
 pub use branch::BranchCleanup;
 pub use checkout_update::{CheckoutObserver, CheckoutUpdate};
 pub use checkouts::DEFAULT_CLI_CHECKOUT_MIN_FILES;
@@ -98,8 +108,9 @@ pub use commit::{CommitOutcome, FALLBACK_EMAIL, FALLBACK_NAME};
 pub use diff::{ChangeKind, ChangeTip, ChangeView, EntryMode, PathChange, text_patch};
 pub use error::{GitError, SpecialNode};
 pub use gates::{
-    ChangeForReview, DEFAULT_MAX_FILE_BYTES, GATE_FILE_SIZE, GATE_FILE_TYPE, GATE_NESTED_REPO,
-    GATE_PLANS_MARKERS, GATE_SYMLINK_ESCAPE, GATE_WRITE_SET, GateConfig,
+    ChangeForReview, DEFAULT_MAX_FILE_BYTES, GATE_AGENT_CONFIG, GATE_FILE_SIZE, GATE_FILE_TYPE,
+    GATE_NESTED_REPO, GATE_OPAQUE_CONTENT, GATE_PLANS_MARKERS, GATE_SYMLINK_ESCAPE, GATE_WRITE_SET,
+    GateConfig,
 };
 pub use git2::Oid;
 pub use guard::{Fingerprint, LaneCommitOnMain};

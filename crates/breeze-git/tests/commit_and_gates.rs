@@ -1,14 +1,14 @@
 //! Committing a worker's leftovers, the rename-aware change list, the reviewer diff and the
-//! five mechanical gates.
+//! mechanical gates (the two that ask for attention in review_diff.rs).
 
 mod common;
 
 use std::collections::BTreeMap;
 
 use breeze_git::{
-    ChangeKind, ChangeTip, ChangeView, CommitOutcome, EntryMode, GATE_FILE_SIZE, GATE_NESTED_REPO,
-    GATE_PLANS_MARKERS, GATE_SYMLINK_ESCAPE, GATE_WRITE_SET, GateConfig, GitError, Oid, Repo,
-    Worktree,
+    ChangeKind, ChangeTip, ChangeView, CommitOutcome, EntryMode, GATE_AGENT_CONFIG, GATE_FILE_SIZE,
+    GATE_NESTED_REPO, GATE_OPAQUE_CONTENT, GATE_PLANS_MARKERS, GATE_SYMLINK_ESCAPE, GATE_WRITE_SET,
+    GateConfig, GitError, Oid, Repo, Worktree,
 };
 use breeze_protocol::{GateResult, GateStatus};
 use common::{TestRepo, git, prefixes, rev, worker_commit, write};
@@ -298,7 +298,9 @@ fn all_gates_pass_on_a_well_behaved_task() {
             GATE_SYMLINK_ESCAPE,
             GATE_NESTED_REPO,
             GATE_PLANS_MARKERS,
-            GATE_FILE_SIZE
+            GATE_FILE_SIZE,
+            GATE_AGENT_CONFIG,
+            GATE_OPAQUE_CONTENT
         ]
     );
     for result in &results {

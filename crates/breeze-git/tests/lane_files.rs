@@ -161,14 +161,17 @@ fn a_fifo_in_an_ignored_folder_is_left_alone() {
 }
 
 #[test]
-fn the_reviewer_diff_shows_a_blob_above_the_limit_as_binary() {
+fn the_reviewer_diff_shows_a_blob_above_the_limit_by_its_size_unread() {
     let repo = TestRepo::standard();
     let handle = repo.open().with_max_file_bytes(1000);
     let base = repo.main_tip();
     let big = "line\n".repeat(300);
     let head = repo.commit_on_main(&[("notes.txt", &big), ("small.txt", "small\n")], "two");
     let patch = handle.diff_patch(base, head).unwrap();
-    assert!(patch.contains("Binary files /dev/null and b/notes.txt differ"), "{patch}");
+    assert!(
+        patch.contains("File b/notes.txt: 1500 bytes, above the size limit (1000 bytes); not read"),
+        "{patch}"
+    );
     assert!(patch.contains("+small"), "{patch}");
     assert!(!patch.contains("+line"), "{patch}");
     // Under the default limit it is text.

@@ -138,6 +138,10 @@ pub enum GateStatus {
     /// A `[review] checks` command failed, the same way as on main's tip the change starts
     /// from: main's failure, not the change's. The task is not sent back for it.
     Inherited,
+    /// The gate found what the reviewer must look at before approving (agent
+    /// configuration, content the diff cannot show plainly), named in `detail` and `paths`.
+    /// The task is not sent back for it.
+    Attention,
 }
 
 /// One mechanical gate run before review.

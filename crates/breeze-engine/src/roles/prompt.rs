@@ -354,6 +354,7 @@ pub fn reviewer(definition: &RoleDefinition, input: &ReviewInput) -> String {
                             breeze_protocol::GateStatus::Passed => "passed",
                             breeze_protocol::GateStatus::Inherited => "fails on main too",
                             breeze_protocol::GateStatus::Failed => "FAILED",
+                            breeze_protocol::GateStatus::Attention => "LOOK AT THIS",
                         },
                         gate.detail
                     )
@@ -443,6 +444,38 @@ mod tests {
         let prompt = worker(&builtin(Role::Worker), &input);
         assert!(prompt.contains("keep {{title}} and {{dod}} in the template"), "{prompt}");
         assert!(prompt.contains("the page shows {{writes}} and {{title}}"), "{prompt}");
+    }
+
+    #[test]
+    fn a_gate_asking_for_attention_is_marked_for_the_reviewer() {
+        let worker = input();
+        let review = ReviewInput {
+            schema_version: breeze_protocol::ReviewInputV1,
+            run_id: "r".into(),
+            task: worker.task,
+            round: 1,
+            base: "abc".into(),
+            head: "def".into(),
+            changed_paths: vec!["CLAUDE.md".into()],
+            diff_path: "/d.diff".into(),
+            gates: vec![breeze_protocol::GateResult {
+                id: "agent-config".into(),
+                status: breeze_protocol::GateStatus::Attention,
+                detail: "agent configuration changed: `CLAUDE.md`".into(),
+                paths: vec!["CLAUDE.md".into()],
+            }],
+            contract_path: None,
+            changelog: None,
+        };
+        let prompt = reviewer(&builtin(Role::Reviewer), &review);
+        assert!(
+            prompt.contains("agent-config LOOK AT THIS: agent configuration changed: `CLAUDE.md`"),
+            "{prompt}"
+        );
+        // Both the briefing and the role definition say what such a gate asks for.
+        assert!(prompt.contains("A gate marked **LOOK AT THIS** (status `attention`)"), "{prompt}");
+        assert!(prompt.contains("Gates with status `attention` did not send the task back"));
+        assert!(prompt.contains("`\\0`, `\\x1b`"), "{prompt}");
     }
 
     #[test]
