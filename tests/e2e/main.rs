@@ -31,6 +31,7 @@ mod scaffold;
 mod sealed_git;
 mod support;
 mod validate;
+mod verdicts;
 
 /// Every `*.rs` file in this folder is a module of this binary (jj's forgotten-file guard).
 #[test]

@@ -102,6 +102,13 @@ impl RunDir {
     pub fn log(&self, task_slug: &str, role: &str, label: &str) -> PathBuf {
         self.root.join("logs").join(format!("{task_slug}.{role}.{label}.log"))
     }
+    /// The log stem `logs/<name>` of a command or role process, or `<name>.again-<k>` when
+    /// an earlier process of that name left its logs there (a step done again after a
+    /// resume, a check run again in the same round): no log is ever overwritten.
+    pub fn unused_log(&self, name: &str) -> PathBuf {
+        let logs = self.root.join("logs");
+        unused_log_stem(logs.join(name), |k| logs.join(format!("{name}.again-{k}")))
+    }
     /// Input/output files handed to a role process.
     pub fn io_file(&self, task_slug: &str, role: &str, label: &str, kind: &str) -> PathBuf {
         self.root.join("io").join(format!("{task_slug}.{role}.{label}.{kind}.json"))
@@ -169,11 +176,32 @@ pub fn file_slug(task_id: &str) -> String {
 /// Whether `file_name` is a run file of the task whose slug is `slug`:
 /// `<slug>.<role or kind>.…`, never a file of task `<slug>.<more>` (`1` vs `1.2`).
 pub fn is_task_file(file_name: &str, slug: &str) -> bool {
-    const KINDS: &[&str] = &["worker", "advisor", "reviewer", "scaffolder", "verify", "round-"];
+    const KINDS: &[&str] = &[
+        "worker",
+        "advisor",
+        "reviewer",
+        "scaffolder",
+        "verify",
+        "round-",
+        "check-",
+        "setup",
+        "hook-",
+        "pr-command",
+    ];
     file_name
         .strip_prefix(slug)
         .and_then(|rest| rest.strip_prefix('.'))
         .is_some_and(|rest| KINDS.iter().any(|kind| rest.starts_with(kind)))
+}
+
+/// `first`, unless a process already logged under that stem (its `.stdout` exists), then
+/// the first `again(k)` (k = 2, 3, …) that is free.
+pub(crate) fn unused_log_stem(first: PathBuf, again: impl Fn(u32) -> PathBuf) -> PathBuf {
+    let taken = |stem: &Path| breeze_supervise::stream_log_paths(stem).0.exists();
+    if !taken(&first) {
+        return first;
+    }
+    (2..).map(again).find(|stem| !taken(stem)).unwrap_or(first)
 }
 
 #[cfg(test)]
@@ -194,6 +222,33 @@ mod tests {
         assert_eq!(file_slug(".."), "%2E%2E");
         assert_eq!(file_slug("41.1.2"), "41.1.2");
         assert_eq!(file_slug("認証"), "認証");
+    }
+
+    #[test]
+    fn a_log_is_never_overwritten_by_a_process_of_the_same_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunDir::new(dir.path(), "r");
+        std::fs::create_dir_all(run.root().join("logs")).unwrap();
+        let first = run.unused_log("1.check-1.attempt-2.round-1");
+        assert_eq!(first, run.root().join("logs/1.check-1.attempt-2.round-1"));
+        std::fs::write(breeze_supervise::stream_log_paths(&first).0, "first").unwrap();
+        let second = run.unused_log("1.check-1.attempt-2.round-1");
+        assert_eq!(second, run.root().join("logs/1.check-1.attempt-2.round-1.again-2"));
+        std::fs::write(breeze_supervise::stream_log_paths(&second).0, "second").unwrap();
+        assert!(run.unused_log("1.check-1.attempt-2.round-1").ends_with("round-1.again-3"));
+    }
+
+    #[test]
+    fn every_command_a_task_runs_logs_as_the_tasks() {
+        for name in [
+            "1.check-1.attempt-1.round-1.stdout",
+            "1.setup.lane-1.stderr",
+            "1.hook-pre-commit.stdout",
+            "1.pr-command.stdout",
+        ] {
+            assert!(is_task_file(name, "1"), "{name}");
+        }
+        assert!(!is_task_file("2.check-1.attempt-1.round-1.stdout", "1"));
     }
 
     #[test]

@@ -77,7 +77,7 @@ fn rounds(heads: &[Oid], mut round: impl FnMut(Oid)) -> Duration {
 fn task_heads(root: &Path, tasks: usize) -> Vec<Oid> {
     (0..tasks)
         .map(|n| {
-            let path = format!("src/d000/d00/f{:06}.txt", n);
+            let path = format!("src/d000/d00/f{n:06}.txt");
             std::fs::write(root.join(&path), format!("task {n}\n")).expect("a task's change");
             run(git(root).args(["add", &path]));
             run(git(root).args(["commit", "-qm", &format!("task {n}")]));

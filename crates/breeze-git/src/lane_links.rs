@@ -94,6 +94,7 @@ impl Repo {
     pub fn check_lane_links(&self, wt: &Worktree) -> Result<Vec<String>, GitError> {
         let mut problems = Vec::new();
         let admin = self.lane_admin_dir(wt);
+        crate::untrusted::remove_stale_temps(&wt.path.join(".git"))?;
         self.repair_gitfile(wt, &admin, &mut problems)?;
         let removed = self.repair_admin_folder(&wt.name, &admin, &mut problems)?;
         let head = admin.join("HEAD");

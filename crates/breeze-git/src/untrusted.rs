@@ -127,6 +127,28 @@ fn create_beside(path: &Path) -> Result<(File, PathBuf), GitError> {
     }
 }
 
+/// Removes what [`create_beside`] left beside `path` when the process writing it was killed
+/// before the rename (`.<name>.breeze-<pid>-<n>` of another process than this one): a lane's
+/// `.git` replaced at a kill would otherwise leave one in the lane, to be committed as the
+/// task's work. Only regular files and links are removed, never followed.
+pub(crate) fn remove_stale_temps(path: &Path) -> Result<(), GitError> {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else { return Ok(()) };
+    let prefix = format!(".{}.breeze-", name.to_string_lossy());
+    let Ok(entries) = std::fs::read_dir(dir) else { return Ok(()) };
+    let own = std::process::id().to_string();
+    for entry in entries.flatten() {
+        let file_name = entry.file_name().to_string_lossy().into_owned();
+        let Some(rest) = file_name.strip_prefix(&prefix) else { continue };
+        let Some((pid, n)) = rest.split_once('-') else { continue };
+        let ours = pid.chars().all(|c| c.is_ascii_digit()) && n.chars().all(|c| c.is_ascii_digit());
+        let file = entry.file_type().is_ok_and(|kind| kind.is_file() || kind.is_symlink());
+        if ours && file && pid != own {
+            remove_entry(&entry.path())?;
+        }
+    }
+    Ok(())
+}
+
 /// Renames `temp` over `path` (replacing a file or link there, never following it);
 /// `temp` is removed when that fails.
 fn rename_over(temp: &Path, path: &Path) -> Result<(), GitError> {
@@ -205,6 +227,22 @@ pub(crate) fn ensure_dir(path: &Path) -> Result<Option<&'static str>, GitError> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_a_killed_writer_left_beside_a_file_is_removed_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        let dotgit = dir.path().join(".git");
+        std::fs::write(&dotgit, "gitdir: x\n").unwrap();
+        let stale = dir.path().join("..git.breeze-999999-3");
+        let own = dir.path().join(format!("..git.breeze-{}-0", std::process::id()));
+        let other = dir.path().join("..git.breeze-notes");
+        for file in [&stale, &own, &other] {
+            std::fs::write(file, "gitdir: y\n").unwrap();
+        }
+        remove_stale_temps(&dotgit).unwrap();
+        assert!(!stale.exists(), "a killed engine's half-written .git stays");
+        assert!(own.exists() && other.exists() && dotgit.exists());
+    }
 
     #[test]
     fn links_and_fifos_are_refused_unread_and_replaced_not_written_through() {

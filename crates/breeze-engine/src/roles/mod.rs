@@ -515,12 +515,10 @@ impl RoleRunner {
     fn call_files(&self, call: &RoleCall) -> CallFiles {
         let slug = file_slug(&call.task_id);
         let role = call.role.as_str();
-        let mut log_path = self.run_dir.log(&slug, role, &call.label);
-        let mut again = 1;
-        while breeze_supervise::stream_log_paths(&log_path).0.exists() {
-            again += 1;
-            log_path = self.run_dir.log(&slug, role, &format!("{}.again-{again}", call.label));
-        }
+        let log_path =
+            crate::run_dir::unused_log_stem(self.run_dir.log(&slug, role, &call.label), |k| {
+                self.run_dir.log(&slug, role, &format!("{}.again-{k}", call.label))
+            });
         CallFiles {
             input_path: self.run_dir.io_file(&slug, role, &call.label, "input"),
             record_path: self.run_dir.io_file(&slug, role, &call.label, "output"),

@@ -86,7 +86,11 @@ async fn park_lane(ctx: &RunContext, lane: &breeze_git::Worktree) {
         Ok(tip) => {
             let changes = changes.clone();
             ctx.git(move |repo| {
-                repo.park_worktree(&wt, tip, crate::roles::workdir_changes(&changes))
+                let changes = crate::roles::workdir_changes(&changes);
+                let late =
+                    repo.remove_ignored_writes(&wt, changes, &breeze_git::is_agent_config)?;
+                super::lanes::late_writes(&wt, late);
+                repo.park_worktree(&wt, tip, changes)
             })
             .await
         }

@@ -273,7 +273,7 @@ impl TaskDriver {
                 ("{commit}", &commit),
             ],
         );
-        let log = ctx.run_dir.root().join("logs").join(format!("{slug}.pr-command"));
+        let log = ctx.run_dir.unused_log(&format!("{slug}.pr-command"));
         let mut command = ProjectCommand::new(
             &self.id,
             "land.pr_command",

@@ -321,7 +321,7 @@ async fn run_hooks(
         let Some(hook) = hook else { continue };
         let mut argv = vec![hook.display().to_string()];
         argv.extend(args);
-        let log = logs.join(format!("{}.hook-{name}", file_slug(id)));
+        let log = ctx.run_dir.unused_log(&format!("{}.hook-{name}", file_slug(id)));
         let purpose = format!("land.run_hooks ({name})");
         let integration = (worktree.as_path(), LaneEnv::integration(&ctx.config));
         let mut command =

@@ -8,6 +8,7 @@ use super::context::{ProjectCommand, ProjectRun};
 use super::driver::TaskDriver;
 use crate::error::EngineError;
 use crate::lane_record::{LaneRecord, SetupDone};
+use crate::run_dir::file_slug;
 
 impl TaskDriver {
     /// Gives the task a worktree on its branch and marks the lane as written by it.
@@ -263,6 +264,12 @@ impl TaskDriver {
             Some(base) => {
                 self.ctx
                     .git_watched(&path, move |repo, changes| {
+                        // Nothing writes a lane between its task's last step and this move:
+                        // what git ignores that was written since goes (see `late_writes`).
+                        late_writes(
+                            &wt,
+                            repo.remove_ignored_writes(&wt, changes, &breeze_git::is_agent_config)?,
+                        );
                         repo.move_worktree_changed(&wt, &target, base, changes)
                     })
                     .await
@@ -374,7 +381,7 @@ impl TaskDriver {
     async fn run_setup(&self, worktree: &breeze_git::Worktree) -> Result<(), EngineError> {
         let config = &self.ctx.config;
         let name = worktree.path.file_name().and_then(|n| n.to_str()).unwrap_or("worktree");
-        let log = self.ctx.run_dir.root().join("logs").join(format!("setup.{name}"));
+        let log = self.ctx.run_dir.unused_log(&format!("{}.setup.{name}", file_slug(&self.id)));
         let ProjectRun { outcome, refused } = self
             .ctx
             .run_project_command(ProjectCommand::new(
@@ -451,5 +458,18 @@ impl TaskDriver {
             record.conflict = Some(ConflictInfo { files: rebased.conflicts });
         })
         .await
+    }
+}
+
+/// Says what was found written in lane `wt` that git ignores after its task's last step
+/// (`removed`, already removed): nothing should write a lane then — a process a role left
+/// behind where the kernel cannot end it with its role, or a person.
+pub(super) fn late_writes(wt: &breeze_git::Worktree, removed: Vec<String>) {
+    if !removed.is_empty() {
+        tracing::warn!(
+            lane = %wt.name,
+            "written in the lane after its task's last step and ignored by git, removed before the lane is used again: {}",
+            crate::advice::bound_text(&removed.join(", "), 2000)
+        );
     }
 }

@@ -110,7 +110,8 @@ impl TaskDriver {
         self.hold_lane();
         let mut runs = Vec::new();
         for (n, argv) in checks.iter().enumerate() {
-            let log = format!("check-{}.round-{round}", n + 1);
+            let attempt = self.record().attempts;
+            let log = format!("check-{}.attempt-{attempt}.round-{round}", n + 1);
             runs.push(self.run_check(argv, &worktree.path, &log).await?);
         }
         // What the checks left (a `Cargo.lock`, caches) is the lane's baseline: never the
@@ -149,8 +150,7 @@ impl TaskDriver {
         dir: &std::path::Path,
         log: &str,
     ) -> Result<ProjectRun, EngineError> {
-        let log =
-            self.ctx.run_dir.root().join("logs").join(format!("{}.{log}", file_slug(&self.id)));
+        let log = self.ctx.run_dir.unused_log(&format!("{}.{log}", file_slug(&self.id)));
         let run = self
             .ctx
             .run_project_command(ProjectCommand::new(

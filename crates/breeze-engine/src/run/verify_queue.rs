@@ -206,11 +206,8 @@ async fn verdict_on(
         repo.integration_worktree_changed(commit, changes)
     })
     .await?;
-    let log = ctx.run_dir.root().join("logs").join(format!(
-        "{}.verify.{}",
-        file_slug(id),
-        &commit.to_string()[..12]
-    ));
+    let log =
+        ctx.run_dir.unused_log(&format!("{}.verify.{}", file_slug(id), &commit.to_string()[..12]));
     let run = ctx
         .run_project_command(ProjectCommand::new(
             id,

@@ -393,11 +393,7 @@ impl TaskDriver {
             // attempt or the next task on the lane (a person's files are theirs).
             let removed = match left {
                 LeftInLane::WorkerAttempt => {
-                    repo.remove_ignored_writes(
-                        &wt,
-                        changes,
-                        &|_: &str| false, /* MERGE: agent config */
-                    )?
+                    repo.remove_ignored_writes(&wt, changes, &breeze_git::is_agent_config)?
                 }
                 LeftInLane::Person => Vec::new(),
             };
