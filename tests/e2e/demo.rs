@@ -46,7 +46,8 @@ fn demo_lands_all_nine_tasks_with_trailers_and_leaves_a_clean_repository() {
 
     git(&dir, &["fsck", "--strict"]);
     assert_eq!(git(&dir, &["status", "--porcelain"]), "", "the user's checkout stays clean");
-    // The lanes stay for the next run, each parked (detached) at main's tip.
+    // The lanes stay for the next run, each parked (detached) at main's tip, and so do the
+    // reviewer's and the Advisor's checkouts.
     let worktrees = git(&dir, &["worktree", "list", "--porcelain"]);
     let main_tip = git(&dir, &["rev-parse", "main"]);
     let lanes: Vec<&str> =

@@ -7,10 +7,10 @@ use unicode_width::UnicodeWidthStr;
 /// One line for a progress event.
 pub fn progress_line(event: &ProgressEvent) -> String {
     match event {
-        ProgressEvent::RunStarted { run_id, workers, tasks, groups, resumed } => {
+        ProgressEvent::RunStarted { run_id, workers, tasks, groups, resumed, lands_on } => {
             let verb = if *resumed { "resuming" } else { "run" };
             format!(
-                "breeze {verb} {run_id}: {tasks} task{}, {groups} write group{}, {workers} lane{}",
+                "breeze {verb} {run_id}: {tasks} task{}, {groups} write group{}, {workers} lane{}, landing on {lands_on}",
                 plural(*tasks),
                 plural(*groups),
                 plural(*workers as usize)
@@ -190,8 +190,11 @@ pub fn status_table(status: &BreezeStatus, stop_reason: Option<&str>) -> String 
         status.workers,
         plural(status.workers as usize)
     );
-    if let Some(plan) = &status.plan {
-        out.push_str(&format!("plan {plan}\n"));
+    match (&status.plan, &status.lands_on) {
+        (Some(plan), Some(branch)) => out.push_str(&format!("plan {plan}, landing on {branch}\n")),
+        (Some(plan), None) => out.push_str(&format!("plan {plan}\n")),
+        (None, Some(branch)) => out.push_str(&format!("landing on {branch}\n")),
+        (None, None) => {}
     }
     if let Some(containment) = &status.containment {
         out.push_str(&format!("confinement: {}\n", containment.summary));
@@ -310,6 +313,7 @@ mod tests {
     fn status(usage: Usage) -> BreezeStatus {
         BreezeStatus {
             schema_version: BreezeStatusV1,
+            lands_on: None,
             run_id: "r".into(),
             state: RunState::Failed,
             workers: 2,

@@ -98,6 +98,7 @@ fn run_status(state: RunState, workers: u32, tasks: Vec<TaskStatus>) -> BreezeSt
         state,
         workers,
         plan: Some("plan.toml".into()),
+        lands_on: Some("main".into()),
         started_at: Some("2025-06-01T09:00:00Z".into()),
         updated_at: Some("2025-06-01T09:42:17Z".into()),
         tasks,
@@ -378,6 +379,7 @@ fn progress_lines() {
             tasks: 8,
             groups: 3,
             resumed: false,
+            lands_on: "main".into(),
         },
         ProgressEvent::RunStarted {
             run_id: RUN_ID.into(),
@@ -385,6 +387,7 @@ fn progress_lines() {
             tasks: 1,
             groups: 1,
             resumed: true,
+            lands_on: "feature/login".into(),
         },
         ProgressEvent::Containment {
             enforced: true,

@@ -77,8 +77,8 @@ pub struct RoleConfig {
 pub struct Config {
     /// Lanes (1..=3).
     pub max_workers: u32,
-    /// Branch approved work lands on; empty = `main`, else `master`, else the branch the
-    /// primary checkout has.
+    /// Branch approved work lands on; empty = the branch the checkout is on when a run
+    /// starts (see [`crate::target_branch`]): a name must be that branch.
     pub main_branch: String,
     /// The first port of the integration checkout's range; lane `n` starts at
     /// `port_base + n * ports_per_lane` (`run.port_base`, see [`crate::lane_env`]).

@@ -59,6 +59,7 @@ mod sandbox_hint;
 pub mod scaffold;
 pub mod snapshot;
 pub mod step_in;
+pub mod target_branch;
 mod verify_cache;
 
 pub use config::{BackendKind, Config, OnMainFailure};

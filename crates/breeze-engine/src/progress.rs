@@ -19,6 +19,8 @@ pub enum ProgressEvent {
         groups: usize,
         /// Whether this is a resume.
         resumed: bool,
+        /// The branch the run lands on.
+        lands_on: String,
     },
     /// How role processes are confined in this run (printed at run start).
     Containment {

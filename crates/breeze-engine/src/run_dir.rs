@@ -235,7 +235,8 @@ mod tests {
         let second = run.unused_log("1.check-1.attempt-2.round-1");
         assert_eq!(second, run.root().join("logs/1.check-1.attempt-2.round-1.again-2"));
         std::fs::write(breeze_supervise::stream_log_paths(&second).0, "second").unwrap();
-        assert!(run.unused_log("1.check-1.attempt-2.round-1").ends_with("round-1.again-3"));
+        let third = run.unused_log("1.check-1.attempt-2.round-1");
+        assert_eq!(third, run.root().join("logs/1.check-1.attempt-2.round-1.again-3"));
     }
 
     #[test]

@@ -453,6 +453,7 @@ impl RunSnapshot {
             state,
             workers: self.workers,
             plan: Some(self.plan.clone()),
+            lands_on: (!self.main_branch.is_empty()).then(|| self.main_branch.clone()),
             started_at: Some(self.started_at.clone()),
             updated_at: Some(self.updated_at.clone()),
             tasks: self.tasks.iter().map(|task| task.status(live)).collect(),

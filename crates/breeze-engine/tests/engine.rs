@@ -948,7 +948,7 @@ printf '{"schema_version":"worker-report.v1","status":"completed","summary":"ok"
 #[tokio::test]
 async fn work_lands_on_the_configured_branch_and_nowhere_else() {
     let fixture = Fixture::new(&one_task(""), &[]);
-    git(&fixture.root, &["branch", "trunk"]);
+    git(&fixture.root, &["switch", "-qc", "trunk"]);
     let main_before = git(&fixture.root, &["rev-parse", "main"]);
     let mut options = fixture.options();
     options.config.as_mut().unwrap().main_branch = "trunk".into();
@@ -2108,6 +2108,8 @@ fn worktree_names(fixture: &Fixture) -> Vec<String> {
         .filter_map(|line| line.strip_prefix("worktree "))
         .filter(|path| std::path::Path::new(path) != fixture.root)
         .map(|path| path.rsplit('/').next().unwrap().to_string())
+        // The reviewer's and the Advisor's checkouts are kept beside the lanes.
+        .filter(|name| !breeze_git::DETACHED_CHECKOUTS.contains(&name.as_str()))
         .collect()
 }
 

@@ -130,7 +130,7 @@ pub use paths::WorkdirChanges;
 pub use provision::ProvisionReport;
 pub use rebase::ConflictedRebase;
 pub use remote::{PushOutcome, RemoteAccess, RemoteBranch};
-pub use repo::{OpenOptions, Repo};
+pub use repo::{CheckedOut, OpenOptions, Repo};
 pub use slug::slug;
 pub use trial::TrialCheckout;
 pub use worktree::{RemoveOutcome, Worktree, WorktreeInfo};

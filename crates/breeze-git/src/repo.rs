@@ -150,6 +150,18 @@ impl Repo {
         &self.main_branch
     }
 
+    /// Where the person's checkout is: the branch its HEAD names (it may have no commit
+    /// yet), or the commit it is detached at — what a run reads its plan from.
+    pub fn checked_out(&self) -> Result<CheckedOut, GitError> {
+        let repo = self.git()?;
+        let head = repo.find_reference("HEAD").ctx(|| "could not read HEAD".to_string())?;
+        if let Some(target) = head.symbolic_target().ok().flatten() {
+            let branch = target.strip_prefix("refs/heads/").unwrap_or(target);
+            return Ok(CheckedOut::Branch(branch.to_string()));
+        }
+        Ok(CheckedOut::Detached(head.target()))
+    }
+
     /// `refs/heads/<main>`.
     pub fn main_ref(&self) -> String {
         format!("refs/heads/{}", self.main_branch)
@@ -381,6 +393,15 @@ fn open_primary(path: &Path) -> Result<Repository, GitError> {
 fn configure_libgit2() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| git2::opts::strict_hash_verification(false));
+}
+
+/// Where a checkout's HEAD is ([`Repo::checked_out`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CheckedOut {
+    /// On this branch (`main`, `feature/x`).
+    Branch(String),
+    /// Detached, at this commit.
+    Detached(Option<Oid>),
 }
 
 /// `main` if it exists, else `master`, else the (possibly unborn) branch HEAD names.

@@ -262,6 +262,9 @@ pub struct BreezeStatus {
     /// Plan file the run reads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<String>,
+    /// The branch the run lands on: the one the checkout was on when it started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lands_on: Option<String>,
     /// RFC 3339 UTC start time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started_at: Option<String>,

@@ -82,9 +82,10 @@ pub fn report_markdown(
 ) -> String {
     let mut out = format!("# breeze run {}\n\n", status.run_id);
     out.push_str(&format!(
-        "- state: **{}**\n- plan: `{}`\n- lanes: {}\n- started: {}\n- updated: {}\n",
+        "- state: **{}**\n- plan: `{}`\n- lands on: `{}`\n- lanes: {}\n- started: {}\n- updated: {}\n",
         status.state.as_str(),
         snapshot.plan,
+        snapshot.main_branch,
         status.workers,
         snapshot.started_at,
         snapshot.updated_at

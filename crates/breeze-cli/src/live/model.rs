@@ -466,6 +466,7 @@ mod tests {
     fn pending(ids: &[&str]) -> BreezeStatus {
         BreezeStatus {
             schema_version: BreezeStatusV1,
+            lands_on: None,
             run_id: "r".into(),
             state: RunState::Running,
             workers: 2,

@@ -117,6 +117,7 @@ fn summary(out: &mut String, report: &Report<'_>) {
     };
     fact("state", badge(status.state.as_str()));
     fact("plan", format!("<code>{}</code>", esc(&snapshot.plan)));
+    fact("lands on", format!("<code>{}</code>", esc(&snapshot.main_branch)));
     let used = report.timeline.lanes().len();
     let lanes = status.workers.to_string();
     fact(

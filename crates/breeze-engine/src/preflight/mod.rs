@@ -167,7 +167,10 @@ pub async fn check(options: &PreflightOptions, cancel: &CancellationToken) -> Pr
     };
     let plan = match options.stage {
         Stage::Resume => None,
-        Stage::NewRun | Stage::Doctor => plan_checks(&mut found, &root, options),
+        Stage::NewRun | Stage::Doctor => {
+            landing_branch_check(&mut found, &repo, &config);
+            plan_checks(&mut found, &root, options)
+        }
     };
     let engine_env = &options.env;
     backend_checks(&mut found, &root, &config, engine_env);
@@ -182,6 +185,34 @@ pub async fn check(options: &PreflightOptions, cancel: &CancellationToken) -> Pr
         kept_lane_checks(&mut found, &root);
     }
     found
+}
+
+/// The branch a new run lands on: the one the checkout is on (its plan is read there);
+/// a detached HEAD, or `run.main_branch` naming another, is a problem.
+fn landing_branch_check(found: &mut Preflight, repo: &Repo, config: &Config) {
+    let decided = repo
+        .checked_out()
+        .map_err(|err| crate::target_branch::Refused {
+            message: format!("cannot tell which branch the checkout is on: {err}"),
+            hint: "check the repository with `git status`".into(),
+        })
+        .and_then(|at| crate::target_branch::decide(&at, &config.main_branch));
+    match decided {
+        Ok(branch) => found.push(
+            "landing",
+            &branch,
+            CheckOutcome::Ok,
+            format!("a run lands on `{branch}`, the branch the checkout is on"),
+            None,
+        ),
+        Err(refused) => found.push(
+            "landing",
+            "HEAD",
+            CheckOutcome::Problem,
+            refused.message,
+            Some(refused.hint),
+        ),
+    }
 }
 
 /// The lanes kept between runs and what they take on disk (measured again for a lane

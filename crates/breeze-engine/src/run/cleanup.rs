@@ -47,11 +47,36 @@ pub(super) async fn after_run(ctx: &RunContext) {
     {
         tracing::warn!("cannot remove {}: {err}", integration.display());
     }
+    for name in [breeze_git::REVIEW_CHECKOUT, breeze_git::ADVICE_CHECKOUT] {
+        park_review_checkout(ctx, name).await;
+    }
     let landed: Vec<TaskRecord> = ctx.book.read(|snapshot| {
         snapshot.tasks.iter().filter(|record| record.phase == TaskPhase::Landed).cloned().collect()
     });
     for record in landed {
         delete_branch(ctx, &record).await;
+    }
+}
+
+/// Parks the review checkout `name` at main's tip for the next run, as lanes are (it holds
+/// only what breeze wrote there: the next run's first review moves it by the paths that
+/// differ) — or removes it when lanes are not kept.
+async fn park_review_checkout(ctx: &RunContext, name: &'static str) {
+    let path = ctx.repo.worktree_root().join(name);
+    if !path.exists() {
+        return;
+    }
+    let done = match (ctx.config.keep_lanes, ctx.repo.main_tip()) {
+        (true, Ok(tip)) => ctx
+            .placed_checkout(&path, move |repo, changes| repo.review_checkout(name, tip, changes))
+            .await
+            .map(drop),
+        (true, Err(err)) => Err(err.into()),
+        (false, _) => ctx.repo.remove_worktree(&path, None, true).map(drop).map_err(Into::into),
+    };
+    ctx.roles.watches.forget(&path);
+    if let Err(err) = done {
+        tracing::warn!("cannot park or remove {}: {err}", path.display());
     }
 }
 

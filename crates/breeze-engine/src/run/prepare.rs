@@ -55,7 +55,9 @@ pub(super) fn new_run(options: &RunOptions) -> Result<Prepared, EngineError> {
         Some(config) => config,
         None => Config::load(&root)?,
     };
-    let repo = with_main_branch(repo, &config.main_branch)?;
+    // The branch the checkout is on: the plan is read there, and the work lands there.
+    let target = crate::target_branch::landing_branch(&repo, &config.main_branch)?;
+    let repo = with_main_branch(repo, &target)?;
     let containment = decide_containment(&config)?;
     let pairings = crate::independence::report(&config, &root);
     if let Some(workers) = options.max_workers {

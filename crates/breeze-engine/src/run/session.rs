@@ -210,6 +210,7 @@ fn announce(
         tasks: plan.tasks.len(),
         groups: analysis.groups.len(),
         resumed,
+        lands_on: snapshot.main_branch.clone(),
     };
     let contained = ProgressEvent::Containment {
         enforced: containment.enforced,
