@@ -51,8 +51,10 @@ fn inside_word(line: &str, at: usize) -> bool {
     line[..at].chars().next_back().is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.')
 }
 
+/// How many bytes from `at` on `accept` takes (none past the end).
 fn count(line: &str, at: usize, accept: impl Fn(u8) -> bool) -> usize {
-    line.as_bytes()[at..].iter().take_while(|b| accept(**b)).count()
+    let rest = line.as_bytes().get(at..).unwrap_or_default();
+    rest.iter().take_while(|b| accept(**b)).count()
 }
 
 /// Temporary directories whose next components are made anew on every run.
@@ -148,7 +150,7 @@ fn timestamp(line: &str, at: usize) -> Option<(usize, String)> {
 
 /// `0x7f868dc7c4bc` → `0x_`.
 fn address(line: &str, at: usize) -> Option<(usize, String)> {
-    let rest = line[at..].as_bytes();
+    let rest = &line.as_bytes()[at..];
     if inside_word(line, at) || rest.len() < 3 || rest[0] != b'0' || !matches!(rest[1], b'x' | b'X')
     {
         return None;
@@ -216,11 +218,11 @@ fn position(line: &str, at: usize) -> Option<(usize, String)> {
         return None;
     }
     let token = line[..at].rsplit(|c: char| c.is_whitespace() || "('\"`[<".contains(c)).next()?;
-    let extension = token.rsplit_once('.').map(|(stem, ext)| (stem, ext))?;
-    let file_like = !extension.0.is_empty()
-        && (1..=6).contains(&extension.1.len())
-        && extension.1.chars().all(|c| c.is_ascii_alphanumeric())
-        && extension.1.starts_with(|c: char| c.is_ascii_alphabetic());
+    let (stem, extension) = token.rsplit_once('.')?;
+    let file_like = !stem.is_empty()
+        && (1..=6).contains(&extension.len())
+        && extension.chars().all(|c| c.is_ascii_alphanumeric())
+        && extension.starts_with(|c: char| c.is_ascii_alphabetic());
     if !file_like {
         return None;
     }
@@ -284,6 +286,25 @@ mod tests {
         for (line, normalized) in cases {
             assert_eq!(normalize(line), normalized, "{line}");
         }
+    }
+
+    #[test]
+    fn a_line_ending_inside_a_pattern_is_kept_whole() {
+        for line in [
+            "2026-12-06",
+            "2026-12-0",
+            "12:34:5",
+            "0x",
+            "pid ",
+            "[123",
+            "ThreadId(",
+            "/tmp/",
+            "a.rs:",
+        ] {
+            let normalized = normalize(line);
+            assert!(!normalized.is_empty(), "{line}");
+        }
+        assert_eq!(normalize("on 2026-12-06"), "on <date>");
     }
 
     #[test]

@@ -200,6 +200,7 @@ fn another_commands_noise_only_differences_fail_the_same_way() {
     let warm = identify(&cargo_run, fixture!("generic/run-warm.txt"));
     assert_eq!(cold.runner(), None);
     assert_eq!(judge(&warm, &cold), Judgement::Same, "{cold:?}\n{warm:?}");
+    assert_eq!(judge(&cold, &warm), Judgement::Same, "{cold:?}\n{warm:?}");
     let check = argv("python3 check.py schema.json");
     let main = identify(&check, fixture!("generic/python-main.txt"));
     let again = identify(&check, fixture!("generic/python-again.txt"));
@@ -209,6 +210,12 @@ fn another_commands_noise_only_differences_fail_the_same_way() {
             .map(|line| line.starts_with("thread '<unnamed>' (")),
         Some(true)
     );
+    // A command that fails saying nothing after a cold build, and after a warm one.
+    let quiet_cold = identify(&cargo_run, fixture!("generic/quiet-cold.txt"));
+    let quiet_warm = identify(&cargo_run, fixture!("generic/quiet-warm.txt"));
+    assert!(fixture!("generic/quiet-cold.txt").contains("   Compiling tool v0.1.0"));
+    assert_eq!(judge(&quiet_warm, &quiet_cold), Judgement::Same, "{quiet_cold:?}\n{quiet_warm:?}");
+    assert_eq!(judge(&quiet_cold, &quiet_warm), Judgement::Same, "{quiet_cold:?}\n{quiet_warm:?}");
 }
 
 #[test]
@@ -218,7 +225,7 @@ fn another_commands_different_error_line_fails_differently() {
     let task = identify(&cargo_run, fixture!("generic/run-other.txt"));
     assert_eq!(
         judge(&task, &main),
-        Judgement::Different { task_only: set(&["no settings in <tmp>/_"]) }
+        Judgement::Different { task_only: set(&["no settings in <tmp>/_ (read at 0x_)"]) }
     );
     let check = argv("python3 check.py");
     let main = identify(&check, fixture!("generic/python-main.txt"));

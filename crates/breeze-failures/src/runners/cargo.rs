@@ -44,8 +44,8 @@ fn failures_lists<'a>(lines: &[&'a str]) -> Vec<&'a str> {
         }
         let indent = line.len() - line.trim_start().len() + 4;
         let listed = lines[at + 1..].iter().take_while(|next| {
-            next.len() > indent
-                && next[..indent].chars().all(|c| c == ' ')
+            next.get(..indent).is_some_and(|margin| margin.chars().all(|c| c == ' '))
+                && next.len() > indent
                 && !next[indent..].starts_with(' ')
         });
         names.extend(listed.map(|next| next.trim()));

@@ -130,3 +130,37 @@ fn is_compile_error(line: &str) -> bool {
             .all(|part| !part.is_empty() && part.chars().all(|c| c.is_ascii_digit()))
         && rest.contains(": ")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_package_that_failed_to_build_under_json_is_an_error() {
+        let output = r##"{"ImportPath":"example.com/calc [example.com/calc.test]","Action":"build-output","Output":"# example.com/calc [example.com/calc.test]\n"}
+{"ImportPath":"example.com/calc [example.com/calc.test]","Action":"build-output","Output":"./calc_test.go:8:9: undefined: Multiply\n"}
+{"ImportPath":"example.com/calc [example.com/calc.test]","Action":"build-fail"}
+{"Time":"2026-12-06T05:10:01Z","Action":"start","Package":"example.com/calc"}
+{"Time":"2026-12-06T05:10:01Z","Action":"output","Package":"example.com/calc","Output":"FAIL\texample.com/calc [build failed]\n"}
+{"Time":"2026-12-06T05:10:01Z","Action":"fail","Package":"example.com/calc","Elapsed":0,"FailedBuild":"example.com/calc [example.com/calc.test]"}
+"##;
+        let found = read(&Text::new(output), true);
+        let errors: Vec<&str> = found.errors.iter().map(|(key, _)| key.as_str()).collect();
+        assert_eq!(
+            errors,
+            [
+                "./calc_test.go:_: undefined: Multiply",
+                "FAIL example.com/calc [example.com/calc.test] [build failed]",
+                "FAIL example.com/calc"
+            ]
+        );
+        assert!(found.tests.is_empty());
+    }
+
+    #[test]
+    fn a_test_log_line_is_not_a_compile_error() {
+        assert!(is_compile_error("./calc_test.go:8:9: undefined: Multiply"));
+        assert!(!is_compile_error("    calc_test.go:12: Subtract(3, 1) = 2, want 1"));
+        assert!(!is_compile_error("see notes.go:12 for why"));
+    }
+}

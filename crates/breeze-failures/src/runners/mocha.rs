@@ -58,3 +58,31 @@ fn numbered(line: &str) -> Option<&str> {
     let (number, title) = line.trim_start().split_once(") ")?;
     (!number.is_empty() && number.chars().all(|c| c.is_ascii_digit())).then_some(title)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failing_hook_and_nested_suites_are_named_by_their_full_title() {
+        let output = "  0 passing (4ms)
+  2 failing
+
+  1) outer
+       inner
+         reads the file:
+     Error: ENOENT
+      at Context.<anonymous> (test/a.spec.js:4:11)
+
+  2) outer
+       \"before each\" hook for \"writes\":
+     TypeError: x is not a function
+";
+        let found = read(&Text::new(output), true);
+        let names: Vec<&str> = found.tests.iter().map(|(name, _)| name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["outer inner reads the file", "outer \"before each\" hook for \"writes\""]
+        );
+    }
+}

@@ -11,6 +11,8 @@ mod pytest;
 mod unittest;
 mod vitest;
 
+use std::collections::BTreeSet;
+
 use serde_json::{Map, Value};
 
 use crate::normalize::normalize;
@@ -143,6 +145,9 @@ pub(crate) struct Found {
     pub(crate) tests: Vec<(String, String)>,
     /// Errors outside any test: the normalized line, and the line itself.
     pub(crate) errors: Vec<(String, String)>,
+    /// The names in `tests` and the keys in `errors` (a runner names a test more than once).
+    test_names: BTreeSet<String>,
+    error_keys: BTreeSet<String>,
 }
 
 impl Found {
@@ -150,7 +155,7 @@ impl Found {
     /// line).
     pub(crate) fn test(&mut self, name: &str, line: &str) {
         let name = collapse_spaces(name);
-        if !name.is_empty() && !self.tests.iter().any(|(known, _)| *known == name) {
+        if !name.is_empty() && self.test_names.insert(name.clone()) {
             self.tests.push((name, line.trim().to_string()));
         }
     }
@@ -158,14 +163,16 @@ impl Found {
     /// Records an error outside any test: `line`, compared without what varies run to run.
     pub(crate) fn error(&mut self, line: &str) {
         let key = normalize(line);
-        if !key.is_empty() && !self.errors.iter().any(|(known, _)| *known == key) {
+        if !key.is_empty() && self.error_keys.insert(key.clone()) {
             self.errors.push((key, line.trim().to_string()));
         }
     }
 
     /// Forgets test `name` (it passed in the end: a retry within the run).
     pub(crate) fn forget(&mut self, name: &str) {
-        self.tests.retain(|(known, _)| known != name);
+        if self.test_names.remove(name) {
+            self.tests.retain(|(known, _)| known != name);
+        }
     }
 
     pub(crate) fn is_empty(&self) -> bool {
@@ -175,11 +182,19 @@ impl Found {
     /// Leaves out a test whose failure is only that of a test inside it (`TestX` when
     /// `TestX/sub` failed; `math` when `math > subtracts` failed).
     pub(crate) fn without_parents(mut self, separator: &str) -> Found {
-        let names: Vec<String> = self.tests.iter().map(|(name, _)| name.clone()).collect();
-        self.tests.retain(|(name, _)| {
-            let prefix = format!("{name}{separator}");
-            !names.iter().any(|other| other.starts_with(&prefix))
-        });
+        let names = &self.test_names;
+        let parents: BTreeSet<String> = self
+            .tests
+            .iter()
+            .map(|(name, _)| name)
+            .filter(|name| {
+                let prefix = format!("{name}{separator}");
+                names.range(prefix.clone()..).next().is_some_and(|next| next.starts_with(&prefix))
+            })
+            .cloned()
+            .collect();
+        self.tests.retain(|(name, _)| !parents.contains(name));
+        self.test_names.retain(|name| !parents.contains(name));
         self
     }
 

@@ -72,3 +72,31 @@ fn status_line(trimmed: &str) -> Option<(&str, &str)> {
     };
     (!rest.is_empty()).then_some((status, rest))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failing(output: &str) -> Vec<String> {
+        read(&Text::new(output), true).tests.into_iter().map(|(name, _)| name).collect()
+    }
+
+    #[test]
+    fn a_test_that_passed_on_a_later_try_is_not_failing() {
+        let output = "    Starting 2 tests across 2 binaries (11 skipped)
+  TRY 1 FAIL [   0.003s] fixture-project::basic test_flaky_mod_2
+  TRY 2 PASS [   0.002s] fixture-project::basic test_flaky_mod_2
+  TRY 3 FAIL [   0.004s] fixture-project::basic test_broken
+     Summary [   0.021s] 2 tests run: 1 passed (1 flaky), 1 failed, 25 skipped
+   FLAKY 2/3 [   0.002s] fixture-project::basic test_flaky_mod_2
+        FAIL [   0.004s] fixture-project::basic test_broken
+";
+        assert_eq!(failing(output), ["fixture-project::basic test_broken"]);
+    }
+
+    #[test]
+    fn a_test_killed_by_a_signal_or_a_timeout_is_failing() {
+        let output = "     SIGSEGV [   0.101s] demo tests::crashes\n     TIMEOUT [  60.002s] demo tests::hangs\n        PASS [   0.001s] demo tests::adds\n";
+        assert_eq!(failing(output), ["demo tests::crashes", "demo tests::hangs"]);
+    }
+}

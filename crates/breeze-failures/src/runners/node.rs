@@ -88,3 +88,40 @@ fn read_spec_tree(lines: &[&str], found: &mut Found) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failing(output: &str) -> Vec<String> {
+        read(&Text::new(output), true).tests.into_iter().map(|(name, _)| name).collect()
+    }
+
+    #[test]
+    fn skipped_and_todo_tests_are_not_failing_and_suites_nest() {
+        let tap = "TAP version 13
+# Subtest: outer
+    # Subtest: inner
+        # Subtest: deep
+        not ok 1 - deep
+        # Subtest: later
+        not ok 2 - later # TODO not written yet
+        1..2
+    not ok 1 - inner
+    # Subtest: skipped
+    not ok 2 - skipped # SKIP flaky on CI
+    1..2
+not ok 1 - outer
+# Subtest: top
+not ok 2 - top
+1..2
+";
+        assert_eq!(failing(tap), ["outer > inner > deep", "top"]);
+    }
+
+    #[test]
+    fn the_spec_tree_names_tests_by_their_suites_when_the_closing_section_is_cut() {
+        let spec = "▶ math\n  ▶ nested\n    ✖ deep (0.3ms)\n  ✖ nested (0.5ms)\n  ✔ adds (0.1ms)\n✖ math (1.2ms)\nℹ fail 1\n";
+        assert_eq!(failing(spec), ["math > nested > deep"]);
+    }
+}

@@ -14,11 +14,15 @@ pub(super) fn read(text: &Text<'_>, named: bool) -> Found {
     for line in &text.lines {
         summary_line(line, pytest, &mut found);
     }
+    // Progress lines: `path::test FAILED [ 50%]`, pytest-xdist's `[gw0] [ 50%] FAILED
+    // path::test`.
     for line in &text.lines {
-        let mut words = without_worker(line.trim()).split_whitespace();
-        if let (Some(id), Some("FAILED" | "ERROR")) = (words.next(), words.next())
-            && id.contains("::")
-        {
+        let words: Vec<&str> = without_worker(line.trim()).split_whitespace().collect();
+        let id = match words[..] {
+            [id, "FAILED" | "ERROR", ..] | ["FAILED" | "ERROR", id, ..] => id,
+            _ => continue,
+        };
+        if id.contains("::") {
             found.test(id, line);
         }
     }
@@ -35,7 +39,7 @@ pub(super) fn read(text: &Text<'_>, named: bool) -> Found {
 /// A line of the short test summary: `FAILED tests/test_x.py::test_y - AssertionError`,
 /// `ERROR tests/test_x.py::test_y - fixture 'db' not found`, `ERROR tests/test_broken.py`.
 fn summary_line(line: &str, pytest: bool, found: &mut Found) {
-    let trimmed = without_worker(line.trim());
+    let trimmed = line.trim();
     let (verdict, rest) = trimmed.split_once(' ').unwrap_or((trimmed, ""));
     let id = rest.split(" - ").next().unwrap_or("").trim();
     match verdict {
@@ -68,4 +72,38 @@ fn section_header(line: &str) -> Option<&str> {
     let inner = line.strip_prefix("___")?.strip_suffix("___")?.trim_matches('_').trim();
     let opening = inner.split_whitespace().next()?;
     (!inner.is_empty() && opening != "ERROR" && opening != "Captured").then_some(inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_output(output: &str) -> Found {
+        read(&Text::new(output), false)
+    }
+
+    #[test]
+    fn xdist_workers_and_setup_errors_name_the_test() {
+        let found = read_output(
+            "[gw1] [ 50%] FAILED tests/test_a.py::test_x[1-2] \n\
+             ===== short test summary info =====\n\
+             FAILED tests/test_a.py::test_x[1-2] - assert 3 == 4\n\
+             ERROR tests/test_b.py::test_y - fixture 'db' not found\n",
+        );
+        let names: Vec<&str> = found.tests.iter().map(|(name, _)| name.as_str()).collect();
+        assert_eq!(names, ["tests/test_a.py::test_x[1-2]", "tests/test_b.py::test_y"]);
+        assert_eq!(
+            found.headline().as_deref(),
+            Some("FAILED tests/test_a.py::test_x[1-2] - assert 3 == 4")
+        );
+    }
+
+    #[test]
+    fn without_a_summary_the_failures_headers_name_the_tests() {
+        let found = read_output(
+            "===== test session starts =====\n===== FAILURES =====\n_____ CalcTest.test_subtracts _____\n\nE   AssertionError\n===== 1 failed in 0.02s =====\n",
+        );
+        assert_eq!(found.tests[0].0, "CalcTest.test_subtracts");
+        assert!(read_output("FAILED (failures=1)\n").is_empty(), "unittest's closing line");
+    }
 }

@@ -35,3 +35,30 @@ fn test_name(header: &str) -> Option<String> {
     let parameters = parameters.trim();
     Some(if parameters.is_empty() { qualified } else { format!("{qualified} {parameters}") })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_python_names_a_test_the_same_way() {
+        assert_eq!(
+            test_name("test_x (pkg.mod.Class.test_x)").as_deref(),
+            Some("pkg.mod.Class.test_x")
+        );
+        assert_eq!(test_name("test_x (pkg.mod.Class)").as_deref(), Some("pkg.mod.Class.test_x"));
+        assert_eq!(
+            test_name("test_x (mod.Class.test_x) (i=1)").as_deref(),
+            Some("mod.Class.test_x (i=1)")
+        );
+        assert_eq!(test_name("no parentheses"), None);
+    }
+
+    #[test]
+    fn headers_count_only_in_unittests_output() {
+        let lint = "ERROR: cannot lint (config.toml)\n";
+        assert!(read(&Text::new(lint), false).is_empty());
+        let unittest = format!("{lint}Ran 3 tests in 0.001s\n\nFAILED (errors=1)\n");
+        assert_eq!(read(&Text::new(&unittest), false).tests[0].0, "config.toml.cannot lint");
+    }
+}
