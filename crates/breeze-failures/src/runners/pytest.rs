@@ -22,7 +22,7 @@ pub(super) fn read(text: &Text<'_>, named: bool) -> Found {
             [id, "FAILED" | "ERROR", ..] | ["FAILED" | "ERROR", id, ..] => id,
             _ => continue,
         };
-        if id.contains("::") {
+        if is_test_id(id, pytest) {
             found.test(id, line);
         }
     }
@@ -44,14 +44,24 @@ fn summary_line(line: &str, pytest: bool, found: &mut Found) {
     let id = rest.split(" - ").next().unwrap_or("").trim();
     match verdict {
         // unittest's closing `FAILED (failures=1)` names no test.
-        "FAILED" if id.contains("::") || (pytest && !id.is_empty() && !id.starts_with('(')) => {
+        "FAILED"
+            if is_test_id(id, pytest) || (pytest && !id.is_empty() && !id.starts_with('(')) =>
+        {
             found.test(id, trimmed);
         }
-        "ERROR" if id.contains("::") => found.test(id, trimmed),
+        "ERROR" if is_test_id(id, pytest) => found.test(id, trimmed),
         "ERROR" if pytest && !id.is_empty() => found.error(&format!("ERROR {id}")),
         "ERROR:" if pytest => found.error(trimmed),
         _ => {}
     }
+}
+
+/// Whether `id` is a test's node id, `tests/test_x.py::Class::test_y[1-2]`: its file a Python
+/// module unless pytest's banners are in the output (a doctest of `README.md::README.md`), so
+/// that a Rust log line `ERROR my_crate::db > refused` is not taken for a test.
+fn is_test_id(id: &str, pytest: bool) -> bool {
+    let (file, test) = id.split_once("::").unwrap_or((id, ""));
+    !test.is_empty() && (pytest || file.ends_with(".py"))
 }
 
 /// `line` without pytest-xdist's worker and progress marks: `[gw0] [ 50%] FAILED x` →
@@ -96,6 +106,12 @@ mod tests {
             found.headline().as_deref(),
             Some("FAILED tests/test_a.py::test_x[1-2] - assert 3 == 4")
         );
+    }
+
+    #[test]
+    fn a_log_line_naming_a_rust_module_is_no_pytest_test() {
+        assert!(read_output(" ERROR my_crate::db > connection refused\n").is_empty());
+        assert!(read_output("FAILED my_crate::db::tests::x\n").is_empty());
     }
 
     #[test]
