@@ -155,8 +155,15 @@ fn is_cargo_status(line: &str) -> bool {
 /// [running]:`.
 pub(crate) fn is_frame(line: &str) -> bool {
     let trimmed = line.trim();
-    if trimmed.starts_with("at ") || trimmed.starts_with("File \"") {
+    if trimmed.starts_with("File \"") {
         return true;
+    }
+    // `at ./src/lib.rs:40:9`, `at Foo (x.js:4:48)`, `at com.x.Y.run(Native Method)`; not
+    // `at least one error occurred`.
+    if let Some(place) = trimmed.strip_prefix("at ") {
+        let numbered =
+            place.split(':').skip(1).any(|part| part.starts_with(|c: char| c.is_ascii_digit()));
+        return numbered || place.ends_with(')');
     }
     if trimmed.starts_with("goroutine ") && trimmed.ends_with("]:") {
         return true;
@@ -164,8 +171,9 @@ pub(crate) fn is_frame(line: &str) -> bool {
     if trimmed.contains(".go:") && trimmed.contains(" +0x") {
         return true;
     }
+    // Rust's `   3: core::panicking::panic`, indented.
     let digits = trimmed.bytes().take_while(u8::is_ascii_digit).count();
-    digits > 0 && trimmed[digits..].starts_with(": ")
+    line.starts_with([' ', '\t']) && digits > 0 && trimmed[digits..].starts_with(": ")
 }
 
 /// Words that name a failure wherever they stand (compared in lower case).
@@ -323,5 +331,7 @@ mod tests {
             assert!(is_frame(frame), "{frame}");
         }
         assert!(!is_frame("thread 'main' (12) panicked at src/lib.rs:4:5:"));
+        assert!(!is_frame("at least one error occurred"));
+        assert!(!is_frame("1: error in the first config"));
     }
 }
