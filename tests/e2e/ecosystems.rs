@@ -16,14 +16,14 @@ use crate::support::{both, git, repo_with, stdout, toml_task};
 
 /// `HOME` for these tests: the tools' caches (`~/.npm`, `~/.cargo/registry`, …), kept
 /// between runs so that only the first one downloads.
-fn tools_home() -> PathBuf {
+pub(crate) fn tools_home() -> PathBuf {
     let home = Path::new(env!("CARGO_TARGET_TMPDIR")).join("ecosystem-home");
     std::fs::create_dir_all(&home).unwrap();
     home
 }
 
 /// The real home's rustup folder: `cargo` is rustup's proxy, which needs its toolchains.
-fn rustup_home() -> Option<PathBuf> {
+pub(crate) fn rustup_home() -> Option<PathBuf> {
     std::env::var_os("RUSTUP_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(".rustup")))
@@ -31,7 +31,7 @@ fn rustup_home() -> Option<PathBuf> {
 }
 
 /// `breeze args…` in `dir`, hermetic but with the tools' home.
-fn breeze_in(dir: &Path, args: &[&str]) -> Output {
+pub(crate) fn breeze_in(dir: &Path, args: &[&str]) -> Output {
     let mut command = crate::support::breeze();
     command.env("HOME", tools_home());
     // The outer build's target folder must not become the project's (nor be written
@@ -46,7 +46,7 @@ fn breeze_in(dir: &Path, args: &[&str]) -> Output {
 }
 
 /// Whether `program` runs here; if not, the test is skipped, loudly.
-fn have(program: &str, ecosystem: &str) -> bool {
+pub(crate) fn have(program: &str, ecosystem: &str) -> bool {
     let found =
         Command::new(program).arg("--version").output().is_ok_and(|out| out.status.success());
     if !found {

@@ -113,3 +113,125 @@ fn a_detached_head_is_refused_with_a_hint() {
     assert!(both(&output).contains("git switch"), "{}", both(&output));
     assert!(!root.join(".breeze/runs").exists(), "nothing is created");
 }
+
+/// A cargo crate whose own test fails on main, printing an address and (with
+/// `RUST_BACKTRACE=1`) a backtrace: every run of it differs but in what failed.
+const FAILING_CRATE: &[(&str, &str)] = &[
+    ("Cargo.toml", "[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n"),
+    (
+        "src/lib.rs",
+        "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n\n#[cfg(test)]\nmod tests {\n    #[test]\n    fn adds() {\n        assert_eq!(super::add(1, 2), 3);\n    }\n\n    #[test]\n    fn test_fmt() {\n        let x = 1;\n        assert_eq!(format!(\"{x:?}\"), \"2\", \"at {:p}\", &x);\n    }\n}\n",
+    ),
+    (".gitignore", "/target\n"),
+];
+
+fn cargo_config(worker: &str) -> String {
+    format!(
+        r#"
+[run]
+max_workers = 1
+{worker}
+[roles.reviewer]
+backend = "scripted"
+[roles.advisor]
+backend = "scripted"
+[review]
+checks = [["cargo", "test", "--offline", "--no-fail-fast"]]
+[land]
+verify = ["cargo", "test", "--offline", "--no-fail-fast"]
+on_main_failure = "land"
+"#
+    )
+}
+
+fn cargo_breeze(root: &std::path::Path, args: &[&str]) -> std::process::Output {
+    let mut command = breeze();
+    command.env("HOME", crate::ecosystems::tools_home()).env("RUST_BACKTRACE", "1");
+    command.env_remove("CARGO_TARGET_DIR").env_remove("CARGO_BUILD_TARGET_DIR");
+    if let Some(rustup) = crate::ecosystems::rustup_home() {
+        command.env("RUSTUP_HOME", rustup);
+    }
+    command.current_dir(root).args(args).output().unwrap()
+}
+
+fn have_cargo() -> bool {
+    crate::ecosystems::have("cargo", "Cargo")
+        && (crate::ecosystems::rustup_home().is_some() || crate::ecosystems::have("rustc", "Cargo"))
+}
+
+#[test]
+fn mains_own_failing_test_is_never_charged_to_a_task_in_checks_or_verify() {
+    if !have_cargo() {
+        return;
+    }
+    let mut files = FAILING_CRATE.to_vec();
+    let plan = toml_task("1", "Notes", &["docs/notes.md"], "");
+    files.push(("plan.toml", &plan));
+    let (_temp, root) = repo_with(&files);
+    write(&root, "breeze.toml", &cargo_config("[roles.worker]\nbackend = \"scripted\"\n"));
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "config"]);
+    let output = cargo_breeze(&root, &["run", "plan.toml"]);
+    assert_eq!(output.status.code(), Some(0), "{}", both(&output));
+    let status = crate::support::status_json(&root);
+    let task = &status["tasks"][0];
+    assert_eq!(task["state"], "landed", "{status}");
+    assert_eq!(task["gate_failures"], 0, "never sent back: {status}");
+    let journal = std::fs::read_to_string(
+        root.join(".breeze/runs").join(status["run_id"].as_str().unwrap()).join("events.jsonl"),
+    )
+    .unwrap();
+    assert!(!journal.contains("\"sent_back\""), "{journal}");
+    assert!(journal.contains("fails-like-main"), "verify judged it main's: {journal}");
+}
+
+/// A worker whose first attempt adds a test that fails, and whose second fixes it.
+const NEW_FAILING_TEST: &str = r#"#!/bin/sh
+cat > /dev/null
+mkdir -p tests
+if [ "$BREEZE_ATTEMPT" = 1 ]; then want=4; else want=3; fi
+printf '#[test]\nfn new_case() {\n    assert_eq!(calc::add(1, 2), %s);\n}\n' "$want" > tests/new_case.rs
+printf '{"schema_version":"worker-report.v1","status":"completed","summary":"ok"}' > "$BREEZE_OUTPUT"
+"#;
+
+#[test]
+fn a_task_is_charged_only_with_the_tests_main_does_not_fail_and_its_reason_names_them() {
+    if !have_cargo() {
+        return;
+    }
+    let mut files = FAILING_CRATE.to_vec();
+    let plan = toml_task("1", "New case", &["tests/new_case.rs"], "");
+    files.push(("plan.toml", &plan));
+    let (temp, root) = repo_with(&files);
+    let script = temp.path().join("worker.sh");
+    std::fs::write(&script, NEW_FAILING_TEST).unwrap();
+    let worker = format!(
+        "[roles.worker]\nbackend = \"command\"\ncommand = [\"sh\", \"{}\"]\n",
+        script.display()
+    );
+    write(&root, "breeze.toml", &cargo_config(&worker));
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "config"]);
+    let output = cargo_breeze(&root, &["run", "plan.toml"]);
+    assert_eq!(output.status.code(), Some(0), "{}", both(&output));
+    let said = both(&output);
+    // Sent back once, for its own test alone — named in the one-line reason.
+    let status = crate::support::status_json(&root);
+    assert_eq!(status["tasks"][0]["state"], "landed", "{status}");
+    assert_eq!(status["tasks"][0]["attempts"], 2, "{status}");
+    let journal = std::fs::read_to_string(
+        root.join(".breeze/runs").join(status["run_id"].as_str().unwrap()).join("events.jsonl"),
+    )
+    .unwrap();
+    let sent_back: serde_json::Value = serde_json::from_str(
+        journal.lines().find(|line| line.contains("\"sent_back\"")).unwrap_or("{}"),
+    )
+    .unwrap();
+    let reason = sent_back["event"]["reason"].as_str().unwrap_or_default();
+    assert!(reason.ends_with(": new_case)"), "the failing test ends the reason: {reason}\n{said}");
+    assert!(
+        reason.contains("test_fmt too, not this change's"),
+        "main's is named as such: {reason}"
+    );
+    assert!(!reason.contains("Compiling") && !reason.contains("0x"), "{reason}");
+}

@@ -41,7 +41,9 @@ pub(crate) fn of_command(
     refused: Option<&str>,
 ) -> Cause {
     let output = format!("{}{}", outcome.stdout_tail, outcome.stderr_tail);
-    of_ending(kind, argv, &outcome.ending, &output, refused)
+    let mut cause = of_ending(kind, argv, &outcome.ending, &output, refused);
+    cause.headline = breeze_failures::headline(&output);
+    cause
 }
 
 fn of_ending(

@@ -17,16 +17,39 @@ use serde::{Deserialize, Serialize};
 /// The file of passed trees, under `.breeze/`.
 pub const PASSED_FILE: &str = "verify-passed.jsonl";
 
-/// A failed verify run: what the worker is told, and what it is compared by.
+/// A failed verify run (or check): what the worker is told, and what it is compared by.
 #[derive(Debug, Clone, PartialEq)]
 pub struct VerifyFailed {
     /// The command, its exit code and the end of its output.
     pub failure: breeze_protocol::VerifyFailure,
-    /// Its output's signature ([`crate::advice::output_signature`]): two runs with the
-    /// same signature fail the same way.
-    pub signature: Vec<String>,
+    /// How it ended, as compared: a run that timed out does not fail "the same way" as one
+    /// that exited.
+    pub ending: EndingKind,
+    /// What failed, read from its output ([`breeze_failures::identify`]): the failing tests
+    /// by name, or the failure lines without what changes from run to run.
+    pub what: breeze_failures::Failure,
     /// The cause a task sent back for it is given.
     pub cause: breeze_protocol::Cause,
+}
+
+/// How a failed command ended, as two failures are compared by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EndingKind {
+    /// It exited (with any code: a cold build and a warm one exit alike).
+    Exited,
+    /// It timed out, stalled or was killed by a signal.
+    Otherwise,
+}
+
+impl VerifyFailed {
+    /// What of this failure is main's: `Same` when it fails nothing main's `main` does not
+    /// (never charged), else what it fails beyond main.
+    pub fn against_main(&self, main: &VerifyFailed) -> breeze_failures::Judgement {
+        if self.ending != main.ending {
+            return breeze_failures::Judgement::Different { task_only: self.what.keys() };
+        }
+        breeze_failures::judge(&self.what, &main.what)
+    }
 }
 
 /// What verify said about a tree.
@@ -137,7 +160,8 @@ mod tests {
                 exit_code: Some(1),
                 log_tail: text.into(),
             },
-            signature: vec![text.into()],
+            ending: EndingKind::Exited,
+            what: breeze_failures::identify(&["make".into(), "test".into()], text),
             cause: breeze_protocol::Cause::new(breeze_protocol::CauseKind::Verify, "exited 1"),
         }
     }

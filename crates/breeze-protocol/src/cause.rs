@@ -110,6 +110,10 @@ pub struct Cause {
     /// The last lines of its output (bounded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log_tail: Option<String>,
+    /// The line of its output that says what failed, as breeze read it (the failing test,
+    /// the first error the runner marks as such); [`Cause::line`] shows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headline: Option<String>,
     /// How many times in a row it happened, when that is why the task escalated.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub times: Option<u32>,
@@ -129,6 +133,7 @@ impl Cause {
             command: Vec::new(),
             exit_code: None,
             log_tail: None,
+            headline: None,
             times: None,
             hint: None,
         }
@@ -198,14 +203,18 @@ impl Cause {
         format!("{}…", command.chars().take(COMMAND_CHARS - 1).collect::<String>())
     }
 
-    /// How the command ended, and the line of its output that tells why
-    /// ([`telling_line`]).
+    /// How the command ended, and the line of its output that tells why: its
+    /// [`Cause::headline`], else [`telling_line`] of its tail.
     fn ended(&self) -> String {
         let ending = match (self.exit_code, one_line(&self.detail)) {
             (Some(code), "") => format!("exited {code}"),
             (_, detail) => detail.to_string(),
         };
-        match self.log_tail.as_deref().and_then(telling_line) {
+        let telling = match &self.headline {
+            Some(headline) => Some(bounded(headline)),
+            None => self.log_tail.as_deref().and_then(telling_line),
+        };
+        match telling {
             Some(last) => format!("{ending}: {last}"),
             None => ending,
         }

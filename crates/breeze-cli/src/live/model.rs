@@ -311,6 +311,12 @@ impl LiveModel {
             EventKind::LandingBatch { tasks, .. } => {
                 note = Some(format!("⇉ landing {} together: {}", tasks.len(), tasks.join(", ")));
             }
+            EventKind::Verified { tasks, outcome, .. } if outcome == "flaky" => {
+                note = Some(format!(
+                    "≈ [{}] verify failed once and passed on a retry: flaky, not the task's",
+                    tasks.join(", ")
+                ));
+            }
             EventKind::Verified { tasks, commit, outcome, .. } if outcome != "passed" => {
                 note = Some(match tasks.as_slice() {
                     [] => format!("✗ main itself fails verify at {}", crate::render::short(commit)),

@@ -200,7 +200,10 @@ pub(super) async fn prepare(
     let mut message = candidate.message.clone();
     if ctx.config.run_hooks {
         match run_hooks(ctx, &candidate.id, parent, tree, &message).await? {
-            Hooks::Failed(failure, cause) => return Ok(Prepared::HookFailed(failure, cause)),
+            Hooks::Failed(failed) => {
+                let (failure, cause) = *failed;
+                return Ok(Prepared::HookFailed(failure, cause));
+            }
             Hooks::Passed { message: Some(edited) } => message = edited,
             Hooks::Passed { message: None } => {}
         }
@@ -268,7 +271,7 @@ enum Hooks {
     /// They passed; `commit-msg` may have edited the message.
     Passed { message: Option<String> },
     /// One failed: the task goes back to its worker like a failed verify.
-    Failed(VerifyFailure, Cause),
+    Failed(Box<(VerifyFailure, Cause)>),
 }
 
 /// Runs the repository's `pre-commit` (with the landing staged on main's tip, as `git
@@ -336,7 +339,7 @@ async fn run_hooks(
         if !run.outcome.ending.is_success() {
             let mut failed = failure_of(CauseKind::Hook, argv, &run);
             failed.cause.name = Some(name.to_string());
-            return Ok(Hooks::Failed(failed.failure, failed.cause));
+            return Ok(Hooks::Failed(Box::new((failed.failure, failed.cause))));
         }
     }
     // Written by a hook that may run agents' code: no link followed, bounded.

@@ -5,15 +5,17 @@
 use std::collections::BTreeSet;
 
 use breeze_protocol::{
-    EventKind, Gap, GateResult, GateStatus, MemoryScope, ReviewInput, ReviewInputV1, ReviewResult,
-    Role, Severity, Verdict, validate,
+    CauseKind, EventKind, Gap, GateResult, GateStatus, MemoryScope, ReviewInput, ReviewInputV1,
+    ReviewResult, Role, Severity, Verdict, validate,
 };
 
 use super::consult::write_json;
 use super::context::{ProjectCommand, ProjectRun};
 use super::driver::TaskDriver;
+use super::main_checks;
 use super::review_checkout::{self, ReviewCheckout};
 use super::send_back::GateFailure;
+use super::verify_queue::failure_of;
 use crate::clock;
 use crate::error::EngineError;
 use crate::progress::ProgressEvent;
@@ -129,17 +131,55 @@ impl TaskDriver {
         } else {
             self.checks_on_base(&worktree, failing, round).await?
         };
-        self.writer = None;
         let mut gates = Vec::new();
         let mut failed = None;
         for (argv, run) in checks.iter().zip(&runs) {
+            let gate = check_gate(argv, run);
+            if gate.status == GateStatus::Passed {
+                gates.push(gate);
+                continue;
+            }
+            let mine = failure_of(CauseKind::Check, argv.clone(), run);
             let main_said = on_base.as_ref().and_then(|on_base| on_base.said(argv));
-            let (gate, cause) =
-                super::main_checks::judged(check_gate(argv, run), argv, run, main_said);
+            let mut charge = main_checks::charge(&mine, main_said);
+            if charge.charges() && run.refused.is_none() {
+                charge = self.retried(argv, charge, round).await?;
+            }
+            let (gate, cause) = main_checks::judged(gate, &mine, charge);
             failed = failed.or(cause);
             gates.push(gate);
         }
+        self.writer = None;
         Ok((gates, failed))
+    }
+
+    /// `charge` once check `argv` ran again on the same tree, in the task's lane: what
+    /// passes then is flaky, not the task's.
+    async fn retried(
+        &mut self,
+        argv: &[String],
+        charge: main_checks::Charge,
+        round: u32,
+    ) -> Result<main_checks::Charge, EngineError> {
+        let Some(worktree) = self.worktree.clone() else { return Ok(charge) };
+        self.hold_lane();
+        let number = self.ctx.config.review_checks.iter().position(|c| c == argv).unwrap_or(0);
+        let attempt = self.record().attempts;
+        let log = format!("check-{}.attempt-{attempt}.round-{round}.retry", number + 1);
+        let run = self.run_check(argv, &worktree.path, &log).await?;
+        self.record_baseline(&worktree).await?;
+        let retry = (!run.outcome.ending.is_success())
+            .then(|| failure_of(CauseKind::Check, argv.to_vec(), &run));
+        let charge = charge.after_retry(retry.as_ref());
+        if let main_checks::Charge::Flaky { tests } = &charge {
+            tracing::warn!(
+                task = %self.id,
+                "`{}` failed once and passed on a retry of the same tree: flaky, not the task's ({})",
+                argv.join(" "),
+                tests.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
+            );
+        }
+        Ok(charge)
     }
 
     /// Runs the check `argv` in the lane checkout `dir`, logged as `<task>.<log>`; a stop

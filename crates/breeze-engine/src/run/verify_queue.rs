@@ -20,8 +20,9 @@ use super::context::{ProjectCommand, ProjectRun, RunContext};
 use crate::config::OnMainFailure;
 use crate::error::EngineError;
 use crate::lane_env::LaneEnv;
+use crate::progress::ProgressEvent;
 use crate::run_dir::file_slug;
-use crate::verify_cache::{Verdict, VerifyFailed};
+use crate::verify_cache::{EndingKind, Verdict, VerifyFailed};
 
 /// Bytes of verify output sent back to the worker.
 const VERIFY_TAIL_BYTES: usize = 4096;
@@ -110,11 +111,23 @@ impl Judge<'_> {
     /// fails exactly like main, with `on_main_failure = "land"`), else its failure.
     async fn check(&mut self, prefix: &[Link]) -> Result<Option<VerifyFailed>, EngineError> {
         let Some(last) = prefix.last() else { return Ok(None) };
-        let (verdict, known) = verdict_on(self.ctx, &last.id, last.commit, last.tree).await?;
+        let (mut verdict, known) = verdict_on(self.ctx, &last.id, last.commit, last.tree).await?;
         let outcome = match &verdict {
             Verdict::Passed => "passed",
             Verdict::Failed(failed) if self.fails_like_main(failed, &last.id).await? => {
                 "fails-like-main"
+            }
+            // A failure charged to the landing is run once more on the same tree first:
+            // what passes then is flaky, not the task's.
+            Verdict::Failed(failed) if !known => {
+                let tree = (last.commit, last.tree);
+                match retried(self.ctx, &last.id, tree, failed).await? {
+                    None => "flaky",
+                    Some(kept) => {
+                        verdict = Verdict::Failed(Box::new(kept));
+                        "failed"
+                    }
+                }
             }
             Verdict::Failed(_) => "failed",
         };
@@ -143,9 +156,10 @@ impl Judge<'_> {
         if self.ctx.config.on_main_failure != OnMainFailure::Land {
             return Ok(false);
         }
-        Ok(
-            matches!(self.main_verdict(id).await?, Verdict::Failed(main) if main.signature == failed.signature),
-        )
+        Ok(matches!(
+            self.main_verdict(id).await?,
+            Verdict::Failed(main) if failed.against_main(&main) == breeze_failures::Judgement::Same
+        ))
     }
 
     /// main's tip's verdict: known, or verified now (and journaled) — once per chain and,
@@ -202,6 +216,68 @@ async fn verdict_on(
     if let Some(verdict) = ctx.verify_cache.known(tree) {
         return Ok((verdict, true));
     }
+    let verdict = run_verify(ctx, id, commit).await?;
+    ctx.verify_cache.record(tree, &verdict);
+    Ok((verdict, false))
+}
+
+/// `failed` (verify's failure on `commit`, whose tree is `tree`) once verify ran again on
+/// the same tree: `None` when nothing failed both times (flaky: the tree is remembered as
+/// passing), else what failed both times.
+async fn retried(
+    ctx: &RunContext,
+    id: &str,
+    (commit, tree): (Oid, Oid),
+    failed: &VerifyFailed,
+) -> Result<Option<VerifyFailed>, EngineError> {
+    let again = run_verify(ctx, id, commit).await?;
+    let kept = match again {
+        Verdict::Passed => None,
+        Verdict::Failed(again) => failed_both_times(failed, *again),
+    };
+    let verdict = kept.clone().map_or(Verdict::Passed, |kept| Verdict::Failed(Box::new(kept)));
+    ctx.verify_cache.record(tree, &verdict);
+    if kept.is_none() {
+        ctx.book.report(ProgressEvent::Notice {
+            message: format!(
+                "`{}` failed once on task {id}'s landing and passed when run again on the same tree: flaky, not the task's ({})",
+                ctx.config.verify.join(" "),
+                failed.what.keys().into_iter().take(5).collect::<Vec<_>>().join(", ")
+            ),
+        });
+    }
+    Ok(kept)
+}
+
+/// What failed in both runs of one tree (`retry` as it failed, its tests or lines cut to
+/// those `first` failed too); `None` when nothing did.
+pub(super) fn failed_both_times(
+    first: &VerifyFailed,
+    mut retry: VerifyFailed,
+) -> Option<VerifyFailed> {
+    use breeze_failures::Failure;
+    let both = |a: &std::collections::BTreeSet<String>, b: &std::collections::BTreeSet<String>| {
+        a.intersection(b).cloned().collect::<std::collections::BTreeSet<String>>()
+    };
+    retry.what = match (&first.what, retry.what) {
+        (
+            Failure::Tests { runner: r1, failing: f1, errors: e1 },
+            Failure::Tests { runner, failing, errors },
+        ) if *r1 == runner => {
+            Failure::Tests { runner, failing: both(f1, &failing), errors: both(e1, &errors) }
+        }
+        (Failure::Output(a), Failure::Output(b)) => Failure::Output(both(a, &b)),
+        (_, other) => other,
+    };
+    if retry.what.keys().is_empty() {
+        return None;
+    }
+    retry.cause.headline = retry.what.keys().into_iter().next();
+    Some(retry)
+}
+
+/// Runs verify on `commit` in the integration worktree: what it said.
+async fn run_verify(ctx: &RunContext, id: &str, commit: Oid) -> Result<Verdict, EngineError> {
     let worktree = integration_worktree(ctx, move |repo, changes| {
         repo.integration_worktree_changed(commit, changes)
     })
@@ -221,17 +297,15 @@ async fn verdict_on(
     if run.outcome.ending == Ending::Cancelled {
         return Err(EngineError::Cancelled);
     }
-    let verdict = if run.outcome.ending.is_success() {
+    Ok(if run.outcome.ending.is_success() {
         Verdict::Passed
     } else {
         Verdict::Failed(Box::new(failure_of(CauseKind::Verify, ctx.config.verify.clone(), &run)))
-    };
-    ctx.verify_cache.record(tree, &verdict);
-    Ok((verdict, false))
+    })
 }
 
-/// A failed check on a merged tree (`land.verify`, a hook: `kind`), as the worker is told
-/// about it, with its signature and its cause.
+/// A failed check on a merged tree (`land.verify`, a hook: `kind`) or on a lane (`[review]
+/// checks`), as the worker is told about it, with what failed and its cause.
 pub(super) fn failure_of(kind: CauseKind, command: Vec<String>, run: &ProjectRun) -> VerifyFailed {
     let outcome = &run.outcome;
     let combined = format!("{}{}", outcome.stdout_tail, outcome.stderr_tail);
@@ -246,12 +320,16 @@ pub(super) fn failure_of(kind: CauseKind, command: Vec<String>, run: &ProjectRun
             tail.to_string()
         }
     };
-    let mut signature = crate::advice::output_signature(&format!(
+    let output = format!(
         "{}\n{}",
         whole_lines(&outcome.stdout_tail, outcome.stdout_bytes),
         whole_lines(&outcome.stderr_tail, outcome.stderr_bytes)
-    ));
-    signature.insert(0, format!("({})", outcome.ending));
+    );
+    let what = breeze_failures::identify(&command, &output);
+    let ending = match outcome.ending {
+        Ending::Exited(_) => EndingKind::Exited,
+        _ => EndingKind::Otherwise,
+    };
     let mut log_tail = format!("({}) {}", outcome.ending, &combined[tail_start..]);
     if let Some(hint) = &run.refused {
         log_tail.push_str(&format!("\n(breeze: {hint})"));
@@ -266,7 +344,8 @@ pub(super) fn failure_of(kind: CauseKind, command: Vec<String>, run: &ProjectRun
             },
             log_tail,
         },
-        signature,
+        ending,
+        what,
         cause,
     }
 }

@@ -195,10 +195,12 @@ fn cargo(files: &RootFiles) -> Option<Project> {
         } else {
             "Cargo.toml".into()
         },
+        // `--no-fail-fast`: every test binary runs, so a test a task breaks is not hidden
+        // behind one that fails on main already (which stops cargo at its binary).
         test: Some(if workspace {
-            argv(&["cargo", "test", "--workspace"])
+            argv(&["cargo", "test", "--workspace", "--no-fail-fast"])
         } else {
-            argv(&["cargo", "test"])
+            argv(&["cargo", "test", "--no-fail-fast"])
         }),
         install: None,
         caches: &["~/.cargo/registry", "~/.cargo/git"],
