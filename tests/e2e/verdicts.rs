@@ -235,3 +235,52 @@ fn a_task_is_charged_only_with_the_tests_main_does_not_fail_and_its_reason_names
     );
     assert!(!reason.contains("Compiling") && !reason.contains("0x"), "{reason}");
 }
+
+#[test]
+fn a_build_folder_the_person_points_elsewhere_is_each_checkouts_own() {
+    if !have_cargo() {
+        return;
+    }
+    let files = [
+        ("Cargo.toml", "[package]\nname = \"calc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n"),
+        ("src/lib.rs", "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n"),
+        (".gitignore", "/target\n"),
+        ("plan.toml", &toml_task("1", "Notes", &["docs/notes.md"], "")),
+    ];
+    let (temp, root) = repo_with(&files);
+    write(&root, "breeze.toml", &cargo_config("[roles.worker]\nbackend = \"scripted\"\n"));
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "config"]);
+    let shared = temp.path().join("shared-target");
+    let mut command = breeze();
+    command.env("HOME", crate::ecosystems::tools_home()).env("CARGO_TARGET_DIR", &shared);
+    if let Some(rustup) = crate::ecosystems::rustup_home() {
+        command.env("RUSTUP_HOME", rustup);
+    }
+    let output = command.current_dir(&root).args(["run", "plan.toml"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", both(&output));
+    assert!(both(&output).contains("CARGO_TARGET_DIR="), "said at the start: {}", both(&output));
+    assert!(!shared.exists(), "no confined command wrote the shared folder");
+}
+
+#[test]
+fn a_confined_command_can_take_cargos_package_cache_lock() {
+    if !crate::support::landlock_or_skip() {
+        return;
+    }
+    let (temp, root) = repo_with(&[("plan.toml", &toml_task("1", "A", &["a.txt"], ""))]);
+    let home = temp.path().join("home");
+    std::fs::create_dir_all(home.join(".cargo")).unwrap();
+    let check = "import fcntl, os; f = open(os.path.expanduser('~/.cargo/.package-cache'), 'a'); fcntl.flock(f, fcntl.LOCK_EX); print('LOCKED')";
+    let config = format!(
+        "{SCRIPTED}[sandbox]\nmode = \"require\"\nwritable = [\"~/.cargo/registry\", \"~/.cargo/git\"]\n[review]\nchecks = [[\"python3\", \"-c\", \"{check}\"]]\n"
+    );
+    write(&root, "breeze.toml", &config);
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "config"]);
+    let output =
+        breeze().env("HOME", &home).current_dir(&root).args(["run", "plan.toml"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", both(&output));
+    let status = crate::support::status_json(&root);
+    assert_eq!(status["tasks"][0]["gate_failures"], 0, "{status}");
+}

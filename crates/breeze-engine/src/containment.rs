@@ -29,6 +29,9 @@ pub struct Containment {
     pub mode: SandboxMode,
     /// Extra paths workers and project commands may write (`sandbox.writable`, `~` expanded).
     pub extra_writable: Vec<PathBuf>,
+    /// Single files the tools of those folders need writable beside them: cargo's
+    /// package-cache locks ([`crate::tool_caches::lock_files`]).
+    pub extra_writable_files: Vec<PathBuf>,
 }
 
 impl Containment {
@@ -53,28 +56,18 @@ impl Containment {
                 true
             }
         };
-        let mut extra_writable = Vec::new();
-        for entry in &config.sandbox_writable {
-            let path = match (entry.strip_prefix("~/"), home) {
-                (Some(rest), Some(home)) => home.join(rest),
-                (Some(_), None) => {
-                    return Err(EngineError::usage(
-                        format!("sandbox.writable: `{entry}` starts with ~/ but HOME is not set"),
-                        "write the path out in full",
-                    ));
-                }
-                (None, _) => PathBuf::from(entry),
-            };
-            if !path.is_absolute() {
-                return Err(EngineError::usage(
-                    format!("sandbox.writable: `{entry}` is not an absolute path"),
-                    "write absolute paths (or ~/...) in sandbox.writable",
-                ));
-            }
-            create_missing_folder(&path);
-            extra_writable.push(path);
+        let extra_writable = writable_paths(config, home)?;
+        for path in &extra_writable {
+            create_missing_folder(path);
         }
-        Ok(Containment { kernel, enforced, mode: config.sandbox_mode, extra_writable })
+        let extra_writable_files = crate::tool_caches::existing_lock_files(&extra_writable);
+        Ok(Containment {
+            kernel,
+            enforced,
+            mode: config.sandbox_mode,
+            extra_writable,
+            extra_writable_files,
+        })
     }
 
     /// One line for the run start and `breeze status`.
@@ -131,6 +124,7 @@ impl Containment {
             confinement.writable_dirs.push(cwd.to_path_buf());
             confinement.writable_dirs.extend(lane_git.iter().cloned());
             confinement.writable_dirs.extend(self.extra_writable.iter().cloned());
+            confinement.writable_files.extend(self.extra_writable_files.iter().cloned());
         }
         if let Some(home) = cli_home(backend, env)? {
             confinement.writable_dirs.push(home);
@@ -200,8 +194,38 @@ impl Containment {
             exists
         }).cloned());
         confinement.writable_files.extend(files.iter().cloned());
+        confinement.writable_files.extend(self.extra_writable_files.iter().cloned());
         Some(confinement)
     }
+}
+
+/// `sandbox.writable` as paths (`~/` expanded with `home`). Err: a path that is relative, or
+/// starts with `~/` while there is no `home`.
+pub(crate) fn writable_paths(
+    config: &Config,
+    home: Option<&Path>,
+) -> Result<Vec<PathBuf>, EngineError> {
+    let mut paths = Vec::new();
+    for entry in &config.sandbox_writable {
+        let path = match (entry.strip_prefix("~/"), home) {
+            (Some(rest), Some(home)) => home.join(rest),
+            (Some(_), None) => {
+                return Err(EngineError::usage(
+                    format!("sandbox.writable: `{entry}` starts with ~/ but HOME is not set"),
+                    "write the path out in full",
+                ));
+            }
+            (None, _) => PathBuf::from(entry),
+        };
+        if !path.is_absolute() {
+            return Err(EngineError::usage(
+                format!("sandbox.writable: `{entry}` is not an absolute path"),
+                "write absolute paths (or ~/...) in sandbox.writable",
+            ));
+        }
+        paths.push(path);
+    }
+    Ok(paths)
 }
 
 /// Creates the `sandbox.writable` folder `path` when nothing is there yet: a rule needs an

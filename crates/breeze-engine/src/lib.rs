@@ -60,6 +60,7 @@ pub mod scaffold;
 pub mod snapshot;
 pub mod step_in;
 pub mod target_branch;
+pub mod tool_caches;
 mod verify_cache;
 
 pub use config::{BackendKind, Config, OnMainFailure};

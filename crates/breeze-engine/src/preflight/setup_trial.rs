@@ -174,6 +174,7 @@ pub async fn run_trial(
     let log = dir.join("setup");
     let mut spec = ProcessSpec::new(argv.clone(), &path, &log);
     spec.env = env.to_vec();
+    crate::tool_caches::without_output_dirs(&mut spec.env);
     // In no lane: the integration checkout's values, so a setup that names its lane's ports
     // runs in the trial as in a lane.
     spec.env.extend(crate::lane_env::LaneEnv::integration(config).vars());

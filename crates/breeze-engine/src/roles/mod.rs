@@ -562,7 +562,10 @@ impl RoleRunner {
             set.push((kind.home_var().into(), home.display().to_string()));
         }
         set.extend(lane_vars(call));
-        breeze_supervise::scrubbed_env(engine_env, &settings.env, &set)
+        let mut env = breeze_supervise::scrubbed_env(engine_env, &settings.env, &set);
+        // Named in the role's `env` or not, a shared build folder is never a lane's.
+        crate::tool_caches::without_output_dirs(&mut env);
+        env
     }
 
     /// Seals a worker's lane (`RoleGuard::seal_lane`): its private git directory, or `None`

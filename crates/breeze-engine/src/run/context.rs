@@ -196,6 +196,8 @@ impl RunContext {
             .filter(|(name, _)| !LaneEnv::NAMES.contains(&name.as_str()))
             .chain(lane.vars())
             .collect();
+        // Each checkout builds in its own `target/`, never a shared folder elsewhere.
+        crate::tool_caches::without_output_dirs(&mut spec.env);
         spec.timeout = Some(timeout);
         // Removed with everything in it when the command is done.
         let scratch = tempfile::Builder::new()

@@ -82,6 +82,12 @@ pub(super) fn new_run(options: &RunOptions) -> Result<Prepared, EngineError> {
     let mut notices = untracked_plan_notice(&repo, &plan, plans_file.as_deref());
     // What the planner read around (rows it could not read, dependencies taken as done).
     notices.extend(plan.warnings.iter().map(ToString::to_string));
+    let mut env: Vec<(String, String)> = std::env::vars().collect();
+    for var in crate::tool_caches::without_output_dirs(&mut env) {
+        notices.push(format!(
+            "{var} is not passed to the run's commands and roles: each lane and checkout builds in its own target/ (lanes building into one folder would overwrite each other's artifacts)"
+        ));
+    }
     let target_tip = fetch_landing_target(&repo, &config)?;
     let landed_before = landed_before(&repo, &plan, target_tip, &mut notices)?;
     let budget = BudgetRecord {
