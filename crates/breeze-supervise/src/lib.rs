@@ -85,8 +85,9 @@ pub use json::last_json_object;
 pub use resolve::resolve_program;
 pub use role_file::{MAX_ROLE_FILE_BYTES, RoleFileError, read_role_file};
 pub use sandbox::{
-    Confinement, DevShm, DevShmSupport, KernelSupport, PRIVATE_DEV_SHM_BYTES, SandboxError,
-    WRITABLE_DEVICES, dev_shm_support, kernel_support,
+    Confinement, DevShm, DevShmSupport, Isolation, IsolationSupport, KernelSupport,
+    PRIVATE_DEV_SHM_BYTES, SandboxError, TERMINAL_DEVICES, WRITABLE_DEVICES, dev_shm_support,
+    isolation_support, kernel_support,
 };
 pub use spec::{Ending, Outcome, ProcessSpec, stream_log_paths};
 pub use strays::{MARKER_VAR, end_processes_with_env, processes_with_env};
