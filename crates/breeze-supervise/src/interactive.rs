@@ -2,8 +2,10 @@
 //! stdout and stderr and stays in the caller's process group — the terminal's foreground —
 //! so job control, Ctrl-C and full-screen programs behave as if the person had started it.
 //! It gets exactly the environment it is given and, when asked, the same Landlock
-//! confinement as a role. Nothing else of a role's supervision applies: no timeout, no stall
-//! clock, no captured output — the person is there.
+//! confinement as a role, except that the terminal devices ([`crate::TERMINAL_DEVICES`])
+//! stay writable: the terminal is the person's own. Nothing else of a role's supervision
+//! applies: no session or PID namespace of its own, no timeout, no stall clock, no captured
+//! output — the person is there.
 
 use std::os::fd::AsFd;
 use std::path::PathBuf;

@@ -67,7 +67,7 @@ const DEVICE_RIGHTS: u64 = READ_FILE | WRITE_FILE | TRUNCATE | IOCTL_DEV;
 /// read-only to it. `/dev/fd` and `/dev/stdin|stdout|stderr` need no rule: they are links
 /// into `/proc/self/fd`, and Landlock lets a process reopen its own pipes and sockets there.
 /// In a PID namespace of its own a role also gets its private pseudo-terminals
-/// ([`ROLE_TERMINAL_DEVICES`]).
+/// (of [`TERMINAL_DEVICES`]).
 pub const WRITABLE_DEVICES: [&str; 5] =
     ["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"];
 

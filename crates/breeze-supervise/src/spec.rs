@@ -16,8 +16,7 @@ pub struct ProcessSpec {
     /// [`scrubbed_env`](crate::scrubbed_env).
     pub env: Vec<(String, String)>,
     /// Written to the role's stdin, which is then closed. Empty: stdin is `/dev/null`.
-    /// Either way stdin is never the terminal (a background process group reading the
-    /// terminal would be stopped by SIGTTIN and look stalled).
+    /// Either way stdin is never the terminal (the process has no controlling terminal).
     pub stdin: Vec<u8>,
     /// Stem of the two raw, byte-exact log files `<log_path>.stdout` and `<log_path>.stderr`
     /// (see [`stream_log_paths`]). Parent directories are created.

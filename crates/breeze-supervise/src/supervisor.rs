@@ -1,5 +1,6 @@
-//! Running one role process to its end: spawn in a new process group, feed stdin, stream
-//! output to logs while keeping bounded tails, watch the clock, terminate the whole group.
+//! Running one role process to its end: spawn in a new session (and PID namespace where
+//! possible), feed stdin, stream output to logs while keeping bounded tails, watch the
+//! clock, terminate the whole group.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -144,8 +145,10 @@ impl Supervisor {
 
     /// Runs `spec` to its end and returns when no live process of its group is left.
     ///
-    /// - The process starts as the leader of a new process group, with the complete
-    ///   environment `spec.env`, stdin fed from `spec.stdin` then closed (or `/dev/null`).
+    /// - The process starts as the leader of a new session and process group (no
+    ///   controlling terminal; in a PID namespace of its own as `spec.isolation` says), with
+    ///   the complete environment `spec.env`, stdin fed from `spec.stdin` then closed (or
+    ///   `/dev/null`).
     /// - `on_spawn(pid, start_ticks)` is called right after the spawn, before anything
     ///   else happens, so the caller can journal the pid (= pgid) and its start time.
     /// - Both streams go byte-exact to [`stream_log_paths`]`(spec.log_path)`; only bounded
@@ -192,8 +195,8 @@ impl Supervisor {
     }
 }
 
-/// A process just spawned as the leader of its own group, and the guard that kills the
-/// group if the run is dropped.
+/// A process just spawned as the leader of its own session and group, and the guard that
+/// kills the group if the run is dropped.
 struct Spawned {
     child: Child,
     pid: u32,
@@ -222,7 +225,7 @@ fn spawn_leader(spec: &ProcessSpec, name: &str, program: &Path) -> Result<Spawne
         // kept the same.
         .env_clear()
         .envs(env())
-        // Never the terminal: a background group reading it would be stopped (SIGTTIN).
+        // Never the terminal: the role has none.
         .stdin(if spec.stdin.is_empty() { Stdio::null() } else { Stdio::piped() })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
