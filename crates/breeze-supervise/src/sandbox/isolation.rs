@@ -8,13 +8,16 @@
 //!   namespaces, closes every descriptor (so `spawn` returns: std's error channel is
 //!   closed by the last process that holds it, P2 at its `exec`), holds off SIGTERM,
 //!   SIGINT and SIGHUP, and waits for the role's exit status, which P1 sends it. Then it
-//!   ends the same way: the same exit code, or the same signal. P0 never returns.
+//!   ends the same way: the same exit code, or the same signal — once P1 is gone too when
+//!   nothing else was left, so that the supervisor finds the group empty when it sees its
+//!   leader end. P0 never returns.
 //! - **P1** is PID 1 of the namespace. It mounts a fresh `/proc` (only the namespace's
 //!   processes), a private `/dev/pts` and `/dev/ptmx` (pseudo-terminals of its own), and a
 //!   private `/dev/shm` when asked; forks P2 into one more user and mount namespace, which
 //!   locks those mounts (a role running as root cannot unmount them to see the machine's);
-//!   then reaps every process orphaned in the namespace, sends P2's exit status to P0 and
-//!   exits once no process is left. P1 never returns.
+//!   then reaps every process orphaned in the namespace, sends P2's exit status to P0 (and
+//!   whether anything else is still running) and exits once no process is left. P1 never
+//!   returns.
 //! - **P2** returns from [`isolate`] and becomes the role (Landlock, then `exec`).
 //!
 //! When P1 ends — on its own, or by the SIGKILL the supervisor sends to the group — the
@@ -235,42 +238,75 @@ fn close_all_but(keep: libc::c_int) {
     }
 }
 
+/// What P1 sends P0 once the role ended: its wait status, and whether P1 is about to exit
+/// (nothing else is left in the namespace).
+const STATUS_REPORT_BYTES: usize = 5;
+
 /// The namespace's init (P1): reaps every process of the namespace, sends the role's
 /// wait status to P0 on `report` as soon as it has it, and exits when nothing is left —
 /// which the kernel makes the end of everything in the namespace.
 fn be_init(role: libc::pid_t, report: libc::c_int) -> ! {
     close_all_but(report);
-    let mut reported = false;
-    loop {
+    let mut role_status = None;
+    let nothing_left = loop {
         let mut status = 0;
+        // Blocking until the role ended; then only a look, so that the report can say
+        // whether anything outlived it.
+        let options = if role_status.is_some() { libc::WNOHANG } else { 0 };
         // SAFETY: `status` is a valid out-pointer.
-        let pid = unsafe { libc::waitpid(-1, &mut status, 0) };
-        if pid == role && !reported {
-            let bytes = status.to_ne_bytes();
-            // SAFETY: four bytes from a valid buffer; a P0 already gone makes this fail,
-            // which changes nothing.
-            unsafe { libc::write(report, bytes.as_ptr().cast(), bytes.len()) };
-            close(report);
-            reported = true;
-        } else if pid < 0 && errno() != libc::EINTR {
-            break; // ECHILD: the namespace is empty
+        let pid = unsafe { libc::waitpid(-1, &mut status, options) };
+        match pid {
+            _ if pid == role => role_status = Some(status),
+            1.. => {}                         // an orphan of the namespace, reaped
+            0 => break false,                 // others still run
+            _ if errno() == libc::EINTR => {} // interrupted: again
+            _ => break true,                  // ECHILD: the namespace is empty
         }
+    };
+    if let Some(status) = role_status {
+        let mut bytes = [0u8; STATUS_REPORT_BYTES];
+        bytes[..4].copy_from_slice(&status.to_ne_bytes());
+        bytes[4] = nothing_left as u8;
+        // SAFETY: a valid buffer; a P0 already gone makes this fail, which changes nothing.
+        unsafe { libc::write(report, bytes.as_ptr().cast(), bytes.len()) };
+    }
+    close(report);
+    if !nothing_left {
+        wait_for_all();
     }
     // SAFETY: ends P1 without running anything of the engine's.
     unsafe { libc::_exit(0) }
 }
 
+/// Reaps children until there are none left.
+fn wait_for_all() {
+    loop {
+        let mut status = 0;
+        // SAFETY: `status` is a valid out-pointer.
+        if unsafe { libc::waitpid(-1, &mut status, 0) } < 0 && errno() != libc::EINTR {
+            return;
+        }
+    }
+}
+
 /// P0: waits for the role's wait status from P1 on `report` (or, if P1 dies first, for
-/// P1's own) and ends the same way.
+/// P1's own) and ends the same way — after P1, when nothing else was left, so that the
+/// group is empty when the supervisor sees its leader end; else at once, leaving P1 and
+/// what the role left to the supervisor's leak handling.
 fn end_as_the_role(init: libc::pid_t, report: libc::c_int) -> ! {
     close_all_but(report);
     // Signals to the group are for the role; P0 ends only as the role did.
     let held = signal_set(&[libc::SIGTERM, libc::SIGINT, libc::SIGHUP]);
     // SAFETY: a valid signal set; the old mask is not wanted.
     unsafe { libc::sigprocmask(libc::SIG_BLOCK, &held, std::ptr::null_mut()) };
-    let mut bytes = [0u8; 4];
+    let mut bytes = [0u8; STATUS_REPORT_BYTES];
     let status = match read_fully(report, &mut bytes) {
-        4 => libc::c_int::from_ne_bytes(bytes),
+        STATUS_REPORT_BYTES => {
+            if bytes[4] == 1 {
+                let _ = wait_for(init);
+            }
+            libc::c_int::from_ne_bytes([bytes[0], bytes[1], bytes[2], bytes[3]])
+        }
         _ => wait_for(init).unwrap_or(1 << 8),
     };
     end_with(status)
