@@ -18,12 +18,12 @@ fn journaled_worker_pid(root: &std::path::Path) -> i32 {
     let journal = std::fs::read_to_string(run.join("events.jsonl")).unwrap();
     journal
         .lines()
+        .rev()
         .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
         .filter(|entry| {
             entry["event"]["kind"] == "process_started" && entry["event"]["role"] == "worker"
         })
-        .filter_map(|entry| entry["event"]["pid"].as_i64())
-        .last()
+        .find_map(|entry| entry["event"]["pid"].as_i64())
         .expect("the worker's start is journaled") as i32
 }
 
