@@ -366,3 +366,47 @@ async fn a_confined_role_cannot_make_device_nodes_in_its_folders() {
         assert!(!lane.join("blk").exists() && !lane.join("chr").exists(), "{dev_shm:?}");
     }
 }
+
+#[tokio::test]
+async fn a_confined_role_ends_as_it_would_unconfined_in_either_isolation() {
+    if !landlock_or_skip() {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let confined = |mut spec: ProcessSpec, isolation| {
+        spec.confinement =
+            Some(Confinement { writable_dirs: vec![root.path().into()], ..Confinement::default() });
+        spec.isolation = isolation;
+        spec
+    };
+    for isolation in ISOLATIONS {
+        let spec = confined(fake_spec(root.path(), &["print=x", "exit=3"]), isolation);
+        assert_eq!(run(spec).await.0.ending, Ending::Exited(3), "{isolation:?}");
+        for signal in [libc::SIGTERM, libc::SIGKILL] {
+            let raise = format!("raise={signal}");
+            let spec = confined(fake_spec(root.path(), &[&raise]), isolation);
+            assert_eq!(run(spec).await.0.ending, Ending::Signaled(signal), "{isolation:?}");
+        }
+        // Cancelled in the middle: SIGTERM to the group, obeyed within the grace.
+        let spec = confined(fake_spec(root.path(), &["print=ready", "stall"]), isolation);
+        let cancel = CancellationToken::new();
+        let trigger = cancel.clone();
+        let outcome = quick_supervisor()
+            .run(
+                spec,
+                None,
+                cancel,
+                |_, _| {},
+                move |line| {
+                    if line == "ready" {
+                        trigger.cancel();
+                    }
+                },
+            )
+            .await
+            .unwrap();
+        assert_eq!(outcome.ending, Ending::Cancelled, "{isolation:?}");
+        assert!(!outcome.sigkilled, "{isolation:?}: the role obeyed SIGTERM");
+        assert_nothing_survives(&outcome, &[]);
+    }
+}
