@@ -9,6 +9,24 @@ use crate::support::{
     status_json, stdout, toml_task,
 };
 
+/// The pid breeze journaled for the run's last worker process (its process group, as this
+/// process sees it). A worker's own `$$` would not do: in its PID namespace it is that
+/// namespace's pid.
+fn journaled_worker_pid(root: &std::path::Path) -> i32 {
+    let runs = root.join(".breeze/runs");
+    let run = std::fs::read_dir(runs).unwrap().next().unwrap().unwrap().path();
+    let journal = std::fs::read_to_string(run.join("events.jsonl")).unwrap();
+    journal
+        .lines()
+        .rev()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|entry| {
+            entry["event"]["kind"] == "process_started" && entry["event"]["role"] == "worker"
+        })
+        .find_map(|entry| entry["event"]["pid"].as_i64())
+        .expect("the worker's start is journaled") as i32
+}
+
 fn wait_for(what: &str, mut check: impl FnMut() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(30);
     while !check() {
@@ -20,7 +38,8 @@ fn wait_for(what: &str, mut check: impl FnMut() -> bool) {
 #[test]
 fn a_run_killed_with_sigkill_resumes_ends_the_orphan_and_lands_once() {
     let (temp, root) = repo_with(&[("README.md", "r\n")]);
-    // The worker reports its pid through a folder the configuration lets it write.
+    // The worker says it started (with its pid in its own namespace) through a folder the
+    // configuration lets it write; its pid as breeze sees it is in the journal.
     let signal = temp.path().join("signal");
     std::fs::create_dir(&signal).unwrap();
     let pid_file = signal.join("worker.pid");
@@ -49,7 +68,7 @@ fn a_run_killed_with_sigkill_resumes_ends_the_orphan_and_lands_once() {
     wait_for("the worker to start", || {
         std::fs::read_to_string(&pid_file).is_ok_and(|p| !p.trim().is_empty())
     });
-    let worker_pid: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+    let worker_pid = journaled_worker_pid(&root);
     engine.kill().unwrap(); // SIGKILL: no cleanup at all
     engine.wait().unwrap();
     assert!(
@@ -168,7 +187,7 @@ fn abort_stops_a_live_run_and_a_new_run_keeps_the_old_branch() {
     wait_for("the worker to start", || {
         std::fs::read_to_string(&pid_file).is_ok_and(|p| !p.trim().is_empty())
     });
-    let worker_pid: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+    let worker_pid = journaled_worker_pid(&root);
     let aborted = run_in(&root, &["abort"]);
     assert_eq!(aborted.status.code(), Some(0), "{}", both(&aborted));
     assert!(stdout(&aborted).contains("stopped the running engine"), "{}", both(&aborted));
@@ -251,7 +270,7 @@ fn a_second_ctrl_c_stops_at_once_and_the_run_stays_resumable() {
     wait_for("the worker to start", || {
         std::fs::read_to_string(&pid_file).is_ok_and(|p| !p.trim().is_empty())
     });
-    let worker_pid: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+    let worker_pid = journaled_worker_pid(&root);
     send("-INT", engine.id());
     wait_for("the worker to get SIGTERM", || term_file.exists());
     assert!(alive(worker_pid), "the worker ignores SIGTERM and is in its grace period");

@@ -2,8 +2,10 @@
 //! stdout and stderr and stays in the caller's process group — the terminal's foreground —
 //! so job control, Ctrl-C and full-screen programs behave as if the person had started it.
 //! It gets exactly the environment it is given and, when asked, the same Landlock
-//! confinement as a role. Nothing else of a role's supervision applies: no timeout, no stall
-//! clock, no captured output — the person is there.
+//! confinement as a role, except that the terminal devices ([`crate::TERMINAL_DEVICES`])
+//! stay writable: the terminal is the person's own. Nothing else of a role's supervision
+//! applies: no session or PID namespace of its own, no timeout, no stall clock, no captured
+//! output — the person is there.
 
 use std::os::fd::AsFd;
 use std::path::PathBuf;
@@ -16,7 +18,7 @@ use tokio::signal::unix::{SignalKind, signal};
 
 use crate::error::SpawnError;
 use crate::resolve::resolve_program;
-use crate::sandbox::{Confinement, Ruleset};
+use crate::sandbox::{ChildSetup, Confinement};
 
 /// What to run in the person's terminal.
 #[derive(Debug, Clone)]
@@ -42,13 +44,8 @@ pub struct InteractiveSpec {
 pub async fn run_interactive(spec: InteractiveSpec) -> Result<ExitStatus, SpawnError> {
     let Some(name) = spec.argv.first().cloned() else { return Err(SpawnError::EmptyCommand) };
     let program = resolve_program(&name, &spec.cwd, &spec.env)?;
-    let ruleset = match &spec.confinement {
-        Some(confinement) => Some(
-            Ruleset::prepare(confinement)
-                .map_err(|source| SpawnError::Sandbox { program: name.clone(), source })?,
-        ),
-        None => None,
-    };
+    let setup = ChildSetup::for_person(spec.confinement.as_ref())
+        .map_err(|source| SpawnError::Sandbox { program: name.clone(), source })?;
     // Caught here, so the program (whose handlers exec resets) gets them and the caller
     // does not die of a Ctrl-C meant for it.
     let _interrupts = [SignalKind::interrupt(), SignalKind::quit()]
@@ -60,9 +57,7 @@ pub async fn run_interactive(spec: InteractiveSpec) -> Result<ExitStatus, SpawnE
         .current_dir(&spec.cwd)
         .env_clear()
         .envs(spec.env.iter().map(|(k, v)| (k, v)));
-    if let Some(ruleset) = ruleset {
-        ruleset.install(&mut command);
-    }
+    setup.install(&mut command);
     let terminal_owner = foreground_group();
     let mut child = command.spawn().map_err(|source| exec_error(&name, &program, source))?;
     let status = child.wait().await.map_err(|source| exec_error(&name, &program, source));

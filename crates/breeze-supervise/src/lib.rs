@@ -3,12 +3,18 @@
 //! The engine runs every role (worker, advisor, reviewer, scaffolder) and the
 //! `worktree.setup` / `land.verify` commands through [`Supervisor::run`]:
 //!
-//! - **Process groups.** Each process leads a new group. On timeout, stall or cancellation
-//!   the whole group gets SIGTERM, a grace period, then SIGKILL. After the leader exits, a
-//!   grandchild still holding the output pipes (or still alive in the group) gets the leak
-//!   timeout, then SIGKILL; `run` returns only when no live process of the group is left.
+//! - **Sessions and process groups.** Each process leads a new session (`setsid`: no
+//!   controlling terminal), and so a new group. On timeout, stall or cancellation the whole
+//!   group gets SIGTERM, a grace period, then SIGKILL. After the leader exits, a grandchild
+//!   still holding the output pipes (or still alive in the group) gets the leak timeout,
+//!   then SIGKILL; `run` returns only when no live process of the group is left.
 //!   [`process_start_ticks`] and [`end_orphan_group`] let `breeze resume` end the groups of
 //!   an engine that was killed.
+//! - **PID namespaces.** Where the machine allows it ([`isolation_support`]), each process
+//!   also runs in a PID namespace of its own ([`ProcessSpec::isolation`], [`Isolation`]):
+//!   everything it starts — double-forked, `setsid`, with an empty environment — ends with
+//!   it; it sees only its own processes in `/proc` and has pseudo-terminals of its own,
+//!   never the person's.
 //! - **Hard stop.** [`Supervisor::stop_hard`] (the second Ctrl-C) drops every grace period:
 //!   each group run by the supervisor or any clone of it, now or later, gets SIGKILL at once.
 //! - **Stall detection.** No output and no change reported by an [`ActivityProbe`] (a
@@ -20,14 +26,17 @@
 //!   bounded window for [`Outcome::last_json`] and one bounded line are held in memory.
 //! - **Kernel confinement.** With [`ProcessSpec::confinement`] the child restricts itself
 //!   with Landlock before `exec` ([`Confinement`], [`kernel_support`]): it may write only the
-//!   named folders and files, and of `/dev` only [`WRITABLE_DEVICES`]; `/dev/shm` is a
-//!   private tmpfs in a user and mount namespace of its own where the machine allows it
-//!   ([`dev_shm_support`]), else not writable. The engine itself is never restricted.
+//!   named folders and files, and of `/dev` only [`WRITABLE_DEVICES`] (and, in its own PID
+//!   namespace, its private pseudo-terminals); `/dev/shm` is a private tmpfs of its own where
+//!   the machine allows it ([`dev_shm_support`]), else not writable. The engine itself is
+//!   never restricted.
 //! - **Strays.** With [`ProcessSpec::marker`] every process of the run carries a marker in
 //!   its environment; processes that left the group (`setsid`, a double fork) are found by
-//!   it and ended with the role ([`end_processes_with_env`]).
+//!   it and ended with the role ([`end_processes_with_env`]) — what a machine without PID
+//!   namespaces has.
 //! - **A person's session.** [`run_interactive`] runs a program in the caller's terminal
-//!   (`breeze attach`), confined like a role when asked, and gives the terminal back.
+//!   (`breeze attach`) — in the caller's session and process group, not isolated — confined
+//!   like a role when asked (its terminal writable), and gives the terminal back.
 //! - **Scrubbed environment.** [`scrubbed_env`] builds an allow-listed environment; the
 //!   process gets exactly [`ProcessSpec::env`] and nothing else.
 //!
@@ -56,7 +65,8 @@
 //! ```
 //!
 //! Unix only; group membership and start times are read from Linux's `/proc`.
-// The only unsafe code is the Landlock set-up in `sandbox`, which allows it for itself.
+// The only unsafe code is the child set-up in `sandbox` (Landlock, namespaces, the PID
+// namespace's init), which allows it for itself.
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -85,8 +95,9 @@ pub use json::last_json_object;
 pub use resolve::resolve_program;
 pub use role_file::{MAX_ROLE_FILE_BYTES, RoleFileError, read_role_file};
 pub use sandbox::{
-    Confinement, DevShm, DevShmSupport, KernelSupport, PRIVATE_DEV_SHM_BYTES, SandboxError,
-    WRITABLE_DEVICES, dev_shm_support, kernel_support,
+    Confinement, DevShm, DevShmSupport, Isolation, IsolationSupport, KernelSupport,
+    PRIVATE_DEV_SHM_BYTES, SandboxError, TERMINAL_DEVICES, WRITABLE_DEVICES, dev_shm_support,
+    isolation_support, kernel_support,
 };
 pub use spec::{Ending, Outcome, ProcessSpec, stream_log_paths};
 pub use strays::{MARKER_VAR, end_processes_with_env, processes_with_env};

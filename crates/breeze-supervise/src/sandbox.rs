@@ -1,29 +1,44 @@
-//! Kernel confinement of role processes with Landlock — the crate's only `unsafe` code.
+//! Kernel confinement and isolation of role processes — the crate's only `unsafe` code
+//! (here and in its two submodules).
 //!
 //! A [`Confinement`] names what a role may write; everything else on the machine stays
 //! readable and executable but not writable. Of `/dev` only the harmless devices
-//! ([`WRITABLE_DEVICES`]) are writable, and `/dev/shm` is a private tmpfs of the role's own
-//! where the machine allows unprivileged user and mount namespaces ([`dev_shm_support`]),
-//! else not writable. The ruleset is built in the engine (opening each allowed path with
-//! `O_PATH`), and the child enforces it on itself between `fork` and `exec` with raw system
-//! calls that allocate nothing and are async-signal-safe: optionally `unshare`, the
-//! identity maps and the tmpfs mount (strings formatted before the fork), then
+//! ([`WRITABLE_DEVICES`]) are writable — plus, in a role's own PID namespace, its private
+//! pseudo-terminals — and `/dev/shm` is a private tmpfs of the role's own where the machine
+//! allows unprivileged user and mount namespaces ([`dev_shm_support`]), else not writable.
+//! The ruleset is built in the engine (opening each allowed path with `O_PATH`), and the
+//! child enforces it on itself between `fork` and `exec` with raw system calls that
+//! allocate nothing and are async-signal-safe (strings formatted before the fork), then
 //! `prctl(PR_SET_NO_NEW_PRIVS)` and `landlock_restrict_self`. The engine itself is never
 //! restricted. The domain is inherited by every descendant of the role and can only be
 //! narrowed further (an agent CLI's own sandbox stacks on top of it).
+//!
+//! Whether confined or not, a role's child first leaves the engine's session (`setsid`: no
+//! controlling terminal) and, where [`isolation_support`] says so, puts itself in a PID
+//! namespace of its own ([`Isolation`], module `isolation`), so that everything it starts
+//! ends with it. The namespaces themselves are made in module `namespace`.
 //!
 //! Landlock is an allow-list: a path under an allowed folder cannot be taken back, so a
 //! role gets its own scratch folder rather than `/tmp` as a whole.
 
 #![allow(unsafe_code)]
 
+mod isolation;
+mod namespace;
+
 use std::ffi::{CStr, CString};
 use std::fmt;
-use std::io::{self, Read};
+use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
+
+pub use isolation::{Isolation, IsolationSupport, isolation_support};
+pub use namespace::{DevShmSupport, PRIVATE_DEV_SHM_BYTES, dev_shm_support};
+
+use isolation::{IsolationPlan, isolate};
+use namespace::{NamespacePlan, enter_private_dev_shm, errno};
 
 // Access rights of `landlock_path_beneath_attr.allowed_access` (linux/landlock.h).
 const EXECUTE: u64 = 1 << 0;
@@ -48,24 +63,25 @@ const NO_DEVICE_NODES: u64 = !(MAKE_CHAR | MAKE_BLOCK);
 const DEVICE_RIGHTS: u64 = READ_FILE | WRITE_FILE | TRUNCATE | IOCTL_DEV;
 
 /// The devices a confined role may write, where they exist: everything else under `/dev`
-/// (block devices, other character devices, the machine's `/dev/shm`) is read-only to it.
-/// `/dev/pts` holds the pseudo-terminals that `/dev/ptmx` hands out. `/dev/fd` and
-/// `/dev/stdin|stdout|stderr` need no rule: they are links into `/proc/self/fd`, and
-/// Landlock lets a process reopen its own pipes and sockets there (a terminal behind them
-/// is under `/dev/pts`; a file, wherever it is, by its own rules).
-pub const WRITABLE_DEVICES: [&str; 8] = [
-    "/dev/null",
-    "/dev/zero",
-    "/dev/full",
-    "/dev/random",
-    "/dev/urandom",
-    "/dev/tty",
-    "/dev/ptmx",
-    "/dev/pts",
-];
+/// (block devices, other character devices, the machine's `/dev/shm`, every terminal) is
+/// read-only to it. `/dev/fd` and `/dev/stdin|stdout|stderr` need no rule: they are links
+/// into `/proc/self/fd`, and Landlock lets a process reopen its own pipes and sockets there.
+/// In a PID namespace of its own a role also gets its private pseudo-terminals
+/// (of [`TERMINAL_DEVICES`]).
+pub const WRITABLE_DEVICES: [&str; 5] =
+    ["/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"];
 
-/// The size limit of a role's private `/dev/shm` (a tmpfs: memory is used only as it fills).
-pub const PRIVATE_DEV_SHM_BYTES: u64 = 1 << 30;
+/// The terminal devices: writable to a person's own session ([`crate::run_interactive`]),
+/// whose terminal they are; to a confined role only in its own PID namespace, where
+/// `/dev/pts` and `/dev/ptmx` are a private instance (pseudo-terminals of its own, never
+/// the person's) and `/dev/tty` can only be one of those (a role has no controlling
+/// terminal but one it made itself). Elsewhere a confined role may write none of them.
+pub const TERMINAL_DEVICES: [&str; 3] = ["/dev/tty", "/dev/ptmx", "/dev/pts"];
+
+/// [`TERMINAL_DEVICES`] as a role's child adds them, after its private `/dev/pts` is
+/// mounted: each path and whether it is a folder.
+const ROLE_TERMINAL_DEVICES: [(&CStr, bool); 3] =
+    [(c"/dev/tty", false), (c"/dev/ptmx", false), (c"/dev/pts", true)];
 
 /// `LANDLOCK_SCOPE_SIGNAL` (ABI 6): signals only reach processes of the same domain, so a
 /// role cannot signal the engine or another role.
@@ -188,12 +204,13 @@ pub struct Confinement {
 /// What a confined role gets as `/dev/shm`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum DevShm {
-    /// A fresh tmpfs of its own (at most [`PRIVATE_DEV_SHM_BYTES`], gone with the role) in
-    /// a user and mount namespace of its own, where [`dev_shm_support`] says this machine
-    /// allows it; else the machine's `/dev/shm`, not writable.
+    /// A fresh tmpfs of its own (at most [`PRIVATE_DEV_SHM_BYTES`], gone with the role):
+    /// in its PID namespace's mounts where it has one, else in a user and mount namespace
+    /// of its own where [`dev_shm_support`] says this machine allows it; else the
+    /// machine's `/dev/shm`, not writable.
     #[default]
     PrivateWherePossible,
-    /// The machine's `/dev/shm`, not writable; the role stays in the engine's namespaces.
+    /// The machine's `/dev/shm`, not writable.
     NotWritable,
 }
 
@@ -226,19 +243,17 @@ pub enum SandboxError {
 
 /// A Landlock ruleset built in the engine, ready for a child to enforce on itself.
 #[derive(Debug)]
-pub(crate) struct Ruleset {
+struct Ruleset {
     fd: OwnedFd,
     /// The rights the ruleset handles (this kernel's ABI).
     handled: u64,
-    /// Set when the child is to get a private `/dev/shm`.
-    private_dev_shm: Option<NamespacePlan>,
 }
 
 impl Ruleset {
     /// Builds the ruleset of `confinement`: read and execute on `/`, reading, writing and
-    /// ioctls on [`WRITABLE_DEVICES`], everything but making device nodes on the writable
-    /// paths.
-    pub(crate) fn prepare(confinement: &Confinement) -> Result<Ruleset, SandboxError> {
+    /// ioctls on [`WRITABLE_DEVICES`] and `extra_devices`, everything but making device
+    /// nodes on the writable paths.
+    fn prepare(confinement: &Confinement, extra_devices: &[&str]) -> Result<Ruleset, SandboxError> {
         let abi = match kernel_support() {
             KernelSupport::Landlock { abi } => abi,
             KernelSupport::Unavailable { reason } => return Err(SandboxError::Unsupported(reason)),
@@ -272,12 +287,9 @@ impl Ruleset {
         }
         // SAFETY: the kernel just returned this descriptor to us; nothing else owns it.
         let fd = unsafe { OwnedFd::from_raw_fd(fd as RawFd) };
-        let private_dev_shm = (confinement.dev_shm == DevShm::PrivateWherePossible
-            && dev_shm_support() == DevShmSupport::Private)
-            .then(NamespacePlan::for_this_process);
-        let ruleset = Ruleset { fd, handled, private_dev_shm };
+        let ruleset = Ruleset { fd, handled };
         ruleset.allow(Path::new("/"), READ_RIGHTS & handled)?;
-        for device in WRITABLE_DEVICES {
+        for device in WRITABLE_DEVICES.iter().chain(extra_devices) {
             let device = Path::new(device);
             // A container may lack some of them (no /dev/tty, say): nothing to allow then.
             if device.exists() {
@@ -310,30 +322,195 @@ impl Ruleset {
             .map_err(|errno| path_error(io::Error::from_raw_os_error(errno)))
     }
 
-    /// Makes the child enforce the ruleset on itself right before `exec` — in a user and
-    /// mount namespace of its own with a fresh `/dev/shm` first, when prepared so.
+    /// In the forked child: adds the rules for what its namespaces gave it, then restricts
+    /// the child to the ruleset. Allocation-free. A rule that cannot be added leaves that
+    /// path unwritable, never the child unconfined.
+    fn restrict_self(&self, granted: Granted) -> io::Result<()> {
+        let ruleset = self.fd.as_raw_fd();
+        if granted.dev_shm {
+            let _ = add_rule_at(ruleset, c"/dev/shm", true, PRIVATE_DEV_SHM_RIGHTS & self.handled);
+        }
+        if granted.terminals {
+            for (device, is_dir) in ROLE_TERMINAL_DEVICES {
+                let _ = add_rule_at(ruleset, device, is_dir, DEVICE_RIGHTS & self.handled);
+            }
+        }
+        // SAFETY: prctl and landlock_restrict_self take numbers and a descriptor we own.
+        unsafe {
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            if libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0u32) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What a child's namespaces gave it that its ruleset must then allow.
+#[derive(Debug, Clone, Copy, Default)]
+struct Granted {
+    /// A private tmpfs on `/dev/shm`.
+    dev_shm: bool,
+    /// A private `/dev/pts` and `/dev/ptmx` (and so a `/dev/tty` that can only be one of
+    /// those).
+    terminals: bool,
+}
+
+/// The `execve` a role's child makes itself at the end of its setup, prepared before the
+/// fork. (std's own `execvp` would, in glibc, run a file the kernel refuses to execute
+/// with `/bin/sh`; `execve` reports the error, as `posix_spawn` did for a child without a
+/// setup.)
+#[derive(Debug)]
+pub(crate) struct Exec {
+    program: CString,
+    /// NUL-terminated pointers into `_strings`.
+    argv: Vec<*const libc::c_char>,
+    envp: Vec<*const libc::c_char>,
+    _strings: Vec<CString>,
+}
+
+// SAFETY: the pointers point into the `CString`s the struct owns, which are never changed
+// or moved (a `CString`'s bytes live on the heap) while it exists.
+unsafe impl Send for Exec {}
+// SAFETY: as above; nothing is ever written through the pointers.
+unsafe impl Sync for Exec {}
+
+impl Exec {
+    /// `program` with `args` (the first one is `argv[0]`) and exactly the environment
+    /// `env` (a later value of a name wins). A NUL byte anywhere is `InvalidInput`.
+    pub(crate) fn new<'a>(
+        program: &Path,
+        args: impl IntoIterator<Item = &'a str>,
+        env: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> io::Result<Exec> {
+        let text = |bytes: Vec<u8>| {
+            CString::new(bytes).map_err(|_| {
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "a NUL byte in the command or environment",
+                )
+            })
+        };
+        let program = text(program.as_os_str().as_bytes().to_vec())?;
+        let args = args.into_iter().map(|a| text(a.into())).collect::<io::Result<Vec<_>>>()?;
+        let mut vars: Vec<(&str, &str)> = Vec::new();
+        for (name, value) in env {
+            vars.retain(|(known, _)| *known != name);
+            vars.push((name, value));
+        }
+        let vars = vars
+            .into_iter()
+            .map(|(name, value)| text(format!("{name}={value}").into_bytes()))
+            .collect::<io::Result<Vec<_>>>()?;
+        let pointers = |strings: &[CString]| {
+            strings.iter().map(|s| s.as_ptr()).chain([std::ptr::null()]).collect::<Vec<_>>()
+        };
+        let (argv, envp) = (pointers(&args), pointers(&vars));
+        let _strings = args.into_iter().chain(vars).collect();
+        Ok(Exec { program, argv, envp, _strings })
+    }
+
+    /// Replaces this (forked) process with the program; returns only the error.
+    /// Allocation-free.
+    fn run(&self) -> io::Error {
+        // SAFETY: NUL-terminated strings in NULL-terminated arrays, all owned by `self`.
+        unsafe { libc::execve(self.program.as_ptr(), self.argv.as_ptr(), self.envp.as_ptr()) };
+        io::Error::last_os_error()
+    }
+}
+
+/// Everything a child does to itself between `fork` and `exec`, prepared in the engine.
+#[derive(Debug)]
+pub(crate) struct ChildSetup {
+    /// Leave the engine's session (`setsid`): no controlling terminal.
+    own_session: bool,
+    /// Try a PID namespace of its own (`isolation`).
+    pid_namespace: Option<IsolationPlan>,
+    /// Without a PID namespace: a private `/dev/shm` in a user and mount namespace.
+    dev_shm_only: Option<NamespacePlan>,
+    ruleset: Option<Ruleset>,
+    /// The child's own `execve` (a role's); `None`: std's.
+    exec: Option<Exec>,
+}
+
+impl ChildSetup {
+    /// A role's process or a project's command: its own session, its own PID namespace as
+    /// `isolation` says and the machine allows, and `confinement`; then `exec`.
+    pub(crate) fn for_role(
+        confinement: Option<&Confinement>,
+        isolation: Isolation,
+        exec: Exec,
+    ) -> Result<ChildSetup, SandboxError> {
+        let ruleset = confinement.map(|c| Ruleset::prepare(c, &[])).transpose()?;
+        let private_dev_shm =
+            confinement.is_some_and(|c| c.dev_shm == DevShm::PrivateWherePossible);
+        let pid_namespace = (isolation == Isolation::PidNamespaceWherePossible
+            && isolation_support().is_pid_namespace())
+        .then(|| IsolationPlan::new(private_dev_shm));
+        let dev_shm_only = (pid_namespace.is_none()
+            && private_dev_shm
+            && dev_shm_support() == DevShmSupport::Private)
+            .then(NamespacePlan::for_this_process);
+        let exec = Some(exec);
+        Ok(ChildSetup { own_session: true, pid_namespace, dev_shm_only, ruleset, exec })
+    }
+
+    /// A person's session in their own terminal ([`crate::run_interactive`]): their
+    /// session and process group, the terminal devices writable, and a private `/dev/shm`
+    /// where possible when confined.
+    pub(crate) fn for_person(
+        confinement: Option<&Confinement>,
+    ) -> Result<ChildSetup, SandboxError> {
+        let ruleset = confinement.map(|c| Ruleset::prepare(c, &TERMINAL_DEVICES)).transpose()?;
+        let dev_shm_only = (confinement.is_some_and(|c| c.dev_shm == DevShm::PrivateWherePossible)
+            && dev_shm_support() == DevShmSupport::Private)
+            .then(NamespacePlan::for_this_process);
+        Ok(ChildSetup {
+            own_session: false,
+            pid_namespace: None,
+            dev_shm_only,
+            ruleset,
+            exec: None,
+        })
+    }
+
+    /// Makes the child do it right before `exec`.
     pub(crate) fn install(self, command: &mut tokio::process::Command) {
-        let Ruleset { fd, handled, private_dev_shm } = self;
+        if !self.own_session && self.ruleset.is_none() {
+            return; // nothing to do: an unconfined person's session
+        }
+        let ChildSetup { own_session, pid_namespace, dev_shm_only, ruleset, exec } = self;
         // SAFETY: the closure runs in the forked child before exec. It only makes system
         // calls on memory prepared before the fork (no allocation, no locks), which is what
-        // a pre-exec hook may do. The descriptor is close-on-exec, so the program never
-        // sees it; it is dropped in the engine when the Command is.
+        // a pre-exec hook may do. The ruleset's descriptor is close-on-exec, so the program
+        // never sees it; it is dropped in the engine when the Command is.
         unsafe {
             command.pre_exec(move || {
-                // Any failure leaves the machine's /dev/shm (unwritable) and the role running.
-                if let Some(plan) = &private_dev_shm
-                    && enter_private_dev_shm(plan).is_ok()
-                {
-                    let _ =
-                        add_rule_at(fd.as_raw_fd(), c"/dev/shm", PRIVATE_DEV_SHM_RIGHTS & handled);
-                }
-                if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+                if own_session && libc::setsid() < 0 {
                     return Err(io::Error::last_os_error());
                 }
-                if libc::syscall(libc::SYS_landlock_restrict_self, fd.as_raw_fd(), 0u32) != 0 {
-                    return Err(io::Error::last_os_error());
+                let mut granted = Granted::default();
+                if let Some(plan) = &pid_namespace {
+                    // Returns only in the role's own process; any failure leaves the child
+                    // in its session, running.
+                    if let Ok(isolated) = isolate(plan) {
+                        granted.dev_shm = isolated.dev_shm == 0;
+                        granted.terminals = isolated.private_pts == 0;
+                    }
+                } else if let Some(plan) = &dev_shm_only {
+                    // Any failure leaves the machine's /dev/shm (unwritable) and the role running.
+                    granted.dev_shm = enter_private_dev_shm(plan).is_ok();
                 }
-                Ok(())
+                if let Some(ruleset) = &ruleset {
+                    ruleset.restrict_self(granted)?;
+                }
+                match &exec {
+                    // std passes the error on to `spawn`, as for its own exec.
+                    Some(exec) => Err(exec.run()),
+                    None => Ok(()),
+                }
             });
         }
     }
@@ -342,11 +519,6 @@ impl Ruleset {
 /// What a role may do in its private `/dev/shm` (the `nodev` mount makes device nodes
 /// inert there anyway).
 const PRIVATE_DEV_SHM_RIGHTS: u64 = NO_DEVICE_NODES;
-
-/// The errno of the last failed system call, read without allocating.
-fn errno() -> i32 {
-    io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
-}
 
 /// Adds a path-beneath rule for the file `parent` names. Allocation-free (usable in a
 /// forked child); the error is an errno.
@@ -365,12 +537,13 @@ fn add_rule(ruleset: RawFd, parent: RawFd, rights: u64) -> Result<(), i32> {
     if result != 0 { Err(errno()) } else { Ok(()) }
 }
 
-/// Adds a rule for the folder at `path` as this process sees it now (in a forked child:
-/// its own mounts). Allocation-free.
-fn add_rule_at(ruleset: RawFd, path: &CStr, rights: u64) -> Result<(), i32> {
+/// Adds a rule for the folder (or, not `is_dir`, the file) at `path` as this process sees
+/// it now (in a forked child: its own mounts). Allocation-free.
+fn add_rule_at(ruleset: RawFd, path: &CStr, is_dir: bool, rights: u64) -> Result<(), i32> {
+    let (kind, rights) =
+        if is_dir { (libc::O_DIRECTORY, rights) } else { (0, rights & FILE_RIGHTS) };
     // SAFETY: `path` is NUL-terminated; O_PATH opens no contents.
-    let fd =
-        unsafe { libc::open(path.as_ptr(), libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC) };
+    let fd = unsafe { libc::open(path.as_ptr(), libc::O_PATH | kind | libc::O_CLOEXEC) };
     if fd < 0 {
         return Err(errno());
     }
@@ -378,226 +551,6 @@ fn add_rule_at(ruleset: RawFd, path: &CStr, rights: u64) -> Result<(), i32> {
     // SAFETY: `fd` was opened above and is not used afterwards.
     unsafe { libc::close(fd) };
     added
-}
-
-/// What this machine gives a confined role as `/dev/shm`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum DevShmSupport {
-    /// A private tmpfs per role process, in a user and mount namespace of its own.
-    Private,
-    /// The machine's `/dev/shm`, not writable to roles; why there is no private one.
-    NotWritable {
-        /// A sentence naming the cause.
-        reason: String,
-    },
-}
-
-impl fmt::Display for DevShmSupport {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Private => write!(
-                f,
-                "a private tmpfs per role process (its own user and mount namespace; at most {} GiB, gone with the role)",
-                PRIVATE_DEV_SHM_BYTES >> 30
-            ),
-            Self::NotWritable { reason } => write!(f, "not writable to roles: {reason}"),
-        }
-    }
-}
-
-/// Whether role processes can get a private `/dev/shm` here: probed once per process by a
-/// forked child that does what a role's child will do.
-pub fn dev_shm_support() -> DevShmSupport {
-    static SUPPORT: OnceLock<DevShmSupport> = OnceLock::new();
-    SUPPORT.get_or_init(probe_dev_shm).clone()
-}
-
-/// The steps of entering a private `/dev/shm`, as the probe reports a failure.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-enum NamespaceStep {
-    Unshare = 1,
-    Setgroups,
-    UidMap,
-    GidMap,
-    PrivateMounts,
-    MountTmpfs,
-}
-
-impl NamespaceStep {
-    fn from_u8(value: u8) -> Option<NamespaceStep> {
-        [
-            Self::Unshare,
-            Self::Setgroups,
-            Self::UidMap,
-            Self::GidMap,
-            Self::PrivateMounts,
-            Self::MountTmpfs,
-        ]
-        .into_iter()
-        .find(|step| *step as u8 == value)
-    }
-
-    /// Why roles get no private `/dev/shm` when this step failed with `err`.
-    fn reason(self, err: io::Error) -> String {
-        match self {
-            Self::Unshare => format!(
-                "this machine does not let an unprivileged process create a user and mount namespace (unshare: {err}; see the sysctls user.max_user_namespaces and kernel.unprivileged_userns_clone, or an AppArmor/SELinux policy)"
-            ),
-            Self::Setgroups | Self::UidMap | Self::GidMap => format!(
-                "the user cannot be mapped into a new user namespace ({}: {err})",
-                match self {
-                    Self::Setgroups => "/proc/self/setgroups",
-                    Self::UidMap => "/proc/self/uid_map",
-                    _ => "/proc/self/gid_map",
-                }
-            ),
-            Self::PrivateMounts | Self::MountTmpfs => format!(
-                "a new mount namespace may not mount a tmpfs on /dev/shm here (mount: {err}; e.g. AppArmor's kernel.apparmor_restrict_unprivileged_userns)"
-            ),
-        }
-    }
-}
-
-/// The strings a child needs to enter its namespace, formatted before the fork.
-#[derive(Debug)]
-struct NamespacePlan {
-    /// `<euid> <euid> 1`: the engine's user, and only it, keeps its id.
-    uid_map: CString,
-    /// `<egid> <egid> 1`.
-    gid_map: CString,
-    /// The tmpfs mount options (size limit, sticky world-writable root like the original).
-    tmpfs_options: CString,
-}
-
-impl NamespacePlan {
-    fn for_this_process() -> NamespacePlan {
-        // SAFETY: geteuid and getegid cannot fail and touch no memory of ours.
-        let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
-        let text = |s: String| CString::new(s).unwrap_or_default();
-        NamespacePlan {
-            uid_map: text(format!("{uid} {uid} 1")),
-            gid_map: text(format!("{gid} {gid} 1")),
-            tmpfs_options: text(format!("size={PRIVATE_DEV_SHM_BYTES},mode=1777")),
-        }
-    }
-}
-
-/// Writes `data` to a `/proc` file in one `write`, as the id-map files require.
-/// Allocation-free.
-fn write_proc_file(path: &CStr, data: &[u8]) -> Result<(), i32> {
-    // SAFETY: `path` is NUL-terminated.
-    let fd = unsafe { libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC) };
-    if fd < 0 {
-        return Err(errno());
-    }
-    // SAFETY: `data` is valid for `data.len()` bytes.
-    let written = unsafe { libc::write(fd, data.as_ptr().cast(), data.len()) };
-    let result = if written == data.len() as isize { Ok(()) } else { Err(errno()) };
-    // SAFETY: `fd` was opened above and is not used afterwards.
-    unsafe { libc::close(fd) };
-    result
-}
-
-/// Moves the calling process — a forked, single-threaded child — into a new user and mount
-/// namespace where it keeps its own uid and gid, and mounts a fresh tmpfs on `/dev/shm`
-/// there. Allocation-free and async-signal-safe. The mounts are made private first, so
-/// nothing mounted here can reach the engine's namespace.
-fn enter_private_dev_shm(plan: &NamespacePlan) -> Result<(), (NamespaceStep, i32)> {
-    use NamespaceStep::*;
-    // SAFETY: unshare takes flags only.
-    if unsafe { libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) } != 0 {
-        return Err((Unshare, errno()));
-    }
-    write_proc_file(c"/proc/self/setgroups", b"deny").map_err(|e| (Setgroups, e))?;
-    write_proc_file(c"/proc/self/uid_map", plan.uid_map.as_bytes()).map_err(|e| (UidMap, e))?;
-    write_proc_file(c"/proc/self/gid_map", plan.gid_map.as_bytes()).map_err(|e| (GidMap, e))?;
-    let none = std::ptr::null::<libc::c_char>();
-    // SAFETY: NUL-terminated strings or null pointers, as mount(2) takes them.
-    if unsafe {
-        libc::mount(none, c"/".as_ptr(), none, libc::MS_REC | libc::MS_PRIVATE, std::ptr::null())
-    } != 0
-    {
-        return Err((PrivateMounts, errno()));
-    }
-    // SAFETY: as above; the options are a NUL-terminated string.
-    if unsafe {
-        libc::mount(
-            c"tmpfs".as_ptr(),
-            c"/dev/shm".as_ptr(),
-            c"tmpfs".as_ptr(),
-            libc::MS_NOSUID | libc::MS_NODEV,
-            plan.tmpfs_options.as_ptr().cast(),
-        )
-    } != 0
-    {
-        return Err((MountTmpfs, errno()));
-    }
-    Ok(())
-}
-
-fn probe_dev_shm() -> DevShmSupport {
-    let not_writable = |reason: String| DevShmSupport::NotWritable { reason };
-    if !cfg!(target_os = "linux") {
-        return not_writable(format!(
-            "namespaces are a Linux feature and this is {}",
-            std::env::consts::OS
-        ));
-    }
-    if !Path::new("/dev/shm").is_dir() {
-        return not_writable("this machine has no /dev/shm".into());
-    }
-    let plan = NamespacePlan::for_this_process();
-    let mut ends = [0; 2];
-    // SAFETY: pipe2 writes two descriptors into the array.
-    if unsafe { libc::pipe2(ends.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return not_writable(format!("probing failed: {}", io::Error::last_os_error()));
-    }
-    // SAFETY: pipe2 just returned these descriptors; nothing else owns them.
-    let (report_read, report_write) =
-        unsafe { (OwnedFd::from_raw_fd(ends[0]), OwnedFd::from_raw_fd(ends[1])) };
-    // SAFETY: the child makes only allocation-free system calls (the same as a role's
-    // pre-exec hook) and leaves with _exit, running no destructor or exit handler.
-    let pid = unsafe { libc::fork() };
-    if pid == 0 {
-        let code = match enter_private_dev_shm(&plan) {
-            Ok(()) => 0,
-            Err((step, errno)) => {
-                let mut report = [0u8; 5];
-                report[0] = step as u8;
-                report[1..].copy_from_slice(&errno.to_ne_bytes());
-                // SAFETY: `report` is valid for its length; the descriptor is open.
-                unsafe { libc::write(report_write.as_raw_fd(), report.as_ptr().cast(), 5) };
-                1
-            }
-        };
-        // SAFETY: ends the child without touching the parent's state.
-        unsafe { libc::_exit(code) };
-    }
-    if pid < 0 {
-        return not_writable(format!("probing failed: fork: {}", io::Error::last_os_error()));
-    }
-    drop(report_write);
-    let mut status = 0;
-    loop {
-        // SAFETY: waits for the child forked above; `status` is a valid out-pointer.
-        if unsafe { libc::waitpid(pid, &mut status, 0) } == pid || errno() != libc::EINTR {
-            break;
-        }
-    }
-    let mut report = [0u8; 5];
-    let read = std::fs::File::from(report_read).read(&mut report).unwrap_or(0);
-    if read == 5
-        && let Some(step) = NamespaceStep::from_u8(report[0])
-    {
-        let errno = i32::from_ne_bytes([report[1], report[2], report[3], report[4]]);
-        return not_writable(step.reason(io::Error::from_raw_os_error(errno)));
-    }
-    if libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0 {
-        DevShmSupport::Private
-    } else {
-        not_writable(format!("probing failed: the probe process ended with status {status}"))
-    }
 }
 
 #[cfg(test)]

@@ -16,8 +16,7 @@ pub struct ProcessSpec {
     /// [`scrubbed_env`](crate::scrubbed_env).
     pub env: Vec<(String, String)>,
     /// Written to the role's stdin, which is then closed. Empty: stdin is `/dev/null`.
-    /// Either way stdin is never the terminal (a background process group reading the
-    /// terminal would be stopped by SIGTTIN and look stalled).
+    /// Either way stdin is never the terminal (the process has no controlling terminal).
     pub stdin: Vec<u8>,
     /// Stem of the two raw, byte-exact log files `<log_path>.stdout` and `<log_path>.stderr`
     /// (see [`stream_log_paths`]). Parent directories are created.
@@ -39,6 +38,11 @@ pub struct ProcessSpec {
     /// the process may write whatever the user may. Spawning fails if the confinement
     /// cannot be set up (never silently unconfined).
     pub confinement: Option<crate::Confinement>,
+    /// How the process is kept apart from the person's terminal and from what it leaves
+    /// behind: always a session of its own (no controlling terminal); by default also a
+    /// PID namespace of its own where the machine allows it ([`crate::isolation_support`]),
+    /// so that everything it starts ends with it. Independent of `confinement`.
+    pub isolation: crate::Isolation,
     /// A value unique to this run, set as [`MARKER_VAR`](crate::MARKER_VAR) in the
     /// environment. Descendants that left the process group but kept the marker are ended
     /// with the group.
@@ -53,8 +57,9 @@ impl ProcessSpec {
     /// Default maximum line length handed to the line callback.
     pub const DEFAULT_MAX_LINE_BYTES: usize = 1024 * 1024;
 
-    /// A spec with an empty environment, empty stdin, no timeouts and the default grace,
-    /// tail and line sizes. Set the public fields for the rest.
+    /// A spec with an empty environment, empty stdin, no timeouts, the default grace, tail
+    /// and line sizes, no confinement and the default [`Isolation`](crate::Isolation). Set
+    /// the public fields for the rest.
     pub fn new(argv: Vec<String>, cwd: impl Into<PathBuf>, log_path: impl Into<PathBuf>) -> Self {
         Self {
             argv,
@@ -68,6 +73,7 @@ impl ProcessSpec {
             tail_bytes: Self::DEFAULT_TAIL_BYTES,
             max_line_bytes: Self::DEFAULT_MAX_LINE_BYTES,
             confinement: None,
+            isolation: crate::Isolation::default(),
             marker: None,
         }
     }

@@ -1,5 +1,8 @@
 //! Processes that left their role's process group (`setsid`, a double fork) are found by a
 //! marker in their environment, which every descendant inherits, and ended with the role.
+//! In a role's own PID namespace they end with the namespace and are never found here; on
+//! a machine without PID namespaces this is the net, and a process that also clears its
+//! environment slips through it.
 
 use std::time::Duration;
 

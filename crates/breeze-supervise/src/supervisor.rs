@@ -1,5 +1,6 @@
-//! Running one role process to its end: spawn in a new process group, feed stdin, stream
-//! output to logs while keeping bounded tails, watch the clock, terminate the whole group.
+//! Running one role process to its end: spawn in a new session (and PID namespace where
+//! possible), feed stdin, stream output to logs while keeping bounded tails, watch the
+//! clock, terminate the whole group.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -22,7 +23,7 @@ use crate::group::{
 use crate::json::last_json_object;
 use crate::output::{LineSplitter, TailBuffer, lossy_tail};
 use crate::resolve::resolve_program;
-use crate::sandbox::Ruleset;
+use crate::sandbox::{ChildSetup, Exec};
 use crate::strays::{MARKER_VAR, end_marked_processes};
 use crate::watchdog::{AbortOnDrop, ProbeSchedule, StallClock, watch_activity};
 use crate::{ActivityProbe, Ending, Outcome, ProcessSpec, SpawnError, stream_log_paths};
@@ -144,8 +145,10 @@ impl Supervisor {
 
     /// Runs `spec` to its end and returns when no live process of its group is left.
     ///
-    /// - The process starts as the leader of a new process group, with the complete
-    ///   environment `spec.env`, stdin fed from `spec.stdin` then closed (or `/dev/null`).
+    /// - The process starts as the leader of a new session and process group (no
+    ///   controlling terminal; in a PID namespace of its own as `spec.isolation` says), with
+    ///   the complete environment `spec.env`, stdin fed from `spec.stdin` then closed (or
+    ///   `/dev/null`).
     /// - `on_spawn(pid, start_ticks)` is called right after the spawn, before anything
     ///   else happens, so the caller can journal the pid (= pgid) and its start time.
     /// - Both streams go byte-exact to [`stream_log_paths`]`(spec.log_path)`; only bounded
@@ -192,8 +195,8 @@ impl Supervisor {
     }
 }
 
-/// A process just spawned as the leader of its own group, and the guard that kills the
-/// group if the run is dropped.
+/// A process just spawned as the leader of its own session and group, and the guard that
+/// kills the group if the run is dropped.
 struct Spawned {
     child: Child,
     pid: u32,
@@ -201,34 +204,36 @@ struct Spawned {
     guard: GroupGuard,
 }
 
-/// Starts `spec` (its program already resolved) as the leader of a new process group,
-/// confined if the spec says so.
+/// Starts `spec` (its program already resolved) as the leader of a new session and so of a
+/// new process group (pgid = pid), isolated and confined as the spec says.
 fn spawn_leader(spec: &ProcessSpec, name: &str, program: &Path) -> Result<Spawned, SpawnError> {
-    let ruleset = match &spec.confinement {
-        Some(confinement) => Some(
-            Ruleset::prepare(confinement)
-                .map_err(|source| SpawnError::Sandbox { program: name.to_owned(), source })?,
-        ),
-        None => None,
+    let env = || {
+        let marker = spec.marker.iter().map(|value| (MARKER_VAR, value.as_str()));
+        spec.env.iter().map(|(k, v)| (k.as_str(), v.as_str())).chain(marker)
     };
+    let args = std::iter::once(name).chain(spec.argv[1..].iter().map(String::as_str));
+    let exec =
+        Exec::new(program, args, env()).map_err(|source| exec_error(name, program, source))?;
+    let setup = ChildSetup::for_role(spec.confinement.as_ref(), spec.isolation, exec)
+        .map_err(|source| SpawnError::Sandbox { program: name.to_owned(), source })?;
     let mut command = Command::new(program);
     command
         .arg0(name)
         .args(&spec.argv[1..])
         .current_dir(&spec.cwd)
+        // The child makes its own execve with this environment (`Exec`); std's copy is
+        // kept the same.
         .env_clear()
-        .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        .envs(spec.marker.iter().map(|value| (MARKER_VAR, value)))
-        // Never the terminal: a background group reading it would be stopped (SIGTTIN).
+        .envs(env())
+        // Never the terminal: the role has none.
         .stdin(if spec.stdin.is_empty() { Stdio::null() } else { Stdio::piped() })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .process_group(0)
         // Last resort only: it reaches the leader, not its descendants.
         .kill_on_drop(true);
-    if let Some(ruleset) = ruleset {
-        ruleset.install(&mut command);
-    }
+    // `setsid` in the child: a session of its own, so no controlling terminal, and a
+    // process group whose id is its pid.
+    setup.install(&mut command);
     let child = command.spawn().map_err(|source| exec_error(name, program, source))?;
     let started = Instant::now();
     let Some(pid) = child.id() else {

@@ -5,8 +5,8 @@ mod common;
 use std::time::Duration;
 
 use breeze_supervise::{
-    Confinement, DevShm, DevShmSupport, Ending, MARKER_VAR, ProcessSpec, dev_shm_support,
-    kernel_support, processes_with_env, scrubbed_env,
+    Confinement, DevShm, DevShmSupport, Ending, Isolation, MARKER_VAR, ProcessSpec,
+    dev_shm_support, kernel_support, processes_with_env, scrubbed_env,
 };
 use common::*;
 use tokio_util::sync::CancellationToken;
@@ -114,20 +114,30 @@ async fn a_confined_role_cannot_signal_the_engine() {
 #[tokio::test]
 async fn a_setsid_descendant_ends_with_its_role() {
     let root = tempfile::tempdir().unwrap();
-    let marker = format!("test-{}-{}", std::process::id(), line!());
-    // The daemon leaves the group and the session, and its parent exits at once.
-    let mut spec = shell(
-        root.path(),
-        "setsid sh -c 'sleep 300' </dev/null >/dev/null 2>&1 & \
-         (setsid sh -c 'sleep 301' </dev/null >/dev/null 2>&1 &) ; sleep 0.3; echo started",
-    );
-    spec.marker = Some(marker.clone());
-    let (outcome, seen) = run_with(&quick_supervisor(), spec, None, CancellationToken::new()).await;
-    assert_eq!(outcome.ending, Ending::Exited(0));
-    assert_eq!(seen.lines, ["started"]);
-    // Two daemons, each a shell and its sleep.
-    assert!(outcome.strays.len() >= 2, "both daemons were found: {:?}", outcome.strays);
-    assert!(processes_with_env(MARKER_VAR, &marker).is_empty(), "a daemon outlived its role");
+    for isolation in ISOLATIONS {
+        let marker = format!("test-{}-{}-{isolation:?}", std::process::id(), line!());
+        // The daemon leaves the group and the session, and its parent exits at once.
+        let mut spec = shell(
+            root.path(),
+            "setsid sh -c 'sleep 300' </dev/null >/dev/null 2>&1 & \
+             (setsid sh -c 'sleep 301' </dev/null >/dev/null 2>&1 &) ; sleep 0.3; echo started",
+        );
+        spec.marker = Some(marker.clone());
+        spec.isolation = isolation;
+        let (outcome, seen) =
+            run_with(&quick_supervisor(), spec, None, CancellationToken::new()).await;
+        assert_eq!(outcome.ending, Ending::Exited(0));
+        assert_eq!(seen.lines, ["started"]);
+        if in_pid_namespace(isolation) {
+            // The namespace's init stayed in the group while they lived: ended with it.
+            assert!(outcome.leaked, "{outcome:?}");
+            assert_eq!(outcome.strays, Vec::<u32>::new(), "the namespace ended them");
+        } else {
+            // Two daemons, each a shell and its sleep.
+            assert!(outcome.strays.len() >= 2, "both daemons were found: {:?}", outcome.strays);
+        }
+        assert!(processes_with_env(MARKER_VAR, &marker).is_empty(), "a daemon outlived its role");
+    }
 }
 
 /// A device that is not one of the harmless ones and that the user may open for writing
@@ -162,9 +172,16 @@ async fn a_confined_role_writes_only_the_harmless_devices() {
     if !landlock_or_skip() {
         return;
     }
+    for isolation in ISOLATIONS {
+        a_confined_role_writes_only_the_harmless_devices_with(isolation).await;
+    }
+}
+
+async fn a_confined_role_writes_only_the_harmless_devices_with(isolation: Isolation) {
     let root = tempfile::tempdir().unwrap();
     let lane = root.path().join("lane");
     std::fs::create_dir(&lane).unwrap();
+    let own_terminals = in_pid_namespace(isolation);
     let mut script = String::from(
         "echo x > /dev/null && echo ok-null; \
          echo ok-stdout > /dev/stdout; \
@@ -175,13 +192,15 @@ async fn a_confined_role_writes_only_the_harmless_devices() {
          echo x 2>/dev/null > /dev/full || echo full-is-full; ",
     );
     // A program with a terminal: `script` opens /dev/ptmx, makes the pseudo-terminal the
-    // controlling terminal of its child (ioctls), and the child writes /dev/tty.
+    // controlling terminal of its child (ioctls), and the child writes /dev/tty. In its own
+    // PID namespace a role has pseudo-terminals of its own; else none at all.
     let has_script = std::process::Command::new("script").arg("--version").output().is_ok();
     if has_script {
         script.push_str("script -qec 'echo ok-tty > /dev/tty' /dev/null | tr -d '\\r'; ");
     } else {
         eprintln!("the /dev/tty part is skipped: `script` (util-linux) is not installed");
     }
+    script.push_str("(exec 3<>/dev/ptmx) 2>/dev/null && echo opened-ptmx; ");
     let refused = a_device_only_landlock_refuses();
     match &refused {
         Some(device) => {
@@ -196,14 +215,18 @@ async fn a_confined_role_writes_only_the_harmless_devices() {
     spec.log_path = root.path().join("logs/role");
     spec.confinement =
         Some(Confinement { writable_dirs: vec![lane.clone()], ..Confinement::default() });
+    spec.isolation = isolation;
     let (outcome, seen) = run(spec).await;
     assert_eq!(outcome.ending, Ending::Exited(0), "{}", outcome.stderr_tail);
     let mut expected =
         vec!["ok-null", "ok-stdout", "ok-fd", "ok-urandom", "ok-zero", "full-is-full"];
-    if has_script {
+    if has_script && own_terminals {
         expected.push("ok-tty");
     }
-    assert_eq!(seen.lines, expected, "{}", outcome.stderr_tail);
+    if own_terminals {
+        expected.push("opened-ptmx");
+    }
+    assert_eq!(seen.lines, expected, "{isolation:?}: {}", outcome.stderr_tail);
     assert!(outcome.stderr_tail.contains("ok-stderr"), "{}", outcome.stderr_tail);
     if let Some(device) = refused {
         assert!(
@@ -238,7 +261,10 @@ async fn dev_shm_is_private_to_the_role_where_namespaces_allow_it_and_never_shar
         host = host_file.display()
     );
     let support = dev_shm_support();
-    for dev_shm in [DevShm::PrivateWherePossible, DevShm::NotWritable] {
+    let cases = ISOLATIONS.into_iter().flat_map(|isolation| {
+        [(isolation, DevShm::PrivateWherePossible), (isolation, DevShm::NotWritable)]
+    });
+    for (isolation, dev_shm) in cases {
         let mut spec = shell(root.path(), &script);
         spec.log_path = root.path().join("logs/role");
         spec.confinement = Some(Confinement {
@@ -246,14 +272,24 @@ async fn dev_shm_is_private_to_the_role_where_namespaces_allow_it_and_never_shar
             dev_shm,
             ..Confinement::default()
         });
+        spec.isolation = isolation;
         let (outcome, seen) = run(spec).await;
         assert_eq!(outcome.ending, Ending::Exited(0), "{}", outcome.stderr_tail);
-        let private = dev_shm == DevShm::PrivateWherePossible && support == DevShmSupport::Private;
+        let private = dev_shm == DevShm::PrivateWherePossible
+            && (in_pid_namespace(isolation) || support == DevShmSupport::Private);
         if private {
             // Its own tmpfs: writable, and the engine's files are not in it.
-            assert_eq!(seen.lines[0], "wrote-shm", "{dev_shm:?}: {}", outcome.stderr_tail);
+            assert_eq!(
+                seen.lines[0], "wrote-shm",
+                "{isolation:?} {dev_shm:?}: {}",
+                outcome.stderr_tail
+            );
         } else {
-            assert_eq!(seen.lines[0], "sees-host-shm", "{dev_shm:?}: {}", outcome.stderr_tail);
+            assert_eq!(
+                seen.lines[0], "sees-host-shm",
+                "{isolation:?} {dev_shm:?}: {}",
+                outcome.stderr_tail
+            );
             assert!(outcome.stderr_tail.contains("Permission denied"), "{}", outcome.stderr_tail);
         }
         assert!(
@@ -274,27 +310,35 @@ async fn dev_shm_is_private_to_the_role_where_namespaces_allow_it_and_never_shar
 }
 
 #[tokio::test]
-async fn a_role_in_its_own_namespace_is_still_stopped_with_its_group_and_strays() {
+async fn a_confined_role_in_its_own_namespaces_is_still_stopped_with_its_group_and_strays() {
     if !landlock_or_skip() {
         return;
     }
     let root = tempfile::tempdir().unwrap();
-    let marker = format!("test-{}-{}", std::process::id(), line!());
-    let mut spec = shell(
-        root.path(),
-        "setsid sh -c 'sleep 302' </dev/null >/dev/null 2>&1 & \
-         sh -c 'sleep 303' & echo started; wait",
-    );
-    spec.marker = Some(marker.clone());
-    spec.timeout = Some(Duration::from_millis(500));
-    spec.grace = Duration::from_millis(200);
-    spec.confinement = Some(Confinement::default());
-    let (outcome, seen) = run_with(&quick_supervisor(), spec, None, CancellationToken::new()).await;
-    assert_eq!(outcome.ending, Ending::TimedOut);
-    assert_eq!(seen.lines, ["started"]);
-    assert!(outcome.survivors.is_empty(), "{:?}", outcome.survivors);
-    assert!(!outcome.strays.is_empty(), "the setsid daemon was found by its marker");
-    assert!(processes_with_env(MARKER_VAR, &marker).is_empty(), "a process outlived its role");
+    for isolation in ISOLATIONS {
+        let marker = format!("test-{}-{}-{isolation:?}", std::process::id(), line!());
+        let mut spec = shell(
+            root.path(),
+            "setsid sh -c 'sleep 302' </dev/null >/dev/null 2>&1 & \
+             sh -c 'sleep 303' & echo started; wait",
+        );
+        spec.marker = Some(marker.clone());
+        spec.timeout = Some(Duration::from_millis(500));
+        spec.grace = Duration::from_millis(200);
+        spec.confinement = Some(Confinement::default());
+        spec.isolation = isolation;
+        let (outcome, seen) =
+            run_with(&quick_supervisor(), spec, None, CancellationToken::new()).await;
+        assert_eq!(outcome.ending, Ending::TimedOut);
+        assert_eq!(seen.lines, ["started"]);
+        assert!(outcome.survivors.is_empty(), "{:?}", outcome.survivors);
+        if in_pid_namespace(isolation) {
+            assert_eq!(outcome.strays, Vec::<u32>::new(), "the namespace ended the daemon");
+        } else {
+            assert!(!outcome.strays.is_empty(), "the setsid daemon was found by its marker");
+        }
+        assert!(processes_with_env(MARKER_VAR, &marker).is_empty(), "a process outlived its role");
+    }
 }
 
 #[tokio::test]
@@ -320,5 +364,49 @@ async fn a_confined_role_cannot_make_device_nodes_in_its_folders() {
         assert_eq!(outcome.ending, Ending::Exited(0), "{}", outcome.stderr_tail);
         assert_eq!(seen.lines, ["made-fifo"], "{dev_shm:?}: {}", outcome.stderr_tail);
         assert!(!lane.join("blk").exists() && !lane.join("chr").exists(), "{dev_shm:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_confined_role_ends_as_it_would_unconfined_in_either_isolation() {
+    if !landlock_or_skip() {
+        return;
+    }
+    let root = tempfile::tempdir().unwrap();
+    let confined = |mut spec: ProcessSpec, isolation| {
+        spec.confinement =
+            Some(Confinement { writable_dirs: vec![root.path().into()], ..Confinement::default() });
+        spec.isolation = isolation;
+        spec
+    };
+    for isolation in ISOLATIONS {
+        let spec = confined(fake_spec(root.path(), &["print=x", "exit=3"]), isolation);
+        assert_eq!(run(spec).await.0.ending, Ending::Exited(3), "{isolation:?}");
+        for signal in [libc::SIGTERM, libc::SIGKILL] {
+            let raise = format!("raise={signal}");
+            let spec = confined(fake_spec(root.path(), &[&raise]), isolation);
+            assert_eq!(run(spec).await.0.ending, Ending::Signaled(signal), "{isolation:?}");
+        }
+        // Cancelled in the middle: SIGTERM to the group, obeyed within the grace.
+        let spec = confined(fake_spec(root.path(), &["print=ready", "stall"]), isolation);
+        let cancel = CancellationToken::new();
+        let trigger = cancel.clone();
+        let outcome = quick_supervisor()
+            .run(
+                spec,
+                None,
+                cancel,
+                |_, _| {},
+                move |line| {
+                    if line == "ready" {
+                        trigger.cancel();
+                    }
+                },
+            )
+            .await
+            .unwrap();
+        assert_eq!(outcome.ending, Ending::Cancelled, "{isolation:?}");
+        assert!(!outcome.sigkilled, "{isolation:?}: the role obeyed SIGTERM");
+        assert_nothing_survives(&outcome, &[]);
     }
 }

@@ -103,60 +103,90 @@ async fn malformed_json_is_not_a_result_and_does_not_hide_an_earlier_one() {
 #[tokio::test]
 async fn a_crash_by_signal_is_reported_as_such() {
     let dir = tempfile::tempdir().unwrap();
-    let (outcome, _) = run(fake_spec(dir.path(), &["print=about to die", "raise=9"])).await;
-    assert_eq!(outcome.ending, Ending::Signaled(9));
-    assert_eq!(outcome.stdout_tail, "about to die\n");
+    for isolation in ISOLATIONS {
+        for signal in [libc::SIGKILL, libc::SIGTERM] {
+            let raise = format!("raise={signal}");
+            let mut spec = fake_spec(dir.path(), &["print=about to die", &raise]);
+            spec.isolation = isolation;
+            let (outcome, _) = run(spec).await;
+            assert_eq!(outcome.ending, Ending::Signaled(signal), "{isolation:?}");
+            assert_eq!(outcome.stdout_tail, "about to die\n");
+            assert!(!outcome.sigkilled && !outcome.leaked, "{isolation:?}");
+            assert_nothing_survives(&outcome, &[]);
+        }
+        let mut spec = fake_spec(dir.path(), &["exit=255"]);
+        spec.isolation = isolation;
+        assert_eq!(run(spec).await.0.ending, Ending::Exited(255), "{isolation:?}");
+    }
 }
 
 #[tokio::test]
 async fn the_wall_clock_timeout_ends_the_whole_group() {
     let dir = tempfile::tempdir().unwrap();
-    let mut spec = fake_spec(dir.path(), &["grandchild-quiet=600000", "stall"]);
-    spec.timeout = Some(Duration::from_millis(500));
-    spec.grace = Duration::from_secs(10);
-    let (outcome, seen) = run(spec).await;
-    assert_eq!(outcome.ending, Ending::TimedOut);
-    // Both obeyed SIGTERM, so the grace period did not have to run out.
-    assert!(!outcome.sigkilled);
-    assert_nothing_survives(&outcome, &[seen.grandchild_pid()]);
+    for isolation in ISOLATIONS {
+        let mut spec = fake_spec(dir.path(), &["grandchild-quiet=600000", "stall"]);
+        spec.timeout = Some(Duration::from_millis(500));
+        spec.grace = Duration::from_secs(10);
+        spec.isolation = isolation;
+        let (outcome, seen) = run(spec).await;
+        assert_eq!(outcome.ending, Ending::TimedOut);
+        // Both obeyed SIGTERM, so the grace period did not have to run out.
+        assert!(!outcome.sigkilled, "{isolation:?}");
+        assert_nothing_survives(&outcome, &[seen.grandchild_pid()]);
+    }
 }
 
 #[tokio::test]
 async fn a_role_ignoring_sigterm_gets_sigkill_after_the_grace_period() {
     let dir = tempfile::tempdir().unwrap();
-    let mut spec = fake_spec(dir.path(), &["ignore-term", "print=ready", "stall"]);
-    spec.timeout = Some(Duration::from_millis(300));
-    spec.grace = Duration::from_millis(300);
-    let (outcome, seen) = run(spec).await;
-    assert_eq!(outcome.ending, Ending::TimedOut);
-    assert!(outcome.sigkilled);
-    assert_eq!(seen.lines, ["ready"]);
-    assert_nothing_survives(&outcome, &[]);
+    for isolation in ISOLATIONS {
+        let mut spec = fake_spec(dir.path(), &["ignore-term", "print=ready", "stall"]);
+        spec.timeout = Some(Duration::from_millis(300));
+        spec.grace = Duration::from_millis(300);
+        spec.isolation = isolation;
+        let (outcome, seen) = run(spec).await;
+        assert_eq!(outcome.ending, Ending::TimedOut);
+        assert!(outcome.sigkilled, "{isolation:?}");
+        assert_eq!(seen.lines, ["ready"]);
+        assert_nothing_survives(&outcome, &[]);
+    }
 }
 
 #[tokio::test]
 async fn a_grandchild_holding_stdout_neither_blocks_the_run_nor_outlives_it() {
     let dir = tempfile::tempdir().unwrap();
-    let spec = fake_spec(dir.path(), &["grandchild=600000", "print=leader done"]);
-    let (outcome, seen) = run(spec).await;
-    // The leader's own exit decides the ending; the leak is reported besides it.
-    assert_eq!(outcome.ending, Ending::Exited(0));
-    assert!(outcome.leaked && outcome.sigkilled);
-    let grandchild = seen.grandchild_pid();
-    // The grandchild's own output (through the inherited pipe) was captured too.
-    assert!(
-        seen.lines.iter().any(|l| l.starts_with(&format!("pid={grandchild} pgid={}", outcome.pid)))
-    );
-    assert_nothing_survives(&outcome, &[grandchild]);
+    for isolation in ISOLATIONS {
+        let mut spec = fake_spec(dir.path(), &["grandchild=600000", "print=leader done"]);
+        spec.isolation = isolation;
+        let (outcome, seen) = run(spec).await;
+        // The leader's own exit decides the ending; the leak is reported besides it.
+        assert_eq!(outcome.ending, Ending::Exited(0));
+        assert!(outcome.leaked && outcome.sigkilled, "{isolation:?}");
+        // Found in the role's group while it ran.
+        let grandchild = seen.grandchild_pid();
+        // The grandchild's own output (through the inherited pipe) was captured too: its
+        // pid and group as it sees them (in a PID namespace, its namespace's pid and no
+        // group id, the group's leader being outside).
+        let own_line = match in_pid_namespace(isolation) {
+            true => "pgid=0".to_owned(),
+            false => format!("pid={grandchild} pgid={}", outcome.pid),
+        };
+        assert!(seen.lines.iter().any(|l| l.contains(&own_line)), "{isolation:?}: {seen:?}");
+        assert_nothing_survives(&outcome, &[grandchild]);
+    }
 }
 
 #[tokio::test]
 async fn a_grandchild_left_in_the_group_without_pipes_is_ended_too() {
     let dir = tempfile::tempdir().unwrap();
-    let (outcome, seen) = run(fake_spec(dir.path(), &["grandchild-quiet=600000"])).await;
-    assert_eq!(outcome.ending, Ending::Exited(0));
-    assert!(outcome.leaked);
-    assert_nothing_survives(&outcome, &[seen.grandchild_pid()]);
+    for isolation in ISOLATIONS {
+        let mut spec = fake_spec(dir.path(), &["grandchild-quiet=600000"]);
+        spec.isolation = isolation;
+        let (outcome, seen) = run(spec).await;
+        assert_eq!(outcome.ending, Ending::Exited(0));
+        assert!(outcome.leaked, "{isolation:?}");
+        assert_nothing_survives(&outcome, &[seen.grandchild_pid()]);
+    }
 }
 
 #[tokio::test]
@@ -219,37 +249,38 @@ async fn regular_output_keeps_a_role_alive() {
 #[tokio::test]
 async fn cancellation_terminates_the_group() {
     let dir = tempfile::tempdir().unwrap();
-    let spec = fake_spec(dir.path(), &["grandchild-quiet=600000", "print=ready", "stall"]);
-    let cancel = CancellationToken::new();
-    let trigger = cancel.clone();
-    let lines = Arc::new(Mutex::new(Vec::new()));
-    let seen_lines = lines.clone();
-    let outcome = quick_supervisor()
-        .run(
-            spec,
-            None,
-            cancel,
-            |_, _| {},
-            move |line| {
-                seen_lines.lock().unwrap().push(line.to_owned());
-                if line == "ready" {
-                    trigger.cancel();
-                }
-            },
-        )
-        .await
-        .unwrap();
-    assert_eq!(outcome.ending, Ending::Cancelled);
-    let grandchild: u32 =
-        lines.lock().unwrap()[0].strip_prefix("grandchild-pid=").unwrap().parse().unwrap();
-    assert_nothing_survives(&outcome, &[grandchild]);
+    for isolation in ISOLATIONS {
+        let mut spec = fake_spec(dir.path(), &["grandchild-quiet=600000", "print=ready", "stall"]);
+        spec.isolation = isolation;
+        let cancel = CancellationToken::new();
+        let trigger = cancel.clone();
+        let seen = Arc::new(Mutex::new(Seen::default()));
+        let (spawn_seen, line_seen) = (seen.clone(), seen.clone());
+        let outcome = quick_supervisor()
+            .run(
+                spec,
+                None,
+                cancel,
+                move |pid, ticks| spawn_seen.lock().unwrap().spawned = Some((pid, ticks)),
+                move |line| {
+                    line_seen.lock().unwrap().saw_line(line);
+                    if line == "ready" {
+                        trigger.cancel();
+                    }
+                },
+            )
+            .await
+            .unwrap();
+        assert_eq!(outcome.ending, Ending::Cancelled, "{isolation:?}");
+        assert_nothing_survives(&outcome, &[seen.lock().unwrap().grandchild_pid()]);
+    }
 }
 
 #[tokio::test]
 async fn dropping_the_run_kills_the_group() {
     let dir = tempfile::tempdir().unwrap();
     let spec = fake_spec(dir.path(), &["grandchild-quiet=600000", "print=ready", "stall"]);
-    let seen: Arc<Mutex<(Option<u32>, Vec<String>)>> = Arc::default();
+    let seen: Arc<Mutex<Seen>> = Arc::default();
     let (spawn_seen, line_seen) = (seen.clone(), seen.clone());
     let ready = Arc::new(tokio::sync::Notify::new());
     let ready_tx = ready.clone();
@@ -258,9 +289,9 @@ async fn dropping_the_run_kills_the_group() {
         spec,
         None,
         CancellationToken::new(),
-        move |pid, _| spawn_seen.lock().unwrap().0 = Some(pid),
+        move |pid, ticks| spawn_seen.lock().unwrap().spawned = Some((pid, ticks)),
         move |line| {
-            line_seen.lock().unwrap().1.push(line.to_owned());
+            line_seen.lock().unwrap().saw_line(line);
             if line == "ready" {
                 ready_tx.notify_one();
             }
@@ -270,9 +301,9 @@ async fn dropping_the_run_kills_the_group() {
         _ = run => panic!("the role stalls forever"),
         () = ready.notified() => {} // drops the run future
     }
-    let (pid, lines) = seen.lock().unwrap().clone();
-    let pid = pid.unwrap();
-    let grandchild: u32 = lines[0].strip_prefix("grandchild-pid=").unwrap().parse().unwrap();
+    let seen = seen.lock().unwrap().clone();
+    let pid = seen.spawned.unwrap().0;
+    let grandchild = seen.grandchild_pid();
     // SIGKILL was sent synchronously on drop; give the kernel a moment to tear down.
     for _ in 0..500 {
         if group_members(pid).is_empty() && !is_alive(grandchild) {
@@ -443,40 +474,48 @@ async fn a_hard_stop_through_a_clone_cuts_the_grace_period_short() {
 #[tokio::test]
 async fn a_hard_stop_sigkills_a_running_role_and_its_strays_without_grace() {
     let dir = tempfile::tempdir().unwrap();
-    let marker = format!("test-{}-{}", std::process::id(), line!());
-    // The leader would obey SIGTERM; the stray (out of the group) would not.
-    let argv = [
-        "sh",
-        "-c",
-        "setsid sh -c 'trap \"\" TERM; sleep 300' </dev/null >/dev/null 2>&1 & sleep 0.3; echo started; exec sleep 300",
-    ];
-    let mut spec = fake_spec(dir.path(), &[]);
-    spec.argv = argv.iter().map(|a| a.to_string()).collect();
-    spec.grace = Duration::from_secs(30);
-    spec.marker = Some(marker.clone());
-    let supervisor = quick_supervisor();
-    let stopper = supervisor.clone();
-    let run = supervisor.run(
-        spec,
-        None,
-        CancellationToken::new(),
-        |_, _| {},
-        move |line| {
-            if line == "started" {
-                stopper.stop_hard();
-            }
-        },
-    );
-    let outcome = tokio::time::timeout(PROMPTLY, run)
-        .await
-        .expect("neither the group nor the stray got a grace period")
-        .unwrap();
-    assert_eq!(outcome.ending, Ending::Cancelled);
-    // SIGKILL, not SIGTERM: the leader would have obeyed a SIGTERM.
-    assert!(outcome.sigkilled);
-    assert!(!outcome.strays.is_empty(), "the stray was found by its marker");
-    assert!(processes_with_env(MARKER_VAR, &marker).is_empty(), "a stray outlived the run");
-    assert_nothing_survives(&outcome, &outcome.strays);
+    for isolation in ISOLATIONS {
+        let marker = format!("test-{}-{}-{isolation:?}", std::process::id(), line!());
+        // The leader would obey SIGTERM; the stray (out of the group) would not.
+        let argv = [
+            "sh",
+            "-c",
+            "setsid sh -c 'trap \"\" TERM; sleep 300' </dev/null >/dev/null 2>&1 & sleep 0.3; echo started; exec sleep 300",
+        ];
+        let mut spec = fake_spec(dir.path(), &[]);
+        spec.argv = argv.iter().map(|a| a.to_string()).collect();
+        spec.grace = Duration::from_secs(30);
+        spec.marker = Some(marker.clone());
+        spec.isolation = isolation;
+        let supervisor = quick_supervisor();
+        let stopper = supervisor.clone();
+        let run = supervisor.run(
+            spec,
+            None,
+            CancellationToken::new(),
+            |_, _| {},
+            move |line| {
+                if line == "started" {
+                    stopper.stop_hard();
+                }
+            },
+        );
+        let outcome = tokio::time::timeout(PROMPTLY, run)
+            .await
+            .expect("neither the group nor the stray got a grace period")
+            .unwrap();
+        assert_eq!(outcome.ending, Ending::Cancelled);
+        // SIGKILL, not SIGTERM: the leader would have obeyed a SIGTERM.
+        assert!(outcome.sigkilled);
+        if in_pid_namespace(isolation) {
+            // The SIGKILL of the group ended the namespace, and the stray with it.
+            assert_eq!(outcome.strays, Vec::<u32>::new(), "nothing was left to find");
+        } else {
+            assert!(!outcome.strays.is_empty(), "the stray was found by its marker");
+        }
+        assert!(processes_with_env(MARKER_VAR, &marker).is_empty(), "a stray outlived the run");
+        assert_nothing_survives(&outcome, &outcome.strays);
+    }
 }
 
 #[tokio::test]

@@ -29,7 +29,7 @@
 //! | `cat-stdin` | copy stdin to stdout |
 //! | `env=NAME` | print `NAME=VALUE` or `NAME is unset` |
 //! | `env-all` | print every environment variable as `NAME=VALUE`, sorted |
-//! | `pid` | print `pid=PID pgid=PGID` |
+//! | `pid` | print `pid=PID pgid=PGID` (as the process sees them: in a PID namespace of its own, that namespace's pid and pgid 0) |
 //! | `exit=CODE` | exit at once with CODE |
 //! | `raise=SIGNAL` | send itself a signal by number (e.g. `raise=9`) |
 //!

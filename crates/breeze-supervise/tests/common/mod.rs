@@ -5,7 +5,10 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use breeze_supervise::{ActivityProbe, Outcome, ProcessSpec, Supervisor, scrubbed_env};
+use breeze_supervise::{
+    ActivityProbe, Isolation, IsolationSupport, Outcome, ProcessSpec, Supervisor,
+    isolation_support, scrubbed_env,
+};
 use tokio_util::sync::CancellationToken;
 
 pub const FAKE_ROLE: &str = env!("CARGO_BIN_EXE_breeze-fake-role");
@@ -33,18 +36,49 @@ pub fn quick_supervisor() -> Supervisor {
 pub struct Seen {
     pub spawned: Option<(u32, Option<u64>)>,
     pub lines: Vec<String>,
+    /// The grandchildren the fake role reported (`grandchild-pid=`), as this process sees
+    /// them: looked up while the line arrived, since in the role's PID namespace the pid
+    /// it printed is that namespace's.
+    pub grandchildren: Vec<u32>,
 }
 
 impl Seen {
-    /// The pid a `grandchild=`/`grandchild-quiet=` action printed.
+    /// The pid, as this process sees it, of the grandchild a `grandchild=` or
+    /// `grandchild-quiet=` action started.
     pub fn grandchild_pid(&self) -> u32 {
-        self.lines
-            .iter()
-            .find_map(|l| l.strip_prefix("grandchild-pid="))
-            .expect("the fake role printed its grandchild's pid")
-            .parse()
-            .unwrap()
+        *self.grandchildren.first().expect("the fake role printed its grandchild's pid")
     }
+
+    /// Records a stdout line (and the grandchild it names, while it is alive).
+    pub fn saw_line(&mut self, line: &str) {
+        if let (Some(ns_pid), Some((leader, _))) =
+            (line.strip_prefix("grandchild-pid="), self.spawned)
+        {
+            let ns_pid = ns_pid.parse().expect("a pid");
+            let pid = pid_in_group(leader, ns_pid).unwrap_or_else(|| {
+                panic!("no process {ns_pid} (in its namespace) in group {leader}")
+            });
+            self.grandchildren.push(pid);
+        }
+        self.lines.push(line.to_owned());
+    }
+}
+
+/// The pid, as this process sees it, of the live member of group `pgid` that has pid
+/// `ns_pid` in its own PID namespace (the same number outside one), from the `NSpid` line
+/// of `/proc/<pid>/status`.
+pub fn pid_in_group(pgid: u32, ns_pid: u32) -> Option<u32> {
+    std::fs::read_dir("/proc")
+        .ok()?
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .find(|&pid| {
+            let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+            let innermost = status
+                .lines()
+                .find_map(|line| line.strip_prefix("NSpid:"))
+                .and_then(|pids| pids.split_whitespace().last()?.parse::<u32>().ok());
+            innermost == Some(ns_pid) && stat(pid).is_some_and(|(_, group)| group == pgid)
+        })
 }
 
 pub async fn run_with(
@@ -61,7 +95,7 @@ pub async fn run_with(
             activity,
             cancel,
             move |pid, ticks| on_spawn_seen.lock().unwrap().spawned = Some((pid, ticks)),
-            move |line| on_line_seen.lock().unwrap().lines.push(line.to_owned()),
+            move |line| on_line_seen.lock().unwrap().saw_line(line),
         )
         .await
         .expect("the fake role starts");
@@ -118,4 +152,28 @@ pub fn assert_nothing_survives(outcome: &Outcome, extra: &[u32]) {
     for &pid in extra {
         assert!(!is_alive(pid), "process {pid} outlived the run");
     }
+}
+
+/// Both ways a role can be isolated.
+pub const ISOLATIONS: [Isolation; 2] =
+    [Isolation::PidNamespaceWherePossible, Isolation::SessionOnly];
+
+/// Whether roles run in PID namespaces here; says so (loudly) when they do not, and fails
+/// when `BREEZE_REQUIRE_PID_NAMESPACE` says they must.
+pub fn pid_namespaces_or_say_so() -> bool {
+    let support = isolation_support();
+    if let IsolationSupport::SessionOnly { reason } = &support {
+        assert!(
+            std::env::var_os("BREEZE_REQUIRE_PID_NAMESPACE").is_none(),
+            "BREEZE_REQUIRE_PID_NAMESPACE is set but {reason}"
+        );
+        eprintln!("no PID namespaces here: {support}");
+        return false;
+    }
+    true
+}
+
+/// Whether a run with `isolation` is in a PID namespace of its own on this machine.
+pub fn in_pid_namespace(isolation: Isolation) -> bool {
+    isolation == Isolation::PidNamespaceWherePossible && isolation_support().is_pid_namespace()
 }
