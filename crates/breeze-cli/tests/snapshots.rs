@@ -780,6 +780,15 @@ fn doctor_report() {
         kernel: KernelSupport::Landlock { abi: 6 },
         user_namespaces: Some(true),
         dev_shm: breeze_supervise::DevShmSupport::Private,
+        isolation: breeze_supervise::IsolationSupport::PidNamespace {
+            proc_limit: None,
+            pts_limit: None,
+            lock_limit: None,
+        },
+        role_commands: vec![(
+            "reviewer",
+            vec!["sh".into(), "/home/me/project/tools/review.sh".into()],
+        )],
         containment: Some(Err("breeze.toml: sandbox.mode: unknown value `strict`".into())),
         tools: vec![
             ToolCheck {
@@ -803,6 +812,10 @@ fn doctor_report() {
         dev_shm: breeze_supervise::DevShmSupport::NotWritable {
             reason: "namespaces are a Linux feature and this is macos".into(),
         },
+        isolation: breeze_supervise::IsolationSupport::SessionOnly {
+            reason: "namespaces are a Linux feature and this is macos".into(),
+        },
+        role_commands: Vec::new(),
         containment: None,
         tools: Vec::new(),
     };

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use breeze_supervise::{DevShmSupport, KernelSupport};
+use breeze_supervise::{DevShmSupport, IsolationSupport, KernelSupport};
 
 use crate::config::Config;
 use crate::containment::Containment;
@@ -33,6 +33,13 @@ pub struct DoctorReport {
     pub user_namespaces: Option<bool>,
     /// What confined roles get as `/dev/shm`.
     pub dev_shm: DevShmSupport,
+    /// Whether role processes run in PID namespaces of their own (everything they start
+    /// ends with them; no terminal of the person's), or in a session of their own only.
+    pub isolation: IsolationSupport,
+    /// Each role's command as a run started now would run it (relative files resolved
+    /// against the checkout, [`crate::role_commands::resolved`]), when inside a repository
+    /// whose `breeze.toml` names commands.
+    pub role_commands: Vec<(&'static str, Vec<String>)>,
     /// The repository's configuration applied to this machine, when run inside one.
     pub containment: Option<Result<Containment, String>>,
     /// claude, codex, git.
@@ -41,21 +48,44 @@ pub struct DoctorReport {
 
 /// Looks at this machine (and the repository containing `dir`, if any).
 pub fn examine(dir: &Path) -> DoctorReport {
-    let containment = breeze_git::Repo::open(dir).ok().map(|repo| {
-        let config = Config::load(repo.workdir()).map_err(|err| err.to_string())?;
+    let repo = breeze_git::Repo::open(dir).ok();
+    let config = repo.as_ref().map(|repo| Config::load(repo.workdir()));
+    let containment = config.as_ref().map(|config| {
+        let config = config.as_ref().map_err(|err| err.to_string())?;
         let home = std::env::var_os("HOME").map(PathBuf::from);
-        Containment::decide(&config, home.as_deref()).map_err(|err| {
+        Containment::decide(config, home.as_deref()).map_err(|err| {
             let hints = err.hints().join("; ");
             if hints.is_empty() { err.to_string() } else { format!("{err} ({hints})") }
         })
     });
+    let role_commands = match (&repo, &config) {
+        (Some(repo), Some(Ok(config))) => role_commands(config, repo.workdir()),
+        _ => Vec::new(),
+    };
     DoctorReport {
         kernel: breeze_supervise::kernel_support(),
         user_namespaces: user_namespaces(),
         dev_shm: breeze_supervise::dev_shm_support(),
+        isolation: breeze_supervise::isolation_support(),
+        role_commands,
         containment,
         tools: ["claude", "codex", "git"].into_iter().map(check_tool).collect(),
     }
+}
+
+/// The roles whose `command` is set, as a run started now in `root` would run it.
+fn role_commands(config: &Config, root: &Path) -> Vec<(&'static str, Vec<String>)> {
+    let roles = [
+        ("worker", &config.worker),
+        ("reviewer", &config.reviewer),
+        ("advisor", &config.advisor),
+        ("scaffolder", &config.scaffolder),
+    ];
+    roles
+        .into_iter()
+        .filter(|(_, role)| !role.command.is_empty())
+        .map(|(name, role)| (name, crate::role_commands::resolved(&role.command, root)))
+        .collect()
 }
 
 fn user_namespaces() -> Option<bool> {
@@ -189,7 +219,14 @@ impl DoctorReport {
                 "  breeze will only detect what a role changes outside its lane (checked after every role process), not prevent it\n",
             );
         }
+        out.push_str(&format!("roles: {}\n", self.isolation));
         out.push_str(&format!("workers' git: {WORKERS_GIT}\n"));
+        for (role, argv) in &self.role_commands {
+            out.push_str(&format!(
+                "roles.{role}: runs `{}` (a file of the checkout is copied into each run at its start; the lane's own is never run)\n",
+                argv.join(" ")
+            ));
+        }
         match self.user_namespaces {
             Some(true) => out.push_str("user namespaces: allowed\n"),
             Some(false) => out.push_str("user namespaces: not allowed for unprivileged users\n"),
