@@ -22,19 +22,22 @@ use std::path::{Path, PathBuf};
 /// Variables that point a tool's build output somewhere: dropped for breeze's processes.
 pub const OUTPUT_DIR_VARS: [&str; 2] = ["CARGO_TARGET_DIR", "CARGO_BUILD_TARGET_DIR"];
 
-/// Variables naming a tool's cache, with the folder under it the tool writes (`""`: the
-/// folder itself).
-pub const CACHE_DIR_VARS: [(&str, &str); 9] = [
-    ("CARGO_HOME", "registry"),
-    ("PIP_CACHE_DIR", ""),
-    ("UV_CACHE_DIR", ""),
-    ("npm_config_cache", ""),
-    ("NPM_CONFIG_CACHE", ""),
-    ("YARN_CACHE_FOLDER", ""),
-    ("GOMODCACHE", ""),
-    ("GOCACHE", ""),
-    ("GOPATH", "pkg/mod"),
+/// Variables naming a tool's cache: the folder under it the tool writes (`""`: the folder
+/// itself), and the files at a checkout's root that say the project uses the tool.
+pub const CACHE_DIR_VARS: [(&str, &str, &[&str]); 9] = [
+    ("CARGO_HOME", "registry", &["Cargo.toml"]),
+    ("PIP_CACHE_DIR", "", PYTHON),
+    ("UV_CACHE_DIR", "", PYTHON),
+    ("npm_config_cache", "", &["package.json"]),
+    ("NPM_CONFIG_CACHE", "", &["package.json"]),
+    ("YARN_CACHE_FOLDER", "", &["package.json"]),
+    ("GOMODCACHE", "", &["go.mod"]),
+    ("GOCACHE", "", &["go.mod"]),
+    ("GOPATH", "pkg/mod", &["go.mod"]),
 ];
+
+/// The files that say a project is Python's.
+const PYTHON: &[&str] = &["pyproject.toml", "setup.py", "setup.cfg", "requirements.txt"];
 
 /// cargo's package-cache locks, kept in `$CARGO_HOME` beside `registry/` and `git/`.
 const CARGO_LOCK_FILES: [&str; 2] = [".package-cache", ".package-cache-mutate"];
@@ -102,8 +105,9 @@ pub struct UnwritableCache {
     pub folder: PathBuf,
 }
 
-/// The cache variables of `env` naming a folder outside `checkout` that none of `writable`
-/// covers (what a confined command may write beyond its checkout).
+/// The cache variables of `env`, of the tools the project at `checkout` uses, naming a
+/// folder outside `checkout` that none of `writable` covers (what a confined command may
+/// write beyond its checkout).
 pub fn unwritable_caches(
     env: &[(String, String)],
     checkout: &Path,
@@ -111,7 +115,8 @@ pub fn unwritable_caches(
 ) -> Vec<UnwritableCache> {
     CACHE_DIR_VARS
         .iter()
-        .filter_map(|(name, under)| {
+        .filter(|(_, _, markers)| markers.iter().any(|file| checkout.join(file).is_file()))
+        .filter_map(|(name, under, _)| {
             let (_, value) = env.iter().find(|(key, value)| key == name && !value.is_empty())?;
             let folder = Path::new(value).join(under);
             let covered = folder.starts_with(checkout)
@@ -154,7 +159,12 @@ mod tests {
         assert_eq!(without_output_dirs(&mut env), ["CARGO_TARGET_DIR=/shared/target"]);
         assert_eq!(env.len(), 4);
         let writable = vec![PathBuf::from("/home/u/.cargo/registry")];
-        let found = unwritable_caches(&env, Path::new("/home/u/repo"), &writable);
+        let repo = tempfile::tempdir().unwrap();
+        // Only the caches of the tools the project uses are looked at.
+        assert!(unwritable_caches(&env, repo.path(), &writable).is_empty());
+        std::fs::write(repo.path().join("pyproject.toml"), "").unwrap();
+        std::fs::write(repo.path().join("Cargo.toml"), "").unwrap();
+        let found = unwritable_caches(&env, repo.path(), &writable);
         assert_eq!(
             found,
             [UnwritableCache { name: "PIP_CACHE_DIR", folder: "/var/cache/pip".into() }]

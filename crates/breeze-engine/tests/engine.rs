@@ -1263,15 +1263,12 @@ async fn a_check_main_already_fails_is_mains_and_only_a_different_failure_goes_b
     let reason = second.reason.as_deref().unwrap();
     assert!(
         reason.contains("b.txt breaks the build")
-            && reason.contains("fails it too, but not the same way"),
+            && reason.contains("fails FAIL: legacy test too, not this change's"),
         "{reason}"
     );
     // Its worker was told which failing lines are main's.
     let input = std::fs::read_to_string(outcome.run_dir.join("io/2.worker.2.input.json")).unwrap();
-    assert!(
-        input.contains("its failing lines, which are not this change's: FAIL: legacy test"),
-        "{input}"
-    );
+    assert!(input.contains("FAIL: legacy test — which is not this change's"), "{input}");
     let told = notices.lock().unwrap().clone();
     assert!(
         told.iter()
@@ -1713,8 +1710,10 @@ async fn a_verify_failure_main_already_has_stops_the_run_and_is_not_pinned_on_th
     assert_eq!((record.attempts, record.rounds, record.land_bounces), (1, 1, 0), "{record:?}");
     assert!(record.verify_failure.is_none(), "nothing is sent back to the worker");
     let events = fixture.events(&outcome);
+    // The landing's failure asks main's own tip first: it fails too, so nothing is charged
+    // (and nothing is run again for flakes).
     assert_eq!(verify_runs(&events), 2, "the landing's, then main's own tip's");
-    assert_eq!(verdicts(&events), [(ids(&["1"]), "failed".into()), (ids(&[]), "failed".into())]);
+    assert_eq!(verdicts(&events), [(ids(&[]), "failed".into()), (ids(&["1"]), "failed".into())]);
     assert_eq!(fixture.repo.rev("main"), main_before, "nothing landed");
 
     // The user fixes main; the waiting task lands on the fixed main without more work.
@@ -1771,7 +1770,11 @@ echo "$fail failed, 3 passed in 0.$$s"
     );
     // main's own verify ran once: after task 1 landed, main's tip is task 1's landing,
     // whose verdict is known.
-    assert_eq!(verify_runs(&events), 4, "task 1, main, task 2 twice");
+    assert_eq!(
+        verify_runs(&events),
+        5,
+        "task 1, main, task 2 three times (its new failure run once more on the same tree: no flake)"
+    );
     let known_mains = events
         .iter()
         .filter(|e| matches!(e, EventKind::Verified { tasks, known: true, .. } if tasks.is_empty()))
@@ -1791,6 +1794,26 @@ fn four_tasks() -> Fixture {
 }
 
 /// [`four_tasks`]; verify fails while task 3's first attempt is in the tree.
+#[tokio::test]
+async fn a_verify_failure_that_passes_on_a_retry_of_the_same_tree_is_flaky_not_the_tasks() {
+    // The first verify run of the landing fails; the same tree passes the next time.
+    let fixture = Fixture::new(&one_task(""), &[(".gitignore", ".flake-seen\n")]);
+    let verify = script(
+        &fixture,
+        "verify.sh",
+        "if [ -e .flake-seen ]; then echo '1 passed'; exit 0; fi\ntouch .flake-seen\necho 'FAILED tests/test_net.py::test_timeout - TimeoutError'; exit 1\n",
+    );
+    let mut options = fixture.options();
+    with_verify(&mut options, &verify);
+    let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    let landed = task(&outcome, "1");
+    assert_eq!((landed.attempts, landed.rounds), (1, 1), "never sent back: {landed:?}");
+    let events = fixture.events(&outcome);
+    assert!(verdicts(&events).contains(&(ids(&["1"]), "flaky".into())), "{:?}", verdicts(&events));
+    assert_eq!(landings_on_main(&fixture), [("1".to_string(), 1)].into());
+}
+
 fn four_tasks_one_bad() -> (Fixture, String) {
     let fixture = four_tasks();
     let verify = script(
@@ -1842,17 +1865,20 @@ async fn a_batch_of_four_with_one_bad_task_is_bisected_the_bad_one_goes_back_the
         .collect();
     assert_eq!(batches, [ids(&["1", "2", "3", "4"]), ids(&["4"])]);
     // The batch: all four fail; the first two pass; the first three fail: task 3 is the
-    // culprit — ⌈log2 4⌉ + 1 = 3 runs. Task 4 is verified again without task 3.
+    // culprit — ⌈log2 4⌉ + 1 = 3 runs. A failure charged to landings is asked of main's
+    // tip first (it passes) and run once more on the same tree (it fails again, so it is
+    // no flake): 2 runs more, and main's 1. Task 4 is verified again without task 3.
     assert_eq!(
         verdicts(&events),
         [
+            (ids(&[]), "passed".into()),
             (ids(&["1", "2", "3", "4"]), "failed".into()),
             (ids(&["1", "2"]), "passed".into()),
             (ids(&["1", "2", "3"]), "failed".into()),
             (ids(&["4"]), "passed".into()),
         ]
     );
-    assert_eq!(verify_runs(&events), 4);
+    assert_eq!(verify_runs(&events), 7);
     // Tasks 1 and 2 moved main in one compare-and-swap, one commit each.
     let log =
         git(&fixture.root, &["log", "--format=%(trailers:key=Breeze-Task,valueonly)", "main"]);
@@ -1934,8 +1960,8 @@ async fn with_batch_1_each_landing_is_verified_alone_and_a_landed_main_is_known_
         [
             (ids(&["1"]), "passed".into()),
             (ids(&["2"]), "passed".into()),
-            (ids(&["3"]), "failed".into()),
             (ids(&[]), "passed".into()),
+            (ids(&["3"]), "failed".into()),
             (ids(&["3"]), "passed".into()),
             (ids(&["4"]), "passed".into()),
         ]
@@ -1945,7 +1971,8 @@ async fn with_batch_1_each_landing_is_verified_alone_and_a_landed_main_is_known_
             |e| matches!(e, EventKind::Verified { tasks, known: true, .. } if tasks.is_empty())
         )
     );
-    assert_eq!(verify_runs(&events), 5);
+    // Task 3's failure was run once more on the same tree (no flake): one run more.
+    assert_eq!(verify_runs(&events), 6);
     let each_once = ["1", "2", "3", "4"].map(|id| (id.to_string(), 1)).into();
     assert_eq!(landings_on_main(&fixture), each_once);
     assert!(main_passes(&fixture, &verify));

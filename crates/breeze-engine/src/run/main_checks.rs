@@ -281,7 +281,9 @@ pub(super) fn judged(
         }
         Charge::Task { task_only, main, flaky } => {
             let mut cause = mine.cause.clone();
-            if let Some(first) = task_only.iter().next() {
+            // A test runner's failing test names what failed; a plain command's output line
+            // stays as its output said it.
+            if let Some(first) = task_only.iter().next().filter(|_| mine.what.runner().is_some()) {
                 cause.headline = Some(first.clone());
             }
             if let Some((base, main)) = &main {

@@ -118,8 +118,9 @@ impl Judge<'_> {
                 "fails-like-main"
             }
             // A failure charged to the landing is run once more on the same tree first:
-            // what passes then is flaky, not the task's.
-            Verdict::Failed(failed) if !known => {
+            // what passes then is flaky, not the task's. (Where main's own tip fails and
+            // the run stops for it, nothing is charged: no retry.)
+            Verdict::Failed(failed) if !known && self.charges_landings(&last.id).await? => {
                 let tree = (last.commit, last.tree);
                 match retried(self.ctx, &last.id, tree, failed).await? {
                     None => "flaky",
@@ -145,6 +146,14 @@ impl Judge<'_> {
             Verdict::Failed(failed) if outcome == "failed" => Ok(Some(*failed)),
             _ => Ok(None),
         }
+    }
+
+    /// Whether a landing's failure is charged to its task: with `on_main_failure = "land"`
+    /// (a failure unlike main's is), or when main's own tip passes (with "stop", main
+    /// failing stops the run instead).
+    async fn charges_landings(&mut self, id: &str) -> Result<bool, EngineError> {
+        Ok(self.ctx.config.on_main_failure == OnMainFailure::Land
+            || self.main_verdict(id).await? == Verdict::Passed)
     }
 
     /// With `on_main_failure = "land"`: whether main's own tip fails exactly this way.
@@ -272,7 +281,11 @@ pub(super) fn failed_both_times(
     if retry.what.keys().is_empty() {
         return None;
     }
-    retry.cause.headline = retry.what.keys().into_iter().next();
+    // A test runner's failing test names what failed; a plain command's lines are kept as
+    // its output said them.
+    if retry.what.runner().is_some() {
+        retry.cause.headline = retry.what.keys().into_iter().next();
+    }
     Some(retry)
 }
 
