@@ -117,7 +117,7 @@ fn init_plan_run_land(project: &Project<'_>) {
     let on_main = git(&root, &["ls-tree", "-r", "--name-only", "main"]);
     assert_eq!(on_main.lines().collect::<Vec<_>>(), files);
     // What the tools left is still in the lanes (kept for the next run), not on main.
-    let lanes = root.join(".harness-worktrees");
+    let lanes = crate::support::worktree_folder(&root);
     let left: String = std::fs::read_dir(&lanes)
         .unwrap()
         .flatten()

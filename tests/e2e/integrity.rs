@@ -416,7 +416,7 @@ fn a_lane_left_dirty_is_kept_and_listed_and_clean_handles_it_and_the_verify_work
     let text = stdout(&output);
     assert!(text.contains("⚑ kept lane") && text.contains("in the middle of a merge"), "{text}");
     assert!(
-        !root.join(".harness-worktrees/integration").exists(),
+        !crate::support::lane(&root, "integration").exists(),
         "the verify worktree is removed at the end of the run"
     );
 
@@ -438,7 +438,7 @@ fn a_lane_folder_an_interrupted_clean_left_behind_is_still_seen() {
     assert_eq!(run_in(&root, &["run"]).status.code(), Some(3));
     assert_eq!(run_in(&root, &["abort"]).status.code(), Some(0));
     // A `clean --force` killed half-way: git forgot the lane, its folder is still there.
-    let lane = root.join(".harness-worktrees/lane-1");
+    let lane = crate::support::lane(&root, "lane-1");
     assert!(lane.is_dir());
     let _ = std::fs::remove_dir_all(root.join(".git/worktrees/lane-1"));
     git(&root, &["worktree", "prune"]);

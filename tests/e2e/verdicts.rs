@@ -20,7 +20,7 @@ fn breeze_logs_shows_every_check_and_setup_output_of_the_task_per_attempt() {
 max_workers = 1
 [roles.worker]
 backend = "command"
-command = ["sh", "-c", "exec sh ../../roles/$BREEZE_TASK_ID.sh"]
+command = ["sh", "-c", "exec sh WORKER"]
 [roles.reviewer]
 backend = "scripted"
 [roles.advisor]
@@ -30,7 +30,8 @@ setup = ["sh", "-c", "echo SETUP-RAN-HERE"]
 [review]
 checks = [["sh", "-c", "grep -q good a.txt || { echo \"CHECK-SAID a.txt holds $(cat a.txt 2>/dev/null)\"; exit 1; }"]]
 "#;
-    write(&root, "breeze.toml", config);
+    let root = std::fs::canonicalize(root).unwrap();
+    write(&root, "breeze.toml", &config.replace("WORKER", &crate::support::task_script(&root)));
     write(&root, "roles/1.sh", TWO_ATTEMPTS);
     git(&root, &["add", "-A"]);
     git(&root, &["commit", "-qm", "roles"]);

@@ -60,6 +60,7 @@ pub mod scaffold;
 pub mod snapshot;
 pub mod step_in;
 mod verify_cache;
+pub mod worktree_folder;
 
 pub use config::{BackendKind, Config, OnMainFailure};
 
