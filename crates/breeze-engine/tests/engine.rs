@@ -22,6 +22,8 @@ mod budget;
 mod landing_modes;
 #[path = "engine/lane_ports.rs"]
 mod lane_ports;
+#[path = "engine/old_lanes.rs"]
+mod old_lanes;
 
 struct Fixture {
     repo: TestRepo,

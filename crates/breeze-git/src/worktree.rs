@@ -1,4 +1,4 @@
-//! Task and lane worktrees under `.harness-worktrees/` as they are: the [`Worktree`] handed
+//! Task and lane worktrees in the worktree folder as they are: the [`Worktree`] handed
 //! to a worker, finding one breeze created (resume), listing every linked worktree,
 //! whether one holds uncommitted work, and removing one. Creating worktrees is in
 //! `create.rs`, moving a lane between tasks in `lane.rs`.

@@ -188,7 +188,7 @@ fn worktrees_of_a_folder_configured_before_are_elsewhere_once_another_is_named()
     let handle = Repo::open_with(repo.path(), &options).unwrap();
     assert_ne!(handle.worktree_root().unwrap(), before.worktree_root().unwrap());
     let elsewhere = handle.worktrees_elsewhere().unwrap();
-    assert_eq!(elsewhere, [lane.clone()]);
+    assert_eq!(elsewhere, std::slice::from_ref(&lane));
     assert!(matches!(handle.retire_worktree(&lane).unwrap(), RemoveOutcome::Removed { .. }));
     assert!(!lane.path.exists());
     assert!(handle.branch_exists("task/one").unwrap());
