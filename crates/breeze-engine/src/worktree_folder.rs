@@ -18,11 +18,15 @@ pub fn choice(config: &Config) -> WorktreeRoot {
     }
 }
 
-/// Retires the worktrees breeze made outside `repo`'s worktree folder (see the module
-/// docs); what the person should know. On `resumed` runs the work a lane of the interrupted
+/// Makes `repo`'s worktree folder (and the checkout's note naming it), then retires the
+/// worktrees breeze made outside it (see the module docs); what the person should know. On `resumed` runs the work a lane of the interrupted
 /// run holds is first committed on its task branch (as a resumed run does with its own
 /// lanes), so that the task goes on from it in a lane of the new folder.
 pub(crate) fn retire_elsewhere(repo: &Repo, resumed: bool) -> Vec<String> {
+    // The folder and the checkout's note naming it, before anything else.
+    if let Err(err) = repo.prepare_worktree_folder() {
+        return vec![format!("cannot prepare the folder of breeze's worktrees: {err}")];
+    }
     let elsewhere = match repo.worktrees_elsewhere() {
         Ok(elsewhere) => elsewhere,
         Err(err) => return vec![format!("cannot list the worktrees breeze made before: {err}")],

@@ -183,6 +183,16 @@ impl Repo {
         self.workdir.join(WORKTREES_NOTE_DIR)
     }
 
+    /// The worktree folder ([`Repo::worktree_root`]), made when missing, recorded in
+    /// `.breeze/worktree-root` and named by `.harness-worktrees/README`: what making a
+    /// worktree does first, and what a run does at its start, so that the note is there
+    /// before any lane is.
+    pub fn prepare_worktree_folder(&self) -> Result<PathBuf, GitError> {
+        let root = self.worktree_root()?;
+        self.prepare_worktree_root(&root)?;
+        Ok(root)
+    }
+
     /// The worktree folder `root`, made when missing, recorded in `.breeze/worktree-root`
     /// and named by `.harness-worktrees/README` (each rewritten only when it says
     /// otherwise). `.breeze` and `.harness-worktrees` are made real folders: a link planted
