@@ -30,10 +30,13 @@ fn rustup_home() -> Option<PathBuf> {
         .filter(|path| path.is_dir())
 }
 
-/// `breeze args…` in `dir`, hermetic but with the tools' home.
+/// `breeze args…` in `dir`, hermetic but with the tools' home — and breeze's worktrees in
+/// a data folder beside the repository: under the tools' home (in this project's target
+/// folder) a lane's cargo would take this project's workspace for its own.
 fn breeze_in(dir: &Path, args: &[&str]) -> Output {
     let mut command = crate::support::breeze();
     command.env("HOME", tools_home());
+    command.env("XDG_DATA_HOME", dir.parent().expect("the repository's folder").join("data"));
     // The outer build's target folder must not become the project's (nor be written
     // from a confined check).
     command.env_remove("CARGO_TARGET_DIR").env_remove("CARGO_BUILD_TARGET_DIR");

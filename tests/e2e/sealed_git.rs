@@ -84,7 +84,8 @@ cat > /dev/null
 try() {{
   if sh -c "$1" >&2 2>&1; then echo "ATTACK-OK: $1" >&2; else echo "ATTACK-REFUSED: $1" >&2; fi
 }}
-root=$(cd ../.. && pwd)
+# The repository: this script is its `roles/1.sh` (the lane is elsewhere).
+root=$(cd "$(dirname "$0")/.." && pwd)
 admin="$root/.git/worktrees/$(basename "$PWD")"
 if [ "$BREEZE_ATTEMPT" = 1 ]; then
 {attacks}
