@@ -90,7 +90,7 @@ mode = "detect"
     }
     assert!(worker1.starts_with("worker|1|") && !worker1.contains("--resume"), "{worker1}");
     assert!(worker1.contains("--permission-mode dontAsk"), "{worker1}");
-    let lane = std::fs::canonicalize(&root).unwrap().join(".harness-worktrees/lane-1");
+    let lane = crate::support::lane(&root, "lane-1");
     assert!(
         worker1.contains(&format!("--allowedTools Edit(/{}/**)", lane.display())),
         "edits are approved inside the lane only: {worker1}"

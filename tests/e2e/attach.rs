@@ -151,7 +151,7 @@ fn between_runs_diff_attach_and_open_work_on_the_tasks_worktree() {
     assert!(transcript.contains("`breeze resume` reviews it"), "{transcript}");
 
     // diff: from the lane, with what is not committed yet.
-    let lane = root.join(".harness-worktrees/lane-1");
+    let lane = crate::support::lane(&root, "lane-1");
     std::fs::write(lane.join("a.txt"), "fixed\nand more\n").unwrap();
     let output = run_in(&root, &["diff", "1"]);
     assert_eq!(output.status.code(), Some(0), "{}", both(&output));

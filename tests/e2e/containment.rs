@@ -1,5 +1,5 @@
-//! Roles that misbehave: a shell worker that writes the user's checkout (by absolute path
-//! and by `cd ..`), another lane, `.git/config` and `.git/hooks`, moves main onto its own
+//! Roles that misbehave: a shell worker that writes the user's checkout (by absolute path),
+//! the lanes' folder (by `cd ..`), another lane, `.git/config` and `.git/hooks`, moves main onto its own
 //! commit, leaves a `setsid` daemon and turns `$BREEZE_OUTPUT` into a link to `/dev/zero`;
 //! a reviewer that writes. With kernel confinement every attack is refused and the run
 //! lands only reviewed work; without it, breeze detects the changes and stops the run
@@ -15,12 +15,13 @@ fn attacker(root: &Path) -> String {
         r#"#!/bin/sh
 cat > /dev/null
 root={root}
+lanes={lanes}
 if [ "$BREEZE_ATTEMPT" = 1 ]; then
   # Wait for the other lane to exist, then write into it.
-  for i in $(seq 100); do [ -d "$root/.harness-worktrees/lane-2" ] && break; sleep 0.05; done
-  echo hijacked > "$root/.harness-worktrees/lane-2/b.txt"
+  for i in $(seq 100); do [ -d "$lanes/lane-2" ] && break; sleep 0.05; done
+  echo hijacked > "$lanes/lane-2/b.txt"
   echo evil > "$root/README.md"
-  (cd ../.. && echo evil > planted.txt)
+  (cd .. && echo evil > planted.txt)
   echo evil > "$root/../next-to-the-repo.txt"
   # A commit of its own (inside its write set, so no gate would notice) moved onto main:
   # its git commits into its private git directory, so main is moved in the shared
@@ -39,6 +40,7 @@ echo work > a.txt
 printf '{{"schema_version":"worker-report.v1","status":"completed","summary":"ok"}}' > "$BREEZE_OUTPUT"
 "#,
         root = root.display(),
+        lanes = crate::support::worktree_folder(root).display(),
         shm = shm_name(root, "worker"),
     )
 }
@@ -82,7 +84,11 @@ fn setup(mode: &str, reviewer_writes: bool) -> (tempfile::TempDir, std::path::Pa
     let plan = toml_task("1", "Attack", &["a.txt"], "") + &toml_task("2", "Honest", &["b.txt"], "");
     let (temp, root) = repo_with(&[("README.md", "mine\n"), ("plan.toml", &plan)]);
     let root = std::fs::canonicalize(&root).unwrap();
-    crate::support::write(&root, "breeze.toml", &crate::support::shell_roles_config(mode, 2));
+    crate::support::write(
+        &root,
+        "breeze.toml",
+        &crate::support::shell_roles_config(&root, mode, 2),
+    );
     crate::support::write(&root, "roles/1.sh", &attacker(&root));
     crate::support::write(&root, "roles/2.sh", GOOD_WORKER);
     let reviewer = if reviewer_writes { writing_reviewer(&root) } else { QUIET_REVIEWER.into() };
@@ -103,6 +109,8 @@ fn landed_tasks(root: &Path) -> Vec<String> {
 fn nothing_escaped(root: &Path) {
     assert_eq!(std::fs::read_to_string(root.join("README.md")).unwrap(), "mine\n");
     assert!(!root.join("planted.txt").exists());
+    let lanes = crate::support::worktree_folder(root);
+    assert!(!lanes.join("planted.txt").exists(), "the worker wrote beside its lane");
     assert!(!root.join("reviewer-was-here.txt").exists());
     assert!(!root.join("../next-to-the-repo.txt").exists());
     assert!(!git(root, &["config", "--list", "--local"]).contains("fsmonitor"));
@@ -184,7 +192,7 @@ fn without_kernel_confinement_escapes_are_detected_and_the_run_stops_before_they
     // The user undoes what the role did and resumes: the attack is not repeated (attempt 2),
     // and everything lands on the main the user restored.
     std::fs::write(root.join("README.md"), "mine\n").unwrap();
-    let _ = std::fs::remove_file(root.join("planted.txt"));
+    let _ = std::fs::remove_file(crate::support::worktree_folder(&root).join("planted.txt"));
     let _ = std::fs::remove_file(root.join("reviewer-was-here.txt"));
     git(&root, &["config", "--unset", "core.fsmonitor"]);
     std::fs::remove_file(root.join(".git/hooks/pre-commit")).unwrap();

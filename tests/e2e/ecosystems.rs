@@ -30,10 +30,13 @@ pub(crate) fn rustup_home() -> Option<PathBuf> {
         .filter(|path| path.is_dir())
 }
 
-/// `breeze args…` in `dir`, hermetic but with the tools' home.
+/// `breeze args…` in `dir`, hermetic but with the tools' home — and breeze's worktrees in
+/// a data folder beside the repository: under the tools' home (in this project's target
+/// folder) a lane's cargo would take this project's workspace for its own.
 pub(crate) fn breeze_in(dir: &Path, args: &[&str]) -> Output {
     let mut command = crate::support::breeze();
     command.env("HOME", tools_home());
+    command.env("XDG_DATA_HOME", dir.parent().expect("the repository's folder").join("data"));
     // The outer build's target folder must not become the project's (nor be written
     // from a confined check).
     command.env_remove("CARGO_TARGET_DIR").env_remove("CARGO_BUILD_TARGET_DIR");
@@ -117,7 +120,7 @@ fn init_plan_run_land(project: &Project<'_>) {
     let on_main = git(&root, &["ls-tree", "-r", "--name-only", "main"]);
     assert_eq!(on_main.lines().collect::<Vec<_>>(), files);
     // What the tools left is still in the lanes (kept for the next run), not on main.
-    let lanes = root.join(".harness-worktrees");
+    let lanes = crate::support::worktree_folder(&root);
     let left: String = std::fs::read_dir(&lanes)
         .unwrap()
         .flatten()

@@ -398,10 +398,14 @@ fn a_lane_left_dirty_is_kept_and_listed_and_clean_handles_it_and_the_verify_work
     // on its private git directory): breeze cannot commit it (the attempt fails), so the
     // lane ends the run dirty. One lane: without confinement breeze cannot tell another
     // task's landing from a role's change to the user's checkout.
-    let worker = "cat > /dev/null\necho stray > a.txt\ntouch \"$(cd ../.. && pwd)/.git/worktrees/$(basename \"$PWD\")/MERGE_HEAD\"\nprintf '{\"schema_version\":\"worker-report.v1\",\"status\":\"completed\",\"summary\":\"ok\"}' > \"$BREEZE_OUTPUT\"\n";
     // The fine task lands first (the verify worktree is made), then the wreck takes the lane.
     let plan = toml_task("1", "Fine", &["b.txt"], "") + &toml_task("2", "Wreck", &["a.txt"], "");
     let (temp, root) = repo_with(&[("README.md", "r\n"), ("plan.toml", &plan)]);
+    let root = std::fs::canonicalize(root).unwrap();
+    let worker = format!(
+        "cat > /dev/null\necho stray > a.txt\ntouch \"{}/.git/worktrees/$(basename \"$PWD\")/MERGE_HEAD\"\nprintf '{{\"schema_version\":\"worker-report.v1\",\"status\":\"completed\",\"summary\":\"ok\"}}' > \"$BREEZE_OUTPUT\"\n",
+        root.display()
+    );
     let script = temp.path().join("worker.sh");
     std::fs::write(&script, worker).unwrap();
     let config = format!(
@@ -416,7 +420,7 @@ fn a_lane_left_dirty_is_kept_and_listed_and_clean_handles_it_and_the_verify_work
     let text = stdout(&output);
     assert!(text.contains("⚑ kept lane") && text.contains("in the middle of a merge"), "{text}");
     assert!(
-        !root.join(".harness-worktrees/integration").exists(),
+        !crate::support::lane(&root, "integration").exists(),
         "the verify worktree is removed at the end of the run"
     );
 
@@ -438,7 +442,7 @@ fn a_lane_folder_an_interrupted_clean_left_behind_is_still_seen() {
     assert_eq!(run_in(&root, &["run"]).status.code(), Some(3));
     assert_eq!(run_in(&root, &["abort"]).status.code(), Some(0));
     // A `clean --force` killed half-way: git forgot the lane, its folder is still there.
-    let lane = root.join(".harness-worktrees/lane-1");
+    let lane = crate::support::lane(&root, "lane-1");
     assert!(lane.is_dir());
     let _ = std::fs::remove_dir_all(root.join(".git/worktrees/lane-1"));
     git(&root, &["worktree", "prune"]);

@@ -557,7 +557,7 @@ fn a_kill_while_a_lane_looks_at_mains_failing_check_resumes_on_the_tasks_branch(
         ("check.sh", "echo 'FAIL: legacy test'; exit 1\n"),
     ]);
     killed_at(&root, &["run"], "review:lane-at-base");
-    let lane = root.join(".harness-worktrees/lane-1");
+    let lane = crate::support::lane(&root, "lane-1");
     assert!(!lane.join("src/parser.txt").exists(), "killed with the lane at main's tip");
 
     let resumed = run_in(&root, &["resume"]);

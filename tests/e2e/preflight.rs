@@ -224,3 +224,30 @@ fn init_writes_a_gitignore_only_where_there_is_none() {
     );
     assert_eq!(std::fs::read_to_string(root.join(".gitignore")).unwrap(), "dist/\n");
 }
+
+#[test]
+fn without_a_home_a_run_is_refused_naming_worktree_root_and_runs_once_it_is_set() {
+    let plan = crate::support::one_task_plan();
+    let (temp, root) = repo_with(&[("breeze.toml", SCRIPTED_CONFIG), ("plan.toml", &plan)]);
+    let homeless = |args: &[&str]| {
+        breeze().current_dir(&root).args(args).env_remove("HOME").output().expect("breeze runs")
+    };
+    let refused = homeless(&["run"]);
+    assert_eq!(refused.status.code(), Some(2), "{}", both(&refused));
+    let err = stderr(&refused);
+    assert!(err.contains("neither XDG_DATA_HOME nor HOME is set"), "{err}");
+    assert!(err.contains("`[worktree] root`"), "the key is named: {err}");
+    nothing_created(&root);
+
+    // Named: the run goes on, its lanes in that folder, outside the checkout.
+    let folder = temp.path().join("worktrees");
+    let config =
+        format!("{SCRIPTED_CONFIG}\n[worktree]\nroot = {:?}\n", folder.display().to_string());
+    crate::support::write(&root, "breeze.toml", &config);
+    git(&root, &["commit", "-qam", "a worktree folder"]);
+    let ran = homeless(&["run"]);
+    assert_eq!(ran.status.code(), Some(0), "{}", both(&ran));
+    let lanes = crate::support::worktree_folder(&root);
+    assert_eq!(lanes.parent(), Some(std::fs::canonicalize(&folder).unwrap().as_path()));
+    assert!(lanes.join("lane-1").is_dir(), "the lane is kept there");
+}

@@ -160,9 +160,13 @@ fn run_team(backend: &str, mode: &str) {
     let Some(bin) = clis() else { return };
     // The repository lives under /tmp, where codex's own sandbox would allow writes.
     let temp = tempfile::Builder::new().prefix("breeze-real-").tempdir_in("/tmp").unwrap();
-    let server = ModelServer::start(temp.path());
     let (_repo_temp, root) = repo_with(&[("README.md", "mine\n"), ("plan.toml", PLAN)]);
     let root = std::fs::canonicalize(root).unwrap();
+    let shown = root.display().to_string();
+    let server = ModelServer::start_with(
+        temp.path(),
+        &[("MOCK_REQUEST_CHANGES", "1"), ("MOCK_REPO_ROOT", shown.as_str())],
+    );
     crate::support::write(&root, "breeze.toml", &role_config(backend, mode, server.port));
     git(&root, &["add", "-A"]);
     git(&root, &["commit", "-qm", "team"]);
@@ -196,7 +200,7 @@ fn run_team(backend: &str, mode: &str) {
     for refusal in [
         format!("README.md: {refused}"),
         format!("planted.txt: {refused}"),
-        format!("{}/.harness-worktrees/lane-2/src", root.display()),
+        format!("{}/src", crate::support::lane(&root, "lane-2").display()),
         "cannot lock ref 'refs/heads/main'".to_string(),
     ] {
         assert!(requests.contains(&refusal), "{backend}: no refusal `{refusal}` seen: {text}");
@@ -233,6 +237,8 @@ fn run_team(backend: &str, mode: &str) {
     ] {
         assert!(!root.join(stray).exists(), "{stray} was written");
     }
+    let lanes = crate::support::worktree_folder(&root);
+    assert!(!lanes.join("planted.txt").exists(), "planted.txt was written beside the lanes");
     for marker in ["fsmonitor-ran", "hook-ran"] {
         assert!(!root.parent().unwrap().join(marker).exists(), "{marker}");
     }
@@ -467,7 +473,7 @@ fn attach_resumes_the_claude_workers_own_session_and_the_change_made_there_lands
     // does) — onboarding, trusting the folder, the API key — answered beforehand, as the
     // person would have once, in their own `~/.claude.json` (which the roles, in homes of
     // their own, never wrote; the session gets a copy in the worker's home).
-    let lane = root.join(".harness-worktrees/lane-1");
+    let lane = crate::support::lane(&root, "lane-1");
     let settings = home.join(".claude.json");
     assert!(!settings.exists(), "a role wrote the person's ~/.claude.json");
     let mut state = serde_json::json!({});

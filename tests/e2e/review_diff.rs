@@ -63,11 +63,14 @@ fn a_script_hidden_by_an_earlier_tasks_attributes_is_shown_to_the_reviewer_and_n
     let (_temp, root) = repo_with(&[
         ("README.md", "# demo\n"),
         ("plan.toml", &plan),
-        ("breeze.toml", &shell_roles_config("auto", 1)),
         ("roles/1.sh", ATTRIBUTES_WORKER),
         ("roles/2.sh", BACKDOOR_WORKER),
         ("roles/reviewer.sh", RECORDING_REVIEWER),
     ]);
+    let root = std::fs::canonicalize(&root).unwrap();
+    crate::support::write(&root, "breeze.toml", &shell_roles_config(&root, "auto", 1));
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "roles"]);
     let output = breeze().current_dir(&root).args(["run", "plan.toml"]).output().unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", both(&output));
     // git itself hides the landed script now.

@@ -34,21 +34,22 @@ fn events(root: &Path) -> String {
     std::fs::read_to_string(run.join("events.jsonl")).unwrap()
 }
 
-fn config(extra: &str) -> String {
+fn config(root: &Path, extra: &str) -> String {
     format!(
         r#"
 [run]
 max_workers = 1
 [roles.worker]
 backend = "command"
-command = ["sh", "-c", "exec sh ../../roles/$BREEZE_TASK_ID.sh"]
+command = ["sh", "-c", "exec sh {worker}"]
 [roles.reviewer]
 backend = "command"
-command = ["sh", "../../roles/reviewer.sh"]
+command = ["sh", "roles/reviewer.sh"]
 [roles.advisor]
 backend = "scripted"
 {extra}
-"#
+"#,
+        worker = crate::support::task_script(root),
     )
 }
 
@@ -92,7 +93,8 @@ fn hidden_agent_configuration_reaches_neither_the_reviewer_nor_the_checks_nor_th
     ]);
     // A check that fails when the worker's hidden files are in the lane it judges.
     let checks = "[review]\nchecks = [[\"sh\", \"-c\", \"test ! -e .claude && test ! -e CLAUDE.local.md\"]]\n";
-    write(&root, "breeze.toml", &config(checks));
+    let root = std::fs::canonicalize(root).unwrap();
+    write(&root, "breeze.toml", &config(&root, checks));
     write(&root, "roles/1.sh", HIDING_WORKER);
     write(&root, "roles/2.sh", LOOKING_WORKER);
     write(&root, "roles/reviewer.sh", LOOKING_REVIEWER);
@@ -104,7 +106,8 @@ fn hidden_agent_configuration_reaches_neither_the_reviewer_nor_the_checks_nor_th
 
     // The reviewer ran in the review checkout, on the task's commit and nothing else.
     let reviewer = role_logs(&root, "1", "reviewer");
-    assert!(reviewer.contains(".harness-worktrees/review\n"), "{reviewer}");
+    let review = crate::support::lane(&root, "review");
+    assert!(reviewer.contains(&format!("{}\n", review.display())), "{reviewer}");
     assert!(reviewer.contains("REVIEWER-SEES-A: work"), "{reviewer}");
     let listing = reviewer.lines().find(|l| l.starts_with("REVIEWER-LISTING")).unwrap();
     assert!(!listing.contains(".claude") && !listing.contains("CLAUDE.local.md"), "{listing}");
@@ -160,9 +163,9 @@ fn a_relative_reviewer_script_is_the_persons_copy_from_the_run_start_never_the_t
     let plan = toml_task("1", "Replace the reviewer", &["a.txt", "tools/**"], "")
         + &toml_task("2", "Next", &["b.txt"], "");
     let (_temp, root) = repo_with(&[("README.md", "mine\n"), ("plan.toml", &plan)]);
-    let mut text = config("");
+    let mut text = config(&root, "");
     text = text.replace(
-        r#"command = ["sh", "../../roles/reviewer.sh"]"#,
+        r#"command = ["sh", "roles/reviewer.sh"]"#,
         r#"command = ["sh", "tools/review.sh"]"#,
     );
     write(&root, "breeze.toml", &text);
@@ -225,7 +228,7 @@ fn breeze_open_never_runs_what_a_worker_wrote_into_its_git_configuration() {
     let plan = toml_task("1", "Plant", &["a.txt", "ready", "go"], "");
     let (temp, root) = repo_with(&[("README.md", "mine\n"), ("plan.toml", &plan)]);
     let root = std::fs::canonicalize(root).unwrap();
-    write(&root, "breeze.toml", &config(""));
+    write(&root, "breeze.toml", &config(&root, ""));
     write(&root, "roles/1.sh", &planting_worker(&root));
     write(&root, "roles/reviewer.sh", MAIN_REVIEWER);
     git(&root, &["add", "-A"]);
@@ -235,7 +238,7 @@ fn breeze_open_never_runs_what_a_worker_wrote_into_its_git_configuration() {
     std::fs::write(&editor_script, editor(&said)).unwrap();
 
     let mut run = breeze().current_dir(&root).args(["run", "plan.toml"]).spawn().unwrap();
-    let lane = root.join(".harness-worktrees/lane-1");
+    let lane = crate::support::lane(&root, "lane-1");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while !lane.join("ready").exists() {
         assert!(std::time::Instant::now() < deadline, "the worker never got ready");
@@ -278,7 +281,7 @@ fn without_kernel_confinement_a_write_to_the_persons_ignored_files_stops_the_run
         ("plan.toml", &toml_task("1", "Write", &["a.txt"], "")),
     ]);
     let root = std::fs::canonicalize(root).unwrap();
-    write(&root, "breeze.toml", &config("[sandbox]\nmode = \"detect\"\n"));
+    write(&root, "breeze.toml", &config(&root, "[sandbox]\nmode = \"detect\"\n"));
     write(&root, "roles/1.sh", &ignored_file_writer(&root));
     write(&root, "roles/reviewer.sh", MAIN_REVIEWER);
     git(&root, &["add", "-A"]);

@@ -27,9 +27,13 @@ struct Team {
 impl Team {
     fn new(backend: &str, files: &[(&str, &str)], lanes: u32) -> Team {
         let temp = tempfile::Builder::new().prefix("breeze-homes-").tempdir_in("/tmp").unwrap();
-        let server = ModelServer::start_with(temp.path(), &[("MOCK_REQUEST_CHANGES", "1")]);
         let (repo, root) = repo_with(files);
         let root = std::fs::canonicalize(root).unwrap();
+        let shown = root.display().to_string();
+        let server = ModelServer::start_with(
+            temp.path(),
+            &[("MOCK_REQUEST_CHANGES", "1"), ("MOCK_REPO_ROOT", shown.as_str())],
+        );
         let config = role_config(backend, "auto", server.port)
             .replace("max_workers = 2", &format!("max_workers = {lanes}"));
         crate::support::write(&root, "breeze.toml", &config);
@@ -42,6 +46,11 @@ impl Team {
     /// The person's HOME.
     fn home(&self) -> PathBuf {
         self.temp.path().join("home")
+    }
+
+    /// Where the run makes breeze's worktree `name`: in breeze's data folder under HOME.
+    fn lane(&self, name: &str) -> PathBuf {
+        crate::support::worktree_folder_with_home(&self.root, &self.home()).join(name)
     }
 
     /// `breeze run plan.toml` with the CLIs in `bin`: its exit code and output.
@@ -223,7 +232,8 @@ fn a_codex_worker_configures_no_later_role_and_main_agents_md_is_given_instead()
     ];
     let team = Team::new("codex", &files, 1);
     // The person trusts the lane's project configuration.
-    let lane = team.root.join(".harness-worktrees/lane-1");
+    // Where the run will make it: under the person's HOME, in breeze's data folder.
+    let lane = team.lane("lane-1");
     let config = format!("[projects.\"{}\"]\ntrust_level = \"trusted\"\n", lane.display());
     let person_config = team.home().join(".codex/config.toml");
     std::fs::create_dir_all(person_config.parent().unwrap()).unwrap();

@@ -84,7 +84,8 @@ cat > /dev/null
 try() {{
   if sh -c "$1" >&2 2>&1; then echo "ATTACK-OK: $1" >&2; else echo "ATTACK-REFUSED: $1" >&2; fi
 }}
-root=$(cd ../.. && pwd)
+# The repository: this script is its `roles/1.sh` (the lane is elsewhere).
+root=$(cd "$(dirname "$0")/.." && pwd)
 admin="$root/.git/worktrees/$(basename "$PWD")"
 if [ "$BREEZE_ATTEMPT" = 1 ]; then
 {attacks}
@@ -122,8 +123,8 @@ try "mkfifo '$admin/FETCH_HEAD'"
 
 /// Shell roles; one lane without confinement (detection cannot tell apart a role's change
 /// to the user's checkout from another task's landing made while the role ran).
-fn config(mode: &str) -> String {
-    crate::support::shell_roles_config(mode, if mode == "detect" { 1 } else { 2 })
+fn config(root: &Path, mode: &str) -> String {
+    crate::support::shell_roles_config(root, mode, if mode == "detect" { 1 } else { 2 })
 }
 
 /// A repository with two tasks (1: `worker_one`, writing `a.txt`/`c.txt`; 2: a good worker
@@ -133,7 +134,7 @@ fn setup(mode: &str, worker_one: &str) -> (tempfile::TempDir, PathBuf) {
         + &toml_task("2", "Honest", &["b.txt"], "");
     let (temp, root) = repo_with(&[("README.md", "mine\n"), ("plan.toml", &plan)]);
     let root = std::fs::canonicalize(&root).unwrap();
-    crate::support::write(&root, "breeze.toml", &config(mode));
+    crate::support::write(&root, "breeze.toml", &config(&root, mode));
     crate::support::write(&root, "roles/1.sh", worker_one);
     crate::support::write(&root, "roles/2.sh", GOOD_WORKER);
     crate::support::write(&root, "roles/reviewer.sh", REVIEWER);
@@ -206,7 +207,7 @@ fn confined_workers_cannot_touch_the_shared_objects_or_plant_links_for_breezes_g
     assert_eq!(git(&root, &["show", "main:b.txt"]), "2\n");
     // The lane stays for the next run, parked at main's tip, and its `.git` names the
     // shared admin folder again, not the worker's private git directory.
-    let lane = root.join(".harness-worktrees/lane-1");
+    let lane = crate::support::lane(&root, "lane-1");
     let gitfile = std::fs::read_to_string(lane.join(".git")).unwrap();
     assert!(gitfile.trim_end().ends_with(".git/worktrees/lane-1"), "{gitfile}");
     assert_eq!(git(&lane, &["rev-parse", "HEAD"]), git(&root, &["rev-parse", "main"]));

@@ -279,23 +279,58 @@ pub fn strip_controls(text: &str) -> String {
     out
 }
 
-/// A breeze.toml with shell roles read from the repository's `roles/` folder (`<task id>.sh`
-/// for workers, `reviewer.sh`), the scripted advisor, `lanes` lanes and `sandbox.mode`.
-pub fn shell_roles_config(mode: &str, lanes: u32) -> String {
+/// A breeze.toml with shell roles read from the `roles/` folder of the repository at `root`
+/// (`<task id>.sh` for workers, by its absolute path; `reviewer.sh`, which the run keeps a
+/// copy of), the scripted advisor, `lanes` lanes and `sandbox.mode`.
+pub fn shell_roles_config(root: &Path, mode: &str, lanes: u32) -> String {
     format!(
         r#"
 [run]
 max_workers = {lanes}
 [roles.worker]
 backend = "command"
-command = ["sh", "-c", "exec sh ../../roles/$BREEZE_TASK_ID.sh"]
+command = ["sh", "-c", "exec sh {worker}"]
 [roles.reviewer]
 backend = "command"
-command = ["sh", "../../roles/reviewer.sh"]
+command = ["sh", "roles/reviewer.sh"]
 [roles.advisor]
 backend = "scripted"
 [sandbox]
 mode = "{mode}"
-"#
+"#,
+        worker = task_script(root),
     )
+}
+
+/// What a shell role's `sh -c` runs for the task it is given: `<root>/roles/<task id>.sh`
+/// by its absolute path (lanes are outside the checkout, so no relative path reaches it).
+pub fn task_script(root: &Path) -> String {
+    format!("{}/roles/$BREEZE_TASK_ID.sh", root.display())
+}
+
+/// The folder breeze's worktrees of the repository at `root` are in: as breeze recorded it
+/// once it made one, else where a run of [`breeze`] (whose `HOME` is the tests') makes them.
+pub fn worktree_folder(root: &Path) -> PathBuf {
+    if root.join(".breeze/worktree-root").is_file() {
+        return breeze_test_support::worktree_folder(root);
+    }
+    worktree_folder_with_home(root, breeze_test_support::git::empty_home())
+}
+
+/// The folder breeze's worktrees of the repository at `root` go in when breeze runs with
+/// `home` as `HOME` (and no `XDG_DATA_HOME`, no `[worktree] root`): asked of the repository.
+pub fn worktree_folder_with_home(root: &Path, home: &Path) -> PathBuf {
+    let data = breeze_git::default_worktrees_folder(|var| (var == "HOME").then(|| home.into()));
+    let options = breeze_git::OpenOptions {
+        worktree_root: breeze_git::WorktreeRoot::Under(data.expect("a HOME")),
+        ..Default::default()
+    };
+    let repo = breeze_git::Repo::open_with(root, &options).expect("the test's repository");
+    repo.worktree_root().expect("a worktree folder")
+}
+
+/// Where breeze's worktree `name` (`lane-1`, `integration`) of the repository at `root` is
+/// (see [`worktree_folder`]).
+pub fn lane(root: &Path, name: &str) -> PathBuf {
+    worktree_folder(root).join(name)
 }

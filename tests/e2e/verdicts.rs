@@ -20,7 +20,7 @@ fn breeze_logs_shows_every_check_and_setup_output_of_the_task_per_attempt() {
 max_workers = 1
 [roles.worker]
 backend = "command"
-command = ["sh", "-c", "exec sh ../../roles/$BREEZE_TASK_ID.sh"]
+command = ["sh", "-c", "exec sh WORKER"]
 [roles.reviewer]
 backend = "scripted"
 [roles.advisor]
@@ -30,7 +30,8 @@ setup = ["sh", "-c", "echo SETUP-RAN-HERE"]
 [review]
 checks = [["sh", "-c", "grep -q good a.txt || { echo \"CHECK-SAID a.txt holds $(cat a.txt 2>/dev/null)\"; exit 1; }"]]
 "#;
-    write(&root, "breeze.toml", config);
+    let root = std::fs::canonicalize(root).unwrap();
+    write(&root, "breeze.toml", &config.replace("WORKER", &crate::support::task_script(&root)));
     write(&root, "roles/1.sh", TWO_ATTEMPTS);
     git(&root, &["add", "-A"]);
     git(&root, &["commit", "-qm", "roles"]);
@@ -147,6 +148,9 @@ on_main_failure = "land"
 fn cargo_breeze(root: &std::path::Path, args: &[&str]) -> std::process::Output {
     let mut command = breeze();
     command.env("HOME", crate::ecosystems::tools_home()).env("RUST_BACKTRACE", "1");
+    // The lanes beside the repository, not under the tools' home in this project's target
+    // folder, where a lane's cargo would take this project's workspace for its own.
+    command.env("XDG_DATA_HOME", root.parent().expect("the repository's folder").join("data"));
     command.env_remove("CARGO_TARGET_DIR").env_remove("CARGO_BUILD_TARGET_DIR");
     if let Some(rustup) = crate::ecosystems::rustup_home() {
         command.env("RUSTUP_HOME", rustup);
@@ -254,6 +258,7 @@ fn a_build_folder_the_person_points_elsewhere_is_each_checkouts_own() {
     let shared = temp.path().join("shared-target");
     let mut command = breeze();
     command.env("HOME", crate::ecosystems::tools_home()).env("CARGO_TARGET_DIR", &shared);
+    command.env("XDG_DATA_HOME", temp.path().join("data"));
     if let Some(rustup) = crate::ecosystems::rustup_home() {
         command.env("RUSTUP_HOME", rustup);
     }

@@ -178,7 +178,7 @@ fn interrupted_run() -> BreezeStatus {
     };
     let failed = TaskStatus {
         attempts: 1,
-        reason: Some("cannot create the worktree .harness-worktrees/lane-2: disk full".into()),
+        reason: Some("cannot create the worktree /home/me/.local/share/breeze/worktrees/app-3f2a9c41d0/lane-2: disk full".into()),
         group: Some(3),
         ..task("10", "Write the changelog", TaskState::Failed)
     };
@@ -522,14 +522,14 @@ fn progress_lines() {
             id: "10".into(),
             state: TaskState::Failed,
             commit: None,
-            reason: Some("cannot create the worktree .harness-worktrees/lane-2: disk full".into()),
+            reason: Some("cannot create the worktree /home/me/.local/share/breeze/worktrees/app-3f2a9c41d0/lane-2: disk full".into()),
         },
         ProgressEvent::Kept {
             what: "branch task/1".into(),
             reason: "it moved on to 9b1c0d2e3f40 after task 1 landed; see `git log 9b1c0d2e3f40..task/1`".into(),
         },
         ProgressEvent::Kept {
-            what: "lane .harness-worktrees/lane-2".into(),
+            what: "lane /home/me/.local/share/breeze/worktrees/app-3f2a9c41d0/lane-2".into(),
             reason: "it has uncommitted changes in 1 file(s) (notes.md); `breeze clean --force` discards them".into(),
         },
         // Text a role controls reaches the terminal escaped: no cleared screen, no fake

@@ -7,7 +7,7 @@
 //! tables, a line in `default-config.toml` and its place in [`Config`].
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use breeze_protocol::Role;
@@ -130,6 +130,10 @@ pub struct Config {
     pub setup_timeout: Duration,
     /// Lanes stay (parked at main's tip) after a finished run, for the next run to reuse.
     pub keep_lanes: bool,
+    /// The folder breeze's worktrees go in, each repository in its own folder under it
+    /// (`[worktree] root`, absolute, `~/` expanded); `None`: breeze's data folder
+    /// (`$XDG_DATA_HOME/breeze/worktrees`, else `~/.local/share/breeze/worktrees`).
+    pub worktree_root: Option<PathBuf>,
     /// Largest file a task may add.
     pub max_file_bytes: u64,
     /// How role processes are confined.
@@ -657,6 +661,7 @@ struct RawWorktree {
     setup: Vec<String>,
     setup_timeout: String,
     keep_lanes: bool,
+    root: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -794,6 +799,7 @@ impl RawConfig {
             worktree_setup: self.worktree.setup,
             setup_timeout: duration(&self.worktree.setup_timeout, "worktree.setup_timeout")?,
             keep_lanes: self.worktree.keep_lanes,
+            worktree_root: worktree_root(&self.worktree.root, std::env::var_os("HOME"))?,
             max_file_bytes: size(&self.gates.max_file_size, "gates.max_file_size")?,
             sandbox_mode: self.sandbox.mode,
             sandbox_writable: self.sandbox.writable,
@@ -913,6 +919,34 @@ fn inside_repository(patterns: Vec<String>, key: &str) -> Result<Vec<String>, St
         }
     }
     Ok(patterns)
+}
+
+/// `[worktree] root`: empty for breeze's data folder, else an absolute folder or one under
+/// `~/` (expanded with `home`); a relative one is refused (relative to what?).
+fn worktree_root(text: &str, home: Option<std::ffi::OsString>) -> Result<Option<PathBuf>, String> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    let under_home = match text {
+        "~" => Some(""),
+        _ => text.strip_prefix("~/"),
+    };
+    let path = match (under_home, home) {
+        (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
+        (Some(_), None) => {
+            return Err(format!(
+                "`worktree.root` is {text:?}, but HOME is not set to expand `~`; name an absolute folder"
+            ));
+        }
+        (None, _) => PathBuf::from(text),
+    };
+    if !path.is_absolute() {
+        return Err(format!(
+            "`worktree.root` is {text:?}: name an absolute folder outside the checkout (or one under `~/`), e.g. \"~/breeze-worktrees\"; a relative one is refused"
+        ));
+    }
+    Ok(Some(path))
 }
 
 /// The largest `land.batch`: a failing batch of 16 is bisected in at most 5 verify runs.
@@ -1102,6 +1136,31 @@ mod tests {
         assert!(err.to_string().contains("gpt"), "{err}");
         let err = Config::parse("[gates]\nmax_file_size = \"10 parsecs\"\n", "b.toml").unwrap_err();
         assert!(err.to_string().contains("`gates.max_file_size`"), "{err}");
+    }
+
+    #[test]
+    fn the_worktree_folder_is_absolute_with_home_expanded_and_never_relative() {
+        assert_eq!(Config::defaults().worktree_root, None, "breeze's data folder by default");
+        let parsed =
+            |root: &str| Config::parse(&format!("[worktree]\nroot = {root:?}\n"), "b.toml");
+        assert_eq!(parsed("/srv/lanes").unwrap().worktree_root, Some(PathBuf::from("/srv/lanes")));
+        match std::env::var_os("HOME") {
+            Some(home) => assert_eq!(
+                parsed("~/lanes").unwrap().worktree_root,
+                Some(PathBuf::from(home).join("lanes"))
+            ),
+            None => assert!(parsed("~/lanes").unwrap_err().message.contains("HOME")),
+        }
+        let expand = |text: &str| worktree_root(text, Some("/home/me".into()));
+        assert_eq!(expand("~/w").unwrap(), Some(PathBuf::from("/home/me/w")));
+        assert_eq!(expand("~").unwrap(), Some(PathBuf::from("/home/me")));
+        assert_eq!(expand("  ").unwrap(), None);
+        assert!(worktree_root("~/w", None).unwrap_err().contains("HOME is not set"));
+        for relative in ["lanes", "./lanes", "../lanes", "~user/lanes"] {
+            let err = parsed(relative).unwrap_err();
+            assert!(err.message.contains("`worktree.root`"), "{relative}: {}", err.message);
+            assert!(err.message.contains("relative one is refused"), "{relative}: {}", err.message);
+        }
     }
 
     #[test]

@@ -464,14 +464,16 @@ impl RoleGuard {
     /// Lane worktrees without a writer, with their epochs. A read-only role's own lane
     /// counts (its task has no writer while it is reviewed): it may change nothing there.
     fn quiet_lanes(&self) -> Vec<(PathBuf, u64)> {
-        let root = self.repo.worktree_root();
+        let Ok(root) = self.repo.worktree_root() else { return Vec::new() };
         let Ok(entries) = std::fs::read_dir(&root) else { return Vec::new() };
         let lanes = self.lanes.lock().unwrap_or_else(|p| p.into_inner());
         let mut quiet = Vec::new();
         for entry in entries.flatten() {
             let path = entry.path();
             let name = entry.file_name();
-            if name == breeze_git::INTEGRATION_WORKTREE || !path.join(".git").is_file() {
+            // The preflight's throwaway checkout (a `breeze doctor` beside the run) is no lane.
+            let trial = name.to_string_lossy().starts_with(breeze_git::TRIAL_CHECKOUT_PREFIX);
+            if name == breeze_git::INTEGRATION_WORKTREE || trial || !path.join(".git").is_file() {
                 continue;
             }
             // A lane with a writer — another lane's worker, breeze, or this role's own task

@@ -304,9 +304,11 @@ pub struct KeptLane {
     pub disk: Option<DiskUse>,
 }
 
-/// The lanes under `.harness-worktrees/` that have a record (parked or in use), by name.
-pub fn kept_lanes(root: &Path) -> Vec<KeptLane> {
-    let lanes_dir = root.join(breeze_git::WORKTREE_ROOT);
+/// The lanes in `repo`'s worktree folder (outside the checkout), with what their records
+/// say (parked or in use), by name.
+pub fn kept_lanes(repo: &breeze_git::Repo) -> Vec<KeptLane> {
+    let root = repo.workdir();
+    let Ok(lanes_dir) = repo.worktree_root() else { return Vec::new() };
     let Ok(listing) = std::fs::read_dir(&lanes_dir) else { return Vec::new() };
     let mut lanes: Vec<KeptLane> = listing
         .flatten()
@@ -342,11 +344,12 @@ impl KeptLane {
         self.disk.as_ref()
     }
 
-    /// One line: `lane-1: parked at main's tip (abc123def456) since …; 12.3 MB in 20,012
-    /// files (measured …)`.
+    /// One line: `lane-1 (/home/me/.local/share/breeze/worktrees/app-0123456789/lane-1):
+    /// parked at abc123def456 since …; 12.3 MB in 20,012 files (measured …)`.
     pub fn describe(&self) -> String {
+        let lane = format!("{} ({})", self.name, self.path.display());
         let Some(record) = &self.record else {
-            return format!("{}: no record of it (made by an older breeze?)", self.name);
+            return format!("{lane}: no record of it (made by an older breeze?)");
         };
         let state = match (record.state, &record.head, &record.parked_at) {
             (LaneState::Parked, Some(head), Some(at)) => {
@@ -363,7 +366,7 @@ impl KeptLane {
             ),
             None => "disk use not measured yet (`breeze doctor` measures it)".to_string(),
         };
-        format!("{}: {state}; {disk}", self.name)
+        format!("{lane}: {state}; {disk}")
     }
 }
 

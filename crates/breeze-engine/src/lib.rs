@@ -62,6 +62,7 @@ pub mod step_in;
 pub mod target_branch;
 pub mod tool_caches;
 mod verify_cache;
+pub mod worktree_folder;
 
 pub use config::{BackendKind, Config, OnMainFailure};
 

@@ -329,9 +329,15 @@ fn decide(repo: &Repo, created: &Created, force: bool) -> Result<Vec<Decision>, 
         }
     }
     // breeze's detached checkouts (verify's, the reviewer's, the Advisor's) hold nothing
-    // of anyone's: they go, whatever they hold.
-    for name in breeze_git::DETACHED_CHECKOUTS {
-        let path = repo.worktree_root().join(name);
+    // of anyone's: they go, whatever they hold — in the worktree folder, and where an
+    // earlier breeze made them (the checkout's `.harness-worktrees/`).
+    let roots: Vec<PathBuf> = [repo.worktree_root().ok(), Some(repo.worktrees_note_dir())]
+        .into_iter()
+        .flatten()
+        .collect();
+    for path in
+        roots.iter().flat_map(|root| breeze_git::DETACHED_CHECKOUTS.map(|name| root.join(name)))
+    {
         let registered = live.contains_key(&path);
         if registered || path.is_dir() {
             let label = path.display().to_string();
@@ -339,12 +345,16 @@ fn decide(repo: &Repo, created: &Created, force: bool) -> Result<Vec<Decision>, 
             decisions.push(Decision::remove(label, Removal::Scratch { path, registered }));
         }
     }
-    // A lane's private git directory goes with its lane, and so does one whose lane is
-    // gone altogether; one whose lane stays stays with it.
+    // A lane's private git directory goes with its lane (the worktree git knows by its
+    // name, wherever it is), and so does one whose lane is gone altogether; one whose lane
+    // stays stays with it.
     for (name, home) in repo.private_git_homes() {
-        let lane = repo.worktree_root().join(&name);
-        let orphan = !live.contains_key(&lane) && !lane.exists();
-        if removed.contains(&lane) || orphan {
+        let lane = live.values().find(|info| info.name == name).map(|info| info.path.clone());
+        let goes = match lane {
+            Some(lane) => removed.contains(&lane),
+            None => !roots.iter().any(|root| root.join(&name).exists()),
+        };
+        if goes {
             let label = home.display().to_string();
             decisions.push(Decision::remove(label, Removal::PrivateGit(name)));
         }

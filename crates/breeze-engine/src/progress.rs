@@ -47,7 +47,7 @@ pub enum ProgressEvent {
     /// holds work: a task branch that moved on after landing, a lane with uncommitted
     /// changes.
     Kept {
-        /// What: `branch task/1`, `lane .harness-worktrees/lane-2`.
+        /// What: `branch task/1`, `lane /home/u/.local/share/breeze/worktrees/app-0123456789/lane-2`.
         what: String,
         /// Why, and what to do.
         reason: String,

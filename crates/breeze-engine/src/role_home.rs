@@ -570,7 +570,7 @@ mod tests {
         let state = dir.path().join(".codex");
         write(
             &state.join("config.toml"),
-            "model = \"gpt-5.4\"\n[projects.\"/repo/.harness-worktrees/lane-1\"]\ntrust_level = \"trusted\"\n[model_providers.mine]\nname = \"mine\"\n",
+            "model = \"gpt-5.4\"\n[projects.\"/home/u/.local/share/breeze/worktrees/repo-0123456789/lane-1\"]\ntrust_level = \"trusted\"\n[model_providers.mine]\nname = \"mine\"\n",
         );
         write(&state.join("AGENTS.md"), "Mine.");
         let env = vec![("CODEX_HOME".to_string(), state.display().to_string())];

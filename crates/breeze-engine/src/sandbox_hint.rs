@@ -71,7 +71,7 @@ mod tests {
     fn lane() -> Confinement {
         Confinement {
             writable_dirs: vec![
-                PathBuf::from("/repo/.harness-worktrees/lane-1"),
+                PathBuf::from("/home/u/.local/share/breeze/worktrees/repo-0123456789/lane-1"),
                 PathBuf::from("/tmp/breeze-x"),
             ],
             ..Confinement::default()
@@ -113,7 +113,7 @@ mod tests {
 
     #[test]
     fn refusals_inside_and_ordinary_failures_get_no_hint() {
-        let inside = "touch: cannot touch '/repo/.harness-worktrees/lane-1/a': Permission denied";
+        let inside = "touch: cannot touch '/home/u/.local/share/breeze/worktrees/repo-0123456789/lane-1/a': Permission denied";
         assert_eq!(sandbox_refusal_hint(inside, &lane()), None);
         let failed_test = "test tests::adds ... FAILED\nassertion failed: /src/lib.rs:3";
         assert_eq!(sandbox_refusal_hint(failed_test, &lane()), None);

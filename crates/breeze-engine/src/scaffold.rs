@@ -34,7 +34,7 @@ use crate::run_dir::RunDir;
 /// Files of the repository shown to the Scaffolder, at most.
 const REPOSITORY_VIEW_FILES: usize = 2000;
 /// Folders no write set may name.
-const RESERVED: [&str; 3] = [".git", breeze_git::STATE_DIR, breeze_git::WORKTREE_ROOT];
+const RESERVED: [&str; 3] = [".git", breeze_git::STATE_DIR, breeze_git::WORKTREES_NOTE_DIR];
 
 /// What a planning command works on.
 #[derive(Clone)]

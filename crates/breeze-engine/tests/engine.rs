@@ -22,6 +22,8 @@ mod budget;
 mod landing_modes;
 #[path = "engine/lane_ports.rs"]
 mod lane_ports;
+#[path = "engine/old_lanes.rs"]
+mod old_lanes;
 
 struct Fixture {
     repo: TestRepo,
@@ -38,9 +40,22 @@ impl Fixture {
         Fixture { repo, root }
     }
 
+    /// Where breeze's worktree `name` of this repository is (or would be), asked of the
+    /// repository opened as the runs open it.
+    fn lane(&self, name: &str) -> PathBuf {
+        let options = breeze_git::OpenOptions {
+            worktree_root: breeze_git::WorktreeRoot::Under(self.repo.worktrees()),
+            ..Default::default()
+        };
+        let repo = breeze_git::Repo::open_with(&self.root, &options).unwrap();
+        repo.worktree_root().unwrap().join(name)
+    }
+
     fn options(&self) -> RunOptions {
         let mut config = Config::defaults();
         config.set_all_backends(BackendKind::Scripted);
+        // The runs' lanes go with the test's folder.
+        config.worktree_root = Some(self.repo.worktrees());
         // The default stall timeout (minutes): only simulated hangs wait for it, and the
         // tests with hangs run on paused time, so nothing depends on how loaded the machine is.
         let mut options = RunOptions::new(&self.root);
@@ -867,10 +882,10 @@ printf '{"schema_version":"worker-report.v1","status":"completed","summary":"ok"
     // The lane's new worktree is kept for the next run, parked clean at main's tip (the
     // old one cannot be reused while it holds those changes).
     assert_eq!(worktree_names(&fixture), ["lane-1", "lane-1-2"], "the wreck and the parked lane");
-    let parked = fixture.root.join(".harness-worktrees/lane-1-2");
+    let parked = fixture.lane("lane-1-2");
     assert_eq!(git(&parked, &["rev-parse", "HEAD"]), git(&fixture.root, &["rev-parse", "main"]));
     assert_eq!(git(&parked, &["status", "--porcelain", "--untracked-files=all"]), "");
-    let wreck = std::fs::read_to_string(fixture.root.join(".harness-worktrees/lane-1/a.txt"));
+    let wreck = std::fs::read_to_string(fixture.lane("lane-1").join("a.txt"));
     assert!(wreck.unwrap().starts_with("wreck\n"), "the worker's uncommitted file is kept");
     assert_eq!(git(&fixture.root, &["branch", "--list", "task/2"]), "", "the landed branch went");
 }
@@ -2164,10 +2179,10 @@ async fn the_next_run_takes_the_lane_an_aborted_run_left() {
         })
         .collect();
     assert_eq!(lanes.len(), 1, "{lanes:?}");
-    assert!(lanes[0].ends_with("/.harness-worktrees/lane-1"), "not a suffixed name: {lanes:?}");
+    assert_eq!(lanes[0], fixture.lane("lane-1").display().to_string(), "not a suffixed name");
     // The aborted run's lane was moved to the new task (not made anew), then parked.
     assert_eq!(worktree_names(&fixture), ["lane-1"], "kept for a next run");
-    let lane = fixture.root.join(".harness-worktrees/lane-1");
+    let lane = fixture.lane("lane-1");
     assert_eq!(git(&lane, &["rev-parse", "HEAD"]), git(&fixture.root, &["rev-parse", "main"]));
     assert!(
         git(&fixture.root, &["branch", "--list", "task/1"]).contains("task/1"),
@@ -2245,7 +2260,7 @@ async fn clean_does_what_its_dry_run_said() {
 
 /// `git status --porcelain` of a lane, untracked files listed.
 fn lane_status(fixture: &Fixture, lane: &str) -> String {
-    let path = fixture.root.join(".harness-worktrees").join(lane);
+    let path = fixture.lane(lane);
     git(&path, &["status", "--porcelain", "--untracked-files=all"])
 }
 
@@ -2336,7 +2351,7 @@ async fn lanes_outlive_a_run_and_the_next_run_moves_them() {
             ("src/lib.txt", "lib\n"),
         ],
     );
-    let lane = fixture.root.join(".harness-worktrees/lane-1");
+    let lane = fixture.lane("lane-1");
     let setup_runs =
         || std::fs::read_to_string(lane.join("setup-runs.log")).unwrap().lines().count();
     let run_plan = |id: &str, file: &str| {
@@ -2418,7 +2433,7 @@ async fn clean_removes_kept_lanes_and_its_dry_run_says_so() {
     let outcome = fixture.run().await;
     assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
     assert_eq!(worktree_names(&fixture), ["lane-1"]);
-    let lane = fixture.root.join(".harness-worktrees/lane-1").display().to_string();
+    let lane = fixture.lane("lane-1").display().to_string();
     let home = fixture.root.join(".breeze/lanes/lane-1");
     assert!(home.join("lane.json").is_file());
     let dry = clean(&fixture.root, true, false).unwrap();

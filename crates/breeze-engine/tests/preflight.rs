@@ -27,11 +27,24 @@ fn scripted() -> Config {
     config
 }
 
-fn options(root: &Path, config: Config) -> RunOptions {
+fn options(root: &Path, mut config: Config) -> RunOptions {
     let mut options = RunOptions::new(root);
     options.plan = Some(root.join("plan.toml"));
+    config.worktree_root.get_or_insert_with(|| worktrees_beside(root));
     options.config = Some(config);
     options
+}
+
+/// How many folders `dir` holds (none when it is missing).
+fn folders_in(dir: &Path) -> usize {
+    std::fs::read_dir(dir)
+        .map(|entries| entries.flatten().filter(|entry| entry.path().is_dir()).count())
+        .unwrap_or(0)
+}
+
+/// The folder beside the test's repository its runs' worktrees go in (removed with it).
+fn worktrees_beside(root: &Path) -> PathBuf {
+    root.parent().unwrap().join("worktrees")
 }
 
 /// The problem lines `run` stopped with.
@@ -50,7 +63,11 @@ fn nothing_created(root: &Path) {
         !runs.exists() || std::fs::read_dir(&runs).unwrap().next().is_none(),
         "a run folder was created"
     );
-    assert!(!root.join(".harness-worktrees").exists(), "a lane was created");
+    assert_eq!(folders_in(&root.join(".harness-worktrees")), 0, "a lane was made in the checkout");
+    let made: usize = std::fs::read_dir(worktrees_beside(root))
+        .map(|folders| folders.flatten().map(|folder| folders_in(&folder.path())).sum())
+        .unwrap_or(0);
+    assert_eq!(made, 0, "a worktree is left in the worktree folder");
     assert!(!root.join(".breeze/run.lock").exists(), "the lock file was created");
     assert_eq!(
         git(root, &["branch", "--format=%(refname:short)"]),
@@ -270,6 +287,7 @@ async fn the_setup_trial_reports_what_setup_creates_and_is_cached_by_its_inputs(
         "mkdir -p deps/a deps/b && touch deps/a/1 deps/b/2 gen.lock && echo more >> README.md"
             .into(),
     ];
+    config.worktree_root = Some(worktrees_beside(&repo.root));
     let mut options = PreflightOptions::new(&repo.root, Stage::NewRun);
     options.plan = Some(repo.root.join("plan.toml"));
     options.config = Some(config.clone());

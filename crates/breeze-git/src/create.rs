@@ -1,4 +1,4 @@
-//! Creating worktrees under `.harness-worktrees/`: idempotent (a complete worktree on the
+//! Creating worktrees in the worktree folder (`worktree_root.rs`): idempotent (a complete worktree on the
 //! requested branch is returned as it is), replacing only what an interrupted add left,
 //! and rolled back completely on failure (no admin directory, no directory, no branch the
 //! add created). breeze registers a worktree itself (admin folder, `.git` file), the way
@@ -28,8 +28,8 @@ fn is_leftover_dir(path: &Path) -> bool {
 }
 
 impl Repo {
-    /// Creates worktree `name` at `.harness-worktrees/<name>` on a new branch `branch` at
-    /// `base`, locked with `lock_reason`.
+    /// Creates worktree `name` at `<worktree folder>/<name>` ([`Repo::worktree_root`]) on
+    /// a new branch `branch` at `base`, locked with `lock_reason`.
     ///
     /// Idempotent: when that worktree already exists, complete and on `branch`, it is
     /// returned as it is. A failed add leaves nothing behind (no admin directory, no
@@ -81,7 +81,7 @@ impl Repo {
                 self.task_base(&repo, tip)
             }
         };
-        let root = self.worktree_root();
+        let root = self.worktree_root()?;
         let path = root.join(name);
         let worktree = Worktree {
             name: name.to_string(),
@@ -118,19 +118,19 @@ impl Repo {
         Ok(worktree)
     }
 
-    /// Creates the worktree root and `.git/worktrees`: libgit2 creates the latter with a
-    /// check-then-create that fails when two worktrees are added at the same time.
+    /// Creates the worktree folder (recorded, and named by the checkout's note: see
+    /// [`Repo::prepare_worktree_root`]) and `.git/worktrees`: libgit2 creates the latter
+    /// with a check-then-create that fails when two worktrees are added at the same time.
     pub(crate) fn ensure_dirs(&self, root: &Path) -> Result<(), GitError> {
-        for dir in [root.to_path_buf(), self.common_dir.join("worktrees")] {
-            std::fs::create_dir_all(&dir).map_err(|e| GitError::io("create directory", &dir, e))?;
-        }
-        Ok(())
+        self.prepare_worktree_root(root)?;
+        let admins = self.common_dir.join("worktrees");
+        std::fs::create_dir_all(&admins).map_err(|e| GitError::io("create directory", &admins, e))
     }
 
-    /// Makes the worktree's name and path free: prunes stale registrations, removes
-    /// leftovers of interrupted adds, refuses anything else. Returns an existing complete
-    /// worktree on `refname` (detached when `None`) when there is one: `Ok(true)`, the
-    /// idempotent case.
+    /// Makes the worktree's name and path free: retires a worktree of that name breeze
+    /// made elsewhere (`elsewhere.rs`), prunes stale registrations, removes leftovers of
+    /// interrupted adds, refuses anything else. Returns an existing complete worktree on
+    /// `refname` (detached when `None`) when there is one: `Ok(true)`, the idempotent case.
     pub(crate) fn clear_way_for(
         &self,
         repo: &Repository,
@@ -138,6 +138,14 @@ impl Repo {
         path: &Path,
         refname: Option<&str>,
     ) -> Result<bool, GitError> {
+        let elsewhere = repo
+            .find_worktree(name)
+            .ok()
+            .map(|existing| existing.path().to_path_buf())
+            .filter(|at| !same_path(at, path) && self.has_marker(name));
+        if let Some(at) = elsewhere {
+            self.retire_in_the_way(name, &at)?;
+        }
         if let Ok(existing) = repo.find_worktree(name) {
             if existing.validate().is_ok()
                 && self.is_the_requested(&existing, name, path, refname)?

@@ -271,6 +271,14 @@ pub enum GitError {
         detail: String,
     },
 
+    /// There is no folder for breeze's worktrees (no `HOME`, or the one configured is
+    /// inside the checkout or relative).
+    #[error("no folder for breeze's worktrees: {problem}")]
+    NoWorktreeRoot {
+        /// Why, and what to set.
+        problem: String,
+    },
+
     /// A file-system operation failed.
     #[error("could not {action} {}: {source}", path.display())]
     Io {

@@ -8,14 +8,14 @@
 use std::collections::BTreeMap;
 use std::hash::{DefaultHasher, Hash, Hasher};
 use std::os::unix::fs::MetadataExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
 use git2::{ErrorCode, Oid, Repository, Status};
 
 use crate::checkout::workdir_status_options;
 use crate::error::{Context as _, GitError};
-use crate::names::{DETACHED_CHECKOUTS, STATE_DIR, WORKTREE_ROOT};
+use crate::names::{DETACHED_CHECKOUTS, STATE_DIR, TRIAL_CHECKOUT_PREFIX, WORKTREES_NOTE_DIR};
 use crate::paths::path_string;
 use crate::private_git::SEALED_MAIN;
 use crate::repo::Repo;
@@ -71,7 +71,7 @@ impl Fingerprint {
 pub struct LaneCommitOnMain {
     /// The commit main now contains.
     pub commit: Oid,
-    /// Where it came from: `task/<slug>` or a lane's HEAD (`.harness-worktrees/lane-1`).
+    /// Where it came from: `task/<slug>` or a lane's HEAD (`<worktree folder>/lane-1`).
     pub source: String,
     /// main's tip now.
     pub main: Oid,
@@ -274,7 +274,7 @@ impl Repo {
         for entry in statuses.iter().filter(|entry| entry.status().is_ignored()) {
             let rel = path_string(entry.path_bytes());
             let rel = rel.trim_end_matches('/');
-            if [STATE_DIR, WORKTREE_ROOT].contains(&rel) {
+            if [STATE_DIR, WORKTREES_NOTE_DIR].contains(&rel) {
                 continue;
             }
             let full = path.join(rel);
@@ -401,8 +401,8 @@ impl Repo {
         Ok(None)
     }
 
-    /// Task branch tips, the HEADs of the worktrees under `.harness-worktrees/` and the refs
-    /// of the lanes' private git directories.
+    /// Task branch tips, the HEADs of breeze's lanes (in the worktree folder, or made
+    /// elsewhere by an earlier breeze) and the refs of the lanes' private git directories.
     fn lane_tips(&self, repo: &Repository) -> Result<Vec<(String, Oid)>, GitError> {
         let mut tips = Vec::new();
         let refs = repo
@@ -413,7 +413,11 @@ impl Repo {
                 tips.push((name.to_string(), oid));
             }
         }
-        let root = self.workdir.join(WORKTREE_ROOT);
+        let roots: Vec<PathBuf> =
+            [self.worktree_root().ok(), Some(self.workdir.join(WORKTREES_NOTE_DIR))]
+                .into_iter()
+                .flatten()
+                .collect();
         if let Ok(entries) = std::fs::read_dir(self.common_dir.join("worktrees")) {
             for entry in entries.flatten() {
                 let admin = entry.path();
@@ -421,15 +425,21 @@ impl Repo {
                 // breeze's own detached checkouts hold landing commits and reviewed heads,
                 // not lane work.
                 let gitdir = Path::new(gitdir.trim());
-                if !gitdir.starts_with(&root)
-                    || DETACHED_CHECKOUTS.iter().any(|name| gitdir.starts_with(root.join(name)))
-                {
+                let Some(lane) = gitdir.parent() else { continue };
+                let breeze_made = admin.join(crate::worktree::CREATED_MARKER).is_file();
+                let in_root = roots.iter().any(|root| lane.parent() == Some(root.as_path()));
+                let detached =
+                    lane.file_name().and_then(|name| name.to_str()).is_some_and(|name| {
+                        DETACHED_CHECKOUTS.contains(&name)
+                            || name.starts_with(TRIAL_CHECKOUT_PREFIX)
+                    });
+                if !(in_root || breeze_made) || detached {
                     continue;
                 }
                 let name = entry.file_name().to_string_lossy().into_owned();
                 let head = read_small(&admin.join("HEAD")).ok().flatten().unwrap_or_default();
                 if let Ok(oid) = Oid::from_str(head.trim()) {
-                    tips.push((format!("{WORKTREE_ROOT}/{name} (detached HEAD)"), oid));
+                    tips.push((format!("{} (detached HEAD)", lane.display()), oid));
                 }
                 // What the lane's worker committed in its private git directory: only there
                 // unless it pushed it into the shared store itself.

@@ -1,5 +1,5 @@
 //! breeze's detached checkouts beside the lanes, each reused: the integration worktree
-//! `.harness-worktrees/integration`, a merged tree where `land.verify` and the
+//! `<worktree folder>/integration`, a merged tree where `land.verify` and the
 //! repository's commit hooks run before main moves (and where those hooks are); and the
 //! review checkouts `review` and `advice`, where the reviewer and the Advisor read exactly
 //! the commit they judge.
@@ -16,7 +16,7 @@ use crate::paths::WorkdirChanges;
 use crate::repo::Repo;
 
 impl Repo {
-    /// The detached worktree `.harness-worktrees/integration` at `commit`, for running
+    /// The detached worktree `<worktree folder>/integration` at `commit`, for running
     /// `land.verify` on a merged tree before main moves. Reused across landings: each call
     /// resets it to `commit`, discarding what the previous verify changed or left untracked
     /// (ignored build outputs stay, so builds stay warm).
@@ -37,7 +37,7 @@ impl Repo {
         self.detached_checkout(INTEGRATION_WORKTREE, reason, commit, changes, Ignored::Keep)
     }
 
-    /// The detached checkout `.harness-worktrees/<name>` of a reviewer or the Advisor
+    /// The detached checkout `<worktree folder>/<name>` of a reviewer or the Advisor
     /// ([`REVIEW_CHECKOUT`], [`ADVICE_CHECKOUT`]) at `commit`: exactly its tracked content —
     /// whatever the checkout held beyond it (a file changed, an untracked or ignored one)
     /// is gone, so a role run there sees the commit and nothing a worker left in its lane.
@@ -74,7 +74,7 @@ impl Repo {
         let repo = self.git()?;
         repo.find_commit(commit)
             .map_err(|_| GitError::MissingObject { what: "commit", oid: commit })?;
-        let root = self.worktree_root();
+        let root = self.worktree_root()?;
         let path = root.join(name);
         self.ensure_excluded()?;
         self.ensure_dirs(&root)?;

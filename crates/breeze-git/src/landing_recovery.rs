@@ -156,14 +156,23 @@ impl Repo {
     /// the index. Returns the git folders that held any.
     pub fn remove_landing_leftovers(&self) -> Result<Vec<PathBuf>, GitError> {
         let mut git_dirs = vec![self.common_dir.clone()];
-        let ours = self.worktree_root();
+        let ours: Vec<PathBuf> = [self.worktree_root().ok(), Some(self.worktrees_note_dir())]
+            .into_iter()
+            .flatten()
+            .collect();
         if let Ok(entries) = std::fs::read_dir(self.common_dir.join("worktrees")) {
             git_dirs.extend(entries.flatten().map(|entry| entry.path()).filter(|admin| {
+                // breeze's own worktrees, wherever they are, are not the user's.
+                if admin.join(crate::worktree::CREATED_MARKER).is_file() {
+                    return false;
+                }
                 // Read as a file a role could have planted (never a FIFO, never through a
                 // link); an admin folder whose `gitdir` cannot be read is left alone.
                 let gitdir = crate::untrusted::read_small(&admin.join("gitdir"));
                 gitdir.ok().flatten().is_some_and(|gitdir| {
-                    !gitdir.trim().is_empty() && !Path::new(gitdir.trim()).starts_with(&ours)
+                    let gitdir = Path::new(gitdir.trim());
+                    !gitdir.as_os_str().is_empty()
+                        && !ours.iter().any(|root| gitdir.starts_with(root))
                 })
             }));
         }

@@ -96,7 +96,7 @@ impl Repo {
         let admin = self.lane_admin_dir(wt);
         crate::untrusted::remove_stale_temps(&wt.path.join(".git"))?;
         self.repair_gitfile(wt, &admin, &mut problems)?;
-        let removed = self.repair_admin_folder(&wt.name, &admin, &mut problems)?;
+        let removed = self.repair_admin_folder((&wt.name, &wt.path), &admin, &mut problems)?;
         let head = admin.join("HEAD");
         let wanted = branch_ref(&wt.branch);
         let named = read_small(&head).ok().flatten();
@@ -131,9 +131,10 @@ impl Repo {
         if validate_worktree_name(name).is_err() || !admin.is_dir() || !self.has_marker(name) {
             return Ok(problems);
         }
-        self.repair_admin_folder(name, &admin, &mut problems)?;
+        let path = self.worktree_root()?.join(name);
+        self.repair_admin_folder((name, &path), &admin, &mut problems)?;
         if !problems.is_empty() {
-            self.forget(&self.worktree_root().join(name));
+            self.forget(&path);
         }
         Ok(problems)
     }
@@ -185,16 +186,16 @@ impl Repo {
     }
 
     /// The admin-folder side of the checks (see [`Repo::check_lane_links`]) for worktree
-    /// `name`, without HEAD. Returns the paths removed from the folder.
+    /// `name` at `path`, without HEAD. Returns the paths removed from the folder.
     fn repair_admin_folder(
         &self,
-        name: &str,
+        (name, path): (&str, &Path),
         admin: &Path,
         problems: &mut Vec<String>,
     ) -> Result<Vec<PathBuf>, GitError> {
         let shown = format!("the admin folder of {name} ({})", admin.display());
         let removed = clear_admin_folder(admin, &shown, problems)?;
-        let dotgit = self.worktree_root().join(name).join(".git");
+        let dotgit = path.join(".git");
         for (file, target) in [("commondir", self.common_dir.clone()), ("gitdir", dotgit.clone())] {
             let path = admin.join(file);
             let named = match read_small(&path) {

@@ -2,9 +2,13 @@
 //!
 //! The engine calls these operations, each on real repositories:
 //!
-//! - **Worktrees**: [`Repo::create_worktree`] makes `.harness-worktrees/<name>` on a new
+//! - **Worktrees**: [`Repo::create_worktree`] makes `<worktree folder>/<name>` on a new
 //!   branch at a base commit, locked with a reason naming the run, idempotent and rolled
-//!   back completely on failure; [`Repo::move_worktree`] moves a lane's worktree to the next
+//!   back completely on failure. The worktree folder ([`Repo::worktree_root`],
+//!   [`WorktreeRoot`]) is outside the checkout — `$XDG_DATA_HOME/breeze/worktrees/<repo-key>`
+//!   by default — where the project's own tools never look; the checkout's
+//!   `.harness-worktrees/README` names it, and [`Repo::worktrees_elsewhere`] /
+//!   [`Repo::retire_worktree`] retire what an earlier breeze made in the checkout; [`Repo::move_worktree`] moves a lane's worktree to the next
 //!   task's base writing only the differing files; [`Repo::list_worktrees`],
 //!   [`Repo::remove_worktree`] (dirty ones kept unless forced), [`Repo::provision`] (copy
 //!   ignored files such as `.env`), [`slug`] (safe names for any task id).
@@ -49,7 +53,8 @@
 //! `repo` holds the [`Repo`]; the rest add operations to it (`worktree`, `create`, `lane`,
 //! `branch`, `integration`, `provision`, `commit`, `diff`, `gates`, `land`, `advance`,
 //! `landing_recovery`, `rebase`, `guard`, `private_git`, `lane_links`, `trial`, `remote`,
-//! `landed_on`).
+//! `landed_on`, `worktree_root` (where the worktrees live), `elsewhere` (retiring those
+//! made outside it)).
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -68,6 +73,7 @@ mod create;
 mod diff;
 mod diff_sides;
 mod disjoint_merge;
+mod elsewhere;
 mod error;
 mod file_patch;
 mod gates;
@@ -98,6 +104,7 @@ mod support;
 mod trial;
 mod untrusted;
 mod worktree;
+mod worktree_root;
 
 pub use advance::AdvanceOutcome;
 pub use agent_config::is_agent_config;
@@ -124,7 +131,7 @@ pub use landing_recovery::CheckoutRecovery;
 pub use listing::FileListing;
 pub use names::{
     ADVICE_CHECKOUT, DETACHED_CHECKOUTS, INTEGRATION_WORKTREE, REVIEW_CHECKOUT, STATE_DIR,
-    WORKTREE_ROOT,
+    TRIAL_CHECKOUT_PREFIX, WORKTREES_NOTE_DIR,
 };
 pub use paths::WorkdirChanges;
 pub use provision::ProvisionReport;
@@ -134,6 +141,7 @@ pub use repo::{CheckedOut, OpenOptions, Repo};
 pub use slug::slug;
 pub use trial::TrialCheckout;
 pub use worktree::{RemoveOutcome, Worktree, WorktreeInfo};
+pub use worktree_root::{WORKTREES_NOTE, WorktreeRoot, default_worktrees_folder, repo_key};
 
 impl Repo {
     /// Safe slug for a task id; see [`slug`]. Kept as an associated function because the

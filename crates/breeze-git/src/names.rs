@@ -3,8 +3,10 @@
 
 use crate::error::GitError;
 
-/// Directory (under the primary checkout) that holds every worktree breeze creates.
-pub const WORKTREE_ROOT: &str = ".harness-worktrees";
+/// Folder of the primary checkout that holds only a note (`README`) naming the folder
+/// breeze's worktrees are in, outside the checkout (`worktree_root.rs`). An earlier breeze
+/// kept its worktrees here; those are retired (`elsewhere.rs`).
+pub const WORKTREES_NOTE_DIR: &str = ".harness-worktrees";
 
 /// Directory (under the primary checkout) that holds breeze's run state.
 pub const STATE_DIR: &str = ".breeze";
@@ -19,6 +21,10 @@ pub const REVIEW_CHECKOUT: &str = "review";
 /// Name of the detached checkout the Advisor runs in (as [`REVIEW_CHECKOUT`], for the
 /// commit a consult is about; its own, so a consult never waits for a review).
 pub const ADVICE_CHECKOUT: &str = "advice";
+
+/// What the name of the preflight's throwaway checkout starts with (`setup-check-<pid>`,
+/// in the worktree folder; `trial.rs`).
+pub const TRIAL_CHECKOUT_PREFIX: &str = "setup-check-";
 
 /// The detached checkouts breeze keeps beside the lanes: no task works in them.
 pub const DETACHED_CHECKOUTS: [&str; 3] = [INTEGRATION_WORKTREE, REVIEW_CHECKOUT, ADVICE_CHECKOUT];

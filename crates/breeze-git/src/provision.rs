@@ -7,7 +7,7 @@ use git2::{Status, StatusOptions};
 use globset::{Glob, GlobBuilder, GlobMatcher};
 
 use crate::error::{Context as _, GitError};
-use crate::names::{STATE_DIR, WORKTREE_ROOT};
+use crate::names::{STATE_DIR, WORKTREES_NOTE_DIR};
 use crate::paths::path_string;
 use crate::repo::Repo;
 use crate::worktree::Worktree;
@@ -96,7 +96,7 @@ impl Pattern {
 }
 
 fn is_breeze_path(path: &str) -> bool {
-    [WORKTREE_ROOT, STATE_DIR]
+    [WORKTREES_NOTE_DIR, STATE_DIR]
         .iter()
         .any(|dir| path == *dir || path.strip_prefix(dir).is_some_and(|rest| rest.starts_with('/')))
 }

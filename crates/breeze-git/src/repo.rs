@@ -13,11 +13,12 @@ use crate::checkouts::{Checkouts, DEFAULT_CLI_CHECKOUT_MIN_FILES};
 use crate::error::{Context as _, GitError};
 use crate::gates::DEFAULT_MAX_FILE_BYTES;
 use crate::handles::{Handle, HandlePool};
-use crate::names::{STATE_DIR, WORKTREE_ROOT, validate_branch_name, validate_worktree_name};
+use crate::names::{STATE_DIR, WORKTREES_NOTE_DIR, validate_branch_name, validate_worktree_name};
 use crate::paths::{normalize, same_path};
 use crate::state::ensure_clean_state;
 use crate::support::{check_supported, open_error};
 use crate::untrusted::read_small;
+use crate::worktree_root::{WorktreeRoot, resolve};
 
 /// How to open a repository.
 #[derive(Debug, Clone, Default)]
@@ -28,6 +29,9 @@ pub struct OpenOptions {
     /// it is available. Default [`DEFAULT_CLI_CHECKOUT_MIN_FILES`]; `Some(usize::MAX)` keeps
     /// every checkout in libgit2, `Some(0)` sends every full checkout to the CLI.
     pub cli_checkout_min_files: Option<usize>,
+    /// Where breeze's worktrees of this repository are, outside the checkout. Default:
+    /// where they were last made, else `$XDG_DATA_HOME/breeze/worktrees/<repo-key>`.
+    pub worktree_root: WorktreeRoot,
 }
 
 /// The user's repository, seen from its primary checkout.
@@ -41,6 +45,8 @@ pub struct Repo {
     pub(crate) main_branch: String,
     /// How checkouts are written, staged and read (libgit2 or the `git` CLI).
     pub(crate) checkouts: Checkouts,
+    /// The folder of breeze's worktrees, or why there is none (`worktree_root.rs`).
+    pub(crate) worktree_root: Result<PathBuf, String>,
     /// The largest worktree file breeze reads, and the stop signal of long steps.
     pub(crate) bounds: Bounds,
     exclude_lock: Mutex<()>,
@@ -52,6 +58,7 @@ impl std::fmt::Debug for Repo {
         f.debug_struct("Repo")
             .field("workdir", &self.workdir)
             .field("main_branch", &self.main_branch)
+            .field("worktree_root", &self.worktree_root)
             .field("external_filters", &self.checkouts.external_filters())
             .finish_non_exhaustive()
     }
@@ -105,11 +112,14 @@ impl Repo {
             main_tip,
             options.cli_checkout_min_files.unwrap_or(DEFAULT_CLI_CHECKOUT_MIN_FILES),
         )?;
+        let worktree_root =
+            resolve(&options.worktree_root, &workdir, &common_dir, |name| std::env::var_os(name));
         Ok(Repo {
             workdir,
             common_dir,
             main_branch,
             checkouts,
+            worktree_root,
             bounds: Bounds { max_file_bytes: DEFAULT_MAX_FILE_BYTES, stop: StopFlag::default() },
             exclude_lock: Mutex::new(()),
             handles: HandlePool::default(),
@@ -167,11 +177,6 @@ impl Repo {
         format!("refs/heads/{}", self.main_branch)
     }
 
-    /// Where breeze's worktrees live: `<workdir>/.harness-worktrees`.
-    pub fn worktree_root(&self) -> PathBuf {
-        self.workdir.join(WORKTREE_ROOT)
-    }
-
     /// The admin directory of linked worktree `name` (`.git/worktrees/<name>`).
     pub(crate) fn admin_dir(&self, name: &str) -> PathBuf {
         self.common_dir.join("worktrees").join(name)
@@ -207,8 +212,9 @@ impl Repo {
         }
     }
 
-    /// Adds `/.breeze/` and `/.harness-worktrees/` to `$GIT_COMMON_DIR/info/exclude` so they
-    /// never show in `git status`; never edits a tracked file. Idempotent.
+    /// Adds `/.breeze/` and `/.harness-worktrees/` (the note naming the worktree folder, and
+    /// what an earlier breeze kept there) to `$GIT_COMMON_DIR/info/exclude` so they never
+    /// show in `git status`; never edits a tracked file. Idempotent.
     pub fn ensure_excluded(&self) -> Result<(), GitError> {
         let _guard = self.exclude_lock.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let info = self.common_dir.join("info");
@@ -218,7 +224,7 @@ impl Repo {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
             Err(e) => return Err(GitError::io("read", &exclude, e)),
         };
-        let wanted = [format!("/{STATE_DIR}/"), format!("/{WORKTREE_ROOT}/")];
+        let wanted = [format!("/{STATE_DIR}/"), format!("/{WORKTREES_NOTE_DIR}/")];
         let missing: Vec<&String> =
             wanted.iter().filter(|line| !existing.lines().any(|l| l.trim() == *line)).collect();
         if missing.is_empty() {
@@ -229,7 +235,9 @@ impl Repo {
         if !existing.is_empty() && !existing.ends_with('\n') {
             addition.push('\n');
         }
-        addition.push_str("# added by breeze: run state and task worktrees\n");
+        addition.push_str(
+            "# added by breeze: its run state, and the note naming its worktree folder\n",
+        );
         for line in missing {
             addition.push_str(line);
             addition.push('\n');
@@ -277,7 +285,7 @@ impl Repo {
     }
 
     /// A libgit2 handle on the checkout (primary or linked worktree) at `path`: a pooled one
-    /// if idle, else a fresh one. A worktree of breeze's (`.harness-worktrees/<name>`) is
+    /// if idle, else a fresh one. A worktree of breeze's (`<worktree folder>/<name>`) is
     /// opened on its admin folder `.git/worktrees/<name>`, never through its `.git` file:
     /// that file is in the reach of the lane's worker, and names the worker's private git
     /// directory while it runs (see `private_git.rs`).
@@ -290,16 +298,22 @@ impl Repo {
         )
     }
 
-    /// The admin folder of `path` when it is under `.harness-worktrees/`: the one whose
+    /// The admin folder of `path` when it is one of breeze's worktrees: under the worktree
+    /// folder or `.harness-worktrees/` (where an earlier breeze made them), the one whose
     /// `gitdir` names `<path>/.git` — `.git/worktrees/<name>` for every worktree breeze
     /// creates, another for one re-created by hand while that name was taken — else
-    /// `.git/worktrees/<name>` (which then fails to open as that worktree).
+    /// `.git/worktrees/<name>` (which then fails to open as that worktree); elsewhere (a
+    /// worktree folder configured before), `.git/worktrees/<name>` when it names `path` and
+    /// holds breeze's marker.
     pub(crate) fn lane_admin_of(&self, path: &Path) -> Option<PathBuf> {
         let path = normalize(path);
         let name = path.file_name()?.to_str()?;
-        if path.parent()? != self.worktree_root() || validate_worktree_name(name).is_err() {
+        let parent = path.parent()?;
+        if validate_worktree_name(name).is_err() {
             return None;
         }
+        let in_root = self.worktree_root.as_deref().is_ok_and(|root| parent == root);
+        let ours = in_root || parent == self.worktrees_note_dir();
         let dotgit = path.join(".git");
         let names_path = |admin: &Path| {
             read_small(&admin.join("gitdir"))
@@ -309,7 +323,10 @@ impl Repo {
         };
         let admin = self.admin_dir(name);
         if names_path(&admin) {
-            return Some(admin);
+            return (ours || self.has_marker(name)).then_some(admin);
+        }
+        if !ours {
+            return None;
         }
         let found = std::fs::read_dir(self.common_dir.join("worktrees"))
             .ok()?

@@ -8,7 +8,7 @@ const MAX_READABLE: usize = 40;
 ///
 /// The slug uses only ASCII letters, digits, `.`, `_` and `-`; it never starts or ends with
 /// `.` or `-`, never contains `..`, never ends in `.lock`, and is at most 49 bytes. So it can
-/// never escape `.harness-worktrees/` and is always a valid ref component. An id that is
+/// never escape the worktree folder and is always a valid ref component. An id that is
 /// already such a name is kept as it is (`2.1` → `2.1`); any other id keeps its readable part
 /// and gets the first 8 hex digits of its SHA-1 appended, so distinct ids stay distinct
 /// (`../../x` → `x-…`, `タスク 1` → `1-…`, `` → `…`).

@@ -1,7 +1,8 @@
-//! A throwaway checkout: a detached worktree of one commit in a folder the caller chose
-//! (outside `.harness-worktrees/`), where the preflight runs `worktree.setup` once to see
-//! what it does before any lane exists. It is no lane: no branch is created, nothing is
-//! locked, and it is removed (directory and git's record of it) when dropped.
+//! A throwaway checkout: a detached worktree of one commit, `setup-check-<pid>` in the
+//! worktree folder (outside the checkout, where the project's tools do not look), where
+//! the preflight runs `worktree.setup` once to see what it does before any lane exists. It
+//! is no lane: no branch is created, nothing is locked, and it is removed (directory and
+//! git's record of it) when dropped.
 //!
 //! Made with `git worktree add --detach` (hooks off, like every git CLI call of breeze):
 //! one command that leaves no branch, where libgit2 needs a reference to add a worktree.
@@ -14,7 +15,9 @@ use git2::{ObjectType, Oid, Repository};
 use crate::cli;
 use crate::error::{Context as _, GitError};
 use crate::land::commit_tree;
+use crate::names::TRIAL_CHECKOUT_PREFIX;
 use crate::repo::Repo;
+use crate::untrusted::remove_entry;
 
 /// A detached checkout of a commit, removed when dropped.
 #[derive(Debug)]
@@ -61,11 +64,25 @@ impl Drop for TrialCheckout {
 }
 
 impl Repo {
-    /// A detached checkout of `commit` at `path` (which must not exist; its parent must).
-    pub fn trial_checkout(&self, commit: Oid, path: &Path) -> Result<TrialCheckout, GitError> {
+    /// A detached checkout of `commit` at `<worktree folder>/setup-check-<pid>` (what an
+    /// earlier one of this process left there is removed first).
+    pub fn trial_checkout(&self, commit: Oid) -> Result<TrialCheckout, GitError> {
         self.git()?
             .find_commit(commit)
             .map_err(|_| GitError::MissingObject { what: "commit", oid: commit })?;
+        let root = self.worktree_root()?;
+        self.ensure_dirs(&root)?;
+        let path = root.join(format!("{TRIAL_CHECKOUT_PREFIX}{}", std::process::id()));
+        if std::fs::symlink_metadata(&path).is_ok() {
+            let shown = path.display().to_string();
+            let _ = cli::run(
+                &self.workdir,
+                ["worktree", "remove", "--force", "--force", shown.as_str()],
+                "remove a throwaway checkout",
+            );
+            remove_entry(&path)?;
+            let _ = cli::run(&self.workdir, ["worktree", "prune"], "forget a removed checkout");
+        }
         let shown = path.display().to_string();
         let oid = commit.to_string();
         cli::run(
@@ -73,7 +90,7 @@ impl Repo {
             ["worktree", "add", "--detach", "--quiet", shown.as_str(), oid.as_str()],
             "make a throwaway checkout",
         )?;
-        Ok(TrialCheckout { path: path.to_path_buf(), workdir: self.workdir().to_path_buf() })
+        Ok(TrialCheckout { path, workdir: self.workdir().to_path_buf() })
     }
 
     /// The blob id of the file at `path` in `commit`, if there is one.

@@ -1,4 +1,4 @@
-//! Task and lane worktrees under `.harness-worktrees/` as they are: the [`Worktree`] handed
+//! Task and lane worktrees in the worktree folder as they are: the [`Worktree`] handed
 //! to a worker, finding one breeze created (resume), listing every linked worktree,
 //! whether one holds uncommitted work, and removing one. Creating worktrees is in
 //! `create.rs`, moving a lane between tasks in `lane.rs`.
@@ -20,7 +20,7 @@ pub(crate) const CREATED_MARKER: &str = "breeze-created";
 /// A worktree breeze created and hands to a worker (or to the verify command).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Worktree {
-    /// Flat name, also the directory name under `.harness-worktrees/` (`task-<slug>`, `lane-1`).
+    /// Flat name, also the directory name in the worktree folder (`lane-1`, `attach-<slug>`).
     pub name: String,
     /// Absolute path of the worktree.
     pub path: PathBuf,
@@ -46,8 +46,8 @@ pub struct WorktreeInfo {
     pub locked: Option<String>,
     /// Uncommitted or untracked work; `None` when the directory is missing.
     pub dirty: Option<bool>,
-    /// It lives under `.harness-worktrees/` (breeze only ever touches those, and only the
-    /// ones its journal says it created).
+    /// It lives in the worktree folder ([`Repo::worktree_root`]; breeze only ever touches
+    /// its own worktrees, and only the ones its journal says it created).
     pub under_breeze_root: bool,
     /// breeze finished creating it (its admin directory carries breeze's marker).
     pub created_by_breeze: bool,
@@ -90,7 +90,7 @@ impl Repo {
         read_small(&self.admin_dir(name).join("HEAD")).ok().flatten().unwrap_or_default()
     }
 
-    /// The worktree `name` breeze created under `.harness-worktrees/` (how resume adopts a
+    /// The worktree `name` breeze created in the worktree folder (how resume adopts a
     /// lane, and a later run a lane kept from an earlier one), with its current branch and
     /// the base that branch left main at — or, for a lane parked at the end of a run
     /// ([`Repo::park_worktree`]: a detached HEAD), no branch and its HEAD commit as the
@@ -98,16 +98,27 @@ impl Repo {
     /// not create it.
     pub fn find_worktree(&self, name: &str) -> Result<Option<Worktree>, GitError> {
         validate_worktree_name(name)?;
+        let path = self.worktree_root()?.join(name);
+        self.breeze_worktree_at(name, &path)
+    }
+
+    /// The worktree `name` breeze created, when git has it registered at `path` and its
+    /// directory is there (see [`Repo::find_worktree`]).
+    pub(crate) fn breeze_worktree_at(
+        &self,
+        name: &str,
+        path: &Path,
+    ) -> Result<Option<Worktree>, GitError> {
         let repo = self.git()?;
         let Ok(registered) = repo.find_worktree(name) else { return Ok(None) };
-        let path = self.worktree_root().join(name);
         if registered.validate().is_err()
-            || !same_path(registered.path(), &path)
+            || !same_path(registered.path(), path)
             || !path.is_dir()
             || !self.has_marker(name)
         {
             return Ok(None);
         }
+        let path = path.to_path_buf();
         let head = self.admin_head(name);
         let Some(refname) = symbolic_target(&head) else {
             let Ok(at) = Oid::from_str(head.trim()) else {
@@ -158,7 +169,8 @@ impl Repo {
     /// Every linked worktree of the repository (not the primary checkout), sorted by name.
     pub fn list_worktrees(&self) -> Result<Vec<WorktreeInfo>, GitError> {
         let repo = self.git()?;
-        let root = self.worktree_root();
+        // Without a worktree folder, nothing is under it.
+        let root = self.worktree_root().unwrap_or_default();
         let names = repo.worktrees().ctx(|| "could not list worktrees".to_string())?;
         let mut infos: Vec<WorktreeInfo> = names
             .iter()
@@ -194,7 +206,7 @@ impl Repo {
         } else {
             None
         };
-        let under_breeze_root = normalize(&path).starts_with(root);
+        let under_breeze_root = !root.as_os_str().is_empty() && normalize(&path).starts_with(root);
         Some(WorktreeInfo {
             name: name.to_string(),
             path,
@@ -207,11 +219,15 @@ impl Repo {
         })
     }
 
-    /// Removes a worktree breeze created under `.harness-worktrees/` (directory, admin
-    /// data and, for a lane, its private git directory under `.breeze/lanes/`), then deletes `delete_branch` when given and not checked out elsewhere.
+    /// Removes a worktree breeze created (directory, admin data and, for a lane, its
+    /// private git directory under `.breeze/lanes/`), then deletes `delete_branch` when
+    /// given and not checked out elsewhere.
     ///
     /// A worktree with uncommitted or untracked work is kept unless `force`; ignored files
-    /// (build outputs) do not count as work. Paths outside `.harness-worktrees/` are refused.
+    /// (build outputs) do not count as work. Only breeze's worktrees are removed: those in
+    /// the worktree folder or in `.harness-worktrees/` (an earlier breeze's), and those
+    /// breeze marked as its own in a folder of this repository's key (a worktree folder
+    /// configured before); anything else is refused.
     pub fn remove_worktree(
         &self,
         path: &Path,
@@ -289,28 +305,34 @@ impl Repo {
         Ok(RemoveOutcome::Removed { branch_deleted })
     }
 
-    /// `path` (relative to the primary checkout, or absolute) normalized, when it is under
-    /// `.harness-worktrees/` both as written and resolved; else [`GitError::NotManaged`].
+    /// `path` (relative to the primary checkout, or absolute) normalized, when it is one of
+    /// breeze's worktrees (see [`Repo::remove_worktree`]) both as written and resolved;
+    /// else [`GitError::NotManaged`].
     fn managed_path(&self, path: &Path) -> Result<PathBuf, GitError> {
-        let root = self.worktree_root();
         let absolute = normalize(&if path.is_relative() {
             self.workdir.join(path)
         } else {
             path.to_path_buf()
         });
         let resolved = std::fs::canonicalize(&absolute).unwrap_or_else(|_| absolute.clone());
-        let inside = |p: &Path| p.starts_with(&root) && p != root;
-        if !inside(&absolute) || !inside(&resolved) {
-            return Err(GitError::NotManaged {
-                path: path.to_path_buf(),
-                problem: format!(
-                    "not under {}; breeze removes only worktrees it created there (use \
-                     `git worktree remove` for others)",
-                    root.display()
-                ),
-            });
+        let roots: Vec<PathBuf> = [self.worktree_root().ok(), Some(self.worktrees_note_dir())]
+            .into_iter()
+            .flatten()
+            .collect();
+        let inside = |p: &Path| roots.iter().any(|root| p.starts_with(root) && p != root);
+        let marked_elsewhere = || resolved == absolute && self.is_marked_elsewhere(&absolute);
+        if (inside(&absolute) && inside(&resolved)) || marked_elsewhere() {
+            return Ok(absolute);
         }
-        Ok(absolute)
+        let shown: Vec<String> = roots.iter().map(|root| root.display().to_string()).collect();
+        Err(GitError::NotManaged {
+            path: path.to_path_buf(),
+            problem: format!(
+                "not under {}; breeze removes only worktrees it created there (use \
+                 `git worktree remove` for others)",
+                shown.join(" or ")
+            ),
+        })
     }
 
     /// The uncommitted or untracked paths of the worktree at `path`, which is about to be

@@ -200,7 +200,7 @@ fn a_stop_ends_a_slow_cli_checkout_and_its_filter_and_rolls_the_lane_back() {
     assert!(matches!(result, Err(GitError::Cancelled { .. })), "{result:?}");
     assert!(!alive(filter), "the filter process was ended with git");
     // Rolled back: no worktree, no branch; a repository opened afresh does it in full.
-    assert!(!repo.path().join(".harness-worktrees/lane-1").exists());
+    assert!(!repo.worktree("lane-1").exists());
     assert!(!git(repo.path(), &["worktree", "list"]).contains("lane-1"));
     held.release();
     let wt = repo.open().create_worktree("lane-1", "task/one", base, "r").unwrap();

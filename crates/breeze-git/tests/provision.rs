@@ -86,7 +86,7 @@ fn anchored_patterns_reach_into_ignored_directories_but_not_breeze_dirs() {
     let handle = repo.open();
     let wt = handle.create_worktree("task-r", "task/r", repo.main_tip(), "r").unwrap();
     // Another worktree holds an `.env` too: never a source.
-    write(&handle.worktree_root().join("task-r"), "extra/.env", "from a worktree\n");
+    write(&handle.worktree_root().unwrap().join("task-r"), "extra/.env", "from a worktree\n");
     let other = handle.create_worktree("task-s", "task/s", repo.main_tip(), "r").unwrap();
     let report = handle
         .provision(&other, &["/node_modules/pkg/.env".to_string(), ".env".to_string()])

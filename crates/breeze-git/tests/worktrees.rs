@@ -14,8 +14,8 @@ fn create_and_check(repo: &TestRepo, handle: &Repo) {
     let wt = handle
         .create_worktree(&format!("task-{s}"), &format!("task/{s}"), base, "breeze run r1 task 1.2")
         .unwrap();
-    let expected = std::fs::canonicalize(repo.path()).unwrap().join(".harness-worktrees/task-1.2");
-    assert_eq!(wt.path, expected);
+    assert_eq!(wt.path, repo.worktree("task-1.2"));
+    assert!(!wt.path.starts_with(repo.path()), "outside the checkout: {}", wt.path.display());
     assert_eq!(wt.branch, "task/1.2");
     assert_eq!(wt.base, base);
 
@@ -65,13 +65,13 @@ fn same_name_on_another_branch_or_existing_branch_elsewhere_is_refused() {
     assert!(matches!(err, GitError::BranchExists { .. }), "{err}");
     assert!(err.to_string().contains("git branch -D task/c"), "{err}");
     assert_eq!(rev(repo.path(), "task/c"), base, "existing branch untouched");
-    assert!(!repo.path().join(".harness-worktrees/task-c").exists());
+    assert!(!repo.worktree("task-c").exists());
 
     // A directory that is not a worktree is never deleted.
-    write(repo.path(), ".harness-worktrees/task-d/notes.txt", "mine\n");
+    write(&repo.worktree_root(), "task-d/notes.txt", "mine\n");
     let err = handle.create_worktree("task-d", "task/d", base, "r").unwrap_err();
     assert!(err.to_string().contains("not a git worktree"), "{err}");
-    assert_eq!(read(repo.path(), ".harness-worktrees/task-d/notes.txt"), "mine\n");
+    assert_eq!(read(&repo.worktree_root(), "task-d/notes.txt"), "mine\n");
     assert!(git_output(repo.path(), &["rev-parse", "--verify", "-q", "task/d"]).stdout.is_empty());
 }
 
@@ -99,7 +99,7 @@ fn assert_failed_add_left_nothing(repo: &TestRepo, handle: &Repo) {
     let err = handle.create_worktree("task-bad", "task/bad", base, "r").unwrap_err();
     assert!(!err.to_string().is_empty());
     assert!(!repo.path().join(".git/worktrees/task-bad").exists(), "admin dir left behind");
-    assert!(!repo.path().join(".harness-worktrees/task-bad").exists(), "directory left behind");
+    assert!(!repo.worktree("task-bad").exists(), "directory left behind");
     let branch = git_output(repo.path(), &["rev-parse", "--verify", "-q", "refs/heads/task/bad"]);
     assert!(branch.stdout.is_empty(), "branch left behind");
     assert_eq!(common::worktree_list(repo.path()).len(), 1, "only the primary checkout");
@@ -125,7 +125,7 @@ fn hostile_task_ids_stay_inside_the_worktree_root() {
     let repo = TestRepo::standard();
     let handle = repo.open();
     let base = repo.main_tip();
-    let root = handle.worktree_root();
+    let root = handle.worktree_root().unwrap();
     for id in ["../../x", "a b", "タスク 1", "refs/heads/main", "..", "x.lock"] {
         let s = slug(id);
         let wt =
@@ -160,7 +160,7 @@ fn interrupted_add_and_stale_registration_are_recovered() {
     // A crash between `git worktree add` and breeze's marker: git registered it (made by
     // the CLI here, with no checkout at all) but breeze never finished; it is replaced.
     repo.git(&["branch", "task/i", &base.to_string()]);
-    let path = handle.worktree_root().join("task-i");
+    let path = handle.worktree_root().unwrap().join("task-i");
     repo.git(&["worktree", "add", "-q", "--no-checkout", path.to_str().unwrap(), "task/i"]);
     write(&path, "src/a.rs", "fn a() {}\n"); // part of the checkout was written
     let wt = handle.create_worktree("task-i", "task/i", base, "r").unwrap();
@@ -169,7 +169,7 @@ fn interrupted_add_and_stale_registration_are_recovered() {
 
     // A worktree someone else made there with work in it is not replaced.
     repo.git(&["branch", "task/u", &base.to_string()]);
-    let path = handle.worktree_root().join("task-u");
+    let path = handle.worktree_root().unwrap().join("task-u");
     repo.git(&["worktree", "add", "-q", path.to_str().unwrap(), "task/u"]);
     write(&path, "mine.txt", "user work\n");
     let err = handle.create_worktree("task-u", "task/u", base, "r").unwrap_err();
@@ -177,7 +177,7 @@ fn interrupted_add_and_stale_registration_are_recovered() {
     assert_eq!(read(&path, "mine.txt"), "user work\n");
     // Likewise an unfinished checkout where a file differs from what git would write.
     repo.git(&["branch", "task/v", &base.to_string()]);
-    let path = handle.worktree_root().join("task-v");
+    let path = handle.worktree_root().unwrap().join("task-v");
     repo.git(&["worktree", "add", "-q", "--no-checkout", path.to_str().unwrap(), "task/v"]);
     write(&path, "src/a.rs", "edited by someone\n");
     assert!(handle.create_worktree("task-v", "task/v", base, "r").is_err());
@@ -321,23 +321,22 @@ fn remove_worktree_clean_with_ignored_outputs_and_refuses_foreign_paths() {
     repo.git(&["worktree", "add", "-q", "-b", "mine", theirs.to_str().unwrap()]);
     let err = handle.remove_worktree(&theirs, Some("mine"), true).unwrap_err();
     assert!(matches!(err, GitError::NotManaged { .. }), "{err}");
-    let sneaky = handle.worktree_root().join("../../escape");
+    let sneaky = handle.worktree_root().unwrap().join("../../escape");
     assert!(matches!(
         handle.remove_worktree(&sneaky, None, true),
         Err(GitError::NotManaged { .. })
     ));
     assert!(matches!(
-        handle.remove_worktree(&handle.worktree_root(), None, true),
+        handle.remove_worktree(&handle.worktree_root().unwrap(), None, true),
         Err(GitError::NotManaged { .. })
     ));
     assert!(theirs.exists());
 
     // A plain directory under the root is not a worktree: left alone.
-    write(repo.path(), ".harness-worktrees/plain/file", "x\n");
-    let err =
-        handle.remove_worktree(&handle.worktree_root().join("plain"), None, true).unwrap_err();
+    write(&repo.worktree_root(), "plain/file", "x\n");
+    let err = handle.remove_worktree(&repo.worktree("plain"), None, true).unwrap_err();
     assert!(matches!(err, GitError::NotManaged { .. }), "{err}");
-    assert!(repo.path().join(".harness-worktrees/plain/file").exists());
+    assert!(repo.worktree("plain/file").exists());
 }
 
 #[test]
@@ -497,7 +496,7 @@ fn a_name_taken_by_the_users_own_worktree_is_refused_and_left_alone() {
         assert!(err.to_string().contains("registered at"), "{err}");
         assert_eq!(read(&theirs, "work.txt"), "theirs\n");
         assert!(block_for(repo.path(), &theirs).is_some());
-        assert!(!repo.path().join(".harness-worktrees/task-k").exists());
+        assert!(!repo.worktree("task-k").exists());
         assert!(
             git_output(repo.path(), &["rev-parse", "--verify", "-q", "task/k"]).stdout.is_empty()
         );
@@ -558,7 +557,7 @@ fn existing_task_branches_are_reattached_switched_and_found() {
         handle.create_worktree_on_branch("lane-3", "task/missing", "r"),
         Err(GitError::NoSuchBranch { .. })
     ));
-    assert!(!repo.path().join(".harness-worktrees/lane-3").exists());
+    assert!(!repo.worktree("lane-3").exists());
 
     // A user's worktree that happens to be called lane-4 is not adopted.
     repo.git(&[
@@ -567,7 +566,7 @@ fn existing_task_branches_are_reattached_switched_and_found() {
         "-q",
         "-b",
         "user",
-        handle.worktree_root().join("lane-4").to_str().unwrap(),
+        handle.worktree_root().unwrap().join("lane-4").to_str().unwrap(),
     ]);
     assert_eq!(handle.find_worktree("lane-4").unwrap(), None);
     repo.fsck();

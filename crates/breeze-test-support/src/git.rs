@@ -27,15 +27,25 @@ const INHERITED: &[&str] = &[
     "GIT_CONFIG_PARAMETERS",
     "GIT_CONFIG_COUNT",
     "XDG_CONFIG_HOME",
+    // breeze's worktrees go under the tests' HOME (`.local/share/breeze/worktrees`), not
+    // the machine's data folder.
+    "XDG_DATA_HOME",
 ];
 
+/// What the name of a test process's `HOME` starts with, before its pid.
+const HOME_PREFIX: &str = "breeze-test-home-";
+
 /// The folder used as `HOME` by every hermetic command of this test process: empty but for
-/// `.gitconfig`, the global configuration (the test identity).
+/// `.gitconfig`, the global configuration (the test identity) — and what breeze keeps in a
+/// person's data folder: the worktrees of the runs the tests start
+/// (`.local/share/breeze/worktrees`). A static is never dropped, so the folder outlives the
+/// process: the next test process removes those of processes that are gone.
 pub fn empty_home() -> &'static Path {
     static HOME: OnceLock<tempfile::TempDir> = OnceLock::new();
     HOME.get_or_init(|| {
+        remove_homes_of_ended_processes();
         let home = tempfile::Builder::new()
-            .prefix("breeze-test-home-")
+            .prefix(&format!("{HOME_PREFIX}{}-", std::process::id()))
             .tempdir()
             .expect("a temporary HOME");
         let config = format!("[user]\n\tname = {}\n\temail = {}\n", IDENTITY.0, IDENTITY.1);
@@ -43,6 +53,24 @@ pub fn empty_home() -> &'static Path {
         home
     })
     .path()
+}
+
+/// Removes the `HOME` folders ([`empty_home`]) of test processes that have ended (their pid
+/// is in the name; a pid that is alive again keeps its folder).
+fn remove_homes_of_ended_processes() {
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name.strip_prefix(HOME_PREFIX).and_then(|rest| rest.split('-').next())
+        else {
+            continue;
+        };
+        let ended =
+            pid.parse::<u32>().is_ok_and(|pid| !Path::new(&format!("/proc/{pid}")).exists());
+        if ended {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 /// Makes `command` hermetic: the tests' `HOME` and global configuration (the test

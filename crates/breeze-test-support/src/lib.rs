@@ -6,6 +6,7 @@
 #![forbid(unsafe_code)]
 
 pub mod git;
+pub mod lanes;
 pub mod plan;
 pub mod process;
 pub mod remote;
@@ -14,4 +15,5 @@ pub mod repo;
 pub mod role;
 
 pub use git::{git, git_line, git_output, hermetic, landings_since};
+pub use lanes::{lane, worktree_folder};
 pub use repo::{TestRepo, read, write};

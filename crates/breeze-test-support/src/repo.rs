@@ -41,6 +41,12 @@ impl TestRepo {
         self.temp.path()
     }
 
+    /// A folder for breeze's worktrees (`[worktree] root`) beside the repository, removed
+    /// with it: what a test names so that its runs' lanes go with it.
+    pub fn worktrees(&self) -> PathBuf {
+        self.temp.path().join("worktrees")
+    }
+
     /// `git rev-parse REV` in the repository.
     pub fn rev(&self, rev: &str) -> String {
         git_line(&self.root, &["rev-parse", rev])

@@ -37,7 +37,7 @@ pub fn status(args: &StatusArgs) -> CliResult {
 /// `breeze doctor` measures again).
 fn kept_lanes() -> String {
     let Ok(repo) = breeze_git::Repo::open(&crate::here()) else { return String::new() };
-    let lanes = breeze_engine::lane_record::kept_lanes(repo.workdir());
+    let lanes = breeze_engine::lane_record::kept_lanes(&repo);
     if lanes.is_empty() {
         return String::new();
     }

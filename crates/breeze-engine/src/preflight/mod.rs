@@ -165,6 +165,9 @@ pub async fn check(options: &PreflightOptions, cancel: &CancellationToken) -> Pr
     let Some(config) = config_checks(&mut found, &root, options.config.as_ref()) else {
         return found;
     };
+    // The run's worktrees, and the setup check's throwaway checkout, go where it says.
+    let repo = repo.with_worktree_root(&crate::worktree_folder::choice(&config));
+    worktree_folder_check(&mut found, &repo);
     let plan = match options.stage {
         Stage::Resume => None,
         Stage::NewRun | Stage::Doctor => {
@@ -183,7 +186,7 @@ pub async fn check(options: &PreflightOptions, cancel: &CancellationToken) -> Pr
         setup_check(&mut found, &repo, &config, options, cancel).await;
     }
     if options.stage == Stage::Doctor {
-        kept_lane_checks(&mut found, &root);
+        kept_lane_checks(&mut found, &repo);
     }
     found
 }
@@ -258,9 +261,9 @@ fn cache_checks(found: &mut Preflight, root: &Path, config: &Config, env: &[(Str
 
 /// The lanes kept between runs and what they take on disk (measured again for a lane
 /// parked since its last measure).
-fn kept_lane_checks(found: &mut Preflight, root: &Path) {
-    for mut lane in crate::lane_record::kept_lanes(root) {
-        lane.disk_use_refreshed(root);
+fn kept_lane_checks(found: &mut Preflight, repo: &Repo) {
+    for mut lane in crate::lane_record::kept_lanes(repo) {
+        lane.disk_use_refreshed(repo.workdir());
         found.push(
             "lane",
             lane.name.clone(),
@@ -268,6 +271,27 @@ fn kept_lane_checks(found: &mut Preflight, root: &Path) {
             format!("kept lane {}", lane.describe()),
             Some("the next run reuses it; `breeze clean` removes it".into()),
         );
+    }
+}
+
+/// The folder the run's worktrees go in (`[worktree] root`, else breeze's data folder):
+/// a problem when there is none (no `HOME`) or it is inside the checkout.
+fn worktree_folder_check(found: &mut Preflight, repo: &Repo) {
+    match repo.worktree_root() {
+        Ok(root) => found.push(
+            "worktrees",
+            root.display().to_string(),
+            CheckOutcome::Ok,
+            format!("lanes live in {}, outside the checkout", root.display()),
+            None,
+        ),
+        Err(err) => found.push(
+            "worktrees",
+            "worktree.root",
+            CheckOutcome::Problem,
+            err.to_string(),
+            Some("set `[worktree] root` in breeze.toml to an absolute folder outside the checkout (e.g. \"~/breeze-worktrees\"), or set HOME".into()),
+        ),
     }
 }
 

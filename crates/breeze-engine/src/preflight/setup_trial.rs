@@ -1,7 +1,8 @@
 //! `worktree.setup` once, before a run, in a throwaway checkout of main's tip: whether it
 //! works, how long it takes, and what it creates — the paths every lane will have besides
-//! the task's change. The checkout is no lane (no branch, no lock, nothing journaled) and is
-//! removed afterwards. It runs as in a lane: the engine's environment, the same confinement
+//! the task's change. The checkout is no lane (no branch, no lock, nothing journaled), lives
+//! in the worktree folder beside the lanes (outside the checkout: `breeze_git::Repo::trial_checkout`)
+//! and is removed afterwards. It runs as in a lane: the engine's environment, the same confinement
 //! (its checkout, a scratch folder, `sandbox.writable`), `worktree.setup_timeout`, the
 //! `worktree.include` files copied first.
 //!
@@ -156,11 +157,9 @@ pub async fn run_trial(
     let dir = preflight_dir(&root);
     std::fs::create_dir_all(&dir)
         .map_err(|err| format!("cannot create {}: {err}", dir.display()))?;
-    let path = dir.join(format!("checkout-{}", std::process::id()));
-    if path.exists() {
-        let _ = std::fs::remove_dir_all(&path);
-    }
-    let checkout = repo.trial_checkout(tip, &path).map_err(|err| err.to_string())?;
+    // In the worktree folder, beside the lanes: outside the checkout.
+    let checkout = repo.trial_checkout(tip).map_err(|err| err.to_string())?;
+    let path = checkout.path().to_path_buf();
     if !config.worktree_include.is_empty() {
         let lane = breeze_git::Worktree {
             name: "setup-check".into(),

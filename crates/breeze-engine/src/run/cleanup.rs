@@ -41,8 +41,10 @@ pub(super) async fn after_run(ctx: &RunContext) {
         }
     }
     // The verify command's worktree holds nothing of anyone's: it goes, whatever it holds.
-    let integration = ctx.repo.worktree_root().join(breeze_git::INTEGRATION_WORKTREE);
-    if integration.exists()
+    let integration =
+        ctx.repo.worktree_root().map(|root| root.join(breeze_git::INTEGRATION_WORKTREE));
+    if let Ok(integration) = integration
+        && integration.exists()
         && let Err(err) = ctx.repo.remove_worktree(&integration, None, true)
     {
         tracing::warn!("cannot remove {}: {err}", integration.display());
@@ -62,7 +64,7 @@ pub(super) async fn after_run(ctx: &RunContext) {
 /// only what breeze wrote there: the next run's first review moves it by the paths that
 /// differ) — or removes it when lanes are not kept.
 async fn park_review_checkout(ctx: &RunContext, name: &'static str) {
-    let path = ctx.repo.worktree_root().join(name);
+    let Ok(path) = ctx.repo.worktree_root().map(|root| root.join(name)) else { return };
     if !path.exists() {
         return;
     }

@@ -118,7 +118,7 @@ impl TaskDriver {
     /// a lane its run did not park (killed, aborted) gets a full look when it moves. `None`
     /// when there is none to take.
     async fn adopt_kept_lane(&self) -> Option<breeze_git::Worktree> {
-        let root = self.ctx.repo.worktree_root();
+        let root = self.ctx.repo.worktree_root().ok()?;
         let names = (1..).map(|k| match k {
             1 => format!("lane-{}", self.lane),
             k => format!("lane-{}-{k}", self.lane),
@@ -301,20 +301,25 @@ impl TaskDriver {
     ) -> Result<breeze_git::Worktree, EngineError> {
         let lane = self.lane;
         let lock_reason = format!("breeze run {} (lane {lane})", self.ctx.run_id);
-        let root = self.ctx.repo.worktree_root();
         let plain = format!("lane-{lane}");
-        if root.join(&plain).exists() {
+        if self.ctx.repo.worktree_root()?.join(&plain).exists() {
             self.reclaim(&plain).await;
         }
-        let name = (1..)
-            .map(|k| if k == 1 { plain.clone() } else { format!("lane-{lane}-{k}") })
-            .find(|name| !root.join(name).exists())
-            .unwrap_or_else(|| plain.clone());
         let branch = branch.to_string();
         self.ctx
-            .git(move |repo| match base {
-                Some(base) => repo.create_worktree(&name, &branch, base, &lock_reason),
-                None => repo.create_worktree_on_branch(&name, &branch, &lock_reason),
+            .git(move |repo| {
+                // A name another worktree still holds — here, or kept with work where an
+                // earlier breeze made it — is left to it.
+                let (free, name) = (1..)
+                    .map(|k| if k == 1 { plain.clone() } else { format!("lane-{lane}-{k}") })
+                    .map(|name| (repo.worktree_name_free(&name), name))
+                    .find(|(free, _)| !matches!(free, Ok(false)))
+                    .unwrap_or_else(|| (Ok(true), plain.clone()));
+                free?;
+                match base {
+                    Some(base) => repo.create_worktree(&name, &branch, base, &lock_reason),
+                    None => repo.create_worktree_on_branch(&name, &branch, &lock_reason),
+                }
             })
             .await
     }

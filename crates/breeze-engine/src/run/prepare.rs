@@ -57,7 +57,8 @@ pub(super) fn new_run(options: &RunOptions) -> Result<Prepared, EngineError> {
     };
     // The branch the checkout is on: the plan is read there, and the work lands there.
     let target = crate::target_branch::landing_branch(&repo, &config.main_branch)?;
-    let repo = with_main_branch(repo, &target)?;
+    let repo = with_main_branch(repo, &target)?
+        .with_worktree_root(&crate::worktree_folder::choice(&config));
     let containment = decide_containment(&config)?;
     let pairings = crate::independence::report(&config, &root);
     if let Some(workers) = options.max_workers {
@@ -166,7 +167,8 @@ pub(super) fn interrupted_run(options: &RunOptions) -> Result<Prepared, EngineEr
     };
     crate::role_commands::fix_for_run(&mut config, &root, run_dir.root())?;
     // The run keeps landing on the branch it started with.
-    let repo = with_main_branch(repo, &snapshot.main_branch)?;
+    let repo = with_main_branch(repo, &snapshot.main_branch)?
+        .with_worktree_root(&crate::worktree_folder::choice(&config));
     let containment = decide_containment(&config)?;
     let pairings = crate::independence::report(&config, &root);
     let spent = snapshot.spent();

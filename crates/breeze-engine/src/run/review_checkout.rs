@@ -41,7 +41,7 @@ pub(super) async fn place(
     commit: ObjectId,
 ) -> Result<PathBuf, EngineError> {
     let name = which.name();
-    let path = ctx.repo.worktree_root().join(name);
+    let path = ctx.repo.worktree_root()?.join(name);
     let started = std::time::Instant::now();
     let placed = ctx
         .placed_checkout(&path, move |repo, changes| repo.review_checkout(name, commit.0, changes))

@@ -26,7 +26,7 @@ pub(crate) const MAX_SCOPE_REQUESTS: u32 = 3;
 const SCOPE_POLL: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// Folders no task may be granted: git's, breeze's state and its worktrees.
-const RESERVED: [&str; 3] = [".git", breeze_git::STATE_DIR, breeze_git::WORKTREE_ROOT];
+const RESERVED: [&str; 3] = [".git", breeze_git::STATE_DIR, breeze_git::WORKTREES_NOTE_DIR];
 
 /// Every task's effective write set, in plan order.
 pub(crate) struct WriteSets {

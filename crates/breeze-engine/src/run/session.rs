@@ -85,7 +85,7 @@ async fn context(
         containment,
         known_main,
         main_tip,
-        notices,
+        mut notices,
         pairings,
         plan,
         analysis,
@@ -145,13 +145,18 @@ async fn context(
         sims,
         budget,
     });
-    let lanes = {
+    let (lanes, retired) = {
         let repo = repo.clone();
         let workers = snapshot.workers;
-        tokio::task::spawn_blocking(move || adopt_lanes(&repo, workers, resumed))
-            .await
-            .map_err(EngineError::internal("adopting the lanes"))??
+        tokio::task::spawn_blocking(move || {
+            // What breeze made outside the worktree folder before is out of the lanes' way.
+            let retired = crate::worktree_folder::retire_elsewhere(&repo, resumed);
+            adopt_lanes(&repo, workers, resumed).map(|lanes| (lanes, retired))
+        })
+        .await
+        .map_err(EngineError::internal("adopting the lanes"))??
     };
+    notices.extend(retired);
     let progress = options.progress.clone();
     let start =
         Start { snapshot: &snapshot, plan: &plan, analysis: &analysis, pairings: &pairings };

@@ -373,6 +373,6 @@ pub(super) async fn integration_worktree(
     + Send
     + 'static,
 ) -> Result<PathBuf, EngineError> {
-    let path = ctx.repo.worktree_root().join(breeze_git::INTEGRATION_WORKTREE);
+    let path = ctx.repo.worktree_root()?.join(breeze_git::INTEGRATION_WORKTREE);
     ctx.placed_checkout(&path, place).await
 }

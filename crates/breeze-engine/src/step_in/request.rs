@@ -217,7 +217,7 @@ mod tests {
         assert_eq!(files.ended(&request), None);
         let paused = Paused {
             lane: Some(2),
-            worktree: "/repo/.harness-worktrees/lane-2".into(),
+            worktree: "/home/u/.local/share/breeze/worktrees/repo-0123456789/lane-2".into(),
             branch: "task/auth-login".into(),
             base: "b".into(),
             head: "h".into(),

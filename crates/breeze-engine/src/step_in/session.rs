@@ -298,7 +298,7 @@ mod tests {
     fn paused(session: Option<&str>) -> Paused {
         Paused {
             lane: Some(2),
-            worktree: "/repo/.harness-worktrees/lane-2".into(),
+            worktree: "/home/u/.local/share/breeze/worktrees/repo-0123456789/lane-2".into(),
             branch: "task/1".into(),
             base: "b".into(),
             head: "h".into(),

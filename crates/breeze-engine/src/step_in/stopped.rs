@@ -282,10 +282,9 @@ fn check_out(
     branch: &str,
     last_lane: Option<u32>,
 ) -> Result<(Worktree, bool, Option<String>), EngineError> {
-    let root = repo.worktree_root();
     if let Some(lane) = last_lane {
         let name = format!("lane-{lane}");
-        if !root.join(&name).exists() {
+        if repo.worktree_name_free(&name)? {
             let reason = format!("breeze run {} (lane {lane})", task.run_id);
             return Ok((repo.create_worktree_on_branch(&name, branch, &reason)?, false, None));
         }

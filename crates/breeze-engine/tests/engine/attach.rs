@@ -90,7 +90,7 @@ async fn a_person_attached_between_attempts_has_their_change_reviewed_and_landed
     let paused = wait_for_pause(&files).await;
     assert_eq!(paused.lane, Some(1));
     assert_eq!(paused.branch, "task/1");
-    assert!(paused.worktree.ends_with(".harness-worktrees/lane-1"), "{paused:?}");
+    assert_eq!(paused.worktree, fixture.lane("lane-1"), "{paused:?}");
     std::fs::write(paused.worktree.join("a.txt"), "fixed by a person\n").unwrap();
     files.leave().unwrap();
     wait_until_taken(&files).await;
@@ -175,7 +175,7 @@ async fn between_runs_a_person_takes_up_an_escalated_task_and_resume_reviews_and
     assert!(breeze_engine::run::engine_alive(&fixture.root), "the attach holds the run");
     attach.record_start().unwrap();
     let worktree = attach.paused.worktree.clone();
-    assert!(worktree.ends_with(".harness-worktrees/lane-1"), "its last lane's: {worktree:?}");
+    assert_eq!(worktree, fixture.lane("lane-1"), "its last lane's");
     std::fs::write(worktree.join("a.txt"), "fixed by a person\n").unwrap();
     let report = attach.finish().unwrap();
     assert!(report.retried, "{report:?}");

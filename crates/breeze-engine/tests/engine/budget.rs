@@ -259,6 +259,7 @@ async fn require_refuses_a_reviewer_on_the_workers_own_command_before_anything_i
     );
     assert!(!fixture.root.join(".breeze/runs").exists(), "nothing is created");
     assert!(!fixture.root.join(".harness-worktrees").exists());
+    assert!(!fixture.repo.worktrees().exists(), "no worktree was made");
 
     // "warn" says it at the start and runs; "off" says nothing.
     for (mode, said) in [(Independence::Warn, true), (Independence::Off, false)] {

@@ -42,6 +42,7 @@ impl Remoted {
     fn options(&self, to: LandTo, tweak: impl FnOnce(&mut Config)) -> RunOptions {
         let mut config = Config::defaults();
         config.set_all_backends(BackendKind::Scripted);
+        config.worktree_root = Some(self.repo.worktrees());
         config.land.to = to;
         config.land.pr_command = vec!["sh".into(), self.pr_script().display().to_string()]
             .into_iter()

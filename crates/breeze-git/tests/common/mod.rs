@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use breeze_git::{Oid, OpenOptions, Repo, Worktree};
+use breeze_git::{Oid, OpenOptions, Repo, Worktree, WorktreeRoot};
 
 /// Runs git in `dir`, asserting success; returns trimmed stdout.
 pub fn git(dir: &Path, args: &[&str]) -> String {
@@ -43,9 +43,11 @@ pub fn rev(dir: &Path, rev: &str) -> Oid {
     oid(&git(dir, &["rev-parse", rev]))
 }
 
-/// A temporary repository with `main` checked out and one commit.
+/// A temporary repository with `main` checked out and one commit, and a temporary folder
+/// its worktrees go in (outside the repository, as breeze's always are; removed with it).
 pub struct TestRepo {
     pub dir: tempfile::TempDir,
+    pub worktrees: tempfile::TempDir,
 }
 
 impl TestRepo {
@@ -60,7 +62,7 @@ impl TestRepo {
         }
         git(dir.path(), &["add", "-A"]);
         git(dir.path(), &["commit", "-q", "-m", "initial"]);
-        TestRepo { dir }
+        TestRepo { dir, worktrees: tempfile::tempdir().unwrap() }
     }
 
     /// The usual fixture: a few source files, a .gitignore for `.env` and `target/`.
@@ -80,20 +82,37 @@ impl TestRepo {
 
     /// Opens with libgit2 checkouts only (the CLI fallback is tested separately).
     pub fn open(&self) -> Repo {
-        Repo::open_with(
-            self.path(),
-            &OpenOptions { cli_checkout_min_files: Some(usize::MAX), ..OpenOptions::default() },
-        )
-        .unwrap()
+        Repo::open_with(self.path(), &self.options(Some(usize::MAX))).unwrap()
     }
 
     /// Opens with every full checkout of a new worktree going through the `git` CLI.
     pub fn open_cli(&self) -> Repo {
-        Repo::open_with(
-            self.path(),
-            &OpenOptions { cli_checkout_min_files: Some(0), ..OpenOptions::default() },
-        )
-        .unwrap()
+        Repo::open_with(self.path(), &self.options(Some(0))).unwrap()
+    }
+
+    /// Opens as breeze opens by default (checkouts chosen by size), worktrees in the
+    /// test's folder.
+    pub fn open_default(&self) -> Repo {
+        Repo::open_with(self.path(), &self.options(None)).unwrap()
+    }
+
+    /// Options with this repository's worktree folder.
+    pub fn options(&self, cli_checkout_min_files: Option<usize>) -> OpenOptions {
+        OpenOptions {
+            cli_checkout_min_files,
+            worktree_root: WorktreeRoot::Under(self.worktrees.path().to_path_buf()),
+            ..OpenOptions::default()
+        }
+    }
+
+    /// The folder this repository's worktrees are in (asked of the repository).
+    pub fn worktree_root(&self) -> PathBuf {
+        self.open().worktree_root().unwrap()
+    }
+
+    /// Where worktree `name` is (or would be).
+    pub fn worktree(&self, name: &str) -> PathBuf {
+        self.worktree_root().join(name)
     }
 
     pub fn git(&self, args: &[&str]) -> String {

@@ -43,7 +43,7 @@ pub fn prepare(
     write(&worker, &worker_script(&changes, options.worker_seconds))?;
     let plan = work.join("plan.toml");
     write(&plan, &plan_toml(history))?;
-    write(&repo.join("breeze.toml"), &config(&worker, options))?;
+    write(&repo.join("breeze.toml"), &config(&worker, &work.join("worktrees"), options))?;
     Ok(Prepared { repo, plan, logs: work.join("logs") })
 }
 
@@ -167,14 +167,16 @@ fn toml_string(text: &str) -> String {
     out
 }
 
-/// breeze.toml: the shell worker, breeze's scripted reviewer and advisor, the lanes, the
-/// verify command and its batches.
-fn config(worker: &Path, options: &ReplayOptions) -> String {
+/// breeze.toml: the shell worker, breeze's scripted reviewer and advisor, the lanes (in
+/// `worktrees`, beside the repository), the verify command and its batches.
+fn config(worker: &Path, worktrees: &Path, options: &ReplayOptions) -> String {
     let mut text = format!(
         "[run]\nmax_workers = {}\n\n[roles.worker]\nbackend = \"command\"\ncommand = [\"sh\", {}]\n\n[roles.reviewer]\nbackend = \"scripted\"\n\n[roles.advisor]\nbackend = \"scripted\"\n",
         options.lanes,
         toml_string(&worker.display().to_string())
     );
+    let _ =
+        write!(text, "\n[worktree]\nroot = {}\n", toml_string(&worktrees.display().to_string()));
     let _ = write!(text, "\n[land]\nbatch = {}\n", options.batch);
     if let Some(verify) = &options.verify {
         let _ = writeln!(text, "verify = [\"sh\", \"-c\", {}]", toml_string(verify));
