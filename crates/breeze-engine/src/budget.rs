@@ -304,7 +304,7 @@ impl BudgetRaise {
         config: &BudgetCaps,
         record: &mut BudgetRecord,
         spent: &Usage,
-    ) -> Result<(), crate::error::EngineError> {
+    ) -> Result<(), RaiseRefused> {
         let applied = self.apply(record, spent);
         record.caps = caps_in_force(config, record);
         applied
@@ -316,12 +316,10 @@ impl BudgetRaise {
         &self,
         record: &mut BudgetRecord,
         spent: &Usage,
-    ) -> Result<(), crate::error::EngineError> {
-        let refuse = |message: String, flag: &str| {
-            crate::error::EngineError::usage(
-                message,
-                format!("give {flag} a larger amount, or leave it out to keep the run's cap"),
-            )
+    ) -> Result<(), RaiseRefused> {
+        let refuse = |message: String, flag: &str| RaiseRefused {
+            message,
+            hint: format!("give {flag} a larger amount, or leave it out to keep the run's cap"),
         };
         if let Some(usd) = self.usd {
             let spent_usd = spent.cost_usd.unwrap_or(0.0);
@@ -350,6 +348,16 @@ impl BudgetRaise {
         }
         Ok(())
     }
+}
+
+/// A raise of a resumed run's caps refused (not above what the run has spent), with what
+/// to do: a usage error to the person.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RaiseRefused {
+    /// What is wrong with the raise.
+    pub message: String,
+    /// What to do.
+    pub hint: String,
 }
 
 /// The budget as the run start says it: each cap with what is spent against it.

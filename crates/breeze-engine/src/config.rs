@@ -48,6 +48,9 @@ impl BackendKind {
     }
 }
 
+/// The most lanes a run has (`run.max_workers` is 1 to this).
+pub const MAX_LANES: u32 = 3;
+
 /// Validated settings of one role.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RoleConfig {
@@ -81,7 +84,7 @@ pub struct Config {
     /// starts (see [`crate::target_branch`]): a name must be that branch.
     pub main_branch: String,
     /// The first port of the integration checkout's range; lane `n` starts at
-    /// `port_base + n * ports_per_lane` (`run.port_base`, see [`crate::lane_env`]).
+    /// `port_base + n * ports_per_lane` (`run.port_base`; the lanes' environment is `lane_env`'s).
     pub port_base: u16,
     /// Ports per lane (`run.ports_per_lane`).
     pub ports_per_lane: u16,
@@ -768,7 +771,7 @@ impl RawConfig {
                 self.run.max_workers,
                 "run.max_workers",
                 1,
-                i64::from(crate::lane_env::MAX_LANES),
+                i64::from(MAX_LANES),
             )?,
             main_branch: self.run.main_branch.trim().to_string(),
             port_base,
@@ -857,7 +860,7 @@ impl RawRun {
     /// and each possible lane's — lies within the unprivileged ports.
     fn port_range(&self) -> Result<(u16, u16), String> {
         let per_lane = int_in(self.ports_per_lane, "run.ports_per_lane", 1, 1000)?;
-        let ranges = i64::from(crate::lane_env::MAX_LANES + 1) * i64::from(per_lane);
+        let ranges = i64::from(MAX_LANES + 1) * i64::from(per_lane);
         let top = 65_536 - ranges;
         let base = int_in(self.port_base, "run.port_base", 1024, top).map_err(|err| {
             format!(

@@ -178,3 +178,9 @@ mod tests {
         assert_eq!(other.exit_code(), ExitCode::Unfinished);
     }
 }
+
+impl From<crate::budget::RaiseRefused> for EngineError {
+    fn from(refused: crate::budget::RaiseRefused) -> EngineError {
+        EngineError::usage(refused.message, refused.hint)
+    }
+}

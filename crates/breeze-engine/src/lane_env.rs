@@ -12,7 +12,7 @@
 use crate::config::Config;
 
 /// The most lanes a run has (`run.max_workers`).
-pub const MAX_LANES: u32 = 3;
+pub use crate::config::MAX_LANES;
 
 /// The lane number of the integration checkout (`land.verify`, the landing hooks).
 pub const INTEGRATION_LANE: u32 = 0;
