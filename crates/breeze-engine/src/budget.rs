@@ -360,6 +360,12 @@ pub struct RaiseRefused {
     pub hint: String,
 }
 
+impl std::fmt::Display for RaiseRefused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
 /// The budget as the run start says it: each cap with what is spent against it.
 pub fn summary(caps: &BudgetCaps, spent: &Usage) -> Option<String> {
     if !caps.any() {
