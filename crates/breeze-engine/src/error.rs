@@ -161,6 +161,12 @@ mod libc_codes {
     pub const EDQUOT: i32 = 122;
 }
 
+impl From<crate::budget::RaiseRefused> for EngineError {
+    fn from(refused: crate::budget::RaiseRefused) -> EngineError {
+        EngineError::usage(refused.message, refused.hint)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -176,11 +182,5 @@ mod tests {
         let other = EngineError::io("cannot save run.json", std::io::Error::from_raw_os_error(13));
         assert!(!other.stops_the_run());
         assert_eq!(other.exit_code(), ExitCode::Unfinished);
-    }
-}
-
-impl From<crate::budget::RaiseRefused> for EngineError {
-    fn from(refused: crate::budget::RaiseRefused) -> EngineError {
-        EngineError::usage(refused.message, refused.hint)
     }
 }
