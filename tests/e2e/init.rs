@@ -40,10 +40,10 @@ fn a_cargo_project_gets_cargo_test_with_comments_the_plan_and_the_definitions() 
     assert_eq!(config.review_checks, [strings(&["cargo", "test", "--no-fail-fast"])]);
     assert!(config.worktree_setup.is_empty());
     let text = read(&root, "breeze.toml");
-    assert!(text.contains("verify = [\"cargo\", \"test\"]\n"), "{text}");
-    assert!(text.contains("checks = [[\"cargo\", \"test\"]]\n"), "{text}");
+    assert!(text.contains("verify = [\"cargo\", \"test\", \"--no-fail-fast\"]\n"), "{text}");
+    assert!(text.contains("checks = [[\"cargo\", \"test\", \"--no-fail-fast\"]]\n"), "{text}");
     assert!(
-        text.contains("#   Rust (cargo): Cargo.toml → cargo test\n"),
+        text.contains("#   Rust (cargo): Cargo.toml → cargo test --no-fail-fast\n"),
         "why it was chosen: {text}"
     );
     // The ecosystem's caches are enabled: confined setup, checks and verify download there.
@@ -51,7 +51,12 @@ fn a_cargo_project_gets_cargo_test_with_comments_the_plan_and_the_definitions() 
     assert_eq!(config.sandbox_writable, strings(&["~/.cargo/registry", "~/.cargo/git"]));
     assert!(text.contains("docs/BACKENDS.md"), "{text}");
 
-    assert!(out.contains("detected Rust (cargo): Cargo.toml → test command `cargo test`"), "{out}");
+    assert!(
+        out.contains(
+            "detected Rust (cargo): Cargo.toml → test command `cargo test --no-fail-fast`"
+        ),
+        "{out}"
+    );
     assert!(out.contains("wrote breeze.toml\nwrote Plans.md\n"), "{out}");
     assert!(
         read(&root, "Plans.md").contains("| Task | Content | DoD | Writes | Depends | Status |")

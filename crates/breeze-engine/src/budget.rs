@@ -312,11 +312,7 @@ impl BudgetRaise {
 
     /// Records the raise in the run's budget, refusing one that is not above what the run
     /// has already spent (it would stop at once).
-    pub fn apply(
-        &self,
-        record: &mut BudgetRecord,
-        spent: &Usage,
-    ) -> Result<(), RaiseRefused> {
+    pub fn apply(&self, record: &mut BudgetRecord, spent: &Usage) -> Result<(), RaiseRefused> {
         let refuse = |message: String, flag: &str| RaiseRefused {
             message,
             hint: format!("give {flag} a larger amount, or leave it out to keep the run's cap"),

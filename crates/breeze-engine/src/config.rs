@@ -767,12 +767,7 @@ impl RawConfig {
         let (port_base, ports_per_lane) = self.run.port_range()?;
         Ok(Config {
             land,
-            max_workers: int_in(
-                self.run.max_workers,
-                "run.max_workers",
-                1,
-                i64::from(MAX_LANES),
-            )?,
+            max_workers: int_in(self.run.max_workers, "run.max_workers", 1, i64::from(MAX_LANES))?,
             main_branch: self.run.main_branch.trim().to_string(),
             port_base,
             ports_per_lane,
