@@ -351,11 +351,14 @@ mod tests {
     #[test]
     fn each_kind_of_project_has_its_test_command() {
         let cases: &[(Files<'_>, Option<&str>)] = &[
-            (&[("Cargo.toml", "[package]\nname = \"x\"\n")], Some("cargo test")),
-            (&[("Cargo.toml", "[workspace]\nmembers = [\"a\"]\n")], Some("cargo test --workspace")),
+            (&[("Cargo.toml", "[package]\nname = \"x\"\n")], Some("cargo test --no-fail-fast")),
+            (
+                &[("Cargo.toml", "[workspace]\nmembers = [\"a\"]\n")],
+                Some("cargo test --workspace --no-fail-fast"),
+            ),
             (
                 &[("Cargo.toml", "[package]\nname = \"x\"\n[workspace.dependencies]\n")],
-                Some("cargo test --workspace"),
+                Some("cargo test --workspace --no-fail-fast"),
             ),
             (&[("go.mod", "module x\n")], Some("go test ./...")),
             (&[("pyproject.toml", ""), ("uv.lock", "")], Some("uv run pytest")),
@@ -396,7 +399,7 @@ mod tests {
             (&[("package.json", r#"{"scripts":{"build":"tsc"}}"#), ("yarn.lock", "")], None),
             (
                 &[("Cargo.toml", "[package]\n"), ("Makefile", "build:\n\tcargo build\n")],
-                Some("cargo test"),
+                Some("cargo test --no-fail-fast"),
             ),
             (&[("package.json", "not json")], None),
             (&[("README.md", "")], None),
