@@ -243,6 +243,9 @@ pub struct LandConfig {
     pub push_retries: u32,
     /// Time limit of one fetch, push or look-up.
     pub remote_timeout: Duration,
+    /// Where the worker's changelog line goes (`land.changelog`): the project's own
+    /// changelog, a named file, or nowhere.
+    pub changelog: crate::changelog::Changelog,
 }
 
 impl LandConfig {
@@ -648,6 +651,7 @@ struct RawLand {
     stack: bool,
     push_retries: i64,
     remote_timeout: String,
+    changelog: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -717,6 +721,7 @@ impl RawLand {
             stack: self.stack,
             push_retries: int_in(self.push_retries, "land.push_retries", 0, 10)?,
             remote_timeout: duration(&self.remote_timeout, "land.remote_timeout")?,
+            changelog: crate::changelog::Changelog::parse(&self.changelog)?,
         })
     }
 }

@@ -18,6 +18,8 @@ use breeze_test_support::{TestRepo, git, git_line};
 mod attach;
 #[path = "engine/budget.rs"]
 mod budget;
+#[path = "engine/conventions.rs"]
+mod conventions;
 #[path = "engine/landing_modes.rs"]
 mod landing_modes;
 #[path = "engine/lane_ports.rs"]

@@ -268,6 +268,22 @@ impl Repo {
         Ok(Some(blob.content().to_vec()))
     }
 
+    /// The names of the files at the root of `tree` (a tree, or a commit: its tree), in
+    /// the tree's order; folders, links and submodules left out. How the project's own
+    /// files (its changelog) are found.
+    pub fn root_file_names(&self, tree: Oid) -> Result<Vec<String>, GitError> {
+        let repo = self.git()?;
+        let tree = repo
+            .find_object(tree, None)
+            .and_then(|object| object.peel_to_tree())
+            .map_err(|_| GitError::MissingObject { what: "tree", oid: tree })?;
+        let files = tree.iter().filter(|entry| {
+            let mode = entry.filemode();
+            mode == i32::from(FileMode::Blob) || mode == i32::from(FileMode::BlobExecutable)
+        });
+        Ok(files.filter_map(|entry| entry.name().ok().map(str::to_string)).collect())
+    }
+
     /// A copy of tree `tree` with the file at `path` replaced by (or created with)
     /// `content`, keeping an existing file's executable bit. Used for the Plans.md flip.
     pub fn replace_in_tree(&self, tree: Oid, path: &str, content: &[u8]) -> Result<Oid, GitError> {

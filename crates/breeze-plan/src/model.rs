@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use crate::{PlanWarning, RiskFlag, TaskId, WriteSet};
+use crate::{PlanWarning, RiskFlag, SharedFiles, TaskId, WriteSet};
 
 /// Which file format a plan came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -51,6 +51,10 @@ pub struct Plan {
     /// Lines of to-do items written without a task id (Plans.md): `breeze plan --fill-ids`
     /// numbers them, and `breeze run` refuses to start until it has.
     pub unnumbered: Vec<usize>,
+    /// The files at most one task may own, else only the Lead writes them: the standard
+    /// names when read ([`SharedFiles::default`]); a caller that knows the repository sets
+    /// its own (its changelog's name, which files it has).
+    pub shared_files: SharedFiles,
 }
 
 impl Plan {

@@ -117,6 +117,7 @@ pub(crate) fn parse(text: &str, path: &Path, extensions: &[&str]) -> Result<Plan
         warnings: Vec::new(),
         extensions: extension_tables,
         unnumbered: Vec::new(),
+        shared_files: Default::default(),
     })
 }
 

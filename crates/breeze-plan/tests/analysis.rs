@@ -249,8 +249,14 @@ fn sprint_contract_from_a_task() {
         max_consults: 3,
         retry_threshold: 2,
         generated_at: "2026-01-02T03:04:05Z".into(),
+        shared_files: vec!["Plans.md".into(), "CHANGES.rst".into()],
     };
     let c = sprint_contract(plan.task(&TaskId::from("1.4")).unwrap(), &options);
+    let non_goals = serde_json::to_string(&c.contract.non_goals).unwrap();
+    assert!(
+        non_goals.contains("Do not edit Plans.md, CHANGES.rst: this task does not own them"),
+        "the repository's own changelog is the Lead's: {non_goals}"
+    );
     assert_eq!(c.task.id, "1.4");
     assert_eq!(c.task.status_at_generation, "cc:wip");
     assert_eq!(c.task.depends_on, ["1.1"]);
@@ -407,4 +413,21 @@ fn a_file_and_a_folder_of_one_name_keep_their_tasks_apart_in_the_lanes() {
     assert_eq!(ids(&a.parallelism.widest), ["B", "C", "D"]);
     assert_eq!(a.workers, 3);
     assert_eq!(analyze(&p, 2).unwrap().workers, 2);
+}
+
+#[test]
+fn the_repositorys_changelog_is_a_shared_file_under_its_own_name() {
+    let mut plan = plan(&[("1", "`src/`", "-"), ("2", "`CHANGES.rst`, `NEWS`", "-")]);
+    plan.shared_files = breeze_plan::SharedFiles::of_repository(Some("CHANGES.rst"), |_| true);
+    let a = analyze(&plan, 3).unwrap();
+    let table = render::table(&plan, &a);
+    assert!(
+        table.contains("Shared files: CHANGES.rst → task 2 · Plans.md → Lead · spec.md → Lead\n"),
+        "the repository's changelog takes CHANGELOG.md's place:\n{table}"
+    );
+    // Two tasks claiming it is the plan error it is for CHANGELOG.md.
+    let mut two = self::plan(&[("1", "`*.rst`", "-"), ("2", "`CHANGES.rst`", "-")]);
+    two.shared_files = breeze_plan::SharedFiles::of_repository(Some("CHANGES.rst"), |_| true);
+    let err = analyze(&two, 3).unwrap_err().to_string();
+    assert!(err.contains("the shared file `CHANGES.rst` is claimed by 2 tasks"), "{err}");
 }

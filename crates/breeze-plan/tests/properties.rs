@@ -406,6 +406,7 @@ fn make_plan(tasks: Vec<Task>) -> Plan {
         warnings: Vec::new(),
         extensions: Default::default(),
         unnumbered: Vec::new(),
+        shared_files: Default::default(),
     }
 }
 

@@ -34,8 +34,13 @@ pub fn run(args: &PlanArgs) -> CliResult {
         }
         None => config.max_workers,
     };
-    let plan = breeze_plan::load_with_extensions(&plan_path, breeze_engine::PLAN_EXTENSIONS)
+    let mut plan = breeze_plan::load_with_extensions(&plan_path, breeze_engine::PLAN_EXTENSIONS)
         .map_err(plan_error)?;
+    // The shared files as the run would see them: the project's own changelog, and only
+    // the files the repository has.
+    if let Some(root) = &root {
+        plan.shared_files = breeze_engine::changelog::shared_files_in(root, &config);
+    }
     let analysis = breeze_plan::analyze(&plan, max_workers).map_err(plan_error)?;
     warn_if_template(&plan_path);
     if args.json {

@@ -257,13 +257,19 @@ async fn flip_plans_marker(ctx: &RunContext, id: &str, tree: Oid) -> Result<Oid,
     }
 }
 
-/// Adds the worker's changelog line under `Unreleased` in `CHANGELOG.md` of the landing
-/// tree (creating the file when the repository has none).
+/// Adds the worker's changelog line to the project's changelog in the landing tree
+/// (`land.changelog`: found at the tree's root, or named; the file created when the
+/// repository has none), in the file's own format. Off: the tree as it is.
 async fn add_changelog_entry(ctx: &RunContext, tree: Oid, entry: &str) -> Result<Oid, EngineError> {
-    use crate::changelog::{CHANGELOG_FILE, updated_changelog};
-    let current = ctx.git(move |repo| repo.read_blob_at(tree, CHANGELOG_FILE)).await?;
-    let updated = updated_changelog(current.as_deref(), entry);
-    ctx.git(move |repo| repo.replace_in_tree(tree, CHANGELOG_FILE, updated.as_bytes())).await
+    let setting = ctx.config.land.changelog.clone();
+    let entry = entry.to_string();
+    ctx.git(move |repo| {
+        let Some(file) = setting.file_in_tree(repo, tree)? else { return Ok(tree) };
+        let current = repo.read_blob_at(tree, &file)?;
+        let updated = crate::changelog::updated_changelog(&file, current.as_deref(), &entry);
+        repo.replace_in_tree(tree, &file, updated.as_bytes())
+    })
+    .await
 }
 
 /// What the repository's hooks said about a landing.

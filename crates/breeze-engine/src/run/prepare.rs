@@ -70,7 +70,8 @@ pub(super) fn new_run(options: &RunOptions) -> Result<Prepared, EngineError> {
         config.max_workers = workers;
     }
     let plan_path = resolve_plan(&root, options.plan.as_deref())?;
-    let plan = breeze_plan::load_with_extensions(&plan_path, crate::PLAN_EXTENSIONS)?;
+    let mut plan = breeze_plan::load_with_extensions(&plan_path, crate::PLAN_EXTENSIONS)?;
+    plan.shared_files = crate::changelog::shared_files(&repo, &config.land.changelog);
     refuse_unnumbered_items(&plan)?;
     let analysis = breeze_plan::analyze(&plan, config.max_workers)?;
     let sims = crate::roles::scripted::sims_of(&plan)?;
@@ -165,7 +166,8 @@ pub(super) fn interrupted_run(options: &RunOptions) -> Result<Prepared, EngineEr
     let pairings = crate::independence::report(&config, &root);
     let spent = snapshot.spent();
     options.budget_raise.resume(&config.budget.caps, &mut snapshot.budget, &spent)?;
-    let plan = run_dir.plan_of_run(Path::new(&snapshot.plan))?;
+    let mut plan = run_dir.plan_of_run(Path::new(&snapshot.plan))?;
+    plan.shared_files = crate::changelog::shared_files(&repo, &config.land.changelog);
     let analysis = breeze_plan::analyze(&plan, snapshot.workers)?;
     let sims = crate::roles::scripted::sims_of(&plan)?;
     keep_plan_order(&mut snapshot, &plan)?;

@@ -1,0 +1,93 @@
+//! The project's own conventions: its changelog file and format (`land.changelog`).
+
+use breeze_engine::changelog::Changelog;
+use breeze_protocol::RunState;
+use tokio_util::sync::CancellationToken;
+
+use super::Fixture;
+use breeze_test_support::git;
+use breeze_test_support::plan::toml_task;
+
+/// The top of itsdangerous's `CHANGES.rst`.
+const PALLETS_CHANGES: &str = "Version 2.3.0\n-------------\n\nUnreleased\n\n-   Drop support for Python 3.8.\n\n\nVersion 2.2.0\n-------------\n\nReleased 2024-04-16\n\n-   Drop support for Python 3.7.\n";
+
+fn changelog_task() -> String {
+    toml_task(
+        "1",
+        "Sign with SHA-256",
+        &["src/one.txt"],
+        "[task.sim]\nchangelog = \"Sign with SHA-256 by default.\"",
+    )
+}
+
+#[tokio::test]
+async fn the_line_lands_in_the_projects_own_changes_rst_in_its_format_and_no_changelog_md_is_made()
+{
+    let fixture = Fixture::new(&changelog_task(), &[("CHANGES.rst", PALLETS_CHANGES)]);
+    let outcome = fixture.run().await;
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    assert_eq!(
+        git(&fixture.root, &["show", "main:CHANGES.rst"]),
+        PALLETS_CHANGES.replace(
+            "\n-   Drop support for Python 3.8.",
+            "\n-   Sign with SHA-256 by default.\n-   Drop support for Python 3.8."
+        ),
+        "under Unreleased, with the file's own list marker, everything else kept"
+    );
+    let tree = git(&fixture.root, &["ls-tree", "--name-only", "main"]);
+    assert!(!tree.lines().any(|name| name == "CHANGELOG.md"), "no second changelog: {tree}");
+    // The reviewer saw exactly that change, on that file.
+    let diff = std::fs::read_to_string(outcome.run_dir.join("reviews/1.round-1.diff")).unwrap();
+    assert!(diff.contains("+++ b/CHANGES.rst\n"), "{diff}");
+    assert!(diff.contains("\n+-   Sign with SHA-256 by default.\n"), "{diff}");
+    // The worker's contract names it among the files only the Lead writes.
+    let contract =
+        std::fs::read_to_string(outcome.run_dir.join("contracts/1.sprint-contract.json")).unwrap();
+    assert!(contract.contains("Do not edit Plans.md, CHANGES.rst, spec.md"), "{contract}");
+}
+
+#[tokio::test]
+async fn with_the_changelog_off_no_line_lands_and_the_reviewer_is_shown_none() {
+    let before = "# Changelog\n\n## Unreleased\n";
+    let fixture = Fixture::new(&changelog_task(), &[("CHANGELOG.md", before)]);
+    let mut options = fixture.options();
+    options.config.as_mut().unwrap().land.changelog = Changelog::Off;
+    let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    assert_eq!(git(&fixture.root, &["show", "main:CHANGELOG.md"]), before);
+    let diff = std::fs::read_to_string(outcome.run_dir.join("reviews/1.round-1.diff")).unwrap();
+    assert!(!diff.contains("Added by breeze"), "{diff}");
+    let input = reviewer_input(&outcome.run_dir);
+    assert!(!input.contains("\"changelog\""), "{input}");
+    // The worker's line is kept in the run's record.
+    let run = std::fs::read_to_string(outcome.run_dir.join("run.json")).unwrap();
+    assert!(run.contains("Sign with SHA-256 by default."), "{run}");
+}
+
+/// The reviewer's first `review-input.v1`, as the run kept it (`io/`).
+fn reviewer_input(run_dir: &std::path::Path) -> String {
+    let mut inputs: Vec<_> = std::fs::read_dir(run_dir.join("io"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| {
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            name.starts_with("1.reviewer.") && name.ends_with(".input.json")
+        })
+        .collect();
+    inputs.sort();
+    std::fs::read_to_string(inputs.first().expect("a reviewer input")).unwrap()
+}
+
+#[tokio::test]
+async fn a_named_changelog_file_is_the_one_written() {
+    let fixture = Fixture::new(&changelog_task(), &[("CHANGES.rst", PALLETS_CHANGES)]);
+    let mut options = fixture.options();
+    options.config.as_mut().unwrap().land.changelog = Changelog::File("NEWS".into());
+    let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    assert_eq!(
+        git(&fixture.root, &["show", "main:NEWS"]),
+        "Unreleased\n\n- Sign with SHA-256 by default.\n"
+    );
+    assert_eq!(git(&fixture.root, &["show", "main:CHANGES.rst"]), PALLETS_CHANGES);
+}
