@@ -230,3 +230,22 @@ fn fill_writes_writes_what_was_proposed_and_lists_the_tasks_still_without() {
     assert_eq!(writes("2"), ["docs/model.md"]);
     assert!(writes("3").is_empty(), "still runs alone");
 }
+
+#[test]
+fn plan_names_the_projects_own_changelog_and_lists_only_the_shared_files_it_has() {
+    let plan = "[[task]]\nid = \"1\"\ntitle = \"Sign\"\ndod = \"-\"\nwrites = [\"src/sign.py\"]\n";
+    let (_temp, root) = crate::support::repo_with(&[
+        ("plan.toml", plan),
+        ("CHANGES.rst", "Version 1.0\n-----------\n\nUnreleased\n"),
+    ]);
+    let output = run_in(&root, &["plan"]);
+    assert_eq!(output.status.code(), Some(0), "{}", both(&output));
+    let out = stdout(&output);
+    assert!(
+        out.contains("Shared files: CHANGES.rst → Lead\n"),
+        "the project's changelog, no Plans.md, CHANGELOG.md or spec.md it does not have:\n{out}"
+    );
+    let json = stdout(&run_in(&root, &["plan", "--json"]));
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(json["shared_files"], serde_json::json!({"CHANGES.rst": null}), "{json}");
+}

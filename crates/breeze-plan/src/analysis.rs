@@ -59,7 +59,8 @@ pub struct Analysis {
     /// together, and the critical path.
     pub parallelism: Parallelism,
     /// The plan's shared files ([`Plan::shared_files`]: `Plans.md`, the changelog,
-    /// `spec.md`) → the task whose write set claims it, or `None` (the Lead writes it).
+    /// `spec.md`) that the repository has or a task claims → the task whose write set
+    /// claims it, or `None` (the Lead writes it).
     pub shared_file_owners: BTreeMap<String, Option<TaskId>>,
     /// How much work the conflict search did.
     pub stats: AnalysisStats,
@@ -477,7 +478,8 @@ fn cycle_problem(plan: &Plan, members: &[usize], cycle: &[usize]) -> Problem {
     problem
 }
 
-/// Owners of the shared files, and a problem for each file with several.
+/// Owners of the shared files the repository has or a task claims, and a problem for each
+/// file with several.
 fn shared_owners(plan: &Plan) -> (BTreeMap<String, Option<TaskId>>, Vec<Problem>) {
     let mut owners = BTreeMap::new();
     let mut problems = Vec::new();
@@ -508,7 +510,9 @@ fn shared_owners(plan: &Plan) -> (BTreeMap<String, Option<TaskId>>, Vec<Problem>
                 .with_ids(claimants.iter().map(|t| t.id.clone()).collect()),
             );
         }
-        owners.insert(file.to_owned(), claimants.first().map(|t| t.id.clone()));
+        if shared.exists || !claimants.is_empty() {
+            owners.insert(file.to_owned(), claimants.first().map(|t| t.id.clone()));
+        }
     }
     (owners, problems)
 }

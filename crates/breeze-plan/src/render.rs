@@ -247,8 +247,12 @@ fn write_tasks_without_write_set(out: &mut String, plan: &Plan, alone: &[usize])
     }
 }
 
-/// Who writes each shared file: its owning task, or the Lead.
+/// Who writes each shared file (of those the repository has or a task claims): its owning
+/// task, or the Lead. Nothing when there is none.
 fn write_shared_files(out: &mut String, a: &Analysis) {
+    if a.shared_file_owners.is_empty() {
+        return;
+    }
     let owners: Vec<String> = a
         .shared_file_owners
         .iter()

@@ -1,7 +1,8 @@
 //! The shared files: files at most one task of a run may own — its write set names the
 //! file — and that only the Lead writes when no task does: the plan (its status markers),
 //! the project's changelog (the workers' lines) and `spec.md`. The changelog is named as
-//! the repository names it (`CHANGES.rst`, `NEWS`, …: the engine finds it).
+//! the repository names it (`CHANGES.rst`, `NEWS`, …: the engine finds it); which of the
+//! files the repository has decides what `breeze plan` lists.
 
 /// The plan file, the changelog and the spec as the planner names them when it does not
 /// know the repository.

@@ -431,3 +431,28 @@ fn the_repositorys_changelog_is_a_shared_file_under_its_own_name() {
     let err = analyze(&two, 3).unwrap_err().to_string();
     assert!(err.contains("the shared file `CHANGES.rst` is claimed by 2 tasks"), "{err}");
 }
+
+#[test]
+fn only_the_shared_files_the_repository_has_or_a_task_claims_are_listed() {
+    let mut plan = plan(&[("1", "`src/`", "-"), ("2", "`CHANGES.rst`, `NEWS`", "-")]);
+    // A repository with Plans.md and CHANGES.rst (its changelog), without spec.md.
+    plan.shared_files = breeze_plan::SharedFiles::of_repository(Some("CHANGES.rst"), |path| {
+        path == "Plans.md" || path == "CHANGES.rst"
+    });
+    let a = analyze(&plan, 3).unwrap();
+    let table = render::table(&plan, &a);
+    assert!(
+        table.contains("Shared files: CHANGES.rst → task 2 · Plans.md → Lead\n"),
+        "spec.md, which the repository does not have, is not listed:\n{table}"
+    );
+    // A changelog the repository does not have yet, claimed by a task, is listed.
+    plan.shared_files = breeze_plan::SharedFiles::of_repository(Some("NEWS"), |_| false);
+    let a = analyze(&plan, 3).unwrap();
+    let table = render::table(&plan, &a);
+    assert!(table.contains("Shared files: NEWS → task 2\n"), "{table}");
+    // None there and none claimed: no line.
+    plan.shared_files = breeze_plan::SharedFiles::of_repository(Some("CHANGELOG.md"), |_| false);
+    plan.tasks.truncate(1);
+    let table = render::table(&plan, &analyze(&plan, 3).unwrap());
+    assert!(!table.contains("Shared files"), "{table}");
+}
