@@ -246,6 +246,8 @@ pub struct LandConfig {
     /// Where the worker's changelog line goes (`land.changelog`): the project's own
     /// changelog, a named file, or nowhere.
     pub changelog: crate::changelog::Changelog,
+    /// The landing commit's subject (`land.message`): `{type}`, `{title}`, `{id}`.
+    pub message: crate::landing_message::MessageTemplate,
 }
 
 impl LandConfig {
@@ -652,6 +654,7 @@ struct RawLand {
     push_retries: i64,
     remote_timeout: String,
     changelog: String,
+    message: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -722,6 +725,7 @@ impl RawLand {
             push_retries: int_in(self.push_retries, "land.push_retries", 0, 10)?,
             remote_timeout: duration(&self.remote_timeout, "land.remote_timeout")?,
             changelog: crate::changelog::Changelog::parse(&self.changelog)?,
+            message: crate::landing_message::MessageTemplate::parse(&self.message)?,
         })
     }
 }

@@ -1993,7 +1993,11 @@ async fn retry_fresh_starts_from_mains_tip_on_a_new_branch_and_keeps_the_old_one
     assert_eq!(snapshot.task("1").unwrap().base.unwrap().to_string(), main_now);
     let first_work =
         git(&fixture.root, &["log", "--format=%s", "--reverse", &format!("{main_now}..main")]);
-    assert!(first_work.starts_with("feat: "), "one landing on top of the new main: {first_work}");
+    // (`src/one.txt` is a text file: the landing's type is `docs`.)
+    assert!(
+        first_work.starts_with("docs: Only task\n"),
+        "one landing on top of the new main: {first_work}"
+    );
     // `clean` names the old branch and why it keeps it.
     let items = breeze_engine::maintenance::clean(&fixture.root, true, false).unwrap();
     let kept = items.iter().find_map(|item| match item {

@@ -41,6 +41,7 @@
 #![warn(missing_docs)]
 
 mod analysis;
+mod commit_type;
 mod conflicts;
 mod contract;
 pub mod edit;
@@ -65,6 +66,7 @@ use rustc_hash as fxhash;
 use std::path::Path;
 
 pub use analysis::{Analysis, Conflict, ConflictReason, MAX_WORKERS, analyze};
+pub use commit_type::{CommitType, subject_title};
 pub use conflicts::AnalysisStats;
 pub use contract::{ContractOptions, MAX_REVIEW_ITERATIONS, sprint_contract};
 pub use error::{PlanError, PlanWarning, Problem, ProblemKind};

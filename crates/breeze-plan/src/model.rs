@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use crate::{PlanWarning, RiskFlag, SharedFiles, TaskId, WriteSet};
+use crate::{CommitType, PlanWarning, RiskFlag, SharedFiles, TaskId, WriteSet};
 
 /// Which file format a plan came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -116,6 +116,9 @@ pub struct Task {
     /// have (`depends on `X`, which is not in the plan`), or on a task held back so — or
     /// `None`. A run blocks it with this reason; every other task goes on.
     pub blocked: Option<String>,
+    /// The type of its landing commit as the plan writes it (`type = "fix"`, a `[fix]` tag,
+    /// a `fix:` title); `None`: inferred at landing from the paths it changed.
+    pub commit_type: Option<CommitType>,
 }
 
 impl Task {

@@ -393,6 +393,7 @@ fn task(i: usize, writes: WriteSet, depends_on: Vec<TaskId>) -> Task {
         marker: None,
         line: i + 1,
         blocked: None,
+        commit_type: None,
     }
 }
 

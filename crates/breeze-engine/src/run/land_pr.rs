@@ -259,10 +259,16 @@ impl TaskDriver {
         std::fs::create_dir_all(&folder)
             .map_err(|err| EngineError::io(format!("cannot create {}", folder.display()), err))?;
         let body_file = folder.join(format!("{slug}.md"));
-        let title =
-            format!("feat: {}", task.title.split_whitespace().collect::<Vec<_>>().join(" "));
+        let (Some(base), Some(head)) = (record.base, record.head) else {
+            return Err(EngineError::Internal {
+                context: format!("opening the pull request of task {}", self.id),
+                message: "the approved task has no base or head commit in run.json".into(),
+            });
+        };
+        let title = super::landing::landing_subject(ctx, self.index, base.0, head.0).await?;
         let review = record.review_trailer().unwrap_or_else(|| record.rounds.into());
-        let message = breeze_git::landing_message(&task.title, None, &self.id, &ctx.run_id, review);
+        let message =
+            breeze_git::landing_commit_message(&title, None, &self.id, &ctx.run_id, review);
         let (rounds, advice) = history(&ctx.run_dir.events(), &self.id);
         let description = Description {
             title: title.clone(),

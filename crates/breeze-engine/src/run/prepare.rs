@@ -84,7 +84,8 @@ pub(super) fn new_run(options: &RunOptions) -> Result<Prepared, EngineError> {
     // What the planner read around (rows it could not read, dependencies taken as done).
     notices.extend(plan.warnings.iter().map(ToString::to_string));
     let target_tip = fetch_landing_target(&repo, &config)?;
-    let landed_before = landed_before(&repo, &plan, target_tip, &mut notices)?;
+    let landed_before =
+        landed_before(&repo, &plan, &config.land.message, target_tip, &mut notices)?;
     let budget = BudgetRecord {
         caps: crate::budget::caps_in_force(&config.budget.caps, &BudgetRecord::default()),
         ..BudgetRecord::default()
@@ -246,14 +247,16 @@ fn fetch_landing_target(
 fn landed_before(
     repo: &Repo,
     plan: &Plan,
+    template: &crate::landing_message::MessageTemplate,
     target_tip: Option<breeze_git::Oid>,
     notices: &mut Vec<String>,
 ) -> Result<BTreeMap<String, breeze_git::Oid>, EngineError> {
-    let ids_and_titles: Vec<(&str, &str)> =
-        plan.tasks.iter().map(|task| (task.id.as_str(), task.title.as_str())).collect();
-    let mut landed = repo.find_landed_tasks(&ids_and_titles)?;
+    let subjects: Vec<(&str, Vec<String>)> = (plan.tasks.iter())
+        .map(|task| (task.id.as_str(), template.recognized_subjects(&task.title, task.id.as_str())))
+        .collect();
+    let mut landed = repo.find_landed_tasks(&subjects)?;
     if let Some(tip) = target_tip {
-        for (id, commit) in repo.find_landed_tasks_from(tip, &ids_and_titles)? {
+        for (id, commit) in repo.find_landed_tasks_from(tip, &subjects)? {
             landed.entry(id).or_insert(commit);
         }
     }

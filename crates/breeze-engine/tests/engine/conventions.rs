@@ -1,6 +1,8 @@
-//! The project's own conventions: its changelog file and format (`land.changelog`).
+//! The project's own conventions: its changelog file and format (`land.changelog`), and the
+//! landing commit's type and message (`land.message`).
 
 use breeze_engine::changelog::Changelog;
+use breeze_engine::landing_message::MessageTemplate;
 use breeze_protocol::RunState;
 use tokio_util::sync::CancellationToken;
 
@@ -90,4 +92,55 @@ async fn a_named_changelog_file_is_the_one_written() {
         "Unreleased\n\n- Sign with SHA-256 by default.\n"
     );
     assert_eq!(git(&fixture.root, &["show", "main:CHANGES.rst"]), PALLETS_CHANGES);
+}
+
+/// The subject of the newest commit touching `path` on main.
+fn subject_of_landing(fixture: &Fixture, path: &str) -> String {
+    git(&fixture.root, &["log", "-1", "--format=%s", "main", "--", path]).trim().to_string()
+}
+
+#[tokio::test]
+async fn each_landing_commit_has_the_type_of_its_task() {
+    let plan = [
+        toml_task("1", "Write the guide", &["docs/guide.md"], ""),
+        toml_task("2", "Cover the parser", &["tests/parser_test.rs"], ""),
+        toml_task("3", "Fix the crash on empty input", &["src/parse.rs"], ""),
+        toml_task("4", "Add the lexer", &["src/lex.rs"], ""),
+        toml_task("5", "Split the parser", &["src/split.rs"], "type = \"refactor\""),
+    ]
+    .concat();
+    let fixture = Fixture::new(&plan, &[]);
+    let outcome = fixture.run().await;
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    assert_eq!(subject_of_landing(&fixture, "docs/guide.md"), "docs: Write the guide");
+    assert_eq!(subject_of_landing(&fixture, "tests/parser_test.rs"), "test: Cover the parser");
+    assert_eq!(subject_of_landing(&fixture, "src/parse.rs"), "fix: Fix the crash on empty input");
+    assert_eq!(subject_of_landing(&fixture, "src/lex.rs"), "feat: Add the lexer");
+    assert_eq!(subject_of_landing(&fixture, "src/split.rs"), "refactor: Split the parser");
+    // The trailers are as they were.
+    let message = git(&fixture.root, &["log", "-1", "--format=%B", "main", "--", "docs/guide.md"]);
+    assert!(message.contains("\n\nBreeze-Task: 1\nBreeze-Run: "), "{message}");
+}
+
+#[tokio::test]
+async fn the_subject_follows_land_message_and_a_later_run_still_finds_the_landing() {
+    let plan = toml_task("7", "Write the guide", &["docs/guide.md"], "");
+    let fixture = Fixture::new(&plan, &[]);
+    let options = || {
+        let mut options = fixture.options();
+        options.config.as_mut().unwrap().land.message =
+            MessageTemplate::parse("{title} ({type}, task {id})").unwrap();
+        options
+    };
+    let outcome = breeze_engine::run(options(), CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    assert_eq!(subject_of_landing(&fixture, "docs/guide.md"), "Write the guide (docs, task 7)");
+    // A new run of the same plan recognizes the task on main by its trailer and its
+    // subject, whatever type it landed with, and does not run it again.
+    let again = breeze_engine::run(options(), CancellationToken::new()).await.unwrap();
+    assert_eq!(again.state, RunState::Succeeded, "{again:?}");
+    let record = again.status.tasks.iter().find(|t| t.id == "7").unwrap();
+    assert_eq!(record.reason.as_deref(), Some("already on main before this run"), "{again:?}");
+    let landings = git(&fixture.root, &["log", "--format=%s", "main", "--", "docs/guide.md"]);
+    assert_eq!(landings.lines().count(), 1, "{landings}");
 }
