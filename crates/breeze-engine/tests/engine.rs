@@ -1963,10 +1963,33 @@ fn retry(
     breeze_engine::decision::retry(&fixture.root, &ids, &options)
 }
 
+/// A shell reviewer that requests changes (a critical gap in `src/one.txt`) until the file
+/// it returns exists, then approves: a person's later "this is good now".
+fn reviewer_until_approved(fixture: &Fixture, options: &mut RunOptions) -> PathBuf {
+    let approve = fixture.repo.outside().join("approve-now");
+    let body = format!(
+        r#"cat > /dev/null
+if [ -f {approve} ]; then
+  printf '{{"schema_version":"review-result.v1","verdict":"APPROVE","type":"code","reviewer_profile":"static","checks":[],"gaps":[],"followups":[],"memory_updates":[]}}' > "$BREEZE_OUTPUT"
+else
+  printf '{{"schema_version":"review-result.v1","verdict":"REQUEST_CHANGES","type":"code","reviewer_profile":"static","checks":[],"gaps":[{{"severity":"critical","location":"src/one.txt","issue":"not yet","suggestion":"again"}}],"followups":[],"memory_updates":[]}}' > "$BREEZE_OUTPUT"
+fi
+"#,
+        approve = approve.display()
+    );
+    let reviewer = script(fixture, "reviewer-until-approved.sh", &body);
+    let config = options.config.as_mut().unwrap();
+    config.reviewer.backend = BackendKind::Command;
+    config.reviewer.command = vec!["sh".into(), reviewer];
+    approve
+}
+
 #[tokio::test]
 async fn retry_fresh_starts_from_mains_tip_on_a_new_branch_and_keeps_the_old_one() {
-    let fixture = Fixture::new(&one_task("request_changes = 3"), &[]);
-    let outcome = fixture.run().await;
+    let fixture = Fixture::new(&one_task(""), &[]);
+    let mut options = fixture.options();
+    let approve = reviewer_until_approved(&fixture, &mut options);
+    let outcome = breeze_engine::run(options.clone(), CancellationToken::new()).await.unwrap();
     assert_eq!(task(&outcome, "1").state, TaskState::Escalated);
     let old_tip = git(&fixture.root, &["rev-parse", "task/1"]);
     assert!(
@@ -1982,7 +2005,8 @@ async fn retry_fresh_starts_from_mains_tip_on_a_new_branch_and_keeps_the_old_one
     let report = retry(&fixture, &["1"], true).unwrap();
     assert_eq!(report.tasks[0].set_aside.as_deref(), Some("task/1"));
     assert_eq!(report.tasks[0].branch, None);
-    let outcome = resume_with(fixture.options()).await;
+    std::fs::write(&approve, "").unwrap();
+    let outcome = resume_with(options).await;
     assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
     let only = task(&outcome, "1");
     assert_eq!(only.earlier_branches, ["task/1"], "{only:?}");

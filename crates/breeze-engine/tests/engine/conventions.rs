@@ -1,14 +1,15 @@
-//! The project's own conventions: its changelog file and format (`land.changelog`), and the
-//! landing commit's type and message (`land.message`).
+//! The project's own conventions: its changelog file and format (`land.changelog`), the
+//! landing commit's type and message (`land.message`), and `retry --fresh`.
 
 use breeze_engine::changelog::Changelog;
+use breeze_engine::decision::EarlierCounts;
 use breeze_engine::landing_message::MessageTemplate;
-use breeze_protocol::RunState;
+use breeze_protocol::{RunState, TaskState};
 use tokio_util::sync::CancellationToken;
 
-use super::Fixture;
+use super::{Fixture, resume_with, retry, reviewer_until_approved, script, shell_worker, task};
 use breeze_test_support::git;
-use breeze_test_support::plan::toml_task;
+use breeze_test_support::plan::{one_task, toml_task};
 
 /// The top of itsdangerous's `CHANGES.rst`.
 const PALLETS_CHANGES: &str = "Version 2.3.0\n-------------\n\nUnreleased\n\n-   Drop support for Python 3.8.\n\n\nVersion 2.2.0\n-------------\n\nReleased 2024-04-16\n\n-   Drop support for Python 3.7.\n";
@@ -143,4 +144,58 @@ async fn the_subject_follows_land_message_and_a_later_run_still_finds_the_landin
     assert_eq!(record.reason.as_deref(), Some("already on main before this run"), "{again:?}");
     let landings = git(&fixture.root, &["log", "--format=%s", "main", "--", "docs/guide.md"]);
     assert_eq!(landings.lines().count(), 1, "{landings}");
+}
+
+#[tokio::test]
+async fn retry_fresh_starts_the_task_at_attempt_1_round_1_and_the_journal_keeps_the_old_counts() {
+    let fixture = Fixture::new(&one_task(""), &[]);
+    let mut options = fixture.options();
+    let approve = reviewer_until_approved(&fixture, &mut options);
+    // The worker writes its file and says which attempt and round it was told.
+    let told = fixture.repo.outside().join("told");
+    std::fs::create_dir_all(&told).unwrap();
+    options.config.as_mut().unwrap().sandbox_writable.push(told.display().to_string());
+    let worker = script(
+        &fixture,
+        "counting-worker.sh",
+        &format!(
+            r#"cat > /dev/null
+echo "attempt $BREEZE_ATTEMPT round $BREEZE_ROUND" >> {told}/calls
+mkdir -p src && echo "work $BREEZE_ATTEMPT" > src/one.txt
+printf '{{"schema_version":"worker-report.v1","status":"completed","summary":"ok"}}' > "$BREEZE_OUTPUT"
+"#,
+            told = told.display()
+        ),
+    );
+    shell_worker(&mut options, &worker);
+    let outcome = breeze_engine::run(options.clone(), CancellationToken::new()).await.unwrap();
+    let escalated = task(&outcome, "1");
+    assert_eq!(escalated.state, TaskState::Escalated, "{outcome:?}");
+    assert_eq!((escalated.attempts, escalated.rounds), (3, 3), "{outcome:?}");
+
+    let report = retry(&fixture, &["1"], true).unwrap();
+    assert_eq!(report.tasks[0].earlier, Some(EarlierCounts { attempts: 3, rounds: 3 }));
+    std::fs::write(&approve, "").unwrap();
+    let outcome = resume_with(options).await;
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    let landed = task(&outcome, "1");
+    assert_eq!((landed.attempts, landed.rounds), (1, 1), "{outcome:?}");
+    assert_eq!(landed.review.as_deref(), Some("APPROVE (round 1)"), "{outcome:?}");
+    let calls = std::fs::read_to_string(told.join("calls")).unwrap();
+    assert_eq!(
+        calls.lines().last(),
+        Some("attempt 1 round 1"),
+        "the new worker is told so: {calls}"
+    );
+    let message = git(&fixture.root, &["log", "-1", "--format=%B", "main"]);
+    assert!(message.contains("Breeze-Review: APPROVE (round 1)"), "{message}");
+    // The journal says what the task had done before; its earlier round files are kept.
+    let journal = std::fs::read_to_string(outcome.run_dir.join("events.jsonl")).unwrap();
+    assert!(
+        journal.contains("attempt 1, round 1 again (after 3 attempts and 3 rounds)"),
+        "{journal}"
+    );
+    let reviews = outcome.run_dir.join("reviews");
+    assert!(reviews.join("1.earlier-1.round-3.review-result.json").exists());
+    assert!(reviews.join("1.round-1.review-result.json").exists());
 }
