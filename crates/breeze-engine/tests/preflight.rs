@@ -420,3 +420,20 @@ async fn require_stops_a_resume_too_and_a_raised_cap_is_preflighted_with_the_run
     let status = breeze_engine::run::load_run(&repo.root, None).unwrap().status();
     assert_eq!(status.state, RunState::Interrupted, "the run waits as it was");
 }
+
+#[tokio::test]
+async fn a_repository_without_a_commit_is_told_to_commit_first_not_to_change_its_setup() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("repo");
+    std::fs::create_dir_all(&root).unwrap();
+    git(&root, &["init", "-q", "-b", "main"]);
+    std::fs::write(root.join("plan.toml"), toml_task("1", "Add a", &["a.txt"], "")).unwrap();
+    let mut config = scripted();
+    config.worktree_setup = vec!["true".into()];
+    let lines = refused(options(&root, config)).await;
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines[0].contains("the repository has no commit yet"), "{lines:?}");
+    assert!(lines[0].contains("git add -A && git commit"), "{lines:?}");
+    assert!(!lines[0].contains("worktree.setup"), "the setup is not what is wrong: {lines:?}");
+    assert!(!root.join(".breeze/runs").exists(), "nothing was created");
+}

@@ -165,11 +165,12 @@ pub async fn check(options: &PreflightOptions, cancel: &CancellationToken) -> Pr
     let Some(config) = config_checks(&mut found, &root, options.config.as_ref()) else {
         return found;
     };
-    let plan = match options.stage {
-        Stage::Resume => None,
+    let (plan, has_commit) = match options.stage {
+        Stage::Resume => (None, true),
         Stage::NewRun | Stage::Doctor => {
             landing_branch_check(&mut found, &repo, &config);
-            plan_checks(&mut found, &root, options)
+            let has_commit = first_commit_check(&mut found, &repo);
+            (plan_checks(&mut found, &root, options), has_commit)
         }
     };
     let engine_env = &options.env;
@@ -178,7 +179,9 @@ pub async fn check(options: &PreflightOptions, cancel: &CancellationToken) -> Pr
     remote::landing_target_checks(&mut found, &repo, &config, engine_env);
     review::review_checks(&mut found, &root, &config);
     spend::spend_checks(&mut found, &root, &config, plan.as_ref(), options);
-    if options.stage != Stage::Resume && !config.worktree_setup.is_empty() {
+    // Without a commit there is no checkout of main to try the setup in; the missing
+    // commit is the problem to name.
+    if options.stage != Stage::Resume && !config.worktree_setup.is_empty() && has_commit {
         setup_check(&mut found, &repo, &config, options, cancel).await;
     }
     if options.stage == Stage::Doctor {
@@ -213,6 +216,20 @@ fn landing_branch_check(found: &mut Preflight, repo: &Repo, config: &Config) {
             Some(refused.hint),
         ),
     }
+}
+
+/// Whether the repository has a commit: a run starts every task from the tip of the branch
+/// it lands on, so a repository without one is a problem that says to commit first.
+fn first_commit_check(found: &mut Preflight, repo: &Repo) -> bool {
+    let Err(breeze_git::GitError::NoCommits { .. }) = repo.main_tip() else { return true };
+    found.push(
+        "repository",
+        "commits",
+        CheckOutcome::Problem,
+        "the repository has no commit yet: a run starts each task from the tip of the branch it lands on, and lands there",
+        Some("commit what is there first — `git add -A && git commit -m \"Initial commit\"` (or `git commit --allow-empty -m init` to start empty) — then run again".into()),
+    );
+    false
 }
 
 /// The lanes kept between runs and what they take on disk (measured again for a lane
