@@ -4,7 +4,9 @@
 //! over the defaults as TOML tables (tables merge key by key, any other value replaces
 //! the default), the result is deserialized once into `RawConfig` and then validated.
 //! Unknown keys are an error naming the key. A new key is a field in `RawConfig`'s
-//! tables, a line in `default-config.toml` and its place in [`Config`].
+//! tables, a line in `default-config.toml` and its place in [`Config`]. `breeze doctor`
+//! names every unknown key ([`unknown_keys`]) and every value it cannot take
+//! ([`value_problems`], `config/values.rs`), not only the first.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -14,6 +16,9 @@ use breeze_protocol::Role;
 use serde::Deserialize;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
+
+mod values;
+pub use values::{MAX_VALUE_PROBLEMS, ValueProblem, value_problems};
 
 /// The defaults, documented key by key.
 pub const DEFAULT_CONFIG: &str = include_str!("../default-config.toml");

@@ -247,7 +247,9 @@ fn kept_lane_checks(found: &mut Preflight, root: &Path) {
     }
 }
 
-/// `breeze.toml`: every unknown key a problem of its own, else whatever else is wrong.
+/// `breeze.toml`: every unknown key and every value breeze cannot take a problem of its own
+/// ([`crate::config::value_problems`]); the configuration without them (their defaults in
+/// their place) for the other checks, `None` when the file is no TOML.
 fn config_checks(found: &mut Preflight, root: &Path, given: Option<&Config>) -> Option<Config> {
     if let Some(config) = given {
         return Some(config.clone());
@@ -285,36 +287,27 @@ fn config_checks(found: &mut Preflight, root: &Path, given: Option<&Config>) -> 
             Some(hint),
         );
     }
-    match Config::parse(&text, CONFIG_FILE) {
-        Ok(config) if unknown.is_empty() => {
-            found.push(
-                "config",
-                CONFIG_FILE,
-                CheckOutcome::Ok,
-                format!("{CONFIG_FILE} is valid"),
-                None,
-            );
-            Some(config)
-        }
-        Ok(_) => None,
-        Err(_) if !unknown.is_empty() => None,
-        Err(err) => {
-            // toml's message shows the line between its first and last lines.
-            let lines: Vec<&str> = err.message.lines().filter(|l| !l.trim().is_empty()).collect();
-            let message = match (lines.first(), lines.last()) {
-                (Some(first), Some(last)) if lines.len() > 1 => format!("{first}: {last}"),
-                _ => err.message.clone(),
-            };
-            found.push(
-                "config",
-                CONFIG_FILE,
-                CheckOutcome::Problem,
-                format!("{CONFIG_FILE}: {message}"),
-                Some("fix it (`breeze doctor` shows it again)".into()),
-            );
-            None
-        }
+    // Every value breeze cannot take, each named; the other checks go on with the rest.
+    let (refused, config) = crate::config::value_problems(&text);
+    for problem in &refused {
+        found.push(
+            "config",
+            CONFIG_FILE,
+            CheckOutcome::Problem,
+            format!("{CONFIG_FILE}: {problem}"),
+            Some("fix it (every key with its default and what it does: `breeze init --print-config`)".into()),
+        );
     }
+    if unknown.is_empty() && refused.is_empty() {
+        found.push(
+            "config",
+            CONFIG_FILE,
+            CheckOutcome::Ok,
+            format!("{CONFIG_FILE} is valid"),
+            None,
+        );
+    }
+    config
 }
 
 /// The plan loads and is not init's template; the plan, when it loads.
