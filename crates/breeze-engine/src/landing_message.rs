@@ -103,6 +103,27 @@ impl MessageTemplate {
     }
 }
 
+/// The tasks of `plan` already on `repo`'s main — the branch work lands on — found as a run
+/// finds them: by their `Breeze-Task` trailer and a subject their landing may have had
+/// ([`MessageTemplate::recognized_subjects`]). Each with its landing commit.
+pub fn landed_on_main(
+    repo: &breeze_git::Repo,
+    plan: &breeze_plan::Plan,
+    template: &MessageTemplate,
+) -> Result<std::collections::BTreeMap<String, breeze_git::Oid>, breeze_git::GitError> {
+    repo.find_landed_tasks(&subjects_of(plan, template))
+}
+
+/// Each task of `plan` with the subjects its landing may have had.
+pub(crate) fn subjects_of<'p>(
+    plan: &'p breeze_plan::Plan,
+    template: &MessageTemplate,
+) -> Vec<(&'p str, Vec<String>)> {
+    (plan.tasks.iter())
+        .map(|task| (task.id.as_str(), template.recognized_subjects(&task.title, task.id.as_str())))
+        .collect()
+}
+
 /// The `{…}` placeholders of `text`.
 fn placeholders(text: &str) -> Vec<&str> {
     let mut found = Vec::new();

@@ -796,6 +796,7 @@ fn empty_plan(path: &Path, format: PlanFormat) -> Plan {
         warnings: Vec::new(),
         extensions: BTreeMap::new(),
         unnumbered: Vec::new(),
+        on_main: Default::default(),
         shared_files: Default::default(),
     }
 }

@@ -51,6 +51,10 @@ pub struct Plan {
     /// Lines of to-do items written without a task id (Plans.md): `breeze plan --fill-ids`
     /// numbers them, and `breeze run` refuses to start until it has.
     pub unnumbered: Vec<usize>,
+    /// Tasks to do that the branch work lands on already has (found by their trailers by a
+    /// caller that knows the repository): a run does not run them again, and `breeze plan`
+    /// counts them apart. Empty when read.
+    pub on_main: BTreeSet<TaskId>,
     /// The files at most one task may own, else only the Lead writes them: the standard
     /// names when read ([`SharedFiles::default`]); a caller that knows the repository sets
     /// its own (its changelog's name, which files it has).

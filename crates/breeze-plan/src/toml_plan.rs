@@ -120,6 +120,7 @@ pub(crate) fn parse(text: &str, path: &Path, extensions: &[&str]) -> Result<Plan
         warnings: Vec::new(),
         extensions: extension_tables,
         unnumbered: Vec::new(),
+        on_main: Default::default(),
         shared_files: Default::default(),
     })
 }

@@ -386,7 +386,7 @@ fn empty_plan_has_no_workers() {
     assert_eq!(a.workers, 0);
     assert!(a.groups.is_empty());
     assert!(a.parallelism.widest.is_empty() && a.parallelism.critical_path.is_empty());
-    assert!(render::table(&p, &a).contains("0 tasks to run, 1 done"));
+    assert!(render::table(&p, &a).contains("nothing left to run — 1 done, 0 blocked"));
 }
 
 #[test]
@@ -455,4 +455,30 @@ fn only_the_shared_files_the_repository_has_or_a_task_claims_are_listed() {
     plan.tasks.truncate(1);
     let table = render::table(&plan, &analyze(&plan, 3).unwrap());
     assert!(!table.contains("Shared files"), "{table}");
+}
+
+#[test]
+fn a_plan_whose_tasks_are_all_landed_says_nothing_is_left_to_run() {
+    let mut plan = plan(&[("1", "`a`", "-"), ("2", "`b`", "-"), ("3", "`c`", "-")]);
+    plan.on_main = ["1", "2"].into_iter().map(TaskId::from).collect();
+    let table = render::table(&plan, &analyze(&plan, 3).unwrap());
+    assert!(
+        table.starts_with("Plan Plans.md (Plans.md): 1 task to run, 0 done, 2 already on main (by their Breeze-Task trailers), 0 blocked\n"),
+        "{table}"
+    );
+    assert!(table.contains("\n1 (on main)  "), "{table}");
+    plan.on_main.insert(TaskId::from("3"));
+    let table = render::table(&plan, &analyze(&plan, 3).unwrap());
+    assert!(
+        table.starts_with("Plan Plans.md (Plans.md): nothing left to run — 0 done, 3 already on main (by their Breeze-Task trailers), 0 blocked\n"),
+        "{table}"
+    );
+    // Every task marked done in the plan.
+    let text = "| Task | Content | DoD | Depends | Status |\n|-|-|-|-|-|\n| 1 | a | d | - | cc:done |\n| 2 | b | d | - | cc:done |\n";
+    let done = parse_plans_md(text, Path::new("Plans.md")).unwrap();
+    let table = render::table(&done, &analyze(&done, 3).unwrap());
+    assert!(
+        table.starts_with("Plan Plans.md (Plans.md): nothing left to run — 2 done, 0 blocked\n"),
+        "{table}"
+    );
 }

@@ -407,6 +407,7 @@ fn make_plan(tasks: Vec<Task>) -> Plan {
         warnings: Vec::new(),
         extensions: Default::default(),
         unnumbered: Vec::new(),
+        on_main: Default::default(),
         shared_files: Default::default(),
     }
 }

@@ -117,19 +117,10 @@ pub fn shared_files(repo: &breeze_git::Repo, setting: &Changelog) -> breeze_plan
 /// [`shared_files`] of the repository at `root`, on the branch a run started there would
 /// land on (the checkout's); the standard names when it cannot be read.
 pub fn shared_files_in(root: &std::path::Path, config: &crate::Config) -> breeze_plan::SharedFiles {
-    let Ok(repo) = breeze_git::Repo::open(root) else { return Default::default() };
-    let repo = match crate::target_branch::landing_branch(&repo, &config.main_branch) {
-        Ok(branch) if branch != repo.main_branch() => {
-            let options =
-                breeze_git::OpenOptions { main_branch: Some(branch), ..Default::default() };
-            match breeze_git::Repo::open_with(repo.workdir(), &options) {
-                Ok(repo) => repo,
-                Err(_) => return Default::default(),
-            }
-        }
-        _ => repo,
-    };
-    shared_files(&repo, &config.land.changelog)
+    match crate::target_branch::open_on_landing_branch(root, &config.main_branch) {
+        Some(repo) => shared_files(&repo, &config.land.changelog),
+        None => Default::default(),
+    }
 }
 
 /// The first of [`KNOWN_NAMES`] among `root_files` (compared in any case), as the tree

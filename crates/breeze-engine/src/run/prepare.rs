@@ -251,9 +251,7 @@ fn landed_before(
     target_tip: Option<breeze_git::Oid>,
     notices: &mut Vec<String>,
 ) -> Result<BTreeMap<String, breeze_git::Oid>, EngineError> {
-    let subjects: Vec<(&str, Vec<String>)> = (plan.tasks.iter())
-        .map(|task| (task.id.as_str(), template.recognized_subjects(&task.title, task.id.as_str())))
-        .collect();
+    let subjects = crate::landing_message::subjects_of(plan, template);
     let mut landed = repo.find_landed_tasks(&subjects)?;
     if let Some(tip) = target_tip {
         for (id, commit) in repo.find_landed_tasks_from(tip, &subjects)? {

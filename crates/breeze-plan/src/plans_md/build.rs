@@ -40,6 +40,7 @@ pub(crate) fn build(scanned: &Scan, path: &Path, history: &History) -> Result<Pl
         warnings: b.warnings,
         extensions: Default::default(),
         unnumbered: scanned.unnumbered.iter().map(|u| u.line).collect(),
+        on_main: Default::default(),
         shared_files: Default::default(),
     })
 }
