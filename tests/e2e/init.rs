@@ -36,14 +36,14 @@ fn read(root: &Path, name: &str) -> String {
 fn a_cargo_project_gets_cargo_test_with_comments_the_plan_and_the_definitions() {
     let (_temp, root, out, config) =
         init_with(&[("Cargo.toml", "[package]\nname = \"demo\"\nversion = \"0.1.0\"\n")]);
-    assert_eq!(config.verify, strings(&["cargo", "test"]));
-    assert_eq!(config.review_checks, [strings(&["cargo", "test"])]);
+    assert_eq!(config.verify, strings(&["cargo", "test", "--no-fail-fast"]));
+    assert_eq!(config.review_checks, [strings(&["cargo", "test", "--no-fail-fast"])]);
     assert!(config.worktree_setup.is_empty());
     let text = read(&root, "breeze.toml");
-    assert!(text.contains("verify = [\"cargo\", \"test\"]\n"), "{text}");
-    assert!(text.contains("checks = [[\"cargo\", \"test\"]]\n"), "{text}");
+    assert!(text.contains("verify = [\"cargo\", \"test\", \"--no-fail-fast\"]\n"), "{text}");
+    assert!(text.contains("checks = [[\"cargo\", \"test\", \"--no-fail-fast\"]]\n"), "{text}");
     assert!(
-        text.contains("#   Rust (cargo): Cargo.toml → cargo test\n"),
+        text.contains("#   Rust (cargo): Cargo.toml → cargo test --no-fail-fast\n"),
         "why it was chosen: {text}"
     );
     // The ecosystem's caches are enabled: confined setup, checks and verify download there.
@@ -51,7 +51,12 @@ fn a_cargo_project_gets_cargo_test_with_comments_the_plan_and_the_definitions() 
     assert_eq!(config.sandbox_writable, strings(&["~/.cargo/registry", "~/.cargo/git"]));
     assert!(text.contains("docs/BACKENDS.md"), "{text}");
 
-    assert!(out.contains("detected Rust (cargo): Cargo.toml → test command `cargo test`"), "{out}");
+    assert!(
+        out.contains(
+            "detected Rust (cargo): Cargo.toml → test command `cargo test --no-fail-fast`"
+        ),
+        "{out}"
+    );
     assert!(out.contains("wrote breeze.toml\nwrote Plans.md\n"), "{out}");
     assert!(
         read(&root, "Plans.md").contains("| Task | Content | DoD | Writes | Depends | Status |")
@@ -80,8 +85,11 @@ fn a_cargo_project_gets_cargo_test_with_comments_the_plan_and_the_definitions() 
 fn a_cargo_workspace_tests_the_workspace() {
     let (_temp, _root, _out, config) =
         init_with(&[("Cargo.toml", "[workspace]\nmembers = [\"crates/a\"]\n")]);
-    assert_eq!(config.verify, strings(&["cargo", "test", "--workspace"]));
-    assert_eq!(config.review_checks, [strings(&["cargo", "test", "--workspace"])]);
+    assert_eq!(config.verify, strings(&["cargo", "test", "--workspace", "--no-fail-fast"]));
+    assert_eq!(
+        config.review_checks,
+        [strings(&["cargo", "test", "--workspace", "--no-fail-fast"])]
+    );
 }
 
 #[test]
@@ -179,7 +187,7 @@ fn existing_files_are_kept_byte_for_byte_and_force_replaces_only_config_and_plan
     assert_eq!(forced.status.code(), Some(0), "{}", both(&forced));
     let out = stdout(&forced);
     assert!(out.contains("wrote breeze.toml (replaced the existing one: --force)"), "{out}");
-    assert_eq!(Config::load(&root).unwrap().verify, strings(&["cargo", "test"]));
+    assert_eq!(Config::load(&root).unwrap().verify, strings(&["cargo", "test", "--no-fail-fast"]));
     assert!(read(&root, "Plans.md").contains("| Task |"));
     assert_eq!(read(&root, ".claude/agents/breeze-worker.md"), worker);
     assert!(out.contains("kept existing .claude/agents/breeze-worker.md\n"), "{out}");
