@@ -87,7 +87,7 @@ fn approve_and_retry_take_several_tasks_and_an_unknown_id_decides_nothing() {
     assert_eq!(retried.status.code(), Some(0), "{}", both(&retried));
     let said = stdout(&retried);
     assert!(
-        said.contains("task 1 starts over from main's tip on a new branch; its earlier work stays on branch `task/1`")
+        said.contains("task 1 starts over from main's tip on a new branch, at attempt 1, round 1 (it had made 3 attempts and 3 rounds; the journal keeps them); its earlier work stays on branch `task/1`")
             && said.contains("its earlier work stays on branch `task/2`"),
         "{said}"
     );
@@ -95,10 +95,18 @@ fn approve_and_retry_take_several_tasks_and_an_unknown_id_decides_nothing() {
     assert_eq!(status["tasks"][0]["earlier_branches"], serde_json::json!(["task/1"]), "{status}");
     let table = stdout(&run_in(&root, &["status"]));
     assert!(table.contains("earlier work on branch `task/1`"), "{table}");
-    // Started over, both land; `clean` says why it keeps the earlier branches.
-    assert_eq!(run_in(&root, &["resume"]).status.code(), Some(0));
+    // Started over at round 1, each meets the simulator's three change requests again and
+    // escalates after its third round, not its sixth; `clean` says why it keeps the
+    // earlier branches.
+    assert_eq!(run_in(&root, &["resume"]).status.code(), Some(1));
     let status = status_json(&root);
     assert_eq!(status["tasks"][0]["branch"], "task/1-2", "{status}");
+    assert_eq!(task_state(&status, "1"), "escalated", "{status}");
+    assert_eq!(
+        (status["tasks"][0]["attempts"].as_u64(), status["tasks"][0]["rounds"].as_u64()),
+        (Some(3), Some(3)),
+        "{status}"
+    );
     let clean = stdout(&run_in(&root, &["clean", "--dry-run"]));
     assert!(clean.contains("task/1") && clean.contains("retry --fresh"), "{clean}");
 }

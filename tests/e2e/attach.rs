@@ -136,6 +136,14 @@ fn between_runs_diff_attach_and_open_work_on_the_tasks_worktree() {
     let output = run_in(&root, &["diff", "1"]);
     assert_eq!(output.status.code(), Some(0), "{}", both(&output));
     assert!(stderr(&output).contains("task 1 has no change yet"), "{}", both(&output));
+    let output = run_in(&root, &["diff", "1", "--stat"]);
+    assert_eq!(output.status.code(), Some(0), "{}", both(&output));
+    assert!(
+        stderr(&output).contains("task 1 has no change yet"),
+        "the same words: {}",
+        both(&output)
+    );
+    assert_eq!(stdout(&output), "", "no `0 files changed`");
     let output = run_in(&root, &["open", "1"]);
     assert_eq!(output.status.code(), Some(2), "{}", both(&output));
     assert!(stderr(&output).contains("is not checked out anywhere now"), "{}", both(&output));

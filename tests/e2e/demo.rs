@@ -24,9 +24,20 @@ fn demo_lands_all_nine_tasks_with_trailers_and_leaves_a_clean_repository() {
     );
     assert!(text.contains(&dir.display().to_string()), "it says where the repository is");
 
+    // Each landing's subject has its task's type: docs and tests by the paths they changed.
     let subjects = git(&dir, &["log", "--format=%s", "main"]);
-    let feats: Vec<&str> = subjects.lines().filter(|s| s.starts_with("feat: ")).collect();
-    assert_eq!(feats.len(), 9, "{subjects}");
+    let typed = ["feat: ", "docs: ", "test: "];
+    let landings: Vec<&str> =
+        subjects.lines().filter(|s| typed.iter().any(|t| s.starts_with(t))).collect();
+    assert_eq!(landings.len(), 9, "{subjects}");
+    for subject in [
+        "feat: Add the tokenizer",
+        "docs: Document the calculator",
+        "test: Write integration tests",
+        "docs: Update the changelog",
+    ] {
+        assert!(landings.contains(&subject), "{subject}: {subjects}");
+    }
     let trailers = git(&dir, &["log", "--format=%(trailers:key=Breeze-Task,valueonly)", "main"]);
     let mut tasks: Vec<&str> = trailers.lines().filter(|l| !l.is_empty()).collect();
     tasks.sort();

@@ -230,3 +230,43 @@ fn fill_writes_writes_what_was_proposed_and_lists_the_tasks_still_without() {
     assert_eq!(writes("2"), ["docs/model.md"]);
     assert!(writes("3").is_empty(), "still runs alone");
 }
+
+#[test]
+fn plan_names_the_projects_own_changelog_and_lists_only_the_shared_files_it_has() {
+    let plan = "[[task]]\nid = \"1\"\ntitle = \"Sign\"\ndod = \"-\"\nwrites = [\"src/sign.py\"]\n";
+    let (_temp, root) = crate::support::repo_with(&[
+        ("plan.toml", plan),
+        ("CHANGES.rst", "Version 1.0\n-----------\n\nUnreleased\n"),
+    ]);
+    let output = run_in(&root, &["plan"]);
+    assert_eq!(output.status.code(), Some(0), "{}", both(&output));
+    let out = stdout(&output);
+    assert!(
+        out.contains("Shared files: CHANGES.rst → Lead\n"),
+        "the project's changelog, no Plans.md, CHANGELOG.md or spec.md it does not have:\n{out}"
+    );
+    let json = stdout(&run_in(&root, &["plan", "--json"]));
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(json["shared_files"], serde_json::json!({"CHANGES.rst": null}), "{json}");
+}
+
+#[test]
+fn plan_after_a_run_that_landed_everything_says_nothing_is_left_to_run() {
+    let plan = crate::support::one_task_plan();
+    let (_temp, root) = crate::support::repo_with(&[
+        ("breeze.toml", crate::support::SCRIPTED_CONFIG),
+        ("plan.toml", &plan),
+    ]);
+    let ran = run_in(&root, &["run"]);
+    assert_eq!(ran.status.code(), Some(0), "{}", both(&ran));
+    let output = run_in(&root, &["plan"]);
+    assert_eq!(output.status.code(), Some(0), "{}", both(&output));
+    let out = stdout(&output);
+    assert!(
+        out.starts_with("Plan ")
+            && out.lines().next().unwrap().ends_with(
+                "nothing left to run — 0 done, 1 already on main (by their Breeze-Task trailers), 0 blocked"
+            ),
+        "{out}"
+    );
+}

@@ -198,6 +198,14 @@ fn abort_stops_a_live_run_and_a_new_run_keeps_the_old_branch() {
     let status = status_json(&root);
     assert_eq!(status["state"], "aborted");
     assert_eq!(status["tasks"][0]["state"], "failed");
+    // The engine's own summary says the same: the person's abort failed the task.
+    let summary = stdout(&engine);
+    let task_line = summary.lines().find(|line| line.starts_with("1 ")).unwrap_or_default();
+    assert!(
+        task_line.contains(" failed ") && task_line.contains("run aborted with `breeze abort`"),
+        "{summary}"
+    );
+    assert!(!summary.contains("interrupted"), "{summary}");
     let resume = run_in(&root, &["resume"]);
     assert_eq!(resume.status.code(), Some(2), "an aborted run is not resumed: {}", both(&resume));
 

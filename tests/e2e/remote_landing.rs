@@ -238,7 +238,8 @@ fn pull_requests_are_opened_by_the_command_and_land_as_the_merge_queue_merges_th
     assert_eq!(args[..2], ["--base", "main"], "{args:?}");
     assert_eq!(
         args[4..6],
-        ["--title", &format!("feat: {}", if args[3] == "breeze/1" { "First" } else { "Second" })],
+        // The landing's subject; the tasks change only text files: `docs`.
+        ["--title", &format!("docs: {}", if args[3] == "breeze/1" { "First" } else { "Second" })],
         "{args:?}"
     );
     let body = std::fs::read_to_string(args[7]).unwrap();

@@ -4,7 +4,9 @@
 //! over the defaults as TOML tables (tables merge key by key, any other value replaces
 //! the default), the result is deserialized once into `RawConfig` and then validated.
 //! Unknown keys are an error naming the key. A new key is a field in `RawConfig`'s
-//! tables, a line in `default-config.toml` and its place in [`Config`].
+//! tables, a line in `default-config.toml` and its place in [`Config`]. `breeze doctor`
+//! names every unknown key ([`unknown_keys`]) and every value it cannot take
+//! ([`value_problems`], `config/values.rs`), not only the first.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -14,6 +16,9 @@ use breeze_protocol::Role;
 use serde::Deserialize;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
+
+mod values;
+pub use values::{MAX_VALUE_PROBLEMS, ValueProblem, value_problems};
 
 /// The defaults, documented key by key.
 pub const DEFAULT_CONFIG: &str = include_str!("../default-config.toml");
@@ -250,6 +255,11 @@ pub struct LandConfig {
     pub push_retries: u32,
     /// Time limit of one fetch, push or look-up.
     pub remote_timeout: Duration,
+    /// Where the worker's changelog line goes (`land.changelog`): the project's own
+    /// changelog, a named file, or nowhere.
+    pub changelog: crate::changelog::Changelog,
+    /// The landing commit's subject (`land.message`): `{type}`, `{title}`, `{id}`.
+    pub message: crate::landing_message::MessageTemplate,
 }
 
 impl LandConfig {
@@ -655,6 +665,8 @@ struct RawLand {
     stack: bool,
     push_retries: i64,
     remote_timeout: String,
+    changelog: String,
+    message: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -725,6 +737,8 @@ impl RawLand {
             stack: self.stack,
             push_retries: int_in(self.push_retries, "land.push_retries", 0, 10)?,
             remote_timeout: duration(&self.remote_timeout, "land.remote_timeout")?,
+            changelog: crate::changelog::Changelog::parse(&self.changelog)?,
+            message: crate::landing_message::MessageTemplate::parse(&self.message)?,
         })
     }
 }

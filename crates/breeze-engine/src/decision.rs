@@ -163,6 +163,18 @@ pub struct RetriedTask {
     /// With `fresh`: the branch its earlier work stays on, set aside; the task starts on a
     /// new branch from main's tip when `breeze resume` runs it.
     pub set_aside: Option<String>,
+    /// With `fresh`: the attempts and rounds it had made; it starts again at attempt 1,
+    /// round 1 (these counts stay in the journal).
+    pub earlier: Option<EarlierCounts>,
+}
+
+/// What a task had done before a fresh retry started it again at attempt 1, round 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EarlierCounts {
+    /// Worker attempts made.
+    pub attempts: u32,
+    /// Review rounds held.
+    pub rounds: u32,
 }
 
 /// How `retry` starts the tasks again.
@@ -215,10 +227,17 @@ pub fn retry(
         ));
     }
     let note = options.note.clone().filter(|note| !note.trim().is_empty());
+    let run_dir = RunDir::new(&root, &run_id);
     let mut retried = Vec::new();
     for id in &ids {
         let task = snapshot.tasks.iter_mut().find(|task| &task.id == id).expect("checked above");
         retried.push(start_again(task, note.clone(), options.fresh));
+        if options.fresh {
+            // Round 1 and attempt 1 come again: their files must not overwrite these.
+            run_dir.set_aside_task_files(&file_slug(id)).map_err(|err| {
+                EngineError::io(format!("cannot set aside the files of task {id}"), err)
+            })?;
+        }
     }
     let unblocked = unblock(&mut snapshot);
     let stop_reason = format!(
@@ -230,13 +249,16 @@ pub fn retry(
     let events = retried
         .iter()
         .map(|task| {
-            let detail = match &task.set_aside {
-                Some(branch) => format!(
-                    "retried from main's tip by a person; the earlier work stays on branch `{branch}`"
+            let mut detail = match &task.earlier {
+                Some(earlier) => format!(
+                    "retried from main's tip by a person: attempt 1, round 1 again (after {})",
+                    earlier.said()
                 ),
-                None if options.fresh => "retried from main's tip by a person".to_string(),
                 None => "retried by a person".to_string(),
             };
+            if let Some(branch) = &task.set_aside {
+                detail.push_str(&format!("; the earlier work stays on branch `{branch}`"));
+            }
             let cause = Cause::new(CauseKind::Person, detail);
             EventKind::TaskState {
                 task: task.id.clone(),
@@ -246,18 +268,35 @@ pub fn retry(
             }
         })
         .collect();
-    save_stopped(&RunDir::new(&root, &run_id), &mut snapshot, stop_reason, events)?;
+    save_stopped(&run_dir, &mut snapshot, stop_reason, events)?;
     Ok(RetryReport { run_id, tasks: retried, unblocked })
 }
 
-/// Resets a task for another go: a fresh budget (rounds, gate failures, bounces), the note
-/// for its next briefing; `fresh` also drops its branch, base and everything tied to them.
+impl EarlierCounts {
+    /// `3 attempts and 2 rounds`.
+    pub fn said(&self) -> String {
+        let plural = |n: u32, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+        format!("{} and {}", plural(self.attempts, "attempt"), plural(self.rounds, "round"))
+    }
+}
+
+/// Resets a task for another go: a fresh budget (review rounds, gate failures, bounces),
+/// the note for its next briefing. `fresh` starts it over: its branch, base and everything
+/// tied to them dropped, and its counts from zero — attempt 1, round 1, no gaps, gate
+/// failures or consults behind it (the earlier counts are in [`RetriedTask::earlier`]); the
+/// Advisor's guidance stays.
 fn start_again(task: &mut TaskRecord, note: Option<String>, fresh: bool) -> RetriedTask {
     fresh_budget(task, note.as_deref());
     if !fresh {
         task.phase = if task.branch.is_some() { TaskPhase::Working } else { TaskPhase::Queued };
-        return RetriedTask { id: task.id.clone(), branch: task.branch.clone(), set_aside: None };
+        let branch = task.branch.clone();
+        return RetriedTask { id: task.id.clone(), branch, set_aside: None, earlier: None };
     }
+    let earlier = EarlierCounts { attempts: task.attempts, rounds: task.rounds };
+    task.attempts = 0;
+    task.rounds = 0;
+    task.gate_failures = 0;
+    task.advisor_consults = 0;
     let set_aside = task.branch.take();
     if let Some(branch) = &set_aside
         && !task.earlier_branches.contains(branch)
@@ -277,7 +316,7 @@ fn start_again(task: &mut TaskRecord, note: Option<String>, fresh: bool) -> Retr
     task.session_usage = None;
     task.changelog = None;
     task.human_approved = false;
-    RetriedTask { id: task.id.clone(), branch: None, set_aside }
+    RetriedTask { id: task.id.clone(), branch: None, set_aside, earlier: Some(earlier) }
 }
 
 /// Gives task `index` of `snapshot` a fresh budget of attempts and rounds (and `note` for

@@ -43,6 +43,7 @@ pub mod error;
 pub mod independence;
 pub mod journal;
 mod kill_points;
+pub mod landing_message;
 pub mod lane_env;
 pub mod lane_record;
 pub mod lock;

@@ -118,8 +118,9 @@ pub(crate) fn record_abort(
     snapshot.state = RunState::Aborted;
     snapshot.stop_reason = Some("aborted with `breeze abort`".into());
     for task in snapshot.tasks.iter_mut().filter(|task| !task.phase.is_terminal()) {
+        // A person's decision, which no resume undoes: the task failed.
         let cause = breeze_protocol::Cause::new(
-            breeze_protocol::CauseKind::Stopped,
+            breeze_protocol::CauseKind::Person,
             where_the_work_is(repo, &lanes, task)?,
         );
         task.set_cause(Some(cause));

@@ -102,6 +102,36 @@ impl RunDir {
     pub fn log(&self, task_slug: &str, role: &str, label: &str) -> PathBuf {
         self.root.join("logs").join(format!("{task_slug}.{role}.{label}.log"))
     }
+    /// Sets task `slug`'s round and role files aside — `reviews/<slug>.round-…` and
+    /// `io/<slug>.<role>.…` become `<slug>.earlier-<k>.…`, `k` the first number no earlier
+    /// set holds — so that a task started again from attempt 1, round 1 (`breeze retry
+    /// --fresh`) overwrites none of them. `k`, when a file was moved.
+    pub fn set_aside_task_files(&self, slug: &str) -> std::io::Result<Option<u32>> {
+        let folders = [self.root.join("reviews"), self.root.join("io")];
+        let mut names: Vec<(PathBuf, String)> = Vec::new();
+        for folder in &folders {
+            let Ok(entries) = std::fs::read_dir(folder) else { continue };
+            for entry in entries {
+                let name = entry?.file_name().to_string_lossy().into_owned();
+                names.push((folder.clone(), name));
+            }
+        }
+        let earlier = |k: u32| format!("{slug}.earlier-{k}.");
+        let k = (1..).find(|&k| !names.iter().any(|(_, name)| name.starts_with(&earlier(k))));
+        let Some(k) = k else { return Ok(None) };
+        let mut moved = false;
+        for (folder, name) in &names {
+            let Some(rest) = name.strip_prefix(slug).filter(|_| is_task_file(name, slug)) else {
+                continue;
+            };
+            if rest.starts_with(".earlier-") {
+                continue;
+            }
+            std::fs::rename(folder.join(name), folder.join(format!("{slug}.earlier-{k}{rest}")))?;
+            moved = true;
+        }
+        Ok(moved.then_some(k))
+    }
     /// The log stem `logs/<name>` of a command or role process, or `<name>.again-<k>` when
     /// an earlier process of that name left its logs there (a step done again after a
     /// resume, a check run again in the same round): no log is ever overwritten.
@@ -174,7 +204,8 @@ pub fn file_slug(task_id: &str) -> String {
 }
 
 /// Whether `file_name` is a run file of the task whose slug is `slug`:
-/// `<slug>.<role or kind>.…`, never a file of task `<slug>.<more>` (`1` vs `1.2`).
+/// `<slug>.<role or kind>.…` (`<slug>.earlier-<k>.…` for the files of its work before a
+/// fresh retry), never a file of task `<slug>.<more>` (`1` vs `1.2`).
 pub fn is_task_file(file_name: &str, slug: &str) -> bool {
     const KINDS: &[&str] = &[
         "worker",
@@ -187,6 +218,7 @@ pub fn is_task_file(file_name: &str, slug: &str) -> bool {
         "setup",
         "hook-",
         "pr-command",
+        "earlier-",
     ];
     file_name
         .strip_prefix(slug)
@@ -250,6 +282,35 @@ mod tests {
             assert!(is_task_file(name, "1"), "{name}");
         }
         assert!(!is_task_file("2.check-1.attempt-1.round-1.stdout", "1"));
+    }
+
+    #[test]
+    fn a_fresh_start_sets_the_tasks_round_files_aside_and_leaves_the_others() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunDir { root: dir.path().to_path_buf() };
+        run.create().unwrap();
+        let files = [
+            "reviews/1.round-1.diff",
+            "io/1.worker.1.input.json",
+            "io/1.reviewer.round-1.try-1.output.json",
+            "reviews/1.2.round-1.diff",
+            "reviews/2.round-1.diff",
+        ];
+        for file in files {
+            std::fs::write(run.root().join(file), file).unwrap();
+        }
+        assert_eq!(run.set_aside_task_files("1").unwrap(), Some(1));
+        let exists = |file: &str| run.root().join(file).exists();
+        assert!(exists("reviews/1.earlier-1.round-1.diff") && !exists("reviews/1.round-1.diff"));
+        assert!(exists("io/1.earlier-1.worker.1.input.json"));
+        assert!(exists("io/1.earlier-1.reviewer.round-1.try-1.output.json"));
+        assert!(exists("reviews/1.2.round-1.diff") && exists("reviews/2.round-1.diff"));
+        // A second fresh start sets the new files aside as the second earlier set.
+        std::fs::write(run.root().join("reviews/1.round-1.diff"), "again").unwrap();
+        assert_eq!(run.set_aside_task_files("1").unwrap(), Some(2));
+        assert!(exists("reviews/1.earlier-2.round-1.diff"));
+        assert!(exists("reviews/1.earlier-1.round-1.diff"));
+        assert_eq!(run.set_aside_task_files("1").unwrap(), None, "nothing left to move");
     }
 
     #[test]

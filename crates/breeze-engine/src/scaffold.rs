@@ -123,7 +123,7 @@ pub async fn fill_writes(
 ) -> Result<FillReport, EngineError> {
     let session = Session::open(&options)?;
     let plan_path = session.plan_path(options.plan.as_deref())?;
-    let plan = breeze_plan::load_with_extensions(&plan_path, crate::PLAN_EXTENSIONS)?;
+    let plan = session.load_plan(&plan_path)?;
     let analysis = breeze_plan::analyze(&plan, session.config.max_workers)?;
     let empty: Vec<&breeze_plan::Task> =
         plan.tasks.iter().filter(|t| t.writes.is_empty()).collect();
@@ -181,7 +181,7 @@ pub async fn fill_writes(
     let text = read_plan(&plan_path)?;
     let edited = breeze_plan::edit::set_writes(&plan, &text, &chosen, crate::PLAN_EXTENSIONS)?;
     write_plan(&plan_path, &edited)?;
-    let after_plan = breeze_plan::load_with_extensions(&plan_path, crate::PLAN_EXTENSIONS)?;
+    let after_plan = session.load_plan(&plan_path)?;
     let after_analysis = breeze_plan::analyze(&after_plan, max_workers)?;
     Ok(FillReport {
         plan_path,
@@ -284,7 +284,7 @@ pub async fn draft(
     let edited =
         breeze_plan::edit::append_tasks(&plan_path, format, &text, &tasks, crate::PLAN_EXTENSIONS)?;
     write_plan(&plan_path, &edited)?;
-    let after_plan = breeze_plan::load_with_extensions(&plan_path, crate::PLAN_EXTENSIONS)?;
+    let after_plan = session.load_plan(&plan_path)?;
     let after_analysis = breeze_plan::analyze(&after_plan, session.config.max_workers)?;
     Ok(DraftReport {
         plan_path,
@@ -310,6 +310,14 @@ struct Session {
 }
 
 impl Session {
+    /// The plan at `path`, with the repository's shared files (its changelog's name, the
+    /// files it has).
+    fn load_plan(&self, path: &Path) -> Result<Plan, EngineError> {
+        let mut plan = breeze_plan::load_with_extensions(path, crate::PLAN_EXTENSIONS)?;
+        plan.shared_files = crate::changelog::shared_files_in(&self.root, &self.config);
+        Ok(plan)
+    }
+
     fn open(options: &ScaffoldOptions) -> Result<Session, EngineError> {
         let repo = Repo::open(&options.repo_dir)?;
         let root = repo.workdir().to_path_buf();
@@ -788,6 +796,8 @@ fn empty_plan(path: &Path, format: PlanFormat) -> Plan {
         warnings: Vec::new(),
         extensions: BTreeMap::new(),
         unnumbered: Vec::new(),
+        on_main: Default::default(),
+        shared_files: Default::default(),
     }
 }
 

@@ -275,7 +275,8 @@ pub struct TaskRecord {
     /// Completed reports sent back because their self-review did not hold.
     #[serde(default)]
     pub self_review_bounces: u32,
-    /// The worker's line for `CHANGELOG.md`, added when the task lands.
+    /// The worker's line for the project's changelog, added when the task lands (kept only,
+    /// with `land.changelog = "off"`).
     #[serde(default)]
     pub changelog: Option<String>,
     /// The saved file of the task's last Advisor answer (`prior_advisor_response`).

@@ -23,6 +23,22 @@ impl From<Refused> for EngineError {
     }
 }
 
+/// The repository at `root` opened on the branch a run started there would land on (see
+/// [`landing_branch`]; the default branch when the checkout decides none), for looking at
+/// what a run would see — `breeze plan`'s shared files and tasks already landed. `None`
+/// when it cannot be opened.
+pub fn open_on_landing_branch(root: &std::path::Path, configured: &str) -> Option<Repo> {
+    let repo = Repo::open(root).ok()?;
+    match landing_branch(&repo, configured) {
+        Ok(branch) if branch != repo.main_branch() => {
+            let options =
+                breeze_git::OpenOptions { main_branch: Some(branch), ..Default::default() };
+            Repo::open_with(repo.workdir(), &options).ok()
+        }
+        _ => Some(repo),
+    }
+}
+
 /// The branch a new run of `repo` lands on, `configured` being `run.main_branch` ("" for the
 /// branch the checkout is on). Err: a detached HEAD, or `configured` names another branch
 /// than the checked-out one.

@@ -18,6 +18,8 @@ use breeze_test_support::{TestRepo, git, git_line};
 mod attach;
 #[path = "engine/budget.rs"]
 mod budget;
+#[path = "engine/conventions.rs"]
+mod conventions;
 #[path = "engine/landing_modes.rs"]
 mod landing_modes;
 #[path = "engine/lane_ports.rs"]
@@ -2003,10 +2005,33 @@ fn retry(
     breeze_engine::decision::retry(&fixture.root, &ids, &options)
 }
 
+/// A shell reviewer that requests changes (a critical gap in `src/one.txt`) until the file
+/// it returns exists, then approves: a person's later "this is good now".
+fn reviewer_until_approved(fixture: &Fixture, options: &mut RunOptions) -> PathBuf {
+    let approve = fixture.repo.outside().join("approve-now");
+    let body = format!(
+        r#"cat > /dev/null
+if [ -f {approve} ]; then
+  printf '{{"schema_version":"review-result.v1","verdict":"APPROVE","type":"code","reviewer_profile":"static","checks":[],"gaps":[],"followups":[],"memory_updates":[]}}' > "$BREEZE_OUTPUT"
+else
+  printf '{{"schema_version":"review-result.v1","verdict":"REQUEST_CHANGES","type":"code","reviewer_profile":"static","checks":[],"gaps":[{{"severity":"critical","location":"src/one.txt","issue":"not yet","suggestion":"again"}}],"followups":[],"memory_updates":[]}}' > "$BREEZE_OUTPUT"
+fi
+"#,
+        approve = approve.display()
+    );
+    let reviewer = script(fixture, "reviewer-until-approved.sh", &body);
+    let config = options.config.as_mut().unwrap();
+    config.reviewer.backend = BackendKind::Command;
+    config.reviewer.command = vec!["sh".into(), reviewer];
+    approve
+}
+
 #[tokio::test]
 async fn retry_fresh_starts_from_mains_tip_on_a_new_branch_and_keeps_the_old_one() {
-    let fixture = Fixture::new(&one_task("request_changes = 3"), &[]);
-    let outcome = fixture.run().await;
+    let fixture = Fixture::new(&one_task(""), &[]);
+    let mut options = fixture.options();
+    let approve = reviewer_until_approved(&fixture, &mut options);
+    let outcome = breeze_engine::run(options.clone(), CancellationToken::new()).await.unwrap();
     assert_eq!(task(&outcome, "1").state, TaskState::Escalated);
     let old_tip = git(&fixture.root, &["rev-parse", "task/1"]);
     assert!(
@@ -2022,7 +2047,8 @@ async fn retry_fresh_starts_from_mains_tip_on_a_new_branch_and_keeps_the_old_one
     let report = retry(&fixture, &["1"], true).unwrap();
     assert_eq!(report.tasks[0].set_aside.as_deref(), Some("task/1"));
     assert_eq!(report.tasks[0].branch, None);
-    let outcome = resume_with(fixture.options()).await;
+    std::fs::write(&approve, "").unwrap();
+    let outcome = resume_with(options).await;
     assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
     let only = task(&outcome, "1");
     assert_eq!(only.earlier_branches, ["task/1"], "{only:?}");
@@ -2033,7 +2059,11 @@ async fn retry_fresh_starts_from_mains_tip_on_a_new_branch_and_keeps_the_old_one
     assert_eq!(snapshot.task("1").unwrap().base.unwrap().to_string(), main_now);
     let first_work =
         git(&fixture.root, &["log", "--format=%s", "--reverse", &format!("{main_now}..main")]);
-    assert!(first_work.starts_with("feat: "), "one landing on top of the new main: {first_work}");
+    // (`src/one.txt` is a text file: the landing's type is `docs`.)
+    assert!(
+        first_work.starts_with("docs: Only task\n"),
+        "one landing on top of the new main: {first_work}"
+    );
     // `clean` names the old branch and why it keeps it.
     let items = breeze_engine::maintenance::clean(&fixture.root, true, false).unwrap();
     let kept = items.iter().find_map(|item| match item {

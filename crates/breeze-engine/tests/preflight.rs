@@ -21,6 +21,9 @@ fn repo(files: &[(&str, &str)]) -> TestRepo {
     TestRepo::with_files(&all)
 }
 
+/// `breeze.toml` lines running every role on the simulator.
+const SCRIPTED_ROLES: &str = "[roles.worker]\nbackend = \"scripted\"\n[roles.reviewer]\nbackend = \"scripted\"\n[roles.advisor]\nbackend = \"scripted\"\n[roles.scaffolder]\nbackend = \"scripted\"\n";
+
 fn scripted() -> Config {
     let mut config = Config::defaults();
     config.set_all_backends(BackendKind::Scripted);
@@ -223,8 +226,8 @@ async fn a_command_role_whose_program_is_missing_stops_the_run() {
 
 #[tokio::test]
 async fn an_unknown_key_in_breeze_toml_is_named_with_the_key_meant() {
-    let repo =
-        repo(&[("breeze.toml", "[run]\nmax_worker = 2\n[roles.worker]\nbackend = \"scripted\"\n")]);
+    let toml = format!("[run]\nmax_worker = 2\n{SCRIPTED_ROLES}");
+    let repo = repo(&[("breeze.toml", &toml)]);
     let mut run = options(&repo.root, scripted());
     run.config = None;
     let lines = refused(run).await;
@@ -437,4 +440,53 @@ async fn require_stops_a_resume_too_and_a_raised_cap_is_preflighted_with_the_run
     assert_eq!(std::fs::read_to_string(first.run_dir.join("events.jsonl")).unwrap(), events);
     let status = breeze_engine::run::load_run(&repo.root, None).unwrap().status();
     assert_eq!(status.state, RunState::Interrupted, "the run waits as it was");
+}
+
+#[tokio::test]
+async fn a_repository_without_a_commit_is_told_to_commit_first_not_to_change_its_setup() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("repo");
+    std::fs::create_dir_all(&root).unwrap();
+    git(&root, &["init", "-q", "-b", "main"]);
+    std::fs::write(root.join("plan.toml"), toml_task("1", "Add a", &["a.txt"], "")).unwrap();
+    let mut config = scripted();
+    config.worktree_setup = vec!["true".into()];
+    let lines = refused(options(&root, config)).await;
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines[0].contains("the repository has no commit yet"), "{lines:?}");
+    assert!(lines[0].contains("git add -A && git commit"), "{lines:?}");
+    assert!(!lines[0].contains("worktree.setup"), "the setup is not what is wrong: {lines:?}");
+    assert!(!root.join(".breeze/runs").exists(), "nothing was created");
+}
+
+#[tokio::test]
+async fn every_bad_value_in_breeze_toml_is_named_and_the_other_checks_go_on() {
+    let toml = format!(
+        "[run]\nmax_workers = \"three\"\nmax_worker = 2\n[land]\nverify = \"cargo test\"\nremote_timeout = \"soon\"\n{SCRIPTED_ROLES}"
+    );
+    let repo = repo(&[("breeze.toml", &toml)]);
+    let found = preflight::check(
+        &check_options(&repo.root, None, "/usr/bin:/bin"),
+        &CancellationToken::new(),
+    )
+    .await;
+    let problems = problem_lines(&found);
+    assert_eq!(problems.len(), 4, "{problems:#?}");
+    for named in [
+        "run.max_workers (line 2)",
+        "unknown key run.max_worker at line 3",
+        "land.verify (line 5)",
+        "`land.remote_timeout`: invalid duration \"soon\"",
+    ] {
+        assert!(problems.iter().any(|line| line.contains(named)), "{named}: {problems:#?}");
+    }
+    // The checks after the configuration ran with what parsed.
+    assert!(
+        found
+            .checks
+            .iter()
+            .any(|check| check.outcome == CheckOutcome::Ok && check.message.contains("plan.toml")),
+        "{:#?}",
+        found.checks
+    );
 }

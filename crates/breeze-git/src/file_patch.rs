@@ -278,8 +278,12 @@ fn hunks(
 }
 
 /// The `--stat` text of `files`, as git prints it: one line per file with its changed
-/// lines and a bar scaled to `width` columns, then the totals.
+/// lines and a bar scaled to `width` columns, then the totals; nothing for no file (as
+/// the patch of no change is empty, and as `git diff --stat` prints nothing).
 pub(crate) fn stat_text(files: &[FileStat], width: usize) -> String {
+    if files.is_empty() {
+        return String::new();
+    }
     let name_width = files.iter().map(|file| file.name.chars().count()).max().unwrap_or(0);
     let most = files.iter().map(|file| file.added + file.removed).max().unwrap_or(0);
     let count_width = most.to_string().len();
@@ -309,9 +313,6 @@ pub(crate) fn stat_text(files: &[FileStat], width: usize) -> String {
 
 /// `3 files changed, 3 insertions(+), 1 deletion(-)`, worded as git words it.
 fn summary(files: &[FileStat]) -> String {
-    if files.is_empty() {
-        return " 0 files changed\n".to_string();
-    }
     let added: usize = files.iter().map(|file| file.added).sum();
     let removed: usize = files.iter().map(|file| file.removed).sum();
     let plural =
@@ -410,7 +411,7 @@ mod tests {
             stat_text(&files, 80),
             " edit.txt     | 3 ++-\n new/file.txt | 1 +\n logo.png     | Bin 0 -> 48 bytes\n 3 files changed, 3 insertions(+), 1 deletion(-)\n"
         );
-        assert_eq!(summary(&[]), " 0 files changed\n");
+        assert_eq!(stat_text(&[], 80), "", "no change, no stats: the patch is empty too");
         let mode_only = FileStat { name: "run.sh".into(), added: 0, removed: 0, binary: None };
         assert_eq!(summary(&[mode_only]), " 1 file changed, 0 insertions(+), 0 deletions(-)\n");
     }

@@ -71,9 +71,7 @@ impl std::fmt::Display for ReviewTrailer {
     }
 }
 
-/// The landing commit message: `feat: <title>`, an optional body, and the trailers
-/// `Breeze-Task`, `Breeze-Run` and `Breeze-Review` ([`ReviewTrailer`]). Line breaks in the
-/// title and ids are flattened so the trailers stay parseable.
+/// The landing commit message with the subject `feat: <title>` ([`landing_commit_message`]).
 pub fn landing_message(
     title: &str,
     body: Option<&str>,
@@ -81,9 +79,22 @@ pub fn landing_message(
     run_id: &str,
     review: impl Into<ReviewTrailer>,
 ) -> String {
+    landing_commit_message(&format!("feat: {title}"), body, task_id, run_id, review)
+}
+
+/// The landing commit message: `subject` (its type and title, as the engine's
+/// `land.message` makes it), an optional body, and the trailers `Breeze-Task`, `Breeze-Run`
+/// and `Breeze-Review` ([`ReviewTrailer`]). Line breaks in the subject and ids are
+/// flattened so the trailers stay parseable.
+pub fn landing_commit_message(
+    subject: &str,
+    body: Option<&str>,
+    task_id: &str,
+    run_id: &str,
+    review: impl Into<ReviewTrailer>,
+) -> String {
     let review = review.into();
-    let flat = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
-    let mut message = format!("feat: {}\n\n", flat(title));
+    let mut message = format!("{}\n\n", flat(subject));
     if let Some(body) = body.map(str::trim).filter(|b| !b.is_empty()) {
         message.push_str(body);
         message.push_str("\n\n");
@@ -94,6 +105,11 @@ pub fn landing_message(
         flat(run_id)
     ));
     message
+}
+
+/// `text` on one line, its runs of white space one space.
+fn flat(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// Whether `message`'s trailers name `task_id` and `run_id`.
@@ -268,6 +284,22 @@ impl Repo {
         Ok(Some(blob.content().to_vec()))
     }
 
+    /// The names of the files at the root of `tree` (a tree, or a commit: its tree), in
+    /// the tree's order; folders, links and submodules left out. How the project's own
+    /// files (its changelog) are found.
+    pub fn root_file_names(&self, tree: Oid) -> Result<Vec<String>, GitError> {
+        let repo = self.git()?;
+        let tree = repo
+            .find_object(tree, None)
+            .and_then(|object| object.peel_to_tree())
+            .map_err(|_| GitError::MissingObject { what: "tree", oid: tree })?;
+        let files = tree.iter().filter(|entry| {
+            let mode = entry.filemode();
+            mode == i32::from(FileMode::Blob) || mode == i32::from(FileMode::BlobExecutable)
+        });
+        Ok(files.filter_map(|entry| entry.name().ok().map(str::to_string)).collect())
+    }
+
     /// A copy of tree `tree` with the file at `path` replaced by (or created with)
     /// `content`, keeping an existing file's executable bit. Used for the Plans.md flip.
     pub fn replace_in_tree(&self, tree: Oid, path: &str, content: &[u8]) -> Result<Oid, GitError> {
@@ -391,13 +423,14 @@ impl Repo {
 pub const LANDED_SCAN_LIMIT: usize = 20_000;
 
 impl Repo {
-    /// Tasks of any run already landed on main: for each `(id, title)`, the newest landing
-    /// commit whose `Breeze-Task` trailer is `id` and whose subject is `feat: <title>` (the
-    /// title keeps two plans that reuse an id apart). Reads at most
-    /// [`LANDED_SCAN_LIMIT`] commits of main's first-parent history.
+    /// Tasks of any run already landed on main: for each `(id, subjects)`, the newest
+    /// landing commit whose `Breeze-Task` trailer is `id` and whose subject is one of
+    /// `subjects` (the subjects its landing may have had: the title in them keeps two plans
+    /// that reuse an id apart). Reads at most [`LANDED_SCAN_LIMIT`] commits of main's
+    /// first-parent history.
     pub fn find_landed_tasks(
         &self,
-        tasks: &[(&str, &str)],
+        tasks: &[(&str, Vec<String>)],
     ) -> Result<std::collections::BTreeMap<String, Oid>, GitError> {
         let tip = match self.git()?.refname_to_id(&self.main_ref()) {
             Ok(oid) => oid,
@@ -412,16 +445,16 @@ impl Repo {
     pub fn find_landed_tasks_from(
         &self,
         tip: Oid,
-        tasks: &[(&str, &str)],
+        tasks: &[(&str, Vec<String>)],
     ) -> Result<std::collections::BTreeMap<String, Oid>, GitError> {
         let mut found = std::collections::BTreeMap::new();
         if tasks.is_empty() {
             return Ok(found);
         }
         let repo = self.git()?;
-        let flat = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
-        let wanted: std::collections::BTreeMap<String, String> =
-            tasks.iter().map(|(id, title)| (flat(id), format!("feat: {}", flat(title)))).collect();
+        let wanted: std::collections::BTreeMap<String, Vec<String>> = (tasks.iter())
+            .map(|(id, subjects)| (flat(id), subjects.iter().map(|s| flat(s)).collect()))
+            .collect();
         let context = || "could not walk the history of main".to_string();
         let mut walk = repo.revwalk().ctx(context)?;
         walk.simplify_first_parent().ctx(context)?;
@@ -437,8 +470,8 @@ impl Repo {
             let subject = message.lines().next().unwrap_or("").trim();
             for (key, value) in trailers.iter() {
                 if key.eq_ignore_ascii_case(TRAILER_TASK)
-                    && let Some(title) = wanted.get(value.trim())
-                    && subject == title
+                    && let Some(subjects) = wanted.get(value.trim())
+                    && subjects.iter().any(|wanted| wanted == subject)
                 {
                     found.entry(value.trim().to_string()).or_insert(oid);
                 }

@@ -23,7 +23,7 @@
 //!   [`Repo::check_lane_links`] points the lane back at its admin folder and removes what a
 //!   role planted there.
 //! - **Landing**: [`Repo::merge_task`] (three-way, in memory), [`Repo::replace_in_tree`]
-//!   (Plans.md flip), [`Repo::write_landing_commit`] with [`landing_message`],
+//!   (Plans.md flip), [`Repo::write_landing_commit`] with [`landing_commit_message`],
 //!   [`Repo::integration_worktree`] for `land.verify`, [`Repo::advance_main`]
 //!   (compare-and-swap plus a safe fast-forward of the user's checkout, every path replaced
 //!   atomically; [`Repo::advance_main_observed`] tells a [`CheckoutObserver`] before the
@@ -124,7 +124,7 @@ pub use guard::{Fingerprint, LaneCommitOnMain};
 pub use init::{commit_on_head, init_with_commit};
 pub use land::{
     LANDED_SCAN_LIMIT, MergeOutcome, ReviewTrailer, TRAILER_REVIEW, TRAILER_RUN, TRAILER_TASK,
-    landing_message,
+    landing_commit_message, landing_message,
 };
 pub use landed_on::{FoundBy, TaskChange};
 pub use landing_recovery::CheckoutRecovery;

@@ -564,3 +564,22 @@ fn a_half_done_fast_forward_of_a_killed_landing_is_finished_by_the_next_one() {
     assert_eq!(read(repo.path(), "src/gen19.rs"), "// 19\n");
     repo.fsck();
 }
+
+#[test]
+fn the_files_at_a_trees_root_are_listed_without_its_folders_and_links() {
+    let repo = TestRepo::with_files(&[
+        ("CHANGES.rst", "Version 1.0\n-----------\n"),
+        ("docs/CHANGELOG.md", "# Changelog\n"),
+        ("run.sh", "#!/bin/sh\n"),
+    ]);
+    std::os::unix::fs::symlink("CHANGES.rst", repo.path().join("NEWS")).unwrap();
+    repo.git(&["update-index", "--chmod=+x", "run.sh"]);
+    repo.git(&["add", "NEWS"]);
+    repo.git(&["commit", "-q", "-m", "link"]);
+    let handle = repo.open();
+    let names = handle.root_file_names(handle.main_tip().unwrap()).unwrap();
+    assert!(names.contains(&"CHANGES.rst".to_string()), "{names:?}");
+    assert!(names.contains(&"run.sh".to_string()), "an executable file is a file: {names:?}");
+    assert!(!names.contains(&"docs".to_string()), "a folder is not listed: {names:?}");
+    assert!(!names.contains(&"NEWS".to_string()), "a link is not listed: {names:?}");
+}

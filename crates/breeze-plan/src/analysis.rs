@@ -12,9 +12,6 @@ use crate::parallelism::{self, Parallelism};
 use crate::{Plan, Task, TaskId};
 use rustc_hash::FxHashSet;
 
-/// Files that at most one task per run may own; unowned, only the Lead writes them.
-pub const SHARED_FILES: [&str; 3] = ["Plans.md", "CHANGELOG.md", "spec.md"];
-
 /// Most workers breeze runs at once.
 pub const MAX_WORKERS: u32 = 3;
 
@@ -61,8 +58,9 @@ pub struct Analysis {
     /// How much of the plan can run at once: the widest set of tasks that can run
     /// together, and the critical path.
     pub parallelism: Parallelism,
-    /// `Plans.md`, `CHANGELOG.md`, `spec.md` → the task whose write set claims it, or
-    /// `None` (the Lead writes it).
+    /// The plan's shared files ([`Plan::shared_files`]: `Plans.md`, the changelog,
+    /// `spec.md`) that the repository has or a task claims → the task whose write set
+    /// claims it, or `None` (the Lead writes it).
     pub shared_file_owners: BTreeMap<String, Option<TaskId>>,
     /// How much work the conflict search did.
     pub stats: AnalysisStats,
@@ -480,11 +478,13 @@ fn cycle_problem(plan: &Plan, members: &[usize], cycle: &[usize]) -> Problem {
     problem
 }
 
-/// Owners of the shared files, and a problem for each file with several.
+/// Owners of the shared files the repository has or a task claims, and a problem for each
+/// file with several.
 fn shared_owners(plan: &Plan) -> (BTreeMap<String, Option<TaskId>>, Vec<Problem>) {
     let mut owners = BTreeMap::new();
     let mut problems = Vec::new();
-    for file in SHARED_FILES {
+    for shared in plan.shared_files.iter() {
+        let file = shared.path.as_str();
         let mut claimants: Vec<&Task> =
             plan.tasks.iter().filter(|t| !t.writes.is_empty() && t.writes.matches(file)).collect();
         claimants.sort_by(|a, b| a.id.cmp(&b.id));
@@ -510,7 +510,9 @@ fn shared_owners(plan: &Plan) -> (BTreeMap<String, Option<TaskId>>, Vec<Problem>
                 .with_ids(claimants.iter().map(|t| t.id.clone()).collect()),
             );
         }
-        owners.insert(file.to_owned(), claimants.first().map(|t| t.id.clone()));
+        if shared.exists || !claimants.is_empty() {
+            owners.insert(file.to_owned(), claimants.first().map(|t| t.id.clone()));
+        }
     }
     (owners, problems)
 }

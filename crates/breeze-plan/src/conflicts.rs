@@ -280,6 +280,7 @@ mod tests {
                 marker: None,
                 line: i + 1,
                 blocked: None,
+                commit_type: None,
             })
             .collect()
     }

@@ -5,8 +5,7 @@ use breeze_protocol::{
     ContractTask, ModelPolicy, NonGoal, RuntimeValidation, SprintContract, SprintContractV1,
 };
 
-use crate::analysis::SHARED_FILES;
-use crate::{RiskFlag, Task};
+use crate::{RiskFlag, SHARED_FILES, Task};
 
 /// Settings the contract takes from the run and its configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,6 +24,9 @@ pub struct ContractOptions {
     pub retry_threshold: u32,
     /// RFC 3339 UTC time of generation.
     pub generated_at: String,
+    /// The shared files ([`crate::Plan::shared_files`]): those the task does not own are
+    /// its non-goals (the Lead writes them).
+    pub shared_files: Vec<String>,
 }
 
 impl Default for ContractOptions {
@@ -37,6 +39,7 @@ impl Default for ContractOptions {
             max_consults: 3,
             retry_threshold: 2,
             generated_at: String::new(),
+            shared_files: SHARED_FILES.iter().map(|file| file.to_string()).collect(),
         }
     }
 }
@@ -92,7 +95,7 @@ fn contract_body(task: &Task, options: &ContractOptions) -> ContractBody {
     let (tdd_required, skip_tdd_reason) = tdd(task);
     ContractBody {
         checks: checks(task, options),
-        non_goals: non_goals(task),
+        non_goals: non_goals(task, options),
         runtime_validation: runtime_validation(options),
         browser_validation: Vec::new(),
         risk_flags: task.risk.iter().map(|f| f.as_str().to_owned()).collect(),
@@ -141,13 +144,15 @@ fn checks(task: &Task, options: &ContractOptions) -> Vec<ContractCheck> {
 }
 
 /// Status markers, and the shared files the task does not own, are the Lead's.
-fn non_goals(task: &Task) -> Vec<NonGoal> {
+fn non_goals(task: &Task, options: &ContractOptions) -> Vec<NonGoal> {
     let mut non_goals = vec![NonGoal::Text(
         "Do not change Plans.md status markers; the Lead updates them when the task lands"
             .to_owned(),
     )];
-    let not_owned: Vec<&str> =
-        SHARED_FILES.iter().copied().filter(|f| !task.writes.matches(f)).collect();
+    let not_owned: Vec<&str> = (options.shared_files.iter())
+        .map(String::as_str)
+        .filter(|f| !task.writes.matches(f))
+        .collect();
     if !not_owned.is_empty() {
         non_goals.push(NonGoal::Text(format!(
             "Do not edit {}: this task does not own them (the Lead writes them)",

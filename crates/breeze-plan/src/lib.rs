@@ -41,6 +41,7 @@
 #![warn(missing_docs)]
 
 mod analysis;
+mod commit_type;
 mod conflicts;
 mod contract;
 pub mod edit;
@@ -52,6 +53,7 @@ mod parallelism;
 pub mod plans_md;
 pub mod render;
 mod risk;
+mod shared;
 mod text;
 mod toml_plan;
 mod writeset;
@@ -63,7 +65,8 @@ use rustc_hash as fxhash;
 
 use std::path::Path;
 
-pub use analysis::{Analysis, Conflict, ConflictReason, MAX_WORKERS, SHARED_FILES, analyze};
+pub use analysis::{Analysis, Conflict, ConflictReason, MAX_WORKERS, analyze};
+pub use commit_type::{CommitType, subject_title};
 pub use conflicts::AnalysisStats;
 pub use contract::{ContractOptions, MAX_REVIEW_ITERATIONS, sprint_contract};
 pub use error::{PlanError, PlanWarning, Problem, ProblemKind};
@@ -71,6 +74,7 @@ pub use id::TaskId;
 pub use model::{Plan, PlanFormat, Task};
 pub use parallelism::{EXACT_TASKS, Parallelism};
 pub use risk::{RiskFlag, advisor_required, detect as detect_risk};
+pub use shared::{SHARED_FILES, SharedFile, SharedFiles};
 pub use writeset::{Collision, WriteEntryError, WriteSet};
 
 /// Reads a plan file: `*.toml` as plan.toml, anything else as Plans.md. Extension tables

@@ -3,7 +3,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use crate::{PlanWarning, RiskFlag, TaskId, WriteSet};
+use crate::{CommitType, PlanWarning, RiskFlag, SharedFiles, TaskId, WriteSet};
 
 /// Which file format a plan came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -51,6 +51,14 @@ pub struct Plan {
     /// Lines of to-do items written without a task id (Plans.md): `breeze plan --fill-ids`
     /// numbers them, and `breeze run` refuses to start until it has.
     pub unnumbered: Vec<usize>,
+    /// Tasks to do that the branch work lands on already has (found by their trailers by a
+    /// caller that knows the repository): a run does not run them again, and `breeze plan`
+    /// counts them apart. Empty when read.
+    pub on_main: BTreeSet<TaskId>,
+    /// The files at most one task may own, else only the Lead writes them: the standard
+    /// names when read ([`SharedFiles::default`]); a caller that knows the repository sets
+    /// its own (its changelog's name, which files it has).
+    pub shared_files: SharedFiles,
 }
 
 impl Plan {
@@ -112,6 +120,9 @@ pub struct Task {
     /// have (`depends on `X`, which is not in the plan`), or on a task held back so — or
     /// `None`. A run blocks it with this reason; every other task goes on.
     pub blocked: Option<String>,
+    /// The type of its landing commit as the plan writes it (`type = "fix"`, a `[fix]` tag,
+    /// a `fix:` title); `None`: inferred at landing from the paths it changed.
+    pub commit_type: Option<CommitType>,
 }
 
 impl Task {

@@ -57,19 +57,26 @@ pub fn table(plan: &Plan, a: &Analysis) -> String {
     out
 }
 
-/// `Plan <path> (<format>): N tasks to run, N done, N blocked`.
+/// `Plan <path> (<format>): N tasks to run, N done, N blocked` — tasks already on main
+/// ([`Plan::on_main`]) counted apart, and `nothing left to run` when that is so.
 fn write_summary(out: &mut String, plan: &Plan) {
-    let tasks = plan.runnable_count();
-    let _ = writeln!(
-        out,
-        "Plan {} ({}): {} task{} to run, {} done, {} blocked",
-        plan.path.display(),
-        format_name(plan.format),
-        tasks,
-        if tasks == 1 { "" } else { "s" },
-        plan.done.len(),
-        plan.blocked_count()
-    );
+    let on_main =
+        (plan.tasks.iter()).filter(|t| t.blocked.is_none() && plan.on_main.contains(&t.id)).count();
+    let to_run = plan.runnable_count() - on_main;
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    let mut counts = vec![format!("{} done", plan.done.len())];
+    if on_main > 0 {
+        counts.push(format!("{on_main} already on main (by their Breeze-Task trailers)"));
+    }
+    counts.push(format!("{} blocked", plan.blocked_count()));
+    let head = format!("Plan {} ({})", plan.path.display(), format_name(plan.format));
+    let finished = plan.done.len() + on_main;
+    if to_run == 0 && finished > 0 {
+        let _ = writeln!(out, "{head}: nothing left to run — {}", counts.join(", "));
+    } else {
+        let _ =
+            writeln!(out, "{head}: {to_run} task{} to run, {}", plural(to_run), counts.join(", "));
+    }
 }
 
 /// How many write groups and lanes, and what they mean.
@@ -156,8 +163,15 @@ fn task_row(plan: &Plan, a: &Analysis, i: usize) -> [String; 7] {
     } else {
         t.writes.entries().join(", ")
     };
+    let id = if t.blocked.is_some() {
+        format!("{} (blocked)", t.id)
+    } else if plan.on_main.contains(&t.id) {
+        format!("{} (on main)", t.id)
+    } else {
+        t.id.to_string()
+    };
     [
-        if t.blocked.is_some() { format!("{} (blocked)", t.id) } else { t.id.to_string() },
+        id,
         truncate(&t.title, 40),
         (a.group_of(i) + 1).to_string(),
         a.priority(i).to_string(),
@@ -247,8 +261,12 @@ fn write_tasks_without_write_set(out: &mut String, plan: &Plan, alone: &[usize])
     }
 }
 
-/// Who writes each shared file: its owning task, or the Lead.
+/// Who writes each shared file (of those the repository has or a task claims): its owning
+/// task, or the Lead. Nothing when there is none.
 fn write_shared_files(out: &mut String, a: &Analysis) {
+    if a.shared_file_owners.is_empty() {
+        return;
+    }
     let owners: Vec<String> = a
         .shared_file_owners
         .iter()

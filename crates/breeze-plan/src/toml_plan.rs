@@ -9,6 +9,7 @@
 //! depends_on = ["1.0"]             # ids in this file
 //! risk = ["security-sensitive"]    # needs-spike | security-sensitive | state-migration
 //! advisor_required = false
+//! type = "fix"                     # the landing commit's type; inferred when absent
 //! [task.sim]                       # an extension table: accepted only when the caller
 //! fail_attempts = 1                #   names it (the engine accepts `sim`), kept as JSON
 //! ```
@@ -21,7 +22,7 @@ use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 use crate::error::{PlanError, Problem, ProblemKind};
-use crate::{Plan, PlanFormat, RiskFlag, Task, TaskId, WriteSet, risk};
+use crate::{CommitType, Plan, PlanFormat, RiskFlag, Task, TaskId, WriteSet, risk};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -46,11 +47,13 @@ struct TaskEntry {
     risk: Vec<Spanned<String>>,
     #[serde(default)]
     advisor_required: bool,
+    #[serde(default, rename = "type")]
+    commit_type: Option<Spanned<String>>,
 }
 
 /// The fields of [`TaskEntry`], in the order messages list them.
-const TASK_FIELDS: [&str; 7] =
-    ["id", "title", "dod", "writes", "depends_on", "risk", "advisor_required"];
+const TASK_FIELDS: [&str; 8] =
+    ["id", "title", "dod", "writes", "depends_on", "risk", "advisor_required", "type"];
 /// The keys every `[[task]]` table must have.
 const REQUIRED_TASK_FIELDS: [&str; 2] = ["id", "title"];
 
@@ -117,6 +120,8 @@ pub(crate) fn parse(text: &str, path: &Path, extensions: &[&str]) -> Result<Plan
         warnings: Vec::new(),
         extensions: extension_tables,
         unnumbered: Vec::new(),
+        on_main: Default::default(),
+        shared_files: Default::default(),
     })
 }
 
@@ -217,6 +222,7 @@ impl<'a> Reader<'a> {
         }
         let dod = entry.dod.as_deref().map(str::trim).filter(|d| !d.is_empty()).unwrap_or(&title);
         let text_for_risk = format!("{title}\n{dod}");
+        let commit_type = self.commit_type(entry, id, problems);
         Task {
             id: TaskId::new(id),
             title: crate::text::strip_comments(&title),
@@ -228,7 +234,29 @@ impl<'a> Reader<'a> {
             marker: None,
             line,
             blocked: None,
+            commit_type: commit_type.or_else(|| CommitType::written_in(&title, "")),
         }
+    }
+
+    /// `type = "fix"`, checked.
+    fn commit_type(
+        &self,
+        entry: &TaskEntry,
+        id: &str,
+        problems: &mut Vec<Problem>,
+    ) -> Option<CommitType> {
+        let written = entry.commit_type.as_ref()?;
+        let found = CommitType::from_name(written.get_ref());
+        if found.is_none() {
+            problems.push(Problem::new(
+                self.path,
+                self.line(written.span().start),
+                ProblemKind::InvalidValue,
+                format!("task `{id}`: unknown commit type `{}`", written.get_ref()),
+                format!("use one of {} (or leave `type` out: breeze infers it from the paths the task changes)", CommitType::names()),
+            ));
+        }
+        found
     }
 
     fn dependencies(
@@ -548,7 +576,7 @@ fn array_end(lines: &[(usize, &str)], first: usize) -> usize {
 mod tests {
     use super::*;
 
-    const EVERY_KEY: &str = "[[task]]\nid = 1\ntitle = \"t\"\ndod = \"d\"\nwrites = []\ndepends_on = []\nrisk = []\nadvisor_required = true\n";
+    const EVERY_KEY: &str = "[[task]]\nid = 1\ntitle = \"t\"\ndod = \"d\"\nwrites = []\ndepends_on = []\nrisk = []\nadvisor_required = true\ntype = \"fix\"\n";
 
     #[test]
     fn the_listed_keys_are_the_task_fields() {
@@ -557,6 +585,7 @@ mod tests {
         assert_eq!(keys, TASK_FIELDS);
         let plan = parse(EVERY_KEY, Path::new("plan.toml"), &[]).unwrap();
         assert_eq!(plan.tasks[0].dod, "d");
+        assert_eq!(plan.tasks[0].commit_type, Some(CommitType::Fix));
         for required in REQUIRED_TASK_FIELDS {
             let without: String = EVERY_KEY
                 .lines()

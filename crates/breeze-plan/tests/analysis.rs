@@ -249,8 +249,14 @@ fn sprint_contract_from_a_task() {
         max_consults: 3,
         retry_threshold: 2,
         generated_at: "2026-01-02T03:04:05Z".into(),
+        shared_files: vec!["Plans.md".into(), "CHANGES.rst".into()],
     };
     let c = sprint_contract(plan.task(&TaskId::from("1.4")).unwrap(), &options);
+    let non_goals = serde_json::to_string(&c.contract.non_goals).unwrap();
+    assert!(
+        non_goals.contains("Do not edit Plans.md, CHANGES.rst: this task does not own them"),
+        "the repository's own changelog is the Lead's: {non_goals}"
+    );
     assert_eq!(c.task.id, "1.4");
     assert_eq!(c.task.status_at_generation, "cc:wip");
     assert_eq!(c.task.depends_on, ["1.1"]);
@@ -380,7 +386,7 @@ fn empty_plan_has_no_workers() {
     assert_eq!(a.workers, 0);
     assert!(a.groups.is_empty());
     assert!(a.parallelism.widest.is_empty() && a.parallelism.critical_path.is_empty());
-    assert!(render::table(&p, &a).contains("0 tasks to run, 1 done"));
+    assert!(render::table(&p, &a).contains("nothing left to run — 1 done, 0 blocked"));
 }
 
 #[test]
@@ -407,4 +413,72 @@ fn a_file_and_a_folder_of_one_name_keep_their_tasks_apart_in_the_lanes() {
     assert_eq!(ids(&a.parallelism.widest), ["B", "C", "D"]);
     assert_eq!(a.workers, 3);
     assert_eq!(analyze(&p, 2).unwrap().workers, 2);
+}
+
+#[test]
+fn the_repositorys_changelog_is_a_shared_file_under_its_own_name() {
+    let mut plan = plan(&[("1", "`src/`", "-"), ("2", "`CHANGES.rst`, `NEWS`", "-")]);
+    plan.shared_files = breeze_plan::SharedFiles::of_repository(Some("CHANGES.rst"), |_| true);
+    let a = analyze(&plan, 3).unwrap();
+    let table = render::table(&plan, &a);
+    assert!(
+        table.contains("Shared files: CHANGES.rst → task 2 · Plans.md → Lead · spec.md → Lead\n"),
+        "the repository's changelog takes CHANGELOG.md's place:\n{table}"
+    );
+    // Two tasks claiming it is the plan error it is for CHANGELOG.md.
+    let mut two = self::plan(&[("1", "`*.rst`", "-"), ("2", "`CHANGES.rst`", "-")]);
+    two.shared_files = breeze_plan::SharedFiles::of_repository(Some("CHANGES.rst"), |_| true);
+    let err = analyze(&two, 3).unwrap_err().to_string();
+    assert!(err.contains("the shared file `CHANGES.rst` is claimed by 2 tasks"), "{err}");
+}
+
+#[test]
+fn only_the_shared_files_the_repository_has_or_a_task_claims_are_listed() {
+    let mut plan = plan(&[("1", "`src/`", "-"), ("2", "`CHANGES.rst`, `NEWS`", "-")]);
+    // A repository with Plans.md and CHANGES.rst (its changelog), without spec.md.
+    plan.shared_files = breeze_plan::SharedFiles::of_repository(Some("CHANGES.rst"), |path| {
+        path == "Plans.md" || path == "CHANGES.rst"
+    });
+    let a = analyze(&plan, 3).unwrap();
+    let table = render::table(&plan, &a);
+    assert!(
+        table.contains("Shared files: CHANGES.rst → task 2 · Plans.md → Lead\n"),
+        "spec.md, which the repository does not have, is not listed:\n{table}"
+    );
+    // A changelog the repository does not have yet, claimed by a task, is listed.
+    plan.shared_files = breeze_plan::SharedFiles::of_repository(Some("NEWS"), |_| false);
+    let a = analyze(&plan, 3).unwrap();
+    let table = render::table(&plan, &a);
+    assert!(table.contains("Shared files: NEWS → task 2\n"), "{table}");
+    // None there and none claimed: no line.
+    plan.shared_files = breeze_plan::SharedFiles::of_repository(Some("CHANGELOG.md"), |_| false);
+    plan.tasks.truncate(1);
+    let table = render::table(&plan, &analyze(&plan, 3).unwrap());
+    assert!(!table.contains("Shared files"), "{table}");
+}
+
+#[test]
+fn a_plan_whose_tasks_are_all_landed_says_nothing_is_left_to_run() {
+    let mut plan = plan(&[("1", "`a`", "-"), ("2", "`b`", "-"), ("3", "`c`", "-")]);
+    plan.on_main = ["1", "2"].into_iter().map(TaskId::from).collect();
+    let table = render::table(&plan, &analyze(&plan, 3).unwrap());
+    assert!(
+        table.starts_with("Plan Plans.md (Plans.md): 1 task to run, 0 done, 2 already on main (by their Breeze-Task trailers), 0 blocked\n"),
+        "{table}"
+    );
+    assert!(table.contains("\n1 (on main)  "), "{table}");
+    plan.on_main.insert(TaskId::from("3"));
+    let table = render::table(&plan, &analyze(&plan, 3).unwrap());
+    assert!(
+        table.starts_with("Plan Plans.md (Plans.md): nothing left to run — 0 done, 3 already on main (by their Breeze-Task trailers), 0 blocked\n"),
+        "{table}"
+    );
+    // Every task marked done in the plan.
+    let text = "| Task | Content | DoD | Depends | Status |\n|-|-|-|-|-|\n| 1 | a | d | - | cc:done |\n| 2 | b | d | - | cc:done |\n";
+    let done = parse_plans_md(text, Path::new("Plans.md")).unwrap();
+    let table = render::table(&done, &analyze(&done, 3).unwrap());
+    assert!(
+        table.starts_with("Plan Plans.md (Plans.md): nothing left to run — 2 done, 0 blocked\n"),
+        "{table}"
+    );
 }

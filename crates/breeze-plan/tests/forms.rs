@@ -433,3 +433,19 @@ fn the_no_task_table_message_quotes_the_file_and_speaks_its_language() {
     assert!(err.to_string().contains("(`| 項目 | 担当 | メモ |`)"), "{err}");
     assert!(err.to_string().contains("`| Task | 内容 | DoD | Depends | Status |`"), "{err}");
 }
+
+#[test]
+fn an_item_is_numbered_in_its_own_sections_family_not_in_a_later_tables() {
+    let text = "# Plan\n\n## Sprint 1\n\n- [ ] Set up CI cc:TODO\n- [ ] Write the parser cc:TODO\n\n## Now\n\n- [ ] Pick a name cc:TODO\n\n## Backlog\n\n| Task | Content | DoD | Depends | Status |\n|------|---------|-----|---------|--------|\n| B1 | A later thing | done | - | cc:TODO |\n";
+    let (out, proposals) = breeze_plan::plans_md::fill_ids(text).unwrap();
+    let written: Vec<(usize, &str)> = proposals.iter().map(|p| (p.line, p.id.as_str())).collect();
+    assert_eq!(
+        written,
+        [(5, "1.1"), (6, "1.2"), (10, "1.3")],
+        "Sprint 1's number, then the numbering above; never the Backlog's B family below:\n{out}"
+    );
+    // An item with no family above it and none in its section starts the plan's own.
+    let alone = "## Now\n\n- [ ] Pick a name cc:TODO\n\n## Backlog\n\n| Task | Content | DoD | Depends | Status |\n|------|---------|-----|---------|--------|\n| B1 | A later thing | done | - | cc:TODO |\n";
+    let (_, proposals) = breeze_plan::plans_md::fill_ids(alone).unwrap();
+    assert_eq!(proposals[0].id, "T1", "{proposals:?}");
+}

@@ -393,6 +393,7 @@ fn task(i: usize, writes: WriteSet, depends_on: Vec<TaskId>) -> Task {
         marker: None,
         line: i + 1,
         blocked: None,
+        commit_type: None,
     }
 }
 
@@ -406,6 +407,8 @@ fn make_plan(tasks: Vec<Task>) -> Plan {
         warnings: Vec::new(),
         extensions: Default::default(),
         unnumbered: Vec::new(),
+        on_main: Default::default(),
+        shared_files: Default::default(),
     }
 }
 

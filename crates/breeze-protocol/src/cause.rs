@@ -51,7 +51,7 @@ pub enum CauseKind {
     Error,
     /// The run stopped before the task finished; `breeze resume` continues it.
     Stopped,
-    /// A person decided (`breeze reject`).
+    /// A person decided (`breeze reject`, `breeze retry`, `breeze abort`).
     Person,
     /// A `[budget]` cap was reached (`detail`: what was spent against which cap; `hint`: the
     /// setting to raise).

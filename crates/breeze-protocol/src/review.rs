@@ -183,9 +183,10 @@ pub struct ReviewInput {
     /// Path of the task's `sprint-contract.v1`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub contract_path: Option<String>,
-    /// The line breeze adds under `Unreleased` in `CHANGELOG.md` when the task lands, from
-    /// the worker's report (`changelog`), exactly as it will land; the file at `diff_path`
-    /// ends with that change. Absent: the landing adds nothing to the changelog.
+    /// The line breeze adds under "Unreleased" in the project's changelog when the task
+    /// lands, from the worker's report (`changelog`), exactly as it will land; the file at
+    /// `diff_path` ends with that change. Absent: the landing adds nothing to the changelog
+    /// (no line, or `land.changelog = "off"`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub changelog: Option<String>,
 }

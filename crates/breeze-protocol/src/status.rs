@@ -72,7 +72,8 @@ pub enum TaskState {
     Escalated,
     /// A dependency did not land.
     Blocked,
-    /// An error outside the task's control (git, configuration, I/O).
+    /// An error outside the task's control (git, configuration, I/O), or a person gave the
+    /// run up while the task was unfinished (`breeze abort`: no resume takes it up).
     Failed,
 }
 

@@ -189,8 +189,9 @@ pub struct WorkerReport {
     /// The paths asked for, when `status` is `needs-scope`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope_request: Option<ScopeRequest>,
-    /// A line for `CHANGELOG.md`, which the Lead adds under `Unreleased` when the task lands
-    /// (workers do not edit shared files such as the changelog themselves).
+    /// A line for the project's changelog (`CHANGELOG.md`, `CHANGES.rst`, …), which the Lead
+    /// adds under "Unreleased" when the task lands (workers do not edit shared files such as
+    /// the changelog themselves).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub changelog: Option<String>,
 }

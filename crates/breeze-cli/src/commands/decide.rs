@@ -37,19 +37,23 @@ pub fn retry(args: &RetryArgs) -> CliResult {
     let options = decision::RetryOptions { note: args.note.clone(), fresh: args.fresh };
     let report = decision::retry(&crate::here(), &args.tasks, &options).map_err(engine_error)?;
     for task in &report.tasks {
-        let line = match (&task.set_aside, &task.branch) {
-            (Some(earlier), _) => format!(
-                "task {} starts over from main's tip on a new branch; its earlier work stays on branch `{earlier}`",
-                task.id
-            ),
-            (None, _) if args.fresh => {
-                format!("task {} starts over from main's tip on a new branch", task.id)
+        let line = match (&task.earlier, &task.set_aside, &task.branch) {
+            (Some(earlier), set_aside, _) => {
+                let mut line = format!(
+                    "task {} starts over from main's tip on a new branch, at attempt 1, round 1 (it had made {}; the journal keeps them)",
+                    task.id,
+                    earlier.said()
+                );
+                if let Some(branch) = set_aside {
+                    line.push_str(&format!("; its earlier work stays on branch `{branch}`"));
+                }
+                line
             }
-            (None, Some(branch)) => format!(
+            (None, _, Some(branch)) => format!(
                 "task {} gets a fresh start on branch `{branch}` with its work so far",
                 task.id
             ),
-            (None, None) => format!("task {} gets a fresh start", task.id),
+            (None, _, None) => format!("task {} gets a fresh start", task.id),
         };
         output::println(&line)?;
     }

@@ -34,8 +34,14 @@ pub fn run(args: &PlanArgs) -> CliResult {
         }
         None => config.max_workers,
     };
-    let plan = breeze_plan::load_with_extensions(&plan_path, breeze_engine::PLAN_EXTENSIONS)
+    let mut plan = breeze_plan::load_with_extensions(&plan_path, breeze_engine::PLAN_EXTENSIONS)
         .map_err(plan_error)?;
+    // The shared files as the run would see them: the project's own changelog, and only
+    // the files the repository has.
+    if let Some(root) = &root {
+        plan.shared_files = breeze_engine::changelog::shared_files_in(root, &config);
+        plan.on_main = landed_on_main(root, &config, &plan);
+    }
     let analysis = breeze_plan::analyze(&plan, max_workers).map_err(plan_error)?;
     warn_if_template(&plan_path);
     if args.json {
@@ -56,6 +62,25 @@ pub fn run(args: &PlanArgs) -> CliResult {
         output::print(&format!("\n{}", breeze_engine::independence::describe(&config, root)))?;
     }
     Ok(ExitCode::Success)
+}
+
+/// The plan's tasks already on the branch a run would land on, found by their trailers as
+/// the run finds them (it would not run them again); none when that cannot be read.
+fn landed_on_main(
+    root: &Path,
+    config: &breeze_engine::Config,
+    plan: &breeze_plan::Plan,
+) -> std::collections::BTreeSet<breeze_plan::TaskId> {
+    let Some(repo) =
+        breeze_engine::target_branch::open_on_landing_branch(root, &config.main_branch)
+    else {
+        return Default::default();
+    };
+    let template = &config.land.message;
+    match breeze_engine::landing_message::landed_on_main(&repo, plan, template) {
+        Ok(landed) => landed.into_keys().map(breeze_plan::TaskId::new).collect(),
+        Err(_) => Default::default(),
+    }
 }
 
 /// `breeze init`'s untouched template is analysed, with a warning on stderr (every output

@@ -28,22 +28,27 @@ pub fn status(args: &StatusArgs) -> CliResult {
             reason = Some("the engine stopped (killed?); `breeze resume` continues the run".into());
         }
         output::print(&render::status_table(&status, reason.as_deref()))?;
-        output::print(&kept_lanes())?;
+        output::print(&kept_lanes(status.state == RunState::Running))?;
     }
     Ok(ExitCode::Success)
 }
 
 /// The lanes kept for the next run, with their disk use as last measured (no walk here:
 /// `breeze doctor` measures again).
-fn kept_lanes() -> String {
+fn kept_lanes(live: bool) -> String {
     let Ok(repo) = breeze_git::Repo::open(&crate::here()) else { return String::new() };
-    let lanes = breeze_engine::lane_record::kept_lanes(&repo);
-    if lanes.is_empty() {
+    kept_lanes_section(&breeze_engine::lane_record::kept_lanes(&repo), live)
+}
+
+/// The kept lanes under their heading; nothing when there are none — or while a run is
+/// live: its lanes are its own, not kept for a next run.
+fn kept_lanes_section(lanes: &[breeze_engine::lane_record::KeptLane], live: bool) -> String {
+    if live || lanes.is_empty() {
         return String::new();
     }
     let mut out =
         String::from("\nkept lanes (the next run reuses them; `breeze clean` removes them):\n");
-    for lane in &lanes {
+    for lane in lanes {
         out.push_str(&format!("  {}\n", lane.describe()));
     }
     out
@@ -168,4 +173,28 @@ pub fn report_markdown(
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use breeze_engine::lane_record::KeptLane;
+
+    fn parked(name: &str) -> KeptLane {
+        let record = serde_json::from_str(
+            r#"{"format":1,"state":"parked","run_id":"r1","head":"0123456789abcdef","parked_at":"2026-01-01T00:00:00Z"}"#,
+        )
+        .unwrap();
+        KeptLane { name: name.into(), path: name.into(), record: Some(record), disk: None }
+    }
+
+    #[test]
+    fn kept_lanes_have_a_heading_only_when_there_are_some_and_no_run_is_live() {
+        assert_eq!(kept_lanes_section(&[], false), "", "no heading without lanes");
+        let lanes = [parked("lane-1")];
+        assert_eq!(kept_lanes_section(&lanes, true), "", "a live run's lanes are its own");
+        let shown = kept_lanes_section(&lanes, false);
+        assert!(shown.starts_with("\nkept lanes ("), "{shown}");
+        assert!(shown.contains("  lane-1: parked at 0123456789ab since"), "{shown}");
+    }
 }

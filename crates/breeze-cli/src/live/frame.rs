@@ -21,6 +21,8 @@ pub fn render(
     footer: Option<&str>,
 ) -> Vec<String> {
     let mut lines = Vec::new();
+    // A finished run's clocks stop at its end.
+    let now = model.clock_time(now);
     let state = match model.finished {
         Some(state) => state.as_str(),
         None => "running",
@@ -334,6 +336,26 @@ mod tests {
             };
             assert_eq!(lane1, expected, "{width}");
         }
+    }
+
+    #[test]
+    fn a_finished_runs_clock_stops_at_its_end() {
+        let mut model = two_lanes();
+        let running = render(&model, at("05:00"), 140, None);
+        assert!(running[0].contains(" · 5:00 · "), "{}", running[0]);
+        model.apply(&event(9, "01:30", r#"{"kind":"run_finished","state":"interrupted"}"#));
+        for now in ["05:00", "59:00"] {
+            let lines = render(&model, at(now), 140, None);
+            assert!(
+                lines[0].starts_with("breeze: interrupted") && lines[0].contains(" · 1:30 · "),
+                "{now}: {}",
+                lines[0]
+            );
+            assert!(lines[2].contains(" 1:29 "), "{now}: the lane's clock stops too: {}", lines[2]);
+        }
+        // A resume starts the clock again.
+        model.apply(&event(10, "58:00", r#"{"kind":"run_started","plan":"plan.toml","workers":2,"main_tip":"0","resumed":true}"#));
+        assert!(render(&model, at("59:00"), 140, None)[0].contains(" · 1:00 · "));
     }
 
     #[test]

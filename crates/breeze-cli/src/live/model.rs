@@ -22,6 +22,8 @@ pub struct LiveModel {
     pub started_at: Option<SystemTime>,
     /// How the run ended, once it did (a later resume clears it).
     pub finished: Option<RunState>,
+    /// When it ended: its clocks stop there.
+    pub finished_at: Option<SystemTime>,
     /// The task on each lane (index 0 is lane 1).
     pub lanes: Vec<Option<String>>,
     /// Tasks in plan order.
@@ -162,6 +164,15 @@ impl LiveModel {
         self.reindex();
     }
 
+    /// The time the view's clocks read at `now`: the run's end once it ended (a finished
+    /// run's clock stops there), else `now`.
+    pub fn clock_time(&self, now: SystemTime) -> SystemTime {
+        match (self.finished, self.finished_at) {
+            (Some(_), Some(end)) => end.min(now),
+            _ => now,
+        }
+    }
+
     /// Applies one journal event.
     pub fn apply(&mut self, event: &BreezeEvent) {
         let at = humantime::parse_rfc3339_weak(&event.at).ok();
@@ -173,10 +184,12 @@ impl LiveModel {
                 self.set_workers(*workers);
                 self.started_at = at;
                 self.finished = None;
+                self.finished_at = None;
             }
             EventKind::RunFinished { state } => {
                 note = Some(format!("run ended: {}", state.as_str()));
                 self.finished = Some(*state);
+                self.finished_at = at;
             }
             EventKind::TaskStarted { task, title, lane } => {
                 note = Some(format!("▶ [{task}] {title} (lane {lane})"));

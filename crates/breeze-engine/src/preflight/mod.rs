@@ -168,11 +168,12 @@ pub async fn check(options: &PreflightOptions, cancel: &CancellationToken) -> Pr
     // The run's worktrees, and the setup check's throwaway checkout, go where it says.
     let repo = repo.with_worktree_root(&crate::worktree_folder::choice(&config));
     worktree_folder_check(&mut found, &repo);
-    let plan = match options.stage {
-        Stage::Resume => None,
+    let (plan, has_commit) = match options.stage {
+        Stage::Resume => (None, true),
         Stage::NewRun | Stage::Doctor => {
             landing_branch_check(&mut found, &repo, &config);
-            plan_checks(&mut found, &root, options)
+            let has_commit = first_commit_check(&mut found, &repo);
+            (plan_checks(&mut found, &root, options), has_commit)
         }
     };
     let engine_env = &options.env;
@@ -182,7 +183,9 @@ pub async fn check(options: &PreflightOptions, cancel: &CancellationToken) -> Pr
     remote::landing_target_checks(&mut found, &repo, &config, engine_env);
     review::review_checks(&mut found, &root, &config);
     spend::spend_checks(&mut found, &root, &config, plan.as_ref(), options);
-    if options.stage != Stage::Resume && !config.worktree_setup.is_empty() {
+    // Without a commit there is no checkout of main to try the setup in; the missing
+    // commit is the problem to name.
+    if options.stage != Stage::Resume && !config.worktree_setup.is_empty() && has_commit {
         setup_check(&mut found, &repo, &config, options, cancel).await;
     }
     if options.stage == Stage::Doctor {
@@ -259,6 +262,20 @@ fn cache_checks(found: &mut Preflight, root: &Path, config: &Config, env: &[(Str
     }
 }
 
+/// Whether the repository has a commit: a run starts every task from the tip of the branch
+/// it lands on, so a repository without one is a problem that says to commit first.
+fn first_commit_check(found: &mut Preflight, repo: &Repo) -> bool {
+    let Err(breeze_git::GitError::NoCommits { .. }) = repo.main_tip() else { return true };
+    found.push(
+        "repository",
+        "commits",
+        CheckOutcome::Problem,
+        "the repository has no commit yet: a run starts each task from the tip of the branch it lands on, and lands there",
+        Some("commit what is there first — `git add -A && git commit -m \"Initial commit\"` (or `git commit --allow-empty -m init` to start empty) — then run again".into()),
+    );
+    false
+}
+
 /// The lanes kept between runs and what they take on disk (measured again for a lane
 /// parked since its last measure).
 fn kept_lane_checks(found: &mut Preflight, repo: &Repo) {
@@ -295,7 +312,9 @@ fn worktree_folder_check(found: &mut Preflight, repo: &Repo) {
     }
 }
 
-/// `breeze.toml`: every unknown key a problem of its own, else whatever else is wrong.
+/// `breeze.toml`: every unknown key and every value breeze cannot take a problem of its own
+/// ([`crate::config::value_problems`]); the configuration without them (their defaults in
+/// their place) for the other checks, `None` when the file is no TOML.
 fn config_checks(found: &mut Preflight, root: &Path, given: Option<&Config>) -> Option<Config> {
     if let Some(config) = given {
         return Some(config.clone());
@@ -333,36 +352,27 @@ fn config_checks(found: &mut Preflight, root: &Path, given: Option<&Config>) -> 
             Some(hint),
         );
     }
-    match Config::parse(&text, CONFIG_FILE) {
-        Ok(config) if unknown.is_empty() => {
-            found.push(
-                "config",
-                CONFIG_FILE,
-                CheckOutcome::Ok,
-                format!("{CONFIG_FILE} is valid"),
-                None,
-            );
-            Some(config)
-        }
-        Ok(_) => None,
-        Err(_) if !unknown.is_empty() => None,
-        Err(err) => {
-            // toml's message shows the line between its first and last lines.
-            let lines: Vec<&str> = err.message.lines().filter(|l| !l.trim().is_empty()).collect();
-            let message = match (lines.first(), lines.last()) {
-                (Some(first), Some(last)) if lines.len() > 1 => format!("{first}: {last}"),
-                _ => err.message.clone(),
-            };
-            found.push(
-                "config",
-                CONFIG_FILE,
-                CheckOutcome::Problem,
-                format!("{CONFIG_FILE}: {message}"),
-                Some("fix it (`breeze doctor` shows it again)".into()),
-            );
-            None
-        }
+    // Every value breeze cannot take, each named; the other checks go on with the rest.
+    let (refused, config) = crate::config::value_problems(&text);
+    for problem in &refused {
+        found.push(
+            "config",
+            CONFIG_FILE,
+            CheckOutcome::Problem,
+            format!("{CONFIG_FILE}: {problem}"),
+            Some("fix it (every key with its default and what it does: `breeze init --print-config`)".into()),
+        );
     }
+    if unknown.is_empty() && refused.is_empty() {
+        found.push(
+            "config",
+            CONFIG_FILE,
+            CheckOutcome::Ok,
+            format!("{CONFIG_FILE} is valid"),
+            None,
+        );
+    }
+    config
 }
 
 /// The plan loads and is not init's template; the plan, when it loads.

@@ -23,7 +23,7 @@
 //! | `auth_error = true` | the worker's backend is not logged in |
 //! | `needs_scope = ["path"]` | the first completed attempt asks to write these paths too (`needs-scope`); once granted, it writes them |
 //! | `unverified_self_review = N` | the N attempts after the failing and stalling ones report a self-review entry that is not verified |
-//! | `changelog = "..."` | the completed report carries this line for `CHANGELOG.md` |
+//! | `changelog = "..."` | the completed report carries this line for the project's changelog |
 //! | `cost_usd = 0.5` | every role call of the task reports this cost (without it: unknown, as a `command` role's) |
 //! | `input_tokens = N`, `output_tokens = N` | every role call of the task reports these tokens |
 //!

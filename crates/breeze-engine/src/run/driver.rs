@@ -191,6 +191,7 @@ impl TaskDriver {
             max_consults: config.max_consults_per_task,
             retry_threshold: config.retry_threshold,
             generated_at: crate::clock::now_rfc3339(),
+            shared_files: self.ctx.plan.shared_files.paths().map(str::to_string).collect(),
         };
         let mut task = self.ctx.task(self.index).clone();
         task.writes = self.ctx.write_sets.get(self.index);

@@ -105,7 +105,7 @@ async fn land_batch(ctx: &RunContext, indices: Vec<usize>) -> BatchEnd {
     let mut settled = Vec::new();
     let mut candidates = Vec::new();
     for index in indices {
-        let candidate = Candidate::of(ctx, index)?;
+        let candidate = Candidate::of(ctx, index).await?;
         // A landing that happened before a crash is recognized by its trailers.
         match candidate.landed_before(ctx).await? {
             Some(commit) => {

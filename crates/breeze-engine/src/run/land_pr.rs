@@ -22,7 +22,6 @@ use super::driver::TaskDriver;
 use super::land_target::{Onto, deferral, follow_main};
 use super::landing::{Landing, Try};
 use super::pr_body::{Description, history};
-use crate::changelog::CHANGELOG_FILE;
 use crate::error::EngineError;
 use crate::run_dir::file_slug;
 use crate::snapshot::{ObjectId, PullRequestRecord, TaskPhase};
@@ -108,11 +107,29 @@ impl RunContext {
         Some((only.id, pull_request))
     }
 
-    /// The files breeze edits while landing: left out of a change's patch id.
-    fn breeze_files(&self) -> Vec<String> {
-        let mut files = vec![CHANGELOG_FILE.to_string()];
-        files.extend(self.tracked_plans_file.clone());
-        files
+    /// What tells the files breeze edits while landing ([`BreezeFiles`]).
+    fn breeze_files(&self) -> BreezeFiles {
+        BreezeFiles {
+            plans_file: self.tracked_plans_file.clone(),
+            changelog: self.config.land.changelog.clone(),
+        }
+    }
+}
+
+/// The files breeze edits while landing, left out of a change's patch id: the tracked
+/// Plans.md and the changelog the line goes to.
+#[derive(Clone)]
+struct BreezeFiles {
+    plans_file: Option<String>,
+    changelog: crate::changelog::Changelog,
+}
+
+impl BreezeFiles {
+    /// Those files for a landing on `onto` (the changelog `land.changelog` names in its tree).
+    fn on(&self, repo: &breeze_git::Repo, onto: Oid) -> Result<Vec<String>, breeze_git::GitError> {
+        let mut files: Vec<String> = self.plans_file.iter().cloned().collect();
+        files.extend(self.changelog.file_in_tree(repo, onto)?);
+        Ok(files)
     }
 }
 
@@ -242,10 +259,16 @@ impl TaskDriver {
         std::fs::create_dir_all(&folder)
             .map_err(|err| EngineError::io(format!("cannot create {}", folder.display()), err))?;
         let body_file = folder.join(format!("{slug}.md"));
-        let title =
-            format!("feat: {}", task.title.split_whitespace().collect::<Vec<_>>().join(" "));
+        let (Some(base), Some(head)) = (record.base, record.head) else {
+            return Err(EngineError::Internal {
+                context: format!("opening the pull request of task {}", self.id),
+                message: "the approved task has no base or head commit in run.json".into(),
+            });
+        };
+        let title = super::landing::landing_subject(ctx, self.index, base.0, head.0).await?;
         let review = record.review_trailer().unwrap_or_else(|| record.rounds.into());
-        let message = breeze_git::landing_message(&task.title, None, &self.id, &ctx.run_id, review);
+        let message =
+            breeze_git::landing_commit_message(&title, None, &self.id, &ctx.run_id, review);
         let (rounds, advice) = history(&ctx.run_dir.events(), &self.id);
         let description = Description {
             title: title.clone(),
@@ -379,10 +402,11 @@ pub(crate) async fn follow_pull_requests(
                 .index_of(&breeze_plan::TaskId::new(dep))
                 .is_some_and(|dep| ctx.book.record(dep).phase != TaskPhase::Landed)
         });
-        let (run_id, task_id, files) =
+        let (run_id, task_id, breeze_files) =
             (ctx.run_id.clone(), record.id.clone(), breeze_files.clone());
         let found = ctx
             .git(move |repo| {
+                let files = breeze_files.on(repo, pr.onto.0)?;
                 let refs: Vec<&str> = files.iter().map(String::as_str).collect();
                 let (patch_id, paths) = repo.change_identity(pr.commit.0, &refs)?;
                 let change = TaskChange { run_id, task_id, commit: pr.commit.0, patch_id, paths };

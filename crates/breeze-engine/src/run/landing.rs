@@ -67,7 +67,7 @@ impl TaskDriver {
     /// Lands the approved task (its record holds base, head and the approving round).
     pub(super) async fn try_landing(&self) -> Result<Landing, EngineError> {
         let _serial = self.ctx.land_lock.lock().await;
-        let candidate = Candidate::of(&self.ctx, self.index)?;
+        let candidate = Candidate::of(&self.ctx, self.index).await?;
         let tries = RACE_RETRIES.max(self.ctx.config.land.push_retries + 1);
         for attempt in 1..=tries {
             match self.land_once(&candidate, attempt).await? {
@@ -136,7 +136,7 @@ pub(super) struct Candidate {
 
 impl Candidate {
     /// The approved task at `index`, from its record.
-    pub(super) fn of(ctx: &RunContext, index: usize) -> Result<Candidate, EngineError> {
+    pub(super) async fn of(ctx: &RunContext, index: usize) -> Result<Candidate, EngineError> {
         let record = ctx.book.record(index);
         let id = ctx.task(index).id.to_string();
         let (Some(base), Some(head)) = (record.base, record.head) else {
@@ -148,8 +148,8 @@ impl Candidate {
         let review = record
             .review_trailer()
             .unwrap_or_else(|| breeze_git::ReviewTrailer::from(record.rounds));
-        let title = &ctx.task(index).title;
-        let message = breeze_git::landing_message(title, None, &id, &ctx.run_id, review);
+        let subject = landing_subject(ctx, index, base.0, head.0).await?;
+        let message = breeze_git::landing_commit_message(&subject, None, &id, &ctx.run_id, review);
         Ok(Candidate {
             index,
             id,
@@ -167,6 +167,21 @@ impl Candidate {
             (ctx.run_id.clone(), self.id.clone(), ctx.main_tip_at_start.0);
         ctx.git(move |repo| repo.find_landing(&run_id, &task_id, Some(stop_at))).await
     }
+}
+
+/// The subject of task `index`'s landing commit (`land.message`): its type — the plan's,
+/// else inferred from the paths it changed between `base` and `head` — and its title.
+pub(super) async fn landing_subject(
+    ctx: &RunContext,
+    index: usize,
+    base: Oid,
+    head: Oid,
+) -> Result<String, EngineError> {
+    let changes = ctx.git(move |repo| repo.changed_paths(base, head)).await?;
+    let paths: Vec<&str> = changes.iter().flat_map(|change| change.touched_paths()).collect();
+    let task = ctx.task(index);
+    let kind = crate::landing_message::commit_type(task, &paths);
+    Ok(ctx.config.land.message.subject(kind, &task.title, task.id.as_str()))
 }
 
 /// A candidate's landing commit on a parent, or why there is none.
@@ -257,13 +272,19 @@ async fn flip_plans_marker(ctx: &RunContext, id: &str, tree: Oid) -> Result<Oid,
     }
 }
 
-/// Adds the worker's changelog line under `Unreleased` in `CHANGELOG.md` of the landing
-/// tree (creating the file when the repository has none).
+/// Adds the worker's changelog line to the project's changelog in the landing tree
+/// (`land.changelog`: found at the tree's root, or named; the file created when the
+/// repository has none), in the file's own format. Off: the tree as it is.
 async fn add_changelog_entry(ctx: &RunContext, tree: Oid, entry: &str) -> Result<Oid, EngineError> {
-    use crate::changelog::{CHANGELOG_FILE, updated_changelog};
-    let current = ctx.git(move |repo| repo.read_blob_at(tree, CHANGELOG_FILE)).await?;
-    let updated = updated_changelog(current.as_deref(), entry);
-    ctx.git(move |repo| repo.replace_in_tree(tree, CHANGELOG_FILE, updated.as_bytes())).await
+    let setting = ctx.config.land.changelog.clone();
+    let entry = entry.to_string();
+    ctx.git(move |repo| {
+        let Some(file) = setting.file_in_tree(repo, tree)? else { return Ok(tree) };
+        let current = repo.read_blob_at(tree, &file)?;
+        let updated = crate::changelog::updated_changelog(&file, current.as_deref(), &entry);
+        repo.replace_in_tree(tree, &file, updated.as_bytes())
+    })
+    .await
 }
 
 /// What the repository's hooks said about a landing.

@@ -71,7 +71,8 @@ pub(super) fn new_run(options: &RunOptions) -> Result<Prepared, EngineError> {
         config.max_workers = workers;
     }
     let plan_path = resolve_plan(&root, options.plan.as_deref())?;
-    let plan = breeze_plan::load_with_extensions(&plan_path, crate::PLAN_EXTENSIONS)?;
+    let mut plan = breeze_plan::load_with_extensions(&plan_path, crate::PLAN_EXTENSIONS)?;
+    plan.shared_files = crate::changelog::shared_files(&repo, &config.land.changelog);
     refuse_unnumbered_items(&plan)?;
     let analysis = breeze_plan::analyze(&plan, config.max_workers)?;
     let sims = crate::roles::scripted::sims_of(&plan)?;
@@ -90,7 +91,8 @@ pub(super) fn new_run(options: &RunOptions) -> Result<Prepared, EngineError> {
         ));
     }
     let target_tip = fetch_landing_target(&repo, &config)?;
-    let landed_before = landed_before(&repo, &plan, target_tip, &mut notices)?;
+    let landed_before =
+        landed_before(&repo, &plan, &config.land.message, target_tip, &mut notices)?;
     let budget = BudgetRecord {
         caps: crate::budget::caps_in_force(&config.budget.caps, &BudgetRecord::default()),
         ..BudgetRecord::default()
@@ -173,7 +175,8 @@ pub(super) fn interrupted_run(options: &RunOptions) -> Result<Prepared, EngineEr
     let pairings = crate::independence::report(&config, &root);
     let spent = snapshot.spent();
     options.budget_raise.resume(&config.budget.caps, &mut snapshot.budget, &spent)?;
-    let plan = run_dir.plan_of_run(Path::new(&snapshot.plan))?;
+    let mut plan = run_dir.plan_of_run(Path::new(&snapshot.plan))?;
+    plan.shared_files = crate::changelog::shared_files(&repo, &config.land.changelog);
     let analysis = breeze_plan::analyze(&plan, snapshot.workers)?;
     let sims = crate::roles::scripted::sims_of(&plan)?;
     keep_plan_order(&mut snapshot, &plan)?;
@@ -252,14 +255,14 @@ fn fetch_landing_target(
 fn landed_before(
     repo: &Repo,
     plan: &Plan,
+    template: &crate::landing_message::MessageTemplate,
     target_tip: Option<breeze_git::Oid>,
     notices: &mut Vec<String>,
 ) -> Result<BTreeMap<String, breeze_git::Oid>, EngineError> {
-    let ids_and_titles: Vec<(&str, &str)> =
-        plan.tasks.iter().map(|task| (task.id.as_str(), task.title.as_str())).collect();
-    let mut landed = repo.find_landed_tasks(&ids_and_titles)?;
+    let subjects = crate::landing_message::subjects_of(plan, template);
+    let mut landed = repo.find_landed_tasks(&subjects)?;
     if let Some(tip) = target_tip {
-        for (id, commit) in repo.find_landed_tasks_from(tip, &ids_and_titles)? {
+        for (id, commit) in repo.find_landed_tasks_from(tip, &subjects)? {
             landed.entry(id).or_insert(commit);
         }
     }

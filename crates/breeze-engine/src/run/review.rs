@@ -240,10 +240,16 @@ impl TaskDriver {
             .iter()
             .flat_map(|change| change.touched_paths().into_iter().map(str::to_string))
             .collect();
-        let changelog = self.record().changelog.as_deref().and_then(crate::changelog::landing_line);
+        // The line the landing adds, if any: with `land.changelog = "off"` nothing lands,
+        // and the reviewer is shown nothing.
+        let mut changelog =
+            self.record().changelog.as_deref().and_then(crate::changelog::landing_line);
         if let Some(line) = changelog.clone() {
-            let hunk = self.ctx.git(move |repo| changelog_patch(repo, &line)).await?;
-            patch.push_str(&hunk);
+            let setting = self.ctx.config.land.changelog.clone();
+            match self.ctx.git(move |repo| changelog_patch(repo, &setting, &line)).await? {
+                Some(hunk) => patch.push_str(&hunk),
+                None => changelog = None,
+            }
         }
         let diff_path = self.ctx.run_dir.review_file(&file_slug(&self.id), round, "diff");
         std::fs::write(&diff_path, patch)
@@ -459,19 +465,25 @@ impl TaskDriver {
     }
 }
 
-/// The change breeze makes to `CHANGELOG.md` when the task lands with `line`, computed on
-/// main's `CHANGELOG.md` as it is now, marked as breeze's for the end of the review diff.
-fn changelog_patch(repo: &breeze_git::Repo, line: &str) -> Result<String, breeze_git::GitError> {
-    use crate::changelog::{CHANGELOG_FILE, updated_changelog};
-    let current = repo.read_blob_at(repo.main_tip()?, CHANGELOG_FILE)?;
-    let updated = updated_changelog(current.as_deref(), line);
-    let patch = breeze_git::text_patch(CHANGELOG_FILE, current.as_deref(), updated.as_bytes())?;
-    Ok(format!(
+/// The change breeze makes to the project's changelog when the task lands with `line`,
+/// computed as the landing computes it (`land.changelog`) on main's tip as it is now,
+/// marked as breeze's for the end of the review diff. `None` when no line is added.
+fn changelog_patch(
+    repo: &breeze_git::Repo,
+    setting: &crate::changelog::Changelog,
+    line: &str,
+) -> Result<Option<String>, breeze_git::GitError> {
+    let tip = repo.main_tip()?;
+    let Some(file) = setting.file_in_tree(repo, tip)? else { return Ok(None) };
+    let current = repo.read_blob_at(tip, &file)?;
+    let updated = crate::changelog::updated_changelog(&file, current.as_deref(), line);
+    let patch = breeze_git::text_patch(&file, current.as_deref(), updated.as_bytes())?;
+    Ok(Some(format!(
         "# ---- Added by breeze when the task lands, not by the task's commits ----\n\
-         # The worker's report (`changelog`) asks for this line; breeze adds it to {CHANGELOG_FILE}\n\
-         # in the landing commit (shown here on main's {CHANGELOG_FILE} as it is now).\n\
+         # The worker's report (`changelog`) asks for this line; breeze adds it to {file}\n\
+         # in the landing commit (shown here on main's {file} as it is now).\n\
          {patch}"
-    ))
+    )))
 }
 
 /// A review check's outcome as a gate (`check: cargo test`).

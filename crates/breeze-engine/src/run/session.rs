@@ -304,15 +304,18 @@ async fn finish(
         notifier.flush().await;
     }
     let mut status = ctx.book.read(|snapshot| snapshot.status());
-    // Stopped by `breeze abort`, which records the abort once this engine has let go.
+    // Stopped by `breeze abort`, which records the abort once this engine has let go: a
+    // person gave the run up, so its unfinished tasks are failed, as `breeze status` will
+    // say (`maintenance::record_abort`), not interrupted — no resume takes them up.
     let (state, stop_reason) = if state == RunState::Interrupted && run_dir.abort_marker().exists()
     {
         status.state = RunState::Aborted;
         for task in status.tasks.iter_mut().filter(|task| !task.state.is_terminal()) {
             let cause = breeze_protocol::Cause::new(
-                breeze_protocol::CauseKind::Stopped,
-                "run aborted; `breeze status` says where its work is",
+                breeze_protocol::CauseKind::Person,
+                "run aborted with `breeze abort`; `breeze status` says where its work is",
             );
+            task.state = breeze_protocol::TaskState::Failed;
             task.reason = Some(cause.line());
             task.cause = Some(cause);
         }

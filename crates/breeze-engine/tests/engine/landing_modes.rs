@@ -263,7 +263,8 @@ async fn pull_requests_are_opened_followed_and_land_however_the_queue_merges_the
         assert_eq!(call[0], "main", "{call:?}");
         let body = std::fs::read_to_string(&call[3]).unwrap();
         let id = call[1].trim_start_matches("breeze/");
-        assert!(call[2].starts_with("feat: "), "{call:?}");
+        // The pull request's title is the landing's subject (text files only: `docs`).
+        assert!(call[2].starts_with("docs: "), "{call:?}");
         assert!(body.contains("## Review") && body.contains("Round 1: **APPROVE**"), "{body}");
         assert!(
             body.ends_with(&format!(

@@ -9,7 +9,7 @@ use super::history::{Archives, History};
 use super::marker::MarkerState;
 use super::scan::{RawTask, Scan};
 use crate::error::{PlanError, PlanWarning, Problem, ProblemKind};
-use crate::{Plan, PlanFormat, Task, TaskId, WriteSet, risk};
+use crate::{CommitType, Plan, PlanFormat, Task, TaskId, WriteSet, risk};
 
 /// Builds the plan from what the scanner found; `history` holds the archives the plan
 /// points to (dependencies they show done count as done).
@@ -40,6 +40,8 @@ pub(crate) fn build(scanned: &Scan, path: &Path, history: &History) -> Result<Pl
         warnings: b.warnings,
         extensions: Default::default(),
         unnumbered: scanned.unnumbered.iter().map(|u| u.line).collect(),
+        on_main: Default::default(),
+        shared_files: Default::default(),
     })
 }
 
@@ -418,6 +420,7 @@ impl<'a> Builder<'a> {
             marker: Some(t.marker.as_ref().map_or_else(|| t.status.clone(), |m| m.text.clone())),
             line: t.line,
             blocked: self.held.get(&i).cloned(),
+            commit_type: CommitType::written_in(&t.title, &t.extra),
         }
     }
 

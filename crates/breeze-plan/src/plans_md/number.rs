@@ -77,6 +77,15 @@ struct Slot<'a> {
     sections: &'a [usize],
 }
 
+/// An id the file has (or was given): where it is, and in which group and sections.
+struct Numbered {
+    line: usize,
+    group: usize,
+    /// The innermost section around it.
+    section: Option<usize>,
+    id: String,
+}
+
 /// Each proposal and the byte range of `text` it replaces (empty: an insertion), in file
 /// order.
 ///
@@ -84,8 +93,10 @@ struct Slot<'a> {
 /// 1. the ids around it — of its table's rows, or of the items and task headings of its
 ///    section: the family of the nearest one above it (else below), numbered past the
 ///    highest the file uses (`2.1`, `2.2` → `2.3`; `T909` → `T910`; `W3-004` → `W3-005`);
-/// 2. the number of its section: under `## Phase 4` (`フェーズ4`, `## 4. …`) → `4.1`;
-/// 3. the nearest task id above it in the file (else below), as in 1;
+/// 2. the number of its section: under `## Phase 4` (`フェーズ4`, `## 4. …`, `## Sprint 4`)
+///    → `4.1`;
+/// 3. the nearest task id above it in the file (else below it in its own section — never
+///    a later section's), as in 1;
 /// 4. `T1`, `T2`, … in a file without ids.
 ///
 /// An id repeated within one section keeps its first holder; later holders are renumbered
@@ -105,9 +116,15 @@ pub(crate) fn propose(text: &str, scanned: &Scan) -> Vec<(IdProposal, Range<usiz
             }
         }
     }
-    // Numbered ids, for finding an item's neighbours: (line, group, id).
-    let mut numbered: Vec<(usize, usize, String)> =
-        scanned.tasks.iter().map(|t| (t.line, t.group, t.written_id.clone())).collect();
+    // Numbered ids, for finding an item's neighbours.
+    let mut numbered: Vec<Numbered> = (scanned.tasks.iter())
+        .map(|t| Numbered {
+            line: t.line,
+            group: t.group,
+            section: t.sections.last().copied(),
+            id: t.written_id.clone(),
+        })
+        .collect();
     let mut out: Vec<(IdProposal, Range<usize>, String)> = Vec::new();
     let mut work: Vec<Work> =
         scanned.unnumbered.iter().enumerate().map(|(k, _)| Work::Item(k)).collect();
@@ -122,7 +139,8 @@ pub(crate) fn propose(text: &str, scanned: &Scan) -> Vec<(IdProposal, Range<usiz
                 let u = &scanned.unnumbered[k];
                 let slot = Slot { line: u.line, group: u.group, sections: &u.sections };
                 let id = numbering(&slot, &numbered, scanned, &mut taken);
-                numbered.push((u.line, u.group, id.clone()));
+                let section = u.sections.last().copied();
+                numbered.push(Numbered { line: u.line, group: u.group, section, id: id.clone() });
                 let written = match u.kind {
                     UnnumberedKind::Row => cell_text(text, u.at, &id),
                     UnnumberedKind::Heading | UnnumberedKind::Item => format!("{id} "),
@@ -174,30 +192,28 @@ fn repeated_in_one_section(scanned: &Scan) -> Vec<usize> {
 }
 
 /// The id for an item at `slot` (rules 1–4 of [`propose`]).
-fn numbering(
-    slot: &Slot<'_>,
-    numbered: &[(usize, usize, String)],
-    scanned: &Scan,
-    taken: &mut Taken,
-) -> String {
+fn numbering(slot: &Slot<'_>, numbered: &[Numbered], scanned: &Scan, taken: &mut Taken) -> String {
+    let own_section = slot.sections.last().copied();
+    // The family of the nearest id above the item, else below it: in its own group, or
+    // anywhere above it — but never one below it in another section.
     let family_near = |same_group: bool| {
-        let candidates = numbered.iter().filter(|(_, group, id)| {
-            (!same_group || *group == slot.group) && split_number(id).is_some()
-        });
-        let above = candidates
-            .clone()
-            .filter(|(line, ..)| *line < slot.line)
-            .max_by_key(|(line, ..)| *line);
-        let below =
-            candidates.filter(|(line, ..)| *line > slot.line).min_by_key(|(line, ..)| *line);
-        above.or(below).and_then(|(_, _, id)| split_number(id)).map(|(p, w, _)| (p.to_owned(), w))
+        let candidates = numbered
+            .iter()
+            .filter(|n| (!same_group || n.group == slot.group) && split_number(&n.id).is_some());
+        let above = candidates.clone().filter(|n| n.line < slot.line).max_by_key(|n| n.line);
+        let below = candidates
+            .filter(|n| n.line > slot.line && (same_group || n.section == own_section))
+            .min_by_key(|n| n.line);
+        above.or(below).and_then(|n| split_number(&n.id)).map(|(p, w, _)| (p.to_owned(), w))
     };
     if let Some((prefix, width)) = family_near(true) {
         return taken.next(&prefix, width);
     }
     let section_number = slot.sections.iter().rev().find_map(|ordinal| {
         let title = &scanned.headings.get(ordinal)?.title;
-        phase_label(title).filter(|l| is_number(l)).or_else(|| leading_number(title))
+        (phase_label(title).filter(|l| is_number(l)))
+            .or_else(|| leading_number(title))
+            .or_else(|| labelled_number(title))
     });
     if let Some(number) = section_number {
         return taken.next(&format!("{number}."), 1);
@@ -238,6 +254,24 @@ fn leading_number(title: &str) -> Option<String> {
         .then(|| number.to_owned())
 }
 
+/// The number a heading names after a word or two: `Sprint 1`, `Milestone 2: Login`,
+/// `Week 12 (March)` → `1`, `2`, `12`.
+fn labelled_number(title: &str) -> Option<String> {
+    let t = title.trim_start_matches(|c: char| !c.is_alphanumeric());
+    let (label, rest) = t.split_at(t.find(|c: char| c.is_ascii_digit())?);
+    let words = label.split_whitespace().count();
+    let wordy = label.chars().all(|c| c.is_alphabetic() || c == ' ');
+    // The number is a word of its own (`utf8` is no label).
+    if !(1..=2).contains(&words) || !wordy || !label.ends_with(' ') {
+        return None;
+    }
+    let end = rest.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(rest.len());
+    let number = rest[..end].trim_end_matches('.');
+    let after = rest[end..].chars().next();
+    (is_number(number) && matches!(after, None | Some(':' | '：' | ' ' | ')' | '(' | '—')))
+        .then(|| number.to_owned())
+}
+
 /// What goes into an empty id cell at `at`: the id, with a space before and after it
 /// where the cell has none.
 fn cell_text(text: &str, at: usize, id: &str) -> String {
@@ -275,6 +309,12 @@ mod tests {
         assert_eq!(leading_number("4. Polish").as_deref(), Some("4"));
         assert_eq!(leading_number("2026-01-05 notes"), None);
         assert_eq!(leading_number("Setup"), None);
+        assert_eq!(labelled_number("Sprint 1").as_deref(), Some("1"));
+        assert_eq!(labelled_number("Milestone 2: Login").as_deref(), Some("2"));
+        assert_eq!(labelled_number("Week 12 (March)").as_deref(), Some("12"));
+        assert_eq!(labelled_number("Backlog"), None);
+        assert_eq!(labelled_number("2026-01-05 notes"), None);
+        assert_eq!(labelled_number("Use utf8 everywhere"), None, "a number inside a word");
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //!
 //! | project | source file | test file |
 //! |---|---|---|
-//! | Node | `lib/` or `src/` (else the folder of `main`, else `lib/`; `src/` with TypeScript), `.js` or `.ts` | `test/`, `tests/` or `__tests__/` (else `test/`), `first.test.js` |
+//! | Node | `lib/` or `src/` (else the folder of `main`, else `lib/`; `src/` with TypeScript), `.js` or `.ts` as the files there are (else `.ts` with TypeScript) | `test/`, `tests/` or `__tests__/` (else `test/`), `first.test.js` (`.ts` as the tests there are) |
 //! | Python | `src/<pkg>/`, else `<pkg>/` (the folder with an `__init__.py`, or the project's name) | `tests/test_first.py` |
 //! | Go | the root package when `*.go` files are at the root, else `internal/first/` (or `pkg/first/`) | `first_test.go` beside it |
 //! | Rust | `src/first.rs` of the package (the first workspace member without a root package) | `tests/first.rs` |
@@ -67,7 +67,6 @@ fn node(root: &Path) -> Layout {
     let typescript = root.join("tsconfig.json").is_file()
         || !manifest["devDependencies"]["typescript"].is_null()
         || !manifest["dependencies"]["typescript"].is_null();
-    let ext = if typescript { "ts" } else { "js" };
     let main_dir = manifest["main"]
         .as_str()
         .map(|main| main.trim_start_matches("./"))
@@ -86,7 +85,55 @@ fn node(root: &Path) -> Layout {
     };
     let tests =
         ["test", "tests", "__tests__"].into_iter().find(|dir| is_dir(root, dir)).unwrap_or("test");
-    Layout { first: format!("{source}/first.{ext}"), test: format!("{tests}/first.test.{ext}") }
+    // The language the files are written in: a JavaScript project may well have
+    // TypeScript among its tools (typings, type tests: commander.js).
+    let hinted = if typescript { "ts" } else { "js" };
+    let ext = script_language(&root.join(&source)).unwrap_or(hinted);
+    let test_ext = script_language(&root.join(tests)).unwrap_or(ext);
+    Layout {
+        first: format!("{source}/first.{ext}"),
+        test: format!("{tests}/first.test.{test_ext}"),
+    }
+}
+
+/// Most files of a folder looked at for its language.
+const LANGUAGE_SAMPLE: usize = 500;
+
+/// `ts` or `js`: what most script files under `dir` are (`.ts`/`.tsx`/`.mts`, type
+/// declarations `.d.ts` and type tests `.test-d.ts` left out, against `.js`/`.jsx`/`.mjs`/
+/// `.cjs`), two levels deep; `None` without any.
+fn script_language(dir: &Path) -> Option<&'static str> {
+    let (mut ts, mut js, mut seen) = (0usize, 0usize, 0usize);
+    let mut folders = vec![(dir.to_path_buf(), 0)];
+    while let Some((folder, depth)) = folders.pop() {
+        let Ok(entries) = std::fs::read_dir(&folder) else { continue };
+        for entry in entries.flatten() {
+            seen += 1;
+            if seen > LANGUAGE_SAMPLE {
+                break;
+            }
+            let name = entry.file_name().to_string_lossy().to_lowercase();
+            if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
+                if depth < 2 && name != "node_modules" {
+                    folders.push((entry.path(), depth + 1));
+                }
+                continue;
+            }
+            if name.ends_with(".d.ts") || name.contains(".test-d.") {
+                continue;
+            }
+            match name.rsplit_once('.').map(|(_, ext)| ext) {
+                Some("ts" | "tsx" | "mts" | "cts") => ts += 1,
+                Some("js" | "jsx" | "mjs" | "cjs") => js += 1,
+                _ => {}
+            }
+        }
+    }
+    match ts.cmp(&js) {
+        std::cmp::Ordering::Greater => Some("ts"),
+        std::cmp::Ordering::Less => Some("js"),
+        std::cmp::Ordering::Equal => None,
+    }
 }
 
 /// `[project] name = "my-pkg"` (or poetry's) as an importable name: `my_pkg`.
@@ -249,6 +296,26 @@ mod tests {
             (
                 &[("package.json", r#"{"main":"server/index.js"}"#), ("tests/", "")],
                 ("server/first.js", "tests/first.test.js"),
+            ),
+            // commander.js: JavaScript, with TypeScript for its typings and type tests.
+            (
+                &[
+                    (
+                        "package.json",
+                        r#"{"main":"./index.js","devDependencies":{"typescript":"^5"}}"#,
+                    ),
+                    ("tsconfig.json", "{}"),
+                    ("lib/command.js", ""),
+                    ("lib/option.js", ""),
+                    ("typings/index.d.ts", ""),
+                    ("tests/command.test.js", ""),
+                    ("tests/index.test-d.ts", ""),
+                ],
+                ("lib/first.js", "tests/first.test.js"),
+            ),
+            (
+                &[("package.json", npm), ("src/app.ts", ""), ("test/app.test.ts", "")],
+                ("src/first.ts", "test/first.test.ts"),
             ),
             (
                 &[

