@@ -193,6 +193,20 @@ fn first_sentence(detail: &str) -> String {
     line.split_once(". ").map_or(line, |(first, _)| first).trim_end_matches('.').to_string()
 }
 
+/// Whether a git error after an attempt is the worker's doing (and so a failed attempt the
+/// worker can fix) rather than a problem of the repository.
+pub(crate) fn worker_caused(err: &breeze_git::GitError) -> bool {
+    use breeze_git::GitError;
+    matches!(
+        err,
+        GitError::HeadMoved { .. }
+            | GitError::NotFromBase { .. }
+            | GitError::UnresolvedConflicts { .. }
+            | GitError::MidOperation { .. }
+            | GitError::FilesRefused { .. }
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -33,8 +33,9 @@ pub(crate) enum Transition {
     Defer { cause: Cause },
     /// Approved by the reviewer; the landing waits for a person (`breeze approve`).
     AwaitApproval { cause: Cause },
-    /// Pushed as a pull request; it lands when the team merges it.
-    OpenPullRequest { cause: Cause },
+    /// Published where the target takes it in later (a pull request): it lands when the
+    /// team merges it.
+    Publish { cause: Cause },
     /// Given up.
     Escalate { cause: Cause },
     /// A dependency will never land.
@@ -57,7 +58,7 @@ impl Transition {
             Self::Land { .. } => TaskPhase::Landed,
             Self::Defer { .. } => TaskPhase::Deferred,
             Self::AwaitApproval { .. } => TaskPhase::AwaitingApproval,
-            Self::OpenPullRequest { .. } => TaskPhase::PrOpen,
+            Self::Publish { .. } => TaskPhase::PrOpen,
             Self::Escalate { .. } => TaskPhase::Escalated,
             Self::Block { .. } => TaskPhase::Blocked,
             Self::Fail { .. } => TaskPhase::Failed,
@@ -73,7 +74,7 @@ impl Transition {
             Self::SendBack { cause }
             | Self::Defer { cause }
             | Self::AwaitApproval { cause }
-            | Self::OpenPullRequest { cause }
+            | Self::Publish { cause }
             | Self::Escalate { cause }
             | Self::Block { cause }
             | Self::Fail { cause }
@@ -204,7 +205,7 @@ impl TaskBook {
             Transition::AwaitApproval { cause } => {
                 self.report(ProgressEvent::AwaitingApproval { id, reason: cause.line() });
             }
-            Transition::OpenPullRequest { cause } => {
+            Transition::Publish { cause } => {
                 self.report(ProgressEvent::PullRequestOpen { id, reason: cause.line() });
             }
             Transition::Land { .. }

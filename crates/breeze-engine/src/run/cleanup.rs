@@ -12,6 +12,7 @@ use breeze_protocol::EventKind;
 use breeze_supervise::TreeChanges;
 
 use super::context::RunContext;
+use super::lane_removal::{files, journal_removal, late_writes, remove_lane};
 use crate::journal::for_each_event;
 use crate::progress::ProgressEvent;
 use crate::snapshot::{TaskPhase, TaskRecord};
@@ -116,7 +117,7 @@ async fn park_lane(ctx: &RunContext, lane: &breeze_git::Worktree) {
                 let changes = crate::roles::workdir_changes(&changes);
                 let late =
                     repo.remove_ignored_writes(&wt, changes, &breeze_git::is_agent_config)?;
-                super::lanes::late_writes(&wt, late);
+                late_writes(&wt, late);
                 repo.park_worktree(&wt, tip, changes)
             })
             .await
@@ -168,44 +169,11 @@ async fn park_lane(ctx: &RunContext, lane: &breeze_git::Worktree) {
     }
 }
 
-/// Removes lane worktree `path` unless it holds uncommitted changes (then nothing is
-/// touched); a removal is journaled.
-///
-/// The check for uncommitted changes looks at what the lane's watch saw change since the
-/// lane last agreed with git (and at its index), or — a lane no longer watched — at every
-/// file of the worktree.
-pub(super) async fn remove_lane(ctx: &RunContext, path: &Path) -> Result<RemoveOutcome, GitError> {
-    let watch = ctx.roles.watches.get(path);
-    let changes = watch.as_ref().map_or_else(TreeChanges::unknown, |watch| watch.changes());
-    // The folder goes: its watch stops first (it would only report the removal).
-    ctx.roles.watches.forget(path);
-    drop(watch);
-    let removed = ctx.repo.remove_worktree_changed(
-        path,
-        None,
-        false,
-        crate::roles::workdir_changes(&changes),
-    );
-    if matches!(removed, Ok(RemoveOutcome::Removed { .. } | RemoveOutcome::NotFound { .. })) {
-        journal(ctx, path.display().to_string(), None).await;
-    }
-    removed
-}
-
-/// `3 file(s) (a, b, c)`: how many, and the first few.
-pub(super) fn files(paths: &[String]) -> String {
-    format!(
-        "{} file(s) ({})",
-        paths.len(),
-        paths.iter().take(5).cloned().collect::<Vec<_>>().join(", ")
-    )
-}
-
 /// Deletes a landed task's branch unless it moved on after the landing.
 async fn delete_branch(ctx: &RunContext, record: &TaskRecord) {
     let Some(branch) = &record.branch else { return };
     match ctx.repo.delete_branch_if_landed(branch, record.head.map(|head| head.0)) {
-        Ok(BranchCleanup::Deleted) => journal(ctx, String::new(), Some(branch.clone())).await,
+        Ok(BranchCleanup::Deleted) => journal_removal(ctx, String::new(), Some(branch.clone())).await,
         Ok(BranchCleanup::Missing) => {}
         Ok(BranchCleanup::Kept { tip }) => ctx.book.report(ProgressEvent::Kept {
             what: format!("branch {branch}"),
@@ -226,11 +194,5 @@ async fn delete_branch(ctx: &RunContext, record: &TaskRecord) {
             ),
         }),
         Err(err) => tracing::warn!("cannot delete branch {branch}: {err}"),
-    }
-}
-
-async fn journal(ctx: &RunContext, path: String, branch: Option<String>) {
-    if let Err(err) = ctx.book.journal(EventKind::WorktreeRemoved { path, branch }).await {
-        tracing::warn!("{err}");
     }
 }

@@ -1,6 +1,6 @@
 //! What every part of a run shares: the repository, plan, config, run files, the task book,
 //! roles, the serial-step locks and the cancel signal. Each task's own state is its
-//! driver's ([`super::driver::TaskDriver`]); this holds nothing of one task alone.
+//! driver's (in the `task` wing); this holds nothing of one task alone.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -12,7 +12,8 @@ use breeze_protocol::{EventKind, TaskBrief};
 use tokio_util::sync::CancellationToken;
 
 use super::book::TaskBook;
-use super::scope::WriteSets;
+use super::main_verdicts::MainChecks;
+use super::write_sets::WriteSets;
 use crate::config::Config;
 use crate::error::EngineError;
 use crate::lane_env::LaneEnv;
@@ -45,7 +46,7 @@ pub(crate) struct RunContext {
     /// What `land.verify` said about trees before (passes across runs).
     pub verify_cache: crate::verify_cache::VerifyCache,
     /// What `[review] checks` said about main's trees in this run.
-    pub main_checks: super::main_checks::MainChecks,
+    pub main_checks: MainChecks,
     pub cancel: CancellationToken,
     /// Repository-relative path of the plan when it is a Plans.md tracked on main.
     pub tracked_plans_file: Option<String>,
@@ -173,53 +174,19 @@ impl RunContext {
         &self,
         command: ProjectCommand<'_>,
     ) -> Result<ProjectRun, EngineError> {
-        let ProjectCommand {
-            task,
-            purpose,
-            argv,
-            cwd,
-            log,
-            timeout,
-            lane,
-            also_writable,
-            files,
-            confined,
-        } = command;
+        let (task, purpose) = (command.task, command.purpose);
         let could_not_start = |err: String| {
             EngineError::usage(
                 format!("`{purpose}` could not start: {err}"),
                 format!("check {purpose} in breeze.toml"),
             )
         };
-        let mut spec = breeze_supervise::ProcessSpec::new(argv.to_vec(), cwd, log);
-        spec.env = std::env::vars()
-            .filter(|(name, _)| !LaneEnv::NAMES.contains(&name.as_str()))
-            .chain(lane.vars())
-            .collect();
-        // Each checkout builds in its own `target/`, never a shared folder elsewhere.
-        crate::tool_caches::without_output_dirs(&mut spec.env);
-        spec.timeout = Some(timeout);
         // Removed with everything in it when the command is done.
         let scratch = tempfile::Builder::new()
             .prefix("breeze-")
             .tempdir()
             .map_err(|err| could_not_start(format!("cannot create a scratch folder: {err}")))?;
-        spec.confinement = if confined {
-            self.roles.guard.containment.project_confinement(
-                cwd,
-                &also_writable,
-                &files,
-                scratch.path(),
-            )
-        } else {
-            None
-        };
-        if spec.confinement.is_some() {
-            spec.env.retain(|(name, _)| !matches!(name.as_str(), "TMPDIR" | "TMP" | "TEMP"));
-            for name in ["TMPDIR", "TMP", "TEMP"] {
-                spec.env.push((name.into(), scratch.path().display().to_string()));
-            }
-        }
+        let spec = self.project_spec(&command, scratch.path());
         let confinement = spec.confinement.clone();
         let store = self.book.store().clone();
         let (task, purpose_text) = (task.to_string(), purpose.to_string());
@@ -254,6 +221,42 @@ impl RunContext {
             tracing::warn!("`{purpose}` {}: {hint}", outcome.ending);
         }
         Ok(ProjectRun { outcome, refused })
+    }
+
+    /// How `command` runs: the engine's environment with the lane's variables and no
+    /// shared build-output folder, its timeout, and — confined — writing only where it
+    /// may, with `scratch` its `TMPDIR`.
+    fn project_spec(
+        &self,
+        command: &ProjectCommand<'_>,
+        scratch: &Path,
+    ) -> breeze_supervise::ProcessSpec {
+        let mut spec =
+            breeze_supervise::ProcessSpec::new(command.argv.to_vec(), command.cwd, command.log);
+        spec.env = std::env::vars()
+            .filter(|(name, _)| !LaneEnv::NAMES.contains(&name.as_str()))
+            .chain(command.lane.vars())
+            .collect();
+        // Each checkout builds in its own `target/`, never a shared folder elsewhere.
+        crate::tool_caches::without_output_dirs(&mut spec.env);
+        spec.timeout = Some(command.timeout);
+        let containment = &self.roles.guard.containment;
+        spec.confinement = match command.confined {
+            true => containment.project_confinement(
+                command.cwd,
+                &command.also_writable,
+                &command.files,
+                scratch,
+            ),
+            false => None,
+        };
+        if spec.confinement.is_some() {
+            spec.env.retain(|(name, _)| !matches!(name.as_str(), "TMPDIR" | "TMP" | "TEMP"));
+            for name in ["TMPDIR", "TMP", "TEMP"] {
+                spec.env.push((name.into(), scratch.display().to_string()));
+            }
+        }
+        spec
     }
 
     /// The contract file of a task.

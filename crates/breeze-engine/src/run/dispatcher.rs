@@ -13,10 +13,9 @@ use breeze_protocol::{Cause, CauseKind, EventKind};
 
 use super::book::Transition;
 use super::context::RunContext;
-use super::driver::{TaskDriver, TaskExit, exit_after_landing};
-use super::land_batch::{BatchEnd, LandingQueue, Settled};
-use super::land_pr::follow_pull_requests;
+use super::land::{BatchEnd, LandMode, LandingQueue, Settled};
 use super::schedule::{Busy, LanePool, Scheduler, lane_holding};
+use super::task::{TaskDriver, TaskExit, exit_after_landing};
 use crate::error::EngineError;
 use crate::progress::ProgressEvent;
 use crate::snapshot::TaskPhase;
@@ -45,8 +44,8 @@ enum ExitEffect {
     Awaiting,
     /// It waits in the landing queue for its batch.
     Queued,
-    /// Its pull request is open: followed until it merges.
-    PullRequest,
+    /// Published where the target takes it in later: followed until it lands.
+    Published,
     /// Something every task would hit: stop the run resumably.
     Fatal(String),
 }
@@ -56,6 +55,8 @@ type Joined = (usize, u32, Result<TaskExit, EngineError>);
 /// The dispatch loop's state.
 pub(crate) struct Dispatcher {
     ctx: Arc<RunContext>,
+    /// Where and how approved tasks land.
+    land: Arc<dyn LandMode>,
     lanes: LanePool,
     running: JoinSet<Joined>,
     in_flight: BTreeSet<usize>,
@@ -63,17 +64,18 @@ pub(crate) struct Dispatcher {
     deferred: BTreeMap<usize, Instant>,
     /// Reviewed tasks waiting for a person's approval.
     awaiting: BTreeSet<usize>,
-    /// Approved tasks waiting to land in a batch, and the batch landing (`land.batch`).
+    /// Approved tasks waiting to land in a batch, and the batch landing (when the landing
+    /// mode lands batches).
     queue: LandingQueue,
-    /// Tasks whose pull request is open.
-    pull_requests: BTreeSet<usize>,
-    /// When the open pull requests are looked for on the remote next.
+    /// Tasks published where the target takes them in later (pull requests).
+    published: BTreeSet<usize>,
+    /// When the published landings are looked for on the target next.
     next_follow: Option<Instant>,
-    /// Why the remote could not be looked at, the last time it could not.
+    /// Why the target could not be looked at, the last time it could not.
     unreachable: Option<String>,
     /// The one last try of every deferred landing when nothing else can move was made.
     idle_retry_done: bool,
-    /// The one last look at the open pull requests when nothing else can move was made.
+    /// The one last look at the published landings when nothing else can move was made.
     idle_follow_done: bool,
     fatal: Option<String>,
     /// The run reached its budget: no task starts, the running ones finish their step.
@@ -81,7 +83,7 @@ pub(crate) struct Dispatcher {
 }
 
 impl Dispatcher {
-    pub fn new(ctx: Arc<RunContext>) -> Dispatcher {
+    pub fn new(ctx: Arc<RunContext>, land: Arc<dyn LandMode>) -> Dispatcher {
         let workers = ctx.book.read(|snapshot| snapshot.workers);
         let phases = ctx.book.phases();
         let with = |wanted: TaskPhase| {
@@ -89,27 +91,28 @@ impl Dispatcher {
         };
         let deferred = with(TaskPhase::Deferred).map(|index| (index, Instant::now())).collect();
         let awaiting = with(TaskPhase::AwaitingApproval).collect();
-        let pull_requests: BTreeSet<usize> = with(TaskPhase::PrOpen).collect();
-        // A resumed run looks for pull requests merged while no engine ran, first thing.
-        let next_follow = (!pull_requests.is_empty()).then(Instant::now);
+        let published: BTreeSet<usize> = with(TaskPhase::PrOpen).collect();
+        // A resumed run looks for landings taken in while no engine ran, first thing.
+        let next_follow = (!published.is_empty()).then(Instant::now);
         // With batches, an approved task of a resumed run waits in the landing queue, as it
         // did before the stop: it takes no lane (the lanes go to the tasks at work, each to
         // the one holding its branch).
         let mut queue = LandingQueue::default();
-        if ctx.config.land_batch > 1 {
+        if land.batch() > 1 {
             for index in with(TaskPhase::Approved) {
                 queue.push(index);
             }
         }
         Dispatcher {
             ctx,
+            land,
             lanes: LanePool::new(workers),
             running: JoinSet::new(),
             in_flight: BTreeSet::new(),
             deferred,
             awaiting,
             queue,
-            pull_requests,
+            published,
             next_follow,
             unreachable: None,
             idle_retry_done: false,
@@ -132,7 +135,7 @@ impl Dispatcher {
                 self.fill_lanes();
             }
             if !self.approved_in_flight() {
-                self.queue.start(&self.ctx);
+                self.queue.start(&self.ctx, &self.land);
             }
             if self.running.is_empty() && !self.queue.is_landing() {
                 if let Some(end) = self.when_idle().await? {
@@ -141,7 +144,7 @@ impl Dispatcher {
                 continue;
             }
             let next_due = self.deferred.values().min().copied();
-            let next_follow = self.next_follow.filter(|_| !self.pull_requests.is_empty());
+            let next_follow = self.next_follow.filter(|_| !self.published.is_empty());
             tokio::select! {
                 joined = self.running.join_next(), if !self.running.is_empty() => {
                     if let Some(joined) = joined {
@@ -192,7 +195,7 @@ impl Dispatcher {
             .deferred
             .keys()
             .chain(&self.awaiting)
-            .chain(&self.pull_requests)
+            .chain(&self.published)
             .copied()
             .chain(self.queue.tasks())
             .collect();
@@ -215,9 +218,9 @@ impl Dispatcher {
             lane,
         });
         self.ctx.book.report(ProgressEvent::TaskStarted { id: task.id.to_string(), title, lane });
-        let ctx = self.ctx.clone();
+        let (ctx, land) = (self.ctx.clone(), self.land.clone());
         self.running.spawn(async move {
-            let exit = match TaskDriver::new(ctx.clone(), index, lane).run().await {
+            let exit = match TaskDriver::new(ctx.clone(), land, index, lane).run().await {
                 // Whatever broke off because the run is stopping resumes later.
                 Err(_) if ctx.cancel.is_cancelled() => Ok(TaskExit::Interrupted),
                 exit => exit,
@@ -236,8 +239,8 @@ impl Dispatcher {
         if let Some(over) = self.ctx.roles.budget.run_reached() {
             return Ok(Some(DispatchEnd::Interrupted(over.cause().line())));
         }
-        if !self.pull_requests.is_empty() && !self.idle_follow_done {
-            // One last look: a pull request merged meanwhile lets its dependents start.
+        if !self.published.is_empty() && !self.idle_follow_done {
+            // One last look: a landing taken in meanwhile lets its dependents start.
             self.idle_follow_done = true;
             self.follow().await?;
             return Ok(None);
@@ -328,9 +331,9 @@ impl Dispatcher {
                 Ok(ExitEffect::Awaiting)
             }
             Ok(TaskExit::QueuedToLand) => Ok(ExitEffect::Queued),
-            Ok(TaskExit::PullRequestOpen(cause)) => {
-                book.transition(index, Transition::OpenPullRequest { cause }).await?;
-                Ok(ExitEffect::PullRequest)
+            Ok(TaskExit::Published(cause)) => {
+                book.transition(index, Transition::Publish { cause }).await?;
+                Ok(ExitEffect::Published)
             }
             Ok(TaskExit::Interrupted) => {
                 if !book.record(index).phase.is_terminal() {
@@ -438,10 +441,11 @@ impl Dispatcher {
                 self.awaiting.insert(index);
             }
             ExitEffect::Queued => self.queue.push(index),
-            ExitEffect::PullRequest => {
-                self.pull_requests.insert(index);
-                let poll = Instant::now() + self.ctx.config.land.pr_poll;
-                self.next_follow.get_or_insert(poll);
+            ExitEffect::Published => {
+                self.published.insert(index);
+                if let Some(every) = self.land.follow_every() {
+                    self.next_follow.get_or_insert(Instant::now() + every);
+                }
             }
             ExitEffect::Fatal(reason) => {
                 self.fatal = Some(reason);
@@ -528,7 +532,7 @@ impl Dispatcher {
             if waiting {
                 self.awaiting.remove(&index);
                 self.deferred.remove(&index);
-                self.pull_requests.remove(&index);
+                self.published.remove(&index);
                 book.transition(index, Transition::Approve).await?;
                 continue;
             }
@@ -547,22 +551,22 @@ impl Dispatcher {
         Ok(())
     }
 
-    /// Looks for the open pull requests' changes on the target branch: merged ones land,
-    /// ones that no longer merge cleanly are landed again (rebuilt and pushed to their
-    /// branch). Whether anything changed.
+    /// Asks the landing mode about the published landings: the ones the target took in
+    /// land, the ones that no longer merge cleanly are landed again. Whether anything
+    /// changed.
     async fn follow(&mut self) -> Result<bool, EngineError> {
-        let open: Vec<usize> = self.pull_requests.iter().copied().collect();
-        let followed = follow_pull_requests(&self.ctx, &open).await?;
-        self.next_follow = Some(Instant::now() + self.ctx.config.land.pr_poll);
+        let published: Vec<usize> = self.published.iter().copied().collect();
+        let followed = self.land.follow(&self.ctx, &published).await?;
+        self.next_follow = self.land.follow_every().map(|every| Instant::now() + every);
         self.unreachable = followed.unreachable;
-        let changed = !followed.merged.is_empty() || !followed.stale.is_empty();
+        let changed = !followed.landed.is_empty() || !followed.again.is_empty();
         let book = &self.ctx.book;
-        for (index, commit) in followed.merged {
-            self.pull_requests.remove(&index);
+        for (index, commit) in followed.landed {
+            self.published.remove(&index);
             book.transition(index, Transition::Land { commit }).await?;
         }
-        for index in followed.stale {
-            self.pull_requests.remove(&index);
+        for index in followed.again {
+            self.published.remove(&index);
             book.transition(index, Transition::Approve).await?;
             self.deferred.insert(index, Instant::now());
         }
@@ -578,32 +582,12 @@ impl Dispatcher {
         if !self.awaiting.is_empty() {
             reasons.push(self.awaiting_reason());
         }
-        if !self.pull_requests.is_empty() {
-            reasons.push(self.pull_requests_reason());
+        if !self.published.is_empty() {
+            let published: Vec<usize> = self.published.iter().copied().collect();
+            let unreachable = self.unreachable.as_deref();
+            reasons.push(self.land.waiting_reason(&self.ctx, &published, unreachable));
         }
         (!reasons.is_empty()).then(|| reasons.join("\n"))
-    }
-
-    fn pull_requests_reason(&self) -> String {
-        let open: Vec<String> = self
-            .pull_requests
-            .iter()
-            .map(|&index| {
-                let record = self.ctx.book.record(index);
-                let at =
-                    record.pull_request.map(|pr| pr.url.unwrap_or(pr.branch)).unwrap_or_default();
-                format!("{} ({at})", record.id)
-            })
-            .collect();
-        let unreachable = match &self.unreachable {
-            Some(why) => format!(" (the remote could not be looked at: {why})"),
-            None => String::new(),
-        };
-        format!(
-            "{} task(s) wait for their pull requests to be merged: {}{unreachable}; once merged, `breeze resume` lands them and goes on with what depends on them",
-            open.len(),
-            open.join(", ")
-        )
     }
 
     fn awaiting_reason(&self) -> String {

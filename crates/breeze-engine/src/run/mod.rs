@@ -1,131 +1,43 @@
 //! Starting, resuming and inspecting runs: the public face of the engine.
 //!
-//! A run is preflighted ([`crate::preflight`]: nothing is created until it passes), then
-//! `prepare`d (checks, plan, run folder), then goes on in a `session`: the
-//! `dispatcher` asks the `schedule` what may start and gives each task a
-//! `driver` on a lane; the driver takes the task through its `lanes` worktree,
-//! `work`, `consult`, `review` and `landing` — on the target `[land] to` names
-//! (`land_target`: the local main, a remote's branch in `land_remote`, pull requests in
-//! `land_pr`, which the dispatcher follows until they merge); `verify_queue` judges
-//! landings, one or a batch; `land_batch` lands batches from the dispatcher's landing
-//! queue. Every change of a task's state goes
-//! through the run's `book`; `cleanup` tidies up after a finished run; `recovery` sets
-//! right what a killed engine left half-done when its run resumes.
+//! A run is preflighted (`crate::preflight`: nothing is created until it passes), then
+//! `prepare`d (checks, plan, run folder), then goes on in a `session`: the `dispatcher`
+//! asks the `schedule` what may start and gives each task a driver on a lane (the `task`
+//! wing: the driver and its steps); an approved task lands through the run's landing mode
+//! (the `land` wing: local, remote, pull requests, batches behind one interface). Every
+//! change of a task's state goes through the run's `book`; what every part shares is the
+//! `context` (with the run's `write_sets` and `main_verdicts`); `cleanup` tidies up after
+//! a finished run (`lane_removal` with a task's lane); `recovery` sets right what a killed
+//! engine left half-done when its run resumes.
 
-mod attach_point;
 mod book;
 mod cleanup;
-mod consult;
 mod context;
 mod dispatcher;
-mod driver;
-mod land_batch;
-mod land_pr;
-mod land_remote;
-mod land_target;
-mod landing;
-mod lanes;
-mod main_checks;
-mod pr_body;
+mod land;
+mod lane_removal;
+mod main_verdicts;
+mod options;
 mod prepare;
 mod recovery;
-mod review;
-mod review_checkout;
 mod schedule;
-mod scope;
-mod send_back;
 mod session;
-mod verify_queue;
-mod work;
+mod task;
+mod write_sets;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use breeze_git::Repo;
-use breeze_protocol::{BreezeStatus, ExitCode, RunState};
-use breeze_supervise::Supervisor;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::Config;
 use crate::error::EngineError;
 use crate::lock::RepoLock;
-use crate::progress::ProgressSink;
 use crate::run_dir::{RunDir, latest_run};
 use crate::snapshot::RunSnapshot;
 
+pub use options::{RunOptions, RunOutcome};
 pub(crate) use recovery::finish_checkout_updates;
 pub(crate) use session::end_orphans_of;
-pub(crate) use work::worker_caused;
-
-/// What to run and how.
-#[derive(Clone)]
-pub struct RunOptions {
-    /// A directory inside the repository.
-    pub repo_dir: PathBuf,
-    /// The plan file; default: `plan.toml`, then `Plans.md`, at the repository root.
-    pub plan: Option<PathBuf>,
-    /// Lanes; default: `run.max_workers`.
-    pub max_workers: Option<u32>,
-    /// Use this configuration instead of reading `breeze.toml`.
-    pub config: Option<Config>,
-    /// Progress notifications.
-    pub progress: ProgressSink,
-    /// Told of every journal event of this run (after it is on disk).
-    pub events: Option<crate::progress::EventSink>,
-    /// Process supervisor settings (tests shorten the watchdog period).
-    pub supervisor: Supervisor,
-    /// How backend troubles (rate limits, passing API errors) are waited out.
-    pub backoff: crate::roles::backoff::BackoffSettings,
-    /// `breeze resume --budget-usd` / `--budget-tokens`: the resumed run's new caps (kept in
-    /// `run.json`); a new run takes its caps from `[budget]` only.
-    pub budget_raise: crate::budget::BudgetRaise,
-    /// Do not try `worktree.setup` in a throwaway checkout before the run
-    /// (`--skip-setup-check`).
-    pub skip_setup_check: bool,
-}
-
-impl RunOptions {
-    /// Options for the repository containing `repo_dir`, with defaults for the rest.
-    pub fn new(repo_dir: impl Into<PathBuf>) -> RunOptions {
-        RunOptions {
-            repo_dir: repo_dir.into(),
-            plan: None,
-            max_workers: None,
-            config: None,
-            progress: crate::progress::silent(),
-            events: None,
-            supervisor: Supervisor::new(),
-            backoff: Default::default(),
-            budget_raise: Default::default(),
-            skip_setup_check: false,
-        }
-    }
-}
-
-/// How a run ended.
-#[derive(Debug, Clone)]
-pub struct RunOutcome {
-    /// Run id.
-    pub run_id: String,
-    /// Final (or interrupted) state.
-    pub state: RunState,
-    /// The status report.
-    pub status: BreezeStatus,
-    /// Why the run stopped early, with what to do.
-    pub stop_reason: Option<String>,
-    /// The run directory.
-    pub run_dir: PathBuf,
-}
-
-impl RunOutcome {
-    /// 0 all landed, 1 some did not, 3 interrupted (resumable).
-    pub fn exit_code(&self) -> ExitCode {
-        match self.state {
-            RunState::Succeeded => ExitCode::Success,
-            RunState::Interrupted | RunState::Running => ExitCode::Interrupted,
-            RunState::Failed | RunState::Aborted => ExitCode::Unfinished,
-        }
-    }
-}
 
 /// Starts a new run of a plan.
 pub async fn run(

@@ -9,7 +9,7 @@ use breeze_git::Repo;
 use breeze_plan::{Plan, PlanFormat};
 use breeze_protocol::{EventKind, RunState};
 
-use super::RunOptions;
+use super::options::RunOptions;
 use crate::clock;
 use crate::config::Config;
 use crate::containment::Containment;
@@ -61,15 +61,7 @@ pub(super) fn new_run(options: &RunOptions) -> Result<Prepared, EngineError> {
         .with_worktree_root(&crate::worktree_folder::choice(&config));
     let containment = decide_containment(&config)?;
     let pairings = crate::independence::report(&config, &root);
-    if let Some(workers) = options.max_workers {
-        if !(1..=3).contains(&workers) {
-            return Err(EngineError::usage(
-                format!("--max-workers {workers} is out of range"),
-                "use 1, 2 or 3 lanes",
-            ));
-        }
-        config.max_workers = workers;
-    }
+    config.max_workers = lanes_asked(options)?.unwrap_or(config.max_workers);
     let plan_path = resolve_plan(&root, options.plan.as_deref())?;
     let mut plan = breeze_plan::load_with_extensions(&plan_path, crate::PLAN_EXTENSIONS)?;
     plan.shared_files = crate::changelog::shared_files(&repo, &config.land.changelog);
@@ -84,12 +76,7 @@ pub(super) fn new_run(options: &RunOptions) -> Result<Prepared, EngineError> {
     let mut notices = untracked_plan_notice(&repo, &plan, plans_file.as_deref());
     // What the planner read around (rows it could not read, dependencies taken as done).
     notices.extend(plan.warnings.iter().map(ToString::to_string));
-    let mut env: Vec<(String, String)> = std::env::vars().collect();
-    for var in crate::tool_caches::without_output_dirs(&mut env) {
-        notices.push(format!(
-            "{var} is not passed to the run's commands and roles: each lane and checkout builds in its own target/ (lanes building into one folder would overwrite each other's artifacts)"
-        ));
-    }
+    notices.extend(output_dir_notices());
     let target_tip = fetch_landing_target(&repo, &config)?;
     let landed_before =
         landed_before(&repo, &plan, &config.land.message, target_tip, &mut notices)?;
@@ -139,6 +126,27 @@ pub(super) fn new_run(options: &RunOptions) -> Result<Prepared, EngineError> {
         resumed: false,
         lock,
     })
+}
+
+/// `--max-workers`, when given and in range.
+fn lanes_asked(options: &RunOptions) -> Result<Option<u32>, EngineError> {
+    match options.max_workers {
+        Some(workers) if !(1..=3).contains(&workers) => Err(EngineError::usage(
+            format!("--max-workers {workers} is out of range"),
+            "use 1, 2 or 3 lanes",
+        )),
+        workers => Ok(workers),
+    }
+}
+
+/// What the user is told about the build-output folders set in the environment, which
+/// the run's commands and roles do not get.
+fn output_dir_notices() -> Vec<String> {
+    let mut env: Vec<(String, String)> = std::env::vars().collect();
+    let dropped = crate::tool_caches::without_output_dirs(&mut env);
+    dropped.into_iter().map(|var| format!(
+        "{var} is not passed to the run's commands and roles: each lane and checkout builds in its own target/ (lanes building into one folder would overwrite each other's artifacts)"
+    )).collect()
 }
 
 /// Checks the latest interrupted run and makes its snapshot ready to go on.
@@ -334,10 +342,10 @@ fn recognize_landings(repo: &Repo, snapshot: &mut RunSnapshot) -> Result<(), Eng
     Ok(())
 }
 
-/// Open pull requests are followed only while `[land] to` says pull requests: a run that
-/// has some cannot be resumed landing elsewhere.
+/// Open pull requests are followed only by a landing mode that follows what it published
+/// (`[land] to = "pull-request"`): a run that has some cannot be resumed landing elsewhere.
 fn refuse_other_landing_mode(snapshot: &RunSnapshot, config: &Config) -> Result<(), EngineError> {
-    if config.land.to == crate::config::LandTo::PullRequest {
+    if super::land::choose(config).follow_every().is_some() {
         return Ok(());
     }
     let Some(open) = snapshot.tasks.iter().find(|record| record.phase == TaskPhase::PrOpen) else {

@@ -10,24 +10,11 @@ use breeze_git::{CheckoutUpdate, Oid, Repo};
 use breeze_protocol::{EventKind, TaskState};
 
 use super::context::RunContext;
+use super::land::{journal_found_landing, read_journal};
 use crate::error::EngineError;
-use crate::journal::for_each_event;
 use crate::progress::ProgressEvent;
 use crate::run_dir::RunDir;
 use crate::snapshot::TaskPhase;
-
-/// Reads the run's journal (none yet: nothing to read).
-fn read_journal(
-    run_dir: &RunDir,
-    visit: impl FnMut(breeze_protocol::BreezeEvent),
-) -> Result<(), EngineError> {
-    let path = run_dir.events();
-    match for_each_event(&path, visit) {
-        Ok(_) => Ok(()),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(err) => Err(EngineError::io(format!("cannot read {}", path.display()), err)),
-    }
-}
 
 /// Finishes or undoes every checkout update the journal records without the `landed`
 /// event of its commit: breeze's paths follow the checkout's HEAD, the user's files are
@@ -106,7 +93,7 @@ pub(super) async fn journal_landings(ctx: &RunContext) -> Result<(), EngineError
             continue;
         }
         if landed.get(&record.id) != Some(&commit.to_string()) {
-            ctx.journal_found_landing(&record.id, commit.0).await?;
+            journal_found_landing(ctx, &record.id, commit.0).await?;
         }
         ctx.book
             .journal(EventKind::TaskState {
@@ -124,22 +111,4 @@ pub(super) async fn journal_landings(ctx: &RunContext) -> Result<(), EngineError
         });
     }
     Ok(())
-}
-
-/// Whether the journal has the `landed` event of task `task` at `commit` already: a
-/// merged pull request a kill kept from being recorded as landed is found merged again on
-/// resume, and must not be journaled twice.
-pub(super) fn landing_journaled(
-    run_dir: &RunDir,
-    task: &str,
-    commit: Oid,
-) -> Result<bool, EngineError> {
-    let commit = commit.to_string();
-    let mut found = false;
-    read_journal(run_dir, |event| {
-        if let EventKind::Landed { task: landed, commit: at, .. } = event.event {
-            found |= landed == task && at == commit;
-        }
-    })?;
-    Ok(found)
 }

@@ -10,11 +10,12 @@ use breeze_protocol::{ContainmentStatus, EventKind, RunState};
 use tokio_util::sync::CancellationToken;
 
 use super::book::TaskBook;
+use super::cleanup;
 use super::context::RunContext;
 use super::dispatcher::{DispatchEnd, Dispatcher};
+use super::options::{RunOptions, RunOutcome};
 use super::prepare::Prepared;
-use super::scope::WriteSets;
-use super::{RunOptions, RunOutcome, cleanup};
+use super::write_sets::WriteSets;
 use crate::containment::RoleGuard;
 use crate::error::EngineError;
 use crate::journal::{RunStore, for_each_event};
@@ -51,7 +52,7 @@ pub(super) async fn go_on(
     let recorded = if resumed { super::recovery::journal_landings(&ctx).await } else { Ok(()) };
     // A main moved onto a lane's commit while no engine watched is refused before anything.
     let end = match recorded.and_then(|()| ctx.roles.guard.check_main()) {
-        Ok(()) => Dispatcher::new(ctx.clone()).run().await,
+        Ok(()) => Dispatcher::new(ctx.clone(), super::land::choose(&ctx.config)).run().await,
         Err(err) => Err(err),
     };
     let (state, stop_reason) = match end {
@@ -79,54 +80,19 @@ async fn context(
     options: &RunOptions,
     cancel: CancellationToken,
 ) -> Result<(Arc<RunContext>, RepoLock), EngineError> {
-    let Prepared {
-        repo,
-        config,
-        containment,
-        known_main,
-        main_tip,
-        mut notices,
-        pairings,
-        plan,
-        analysis,
-        sims,
-        plans_file,
-        run_dir,
-        mut snapshot,
-        resumed,
-        lock,
-    } = prepared;
-    let root = repo.workdir().to_path_buf();
+    let (config, run_dir, mut snapshot) = (prepared.config, prepared.run_dir, prepared.snapshot);
+    let (containment, resumed) = (prepared.containment, prepared.resumed);
+    let root = prepared.repo.workdir().to_path_buf();
     // No step reads a lane file bigger than the gate lets land.
-    let repo = Arc::new(repo.with_max_file_bytes(config.max_file_bytes));
+    let repo = Arc::new(prepared.repo.with_max_file_bytes(config.max_file_bytes));
     snapshot.containment =
         Some(ContainmentStatus { kernel: containment.enforced, summary: containment.summary() });
-    let notifier = crate::notify::Notifier::new(
-        &config.notify_command,
-        root.clone(),
-        run_dir.root().join("logs"),
-        options.supervisor.clone(),
-    )
-    .map(Arc::new);
-    let store = open_store(
-        &run_dir,
-        &snapshot,
-        main_tip,
-        resumed,
-        notifier.clone(),
-        options.events.clone(),
-    )
-    .await?;
-    let target = config.land.is_remote().then(|| config.land.target(repo.main_branch()));
-    let guard = Arc::new(
-        RoleGuard::new(containment.clone(), repo.clone(), known_main).knowing_remote(target),
-    );
-    let write_sets = Arc::new(WriteSets::new(&plan, &snapshot.tasks));
-    let budget = Arc::new(crate::budget::Budget::new(
-        snapshot.budget.caps,
-        crate::budget::Prices::of(&config),
-        &snapshot.tasks,
-    ));
+    let notifier = notifier_of(&config, &root, &run_dir, options);
+    let events = options.events.clone();
+    let store =
+        open_store(&run_dir, &snapshot, prepared.main_tip, resumed, notifier.clone(), events)
+            .await?;
+    let write_sets = Arc::new(WriteSets::new(&prepared.plan, &snapshot.tasks));
     let roles = RoleRunner::new(RoleRunnerParts {
         config: config.clone(),
         run_dir: run_dir.clone(),
@@ -135,31 +101,22 @@ async fn context(
         store: store.clone(),
         supervisor: options.supervisor.clone(),
         engine_env: std::env::vars().collect(),
-        guard,
-        write_sets: plan
-            .tasks
-            .iter()
-            .enumerate()
-            .map(|(index, task)| (task.id.to_string(), write_sets.check(index)))
-            .collect(),
-        sims,
-        budget,
+        guard: role_guard(&config, &repo, &containment, prepared.known_main),
+        write_sets: write_sets.checks(&prepared.plan),
+        sims: prepared.sims,
+        budget: Arc::new(crate::budget::Budget::new(
+            snapshot.budget.caps,
+            crate::budget::Prices::of(&config),
+            &snapshot.tasks,
+        )),
     });
-    let (lanes, retired) = {
-        let repo = repo.clone();
-        let workers = snapshot.workers;
-        tokio::task::spawn_blocking(move || {
-            // What breeze made outside the worktree folder before is out of the lanes' way.
-            let retired = crate::worktree_folder::retire_elsewhere(&repo, resumed);
-            adopt_lanes(&repo, workers, resumed).map(|lanes| (lanes, retired))
-        })
-        .await
-        .map_err(EngineError::internal("adopting the lanes"))??
-    };
+    let (lanes, retired) = lanes_of(&repo, snapshot.workers, resumed).await?;
+    let mut notices = prepared.notices;
     notices.extend(retired);
     let progress = options.progress.clone();
-    let start =
-        Start { snapshot: &snapshot, plan: &plan, analysis: &analysis, pairings: &pairings };
+    let (plan, analysis) = (prepared.plan, prepared.analysis);
+    let pairings = &prepared.pairings;
+    let start = Start { snapshot: &snapshot, plan: &plan, analysis: &analysis, pairings };
     announce(&progress, &start, &containment, notices, resumed);
     let verify_cache = crate::verify_cache::VerifyCache::open(repo.workdir(), &config.verify);
     let ctx = Arc::new(RunContext {
@@ -180,14 +137,56 @@ async fn context(
         verify_cache,
         main_checks: Default::default(),
         cancel: cancel.child_token(),
-        tracked_plans_file: plans_file,
+        tracked_plans_file: prepared.plans_file,
         lanes: Mutex::new(lanes),
         write_sets,
         scope_waiting: Mutex::default(),
         notifier,
         told_main_stays: Default::default(),
     });
-    Ok((ctx, lock))
+    Ok((ctx, prepared.lock))
+}
+
+/// `notify.command`'s notifier, when one is set.
+fn notifier_of(
+    config: &crate::config::Config,
+    root: &std::path::Path,
+    run_dir: &RunDir,
+    options: &RunOptions,
+) -> Option<Arc<crate::notify::Notifier>> {
+    let logs = run_dir.root().join("logs");
+    let supervisor = options.supervisor.clone();
+    crate::notify::Notifier::new(&config.notify_command, root.to_path_buf(), logs, supervisor)
+        .map(Arc::new)
+}
+
+/// What keeps the run's roles to their lanes: the containment, main as it was known, and
+/// the remote branch landings go to (no role may push there).
+fn role_guard(
+    config: &crate::config::Config,
+    repo: &Arc<Repo>,
+    containment: &crate::containment::Containment,
+    known_main: breeze_git::Oid,
+) -> Arc<RoleGuard> {
+    let target = config.land.is_remote().then(|| config.land.target(repo.main_branch()));
+    Arc::new(RoleGuard::new(containment.clone(), repo.clone(), known_main).knowing_remote(target))
+}
+
+/// The run's lanes, adopted from an interrupted run or kept by a finished one, off the
+/// async threads; with what the user should know about breeze's worktrees elsewhere.
+async fn lanes_of(
+    repo: &Arc<Repo>,
+    workers: u32,
+    resumed: bool,
+) -> Result<(Vec<Option<breeze_git::Worktree>>, Vec<String>), EngineError> {
+    let repo = repo.clone();
+    tokio::task::spawn_blocking(move || {
+        // What breeze made outside the worktree folder before is out of the lanes' way.
+        let retired = crate::worktree_folder::retire_elsewhere(&repo, resumed);
+        adopt_lanes(&repo, workers, resumed).map(|lanes| (lanes, retired))
+    })
+    .await
+    .map_err(EngineError::internal("adopting the lanes"))?
 }
 
 /// What the run start tells about the run.

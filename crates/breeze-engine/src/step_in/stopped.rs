@@ -197,7 +197,7 @@ impl StoppedAttach {
                 PersonAttempt::Changed { head: outcome.head().to_string() }
             }
             Ok(_) => PersonAttempt::Unchanged,
-            Err(err) if crate::run::worker_caused(&err) => {
+            Err(err) if crate::causes::worker_caused(&err) => {
                 PersonAttempt::NotCommitted(err.to_string())
             }
             Err(err) => return Err(err.into()),

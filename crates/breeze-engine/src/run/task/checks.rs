@@ -10,42 +10,17 @@
 //! Verdicts are remembered by tree for the run (main's tip is judged once, not once per
 //! task); a tree that passed `land.verify` with the same command passes.
 
-use std::collections::{BTreeSet, HashMap};
-use std::sync::Mutex;
+use std::collections::BTreeSet;
 
 use breeze_git::{Oid, Worktree};
 use breeze_protocol::{Cause, CauseKind, GateResult, GateStatus};
 
 use super::driver::TaskDriver;
-use super::verify_queue::{failure_of, short};
 use crate::error::EngineError;
 use crate::kill_points;
 use crate::progress::ProgressEvent;
+use crate::run::land::{failure_of, short};
 use crate::verify_cache::{Verdict, VerifyFailed};
-
-/// The checks' verdicts on main's trees in this run, by tree and command.
-#[derive(Debug, Default)]
-pub(crate) struct MainChecks {
-    known: Mutex<HashMap<(Oid, Vec<String>), Verdict>>,
-    /// Held while a lane judges main: lanes that failed a check on the same base wait for
-    /// its verdict rather than run it again.
-    judging: tokio::sync::Mutex<()>,
-}
-
-impl MainChecks {
-    fn known(&self, tree: Oid, argv: &[String]) -> Option<Verdict> {
-        self.known.lock().unwrap_or_else(|p| p.into_inner()).get(&(tree, argv.to_vec())).cloned()
-    }
-
-    /// Remembers a verdict; `true` when it is new.
-    fn record(&self, tree: Oid, argv: &[String], verdict: &Verdict) -> bool {
-        self.known
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert((tree, argv.to_vec()), verdict.clone())
-            .is_none()
-    }
-}
 
 /// What the task's base said to the checks that failed on its change.
 pub(super) struct OnBase {

@@ -11,11 +11,8 @@ use breeze_protocol::{
     WorkerInputV1, WorkerReport, WorkerStatus, validate,
 };
 
-use super::attach_point::SafePoint;
-use super::book::Transition;
-use super::consult::{Consult, Question};
 use super::driver::TaskDriver;
-use super::send_back::GateFailure;
+use super::outcome::{Consult, GateFailure, Question, SafePoint, Work};
 use crate::advice::{normalize_signature, signature_line};
 use crate::clock;
 use crate::error::EngineError;
@@ -24,6 +21,7 @@ use crate::progress::ProgressEvent;
 use crate::roles::backoff::Backoff;
 use crate::roles::definition::RoleDefinition;
 use crate::roles::{RoleCall, RoleEnding, RoleOutcome, RoleReply, definition, prompt};
+use crate::run::book::Transition;
 use crate::snapshot::ObjectId;
 
 /// Failed attempts in a row before a task is escalated.
@@ -34,16 +32,6 @@ const MAX_STALLS: u32 = 2;
 const MAX_ADVICE_REQUESTS: u32 = 3;
 /// Completed reports sent back for a self-review that does not hold, before escalation.
 const MAX_SELF_REVIEW_BOUNCES: u32 = 2;
-
-/// How the work phase ended.
-pub(crate) enum Work {
-    /// A worker completed; `head` is the committed result.
-    Completed { head: ObjectId },
-    /// The task cannot go on, and why.
-    Escalated(Cause),
-    /// The run is shutting down.
-    Interrupted,
-}
 
 /// What the worker left that fails its attempt before anything is judged.
 pub(super) enum CommitProblem {
@@ -408,7 +396,7 @@ impl TaskDriver {
                 }
                 None
             }
-            Err(EngineError::Git(err)) if worker_caused(&err) => {
+            Err(EngineError::Git(err)) if crate::causes::worker_caused(&err) => {
                 let gates = err.refused_gates();
                 Some(if gates.is_empty() {
                     CommitProblem::Failed(err.to_string())
@@ -750,18 +738,4 @@ fn lane_problem(reply: &RoleReply) -> Option<String> {
             reply.lane_problems.join("; ")
         )
     })
-}
-
-/// Whether a git error after an attempt is the worker's doing (and so a failed attempt the
-/// worker can fix) rather than a problem of the repository.
-pub(crate) fn worker_caused(err: &breeze_git::GitError) -> bool {
-    use breeze_git::GitError;
-    matches!(
-        err,
-        GitError::HeadMoved { .. }
-            | GitError::NotFromBase { .. }
-            | GitError::UnresolvedConflicts { .. }
-            | GitError::MidOperation { .. }
-            | GitError::FilesRefused { .. }
-    )
 }

@@ -4,10 +4,12 @@
 
 use breeze_protocol::{ConflictInfo, EventKind};
 
-use super::context::{ProjectCommand, ProjectRun};
 use super::driver::TaskDriver;
 use crate::error::EngineError;
 use crate::lane_record::{LaneRecord, SetupDone};
+use crate::run::book::Transition;
+use crate::run::context::{ProjectCommand, ProjectRun};
+use crate::run::lane_removal::{files, late_writes, remove_lane};
 use crate::run_dir::file_slug;
 
 impl TaskDriver {
@@ -26,7 +28,7 @@ impl TaskDriver {
         drop(preparing);
         let phase = self.record().phase;
         if phase == crate::snapshot::TaskPhase::Queued {
-            self.ctx.book.transition(self.index, super::book::Transition::Work).await?;
+            self.ctx.book.transition(self.index, Transition::Work).await?;
         }
         Ok(())
     }
@@ -37,8 +39,8 @@ impl TaskDriver {
         if let Some(branch) = self.record().branch {
             return Ok((branch, None));
         }
-        // main's tip, or the remote branch's (`land_target.rs`).
-        let base = self.ctx.work_base(self.index).await?;
+        // main's tip, or the remote branch's: the landing mode says.
+        let base = self.land.work_base(&self.ctx, self.index).await?;
         let slug = breeze_git::Repo::slug(&self.id);
         let branch = self
             .ctx
@@ -188,7 +190,7 @@ impl TaskDriver {
                 what: format!("branch {branch}"),
                 reason: format!(
                     "{} changed in the kept lane {} since the last run; saved there and put back before the lane was reused",
-                    super::cleanup::files(&paths),
+                    files(&paths),
                     worktree.path.display()
                 ),
             });
@@ -336,13 +338,13 @@ impl TaskDriver {
         let Ok(Some(worktree)) = found else { return };
         // This lane's own worktree, which could not be moved: said already (and at the end).
         let own = self.ctx.lane(self.lane).is_some_and(|wt| wt.path == worktree.path);
-        match super::cleanup::remove_lane(&self.ctx, &worktree.path).await {
+        match remove_lane(&self.ctx, &worktree.path).await {
             Ok(breeze_git::RemoveOutcome::KeptDirty { paths }) if !own => {
                 self.ctx.book.report(crate::progress::ProgressEvent::Kept {
                     what: format!("lane {}", worktree.path.display()),
                     reason: format!(
                         "an earlier run left uncommitted changes in it: {}; lane {} gets a worktree of another name (`breeze clean --force` discards them)",
-                        super::cleanup::files(&paths),
+                        files(&paths),
                         self.lane
                     ),
                 });
@@ -463,18 +465,5 @@ impl TaskDriver {
             record.conflict = Some(ConflictInfo { files: rebased.conflicts });
         })
         .await
-    }
-}
-
-/// Says what was found written in lane `wt` that git ignores after its task's last step
-/// (`removed`, already removed): nothing should write a lane then — a process a role left
-/// behind where the kernel cannot end it with its role, or a person.
-pub(super) fn late_writes(wt: &breeze_git::Worktree, removed: Vec<String>) {
-    if !removed.is_empty() {
-        tracing::warn!(
-            lane = %wt.name,
-            "written in the lane after its task's last step and ignored by git, removed before the lane is used again: {}",
-            crate::advice::bound_text(&removed.join(", "), 2000)
-        );
     }
 }

@@ -1,10 +1,10 @@
 //! Landing approved tasks in batches (`land.batch` above 1), the way merge queues do.
 //!
-//! Approved tasks leave their lanes and wait in the [`LandingQueue`]. One batch lands at a
+//! Approved tasks leave their lanes and wait in the dispatcher's landing queue (`queue.rs`). One batch lands at a
 //! time: up to `land.batch` waiting tasks (the longest chain of dependents first, then plan
 //! order) are merged onto main's tip one after another in memory — each onto the landing
 //! commit before it, each with its own merge check, Plans.md flip, hooks and landing commit
-//! with its trailers — and verified together (`verify_queue.rs`). If the batch passes,
+//! with its trailers — and verified together (`verify.rs`). If the batch passes,
 //! main moves to its last commit in one compare-and-swap (main gets one commit per task).
 //! If it fails, bisection finds the first task whose landing fails: the landings before it
 //! move main (they passed together), it goes back to its worker, and the tasks after it
@@ -15,92 +15,56 @@
 //! holds the batch (`landing_batch`, `verified`, `landed`), and on resume the approved
 //! tasks queue again — those already on main are recognized by their trailers.
 
-use std::sync::Arc;
-
-use tokio::task::JoinHandle;
-
-use super::context::RunContext;
-use super::land_target::{Moved, move_main};
-use super::landing::{
-    Candidate, Landing, Prepared, RACE_RETRIES, kept_moving, main_to_land_on, prepare,
-};
-use super::verify_queue::{Link, judge_chain};
-use crate::error::EngineError;
-use crate::kill_points;
 use breeze_git::Oid;
 use breeze_protocol::EventKind;
 
-/// What a batch did with one of its tasks.
-pub(crate) enum Settled {
-    /// It landed, was deferred or goes back to its worker.
-    Landing(Landing),
-    /// Not judged in this batch (after the culprit, or behind a task it conflicts with):
-    /// it waits for the next one.
-    Again,
+use super::candidate::{Candidate, Prepared, RACE_RETRIES, kept_moving, main_to_land_on, prepare};
+use super::local::Local;
+use super::main_moves::{Moved, move_main};
+use super::mode::{LandFuture, LandMode, Publish};
+use super::outcome::{Landing, Onto, Settled, Try};
+use super::verify::{Link, judge_chain};
+use crate::error::EngineError;
+use crate::kill_points;
+use crate::run::context::RunContext;
+
+/// Landings move the local main, up to `size` approved tasks at a time.
+pub(crate) struct Batched {
+    pub size: usize,
 }
 
-/// How a batch ended: each task's outcome, in the batch's order.
-pub(crate) type BatchEnd = Result<Vec<(usize, Settled)>, EngineError>;
-
-/// Approved tasks waiting to land, and the batch landing now.
-#[derive(Default)]
-pub(crate) struct LandingQueue {
-    waiting: Vec<usize>,
-    landing: Option<(Vec<usize>, JoinHandle<BatchEnd>)>,
-}
-
-impl LandingQueue {
-    /// An approved task joins the queue.
-    pub fn push(&mut self, index: usize) {
-        if !self.waiting.contains(&index) {
-            self.waiting.push(index);
-        }
+/// A task landing on its own (one a person approved, say) lands as [`Local`] lands it.
+impl LandMode for Batched {
+    fn work_base<'a>(&'a self, ctx: &'a RunContext, index: usize) -> LandFuture<'a, Oid> {
+        Local.work_base(ctx, index)
     }
 
-    /// Every task waiting or landing: they keep conflicting tasks out.
-    pub fn tasks(&self) -> impl Iterator<Item = usize> + '_ {
-        self.waiting.iter().chain(self.landing.iter().flat_map(|(batch, _)| batch)).copied()
+    fn onto<'a>(&'a self, ctx: &'a RunContext, index: usize) -> LandFuture<'a, Onto> {
+        Local.onto(ctx, index)
     }
 
-    /// Whether a batch is landing.
-    pub fn is_landing(&self) -> bool {
-        self.landing.is_some()
+    fn publish<'a>(&'a self, ctx: &'a RunContext, landing: Publish<'a>) -> LandFuture<'a, Try> {
+        Local.publish(ctx, landing)
     }
 
-    /// Starts the next batch when none is landing and a task waits: up to `land.batch` of
-    /// them, the longest chain of dependents first, then plan order.
-    pub fn start(&mut self, ctx: &Arc<RunContext>) {
-        if self.landing.is_some() || self.waiting.is_empty() {
-            return;
-        }
-        self.waiting.sort_by_key(|&index| (std::cmp::Reverse(ctx.analysis.priority(index)), index));
-        let take = self.waiting.len().min(ctx.config.land_batch as usize);
-        let batch: Vec<usize> = self.waiting.drain(..take).collect();
-        let (ctx, indices) = (ctx.clone(), batch.clone());
-        let handle = tokio::spawn(async move { land_batch(&ctx, indices).await });
-        self.landing = Some((batch, handle));
+    fn batch(&self) -> usize {
+        self.size
     }
 
-    /// Waits for the landing batch to end (pending while none lands): its tasks and how it
-    /// ended. Tasks it did not judge are back in the queue.
-    pub async fn landed(&mut self) -> (Vec<usize>, BatchEnd) {
-        let Some((_, handle)) = &mut self.landing else { return std::future::pending().await };
-        let end = match handle.await {
-            Ok(end) => end,
-            Err(err) => Err(EngineError::internal("landing a batch")(err)),
-        };
-        let batch = self.landing.take().map(|(batch, _)| batch).unwrap_or_default();
-        if let Ok(settled) = &end {
-            let again = settled.iter().filter(|(_, s)| matches!(s, Settled::Again));
-            let again: Vec<usize> = again.map(|(index, _)| *index).collect();
-            self.waiting.splice(0..0, again);
-        }
-        (batch, end)
+    fn land_batch<'a>(
+        &'a self,
+        ctx: &'a RunContext,
+        indices: Vec<usize>,
+    ) -> LandFuture<'a, Vec<(usize, Settled)>> {
+        Box::pin(land_batch(ctx, indices))
     }
 }
 
 /// Lands the tasks at `indices` as one batch (serial with every other landing).
-async fn land_batch(ctx: &RunContext, indices: Vec<usize>) -> BatchEnd {
+async fn land_batch(
+    ctx: &RunContext,
+    indices: Vec<usize>,
+) -> Result<Vec<(usize, Settled)>, EngineError> {
     let _serial = ctx.land_lock.lock().await;
     let mut settled = Vec::new();
     let mut candidates = Vec::new();

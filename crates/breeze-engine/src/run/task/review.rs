@@ -9,43 +9,23 @@ use breeze_protocol::{
     ReviewResult, Role, Severity, Verdict, validate,
 };
 
+use super::checks;
 use super::consult::write_json;
-use super::context::{ProjectCommand, ProjectRun};
 use super::driver::TaskDriver;
-use super::main_checks;
+use super::outcome::{GateFailure, Judged, PERSON_SUMMARY, Round};
 use super::review_checkout::{self, ReviewCheckout};
-use super::send_back::GateFailure;
-use super::verify_queue::failure_of;
 use crate::clock;
 use crate::error::EngineError;
 use crate::progress::ProgressEvent;
 use crate::roles::backoff::Backoff;
 use crate::roles::{RoleCall, RoleOutcome, definition, prompt};
+use crate::run::context::{ProjectCommand, ProjectRun};
+use crate::run::land::failure_of;
 use crate::run_dir::file_slug;
 use crate::snapshot::ObjectId;
 
-/// The `cycles.jsonl` summary of a person's attempt.
-pub(super) const PERSON_SUMMARY: &str = "changes by a person (breeze attach)";
-
 /// Reviewer invocations per round before the run stops for the user.
 const REVIEWER_TRIES: u32 = 2;
-
-/// What the gates, the checks and the reviewer made of a finished attempt.
-pub(crate) enum Judged {
-    /// A gate or a check failed: back to the worker, not a round.
-    GatesFailed(GateFailure),
-    /// The reviewer's round.
-    Reviewed(Round),
-}
-
-/// The normalized outcome of one reviewer round.
-pub(crate) struct Round {
-    pub verdict: Verdict,
-    /// The critical and major gaps.
-    pub blocking: Vec<Gap>,
-    /// What the reviewer itself said, when breeze normalized it to `verdict`.
-    pub reviewer_said: Option<Verdict>,
-}
 
 /// What the reviewer of one round looks at.
 struct Change {
@@ -99,7 +79,7 @@ impl TaskDriver {
     /// Runs `review.checks` in the task's worktree, each as a gate; with the cause of the
     /// first that failed. The lane is held while they run: they may build or write caches
     /// there, which become the lane's baseline. A check that fails is asked whether main
-    /// fails it too ([`super::main_checks`]): failing the same way, it is main's.
+    /// fails it too (`checks.rs`): failing the same way, it is main's.
     async fn run_checks(
         &mut self,
         round: u32,
@@ -141,11 +121,11 @@ impl TaskDriver {
             }
             let mine = failure_of(CauseKind::Check, argv.clone(), run);
             let main_said = on_base.as_ref().and_then(|on_base| on_base.said(argv));
-            let mut charge = main_checks::charge(&mine, main_said);
+            let mut charge = checks::charge(&mine, main_said);
             if charge.charges() && run.refused.is_none() {
                 charge = self.retried(argv, charge, round).await?;
             }
-            let (gate, cause) = main_checks::judged(gate, &mine, charge);
+            let (gate, cause) = checks::judged(gate, &mine, charge);
             failed = failed.or(cause);
             gates.push(gate);
         }
@@ -158,9 +138,9 @@ impl TaskDriver {
     async fn retried(
         &mut self,
         argv: &[String],
-        charge: main_checks::Charge,
+        charge: checks::Charge,
         round: u32,
-    ) -> Result<main_checks::Charge, EngineError> {
+    ) -> Result<checks::Charge, EngineError> {
         let Some(worktree) = self.worktree.clone() else { return Ok(charge) };
         self.hold_lane();
         let number = self.ctx.config.review_checks.iter().position(|c| c == argv).unwrap_or(0);
@@ -171,7 +151,7 @@ impl TaskDriver {
         let retry = (!run.outcome.ending.is_success())
             .then(|| failure_of(CauseKind::Check, argv.to_vec(), &run));
         let charge = charge.after_retry(retry.as_ref());
-        if let main_checks::Charge::Flaky { tests } = &charge {
+        if let checks::Charge::Flaky { tests } = &charge {
             tracing::warn!(
                 task = %self.id,
                 "`{}` failed once and passed on a retry of the same tree: flaky, not the task's ({})",

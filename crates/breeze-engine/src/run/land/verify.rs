@@ -16,11 +16,11 @@ use breeze_git::Oid;
 use breeze_protocol::{CauseKind, EventKind, VerifyFailure};
 use breeze_supervise::Ending;
 
-use super::context::{ProjectCommand, ProjectRun, RunContext};
 use crate::config::OnMainFailure;
 use crate::error::EngineError;
 use crate::lane_env::LaneEnv;
 use crate::progress::ProgressEvent;
+use crate::run::context::{ProjectCommand, ProjectRun, RunContext};
 use crate::run_dir::file_slug;
 use crate::verify_cache::{EndingKind, Verdict, VerifyFailed};
 
@@ -32,7 +32,7 @@ const MAIN_TAIL_LINES: usize = 15;
 /// A landing commit in a chain built on main's tip: the task's change on top of the
 /// landings before it.
 #[derive(Debug, Clone)]
-pub(super) struct Link {
+pub(crate) struct Link {
     /// The task.
     pub index: usize,
     pub id: String,
@@ -44,7 +44,7 @@ pub(super) struct Link {
 
 /// What verify said about a chain.
 #[derive(Debug)]
-pub(super) struct ChainVerdict {
+pub(crate) struct ChainVerdict {
     /// How many of the chain's first landings may move main: their last commit passed
     /// (or failed only the way main does).
     pub passed: usize,
@@ -58,7 +58,7 @@ pub(super) struct ChainVerdict {
 /// Runs of verify: one when the chain passes; else one more per halving
 /// (`⌈log2 n⌉` for a chain of `n`), and one for main's tip when the first landing fails
 /// (unless main's tip is known). Each verdict is journaled (`verified`).
-pub(super) async fn judge_chain(
+pub(crate) async fn judge_chain(
     ctx: &RunContext,
     main: Oid,
     chain: &[Link],
@@ -210,7 +210,7 @@ fn main_fails(ctx: &RunContext, main: Oid, id: &str, failed: &VerifyFailed) -> E
 }
 
 /// A commit as people read it.
-pub(super) fn short(commit: Oid) -> String {
+pub(crate) fn short(commit: Oid) -> String {
     commit.to_string()[..7].to_string()
 }
 
@@ -260,7 +260,7 @@ async fn retried(
 
 /// What failed in both runs of one tree (`retry` as it failed, its tests or lines cut to
 /// those `first` failed too); `None` when nothing did.
-pub(super) fn failed_both_times(
+pub(crate) fn failed_both_times(
     first: &VerifyFailed,
     mut retry: VerifyFailed,
 ) -> Option<VerifyFailed> {
@@ -319,7 +319,7 @@ async fn run_verify(ctx: &RunContext, id: &str, commit: Oid) -> Result<Verdict, 
 
 /// A failed check on a merged tree (`land.verify`, a hook: `kind`) or on a lane (`[review]
 /// checks`), as the worker is told about it, with what failed and its cause.
-pub(super) fn failure_of(kind: CauseKind, command: Vec<String>, run: &ProjectRun) -> VerifyFailed {
+pub(crate) fn failure_of(kind: CauseKind, command: Vec<String>, run: &ProjectRun) -> VerifyFailed {
     let outcome = &run.outcome;
     let combined = format!("{}{}", outcome.stdout_tail, outcome.stderr_tail);
     let tail_start = combined.len().saturating_sub(VERIFY_TAIL_BYTES);
@@ -364,7 +364,7 @@ pub(super) fn failure_of(kind: CauseKind, command: Vec<String>, run: &ProjectRun
 }
 
 /// The integration worktree put in place by `place` ([`RunContext::placed_checkout`]).
-pub(super) async fn integration_worktree(
+pub(crate) async fn integration_worktree(
     ctx: &RunContext,
     place: impl FnOnce(
         &breeze_git::Repo,

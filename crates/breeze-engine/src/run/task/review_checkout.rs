@@ -11,8 +11,8 @@
 
 use std::path::PathBuf;
 
-use super::context::RunContext;
 use crate::error::EngineError;
+use crate::run::context::RunContext;
 use crate::snapshot::ObjectId;
 
 /// Which of the two checkouts.

@@ -3,10 +3,11 @@
 
 use breeze_protocol::{
     AdvisorGuidance, AdvisorRequest, AdvisorRequestV1, AdvisorResponse, Cause, CauseKind, Decision,
-    EventKind, ExecutionContext, PriorAdvisorResponse, ReasonCode, Role, SelectedPlan, validate,
+    EventKind, ExecutionContext, PriorAdvisorResponse, Role, SelectedPlan, validate,
 };
 
 use super::driver::TaskDriver;
+use super::outcome::{Consult, Question};
 use super::review_checkout::{self, ReviewCheckout};
 use crate::advice::{bound_text, trigger_hash};
 use crate::error::EngineError;
@@ -17,25 +18,6 @@ use crate::run_dir::file_slug;
 
 /// Longest `last_error` sent to the Advisor.
 const LAST_ERROR_BYTES: usize = 8192;
-
-/// What asking the Advisor gave.
-#[derive(Debug, Clone)]
-pub(crate) enum Consult {
-    /// A valid answer (new, or saved earlier in this run for the same trigger).
-    Advice(AdvisorResponse),
-    /// No answer: disabled, budget used up, or the Advisor failed (recorded).
-    Unavailable(String),
-}
-
-/// Why the engine asks.
-pub(crate) struct Question {
-    pub reason: ReasonCode,
-    /// Text whose normalized form completes the trigger hash.
-    pub signature: String,
-    pub question: String,
-    pub last_error: String,
-    pub attempt: u32,
-}
 
 impl TaskDriver {
     /// Asks the Advisor, either the engine's own question or the request a worker returned.

@@ -7,50 +7,21 @@ use std::sync::Arc;
 
 use breeze_protocol::{Cause, CauseKind, ReasonCode, ReviewFeedback, Verdict};
 
-use super::attach_point::SafePoint;
-use super::book::Transition;
-use super::consult::{Consult, Question};
-use super::context::RunContext;
-use super::landing::{Landing, send_back};
-use super::review::Judged;
-use super::work::Work;
+use super::bounce::exit_after_landing;
+use super::outcome::{Consult, Judged, Question, SafePoint, Step, TaskExit, Work};
 use crate::advice::{is_plateau, plateau_score};
 use crate::containment::LaneWriter;
 use crate::error::EngineError;
-use crate::snapshot::{ObjectId, TaskPhase, TaskRecord};
-
-/// How a task left its lane.
-#[derive(Debug)]
-pub(crate) enum TaskExit {
-    /// On main.
-    Landed { commit: ObjectId },
-    /// Gave up, and why.
-    Escalated(Cause),
-    /// Approved, but landing waits for the user's checkout.
-    Deferred(Cause),
-    /// Approved by the reviewer; landing waits for a person (why, and what to run).
-    AwaitingApproval(Cause),
-    /// Pushed as a pull request; it lands when the team merges it.
-    PullRequestOpen(Cause),
-    /// Approved: waits in the landing queue for its batch (`land.batch`), holding no lane.
-    QueuedToLand,
-    /// The run is shutting down; resume continues from the record.
-    Interrupted,
-}
-
-/// What one pass of work and review decided.
-enum Step {
-    /// The task leaves its lane.
-    Exit(TaskExit),
-    /// Approved: landing is next.
-    Approved,
-    /// Changes requested: another pass.
-    Again,
-}
+use crate::run::book::Transition;
+use crate::run::context::RunContext;
+use crate::run::land::LandMode;
+use crate::snapshot::{TaskPhase, TaskRecord};
 
 /// Drives one task on one lane.
 pub(crate) struct TaskDriver {
     pub(super) ctx: Arc<RunContext>,
+    /// Where and how the task lands, and where its work starts.
+    pub(super) land: Arc<dyn LandMode>,
     pub(super) index: usize,
     pub(super) lane: u32,
     pub(super) id: String,
@@ -64,10 +35,16 @@ pub(crate) struct TaskDriver {
 }
 
 impl TaskDriver {
-    pub fn new(ctx: Arc<RunContext>, index: usize, lane: u32) -> TaskDriver {
+    pub fn new(
+        ctx: Arc<RunContext>,
+        land: Arc<dyn LandMode>,
+        index: usize,
+        lane: u32,
+    ) -> TaskDriver {
         let id = ctx.task(index).id.to_string();
         TaskDriver {
             ctx,
+            land,
             index,
             lane,
             id,
@@ -310,13 +287,13 @@ impl TaskDriver {
     }
 
     /// Lands an approved task. `Some(exit)` when the task leaves its lane; `None` when it
-    /// goes back to the worker (the record then says why). With `land.batch` above 1 the
-    /// task leaves its lane for the landing queue: the dispatcher lands it in a batch.
+    /// goes back to the worker (the record then says why). When the landing mode lands
+    /// batches, the task leaves its lane for the landing queue: the dispatcher lands it.
     async fn land(&mut self) -> Result<Option<TaskExit>, EngineError> {
-        if self.ctx.config.land_batch > 1 {
+        if self.land.batch() > 1 {
             return Ok(Some(TaskExit::QueuedToLand));
         }
-        let landing = self.try_landing().await?;
+        let landing = self.land.land_one(&self.ctx, self.index).await?;
         exit_after_landing(&self.ctx, self.index, landing).await
     }
 
@@ -367,26 +344,4 @@ impl TaskDriver {
         cause.paths = files;
         Ok(cause)
     }
-}
-
-/// How task `index` leaves once its landing ended — landed, deferred,
-/// waiting for its pull request, or escalated after too many bounces; `None` when the
-/// landing sent it back to its worker. For a task landing from its lane and for one landed
-/// in a batch alike.
-pub(super) async fn exit_after_landing(
-    ctx: &RunContext,
-    index: usize,
-    landing: Landing,
-) -> Result<Option<TaskExit>, EngineError> {
-    Ok(match landing {
-        // The commit is recorded with the task's move to landed (`Transition::Land`).
-        Landing::Landed { commit } => Some(TaskExit::Landed { commit }),
-        Landing::Deferred { waits_for, reason } => {
-            Some(TaskExit::Deferred(Cause::new(waits_for, reason)))
-        }
-        Landing::PullRequestOpen { reason } => {
-            Some(TaskExit::PullRequestOpen(Cause::new(CauseKind::PullRequest, reason)))
-        }
-        sent_back => send_back(ctx, index, sent_back).await?.map(TaskExit::Escalated),
-    })
 }

@@ -4,12 +4,9 @@
 //! planner uses), makes the task wait while one can,
 //! and denies what no waiting would make safe: a shared file another task owns, a path
 //! outside the repository or inside breeze's and git's own folders.
-//!
-//! [`WriteSets`] holds every task's effective write set (the plan's plus what was granted);
-//! the gates, the agents' stream checks, the scheduler and the briefings all read it.
+//! What is granted widens the task's entry in the run's write sets (`run/write_sets.rs`).
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::sync::{Arc, Mutex};
+use std::collections::BTreeSet;
 
 use breeze_plan::{Analysis, Plan, TaskId, WriteSet};
 
@@ -17,7 +14,7 @@ use breeze_protocol::{EventKind, ScopeDecision, ScopeRequest};
 
 use crate::error::EngineError;
 use crate::progress::ProgressEvent;
-use crate::snapshot::{TaskPhase, TaskRecord};
+use crate::snapshot::TaskPhase;
 
 /// Scope requests a task may make.
 pub(crate) const MAX_SCOPE_REQUESTS: u32 = 3;
@@ -27,78 +24,6 @@ const SCOPE_POLL: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// Folders no task may be granted: git's, breeze's state and its worktrees.
 const RESERVED: [&str; 3] = [".git", breeze_git::STATE_DIR, breeze_git::WORKTREES_NOTE_DIR];
-
-/// Every task's effective write set, in plan order.
-pub(crate) struct WriteSets {
-    sets: Mutex<Vec<WriteSet>>,
-    /// Tasks whose set was widened (their conflicts are no longer the plan's).
-    widened: Mutex<BTreeSet<usize>>,
-}
-
-impl WriteSets {
-    /// The plan's write sets, widened by what earlier sessions of the run granted.
-    pub fn new(plan: &Plan, records: &[TaskRecord]) -> WriteSets {
-        let mut widened = BTreeSet::new();
-        let sets = plan
-            .tasks
-            .iter()
-            .zip(records)
-            .enumerate()
-            .map(|(index, (task, record))| {
-                if record.granted_writes.is_empty() {
-                    return task.writes.clone();
-                }
-                widened.insert(index);
-                widen(&task.writes, &record.granted_writes).unwrap_or_else(|_| task.writes.clone())
-            })
-            .collect();
-        WriteSets { sets: Mutex::new(sets), widened: Mutex::new(widened) }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<WriteSet>> {
-        self.sets.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    /// Task `index`'s write set now.
-    pub fn get(&self, index: usize) -> WriteSet {
-        self.lock()[index].clone()
-    }
-
-    /// Every task's write set now.
-    pub fn all(&self) -> Vec<WriteSet> {
-        self.lock().clone()
-    }
-
-    /// The widened tasks and their sets (for the scheduler).
-    pub fn widened(&self) -> BTreeMap<usize, WriteSet> {
-        let sets = self.lock();
-        let widened = self.widened.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        widened.iter().map(|&index| (index, sets[index].clone())).collect()
-    }
-
-    /// Adds `paths` to task `index`'s write set.
-    pub fn grant(&self, index: usize, paths: &[String]) -> Result<(), String> {
-        let mut sets = self.lock();
-        sets[index] = widen(&sets[index], paths)?;
-        self.widened.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).insert(index);
-        Ok(())
-    }
-
-    /// A check of task `index`'s write set as it is when called (grants included).
-    pub fn check(self: &Arc<Self>, index: usize) -> breeze_agents::WriteSetCheck {
-        let sets = self.clone();
-        Arc::new(move |path: &str| {
-            let set = &sets.lock()[index];
-            set.is_empty() || set.matches(path)
-        })
-    }
-}
-
-/// `set` with `paths` added.
-fn widen(set: &WriteSet, paths: &[String]) -> Result<WriteSet, String> {
-    let entries = set.entries().iter().chain(paths).cloned().collect::<Vec<_>>();
-    WriteSet::new(entries).map_err(|err| format!("`{}`: {}", err.entry, err.reason))
-}
 
 /// What the Lead answers a scope request.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -397,21 +322,5 @@ mod tests {
             let verdict = decide(&[Queued, Queued, Working], &[], &[path]);
             assert!(matches!(verdict, ScopeVerdict::Deny(_)), "{path}: {verdict:?}");
         }
-    }
-
-    #[test]
-    fn grants_widen_the_effective_write_set() {
-        let (plan, _) = plan(PLAN);
-        let records: Vec<TaskRecord> = plan
-            .tasks
-            .iter()
-            .map(|task| TaskRecord::new(task.id.as_str(), &task.title, None))
-            .collect();
-        let sets = Arc::new(WriteSets::new(&plan, &records));
-        let check = sets.check(2);
-        assert!(!check("src/lib.rs"));
-        sets.grant(2, &["src/lib.rs".to_string()]).unwrap();
-        assert!(check("src/lib.rs"), "a check made before the grant sees it");
-        assert_eq!(sets.widened().keys().copied().collect::<Vec<_>>(), [2]);
     }
 }

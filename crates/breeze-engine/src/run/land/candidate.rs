@@ -1,9 +1,7 @@
-//! Landing an approved task on main: serial, in memory, verified, compare-and-swap, never
-//! over the user's uncommitted work. The pieces — a candidate's landing commit on a parent
-//! (`prepare`) and moving main onto verified landings (`land_target::move_main`) — serve
-//! one landing here and a batch of them (`land_batch.rs`); `verify_queue.rs` judges them.
-//! Where a landing goes (the local main, a remote's branch, a pull request) is
-//! `land_target.rs`'s.
+//! An approved task's landing commit on a parent: its change merged in memory, its
+//! Plans.md row flipped to done, its reviewed changelog line added, the repository's hooks
+//! run, and the commit written with its trailers — the same for one landing and for a
+//! batch, whatever the landing mode. No ref moves here; a mode publishes the commit.
 
 use std::path::Path;
 
@@ -11,106 +9,20 @@ use breeze_git::{MergeOutcome, Oid};
 use breeze_protocol::{Cause, CauseKind, VerifyFailure};
 use breeze_supervise::Ending;
 
-use super::context::{ProjectCommand, RunContext};
-use super::driver::TaskDriver;
-use super::land_target::Onto;
-use super::send_back::{Bounce, landing_bounced};
-use super::verify_queue::{Link, failure_of, integration_worktree, judge_chain};
+use super::verify::{Link, failure_of, integration_worktree};
 use crate::error::EngineError;
 use crate::kill_points;
 use crate::lane_env::LaneEnv;
+use crate::run::context::{ProjectCommand, RunContext};
 use crate::run_dir::file_slug;
-use crate::snapshot::ObjectId;
 
 /// How often a landing is retried when main moves underneath it.
-pub(super) const RACE_RETRIES: u32 = 5;
+pub(crate) const RACE_RETRIES: u32 = 5;
 /// The largest landing message a commit-msg hook may leave (a longer one is ignored).
 const MAX_MESSAGE_BYTES: u64 = 1024 * 1024;
 
-/// How a landing attempt ended.
-pub(crate) enum Landing {
-    /// On main.
-    Landed { commit: ObjectId },
-    /// Waits for the user's checkout or for the remote (`waits_for`: `Checkout` or
-    /// `Remote`); `reason` names the file or the refusal, and what to do.
-    Deferred { waits_for: CauseKind, reason: String },
-    /// The change does not merge onto the current main.
-    Conflict { files: Vec<String>, onto: ObjectId },
-    /// The verify command (or a hook) failed on the merged tree: what the worker is told,
-    /// and the cause.
-    VerifyFailed(VerifyFailure, Box<Cause>),
-    /// Pushed as a pull request (`land.to = "pull-request"`): it lands when merged.
-    PullRequestOpen { reason: String },
-}
-
-impl Landing {
-    /// Waits for the user's checkout.
-    pub(super) fn waits_for_checkout(reason: String) -> Landing {
-        Landing::Deferred { waits_for: CauseKind::Checkout, reason }
-    }
-
-    /// Waits for the remote.
-    pub(super) fn waits_for_remote(reason: String) -> Landing {
-        Landing::Deferred { waits_for: CauseKind::Remote, reason }
-    }
-}
-
-/// One try at landing on the main tip of the moment.
-pub(crate) enum Try {
-    /// It ended (landed, deferred, conflict, failed check).
-    Done(Landing),
-    /// main moved between the merge and the compare-and-swap: merge again.
-    Raced,
-}
-
-impl TaskDriver {
-    /// Lands the approved task (its record holds base, head and the approving round).
-    pub(super) async fn try_landing(&self) -> Result<Landing, EngineError> {
-        let _serial = self.ctx.land_lock.lock().await;
-        let candidate = Candidate::of(&self.ctx, self.index).await?;
-        let tries = RACE_RETRIES.max(self.ctx.config.land.push_retries + 1);
-        for attempt in 1..=tries {
-            match self.land_once(&candidate, attempt).await? {
-                Try::Done(landing) => return Ok(landing),
-                Try::Raced => continue,
-            }
-        }
-        Err(kept_moving(&self.id, tries))
-    }
-
-    /// Merges onto the target's tip (main's, or the remote branch's: `land_target.rs`),
-    /// runs the hooks and the verify command on the result, and publishes it: main moved if
-    /// it is still where it was, or a push with a lease, or a pull request.
-    async fn land_once(&self, candidate: &Candidate, attempt: u32) -> Result<Try, EngineError> {
-        let ctx = &self.ctx;
-        // main moved onto a commit made in a lane (a role moved it): land nothing on it.
-        let guard = ctx.roles.guard.clone();
-        ctx.blocking(move || guard.check_main()).await?;
-        let (main, expected) = match self.landing_onto().await? {
-            Onto::Tip { onto, expected } => (onto, expected),
-            Onto::Done(landing) => return Ok(Try::Done(landing)),
-        };
-        let link = match prepare(ctx, candidate, main).await? {
-            Prepared::Link(link) => link,
-            Prepared::Conflict { files } => {
-                return Ok(Try::Done(Landing::Conflict { files, onto: main.into() }));
-            }
-            Prepared::HookFailed(failure, cause) => {
-                return Ok(Try::Done(Landing::VerifyFailed(failure, Box::new(cause))));
-            }
-        };
-        if !ctx.config.verify.is_empty()
-            && let Some(failed) = judge_chain(ctx, main, std::slice::from_ref(&link)).await?.culprit
-        {
-            return Ok(Try::Done(Landing::VerifyFailed(failed.failure, Box::new(failed.cause))));
-        }
-        kill_points::reached("landing:verified");
-        self.publish(main, expected, &link, attempt).await
-    }
-}
-
 /// The error when main moved under every one of `tries` tries of a landing.
-pub(super) fn kept_moving(what: &str, tries: u32) -> EngineError {
+pub(crate) fn kept_moving(what: &str, tries: u32) -> EngineError {
     EngineError::usage(
         format!("main kept moving while task {what} was landing ({tries} tries)"),
         "stop whatever is committing to main, then `breeze resume`",
@@ -118,14 +30,14 @@ pub(super) fn kept_moving(what: &str, tries: u32) -> EngineError {
 }
 
 /// main's tip, once it is known that no role moved main onto a commit made in a lane.
-pub(super) async fn main_to_land_on(ctx: &RunContext) -> Result<Oid, EngineError> {
+pub(crate) async fn main_to_land_on(ctx: &RunContext) -> Result<Oid, EngineError> {
     let guard = ctx.roles.guard.clone();
     ctx.blocking(move || guard.check_main()).await?;
     ctx.git(|repo| repo.main_tip()).await
 }
 
 /// An approved task ready to land: what its landing commit is made of.
-pub(super) struct Candidate {
+pub(crate) struct Candidate {
     pub index: usize,
     pub id: String,
     base: Oid,
@@ -136,7 +48,7 @@ pub(super) struct Candidate {
 
 impl Candidate {
     /// The approved task at `index`, from its record.
-    pub(super) async fn of(ctx: &RunContext, index: usize) -> Result<Candidate, EngineError> {
+    pub(crate) async fn of(ctx: &RunContext, index: usize) -> Result<Candidate, EngineError> {
         let record = ctx.book.record(index);
         let id = ctx.task(index).id.to_string();
         let (Some(base), Some(head)) = (record.base, record.head) else {
@@ -162,7 +74,7 @@ impl Candidate {
 
     /// Its landing commit on main, when a run cut short landed it already (found by its
     /// trailers since the run started).
-    pub(super) async fn landed_before(&self, ctx: &RunContext) -> Result<Option<Oid>, EngineError> {
+    pub(crate) async fn landed_before(&self, ctx: &RunContext) -> Result<Option<Oid>, EngineError> {
         let (run_id, task_id, stop_at) =
             (ctx.run_id.clone(), self.id.clone(), ctx.main_tip_at_start.0);
         ctx.git(move |repo| repo.find_landing(&run_id, &task_id, Some(stop_at))).await
@@ -171,7 +83,7 @@ impl Candidate {
 
 /// The subject of task `index`'s landing commit (`land.message`): its type — the plan's,
 /// else inferred from the paths it changed between `base` and `head` — and its title.
-pub(super) async fn landing_subject(
+pub(crate) async fn landing_subject(
     ctx: &RunContext,
     index: usize,
     base: Oid,
@@ -185,7 +97,7 @@ pub(super) async fn landing_subject(
 }
 
 /// A candidate's landing commit on a parent, or why there is none.
-pub(super) enum Prepared {
+pub(crate) enum Prepared {
     /// Written (no ref moved).
     Link(Link),
     /// The change does not merge onto the parent.
@@ -196,7 +108,7 @@ pub(super) enum Prepared {
 
 /// Merges the candidate onto `parent` in memory, flips its Plans.md marker, adds its
 /// reviewed changelog line, runs the hooks and writes its landing commit on `parent`.
-pub(super) async fn prepare(
+pub(crate) async fn prepare(
     ctx: &RunContext,
     candidate: &Candidate,
     parent: Oid,
@@ -228,27 +140,6 @@ pub(super) async fn prepare(
     kill_points::reached("landing:committed");
     let (index, id) = (candidate.index, candidate.id.clone());
     Ok(Prepared::Link(Link { index, id, parent, commit, tree }))
-}
-
-/// A landing that sent its task back (a conflict, a failed verify or hook): counted as a
-/// bounce and back to the worker with its cause ([`landing_bounced`]) — `Some` escalation
-/// past `land.max_bounces`. `None` for a landing that did not bounce.
-pub(super) async fn send_back(
-    ctx: &RunContext,
-    index: usize,
-    landing: Landing,
-) -> Result<Option<Cause>, EngineError> {
-    let (bounce, cause) = match landing {
-        Landing::Conflict { files, onto } => {
-            let cause = crate::causes::of_conflict(&files);
-            (Bounce::Conflict { files, onto }, cause)
-        }
-        Landing::VerifyFailed(failure, cause) => (Bounce::Failed(failure), *cause),
-        Landing::Landed { .. } | Landing::Deferred { .. } | Landing::PullRequestOpen { .. } => {
-            return Ok(None);
-        }
-    };
-    landing_bounced(ctx, index, bounce, cause).await
 }
 
 /// Flips the task's row in a tracked Plans.md to `cc:done` in the landing tree.

@@ -12,6 +12,7 @@ use std::time::Duration;
 use breeze_protocol::EventKind;
 
 use super::driver::TaskDriver;
+use super::outcome::{PERSON_SUMMARY, SafePoint};
 use crate::clock;
 use crate::error::EngineError;
 use crate::journal::CycleRecord;
@@ -22,19 +23,6 @@ use crate::step_in::stopped::PersonAttempt;
 
 /// How often a paused task looks whether the person left.
 const LEFT_POLL: Duration = Duration::from_millis(200);
-
-/// What happened at a safe point.
-pub(super) enum SafePoint {
-    /// Nobody asked: the task goes on.
-    Passed,
-    /// A person was in the lane and changed nothing that can be taken: the task goes on
-    /// where it paused.
-    Unchanged,
-    /// A person's change, committed: it is reviewed next.
-    Changed { head: ObjectId },
-    /// The run stopped while the task waited.
-    Interrupted,
-}
 
 impl TaskDriver {
     /// The task's attach files.
@@ -141,7 +129,7 @@ impl TaskDriver {
                 job_status: "completed".into(),
                 verdict: None,
                 commit_hash: Some(head.to_string().chars().take(7).collect()),
-                summary: super::review::PERSON_SUMMARY.into(),
+                summary: PERSON_SUMMARY.into(),
                 attempts: record.attempts,
                 consultations: record.advisor_consults,
                 started_at,
