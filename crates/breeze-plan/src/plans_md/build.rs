@@ -8,8 +8,12 @@ use super::deps::{Index, Target, dependency_tokens, is_none_word};
 use super::history::{Archives, History};
 use super::marker::MarkerState;
 use super::scan::{RawTask, Scan};
+use crate::commit_type::CommitType;
 use crate::error::{PlanError, PlanWarning, Problem, ProblemKind};
-use crate::{CommitType, Plan, PlanFormat, Task, TaskId, WriteSet, risk};
+use crate::id::TaskId;
+use crate::model::{Plan, PlanFormat, Task};
+use crate::risk;
+use crate::writeset::WriteSet;
 
 /// Builds the plan from what the scanner found; `history` holds the archives the plan
 /// points to (dependencies they show done count as done).
