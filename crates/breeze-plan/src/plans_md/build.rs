@@ -355,17 +355,23 @@ impl<'a> Builder<'a> {
     fn held_dependents(&mut self) {
         let raw = self.raw;
         let starts: Vec<usize> = self.held.keys().copied().collect();
-        let mut found: Vec<(usize, usize)> = self
+        let found: Vec<(usize, usize)> = self
             .dependents_of(&starts)
             .into_iter()
             .filter(|(d, _)| !self.blocked_by.contains_key(d))
             .collect();
-        found.sort();
+        // In the order they were reached: the task each depends on is held by then (a start,
+        // or reached before it), whichever comes first in the file.
+        let mut reasons: Vec<(usize, String)> = Vec::with_capacity(found.len());
         for (d, on) in found {
             let reason =
                 format!("depends on `{}`, which cannot run: {}", raw[on].id, self.held[&on]);
+            self.held.insert(d, reason.clone());
+            reasons.push((d, reason));
+        }
+        reasons.sort();
+        for (d, reason) in reasons {
             self.warn(raw[d].line, format!("task `{}` {reason}; not run", raw[d].id));
-            self.held.insert(d, reason);
         }
     }
 
