@@ -15,9 +15,10 @@ use git2::{ErrorCode, Oid, Repository, Status};
 
 use crate::error::{Context as _, GitError};
 use crate::libgit2_checkout::workdir_status_options;
-use crate::names::{DETACHED_CHECKOUTS, STATE_DIR, TRIAL_CHECKOUT_PREFIX, WORKTREES_NOTE_DIR};
+use crate::names::{
+    DETACHED_CHECKOUTS, SEALED_MAIN, STATE_DIR, TRIAL_CHECKOUT_PREFIX, WORKTREES_NOTE_DIR,
+};
 use crate::paths::path_string;
-use crate::private_git::SEALED_MAIN;
 use crate::repo::Repo;
 use crate::untrusted::{kind_of, read_prefix, read_small};
 

@@ -43,8 +43,8 @@
 //!
 //! # Modules
 //!
-//! The files form layers; each imports only from the layers below it (and from `error`),
-//! so no two files import each other. From the bottom:
+//! The files form layers; a file imports from its own layer or those below it, never from
+//! one above, and no two files import each other. From the bottom:
 //!
 //! 1. **Leaves** — `error` ([`GitError`] and the reasons some variants carry), `names`
 //!    (breeze's folders, refs and name checks), `state` (a checkout's index re-read, the
@@ -76,8 +76,7 @@
 //!    `task_change` (changed paths, the reviewer's patch, `breeze diff`), `gates`, `land`,
 //!    `advance` (moving main and the user's checkout), `landing_recovery`, `rebase`,
 //!    `remote`, `landed_on`, `listing`. They import no other operation file but
-//!    `worktree` (for [`Worktree`]) and, for `guard`, `private_git` (the name of the
-//!    file that holds main's tip as sealed).
+//!    `worktree`, for the [`Worktree`] they take.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

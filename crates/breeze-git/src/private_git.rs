@@ -20,7 +20,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{Context as _, GitError};
-use crate::names::{STATE_DIR, branch_ref};
+use crate::names::{SEALED_MAIN, STATE_DIR, branch_ref};
 use crate::repo::Repo;
 use crate::untrusted::{copy_file, ensure_dir, read_small, remove_entry, replace_file};
 use crate::worktree::Worktree;
@@ -49,9 +49,6 @@ fn put(path: &Path, contents: &[u8]) -> Result<(), GitError> {
     }
     replace_file(path, contents)
 }
-
-/// `.breeze/lanes/<lane>/sealed-main`: main's tip when the lane was last sealed.
-pub(crate) const SEALED_MAIN: &str = "sealed-main";
 
 impl Repo {
     /// `.breeze/lanes/<lane>`: breeze's folder for the lane (not the worker's).
