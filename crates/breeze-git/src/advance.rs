@@ -8,14 +8,15 @@ use std::path::{Path, PathBuf};
 
 use git2::{ErrorCode, Oid, Repository, Tree};
 
-use crate::checkout::{Versions, tree_diff_versions};
 use crate::checkout_update::{
     CheckoutObserver, CheckoutUpdate, INDEX_WAIT, IndexCopy, Scratch, Stamp, Unobserved,
     replace_paths, stamp, write_index_entries,
 };
 use crate::error::{Context as _, GitError};
 use crate::handles::Handle;
-use crate::land::{commit_tree, conflict_paths};
+use crate::libgit2_checkout::{Versions, tree_diff_versions};
+use crate::merge::conflict_paths;
+use crate::objects::commit_tree;
 use crate::paths::RepoPath;
 use crate::repo::Repo;
 use crate::state::{ensure_clean_state, fresh_index};
@@ -25,7 +26,7 @@ use crate::state::{ensure_clean_state, fresh_index};
 pub enum AdvanceOutcome {
     /// Main now points at the new commit; these checkouts of main were fast-forwarded.
     Advanced {
-        /// Checkouts (the user's, usually) whose files and index were updated.
+        /// CheckoutTool (the user's, usually) whose files and index were updated.
         updated_checkouts: Vec<PathBuf>,
     },
     /// Main has the branch checked out with uncommitted changes on paths the landing
@@ -259,7 +260,7 @@ impl Repo {
                 }));
             }
             drop(index);
-            let blocking = self.checkouts.blocking_paths(
+            let blocking = self.checkout_tool.blocking_paths(
                 crepo,
                 path,
                 &change.touched,
@@ -334,7 +335,7 @@ impl Repo {
             change.touched.iter().map(|path| stamp(&at.join(path.as_path()))).collect();
         let versions = scratch.dir("new");
         let new = (&change.new_tree, &change.new_versions);
-        self.checkouts.stage_versions(crepo, at, new, &change.touched, &versions)?;
+        self.checkout_tool.stage_versions(crepo, at, new, &change.touched, &versions)?;
         let changed: Vec<String> = change
             .touched
             .iter()
@@ -420,7 +421,7 @@ impl Repo {
         let scratch = Scratch::fresh(crepo.path())?;
         let versions = scratch.dir("old");
         let old = (&change.old_tree, &change.old_versions);
-        self.checkouts.stage_versions(crepo, at, old, &change.touched, &versions)?;
+        self.checkout_tool.stage_versions(crepo, at, old, &change.touched, &versions)?;
         let in_the_way =
             replace_paths(at, &versions, &change.old_versions, &change.touched, &mut |_, _| {})?;
         let placed: Vec<RepoPath> =

@@ -8,6 +8,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::error::GitError;
 
+/// Default size limit for one file: 10 MiB. The `file-size` gate's limit, and the largest
+/// worktree file breeze stages or reads, unless the repository is given another.
+pub const DEFAULT_MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
+
 /// Raised once, never lowered: the repository handle's steps stop early from then on.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct StopFlag(Arc<AtomicBool>);

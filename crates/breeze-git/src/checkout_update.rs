@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use git2::{Index, IndexEntry, IndexTime, ObjectType, Oid, Repository};
 
-use crate::checkout::{Version, Versions};
+use crate::libgit2_checkout::{Version, Versions};
 
 use crate::error::{Context as _, GitError};
 use crate::paths::{RepoPath, remove_dir_if_exists};

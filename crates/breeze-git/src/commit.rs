@@ -1,19 +1,15 @@
-//! Committing what a worker left in its worktree (staged as `checkouts.rs` decides), and
-//! the identity breeze commits as.
+//! Committing what a worker left in its worktree (staged as `checkout_tool.rs` decides), as
+//! the identity breeze commits as (`objects.rs`).
 
-use git2::{Commit, Oid, Repository, Signature};
+use git2::{Commit, Oid, Repository};
 
 use crate::error::{Context as _, GitError};
 use crate::names::branch_ref;
+use crate::objects::identity;
 use crate::paths::WorkdirChanges;
 use crate::repo::Repo;
 use crate::state::{ensure_clean_state, fresh_index};
 use crate::worktree::Worktree;
-
-/// Committer (and author of engine-made commits) when the repository has no identity.
-pub const FALLBACK_NAME: &str = "breeze";
-/// E-mail of the fallback identity.
-pub const FALLBACK_EMAIL: &str = "breeze@localhost";
 
 /// What [`Repo::commit_worktree`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,15 +35,6 @@ impl CommitOutcome {
         match self {
             CommitOutcome::Committed { head, .. } | CommitOutcome::Unchanged { head } => *head,
         }
-    }
-}
-
-/// The repository's `user.name`/`user.email`, or `breeze <breeze@localhost>`.
-pub(crate) fn identity(repo: &Repository) -> Result<Signature<'static>, GitError> {
-    match repo.signature() {
-        Ok(sig) => Ok(sig),
-        Err(_) => Signature::now(FALLBACK_NAME, FALLBACK_EMAIL)
-            .ctx(|| "could not build the fallback committer identity".to_string()),
     }
 }
 
@@ -96,7 +83,8 @@ impl Repo {
         // What breeze's own steps left in the lane is not the task's work, unless the
         // worker changed it since.
         let baseline = self.baseline_for_commit(wt, changes)?;
-        let staged = self.checkouts.stage_all(wrepo, &wt.path, changes, &self.bounds, &baseline)?;
+        let staged =
+            self.checkout_tool.stage_all(wrepo, &wt.path, changes, &self.bounds, &baseline)?;
         // Re-read picks up the CLI's `git add` (filters); a no-op when libgit2 staged.
         let mut index = fresh_index(wrepo, &wt.path)?;
         let tree = index

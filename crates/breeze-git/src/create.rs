@@ -3,9 +3,9 @@
 //! and rolled back completely on failure (no admin directory, no directory, no branch the
 //! add created). breeze registers a worktree itself (admin folder, `.git` file), the way
 //! `git worktree add --no-checkout` does; who then checks the files out (libgit2 or
-//! `git read-tree`) is decided in `checkouts.rs`.
+//! `git read-tree`) is decided in `checkout_tool.rs`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use git2::{Oid, Repository, WorktreePruneOptions};
 
@@ -15,6 +15,7 @@ use crate::paths::{path_string, remove_dir_if_exists, same_path};
 use crate::repo::Repo;
 use crate::untrusted::replace_file;
 use crate::worktree::Worktree;
+use crate::worktree_root;
 
 /// A directory left by an interrupted add: empty, or only a `.git` file.
 fn is_leftover_dir(path: &Path) -> bool {
@@ -118,11 +119,21 @@ impl Repo {
         Ok(worktree)
     }
 
+    /// The worktree folder ([`Repo::worktree_root`]), made when missing, recorded in
+    /// `.breeze/worktree-root` and named by `.harness-worktrees/README`: what making a
+    /// worktree does first, and what a run does at its start, so that the note is there
+    /// before any lane is.
+    pub fn prepare_worktree_folder(&self) -> Result<PathBuf, GitError> {
+        let root = self.worktree_root()?;
+        worktree_root::prepare(&root, &self.workdir)?;
+        Ok(root)
+    }
+
     /// Creates the worktree folder (recorded, and named by the checkout's note: see
-    /// [`Repo::prepare_worktree_root`]) and `.git/worktrees`: libgit2 creates the latter
+    /// [`Repo::prepare_worktree_folder`]) and `.git/worktrees`: libgit2 creates the latter
     /// with a check-then-create that fails when two worktrees are added at the same time.
     pub(crate) fn ensure_dirs(&self, root: &Path) -> Result<(), GitError> {
-        self.prepare_worktree_root(root)?;
+        worktree_root::prepare(root, &self.workdir)?;
         let admins = self.common_dir.join("worktrees");
         std::fs::create_dir_all(&admins).map_err(|e| GitError::io("create directory", &admins, e))
     }
@@ -303,7 +314,7 @@ impl Repo {
     }
 
     /// Checks the files of the worktree just registered at `path` out (see
-    /// [`crate::checkouts::Checkouts::check_out_new`]), from the primary checkout `repo`.
+    /// [`crate::checkout_tool::CheckoutTool::check_out_new`]), from the primary checkout `repo`.
     pub(crate) fn check_out_registered(
         &self,
         repo: &Repository,
@@ -311,7 +322,7 @@ impl Repo {
     ) -> Result<(), GitError> {
         let mut wrepo = self.handle(path)?;
         wrepo.set_keep(false);
-        self.checkouts.check_out_new(repo, &self.workdir, &wrepo, path, &self.bounds.stop)
+        self.checkout_tool.check_out_new(repo, &self.workdir, &wrepo, path, &self.bounds.stop)
     }
 
     /// Removes everything a failed or interrupted add may have left: the admin directory, the

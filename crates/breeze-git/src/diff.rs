@@ -1,20 +1,21 @@
-//! What a task changed between its base and head: rename-aware path changes for the gates
-//! and the write-set check, the unified diff for the reviewer, and the change as a person
-//! asks for it (`breeze diff`), from a commit or from a lane's working state. libgit2 finds
-//! what changed (and the renames); breeze renders each file from its bytes
-//! (`diff_sides.rs`, `file_patch.rs`), so that `.gitattributes` cannot hide what lands.
+//! Diffs as breeze reads them, of two commits or of a commit and a checkout: libgit2 finds
+//! what changed, looking only at the paths that differ, and pairs renames (by content alone
+//! when a side is too big to compare); the changes become rename-aware [`PathChange`]s, and
+//! breeze renders each file from its bytes (`diff_sides.rs`, `file_patch.rs`), so that
+//! `.gitattributes` cannot hide what lands. What the repository answers with them — a
+//! task's changed paths, the reviewer's patch, `breeze diff` — is `task_change.rs`.
 
 use std::path::Path;
 
 use git2::{Delta, Diff, DiffFindOptions, DiffOptions, FileMode, Oid, Repository, Tree};
 
-use crate::checkout::tree_diff_paths;
+use crate::bounds::Bounds;
 pub(crate) use crate::diff_sides::NewSides;
 use crate::diff_sides::SideReader;
 use crate::error::{Context as _, GitError};
 use crate::file_patch::{Opaque, file_patch, stat_text};
+use crate::libgit2_checkout::tree_diff_paths;
 use crate::paths::path_string;
-use crate::repo::Repo;
 
 /// Columns of a `--stat` line.
 const STAT_WIDTH: usize = 80;
@@ -236,121 +237,68 @@ fn has_big_rename_candidate(
     Ok(false)
 }
 
-impl Repo {
-    /// Every path changed between `base` and `head` (commits), with renames paired up;
-    /// mode-only changes and type changes included. Sorted by path.
-    pub fn changed_paths(&self, base: Oid, head: Oid) -> Result<Vec<PathChange>, GitError> {
-        let repo = self.objects()?;
-        let diff = task_diff(&repo, base, head, self.bounds.max_file_bytes)?;
-        Ok(path_changes(&diff))
-    }
+/// A diff of the commit `base` against the checkout at `at` (handle `repo`) as it is now:
+/// its index and working tree, untracked files included, renames paired. No file or blob
+/// above `max_bytes` is read.
+pub(crate) fn checkout_diff<'r>(
+    repo: &'r Repository,
+    base: Oid,
+    at: &Path,
+    max_bytes: u64,
+) -> Result<Diff<'r>, GitError> {
+    let base_tree = repo
+        .find_commit(base)
+        .map_err(|_| GitError::MissingObject { what: "commit", oid: base })?
+        .tree()
+        .ctx(|| format!("could not read the tree of {base}"))?;
+    let mut options = DiffOptions::new();
+    options
+        .include_typechange(true)
+        .include_untracked(true)
+        .recurse_untracked_dirs(true)
+        .show_untracked_content(true)
+        .max_size(i64::try_from(max_bytes).unwrap_or(i64::MAX));
+    let mut diff = repo
+        .diff_tree_to_workdir_with_index(Some(&base_tree), Some(&mut options))
+        .ctx(|| format!("could not diff {} against {base}", at.display()))?;
+    find_renames(repo, &mut diff, max_bytes, &at.display().to_string())?;
+    Ok(diff)
+}
 
-    /// The unified diff `base..head` (renames detected, 3 lines of context), for the
-    /// reviewer, written by breeze from the bytes of each file (`file_patch.rs`), whatever
-    /// `.gitattributes` says: text in full, text with a few odd bytes (a NUL, a terminal
-    /// escape) in full with those bytes escaped, binary content named by its type and size.
-    /// Files above the repository's size limit ([`Repo::with_max_file_bytes`]) are shown by
-    /// their size, unread. Ends early with [`GitError::Cancelled`] once breeze is stopping.
-    pub fn diff_patch(&self, base: Oid, head: Oid) -> Result<String, GitError> {
-        let repo = self.objects()?;
-        let diff = task_diff(&repo, base, head, self.bounds.max_file_bytes)?;
-        let doing = "write the diff for the reviewer";
-        Ok(self.render(&repo, &diff, ChangeView::Patch, NewSides::Objects, doing)?.text)
-    }
-
-    /// A task's change from `base` to `tip` as a person reads it: a patch or stats, renames
-    /// detected, rendered as [`Repo::diff_patch`] renders it (files above the repository's
-    /// size limit shown by their size, unread). From a checkout, what is not committed yet
-    /// counts too (a lane while its worker works), read from its files.
-    pub fn show_change(
-        &self,
-        base: Oid,
-        tip: ChangeTip<'_>,
-        view: ChangeView,
-    ) -> Result<String, GitError> {
-        let max = self.bounds.max_file_bytes;
-        let (repo, head) = match tip {
-            ChangeTip::Commit(head) => {
-                let repo = self.objects()?;
-                let diff = task_diff(&repo, base, head, max)?;
-                let shown =
-                    self.render(&repo, &diff, view, NewSides::Objects, "show the change")?;
-                return Ok(shown.text);
+/// `diff` as a patch or as stats, each file rendered from its bytes (`file_patch.rs`),
+/// with what of the new sides the patch cannot show plainly. No side above the size limit
+/// of `bounds` is read; ends early with [`GitError::Cancelled`] once its stop is raised
+/// (`doing` names the step).
+pub(crate) fn render(
+    repo: &Repository,
+    diff: &Diff<'_>,
+    view: ChangeView,
+    new_sides: NewSides<'_>,
+    bounds: &Bounds,
+    doing: &'static str,
+) -> Result<Rendered, GitError> {
+    let max = bounds.max_file_bytes;
+    let odb = repo.odb().ctx(|| "could not open the object database".to_string())?;
+    let sides = SideReader { repo, odb: &odb, max, new_sides };
+    let mut rendered = Rendered::default();
+    let mut stats = Vec::new();
+    for delta in diff.deltas() {
+        bounds.stop.check(doing)?;
+        for (how, old, new) in sides.file_changes(&delta)? {
+            let patch = file_patch(how, &old, &new, max)?;
+            if let Some(found) = patch.opaque {
+                rendered.opaque.push((path_string(&new.path), found));
             }
-            ChangeTip::Checkout(path) => (self.handle(path)?, path),
-        };
-        let base_tree = repo
-            .find_commit(base)
-            .map_err(|_| GitError::MissingObject { what: "commit", oid: base })?
-            .tree()
-            .ctx(|| format!("could not read the tree of {base}"))?;
-        let mut options = DiffOptions::new();
-        options
-            .include_typechange(true)
-            .include_untracked(true)
-            .recurse_untracked_dirs(true)
-            .show_untracked_content(true)
-            .max_size(i64::try_from(max).unwrap_or(i64::MAX));
-        let mut diff = repo
-            .diff_tree_to_workdir_with_index(Some(&base_tree), Some(&mut options))
-            .ctx(|| format!("could not diff {} against {base}", head.display()))?;
-        find_renames(&repo, &mut diff, max, &head.display().to_string())?;
-        Ok(self.render(&repo, &diff, view, NewSides::Worktree(head), "show the change")?.text)
-    }
-
-    /// `diff` as a patch or as stats, each file rendered from its bytes (`file_patch.rs`),
-    /// with what of the new sides the patch cannot show plainly; ends early with
-    /// [`GitError::Cancelled`] once breeze is stopping (`doing` names the step).
-    pub(crate) fn render(
-        &self,
-        repo: &Repository,
-        diff: &Diff<'_>,
-        view: ChangeView,
-        new_sides: NewSides<'_>,
-        doing: &'static str,
-    ) -> Result<Rendered, GitError> {
-        let max = self.bounds.max_file_bytes;
-        let odb = repo.odb().ctx(|| "could not open the object database".to_string())?;
-        let sides = SideReader { repo, odb: &odb, max, new_sides };
-        let mut rendered = Rendered::default();
-        let mut stats = Vec::new();
-        for delta in diff.deltas() {
-            self.bounds.stop.check(doing)?;
-            for (how, old, new) in sides.file_changes(&delta)? {
-                let patch = file_patch(how, &old, &new, max)?;
-                if let Some(found) = patch.opaque {
-                    rendered.opaque.push((path_string(&new.path), found));
-                }
-                stats.push(patch.stat);
-                if view == ChangeView::Patch {
-                    rendered.text.push_str(&patch.text);
-                }
+            stats.push(patch.stat);
+            if view == ChangeView::Patch {
+                rendered.text.push_str(&patch.text);
             }
         }
-        if view == ChangeView::Stat {
-            rendered.text = stat_text(&stats, STAT_WIDTH);
-        }
-        Ok(rendered)
     }
-
-    /// The tree of `commit`: what a check of the commit's files depends on (two commits
-    /// with one tree verify alike).
-    pub fn tree_of(&self, commit: Oid) -> Result<Oid, GitError> {
-        let repo = self.objects()?;
-        let found = repo
-            .find_commit(commit)
-            .map_err(|_| GitError::MissingObject { what: "commit", oid: commit })?;
-        Ok(found.tree_id())
+    if view == ChangeView::Stat {
+        rendered.text = stat_text(&stats, STAT_WIDTH);
     }
-
-    /// The first parent of `commit`; `None` for a root commit.
-    pub fn first_parent(&self, commit: Oid) -> Result<Option<Oid>, GitError> {
-        let repo = self.git()?;
-        let found = repo
-            .find_commit(commit)
-            .map_err(|_| GitError::MissingObject { what: "commit", oid: commit })?;
-        Ok(found.parent_ids().next())
-    }
+    Ok(rendered)
 }
 
 /// The unified diff (3 lines of context) that turns `old` into `new`, both the content of

@@ -1,4 +1,5 @@
-//! The one error type of this crate: every message says what went wrong and what to do next.
+//! The error type of this crate, [`GitError`], and the reasons some of its variants carry:
+//! every message says what went wrong and what to do next.
 
 use std::path::{Path, PathBuf};
 
@@ -276,7 +277,7 @@ pub enum GitError {
     #[error("no folder for breeze's worktrees: {problem}")]
     NoWorktreeRoot {
         /// Why, and what to set.
-        problem: String,
+        problem: WorktreeRootProblem,
     },
 
     /// A file-system operation failed.
@@ -371,6 +372,46 @@ pub enum GitError {
         context: String,
         /// libgit2's error.
         cause: git2::Error,
+    },
+}
+
+/// Why a repository has no folder for breeze's worktrees; each says what to set.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum WorktreeRootProblem {
+    /// `[worktree] root` names a relative folder.
+    #[error(
+        "the worktree folder {} is not an absolute path; name one such as \
+         \"~/breeze-worktrees\" in `[worktree] root`",
+        folder.display()
+    )]
+    NotAbsolute {
+        /// The folder as configured.
+        folder: PathBuf,
+    },
+    /// The default folder is wanted, but neither `XDG_DATA_HOME` nor `HOME` is set.
+    #[error(
+        "breeze keeps its worktrees outside the checkout, in $XDG_DATA_HOME/breeze/worktrees \
+         or ~/.local/share/breeze/worktrees, but neither XDG_DATA_HOME nor HOME is set; \
+         set HOME, or name a folder in `[worktree] root` of breeze.toml (e.g. \
+         root = \"/var/tmp/breeze-worktrees\")"
+    )]
+    NoHome,
+    /// The folder would be inside the checkout or its git directory.
+    #[error(
+        "the worktree folder {} is inside {place} ({}), where the project's own tools \
+         (test runners, compilers, indexers) would see every lane; name a folder \
+         outside it in `[worktree] root`",
+        root.display(),
+        inside.display()
+    )]
+    Inside {
+        /// The folder it would be.
+        root: PathBuf,
+        /// `the checkout` or `its git directory`.
+        place: &'static str,
+        /// That checkout or git directory.
+        inside: PathBuf,
     },
 }
 

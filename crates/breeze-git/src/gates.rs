@@ -11,13 +11,13 @@ use git2::{ObjectType, Oid, Repository, Tree};
 use crate::agent_config::agent_config_place;
 use crate::content::display_path;
 use crate::diff::{
-    ChangeKind, ChangeView, EntryMode, NewSides, PathChange, path_changes, task_diff,
+    ChangeKind, ChangeView, EntryMode, NewSides, PathChange, path_changes, render, task_diff,
 };
 use crate::error::{
     Context as _, GitError, SpecialNode, file_size_detail, list_paths, special_node_detail,
 };
 use crate::file_patch::Opaque;
-use crate::land::commit_tree;
+use crate::objects::commit_tree;
 use crate::repo::Repo;
 
 /// Gate id: every changed path lies in the task's write set.
@@ -43,15 +43,12 @@ pub const GATE_AGENT_CONFIG: &str = "agent-config";
 /// (named by type and size).
 pub const GATE_OPAQUE_CONTENT: &str = "opaque-content";
 
-/// Default size limit for one file: 10 MiB.
-pub const DEFAULT_MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
-
 /// What the gates check against; the closures come from the planner.
 pub struct GateConfig<'a> {
     /// Whether a repository-relative path lies in the task's write set
     /// (the planner's `WriteSet::matches`).
     pub in_write_set: &'a dyn Fn(&str) -> bool,
-    /// Largest allowed file, in bytes ([`DEFAULT_MAX_FILE_BYTES`] by default).
+    /// Largest allowed file, in bytes ([`DEFAULT_MAX_FILE_BYTES`](crate::bounds::DEFAULT_MAX_FILE_BYTES) by default).
     pub max_file_bytes: u64,
     /// Repository-relative path of the tracked Plans.md, when the plan is one.
     pub plans_file: Option<&'a str>,
@@ -194,7 +191,8 @@ impl Repo {
         let diff = task_diff(&repo, base, head, self.bounds.max_file_bytes)?;
         let changes = path_changes(&diff);
         let doing = "write the diff for the reviewer";
-        let rendered = self.render(&repo, &diff, ChangeView::Patch, NewSides::Objects, doing)?;
+        let rendered =
+            render(&repo, &diff, ChangeView::Patch, NewSides::Objects, &self.bounds, doing)?;
         let mut results = gates_of(&repo, &changes, base, head, gates)?;
         results.push(agent_config_gate(&changes));
         results.push(opaque_gate(&changes, &rendered.opaque));

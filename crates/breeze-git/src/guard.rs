@@ -13,11 +13,12 @@ use std::time::UNIX_EPOCH;
 
 use git2::{ErrorCode, Oid, Repository, Status};
 
-use crate::checkout::workdir_status_options;
 use crate::error::{Context as _, GitError};
-use crate::names::{DETACHED_CHECKOUTS, STATE_DIR, TRIAL_CHECKOUT_PREFIX, WORKTREES_NOTE_DIR};
+use crate::libgit2_checkout::workdir_status_options;
+use crate::names::{
+    DETACHED_CHECKOUTS, SEALED_MAIN, STATE_DIR, TRIAL_CHECKOUT_PREFIX, WORKTREES_NOTE_DIR,
+};
 use crate::paths::path_string;
-use crate::private_git::SEALED_MAIN;
 use crate::repo::Repo;
 use crate::untrusted::{kind_of, read_prefix, read_small};
 
@@ -426,7 +427,7 @@ impl Repo {
                 // not lane work.
                 let gitdir = Path::new(gitdir.trim());
                 let Some(lane) = gitdir.parent() else { continue };
-                let breeze_made = admin.join(crate::worktree::CREATED_MARKER).is_file();
+                let breeze_made = admin.join(crate::names::CREATED_MARKER).is_file();
                 let in_root = roots.iter().any(|root| lane.parent() == Some(root.as_path()));
                 let detached =
                     lane.file_name().and_then(|name| name.to_str()).is_some_and(|name| {

@@ -17,8 +17,8 @@ use std::path::{Path, PathBuf};
 
 use git2::Repository;
 
-use crate::checkout::ignored_repo_paths_in;
 use crate::error::GitError;
+use crate::libgit2_checkout::ignored_repo_paths_in;
 use crate::paths::{RepoPath, WorkdirChanges, remove_with_emptied_parents};
 use crate::repo::Repo;
 use crate::worktree::Worktree;

@@ -8,9 +8,9 @@ use std::path::PathBuf;
 
 use git2::{Oid, Repository, Tree};
 
-use crate::checkout::{self, Mode};
-use crate::checkouts::Ignored;
+use crate::checkout_tool::Ignored;
 use crate::error::{Context as _, GitError};
+use crate::libgit2_checkout::{self, Mode};
 use crate::names::{ADVICE_CHECKOUT, INTEGRATION_WORKTREE, REVIEW_CHECKOUT};
 use crate::paths::WorkdirChanges;
 use crate::repo::Repo;
@@ -82,7 +82,14 @@ impl Repo {
         if self.clear_way_for(&repo, name, &path, None)? {
             let mut wrepo = self.handle(&path)?;
             wrepo.set_keep(false);
-            self.checkouts.reset_detached(&wrepo, &path, commit, changes, &self.bounds, ignored)?;
+            self.checkout_tool.reset_detached(
+                &wrepo,
+                &path,
+                commit,
+                changes,
+                &self.bounds,
+                ignored,
+            )?;
             wrepo.set_keep(true);
             return Ok(path);
         }
@@ -120,7 +127,7 @@ impl Repo {
         let new_tree = wrepo
             .find_tree(tree)
             .map_err(|_| GitError::MissingObject { what: "tree", oid: tree })?;
-        checkout::move_paths(&wrepo, &path, &head_tree, &new_tree, Mode::Force)?;
+        libgit2_checkout::move_paths(&wrepo, &path, &head_tree, &new_tree, Mode::Force)?;
         Ok(path)
     }
 

@@ -1,28 +1,20 @@
 //! Landing, up to moving main: the in-memory three-way merge onto main, reading and
-//! replacing files in trees (the Plans.md flip), the landing commit and its trailers, and
-//! finding landings again on resume. Moving main is in `advance.rs`; sending a conflicting
-//! task back to its worker in `rebase.rs`.
+//! replacing files in trees (the Plans.md flip), writing the landing commit, and finding
+//! landings again on resume by their trailers (`landing_message.rs`). Moving main is in
+//! `advance.rs`; sending a conflicting task back to its worker in `rebase.rs`.
 
 use std::path::Path;
 
-use git2::{
-    ErrorCode, FileMode, Index, MergeOptions, Oid, Repository, Sort, Tree, build::TreeUpdateBuilder,
-};
+use git2::{ErrorCode, FileMode, Oid, Sort, build::TreeUpdateBuilder};
 
-use crate::commit::identity;
 use crate::disjoint_merge::merge_disjoint;
 use crate::error::{Context as _, GitError};
-use crate::merge_check::{MergeCheck, MergeTrees, Unsound, set_exec_bits};
+use crate::landing_message::{LANDED_SCAN_LIMIT, TRAILER_TASK, flat, trailers_name};
+use crate::merge::{checked_merge, conflict_paths};
+use crate::merge_check::MergeTrees;
 use crate::names::symbolic_target;
-use crate::paths::path_string;
+use crate::objects::{commit_tree, identity};
 use crate::repo::Repo;
-
-/// Trailer naming the task of a landing commit.
-pub const TRAILER_TASK: &str = "Breeze-Task";
-/// Trailer naming the run of a landing commit.
-pub const TRAILER_RUN: &str = "Breeze-Run";
-/// Trailer with the review verdict of a landing commit.
-pub const TRAILER_REVIEW: &str = "Breeze-Review";
 
 /// Result of [`Repo::merge_task`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,162 +29,6 @@ pub enum MergeOutcome {
         /// Conflicting paths, sorted.
         paths: Vec<String>,
     },
-}
-
-/// What the `Breeze-Review` trailer of a landing says: the approving round and, when
-/// breeze normalized the reviewer's verdict (a REQUEST_CHANGES with minor gaps only), what
-/// the reviewer said.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ReviewTrailer {
-    /// The round whose verdict approved the landed head.
-    pub round: u32,
-    /// The reviewer's own verdict when it differed (`REQUEST_CHANGES`).
-    pub reviewer_said: Option<String>,
-}
-
-impl From<u32> for ReviewTrailer {
-    fn from(round: u32) -> ReviewTrailer {
-        ReviewTrailer { round, reviewer_said: None }
-    }
-}
-
-impl std::fmt::Display for ReviewTrailer {
-    /// `APPROVE (round 2)`, or `APPROVE (round 1; reviewer said REQUEST_CHANGES, minor gaps
-    /// only; normalized by breeze)`.
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match &self.reviewer_said {
-            None => write!(f, "APPROVE (round {})", self.round),
-            Some(said) => write!(
-                f,
-                "APPROVE (round {}; reviewer said {said}, minor gaps only; normalized by breeze)",
-                self.round
-            ),
-        }
-    }
-}
-
-/// The landing commit message with the subject `feat: <title>` ([`landing_commit_message`]).
-pub fn landing_message(
-    title: &str,
-    body: Option<&str>,
-    task_id: &str,
-    run_id: &str,
-    review: impl Into<ReviewTrailer>,
-) -> String {
-    landing_commit_message(&format!("feat: {title}"), body, task_id, run_id, review)
-}
-
-/// The landing commit message: `subject` (its type and title, as the engine's
-/// `land.message` makes it), an optional body, and the trailers `Breeze-Task`, `Breeze-Run`
-/// and `Breeze-Review` ([`ReviewTrailer`]). Line breaks in the subject and ids are
-/// flattened so the trailers stay parseable.
-pub fn landing_commit_message(
-    subject: &str,
-    body: Option<&str>,
-    task_id: &str,
-    run_id: &str,
-    review: impl Into<ReviewTrailer>,
-) -> String {
-    let review = review.into();
-    let mut message = format!("{}\n\n", flat(subject));
-    if let Some(body) = body.map(str::trim).filter(|b| !b.is_empty()) {
-        message.push_str(body);
-        message.push_str("\n\n");
-    }
-    message.push_str(&format!(
-        "{TRAILER_TASK}: {}\n{TRAILER_RUN}: {}\n{TRAILER_REVIEW}: {review}\n",
-        flat(task_id),
-        flat(run_id)
-    ));
-    message
-}
-
-/// `text` on one line, its runs of white space one space.
-fn flat(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// Whether `message`'s trailers name `task_id` and `run_id`.
-pub(crate) fn trailers_name(message: &str, task_id: &str, run_id: &str) -> bool {
-    let Ok(trailers) = git2::message_trailers_strs(message) else { return false };
-    let (mut task_ok, mut run_ok) = (false, false);
-    for (key, value) in trailers.iter() {
-        if key.eq_ignore_ascii_case(TRAILER_TASK) && value.trim() == task_id.trim() {
-            task_ok = true;
-        }
-        if key.eq_ignore_ascii_case(TRAILER_RUN) && value.trim() == run_id.trim() {
-            run_ok = true;
-        }
-    }
-    task_ok && run_ok
-}
-
-/// The tree of commit `oid`.
-pub(crate) fn commit_tree<'r>(repo: &'r Repository, oid: Oid) -> Result<Tree<'r>, GitError> {
-    repo.find_commit(oid)
-        .map_err(|_| GitError::MissingObject { what: "commit", oid })?
-        .tree()
-        .ctx(|| format!("could not read the tree of {oid}"))
-}
-
-/// Merge options of every merge breeze makes: renames are followed.
-pub(crate) fn merge_options() -> MergeOptions {
-    let mut options = MergeOptions::new();
-    options.find_renames(true);
-    options
-}
-
-/// The paths of every conflict in `index` (all sides), sorted.
-pub(crate) fn conflict_paths(index: &Index) -> Result<Vec<String>, GitError> {
-    let mut paths = Vec::new();
-    for conflict in index.conflicts().ctx(|| "could not read merge conflicts".to_string())? {
-        let conflict = conflict.ctx(|| "could not read merge conflicts".to_string())?;
-        for entry in [&conflict.our, &conflict.their, &conflict.ancestor].into_iter().flatten() {
-            paths.push(path_string(&entry.path));
-        }
-    }
-    paths.sort();
-    paths.dedup();
-    Ok(paths)
-}
-
-/// libgit2's merge of `trees` (renames followed), checked ([`MergeCheck`]): its index; its
-/// tree when libgit2 saw no conflict, with git's executable bits where libgit2 merged them
-/// wrong (then judged again); and what the check found wrong. For a landing and for moving
-/// a conflicted task onto main alike.
-pub(crate) struct CheckedMerge<'r> {
-    pub index: Index,
-    pub tree: Option<Tree<'r>>,
-    pub unsound: Unsound,
-}
-
-pub(crate) fn checked_merge<'r>(
-    repo: &'r Repository,
-    trees: &MergeTrees<'_, 'r>,
-) -> Result<CheckedMerge<'r>, GitError> {
-    let mut index = repo
-        .merge_trees(trees.base, trees.onto, trees.head, Some(&merge_options()))
-        .ctx(|| format!("could not merge {} onto {}", trees.head.id(), trees.onto.id()))?;
-    let check = MergeCheck::new(repo, trees)?;
-    if index.has_conflicts() {
-        let unsound = check.judge(None)?;
-        return Ok(CheckedMerge { index, tree: None, unsound });
-    }
-    let write = |index: &mut Index| -> Result<Tree<'r>, GitError> {
-        let tree =
-            index.write_tree_to(repo).ctx(|| "could not write the merged tree".to_string())?;
-        repo.find_tree(tree).ctx(|| "could not read the merged tree".to_string())
-    };
-    let mut tree = write(&mut index)?;
-    let mut unsound = check.judge(Some(&tree))?;
-    if unsound.is_empty() && !unsound.exec_bits.is_empty() {
-        // libgit2 merged an executable bit wrong: set git's, and judge the result again.
-        set_exec_bits(&mut index, &unsound.exec_bits)?;
-        tree = write(&mut index)?;
-        unsound = check.judge(Some(&tree))?;
-        unsound.paths.extend(unsound.exec_bits.drain(..).map(|(path, _)| path));
-    }
-    Ok(CheckedMerge { index, tree: Some(tree), unsound })
 }
 
 impl Repo {
@@ -345,7 +181,7 @@ impl Repo {
     /// Writes the landing commit without moving any ref: `tree` with parent `parent`,
     /// authored by the author of commit `author_of` (the worker's last commit, date kept),
     /// committed by the repository identity (`breeze <breeze@localhost>` when none).
-    /// Build `message` with [`landing_message`].
+    /// Build `message` with [`landing_message`](crate::landing_message::landing_message).
     pub fn write_landing_commit(
         &self,
         tree: Oid,
@@ -417,12 +253,7 @@ impl Repo {
         }
         Ok(None)
     }
-}
 
-/// How many commits of main's first-parent history [`Repo::find_landed_tasks`] reads.
-pub const LANDED_SCAN_LIMIT: usize = 20_000;
-
-impl Repo {
     /// Tasks of any run already landed on main: for each `(id, subjects)`, the newest
     /// landing commit whose `Breeze-Task` trailer is `id` and whose subject is one of
     /// `subjects` (the subjects its landing may have had: the title in them keeps two plans

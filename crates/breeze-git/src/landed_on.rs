@@ -11,9 +11,10 @@
 
 use git2::{DiffOptions, Oid, Repository, Sort};
 
-use crate::checkout::tree_diff_paths;
 use crate::error::{Context as _, GitError};
-use crate::land::{LANDED_SCAN_LIMIT, TRAILER_TASK, commit_tree, trailers_name};
+use crate::landing_message::{LANDED_SCAN_LIMIT, TRAILER_TASK, trailers_name};
+use crate::libgit2_checkout::tree_diff_paths;
+use crate::objects::commit_tree;
 use crate::paths::RepoPath;
 use crate::repo::Repo;
 

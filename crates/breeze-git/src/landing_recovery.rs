@@ -9,13 +9,13 @@ use std::path::{Path, PathBuf};
 
 use git2::{Index, ObjectType, Oid, Repository};
 
-use crate::checkout::{Version, Versions, tree_diff_versions};
 use crate::checkout_update::{
     CheckoutUpdate, Scratch, remove_leftovers, remove_near_copies, replace_paths,
     write_index_entries,
 };
 use crate::error::{Context as _, GitError};
-use crate::land::commit_tree;
+use crate::libgit2_checkout::{Version, Versions, tree_diff_versions};
+use crate::objects::commit_tree;
 use crate::paths::RepoPath;
 use crate::repo::Repo;
 use crate::state::{fresh_index, stat_matches};
@@ -85,8 +85,8 @@ impl Repo {
         }
         let scratch = Scratch::fresh(crepo.path())?;
         let (old_dir, new_dir) = (scratch.dir("old"), scratch.dir("new"));
-        self.checkouts.stage_versions(crepo, at, (&old_tree, &old), &unsettled, &old_dir)?;
-        self.checkouts.stage_versions(crepo, at, (&new_tree, &new), &unsettled, &new_dir)?;
+        self.checkout_tool.stage_versions(crepo, at, (&old_tree, &old), &unsettled, &old_dir)?;
+        self.checkout_tool.stage_versions(crepo, at, (&new_tree, &new), &unsettled, &new_dir)?;
         let exec_bit = crepo.config().and_then(|c| c.get_bool("core.filemode")).unwrap_or(true);
         let sides = [(&old, old_dir.as_path()), (&new, new_dir.as_path())];
         let mut rewrite: Vec<RepoPath> = Vec::new();
@@ -110,7 +110,7 @@ impl Repo {
             // main moved elsewhere since (by hand): breeze's paths follow it too.
             let dir = scratch.dir("head");
             let head = (&head_tree, &head_versions);
-            self.checkouts.stage_versions(crepo, at, head, &rewrite, &dir)?;
+            self.checkout_tool.stage_versions(crepo, at, head, &rewrite, &dir)?;
             dir
         };
         let in_the_way = replace_paths(at, &target_dir, &head_versions, &rewrite, &mut |_, _| {})?;
@@ -163,7 +163,7 @@ impl Repo {
         if let Ok(entries) = std::fs::read_dir(self.common_dir.join("worktrees")) {
             git_dirs.extend(entries.flatten().map(|entry| entry.path()).filter(|admin| {
                 // breeze's own worktrees, wherever they are, are not the user's.
-                if admin.join(crate::worktree::CREATED_MARKER).is_file() {
+                if admin.join(crate::names::CREATED_MARKER).is_file() {
                     return false;
                 }
                 // Read as a file a role could have planted (never a FIFO, never through a

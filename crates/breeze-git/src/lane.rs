@@ -4,8 +4,8 @@
 
 use git2::{Oid, Repository};
 
-use crate::checkout::{Mode, checkout_paths};
 use crate::error::{Context as _, GitError};
+use crate::libgit2_checkout::{Mode, checkout_paths};
 use crate::names::{branch_ref, validate_branch_name};
 use crate::paths::{RepoPath, WorkdirChanges};
 use crate::repo::Repo;
@@ -87,7 +87,7 @@ impl Repo {
 
         let created_branch = self.ensure_branch_at(repo, branch, base)?;
         let written = self
-            .checkouts
+            .checkout_tool
             .switch_branch(wrepo, &wt.path, branch, &head_tree, &base_tree)
             .inspect_err(|_| {
                 if created_branch {
@@ -141,7 +141,7 @@ impl Repo {
             .map_err(|_| GitError::MissingObject { what: "commit", oid: tip })?;
         self.put_back_baseline_in_way(wrepo, &wt.path, &head_tree, &tip_tree)?;
         let written =
-            self.checkouts.switch_branch(wrepo, &wt.path, branch, &head_tree, &tip_tree)?;
+            self.checkout_tool.switch_branch(wrepo, &wt.path, branch, &head_tree, &tip_tree)?;
         tracing::info!(worktree = %wt.name, branch, files = written, "switched worktree");
         Ok(switched)
     }
@@ -198,7 +198,7 @@ impl Repo {
             target.tree().ctx(|| format!("could not read the tree of {}", target.id()))?;
         self.put_back_baseline_in_way(wrepo, &wt.path, &head_tree, &target_tree)?;
         let written =
-            self.checkouts.detach_at(wrepo, &wt.path, target.id(), &head_tree, &target_tree)?;
+            self.checkout_tool.detach_at(wrepo, &wt.path, target.id(), &head_tree, &target_tree)?;
         Ok(Some(written))
     }
 
@@ -233,7 +233,7 @@ impl Repo {
             return Ok(None);
         }
         let baseline = self.baseline_of(&wt.path);
-        self.checkouts.stage_all(wrepo, &wt.path, changes, &self.bounds, &baseline)?;
+        self.checkout_tool.stage_all(wrepo, &wt.path, changes, &self.bounds, &baseline)?;
         let head = wrepo
             .head()
             .and_then(|head| head.peel_to_commit())
@@ -243,7 +243,7 @@ impl Repo {
             .write_tree()
             .ctx(|| format!("could not write the tree of {}", wt.path.display()))?;
         let tree = wrepo.find_tree(tree_id).ctx(|| format!("could not read tree {tree_id}"))?;
-        let signature = crate::commit::identity(wrepo)?;
+        let signature = crate::objects::identity(wrepo)?;
         let message = format!(
             "breeze: what changed in {} between runs\n\nSaved before the lane was put back to {} for the next run.",
             wt.name,

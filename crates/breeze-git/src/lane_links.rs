@@ -226,7 +226,7 @@ impl Repo {
         // A removed lock or marker is put back: the worktree stays locked and breeze's.
         for (file, text) in [
             ("locked", "breeze worktree (repaired)"),
-            (crate::worktree::CREATED_MARKER, "created by breeze\n"),
+            (crate::names::CREATED_MARKER, "created by breeze\n"),
         ] {
             if removed.iter().any(|p| p == Path::new(file)) {
                 replace_file(&admin.join(file), text.as_bytes())?;

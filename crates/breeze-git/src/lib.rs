@@ -41,20 +41,42 @@
 //! which is the only use of it (see [`Repo::external_filters`]) besides the preflight's
 //! throwaway checkout ([`Repo::trial_checkout`]: a detached worktree, no branch).
 //!
-//! Modules, leaves first: `error`, `names`, `paths`, `state`, `slug`, `bounds`, `cli`,
-//! `handles`, `support` and `untrusted` import nothing of the crate but `error` (`cli` also
-//! `bounds`, `handles` also `untrusted`); `content` (what bytes are to a reader) and
-//! `agent_config` import nothing of the crate; `file_patch` renders one file's change from
-//! its bytes and `diff_sides` reads those bytes for `diff`; `untrusted` reads and writes files a role could
-//! have written (no links followed, no FIFO opened, bounded); `lane_files` looks at a
-//! worktree's files with `lstat` before staging; `checkout` and `stage` are libgit2's side
-//! of checkouts and staging; `checkouts` chooses between libgit2 and the `git` CLI;
-//! `checkout_update` replaces a checkout's paths and index atomically;
-//! `repo` holds the [`Repo`]; the rest add operations to it (`worktree`, `create`, `lane`,
-//! `branch`, `integration`, `provision`, `commit`, `diff`, `gates`, `land`, `advance`,
-//! `landing_recovery`, `rebase`, `guard`, `private_git`, `lane_links`, `trial`, `remote`,
-//! `landed_on`, `worktree_root` (where the worktrees live), `elsewhere` (retiring those
-//! made outside it)).
+//! # Modules
+//!
+//! The files form layers; a file imports from its own layer or those below it, never from
+//! one above, and no two files import each other. From the bottom:
+//!
+//! 1. **Leaves** — `error` ([`GitError`] and the reasons some variants carry), `names`
+//!    (breeze's folders, refs and name checks), `state` (a checkout's index re-read, the
+//!    mid-merge check), `support` (what libgit2 cannot open), `bounds` (the size limit
+//!    and the stop signal), `untrusted` (files a role could have written: no link
+//!    followed, no FIFO opened, bounded), `objects` (a commit's tree, the identity breeze
+//!    commits as), `landing_message` (the landing commit's message and trailers), `content`
+//!    (what bytes are to a reader), `file_patch` (one file's change rendered from its
+//!    bytes), `disjoint_merge` (the landing merge of sides that changed different paths),
+//!    `agent_config`, `slug`, `init`.
+//! 2. **Tools** — `paths` (repository paths as bytes, file-system helpers), `handles` (the
+//!    pool of libgit2 handles), `git_cli` (the `git` command, hooks off).
+//! 3. **Mechanisms, without a `Repo`**: each takes what it needs as arguments —
+//!    `libgit2_checkout` (libgit2's side of checkouts, staging and status),
+//!    `checkout_update` (replacing a checkout's paths and index atomically), `baseline` (a
+//!    lane's baseline: what it holds, its file), `lane_files` (the `lstat` pass over what a
+//!    role wrote), `stage` (libgit2's staging), `diff_sides` and `diff` (diffs found and
+//!    rendered from each file's bytes), `merge_check` (the check of every landing merge)
+//!    and `merge` (libgit2's merge, checked), `worktree_root` (where the worktrees live);
+//!    on top of them `checkout_tool`, which chooses libgit2 or the `git` CLI for each
+//!    checkout operation, once per repository.
+//! 4. **`repo`** — the [`Repo`]: opening a repository (refusing what libgit2 cannot
+//!    handle, choosing its `checkout_tool`), its settings and its pool of handles.
+//! 5. **Operations** — `impl Repo` blocks, one concern each: `worktree` (breeze's
+//!    worktrees as they are, and the [`Worktree`] type the others take), `create`, `lane`
+//!    (moving lanes), `lane_baseline`, `branch`, `provision`, `integration`, `trial`,
+//!    `elsewhere` (retiring worktrees made outside the folder), `private_git`,
+//!    `lane_links`, `guard` (what roles must leave alone), `ignored_writes`, `commit`,
+//!    `task_change` (changed paths, the reviewer's patch, `breeze diff`), `gates`, `land`,
+//!    `advance` (moving main and the user's checkout), `landing_recovery`, `rebase`,
+//!    `remote`, `landed_on`, `listing`. They import no other operation file but
+//!    `worktree`, for the [`Worktree`] they take.
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -63,10 +85,8 @@ pub mod agent_config;
 mod baseline;
 mod bounds;
 mod branch;
-mod checkout;
+mod checkout_tool;
 mod checkout_update;
-mod checkouts;
-mod cli;
 mod commit;
 mod content;
 mod create;
@@ -77,6 +97,7 @@ mod elsewhere;
 mod error;
 mod file_patch;
 mod gates;
+mod git_cli;
 mod guard;
 mod handles;
 mod ignored_writes;
@@ -84,13 +105,18 @@ mod init;
 mod integration;
 mod land;
 mod landed_on;
+mod landing_message;
 mod landing_recovery;
 mod lane;
+mod lane_baseline;
 mod lane_files;
 mod lane_links;
+mod libgit2_checkout;
 mod listing;
+mod merge;
 mod merge_check;
 mod names;
+mod objects;
 mod paths;
 mod private_git;
 mod provision;
@@ -101,6 +127,7 @@ mod slug;
 mod stage;
 mod state;
 mod support;
+mod task_change;
 mod trial;
 mod untrusted;
 mod worktree;
@@ -108,31 +135,33 @@ mod worktree_root;
 
 pub use advance::AdvanceOutcome;
 pub use agent_config::is_agent_config;
+pub use bounds::DEFAULT_MAX_FILE_BYTES;
 pub use branch::BranchCleanup;
+pub use checkout_tool::DEFAULT_CLI_CHECKOUT_MIN_FILES;
 pub use checkout_update::{CheckoutObserver, CheckoutUpdate};
-pub use checkouts::DEFAULT_CLI_CHECKOUT_MIN_FILES;
-pub use commit::{CommitOutcome, FALLBACK_EMAIL, FALLBACK_NAME};
+pub use commit::CommitOutcome;
 pub use diff::{ChangeKind, ChangeTip, ChangeView, EntryMode, PathChange, text_patch};
-pub use error::{GitError, SpecialNode};
+pub use error::{GitError, SpecialNode, WorktreeRootProblem};
 pub use gates::{
-    ChangeForReview, DEFAULT_MAX_FILE_BYTES, GATE_AGENT_CONFIG, GATE_FILE_SIZE, GATE_FILE_TYPE,
-    GATE_NESTED_REPO, GATE_OPAQUE_CONTENT, GATE_PLANS_MARKERS, GATE_SYMLINK_ESCAPE, GATE_WRITE_SET,
-    GateConfig,
+    ChangeForReview, GATE_AGENT_CONFIG, GATE_FILE_SIZE, GATE_FILE_TYPE, GATE_NESTED_REPO,
+    GATE_OPAQUE_CONTENT, GATE_PLANS_MARKERS, GATE_SYMLINK_ESCAPE, GATE_WRITE_SET, GateConfig,
 };
 pub use git2::Oid;
 pub use guard::{Fingerprint, LaneCommitOnMain};
 pub use init::{commit_on_head, init_with_commit};
-pub use land::{
-    LANDED_SCAN_LIMIT, MergeOutcome, ReviewTrailer, TRAILER_REVIEW, TRAILER_RUN, TRAILER_TASK,
+pub use land::MergeOutcome;
+pub use landed_on::{FoundBy, TaskChange};
+pub use landing_message::{
+    LANDED_SCAN_LIMIT, ReviewTrailer, TRAILER_REVIEW, TRAILER_RUN, TRAILER_TASK,
     landing_commit_message, landing_message,
 };
-pub use landed_on::{FoundBy, TaskChange};
 pub use landing_recovery::CheckoutRecovery;
 pub use listing::FileListing;
 pub use names::{
     ADVICE_CHECKOUT, DETACHED_CHECKOUTS, INTEGRATION_WORKTREE, REVIEW_CHECKOUT, STATE_DIR,
     TRIAL_CHECKOUT_PREFIX, WORKTREES_NOTE_DIR,
 };
+pub use objects::{FALLBACK_EMAIL, FALLBACK_NAME};
 pub use paths::WorkdirChanges;
 pub use provision::ProvisionReport;
 pub use rebase::ConflictedRebase;

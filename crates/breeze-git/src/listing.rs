@@ -4,7 +4,7 @@
 use git2::{TreeWalkMode, TreeWalkResult};
 
 use crate::error::GitError;
-use crate::land::commit_tree;
+use crate::objects::commit_tree;
 use crate::repo::Repo;
 
 /// Tracked files at main's tip.

@@ -23,9 +23,9 @@ use std::rc::Rc;
 
 use git2::{Delta, Diff, DiffFindOptions, DiffOptions, Index, Oid, Repository, Tree};
 
-use crate::checkout::tree_diff_paths;
 use crate::diff::only_what_differs;
 use crate::error::{Context as _, GitError};
+use crate::libgit2_checkout::tree_diff_paths;
 use crate::paths::{RepoPath, bytes_path, path_string};
 
 /// Which side of a merge changed something.
@@ -236,10 +236,22 @@ fn changes_of(
             into.push(Change { side, paths, status: delta.status(), guessed: false });
         }
     }
-    // A link deleted at one path and added at another is a move. When several links of
-    // one target moved at once, which went where is git's guess (it weighs names and what
-    // the other side did); every pairing counts, so no guess of git's is missed.
-    for (id, from) in &gone_links {
+    pair_link_moves(side, &gone_links, &new_links, into);
+    Ok(())
+}
+
+/// The changes of the symbolic links `side` deleted (`gone_links`) and added (`new_links`),
+/// each with its target's id: a link deleted at one path and added at another is a move.
+/// When several links of one target moved at once, which went where is git's guess (it
+/// weighs names and what the other side did); every pairing counts, so no guess of git's
+/// is missed.
+fn pair_link_moves(
+    side: Side,
+    gone_links: &[(Oid, Vec<u8>)],
+    new_links: &[(Oid, Vec<u8>)],
+    into: &mut Vec<Change>,
+) {
+    for (id, from) in gone_links {
         if !new_links.iter().any(|(other, _)| other == id) {
             into.push(Change {
                 side,
@@ -249,7 +261,7 @@ fn changes_of(
             });
         }
     }
-    for (id, to) in &new_links {
+    for (id, to) in new_links {
         let sources: Vec<&Vec<u8>> =
             gone_links.iter().filter(|(other, _)| other == id).map(|(_, from)| from).collect();
         if sources.is_empty() {
@@ -271,7 +283,6 @@ fn changes_of(
             });
         }
     }
-    Ok(())
 }
 
 /// Union-find over change indices.
@@ -673,97 +684,21 @@ type FolderMove<'c> = (&'c Change, &'c [u8]);
 /// moving files crosswise between two folders (`d/a/x` → `d/d/y` on one, `d/d/z` → `d/a/w`
 /// on the other) merge; nor to a path one of its own side's folder moves takes a path of
 /// the moving side onto (git's "dual rename" rule).
-fn moved_folder_collisions<'c>(
+fn moved_folder_collisions(
     look: &Lookup<'_>,
     trees: &MergeTrees<'_, '_>,
-    changes: &'c [Change],
+    changes: &[Change],
 ) -> Result<Vec<Vec<u8>>, GitError> {
     if !changes.iter().any(|c| c.renamed().is_some()) {
         return Ok(Vec::new());
     }
-    // Whether `folder` was a folder in the base and is none on `side`.
-    let removed = |side: Side, folder: &[u8]| -> Result<bool, GitError> {
-        Ok(!folder.is_empty()
-            && look.is_folder(trees.base, folder)?
-            && !look.is_folder(trees.of(side), folder)?)
-    };
-    let created_dirs: HashSet<(Side, &[u8])> =
-        changes.iter().filter_map(|c| Some((c.side, c.created().and_then(parent)?))).collect();
-    let created_in = |side: Side, folder: &[u8]| created_dirs.contains(&(side, folder));
-    // Folders each side moved away, with the moves and where each took the folder.
-    let mut moved: HashMap<(Side, &[u8]), Vec<FolderMove<'_>>> = HashMap::new();
-    for change in changes {
-        let Some((from, to)) = change.renamed() else { continue };
-        let other = change.side.other();
-        let (mut old, mut new) = (from, to);
-        let mut first = true;
-        loop {
-            let (old_dir, old_name) = split_last(old);
-            if !removed(change.side, old_dir)? {
-                break;
-            }
-            let (new_dir, new_name) = split_last(new);
-            if !first && old_name != new_name {
-                break;
-            }
-            if first || created_in(other, old_dir) {
-                moved.entry((change.side, old_dir)).or_default().push((change, new_dir));
-            }
-            first = false;
-            if new_dir.is_empty() {
-                break;
-            }
-            (old, new) = (old_dir, new_dir);
-        }
-    }
-    // The nearest folder at or above `path` (created by `creator`) that `mover` moved away,
-    // as git looks it up, with its moves; a folder above counts only when `creator` created
-    // something directly in it too (git weighs the moves of a folder only then).
-    type Found<'m, 'c> = Option<(&'c [u8], &'m Vec<FolderMove<'c>>)>;
-    let nearest_move =
-        |mover: Side, creator: Side, path: &'c [u8]| -> Result<Found<'_, 'c>, GitError> {
-            let folder = parent(path).unwrap_or(b"");
-            if !removed(mover, folder)? {
-                return Ok(None);
-            }
-            let mut at = folder;
-            loop {
-                if let Some(moves) = moved.get(&(mover, at))
-                    && (at == folder || created_in(creator, at))
-                {
-                    return Ok(Some((at, moves)));
-                }
-                match parent(at) {
-                    Some(up) => at = up,
-                    None => return Ok(None),
-                }
-            }
-        };
+    let folders = FolderMoves::of(look, trees, changes)?;
     let mut found = Vec::new();
     for change in changes {
         let Some(created) = change.created() else { continue };
         let (creator, mover) = (change.side, change.side.other());
-        let Some((_, moves)) = nearest_move(mover, creator, created)? else { continue };
-        // git leaves the path where it is when the folder went where this side moved a
-        // folder away from, a move git weighs: the moving side created something directly
-        // in that folder (else git does not look for its move).
-        if destination(moves)
-            .is_some_and(|to| moved.contains_key(&(creator, to)) && created_in(mover, to))
-        {
-            continue;
-        }
-        // It also leaves it where one of this side's folder moves takes a path the moving
-        // side created (git turns off a folder move whose result is the other's target).
-        let mut taken = false;
-        for other in changes.iter().filter(|c| c.side == mover) {
-            let Some(theirs) = other.created() else { continue };
-            if let Some((at, moves)) = nearest_move(creator, mover, theirs)?
-                && let Some(to) = destination(moves)
-            {
-                taken |= moved_along(theirs, at, to) == created;
-            }
-        }
-        if taken {
+        let Some((_, moves)) = folders.nearest_move(mover, creator, created)? else { continue };
+        if folders.left_in_place(changes, creator, created, moves)? {
             continue;
         }
         found.push(created.to_vec());
@@ -772,6 +707,137 @@ fn moved_folder_collisions<'c>(
         }
     }
     Ok(found)
+}
+
+/// A folder a side moved away, with its moves ([`FolderMoves::nearest_move`]).
+type NearestMove<'m, 'c> = Option<(&'c [u8], &'m [FolderMove<'c>])>;
+
+/// What git's folder-move rules look up ([`moved_folder_collisions`]): the folders each
+/// side moved away, with the moves and where each took the folder, and the folders each
+/// side created something directly in.
+struct FolderMoves<'a, 'r, 'c> {
+    look: &'a Lookup<'r>,
+    trees: &'a MergeTrees<'a, 'r>,
+    created_dirs: HashSet<(Side, &'c [u8])>,
+    moved: HashMap<(Side, &'c [u8]), Vec<FolderMove<'c>>>,
+}
+
+impl<'a, 'r, 'c> FolderMoves<'a, 'r, 'c> {
+    /// The folder moves of `changes` (both sides'), in the trees `trees`.
+    fn of(
+        look: &'a Lookup<'r>,
+        trees: &'a MergeTrees<'a, 'r>,
+        changes: &'c [Change],
+    ) -> Result<FolderMoves<'a, 'r, 'c>, GitError> {
+        let created_dirs =
+            changes.iter().filter_map(|c| Some((c.side, c.created().and_then(parent)?))).collect();
+        let mut folders = FolderMoves { look, trees, created_dirs, moved: HashMap::new() };
+        for change in changes {
+            if let Some((from, to)) = change.renamed() {
+                folders.record(change, from, to)?;
+            }
+        }
+        Ok(folders)
+    }
+
+    /// Records the folders that `change`, a move of `from` to `to`, moved away: its source
+    /// folder, and the folders above it as long as the source's and destination's folders
+    /// end alike and the other side created something directly in them.
+    fn record(&mut self, change: &'c Change, from: &'c [u8], to: &'c [u8]) -> Result<(), GitError> {
+        let other = change.side.other();
+        let (mut old, mut new) = (from, to);
+        let mut first = true;
+        loop {
+            let (old_dir, old_name) = split_last(old);
+            if !self.removed(change.side, old_dir)? {
+                break;
+            }
+            let (new_dir, new_name) = split_last(new);
+            if !first && old_name != new_name {
+                break;
+            }
+            if first || self.created_in(other, old_dir) {
+                self.moved.entry((change.side, old_dir)).or_default().push((change, new_dir));
+            }
+            first = false;
+            if new_dir.is_empty() {
+                break;
+            }
+            (old, new) = (old_dir, new_dir);
+        }
+        Ok(())
+    }
+
+    /// Whether `folder` was a folder in the base and is none on `side`.
+    fn removed(&self, side: Side, folder: &[u8]) -> Result<bool, GitError> {
+        Ok(!folder.is_empty()
+            && self.look.is_folder(self.trees.base, folder)?
+            && !self.look.is_folder(self.trees.of(side), folder)?)
+    }
+
+    /// Whether `side` created something directly in `folder`.
+    fn created_in(&self, side: Side, folder: &[u8]) -> bool {
+        self.created_dirs.contains(&(side, folder))
+    }
+
+    /// The nearest folder at or above `path` (created by `creator`) that `mover` moved
+    /// away, as git looks it up, with its moves; a folder above counts only when `creator`
+    /// created something directly in it too (git weighs the moves of a folder only then).
+    fn nearest_move(
+        &self,
+        mover: Side,
+        creator: Side,
+        path: &'c [u8],
+    ) -> Result<NearestMove<'_, 'c>, GitError> {
+        let folder = parent(path).unwrap_or(b"");
+        if !self.removed(mover, folder)? {
+            return Ok(None);
+        }
+        let mut at = folder;
+        loop {
+            if let Some(moves) = self.moved.get(&(mover, at))
+                && (at == folder || self.created_in(creator, at))
+            {
+                return Ok(Some((at, moves.as_slice())));
+            }
+            match parent(at) {
+                Some(up) => at = up,
+                None => return Ok(None),
+            }
+        }
+    }
+
+    /// Whether git leaves `created` (a path `creator` created in a folder the other side
+    /// moved away with `moves`) where it is, rather than moving it along.
+    fn left_in_place(
+        &self,
+        changes: &'c [Change],
+        creator: Side,
+        created: &[u8],
+        moves: &[FolderMove<'c>],
+    ) -> Result<bool, GitError> {
+        let mover = creator.other();
+        // git leaves the path where it is when the folder went where this side moved a
+        // folder away from, a move git weighs: the moving side created something directly
+        // in that folder (else git does not look for its move).
+        if destination(moves)
+            .is_some_and(|to| self.moved.contains_key(&(creator, to)) && self.created_in(mover, to))
+        {
+            return Ok(true);
+        }
+        // It also leaves it where one of this side's folder moves takes a path the moving
+        // side created (git turns off a folder move whose result is the other's target).
+        let mut taken = false;
+        for other in changes.iter().filter(|c| c.side == mover) {
+            let Some(theirs) = other.created() else { continue };
+            if let Some((at, moves)) = self.nearest_move(creator, mover, theirs)?
+                && let Some(to) = destination(moves)
+            {
+                taken |= moved_along(theirs, at, to) == created;
+            }
+        }
+        Ok(taken)
+    }
 }
 
 /// `path` (under the folder `from`) as the move of `from` to `to` takes it (`to` empty: the

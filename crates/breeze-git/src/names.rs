@@ -29,6 +29,14 @@ pub const TRIAL_CHECKOUT_PREFIX: &str = "setup-check-";
 /// The detached checkouts breeze keeps beside the lanes: no task works in them.
 pub const DETACHED_CHECKOUTS: [&str; 3] = [INTEGRATION_WORKTREE, REVIEW_CHECKOUT, ADVICE_CHECKOUT];
 
+/// File breeze writes into a worktree's admin directory (`.git/worktrees/<name>/`) once the
+/// worktree is complete; git ignores unknown files there and deletes it with the worktree.
+pub(crate) const CREATED_MARKER: &str = "breeze-created";
+
+/// `.breeze/lanes/<lane>/sealed-main`: main's tip when the lane was last sealed (written
+/// by `private_git.rs`, read by the guard).
+pub(crate) const SEALED_MAIN: &str = "sealed-main";
+
 /// What git never sees as work in a worktree of breeze's, whatever the project's
 /// `.gitignore` says: interpreter caches that running the code writes next to it (Python's
 /// `__pycache__/` folders). A worker or a check that runs the tests leaves them; they are

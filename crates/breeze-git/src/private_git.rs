@@ -20,7 +20,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{Context as _, GitError};
-use crate::names::{STATE_DIR, branch_ref};
+use crate::names::{SEALED_MAIN, STATE_DIR, branch_ref};
 use crate::repo::Repo;
 use crate::untrusted::{copy_file, ensure_dir, read_small, remove_entry, replace_file};
 use crate::worktree::Worktree;
@@ -49,9 +49,6 @@ fn put(path: &Path, contents: &[u8]) -> Result<(), GitError> {
     }
     replace_file(path, contents)
 }
-
-/// `.breeze/lanes/<lane>/sealed-main`: main's tip when the lane was last sealed.
-pub(crate) const SEALED_MAIN: &str = "sealed-main";
 
 impl Repo {
     /// `.breeze/lanes/<lane>`: breeze's folder for the lane (not the worker's).
@@ -107,6 +104,27 @@ impl Repo {
                 .ctx(|| format!("could not read the tip of `{}`", wt.branch))?;
             (tip, self.main_tip()?)
         };
+        self.write_private_git(wt, &private, tip, main)?;
+        replace_file(&note, wt.branch.as_bytes())?;
+        // main's tip as written into the private refs: breeze's, never the worker's work
+        // (the guard leaves it out of the lane's tips). Beside the private directory, where
+        // the worker cannot write.
+        replace_file(&home.join(SEALED_MAIN), main.to_string().as_bytes())?;
+        self.point_gitfile(wt, &private)?;
+        Ok(private)
+    }
+
+    /// Writes what the private git directory `private` of lane `wt` holds: its folders,
+    /// the task branch's ref at `tip` and main's at `main`, `HEAD`, `config`, the
+    /// alternate, and copies of the shared `info/exclude`, `info/attributes` and `shallow`
+    /// and of the lane's index ([`Repo::seal_lane`]).
+    fn write_private_git(
+        &self,
+        wt: &Worktree,
+        private: &Path,
+        tip: git2::Oid,
+        main: git2::Oid,
+    ) -> Result<(), GitError> {
         let unwritable = |path: &Path| GitError::BadPath {
             path: path.display().to_string(),
             problem: "a path with a line break cannot be written into a git config; move the \
@@ -153,13 +171,7 @@ impl Repo {
             }
             copy_file(&from, &to)?;
         }
-        replace_file(&note, wt.branch.as_bytes())?;
-        // main's tip as written into the private refs: breeze's, never the worker's work
-        // (the guard leaves it out of the lane's tips). Beside the private directory, where
-        // the worker cannot write.
-        replace_file(&home.join(SEALED_MAIN), main.to_string().as_bytes())?;
-        self.point_gitfile(wt, &private)?;
-        Ok(private)
+        Ok(())
     }
 
     /// Points the `.git` file of lane `wt` at `git_dir`, replacing what is there (a link is

@@ -10,11 +10,12 @@ use git2::{
     Repository, Tree,
 };
 
-use crate::checkout::{self, Mode};
 use crate::error::{Context as _, GitError};
-use crate::land::{CheckedMerge, checked_merge, commit_tree};
+use crate::libgit2_checkout::{self, Mode};
+use crate::merge::{CheckedMerge, checked_merge};
 use crate::merge_check::{MergeTrees, Side, Unsound, set_exec_bits};
 use crate::names::branch_ref;
+use crate::objects::commit_tree;
 use crate::paths::{bytes_path, path_string};
 use crate::repo::Repo;
 use crate::state::{ensure_clean_state, fresh_index, unstatted_entry};
@@ -77,7 +78,7 @@ impl Repo {
         let plan = ConflictPlan::new(&trees, conflicts, &unsound, &labels)?;
 
         // 1. Move the worktree to `onto`, touching only differing paths.
-        checkout::move_paths(wrepo, &wt.path, &head_tree, &onto_tree, Mode::Safe)?;
+        libgit2_checkout::move_paths(wrepo, &wt.path, &head_tree, &onto_tree, Mode::Safe)?;
         wrepo
             .reference(
                 &branch_ref(&wt.branch),
@@ -91,7 +92,7 @@ impl Repo {
         //    version where it conflicts (the folder side's where a file is in the way of a
         //    folder, the file set aside), checked out (filters apply) and staged.
         let clean_tree = plan.clean_part(wrepo, &merged, &onto_tree)?;
-        self.checkouts.apply_tree(wrepo, &wt.path, &onto_tree, &clean_tree)?;
+        self.checkout_tool.apply_tree(wrepo, &wt.path, &onto_tree, &clean_tree)?;
 
         // 3. Conflicting files: markers in the working tree, stages 1–3 in the index; files
         //    set aside staged as one side's addition.

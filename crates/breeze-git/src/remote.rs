@@ -17,8 +17,8 @@ use std::time::{Duration, Instant};
 
 use git2::{ErrorCode, Oid};
 
-use crate::cli::{CutShort, REDIRECTING_VARS};
 use crate::error::{Context as _, GitError};
+use crate::git_cli::{CutShort, REDIRECTING_VARS};
 use crate::names::validate_branch_name;
 use crate::repo::Repo;
 
@@ -143,7 +143,7 @@ fn run_git(dir: &Path, args: &[OsString], access: &RemoteAccess) -> Result<Ran, 
         .map_err(|e| GitError::CliMissing { purpose: "reach a remote", detail: e.to_string() })?;
     let stop = || access.stop.as_ref().is_some_and(|stop| stop());
     let deadline = Instant::now() + access.timeout;
-    match crate::cli::wait_bounded(child, &stop, Some(deadline)) {
+    match crate::git_cli::wait_bounded(child, &stop, Some(deadline)) {
         Ok(Ok(output)) => Ok(Ran {
             success: output.status.success(),
             stdout: String::from_utf8_lossy(&output.stdout).into_owned(),

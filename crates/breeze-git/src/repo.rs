@@ -1,6 +1,8 @@
 //! The user's repository as breeze holds it: opening it (refusing what libgit2 cannot
-//! handle and choosing how checkouts are done), its pool of libgit2 handles, and the small
-//! repository-wide helpers (main branch, `info/exclude`, mid-operation check).
+//! handle and choosing how checkouts are done), its settings (main branch, size limit,
+//! worktree folder), its pool of libgit2 handles, and the small repository-wide helpers
+//! (`info/exclude`, mid-operation check). It imports none of the files that add
+//! operations to [`Repo`]: they build on it.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -8,12 +10,13 @@ use std::sync::Mutex;
 
 use git2::{ErrorCode, Oid, Repository};
 
-use crate::bounds::{Bounds, StopFlag};
-use crate::checkouts::{Checkouts, DEFAULT_CLI_CHECKOUT_MIN_FILES};
-use crate::error::{Context as _, GitError};
-use crate::gates::DEFAULT_MAX_FILE_BYTES;
+use crate::bounds::{Bounds, DEFAULT_MAX_FILE_BYTES, StopFlag};
+use crate::checkout_tool::{CheckoutTool, DEFAULT_CLI_CHECKOUT_MIN_FILES};
+use crate::error::{Context as _, GitError, WorktreeRootProblem};
 use crate::handles::{Handle, HandlePool};
-use crate::names::{STATE_DIR, WORKTREES_NOTE_DIR, validate_branch_name, validate_worktree_name};
+use crate::names::{
+    CREATED_MARKER, STATE_DIR, WORKTREES_NOTE_DIR, validate_branch_name, validate_worktree_name,
+};
 use crate::paths::{normalize, same_path};
 use crate::state::ensure_clean_state;
 use crate::support::{check_supported, open_error};
@@ -44,9 +47,9 @@ pub struct Repo {
     pub(crate) common_dir: PathBuf,
     pub(crate) main_branch: String,
     /// How checkouts are written, staged and read (libgit2 or the `git` CLI).
-    pub(crate) checkouts: Checkouts,
+    pub(crate) checkout_tool: CheckoutTool,
     /// The folder of breeze's worktrees, or why there is none (`worktree_root.rs`).
-    pub(crate) worktree_root: Result<PathBuf, String>,
+    pub(crate) worktree_root: Result<PathBuf, WorktreeRootProblem>,
     /// The largest worktree file breeze reads, and the stop signal of long steps.
     pub(crate) bounds: Bounds,
     exclude_lock: Mutex<()>,
@@ -59,7 +62,7 @@ impl std::fmt::Debug for Repo {
             .field("workdir", &self.workdir)
             .field("main_branch", &self.main_branch)
             .field("worktree_root", &self.worktree_root)
-            .field("external_filters", &self.checkouts.external_filters())
+            .field("external_filters", &self.checkout_tool.external_filters())
             .finish_non_exhaustive()
     }
 }
@@ -105,7 +108,7 @@ impl Repo {
             None => default_main_branch(&repo),
         };
         let main_tip = repo.refname_to_id(&format!("refs/heads/{main_branch}")).ok();
-        let checkouts = Checkouts::choose(
+        let checkout_tool = CheckoutTool::choose(
             &repo,
             &workdir,
             &common_dir,
@@ -118,7 +121,7 @@ impl Repo {
             workdir,
             common_dir,
             main_branch,
-            checkouts,
+            checkout_tool,
             worktree_root,
             bounds: Bounds { max_file_bytes: DEFAULT_MAX_FILE_BYTES, stop: StopFlag::default() },
             exclude_lock: Mutex::new(()),
@@ -172,6 +175,26 @@ impl Repo {
         Ok(CheckedOut::Detached(head.target()))
     }
 
+    /// The folder breeze's worktrees of this repository live in (outside the checkout, see
+    /// [`WorktreeRoot`]), or [`GitError::NoWorktreeRoot`] saying why there is none.
+    pub fn worktree_root(&self) -> Result<PathBuf, GitError> {
+        self.worktree_root.clone().map_err(|problem| GitError::NoWorktreeRoot { problem })
+    }
+
+    /// This repository with its worktrees in the folder `choice` names (see
+    /// [`WorktreeRoot`]); [`Repo::worktree_root`] says when there is none.
+    pub fn with_worktree_root(mut self, choice: &WorktreeRoot) -> Repo {
+        self.worktree_root =
+            resolve(choice, &self.workdir, &self.common_dir, |name| std::env::var_os(name));
+        self
+    }
+
+    /// `<checkout>/.harness-worktrees`: where an earlier breeze kept its worktrees, and
+    /// where the note naming the worktree folder is now.
+    pub fn worktrees_note_dir(&self) -> PathBuf {
+        self.workdir.join(WORKTREES_NOTE_DIR)
+    }
+
     /// `refs/heads/<main>`.
     pub fn main_ref(&self) -> String {
         format!("refs/heads/{}", self.main_branch)
@@ -182,10 +205,15 @@ impl Repo {
         self.common_dir.join("worktrees").join(name)
     }
 
+    /// Whether breeze finished creating linked worktree `name` (its marker is there).
+    pub(crate) fn has_marker(&self, name: &str) -> bool {
+        self.admin_dir(name).join(CREATED_MARKER).is_file()
+    }
+
     /// When set, the reason checkouts and staging go through the `git` CLI (external
     /// filters such as git-lfs were found); the engine should show it once.
     pub fn external_filters(&self) -> Option<&str> {
-        self.checkouts.external_filters()
+        self.checkout_tool.external_filters()
     }
 
     /// The current tip of the main branch.

@@ -1,6 +1,6 @@
 //! Staging what a worker left in its worktree: the check for conflict markers left after a
 //! conflicted rebase, and libgit2's staging of every change (the `git` CLI's `git add -A`
-//! is chosen instead in `checkouts.rs` where external filters apply).
+//! is chosen instead in `checkout_tool.rs` where external filters apply).
 
 use std::path::Path;
 
@@ -8,8 +8,8 @@ use git2::{Index, Repository, Status};
 
 use crate::baseline::Baseline;
 use crate::bounds::StopFlag;
-use crate::checkout::{staged_repo_paths, workdir_status_options_for};
 use crate::error::{Context as _, GitError};
+use crate::libgit2_checkout::{staged_repo_paths, workdir_status_options_for};
 use crate::paths::{RepoPath, WorkdirChanges, bytes_path, path_string};
 use crate::state::{fresh_index, unstatted_entry};
 use crate::untrusted::read_prefix;

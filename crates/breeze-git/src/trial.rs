@@ -12,10 +12,10 @@ use std::path::{Path, PathBuf};
 
 use git2::{ObjectType, Oid, Repository};
 
-use crate::cli;
 use crate::error::{Context as _, GitError};
-use crate::land::commit_tree;
+use crate::git_cli;
 use crate::names::TRIAL_CHECKOUT_PREFIX;
+use crate::objects::commit_tree;
 use crate::repo::Repo;
 use crate::untrusted::remove_entry;
 
@@ -50,7 +50,7 @@ impl TrialCheckout {
 impl Drop for TrialCheckout {
     fn drop(&mut self) {
         let path = self.path.display().to_string();
-        let removed = cli::run(
+        let removed = git_cli::run(
             &self.workdir,
             ["worktree", "remove", "--force", "--force", path.as_str()],
             "remove a throwaway checkout",
@@ -58,7 +58,7 @@ impl Drop for TrialCheckout {
         if let Err(err) = removed {
             tracing::warn!("could not remove the throwaway checkout {path}: {err}");
             let _ = std::fs::remove_dir_all(&self.path);
-            let _ = cli::run(&self.workdir, ["worktree", "prune"], "forget a removed checkout");
+            let _ = git_cli::run(&self.workdir, ["worktree", "prune"], "forget a removed checkout");
         }
     }
 }
@@ -75,17 +75,17 @@ impl Repo {
         let path = root.join(format!("{TRIAL_CHECKOUT_PREFIX}{}", std::process::id()));
         if std::fs::symlink_metadata(&path).is_ok() {
             let shown = path.display().to_string();
-            let _ = cli::run(
+            let _ = git_cli::run(
                 &self.workdir,
                 ["worktree", "remove", "--force", "--force", shown.as_str()],
                 "remove a throwaway checkout",
             );
             remove_entry(&path)?;
-            let _ = cli::run(&self.workdir, ["worktree", "prune"], "forget a removed checkout");
+            let _ = git_cli::run(&self.workdir, ["worktree", "prune"], "forget a removed checkout");
         }
         let shown = path.display().to_string();
         let oid = commit.to_string();
-        cli::run(
+        git_cli::run(
             self.workdir(),
             ["worktree", "add", "--detach", "--quiet", shown.as_str(), oid.as_str()],
             "make a throwaway checkout",

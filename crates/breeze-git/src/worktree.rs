@@ -8,14 +8,10 @@ use std::path::{Path, PathBuf};
 use git2::{Oid, Repository, WorktreeLockStatus, WorktreePruneOptions};
 
 use crate::error::{Context as _, GitError};
-use crate::names::{symbolic_target, validate_worktree_name};
+use crate::names::{CREATED_MARKER, symbolic_target, validate_worktree_name};
 use crate::paths::{WorkdirChanges, normalize, remove_dir_if_exists, same_path};
 use crate::repo::Repo;
 use crate::untrusted::{read_small, replace_file};
-
-/// File breeze writes into a worktree's admin directory (`.git/worktrees/<name>/`) once the
-/// worktree is complete; git ignores unknown files there and deletes it with the worktree.
-pub(crate) const CREATED_MARKER: &str = "breeze-created";
 
 /// A worktree breeze created and hands to a worker (or to the verify command).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,11 +70,6 @@ pub enum RemoveOutcome {
 }
 
 impl Repo {
-    /// Whether breeze finished creating linked worktree `name` (its marker is there).
-    pub(crate) fn has_marker(&self, name: &str) -> bool {
-        self.admin_dir(name).join(CREATED_MARKER).is_file()
-    }
-
     /// Marks linked worktree `name` as complete.
     pub(crate) fn write_marker(&self, name: &str) -> Result<(), GitError> {
         replace_file(&self.admin_dir(name).join(CREATED_MARKER), b"created by breeze\n")
@@ -348,7 +339,7 @@ impl Repo {
         self.dirty_paths_of(&wrepo, path, changes)
     }
 
-    /// [`Checkouts::dirty_paths`](crate::checkouts::Checkouts::dirty_paths) under this
+    /// [`CheckoutTool::dirty_paths`](crate::checkout_tool::CheckoutTool::dirty_paths) under this
     /// repository's size limit and stop signal.
     ///
     /// Paths that hold their state in the lane's baseline (what breeze's own steps left
@@ -360,6 +351,6 @@ impl Repo {
         changes: WorkdirChanges<'_>,
     ) -> Result<Vec<String>, GitError> {
         let baseline = self.baseline_of(path);
-        self.checkouts.dirty_paths(wrepo, path, changes, &self.bounds, &baseline)
+        self.checkout_tool.dirty_paths(wrepo, path, changes, &self.bounds, &baseline)
     }
 }

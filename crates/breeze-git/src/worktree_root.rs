@@ -15,10 +15,9 @@
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
-use crate::error::GitError;
+use crate::error::{GitError, WorktreeRootProblem};
 use crate::names::{STATE_DIR, WORKTREES_NOTE_DIR};
 use crate::paths::normalize;
-use crate::repo::Repo;
 use crate::untrusted::{ensure_dir, read_small, replace_file};
 
 /// The file under `.breeze/` that records the folder this repository's worktrees are in.
@@ -27,7 +26,7 @@ pub(crate) const ROOT_RECORD: &str = "worktree-root";
 /// The note in `.harness-worktrees/` that names that folder for a person.
 pub const WORKTREES_NOTE: &str = "README";
 
-/// Where a [`Repo`] keeps its worktrees (see the module docs).
+/// Where a repository's worktrees are kept (see the module docs).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum WorktreeRoot {
     /// Where this repository's worktrees are: the folder breeze last made one in (recorded
@@ -73,47 +72,32 @@ pub fn default_worktrees_folder(var: impl Fn(&str) -> Option<OsString>) -> Optio
     Some(data.join("breeze").join("worktrees"))
 }
 
-/// The folder of this repository's worktrees, as `choice` says: an error that names
-/// `[worktree] root` when there is none (no `HOME`), or when it would be inside the
-/// checkout or its git directory.
+/// The folder of this repository's worktrees, as `choice` says, or why there is none
+/// (no `HOME`; a folder inside the checkout or its git directory, or a relative one).
 pub(crate) fn resolve(
     choice: &WorktreeRoot,
     workdir: &Path,
     common_dir: &Path,
     var: impl Fn(&str) -> Option<OsString>,
-) -> Result<PathBuf, String> {
+) -> Result<PathBuf, WorktreeRootProblem> {
     let key = repo_key(workdir, common_dir);
     let root = match choice {
         WorktreeRoot::Under(folder) if !folder.is_absolute() => {
-            return Err(format!(
-                "the worktree folder {} is not an absolute path; name one such as \
-                 \"~/breeze-worktrees\" in `[worktree] root`",
-                folder.display()
-            ));
+            return Err(WorktreeRootProblem::NotAbsolute { folder: folder.clone() });
         }
         WorktreeRoot::Under(folder) => folder.join(&key),
         WorktreeRoot::Recorded => match recorded(workdir) {
             Some(root) => root,
             None => return resolve(&WorktreeRoot::Default, workdir, common_dir, var),
         },
-        WorktreeRoot::Default => default_worktrees_folder(var).map(|folder| folder.join(&key)).ok_or_else(|| {
-            "breeze keeps its worktrees outside the checkout, in $XDG_DATA_HOME/breeze/worktrees \
-             or ~/.local/share/breeze/worktrees, but neither XDG_DATA_HOME nor HOME is set; \
-             set HOME, or name a folder in `[worktree] root` of breeze.toml (e.g. \
-             root = \"/var/tmp/breeze-worktrees\")"
-                .to_string()
-        })?,
+        WorktreeRoot::Default => default_worktrees_folder(var)
+            .map(|folder| folder.join(&key))
+            .ok_or(WorktreeRootProblem::NoHome)?,
     };
     let root = canonical_as_far_as_exists(&root);
-    for (inside, what) in [(workdir, "the checkout"), (common_dir, "its git directory")] {
+    for (inside, place) in [(workdir, "the checkout"), (common_dir, "its git directory")] {
         if root.starts_with(inside) {
-            return Err(format!(
-                "the worktree folder {} is inside {what} ({}), where the project's own tools \
-                 (test runners, compilers, indexers) would see every lane; name a folder \
-                 outside it in `[worktree] root`",
-                root.display(),
-                inside.display()
-            ));
+            return Err(WorktreeRootProblem::Inside { root, place, inside: inside.to_path_buf() });
         }
     }
     Ok(root)
@@ -160,59 +144,25 @@ fn note_text(root: &Path) -> String {
     )
 }
 
-impl Repo {
-    /// The folder breeze's worktrees of this repository live in (see the module docs), or
-    /// [`GitError::NoWorktreeRoot`] saying why there is none.
-    pub fn worktree_root(&self) -> Result<PathBuf, GitError> {
-        self.worktree_root
-            .clone()
-            .map_err(|problem| GitError::NoWorktreeRoot { problem: problem.clone() })
-    }
-
-    /// This repository with its worktrees in the folder `choice` names (see
-    /// [`WorktreeRoot`]); [`Repo::worktree_root`] says when there is none.
-    pub fn with_worktree_root(mut self, choice: &WorktreeRoot) -> Repo {
-        self.worktree_root =
-            resolve(choice, &self.workdir, &self.common_dir, |name| std::env::var_os(name));
-        self
-    }
-
-    /// `<checkout>/.harness-worktrees`: where an earlier breeze kept its worktrees, and
-    /// where the note naming the worktree folder is now.
-    pub fn worktrees_note_dir(&self) -> PathBuf {
-        self.workdir.join(WORKTREES_NOTE_DIR)
-    }
-
-    /// The worktree folder ([`Repo::worktree_root`]), made when missing, recorded in
-    /// `.breeze/worktree-root` and named by `.harness-worktrees/README`: what making a
-    /// worktree does first, and what a run does at its start, so that the note is there
-    /// before any lane is.
-    pub fn prepare_worktree_folder(&self) -> Result<PathBuf, GitError> {
-        let root = self.worktree_root()?;
-        self.prepare_worktree_root(&root)?;
-        Ok(root)
-    }
-
-    /// The worktree folder `root`, made when missing, recorded in `.breeze/worktree-root`
-    /// and named by `.harness-worktrees/README` (each rewritten only when it says
-    /// otherwise). `.breeze` and `.harness-worktrees` are made real folders: a link planted
-    /// there is replaced, never followed.
-    pub(crate) fn prepare_worktree_root(&self, root: &Path) -> Result<(), GitError> {
-        std::fs::create_dir_all(root).map_err(|e| GitError::io("create directory", root, e))?;
-        let record = format!("{}\n", root.display());
-        let note = note_text(root);
-        for (dir, file, text) in [
-            (self.workdir.join(STATE_DIR), ROOT_RECORD, record),
-            (self.worktrees_note_dir(), WORKTREES_NOTE, note),
-        ] {
-            ensure_dir(&dir)?;
-            let path = dir.join(file);
-            if read_small(&path).ok().flatten().as_deref() != Some(text.as_str()) {
-                replace_file(&path, text.as_bytes())?;
-            }
+/// Makes the worktree folder `root` of the checkout at `workdir` when missing, records it
+/// in `.breeze/worktree-root` and names it in `.harness-worktrees/README` (each rewritten
+/// only when it says otherwise). `.breeze` and `.harness-worktrees` are made real folders:
+/// a link planted there is replaced, never followed.
+pub(crate) fn prepare(root: &Path, workdir: &Path) -> Result<(), GitError> {
+    std::fs::create_dir_all(root).map_err(|e| GitError::io("create directory", root, e))?;
+    let record = format!("{}\n", root.display());
+    let note = note_text(root);
+    for (dir, file, text) in [
+        (workdir.join(STATE_DIR), ROOT_RECORD, record),
+        (workdir.join(WORKTREES_NOTE_DIR), WORKTREES_NOTE, note),
+    ] {
+        ensure_dir(&dir)?;
+        let path = dir.join(file);
+        if read_small(&path).ok().flatten().as_deref() != Some(text.as_str()) {
+            replace_file(&path, text.as_bytes())?;
         }
-        Ok(())
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -251,6 +201,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let err = resolve(&WorktreeRoot::Default, dir.path(), &dir.path().join(".git"), vars(&[]))
             .unwrap_err();
+        let err = err.to_string();
         assert!(err.contains("`[worktree] root`") && err.contains("HOME"), "{err}");
         let under = WorktreeRoot::Under(PathBuf::from("/lanes"));
         let root = resolve(&under, dir.path(), &dir.path().join(".git"), vars(&[])).unwrap();
@@ -263,9 +214,9 @@ mod tests {
         let workdir = std::fs::canonicalize(dir.path()).unwrap();
         let inside = WorktreeRoot::Under(workdir.join("lanes"));
         let err = resolve(&inside, &workdir, &workdir.join(".git"), vars(&[])).unwrap_err();
-        assert!(err.contains("inside the checkout"), "{err}");
+        assert!(err.to_string().contains("inside the checkout"), "{err}");
         let relative = WorktreeRoot::Under(PathBuf::from("lanes"));
         let err = resolve(&relative, &workdir, &workdir.join(".git"), vars(&[])).unwrap_err();
-        assert!(err.contains("not an absolute path"), "{err}");
+        assert!(err.to_string().contains("not an absolute path"), "{err}");
     }
 }

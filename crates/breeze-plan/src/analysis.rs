@@ -8,8 +8,9 @@ use petgraph::unionfind::UnionFind;
 
 use crate::conflicts::{AnalysisStats, find_overlaps};
 use crate::error::{PlanError, Problem, ProblemKind};
+use crate::id::TaskId;
+use crate::model::{Plan, Task};
 use crate::parallelism::{self, Parallelism};
-use crate::{Plan, Task, TaskId};
 use rustc_hash::FxHashSet;
 
 /// Most workers breeze runs at once.

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 
 use rustc_hash::FxHashSet;
 
-use crate::Task;
+use crate::model::Task;
 use crate::overlap::SearchCache;
 use crate::writeset::{
     Collision, DfaCache, FileUnder, Overlap, Pattern, PatternKind, file_under, needs_automaton,
@@ -263,7 +263,8 @@ fn holder_pairs<'h>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{TaskId, WriteSet};
+    use crate::id::TaskId;
+    use crate::writeset::WriteSet;
 
     fn tasks(write_sets: &[&[&str]]) -> Vec<Task> {
         write_sets

@@ -5,7 +5,9 @@ use breeze_protocol::{
     ContractTask, ModelPolicy, NonGoal, RuntimeValidation, SprintContract, SprintContractV1,
 };
 
-use crate::{RiskFlag, SHARED_FILES, Task};
+use crate::model::Task;
+use crate::risk::RiskFlag;
+use crate::shared::SHARED_FILES;
 
 /// Settings the contract takes from the run and its configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,8 +26,8 @@ pub struct ContractOptions {
     pub retry_threshold: u32,
     /// RFC 3339 UTC time of generation.
     pub generated_at: String,
-    /// The shared files ([`crate::Plan::shared_files`]): those the task does not own are
-    /// its non-goals (the Lead writes them).
+    /// The shared files ([`Plan::shared_files`](crate::model::Plan::shared_files)): those
+    /// the task does not own are its non-goals (the Lead writes them).
     pub shared_files: Vec<String>,
 }
 

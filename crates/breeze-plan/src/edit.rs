@@ -7,8 +7,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::error::{PlanError, Problem, ProblemKind};
-use crate::{Plan, PlanFormat, TaskId};
+use crate::error::{EditRefused, PlanError, Problem, ProblemKind};
+use crate::id::TaskId;
+use crate::model::{Plan, PlanFormat};
 
 /// A task to append (its id not used by the plan yet): the same fields roles see a task by.
 pub type NewTask = breeze_protocol::TaskBrief;
@@ -30,7 +31,7 @@ pub fn set_writes(
             crate::toml_plan::set_writes(text, &lines, &by_id)
         }
     }
-    .map_err(|why| refused(&plan.path, &why))?;
+    .map_err(|why| refused(&plan.path, why))?;
     let after = reread(&plan.path, plan.format, &edited, extensions)?;
     check_same_tasks(plan, &after, writes)?;
     Ok(edited)
@@ -54,10 +55,10 @@ pub fn append_tasks(
     for task in tasks {
         let id = TaskId::new(task.id.as_str());
         let Some(found) = after.task(&id) else {
-            return Err(refused(path, &format!("task `{}` was not read back", task.id)));
+            return Err(refused(path, EditRefused::AppendedNotRead { id: task.id.clone() }));
         };
         if found.title != task.title.trim() || found.writes.entries() != task.writes.as_slice() {
-            return Err(refused(path, &format!("task `{}` reads back differently", task.id)));
+            return Err(refused(path, EditRefused::AppendedChanged { id: task.id.clone() }));
         }
     }
     if let Some(before) = before {
@@ -83,7 +84,7 @@ pub fn fill_ids(
             "`--fill-ids` numbers the to-do items of a Plans.md",
         )));
     }
-    crate::plans_md::fill_ids(text).map_err(|why| refused(path, &why))
+    crate::plans_md::fill_ids(text).map_err(|why| refused(path, why))
 }
 
 /// Renumbers `tasks` (new ones, for a plan whose ids are `existing`, in id order) after the existing
@@ -148,7 +149,7 @@ fn check_same_tasks(
 ) -> Result<(), PlanError> {
     for task in &before.tasks {
         let Some(now) = after.task(&task.id) else {
-            return Err(refused(&before.path, &format!("task `{}` would be lost", task.id)));
+            return Err(refused(&before.path, EditRefused::TaskLost { id: task.id.to_string() }));
         };
         let expected = writes.get(&task.id).map_or(task.writes.entries(), Vec::as_slice);
         let same = now.title == task.title
@@ -159,14 +160,15 @@ fn check_same_tasks(
         if !same {
             return Err(refused(
                 &before.path,
-                &format!("task `{}` would read back differently", task.id),
+                EditRefused::TaskChanged { id: task.id.to_string() },
             ));
         }
     }
     Ok(())
 }
 
-fn refused(path: &Path, why: &str) -> PlanError {
+/// The plan error of an edit refused for `why`.
+fn refused(path: &Path, why: EditRefused) -> PlanError {
     PlanError::single(Problem::new(
         path,
         None,

@@ -1,9 +1,10 @@
-//! Plan errors (exit 2) and warnings, each naming the file and line.
+//! Plan errors (exit 2) and warnings, each naming the file and line, and why an edit of a
+//! plan's text is refused.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::TaskId;
+use crate::id::TaskId;
 
 /// What kind of problem a [`Problem`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -160,4 +161,99 @@ impl fmt::Display for PlanWarning {
         }
         write!(f, ": {}", self.message)
     }
+}
+
+/// Why breeze will not write an edit of a plan's text (write sets filled in, ids given,
+/// tasks appended): it cannot place it, or the result would not read back as asked. The
+/// text stays as it was.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum EditRefused {
+    /// No task of the plan has this id.
+    #[error("task `{id}` is not in the plan")]
+    NotInPlan {
+        /// The id asked for.
+        id: String,
+    },
+    /// The task's line is none of the forms a write set can be written into.
+    #[error("task `{id}` (line {line}) is not a table row, heading or list item")]
+    NotATaskLine {
+        /// The task.
+        id: String,
+        /// Its line (1-based).
+        line: usize,
+    },
+    /// The task's table row is not under a table header.
+    #[error("task `{id}`: the table of line {line} has no header")]
+    NoTableHeader {
+        /// The task.
+        id: String,
+        /// Its row's line.
+        line: usize,
+    },
+    /// The header of the task's table is not a task table's.
+    #[error("task `{id}`: line {header} is not a task table header")]
+    NotATaskHeader {
+        /// The task.
+        id: String,
+        /// The header's line.
+        header: usize,
+    },
+    /// The task's row has another number of cells than its header.
+    #[error(
+        "task `{id}`: line {line} has {cells} cells where its header has {columns}; align \
+         the row, then try again"
+    )]
+    MisalignedRow {
+        /// The task.
+        id: String,
+        /// Its row's line.
+        line: usize,
+        /// Cells in the row.
+        cells: usize,
+        /// Cells in the header.
+        columns: usize,
+    },
+    /// An id written for a to-do item would not be read as its id.
+    #[error("line {line}: `{id}` would not be read as the id of `{title}`")]
+    IdNotRead {
+        /// The item's line.
+        line: usize,
+        /// The id written.
+        id: String,
+        /// The item's title.
+        title: String,
+    },
+    /// A task of the plan would be gone after the edit.
+    #[error("task `{id}` would be lost")]
+    TaskLost {
+        /// The task.
+        id: String,
+    },
+    /// A task the edit should leave alone would read back changed.
+    #[error("task `{id}` would read back differently")]
+    TaskChanged {
+        /// The task.
+        id: String,
+    },
+    /// A task the edit should leave alone would read back changed (`line`: where it is).
+    #[error("task `{id}` (line {line}) would read back differently")]
+    TaskAtLineChanged {
+        /// The task.
+        id: String,
+        /// Its line.
+        line: usize,
+    },
+    /// An appended task is not read back from the result.
+    #[error("task `{id}` was not read back")]
+    AppendedNotRead {
+        /// The task.
+        id: String,
+    },
+    /// An appended task reads back otherwise than it was given.
+    #[error("task `{id}` reads back differently")]
+    AppendedChanged {
+        /// The task.
+        id: String,
+    },
 }

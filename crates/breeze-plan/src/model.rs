@@ -3,7 +3,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-use crate::{CommitType, PlanWarning, RiskFlag, SharedFiles, TaskId, WriteSet};
+use crate::commit_type::CommitType;
+use crate::error::PlanWarning;
+use crate::id::TaskId;
+use crate::risk::RiskFlag;
+use crate::shared::SharedFiles;
+use crate::writeset::WriteSet;
 
 /// Which file format a plan came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -19,7 +19,9 @@ use regex_automata::nfa::thompson;
 use regex_automata::util::primitives::StateID;
 use regex_automata::util::{start, syntax};
 
-use crate::fxhash::FxHashMap;
+// The Fx hash: fast for the small integer keys (automaton states, task-index pairs) of the
+// conflict search. No outside party chooses those keys, so hash flooding is not a concern.
+use rustc_hash::FxHashMap;
 
 /// Size cap for one glob's DFA (and its determinization). Hand-written globs need a
 /// few kilobytes; the cap only stops pathological input.
@@ -52,9 +54,21 @@ impl std::fmt::Debug for GlobDfa {
     }
 }
 
+/// Why a glob has no DFA (it would be too large, or the regex is not one the DFA builder
+/// takes): its write set is then compared conservatively.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum NoDfa {
+    /// Building the DFA failed (above the size cap, most often).
+    #[error(transparent)]
+    Build(Box<dense::BuildError>),
+    /// The built DFA has no anchored start state.
+    #[error(transparent)]
+    Start(#[from] regex_automata::dfa::StartError),
+}
+
 impl GlobDfa {
     /// Compiles a globset regex (`(?-u)^...$`).
-    pub(crate) fn build(regex: &str) -> Result<GlobDfa, String> {
+    pub(crate) fn build(regex: &str) -> Result<GlobDfa, NoDfa> {
         let dfa = dense::Builder::new()
             .configure(
                 dense::Config::new()
@@ -68,10 +82,8 @@ impl GlobDfa {
             .syntax(syntax::Config::new().utf8(false).unicode(false))
             .thompson(thompson::Config::new().utf8(false))
             .build(regex)
-            .map_err(|e| e.to_string())?;
-        let start = dfa
-            .start_state(&start::Config::new().anchored(Anchored::Yes))
-            .map_err(|e| e.to_string())?;
+            .map_err(|e| NoDfa::Build(Box::new(e)))?;
+        let start = dfa.start_state(&start::Config::new().anchored(Anchored::Yes))?;
         Ok(GlobDfa { dfa, start, id: NEXT_DFA_ID.fetch_add(1, Ordering::Relaxed) })
     }
 

@@ -9,9 +9,12 @@ use breeze_protocol::{
     PlanStats, PlannedTask,
 };
 
-use crate::analysis::{Analysis, ConflictReason};
+use crate::analysis::{Analysis, Conflict, ConflictReason};
+use crate::conflicts::AnalysisStats;
+use crate::id::TaskId;
+use crate::model::{Plan, PlanFormat, Task};
+use crate::parallelism::EXACT_TASKS;
 use crate::text::{pad, truncate, width};
-use crate::{AnalysisStats, EXACT_TASKS, Plan, PlanFormat, Task};
 
 /// Most overlap lines the table prints before pointing at `--json`.
 const TABLE_CONFLICT_LINES: usize = 200;
@@ -316,7 +319,7 @@ fn sort_keys(value: &mut Value) {
 /// id, conflicts by ids. Group ids count from 1.
 pub fn report(plan: &Plan, a: &Analysis) -> PlanReport {
     let tasks = &plan.tasks;
-    let id_list = |set: &std::collections::BTreeSet<crate::TaskId>| -> Vec<String> {
+    let id_list = |set: &std::collections::BTreeSet<TaskId>| -> Vec<String> {
         set.iter().map(ToString::to_string).collect()
     };
     PlanReport {
@@ -377,7 +380,7 @@ fn planned_task(plan: &Plan, a: &Analysis, i: usize) -> PlannedTask {
 }
 
 /// A conflict of the report, naming the tasks by id.
-fn plan_conflict(tasks: &[Task], c: &crate::Conflict) -> PlanConflict {
+fn plan_conflict(tasks: &[Task], c: &Conflict) -> PlanConflict {
     PlanConflict {
         a: tasks[c.a].id.to_string(),
         b: tasks[c.b].id.to_string(),

@@ -21,8 +21,12 @@ use serde::Deserialize;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
-use crate::error::{PlanError, Problem, ProblemKind};
-use crate::{CommitType, Plan, PlanFormat, RiskFlag, Task, TaskId, WriteSet, risk};
+use crate::commit_type::CommitType;
+use crate::error::{EditRefused, PlanError, Problem, ProblemKind};
+use crate::id::TaskId;
+use crate::model::{Plan, PlanFormat, Task};
+use crate::risk::{self, RiskFlag};
+use crate::writeset::WriteSet;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -490,11 +494,11 @@ pub(crate) fn set_writes(
     text: &str,
     id_lines: &BTreeMap<String, usize>,
     writes: &BTreeMap<String, Vec<String>>,
-) -> Result<String, String> {
+) -> Result<String, EditRefused> {
     let lines: Vec<(usize, &str)> = line_starts(text);
     let mut splices: Vec<(std::ops::Range<usize>, String)> = Vec::new();
     for (id, entries) in writes {
-        let &id_line = id_lines.get(id).ok_or_else(|| format!("task `{id}` is not in the plan"))?;
+        let &id_line = id_lines.get(id).ok_or_else(|| EditRefused::NotInPlan { id: id.clone() })?;
         let value = format!(
             "writes = [{}]",
             entries.iter().map(|entry| format!("{entry:?}")).collect::<Vec<_>>().join(", ")

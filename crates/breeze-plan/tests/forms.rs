@@ -353,6 +353,31 @@ fn an_id_repeated_in_one_section_is_an_error_and_fill_ids_renumbers_the_later_on
 }
 
 #[test]
+fn a_task_listed_before_the_held_task_it_depends_on_through_another_is_held_too() {
+    // 1 depends on 2, 2 on 3, 3 on an id the plan does not have: all three are held back,
+    // whatever order the rows are in.
+    let text = "| Task | Content | DoD | Depends | Status |\n|---|---|---|---|---|\n\
+                | 1 | a | ok | 2 | cc:TODO |\n\
+                | 2 | b | ok | 3 | cc:TODO |\n\
+                | 3 | c | ok | 9.9 | cc:TODO |\n";
+    let plan = parse_plans_md(text, std::path::Path::new("Plans.md")).unwrap();
+    let blocked = |id: &str| plan.task(&TaskId::from(id)).unwrap().blocked.clone();
+    let held = "depends on `9.9`, which is not in the plan";
+    assert_eq!(blocked("3").as_deref(), Some(held));
+    let through_3 = format!("depends on `3`, which cannot run: {held}");
+    assert_eq!(blocked("2"), Some(through_3.clone()));
+    assert_eq!(blocked("1"), Some(format!("depends on `2`, which cannot run: {through_3}")));
+    assert_eq!((plan.runnable_count(), plan.blocked_count()), (0, 3));
+    assert_eq!(
+        warnings(&plan)[..2],
+        [
+            format!("3: task `1` depends on `2`, which cannot run: {through_3}; not run"),
+            format!("4: task `2` {through_3}; not run"),
+        ]
+    );
+}
+
+#[test]
 fn a_dependency_on_an_unknown_id_holds_its_dependents_back_unless_an_archive_shows_it_done() {
     let plan = load(&fixture("unknown-dependency.md")).unwrap();
     assert_eq!(ids(&plan), ["9.1", "9.2", "9.3", "9.4", "9.5"]);

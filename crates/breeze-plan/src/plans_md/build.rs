@@ -8,8 +8,12 @@ use super::deps::{Index, Target, dependency_tokens, is_none_word};
 use super::history::{Archives, History};
 use super::marker::MarkerState;
 use super::scan::{RawTask, Scan};
+use crate::commit_type::CommitType;
 use crate::error::{PlanError, PlanWarning, Problem, ProblemKind};
-use crate::{CommitType, Plan, PlanFormat, Task, TaskId, WriteSet, risk};
+use crate::id::TaskId;
+use crate::model::{Plan, PlanFormat, Task};
+use crate::risk;
+use crate::writeset::WriteSet;
 
 /// Builds the plan from what the scanner found; `history` holds the archives the plan
 /// points to (dependencies they show done count as done).
@@ -351,17 +355,23 @@ impl<'a> Builder<'a> {
     fn held_dependents(&mut self) {
         let raw = self.raw;
         let starts: Vec<usize> = self.held.keys().copied().collect();
-        let mut found: Vec<(usize, usize)> = self
+        let found: Vec<(usize, usize)> = self
             .dependents_of(&starts)
             .into_iter()
             .filter(|(d, _)| !self.blocked_by.contains_key(d))
             .collect();
-        found.sort();
+        // In the order they were reached: the task each depends on is held by then (a start,
+        // or reached before it), whichever comes first in the file.
+        let mut reasons: Vec<(usize, String)> = Vec::with_capacity(found.len());
         for (d, on) in found {
             let reason =
                 format!("depends on `{}`, which cannot run: {}", raw[on].id, self.held[&on]);
+            self.held.insert(d, reason.clone());
+            reasons.push((d, reason));
+        }
+        reasons.sort();
+        for (d, reason) in reasons {
             self.warn(raw[d].line, format!("task `{}` {reason}; not run", raw[d].id));
-            self.held.insert(d, reason);
         }
     }
 

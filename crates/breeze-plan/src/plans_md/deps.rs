@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, HashMap};
 use super::ids::{clean_id, id_like, phase_label};
 use super::marker::MarkerState;
 use super::scan::{ChecklistItem, RawTask};
-use crate::TaskId;
+use crate::id::TaskId;
 
 /// What a dependency token names.
 #[derive(Debug, PartialEq, Eq)]

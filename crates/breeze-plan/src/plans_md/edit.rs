@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use super::md::{heading, lines, list_item};
 use super::scan::{self, RawTask};
 use super::table::{Header, classify_header, is_separator_row, split_row};
+use crate::error::EditRefused;
 
 /// One insertion or replacement in the text.
 struct Splice {
@@ -19,7 +20,7 @@ struct Splice {
 pub(crate) fn set_writes(
     text: &str,
     writes: &BTreeMap<String, Vec<String>>,
-) -> Result<String, String> {
+) -> Result<String, EditRefused> {
     let scanned = scan::scan(text);
     let all = lines(text);
     let mut splices = Vec::new();
@@ -29,7 +30,7 @@ pub(crate) fn set_writes(
             .tasks
             .iter()
             .find(|task| &task.id == id)
-            .ok_or_else(|| format!("task `{id}` is not in the plan"))?;
+            .ok_or_else(|| EditRefused::NotInPlan { id: id.clone() })?;
         let line = &all[task.line - 1];
         let value = cell_value(entries);
         if line.text.trim_start().starts_with('|') {
@@ -40,10 +41,7 @@ pub(crate) fn set_writes(
             let indent = " ".repeat(item.indent + 2);
             splices.push(line_after(text, task, task.line, format!("{indent}- "), &value));
         } else {
-            return Err(format!(
-                "task `{id}` (line {}) is not a table row, heading or list item",
-                task.line
-            ));
+            return Err(EditRefused::NotATaskLine { id: id.clone(), line: task.line });
         }
     }
     splices.sort_by_key(|splice| (splice.at.start, splice.at.end));
@@ -100,24 +98,22 @@ fn table_splices(
     value: &str,
     splices: &mut Vec<Splice>,
     tables_with_new_column: &mut Vec<(usize, usize)>,
-) -> Result<(), String> {
-    let (header, rows) = table_of(all, task.line).ok_or_else(|| {
-        format!("task `{}`: the table of line {} has no header", task.id, task.line)
-    })?;
+) -> Result<(), EditRefused> {
+    let (header, rows) = table_of(all, task.line)
+        .ok_or_else(|| EditRefused::NoTableHeader { id: task.id.clone(), line: task.line })?;
     let header_cells = split_row(all[header - 1].text, all[header - 1].start);
     let Header::Tasks(columns) = classify_header(&header_cells) else {
-        return Err(format!("task `{}`: line {header} is not a task table header", task.id));
+        return Err(EditRefused::NotATaskHeader { id: task.id.clone(), header });
     };
     let row = &all[task.line - 1];
     let cells = split_row(row.text, row.start);
     if cells.len() != columns.count {
-        return Err(format!(
-            "task `{}`: line {} has {} cells where its header has {}; align the row, then try again",
-            task.id,
-            task.line,
-            cells.len(),
-            columns.count
-        ));
+        return Err(EditRefused::MisalignedRow {
+            id: task.id.clone(),
+            line: task.line,
+            cells: cells.len(),
+            columns: columns.count,
+        });
     }
     if let Some(column) = columns.writes_column() {
         let cell = &cells[column];

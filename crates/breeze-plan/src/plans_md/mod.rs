@@ -36,8 +36,9 @@ mod table;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::error::{PlanError, Problem, ProblemKind};
-use crate::{Plan, TaskId};
+use crate::error::{EditRefused, PlanError, Problem, ProblemKind};
+use crate::id::TaskId;
+use crate::model::Plan;
 use marker::MarkerState;
 pub use number::IdProposal;
 pub(crate) use number::next_ids;
@@ -58,7 +59,7 @@ pub(crate) fn parse_with_history(text: &str, path: &Path) -> Result<Plan, PlanEr
 /// holders of an id repeated within one section (what `breeze plan --fill-ids` writes),
 /// every other byte kept; and what was written. `Err` says why the result would not read
 /// back as intended (nothing should be written then).
-pub fn fill_ids(text: &str) -> Result<(String, Vec<IdProposal>), String> {
+pub fn fill_ids(text: &str) -> Result<(String, Vec<IdProposal>), EditRefused> {
     let before = scan::scan(text);
     let proposals = number::propose(text, &before);
     let edited = number::apply(text, &proposals);
@@ -69,10 +70,11 @@ pub fn fill_ids(text: &str) -> Result<(String, Vec<IdProposal>), String> {
         let read =
             after.tasks.iter().any(|t| t.line == proposal.line && t.written_id == proposal.id);
         if !read {
-            return Err(format!(
-                "line {}: `{}` would not be read as the id of `{}`",
-                proposal.line, proposal.id, proposal.title
-            ));
+            return Err(EditRefused::IdNotRead {
+                line: proposal.line,
+                id: proposal.id.clone(),
+                title: proposal.title.clone(),
+            });
         }
     }
     for task in &before.tasks {
@@ -86,10 +88,7 @@ pub fn fill_ids(text: &str) -> Result<(String, Vec<IdProposal>), String> {
                 && now.writes == task.writes
         });
         if !same {
-            return Err(format!(
-                "task `{}` (line {}) would read back differently",
-                task.id, task.line
-            ));
+            return Err(EditRefused::TaskAtLineChanged { id: task.id.clone(), line: task.line });
         }
     }
     Ok((edited, proposals.into_iter().map(|(p, ..)| p).collect()))
@@ -133,7 +132,10 @@ pub fn set_status(text: &str, id: &TaskId, marker: &str) -> Result<String, PlanE
 /// `text` with the write sets of the tasks in `writes` (by id) written in, every other
 /// byte kept: a Writes cell (the column added to a table that has none), a `Writes:` line
 /// under a task heading, a nested `- Writes:` bullet under a list-item task.
-pub fn set_writes(text: &str, writes: &BTreeMap<String, Vec<String>>) -> Result<String, String> {
+pub fn set_writes(
+    text: &str,
+    writes: &BTreeMap<String, Vec<String>>,
+) -> Result<String, EditRefused> {
     edit::set_writes(text, writes)
 }
 

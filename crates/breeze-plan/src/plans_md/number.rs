@@ -12,7 +12,7 @@ use super::deps::dependency_tokens;
 use super::ids::{id_like, phase_label};
 use super::marker::MarkerState;
 use super::scan::{Scan, UnnumberedKind};
-use crate::TaskId;
+use crate::id::TaskId;
 
 /// One id `--fill-ids` writes.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,7 +1,8 @@
 //! The `git` command, used only where libgit2 falls short: full checkouts of large trees
 //! (libgit2 checks out about half as fast as git) and checkouts in repositories whose
-//! `.gitattributes` name external filters such as git-lfs (libgit2 never runs them). Which
-//! operation uses it is decided in `checkouts.rs`.
+//! `.gitattributes` name external filters such as git-lfs (libgit2 never runs them) — which
+//! checkout operation uses it is decided in `checkout_tool.rs` — and fetching from and
+//! pushing to remotes (`remote.rs`), the throwaway checkout (`trial.rs`).
 //!
 //! Every invocation runs with hooks disabled (libgit2 never runs hooks either, so both paths
 //! behave the same) and without the `GIT_*` variables that would redirect it to another
@@ -29,17 +30,28 @@ pub(crate) const REDIRECTING_VARS: &[&str] = &[
     "GIT_PREFIX",
 ];
 
-/// Whether a `git` executable can be run; `Err` carries the reason for messages.
-pub(crate) fn probe() -> Result<String, String> {
+/// Why no `git` executable can be run.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum NoGit {
+    /// It could not be started (not on PATH, not executable).
+    #[error("{0}")]
+    NotStarted(std::io::Error),
+    /// `git --version` ran and failed.
+    #[error("`git --version` exited with {0}")]
+    Failed(std::process::ExitStatus),
+}
+
+/// The version of the `git` executable on PATH (`git version 2.47.1`), or why none runs.
+pub(crate) fn probe() -> Result<String, NoGit> {
     let output = Command::new("git")
         .arg("--version")
         .stdin(Stdio::null())
         .output()
-        .map_err(|e| e.to_string())?;
+        .map_err(NoGit::NotStarted)?;
     if output.status.success() {
         Ok(String::from_utf8_lossy(&output.stdout).trim().to_string())
     } else {
-        Err(format!("`git --version` exited with {}", output.status))
+        Err(NoGit::Failed(output.status))
     }
 }
 

@@ -7,8 +7,10 @@
 //! except fresh full checkouts of large trees, which `git read-tree -u` does about twice
 //! as fast.
 //!
-//! The choice is made once, by [`Checkouts::choose`] when the repository is opened; every
-//! operation asks [`Checkouts`] instead of choosing itself.
+//! The choice is made once, by [`CheckoutTool::choose`] when the repository is opened; every
+//! operation asks [`CheckoutTool`] instead of choosing itself. libgit2's side of each job is
+//! in `libgit2_checkout.rs` and `stage.rs`, the `git` command is run by `git_cli.rs`; what
+//! a role left that must not be read is found first (`lane_files.rs`).
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -17,10 +19,10 @@ use git2::{ObjectType, Oid, Repository, Tree};
 
 use crate::baseline::Baseline;
 use crate::bounds::{Bounds, StopFlag};
-use crate::checkout::{self, Mode, Versions};
-use crate::cli;
 use crate::error::{Context as _, GitError};
+use crate::git_cli::{self, NoGit};
 use crate::lane_files;
+use crate::libgit2_checkout::{self, Mode, Versions};
 use crate::names::branch_ref;
 use crate::paths::{RepoPath, WorkdirChanges, display_all};
 use crate::stage;
@@ -44,7 +46,7 @@ pub(crate) enum Ignored {
 #[derive(Debug)]
 enum Tool {
     /// libgit2, in process. Fresh full checkouts of large trees still go through the CLI
-    /// when it is available (see [`Checkouts::add_worktree`]).
+    /// when it is available (see [`CheckoutTool::check_out_new`]).
     Libgit2,
     /// The `git` CLI, so that external filters run.
     GitCli {
@@ -55,16 +57,16 @@ enum Tool {
 
 /// How this repository's checkouts are written, staged and read; see the module docs.
 #[derive(Debug)]
-pub(crate) struct Checkouts {
+pub(crate) struct CheckoutTool {
     tool: Tool,
     /// Tracked-file count from which a fresh full checkout goes through the `git` CLI
     /// when it is available.
     cli_checkout_min_files: usize,
     /// `Ok(version)` when a `git` executable runs, else why not; probed once.
-    git_cli: OnceLock<Result<String, String>>,
+    cli_probe: OnceLock<Result<String, NoGit>>,
 }
 
-impl Checkouts {
+impl CheckoutTool {
     /// Chooses for the repository `repo` (primary checkout at `workdir`, git directory
     /// `common_dir`): the `git` CLI when external filters are configured (refused when
     /// `git` cannot run), else libgit2. `main_tip` is where `.gitattributes` files are
@@ -75,11 +77,14 @@ impl Checkouts {
         common_dir: &Path,
         main_tip: Option<Oid>,
         cli_checkout_min_files: usize,
-    ) -> Result<Checkouts, GitError> {
-        let mut checkouts =
-            Checkouts { tool: Tool::Libgit2, cli_checkout_min_files, git_cli: OnceLock::new() };
+    ) -> Result<CheckoutTool, GitError> {
+        let mut chosen = CheckoutTool {
+            tool: Tool::Libgit2,
+            cli_checkout_min_files,
+            cli_probe: OnceLock::new(),
+        };
         if let Some(filters) = detect_external_filters(repo, common_dir, main_tip) {
-            if let Err(detail) = checkouts.git_cli() {
+            if let Err(detail) = chosen.cli_version() {
                 return Err(GitError::Unsupported {
                     path: workdir.to_path_buf(),
                     feature: format!("{filters} without a working `git` command ({detail})"),
@@ -93,9 +98,9 @@ impl Checkouts {
                 repo = %workdir.display(),
                 "{filters}: worktrees are checked out and staged with the git CLI so the filter runs"
             );
-            checkouts.tool = Tool::GitCli { reason: filters };
+            chosen.tool = Tool::GitCli { reason: filters };
         }
-        Ok(checkouts)
+        Ok(chosen)
     }
 
     /// The external filters that make every checkout go through the `git` CLI, if any.
@@ -107,11 +112,8 @@ impl Checkouts {
     }
 
     /// `Ok(version)` when a `git` executable runs, else why not. Probed once.
-    fn git_cli(&self) -> Result<&str, &str> {
-        match self.git_cli.get_or_init(cli::probe) {
-            Ok(version) => Ok(version),
-            Err(detail) => Err(detail),
-        }
+    fn cli_version(&self) -> Result<&str, &NoGit> {
+        self.cli_probe.get_or_init(git_cli::probe).as_deref()
     }
 
     /// Whether a fresh full checkout goes through the `git` CLI: always with external
@@ -120,7 +122,7 @@ impl Checkouts {
     fn full_checkout_by_cli(&self, repo: &Repository, workdir: &Path) -> bool {
         match self.tool {
             Tool::GitCli { .. } => true,
-            Tool::Libgit2 if self.git_cli().is_err() => false,
+            Tool::Libgit2 if self.cli_version().is_err() => false,
             Tool::Libgit2 if self.cli_checkout_min_files == 0 => true,
             Tool::Libgit2 => fresh_index(repo, workdir)
                 .map(|index| index.len() >= self.cli_checkout_min_files)
@@ -145,7 +147,7 @@ impl Checkouts {
     ) -> Result<(), GitError> {
         if self.full_checkout_by_cli(repo, workdir) {
             let args = ["read-tree", "--reset", "-u", "HEAD"];
-            return cli::run_in_stoppable(wrepo.path(), at, args, "check out a worktree", stop)
+            return git_cli::run_in_stoppable(wrepo.path(), at, args, "check out a worktree", stop)
                 .map(|_| ());
         }
         wrepo.checkout_head(None).ctx(|| format!("could not check out {}", at.display()))
@@ -184,7 +186,7 @@ impl Checkouts {
     }
 
     /// The paths of the checkout at `at` that differ from its index or its index from
-    /// HEAD, untracked ones included, ignored ones not; see [`Checkouts::dirty_paths`].
+    /// HEAD, untracked ones included, ignored ones not; see [`CheckoutTool::dirty_paths`].
     pub(crate) fn status_paths(
         &self,
         repo: &Repository,
@@ -193,7 +195,7 @@ impl Checkouts {
     ) -> Result<Vec<String>, GitError> {
         match self.tool {
             Tool::GitCli { .. } => {
-                let mut paths: Vec<String> = cli::status_in(repo.path(), at, false)?
+                let mut paths: Vec<String> = git_cli::status_in(repo.path(), at, false)?
                     .into_iter()
                     .map(|(_, path)| path)
                     .collect();
@@ -201,7 +203,9 @@ impl Checkouts {
                 paths.dedup();
                 Ok(paths)
             }
-            Tool::Libgit2 => Ok(display_all(&checkout::dirty_repo_paths_in(repo, at, changes)?)),
+            Tool::Libgit2 => {
+                Ok(display_all(&libgit2_checkout::dirty_repo_paths_in(repo, at, changes)?))
+            }
         }
     }
 
@@ -231,7 +235,7 @@ impl Checkouts {
                 let purpose = "stage the worker's changes";
                 let mut args = vec!["add", "-A", "--"];
                 args.extend(crate::names::LANE_IGNORE_PATHSPECS);
-                cli::run_in_stoppable(wrepo.path(), at, args, purpose, stop)?;
+                git_cli::run_in_stoppable(wrepo.path(), at, args, purpose, stop)?;
                 stage::unstage_baseline(wrepo, at, baseline)?;
                 Ok(0)
             }
@@ -255,11 +259,11 @@ impl Checkouts {
             Tool::GitCli { .. } => {
                 // `git checkout` writes only differing files and runs the filters.
                 let args = ["checkout", "-q", branch];
-                cli::run_in(wrepo.path(), at, args, "check out a worktree")?;
+                git_cli::run_in(wrepo.path(), at, args, "check out a worktree")?;
                 Ok(None)
             }
             Tool::Libgit2 => {
-                let written = checkout::move_paths(wrepo, at, from, to, Mode::Safe)?;
+                let written = libgit2_checkout::move_paths(wrepo, at, from, to, Mode::Safe)?;
                 // Not `set_head`: libgit2 would first open every other worktree through its
                 // `.git` file (in a worker's reach) to see whether the branch is checked out
                 // there; breeze checked that itself from the admin folders.
@@ -288,11 +292,11 @@ impl Checkouts {
             Tool::GitCli { .. } => {
                 let sha = commit.to_string();
                 let args = ["checkout", "-q", "--detach", sha.as_str()];
-                cli::run_in(wrepo.path(), at, args, "park a lane")?;
+                git_cli::run_in(wrepo.path(), at, args, "park a lane")?;
                 Ok(None)
             }
             Tool::Libgit2 => {
-                let written = checkout::move_paths(wrepo, at, from, to, Mode::Safe)?;
+                let written = libgit2_checkout::move_paths(wrepo, at, from, to, Mode::Safe)?;
                 wrepo
                     .set_head_detached(commit)
                     .ctx(|| format!("could not move {} to {commit}", at.display()))?;
@@ -325,16 +329,16 @@ impl Checkouts {
             let purpose = "reset a detached checkout";
             let git_dir = wrepo.path();
             let checkout = ["checkout", "-q", "-f", "--detach", sha.as_str()];
-            cli::run_in_stoppable(git_dir, at, checkout, purpose, stop)?;
+            git_cli::run_in_stoppable(git_dir, at, checkout, purpose, stop)?;
             let clean: &[&str] = match ignored {
                 Ignored::Keep => &["clean", "-q", "-f", "-d"],
                 Ignored::Remove => &["clean", "-q", "-f", "-d", "-x"],
             };
-            cli::run_in_stoppable(git_dir, at, clean.iter().copied(), purpose, stop)?;
+            git_cli::run_in_stoppable(git_dir, at, clean.iter().copied(), purpose, stop)?;
             return Ok(());
         }
         if ignored == Ignored::Remove {
-            for path in checkout::ignored_repo_paths_in(wrepo, at, changes)? {
+            for path in libgit2_checkout::ignored_repo_paths_in(wrepo, at, changes)? {
                 crate::paths::remove_with_emptied_parents(at, &path)?;
             }
         }
@@ -346,12 +350,12 @@ impl Checkouts {
             .find_commit(commit)
             .and_then(|c| c.tree())
             .map_err(|_| GitError::MissingObject { what: "commit", oid: commit })?;
-        let mut touched = checkout::tree_diff_paths(wrepo, &head_tree, &new_tree)?;
-        touched.extend(checkout::dirty_repo_paths_in(wrepo, at, changes)?);
+        let mut touched = libgit2_checkout::tree_diff_paths(wrepo, &head_tree, &new_tree)?;
+        touched.extend(libgit2_checkout::dirty_repo_paths_in(wrepo, at, changes)?);
         touched.sort();
         touched.dedup();
         if let Err(conflicts) =
-            checkout::checkout_paths(wrepo, &new_tree, &touched, Mode::Force, at)?
+            libgit2_checkout::checkout_paths(wrepo, &new_tree, &touched, Mode::Force, at)?
         {
             return Err(GitError::Dirty { path: at.to_path_buf(), paths: conflicts });
         }
@@ -372,7 +376,7 @@ impl Checkouts {
         match self.tool {
             Tool::GitCli { .. } => {
                 let (from, to) = (from.id().to_string(), to.id().to_string());
-                cli::run_in(
+                git_cli::run_in(
                     wrepo.path(),
                     at,
                     ["read-tree", "-m", "-u", from.as_str(), to.as_str()],
@@ -380,7 +384,9 @@ impl Checkouts {
                 )
                 .map(|_| ())
             }
-            Tool::Libgit2 => checkout::move_paths(wrepo, at, from, to, Mode::Force).map(|_| ()),
+            Tool::Libgit2 => {
+                libgit2_checkout::move_paths(wrepo, at, from, to, Mode::Force).map(|_| ())
+            }
         }
     }
 
@@ -400,7 +406,7 @@ impl Checkouts {
             Tool::GitCli { .. } => {
                 let touched: std::collections::HashSet<&[u8]> =
                     touched.iter().map(|p| p.0.as_slice()).collect();
-                let mut paths: Vec<String> = cli::status(at, true)?
+                let mut paths: Vec<String> = git_cli::status(at, true)?
                     .into_iter()
                     .map(|(_, p)| p)
                     .filter(|p| touched.contains(p.as_bytes()))
@@ -409,7 +415,9 @@ impl Checkouts {
                 paths.dedup();
                 Ok(paths)
             }
-            Tool::Libgit2 => checkout::blocking_paths(crepo, at, touched, old_tree, new_tree),
+            Tool::Libgit2 => {
+                libgit2_checkout::blocking_paths(crepo, at, touched, old_tree, new_tree)
+            }
         }
     }
 
@@ -434,10 +442,10 @@ impl Checkouts {
         match self.tool {
             Tool::GitCli { .. } => stage_with_cli(at, tree.id(), &present, into),
             Tool::Libgit2 if filters_may_apply(crepo, at, tree, &present) => {
-                checkout::stage_paths(crepo, (tree, versions), &present, into, at)
+                libgit2_checkout::stage_paths(crepo, (tree, versions), &present, into, at)
             }
             // No filter can apply: the blobs are what a checkout writes.
-            Tool::Libgit2 => checkout::write_blobs(crepo, versions, &present, into),
+            Tool::Libgit2 => libgit2_checkout::write_blobs(crepo, versions, &present, into),
         }
     }
 }
@@ -483,7 +491,7 @@ fn filters_may_apply(crepo: &Repository, at: &Path, tree: &Tree<'_>, paths: &[&R
     })
 }
 
-/// [`Checkouts::stage_versions`] through the `git` CLI, so external filters (git-lfs) run:
+/// [`CheckoutTool::stage_versions`] through the `git` CLI, so external filters (git-lfs) run:
 /// the tree is read into a scratch index next to `into`, then `git checkout-index
 /// --prefix` writes the paths from it.
 fn stage_with_cli(at: &Path, tree: Oid, paths: &[&RepoPath], into: &Path) -> Result<(), GitError> {
@@ -491,8 +499,8 @@ fn stage_with_cli(at: &Path, tree: Oid, paths: &[&RepoPath], into: &Path) -> Res
     let purpose = "write the landing's files";
     let env = [("GIT_INDEX_FILE", index.as_os_str())];
     let tree = tree.to_string();
-    let extra = || cli::Extra { env: &env, stdin: None };
-    cli::run_with(at, ["read-tree", tree.as_str()], extra(), purpose)?;
+    let extra = || git_cli::Extra { env: &env, stdin: None };
+    git_cli::run_with(at, ["read-tree", tree.as_str()], extra(), purpose)?;
     let mut list: Vec<u8> = Vec::new();
     for path in paths {
         list.extend_from_slice(&path.0);
@@ -504,7 +512,8 @@ fn stage_with_cli(at: &Path, tree: Oid, paths: &[&RepoPath], into: &Path) -> Res
     prefix_arg.push(&prefix);
     let args: [&std::ffi::OsStr; 5] =
         ["checkout-index".as_ref(), "-f".as_ref(), "-z".as_ref(), "--stdin".as_ref(), &prefix_arg];
-    let result = cli::run_with(at, args, cli::Extra { env: &env, stdin: Some(&list) }, purpose);
+    let result =
+        git_cli::run_with(at, args, git_cli::Extra { env: &env, stdin: Some(&list) }, purpose);
     let _ = std::fs::remove_file(&index);
     result.map(|_| ())
 }

@@ -1,7 +1,7 @@
 //! libgit2's side of checkouts: the uncommitted paths of a working tree, the paths two
 //! trees differ in, path-limited checkouts that write only those paths, and which of them
 //! a user's uncommitted work blocks, in task worktrees and in the user's checkout alike.
-//! Whether libgit2 or the `git` CLI does a job is decided in `checkouts.rs`.
+//! Whether libgit2 or the `git` CLI does a job is decided in `checkout_tool.rs`.
 
 use std::path::Path;
 
