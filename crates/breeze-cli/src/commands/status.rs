@@ -185,7 +185,8 @@ mod tests {
             r#"{"format":1,"state":"parked","run_id":"r1","head":"0123456789abcdef","parked_at":"2026-01-01T00:00:00Z"}"#,
         )
         .unwrap();
-        KeptLane { name: name.into(), path: name.into(), record: Some(record), disk: None }
+        let path = format!("/data/breeze/lanes/{name}").into();
+        KeptLane { name: name.into(), path, record: Some(record), disk: None }
     }
 
     #[test]
@@ -195,6 +196,9 @@ mod tests {
         assert_eq!(kept_lanes_section(&lanes, true), "", "a live run's lanes are its own");
         let shown = kept_lanes_section(&lanes, false);
         assert!(shown.starts_with("\nkept lanes ("), "{shown}");
-        assert!(shown.contains("  lane-1: parked at 0123456789ab since"), "{shown}");
+        assert!(
+            shown.contains("  lane-1 (/data/breeze/lanes/lane-1): parked at 0123456789ab since"),
+            "{shown}"
+        );
     }
 }
