@@ -12,6 +12,7 @@ pub mod live;
 pub mod output;
 pub mod render;
 pub mod report_html;
+mod workdir;
 
 use breeze_protocol::ExitCode;
 use clap::Parser;
@@ -69,11 +70,6 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Schema(args) => commands::schema::run(args),
         Command::Validate(args) => commands::validate::run(args),
     }
-}
-
-/// The directory breeze works in (after `-C`), absolute so messages name it plainly.
-pub(crate) fn here() -> std::path::PathBuf {
-    std::env::current_dir().unwrap_or_else(|_| std::path::PathBuf::from("."))
 }
 
 fn report(err: &CliError) {

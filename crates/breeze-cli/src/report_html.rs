@@ -7,7 +7,9 @@
 
 mod files;
 mod graph;
+mod html;
 mod page;
+mod report;
 mod spent;
 mod time;
 mod timeline;
@@ -22,28 +24,11 @@ use breeze_engine::snapshot::RunSnapshot;
 use breeze_plan::{Analysis, Plan};
 use breeze_protocol::BreezeStatus;
 
-use self::files::TaskFiles;
-use self::timeline::Timeline;
+pub use self::report::Report;
 pub use self::zone::Zone;
 
 /// The file name of the page in the run folder.
 pub const FILE_NAME: &str = "report.html";
-
-/// What the page shows, read from the run folder (or, in tests, built by hand).
-pub struct Report<'a> {
-    snapshot: &'a RunSnapshot,
-    status: &'a BreezeStatus,
-    timeline: Timeline,
-    /// Why the journal could not be read (the page shows the rest).
-    journal_problem: Option<String>,
-    /// The plan as the run started with it, analysed; or why it could not be read.
-    plan: Result<(Plan, Analysis), String>,
-    /// Each task's files, by task id.
-    files: BTreeMap<String, TaskFiles>,
-    written_at: String,
-    /// The reader's time zone: the page's times are local, with their UTC offset.
-    zone: Zone,
-}
 
 impl<'a> Report<'a> {
     /// What the page shows of a run given its parts rather than its folder: the status,

@@ -9,7 +9,7 @@ use crate::error::CliResult;
 use crate::output;
 
 pub fn approve(args: &ApproveArgs) -> CliResult {
-    let report = decision::decide(&crate::here(), &args.tasks, &HumanDecision::Approve)
+    let report = decision::decide(&crate::workdir::here(), &args.tasks, &HumanDecision::Approve)
         .map_err(engine_error)?;
     let next = if report.live {
         "the live run lands them now"
@@ -22,7 +22,7 @@ pub fn approve(args: &ApproveArgs) -> CliResult {
 
 pub fn reject(args: &RejectArgs) -> CliResult {
     let decision = HumanDecision::Reject { note: args.note.clone() };
-    let report = decision::decide(&crate::here(), std::slice::from_ref(&args.task), &decision)
+    let report = decision::decide(&crate::workdir::here(), std::slice::from_ref(&args.task), &decision)
         .map_err(engine_error)?;
     let next = if report.live {
         "the live run sends it back to its worker now"
@@ -35,7 +35,7 @@ pub fn reject(args: &RejectArgs) -> CliResult {
 
 pub fn retry(args: &RetryArgs) -> CliResult {
     let options = decision::RetryOptions { note: args.note.clone(), fresh: args.fresh };
-    let report = decision::retry(&crate::here(), &args.tasks, &options).map_err(engine_error)?;
+    let report = decision::retry(&crate::workdir::here(), &args.tasks, &options).map_err(engine_error)?;
     for task in &report.tasks {
         let line = match (&task.earlier, &task.set_aside, &task.branch) {
             (Some(earlier), set_aside, _) => {

@@ -15,7 +15,7 @@ use crate::error::{CliError, CliResult};
 use crate::output;
 
 pub fn run(args: &DoctorArgs) -> CliResult {
-    let here = crate::here();
+    let here = crate::workdir::here();
     let report = breeze_engine::doctor::examine(&here);
     let mut options = PreflightOptions::new(&here, Stage::Doctor);
     options.setup_check = !args.no_setup;

@@ -140,7 +140,7 @@ pub fn run(args: &InitArgs) -> CliResult {
         output::print(breeze_engine::config::DEFAULT_CONFIG)?;
         return Ok(ExitCode::Success);
     }
-    let repo = breeze_git::Repo::open(&crate::here()).map_err(|err| engine_error(err.into()))?;
+    let repo = breeze_git::Repo::open(&crate::workdir::here()).map_err(|err| engine_error(err.into()))?;
     repo.ensure_excluded().map_err(|err| engine_error(err.into()))?;
     let root = repo.workdir();
     let detection = detect::detect(root);

@@ -22,7 +22,7 @@ const CHECK: Duration = Duration::from_secs(1);
 const CHUNK: usize = 64 * 1024;
 
 pub fn run(args: &LogsArgs) -> CliResult {
-    let here = crate::here();
+    let here = crate::workdir::here();
     let run_id = breeze_engine::load_run(&here, args.run.as_deref()).map_err(engine_error)?.run_id;
     let list = || {
         breeze_engine::maintenance::task_logs(&here, Some(&run_id), &args.task)

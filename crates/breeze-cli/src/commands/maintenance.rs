@@ -9,7 +9,7 @@ use crate::error::CliResult;
 use crate::output;
 
 pub fn abort() -> CliResult {
-    let report = runtime()?.block_on(maintenance::abort(&crate::here())).map_err(engine_error)?;
+    let report = runtime()?.block_on(maintenance::abort(&crate::workdir::here())).map_err(engine_error)?;
     if let Some(damaged) = &report.damaged {
         output::println(&format!(
             "run {}: its state could not be read ({damaged}); the run is given up — `breeze clean --force` removes its worktrees and branches",
@@ -40,7 +40,7 @@ pub fn abort() -> CliResult {
 
 pub fn clean(args: &CleanArgs) -> CliResult {
     let items =
-        maintenance::clean(&crate::here(), args.dry_run, args.force).map_err(engine_error)?;
+        maintenance::clean(&crate::workdir::here(), args.dry_run, args.force).map_err(engine_error)?;
     let verb = if args.dry_run { "would remove" } else { "removed" };
     if items.is_empty() {
         output::println("nothing to clean")?;

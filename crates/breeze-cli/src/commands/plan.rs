@@ -16,7 +16,7 @@ pub fn run(args: &PlanArgs) -> CliResult {
     if args.fill_ids {
         fill_ids(args)?;
     }
-    let root = breeze_git::Repo::open(&crate::here()).map(|repo| repo.workdir().to_path_buf()).ok();
+    let root = breeze_git::Repo::open(&crate::workdir::here()).map(|repo| repo.workdir().to_path_buf()).ok();
     let plan_path = resolve(args.plan.as_deref(), root.as_deref())?;
     // The configuration is checked as `breeze run` would check it, so what `plan` accepts
     // runs.
@@ -99,7 +99,7 @@ fn warn_if_template(plan_path: &Path) {
 
 /// `breeze plan --fill-writes`: the scaffolder proposes write sets; the plan file gets them.
 fn fill_writes(args: &PlanArgs) -> CliResult {
-    let mut options = breeze_engine::scaffold::ScaffoldOptions::new(crate::here());
+    let mut options = breeze_engine::scaffold::ScaffoldOptions::new(crate::workdir::here());
     options.plan = args.plan.clone();
     let runtime = crate::commands::run::runtime()?;
     let report = runtime
@@ -141,7 +141,7 @@ fn fill_writes(args: &PlanArgs) -> CliResult {
 /// `breeze plan --fill-ids`: ids for the plan's to-do items that have none, written into
 /// the plan (the analysis of the plan as it now reads follows, as for `breeze plan`).
 fn fill_ids(args: &PlanArgs) -> Result<(), CliError> {
-    let mut options = breeze_engine::scaffold::ScaffoldOptions::new(crate::here());
+    let mut options = breeze_engine::scaffold::ScaffoldOptions::new(crate::workdir::here());
     options.plan = args.plan.clone();
     let report =
         breeze_engine::scaffold::fill_ids(&options).map_err(crate::commands::run::engine_error)?;
@@ -189,7 +189,7 @@ pub fn draft(args: &crate::args::DraftArgs) -> CliResult {
             CliError::usage("the goal is empty").hint("describe what the tasks should achieve")
         );
     }
-    let options = breeze_engine::scaffold::ScaffoldOptions::new(crate::here());
+    let options = breeze_engine::scaffold::ScaffoldOptions::new(crate::workdir::here());
     let runtime = crate::commands::run::runtime()?;
     let report = runtime
         .block_on(breeze_engine::scaffold::draft(
@@ -237,7 +237,7 @@ fn resolve(given: Option<&Path>, root: Option<&Path>) -> Result<PathBuf, CliErro
     if let Some(path) = given {
         return Ok(path.to_path_buf());
     }
-    let here = crate::here();
+    let here = crate::workdir::here();
     let dir = root.unwrap_or(&here);
     for name in ["plan.toml", "Plans.md"] {
         if dir.join(name).is_file() {

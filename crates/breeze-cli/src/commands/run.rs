@@ -44,7 +44,7 @@ impl Show {
 }
 
 pub fn run(args: &RunArgs) -> CliResult {
-    let mut options = RunOptions::new(crate::here());
+    let mut options = RunOptions::new(crate::workdir::here());
     options.plan = args.plan.clone();
     options.max_workers = args.max_workers;
     options.skip_setup_check = args.skip_setup_check;
@@ -52,7 +52,7 @@ pub fn run(args: &RunArgs) -> CliResult {
 }
 
 pub fn resume(args: &ResumeArgs) -> CliResult {
-    let mut options = RunOptions::new(crate::here());
+    let mut options = RunOptions::new(crate::workdir::here());
     options.budget_raise =
         breeze_engine::budget::BudgetRaise { usd: args.budget_usd, tokens: args.budget_tokens };
     drive_showing(options, Mode::Resume, Show::pick(args.json))

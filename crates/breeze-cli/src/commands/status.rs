@@ -12,12 +12,12 @@ use crate::{output, render};
 pub(crate) fn effective_status(
     snapshot: &breeze_engine::snapshot::RunSnapshot,
 ) -> breeze_protocol::BreezeStatus {
-    snapshot.status_seen(breeze_engine::run::engine_alive(&crate::here()))
+    snapshot.status_seen(breeze_engine::run::engine_alive(&crate::workdir::here()))
 }
 
 pub fn status(args: &StatusArgs) -> CliResult {
     let snapshot =
-        breeze_engine::load_run(&crate::here(), args.run.as_deref()).map_err(engine_error)?;
+        breeze_engine::load_run(&crate::workdir::here(), args.run.as_deref()).map_err(engine_error)?;
     let status = effective_status(&snapshot);
     if args.json {
         let text = serde_json::to_string_pretty(&status).unwrap_or_default();
@@ -36,7 +36,7 @@ pub fn status(args: &StatusArgs) -> CliResult {
 /// The lanes kept for the next run, with their disk use as last measured (no walk here:
 /// `breeze doctor` measures again).
 fn kept_lanes(live: bool) -> String {
-    let Ok(repo) = breeze_git::Repo::open(&crate::here()) else { return String::new() };
+    let Ok(repo) = breeze_git::Repo::open(&crate::workdir::here()) else { return String::new() };
     kept_lanes_section(&breeze_engine::lane_record::kept_lanes(&repo), live)
 }
 
@@ -55,11 +55,11 @@ fn kept_lanes_section(lanes: &[breeze_engine::lane_record::KeptLane], live: bool
 }
 
 pub fn report(args: &ReportArgs) -> CliResult {
-    let snapshot = breeze_engine::load_run(&crate::here(), None).map_err(engine_error)?;
+    let snapshot = breeze_engine::load_run(&crate::workdir::here(), None).map_err(engine_error)?;
     let status = effective_status(&snapshot);
     if args.html {
         let repo =
-            breeze_git::Repo::open(&crate::here()).map_err(|err| engine_error(err.into()))?;
+            breeze_git::Repo::open(&crate::workdir::here()).map_err(|err| engine_error(err.into()))?;
         let path =
             crate::report_html::write(repo.workdir(), &snapshot, &status, args.out.as_deref())
                 .map_err(CliError::usage)?;
@@ -73,7 +73,7 @@ pub fn report(args: &ReportArgs) -> CliResult {
 
 /// The run's journal as far as it reads (the report shows the rest without it).
 fn journal_of(run_id: &str) -> Vec<breeze_protocol::BreezeEvent> {
-    let Ok(repo) = breeze_git::Repo::open(&crate::here()) else { return Vec::new() };
+    let Ok(repo) = breeze_git::Repo::open(&crate::workdir::here()) else { return Vec::new() };
     let events = breeze_engine::run_dir::RunDir::new(repo.workdir(), run_id).events();
     breeze_engine::journal::read_events(&events).unwrap_or_default()
 }

@@ -23,7 +23,7 @@ const POLL: Duration = Duration::from_millis(200);
 
 pub fn diff(args: &DiffArgs) -> CliResult {
     let view = if args.stat { ChangeView::Stat } else { ChangeView::Patch };
-    let change = diff::task_change(&crate::here(), &args.task, view).map_err(engine_error)?;
+    let change = diff::task_change(&crate::workdir::here(), &args.task, view).map_err(engine_error)?;
     let from = match &change.source {
         diff::ChangeSource::Worktree(path) => {
             format!("its worktree {} (with what is not committed yet)", path.display())
@@ -48,7 +48,7 @@ pub fn diff(args: &DiffArgs) -> CliResult {
 
 pub fn open(args: &OpenArgs) -> CliResult {
     let open =
-        breeze_engine::step_in::open_place(&crate::here(), &args.task).map_err(engine_error)?;
+        breeze_engine::step_in::open_place(&crate::workdir::here(), &args.task).map_err(engine_error)?;
     let place = open.worktree.clone();
     let editor = ["VISUAL", "EDITOR"]
         .into_iter()
@@ -94,7 +94,7 @@ pub fn open(args: &OpenArgs) -> CliResult {
 
 pub fn attach(args: &AttachArgs) -> CliResult {
     let options = SessionOptions { shell: args.shell, unconfined: args.unconfined };
-    runtime()?.block_on(attach_to(&crate::here(), &args.task, options))
+    runtime()?.block_on(attach_to(&crate::workdir::here(), &args.task, options))
 }
 
 async fn attach_to(here: &Path, id: &str, options: SessionOptions) -> CliResult {

@@ -36,7 +36,7 @@ enum Ending {
 }
 
 pub fn run() -> CliResult {
-    let here = crate::here();
+    let here = crate::workdir::here();
     let snapshot = breeze_engine::load_run(&here, None).map_err(|err| {
         let mut cli = engine_error(err);
         cli.message = format!("no run to watch: {}", cli.message);

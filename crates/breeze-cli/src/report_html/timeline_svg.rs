@@ -6,7 +6,7 @@ use crate::render::first_line;
 use std::collections::HashMap;
 use std::fmt::Write;
 
-use super::page::esc;
+use super::html::esc;
 use super::time::{duration, tick_label, tick_step};
 use super::timeline::{Phase, Piece, SentBack, Stay, Timeline};
 use super::zone::Zone;
