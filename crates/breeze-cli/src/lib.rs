@@ -35,7 +35,7 @@ pub fn main() -> std::process::ExitCode {
         Ok(code) => code.into(),
         Err(err) => {
             report(&err);
-            err.exit.into()
+            err.exit_code().into()
         }
     }
 }
@@ -44,7 +44,7 @@ pub fn main() -> std::process::ExitCode {
 pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
     if let Some(dir) = &cli.global.dir {
         std::env::set_current_dir(dir).map_err(|err| {
-            CliError::usage(format!("cannot change to directory {}: {err}", dir.display()))
+            CliError::named_path(format!("cannot change to directory {}", dir.display()), err)
         })?;
     }
     match &cli.command {

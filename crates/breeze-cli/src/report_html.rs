@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 
 use breeze_engine::run_dir::RunDir;
 use breeze_engine::snapshot::RunSnapshot;
-use breeze_plan::{Analysis, Plan};
+use breeze_plan::{Analysis, Plan, PlanError};
 use breeze_protocol::BreezeStatus;
 
 pub use self::report::Report;
@@ -29,6 +29,50 @@ pub use self::zone::Zone;
 
 /// The file name of the page in the run folder.
 pub const FILE_NAME: &str = "report.html";
+
+/// Why the page could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// `--out` names no path breeze can make absolute (it is empty).
+    #[error("{}: {source}", path.display())]
+    Out {
+        /// The path given.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The page's folder could not be created.
+    #[error("cannot create {}: {source}", path.display())]
+    Folder {
+        /// The folder.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The page could not be written.
+    #[error("cannot write {}: {source}", path.display())]
+    Page {
+        /// The page's path.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Why the plan the run started with could not be shown: the page says so where the
+/// conflict graph would be.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {source}", path.display())]
+pub struct PlanUnreadable {
+    /// The plan file read (the run's copy, or the plan itself).
+    pub path: PathBuf,
+    /// What is wrong with it.
+    #[source]
+    pub source: PlanError,
+}
 
 impl<'a> Report<'a> {
     /// What the page shows of a run given its parts rather than its folder: the status,
@@ -38,7 +82,7 @@ impl<'a> Report<'a> {
         snapshot: &'a RunSnapshot,
         status: &'a BreezeStatus,
         events: &[breeze_protocol::BreezeEvent],
-        plan: Result<(Plan, Analysis), String>,
+        plan: Result<(Plan, Analysis), PlanUnreadable>,
         written_at: &str,
         zone: Zone,
     ) -> Report<'a> {
@@ -67,18 +111,19 @@ pub fn write(
     snapshot: &RunSnapshot,
     status: &BreezeStatus,
     out: Option<&Path>,
-) -> Result<PathBuf, String> {
+) -> Result<PathBuf, WriteError> {
     let run_dir = RunDir::new(repo_root, &snapshot.run_id);
     let path = match out {
-        Some(out) => std::path::absolute(out).map_err(|err| format!("{}: {err}", out.display()))?,
+        Some(out) => std::path::absolute(out)
+            .map_err(|source| WriteError::Out { path: out.to_path_buf(), source })?,
         None => run_dir.root().join(FILE_NAME),
     };
     let page_dir = path.parent().unwrap_or(Path::new("/")).to_path_buf();
     std::fs::create_dir_all(&page_dir)
-        .map_err(|err| format!("cannot create {}: {err}", page_dir.display()))?;
+        .map_err(|source| WriteError::Folder { path: page_dir.clone(), source })?;
     let report = gather(repo_root, &run_dir, snapshot, status, &page_dir);
     std::fs::write(&path, page::render(&report))
-        .map_err(|err| format!("cannot write {}: {err}", path.display()))?;
+        .map_err(|source| WriteError::Page { path: path.clone(), source })?;
     Ok(path)
 }
 
@@ -122,14 +167,14 @@ fn load_plan(
     repo_root: &Path,
     run_dir: &RunDir,
     snapshot: &RunSnapshot,
-) -> Result<(Plan, Analysis), String> {
+) -> Result<(Plan, Analysis), PlanUnreadable> {
     let original = repo_root.join(&snapshot.plan);
     let copy = run_dir.plan_copy(&original);
     let path = if copy.is_file() { copy } else { original };
+    let unreadable = |source| PlanUnreadable { path: path.clone(), source };
     let plan = breeze_plan::load_with_extensions(&path, breeze_engine::PLAN_EXTENSIONS)
-        .map_err(|err| format!("{}: {err}", path.display()))?;
-    let analysis = breeze_plan::analyze(&plan, snapshot.workers.max(1))
-        .map_err(|err| format!("{}: {err}", path.display()))?;
+        .map_err(unreadable)?;
+    let analysis = breeze_plan::analyze(&plan, snapshot.workers.max(1)).map_err(unreadable)?;
     Ok((plan, analysis))
 }
 

@@ -3,8 +3,7 @@
 use breeze_protocol::{ExitCode, RunState, TaskState};
 
 use crate::args::{ReportArgs, StatusArgs};
-use crate::commands::run::engine_error;
-use crate::error::{CliError, CliResult};
+use crate::error::{CliError, CliResult, ErrorKind};
 use crate::{output, render};
 
 /// The status of a run as it really is: a run that says "running" while no engine holds
@@ -16,8 +15,7 @@ pub(crate) fn effective_status(
 }
 
 pub fn status(args: &StatusArgs) -> CliResult {
-    let snapshot =
-        breeze_engine::load_run(&crate::workdir::here(), args.run.as_deref()).map_err(engine_error)?;
+    let snapshot = breeze_engine::load_run(&crate::workdir::here(), args.run.as_deref())?;
     let status = effective_status(&snapshot);
     if args.json {
         let text = serde_json::to_string_pretty(&status).unwrap_or_default();
@@ -55,20 +53,29 @@ fn kept_lanes_section(lanes: &[breeze_engine::lane_record::KeptLane], live: bool
 }
 
 pub fn report(args: &ReportArgs) -> CliResult {
-    let snapshot = breeze_engine::load_run(&crate::workdir::here(), None).map_err(engine_error)?;
+    let snapshot = breeze_engine::load_run(&crate::workdir::here(), None)?;
     let status = effective_status(&snapshot);
     if args.html {
-        let repo =
-            breeze_git::Repo::open(&crate::workdir::here()).map_err(|err| engine_error(err.into()))?;
+        let repo = breeze_git::Repo::open(&crate::workdir::here())?;
         let path =
             crate::report_html::write(repo.workdir(), &snapshot, &status, args.out.as_deref())
-                .map_err(CliError::usage)?;
+                .map_err(page_error)?;
         output::println(&path.display().to_string())?;
         return Ok(ExitCode::Success);
     }
     let events = journal_of(&snapshot.run_id);
     output::print(&report_markdown(&snapshot, &status, &events))?;
     Ok(ExitCode::Success)
+}
+
+/// The page could not be written: a `--out` that names no path is the command line's
+/// fault, anything else the system's.
+fn page_error(err: crate::report_html::WriteError) -> CliError {
+    let kind = match &err {
+        crate::report_html::WriteError::Out { .. } => ErrorKind::Usage,
+        _ => ErrorKind::Io,
+    };
+    CliError::new(kind, err.to_string()).caused_by(err)
 }
 
 /// The run's journal as far as it reads (the report shows the rest without it).

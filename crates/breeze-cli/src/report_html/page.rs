@@ -398,7 +398,7 @@ fn conflict_graph(out: &mut String, report: &Report<'_>) {
             let _ = writeln!(
                 out,
                 "<p class=\"note\">The plan could not be read: {}</p>\n</section>",
-                esc(problem)
+                esc(&problem.to_string())
             );
             return;
         }

@@ -7,6 +7,7 @@ use breeze_engine::snapshot::RunSnapshot;
 use breeze_plan::{Analysis, Plan};
 use breeze_protocol::BreezeStatus;
 
+use super::PlanUnreadable;
 use super::files::TaskFiles;
 use super::timeline::Timeline;
 use super::zone::Zone;
@@ -19,7 +20,7 @@ pub struct Report<'a> {
     /// Why the journal could not be read (the page shows the rest).
     pub(super) journal_problem: Option<String>,
     /// The plan as the run started with it, analysed; or why it could not be read.
-    pub(super) plan: Result<(Plan, Analysis), String>,
+    pub(super) plan: Result<(Plan, Analysis), PlanUnreadable>,
     /// Each task's files, by task id.
     pub(super) files: BTreeMap<String, TaskFiles>,
     pub(super) written_at: String,
