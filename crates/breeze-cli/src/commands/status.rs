@@ -92,6 +92,25 @@ pub fn report_markdown(
     status: &breeze_protocol::BreezeStatus,
     events: &[breeze_protocol::BreezeEvent],
 ) -> String {
+    let mut out = markdown_summary(snapshot, status);
+    out.push_str(&markdown_tasks(status));
+    out.push_str(&needs_attention(snapshot, status));
+    out.push_str(&sent_back(events));
+    out.push_str(&widened(status));
+    if !snapshot.universal_violations.is_empty() {
+        out.push_str("\n## Lessons from review\n\n");
+        for lesson in &snapshot.universal_violations {
+            out.push_str(&format!("- {lesson}\n"));
+        }
+    }
+    out
+}
+
+/// The report's title and the run's facts: state, plan, lanes, times, confinement, cost.
+fn markdown_summary(
+    snapshot: &breeze_engine::snapshot::RunSnapshot,
+    status: &breeze_protocol::BreezeStatus,
+) -> String {
     let mut out = format!("# breeze run {}\n\n", status.run_id);
     out.push_str(&format!(
         "- state: **{}**\n- plan: `{}`\n- lands on: `{}`\n- lanes: {}\n- started: {}\n- updated: {}\n",
@@ -116,7 +135,14 @@ pub fn report_markdown(
     if let Some(line) = render::budget_line(status.budget.as_ref(), &status.usage) {
         out.push_str(&format!("- {line}\n"));
     }
-    out.push_str("\n| task | title | state | attempts | rounds | gate failures | advisor | commit |\n|---|---|---|---|---|---|---|---|\n");
+    out
+}
+
+/// A table row per task.
+fn markdown_tasks(status: &breeze_protocol::BreezeStatus) -> String {
+    let mut out = String::from(
+        "\n| task | title | state | attempts | rounds | gate failures | advisor | commit |\n|---|---|---|---|---|---|---|---|\n",
+    );
     for task in &status.tasks {
         out.push_str(&format!(
             "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
@@ -130,26 +156,40 @@ pub fn report_markdown(
             task.commit.as_deref().map(render::short).unwrap_or_else(|| "-".into())
         ));
     }
+    out
+}
+
+/// The tasks that did not land, why, and where their work is.
+fn needs_attention(
+    snapshot: &breeze_engine::snapshot::RunSnapshot,
+    status: &breeze_protocol::BreezeStatus,
+) -> String {
     let unfinished: Vec<_> = status.tasks.iter().filter(|t| t.state != TaskState::Landed).collect();
-    if !unfinished.is_empty() {
-        out.push_str("\n## Needs attention\n\n");
-        for task in unfinished {
-            let branch = snapshot.task(&task.id).and_then(|r| r.branch.clone());
-            let earlier = if task.earlier_branches.is_empty() {
-                String::new()
-            } else {
-                format!(" (earlier work on branch {})", render::quoted(&task.earlier_branches))
-            };
-            out.push_str(&format!(
-                "- **{}** {} — {}: {}{}{earlier}\n",
-                task.id,
-                task.title,
-                task.state.as_str(),
-                task.reason.as_deref().unwrap_or("-"),
-                branch.map(|b| format!(" (work on branch `{b}`)")).unwrap_or_default()
-            ));
-        }
+    if unfinished.is_empty() {
+        return String::new();
     }
+    let mut out = String::from("\n## Needs attention\n\n");
+    for task in unfinished {
+        let branch = snapshot.task(&task.id).and_then(|r| r.branch.clone());
+        let earlier = if task.earlier_branches.is_empty() {
+            String::new()
+        } else {
+            format!(" (earlier work on branch {})", render::quoted(&task.earlier_branches))
+        };
+        out.push_str(&format!(
+            "- **{}** {} — {}: {}{}{earlier}\n",
+            task.id,
+            task.title,
+            task.state.as_str(),
+            task.reason.as_deref().unwrap_or("-"),
+            branch.map(|b| format!(" (work on branch `{b}`)")).unwrap_or_default()
+        ));
+    }
+    out
+}
+
+/// Each send-back of the journal, with its cause.
+fn sent_back(events: &[breeze_protocol::BreezeEvent]) -> String {
     let sent_back: Vec<(&str, &str)> = events
         .iter()
         .filter_map(|event| match &event.event {
@@ -159,25 +199,26 @@ pub fn report_markdown(
             _ => None,
         })
         .collect();
-    if !sent_back.is_empty() {
-        out.push_str("\n## Sent back to the worker\n\n");
-        for (task, reason) in sent_back {
-            out.push_str(&format!("- **{task}** {}\n", render::first_line(reason)));
-        }
+    if sent_back.is_empty() {
+        return String::new();
     }
+    let mut out = String::from("\n## Sent back to the worker\n\n");
+    for (task, reason) in sent_back {
+        out.push_str(&format!("- **{task}** {}\n", render::first_line(reason)));
+    }
+    out
+}
+
+/// The tasks whose write sets the Lead widened, with the paths granted.
+fn widened(status: &breeze_protocol::BreezeStatus) -> String {
     let widened: Vec<_> = status.tasks.iter().filter(|t| !t.granted_writes.is_empty()).collect();
-    if !widened.is_empty() {
-        out.push_str("\n## Write sets widened during the run\n\n");
-        for task in widened {
-            let paths = render::quoted(&task.granted_writes);
-            out.push_str(&format!("- **{}** {}: {paths}\n", task.id, task.title));
-        }
+    if widened.is_empty() {
+        return String::new();
     }
-    if !snapshot.universal_violations.is_empty() {
-        out.push_str("\n## Lessons from review\n\n");
-        for lesson in &snapshot.universal_violations {
-            out.push_str(&format!("- {lesson}\n"));
-        }
+    let mut out = String::from("\n## Write sets widened during the run\n\n");
+    for task in widened {
+        let paths = render::quoted(&task.granted_writes);
+        out.push_str(&format!("- **{}** {}: {paths}\n", task.id, task.title));
     }
     out
 }
