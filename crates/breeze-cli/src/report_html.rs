@@ -21,10 +21,10 @@ use std::path::{Path, PathBuf};
 
 use breeze_engine::run_dir::RunDir;
 use breeze_engine::snapshot::RunSnapshot;
-use breeze_plan::{Analysis, Plan, PlanError};
+use breeze_plan::{Analysis, Plan};
 use breeze_protocol::BreezeStatus;
 
-pub use self::report::Report;
+pub use self::report::{PlanUnreadable, Report};
 pub use self::zone::Zone;
 
 /// The file name of the page in the run folder.
@@ -60,18 +60,6 @@ pub enum WriteError {
         #[source]
         source: std::io::Error,
     },
-}
-
-/// Why the plan the run started with could not be shown: the page says so where the
-/// conflict graph would be.
-#[derive(Debug, thiserror::Error)]
-#[error("{}: {source}", path.display())]
-pub struct PlanUnreadable {
-    /// The plan file read (the run's copy, or the plan itself).
-    pub path: PathBuf,
-    /// What is wrong with it.
-    #[source]
-    pub source: PlanError,
 }
 
 impl<'a> Report<'a> {

@@ -2,12 +2,12 @@
 //! tests), then read by the page and its drawings.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 use breeze_engine::snapshot::RunSnapshot;
-use breeze_plan::{Analysis, Plan};
+use breeze_plan::{Analysis, Plan, PlanError};
 use breeze_protocol::BreezeStatus;
 
-use super::PlanUnreadable;
 use super::files::TaskFiles;
 use super::timeline::Timeline;
 use super::zone::Zone;
@@ -26,4 +26,16 @@ pub struct Report<'a> {
     pub(super) written_at: String,
     /// The reader's time zone: the page's times are local, with their UTC offset.
     pub(super) zone: Zone,
+}
+
+/// Why the plan the run started with could not be shown: the page says so where the
+/// conflict graph would be.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {source}", path.display())]
+pub struct PlanUnreadable {
+    /// The plan file read (the run's copy, or the plan itself).
+    pub path: PathBuf,
+    /// What is wrong with it.
+    #[source]
+    pub source: PlanError,
 }
