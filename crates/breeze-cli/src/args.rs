@@ -312,9 +312,18 @@ pub struct ValidateArgs {
 }
 
 /// A dollar amount above zero.
-fn positive_dollars(text: &str) -> Result<f64, String> {
+fn positive_dollars(text: &str) -> Result<f64, NotDollars> {
     match text.trim().trim_start_matches('$').parse::<f64>() {
         Ok(usd) if usd.is_finite() && usd > 0.0 => Ok(usd),
-        _ => Err(format!("{text:?} is not a dollar amount above zero (write it like 7.50)")),
+        _ => Err(NotDollars { given: text.to_string() }),
     }
+}
+
+/// A `--budget-usd` that is not a dollar amount above zero (clap shows it as the reason the
+/// value is refused).
+#[derive(Debug, thiserror::Error)]
+#[error("{given:?} is not a dollar amount above zero (write it like 7.50)")]
+pub struct NotDollars {
+    /// What was given.
+    given: String,
 }

@@ -12,6 +12,7 @@ pub mod live;
 pub mod output;
 pub mod render;
 pub mod report_html;
+mod workdir;
 
 use breeze_protocol::ExitCode;
 use clap::Parser;
@@ -34,7 +35,7 @@ pub fn main() -> std::process::ExitCode {
         Ok(code) => code.into(),
         Err(err) => {
             report(&err);
-            err.exit.into()
+            err.exit_code().into()
         }
     }
 }
@@ -43,7 +44,7 @@ pub fn main() -> std::process::ExitCode {
 pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
     if let Some(dir) = &cli.global.dir {
         std::env::set_current_dir(dir).map_err(|err| {
-            CliError::usage(format!("cannot change to directory {}: {err}", dir.display()))
+            CliError::named_path(format!("cannot change to directory {}", dir.display()), err)
         })?;
     }
     match &cli.command {
@@ -69,11 +70,6 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Schema(args) => commands::schema::run(args),
         Command::Validate(args) => commands::validate::run(args),
     }
-}
-
-/// The directory breeze works in (after `-C`), absolute so messages name it plainly.
-pub(crate) fn here() -> std::path::PathBuf {
-    std::env::current_dir().unwrap_or_else(|_| std::path::PathBuf::from("."))
 }
 
 fn report(err: &CliError) {

@@ -181,8 +181,21 @@ pub(crate) fn quoted_cut(names: &[String], shown: usize) -> String {
     }
 }
 
-/// The status table of a run.
+/// The status table of a run: what run it is, a row per task, the totals and why it
+/// stopped.
 pub fn status_table(status: &BreezeStatus, stop_reason: Option<&str>) -> String {
+    let mut out = run_heading(status);
+    out.push('\n');
+    out.push_str(&task_rows(status));
+    out.push_str(&run_totals(status));
+    if let Some(reason) = stop_reason {
+        out.push_str(&format!("\nstopped: {reason}\n"));
+    }
+    out
+}
+
+/// The run, its state and lanes; its plan and where it lands; its confinement.
+fn run_heading(status: &BreezeStatus) -> String {
     let mut out = format!(
         "run {} — {} ({} lane{})\n",
         status.run_id,
@@ -199,7 +212,11 @@ pub fn status_table(status: &BreezeStatus, stop_reason: Option<&str>) -> String 
     if let Some(containment) = &status.containment {
         out.push_str(&format!("confinement: {}\n", containment.summary));
     }
-    out.push('\n');
+    out
+}
+
+/// The task table: a header, then a row per task, its columns aligned.
+fn task_rows(status: &BreezeStatus) -> String {
     // Ids and titles are measured in terminal columns: a CJK character takes two.
     let id_width = status.tasks.iter().map(|t| t.id.width()).max().unwrap_or(2).max(4);
     let title_width = status.tasks.iter().map(|t| t.title.width()).max().unwrap_or(5).clamp(5, 40);
@@ -209,7 +226,7 @@ pub fn status_table(status: &BreezeStatus, stop_reason: Option<&str>) -> String 
     let with_usage = status.usage.reported();
     let usage_header =
         if with_usage { format!("  {:>8}  {:>9}", "cost", "tokens") } else { String::new() };
-    out.push_str(&format!(
+    let mut out = format!(
         "{}  {}  {:<state_width$}  {:>8}  {:>6}  {:>5}  {:>7}  {:<8}{usage_header}  {}\n",
         fit("task", id_width),
         fit("title", title_width),
@@ -220,7 +237,7 @@ pub fn status_table(status: &BreezeStatus, stop_reason: Option<&str>) -> String 
         "advisor",
         "commit",
         "note"
-    ));
+    );
     for task in &status.tasks {
         let usage = if with_usage && task.usage.is_empty() {
             // Nothing ran for this task (yet): no cost to be unknown.
@@ -245,12 +262,14 @@ pub fn status_table(status: &BreezeStatus, stop_reason: Option<&str>) -> String 
         out.push_str(row.trim_end());
         out.push('\n');
     }
+    out
+}
+
+/// How many tasks landed, what the run cost, and its budget.
+fn run_totals(status: &BreezeStatus) -> String {
     let landed = status.tasks.iter().filter(|t| t.state == TaskState::Landed).count();
-    out.push_str(&format!(
-        "\n{landed} of {} task{} landed",
-        status.tasks.len(),
-        plural(status.tasks.len())
-    ));
+    let mut out =
+        format!("\n{landed} of {} task{} landed", status.tasks.len(), plural(status.tasks.len()));
     let usage = &status.usage;
     if usage.reported() {
         out.push_str(&format!(
@@ -264,9 +283,6 @@ pub fn status_table(status: &BreezeStatus, stop_reason: Option<&str>) -> String 
     if let Some(line) = budget_line(status.budget.as_ref(), usage) {
         out.push_str(&line);
         out.push('\n');
-    }
-    if let Some(reason) = stop_reason {
-        out.push_str(&format!("\nstopped: {reason}\n"));
     }
     out
 }

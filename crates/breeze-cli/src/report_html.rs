@@ -7,7 +7,9 @@
 
 mod files;
 mod graph;
+mod html;
 mod page;
+mod report;
 mod spent;
 mod time;
 mod timeline;
@@ -22,27 +24,42 @@ use breeze_engine::snapshot::RunSnapshot;
 use breeze_plan::{Analysis, Plan};
 use breeze_protocol::BreezeStatus;
 
-use self::files::TaskFiles;
-use self::timeline::Timeline;
+pub use self::report::{PlanUnreadable, Report};
 pub use self::zone::Zone;
 
 /// The file name of the page in the run folder.
 pub const FILE_NAME: &str = "report.html";
 
-/// What the page shows, read from the run folder (or, in tests, built by hand).
-pub struct Report<'a> {
-    snapshot: &'a RunSnapshot,
-    status: &'a BreezeStatus,
-    timeline: Timeline,
-    /// Why the journal could not be read (the page shows the rest).
-    journal_problem: Option<String>,
-    /// The plan as the run started with it, analysed; or why it could not be read.
-    plan: Result<(Plan, Analysis), String>,
-    /// Each task's files, by task id.
-    files: BTreeMap<String, TaskFiles>,
-    written_at: String,
-    /// The reader's time zone: the page's times are local, with their UTC offset.
-    zone: Zone,
+/// Why the page could not be written.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// `--out` names no path breeze can make absolute (it is empty).
+    #[error("{}: {source}", path.display())]
+    Out {
+        /// The path given.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The page's folder could not be created.
+    #[error("cannot create {}: {source}", path.display())]
+    Folder {
+        /// The folder.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The page could not be written.
+    #[error("cannot write {}: {source}", path.display())]
+    Page {
+        /// The page's path.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 impl<'a> Report<'a> {
@@ -53,7 +70,7 @@ impl<'a> Report<'a> {
         snapshot: &'a RunSnapshot,
         status: &'a BreezeStatus,
         events: &[breeze_protocol::BreezeEvent],
-        plan: Result<(Plan, Analysis), String>,
+        plan: Result<(Plan, Analysis), PlanUnreadable>,
         written_at: &str,
         zone: Zone,
     ) -> Report<'a> {
@@ -82,18 +99,19 @@ pub fn write(
     snapshot: &RunSnapshot,
     status: &BreezeStatus,
     out: Option<&Path>,
-) -> Result<PathBuf, String> {
+) -> Result<PathBuf, WriteError> {
     let run_dir = RunDir::new(repo_root, &snapshot.run_id);
     let path = match out {
-        Some(out) => std::path::absolute(out).map_err(|err| format!("{}: {err}", out.display()))?,
+        Some(out) => std::path::absolute(out)
+            .map_err(|source| WriteError::Out { path: out.to_path_buf(), source })?,
         None => run_dir.root().join(FILE_NAME),
     };
     let page_dir = path.parent().unwrap_or(Path::new("/")).to_path_buf();
     std::fs::create_dir_all(&page_dir)
-        .map_err(|err| format!("cannot create {}: {err}", page_dir.display()))?;
+        .map_err(|source| WriteError::Folder { path: page_dir.clone(), source })?;
     let report = gather(repo_root, &run_dir, snapshot, status, &page_dir);
     std::fs::write(&path, page::render(&report))
-        .map_err(|err| format!("cannot write {}: {err}", path.display()))?;
+        .map_err(|source| WriteError::Page { path: path.clone(), source })?;
     Ok(path)
 }
 
@@ -137,14 +155,14 @@ fn load_plan(
     repo_root: &Path,
     run_dir: &RunDir,
     snapshot: &RunSnapshot,
-) -> Result<(Plan, Analysis), String> {
+) -> Result<(Plan, Analysis), PlanUnreadable> {
     let original = repo_root.join(&snapshot.plan);
     let copy = run_dir.plan_copy(&original);
     let path = if copy.is_file() { copy } else { original };
+    let unreadable = |source| PlanUnreadable { path: path.clone(), source };
     let plan = breeze_plan::load_with_extensions(&path, breeze_engine::PLAN_EXTENSIONS)
-        .map_err(|err| format!("{}: {err}", path.display()))?;
-    let analysis = breeze_plan::analyze(&plan, snapshot.workers.max(1))
-        .map_err(|err| format!("{}: {err}", path.display()))?;
+        .map_err(unreadable)?;
+    let analysis = breeze_plan::analyze(&plan, snapshot.workers.max(1)).map_err(unreadable)?;
     Ok((plan, analysis))
 }
 

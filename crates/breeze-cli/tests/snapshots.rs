@@ -552,7 +552,7 @@ fn progress_lines() {
 
 /// An error as `breeze` prints it on stderr, with the exit code it ends with.
 fn printed(what: &str, err: &CliError) -> String {
-    format!("$ {what}  (exit {})\n{}", err.exit.code(), render_error(err))
+    format!("$ {what}  (exit {})\n{}", err.exit_code().code(), render_error(err))
 }
 
 /// Runs a command line through the real dispatch, for commands that fail before they
@@ -624,8 +624,8 @@ depends_on = ["1"]
 fn plan_errors_from_breeze_plan_and_breeze_run() {
     let mut text = Vec::new();
     for err in plan_errors() {
-        text.push(printed("breeze plan", &commands::plan::plan_error(&err)));
-        text.push(printed("breeze run", &commands::run::engine_error(EngineError::Plan(err))));
+        text.push(printed("breeze plan", &commands::plan::plan_error(err.clone())));
+        text.push(printed("breeze run", &CliError::from(EngineError::Plan(err))));
     }
     insta::assert_snapshot!(text.join("\n"));
 }
@@ -641,6 +641,13 @@ fn engine_errors() {
             EngineError::io(
                 "cannot save .breeze/runs/0197a5c2/run.json",
                 std::io::Error::from_raw_os_error(28),
+            ),
+        ),
+        (
+            "breeze run  (no permission)",
+            EngineError::io(
+                "cannot save .breeze/runs/0197a5c2/run.json",
+                std::io::Error::from_raw_os_error(13),
             ),
         ),
         (
@@ -676,10 +683,8 @@ fn engine_errors() {
             EngineError::internal("saving run.json")("key must be a string"),
         ),
     ];
-    let text: Vec<String> = errors
-        .into_iter()
-        .map(|(what, err)| printed(what, &commands::run::engine_error(err)))
-        .collect();
+    let text: Vec<String> =
+        errors.into_iter().map(|(what, err)| printed(what, &CliError::from(err))).collect();
     insta::assert_snapshot!(text.join("\n"));
 }
 
@@ -928,8 +933,7 @@ fn doctor_preflight_and_the_error_run_stops_with() {
         setup: None,
     };
     let doctor = breeze_engine::doctor::render_preflight(&preflight);
-    let error =
-        printed("breeze run", &commands::run::engine_error(preflight.into_error().unwrap_err()));
+    let error = printed("breeze run", &CliError::from(preflight.into_error().unwrap_err()));
     insta::assert_snapshot!(shown(&format!("{doctor}\n{error}")));
 }
 

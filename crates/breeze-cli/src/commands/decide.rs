@@ -4,13 +4,11 @@ use breeze_engine::decision::{self, HumanDecision};
 use breeze_protocol::ExitCode;
 
 use crate::args::{ApproveArgs, RejectArgs, RetryArgs};
-use crate::commands::run::engine_error;
 use crate::error::CliResult;
 use crate::output;
 
 pub fn approve(args: &ApproveArgs) -> CliResult {
-    let report = decision::decide(&crate::here(), &args.tasks, &HumanDecision::Approve)
-        .map_err(engine_error)?;
+    let report = decision::decide(&crate::workdir::here(), &args.tasks, &HumanDecision::Approve)?;
     let next = if report.live {
         "the live run lands them now"
     } else {
@@ -22,8 +20,8 @@ pub fn approve(args: &ApproveArgs) -> CliResult {
 
 pub fn reject(args: &RejectArgs) -> CliResult {
     let decision = HumanDecision::Reject { note: args.note.clone() };
-    let report = decision::decide(&crate::here(), std::slice::from_ref(&args.task), &decision)
-        .map_err(engine_error)?;
+    let report =
+        decision::decide(&crate::workdir::here(), std::slice::from_ref(&args.task), &decision)?;
     let next = if report.live {
         "the live run sends it back to its worker now"
     } else {
@@ -35,7 +33,7 @@ pub fn reject(args: &RejectArgs) -> CliResult {
 
 pub fn retry(args: &RetryArgs) -> CliResult {
     let options = decision::RetryOptions { note: args.note.clone(), fresh: args.fresh };
-    let report = decision::retry(&crate::here(), &args.tasks, &options).map_err(engine_error)?;
+    let report = decision::retry(&crate::workdir::here(), &args.tasks, &options)?;
     for task in &report.tasks {
         let line = match (&task.earlier, &task.set_aside, &task.branch) {
             (Some(earlier), set_aside, _) => {

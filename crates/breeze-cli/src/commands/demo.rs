@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use breeze_engine::RunOptions;
 
 use crate::args::DemoArgs;
-use crate::commands::run::{Mode, drive, engine_error};
+use crate::commands::run::{Mode, drive};
 use crate::error::{CliError, CliResult};
 use crate::output;
 
@@ -16,11 +16,11 @@ pub fn run(args: &DemoArgs) -> CliResult {
         None => tempfile::Builder::new()
             .prefix("breeze-demo-")
             .tempdir()
-            .map_err(|err| CliError::usage(format!("cannot create a temporary directory: {err}")))?
+            .map_err(|err| CliError::io("cannot create a temporary directory", err))?
             // The demo repository is the point of the demo: keep it for the user to look at.
             .keep(),
     };
-    let plan = breeze_engine::demo::create_sample_repo(&dir).map_err(engine_error)?;
+    let plan = breeze_engine::demo::create_sample_repo(&dir)?;
     output::println(&format!("breeze demo: sample repository in {}", dir.display()))?;
     output::println(
         "nine tasks on scripted agents: retries, Advisor consults, review rounds and a gate\n",
@@ -52,19 +52,17 @@ fn fill_write_sets(dir: &std::path::Path, plan: &std::path::Path) -> Result<(), 
     let mut options = breeze_engine::scaffold::ScaffoldOptions::new(dir);
     options.plan = Some(plan.to_path_buf());
     let runtime = crate::commands::run::runtime()?;
-    let report = runtime
-        .block_on(breeze_engine::scaffold::fill_writes(
-            options,
-            tokio_util::sync::CancellationToken::new(),
-        ))
-        .map_err(engine_error)?;
+    let report = runtime.block_on(breeze_engine::scaffold::fill_writes(
+        options,
+        tokio_util::sync::CancellationToken::new(),
+    ))?;
     for (id, writes) in &report.filled {
         output::println(&format!(
             "scaffolder: task {id} had no write set; proposed {} (breeze plan --fill-writes)",
             writes.join(", ")
         ))?;
     }
-    breeze_engine::demo::commit_plan(dir).map_err(engine_error)?;
+    breeze_engine::demo::commit_plan(dir)?;
     output::println("")?;
     Ok(())
 }

@@ -15,7 +15,7 @@ use crate::error::{CliError, CliResult};
 use crate::output;
 
 pub fn run(args: &DoctorArgs) -> CliResult {
-    let here = crate::here();
+    let here = crate::workdir::here();
     let report = breeze_engine::doctor::examine(&here);
     let mut options = PreflightOptions::new(&here, Stage::Doctor);
     options.setup_check = !args.no_setup;
@@ -30,7 +30,7 @@ pub fn run(args: &DoctorArgs) -> CliResult {
     if args.json {
         let wire = breeze_engine::doctor::wire_report(&report, &found);
         let text = serde_json::to_string_pretty(&wire)
-            .map_err(|err| CliError::usage(format!("cannot print the report: {err}")))?;
+            .map_err(|err| CliError::internal("cannot print the report", err))?;
         output::println(&text)?;
     } else {
         output::print(&report.render())?;

@@ -15,7 +15,6 @@ use breeze_engine::roles::definition;
 use breeze_protocol::{ExitCode, Role};
 
 use crate::args::InitArgs;
-use crate::commands::run::engine_error;
 use crate::error::{CliError, CliResult};
 use crate::output;
 
@@ -53,7 +52,7 @@ enum Written {
 /// Writes `text` to `path` unless a file (or a link) is there; with `replace`, over it.
 fn write_new(path: &Path, text: &str, replace: bool) -> Result<Written, CliError> {
     let cannot =
-        |err: std::io::Error| CliError::usage(format!("cannot write {}: {err}", path.display()));
+        |err: std::io::Error| CliError::io(format!("cannot write {}", path.display()), err);
     let exists = path.symlink_metadata().is_ok();
     if exists && replace {
         std::fs::write(path, text).map_err(cannot)?;
@@ -140,8 +139,8 @@ pub fn run(args: &InitArgs) -> CliResult {
         output::print(breeze_engine::config::DEFAULT_CONFIG)?;
         return Ok(ExitCode::Success);
     }
-    let repo = breeze_git::Repo::open(&crate::here()).map_err(|err| engine_error(err.into()))?;
-    repo.ensure_excluded().map_err(|err| engine_error(err.into()))?;
+    let repo = breeze_git::Repo::open(&crate::workdir::here())?;
+    repo.ensure_excluded()?;
     let root = repo.workdir();
     let detection = detect::detect(root);
     // A remote to offer the remote landing modes for: `origin`, else the first one.

@@ -10,8 +10,7 @@ use std::time::{Duration, Instant};
 use breeze_protocol::ExitCode;
 
 use crate::args::LogsArgs;
-use crate::commands::run::engine_error;
-use crate::error::CliResult;
+use crate::error::{CliError, CliResult};
 use crate::output;
 
 /// How often `--follow` looks for new output.
@@ -22,11 +21,11 @@ const CHECK: Duration = Duration::from_secs(1);
 const CHUNK: usize = 64 * 1024;
 
 pub fn run(args: &LogsArgs) -> CliResult {
-    let here = crate::here();
-    let run_id = breeze_engine::load_run(&here, args.run.as_deref()).map_err(engine_error)?.run_id;
+    let here = crate::workdir::here();
+    let run_id = breeze_engine::load_run(&here, args.run.as_deref())?.run_id;
     let list = || {
         breeze_engine::maintenance::task_logs(&here, Some(&run_id), &args.task)
-            .map_err(engine_error)
+            .map_err(CliError::from)
     };
     let mut logs: Vec<Log> = list()?.into_iter().map(Log::new).collect();
     if logs.is_empty() && !args.follow {

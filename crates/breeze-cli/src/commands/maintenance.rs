@@ -4,12 +4,12 @@ use breeze_engine::maintenance::{self, CleanItem};
 use breeze_protocol::ExitCode;
 
 use crate::args::CleanArgs;
-use crate::commands::run::{engine_error, runtime};
+use crate::commands::run::runtime;
 use crate::error::CliResult;
 use crate::output;
 
 pub fn abort() -> CliResult {
-    let report = runtime()?.block_on(maintenance::abort(&crate::here())).map_err(engine_error)?;
+    let report = runtime()?.block_on(maintenance::abort(&crate::workdir::here()))?;
     if let Some(damaged) = &report.damaged {
         output::println(&format!(
             "run {}: its state could not be read ({damaged}); the run is given up — `breeze clean --force` removes its worktrees and branches",
@@ -39,8 +39,7 @@ pub fn abort() -> CliResult {
 }
 
 pub fn clean(args: &CleanArgs) -> CliResult {
-    let items =
-        maintenance::clean(&crate::here(), args.dry_run, args.force).map_err(engine_error)?;
+    let items = maintenance::clean(&crate::workdir::here(), args.dry_run, args.force)?;
     let verb = if args.dry_run { "would remove" } else { "removed" };
     if items.is_empty() {
         output::println("nothing to clean")?;

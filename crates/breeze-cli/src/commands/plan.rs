@@ -6,7 +6,7 @@ use breeze_protocol::ExitCode;
 use tokio_util::sync::CancellationToken;
 
 use crate::args::PlanArgs;
-use crate::error::{CliError, CliResult};
+use crate::error::{CliError, CliResult, ErrorKind};
 use crate::output;
 
 pub fn run(args: &PlanArgs) -> CliResult {
@@ -16,13 +16,17 @@ pub fn run(args: &PlanArgs) -> CliResult {
     if args.fill_ids {
         fill_ids(args)?;
     }
-    let root = breeze_git::Repo::open(&crate::here()).map(|repo| repo.workdir().to_path_buf()).ok();
+    let root = breeze_git::Repo::open(&crate::workdir::here())
+        .map(|repo| repo.workdir().to_path_buf())
+        .ok();
     let plan_path = resolve(args.plan.as_deref(), root.as_deref())?;
     // The configuration is checked as `breeze run` would check it, so what `plan` accepts
     // runs.
     let config = match &root {
         Some(root) => breeze_engine::Config::load(root).map_err(|err| {
-            CliError::usage(err.to_string()).hint("fix breeze.toml, then run `breeze plan` again")
+            CliError::new(ErrorKind::Config, err.to_string())
+                .caused_by(err)
+                .hint("fix breeze.toml, then run `breeze plan` again")
         })?,
         None => breeze_engine::Config::defaults(),
     };
@@ -99,12 +103,11 @@ fn warn_if_template(plan_path: &Path) {
 
 /// `breeze plan --fill-writes`: the scaffolder proposes write sets; the plan file gets them.
 fn fill_writes(args: &PlanArgs) -> CliResult {
-    let mut options = breeze_engine::scaffold::ScaffoldOptions::new(crate::here());
+    let mut options = breeze_engine::scaffold::ScaffoldOptions::new(crate::workdir::here());
     options.plan = args.plan.clone();
     let runtime = crate::commands::run::runtime()?;
     let report = runtime
-        .block_on(breeze_engine::scaffold::fill_writes(options, CancellationToken::new()))
-        .map_err(crate::commands::run::engine_error)?;
+        .block_on(breeze_engine::scaffold::fill_writes(options, CancellationToken::new()))?;
     let (plan, analysis) = &report.before;
     output::println("Before:")?;
     output::print(&breeze_plan::render::table(plan, analysis))?;
@@ -141,10 +144,9 @@ fn fill_writes(args: &PlanArgs) -> CliResult {
 /// `breeze plan --fill-ids`: ids for the plan's to-do items that have none, written into
 /// the plan (the analysis of the plan as it now reads follows, as for `breeze plan`).
 fn fill_ids(args: &PlanArgs) -> Result<(), CliError> {
-    let mut options = breeze_engine::scaffold::ScaffoldOptions::new(crate::here());
+    let mut options = breeze_engine::scaffold::ScaffoldOptions::new(crate::workdir::here());
     options.plan = args.plan.clone();
-    let report =
-        breeze_engine::scaffold::fill_ids(&options).map_err(crate::commands::run::engine_error)?;
+    let report = breeze_engine::scaffold::fill_ids(&options)?;
     let path = report.plan_path.display();
     if report.numbered.is_empty() {
         output::println(&format!("Every to-do item of {path} has a task id; nothing to number."))?;
@@ -169,13 +171,12 @@ pub fn draft(args: &crate::args::DraftArgs) -> CliResult {
         (Some(goal), _) => goal.clone(),
         (None, Some(path)) if path.as_os_str() == "-" => {
             let mut text = String::new();
-            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text).map_err(|err| {
-                CliError::usage(format!("cannot read the goal from stdin: {err}"))
-            })?;
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+                .map_err(|err| CliError::io("cannot read the goal from stdin", err))?;
             text
         }
         (None, Some(path)) => std::fs::read_to_string(path).map_err(|err| {
-            CliError::usage(format!("cannot read {}: {err}", path.display()))
+            CliError::named_path(format!("cannot read {}", path.display()), err)
                 .hint("pass the goal as an argument, or a readable file with --from")
         })?,
         (None, None) => {
@@ -189,17 +190,15 @@ pub fn draft(args: &crate::args::DraftArgs) -> CliResult {
             CliError::usage("the goal is empty").hint("describe what the tasks should achieve")
         );
     }
-    let options = breeze_engine::scaffold::ScaffoldOptions::new(crate::here());
+    let options = breeze_engine::scaffold::ScaffoldOptions::new(crate::workdir::here());
     let runtime = crate::commands::run::runtime()?;
-    let report = runtime
-        .block_on(breeze_engine::scaffold::draft(
-            options,
-            &goal,
-            args.out.as_deref(),
-            crate::commands::init::PLANS_TEMPLATE,
-            CancellationToken::new(),
-        ))
-        .map_err(crate::commands::run::engine_error)?;
+    let report = runtime.block_on(breeze_engine::scaffold::draft(
+        options,
+        &goal,
+        args.out.as_deref(),
+        crate::commands::init::PLANS_TEMPLATE,
+        CancellationToken::new(),
+    ))?;
     let verb = if report.created { "created" } else { "added to" };
     let ids: Vec<String> = report.added.iter().map(ToString::to_string).collect();
     output::println(&format!(
@@ -229,15 +228,17 @@ pub fn draft(args: &crate::args::DraftArgs) -> CliResult {
 }
 
 /// A plan that cannot be analysed, with what to do.
-pub fn plan_error(err: impl std::fmt::Display) -> CliError {
-    CliError::usage(err.to_string()).hint("fix the plan, then run `breeze plan` again")
+pub fn plan_error(err: breeze_plan::PlanError) -> CliError {
+    CliError::new(ErrorKind::Plan, err.to_string())
+        .caused_by(err)
+        .hint("fix the plan, then run `breeze plan` again")
 }
 
 fn resolve(given: Option<&Path>, root: Option<&Path>) -> Result<PathBuf, CliError> {
     if let Some(path) = given {
         return Ok(path.to_path_buf());
     }
-    let here = crate::here();
+    let here = crate::workdir::here();
     let dir = root.unwrap_or(&here);
     for name in ["plan.toml", "Plans.md"] {
         if dir.join(name).is_file() {

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use breeze_engine::{EngineError, ProgressEvent, RunOptions, RunOutcome};
+use breeze_engine::{ProgressEvent, RunOptions, RunOutcome};
 use breeze_protocol::ExitCode;
 use tokio_util::sync::CancellationToken;
 
@@ -44,7 +44,7 @@ impl Show {
 }
 
 pub fn run(args: &RunArgs) -> CliResult {
-    let mut options = RunOptions::new(crate::here());
+    let mut options = RunOptions::new(crate::workdir::here());
     options.plan = args.plan.clone();
     options.max_workers = args.max_workers;
     options.skip_setup_check = args.skip_setup_check;
@@ -52,7 +52,7 @@ pub fn run(args: &RunArgs) -> CliResult {
 }
 
 pub fn resume(args: &ResumeArgs) -> CliResult {
-    let mut options = RunOptions::new(crate::here());
+    let mut options = RunOptions::new(crate::workdir::here());
     options.budget_raise =
         breeze_engine::budget::BudgetRaise { usd: args.budget_usd, tokens: args.budget_tokens };
     drive_showing(options, Mode::Resume, Show::pick(args.json))
@@ -142,7 +142,7 @@ fn engine(options: RunOptions, mode: Mode, hangup_stops: bool) -> Result<RunOutc
             Mode::Resume => breeze_engine::resume(options, cancel).await,
         };
         signals.abort();
-        result.map_err(engine_error)
+        result.map_err(CliError::from)
     })?;
     Ok(outcome)
 }
@@ -169,7 +169,7 @@ pub fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .map_err(|err| CliError::usage(format!("cannot start the async runtime: {err}")))
+        .map_err(|err| CliError::io("cannot start the async runtime", err))
 }
 
 /// The signals that stop a run. Registered before the run starts: a run that could not be
@@ -187,9 +187,10 @@ impl StopSignals {
         use tokio::signal::unix::{SignalKind, signal};
         let register = |kind: SignalKind, name: &str| {
             signal(kind).map_err(|err| {
-                CliError::usage(format!(
-                    "cannot handle {name}, so Ctrl-C could not stop the run cleanly: {err}"
-                ))
+                CliError::io(
+                    format!("cannot handle {name}, so Ctrl-C could not stop the run cleanly"),
+                    err,
+                )
             })
         };
         Ok(StopSignals {
@@ -236,11 +237,4 @@ impl StopSignals {
             live::terminal::say("breeze: already stopping; the run's state is being saved");
         }
     }
-}
-
-/// Converts an engine error into a CLI error with its hints.
-pub fn engine_error(err: EngineError) -> CliError {
-    let mut cli = CliError::with_exit(err.exit_code(), err.to_string());
-    cli.hints = err.hints();
-    cli
 }

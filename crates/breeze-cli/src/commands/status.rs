@@ -3,8 +3,7 @@
 use breeze_protocol::{ExitCode, RunState, TaskState};
 
 use crate::args::{ReportArgs, StatusArgs};
-use crate::commands::run::engine_error;
-use crate::error::{CliError, CliResult};
+use crate::error::{CliError, CliResult, ErrorKind};
 use crate::{output, render};
 
 /// The status of a run as it really is: a run that says "running" while no engine holds
@@ -12,12 +11,11 @@ use crate::{output, render};
 pub(crate) fn effective_status(
     snapshot: &breeze_engine::snapshot::RunSnapshot,
 ) -> breeze_protocol::BreezeStatus {
-    snapshot.status_seen(breeze_engine::run::engine_alive(&crate::here()))
+    snapshot.status_seen(breeze_engine::run::engine_alive(&crate::workdir::here()))
 }
 
 pub fn status(args: &StatusArgs) -> CliResult {
-    let snapshot =
-        breeze_engine::load_run(&crate::here(), args.run.as_deref()).map_err(engine_error)?;
+    let snapshot = breeze_engine::load_run(&crate::workdir::here(), args.run.as_deref())?;
     let status = effective_status(&snapshot);
     if args.json {
         let text = serde_json::to_string_pretty(&status).unwrap_or_default();
@@ -36,7 +34,7 @@ pub fn status(args: &StatusArgs) -> CliResult {
 /// The lanes kept for the next run, with their disk use as last measured (no walk here:
 /// `breeze doctor` measures again).
 fn kept_lanes(live: bool) -> String {
-    let Ok(repo) = breeze_git::Repo::open(&crate::here()) else { return String::new() };
+    let Ok(repo) = breeze_git::Repo::open(&crate::workdir::here()) else { return String::new() };
     kept_lanes_section(&breeze_engine::lane_record::kept_lanes(&repo), live)
 }
 
@@ -55,14 +53,13 @@ fn kept_lanes_section(lanes: &[breeze_engine::lane_record::KeptLane], live: bool
 }
 
 pub fn report(args: &ReportArgs) -> CliResult {
-    let snapshot = breeze_engine::load_run(&crate::here(), None).map_err(engine_error)?;
+    let snapshot = breeze_engine::load_run(&crate::workdir::here(), None)?;
     let status = effective_status(&snapshot);
     if args.html {
-        let repo =
-            breeze_git::Repo::open(&crate::here()).map_err(|err| engine_error(err.into()))?;
+        let repo = breeze_git::Repo::open(&crate::workdir::here())?;
         let path =
             crate::report_html::write(repo.workdir(), &snapshot, &status, args.out.as_deref())
-                .map_err(CliError::usage)?;
+                .map_err(page_error)?;
         output::println(&path.display().to_string())?;
         return Ok(ExitCode::Success);
     }
@@ -71,9 +68,19 @@ pub fn report(args: &ReportArgs) -> CliResult {
     Ok(ExitCode::Success)
 }
 
+/// The page could not be written: a `--out` that names no path is the command line's
+/// fault, anything else the system's.
+fn page_error(err: crate::report_html::WriteError) -> CliError {
+    let kind = match &err {
+        crate::report_html::WriteError::Out { .. } => ErrorKind::Usage,
+        _ => ErrorKind::Io,
+    };
+    CliError::new(kind, err.to_string()).caused_by(err)
+}
+
 /// The run's journal as far as it reads (the report shows the rest without it).
 fn journal_of(run_id: &str) -> Vec<breeze_protocol::BreezeEvent> {
-    let Ok(repo) = breeze_git::Repo::open(&crate::here()) else { return Vec::new() };
+    let Ok(repo) = breeze_git::Repo::open(&crate::workdir::here()) else { return Vec::new() };
     let events = breeze_engine::run_dir::RunDir::new(repo.workdir(), run_id).events();
     breeze_engine::journal::read_events(&events).unwrap_or_default()
 }
@@ -84,6 +91,25 @@ pub fn report_markdown(
     snapshot: &breeze_engine::snapshot::RunSnapshot,
     status: &breeze_protocol::BreezeStatus,
     events: &[breeze_protocol::BreezeEvent],
+) -> String {
+    let mut out = markdown_summary(snapshot, status);
+    out.push_str(&markdown_tasks(status));
+    out.push_str(&needs_attention(snapshot, status));
+    out.push_str(&sent_back(events));
+    out.push_str(&widened(status));
+    if !snapshot.universal_violations.is_empty() {
+        out.push_str("\n## Lessons from review\n\n");
+        for lesson in &snapshot.universal_violations {
+            out.push_str(&format!("- {lesson}\n"));
+        }
+    }
+    out
+}
+
+/// The report's title and the run's facts: state, plan, lanes, times, confinement, cost.
+fn markdown_summary(
+    snapshot: &breeze_engine::snapshot::RunSnapshot,
+    status: &breeze_protocol::BreezeStatus,
 ) -> String {
     let mut out = format!("# breeze run {}\n\n", status.run_id);
     out.push_str(&format!(
@@ -109,7 +135,14 @@ pub fn report_markdown(
     if let Some(line) = render::budget_line(status.budget.as_ref(), &status.usage) {
         out.push_str(&format!("- {line}\n"));
     }
-    out.push_str("\n| task | title | state | attempts | rounds | gate failures | advisor | commit |\n|---|---|---|---|---|---|---|---|\n");
+    out
+}
+
+/// A table row per task.
+fn markdown_tasks(status: &breeze_protocol::BreezeStatus) -> String {
+    let mut out = String::from(
+        "\n| task | title | state | attempts | rounds | gate failures | advisor | commit |\n|---|---|---|---|---|---|---|---|\n",
+    );
     for task in &status.tasks {
         out.push_str(&format!(
             "| {} | {} | {} | {} | {} | {} | {} | {} |\n",
@@ -123,26 +156,40 @@ pub fn report_markdown(
             task.commit.as_deref().map(render::short).unwrap_or_else(|| "-".into())
         ));
     }
+    out
+}
+
+/// The tasks that did not land, why, and where their work is.
+fn needs_attention(
+    snapshot: &breeze_engine::snapshot::RunSnapshot,
+    status: &breeze_protocol::BreezeStatus,
+) -> String {
     let unfinished: Vec<_> = status.tasks.iter().filter(|t| t.state != TaskState::Landed).collect();
-    if !unfinished.is_empty() {
-        out.push_str("\n## Needs attention\n\n");
-        for task in unfinished {
-            let branch = snapshot.task(&task.id).and_then(|r| r.branch.clone());
-            let earlier = if task.earlier_branches.is_empty() {
-                String::new()
-            } else {
-                format!(" (earlier work on branch {})", render::quoted(&task.earlier_branches))
-            };
-            out.push_str(&format!(
-                "- **{}** {} — {}: {}{}{earlier}\n",
-                task.id,
-                task.title,
-                task.state.as_str(),
-                task.reason.as_deref().unwrap_or("-"),
-                branch.map(|b| format!(" (work on branch `{b}`)")).unwrap_or_default()
-            ));
-        }
+    if unfinished.is_empty() {
+        return String::new();
     }
+    let mut out = String::from("\n## Needs attention\n\n");
+    for task in unfinished {
+        let branch = snapshot.task(&task.id).and_then(|r| r.branch.clone());
+        let earlier = if task.earlier_branches.is_empty() {
+            String::new()
+        } else {
+            format!(" (earlier work on branch {})", render::quoted(&task.earlier_branches))
+        };
+        out.push_str(&format!(
+            "- **{}** {} — {}: {}{}{earlier}\n",
+            task.id,
+            task.title,
+            task.state.as_str(),
+            task.reason.as_deref().unwrap_or("-"),
+            branch.map(|b| format!(" (work on branch `{b}`)")).unwrap_or_default()
+        ));
+    }
+    out
+}
+
+/// Each send-back of the journal, with its cause.
+fn sent_back(events: &[breeze_protocol::BreezeEvent]) -> String {
     let sent_back: Vec<(&str, &str)> = events
         .iter()
         .filter_map(|event| match &event.event {
@@ -152,25 +199,26 @@ pub fn report_markdown(
             _ => None,
         })
         .collect();
-    if !sent_back.is_empty() {
-        out.push_str("\n## Sent back to the worker\n\n");
-        for (task, reason) in sent_back {
-            out.push_str(&format!("- **{task}** {}\n", render::first_line(reason)));
-        }
+    if sent_back.is_empty() {
+        return String::new();
     }
+    let mut out = String::from("\n## Sent back to the worker\n\n");
+    for (task, reason) in sent_back {
+        out.push_str(&format!("- **{task}** {}\n", render::first_line(reason)));
+    }
+    out
+}
+
+/// The tasks whose write sets the Lead widened, with the paths granted.
+fn widened(status: &breeze_protocol::BreezeStatus) -> String {
     let widened: Vec<_> = status.tasks.iter().filter(|t| !t.granted_writes.is_empty()).collect();
-    if !widened.is_empty() {
-        out.push_str("\n## Write sets widened during the run\n\n");
-        for task in widened {
-            let paths = render::quoted(&task.granted_writes);
-            out.push_str(&format!("- **{}** {}: {paths}\n", task.id, task.title));
-        }
+    if widened.is_empty() {
+        return String::new();
     }
-    if !snapshot.universal_violations.is_empty() {
-        out.push_str("\n## Lessons from review\n\n");
-        for lesson in &snapshot.universal_violations {
-            out.push_str(&format!("- {lesson}\n"));
-        }
+    let mut out = String::from("\n## Write sets widened during the run\n\n");
+    for task in widened {
+        let paths = render::quoted(&task.granted_writes);
+        out.push_str(&format!("- **{}** {}: {paths}\n", task.id, task.title));
     }
     out
 }
@@ -185,12 +233,8 @@ mod tests {
             r#"{"format":1,"state":"parked","run_id":"r1","head":"0123456789abcdef","parked_at":"2026-01-01T00:00:00Z"}"#,
         )
         .unwrap();
-        KeptLane {
-            name: name.into(),
-            path: format!("/lanes/{name}").into(),
-            record: Some(record),
-            disk: None,
-        }
+        let path = format!("/data/breeze/lanes/{name}").into();
+        KeptLane { name: name.into(), path, record: Some(record), disk: None }
     }
 
     #[test]
@@ -201,7 +245,7 @@ mod tests {
         let shown = kept_lanes_section(&lanes, false);
         assert!(shown.starts_with("\nkept lanes ("), "{shown}");
         assert!(
-            shown.contains("  lane-1 (/lanes/lane-1): parked at 0123456789ab since"),
+            shown.contains("  lane-1 (/data/breeze/lanes/lane-1): parked at 0123456789ab since"),
             "{shown}"
         );
     }

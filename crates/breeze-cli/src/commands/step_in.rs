@@ -13,8 +13,8 @@ use breeze_protocol::ExitCode;
 use tokio::signal::unix::{SignalKind, signal};
 
 use crate::args::{AttachArgs, DiffArgs, OpenArgs};
-use crate::commands::run::{engine_error, runtime};
-use crate::error::{CliError, CliResult};
+use crate::commands::run::runtime;
+use crate::error::{CliError, CliResult, ErrorKind};
 use crate::output;
 
 /// How often `breeze attach` looks whether the live run paused the task, or took what the
@@ -23,7 +23,7 @@ const POLL: Duration = Duration::from_millis(200);
 
 pub fn diff(args: &DiffArgs) -> CliResult {
     let view = if args.stat { ChangeView::Stat } else { ChangeView::Patch };
-    let change = diff::task_change(&crate::here(), &args.task, view).map_err(engine_error)?;
+    let change = diff::task_change(&crate::workdir::here(), &args.task, view)?;
     let from = match &change.source {
         diff::ChangeSource::Worktree(path) => {
             format!("its worktree {} (with what is not committed yet)", path.display())
@@ -47,8 +47,7 @@ pub fn diff(args: &DiffArgs) -> CliResult {
 }
 
 pub fn open(args: &OpenArgs) -> CliResult {
-    let open =
-        breeze_engine::step_in::open_place(&crate::here(), &args.task).map_err(engine_error)?;
+    let open = breeze_engine::step_in::open_place(&crate::workdir::here(), &args.task)?;
     let place = open.worktree.clone();
     let editor = ["VISUAL", "EDITOR"]
         .into_iter()
@@ -85,7 +84,7 @@ pub fn open(args: &OpenArgs) -> CliResult {
     };
     let status = runtime()?
         .block_on(breeze_supervise::run_interactive(spec))
-        .map_err(|err| CliError::usage(err.to_string()))?;
+        .map_err(|err| CliError::new(ErrorKind::Io, err.to_string()).caused_by(err))?;
     if !status.success() {
         return Err(CliError::usage(format!("`{editor}` ended with {status}")));
     }
@@ -94,12 +93,12 @@ pub fn open(args: &OpenArgs) -> CliResult {
 
 pub fn attach(args: &AttachArgs) -> CliResult {
     let options = SessionOptions { shell: args.shell, unconfined: args.unconfined };
-    runtime()?.block_on(attach_to(&crate::here(), &args.task, options))
+    runtime()?.block_on(attach_to(&crate::workdir::here(), &args.task, options))
 }
 
 async fn attach_to(here: &Path, id: &str, options: SessionOptions) -> CliResult {
-    let task = TaskAt::find(here, id).map_err(engine_error)?;
-    task.check_attachable().map_err(engine_error)?;
+    let task = TaskAt::find(here, id)?;
+    task.check_attachable()?;
     if task.live {
         let files = AttachFiles::new(&task.run_dir, id);
         match wait_for_pause(here, id, &files).await? {
@@ -111,7 +110,7 @@ async fn attach_to(here: &Path, id: &str, options: SessionOptions) -> CliResult 
             Waited::RunEnded => {}
         }
     }
-    let stopped = StoppedAttach::open(here, id, None).map_err(engine_error)?;
+    let stopped = StoppedAttach::open(here, id, None)?;
     // Said before anything can fail: the branch is there whatever happens next.
     if let Some(saved) = &stopped.saved_leftovers {
         say(&format!(
@@ -127,14 +126,14 @@ async fn attach_to(here: &Path, id: &str, options: SessionOptions) -> CliResult 
             return Err(err);
         }
     };
-    stopped.record_start().map_err(engine_error)?;
+    stopped.record_start()?;
     say(&format!(
         "no run is live: task {id} is checked out in {}",
         stopped.paused.worktree.display()
     ));
     let branch = stopped.paused.branch.clone();
     let opened = open_session(session).await;
-    let report = stopped.finish().map_err(engine_error)?;
+    let report = stopped.finish()?;
     opened?;
     let mut lines = Vec::new();
     if report.retried {
@@ -171,9 +170,9 @@ enum Waited {
 /// Leaves the attach request and waits until the live run pauses the task, Ctrl-C or the
 /// run's end.
 async fn wait_for_pause(here: &Path, id: &str, files: &AttachFiles) -> Result<Waited, CliError> {
-    let mut interrupt = signal(SignalKind::interrupt())
-        .map_err(|err| CliError::usage(format!("cannot catch Ctrl-C: {err}")))?;
-    files.request().map_err(engine_error)?;
+    let mut interrupt =
+        signal(SignalKind::interrupt()).map_err(|err| CliError::io("cannot catch Ctrl-C", err))?;
+    files.request()?;
     say(&format!(
         "waiting for task {id} to reach a safe point (before its next worker attempt, review or landing: the step it is in now finishes first); Ctrl-C gives up"
     ));
@@ -216,7 +215,7 @@ async fn attached_live(
     };
     say(&format!("task {id} is paused{lane}"));
     let opened = open_session(session).await;
-    files.leave().map_err(engine_error)?;
+    files.leave()?;
     opened?;
     loop {
         if files.taken() {
@@ -235,8 +234,8 @@ async fn attached_live(
         }
         if !breeze_engine::run::engine_alive(here) {
             // The run stopped while the person worked: their attempt is recorded for resume.
-            let stopped = StoppedAttach::open(here, id, Some(paused)).map_err(engine_error)?;
-            let report = stopped.finish().map_err(engine_error)?;
+            let stopped = StoppedAttach::open(here, id, Some(paused))?;
+            let report = stopped.finish()?;
             say(&format!(
                 "the run stopped meanwhile; your attempt is recorded ({}): `breeze resume` goes on",
                 report.attempt.outcome()
@@ -252,10 +251,10 @@ fn prepare_session(
     paused: &Paused,
     options: SessionOptions,
 ) -> Result<session::Session, CliError> {
-    let config = breeze_engine::Config::load(&task.root)
-        .map_err(|err| engine_error(breeze_engine::EngineError::from(err)))?;
+    let config =
+        breeze_engine::Config::load(&task.root).map_err(breeze_engine::EngineError::from)?;
     session::prepare(&task.root, &task.run_dir, &config, &task.record.id, paused, options)
-        .map_err(engine_error)
+        .map_err(CliError::from)
 }
 
 /// Opens the session in this terminal and waits until the person leaves it.
@@ -267,11 +266,12 @@ async fn open_session(session: session::Session) -> Result<(), CliError> {
         session.confinement
     ));
     let status = breeze_supervise::run_interactive(session.spec.clone()).await;
-    for repair in session.hand_back().map_err(engine_error)? {
+    for repair in session.hand_back()? {
         say(&format!("{repair} (repaired)"));
     }
-    let status =
-        status.map_err(|err| CliError::usage(format!("the session could not open: {err}")))?;
+    let status = status.map_err(|err| {
+        CliError::new(ErrorKind::Io, format!("the session could not open: {err}")).caused_by(err)
+    })?;
     if !status.success() {
         say(&format!("the session ended with {status}"));
     }

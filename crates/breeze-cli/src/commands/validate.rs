@@ -1,7 +1,7 @@
 //! `breeze validate FILE...`: check JSON messages against their schema and rules.
 //!
 //! Exit 0 when every file is valid, 1 when any has problems (all of them listed),
-//! 2 when a file cannot be read or is not JSON at all.
+//! 2 when a file is not there or is not JSON at all, 4 when one cannot be read.
 
 use std::io::Read;
 use std::path::Path;
@@ -34,9 +34,11 @@ pub fn run(args: &ValidateArgs) -> CliResult {
 
 fn check_file(file: &Path, forced: Option<MessageKind>) -> CliResult {
     let label = file.display().to_string();
-    let text = read(file).map_err(|err| CliError::usage(format!("cannot read {label}: {err}")))?;
+    let text =
+        read(file).map_err(|err| CliError::named_path(format!("cannot read {label}"), err))?;
     let value: Value = serde_json::from_str(&text).map_err(|err| {
         CliError::usage(format!("{label} is not JSON: {err}"))
+            .caused_by(err)
             .hint("breeze validate checks JSON message files such as a saved review-result.v1")
     })?;
     let kind = match forced {

@@ -10,8 +10,7 @@ use std::time::{Duration, Instant};
 use breeze_engine::run_dir::RunDir;
 use breeze_protocol::ExitCode;
 
-use crate::commands::run::engine_error;
-use crate::error::{CliError, CliResult};
+use crate::error::{CliError, CliResult, ErrorKind};
 use crate::live::files::JournalTail;
 use crate::live::model::{LiveModel, Replay};
 use crate::live::terminal::{Keys, TerminalGuard};
@@ -36,21 +35,19 @@ enum Ending {
 }
 
 pub fn run() -> CliResult {
-    let here = crate::here();
-    let snapshot = breeze_engine::load_run(&here, None).map_err(|err| {
-        let mut cli = engine_error(err);
-        cli.message = format!("no run to watch: {}", cli.message);
-        cli
+    let here = crate::workdir::here();
+    let snapshot = breeze_engine::load_run(&here, None)
+        .map_err(|err| CliError::from(err).after("no run to watch"))?;
+    let repo = breeze_git::Repo::open(&here).map_err(|err| {
+        CliError::new(ErrorKind::Repository, format!("not in a git repository: {err}"))
+            .caused_by(err)
     })?;
-    let repo = breeze_git::Repo::open(&here)
-        .map_err(|err| CliError::usage(format!("not in a git repository: {err}")))?;
     let run_dir = RunDir::new(repo.workdir(), &snapshot.run_id);
-    let mut journal = JournalTail::open(&run_dir.events()).map_err(|err| {
-        CliError::usage(format!("cannot read {}: {err}", run_dir.events().display()))
-    })?;
+    let mut journal =
+        JournalTail::open(&run_dir.events()).map_err(|err| read_error(&run_dir, err))?;
     let mut model = LiveModel::default();
     model.seed(&snapshot.status(), Replay::WholeJournal);
-    journal.follow(|event| model.apply(event)).map_err(|err| read_error(&run_dir, &err))?;
+    journal.follow(|event| model.apply(event)).map_err(|err| read_error(&run_dir, err))?;
     let live = breeze_engine::run::engine_alive(&here);
     let in_progress = model.finished.is_none() && live;
     if !in_progress {
@@ -84,7 +81,7 @@ fn catch_up(
     model: &mut LiveModel,
     run_dir: &RunDir,
 ) -> Result<usize, CliError> {
-    journal.follow(|event| model.apply(event)).map_err(|err| read_error(run_dir, &err))
+    journal.follow(|event| model.apply(event)).map_err(|err| read_error(run_dir, err))
 }
 
 /// No run in progress: the latest run's final state, and why there is nothing to watch.
@@ -109,16 +106,10 @@ fn ended(model: &mut LiveModel, live: bool) -> CliResult {
             output::println(&message)?;
             Ok(ExitCode::Success)
         }
-        (None, _) => {
-            let mut err = CliError::with_exit(
-                ExitCode::Usage,
-                format!(
-                    "no run in progress: the latest run, {id}, stopped without ending (its engine is gone)"
-                ),
-            );
-            err.hints = vec!["`breeze resume` continues it; `breeze status` shows it".into()];
-            Err(err)
-        }
+        (None, _) => Err(CliError::usage(format!(
+            "no run in progress: the latest run, {id}, stopped without ending (its engine is gone)"
+        ))
+        .hint("`breeze resume` continues it; `breeze status` shows it")),
     }
 }
 
@@ -256,7 +247,7 @@ fn watch_lines(
                     }
                 }
             })
-            .map_err(|err| read_error(run_dir, &err))?;
+            .map_err(|err| read_error(run_dir, err))?;
         lines?;
         if model.finished.is_some() {
             return Ok(Ending::Finished);
@@ -268,6 +259,7 @@ fn watch_lines(
     }
 }
 
-fn read_error(run_dir: &RunDir, err: &std::io::Error) -> CliError {
-    CliError::usage(format!("cannot read {}: {err}", run_dir.events().display()))
+/// The run's journal could not be read.
+fn read_error(run_dir: &RunDir, err: std::io::Error) -> CliError {
+    CliError::io(format!("cannot read {}", run_dir.events().display()), err)
 }

@@ -20,9 +20,25 @@ pub fn render(
     width: usize,
     footer: Option<&str>,
 ) -> Vec<String> {
-    let mut lines = Vec::new();
     // A finished run's clocks stop at its end.
     let now = model.clock_time(now);
+    let mut lines = vec![headline(model, now)];
+    lines.extend(lane_table(model, now, width));
+    lines.extend(waiting_lines(model));
+    lines.push(totals_line(model));
+    lines.extend(milestone_lines(model));
+    lines.extend(footer.map(str::to_string));
+    lines.into_iter().map(|line| cut(line.trim_end(), width)).collect()
+}
+
+/// How many lanes the frame shows: the run's, or more when an event named a higher one.
+fn lane_count(model: &LiveModel) -> usize {
+    model.lanes.len().max(model.workers as usize)
+}
+
+/// `breeze: running · 2 lanes · 1:05 · run <id>`: the run id last, so that in a narrow
+/// pane the state and the time stay in view.
+fn headline(model: &LiveModel, now: SystemTime) -> String {
     let state = match model.finished {
         Some(state) => state.as_str(),
         None => "running",
@@ -31,27 +47,29 @@ pub fn render(
         .started_at
         .map(|start| format!(" · {}", clock(now.duration_since(start).unwrap_or_default())))
         .unwrap_or_default();
-    let lanes = model.lanes.len().max(model.workers as usize);
-    // The run id last: in a narrow pane the state and the time stay in view.
-    lines.push(format!(
+    let lanes = lane_count(model);
+    format!(
         "breeze: {state} · {lanes} lane{}{elapsed} · run {}",
         if lanes == 1 { "" } else { "s" },
         model.run_id
-    ));
+    )
+}
 
-    // One row per lane.
-    let rows: Vec<LaneRow> = (1..=lanes).map(|lane| LaneRow::of(model, lane, now)).collect();
+/// The lane table: its header, then one row per lane (`idle` when no task holds it).
+fn lane_table(model: &LiveModel, now: SystemTime, width: usize) -> Vec<String> {
+    let rows: Vec<LaneRow> =
+        (1..=lane_count(model)).map(|lane| LaneRow::of(model, lane, now)).collect();
     let columns = Columns::fit(&rows, width);
     let gap = " ".repeat(columns.gap);
     let cells = |cells: &[String]| cells.join(&gap);
-    lines.push(cells(&[
+    let mut lines = vec![cells(&[
         "lane".into(),
         fit("task", columns.task),
         fit("phase", columns.phase),
         format!("{:>1$}", "time", columns.time),
         fit("try", columns.tried),
         "last output".into(),
-    ]));
+    ])];
     for (n, row) in rows.iter().enumerate() {
         let lane = format!("{:>4}", n + 1);
         lines.push(match &row.task {
@@ -66,21 +84,27 @@ pub fn render(
             ]),
         });
     }
+    lines
+}
 
-    // The queue and the held tasks.
+/// The queue (always), and the tasks held for a person or the checkout (when there are).
+fn waiting_lines(model: &LiveModel) -> Vec<String> {
     let queue: Vec<String> = model.queue().map(|task| task.id.clone()).collect();
-    lines.push(if queue.is_empty() {
+    let mut lines = vec![if queue.is_empty() {
         "queue: empty".into()
     } else {
         format!("queue: {} waiting: {}", queue.len(), queue.join(", "))
-    });
+    }];
     let held: Vec<String> =
         model.held().map(|task| format!("{} ({})", task.id, task.state.as_str())).collect();
     if !held.is_empty() {
         lines.push(format!("held: {}", held.join(", ")));
     }
+    lines
+}
 
-    // Totals.
+/// `totals: 2 of 3 landed · 0 escalated`, then what was spent against the run's caps.
+fn totals_line(model: &LiveModel) -> String {
     let mut totals = format!(
         "totals: {} of {} landed · {} escalated",
         model.count(TaskState::Landed),
@@ -93,6 +117,14 @@ pub fn render(
             totals.push_str(&format!(" · {n} {word}"));
         }
     }
+    totals.push_str(&spend(model));
+    totals
+}
+
+/// ` · $0.42 of $1.00 · 15400 of 500000 tokens · $0.50 a task`: each part only when
+/// something was spent or a cap is set.
+fn spend(model: &LiveModel) -> String {
+    let mut out = String::new();
     let caps = model.budget.unwrap_or_default();
     let usd_cap = caps.run_usd.map(|cap| format!(" of ${}", breeze_engine::budget::amount(cap)));
     if model.usage.cost_usd.is_some() || usd_cap.is_some() {
@@ -100,27 +132,27 @@ pub fn render(
             None => "$0.00".to_string(),
             Some(_) => crate::render::usage_cost(&model.usage),
         };
-        totals.push_str(&format!(" · {spent}{}", usd_cap.unwrap_or_default()));
+        out.push_str(&format!(" · {spent}{}", usd_cap.unwrap_or_default()));
     }
     let tokens = model.usage.tokens();
     let token_cap = caps.run_tokens.map(|cap| format!(" of {cap}"));
     if tokens > 0 || token_cap.is_some() {
-        totals.push_str(&format!(" · {tokens}{} tokens", token_cap.unwrap_or_default()));
+        out.push_str(&format!(" · {tokens}{} tokens", token_cap.unwrap_or_default()));
     }
     if let Some(cap) = caps.task_usd {
-        totals.push_str(&format!(" · ${} a task", breeze_engine::budget::amount(cap)));
+        out.push_str(&format!(" · ${} a task", breeze_engine::budget::amount(cap)));
     }
-    lines.push(totals);
+    out
+}
 
-    // The latest milestones.
+/// The latest milestones, oldest first, their role text escaped.
+fn milestone_lines(model: &LiveModel) -> impl Iterator<Item = String> + '_ {
     let skip = model.milestones.len().saturating_sub(SHOWN_MILESTONES);
-    for milestone in model.milestones.iter().skip(skip) {
-        lines.push(format!("  {} {}", milestone.time, escape_controls(&milestone.text)));
-    }
-    if let Some(footer) = footer {
-        lines.push(footer.to_string());
-    }
-    lines.into_iter().map(|line| cut(line.trim_end(), width)).collect()
+    model
+        .milestones
+        .iter()
+        .skip(skip)
+        .map(|milestone| format!("  {} {}", milestone.time, escape_controls(&milestone.text)))
 }
 
 /// `[id] title`.

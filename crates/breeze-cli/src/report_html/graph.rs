@@ -9,7 +9,7 @@ use std::fmt::Write;
 
 use breeze_plan::{Analysis, ConflictReason, Plan};
 
-use super::page::esc;
+use super::html::{css_word, esc};
 
 const NODE_W: f64 = 188.0;
 const NODE_H: f64 = 44.0;
@@ -233,13 +233,6 @@ pub fn state_fill(state: &str) -> &'static str {
         "running" | "reviewing" | "landing" => "#dbeafe",
         _ => "#ffffff",
     }
-}
-
-/// A state as a CSS class word (letters, digits, `-`).
-pub fn css_word(text: &str) -> String {
-    text.chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' })
-        .collect()
 }
 
 /// `text` cut to `max` characters, the last one an ellipsis when cut.

@@ -1,5 +1,5 @@
 //! The HTML page around the drawings: the run's summary, the legend, the task table, the
-//! task files, what needs attention. Every text from run files goes through [`esc`].
+//! task files, what needs attention. Every text from run files goes through `html::esc`.
 
 use crate::render::first_line;
 use std::collections::HashMap;
@@ -8,30 +8,14 @@ use std::fmt::Write;
 use breeze_protocol::{TaskState, TaskStatus};
 
 use super::files::{Link, TaskFiles};
-use super::graph::{css_word, state_fill};
+use super::graph::state_fill;
+use super::html::{css_word, esc};
+use super::report::Report;
 use super::time::{duration, parse_rfc3339};
 use super::timeline::Phase;
 use super::timeline_svg::{FAILED, colour};
-use super::{Report, graph, spent, timeline_svg};
+use super::{graph, spent, timeline_svg};
 use crate::render;
-
-/// `text` safe in HTML text and in quoted attributes; terminal controls are shown escaped
-/// (`\x1b`) as everywhere breeze shows role text.
-pub fn esc(text: &str) -> String {
-    let text = crate::escape::escape_controls(text);
-    let mut out = String::with_capacity(text.len() + 8);
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
 
 const STYLE: &str = r#"
 body { margin: 0; background: #fff; color: #1f2933; font: 14px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; }
@@ -414,7 +398,7 @@ fn conflict_graph(out: &mut String, report: &Report<'_>) {
             let _ = writeln!(
                 out,
                 "<p class=\"note\">The plan could not be read: {}</p>\n</section>",
-                esc(problem)
+                esc(&problem.to_string())
             );
             return;
         }

@@ -8,6 +8,13 @@ use super::*;
 
 const HOSTILE: &str = "Parse <script>alert('x')</script> & \"quote\"";
 
+/// A plan that could not be read, `<here>` in its name.
+fn unreadable_plan() -> PlanUnreadable {
+    let path = Path::new("no plan <here>.toml");
+    let source = breeze_plan::parse_plan_toml("[[task]", path).expect_err("not TOML");
+    PlanUnreadable { path: path.to_path_buf(), source }
+}
+
 fn snapshot() -> RunSnapshot {
     let oid = breeze_git::Oid::from_str("0123456789abcdef0123456789abcdef01234567").unwrap();
     let mut task = TaskRecord::new("1<i>", HOSTILE, Some(1));
@@ -87,7 +94,7 @@ fn every_text_from_run_files_is_escaped() {
         status: &status,
         timeline: timeline::derive(&events()),
         journal_problem: Some("line 3: <bad>".into()),
-        plan: Err("no plan <here>".into()),
+        plan: Err(unreadable_plan()),
         files: BTreeMap::from([("1<i>".to_string(), files)]),
         written_at: "now".into(),
         zone: Zone::UTC,
@@ -154,7 +161,7 @@ fn the_page_names_the_cause_of_an_escalation_and_of_each_send_back() {
         ),
     ];
     let zone = Zone::Fixed(3_600);
-    let html = Report::from_parts(&snapshot, &status, &events, Err("no plan".into()), "now", zone)
+    let html = Report::from_parts(&snapshot, &status, &events, Err(unreadable_plan()), "now", zone)
         .render();
     let escalated = "the write-set gate failed 3 times in a row: package-lock.json is outside the task&#39;s writes";
     let row = html.lines().find(|line| line.starts_with("<tr id=\"task-0\"")).unwrap();

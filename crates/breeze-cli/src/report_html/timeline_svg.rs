@@ -6,7 +6,7 @@ use crate::render::first_line;
 use std::collections::HashMap;
 use std::fmt::Write;
 
-use super::page::esc;
+use super::html::esc;
 use super::time::{duration, tick_label, tick_step};
 use super::timeline::{Phase, Piece, SentBack, Stay, Timeline};
 use super::zone::Zone;
@@ -219,12 +219,7 @@ fn draw_stay(
     title: Option<&str>,
     zone: &Zone,
 ) {
-    let (x0, x1) = (scale.x(stay.start), scale.x(stay.end));
-    let width = (x1 - x0).max(2.0);
-    let name = match title {
-        Some(title) => format!("task {} — {}", stay.task, first_line(title)),
-        None => format!("task {}", stay.task),
-    };
+    let name = stay_name(stay, title);
     let _ = writeln!(
         out,
         "<g class=\"stay\" data-task=\"{}\" data-ended=\"{}\">",
@@ -233,47 +228,83 @@ fn draw_stay(
     );
     let mut previous: Option<&Piece> = None;
     for piece in &stay.pieces {
-        let (px0, px1) = (scale.x(piece.start), scale.x(piece.end));
-        let attempt = piece.attempt.map_or_else(String::new, |mark| {
-            let ended = mark.outcome.map(|outcome| format!(" ({outcome})")).unwrap_or_default();
-            format!(", attempt {}{ended}", mark.number)
-        });
-        let data = piece.attempt.map_or_else(String::new, |mark| {
-            let outcome =
-                mark.outcome.map(|o| format!(" data-outcome=\"{o}\"")).unwrap_or_default();
-            format!(" data-attempt=\"{}\"{outcome}", mark.number)
-        });
-        let _ = writeln!(
-            out,
-            "<rect class=\"piece phase-{}\"{data} x=\"{px0:.1}\" y=\"{y}\" width=\"{:.1}\" height=\"{BAR_H}\" fill=\"{}\"><title>{}\n{}{attempt}: {} ({})</title></rect>",
-            piece.phase.name(),
-            (px1 - px0).max(1.0),
-            colour(piece.phase),
-            esc(&name),
-            piece.phase.name(),
-            duration(piece.end - piece.start),
-            span(zone, piece.start, piece.end)
-        );
-        if let Some(mark) = piece.attempt {
-            if mark.failed() {
-                let _ = writeln!(
-                    out,
-                    "<rect class=\"attempt-failed\" x=\"{px0:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"3\" fill=\"{FAILED}\"/>",
-                    y + BAR_H - 3.0,
-                    (px1 - px0).max(1.0)
-                );
-            }
-            let retry = previous.and_then(|p| p.attempt).is_some_and(|p| p.number != mark.number);
-            if retry && previous.is_some_and(|p| p.end == piece.start) {
-                let _ = writeln!(
-                    out,
-                    "<line class=\"attempt-cut\" x1=\"{px0:.1}\" y1=\"{y}\" x2=\"{px0:.1}\" y2=\"{}\" stroke=\"#ffffff\" stroke-width=\"2\"/>",
-                    y + BAR_H
-                );
-            }
-        }
+        draw_piece(out, piece, previous, scale, y, &name, zone);
         previous = Some(piece);
     }
+    draw_outline(out, stay, scale, y, title, zone);
+    out.push_str("</g>\n");
+}
+
+/// One phase of a stay, named `name` in its tooltip; after `previous`, the stay's piece
+/// before it.
+fn draw_piece(
+    out: &mut String,
+    piece: &Piece,
+    previous: Option<&Piece>,
+    scale: &Scale,
+    y: f64,
+    name: &str,
+    zone: &Zone,
+) {
+    let (px0, px1) = (scale.x(piece.start), scale.x(piece.end));
+    let attempt = piece.attempt.map_or_else(String::new, |mark| {
+        let ended = mark.outcome.map(|outcome| format!(" ({outcome})")).unwrap_or_default();
+        format!(", attempt {}{ended}", mark.number)
+    });
+    let data = piece.attempt.map_or_else(String::new, |mark| {
+        let outcome = mark.outcome.map(|o| format!(" data-outcome=\"{o}\"")).unwrap_or_default();
+        format!(" data-attempt=\"{}\"{outcome}", mark.number)
+    });
+    let _ = writeln!(
+        out,
+        "<rect class=\"piece phase-{}\"{data} x=\"{px0:.1}\" y=\"{y}\" width=\"{:.1}\" height=\"{BAR_H}\" fill=\"{}\"><title>{}\n{}{attempt}: {} ({})</title></rect>",
+        piece.phase.name(),
+        (px1 - px0).max(1.0),
+        colour(piece.phase),
+        esc(name),
+        piece.phase.name(),
+        duration(piece.end - piece.start),
+        span(zone, piece.start, piece.end)
+    );
+    let Some(mark) = piece.attempt else { return };
+    if mark.failed() {
+        let _ = writeln!(
+            out,
+            "<rect class=\"attempt-failed\" x=\"{px0:.1}\" y=\"{:.1}\" width=\"{:.1}\" height=\"3\" fill=\"{FAILED}\"/>",
+            y + BAR_H - 3.0,
+            (px1 - px0).max(1.0)
+        );
+    }
+    let retry = previous.and_then(|p| p.attempt).is_some_and(|p| p.number != mark.number);
+    if retry && previous.is_some_and(|p| p.end == piece.start) {
+        let _ = writeln!(
+            out,
+            "<line class=\"attempt-cut\" x1=\"{px0:.1}\" y1=\"{y}\" x2=\"{px0:.1}\" y2=\"{}\" stroke=\"#ffffff\" stroke-width=\"2\"/>",
+            y + BAR_H
+        );
+    }
+}
+
+/// `task 3 — Parser`: a stay's task, as its tooltips name it.
+fn stay_name(stay: &Stay, title: Option<&str>) -> String {
+    match title {
+        Some(title) => format!("task {} — {}", stay.task, first_line(title)),
+        None => format!("task {}", stay.task),
+    }
+}
+
+/// A stay's outline, its tooltip saying how it ended, and its label when one fits: why
+/// it ended, for a stay that ended for a reason, else the task's title.
+fn draw_outline(
+    out: &mut String,
+    stay: &Stay,
+    scale: &Scale,
+    y: f64,
+    title: Option<&str>,
+    zone: &Zone,
+) {
+    let (x0, x1) = (scale.x(stay.start), scale.x(stay.end));
+    let width = (x1 - x0).max(2.0);
     let ended = match &stay.why {
         Some(why) => format!("{}: {}", stay.ended, first_line(why)),
         None => stay.ended.clone(),
@@ -281,13 +312,12 @@ fn draw_stay(
     let _ = writeln!(
         out,
         "<rect class=\"outline\" x=\"{x0:.1}\" y=\"{y}\" width=\"{width:.1}\" height=\"{BAR_H}\" fill=\"none\" stroke=\"#1f2933\" stroke-width=\"1\"><title>{}\n{} on {}, {} ({})</title></rect>",
-        esc(&name),
+        esc(&stay_name(stay, title)),
         esc(&ended),
         stay.lane.map_or_else(|| "no lane".to_string(), |lane| format!("lane {lane}")),
         duration(stay.end - stay.start),
         span(zone, stay.start, stay.end)
     );
-    // A stay that ended for a reason says why in its label; others show the title.
     let words = match stay.ended.as_str() {
         "escalated" | "failed" | "blocked" | "deferred" => stay.why.as_deref().or(title),
         _ => title,
@@ -301,7 +331,6 @@ fn draw_stay(
             esc(&label)
         );
     }
-    out.push_str("</g>\n");
 }
 
 /// A send-back within a stay: a red tick at its time, its cause in the tooltip.
