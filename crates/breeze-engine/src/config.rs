@@ -17,41 +17,18 @@ use serde::Deserialize;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
+use crate::backend::Runs;
+
 mod values;
 pub use values::{MAX_VALUE_PROBLEMS, ValueProblem, value_problems};
+
+pub use crate::backend::BackendKind;
 
 /// The defaults, documented key by key.
 pub const DEFAULT_CONFIG: &str = include_str!("../default-config.toml");
 
 /// The name of the configuration file at the repository root.
 pub const CONFIG_FILE: &str = "breeze.toml";
-
-/// How a role is run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum BackendKind {
-    /// Any program following the breeze role protocol (JSON in on stdin, one JSON answer
-    /// back).
-    Command,
-    /// Claude Code in print mode with stream-json output.
-    Claude,
-    /// `codex exec --json`.
-    Codex,
-    /// The built-in deterministic simulator (demo and tests).
-    Scripted,
-}
-
-impl BackendKind {
-    /// Config spelling.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Command => "command",
-            Self::Claude => "claude",
-            Self::Codex => "codex",
-            Self::Scripted => "scripted",
-        }
-    }
-}
 
 /// The most lanes a run has (`run.max_workers` is 1 to this).
 pub const MAX_LANES: u32 = 3;
@@ -884,11 +861,13 @@ impl RawRun {
 impl RawRole {
     fn validate(self, name: &str) -> Result<RoleConfig, String> {
         let key = |field: &str| format!("roles.{name}.{field}");
-        if self.backend == BackendKind::Command && self.command.is_empty() {
+        let runs_a_program = matches!(self.backend.describe().runs, Runs::Program);
+        if runs_a_program && self.command.is_empty() {
             return Err(format!(
-                "`{}` is empty but `{}` is \"command\"; write the argv to run, e.g. command = [\"bash\", \"scripts/{name}.sh\"]",
+                "`{}` is empty but `{}` is {:?}; write the argv to run, e.g. command = [\"bash\", \"scripts/{name}.sh\"]",
                 key("command"),
-                key("backend")
+                key("backend"),
+                self.backend.as_str()
             ));
         }
         Ok(RoleConfig {

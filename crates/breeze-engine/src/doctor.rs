@@ -69,7 +69,11 @@ pub fn examine(dir: &Path) -> DoctorReport {
         isolation: breeze_supervise::isolation_support(),
         role_commands,
         containment,
-        tools: ["claude", "codex", "git"].into_iter().map(check_tool).collect(),
+        tools: crate::backend::agent_clis()
+            .map(|cli| cli.kind.as_str())
+            .chain(["git"])
+            .map(check_tool)
+            .collect(),
     }
 }
 
@@ -151,11 +155,9 @@ pub struct RoleHomes {
 impl RoleHomes {
     /// The person's state as breeze's environment `engine_env` places it.
     pub fn of(engine_env: &[(String, String)]) -> RoleHomes {
-        let kinds = [breeze_agents::AgentKind::Claude, breeze_agents::AgentKind::Codex];
         RoleHomes {
-            person: kinds
-                .into_iter()
-                .map(|kind| (kind, crate::role_home::PersonState::of(kind, engine_env)))
+            person: crate::backend::agent_clis()
+                .map(|cli| (cli.kind, crate::role_home::PersonState::of(cli, engine_env)))
                 .collect(),
         }
     }

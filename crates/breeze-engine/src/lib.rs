@@ -30,6 +30,7 @@
 #![warn(missing_docs)]
 
 pub mod advice;
+pub mod backend;
 pub mod budget;
 mod causes;
 pub mod changelog;

@@ -35,7 +35,8 @@ use breeze_protocol::{CheckOutcome, DoctorCheck, Role, SetupTrial};
 use breeze_supervise::Supervisor;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::{BackendKind, CONFIG_FILE, Config, RoleConfig};
+use crate::backend::{AgentCli, Login, Runs};
+use crate::config::{CONFIG_FILE, Config, RoleConfig};
 use crate::progress::{ProgressEvent, ProgressSink};
 
 pub(crate) use programs::wait_within;
@@ -423,14 +424,6 @@ fn plan_checks(
     }
 }
 
-fn agent_kind(backend: BackendKind) -> Option<AgentKind> {
-    match backend {
-        BackendKind::Claude => Some(AgentKind::Claude),
-        BackendKind::Codex => Some(AgentKind::Codex),
-        BackendKind::Command | BackendKind::Scripted => None,
-    }
-}
-
 /// `roles.worker, roles.reviewer and roles.advisor`.
 fn role_list(roles: &[Role]) -> String {
     let names: Vec<String> = roles.iter().map(|role| format!("roles.{}", role.as_str())).collect();
@@ -474,34 +467,38 @@ fn backend_checks(
     config: &Config,
     engine_env: &[(String, String)],
 ) {
-    let mut agents: BTreeMap<&'static str, (AgentKind, Vec<Role>)> = BTreeMap::new();
+    let mut agents: BTreeMap<&'static str, (&'static AgentCli, Vec<Role>)> = BTreeMap::new();
     for role in config.run_roles() {
         let settings = config.role(role);
         let subject = format!("roles.{}", role.as_str());
-        match settings.backend {
-            BackendKind::Scripted => {
+        match settings.backend.describe().runs {
+            Runs::InProcess => {
                 found.push(
                     "backend",
                     subject,
                     CheckOutcome::Ok,
-                    format!("roles.{}: the built-in scripted backend", role.as_str()),
+                    format!(
+                        "roles.{}: the built-in {} backend",
+                        role.as_str(),
+                        settings.backend.as_str()
+                    ),
                     None,
                 );
             }
-            BackendKind::Command => {
+            Runs::Program => {
                 for program in programs::programs_of(&settings.command) {
                     let lookup = programs::find(&program, root, engine_env);
                     let what = format!("roles.{}.command", role.as_str());
                     push_lookup(found, "backend", &subject, &what, lookup);
                 }
             }
-            BackendKind::Claude | BackendKind::Codex => {
-                let Some(kind) = agent_kind(settings.backend) else { continue };
-                agents.entry(kind.as_str()).or_insert_with(|| (kind, Vec::new())).1.push(role);
+            Runs::Agent(cli) => {
+                let name = cli.kind.as_str();
+                agents.entry(name).or_insert_with(|| (cli, Vec::new())).1.push(role);
             }
         }
     }
-    for (name, (kind, roles)) in agents {
+    for (name, (cli, roles)) in agents {
         let subject: Vec<String> =
             roles.iter().map(|role| format!("roles.{}", role.as_str())).collect();
         let subject = subject.join(", ");
@@ -511,7 +508,7 @@ fn backend_checks(
                 roles.iter().map(|role| format!("[roles.{}]", role.as_str())).collect();
             let hint = format!(
                 "install {name}: {}, or set another backend in {} of breeze.toml",
-                login::how_to_install(kind),
+                cli.install,
                 tables.join(", ")
             );
             found.checks.push(DoctorCheck {
@@ -532,7 +529,7 @@ fn backend_checks(
             hint: None,
             searched: Vec::new(),
         });
-        login_checks(found, config, kind, &roles, engine_env);
+        login_checks(found, config, cli, &roles, engine_env);
     }
 }
 
@@ -540,39 +537,39 @@ fn backend_checks(
 fn login_checks(
     found: &mut Preflight,
     config: &Config,
-    kind: AgentKind,
+    cli: &'static AgentCli,
     roles: &[Role],
     engine_env: &[(String, String)],
 ) {
-    let mut verdicts: Vec<(login::Login, Vec<Role>)> = Vec::new();
+    let mut verdicts: Vec<(Login, Vec<Role>)> = Vec::new();
     for role in roles {
         let settings = config.role(*role);
-        let role_env = role_env(settings, kind, engine_env);
-        let verdict = login::login(kind, &role_env, engine_env, &settings.args);
+        let role_env = role_env(settings, cli.kind, engine_env);
+        let verdict = login::login(cli, &role_env, engine_env, &settings.args);
         match verdicts.iter_mut().find(|(seen, _)| *seen == verdict) {
             Some((_, roles)) => roles.push(*role),
             None => verdicts.push((verdict, vec![*role])),
         }
     }
-    let name = kind.as_str();
+    let name = cli.kind.as_str();
     for (verdict, roles) in verdicts {
         let subject: Vec<String> =
             roles.iter().map(|role| format!("roles.{}", role.as_str())).collect();
         let (outcome, message, hint) = match verdict {
-            login::Login::Yes(how) => (
+            Login::Yes(how) => (
                 CheckOutcome::Ok,
                 format!("{name} is logged in for {} ({how})", role_list(&roles)),
                 None,
             ),
-            login::Login::Unknown(why) => (
+            Login::Unknown(why) => (
                 CheckOutcome::NotChecked,
                 format!("{name}'s login for {} is not checked: {why}", role_list(&roles)),
                 None,
             ),
-            login::Login::No(what) => (
+            Login::No(what) => (
                 CheckOutcome::Problem,
                 format!("{name} is not logged in for {} ({what})", role_list(&roles)),
-                Some(login::how_to_log_in(kind).to_string()),
+                Some(cli.log_in.to_string()),
             ),
         };
         found.push("login", subject.join(", "), outcome, message, hint);

@@ -11,7 +11,8 @@ use breeze_plan::Plan;
 use breeze_protocol::{BudgetCaps, CheckOutcome, Role};
 
 use super::{Preflight, PreflightOptions, Stage, join_and};
-use crate::config::{BackendKind, Config};
+use crate::backend::Spend;
+use crate::config::Config;
 use crate::roles::scripted::{SimSpec, sims_of};
 use crate::run_dir::{RunDir, latest_run};
 use crate::snapshot::RunSnapshot;
@@ -91,16 +92,16 @@ fn unknown_spend(
     let mut notices = Vec::new();
     for role in config.run_roles() {
         let settings = config.role(role);
-        let reports = match settings.backend {
-            BackendKind::Claude => Reports::Both,
-            BackendKind::Codex => {
+        let reports = match settings.backend.describe().spend {
+            Spend::CostAndTokens => Reports::Both,
+            Spend::TokensPricedByModel => {
                 let model = crate::roles::definition::model_of(repo_root, role, settings);
                 match model {
                     Some(model) if config.budget.prices.contains_key(&model) => Reports::Both,
                     model => Reports::TokensUnpriced(model),
                 }
             }
-            BackendKind::Scripted => {
+            Spend::Simulated => {
                 let lacking = |has: fn(&SimSpec) -> bool| -> Vec<String> {
                     sims.iter().filter(|(_, sim)| !has(sim)).map(|(id, _)| id.clone()).collect()
                 };
@@ -109,7 +110,7 @@ fn unknown_spend(
                     no_tokens: lacking(|sim| sim.input_tokens + sim.output_tokens > 0),
                 }
             }
-            BackendKind::Command => Reports::Nothing,
+            Spend::Nothing => Reports::Nothing,
         };
         let who = format!("the {}'s backend `{}`", role.as_str(), settings.backend.as_str());
         let cannot = |caps: &[&str]| format!("{} cannot cap it", join_and(caps));
@@ -184,6 +185,7 @@ fn unknown_spend(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::BackendKind;
 
     #[test]
     fn backends_that_cannot_be_held_to_a_cap_are_named() {

@@ -10,7 +10,8 @@ use breeze_supervise::{ActivityProbe, ProcessSpec, Supervisor, TreeWatch};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::{Backend, BackendFuture, Invocation, ProcessLog, RoleOutcome, RoleReply};
+use super::call::{RoleOutcome, RoleReply};
+use super::invocation::{Backend, BackendFuture, Invocation, ProcessLog};
 
 pub(crate) struct CommandBackend {
     pub supervisor: Supervisor,
@@ -57,7 +58,7 @@ impl CommandBackend {
         self.log.ended(call, outcome.pid, outcome.ending, Usage::default());
         let result = read_result(&run.output_path, &run.record_path, outcome.last_json);
         RoleReply {
-            diagnostics: super::diagnostics(&outcome.stderr_tail, &outcome.stdout_tail),
+            diagnostics: super::invocation::diagnostics(&outcome.stderr_tail, &outcome.stdout_tail),
             ..RoleReply::of(RoleReply::from_ending(outcome.ending, result), log_path)
         }
     }
@@ -75,6 +76,6 @@ fn read_result(output: &Path, record: &Path, last_json: Option<Value>) -> Result
             .ok_or_else(|| "no $BREEZE_OUTPUT file and no JSON object on stdout".to_string())?,
         Err(err) => return Err(format!("$BREEZE_OUTPUT refused: {err}")),
     };
-    super::keep_for_the_record(record, &value);
+    super::invocation::keep_for_the_record(record, &value);
     Ok(value)
 }

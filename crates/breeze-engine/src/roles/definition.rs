@@ -61,10 +61,10 @@ pub fn builtin(role: Role) -> RoleDefinition {
     parse(text, "(built-in)").expect("built-in role definitions parse")
 }
 
-/// The model a role runs: `model` from its settings, else (Claude Code) its definition's;
-/// `None` for the CLI's own default, and for backends without models (`command`,
-/// `scripted`). Codex is never given the definition's model: its aliases (`opus`,
-/// `sonnet`) mean nothing to it.
+/// The model a role runs, as its backend's description chooses it: `model` from its
+/// settings, else (Claude Code) its definition's; `None` for the CLI's own default, and for
+/// backends without models (`command`, `scripted`). Codex is never given the definition's
+/// model: its aliases (`opus`, `sonnet`) mean nothing to it.
 pub fn model(definition: &RoleDefinition, settings: &crate::config::RoleConfig) -> Option<String> {
     chosen_model(settings, || definition.model.clone())
 }
@@ -85,11 +85,11 @@ fn chosen_model(
     settings: &crate::config::RoleConfig,
     definition_model: impl FnOnce() -> String,
 ) -> Option<String> {
-    use crate::config::BackendKind;
-    let model = match settings.backend {
-        BackendKind::Claude if settings.model.is_empty() => definition_model(),
-        BackendKind::Claude | BackendKind::Codex => settings.model.clone(),
-        BackendKind::Command | BackendKind::Scripted => return None,
+    use crate::backend::ModelChoice;
+    let model = match settings.backend.describe().model {
+        ModelChoice::SettingElseDefinition if settings.model.is_empty() => definition_model(),
+        ModelChoice::SettingElseDefinition | ModelChoice::Setting => settings.model.clone(),
+        ModelChoice::None => return None,
     };
     (!model.is_empty()).then_some(model)
 }

@@ -43,7 +43,8 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::{Backend, BackendFuture, Invocation, RoleEnding, RoleOutcome, RoleReply};
+use super::call::{RoleEnding, RoleOutcome, RoleReply};
+use super::invocation::{Backend, BackendFuture, Invocation};
 
 /// The simulated team of a run.
 pub(crate) struct ScriptedBackend {
@@ -115,10 +116,10 @@ impl ScriptedBackend {
         };
         write_logs(&log_path, &stdout, &stderr);
         if let RoleOutcome::Answered(value) = &outcome {
-            super::keep_for_the_record(&run.record_path, value);
+            super::invocation::keep_for_the_record(&run.record_path, value);
         }
         RoleReply {
-            diagnostics: super::diagnostics(&stderr, &stdout),
+            diagnostics: super::invocation::diagnostics(&stderr, &stdout),
             usage: sim.usage(),
             ..RoleReply::of(outcome, log_path)
         }
