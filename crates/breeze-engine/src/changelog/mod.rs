@@ -116,7 +116,10 @@ pub fn shared_files(repo: &breeze_git::Repo, setting: &Changelog) -> breeze_plan
 
 /// [`shared_files`] of the repository at `root`, on the branch a run started there would
 /// land on (the checkout's); the standard names when it cannot be read.
-pub fn shared_files_in(root: &std::path::Path, config: &crate::Config) -> breeze_plan::SharedFiles {
+pub fn shared_files_in(
+    root: &std::path::Path,
+    config: &crate::config::Config,
+) -> breeze_plan::SharedFiles {
     match crate::target_branch::open_on_landing_branch(root, &config.main_branch) {
         Some(repo) => shared_files(&repo, &config.land.changelog),
         None => Default::default(),

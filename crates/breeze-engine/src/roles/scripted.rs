@@ -45,6 +45,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::call::{RoleEnding, RoleOutcome, RoleReply};
 use super::invocation::{Backend, BackendFuture, Invocation};
+use crate::plan_extensions::SIM_TABLE;
 
 /// The simulated team of a run.
 pub(crate) struct ScriptedBackend {
@@ -148,19 +149,16 @@ fn write_logs(log_path: &Path, stdout: &str, stderr: &str) {
     let _ = std::fs::write(stderr_log, stderr);
 }
 
-/// The name of the simulator's plan.toml extension table (`[task.sim]`).
-pub const SIM_TABLE: &str = "sim";
-
 /// Every task's `[task.sim]` table, read up front so that a typo is a plan error (exit 2)
 /// before anything runs.
 pub(crate) fn sims_of(
     plan: &breeze_plan::Plan,
-) -> Result<BTreeMap<String, SimSpec>, crate::EngineError> {
+) -> Result<BTreeMap<String, SimSpec>, crate::error::EngineError> {
     let mut sims = BTreeMap::new();
     for task in &plan.tasks {
         let table = plan.extension(&task.id, SIM_TABLE);
         let spec = SimSpec::from_json(table).map_err(|message| {
-            crate::EngineError::usage(
+            crate::error::EngineError::usage(
                 format!("{}:{}: task {}: invalid [task.sim]: {message}", plan.path.display(), task.line, task.id),
                 "the sim keys are listed in the scripted backend's documentation (README, \"The scripted backend\")",
             )
