@@ -64,12 +64,12 @@ impl RunDir {
     pub fn plan_of_run(
         &self,
         original: &Path,
-    ) -> Result<breeze_plan::Plan, crate::error::EngineError> {
+    ) -> Result<breeze_plan::Plan, breeze_plan::PlanError> {
         let Ok(text) = std::fs::read_to_string(self.plan_copy(original)) else {
-            return Ok(breeze_plan::load_with_extensions(
+            return breeze_plan::load_with_extensions(
                 original,
                 crate::plan_extensions::PLAN_EXTENSIONS,
-            )?);
+            );
         };
         let is_toml = original.extension().is_some_and(|e| e.eq_ignore_ascii_case("toml"));
         Ok(if is_toml {

@@ -328,7 +328,11 @@ impl Session {
     fn load_plan(&self, path: &Path) -> Result<Plan, EngineError> {
         let mut plan =
             breeze_plan::load_with_extensions(path, crate::plan_extensions::PLAN_EXTENSIONS)?;
-        plan.shared_files = crate::changelog::shared_files_in(&self.root, &self.config);
+        plan.shared_files = crate::changelog::shared_files_in(
+            &self.root,
+            &self.config.main_branch,
+            &self.config.land.changelog,
+        );
         Ok(plan)
     }
 

@@ -9,11 +9,13 @@
 //! (`plain.rs`). Whatever the format, the file keeps every byte it had: the line is
 //! inserted, nothing else changes.
 
+mod entry;
 mod lines;
 mod markdown;
 mod plain;
 mod rst;
 
+pub use entry::landing_line;
 pub use markdown::add_unreleased;
 
 /// The file created when `"auto"` finds none.
@@ -115,13 +117,15 @@ pub fn shared_files(repo: &breeze_git::Repo, setting: &Changelog) -> breeze_plan
 }
 
 /// [`shared_files`] of the repository at `root`, on the branch a run started there would
-/// land on (the checkout's); the standard names when it cannot be read.
+/// land on (the checkout's, which `main_branch` — `run.main_branch` — may name); the
+/// standard names when it cannot be read.
 pub fn shared_files_in(
     root: &std::path::Path,
-    config: &crate::config::Config,
+    main_branch: &str,
+    setting: &Changelog,
 ) -> breeze_plan::SharedFiles {
-    match crate::target_branch::open_on_landing_branch(root, &config.main_branch) {
-        Some(repo) => shared_files(&repo, &config.land.changelog),
+    match crate::target_branch::open_on_landing_branch(root, main_branch) {
+        Some(repo) => shared_files(&repo, setting),
         None => Default::default(),
     }
 }
@@ -179,22 +183,6 @@ pub fn updated_changelog(path: &str, current: Option<&[u8]>, entry: &str) -> Str
         Format::Rst => rst::add_entry(text, &line),
         Format::Plain => plain::add_entry(text, &line),
     }
-}
-
-/// The text a worker's `changelog` entry lands as (after the list marker): its first
-/// non-blank line, without leading list markers, control characters (a carriage return that
-/// would hide the start of the line on a terminal, escape sequences) replaced by spaces.
-/// `None` when that leaves nothing. The reviewer is shown this text; the landing adds
-/// exactly it.
-pub fn landing_line(entry: &str) -> Option<String> {
-    let cleaned: String =
-        entry.chars().map(|c| if c.is_control() && c != '\n' { ' ' } else { c }).collect();
-    let mut line = cleaned.lines().map(str::trim).find(|line| !line.is_empty())?;
-    // Every marker: what lands must read the same when it is cleaned again.
-    while let Some(rest) = line.strip_prefix("- ").or_else(|| line.strip_prefix("* ")) {
-        line = rest.trim();
-    }
-    (!line.is_empty()).then(|| line.to_string())
 }
 
 #[cfg(test)]
