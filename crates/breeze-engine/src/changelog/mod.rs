@@ -52,11 +52,34 @@ pub enum Changelog {
     Off,
 }
 
+/// Why `land.changelog` names no file breeze may write.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ChangelogRefused {
+    /// Neither `auto`, `off` nor a path in the repository.
+    #[error(
+        "`land.changelog` is {value:?}; write \"auto\" (the project's own changelog), \"off\" (no line added) or a path in the repository such as \"CHANGES.rst\""
+    )]
+    NotAPath {
+        /// As written.
+        value: String,
+    },
+    /// A path inside git's or breeze's own folders.
+    #[error(
+        "`land.changelog` is {value:?}, inside `{first}`, which is git's or breeze's own; name a file of the project such as \"CHANGES.rst\""
+    )]
+    Reserved {
+        /// As written.
+        value: String,
+        /// The folder it is in.
+        first: String,
+    },
+}
+
 impl Changelog {
     /// The setting as written in `breeze.toml`: `"auto"`, `"off"` or a repository-relative
     /// path. A path that leaves the repository, or goes into `.git`, `.breeze` or the
     /// worktrees, is refused with why.
-    pub fn parse(value: &str) -> Result<Changelog, String> {
+    pub fn parse(value: &str) -> Result<Changelog, ChangelogRefused> {
         let value = value.trim();
         match value {
             "auto" => return Ok(Changelog::Auto),
@@ -66,14 +89,11 @@ impl Changelog {
         let bad_part = |part: &str| part.is_empty() || part == "." || part == "..";
         let reserved = [".git", breeze_git::STATE_DIR, breeze_git::WORKTREES_NOTE_DIR];
         if value.starts_with('/') || value.split('/').any(bad_part) {
-            return Err(format!(
-                "`land.changelog` is {value:?}; write \"auto\" (the project's own changelog), \"off\" (no line added) or a path in the repository such as \"CHANGES.rst\""
-            ));
+            return Err(ChangelogRefused::NotAPath { value: value.to_string() });
         }
         if let Some(first) = value.split('/').next().filter(|first| reserved.contains(first)) {
-            return Err(format!(
-                "`land.changelog` is {value:?}, inside `{first}`, which is git's or breeze's own; name a file of the project such as \"CHANGES.rst\""
-            ));
+            let (value, first) = (value.to_string(), first.to_string());
+            return Err(ChangelogRefused::Reserved { value, first });
         }
         Ok(Changelog::File(value.to_string()))
     }
@@ -212,7 +232,7 @@ mod tests {
         assert_eq!(Changelog::parse("off"), Ok(Changelog::Off));
         assert_eq!(Changelog::parse("NEWS"), Ok(Changelog::File("NEWS".into())));
         for bad in ["", "/etc/motd", "../CHANGES", "docs//x", ".git/config", ".breeze/x"] {
-            let err = Changelog::parse(bad).expect_err(bad);
+            let err = Changelog::parse(bad).expect_err(bad).to_string();
             assert!(err.contains("land.changelog"), "{err}");
         }
     }
