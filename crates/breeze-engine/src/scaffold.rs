@@ -462,8 +462,8 @@ impl Session {
         input: &ScaffoldInput,
         cancel: &CancellationToken,
     ) -> Result<PlanDraft, Refused> {
-        let definition = definition::load(&self.root, Role::Scaffolder).map_err(|message| {
-            Refused::Stop(EngineError::usage(message, "fix the role definition file"))
+        let definition = definition::load(&self.root, Role::Scaffolder).map_err(|err| {
+            Refused::Stop(EngineError::usage(err.to_string(), "fix the role definition file"))
         })?;
         let value = serde_json::to_value(input)
             .map_err(|err| Refused::Stop(EngineError::internal("the scaffold input")(err)))?;

@@ -131,7 +131,7 @@ fn argv(marker: &Marker, repo: &Path) -> Vec<String> {
         max_budget_usd: marker.budget,
     };
     let call = agent::agent_call(marker.cli.kind, repo, &[], &run);
-    assert_eq!(definition::load(repo, marker.role), Ok(definition::builtin(marker.role)));
+    assert_eq!(definition::load(repo, marker.role).unwrap(), definition::builtin(marker.role));
     breeze_agents::command_line(&call)
 }
 

@@ -133,11 +133,14 @@ impl RoleReply {
     }
 
     /// The outcome of a process that ran: its result if it exited 0, else how it ended.
-    pub(crate) fn from_ending(ending: Ending, result: Result<Value, String>) -> RoleOutcome {
+    pub(crate) fn from_ending(
+        ending: Ending,
+        result: Result<Value, impl std::fmt::Display>,
+    ) -> RoleOutcome {
         match ending {
             Ending::Exited(0) => match result {
                 Ok(value) => RoleOutcome::Answered(value),
-                Err(why) => RoleOutcome::NoAnswer(why),
+                Err(why) => RoleOutcome::NoAnswer(why.to_string()),
             },
             Ending::Exited(code) => RoleOutcome::Ended(RoleEnding::Exited(code)),
             Ending::Signaled(signal) => RoleOutcome::Ended(RoleEnding::Signaled(signal)),

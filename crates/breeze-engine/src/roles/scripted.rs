@@ -216,29 +216,44 @@ pub struct SimSpec {
     pub output_tokens: u64,
 }
 
+/// Why a `[task.sim]` table is refused.
+#[derive(Debug, thiserror::Error)]
+pub enum SimRefused {
+    /// An unknown key, or a value of the wrong type.
+    #[error("{0}")]
+    Table(#[from] serde_json::Error),
+    /// An advisor decision the Advisor cannot make.
+    #[error("advisor_decision must be PLAN, CORRECTION or STOP, found {0:?}")]
+    AdvisorDecision(String),
+    /// A cost below zero, or no number.
+    #[error("cost_usd must be a dollar amount of 0 or more, found {0}")]
+    Cost(f64),
+    /// A role that cannot print garbage.
+    #[error("garbage lists unknown role {0:?}; use worker, advisor or reviewer")]
+    GarbageRole(String),
+}
+
 impl SimSpec {
     /// Reads a `[task.sim]` table; unknown keys are an error naming the key.
-    pub fn from_json(value: Option<&Value>) -> Result<SimSpec, String> {
+    pub fn from_json(value: Option<&Value>) -> Result<SimSpec, SimRefused> {
         let Some(value) = value else { return Ok(SimSpec::default()) };
-        let spec: SimSpec = serde_json::from_value(value.clone()).map_err(|err| err.to_string())?;
+        let spec: SimSpec = serde_json::from_value(value.clone())?;
         if let Some(decision) = &spec.advisor_decision
             && !matches!(decision.as_str(), "PLAN" | "CORRECTION" | "STOP")
         {
-            return Err(format!(
-                "advisor_decision must be PLAN, CORRECTION or STOP, found {decision:?}"
-            ));
+            return Err(SimRefused::AdvisorDecision(decision.clone()));
         }
         if let Some(cost) = spec.cost_usd
             && !(cost.is_finite() && cost >= 0.0)
         {
-            return Err(format!("cost_usd must be a dollar amount of 0 or more, found {cost}"));
+            return Err(SimRefused::Cost(cost));
         }
-        for role in &spec.garbage {
-            if !matches!(role.as_str(), "worker" | "advisor" | "reviewer") {
-                return Err(format!(
-                    "garbage lists unknown role {role:?}; use worker, advisor or reviewer"
-                ));
-            }
+        if let Some(role) = spec
+            .garbage
+            .iter()
+            .find(|role| !matches!(role.as_str(), "worker" | "advisor" | "reviewer"))
+        {
+            return Err(SimRefused::GarbageRole(role.clone()));
         }
         Ok(spec)
     }
@@ -753,9 +768,10 @@ mod tests {
 
     #[test]
     fn unknown_sim_keys_are_named() {
-        let err = SimSpec::from_json(Some(&json!({"fail_atempts": 1}))).unwrap_err();
+        let err = SimSpec::from_json(Some(&json!({"fail_atempts": 1}))).unwrap_err().to_string();
         assert!(err.contains("fail_atempts"), "{err}");
-        let err = SimSpec::from_json(Some(&json!({"advisor_decision": "MAYBE"}))).unwrap_err();
+        let err = SimSpec::from_json(Some(&json!({"advisor_decision": "MAYBE"})));
+        let err = err.unwrap_err().to_string();
         assert!(err.contains("PLAN, CORRECTION or STOP"), "{err}");
         assert_eq!(SimSpec::from_json(None).unwrap(), SimSpec::default());
     }
