@@ -15,7 +15,8 @@ use breeze_git::{AdvanceOutcome, Fingerprint, GitError, Oid, Repo, Worktree};
 use breeze_protocol::Role;
 use breeze_supervise::{Confinement, KernelSupport};
 
-use crate::config::{BackendKind, Config, SandboxMode};
+use crate::backend::Runs;
+use crate::config::{Config, SandboxMode};
 use crate::error::EngineError;
 
 /// How this run confines its roles, decided once at run start.
@@ -103,19 +104,20 @@ impl Containment {
         }
     }
 
-    /// What one role process may write, or `None` when roles are not confined (or the
-    /// backend runs in-process). `lane_git` is what the lane's own git needs — its private
-    /// git directory (`Repo::lane_git_writable`) — for workers.
+    /// What one role process may write, or `None` when roles are not confined (or its
+    /// backend runs inside breeze). `runs` is what runs the role (its backend's
+    /// description says). `lane_git` is what the lane's own git needs — its private git
+    /// directory (`Repo::lane_git_writable`) — for workers.
     pub fn confinement(
         &self,
         role: Role,
-        backend: BackendKind,
+        runs: Runs,
         cwd: &Path,
         lane_git: &[PathBuf],
         scratch: &Path,
         env: &[(String, String)],
     ) -> Result<Option<Confinement>, EngineError> {
-        if !self.enforced || backend == BackendKind::Scripted {
+        if !self.enforced || matches!(runs, Runs::InProcess) {
             return Ok(None);
         }
         let mut confinement = Confinement::default();
@@ -126,7 +128,7 @@ impl Containment {
             confinement.writable_dirs.extend(self.extra_writable.iter().cloned());
             confinement.writable_files.extend(self.extra_writable_files.iter().cloned());
         }
-        if let Some(home) = cli_home(backend, env)? {
+        if let Some(home) = cli_home(runs, env)? {
             confinement.writable_dirs.push(home);
         }
         // A configured path that does not exist (yet) cannot carry a rule; say so once per
@@ -142,16 +144,14 @@ impl Containment {
     }
 }
 
-/// The CLI state a `claude`/`codex` role may write: its own home, named by its environment
+/// The CLI state a role on an agent CLI may write: its own home, named by its environment
 /// (`CLAUDE_CONFIG_DIR` / `CODEX_HOME`, see [`crate::role_home`]) and created if missing (a
 /// Landlock rule needs an existing path) — never the person's `~/.claude`, `~/.claude.json`
 /// or `~/.codex`, whose hooks and settings would reach every later role and the person's own
 /// sessions. `None` for the other backends; Err for an agent role without a home.
-fn cli_home(
-    backend: BackendKind,
-    env: &[(String, String)],
-) -> Result<Option<PathBuf>, EngineError> {
-    let Some(kind) = crate::role_home::agent_kind(backend) else { return Ok(None) };
+fn cli_home(runs: Runs, env: &[(String, String)]) -> Result<Option<PathBuf>, EngineError> {
+    let Runs::Agent(cli) = runs else { return Ok(None) };
+    let kind = cli.kind;
     let Some(home) = kind.home_in(env) else {
         return Err(EngineError::usage(
             format!("the {kind} role has no CLI home of its own ({} is not set)", kind.home_var()),
@@ -603,9 +603,11 @@ mod tests {
         let scratch = dir.path().join("scratch");
         std::fs::create_dir_all(&scratch).unwrap();
         let var = |name: &str, value: &Path| (name.to_string(), value.display().to_string());
+        use crate::backend::BackendKind;
         for (backend, name) in
             [(BackendKind::Claude, "CLAUDE_CONFIG_DIR"), (BackendKind::Codex, "CODEX_HOME")]
         {
+            let backend = backend.describe().runs;
             let env = vec![var("HOME", &person), var(name, &home)];
             let rules = enforced
                 .confinement(Role::Reviewer, backend, dir.path(), &[], &scratch, &env)

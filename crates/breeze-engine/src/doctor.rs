@@ -20,7 +20,8 @@ pub struct ToolCheck {
     pub name: &'static str,
     /// Where it was found.
     pub path: Option<PathBuf>,
-    /// What `--version` printed (first line), or why it could not be read.
+    /// What `--version` printed (first line), or why it could not be read — as `breeze
+    /// doctor` says it (the report holds what it shows).
     pub version: Result<String, String>,
 }
 
@@ -40,7 +41,9 @@ pub struct DoctorReport {
     /// against the checkout, [`crate::role_commands::resolved`]), when inside a repository
     /// whose `breeze.toml` names commands.
     pub role_commands: Vec<(&'static str, Vec<String>)>,
-    /// The repository's configuration applied to this machine, when run inside one.
+    /// The repository's configuration applied to this machine, when run inside one; or
+    /// why it cannot be (its configuration's error, or the sandbox's refusal with what to
+    /// do), as `breeze doctor` says it.
     pub containment: Option<Result<Containment, String>>,
     /// claude, codex, git.
     pub tools: Vec<ToolCheck>,
@@ -69,7 +72,11 @@ pub fn examine(dir: &Path) -> DoctorReport {
         isolation: breeze_supervise::isolation_support(),
         role_commands,
         containment,
-        tools: ["claude", "codex", "git"].into_iter().map(check_tool).collect(),
+        tools: crate::backend::agent_clis()
+            .map(|cli| cli.kind.as_str())
+            .chain(["git"])
+            .map(check_tool)
+            .collect(),
     }
 }
 
@@ -114,29 +121,46 @@ fn check_tool(name: &'static str) -> ToolCheck {
     let Some(path) = find_on_path(name) else {
         return ToolCheck { name, path: None, version: Err("not found on PATH".into()) };
     };
-    let version = version_of(&path);
+    let version = version_of(&path).map_err(|unknown| unknown.to_string());
     ToolCheck { name, path: Some(path), version }
 }
 
+/// Why a program's version is not known.
+#[derive(Debug, thiserror::Error)]
+enum VersionUnknown {
+    /// It does not start.
+    #[error("cannot run it: {0}")]
+    CannotRun(#[source] std::io::Error),
+    /// It did not answer in time (it was ended).
+    #[error("`--version` did not answer within 10 s")]
+    NoAnswer,
+    /// Waiting for it failed.
+    #[error("{0}")]
+    Wait(#[source] std::io::Error),
+    /// It failed, or printed nothing.
+    #[error("`--version` exited with {0}")]
+    Exited(std::process::ExitStatus),
+}
+
 /// `program --version`, first line, within a few seconds.
-fn version_of(program: &Path) -> Result<String, String> {
+fn version_of(program: &Path) -> Result<String, VersionUnknown> {
     let mut child = Command::new(program)
         .arg("--version")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
-        .map_err(|err| format!("cannot run it: {err}"))?;
+        .map_err(VersionUnknown::CannotRun)?;
     match crate::preflight::wait_within(&mut child, Duration::from_secs(10)) {
         Ok(Some(_)) => {}
-        Ok(None) => return Err("`--version` did not answer within 10 s".into()),
-        Err(err) => return Err(err.to_string()),
+        Ok(None) => return Err(VersionUnknown::NoAnswer),
+        Err(err) => return Err(VersionUnknown::Wait(err)),
     }
-    let output = child.wait_with_output().map_err(|err| err.to_string())?;
+    let output = child.wait_with_output().map_err(VersionUnknown::Wait)?;
     let text = String::from_utf8_lossy(&output.stdout);
     match text.lines().find(|line| !line.trim().is_empty()) {
         Some(line) if output.status.success() => Ok(line.trim().to_string()),
-        _ => Err(format!("`--version` exited with {}", output.status)),
+        _ => Err(VersionUnknown::Exited(output.status)),
     }
 }
 
@@ -151,11 +175,9 @@ pub struct RoleHomes {
 impl RoleHomes {
     /// The person's state as breeze's environment `engine_env` places it.
     pub fn of(engine_env: &[(String, String)]) -> RoleHomes {
-        let kinds = [breeze_agents::AgentKind::Claude, breeze_agents::AgentKind::Codex];
         RoleHomes {
-            person: kinds
-                .into_iter()
-                .map(|kind| (kind, crate::role_home::PersonState::of(kind, engine_env)))
+            person: crate::backend::agent_clis()
+                .map(|cli| (cli.kind, crate::role_home::PersonState::of(cli, engine_env)))
                 .collect(),
         }
     }

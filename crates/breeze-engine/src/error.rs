@@ -161,6 +161,21 @@ mod libc_codes {
     pub const EDQUOT: i32 = 122;
 }
 
+impl From<crate::target_branch::Refused> for EngineError {
+    fn from(refused: crate::target_branch::Refused) -> EngineError {
+        EngineError::usage(refused.message, refused.hint)
+    }
+}
+
+impl From<crate::target_branch::NoLandingBranch> for EngineError {
+    fn from(err: crate::target_branch::NoLandingBranch) -> EngineError {
+        match err {
+            crate::target_branch::NoLandingBranch::Git(err) => EngineError::Git(err),
+            crate::target_branch::NoLandingBranch::Refused(refused) => refused.into(),
+        }
+    }
+}
+
 impl From<crate::budget::RaiseRefused> for EngineError {
     fn from(refused: crate::budget::RaiseRefused) -> EngineError {
         EngineError::usage(refused.message, refused.hint)

@@ -17,7 +17,8 @@ use std::path::Path;
 
 use breeze_protocol::Role;
 
-use crate::config::{BackendKind, Config, Independence, RoleConfig};
+use crate::backend::{BackendKind, Identity};
+use crate::config::{Config, Independence, RoleConfig};
 
 /// What runs a role, as far as independence goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -32,20 +33,27 @@ impl Runner {
     /// What runs `role` in the repository at `repo_root` (its definition gives claude's
     /// default model).
     pub fn of(repo_root: &Path, role: Role, settings: &RoleConfig) -> Runner {
-        let what = match settings.backend {
-            BackendKind::Command => Some(settings.command.join(" ")),
-            _ => crate::roles::definition::model_of(repo_root, role, settings),
+        let what = match settings.backend.describe().identity {
+            Identity::Program => Some(settings.command.join(" ")),
+            Identity::Model { .. } | Identity::Simulator => {
+                crate::roles::definition::model_of(repo_root, role, settings)
+            }
         };
         Runner { backend: settings.backend, what }
+    }
+
+    /// What makes two roles on its backend one pair of eyes.
+    fn identity(&self) -> Identity {
+        self.backend.describe().identity
     }
 }
 
 impl std::fmt::Display for Runner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let backend = self.backend.as_str();
-        match (self.backend, &self.what) {
-            (BackendKind::Scripted, _) => write!(f, "scripted (the simulator)"),
-            (BackendKind::Command, Some(argv)) => write!(f, "command `{argv}`"),
+        match (self.identity(), &self.what) {
+            (Identity::Simulator, _) => write!(f, "{backend} (the simulator)"),
+            (Identity::Program, Some(argv)) => write!(f, "{backend} `{argv}`"),
             (_, Some(model)) => write!(f, "{backend} ({model})"),
             (_, None) => write!(f, "{backend} (its default model)"),
         }
@@ -95,12 +103,9 @@ impl Pairing {
     /// What to change so the pairing is independent.
     pub fn remedy(&self) -> String {
         let role = self.role.as_str();
-        let other_backend = match self.worker.backend {
-            BackendKind::Codex => "claude",
-            _ => "codex",
-        };
-        match self.worker.backend {
-            BackendKind::Command => format!(
+        let other_backend = self.worker.backend.describe().suggested_instead;
+        match self.worker.identity() {
+            Identity::Program => format!(
                 "give roles.{role} another command (or another backend, e.g. backend = \"{other_backend}\")"
             ),
             _ => format!(
@@ -126,39 +131,22 @@ pub fn pairings(config: &Config, repo_root: &Path) -> Vec<Pairing> {
 
 /// Whether `other` is a second pair of eyes on `worker`'s work.
 pub fn judge(worker: &Runner, other: &Runner) -> Verdict {
-    if worker.backend == BackendKind::Scripted || other.backend == BackendKind::Scripted {
+    let simulated = |runner: &Runner| matches!(runner.identity(), Identity::Simulator);
+    if simulated(worker) || simulated(other) {
         return Verdict::Exempt;
     }
     if worker.backend != other.backend {
         return Verdict::Independent("another backend");
     }
-    match (worker.backend, &worker.what, &other.what) {
-        (BackendKind::Command, a, b) if a == b => Verdict::Same("the same command"),
-        (BackendKind::Command, _, _) => Verdict::Independent("another command"),
+    match (worker.identity(), &worker.what, &other.what) {
+        (Identity::Program, a, b) if a == b => Verdict::Same("the same command"),
+        (Identity::Program, _, _) => Verdict::Independent("another command"),
         (_, None, None) => Verdict::Same("the same backend and its default model"),
-        (BackendKind::Claude, Some(a), Some(b)) if same_claude_model(a, b) => {
-            Verdict::Same("the same backend and model")
-        }
-        (_, Some(a), Some(b)) if a.eq_ignore_ascii_case(b) => {
+        (Identity::Model { same }, Some(a), Some(b)) if same(a, b) => {
             Verdict::Same("the same backend and model")
         }
         _ => Verdict::Independent("another model"),
     }
-}
-
-/// Whether two Claude Code model names can mean the same model: equal, one a dated version
-/// of the other (`claude-sonnet-4-5` and `claude-sonnet-4-5-20250929`), or one an alias of
-/// the other's family (`sonnet` and `claude-sonnet-4-5`).
-fn same_claude_model(a: &str, b: &str) -> bool {
-    let (a, b) = (a.to_ascii_lowercase(), b.to_ascii_lowercase());
-    let dated = |short: &str, long: &str| {
-        long.strip_prefix(short).and_then(|rest| rest.strip_prefix('-')).is_some_and(|tail| {
-            tail == "latest" || (tail.len() == 8 && tail.bytes().all(|b| b.is_ascii_digit()))
-        })
-    };
-    let alias =
-        |alias: &str, name: &str| !alias.contains('-') && name.split('-').any(|w| w == alias);
-    a == b || dated(&a, &b) || dated(&b, &a) || alias(&a, &b) || alias(&b, &a)
 }
 
 /// What the run start says: one line per pairing, and

@@ -25,29 +25,49 @@ impl Default for MessageTemplate {
     }
 }
 
+/// Why `land.message` cannot be a landing's subject.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "`land.message` is {text:?}: {fault}; write one line with {{title}}, e.g. \"{default}\"",
+    default = DEFAULT_TEMPLATE
+)]
+pub struct TemplateRefused {
+    /// As written.
+    pub text: String,
+    /// What is wrong with it.
+    pub fault: TemplateFault,
+}
+
+/// What is wrong with a `land.message`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TemplateFault {
+    /// It spans lines.
+    #[error("it is the commit's subject, one line")]
+    MoreThanOneLine,
+    /// It names a placeholder breeze does not fill in.
+    #[error("breeze does not fill in {0} (the placeholders are {list})", list = PLACEHOLDERS.join(", "))]
+    UnknownPlaceholder(String),
+    /// It has no `{title}`.
+    #[error(
+        "without {{title}}, a task's landing cannot be told from another plan's task of the same id"
+    )]
+    NoTitle,
+}
+
 impl MessageTemplate {
     /// The template as written in `breeze.toml`, or why it is refused.
-    pub fn parse(text: &str) -> Result<MessageTemplate, String> {
-        let refused = |why: String| {
-            Err(format!(
-                "`land.message` is {text:?}: {why}; write one line with {{title}}, e.g. \"{DEFAULT_TEMPLATE}\""
-            ))
-        };
+    pub fn parse(text: &str) -> Result<MessageTemplate, TemplateRefused> {
+        let refused = |fault| Err(TemplateRefused { text: text.to_string(), fault });
         if text.contains(['\n', '\r']) {
-            return refused("it is the commit's subject, one line".into());
+            return refused(TemplateFault::MoreThanOneLine);
         }
         for placeholder in placeholders(text) {
             if !PLACEHOLDERS.contains(&placeholder) {
-                return refused(format!(
-                    "breeze does not fill in {placeholder} (the placeholders are {})",
-                    PLACEHOLDERS.join(", ")
-                ));
+                return refused(TemplateFault::UnknownPlaceholder(placeholder.to_string()));
             }
         }
         if !text.contains("{title}") {
-            return refused(
-                "without {title}, a task's landing cannot be told from another plan's task of the same id".into(),
-            );
+            return refused(TemplateFault::NoTitle);
         }
         Ok(MessageTemplate(text.to_string()))
     }
@@ -278,7 +298,7 @@ mod tests {
     #[test]
     fn a_template_without_title_or_with_unknown_placeholders_is_refused() {
         for bad in ["{type}: {id}", "{kind}: {title}", "{title}\nbody"] {
-            let err = MessageTemplate::parse(bad).unwrap_err();
+            let err = MessageTemplate::parse(bad).unwrap_err().to_string();
             assert!(err.contains("land.message"), "{err}");
         }
     }

@@ -30,6 +30,7 @@
 #![warn(missing_docs)]
 
 pub mod advice;
+pub mod backend;
 pub mod budget;
 mod causes;
 pub mod changelog;
@@ -49,6 +50,7 @@ pub mod lane_record;
 pub mod lock;
 pub mod maintenance;
 mod notify;
+pub mod plan_extensions;
 pub mod preflight;
 pub mod progress;
 pub mod role_commands;
@@ -65,11 +67,9 @@ pub mod tool_caches;
 mod verify_cache;
 pub mod worktree_folder;
 
-pub use config::{BackendKind, Config, OnMainFailure};
-
-/// The plan.toml extension tables the engine reads (`[task.sim]`, the scripted simulator's
-/// steering); the planner keeps them apart from the tasks without interpreting them.
-pub const PLAN_EXTENSIONS: &[&str] = &[roles::scripted::SIM_TABLE];
+pub use backend::BackendKind;
+pub use config::{Config, OnMainFailure};
 pub use error::EngineError;
+pub use plan_extensions::PLAN_EXTENSIONS;
 pub use progress::{EventSink, ProgressEvent, ProgressSink};
 pub use run::{RunOptions, RunOutcome, load_run, resume, run};

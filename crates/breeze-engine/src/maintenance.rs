@@ -236,7 +236,16 @@ struct Decision {
     /// The path or branch name, as printed.
     label: String,
     /// What goes, or why it stays.
-    action: Result<Removal, String>,
+    action: Action,
+}
+
+/// What `clean` does with a thing it found.
+#[derive(Debug)]
+enum Action {
+    /// It goes.
+    Remove(Removal),
+    /// It stays, and why (as `clean` prints it).
+    Keep(String),
 }
 
 /// A removal `clean` decided on.
@@ -256,18 +265,18 @@ enum Removal {
 
 impl Decision {
     fn remove(label: impl Into<String>, removal: Removal) -> Decision {
-        Decision { label: label.into(), action: Ok(removal) }
+        Decision { label: label.into(), action: Action::Remove(removal) }
     }
 
     fn keep(label: impl Into<String>, why: impl Into<String>) -> Decision {
-        Decision { label: label.into(), action: Err(why.into()) }
+        Decision { label: label.into(), action: Action::Keep(why.into()) }
     }
 
     /// What `--dry-run` prints.
     fn item(self) -> CleanItem {
         match self.action {
-            Ok(_) => CleanItem::Removed(self.label),
-            Err(why) => CleanItem::Kept(self.label, why),
+            Action::Remove(_) => CleanItem::Removed(self.label),
+            Action::Keep(why) => CleanItem::Kept(self.label, why),
         }
     }
 
@@ -275,8 +284,8 @@ impl Decision {
     fn carry_out(self, repo: &Repo) -> Result<CleanItem, EngineError> {
         let Decision { label, action } = self;
         let removal = match action {
-            Ok(removal) => removal,
-            Err(why) => return Ok(CleanItem::Kept(label, why)),
+            Action::Remove(removal) => removal,
+            Action::Keep(why) => return Ok(CleanItem::Kept(label, why)),
         };
         match removal {
             Removal::Worktree { path, force } => match repo.remove_worktree(&path, None, force)? {
@@ -324,7 +333,8 @@ fn decide(repo: &Repo, created: &Created, force: bool) -> Result<Vec<Decision>, 
     let (mut removed, mut kept) = (BTreeSet::new(), BTreeSet::new());
     for path in &created.worktrees {
         if let Some(decision) = decide_worktree(path, live.get(path), force) {
-            let side = if decision.action.is_ok() { &mut removed } else { &mut kept };
+            let side =
+                if matches!(decision.action, Action::Remove(_)) { &mut removed } else { &mut kept };
             side.insert(path.clone());
             decisions.push(decision);
         }

@@ -61,13 +61,23 @@ impl RunDir {
     }
     /// The plan the run started with: its [copy](Self::plan_copy) (the plan file itself
     /// has changed since — every landing flips its row to done), else the file (older runs).
-    pub fn plan_of_run(&self, original: &Path) -> Result<breeze_plan::Plan, crate::EngineError> {
+    pub fn plan_of_run(
+        &self,
+        original: &Path,
+    ) -> Result<breeze_plan::Plan, breeze_plan::PlanError> {
         let Ok(text) = std::fs::read_to_string(self.plan_copy(original)) else {
-            return Ok(breeze_plan::load_with_extensions(original, crate::PLAN_EXTENSIONS)?);
+            return breeze_plan::load_with_extensions(
+                original,
+                crate::plan_extensions::PLAN_EXTENSIONS,
+            );
         };
         let is_toml = original.extension().is_some_and(|e| e.eq_ignore_ascii_case("toml"));
         Ok(if is_toml {
-            breeze_plan::parse_plan_toml_with_extensions(&text, original, crate::PLAN_EXTENSIONS)?
+            breeze_plan::parse_plan_toml_with_extensions(
+                &text,
+                original,
+                crate::plan_extensions::PLAN_EXTENSIONS,
+            )?
         } else {
             breeze_plan::parse_plans_md_with_archives(&text, original)?
         })

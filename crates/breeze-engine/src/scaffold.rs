@@ -179,7 +179,12 @@ pub async fn fill_writes(
         }
     }
     let text = read_plan(&plan_path)?;
-    let edited = breeze_plan::edit::set_writes(&plan, &text, &chosen, crate::PLAN_EXTENSIONS)?;
+    let edited = breeze_plan::edit::set_writes(
+        &plan,
+        &text,
+        &chosen,
+        crate::plan_extensions::PLAN_EXTENSIONS,
+    )?;
     write_plan(&plan_path, &edited)?;
     let after_plan = session.load_plan(&plan_path)?;
     let after_analysis = breeze_plan::analyze(&after_plan, max_workers)?;
@@ -255,7 +260,10 @@ pub async fn draft(
     };
     let existing = match created {
         true => None,
-        false => Some(breeze_plan::load_with_extensions(&plan_path, crate::PLAN_EXTENSIONS)?),
+        false => Some(breeze_plan::load_with_extensions(
+            &plan_path,
+            crate::plan_extensions::PLAN_EXTENSIONS,
+        )?),
     };
     let mut input = session.input(
         ScaffoldMode::Draft,
@@ -281,8 +289,13 @@ pub async fn draft(
     };
     let (draft, asked_again, _) = session.ask_until_valid(input, &check, false, &cancel).await?;
     let (tasks, renumbered) = renumber(&draft);
-    let edited =
-        breeze_plan::edit::append_tasks(&plan_path, format, &text, &tasks, crate::PLAN_EXTENSIONS)?;
+    let edited = breeze_plan::edit::append_tasks(
+        &plan_path,
+        format,
+        &text,
+        &tasks,
+        crate::plan_extensions::PLAN_EXTENSIONS,
+    )?;
     write_plan(&plan_path, &edited)?;
     let after_plan = session.load_plan(&plan_path)?;
     let after_analysis = breeze_plan::analyze(&after_plan, session.config.max_workers)?;
@@ -313,8 +326,13 @@ impl Session {
     /// The plan at `path`, with the repository's shared files (its changelog's name, the
     /// files it has).
     fn load_plan(&self, path: &Path) -> Result<Plan, EngineError> {
-        let mut plan = breeze_plan::load_with_extensions(path, crate::PLAN_EXTENSIONS)?;
-        plan.shared_files = crate::changelog::shared_files_in(&self.root, &self.config);
+        let mut plan =
+            breeze_plan::load_with_extensions(path, crate::plan_extensions::PLAN_EXTENSIONS)?;
+        plan.shared_files = crate::changelog::shared_files_in(
+            &self.root,
+            &self.config.main_branch,
+            &self.config.land.changelog,
+        );
         Ok(plan)
     }
 
@@ -444,8 +462,8 @@ impl Session {
         input: &ScaffoldInput,
         cancel: &CancellationToken,
     ) -> Result<PlanDraft, Refused> {
-        let definition = definition::load(&self.root, Role::Scaffolder).map_err(|message| {
-            Refused::Stop(EngineError::usage(message, "fix the role definition file"))
+        let definition = definition::load(&self.root, Role::Scaffolder).map_err(|err| {
+            Refused::Stop(EngineError::usage(err.to_string(), "fix the role definition file"))
         })?;
         let value = serde_json::to_value(input)
             .map_err(|err| Refused::Stop(EngineError::internal("the scaffold input")(err)))?;
@@ -688,14 +706,20 @@ fn draft_problems(
         return problems;
     }
     let base = existing.map_or_else(String::new, |plan| read_plan(&plan.path).unwrap_or_default());
-    match breeze_plan::edit::append_tasks(path, format, &base, tasks, crate::PLAN_EXTENSIONS) {
+    match breeze_plan::edit::append_tasks(
+        path,
+        format,
+        &base,
+        tasks,
+        crate::plan_extensions::PLAN_EXTENSIONS,
+    ) {
         Err(err) => problems.extend(err.problems().iter().map(|p| p.what.clone())),
         Ok(text) => {
             let parsed = match format {
                 PlanFormat::Toml => breeze_plan::parse_plan_toml_with_extensions(
                     &text,
                     path,
-                    crate::PLAN_EXTENSIONS,
+                    crate::plan_extensions::PLAN_EXTENSIONS,
                 ),
                 PlanFormat::PlansMd => breeze_plan::parse_plans_md_with_archives(&text, path),
             };

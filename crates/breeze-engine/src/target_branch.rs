@@ -4,12 +4,11 @@
 //! anything is created, and so is a detached HEAD (no branch to land on). The branch is
 //! recorded in the run (`run.json`'s `main_branch`): a resumed run keeps landing there.
 
-use breeze_git::{CheckedOut, Repo};
-
-use crate::error::EngineError;
+use breeze_git::{CheckedOut, GitError, Repo};
 
 /// Why a run cannot start on the checkout as it is, with what to do.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
 pub struct Refused {
     /// What is wrong.
     pub message: String,
@@ -17,10 +16,15 @@ pub struct Refused {
     pub hint: String,
 }
 
-impl From<Refused> for EngineError {
-    fn from(refused: Refused) -> EngineError {
-        EngineError::usage(refused.message, refused.hint)
-    }
+/// Why there is no branch for a new run to land on.
+#[derive(Debug, thiserror::Error)]
+pub enum NoLandingBranch {
+    /// The checkout's HEAD cannot be read.
+    #[error(transparent)]
+    Git(#[from] GitError),
+    /// The checkout is on no branch, or on another than `run.main_branch` names.
+    #[error(transparent)]
+    Refused(#[from] Refused),
 }
 
 /// The repository at `root` opened on the branch a run started there would land on (see
@@ -42,9 +46,9 @@ pub fn open_on_landing_branch(root: &std::path::Path, configured: &str) -> Optio
 /// The branch a new run of `repo` lands on, `configured` being `run.main_branch` ("" for the
 /// branch the checkout is on). Err: a detached HEAD, or `configured` names another branch
 /// than the checked-out one.
-pub fn landing_branch(repo: &Repo, configured: &str) -> Result<String, EngineError> {
+pub fn landing_branch(repo: &Repo, configured: &str) -> Result<String, NoLandingBranch> {
     let checked_out = repo.checked_out()?;
-    decide(&checked_out, configured).map_err(EngineError::from)
+    Ok(decide(&checked_out, configured)?)
 }
 
 /// [`landing_branch`] once the checkout's HEAD is known.

@@ -120,8 +120,37 @@ struct State {
     lost_at: Option<u64>,
     /// Why some directories are not watched (watch limit, no inotify, root gone), until a
     /// listing watches them all again.
-    incomplete: Option<String>,
+    incomplete: Option<Unwatched>,
     buffer: Vec<u8>,
+}
+
+/// Why some directories of the tree are not watched: the watch then answers "unknown" and
+/// its users make full passes.
+#[derive(Debug, Clone, thiserror::Error)]
+enum Unwatched {
+    /// The kernel gives no inotify (why, when it said).
+    #[error(
+        "inotify is not available{}",
+        .0.as_ref().map(|err| format!(": {err}")).unwrap_or_default()
+    )]
+    NoInotify(Option<Arc<std::io::Error>>),
+    /// The person's watch limit is used up.
+    #[error("the inotify watch limit is reached (fs.inotify.max_user_watches)")]
+    WatchLimit,
+    /// The watched folder itself is gone.
+    #[error("the worktree's folder is gone")]
+    RootGone,
+    /// The watched folder itself moved.
+    #[error("the worktree's folder moved")]
+    RootMoved,
+    /// A directory cannot be watched.
+    #[error("cannot watch {}: {error}", path.display())]
+    CannotWatch {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        error: Arc<std::io::Error>,
+    },
 }
 
 impl TreeWatch {
@@ -143,7 +172,7 @@ impl TreeWatch {
         }
         let (inotify, incomplete) = match Inotify::init() {
             Ok(inotify) => (Some(inotify), None),
-            Err(err) => (None, Some(format!("inotify is not available: {err}"))),
+            Err(err) => (None, Some(Unwatched::NoInotify(Some(Arc::new(err))))),
         };
         let shared = Arc::new(Shared {
             root: root.into(),
@@ -382,9 +411,9 @@ impl Shared {
 
     /// Watches the directory `rel` (relative to the root) and every directory below it that
     /// is not skipped. Err: why some could not be watched.
-    fn watch_subtree(&self, state: &mut State, rel: PathBuf) -> Result<(), String> {
+    fn watch_subtree(&self, state: &mut State, rel: PathBuf) -> Result<(), Unwatched> {
         let Some(inotify) = state.inotify.as_ref() else {
-            return Err("inotify is not available".into());
+            return Err(Unwatched::NoInotify(None));
         };
         let mut watches = inotify.watches();
         let mut problem = None;
@@ -406,10 +435,9 @@ impl Shared {
                 }
                 Err(err) => {
                     let why = if err.raw_os_error() == Some(libc::ENOSPC) {
-                        "the inotify watch limit is reached (fs.inotify.max_user_watches)"
-                            .to_string()
+                        Unwatched::WatchLimit
                     } else {
-                        format!("cannot watch {}: {err}", full.display())
+                        Unwatched::CannotWatch { path: full.clone(), error: Arc::new(err) }
                     };
                     problem.get_or_insert(why);
                     continue;
@@ -480,7 +508,7 @@ impl Shared {
         if mask.contains(EventMask::IGNORED) {
             state.dirs.remove(&wd);
             if dir.as_os_str().is_empty() {
-                state.incomplete.get_or_insert_with(|| "the worktree's folder is gone".into());
+                state.incomplete.get_or_insert(Unwatched::RootGone);
                 self.degraded.store(true, Ordering::Relaxed);
             }
             return;
@@ -491,7 +519,7 @@ impl Shared {
             if dir.as_os_str().is_empty()
                 && mask.intersects(EventMask::MOVE_SELF | EventMask::DELETE_SELF)
             {
-                state.incomplete.get_or_insert_with(|| "the worktree's folder moved".into());
+                state.incomplete.get_or_insert(Unwatched::RootMoved);
                 self.degraded.store(true, Ordering::Relaxed);
                 self.events.fetch_add(1, Ordering::Relaxed);
             }

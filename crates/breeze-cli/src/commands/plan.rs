@@ -43,7 +43,11 @@ pub fn run(args: &PlanArgs) -> CliResult {
     // The shared files as the run would see them: the project's own changelog, and only
     // the files the repository has.
     if let Some(root) = &root {
-        plan.shared_files = breeze_engine::changelog::shared_files_in(root, &config);
+        plan.shared_files = breeze_engine::changelog::shared_files_in(
+            root,
+            &config.main_branch,
+            &config.land.changelog,
+        );
         plan.on_main = landed_on_main(root, &config, &plan);
     }
     let analysis = breeze_plan::analyze(&plan, max_workers).map_err(plan_error)?;

@@ -1,7 +1,7 @@
 //! A Markdown changelog (`CHANGELOG.md`): the line goes first under its `## Unreleased`
 //! heading, made before the first release heading when missing.
 
-use super::landing_line;
+use super::entry::landing_line;
 
 /// `text` (the changelog, or `None` when the file does not exist) with `entry` added as the
 /// first item under its `Unreleased` heading, which is created (before the first release

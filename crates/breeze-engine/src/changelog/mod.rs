@@ -9,11 +9,13 @@
 //! (`plain.rs`). Whatever the format, the file keeps every byte it had: the line is
 //! inserted, nothing else changes.
 
+mod entry;
 mod lines;
 mod markdown;
 mod plain;
 mod rst;
 
+pub use entry::landing_line;
 pub use markdown::add_unreleased;
 
 /// The file created when `"auto"` finds none.
@@ -50,11 +52,34 @@ pub enum Changelog {
     Off,
 }
 
+/// Why `land.changelog` names no file breeze may write.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ChangelogRefused {
+    /// Neither `auto`, `off` nor a path in the repository.
+    #[error(
+        "`land.changelog` is {value:?}; write \"auto\" (the project's own changelog), \"off\" (no line added) or a path in the repository such as \"CHANGES.rst\""
+    )]
+    NotAPath {
+        /// As written.
+        value: String,
+    },
+    /// A path inside git's or breeze's own folders.
+    #[error(
+        "`land.changelog` is {value:?}, inside `{first}`, which is git's or breeze's own; name a file of the project such as \"CHANGES.rst\""
+    )]
+    Reserved {
+        /// As written.
+        value: String,
+        /// The folder it is in.
+        first: String,
+    },
+}
+
 impl Changelog {
     /// The setting as written in `breeze.toml`: `"auto"`, `"off"` or a repository-relative
     /// path. A path that leaves the repository, or goes into `.git`, `.breeze` or the
     /// worktrees, is refused with why.
-    pub fn parse(value: &str) -> Result<Changelog, String> {
+    pub fn parse(value: &str) -> Result<Changelog, ChangelogRefused> {
         let value = value.trim();
         match value {
             "auto" => return Ok(Changelog::Auto),
@@ -64,14 +89,11 @@ impl Changelog {
         let bad_part = |part: &str| part.is_empty() || part == "." || part == "..";
         let reserved = [".git", breeze_git::STATE_DIR, breeze_git::WORKTREES_NOTE_DIR];
         if value.starts_with('/') || value.split('/').any(bad_part) {
-            return Err(format!(
-                "`land.changelog` is {value:?}; write \"auto\" (the project's own changelog), \"off\" (no line added) or a path in the repository such as \"CHANGES.rst\""
-            ));
+            return Err(ChangelogRefused::NotAPath { value: value.to_string() });
         }
         if let Some(first) = value.split('/').next().filter(|first| reserved.contains(first)) {
-            return Err(format!(
-                "`land.changelog` is {value:?}, inside `{first}`, which is git's or breeze's own; name a file of the project such as \"CHANGES.rst\""
-            ));
+            let (value, first) = (value.to_string(), first.to_string());
+            return Err(ChangelogRefused::Reserved { value, first });
         }
         Ok(Changelog::File(value.to_string()))
     }
@@ -115,10 +137,15 @@ pub fn shared_files(repo: &breeze_git::Repo, setting: &Changelog) -> breeze_plan
 }
 
 /// [`shared_files`] of the repository at `root`, on the branch a run started there would
-/// land on (the checkout's); the standard names when it cannot be read.
-pub fn shared_files_in(root: &std::path::Path, config: &crate::Config) -> breeze_plan::SharedFiles {
-    match crate::target_branch::open_on_landing_branch(root, &config.main_branch) {
-        Some(repo) => shared_files(&repo, &config.land.changelog),
+/// land on (the checkout's, which `main_branch` — `run.main_branch` — may name); the
+/// standard names when it cannot be read.
+pub fn shared_files_in(
+    root: &std::path::Path,
+    main_branch: &str,
+    setting: &Changelog,
+) -> breeze_plan::SharedFiles {
+    match crate::target_branch::open_on_landing_branch(root, main_branch) {
+        Some(repo) => shared_files(&repo, setting),
         None => Default::default(),
     }
 }
@@ -178,22 +205,6 @@ pub fn updated_changelog(path: &str, current: Option<&[u8]>, entry: &str) -> Str
     }
 }
 
-/// The text a worker's `changelog` entry lands as (after the list marker): its first
-/// non-blank line, without leading list markers, control characters (a carriage return that
-/// would hide the start of the line on a terminal, escape sequences) replaced by spaces.
-/// `None` when that leaves nothing. The reviewer is shown this text; the landing adds
-/// exactly it.
-pub fn landing_line(entry: &str) -> Option<String> {
-    let cleaned: String =
-        entry.chars().map(|c| if c.is_control() && c != '\n' { ' ' } else { c }).collect();
-    let mut line = cleaned.lines().map(str::trim).find(|line| !line.is_empty())?;
-    // Every marker: what lands must read the same when it is cleaned again.
-    while let Some(rest) = line.strip_prefix("- ").or_else(|| line.strip_prefix("* ")) {
-        line = rest.trim();
-    }
-    (!line.is_empty()).then(|| line.to_string())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -221,7 +232,7 @@ mod tests {
         assert_eq!(Changelog::parse("off"), Ok(Changelog::Off));
         assert_eq!(Changelog::parse("NEWS"), Ok(Changelog::File("NEWS".into())));
         for bad in ["", "/etc/motd", "../CHANGES", "docs//x", ".git/config", ".breeze/x"] {
-            let err = Changelog::parse(bad).expect_err(bad);
+            let err = Changelog::parse(bad).expect_err(bad).to_string();
             assert!(err.contains("land.changelog"), "{err}");
         }
     }

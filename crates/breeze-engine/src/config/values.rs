@@ -10,7 +10,10 @@ use serde::Deserialize;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
-use super::{Config, DEFAULT_CONFIG, RawConfig, inherit_worker_keys, merge, unknown_in};
+use super::keys::unknown_in;
+use super::raw::RawConfig;
+use super::settings::Config;
+use super::tables::{DEFAULT_CONFIG, inherit_worker_keys, merge};
 
 /// Most refused values named (a file with more is named up to there).
 pub const MAX_VALUE_PROBLEMS: usize = 20;
@@ -41,7 +44,7 @@ impl std::fmt::Display for ValueProblem {
 }
 
 /// The values of `text` breeze cannot take, each once, and the configuration with them
-/// (and any unknown key, which [`super::unknown_keys`] names) left at their defaults —
+/// (and any unknown key, which `unknown_keys` names) left at their defaults —
 /// `None` when the file is no TOML, or a problem names no key that can be left out.
 pub fn value_problems(text: &str) -> (Vec<ValueProblem>, Option<Config>) {
     let mut user = match DeTable::parse(text) {
@@ -87,7 +90,7 @@ fn typed_over(user: DeTable<'_>) -> Result<Config, (String, Option<Range<usize>>
     let deserializer = toml::de::Deserializer::from(tables);
     let raw = RawConfig::deserialize(deserializer)
         .map_err(|err| (err.message().to_string(), err.span()))?;
-    raw.validate().map_err(|message| (message, None))
+    raw.validate().map_err(|bad| (bad.to_string(), None))
 }
 
 /// The path of the key whose value holds byte `at` of the file. A table's span is only its

@@ -6,7 +6,7 @@
 use breeze_git::{RemoteAccess, Repo};
 use breeze_protocol::CheckOutcome;
 
-use super::Preflight;
+use super::found::Preflight;
 use crate::config::{Config, LandTo};
 
 impl Preflight {

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use breeze_protocol::CheckOutcome;
 
-use super::Preflight;
+use super::found::Preflight;
 use crate::config::{Config, Independence};
 
 /// One check per pairing: the reviewer's, and the Advisor's when it is enabled.
@@ -56,6 +56,7 @@ pub(super) fn review_checks(found: &mut Preflight, root: &Path, config: &Config)
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::preflight::found::line;
 
     fn checks(config: &Config) -> Vec<breeze_protocol::DoctorCheck> {
         let root = tempfile::tempdir().unwrap();
@@ -123,7 +124,7 @@ mod tests {
         let warned = &checks(&config)[0];
         assert_eq!(warned.outcome, CheckOutcome::Warning);
         assert_eq!(
-            super::super::line(warned),
+            line(warned),
             "worker claude (sonnet) → reviewer claude (sonnet): NOT independent (the same backend and model): give roles.reviewer another backend (e.g. backend = \"codex\") or another model (model = \"...\") ([review] independent = \"warn\": the run goes on)"
         );
         config.independent = Independence::Off;

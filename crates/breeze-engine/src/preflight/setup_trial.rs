@@ -20,7 +20,7 @@ use breeze_protocol::{SetupInput, SetupPath, SetupTrial};
 use breeze_supervise::{ProcessSpec, Supervisor};
 use tokio_util::sync::CancellationToken;
 
-use super::join_and;
+use super::found::join_and;
 use crate::config::Config;
 use crate::containment::Containment;
 
@@ -135,6 +135,29 @@ fn remember(root: &Path, trial: &SetupTrial) {
     }
 }
 
+/// Why `worktree.setup` could not be tried.
+#[derive(Debug, thiserror::Error)]
+pub enum TrialNotRun {
+    /// Main's tip, the setup's inputs or the throwaway checkout could not be read or made.
+    #[error(transparent)]
+    Git(#[from] breeze_git::GitError),
+    /// The folder of the trial's files cannot be made.
+    #[error("cannot create {}: {source}", path.display())]
+    Folder {
+        /// `.breeze/preflight/`.
+        path: PathBuf,
+        /// Cause.
+        #[source]
+        source: std::io::Error,
+    },
+    /// No scratch folder for the setup.
+    #[error("cannot create a scratch folder: {0}")]
+    Scratch(#[source] std::io::Error),
+    /// The setup's program did not start.
+    #[error("it could not start: {0}")]
+    CouldNotStart(#[source] breeze_supervise::SpawnError),
+}
+
 /// Runs `worktree.setup` in a throwaway checkout of main's tip and reports what it did
 /// (`starting` is called first, unless the result is cached), and — when it failed confined
 /// and its output shows a write refused — the hint naming the paths and `sandbox.writable`.
@@ -145,57 +168,31 @@ pub async fn run_trial(
     (supervisor, env): (&Supervisor, &[(String, String)]),
     cancel: &CancellationToken,
     starting: impl FnOnce(),
-) -> Result<(SetupTrial, Option<String>), String> {
+) -> Result<(SetupTrial, Option<String>), TrialNotRun> {
     let root = repo.workdir().to_path_buf();
     let argv = config.worktree_setup.clone();
-    let tip = repo.main_tip().map_err(|err| err.to_string())?;
-    let (inputs, key) = setup_inputs(repo, tip, &argv).map_err(|err| err.to_string())?;
+    let tip = repo.main_tip()?;
+    let (inputs, key) = setup_inputs(repo, tip, &argv)?;
     if let Some(trial) = cached(&root, &key, &argv, &inputs) {
         return Ok((trial, None));
     }
     starting();
     let dir = preflight_dir(&root);
     std::fs::create_dir_all(&dir)
-        .map_err(|err| format!("cannot create {}: {err}", dir.display()))?;
-    // In the worktree folder, beside the lanes: outside the checkout.
-    let checkout = repo.trial_checkout(tip).map_err(|err| err.to_string())?;
+        .map_err(|source| TrialNotRun::Folder { path: dir.clone(), source })?;
+    let checkout = throwaway_checkout(repo, config, tip)?;
     let path = checkout.path().to_path_buf();
-    if !config.worktree_include.is_empty() {
-        let lane = breeze_git::Worktree {
-            name: "setup-check".into(),
-            path: path.clone(),
-            branch: String::new(),
-            base: tip,
-        };
-        repo.provision(&lane, &config.worktree_include).map_err(|err| err.to_string())?;
-    }
     let before = walk(&path);
-    let log = dir.join("setup");
-    let mut spec = ProcessSpec::new(argv.clone(), &path, &log);
-    spec.env = env.to_vec();
-    crate::tool_caches::without_output_dirs(&mut spec.env);
-    // In no lane: the integration checkout's values, so a setup that names its lane's ports
-    // runs in the trial as in a lane.
-    spec.env.extend(crate::lane_env::LaneEnv::integration(config).vars());
-    spec.timeout = Some(config.setup_timeout);
-    let scratch = tempfile::Builder::new()
-        .prefix("breeze-")
-        .tempdir()
-        .map_err(|err| format!("cannot create a scratch folder: {err}"))?;
-    spec.confinement = containment.project_confinement(&path, &[], &[], scratch.path());
-    if spec.confinement.is_some() {
-        spec.env.retain(|(name, _)| !matches!(name.as_str(), "TMPDIR" | "TMP" | "TEMP"));
-        for name in ["TMPDIR", "TMP", "TEMP"] {
-            spec.env.push((name.into(), scratch.path().display().to_string()));
-        }
-    }
+    let scratch =
+        tempfile::Builder::new().prefix("breeze-").tempdir().map_err(TrialNotRun::Scratch)?;
+    let spec = setup_spec(config, containment, env, &path, &dir.join("setup"), scratch.path());
     let confinement = spec.confinement.clone();
     let started = Instant::now();
     let ran_at = crate::clock::now_rfc3339();
     let outcome = supervisor
         .run(spec, None, cancel.clone(), |_, _| {}, |_| {})
         .await
-        .map_err(|err| format!("it could not start: {err}"))?;
+        .map_err(TrialNotRun::CouldNotStart)?;
     let seconds = started.elapsed().as_secs_f64();
     let succeeded = outcome.ending.is_success();
     let after = walk(&path);
@@ -239,6 +236,53 @@ pub async fn run_trial(
         remember(&root, &trial);
     }
     Ok((trial, refused))
+}
+
+/// A throwaway checkout of `tip` in the worktree folder, beside the lanes (outside the
+/// checkout), with the `worktree.include` files copied in as into a lane.
+fn throwaway_checkout(
+    repo: &Repo,
+    config: &Config,
+    tip: Oid,
+) -> Result<breeze_git::TrialCheckout, TrialNotRun> {
+    let checkout = repo.trial_checkout(tip)?;
+    if !config.worktree_include.is_empty() {
+        let lane = breeze_git::Worktree {
+            name: "setup-check".into(),
+            path: checkout.path().to_path_buf(),
+            branch: String::new(),
+            base: tip,
+        };
+        repo.provision(&lane, &config.worktree_include)?;
+    }
+    Ok(checkout)
+}
+
+/// The setup's process in the checkout at `path` as in a lane: the engine's environment
+/// `env` (no shared build folder, the integration checkout's port values — in no lane — so
+/// a setup that names its lane's ports runs in the trial as in a lane), its timeout, and
+/// confined as project commands are, with `scratch` as its temporary folder.
+fn setup_spec(
+    config: &Config,
+    containment: &Containment,
+    env: &[(String, String)],
+    path: &Path,
+    log: &Path,
+    scratch: &Path,
+) -> ProcessSpec {
+    let mut spec = ProcessSpec::new(config.worktree_setup.clone(), path, log);
+    spec.env = env.to_vec();
+    crate::tool_caches::without_output_dirs(&mut spec.env);
+    spec.env.extend(crate::lane_env::LaneEnv::integration(config).vars());
+    spec.timeout = Some(config.setup_timeout);
+    spec.confinement = containment.project_confinement(path, &[], &[], scratch);
+    if spec.confinement.is_some() {
+        spec.env.retain(|(name, _)| !matches!(name.as_str(), "TMPDIR" | "TMP" | "TEMP"));
+        for name in ["TMPDIR", "TMP", "TEMP"] {
+            spec.env.push((name.into(), scratch.display().to_string()));
+        }
+    }
+    spec
 }
 
 /// The last few lines of a failed setup's output.

@@ -10,8 +10,9 @@ use std::path::Path;
 use breeze_plan::Plan;
 use breeze_protocol::{BudgetCaps, CheckOutcome, Role};
 
-use super::{Preflight, PreflightOptions, Stage, join_and};
-use crate::config::{BackendKind, Config};
+use super::found::{Preflight, PreflightOptions, Stage, join_and};
+use crate::backend::Spend;
+use crate::config::Config;
 use crate::roles::scripted::{SimSpec, sims_of};
 use crate::run_dir::{RunDir, latest_run};
 use crate::snapshot::RunSnapshot;
@@ -82,108 +83,141 @@ fn unknown_spend(
     sims: &BTreeMap<String, SimSpec>,
     repo_root: &Path,
 ) -> Vec<(Role, String, String)> {
-    let usd_caps: Vec<&str> =
-        [("run_usd", caps.run_usd.is_some()), ("task_usd", caps.task_usd.is_some())]
+    let capped = Capped::of(caps);
+    config
+        .run_roles()
+        .into_iter()
+        .filter_map(|role| {
+            let reports = reports_of(config, role, sims, repo_root);
+            let (notice, hint) = capped.notice(config, role, reports)?;
+            Some((role, notice, hint))
+        })
+        .collect()
+}
+
+/// What a role's backend reports, as its description says (the simulator: for the tasks
+/// whose `[task.sim]` sets it).
+fn reports_of(
+    config: &Config,
+    role: Role,
+    sims: &BTreeMap<String, SimSpec>,
+    repo_root: &Path,
+) -> Reports {
+    let settings = config.role(role);
+    match settings.backend.describe().spend {
+        Spend::CostAndTokens => Reports::Both,
+        Spend::TokensPricedByModel => {
+            let model = crate::roles::definition::model_of(repo_root, role, settings);
+            match model {
+                Some(model) if config.budget.prices.contains_key(&model) => Reports::Both,
+                model => Reports::TokensUnpriced(model),
+            }
+        }
+        Spend::Simulated => {
+            let lacking = |has: fn(&SimSpec) -> bool| -> Vec<String> {
+                sims.iter().filter(|(_, sim)| !has(sim)).map(|(id, _)| id.clone()).collect()
+            };
+            Reports::Partly {
+                no_cost: lacking(|sim| sim.cost_usd.is_some()),
+                no_tokens: lacking(|sim| sim.input_tokens + sim.output_tokens > 0),
+            }
+        }
+        Spend::Nothing => Reports::Nothing,
+    }
+}
+
+/// The caps a run has: those in dollars by name, and whether tokens are capped.
+struct Capped {
+    usd: Vec<&'static str>,
+    tokens: bool,
+}
+
+impl Capped {
+    fn of(caps: &BudgetCaps) -> Capped {
+        let usd = [("run_usd", caps.run_usd.is_some()), ("task_usd", caps.task_usd.is_some())]
             .into_iter()
             .filter_map(|(name, set)| set.then_some(name))
             .collect();
-    let token_cap = caps.run_tokens.is_some();
-    let mut notices = Vec::new();
-    for role in config.run_roles() {
-        let settings = config.role(role);
-        let reports = match settings.backend {
-            BackendKind::Claude => Reports::Both,
-            BackendKind::Codex => {
-                let model = crate::roles::definition::model_of(repo_root, role, settings);
-                match model {
-                    Some(model) if config.budget.prices.contains_key(&model) => Reports::Both,
-                    model => Reports::TokensUnpriced(model),
-                }
-            }
-            BackendKind::Scripted => {
-                let lacking = |has: fn(&SimSpec) -> bool| -> Vec<String> {
-                    sims.iter().filter(|(_, sim)| !has(sim)).map(|(id, _)| id.clone()).collect()
-                };
-                Reports::Partly {
-                    no_cost: lacking(|sim| sim.cost_usd.is_some()),
-                    no_tokens: lacking(|sim| sim.input_tokens + sim.output_tokens > 0),
-                }
-            }
-            BackendKind::Command => Reports::Nothing,
-        };
-        let who = format!("the {}'s backend `{}`", role.as_str(), settings.backend.as_str());
+        Capped { usd, tokens: caps.run_tokens.is_some() }
+    }
+
+    /// What to say of `role`, whose backend `reports` this, and what to do: `None` when
+    /// the caps can hold its calls.
+    fn notice(&self, config: &Config, role: Role, reports: Reports) -> Option<(String, String)> {
+        let backend = config.role(role).backend.as_str();
+        let who = format!("the {}'s backend `{backend}`", role.as_str());
         let cannot = |caps: &[&str]| format!("{} cannot cap it", join_and(caps));
         match reports {
-            Reports::Both => {}
-            Reports::TokensUnpriced(model) if !usd_caps.is_empty() => {
-                let (model, hint) = match model {
-                    Some(model) => (
-                        format!("its model `{model}` has no price in [budget.prices]"),
-                        format!(
-                            "add [budget.prices.\"{model}\"] with input, cached_input and output (dollars per million tokens), or cap tokens with run_tokens"
-                        ),
-                    ),
-                    None => (
-                        "it runs the CLI's default model, which breeze cannot price".into(),
-                        format!(
-                            "set roles.{}.model to a model priced in [budget.prices], or cap tokens with run_tokens",
-                            role.as_str()
-                        ),
-                    ),
-                };
-                notices.push((role, format!(
+            Reports::Both => None,
+            Reports::TokensUnpriced(model) if !self.usd.is_empty() => {
+                let (model, hint) = unpriced(role, model);
+                let notice = format!(
                     "{who} reports tokens but no cost, and {model}: {} (its tokens still count)",
-                    cannot(&usd_caps)
-                ), hint));
+                    cannot(&self.usd)
+                );
+                Some((notice, hint))
             }
-            Reports::TokensUnpriced(_) => {}
+            Reports::TokensUnpriced(_) => None,
             Reports::Partly { no_cost, no_tokens } => {
                 let mut lacking: Vec<&str> = Vec::new();
                 let mut tasks: Vec<String> = Vec::new();
-                if !usd_caps.is_empty() && !no_cost.is_empty() {
-                    lacking.extend(&usd_caps);
+                if !self.usd.is_empty() && !no_cost.is_empty() {
+                    lacking.extend(&self.usd);
                     tasks.extend(no_cost);
                 }
-                if token_cap && !no_tokens.is_empty() {
+                if self.tokens && !no_tokens.is_empty() {
                     lacking.push("run_tokens");
                     tasks.extend(no_tokens);
                 }
                 tasks.sort();
                 tasks.dedup();
-                if !lacking.is_empty() {
-                    notices.push((role, format!(
-                        "{who} reports no cost or tokens for task(s) {} (their [task.sim] sets no cost_usd / tokens): {}",
-                        tasks.join(", "),
-                        cannot(&lacking)
-                    ), "give those tasks cost_usd and input_tokens / output_tokens in [task.sim]".to_string()));
-                }
+                (!lacking.is_empty()).then(|| (format!(
+                    "{who} reports no cost or tokens for task(s) {} (their [task.sim] sets no cost_usd / tokens): {}",
+                    tasks.join(", "),
+                    cannot(&lacking)
+                ), "give those tasks cost_usd and input_tokens / output_tokens in [task.sim]".to_string()))
             }
             Reports::Nothing => {
-                let mut lacking = usd_caps.clone();
-                if token_cap {
+                let mut lacking = self.usd.clone();
+                if self.tokens {
                     lacking.push("run_tokens");
                 }
-                if !lacking.is_empty() {
-                    let what = if token_cap { "no cost or tokens" } else { "no cost" };
-                    let hint = format!(
-                        "give roles.{} a backend that reports its spend (claude, or codex with its model priced), or leave the cap out",
-                        role.as_str()
-                    );
-                    notices.push((
-                        role,
-                        format!("{who} reports {what}: {}", cannot(&lacking)),
-                        hint,
-                    ));
-                }
+                let what = if self.tokens { "no cost or tokens" } else { "no cost" };
+                let hint = format!(
+                    "give roles.{} a backend that reports its spend (claude, or codex with its model priced), or leave the cap out",
+                    role.as_str()
+                );
+                (!lacking.is_empty())
+                    .then(|| (format!("{who} reports {what}: {}", cannot(&lacking)), hint))
             }
         }
     }
-    notices
+}
+
+/// Why a backend's tokens have no price (`model`: its model, `None` the CLI's default), and
+/// what to do.
+fn unpriced(role: Role, model: Option<String>) -> (String, String) {
+    match model {
+        Some(model) => (
+            format!("its model `{model}` has no price in [budget.prices]"),
+            format!(
+                "add [budget.prices.\"{model}\"] with input, cached_input and output (dollars per million tokens), or cap tokens with run_tokens"
+            ),
+        ),
+        None => (
+            "it runs the CLI's default model, which breeze cannot price".into(),
+            format!(
+                "set roles.{}.model to a model priced in [budget.prices], or cap tokens with run_tokens",
+                role.as_str()
+            ),
+        ),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::BackendKind;
 
     #[test]
     fn backends_that_cannot_be_held_to_a_cap_are_named() {

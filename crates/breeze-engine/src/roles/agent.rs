@@ -1,6 +1,7 @@
-//! The `claude` and `codex` backends: an agent CLI run through `breeze-agents`, answering
-//! with its final message in the shape of its message type's JSON schema, in the role's
-//! own CLI home, filled before the call and rid of its login after it ([`crate::role_home`]).
+//! Roles on an agent CLI (`claude`, `codex`: whichever the role's backend describes): the
+//! CLI run through `breeze-agents`, answering with its final message in the shape of its
+//! message type's JSON schema, in the role's own CLI home, filled before the call and rid
+//! of its login after it ([`crate::role_home`]).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -12,13 +13,15 @@ use breeze_supervise::Supervisor;
 use tokio_util::sync::CancellationToken;
 
 use super::backoff::Trouble;
-use super::{
-    Backend, BackendFuture, Invocation, ProcessLog, RoleOutcome, RoleReply, Session, definition,
-};
+use super::call::{RoleOutcome, RoleReply, Session};
+use super::definition;
+use super::invocation::{Backend, BackendFuture, Invocation, ProcessLog, keep_for_the_record};
+use crate::backend::AgentCli;
+use crate::error::EngineError;
 use crate::role_home;
 
+/// Runs roles on the agent CLI their backend describes.
 pub(crate) struct AgentBackend {
-    pub kind: AgentKind,
     pub supervisor: Supervisor,
     pub log: ProcessLog,
     pub repo_root: PathBuf,
@@ -85,10 +88,39 @@ pub(crate) fn agent_call(
     agent
 }
 
+/// Why a role's CLI home is not ready for its call.
+#[derive(Debug)]
+enum HomeNotReady {
+    /// The role's environment names no home.
+    NoHome(AgentKind),
+    /// It could not be filled.
+    Fill(AgentKind, EngineError),
+    /// Filling it ended without an answer.
+    Interrupted(AgentKind, tokio::task::JoinError),
+}
+
+impl std::fmt::Display for HomeNotReady {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::NoHome(kind) => {
+                write!(f, "the {kind} role has no CLI home ({} is not set)", kind.home_var())
+            }
+            Self::Fill(kind, err) => {
+                let hints = err.hints().join("; ");
+                let hints = if hints.is_empty() { hints } else { format!(" ({hints})") };
+                write!(f, "cannot prepare the role's {kind} home: {err}{hints}")
+            }
+            Self::Interrupted(kind, err) => {
+                write!(f, "cannot prepare the role's {kind} home: {err}")
+            }
+        }
+    }
+}
+
 impl AgentBackend {
     /// [`agent_call`], with the worker's write-set check.
-    fn agent_call(&self, run: &Invocation<'_>) -> AgentCall {
-        let mut agent = agent_call(self.kind, &self.repo_root, &self.engine_env, run);
+    fn agent_call(&self, kind: AgentKind, run: &Invocation<'_>) -> AgentCall {
+        let mut agent = agent_call(kind, &self.repo_root, &self.engine_env, run);
         if run.call.role == Role::Worker {
             agent.in_write_set = self.write_sets.get(&run.call.task_id).cloned();
         }
@@ -98,44 +130,46 @@ impl AgentBackend {
     /// Fills the role's home (the one its environment names) for this call: the person's
     /// login and settings, main's instructions at the call's base. Err: why the role cannot
     /// start.
-    async fn fill_home(&self, run: &Invocation<'_>) -> Result<role_home::FilledHome, String> {
-        let kind = self.kind;
-        let Some(home) = kind.home_in(&run.env) else {
-            return Err(format!(
-                "the {kind} role has no CLI home ({} is not set)",
-                kind.home_var()
-            ));
-        };
-        let person = role_home::PersonState::of(kind, &self.engine_env);
+    async fn fill_home(
+        &self,
+        cli: &'static AgentCli,
+        run: &Invocation<'_>,
+    ) -> Result<role_home::FilledHome, HomeNotReady> {
+        let kind = cli.kind;
+        let Some(home) = kind.home_in(&run.env) else { return Err(HomeNotReady::NoHome(kind)) };
+        let person = role_home::PersonState::of(cli, &self.engine_env);
         let (root, base) = (self.repo_root.clone(), run.call.base.clone());
         let filled = tokio::task::spawn_blocking(move || {
             let repo = breeze_git::Repo::open(&root)?;
-            let project = role_home::ProjectInstructions::at(&repo, &base, kind)?;
-            role_home::fill(kind, &home, person.as_ref(), project.as_ref())
+            let project = role_home::ProjectInstructions::at(&repo, &base, cli)?;
+            role_home::fill(cli, &home, person.as_ref(), project.as_ref())
         })
         .await;
         match filled {
             Ok(Ok(filled)) => Ok(filled),
-            Ok(Err(err)) => {
-                let hints = err.hints().join("; ");
-                let hints = if hints.is_empty() { hints } else { format!(" ({hints})") };
-                Err(format!("cannot prepare the role's {kind} home: {err}{hints}"))
-            }
-            Err(err) => Err(format!("cannot prepare the role's {kind} home: {err}")),
+            Ok(Err(err)) => Err(HomeNotReady::Fill(kind, err)),
+            Err(err) => Err(HomeNotReady::Interrupted(kind, err)),
         }
     }
 
     async fn run_cli(&self, run: &Invocation<'_>, cancel: &CancellationToken) -> RoleReply {
         let call = run.call;
         let log_path = run.log_path.clone();
-        let home = match self.fill_home(run).await {
+        let Some(cli) = run.settings.backend.describe().agent() else {
+            let message =
+                format!("the {} backend runs no agent CLI", run.settings.backend.as_str());
+            return RoleReply::of(RoleOutcome::CouldNotStart(message), log_path);
+        };
+        let home = match self.fill_home(cli, run).await {
             Ok(home) => home,
-            Err(message) => return RoleReply::of(RoleOutcome::CouldNotStart(message), log_path),
+            Err(why) => {
+                return RoleReply::of(RoleOutcome::CouldNotStart(why.to_string()), log_path);
+            }
         };
         let on_spawn = self.log.started(call, &log_path);
         let result = breeze_agents::run_agent(
             &self.supervisor,
-            self.agent_call(run),
+            self.agent_call(cli.kind, run),
             cancel.clone(),
             on_spawn,
         )
@@ -146,13 +180,13 @@ impl AgentBackend {
             Ok(result) => result,
             Err(err) => {
                 let message =
-                    format!("{err} (is the {} CLI installed and on PATH?)", self.kind.as_str());
+                    format!("{err} (is the {} CLI installed and on PATH?)", cli.kind.as_str());
                 return RoleReply::of(RoleOutcome::CouldNotStart(message), log_path);
             }
         };
         self.log.ended(call, result.pid, result.ending, result.usage);
         if let Some(answer) = &result.answer {
-            super::keep_for_the_record(&run.record_path, answer);
+            keep_for_the_record(&run.record_path, answer);
         }
         let outcome = match (&result.failure, result.ending) {
             (_, breeze_supervise::Ending::Cancelled) => RoleOutcome::Cancelled,

@@ -16,11 +16,13 @@
 
 use std::path::{Path, PathBuf};
 
-use breeze_agents::AgentKind;
 use breeze_protocol::Role;
 
-use super::{Invocation, RoleCall, agent, definition};
-use crate::config::{BackendKind, Config};
+use super::call::RoleCall;
+use super::invocation::Invocation;
+use super::{agent, definition};
+use crate::backend::{AgentCli, BackendKind};
+use crate::config::Config;
 
 const DOC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/BACKENDS.md");
 
@@ -33,7 +35,9 @@ const PRIVATE_GIT: &str = "/home/me/app/.breeze/lanes/lane-1/git";
 /// One `<!-- argv: ... -->` marker, parsed.
 #[derive(Debug)]
 struct Marker {
-    kind: AgentKind,
+    /// The backend, one that runs an agent CLI.
+    backend: BackendKind,
+    cli: &'static AgentCli,
     role: Role,
     confined: bool,
     resume: bool,
@@ -45,10 +49,12 @@ struct Marker {
 
 fn parse_marker(text: &str) -> Marker {
     let mut words = text.split_whitespace();
-    let kind = match words.next() {
-        Some("claude") => AgentKind::Claude,
-        Some("codex") => AgentKind::Codex,
-        other => panic!("argv marker {text:?}: backend {other:?} is not claude or codex"),
+    let name = words.next();
+    let Some((backend, cli)) = BackendKind::ALL.into_iter().find_map(|backend| {
+        let cli = backend.describe().agent()?;
+        (Some(backend.as_str()) == name).then_some((backend, cli))
+    }) else {
+        panic!("argv marker {text:?}: backend {name:?} runs no agent CLI");
     };
     let role = match words.next() {
         Some("worker") => Role::Worker,
@@ -58,7 +64,8 @@ fn parse_marker(text: &str) -> Marker {
         other => panic!("argv marker {text:?}: role {other:?}"),
     };
     let mut marker = Marker {
-        kind,
+        backend,
+        cli,
         role,
         confined: true,
         resume: false,
@@ -89,10 +96,7 @@ fn parse_marker(text: &str) -> Marker {
 /// the default settings.
 fn argv(marker: &Marker, repo: &Path) -> Vec<String> {
     let mut settings = Config::defaults().role(marker.role).clone();
-    settings.backend = match marker.kind {
-        AgentKind::Claude => BackendKind::Claude,
-        AgentKind::Codex => BackendKind::Codex,
-    };
+    settings.backend = marker.backend;
     settings.model.clone_from(&marker.model);
     settings.args.clone_from(&marker.args);
     let cwd = if marker.role == Role::Scaffolder { REPO } else { WORKTREE };
@@ -105,10 +109,7 @@ fn argv(marker: &Marker, repo: &Path) -> Vec<String> {
         base: String::new(),
         input: serde_json::Value::Null,
         prompt: "the prompt".into(),
-        resume_session: marker.resume.then(|| match marker.kind {
-            AgentKind::Claude => "SESSION_ID".to_string(),
-            AgentKind::Codex => "THREAD_ID".to_string(),
-        }),
+        resume_session: marker.resume.then(|| marker.cli.session_id_name.to_uppercase()),
         label: "attempt-1".into(),
         resume_baseline: None,
         lane: None,
@@ -129,8 +130,8 @@ fn argv(marker: &Marker, repo: &Path) -> Vec<String> {
         activity: None,
         max_budget_usd: marker.budget,
     };
-    let call = agent::agent_call(marker.kind, repo, &[], &run);
-    assert_eq!(definition::load(repo, marker.role), Ok(definition::builtin(marker.role)));
+    let call = agent::agent_call(marker.cli.kind, repo, &[], &run);
+    assert_eq!(definition::load(repo, marker.role).unwrap(), definition::builtin(marker.role));
     breeze_agents::command_line(&call)
 }
 
@@ -214,7 +215,7 @@ fn the_command_lines_in_backends_md_are_the_ones_breeze_builds() {
     let mut wrong = Vec::new();
     for (text, range) in blocks.iter().rev() {
         let marker = parse_marker(text);
-        covered.push((marker.kind, marker.role));
+        covered.push((marker.cli.kind, marker.role));
         let expected = render(&marker, &argv(&marker, repo.path()));
         if normalize(&doc[range.clone()]) != normalize(&expected) {
             wrong.push(format!("<!-- argv: {text} -->\n```sh\n{expected}\n```"));
@@ -224,7 +225,7 @@ fn the_command_lines_in_backends_md_are_the_ones_breeze_builds() {
             blessed.replace_range(range.clone(), &format!("{expected}{newline}"));
         }
     }
-    for kind in [AgentKind::Claude, AgentKind::Codex] {
+    for kind in crate::backend::agent_clis().map(|cli| cli.kind) {
         for role in [Role::Worker, Role::Reviewer, Role::Advisor, Role::Scaffolder] {
             assert!(covered.contains(&(kind, role)), "docs/BACKENDS.md shows no {kind} {role:?}");
         }
@@ -263,7 +264,7 @@ fn the_environment_backends_md_describes_is_the_one_roles_get() {
     for name in breeze_supervise::ENV_ALLOW_LIST {
         assert!(doc.contains(&format!("`{name}`")), "docs/BACKENDS.md does not name `{name}`");
     }
-    for kind in [AgentKind::Claude, AgentKind::Codex] {
+    for kind in crate::backend::agent_clis().map(|cli| cli.kind) {
         for pattern in kind.credential_patterns() {
             assert!(doc.contains(&format!("`{pattern}`")), "no `{pattern}` in docs/BACKENDS.md");
         }

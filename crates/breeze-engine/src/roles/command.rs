@@ -10,7 +10,8 @@ use breeze_supervise::{ActivityProbe, ProcessSpec, Supervisor, TreeWatch};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use super::{Backend, BackendFuture, Invocation, ProcessLog, RoleOutcome, RoleReply};
+use super::call::{RoleOutcome, RoleReply};
+use super::invocation::{Backend, BackendFuture, Invocation, ProcessLog};
 
 pub(crate) struct CommandBackend {
     pub supervisor: Supervisor,
@@ -57,24 +58,36 @@ impl CommandBackend {
         self.log.ended(call, outcome.pid, outcome.ending, Usage::default());
         let result = read_result(&run.output_path, &run.record_path, outcome.last_json);
         RoleReply {
-            diagnostics: super::diagnostics(&outcome.stderr_tail, &outcome.stdout_tail),
+            diagnostics: super::invocation::diagnostics(&outcome.stderr_tail, &outcome.stdout_tail),
             ..RoleReply::of(RoleReply::from_ending(outcome.ending, result), log_path)
         }
     }
 }
 
+/// Why a `command` role that exited 0 gave no result.
+#[derive(Debug, thiserror::Error)]
+enum NoResult {
+    /// `$BREEZE_OUTPUT` holds no JSON.
+    #[error("$BREEZE_OUTPUT is not valid JSON: {0}")]
+    NotJson(#[source] serde_json::Error),
+    /// Neither `$BREEZE_OUTPUT` nor a JSON object on stdout.
+    #[error("no $BREEZE_OUTPUT file and no JSON object on stdout")]
+    Missing,
+    /// `$BREEZE_OUTPUT` is too large, a link or a special file.
+    #[error("$BREEZE_OUTPUT refused: {0}")]
+    Refused(#[source] breeze_supervise::RoleFileError),
+}
+
 /// The result of a `command` role: `$BREEZE_OUTPUT` if the role wrote it (read with a size
 /// bound, links and special files refused), else the last JSON object on stdout. A result
 /// found is kept for the record.
-fn read_result(output: &Path, record: &Path, last_json: Option<Value>) -> Result<Value, String> {
+fn read_result(output: &Path, record: &Path, last_json: Option<Value>) -> Result<Value, NoResult> {
     let read = breeze_supervise::read_role_file(output, breeze_supervise::MAX_ROLE_FILE_BYTES);
     let value = match read {
-        Ok(Some(bytes)) => serde_json::from_slice::<Value>(&bytes)
-            .map_err(|err| format!("$BREEZE_OUTPUT is not valid JSON: {err}"))?,
-        Ok(None) => last_json
-            .ok_or_else(|| "no $BREEZE_OUTPUT file and no JSON object on stdout".to_string())?,
-        Err(err) => return Err(format!("$BREEZE_OUTPUT refused: {err}")),
+        Ok(Some(bytes)) => serde_json::from_slice::<Value>(&bytes).map_err(NoResult::NotJson)?,
+        Ok(None) => last_json.ok_or(NoResult::Missing)?,
+        Err(err) => return Err(NoResult::Refused(err)),
     };
-    super::keep_for_the_record(record, &value);
+    super::invocation::keep_for_the_record(record, &value);
     Ok(value)
 }

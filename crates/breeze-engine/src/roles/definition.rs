@@ -34,18 +34,75 @@ pub struct RoleDefinition {
     pub source: String,
 }
 
+/// Why a role definition cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum DefinitionError {
+    /// The repository's override cannot be read.
+    #[error("cannot read {}: {error}", path.display())]
+    Read {
+        /// The override.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        error: std::io::Error,
+    },
+    /// No front matter.
+    #[error("{file}: a role definition starts with a `---` front matter line")]
+    NoFrontMatter {
+        /// Where the definition comes from.
+        file: String,
+    },
+    /// A front matter line that is no `key: value`.
+    #[error("{file}:{line}: expected `key: value` in the front matter")]
+    NotKeyValue {
+        /// Where the definition comes from.
+        file: String,
+        /// The line, from 1.
+        line: usize,
+    },
+    /// `maxTurns` that is no whole number.
+    #[error("{file}:{line}: maxTurns must be a whole number, found {value:?}")]
+    MaxTurns {
+        /// Where the definition comes from.
+        file: String,
+        /// The line, from 1.
+        line: usize,
+        /// As written.
+        value: String,
+    },
+    /// The front matter never ends.
+    #[error("{file}: the front matter has no closing `---` line")]
+    Unclosed {
+        /// Where the definition comes from.
+        file: String,
+    },
+    /// No `name`.
+    #[error("{file}: the front matter needs a `name`")]
+    NoName {
+        /// Where the definition comes from.
+        file: String,
+    },
+}
+
+/// A definition's error as its message, where the caller says it in its own words.
+impl From<DefinitionError> for String {
+    fn from(err: DefinitionError) -> String {
+        err.to_string()
+    }
+}
+
 /// The override path of a role in a repository.
 pub fn override_path(repo_root: &Path, role: Role) -> PathBuf {
     repo_root.join(".claude").join("agents").join(format!("breeze-{}.md", role.as_str()))
 }
 
 /// The role's definition: the repository's override if present, else the built-in one.
-pub fn load(repo_root: &Path, role: Role) -> Result<RoleDefinition, String> {
+pub fn load(repo_root: &Path, role: Role) -> Result<RoleDefinition, DefinitionError> {
     let path = override_path(repo_root, role);
     match std::fs::read_to_string(&path) {
         Ok(text) => parse(&text, &path.display().to_string()),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(builtin(role)),
-        Err(err) => Err(format!("cannot read {}: {err}", path.display())),
+        Err(error) => Err(DefinitionError::Read { path, error }),
     }
 }
 
@@ -61,10 +118,10 @@ pub fn builtin(role: Role) -> RoleDefinition {
     parse(text, "(built-in)").expect("built-in role definitions parse")
 }
 
-/// The model a role runs: `model` from its settings, else (Claude Code) its definition's;
-/// `None` for the CLI's own default, and for backends without models (`command`,
-/// `scripted`). Codex is never given the definition's model: its aliases (`opus`,
-/// `sonnet`) mean nothing to it.
+/// The model a role runs, as its backend's description chooses it: `model` from its
+/// settings, else (Claude Code) its definition's; `None` for the CLI's own default, and for
+/// backends without models (`command`, `scripted`). Codex is never given the definition's
+/// model: its aliases (`opus`, `sonnet`) mean nothing to it.
 pub fn model(definition: &RoleDefinition, settings: &crate::config::RoleConfig) -> Option<String> {
     chosen_model(settings, || definition.model.clone())
 }
@@ -85,22 +142,23 @@ fn chosen_model(
     settings: &crate::config::RoleConfig,
     definition_model: impl FnOnce() -> String,
 ) -> Option<String> {
-    use crate::config::BackendKind;
-    let model = match settings.backend {
-        BackendKind::Claude if settings.model.is_empty() => definition_model(),
-        BackendKind::Claude | BackendKind::Codex => settings.model.clone(),
-        BackendKind::Command | BackendKind::Scripted => return None,
+    use crate::backend::ModelChoice;
+    let model = match settings.backend.describe().model {
+        ModelChoice::SettingElseDefinition if settings.model.is_empty() => definition_model(),
+        ModelChoice::SettingElseDefinition | ModelChoice::Setting => settings.model.clone(),
+        ModelChoice::None => return None,
     };
     (!model.is_empty()).then_some(model)
 }
 
 /// Parses a definition. The front matter is the subset of YAML these files use:
 /// `key: value` lines, lists written `a, b` or `[a, b]` or as `- item` lines.
-pub fn parse(text: &str, source: &str) -> Result<RoleDefinition, String> {
+pub fn parse(text: &str, source: &str) -> Result<RoleDefinition, DefinitionError> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut lines = text.lines();
+    let file = || source.to_string();
     if lines.next().map(str::trim) != Some("---") {
-        return Err(format!("{source}: a role definition starts with a `---` front matter line"));
+        return Err(DefinitionError::NoFrontMatter { file: file() });
     }
     let mut definition = RoleDefinition {
         name: String::new(),
@@ -133,7 +191,7 @@ pub fn parse(text: &str, source: &str) -> Result<RoleDefinition, String> {
             continue;
         }
         let Some((key, value)) = line.split_once(':') else {
-            return Err(format!("{source}:{line_no}: expected `key: value` in the front matter"));
+            return Err(DefinitionError::NotKeyValue { file: file(), line: line_no });
         };
         let (key, value) = (key.trim(), value.trim());
         current_list = None;
@@ -143,7 +201,8 @@ pub fn parse(text: &str, source: &str) -> Result<RoleDefinition, String> {
             "model" => definition.model = unquote(value),
             "maxTurns" => {
                 definition.max_turns = Some(value.parse().map_err(|_| {
-                    format!("{source}:{line_no}: maxTurns must be a whole number, found {value:?}")
+                    let value = value.to_string();
+                    DefinitionError::MaxTurns { file: file(), line: line_no, value }
                 })?);
             }
             "tools" => {
@@ -159,10 +218,10 @@ pub fn parse(text: &str, source: &str) -> Result<RoleDefinition, String> {
         }
     }
     if !closed {
-        return Err(format!("{source}: the front matter has no closing `---` line"));
+        return Err(DefinitionError::Unclosed { file: file() });
     }
     if definition.name.is_empty() {
-        return Err(format!("{source}: the front matter needs a `name`"));
+        return Err(DefinitionError::NoName { file: file() });
     }
     definition.body = lines.collect::<Vec<_>>().join("\n").trim().to_string();
     Ok(definition)
@@ -212,11 +271,10 @@ mod tests {
         assert_eq!(definition.disallowed_tools, ["Write", "Bash"]);
         assert_eq!(definition.max_turns, Some(7));
         assert_eq!(definition.body, "Body");
-        assert!(parse("no front matter", "y.md").unwrap_err().contains("starts with a `---`"));
-        assert!(parse("---\nname: x\n", "y.md").unwrap_err().contains("no closing"));
-        assert!(
-            parse("---\nname: x\nmaxTurns: many\n---\n", "y.md").unwrap_err().contains("y.md:3")
-        );
+        let err = |text: &str| parse(text, "y.md").unwrap_err().to_string();
+        assert!(err("no front matter").contains("starts with a `---`"));
+        assert!(err("---\nname: x\n").contains("no closing"));
+        assert!(err("---\nname: x\nmaxTurns: many\n---\n").contains("y.md:3"));
     }
 
     #[test]

@@ -3,7 +3,10 @@
 use breeze_protocol::EventKind;
 use tokio_util::sync::CancellationToken;
 
-use super::{Invocation, RoleOutcome, RoleReply, RoleRunner, definition};
+use super::call::{RoleOutcome, RoleReply};
+use super::definition;
+use super::invocation::Invocation;
+use super::runner::RoleRunner;
 
 impl RoleRunner {
     /// Runs the invocation's backend if the run's budget lets the call start — what is left

@@ -9,7 +9,7 @@ use breeze_protocol::{
 };
 
 use super::definition::RoleDefinition;
-use crate::config::BackendKind;
+use crate::backend::{Answers, BackendKind};
 
 const WORKER_TEMPLATE: &str = include_str!("../../../../templates/prompts/worker.md");
 const SCAFFOLDER_TEMPLATE: &str = include_str!("../../../../templates/prompts/scaffolder.md");
@@ -203,12 +203,12 @@ pub fn answer_instructions(role: Role, backend: BackendKind) -> String {
              `$TMPDIR`.\n\n",
         );
     }
-    match backend {
-        BackendKind::Command => text.push_str(&format!(
+    match backend.describe().answers {
+        Answers::OutputFile => text.push_str(&format!(
             "Write exactly one `{message}` JSON object to the file named by `$BREEZE_OUTPUT`, or \
              print it as the last JSON object on stdout."
         )),
-        BackendKind::Claude | BackendKind::Codex | BackendKind::Scripted => {
+        Answers::FinalMessage => {
             text.push_str(&format!(
                 "End with exactly one `{message}` JSON object as your final answer (it is checked \
              against its JSON schema); do not write it to a file."

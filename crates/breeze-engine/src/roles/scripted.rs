@@ -43,7 +43,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::{Backend, BackendFuture, Invocation, RoleEnding, RoleOutcome, RoleReply};
+use super::call::{RoleEnding, RoleOutcome, RoleReply};
+use super::invocation::{Backend, BackendFuture, Invocation};
+use crate::plan_extensions::SIM_TABLE;
 
 /// The simulated team of a run.
 pub(crate) struct ScriptedBackend {
@@ -115,10 +117,10 @@ impl ScriptedBackend {
         };
         write_logs(&log_path, &stdout, &stderr);
         if let RoleOutcome::Answered(value) = &outcome {
-            super::keep_for_the_record(&run.record_path, value);
+            super::invocation::keep_for_the_record(&run.record_path, value);
         }
         RoleReply {
-            diagnostics: super::diagnostics(&stderr, &stdout),
+            diagnostics: super::invocation::diagnostics(&stderr, &stdout),
             usage: sim.usage(),
             ..RoleReply::of(outcome, log_path)
         }
@@ -147,19 +149,16 @@ fn write_logs(log_path: &Path, stdout: &str, stderr: &str) {
     let _ = std::fs::write(stderr_log, stderr);
 }
 
-/// The name of the simulator's plan.toml extension table (`[task.sim]`).
-pub const SIM_TABLE: &str = "sim";
-
 /// Every task's `[task.sim]` table, read up front so that a typo is a plan error (exit 2)
 /// before anything runs.
 pub(crate) fn sims_of(
     plan: &breeze_plan::Plan,
-) -> Result<BTreeMap<String, SimSpec>, crate::EngineError> {
+) -> Result<BTreeMap<String, SimSpec>, crate::error::EngineError> {
     let mut sims = BTreeMap::new();
     for task in &plan.tasks {
         let table = plan.extension(&task.id, SIM_TABLE);
         let spec = SimSpec::from_json(table).map_err(|message| {
-            crate::EngineError::usage(
+            crate::error::EngineError::usage(
                 format!("{}:{}: task {}: invalid [task.sim]: {message}", plan.path.display(), task.line, task.id),
                 "the sim keys are listed in the scripted backend's documentation (README, \"The scripted backend\")",
             )
@@ -217,29 +216,44 @@ pub struct SimSpec {
     pub output_tokens: u64,
 }
 
+/// Why a `[task.sim]` table is refused.
+#[derive(Debug, thiserror::Error)]
+pub enum SimRefused {
+    /// An unknown key, or a value of the wrong type.
+    #[error("{0}")]
+    Table(#[from] serde_json::Error),
+    /// An advisor decision the Advisor cannot make.
+    #[error("advisor_decision must be PLAN, CORRECTION or STOP, found {0:?}")]
+    AdvisorDecision(String),
+    /// A cost below zero, or no number.
+    #[error("cost_usd must be a dollar amount of 0 or more, found {0}")]
+    Cost(f64),
+    /// A role that cannot print garbage.
+    #[error("garbage lists unknown role {0:?}; use worker, advisor or reviewer")]
+    GarbageRole(String),
+}
+
 impl SimSpec {
     /// Reads a `[task.sim]` table; unknown keys are an error naming the key.
-    pub fn from_json(value: Option<&Value>) -> Result<SimSpec, String> {
+    pub fn from_json(value: Option<&Value>) -> Result<SimSpec, SimRefused> {
         let Some(value) = value else { return Ok(SimSpec::default()) };
-        let spec: SimSpec = serde_json::from_value(value.clone()).map_err(|err| err.to_string())?;
+        let spec: SimSpec = serde_json::from_value(value.clone())?;
         if let Some(decision) = &spec.advisor_decision
             && !matches!(decision.as_str(), "PLAN" | "CORRECTION" | "STOP")
         {
-            return Err(format!(
-                "advisor_decision must be PLAN, CORRECTION or STOP, found {decision:?}"
-            ));
+            return Err(SimRefused::AdvisorDecision(decision.clone()));
         }
         if let Some(cost) = spec.cost_usd
             && !(cost.is_finite() && cost >= 0.0)
         {
-            return Err(format!("cost_usd must be a dollar amount of 0 or more, found {cost}"));
+            return Err(SimRefused::Cost(cost));
         }
-        for role in &spec.garbage {
-            if !matches!(role.as_str(), "worker" | "advisor" | "reviewer") {
-                return Err(format!(
-                    "garbage lists unknown role {role:?}; use worker, advisor or reviewer"
-                ));
-            }
+        if let Some(role) = spec
+            .garbage
+            .iter()
+            .find(|role| !matches!(role.as_str(), "worker" | "advisor" | "reviewer"))
+        {
+            return Err(SimRefused::GarbageRole(role.clone()));
         }
         Ok(spec)
     }
@@ -754,9 +768,10 @@ mod tests {
 
     #[test]
     fn unknown_sim_keys_are_named() {
-        let err = SimSpec::from_json(Some(&json!({"fail_atempts": 1}))).unwrap_err();
+        let err = SimSpec::from_json(Some(&json!({"fail_atempts": 1}))).unwrap_err().to_string();
         assert!(err.contains("fail_atempts"), "{err}");
-        let err = SimSpec::from_json(Some(&json!({"advisor_decision": "MAYBE"}))).unwrap_err();
+        let err = SimSpec::from_json(Some(&json!({"advisor_decision": "MAYBE"})));
+        let err = err.unwrap_err().to_string();
         assert!(err.contains("PLAN, CORRECTION or STOP"), "{err}");
         assert_eq!(SimSpec::from_json(None).unwrap(), SimSpec::default());
     }

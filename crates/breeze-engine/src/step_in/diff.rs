@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use breeze_git::{ChangeTip, ChangeView, Repo};
 
-use super::{TaskAt, worktree_of};
+use super::task::{TaskAt, worktree_of};
 use crate::error::EngineError;
 
 /// Where the change shown was read.

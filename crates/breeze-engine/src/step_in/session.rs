@@ -29,7 +29,8 @@ use breeze_protocol::Role;
 use breeze_supervise::Confinement;
 
 use super::request::Paused;
-use crate::config::{BackendKind, Config};
+use crate::backend::{AgentCli, Attach, ModelChoice, Runs};
+use crate::config::Config;
 use crate::containment::Containment;
 use crate::error::EngineError;
 use crate::lane_env::LaneEnv;
@@ -76,10 +77,10 @@ impl Session {
 }
 
 /// What the session opens.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 enum Opens {
     Shell,
-    Agent(breeze_agents::AgentKind),
+    Agent(&'static AgentCli),
 }
 
 /// The session for task `id` of the run in `run_dir`, paused at `paused`, in the repository
@@ -93,11 +94,9 @@ pub fn prepare(
     options: SessionOptions,
 ) -> Result<Session, EngineError> {
     let settings = &config.worker;
-    let opens = match settings.backend {
-        _ if options.shell => Opens::Shell,
-        BackendKind::Claude => Opens::Agent(breeze_agents::AgentKind::Claude),
-        BackendKind::Codex => Opens::Agent(breeze_agents::AgentKind::Codex),
-        BackendKind::Command | BackendKind::Scripted => Opens::Shell,
+    let opens = match settings.backend.describe().agent() {
+        Some(cli) if !options.shell => Opens::Agent(cli),
+        _ => Opens::Shell,
     };
     let scratch = tempfile::Builder::new()
         .prefix("breeze-attach-")
@@ -107,7 +106,7 @@ pub fn prepare(
     let env = environment(config, id, paused, opens, scratch.path(), &cli_home);
     // Filled before the lane is sealed: a home that cannot be filled leaves nothing to undo.
     let filled = match opens {
-        Opens::Agent(kind) => Some(fill_home(root, kind, &cli_home, &paused.base)?),
+        Opens::Agent(cli) => Some(fill_home(root, cli, &cli_home, &paused.base)?),
         Opens::Shell => None,
     };
     let containment = Containment::decide(config, home(&env).as_deref())?;
@@ -133,15 +132,15 @@ pub fn prepare(
 /// the task's base.
 fn fill_home(
     root: &Path,
-    kind: breeze_agents::AgentKind,
+    cli: &'static AgentCli,
     dir: &Path,
     base: &str,
 ) -> Result<crate::role_home::FilledHome, EngineError> {
     let own: Vec<(String, String)> = std::env::vars().collect();
-    let person = crate::role_home::PersonState::of(kind, &own);
+    let person = crate::role_home::PersonState::of(cli, &own);
     let repo = breeze_git::Repo::open(root)?;
-    let project = crate::role_home::ProjectInstructions::at(&repo, base, kind)?;
-    crate::role_home::fill(kind, dir, person.as_ref(), project.as_ref())
+    let project = crate::role_home::ProjectInstructions::at(&repo, base, cli)?;
+    crate::role_home::fill(cli, dir, person.as_ref(), project.as_ref())
 }
 
 /// The worker's environment for the session (see the module's documentation); an agent
@@ -172,9 +171,9 @@ fn environment(
     }
     let env = breeze_supervise::scrubbed_env(engine_env, &settings.env, &set);
     match opens {
-        Opens::Agent(kind) => {
+        Opens::Agent(cli) => {
             let mut call =
-                breeze_agents::AgentCall::new(kind, Role::Worker, &paused.worktree, "", "");
+                breeze_agents::AgentCall::new(cli.kind, Role::Worker, &paused.worktree, "", "");
             call.env = env;
             call.engine_env = own;
             call.pass_credentials = settings.pass_credentials;
@@ -208,20 +207,14 @@ fn confine(
         )
     })?;
     let lane_git = vec![repo.seal_lane(&worktree)?];
-    // A shell is confined as a `command` worker; an agent CLI keeps its own state writable.
-    let backend = match opens {
-        Opens::Shell => BackendKind::Command,
-        Opens::Agent(breeze_agents::AgentKind::Claude) => BackendKind::Claude,
-        Opens::Agent(breeze_agents::AgentKind::Codex) => BackendKind::Codex,
+    // A shell is confined as a worker running a program; an agent CLI keeps its own state
+    // writable.
+    let runs = match opens {
+        Opens::Shell => Runs::Program,
+        Opens::Agent(cli) => Runs::Agent(cli),
     };
-    let confinement = containment.confinement(
-        Role::Worker,
-        backend,
-        &paused.worktree,
-        &lane_git,
-        scratch,
-        env,
-    )?;
+    let confinement =
+        containment.confinement(Role::Worker, runs, &paused.worktree, &lane_git, scratch, env)?;
     Ok((confinement, worktree.name))
 }
 
@@ -235,49 +228,25 @@ fn command_line(
     env: &[(String, String)],
 ) -> Vec<String> {
     let settings = &config.worker;
-    let Opens::Agent(kind) = opens else {
+    let Opens::Agent(cli) = opens else {
         let shell = env.iter().find(|(name, _)| name == "SHELL").map(|(_, shell)| shell);
         return vec![shell.filter(|shell| !shell.is_empty()).cloned().unwrap_or("/bin/sh".into())];
     };
     // The worker's model: `roles.worker.model`, else (claude) the role definition's.
-    let model = match kind {
-        breeze_agents::AgentKind::Claude if settings.model.is_empty() => {
+    let model = match settings.backend.describe().model {
+        ModelChoice::SettingElseDefinition if settings.model.is_empty() => {
             crate::roles::definition::load(root, Role::Worker)
                 .map(|definition| definition.model)
                 .unwrap_or_default()
         }
         _ => settings.model.clone(),
     };
-    let mut argv = vec![kind.as_str().to_string()];
-    let session = paused.session.clone();
-    let no_project_config = kind.no_project_config_args().iter().map(|arg| arg.to_string());
-    match kind {
-        breeze_agents::AgentKind::Claude => {
-            if let Some(session) = session {
-                argv.extend(["--resume".into(), session]);
-            }
-            argv.extend(no_project_config);
-        }
-        breeze_agents::AgentKind::Codex => {
-            if session.is_some() {
-                argv.push("resume".into());
-            }
-            argv.extend(no_project_config);
-            // Inside breeze's confinement codex's own sandbox runs no command at all (as
-            // for the worker): the outer one keeps the session's writes in the worktree.
-            if confined {
-                argv.extend(["--sandbox".into(), "danger-full-access".into()]);
-            }
-        }
-    }
-    if !model.is_empty() {
-        argv.extend(["--model".into(), model]);
-    }
-    argv.extend(settings.args.iter().cloned());
-    if let (breeze_agents::AgentKind::Codex, Some(thread)) = (kind, &paused.session) {
-        argv.push(thread.clone());
-    }
-    argv
+    (cli.attach)(&Attach {
+        session: paused.session.as_deref(),
+        model: &model,
+        args: &settings.args,
+        confined,
+    })
 }
 
 fn describe(argv: &[String], opens: Opens, paused: &Paused) -> String {
@@ -294,6 +263,7 @@ fn describe(argv: &[String], opens: Opens, paused: &Paused) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::BackendKind;
 
     fn paused(session: Option<&str>) -> Paused {
         Paused {
@@ -320,8 +290,8 @@ mod tests {
         let line = |config: &Config, session, opens, confined| {
             command_line(root, config, &paused(session), opens, confined, &env).join(" ")
         };
-        let agent = |kind| Opens::Agent(kind);
-        use breeze_agents::AgentKind::{Claude, Codex};
+        let agent = |kind: BackendKind| Opens::Agent(kind.describe().agent().unwrap());
+        use BackendKind::{Claude, Codex};
         assert_eq!(
             line(&claude, Some("5f1c"), agent(Claude), true),
             "claude --resume 5f1c --setting-sources user --model sonnet --verbose"
@@ -368,13 +338,13 @@ mod tests {
         let run_dir = RunDir::new(Path::new("/repo"), "r1");
         let home = crate::role_home::home_dir(&run_dir, "7", Role::Worker);
         assert_eq!(home, Path::new("/repo/.breeze/runs/r1/homes/7.worker"));
-        use breeze_agents::AgentKind::{Claude, Codex};
+        use BackendKind::{Claude, Codex};
         for (kind, var) in [(Claude, "CLAUDE_CONFIG_DIR"), (Codex, "CODEX_HOME")] {
-            let env =
-                environment(&config, "7", &paused(None), Opens::Agent(kind), scratch.path(), &home);
+            let opens = Opens::Agent(kind.describe().agent().unwrap());
+            let env = environment(&config, "7", &paused(None), opens, scratch.path(), &home);
             let values: Vec<&str> =
                 env.iter().filter(|(n, _)| n == var).map(|(_, v)| v.as_str()).collect();
-            assert_eq!(values, [home.to_str().unwrap()], "{kind}");
+            assert_eq!(values, [home.to_str().unwrap()], "{}", kind.as_str());
         }
     }
 }

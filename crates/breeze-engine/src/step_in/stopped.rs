@@ -13,7 +13,7 @@ use breeze_git::{Oid, Repo, Worktree};
 use breeze_protocol::{EventKind, TaskState};
 
 use super::request::Paused;
-use super::{TaskAt, worktree_of};
+use super::task::{TaskAt, worktree_of};
 use crate::error::EngineError;
 use crate::lock::{LockError, RepoLock};
 use crate::snapshot::{ObjectId, RunSnapshot, TaskPhase};
