@@ -172,9 +172,8 @@ pub fn parse(text: &str, source: &str) -> Result<RoleDefinition, DefinitionError
     };
     let mut current_list: Option<&'static str> = None;
     let mut closed = false;
-    let mut line_no = 1;
-    for line in lines.by_ref() {
-        line_no += 1;
+    // The first line was the opening `---`.
+    for (line_no, line) in (2..).zip(lines.by_ref()) {
         if line.trim() == "---" {
             closed = true;
             break;
