@@ -150,9 +150,10 @@ impl super::driver::TaskDriver {
         let decision = loop {
             match self.scope_verdict(&request.paths) {
                 ScopeVerdict::Grant => {
-                    self.ctx.write_sets.grant(self.index, &request.paths).map_err(|message| {
-                        EngineError::Internal { context: "widening a write set".into(), message }
-                    })?;
+                    self.ctx
+                        .write_sets
+                        .grant(self.index, &request.paths)
+                        .map_err(EngineError::internal("widening a write set"))?;
                     let paths = request.paths.clone();
                     self.change(|record| record.granted_writes.extend(paths)).await?;
                     self.write_contract_now()?;
