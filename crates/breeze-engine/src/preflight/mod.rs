@@ -16,7 +16,7 @@
 //! | `setup` | `worktree.setup` once in a throwaway checkout of main ([`setup_trial`]) | it fails |
 //! | `lane` | (`breeze doctor` only) each lane kept between runs and its disk use | never |
 //!
-//! A new check is one more function adding [`DoctorCheck`]s in [`check`].
+//! A new check is one more function adding `DoctorCheck`s in [`check`].
 
 mod backends;
 mod caches;

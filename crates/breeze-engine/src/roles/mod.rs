@@ -2,7 +2,7 @@
 //! call runs whatever its backend (`runner.rs`: scratch folder, environment, confinement,
 //! the checks after it), the budget around it (`metered.rs`), and the ways a role runs —
 //! a process following the protocol (`command.rs`), an agent CLI (`agent.rs`), the
-//! simulator (`scripted.rs`) — behind one [`Backend`](invocation) trait. What each backend
+//! simulator (`scripted.rs`) — behind one `Backend` trait (`invocation.rs`). What each backend
 //! *is* (its login, spend, independence, home) is `crate::backend`'s.
 
 pub mod backoff;
