@@ -61,18 +61,19 @@ struct Words {
 
 impl Words {
     fn add(&mut self, event: EventKind) {
-        match event {
-            EventKind::Attempt { outcome, .. } => _ = self.attempts.insert(outcome.as_str()),
-            EventKind::ScopeDecided { decision, .. } => _ = self.scopes.insert(decision.as_str()),
-            EventKind::PersonAttempt { outcome, .. } => _ = self.persons.insert(outcome.as_str()),
+        let (words, word) = match event {
+            EventKind::Attempt { outcome, .. } => (&mut self.attempts, outcome.as_str()),
+            EventKind::ScopeDecided { decision, .. } => (&mut self.scopes, decision.as_str()),
+            EventKind::PersonAttempt { outcome, .. } => (&mut self.persons, outcome.as_str()),
             EventKind::PullRequestMerged { found_by, .. } => {
-                _ = self.found_by.insert(found_by.as_str())
+                (&mut self.found_by, found_by.as_str())
             }
-            EventKind::Verified { outcome, .. } => _ = self.verified.insert(outcome.as_str()),
-            EventKind::ProcessEnded { outcome, .. } => _ = self.processes.insert(outcome.as_str()),
-            EventKind::CommandEnded { outcome, .. } => self.commands.push(outcome),
-            _ => {}
-        }
+            EventKind::Verified { outcome, .. } => (&mut self.verified, outcome.as_str()),
+            EventKind::ProcessEnded { outcome, .. } => (&mut self.processes, outcome.as_str()),
+            EventKind::CommandEnded { outcome, .. } => return self.commands.push(outcome),
+            _ => return,
+        };
+        words.insert(word);
     }
 }
 
