@@ -15,8 +15,8 @@ use breeze_cli::render;
 use breeze_engine::snapshot::{ObjectId, RunSnapshot, TaskPhase, TaskRecord};
 use breeze_engine::{EngineError, ProgressEvent, RunOutcome};
 use breeze_protocol::{
-    BreezeStatus, BreezeStatusV1, Cause, CauseKind, ContainmentStatus, Decision, RunState,
-    TaskState, TaskStatus, Usage, Verdict,
+    AttemptOutcome, BreezeStatus, BreezeStatusV1, Cause, CauseKind, ContainmentStatus, Decision,
+    ProcessEnding, RunState, TaskState, TaskStatus, Usage, Verdict,
 };
 use clap::{CommandFactory, Parser};
 
@@ -1004,7 +1004,7 @@ fn report_html() {
         role,
         pid,
         exit_code: Some(0),
-        outcome: "exited".into(),
+        outcome: ProcessEnding::Exited,
         usage: Usage::default(),
     };
     // Task 1's verify fails on the merged tree: a red tick, then its second attempt.
@@ -1015,7 +1015,7 @@ fn report_html() {
         task: task.into(),
         attempt,
         round: 1,
-        outcome: outcome.into(),
+        outcome: *AttemptOutcome::ALL.iter().find(|known| known.as_str() == outcome).unwrap(),
         head: None,
         error: (outcome == "failed").then(|| "the worker exited 1: out of memory".to_string()),
     };

@@ -43,6 +43,7 @@ pub mod doctor;
 pub mod error;
 pub mod independence;
 pub mod journal;
+mod journal_endings;
 mod kill_points;
 pub mod landing_message;
 pub mod lane_env;

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use breeze_engine::journal::read_events;
 use breeze_engine::{BackendKind, Config, RunOptions, RunOutcome};
-use breeze_protocol::{EventKind, RunState, TaskState};
+use breeze_protocol::{EventKind, RunState, TaskState, VerifyOutcome};
 use tokio_util::sync::CancellationToken;
 
 use breeze_test_support::plan::{one_task, toml_task};
@@ -1101,7 +1101,9 @@ fn scope_decisions(fixture: &Fixture, outcome: &RunOutcome) -> Vec<(String, Stri
         .events(outcome)
         .into_iter()
         .filter_map(|event| match event {
-            EventKind::ScopeDecided { task, decision, paths, .. } => Some((task, decision, paths)),
+            EventKind::ScopeDecided { task, decision, paths, .. } => {
+                Some((task, decision.to_string(), paths))
+            }
             _ => None,
         })
         .collect()
@@ -1662,7 +1664,9 @@ fn verdicts(events: &[EventKind]) -> Vec<(Vec<String>, String)> {
     events
         .iter()
         .filter_map(|e| match e {
-            EventKind::Verified { tasks, outcome, .. } => Some((tasks.clone(), outcome.clone())),
+            EventKind::Verified { tasks, outcome, .. } => {
+                Some((tasks.clone(), outcome.to_string()))
+            }
             _ => None,
         })
         .collect()
@@ -1912,7 +1916,7 @@ async fn a_batch_of_four_with_one_bad_task_is_bisected_the_bad_one_goes_back_the
         .unwrap()
         .into_iter()
         .filter_map(|e| match e.event {
-            EventKind::Verified { commit, outcome, .. } if outcome == "passed" => Some(commit),
+            EventKind::Verified { commit, outcome: VerifyOutcome::Passed, .. } => Some(commit),
             _ => None,
         })
         .collect();

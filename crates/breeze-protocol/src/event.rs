@@ -8,6 +8,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::advisor::Decision;
 use crate::cause::Cause;
+use crate::outcome::{
+    AttemptOutcome, CommandEnding, FoundBy, PersonOutcome, ProcessEnding, ScopeAnswer,
+    VerifyOutcome,
+};
 use crate::review::Verdict;
 use crate::status::{RunState, TaskState, Usage};
 use crate::version::BreezeEventV1;
@@ -127,8 +131,8 @@ pub enum EventKind {
         pid: u32,
         /// Exit code, if it exited.
         exit_code: Option<i32>,
-        /// How it ended: `exited`, `timeout`, `stalled`, `cancelled`.
-        outcome: String,
+        /// How it ended: `exited`, `signaled`, `timeout`, `stalled`, `cancelled`.
+        outcome: ProcessEnding,
         /// Cost and tokens reported by the backend.
         #[serde(default)]
         usage: Usage,
@@ -174,8 +178,11 @@ pub enum EventKind {
     CommandEnded {
         /// Process id.
         pid: u32,
-        /// How it ended.
-        outcome: String,
+        /// How it ended, as the supervisor says it: `exited with code 1`, `killed by
+        /// signal 9 (SIGKILL)`, `timed out`, `stalled (no output and no file changes)`,
+        /// `cancelled` (any other text is kept as written).
+        #[schemars(with = "String")]
+        outcome: CommandEnding,
     },
     /// A task changed state.
     TaskState {
@@ -210,8 +217,8 @@ pub enum EventKind {
         attempt: u32,
         /// 1-based round.
         round: u32,
-        /// `completed`, `failed`, `needs-advice`, `escalated`, `stalled`, `timeout`.
-        outcome: String,
+        /// How the attempt ended.
+        outcome: AttemptOutcome,
         /// Commit after the attempt.
         #[serde(default)]
         head: Option<String>,
@@ -260,7 +267,7 @@ pub enum EventKind {
         paths: Vec<String>,
         /// `granted`, `waiting` (other tasks may write them; granted once they are done) or
         /// `denied`.
-        decision: String,
+        decision: ScopeAnswer,
         /// Why (denied), or which tasks it waits for.
         #[serde(default)]
         reason: Option<String>,
@@ -301,7 +308,7 @@ pub enum EventKind {
         task: String,
         /// `changed` (to review next), `unchanged` (the task goes on where it paused) or
         /// `not-committed` (what they left cannot be committed: `error` says why).
-        outcome: String,
+        outcome: PersonOutcome,
         /// The commit of their change.
         #[serde(default)]
         head: Option<String>,
@@ -374,7 +381,7 @@ pub enum EventKind {
         /// The commit on the target branch that brought it.
         commit: String,
         /// How it was recognized: `commit`, `trailers` or `patch-id`.
-        found_by: String,
+        found_by: FoundBy,
     },
     /// The local main followed the remote branch landings go to: fast-forwarded (the
     /// user's checkout with it, when clean) from `previous_main` to `commit`.
@@ -404,9 +411,10 @@ pub enum EventKind {
         commit: String,
         /// Its tree: what the verdict is remembered by.
         tree: String,
-        /// `passed`, `failed`, or `fails-like-main` (it fails exactly the way main itself
-        /// does, and `land.on_main_failure = "land"`).
-        outcome: String,
+        /// `passed`, `failed`, `fails-like-main` (it fails exactly the way main itself
+        /// does, and `land.on_main_failure = "land"`), or `flaky` (it failed once and passed
+        /// when run again on the same tree).
+        outcome: VerifyOutcome,
         /// Whether the verdict was known and nothing ran: the tree passed before (in any
         /// run), or failed before in this engine session.
         #[serde(default)]

@@ -32,6 +32,7 @@ mod draft;
 mod event;
 mod exit;
 mod kind;
+mod outcome;
 mod plan;
 mod review;
 mod status;
@@ -56,6 +57,10 @@ pub use draft::{DraftConflict, DraftTask, PlanDraft, RepositoryView, ScaffoldInp
 pub use event::{BreezeEvent, EventKind, Role};
 pub use exit::ExitCode;
 pub use kind::{DetectError, Message, MessageKind};
+pub use outcome::{
+    AttemptOutcome, CommandEnding, FoundBy, PersonOutcome, ProcessEnding, ScopeAnswer,
+    VerifyOutcome,
+};
 pub use plan::{
     ConflictReason, PlanConflict, PlanGroup, PlanNote, PlanParallelism, PlanReport, PlanSource,
     PlanStats, PlannedTask,

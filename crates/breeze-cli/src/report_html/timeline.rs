@@ -16,7 +16,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use breeze_protocol::{BreezeEvent, Cause, CauseKind, EventKind, Role, TaskState};
+use breeze_protocol::{
+    AttemptOutcome, BreezeEvent, Cause, CauseKind, EventKind, Role, ScopeAnswer, TaskState,
+};
 
 use super::time::parse_rfc3339;
 
@@ -104,15 +106,26 @@ impl Piece {
 pub struct AttemptMark {
     /// 1-based.
     pub number: u32,
-    /// `completed`, `failed`, `stalled`, …; `None` while it had not ended (or the journal
-    /// does not say).
-    pub outcome: Option<&'static str>,
+    /// How it ended; `None` while it had not ended (or the journal does not say).
+    pub outcome: Option<AttemptOutcome>,
 }
 
 impl AttemptMark {
     /// It ended without a result (failed, stalled, timed out, sent back by a gate, …).
     pub fn failed(self) -> bool {
-        self.outcome.is_some_and(|outcome| outcome != "completed" && outcome != "needs-advice")
+        self.outcome.is_some_and(|outcome| {
+            !matches!(outcome, AttemptOutcome::Completed | AttemptOutcome::NeedsAdvice)
+        })
+    }
+
+    /// How it ended, in the timeline's words: the outcome's own word, `ended` for the
+    /// outcomes the timeline does not name (`needs-scope`, `self-review`); `None` while it
+    /// had not ended.
+    pub fn shown_outcome(self) -> Option<&'static str> {
+        self.outcome.map(|outcome| match outcome {
+            AttemptOutcome::NeedsScope | AttemptOutcome::SelfReview => "ended",
+            named => named.as_str(),
+        })
     }
 }
 
@@ -126,11 +139,6 @@ struct AttemptSpan {
     /// No `attempt` event has ended it yet (and the engine has not stopped).
     open: bool,
 }
-
-/// The outcomes an `attempt` event names (others read as `ended`); `sent-back`: a gate
-/// refused the attempt's files before anything was staged.
-const OUTCOMES: [&str; 7] =
-    ["completed", "failed", "needs-advice", "escalated", "stalled", "timeout", "sent-back"];
 
 /// One stay of a task on a lane, or off every lane while its landing was deferred.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -290,9 +298,7 @@ impl Walk {
             }
             EventKind::AdvisorConsulted { task, .. } => self.consulted(at, task),
             EventKind::Attempt { task, attempt, outcome, .. } => {
-                let outcome =
-                    OUTCOMES.into_iter().find(|known| known == outcome).unwrap_or("ended");
-                let mark = AttemptMark { number: *attempt, outcome: Some(outcome) };
+                let mark = AttemptMark { number: *attempt, outcome: Some(*outcome) };
                 let attempts = self.attempts.entry(task.clone()).or_default();
                 match attempts.last_mut() {
                     Some(last) if last.open => {
@@ -306,7 +312,7 @@ impl Walk {
                     }
                 }
             }
-            EventKind::ScopeDecided { task, decision, .. } => self.scope(at, task, decision),
+            EventKind::ScopeDecided { task, decision, .. } => self.scope(at, task, *decision),
             _ => {}
         }
         if let Some(task) = task_of(event) {
@@ -407,10 +413,17 @@ impl Walk {
         }
     }
 
-    fn scope(&mut self, at: i64, task: &str, decision: &str) {
-        if decision == "waiting" {
+    fn scope(&mut self, at: i64, task: &str, decision: ScopeAnswer) {
+        if decision == ScopeAnswer::Waiting {
             self.scope_waits.entry(task.to_string()).or_insert(at);
-        } else if let Some(since) = self.scope_waits.remove(task) {
+        } else {
+            self.scope_wait_ended(at, task);
+        }
+    }
+
+    /// The wait of `task` for a scope answer, if it waited, ended at `at`.
+    fn scope_wait_ended(&mut self, at: i64, task: &str) {
+        if let Some(since) = self.scope_waits.remove(task) {
             let piece = Piece::new(since, at, Phase::Waiting);
             self.overlays.push((RANK_SCOPE, task.to_string(), piece));
         }
@@ -474,7 +487,7 @@ impl Walk {
         }
         let waits: Vec<String> = self.scope_waits.keys().cloned().collect();
         for task in waits {
-            self.scope(at, &task, "ended");
+            self.scope_wait_ended(at, &task);
         }
         // An attempt the engine stopped in is over: after a resume the next one starts.
         for attempt in self.attempts.values_mut().flat_map(|attempts| attempts.last_mut()) {

@@ -248,11 +248,12 @@ fn draw_piece(
 ) {
     let (px0, px1) = (scale.x(piece.start), scale.x(piece.end));
     let attempt = piece.attempt.map_or_else(String::new, |mark| {
-        let ended = mark.outcome.map(|outcome| format!(" ({outcome})")).unwrap_or_default();
+        let ended = mark.shown_outcome().map(|word| format!(" ({word})")).unwrap_or_default();
         format!(", attempt {}{ended}", mark.number)
     });
     let data = piece.attempt.map_or_else(String::new, |mark| {
-        let outcome = mark.outcome.map(|o| format!(" data-outcome=\"{o}\"")).unwrap_or_default();
+        let outcome =
+            mark.shown_outcome().map(|o| format!(" data-outcome=\"{o}\"")).unwrap_or_default();
         format!(" data-attempt=\"{}\"{outcome}", mark.number)
     });
     let _ = writeln!(
@@ -424,11 +425,12 @@ mod tests {
     #[test]
     fn each_attempt_is_a_bar_of_its_own_and_a_failed_one_is_marked() {
         use crate::report_html::timeline::AttemptMark;
+        use breeze_protocol::AttemptOutcome::{Completed, Failed};
         let attempt = |number, outcome| Some(AttemptMark { number, outcome: Some(outcome) });
         let mut stay = stay("5", Some(1), 0, 3_000);
         stay.pieces = vec![
-            Piece { attempt: attempt(1, "failed"), ..Piece::new(0, 1_000, Phase::Work) },
-            Piece { attempt: attempt(2, "completed"), ..Piece::new(1_000, 2_000, Phase::Work) },
+            Piece { attempt: attempt(1, Failed), ..Piece::new(0, 1_000, Phase::Work) },
+            Piece { attempt: attempt(2, Completed), ..Piece::new(1_000, 2_000, Phase::Work) },
             Piece::new(2_000, 3_000, Phase::Review),
         ];
         let timeline =

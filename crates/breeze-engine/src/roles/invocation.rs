@@ -91,14 +91,7 @@ impl ProcessLog {
                 Ending::Exited(code) => Some(code),
                 _ => None,
             },
-            outcome: match ending {
-                Ending::Exited(_) => "exited",
-                Ending::Signaled(_) => "signaled",
-                Ending::TimedOut => "timeout",
-                Ending::Stalled => "stalled",
-                Ending::Cancelled => "cancelled",
-            }
-            .into(),
+            outcome: crate::journal_endings::process_ending(ending),
             usage,
         });
     }

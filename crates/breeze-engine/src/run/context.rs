@@ -207,7 +207,7 @@ impl RunContext {
         self.book
             .journal(EventKind::CommandEnded {
                 pid: outcome.pid,
-                outcome: outcome.ending.to_string(),
+                outcome: crate::journal_endings::command_ending(outcome.ending),
             })
             .await?;
         let refused = match &confinement {

@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex};
 
-use breeze_plan::{Plan, WriteSet};
+use breeze_plan::{Plan, WriteEntryError, WriteSet};
 
 use crate::snapshot::TaskRecord;
 
@@ -58,7 +58,7 @@ impl WriteSets {
     }
 
     /// Adds `paths` to task `index`'s write set.
-    pub fn grant(&self, index: usize, paths: &[String]) -> Result<(), String> {
+    pub fn grant(&self, index: usize, paths: &[String]) -> Result<(), WidenError> {
         let mut sets = self.lock();
         sets[index] = widen(&sets[index], paths)?;
         self.widened.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).insert(index);
@@ -81,10 +81,18 @@ impl WriteSets {
     }
 }
 
+/// Why a write set cannot be widened.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum WidenError {
+    /// A path asked for is not a valid write-set entry: the entry, and why.
+    #[error("`{}`: {}", .0.entry, .0.reason)]
+    InvalidEntry(#[source] WriteEntryError),
+}
+
 /// `set` with `paths` added.
-fn widen(set: &WriteSet, paths: &[String]) -> Result<WriteSet, String> {
+fn widen(set: &WriteSet, paths: &[String]) -> Result<WriteSet, WidenError> {
     let entries = set.entries().iter().chain(paths).cloned().collect::<Vec<_>>();
-    WriteSet::new(entries).map_err(|err| format!("`{}`: {}", err.entry, err.reason))
+    WriteSet::new(entries).map_err(WidenError::InvalidEntry)
 }
 
 #[cfg(test)]
@@ -109,5 +117,22 @@ mod tests {
         sets.grant(2, &["src/lib.rs".to_string()]).unwrap();
         assert!(check("src/lib.rs"), "a check made before the grant sees it");
         assert_eq!(sets.widened().keys().copied().collect::<Vec<_>>(), [2]);
+    }
+
+    #[test]
+    fn a_grant_of_an_invalid_entry_is_refused_naming_the_entry_and_why() {
+        let plan = breeze_plan::parse_plan_toml(PLAN, std::path::Path::new("plan.toml")).unwrap();
+        let records: Vec<TaskRecord> = plan
+            .tasks
+            .iter()
+            .map(|task| TaskRecord::new(task.id.as_str(), &task.title, None))
+            .collect();
+        let sets = WriteSets::new(&plan, &records);
+        let err = sets.grant(1, &["../outside".to_string()]).unwrap_err();
+        let WidenError::InvalidEntry(entry) = &err;
+        assert_eq!(entry.entry, "../outside");
+        assert_eq!(err.to_string(), format!("`../outside`: {}", entry.reason));
+        assert!(sets.widened().is_empty(), "nothing was widened");
+        assert!(!sets.get(1).matches("../outside"));
     }
 }

@@ -34,7 +34,7 @@ pub fn last_person_attempt(run_dir: &RunDir, id: &str) -> Option<stopped::Person
             event.event
             && task == id
         {
-            last = Some(stopped::PersonAttempt::of_event(&outcome, head, error));
+            last = Some(stopped::PersonAttempt::of_event(outcome, head, error));
         }
     });
     last

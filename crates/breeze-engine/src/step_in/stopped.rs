@@ -10,7 +10,7 @@
 //! attempts and rounds; tasks it blocked wait again), so the resumed run takes it up.
 
 use breeze_git::{Oid, Repo, Worktree};
-use breeze_protocol::{EventKind, TaskState};
+use breeze_protocol::{EventKind, PersonOutcome, TaskState};
 
 use super::request::Paused;
 use super::task::{TaskAt, worktree_of};
@@ -33,21 +33,25 @@ pub enum PersonAttempt {
 }
 
 impl PersonAttempt {
-    /// The journal's word for it (`PersonAttempt.outcome`).
-    pub fn outcome(&self) -> &'static str {
+    /// The journal's outcome for it (`PersonAttempt.outcome`).
+    pub fn outcome(&self) -> PersonOutcome {
         match self {
-            Self::Changed { .. } => "changed",
-            Self::Unchanged => "unchanged",
-            Self::NotCommitted(_) => "not-committed",
+            Self::Changed { .. } => PersonOutcome::Changed,
+            Self::Unchanged => PersonOutcome::Unchanged,
+            Self::NotCommitted(_) => PersonOutcome::NotCommitted,
         }
     }
 
     /// What a `person_attempt` event with these fields says (the journal's record of an attempt).
-    pub fn of_event(outcome: &str, head: Option<String>, error: Option<String>) -> PersonAttempt {
+    pub fn of_event(
+        outcome: PersonOutcome,
+        head: Option<String>,
+        error: Option<String>,
+    ) -> PersonAttempt {
         match outcome {
-            "changed" => Self::Changed { head: head.unwrap_or_default() },
-            "not-committed" => Self::NotCommitted(error.unwrap_or_default()),
-            _ => Self::Unchanged,
+            PersonOutcome::Changed => Self::Changed { head: head.unwrap_or_default() },
+            PersonOutcome::NotCommitted => Self::NotCommitted(error.unwrap_or_default()),
+            PersonOutcome::Unchanged => Self::Unchanged,
         }
     }
 
@@ -55,7 +59,7 @@ impl PersonAttempt {
     pub(crate) fn event(&self, task: &str) -> EventKind {
         EventKind::PersonAttempt {
             task: task.to_string(),
-            outcome: self.outcome().to_string(),
+            outcome: self.outcome(),
             head: match self {
                 Self::Changed { head } => Some(head.clone()),
                 _ => None,

@@ -9,7 +9,7 @@ use std::time::Duration;
 use breeze_engine::journal::read_events;
 use breeze_engine::step_in::request::{AttachFiles, Paused};
 use breeze_engine::step_in::stopped::{PersonAttempt, StoppedAttach};
-use breeze_protocol::{EventKind, RunState, TaskState};
+use breeze_protocol::{EventKind, PersonOutcome, RunState, TaskState};
 use tokio_util::sync::CancellationToken;
 
 use breeze_test_support::git;
@@ -149,9 +149,10 @@ async fn a_request_withdrawn_before_the_pause_or_during_it_lets_the_task_go_on()
     assert_eq!(git(&fixture.root, &["show", "main:a.txt"]), "attempt 2\n", "the worker went on");
     let events = fixture.events(&outcome);
     assert!(
-        events.iter().any(
-            |e| matches!(e, EventKind::PersonAttempt { outcome, .. } if outcome == "unchanged")
-        ),
+        events.iter().any(|e| matches!(
+            e,
+            EventKind::PersonAttempt { outcome: PersonOutcome::Unchanged, .. }
+        )),
         "{events:?}"
     );
     assert_eq!(task(&outcome, "1").attempts, 2);

@@ -291,7 +291,9 @@ async fn pull_requests_are_opened_followed_and_land_however_the_queue_merges_the
     let merged_by: Vec<(String, String)> = events(&second)
         .into_iter()
         .filter_map(|e| match e {
-            EventKind::PullRequestMerged { task, found_by, .. } => Some((task, found_by)),
+            EventKind::PullRequestMerged { task, found_by, .. } => {
+                Some((task, found_by.to_string()))
+            }
             _ => None,
         })
         .collect();
@@ -311,7 +313,7 @@ async fn pull_requests_are_opened_followed_and_land_however_the_queue_merges_the
     let found: Vec<String> = events(&last)
         .into_iter()
         .filter_map(|e| match e {
-            EventKind::PullRequestMerged { found_by, .. } => Some(found_by),
+            EventKind::PullRequestMerged { found_by, .. } => Some(found_by.to_string()),
             _ => None,
         })
         .collect();

@@ -7,7 +7,7 @@ use std::net::TcpListener;
 use std::path::Path;
 
 use breeze_engine::Config;
-use breeze_protocol::{EventKind, RunState, TaskState};
+use breeze_protocol::{AttemptOutcome, EventKind, RunState, TaskState};
 use tokio_util::sync::CancellationToken;
 
 use breeze_test_support::plan::toml_task;
@@ -90,7 +90,7 @@ async fn two_lanes_binding(port: &str, port_base: u16) -> (RunState, Vec<u16>, V
         .events(&outcome)
         .into_iter()
         .filter_map(|event| match event {
-            EventKind::Attempt { outcome, error, .. } if outcome == "failed" => error,
+            EventKind::Attempt { outcome: AttemptOutcome::Failed, error, .. } => error,
             _ => None,
         })
         .collect();

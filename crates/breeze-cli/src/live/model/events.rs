@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use std::time::SystemTime;
 
 use breeze_protocol::{
-    BreezeEvent, Decision, EventKind, Role, RunState, TaskState, Usage, Verdict,
+    AttemptOutcome, BreezeEvent, Decision, EventKind, PersonOutcome, Role, RunState, ScopeAnswer,
+    TaskState, Usage, Verdict, VerifyOutcome,
 };
 
 use super::LiveModel;
@@ -42,18 +43,18 @@ impl LiveModel {
             }
             E::SentBack { task, reason, .. } => self.sent_back(task, reason),
             E::Attempt { task, attempt, round, outcome, error, .. } => {
-                self.attempt(task, (*attempt, *round), outcome, error.as_deref())
+                self.attempt(task, (*attempt, *round), *outcome, error.as_deref())
             }
             E::Attached { task, lane, .. } => self.attached(task, *lane),
             E::PersonAttempt { task, outcome, error, .. } => {
-                person_attempt(task, outcome, error.as_deref())
+                person_attempt(task, *outcome, error.as_deref())
             }
             E::AdvisorConsulted { task, decision, .. } => advisor_consulted(task, *decision),
             E::Reviewed { task, round, verdict, .. } => self.reviewed(task, *round, *verdict),
-            E::ScopeDecided { task, paths, decision, .. } => scope_decided(task, paths, decision),
+            E::ScopeDecided { task, paths, decision, .. } => scope_decided(task, paths, *decision),
             E::Landed { task, commit, .. } => self.landed(task, commit),
             E::LandingBatch { tasks, .. } => landing_batch(tasks),
-            E::Verified { tasks, commit, outcome, .. } => verified(tasks, commit, outcome),
+            E::Verified { tasks, commit, outcome, .. } => verified(tasks, commit, *outcome),
             E::PushRejected { task, target, reason, .. } => push_rejected(task, target, reason),
             E::PullRequestUpdated { task, branch, .. } => pull_request_updated(task, branch),
             E::IgnoredWritesRemoved { task, paths } => ignored_writes_removed(task, paths),
@@ -157,7 +158,7 @@ impl LiveModel {
         &mut self,
         task: &str,
         tried: (u32, u32),
-        outcome: &str,
+        outcome: AttemptOutcome,
         error: Option<&str>,
     ) -> Note {
         let (attempt, round) = tried;
@@ -168,7 +169,7 @@ impl LiveModel {
         if !attempt_is_news(outcome) {
             return None;
         }
-        let why = error.and_then(|e| e.lines().next()).unwrap_or(outcome);
+        let why = error.and_then(|e| e.lines().next()).unwrap_or(outcome.as_str());
         Some(format!("✗ [{task}] attempt {attempt} {outcome}: {why}"))
     }
 
@@ -222,13 +223,13 @@ fn backend_trouble(task: &str, role: Role, trouble: &str, wait_ms: u64) -> Note 
 }
 
 /// The person left the task's lane.
-fn person_attempt(task: &str, outcome: &str, error: Option<&str>) -> Note {
-    Some(match person_left(outcome) {
-        PersonLeft::Change => format!("✋ [{task}] the person left a change: to review"),
-        PersonLeft::Nothing => format!("✋ [{task}] the person left; no change"),
-        PersonLeft::Uncommittable => format!(
+fn person_attempt(task: &str, outcome: PersonOutcome, error: Option<&str>) -> Note {
+    Some(match outcome {
+        PersonOutcome::Changed => format!("✋ [{task}] the person left a change: to review"),
+        PersonOutcome::Unchanged => format!("✋ [{task}] the person left; no change"),
+        PersonOutcome::NotCommitted => format!(
             "✋ [{task}] the person's change cannot be committed: {}",
-            error.and_then(|e| e.lines().next()).unwrap_or(outcome)
+            error.and_then(|e| e.lines().next()).unwrap_or(outcome.as_str())
         ),
     })
 }
@@ -239,9 +240,9 @@ fn advisor_consulted(task: &str, decision: Decision) -> Note {
 }
 
 /// The Lead answered a scope request.
-fn scope_decided(task: &str, paths: &[String], decision: &str) -> Note {
+fn scope_decided(task: &str, paths: &[String], decision: ScopeAnswer) -> Note {
     let paths = paths.join(", ");
-    Some(if scope_granted(decision) {
+    Some(if decision == ScopeAnswer::Granted {
         format!("+ [{task}] write set widened: {paths}")
     } else {
         format!("⊘ [{task}] scope request for {paths}: {decision}")
@@ -254,14 +255,14 @@ fn landing_batch(tasks: &[String]) -> Note {
 }
 
 /// `land.verify`'s verdict: news when it did not simply pass.
-fn verified(tasks: &[String], commit: &str, outcome: &str) -> Note {
-    match verify_verdict(outcome) {
-        VerifyVerdict::Passed => None,
-        VerifyVerdict::Flaky => Some(format!(
+fn verified(tasks: &[String], commit: &str, outcome: VerifyOutcome) -> Note {
+    match outcome {
+        VerifyOutcome::Passed => None,
+        VerifyOutcome::Flaky => Some(format!(
             "≈ [{}] verify failed once and passed on a retry: flaky, not the task's",
             tasks.join(", ")
         )),
-        VerifyVerdict::Failed => Some(match tasks {
+        VerifyOutcome::Failed | VerifyOutcome::FailsLikeMain => Some(match tasks {
             [] => format!("✗ main itself fails verify at {}", short(commit)),
             [last] => format!("✗ [{last}] verify {outcome}"),
             [first, .., last] => format!("✗ [{first}…{last}] verify {outcome} together"),
@@ -294,54 +295,8 @@ fn clock_time(at: &str) -> String {
     at.split_once('T').map(|(_, time)| time.chars().take(8).collect()).unwrap_or_default()
 }
 
-// What the protocol's outcome and decision words mean to the view: each word is read
-// here and nowhere else in the live view.
-
 /// Whether a worker attempt's end is news: a completed attempt is not, and a sent-back
 /// one is told by its `sent_back` event.
-fn attempt_is_news(outcome: &str) -> bool {
-    outcome != "completed" && outcome != "sent-back"
-}
-
-/// How `land.verify` judged a commit.
-enum VerifyVerdict {
-    /// It passed.
-    Passed,
-    /// It failed once and passed on a retry.
-    Flaky,
-    /// It failed (or fails as main itself does).
-    Failed,
-}
-
-/// A `verified` event's outcome.
-fn verify_verdict(outcome: &str) -> VerifyVerdict {
-    match outcome {
-        "passed" => VerifyVerdict::Passed,
-        "flaky" => VerifyVerdict::Flaky,
-        _ => VerifyVerdict::Failed,
-    }
-}
-
-/// What a person left when they left a task's lane.
-enum PersonLeft {
-    /// A change, to review.
-    Change,
-    /// Nothing changed.
-    Nothing,
-    /// A change that cannot be committed.
-    Uncommittable,
-}
-
-/// A `person_attempt` event's outcome.
-fn person_left(outcome: &str) -> PersonLeft {
-    match outcome {
-        "changed" => PersonLeft::Change,
-        "unchanged" => PersonLeft::Nothing,
-        _ => PersonLeft::Uncommittable,
-    }
-}
-
-/// Whether the Lead granted a scope request (else it waits or was denied).
-fn scope_granted(decision: &str) -> bool {
-    decision == "granted"
+fn attempt_is_news(outcome: AttemptOutcome) -> bool {
+    !matches!(outcome, AttemptOutcome::Completed | AttemptOutcome::SentBack)
 }

@@ -1,10 +1,16 @@
 //! The derivation of the timeline from synthetic journals.
 
 use breeze_protocol::{
-    BreezeEvent, BreezeEventV1, Decision, EventKind, Role, RunState, TaskState, Usage,
+    BreezeEvent, BreezeEventV1, CommandEnding, Decision, EventKind, ProcessEnding, Role, RunState,
+    TaskState, Usage,
 };
 
 use super::*;
+
+/// The attempt outcome the journal writes as `word`.
+fn attempt_outcome(word: &str) -> AttemptOutcome {
+    *AttemptOutcome::ALL.iter().find(|outcome| outcome.as_str() == word).unwrap()
+}
 
 /// The journal time `millis` after 2026-01-01T00:00:00Z.
 fn at(millis: i64) -> String {
@@ -62,7 +68,7 @@ fn process(task: &str, role: Role, pid: u32) -> EventKind {
 }
 
 fn process_end(task: &str, role: Role, pid: u32) -> EventKind {
-    let (outcome, usage) = ("exited".into(), Usage::default());
+    let (outcome, usage) = (ProcessEnding::Exited, Usage::default());
     EventKind::ProcessEnded { task: task.into(), role, pid, exit_code: Some(0), outcome, usage }
 }
 
@@ -71,7 +77,7 @@ fn command(task: &str, purpose: &str, pid: u32) -> EventKind {
 }
 
 fn command_end(pid: u32) -> EventKind {
-    EventKind::CommandEnded { pid, outcome: "exited 0".into() }
+    EventKind::CommandEnded { pid, outcome: CommandEnding::from_text("exited 0") }
 }
 
 fn piece(start: i64, end: i64, phase: Phase) -> Piece {
@@ -80,6 +86,7 @@ fn piece(start: i64, end: i64, phase: Phase) -> Piece {
 
 /// Work of attempt `number`, which ended `outcome` (`None`: had not ended).
 fn work(start: i64, end: i64, number: u32, outcome: Option<&'static str>) -> Piece {
+    let outcome = outcome.map(attempt_outcome);
     Piece { attempt: Some(AttemptMark { number, outcome }), ..piece(start, end, Phase::Work) }
 }
 
@@ -88,7 +95,7 @@ fn attempt(task: &str, attempt: u32, outcome: &str) -> EventKind {
         task: task.into(),
         attempt,
         round: 1,
-        outcome: outcome.into(),
+        outcome: attempt_outcome(outcome),
         head: None,
         error: (outcome != "completed").then(|| "cargo test failed".into()),
     }
@@ -147,7 +154,7 @@ fn consults_without_a_process_and_deferrals_are_placed_from_the_states() {
         task: "2".into(),
         attempt: 1,
         round: 1,
-        outcome: "needs-advice".into(),
+        outcome: AttemptOutcome::NeedsAdvice,
         head: None,
         error: None,
     };
@@ -202,7 +209,7 @@ fn a_resumed_run_spans_its_sessions_and_stays_end_when_the_engine_stops() {
     let scope = |decision: &str| EventKind::ScopeDecided {
         task: "3".into(),
         paths: vec!["b.txt".into()],
-        decision: decision.into(),
+        decision: *ScopeAnswer::ALL.iter().find(|answer| answer.as_str() == decision).unwrap(),
         reason: None,
     };
     let events = journal(vec![
@@ -440,5 +447,5 @@ fn a_send_back_is_marked_and_a_review_a_gate_cut_short_was_the_gates() {
         timeline.sent_back.iter().map(|sent| (sent.at, sent.reason.as_str())).collect();
     let line = gate.line();
     assert_eq!(marks, [(t(340), line.as_str()), (t(600), line.as_str())]);
-    assert!(AttemptMark { number: 2, outcome: Some("sent-back") }.failed());
+    assert!(AttemptMark { number: 2, outcome: Some(AttemptOutcome::SentBack) }.failed());
 }

@@ -15,7 +15,7 @@
 //! its branch; the pull request shows the new commit.
 
 use breeze_git::{MergeOutcome, Oid, PushOutcome, RemoteBranch, TaskChange};
-use breeze_protocol::EventKind;
+use breeze_protocol::{EventKind, FoundBy};
 
 use std::time::Duration;
 
@@ -548,7 +548,11 @@ async fn journal_merged(
     by: breeze_git::FoundBy,
 ) -> Result<(), EngineError> {
     let task = record.id.clone();
-    let found_by = by.as_str().to_string();
+    let found_by = match by {
+        breeze_git::FoundBy::Commit => FoundBy::Commit,
+        breeze_git::FoundBy::Trailers => FoundBy::Trailers,
+        breeze_git::FoundBy::PatchId => FoundBy::PatchId,
+    };
     let merged = EventKind::PullRequestMerged { task, commit: commit.to_string(), found_by };
     ctx.book.journal(merged).await?;
     let previous_main = record.pull_request.as_ref().map(|pr| pr.onto.to_string());

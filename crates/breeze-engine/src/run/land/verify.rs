@@ -13,7 +13,7 @@
 use std::path::PathBuf;
 
 use breeze_git::Oid;
-use breeze_protocol::{CauseKind, EventKind, VerifyFailure};
+use breeze_protocol::{CauseKind, EventKind, VerifyFailure, VerifyOutcome};
 use breeze_supervise::Ending;
 
 use crate::config::OnMainFailure;
@@ -113,9 +113,9 @@ impl Judge<'_> {
         let Some(last) = prefix.last() else { return Ok(None) };
         let (mut verdict, known) = verdict_on(self.ctx, &last.id, last.commit, last.tree).await?;
         let outcome = match &verdict {
-            Verdict::Passed => "passed",
+            Verdict::Passed => VerifyOutcome::Passed,
             Verdict::Failed(failed) if self.fails_like_main(failed, &last.id).await? => {
-                "fails-like-main"
+                VerifyOutcome::FailsLikeMain
             }
             // A failure charged to the landing is run once more on the same tree first:
             // what passes then is flaky, not the task's. (Where main's own tip fails and
@@ -123,14 +123,14 @@ impl Judge<'_> {
             Verdict::Failed(failed) if !known && self.charges_landings(&last.id).await? => {
                 let tree = (last.commit, last.tree);
                 match retried(self.ctx, &last.id, tree, failed).await? {
-                    None => "flaky",
+                    None => VerifyOutcome::Flaky,
                     Some(kept) => {
                         verdict = Verdict::Failed(Box::new(kept));
-                        "failed"
+                        VerifyOutcome::Failed
                     }
                 }
             }
-            Verdict::Failed(_) => "failed",
+            Verdict::Failed(_) => VerifyOutcome::Failed,
         };
         self.ctx
             .book
@@ -138,12 +138,12 @@ impl Judge<'_> {
                 tasks: prefix.iter().map(|link| link.id.clone()).collect(),
                 commit: last.commit.to_string(),
                 tree: last.tree.to_string(),
-                outcome: outcome.into(),
+                outcome,
                 known,
             })
             .await?;
         match verdict {
-            Verdict::Failed(failed) if outcome == "failed" => Ok(Some(*failed)),
+            Verdict::Failed(failed) if outcome == VerifyOutcome::Failed => Ok(Some(*failed)),
             _ => Ok(None),
         }
     }
@@ -186,7 +186,11 @@ impl Judge<'_> {
                 tasks: Vec::new(),
                 commit: main.to_string(),
                 tree: tree.to_string(),
-                outcome: if verdict == Verdict::Passed { "passed" } else { "failed" }.into(),
+                outcome: if verdict == Verdict::Passed {
+                    VerifyOutcome::Passed
+                } else {
+                    VerifyOutcome::Failed
+                },
                 known,
             })
             .await?;

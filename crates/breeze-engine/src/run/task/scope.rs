@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 
 use breeze_plan::{Analysis, Plan, TaskId, WriteSet};
 
-use breeze_protocol::{EventKind, ScopeDecision, ScopeRequest};
+use breeze_protocol::{EventKind, ScopeAnswer, ScopeDecision, ScopeRequest};
 
 use crate::error::EngineError;
 use crate::progress::ProgressEvent;
@@ -150,9 +150,10 @@ impl super::driver::TaskDriver {
         let decision = loop {
             match self.scope_verdict(&request.paths) {
                 ScopeVerdict::Grant => {
-                    self.ctx.write_sets.grant(self.index, &request.paths).map_err(|message| {
-                        EngineError::Internal { context: "widening a write set".into(), message }
-                    })?;
+                    self.ctx
+                        .write_sets
+                        .grant(self.index, &request.paths)
+                        .map_err(EngineError::internal("widening a write set"))?;
                     let paths = request.paths.clone();
                     self.change(|record| record.granted_writes.extend(paths)).await?;
                     self.write_contract_now()?;
@@ -169,7 +170,7 @@ impl super::driver::TaskDriver {
                             on.iter().map(|&i| self.ctx.task(i).id.to_string()).collect();
                         self.scope_told(
                             request,
-                            "waiting",
+                            ScopeAnswer::Waiting,
                             Some(format!("waits for task {} to land", ids.join(", "))),
                         )
                         .await?;
@@ -218,15 +219,15 @@ impl super::driver::TaskDriver {
         granted: bool,
         reason: Option<String>,
     ) -> Result<ScopeDecision, EngineError> {
-        let word = if granted { "granted" } else { "denied" };
-        self.scope_told(request, word, reason.clone()).await?;
+        let answer = if granted { ScopeAnswer::Granted } else { ScopeAnswer::Denied };
+        self.scope_told(request, answer, reason.clone()).await?;
         Ok(ScopeDecision { paths: request.paths.clone(), granted, reason })
     }
 
     async fn scope_told(
         &self,
         request: &ScopeRequest,
-        decision: &str,
+        decision: ScopeAnswer,
         reason: Option<String>,
     ) -> Result<(), EngineError> {
         self.ctx
@@ -234,14 +235,14 @@ impl super::driver::TaskDriver {
             .journal(EventKind::ScopeDecided {
                 task: self.id.clone(),
                 paths: request.paths.clone(),
-                decision: decision.to_string(),
+                decision,
                 reason: reason.clone(),
             })
             .await?;
         self.ctx.book.report(ProgressEvent::Scope {
             id: self.id.clone(),
             paths: request.paths.clone(),
-            granted: decision == "granted",
+            granted: decision == ScopeAnswer::Granted,
             reason,
         });
         Ok(())

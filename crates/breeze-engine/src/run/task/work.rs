@@ -7,8 +7,8 @@
 //! backend's trouble — and decides what comes next.
 
 use breeze_protocol::{
-    Cause, CauseKind, EventKind, GateResult, ReasonCode, Role, ScopeRequest, WorkerInput,
-    WorkerInputV1, WorkerReport, WorkerStatus, validate,
+    AttemptOutcome, Cause, CauseKind, EventKind, GateResult, ReasonCode, Role, ScopeRequest,
+    WorkerInput, WorkerInputV1, WorkerReport, WorkerStatus, validate,
 };
 
 use super::driver::TaskDriver;
@@ -163,7 +163,7 @@ impl TaskDriver {
             AttemptEnd::GatesFailed(failure) => {
                 let head = self.record().head.unwrap_or(attempt.base);
                 let line = failure.cause.line();
-                self.log_attempt(attempt, "sent-back", head, Some(&line)).await?;
+                self.log_attempt(attempt, AttemptOutcome::SentBack, head, Some(&line)).await?;
                 self.gates_failed(*failure).await?
             }
             AttemptEnd::NeedsAdvice(report) => self.ask_for_advice(attempt, phase, *report).await?,
@@ -266,7 +266,8 @@ impl TaskDriver {
             // fails and the run stops before anything of it can land.
             let who = format!("the worker of task {} (attempt {})", self.id, attempt.number);
             let error = self.ctx.roles.guard.escape_error(&who, &reply.escaped);
-            self.log_attempt(attempt, "failed", head, Some(&error.to_string())).await?;
+            self.log_attempt(attempt, AttemptOutcome::Failed, head, Some(&error.to_string()))
+                .await?;
             self.ctx.book.report(ProgressEvent::AttemptFailed {
                 id: self.id.clone(),
                 attempt: attempt.number,
@@ -439,7 +440,7 @@ impl TaskDriver {
     ) -> Result<AttemptEnd, EngineError> {
         let report = match report_of(reply, &self.ctx.config.worker) {
             Err(AttemptEnd::Stalled(why)) => {
-                self.log_attempt(attempt, "stalled", head, Some("stalled")).await?;
+                self.log_attempt(attempt, AttemptOutcome::Stalled, head, Some("stalled")).await?;
                 self.ctx.book.report(ProgressEvent::AttemptFailed {
                     id: self.id.clone(),
                     attempt: attempt.number,
@@ -468,7 +469,7 @@ impl TaskDriver {
                 if let Some(why) = unverified_self_review(&report) {
                     return Ok(AttemptEnd::SelfReview(why));
                 }
-                self.log_attempt(attempt, "completed", head, None).await?;
+                self.log_attempt(attempt, AttemptOutcome::Completed, head, None).await?;
                 // Kept as it will land: the reviewer is shown exactly this line.
                 let changelog =
                     report.changelog.as_deref().and_then(crate::changelog::landing_line);
@@ -488,7 +489,7 @@ impl TaskDriver {
                     .unwrap_or_else(|| format!("worker reported failure: {}", report.summary)),
             )),
             WorkerStatus::Escalated => {
-                self.log_attempt(attempt, "escalated", head, None).await?;
+                self.log_attempt(attempt, AttemptOutcome::Escalated, head, None).await?;
                 let reason = report.escalation_reason.unwrap_or(report.summary);
                 Ok(AttemptEnd::Escalated(Box::new(Cause::new(
                     CauseKind::Worker,
@@ -496,11 +497,11 @@ impl TaskDriver {
                 ))))
             }
             WorkerStatus::NeedsAdvice => {
-                self.log_attempt(attempt, "needs-advice", head, None).await?;
+                self.log_attempt(attempt, AttemptOutcome::NeedsAdvice, head, None).await?;
                 Ok(AttemptEnd::NeedsAdvice(Box::new(report)))
             }
             WorkerStatus::NeedsScope => {
-                self.log_attempt(attempt, "needs-scope", head, None).await?;
+                self.log_attempt(attempt, AttemptOutcome::NeedsScope, head, None).await?;
                 match report.scope_request {
                     Some(request) => Ok(AttemptEnd::NeedsScope(request)),
                     None => Ok(AttemptEnd::Failed(
@@ -554,7 +555,7 @@ impl TaskDriver {
     ) -> Result<Option<Cause>, EngineError> {
         phase.last_failure = Some(crate::advice::bound_text(&text, 4096));
         let head = self.record().head.unwrap_or(attempt.base);
-        self.log_attempt(attempt, "failed", head, Some(&text)).await?;
+        self.log_attempt(attempt, AttemptOutcome::Failed, head, Some(&text)).await?;
         self.ctx.book.report(ProgressEvent::AttemptFailed {
             id: self.id.clone(),
             attempt: attempt.number,
@@ -605,7 +606,7 @@ impl TaskDriver {
         why: String,
     ) -> Result<Option<Cause>, EngineError> {
         let head = self.record().head.unwrap_or(attempt.base);
-        self.log_attempt(attempt, "self-review", head, Some(&why)).await?;
+        self.log_attempt(attempt, AttemptOutcome::SelfReview, head, Some(&why)).await?;
         self.ctx.book.report(ProgressEvent::AttemptFailed {
             id: self.id.clone(),
             attempt: attempt.number,
@@ -634,7 +635,7 @@ impl TaskDriver {
     async fn log_attempt(
         &self,
         attempt: &Attempt,
-        outcome: &str,
+        outcome: AttemptOutcome,
         head: ObjectId,
         error: Option<&str>,
     ) -> Result<(), EngineError> {
@@ -644,7 +645,7 @@ impl TaskDriver {
                 task: self.id.clone(),
                 attempt: attempt.number,
                 round: attempt.round,
-                outcome: outcome.to_string(),
+                outcome,
                 head: Some(head.to_string()),
                 error: error.map(str::to_string),
             })
@@ -654,16 +655,16 @@ impl TaskDriver {
             cycle: 0,
             task_id: self.id.clone(),
             executor: "breezing",
-            job_status: outcome.to_string(),
+            job_status: outcome.as_str().to_string(),
             verdict: None,
             commit_hash: Some(head.to_string().chars().take(7).collect()),
-            summary: crate::advice::bound_text(error.unwrap_or(outcome), 8192),
+            summary: crate::advice::bound_text(error.unwrap_or(outcome.as_str()), 8192),
             attempts: attempt.number,
             consultations: attempt.consultations,
             started_at: attempt.started_at.clone(),
             finished_at: clock::now_rfc3339(),
         };
-        if outcome == "completed" {
+        if outcome == AttemptOutcome::Completed {
             // Its line waits for the verdict of the review it goes to.
             *self.pending_cycle.lock().unwrap_or_else(|p| p.into_inner()) = Some(cycle);
         } else {
