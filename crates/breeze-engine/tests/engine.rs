@@ -2478,3 +2478,27 @@ async fn clean_removes_kept_lanes_and_its_dry_run_says_so() {
     assert_eq!(worktree_names(&fixture), Vec::<String>::new());
     assert!(!home.exists());
 }
+
+/// A worker's CLI stopped between writing a file's temporary copy and renaming it (Claude
+/// Code's `<file>.tmp.<pid>.<12 hex>`) leaves that copy in the lane: it is nobody's change,
+/// so it neither fails the write-set gate nor lands.
+#[tokio::test]
+async fn the_temporary_file_of_an_unfinished_agent_write_is_not_the_tasks_change() {
+    let plan = toml_task("1", "Write one", &["src/one.txt"], "");
+    let fixture = Fixture::new(&plan, &[("README.md", "demo\n")]);
+    let mut options = fixture.options();
+    let body = r#"cat > /dev/null
+mkdir -p src
+printf 'one\n' > src/one.txt
+printf 'half\n' > src/one.txt.tmp.2.a42bc55d974b
+printf '{"schema_version":"worker-report.v1","status":"completed","summary":"ok"}' > "$BREEZE_OUTPUT"
+"#;
+    let worker = script(&fixture, "unfinished-write-worker.sh", body);
+    shell_worker(&mut options, &worker);
+    let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    assert_eq!(task(&outcome, "1").attempts, 1, "{outcome:?}");
+    let landed = git(&fixture.root, &["show", "--name-only", "--format=", "main"]);
+    assert!(landed.lines().any(|path| path == "src/one.txt"), "{landed}");
+    assert!(!landed.contains(".tmp."), "{landed}");
+}

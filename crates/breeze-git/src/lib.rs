@@ -72,7 +72,7 @@
 //!    worktrees as they are, and the [`Worktree`] type the others take), `create`, `lane`
 //!    (moving lanes), `lane_baseline`, `branch`, `provision`, `integration`, `trial`,
 //!    `elsewhere` (retiring worktrees made outside the folder), `private_git`,
-//!    `lane_links`, `guard` (what roles must leave alone), `ignored_writes`, `commit`,
+//!    `lane_links`, `guard` (what roles must leave alone), `ignored_writes`, `unfinished_writes`, `commit`,
 //!    `task_change` (changed paths, the reviewer's patch, `breeze diff`), `gates`, `land`,
 //!    `advance` (moving main and the user's checkout), `landing_recovery`, `rebase`,
 //!    `remote`, `landed_on`, `listing`. They import no other operation file but
@@ -129,6 +129,7 @@ mod state;
 mod support;
 mod task_change;
 mod trial;
+mod unfinished_writes;
 mod untrusted;
 mod worktree;
 mod worktree_root;
@@ -169,6 +170,7 @@ pub use remote::{PushOutcome, RemoteAccess, RemoteBranch};
 pub use repo::{CheckedOut, OpenOptions, Repo};
 pub use slug::slug;
 pub use trial::TrialCheckout;
+pub use unfinished_writes::is_unfinished_agent_write;
 pub use worktree::{RemoveOutcome, Worktree, WorktreeInfo};
 pub use worktree_root::{WORKTREES_NOTE, WorktreeRoot, default_worktrees_folder, repo_key};
 

@@ -185,3 +185,46 @@ fn the_persons_checkout_print_sees_ignored_files_but_not_breezes_folders() {
     write(repo.path(), ".env", "TOKEN=3\n");
     assert!(handle.checkout_print(repo.path()).unwrap().changes_since(&plain).is_empty());
 }
+
+#[test]
+fn the_temporary_file_of_a_write_an_agent_never_finished_is_not_committed() {
+    let repo = TestRepo::with_files(&[
+        ("README.md", "# demo\n"),
+        ("src/one.txt", "one\n"),
+        // Tracked: the project's own file of that shape is its business.
+        ("fixtures/data.tmp.deadbeef", "kept\n"),
+    ]);
+    let handle = repo.open();
+    let wt = lane(&repo, &handle);
+    // A CLI stopped between writing its temporary file and renaming it over the target.
+    write(&wt.path, "src/one.txt.tmp.2.a42bc55d974b", "hello\n");
+    write(&wt.path, "src/new/two.txt.tmp.77.0123456789ab", "two\n");
+    write(&wt.path, "src/one.txt", "one, changed\n");
+    write(&wt.path, "notes.tmp.txt", "a file of the worker's\n");
+    write(&wt.path, "fixtures/data.tmp.deadbeef", "changed\n");
+    let written = paths(&[
+        "src/one.txt.tmp.2.a42bc55d974b",
+        "src/new",
+        "src/one.txt",
+        "notes.tmp.txt",
+        "fixtures/data.tmp.deadbeef",
+    ]);
+    let removed = handle.remove_unfinished_writes(&wt, WorkdirChanges::Only(&written)).unwrap();
+    assert_eq!(removed, ["src/new/two.txt.tmp.77.0123456789ab", "src/one.txt.tmp.2.a42bc55d974b"]);
+    handle.commit_worktree_changed(&wt, "attempt 1", WorkdirChanges::Only(&written)).unwrap();
+    let committed = git(&wt.path, &["show", "--name-only", "--format=", "HEAD"]);
+    assert_eq!(
+        committed.lines().collect::<Vec<_>>(),
+        ["fixtures/data.tmp.deadbeef", "notes.tmp.txt", "src/one.txt"]
+    );
+    assert_eq!(git(&wt.path, &["status", "--porcelain"]), "");
+
+    // Without the watch's paths (notifications lost, a resumed run), every new file is
+    // looked at.
+    write(&wt.path, "lib/three.rs.tmp.3.abcdefabcdef", "three\n");
+    write(&wt.path, "lib/three.rs", "three\n");
+    let removed = handle.remove_unfinished_writes(&wt, WorkdirChanges::Unknown).unwrap();
+    assert_eq!(removed, ["lib/three.rs.tmp.3.abcdefabcdef"]);
+    assert!(exists(&wt.path, "lib/three.rs"));
+    repo.fsck();
+}

@@ -377,6 +377,11 @@ impl TaskDriver {
         let wt = self.worktree.clone().expect("the lane was taken before work");
         let path = wt.path.clone();
         let committed = self.ctx.git_watched(&path, move |repo, changes| {
+            // A write the worker's CLI never finished (stopped by its own budget cap, a
+            // timeout, a kill) is nobody's change.
+            if let LeftInLane::WorkerAttempt = left {
+                repo.remove_unfinished_writes(&wt, changes)?;
+            }
             let outcome = repo.commit_worktree_changed(&wt, &message, changes)?;
             // What a worker wrote that git ignores never reaches the checks, the next
             // attempt or the next task on the lane (a person's files are theirs).
