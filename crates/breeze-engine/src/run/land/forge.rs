@@ -339,6 +339,7 @@ mod tests {
         assert_eq!(review_summary(&notes), PrReview::Commented);
         assert_eq!(number("https://gitlab.com/o/r/-/merge_requests/3").as_deref(), Some("3"));
         assert_eq!(number("https://github.com/o/r/pull/41/").as_deref(), Some("41"));
-        assert_eq!(number("branch breeze/1"), None);
+        assert_eq!(number(""), None);
+        assert_eq!(number("https://forge.test/o/r/tree/main"), None);
     }
 }
