@@ -357,8 +357,19 @@ fn a_pull_request_branch_someone_else_pushed_is_left_alone_with_what_to_do() {
     assert_eq!(remote.tip("breeze/1").unwrap(), theirs, "their branch is untouched");
 }
 
-#[test]
-fn a_pull_request_that_goes_red_goes_back_to_its_worker_and_lands_green_once_merged() {
+/// A repository whose task 1 lands through a pull request on a bare remote, with a scripted
+/// forge in `forge` (a commit's checks are `checks-<commit>.json` there, else one pending
+/// check; no reviews; an edited description lands in `description.md`) and a `sh` worker
+/// writing `attempt <n>` to `a.txt`.
+struct ForgeRepo {
+    _outside: tempfile::TempDir,
+    _temp: tempfile::TempDir,
+    forge: std::path::PathBuf,
+    root: std::path::PathBuf,
+    remote: BareRemote,
+}
+
+fn forge_repo() -> ForgeRepo {
     let outside = tempfile::tempdir().unwrap();
     let forge = outside.path().join("forge");
     std::fs::create_dir_all(&forge).unwrap();
@@ -377,7 +388,7 @@ fn a_pull_request_that_goes_red_goes_back_to_its_worker_and_lands_green_once_mer
         "cat > /dev/null\nn=$(sed 's/attempt //' a.txt 2>/dev/null || echo 0)\necho \"attempt $((n + 1))\" > a.txt\nprintf '{\"schema_version\":\"worker-report.v1\",\"status\":\"completed\",\"summary\":\"ok\"}' > \"$BREEZE_OUTPUT\"\n",
     );
     let pr_command = counting_pr_script(outside.path(), &outside.path().join("calls"));
-    let (_temp, root, remote) = pull_request_repo(&pr_command);
+    let (temp, root, remote) = pull_request_repo(&pr_command);
     let forge_argv = |what: &str, arg: &str| {
         format!("[\"sh\", \"{}\", \"{what}\", \"{arg}\"]", forge_script.display())
     };
@@ -392,6 +403,12 @@ fn a_pull_request_that_goes_red_goes_back_to_its_worker_and_lands_green_once_mer
     write(&root, "breeze.toml", &config);
     git(&root, &["commit", "-q", "-am", "forge"]);
     git(&root, &["push", "-q", "origin", "main"]);
+    ForgeRepo { _outside: outside, _temp: temp, forge, root, remote }
+}
+
+#[test]
+fn a_pull_request_that_goes_red_goes_back_to_its_worker_and_lands_green_once_merged() {
+    let ForgeRepo { _outside, _temp, forge, root, remote } = forge_repo();
     let mut transcript = Vec::new();
 
     let opened = run_in(&root, &["run"]);
@@ -450,4 +467,30 @@ fn a_pull_request_that_goes_red_goes_back_to_its_worker_and_lands_green_once_mer
     for (command, output) in transcript {
         println!("{command}\n{output}");
     }
+}
+
+#[test]
+fn a_kill_as_a_follow_up_round_starts_is_finished_once_by_resume() {
+    let ForgeRepo { _outside, _temp, forge, root, remote } = forge_repo();
+    let opened = run_in(&root, &["run"]);
+    assert_eq!(opened.status.code(), Some(3), "{}", both(&opened));
+    let red = remote.tip("breeze/1").unwrap();
+    let failed =
+        r#"[{"name":"test","bucket":"fail","link":"https://ci.test/actions/runs/77/job/1"}]"#;
+    std::fs::write(forge.join(format!("checks-{red}.json")), failed).unwrap();
+    // Killed once the round is saved, before the task is sent back.
+    killed_at(&root, &["resume"], "landing:pr-round-saved");
+    assert_eq!(remote.tip("breeze/1").unwrap(), red);
+
+    let resumed = run_in(&root, &["resume"]);
+    assert_eq!(resumed.status.code(), Some(3), "{}", both(&resumed));
+    let status = status_json(&root);
+    assert_eq!(task_state(&status, "1"), "pr-open", "{status}");
+    assert_eq!(status["tasks"][0]["pull_request"]["follow_ups"], 1, "one round: {status}");
+    let text = journal(&root);
+    assert_eq!(text.matches("\"kind\":\"sent_back\"").count(), 1, "{text}");
+    assert_eq!(text.matches("\"kind\":\"pull_request_updated\"").count(), 1, "pushed once: {text}");
+    let green = remote.tip("breeze/1").unwrap();
+    assert_ne!(green, red);
+    assert_eq!(git(&remote.path, &["show", &format!("{green}:a.txt")]), "attempt 2\n");
 }
