@@ -356,3 +356,141 @@ fn a_pull_request_branch_someone_else_pushed_is_left_alone_with_what_to_do() {
     assert!(reason.contains("git push origin --delete breeze/1"), "{reason}");
     assert_eq!(remote.tip("breeze/1").unwrap(), theirs, "their branch is untouched");
 }
+
+/// A repository whose task 1 lands through a pull request on a bare remote, with a scripted
+/// forge in `forge` (a commit's checks are `checks-<commit>.json` there, else one pending
+/// check; no reviews; an edited description lands in `description.md`) and a `sh` worker
+/// writing `attempt <n>` to `a.txt`.
+struct ForgeRepo {
+    _outside: tempfile::TempDir,
+    _temp: tempfile::TempDir,
+    forge: std::path::PathBuf,
+    root: std::path::PathBuf,
+    remote: BareRemote,
+}
+
+fn forge_repo() -> ForgeRepo {
+    let outside = tempfile::tempdir().unwrap();
+    let forge = outside.path().join("forge");
+    std::fs::create_dir_all(&forge).unwrap();
+    // The forge: a commit's checks are `checks-<commit>.json` the test writes, else pending.
+    let forge_script = breeze_test_support::role::shell_script(
+        outside.path(),
+        "forge.sh",
+        &format!(
+            "d='{d}'\nwhat=$1; shift\ncase $what in\n  checks) cat \"$d/checks-$1.json\" 2>/dev/null || echo '[{{\"name\":\"test\",\"bucket\":\"pending\"}}]' ;;\n  reviews) echo '{{\"reviews\":[],\"comments\":[]}}' ;;\n  main) echo '[]' ;;\n  edit) cp \"$1\" \"$d/description.md\" ;;\nesac\n",
+            d = forge.display()
+        ),
+    );
+    let worker = breeze_test_support::role::shell_script(
+        outside.path(),
+        "worker.sh",
+        "cat > /dev/null\nn=$(sed 's/attempt //' a.txt 2>/dev/null || echo 0)\necho \"attempt $((n + 1))\" > a.txt\nprintf '{\"schema_version\":\"worker-report.v1\",\"status\":\"completed\",\"summary\":\"ok\"}' > \"$BREEZE_OUTPUT\"\n",
+    );
+    let pr_command = counting_pr_script(outside.path(), &outside.path().join("calls"));
+    let (temp, root, remote) = pull_request_repo(&pr_command);
+    let forge_argv = |what: &str, arg: &str| {
+        format!("[\"sh\", \"{}\", \"{what}\", \"{arg}\"]", forge_script.display())
+    };
+    let config = format!(
+        "{}\n[land]\nto = \"pull-request\"\npr_command = {pr_command}\npr_checks_command = {}\npr_reviews_command = {}\npr_main_checks_command = {}\npr_rerun_command = []\npr_edit_command = {}\n",
+        shell_worker_config(&worker, ""),
+        forge_argv("checks", "{commit}"),
+        forge_argv("reviews", "{number}"),
+        forge_argv("main", "{target_commit}"),
+        forge_argv("edit", "{body_file}"),
+    );
+    write(&root, "breeze.toml", &config);
+    git(&root, &["commit", "-q", "-am", "forge"]);
+    git(&root, &["push", "-q", "origin", "main"]);
+    ForgeRepo { _outside: outside, _temp: temp, forge, root, remote }
+}
+
+#[test]
+fn a_pull_request_that_goes_red_goes_back_to_its_worker_and_lands_green_once_merged() {
+    let ForgeRepo { _outside, _temp, forge, root, remote } = forge_repo();
+    let mut transcript = Vec::new();
+
+    let opened = run_in(&root, &["run"]);
+    assert_eq!(opened.status.code(), Some(3), "{}", both(&opened));
+    assert!(
+        stdout(&opened).contains("⇡ [1] pull request: checks pending, review none — waits"),
+        "{}",
+        both(&opened)
+    );
+    transcript.push(("$ breeze run", stdout(&opened)));
+
+    // CI fails the pull request.
+    let red = remote.tip("breeze/1").unwrap();
+    let failed = r#"[{"name":"test","state":"FAILURE","bucket":"fail","link":"https://ci.test/actions/runs/77/job/1","description":"2 tests failed"}]"#;
+    std::fs::write(forge.join(format!("checks-{red}.json")), failed).unwrap();
+    let fixed = run_in(&root, &["resume"]);
+    assert_eq!(fixed.status.code(), Some(3), "{}", both(&fixed));
+    let text = stdout(&fixed);
+    for line in [
+        "⇡ [1] pull request: checks failed (test), review none — back to the worker",
+        "↺ [1] pull request: check `test` failed (its log: https://ci.test/actions/runs/77/job/1): 2 tests failed — back to the worker",
+        "✓ [1] round 2: APPROVE",
+        "⇡ [1] pull request: checks pending, review none — waits",
+    ] {
+        assert!(text.contains(line), "{line}\n{}", both(&fixed));
+    }
+    transcript.push(("# CI fails `test` on the pull request\n$ breeze resume", text));
+    let green = remote.tip("breeze/1").unwrap();
+    assert_ne!(green, red, "the fix is pushed to the same branch");
+    assert_eq!(git(&remote.path, &["show", &format!("{green}:a.txt")]), "attempt 2\n");
+    let description = std::fs::read_to_string(forge.join("description.md")).unwrap();
+    assert!(description.contains("- Round 1: check `test` failed"), "{description}");
+    let status = status_json(&root);
+    assert_eq!(status["tasks"][0]["pull_request"]["follow_ups"], 1, "{status}");
+    assert_eq!(status["tasks"][0]["pull_request"]["checks"], "pending", "{status}");
+    let table = stdout(&run_in(&root, &["status"]));
+    assert!(table.contains("checks pending, review none, 1 follow-up round"), "{table}");
+    transcript.push(("$ breeze status", table));
+
+    // Green on the fix; the team merges it.
+    let passed = r#"[{"name":"test","state":"SUCCESS","bucket":"pass","link":"https://ci.test/actions/runs/78/job/1"}]"#;
+    std::fs::write(forge.join(format!("checks-{green}.json")), passed).unwrap();
+    merge_branch(&remote.clone_as("queue"), "breeze/1", MergeStyle::Squash);
+    let landed = run_in(&root, &["resume"]);
+    assert_eq!(landed.status.code(), Some(0), "{}", both(&landed));
+    assert!(stdout(&landed).contains("● [1] landed"), "{}", both(&landed));
+    transcript.push((
+        "# CI passes on the fix; the team squash-merges it\n$ breeze resume",
+        stdout(&landed),
+    ));
+    let changes =
+        git(&remote.path, &["log", "--first-parent", "--format=%H", "main", "--", "a.txt"]);
+    assert_eq!(changes.lines().count(), 1, "a.txt changed once on main");
+    assert_eq!(git(&remote.path, &["show", "main:a.txt"]), "attempt 2\n");
+    // `--nocapture` shows the session as a person saw it.
+    for (command, output) in transcript {
+        println!("{command}\n{output}");
+    }
+}
+
+#[test]
+fn a_kill_as_a_follow_up_round_starts_is_finished_once_by_resume() {
+    let ForgeRepo { _outside, _temp, forge, root, remote } = forge_repo();
+    let opened = run_in(&root, &["run"]);
+    assert_eq!(opened.status.code(), Some(3), "{}", both(&opened));
+    let red = remote.tip("breeze/1").unwrap();
+    let failed =
+        r#"[{"name":"test","bucket":"fail","link":"https://ci.test/actions/runs/77/job/1"}]"#;
+    std::fs::write(forge.join(format!("checks-{red}.json")), failed).unwrap();
+    // Killed once the round is saved, before the task is sent back.
+    killed_at(&root, &["resume"], "landing:pr-round-saved");
+    assert_eq!(remote.tip("breeze/1").unwrap(), red);
+
+    let resumed = run_in(&root, &["resume"]);
+    assert_eq!(resumed.status.code(), Some(3), "{}", both(&resumed));
+    let status = status_json(&root);
+    assert_eq!(task_state(&status, "1"), "pr-open", "{status}");
+    assert_eq!(status["tasks"][0]["pull_request"]["follow_ups"], 1, "one round: {status}");
+    let text = journal(&root);
+    assert_eq!(text.matches("\"kind\":\"sent_back\"").count(), 1, "{text}");
+    assert_eq!(text.matches("\"kind\":\"pull_request_updated\"").count(), 1, "pushed once: {text}");
+    let green = remote.tip("breeze/1").unwrap();
+    assert_ne!(green, red);
+    assert_eq!(git(&remote.path, &["show", &format!("{green}:a.txt")]), "attempt 2\n");
+}

@@ -1,7 +1,9 @@
 //! Human-readable output: progress lines during a run, status tables after.
 
 use breeze_engine::ProgressEvent;
-use breeze_protocol::{BreezeStatus, BudgetCaps, TaskState, Usage, Verdict};
+use breeze_protocol::{
+    BreezeStatus, BudgetCaps, PrChecks, PrFollowUp, PrReview, TaskState, Usage, Verdict,
+};
 use unicode_width::UnicodeWidthStr;
 
 /// One line for a progress event.
@@ -54,6 +56,9 @@ pub fn progress_line(event: &ProgressEvent) -> String {
             format!("⧗ [{id}] awaiting approval: {}", first_line(reason))
         }
         ProgressEvent::PullRequestOpen { id, reason } => format!("⇡ [{id}] {}", first_line(reason)),
+        ProgressEvent::PullRequestFollowed { id, checks, review, failed, action, detail } => {
+            pull_request_line(id, (*checks, *review), failed, *action, detail.as_deref())
+        }
         ProgressEvent::Deferred { id, reason } => {
             format!("⏸ [{id}] landing deferred: {}", first_line(reason))
         }
@@ -68,6 +73,54 @@ pub fn progress_line(event: &ProgressEvent) -> String {
             ),
         },
     }
+}
+
+/// The line of a look at a task's pull request on the forge (`pull_request_followed`):
+/// what its checks and reviews say and what breeze does, as the progress lines, the live
+/// view and `breeze watch` show it.
+pub fn pull_request_line(
+    id: &str,
+    (checks, review): (PrChecks, PrReview),
+    failed: &[String],
+    action: PrFollowUp,
+    detail: Option<&str>,
+) -> String {
+    let mut line = format!("⇡ [{id}] pull request: checks {}", checks.as_str());
+    if !failed.is_empty() {
+        line.push_str(&format!(" ({})", failed.join(", ")));
+    }
+    line.push_str(&format!(", review {}", review.as_str()));
+    let detail = detail.map(first_line);
+    let what = match (action, detail) {
+        (PrFollowUp::Waits, Some(why)) => format!("waits ({why})"),
+        (PrFollowUp::Waits, None) => "waits".to_string(),
+        (PrFollowUp::Rerun, _) => "failed checks asked to run again".to_string(),
+        (PrFollowUp::MainFails, Some(why)) => format!("not charged: {why}"),
+        (PrFollowUp::MainFails, None) => "not charged: main's failure".to_string(),
+        (PrFollowUp::BackToWorker, _) => "back to the worker".to_string(),
+        (PrFollowUp::Escalated, Some(why)) => format!("follow-up rounds used up: {why}"),
+        (PrFollowUp::Escalated, None) => "follow-up rounds used up".to_string(),
+    };
+    format!("{line} — {what}")
+}
+
+/// What a task's open pull request's checks and reviews said at the last look, for
+/// `breeze status`.
+fn forge_note(pr: &breeze_protocol::PullRequestStatus) -> Option<String> {
+    if pr.merged || (pr.checks.is_none() && pr.review.is_none()) {
+        return None;
+    }
+    let mut parts = Vec::new();
+    if let Some(checks) = pr.checks {
+        parts.push(format!("checks {}", checks.as_str()));
+    }
+    if let Some(review) = pr.review {
+        parts.push(format!("review {}", review.as_str()));
+    }
+    if pr.follow_ups > 0 {
+        parts.push(format!("{} follow-up round{}", pr.follow_ups, plural(pr.follow_ups as usize)));
+    }
+    Some(parts.join(", "))
 }
 
 /// The line of a task sent back to its worker (`reason`: its cause as one line), as the
@@ -129,6 +182,9 @@ fn task_note(task: &breeze_protocol::TaskStatus) -> std::borrow::Cow<'_, str> {
     match (&task.reason, &task.review, &task.pull_request) {
         (Some(reason), _, _) if works_after_a_send_back(task) => {
             format!("sent back: {reason}").into()
+        }
+        (Some(reason), _, Some(pr)) if forge_note(pr).is_some() => {
+            format!("{reason} ({})", forge_note(pr).unwrap_or_default()).into()
         }
         (Some(reason), _, _) => reason.into(),
         (None, _, Some(pr)) if pr.merged => {

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use breeze_protocol::{Cause, Decision, TaskState, Verdict};
+use breeze_protocol::{Cause, Decision, PrChecks, PrFollowUp, PrReview, TaskState, Verdict};
 
 /// Something worth telling the user while a run goes on.
 #[derive(Debug, Clone, PartialEq)]
@@ -128,6 +128,21 @@ pub enum ProgressEvent {
         id: String,
         /// Its address (or branch) and what it merges into.
         reason: String,
+    },
+    /// What an open pull request's checks and reviews say changed, and what breeze does.
+    PullRequestFollowed {
+        /// Task id.
+        id: String,
+        /// Its checks.
+        checks: PrChecks,
+        /// Its reviews.
+        review: PrReview,
+        /// The checks that failed.
+        failed: Vec<String>,
+        /// What breeze does.
+        action: PrFollowUp,
+        /// Why something is unknown, main's failure, or what goes back.
+        detail: Option<String>,
     },
     /// A landing waits for the user's checkout or for the remote.
     Deferred {

@@ -326,6 +326,43 @@ pub struct PullRequestRecord {
     /// is the task's phase: landed. A `merged` field of earlier run files is ignored.)
     #[serde(default)]
     pub opened: bool,
+    /// What following it on the forge found and did.
+    #[serde(default)]
+    pub follow: PrFollowRecord,
+}
+
+/// What following a pull request on the forge found and did (`land.pr_checks_command`,
+/// `land.pr_reviews_command`): what lasts between looks and across a resume.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PrFollowRecord {
+    /// Follow-up rounds started: failed checks or review comments sent back to the worker.
+    #[serde(default)]
+    pub rounds: u32,
+    /// What its checks said at the last look.
+    #[serde(default)]
+    pub checks: Option<breeze_protocol::PrChecks>,
+    /// What its reviews said at the last look.
+    #[serde(default)]
+    pub review: Option<breeze_protocol::PrReview>,
+    /// The pushed commit whose failed checks went back to the worker: charged once.
+    #[serde(default)]
+    pub charged: Option<ObjectId>,
+    /// The pushed commit `reruns` are about.
+    #[serde(default)]
+    pub rerun_on: Option<ObjectId>,
+    /// The checks asked to run again on `rerun_on` (each once).
+    #[serde(default)]
+    pub reruns: Vec<String>,
+    /// The reviews and comments handed to the worker, by key: never handed again.
+    #[serde(default)]
+    pub handed: Vec<String>,
+    /// Each follow-up round: what went back, in one line (the description tells them).
+    #[serde(default)]
+    pub history: Vec<String>,
+    /// The last `pull_request_followed` event, as JSON: a look that finds the same says
+    /// nothing.
+    #[serde(default)]
+    pub said: Option<String>,
 }
 
 impl TaskRecord {
@@ -420,6 +457,9 @@ impl TaskRecord {
                 target: format!("{}/{}", pr.remote, pr.base_branch),
                 commit: pr.commit.to_string(),
                 merged: self.phase == TaskPhase::Landed,
+                checks: pr.follow.checks,
+                review: pr.follow.review,
+                follow_ups: pr.follow.rounds,
             }),
             branch: self.branch.clone(),
             earlier_branches: self.earlier_branches.clone(),

@@ -26,6 +26,8 @@ mod landing_modes;
 mod lane_ports;
 #[path = "engine/old_lanes.rs"]
 mod old_lanes;
+#[path = "engine/pull_request_follow.rs"]
+mod pull_request_follow;
 
 struct Fixture {
     repo: TestRepo,

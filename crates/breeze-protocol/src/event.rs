@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::advisor::Decision;
 use crate::cause::Cause;
+use crate::forge::{PrChecks, PrFollowUp, PrReview};
 use crate::outcome::{
     AttemptOutcome, CommandEnding, FoundBy, PersonOutcome, ProcessEnding, ScopeAnswer,
     VerifyOutcome,
@@ -382,6 +383,28 @@ pub enum EventKind {
         commit: String,
         /// How it was recognized: `commit`, `trailers` or `patch-id`.
         found_by: FoundBy,
+    },
+    /// breeze looked at an open pull request's checks and reviews on the forge
+    /// (`land.pr_checks_command`, `land.pr_reviews_command`) and what it saw changed since
+    /// the last time it said: what they say, and what breeze does about it.
+    PullRequestFollowed {
+        /// Task id.
+        task: String,
+        /// The pull request's commit (the one breeze pushed last).
+        commit: String,
+        /// Its checks.
+        checks: PrChecks,
+        /// Its reviews.
+        review: PrReview,
+        /// The names of the checks that failed.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        failed: Vec<String>,
+        /// What breeze does.
+        action: PrFollowUp,
+        /// Why the checks or reviews are `unknown` (the command's failure), or main's
+        /// failing checks, in one line.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        detail: Option<String>,
     },
     /// The local main followed the remote branch landings go to: fast-forwarded (the
     /// user's checkout with it, when clean) from `previous_main` to `commit`.

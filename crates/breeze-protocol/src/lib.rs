@@ -31,6 +31,7 @@ mod doctor;
 mod draft;
 mod event;
 mod exit;
+mod forge;
 mod kind;
 mod outcome;
 mod plan;
@@ -56,6 +57,7 @@ pub use doctor::{
 pub use draft::{DraftConflict, DraftTask, PlanDraft, RepositoryView, ScaffoldInput, ScaffoldMode};
 pub use event::{BreezeEvent, EventKind, Role};
 pub use exit::ExitCode;
+pub use forge::{PrChecks, PrFollowUp, PrReview};
 pub use kind::{DetectError, Message, MessageKind};
 pub use outcome::{
     AttemptOutcome, CommandEnding, FoundBy, PersonOutcome, ProcessEnding, ScopeAnswer,

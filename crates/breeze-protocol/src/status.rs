@@ -247,6 +247,16 @@ pub struct PullRequestStatus {
     /// Whether its change has reached the target branch (then the task is `landed`, its
     /// `commit` the one that brought it).
     pub merged: bool,
+    /// What its checks said the last time breeze looked (`null` before it looked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checks: Option<crate::forge::PrChecks>,
+    /// What its reviews said the last time breeze looked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<crate::forge::PrReview>,
+    /// Follow-up rounds: how many times its failed checks or review comments went back
+    /// to the worker (at most `land.pr_rounds`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub follow_ups: u32,
 }
 
 /// `breeze-status.v1`.

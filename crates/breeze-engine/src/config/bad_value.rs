@@ -1,7 +1,7 @@
 //! Why breeze cannot take a value of `breeze.toml`: one [`BadValue`] per way a value is
 //! refused, each saying what to write instead.
 
-use super::settings::PR_PLACEHOLDERS;
+use super::settings::{FOLLOW_PLACEHOLDERS, PR_PLACEHOLDERS};
 use super::units::{DurationError, SizeError};
 use crate::changelog::ChangelogRefused;
 use crate::landing_message::TemplateRefused;
@@ -124,6 +124,17 @@ pub enum BadValue {
         PR_PLACEHOLDERS.join(", ")
     )]
     UnknownPlaceholder {
+        /// As written.
+        placeholder: String,
+    },
+    /// A command following pull requests names a placeholder breeze does not fill in.
+    #[error(
+        "`land.{key}` uses {placeholder}, which breeze does not fill in; the placeholders are {}",
+        FOLLOW_PLACEHOLDERS.join(", ")
+    )]
+    UnknownFollowPlaceholder {
+        /// The key (`pr_checks_command`).
+        key: &'static str,
         /// As written.
         placeholder: String,
     },

@@ -10,8 +10,8 @@ use serde::Deserialize;
 
 use super::bad_value::BadValue;
 use super::settings::{
-    BudgetConfig, Config, Independence, LandConfig, LandTo, MAX_LANES, OnMainFailure,
-    PR_PLACEHOLDERS, Price, RoleConfig, SandboxMode,
+    BudgetConfig, Config, FOLLOW_PLACEHOLDERS, Independence, LandConfig, LandTo, MAX_LANES,
+    OnMainFailure, PR_PLACEHOLDERS, PrFollowConfig, Price, RoleConfig, SandboxMode,
 };
 use super::units::{parse_duration, parse_size};
 use crate::backend::{BackendKind, Runs};
@@ -121,6 +121,12 @@ struct RawLand {
     pr_branch: String,
     pr_command: Vec<String>,
     pr_poll: String,
+    pr_checks_command: Vec<String>,
+    pr_reviews_command: Vec<String>,
+    pr_main_checks_command: Vec<String>,
+    pr_rerun_command: Vec<String>,
+    pr_edit_command: Vec<String>,
+    pr_rounds: i64,
     stack: bool,
     push_retries: i64,
     remote_timeout: String,
@@ -165,11 +171,37 @@ impl RawLand {
             pr_branch: self.pr_branch.clone(),
             pr_command: self.pr_command.clone(),
             pr_poll: duration(&self.pr_poll, "land.pr_poll")?,
+            pr_follow: self.pr_follow()?,
             stack: self.stack,
             push_retries: int_in(self.push_retries, "land.push_retries", 0, 10)?,
             remote_timeout: duration(&self.remote_timeout, "land.remote_timeout")?,
             changelog: crate::changelog::Changelog::parse(&self.changelog)?,
             message: crate::landing_message::MessageTemplate::parse(&self.message)?,
+        })
+    }
+
+    /// How pull requests are followed, checked: placeholders breeze fills in, a number of
+    /// rounds in range.
+    fn pr_follow(&self) -> Result<PrFollowConfig, BadValue> {
+        let commands = [
+            ("pr_checks_command", &self.pr_checks_command),
+            ("pr_reviews_command", &self.pr_reviews_command),
+            ("pr_main_checks_command", &self.pr_main_checks_command),
+            ("pr_rerun_command", &self.pr_rerun_command),
+            ("pr_edit_command", &self.pr_edit_command),
+        ];
+        for (key, argv) in commands {
+            if let Some(placeholder) = unknown_placeholder(argv, FOLLOW_PLACEHOLDERS) {
+                return Err(BadValue::UnknownFollowPlaceholder { key, placeholder });
+            }
+        }
+        Ok(PrFollowConfig {
+            checks_command: self.pr_checks_command.clone(),
+            reviews_command: self.pr_reviews_command.clone(),
+            main_checks_command: self.pr_main_checks_command.clone(),
+            rerun_command: self.pr_rerun_command.clone(),
+            edit_command: self.pr_edit_command.clone(),
+            rounds: int_in(self.pr_rounds, "land.pr_rounds", 0, 20)?,
         })
     }
 
@@ -182,19 +214,31 @@ impl RawLand {
         if self.pr_command.first().is_none_or(|program| program.trim().is_empty()) {
             return Err(BadValue::NoPrCommand);
         }
-        for arg in &self.pr_command {
-            let mut rest = arg.as_str();
-            while let Some(open) = rest.find('{') {
-                let Some(close) = rest[open..].find('}') else { break };
-                let placeholder = &rest[open..open + close + 1];
-                if !PR_PLACEHOLDERS.contains(&placeholder) {
-                    return Err(BadValue::UnknownPlaceholder { placeholder: placeholder.into() });
-                }
-                rest = &rest[open + close + 1..];
-            }
+        match unknown_placeholder(&self.pr_command, PR_PLACEHOLDERS) {
+            Some(placeholder) => Err(BadValue::UnknownPlaceholder { placeholder }),
+            None => Ok(()),
         }
-        Ok(())
     }
+}
+
+/// The first placeholder — `{` a lowercase word `}` — in `argv` that is not one of `known`.
+/// Other braces (a `jq` filter's `{name, state}`) are not placeholders.
+fn unknown_placeholder(argv: &[String], known: &[&str]) -> Option<String> {
+    for arg in argv {
+        let mut rest = arg.as_str();
+        while let Some(open) = rest.find('{') {
+            let Some(close) = rest[open..].find('}') else { break };
+            let placeholder = &rest[open..open + close + 1];
+            let word = &placeholder[1..placeholder.len() - 1];
+            let is_placeholder =
+                !word.is_empty() && word.chars().all(|c| c.is_ascii_lowercase() || c == '_');
+            if is_placeholder && !known.contains(&placeholder) {
+                return Some(placeholder.into());
+            }
+            rest = &rest[open + 1..];
+        }
+    }
+    None
 }
 
 /// With landings going to a remote, no role may be handed what reaches it: the ssh agent,

@@ -189,6 +189,49 @@ impl LandTo {
 pub const PR_PLACEHOLDERS: &[&str] =
     &["{target}", "{branch}", "{title}", "{body_file}", "{task}", "{remote}", "{commit}"];
 
+/// The placeholders the commands following pull requests may use (`land.pr_checks_command`,
+/// `pr_reviews_command`, `pr_main_checks_command`, `pr_rerun_command`, `pr_edit_command`);
+/// `{owner}` and `{repo}` are left as they are, for `gh api` to fill in.
+pub const FOLLOW_PLACEHOLDERS: &[&str] = &[
+    "{branch}",
+    "{url}",
+    "{number}",
+    "{target}",
+    "{remote}",
+    "{task}",
+    "{commit}",
+    "{target_commit}",
+    "{check}",
+    "{link}",
+    "{run}",
+    "{body_file}",
+    "{owner}",
+    "{repo}",
+];
+
+/// How open pull requests are followed on the forge: the commands that read their checks
+/// and reviews, and how many follow-up rounds each gets.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PrFollowConfig {
+    /// argv printing the pull request's checks as JSON (`gh pr checks --json …`); empty =
+    /// checks are not followed.
+    pub checks_command: Vec<String>,
+    /// argv printing its reviews and comments as JSON (`gh pr view --json reviews,comments`);
+    /// empty = reviews are not followed.
+    pub reviews_command: Vec<String>,
+    /// argv printing the checks of the target branch's tip (`{commit}`), in the checks
+    /// command's form: a failed check main fails too is main's; empty = not asked.
+    pub main_checks_command: Vec<String>,
+    /// argv asking the forge to run a failed check again (`{check}`, `{link}`, `{run}`):
+    /// one that passes then was flaky; empty = a failed check is charged at once.
+    pub rerun_command: Vec<String>,
+    /// argv replacing the pull request's description with `{body_file}` after a follow-up
+    /// round; empty = the description is left as opened.
+    pub edit_command: Vec<String>,
+    /// Follow-up rounds a pull request gets before its task is escalated.
+    pub rounds: u32,
+}
+
 /// Where and how approved work lands (`[land]` beyond the checks).
 #[derive(Debug, Clone, PartialEq)]
 pub struct LandConfig {
@@ -204,6 +247,8 @@ pub struct LandConfig {
     pub pr_command: Vec<String>,
     /// How often open pull requests are looked for on the remote's branch.
     pub pr_poll: Duration,
+    /// How open pull requests' checks and reviews are followed.
+    pub pr_follow: PrFollowConfig,
     /// A task whose one unlanded dependency is an open pull request starts on that
     /// pull request's branch, and its pull request targets it.
     pub stack: bool,

@@ -559,7 +559,11 @@ impl Dispatcher {
         let followed = self.land.follow(&self.ctx, &published).await?;
         self.next_follow = self.land.follow_every().map(|every| Instant::now() + every);
         self.unreachable = followed.unreachable;
-        let changed = !followed.landed.is_empty() || !followed.again.is_empty();
+        let changed = !followed.landed.is_empty()
+            || !followed.again.is_empty()
+            || !followed.sent_back.is_empty()
+            || !followed.escalated.is_empty();
+        self.follow_ups(&followed.sent_back, followed.escalated).await?;
         let book = &self.ctx.book;
         for (index, commit) in followed.landed {
             self.published.remove(&index);
@@ -574,6 +578,24 @@ impl Dispatcher {
             self.idle_follow_done = false;
         }
         Ok(changed)
+    }
+
+    /// What the forge said sent these published tasks back to their workers (the
+    /// scheduler starts them again, as a bounced landing) or used up their follow-up
+    /// rounds.
+    async fn follow_ups(
+        &mut self,
+        sent_back: &[usize],
+        escalated: Vec<(usize, Cause)>,
+    ) -> Result<(), EngineError> {
+        for index in sent_back {
+            self.published.remove(index);
+        }
+        for (index, cause) in escalated {
+            self.published.remove(&index);
+            self.ctx.book.transition(index, Transition::Escalate { cause }).await?;
+        }
+        Ok(())
     }
 
     /// Why the run stops while tasks wait for a person: an approval, a pull request's merge.

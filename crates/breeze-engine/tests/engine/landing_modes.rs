@@ -18,15 +18,15 @@ use tokio_util::sync::CancellationToken;
 
 /// A repository whose main is on a bare remote `origin`, a teammate's clone of that remote,
 /// and the folder of the test's scripts.
-struct Remoted {
-    repo: TestRepo,
-    remote: BareRemote,
-    teammate: PathBuf,
-    plan: PathBuf,
+pub(crate) struct Remoted {
+    pub(crate) repo: TestRepo,
+    pub(crate) remote: BareRemote,
+    pub(crate) teammate: PathBuf,
+    pub(crate) plan: PathBuf,
 }
 
 impl Remoted {
-    fn new(plan_name: &str, plan: &str) -> Remoted {
+    pub(crate) fn new(plan_name: &str, plan: &str) -> Remoted {
         let repo = TestRepo::with_files(&[(plan_name, plan), ("README.md", "readme\n")]);
         let remote = BareRemote::new();
         remote.add_to(&repo.root, "origin", remote.path.to_str().unwrap());
@@ -35,11 +35,11 @@ impl Remoted {
         Remoted { repo, remote, teammate, plan }
     }
 
-    fn root(&self) -> &Path {
+    pub(crate) fn root(&self) -> &Path {
         &self.repo.root
     }
 
-    fn options(&self, to: LandTo, tweak: impl FnOnce(&mut Config)) -> RunOptions {
+    pub(crate) fn options(&self, to: LandTo, tweak: impl FnOnce(&mut Config)) -> RunOptions {
         let mut config = Config::defaults();
         config.set_all_backends(BackendKind::Scripted);
         config.worktree_root = Some(self.repo.worktrees());
@@ -57,7 +57,7 @@ impl Remoted {
 
     /// A pull-request command that records its arguments, one file per call, and prints
     /// an address as `gh pr create` does.
-    fn pr_script(&self) -> PathBuf {
+    pub(crate) fn pr_script(&self) -> PathBuf {
         let dir = self.repo.outside();
         let script = dir.join("open-pr.sh");
         if !script.exists() {
@@ -71,7 +71,7 @@ impl Remoted {
     }
 
     /// The arguments of every pull-request command call, in order.
-    fn pr_calls(&self) -> Vec<Vec<String>> {
+    pub(crate) fn pr_calls(&self) -> Vec<Vec<String>> {
         (1..)
             .map(|n| self.repo.outside().join(format!("pr-call-{n}")))
             .take_while(|path| path.exists())
@@ -79,16 +79,16 @@ impl Remoted {
             .collect()
     }
 
-    async fn run(&self, options: RunOptions) -> RunOutcome {
+    pub(crate) async fn run(&self, options: RunOptions) -> RunOutcome {
         breeze_engine::run(options, CancellationToken::new()).await.expect("the run starts")
     }
 
-    async fn resume(&self, options: RunOptions) -> RunOutcome {
+    pub(crate) async fn resume(&self, options: RunOptions) -> RunOutcome {
         breeze_engine::resume(options, CancellationToken::new()).await.expect("the run resumes")
     }
 
     /// How many commits of the remote main's first-parent history change `path`.
-    fn changes_on_remote(&self, path: &str) -> usize {
+    pub(crate) fn changes_on_remote(&self, path: &str) -> usize {
         git(&self.remote.path, &["log", "--first-parent", "--format=%H", "main", "--", path])
             .lines()
             .count()
@@ -96,7 +96,7 @@ impl Remoted {
 }
 
 /// The journal of the run's last session (since it last started or resumed).
-fn events(outcome: &RunOutcome) -> Vec<EventKind> {
+pub(crate) fn events(outcome: &RunOutcome) -> Vec<EventKind> {
     let all: Vec<EventKind> = read_events(&outcome.run_dir.join("events.jsonl"))
         .unwrap()
         .into_iter()
@@ -106,7 +106,7 @@ fn events(outcome: &RunOutcome) -> Vec<EventKind> {
     all[start..].to_vec()
 }
 
-fn state(outcome: &RunOutcome, id: &str) -> TaskState {
+pub(crate) fn state(outcome: &RunOutcome, id: &str) -> TaskState {
     outcome.status.tasks.iter().find(|t| t.id == id).map(|t| t.state).unwrap()
 }
 

@@ -6,12 +6,12 @@ use std::path::PathBuf;
 use std::time::SystemTime;
 
 use breeze_protocol::{
-    AttemptOutcome, BreezeEvent, Decision, EventKind, PersonOutcome, Role, RunState, ScopeAnswer,
-    TaskState, Usage, Verdict, VerifyOutcome,
+    AttemptOutcome, BreezeEvent, Decision, EventKind, PersonOutcome, PrChecks, PrFollowUp,
+    PrReview, Role, RunState, ScopeAnswer, TaskState, Usage, Verdict, VerifyOutcome,
 };
 
 use super::LiveModel;
-use crate::render::{quoted_cut, sent_back_line, short};
+use crate::render::{pull_request_line, quoted_cut, sent_back_line, short};
 
 /// A milestone line, or none when the event is not news.
 type Note = Option<String>;
@@ -57,6 +57,14 @@ impl LiveModel {
             E::Verified { tasks, commit, outcome, .. } => verified(tasks, commit, *outcome),
             E::PushRejected { task, target, reason, .. } => push_rejected(task, target, reason),
             E::PullRequestUpdated { task, branch, .. } => pull_request_updated(task, branch),
+            E::PullRequestFollowed { task, checks, review, failed, action, detail, .. } => self
+                .pull_request_followed(
+                    task,
+                    (*checks, *review),
+                    failed,
+                    *action,
+                    detail.as_deref(),
+                ),
             E::IgnoredWritesRemoved { task, paths } => ignored_writes_removed(task, paths),
             E::WorktreeCreated { .. }
             | E::WorktreeRemoved { .. }
@@ -99,6 +107,20 @@ impl LiveModel {
         view.since = at;
         view.reason = None;
         Some(format!("▶ [{task}] {title} (lane {lane})"))
+    }
+
+    /// A look at the task's pull request on the forge: its phase says what its checks and
+    /// reviews say.
+    fn pull_request_followed(
+        &mut self,
+        task: &str,
+        (checks, review): (PrChecks, PrReview),
+        failed: &[String],
+        action: PrFollowUp,
+        detail: Option<&str>,
+    ) -> Note {
+        self.task(task).phase = format!("checks {}, review {}", checks.as_str(), review.as_str());
+        Some(pull_request_line(task, (checks, review), failed, action, detail))
     }
 
     /// The task changed state; a task that is done leaves its lane.

@@ -284,3 +284,26 @@ fn verify_verdicts_a_person_leaving_and_scope_answers_read_as_milestones() {
         "a passing verify is not news"
     );
 }
+
+#[test]
+fn a_look_at_a_pull_request_shows_its_checks_and_reviews_and_what_breeze_does() {
+    let mut model = LiveModel::default();
+    model.seed(&pending(&["1"]), Replay::WholeJournal);
+    let followed = r#"{"schema_version":"breeze-event.v1","seq":3,"at":"2026-12-01T04:38:40.000Z","event":{"kind":"pull_request_followed","task":"1","commit":"abc","checks":"failed","review":"changes-requested","failed":["test"],"action":"back-to-worker"}}"#;
+    model.apply(&serde_json::from_str(followed).unwrap());
+    assert_eq!(model.tasks[0].phase, "checks failed, review changes-requested");
+    let last = &model.milestones.back().unwrap().text;
+    assert_eq!(
+        last,
+        "⇡ [1] pull request: checks failed (test), review changes-requested — back to the worker"
+    );
+    let mains = r#"{"schema_version":"breeze-event.v1","seq":4,"at":"2026-12-01T04:39:40.000Z","event":{"kind":"pull_request_followed","task":"1","commit":"abc","checks":"failed","review":"none","failed":["lint"],"action":"main-fails","detail":"`lint` fail(s) on main's tip too: main's failure, not the task's"}}"#;
+    model.apply(&serde_json::from_str(mains).unwrap());
+    let last = &model.milestones.back().unwrap().text;
+    assert!(
+        last.ends_with(
+            "— not charged: `lint` fail(s) on main's tip too: main's failure, not the task's"
+        ),
+        "{last}"
+    );
+}

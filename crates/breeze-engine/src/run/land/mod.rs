@@ -14,12 +14,15 @@
 
 mod batch;
 mod candidate;
+mod forge;
+mod forge_command;
 mod journal;
 mod local;
 mod main_moves;
 mod mode;
 mod outcome;
 mod pr_body;
+mod pr_follow;
 mod pull_request;
 mod queue;
 mod remote;

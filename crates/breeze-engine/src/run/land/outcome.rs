@@ -85,4 +85,9 @@ pub(crate) struct Followed {
     pub again: Vec<usize>,
     /// Why the target could not be looked at (the published landings stay as they are).
     pub unreachable: Option<String>,
+    /// Tasks sent back to their workers by what the forge said (a failed check, review
+    /// comments): a follow-up round; their phase is `working` already.
+    pub sent_back: Vec<usize>,
+    /// Tasks whose follow-up rounds are used up: escalated with the cause.
+    pub escalated: Vec<(usize, Cause)>,
 }

@@ -38,6 +38,9 @@ pub(crate) struct Description {
     pub verify: Option<Vec<String>>,
     /// The task this pull request is stacked on, with its branch.
     pub stacked_on: Option<(String, String)>,
+    /// The follow-up rounds: what the forge's checks and reviewers sent back, one line
+    /// each (`Round 1: check `test` failed …`).
+    pub follow_ups: Vec<String>,
     /// The landing commit's message: its trailers end the description.
     pub message: String,
 }
@@ -143,6 +146,13 @@ impl Description {
             }
             out.push('\n');
         }
+        if !self.follow_ups.is_empty() {
+            out.push_str("## Follow-up rounds\n\n");
+            for round in &self.follow_ups {
+                out.push_str(&format!("- {}\n", one_line(round)));
+            }
+            out.push_str("\nEach was fixed by the worker, reviewed again and pushed here.\n\n");
+        }
         out.push_str("## Checks\n\n");
         match &self.verify {
             Some(argv) => out.push_str(&format!(
@@ -189,6 +199,7 @@ mod tests {
             }],
             verify: Some(vec!["cargo".into(), "test".into()]),
             stacked_on: None,
+            follow_ups: vec!["Round 1: check `test` failed (its log: https://ci/1)".into()],
             message,
         };
         let text = description.render();
@@ -200,6 +211,12 @@ mod tests {
         assert!(text.contains("- Round 2: **APPROVE**"), "{text}");
         assert!(text.contains("- **PLAN**: hash first\n  - use argon2"), "{text}");
         assert!(text.contains("`cargo test` passed"), "{text}");
+        assert!(
+            text.contains(
+                "## Follow-up rounds\n\n- Round 1: check `test` failed (its log: https://ci/1)\n"
+            ),
+            "{text}"
+        );
         assert!(
             text.ends_with("Breeze-Task: 3\nBreeze-Run: run-9\nBreeze-Review: APPROVE (round 2)\n"),
             "{text}"

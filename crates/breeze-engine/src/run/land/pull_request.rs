@@ -22,11 +22,13 @@ use std::time::Duration;
 use breeze_protocol::{Cause, CauseKind};
 
 use super::candidate::landing_subject;
+use super::forge_command::{command_line, run_forge_command};
 use super::journal::landing_journaled;
 use super::main_moves::follow_main;
 use super::mode::{LandFuture, LandMode, Publish};
 use super::outcome::{Followed, Landing, Onto, Try, deferral};
 use super::pr_body::{Description, history};
+use super::pr_follow::{FollowUp, follow_forge};
 use super::target;
 use crate::error::EngineError;
 use crate::run::context::{ProjectCommand, RunContext};
@@ -52,32 +54,6 @@ pub(crate) fn first_url(text: &str) -> Option<String> {
         .take_while(|c| !c.is_whitespace() && !"\"'<>()[]".contains(*c))
         .collect();
     Some(url.trim_end_matches(['.', ',', ';']).to_string())
-}
-
-/// `land.pr_command` with its placeholders filled in, in one pass: a value that contains
-/// a placeholder's name (a title with `{branch}` in it) is left as it is.
-fn command_line(template: &[String], values: &[(&str, &str)]) -> Vec<String> {
-    template
-        .iter()
-        .map(|arg| {
-            let mut out = String::new();
-            let mut rest = arg.as_str();
-            while !rest.is_empty() {
-                match values.iter().find(|(key, _)| rest.starts_with(key)) {
-                    Some((key, value)) => {
-                        out.push_str(value);
-                        rest = &rest[key.len()..];
-                    }
-                    None => {
-                        let next = rest.chars().next().map_or(1, char::len_utf8);
-                        out.push_str(&rest[..next]);
-                        rest = &rest[next..];
-                    }
-                }
-            }
-            out
-        })
-        .collect()
 }
 
 /// The pull-request branch of task `id`: `land.pr_branch` with `{task}` its slug.
@@ -213,12 +189,38 @@ async fn pull_request_onto(ctx: &RunContext, index: usize) -> Result<Onto, Engin
         return Ok(Onto::Tip { onto: pull_request.commit.0, expected: None });
     }
     match target::fetch(ctx).await {
-        Ok(Some(tip)) => Ok(Onto::Tip { onto: tip, expected: Some(tip) }),
+        Ok(Some(tip)) => match merged_meanwhile(ctx, index, tip).await? {
+            Some(landing) => Ok(Onto::Done(landing)),
+            None => Ok(Onto::Tip { onto: tip, expected: Some(tip) }),
+        },
         Ok(None) => {
             Ok(Onto::Done(Landing::waits_for_remote(no_target_branch(&target::remote_branch(ctx)))))
         }
         Err(err) => deferral(err).map(Onto::Done),
     }
+}
+
+/// The task's open pull request merged while the task was back at work (a follow-up
+/// round, a rebuild): the work since is dropped and the task counted landed, with the
+/// commit that brought its change.
+async fn merged_meanwhile(
+    ctx: &RunContext,
+    index: usize,
+    tip: Oid,
+) -> Result<Option<Landing>, EngineError> {
+    let record = ctx.book.record(index);
+    let Some(pr) = record.pull_request.clone().filter(|pr| pr.opened) else {
+        return Ok(None);
+    };
+    let Some((commit, by)) = look_for(ctx, &record.id, pr, tip, BreezeFiles::of(ctx)).await?.0
+    else {
+        return Ok(None);
+    };
+    if !landing_journaled(&ctx.run_dir, &record.id, commit)? {
+        journal_merged(ctx, &record, commit, by).await?;
+    }
+    follow_main(ctx, &record.id, tip).await?;
+    Ok(Some(Landing::Landed { commit: commit.into() }))
 }
 
 /// Pushes the landing commit to the task's branch and opens its pull request (or, when
@@ -252,6 +254,7 @@ async fn push_pull_request(
         url: previous.as_ref().and_then(|pr| pr.url.clone()),
         command_started: previous.as_ref().is_some_and(|pr| pr.command_started),
         opened: previous.as_ref().is_some_and(|pr| pr.opened),
+        follow: previous.as_ref().map(|pr| pr.follow.clone()).unwrap_or_default(),
     };
     if pr.opened {
         let replaced = expected.map(|oid| oid.to_string()).unwrap_or_default();
@@ -259,6 +262,9 @@ async fn push_pull_request(
         let (commit, task) = (commit.to_string(), id);
         let updated = EventKind::PullRequestUpdated { task, branch, commit, previous: replaced };
         ctx.book.journal(updated).await?;
+        if !pr.follow.history.is_empty() {
+            edit_description(ctx, index, &pr).await?;
+        }
         return Ok(Try::Done(waiting(&pr)));
     }
     let started_before = pr.command_started;
@@ -386,6 +392,45 @@ async fn open_pull_request(
     Ok(Opened::No { url, failure: format!("`{}` {}: {last}", argv[0], outcome.ending) })
 }
 
+/// After a follow-up round: the description, which now tells the rounds, written again
+/// and put on the pull request by `land.pr_edit_command` (a failure is logged: the
+/// pull request keeps its old description).
+async fn edit_description(
+    ctx: &RunContext,
+    index: usize,
+    pr: &PullRequestRecord,
+) -> Result<(), EngineError> {
+    let template = &ctx.config.land.pr_follow.edit_command;
+    if template.is_empty() {
+        return Ok(());
+    }
+    let id = ctx.task(index).id.to_string();
+    let (_, body_file) = write_description(ctx, index, pr).await?;
+    let (body, commit) = (body_file.display().to_string(), pr.commit.to_string());
+    let url = pr.url.clone().unwrap_or_default();
+    let number = super::forge::number(&url).unwrap_or_default();
+    let argv = command_line(
+        template,
+        &[
+            ("{branch}", &pr.branch),
+            ("{url}", &url),
+            ("{number}", &number),
+            ("{target}", &pr.base_branch),
+            ("{remote}", &pr.remote),
+            ("{task}", &id),
+            ("{commit}", &commit),
+            ("{body_file}", &body),
+        ],
+    );
+    let log = ctx.run_dir.root().join("logs").join(format!("{}.pr-edit-command", file_slug(&id)));
+    let timeout = ctx.config.land.remote_timeout;
+    let ran = run_forge_command(ctx, &id, "land.pr_edit_command", &argv, &log, timeout).await?;
+    if let Some(failure) = ran.failure {
+        tracing::warn!("land.pr_edit_command: {failure}; the pull request keeps its description");
+    }
+    Ok(())
+}
+
 /// The first bytes of the file at `path`, where the pull-request command printed its
 /// address (empty when it cannot be read).
 fn head_of(path: &std::path::Path) -> String {
@@ -429,6 +474,7 @@ async fn write_description(
         advice,
         verify: (!ctx.config.verify.is_empty()).then(|| ctx.config.verify.clone()),
         stacked_on: pr.stacked_on.clone().map(|dep| (dep, pr.base_branch.clone())),
+        follow_ups: pr.follow.history.clone(),
         message,
     };
     crate::snapshot::write_atomically(&body_file, description.render().as_bytes())
@@ -485,7 +531,7 @@ async fn follow_pull_requests(ctx: &RunContext, open: &[usize]) -> Result<Follow
         let Some(pr) = record.pull_request.clone().filter(|pr| pr.command_started) else {
             continue;
         };
-        match look_for(ctx, &record.id, pr, tip, breeze_files.clone()).await? {
+        match look_for(ctx, &record.id, pr.clone(), tip, breeze_files.clone()).await? {
             (Some((commit, _)), _) if landing_journaled(&ctx.run_dir, &record.id, commit)? => {
                 followed.landed.push((index, commit.into()));
             }
@@ -494,6 +540,11 @@ async fn follow_pull_requests(ctx: &RunContext, open: &[usize]) -> Result<Follow
                 followed.landed.push((index, commit.into()));
             }
             (None, false) => followed.again.push(index),
+            (None, true) if pr.opened => match follow_forge(ctx, index, &pr, tip).await? {
+                FollowUp::Waits => {}
+                FollowUp::SentBack => followed.sent_back.push(index),
+                FollowUp::Escalate(cause) => followed.escalated.push((index, cause)),
+            },
             (None, true) => {}
         }
     }
@@ -583,29 +634,7 @@ mod tests {
     }
 
     #[test]
-    fn placeholders_are_filled_in_every_argument() {
-        let template: Vec<String> =
-            ["gh", "pr", "create", "--base", "{target}", "--head", "{branch}", "--title={title}"]
-                .iter()
-                .map(ToString::to_string)
-                .collect();
-        let argv = command_line(
-            &template,
-            &[("{target}", "main"), ("{branch}", "breeze/1"), ("{title}", "feat: A {branch}")],
-        );
-        assert_eq!(
-            argv,
-            [
-                "gh",
-                "pr",
-                "create",
-                "--base",
-                "main",
-                "--head",
-                "breeze/1",
-                "--title=feat: A {branch}"
-            ]
-        );
+    fn a_tasks_branch_is_its_slug_in_the_pattern() {
         assert_eq!(
             branch_of("breeze/{task}", "3.1 x"),
             format!("breeze/{}", breeze_git::Repo::slug("3.1 x"))
