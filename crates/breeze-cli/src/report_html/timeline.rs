@@ -111,21 +111,23 @@ pub struct AttemptMark {
 }
 
 impl AttemptMark {
-    /// It ended without a result (failed, stalled, timed out, sent back by a gate, …).
+    /// It ended without a result (failed, stalled, timed out, sent back by a gate or for a
+    /// self-review that does not hold, …). Asking for advice or for scope is not a failure:
+    /// the attempt goes on once answered.
     pub fn failed(self) -> bool {
         self.outcome.is_some_and(|outcome| {
-            !matches!(outcome, AttemptOutcome::Completed | AttemptOutcome::NeedsAdvice)
+            !matches!(
+                outcome,
+                AttemptOutcome::Completed
+                    | AttemptOutcome::NeedsAdvice
+                    | AttemptOutcome::NeedsScope
+            )
         })
     }
 
-    /// How it ended, in the timeline's words: the outcome's own word, `ended` for the
-    /// outcomes the timeline does not name (`needs-scope`, `self-review`); `None` while it
-    /// had not ended.
+    /// How it ended, in the journal's own word; `None` while it had not ended.
     pub fn shown_outcome(self) -> Option<&'static str> {
-        self.outcome.map(|outcome| match outcome {
-            AttemptOutcome::NeedsScope | AttemptOutcome::SelfReview => "ended",
-            named => named.as_str(),
-        })
+        self.outcome.map(AttemptOutcome::as_str)
     }
 }
 

@@ -449,3 +449,13 @@ fn a_send_back_is_marked_and_a_review_a_gate_cut_short_was_the_gates() {
     assert_eq!(marks, [(t(340), line.as_str()), (t(600), line.as_str())]);
     assert!(AttemptMark { number: 2, outcome: Some(AttemptOutcome::SentBack) }.failed());
 }
+
+#[test]
+fn an_attempt_asking_for_scope_is_not_failed_and_a_self_review_that_does_not_hold_is() {
+    let mark = |outcome| AttemptMark { number: 1, outcome: Some(outcome) };
+    assert!(!mark(AttemptOutcome::NeedsScope).failed());
+    assert_eq!(mark(AttemptOutcome::NeedsScope).shown_outcome(), Some("needs-scope"));
+    assert!(mark(AttemptOutcome::SelfReview).failed());
+    assert_eq!(mark(AttemptOutcome::SelfReview).shown_outcome(), Some("self-review"));
+    assert_eq!(AttemptMark { number: 1, outcome: None }.shown_outcome(), None);
+}
