@@ -428,7 +428,8 @@ impl RoleGuard {
                 .filter_map(|(path, _)| Some(path.file_name()?.to_string_lossy().into_owned()))
                 .collect();
             names.extend(
-                (0..breeze_git::MAX_INTEGRATION_CHECKOUTS).map(breeze_git::integration_checkout_name),
+                (0..breeze_git::MAX_INTEGRATION_CHECKOUTS)
+                    .map(breeze_git::integration_checkout_name),
             );
             for name in names {
                 changed.extend(self.repo.check_admin_folder(&name)?);

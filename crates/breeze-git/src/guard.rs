@@ -431,8 +431,7 @@ impl Repo {
                 let in_root = roots.iter().any(|root| lane.parent() == Some(root.as_path()));
                 let detached =
                     lane.file_name().and_then(|name| name.to_str()).is_some_and(|name| {
-                        is_detached_checkout(name)
-                            || name.starts_with(TRIAL_CHECKOUT_PREFIX)
+                        is_detached_checkout(name) || name.starts_with(TRIAL_CHECKOUT_PREFIX)
                     });
                 if !(in_root || breeze_made) || detached {
                     continue;

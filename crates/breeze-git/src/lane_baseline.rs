@@ -21,9 +21,7 @@ impl Repo {
     /// The baseline of the checkout at `path`: a lane's (from its file), or none.
     pub(crate) fn baseline_of(&self, path: &Path) -> Baseline {
         let name = match path.file_name().and_then(|name| name.to_str()) {
-            Some(name)
-                if !is_detached_checkout(name) && self.lane_admin_of(path).is_some() =>
-            {
+            Some(name) if !is_detached_checkout(name) && self.lane_admin_of(path).is_some() => {
                 name.to_string()
             }
             _ => return Baseline::none(),

@@ -9,8 +9,8 @@
 
 use std::path::Path;
 
-use breeze_engine::{RunOptions, RunOutcome};
 use breeze_engine::decision::{HumanDecision, decide};
+use breeze_engine::{RunOptions, RunOutcome};
 use breeze_protocol::{EventKind, RunState, TaskState};
 use tokio_util::sync::CancellationToken;
 
@@ -113,7 +113,11 @@ fn landed_order(fixture: &Fixture) -> Vec<String> {
 
 /// Runs `options` until every task awaits a person's approval, approves them all at once
 /// and resumes: they land from the queue together.
-async fn approve_all_then_resume(fixture: &Fixture, options: &RunOptions, count: usize) -> RunOutcome {
+async fn approve_all_then_resume(
+    fixture: &Fixture,
+    options: &RunOptions,
+    count: usize,
+) -> RunOutcome {
     let outcome = breeze_engine::run(options.clone(), CancellationToken::new()).await.unwrap();
     assert_eq!(outcome.state, RunState::Interrupted, "{outcome:?}");
     let all: Vec<String> = (1..=count).map(|n| n.to_string()).collect();
@@ -187,7 +191,9 @@ printf '{{"schema_version":"worker-report.v1","status":"completed","summary":"ok
     let verify = script(
         &fixture,
         "verify.sh",
-        &format!("n=0\nwhile [ ! -f {shown}/6 ] && [ $n -lt 1200 ]; do sleep 0.05; n=$((n+1)); done\n"),
+        &format!(
+            "n=0\nwhile [ ! -f {shown}/6 ] && [ $n -lt 1200 ]; do sleep 0.05; n=$((n+1)); done\n"
+        ),
     );
     let mut options = fixture.options();
     shell_worker(&mut options, &worker);

@@ -144,7 +144,8 @@ async fn publish_in_order<M: LandMode + ?Sized>(
 ) -> Result<Option<Vec<(usize, Settled)>>, EngineError> {
     let mut settled = Vec::new();
     for (at, link) in passing.iter().enumerate() {
-        let (onto, expected) = if at == 0 { (onto, expected) } else { (link.parent, Some(link.parent)) };
+        let (onto, expected) =
+            if at == 0 { (onto, expected) } else { (link.parent, Some(link.parent)) };
         let rest = passing[at + 1..].iter().map(|link| (link.index, Settled::Again));
         match mode.publish(ctx, Publish { onto, expected, link, attempt }).await? {
             Try::Done(landing @ Landing::Landed { .. }) => {

@@ -238,7 +238,11 @@ impl Judge<'_> {
     /// The first landing of the chain (task `id`'s) fails on its own: main may be what
     /// fails. When it does, the run stops (`on_main_failure = "stop"`), or the worker is
     /// told that main fails too (`"land"`).
-    async fn first_fails(&mut self, id: &str, failed: &mut VerifyFailed) -> Result<(), EngineError> {
+    async fn first_fails(
+        &mut self,
+        id: &str,
+        failed: &mut VerifyFailed,
+    ) -> Result<(), EngineError> {
         let Verdict::Failed(main_failed) = self.main_verdict(id).await? else { return Ok(()) };
         match self.ctx.config.on_main_failure {
             OnMainFailure::Stop => Err(main_fails(self.ctx, self.main, id, &main_failed)),
