@@ -542,7 +542,13 @@ fn a_speculative_train_killed_at_each_step_lands_every_task_once_in_order() {
         }
         let order = git(
             &root,
-            &["log", "--first-parent", "--reverse", "--format=%(trailers:key=Breeze-Task,valueonly)", "main"],
+            &[
+                "log",
+                "--first-parent",
+                "--reverse",
+                "--format=%(trailers:key=Breeze-Task,valueonly)",
+                "main",
+            ],
         );
         let order: Vec<&str> = order.split_whitespace().collect();
         assert_eq!(order, ["1", "3", "2"], "killed at {step}: main moved in the queue's order");

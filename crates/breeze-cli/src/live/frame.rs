@@ -96,7 +96,13 @@ fn waiting_lines(model: &LiveModel) -> Vec<String> {
     } else {
         format!("queue: {} waiting: {}", queue.len(), queue.join(", "))
     }];
-    let landing: Vec<String> = model.landing().map(|task| task.id.clone()).collect();
+    let landing: Vec<String> = model
+        .landing()
+        .map(|task| match task.phase.as_str() {
+            "landing" => task.id.clone(),
+            phase => format!("{} ({phase})", task.id),
+        })
+        .collect();
     if !landing.is_empty() {
         lines.push(format!("landing queue: {}", landing.join(", ")));
     }
