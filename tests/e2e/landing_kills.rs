@@ -489,6 +489,74 @@ fn a_batch_killed_at_each_step_lands_every_task_once() {
     }
 }
 
+/// Steps of a speculative train (`land.queue_depth`, the default) where a kill cuts it
+/// short: while its landings are built, once they are verified side by side (task 2 the
+/// culprit), while the user's checkout is written, once main moved onto the first landing,
+/// once that landing is journaled and recorded.
+const TRAIN_KILL_STEPS: &[&str] = &[
+    "merged",
+    "committed",
+    "verified",
+    "checkout-half",
+    "main-moved",
+    "landed-journaled",
+    "state-saved",
+];
+
+/// The train test's verify: fails while task 2's first attempt is in the tree.
+const TRAIN_VERIFY: &str = "if [ -f src/two.txt ] && ! grep -q 'attempt 2' src/two.txt; then echo 'FAILED test_two: two is broken'; exit 1; fi";
+
+#[test]
+fn a_speculative_train_killed_at_each_step_lands_every_task_once_in_order() {
+    let config = format!(
+        "{SCRIPTED_CONFIG}\n[land]\nrequire_approval = true\nverify = [\"sh\", \"-c\", {TRAIN_VERIFY:?}]\n"
+    );
+    let plan = toml_task("1", "One", &["src/one.txt"], "")
+        + &toml_task("2", "Two", &["src/two.txt"], "")
+        + &toml_task("3", "Three", &["src/three.txt"], "");
+    for step in TRAIN_KILL_STEPS {
+        let (_temp, root) =
+            repo_with(&[("breeze.toml", &config), ("plan.toml", &plan), ("README.md", "r\n")]);
+        // The three wait for a person, who approves them at once: one train, main+1,
+        // main+1+2 and main+1+2+3 verified side by side; task 2 is the culprit.
+        let reviewed = run_in(&root, &["run"]);
+        assert_eq!(reviewed.status.code(), Some(3), "{}", both(&reviewed));
+        assert_eq!(run_in(&root, &["approve", "1", "2", "3"]).status.code(), Some(0));
+        killed_at(&root, &["resume"], &format!("landing:{step}"));
+
+        // Resumed: tasks 1 and 3 land (once), task 2 goes back, is reworked and waits for
+        // the person again.
+        let resumed = run_in(&root, &["resume"]);
+        assert_eq!(resumed.status.code(), Some(3), "killed at {step}: {}", both(&resumed));
+        let status = status_json(&root);
+        for (id, state) in [("1", "landed"), ("2", "awaiting-approval"), ("3", "landed")] {
+            assert_eq!(task_state(&status, id), state, "killed at {step}: {status}");
+        }
+        assert_eq!(run_in(&root, &["approve", "2"]).status.code(), Some(0));
+        let done = run_in(&root, &["resume"]);
+        assert_eq!(done.status.code(), Some(0), "killed at {step}: {}", both(&done));
+
+        for id in ["1", "2", "3"] {
+            assert_eq!(landings_of(&root, id), 1, "killed at {step}: task {id} once on main");
+            journal_tells_the_landing(&root, id);
+        }
+        let order = git(
+            &root,
+            &[
+                "log",
+                "--first-parent",
+                "--reverse",
+                "--format=%(trailers:key=Breeze-Task,valueonly)",
+                "main",
+            ],
+        );
+        let order: Vec<&str> = order.split_whitespace().collect();
+        assert_eq!(order, ["1", "3", "2"], "killed at {step}: main moved in the queue's order");
+        assert_eq!(git(&root, &["status", "--porcelain"]), "", "killed at {step}");
+        assert_no_stray_files(&root, "");
+    }
+}
+
 #[test]
 fn a_batched_run_killed_with_approved_tasks_waiting_resumes_without_taking_their_lanes() {
     // Two lanes, five tasks, batches of three, a verify that takes a second: while the

@@ -427,7 +427,10 @@ impl RoleGuard {
                 .into_iter()
                 .filter_map(|(path, _)| Some(path.file_name()?.to_string_lossy().into_owned()))
                 .collect();
-            names.push(breeze_git::INTEGRATION_WORKTREE.to_string());
+            names.extend(
+                (0..breeze_git::MAX_INTEGRATION_CHECKOUTS)
+                    .map(breeze_git::integration_checkout_name),
+            );
             for name in names {
                 changed.extend(self.repo.check_admin_folder(&name)?);
             }
@@ -473,7 +476,8 @@ impl RoleGuard {
             let name = entry.file_name();
             // The preflight's throwaway checkout (a `breeze doctor` beside the run) is no lane.
             let trial = name.to_string_lossy().starts_with(breeze_git::TRIAL_CHECKOUT_PREFIX);
-            if name == breeze_git::INTEGRATION_WORKTREE || trial || !path.join(".git").is_file() {
+            let integration = breeze_git::is_integration_checkout(&name.to_string_lossy());
+            if integration || trial || !path.join(".git").is_file() {
                 continue;
             }
             // A lane with a writer — another lane's worker, breeze, or this role's own task

@@ -346,9 +346,8 @@ fn decide(repo: &Repo, created: &Created, force: bool) -> Result<Vec<Decision>, 
         .into_iter()
         .flatten()
         .collect();
-    for path in
-        roots.iter().flat_map(|root| breeze_git::DETACHED_CHECKOUTS.map(|name| root.join(name)))
-    {
+    let names = breeze_git::detached_checkout_names();
+    for path in roots.iter().flat_map(|root| names.iter().map(|name| root.join(name))) {
         let registered = live.contains_key(&path);
         if registered || path.is_dir() {
             let label = path.display().to_string();

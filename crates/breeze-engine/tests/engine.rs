@@ -22,6 +22,8 @@ mod budget;
 mod conventions;
 #[path = "engine/landing_modes.rs"]
 mod landing_modes;
+#[path = "engine/landing_queue.rs"]
+mod landing_queue;
 #[path = "engine/lane_ports.rs"]
 mod lane_ports;
 #[path = "engine/old_lanes.rs"]
@@ -1971,13 +1973,15 @@ async fn with_batch_1_each_landing_is_verified_alone_and_a_landed_main_is_known_
     let mut options = fixture.options();
     with_verify(&mut options, &verify);
     options.config.as_mut().unwrap().max_workers = 1;
+    options.config.as_mut().unwrap().land_queue_depth = 1;
     let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
     assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
     assert_eq!(task(&outcome, "3").attempts, 2, "sent back once with the log tail");
     let events = fixture.events(&outcome);
     assert!(!events.iter().any(|e| matches!(e, EventKind::LandingBatch { .. })));
     // Task 3's failure asks whether main fails too: main's tip is task 2's landing, whose
-    // tree passed — known without a run.
+    // tree passed — known without a run. Task 3 gave its lane to task 4 while it waited to
+    // land, so task 4 lands before task 3's second attempt does.
     assert_eq!(
         verdicts(&events),
         [
@@ -1985,8 +1989,8 @@ async fn with_batch_1_each_landing_is_verified_alone_and_a_landed_main_is_known_
             (ids(&["2"]), "passed".into()),
             (ids(&[]), "passed".into()),
             (ids(&["3"]), "failed".into()),
-            (ids(&["3"]), "passed".into()),
             (ids(&["4"]), "passed".into()),
+            (ids(&["3"]), "passed".into()),
         ]
     );
     assert!(
@@ -2187,7 +2191,7 @@ fn worktree_names(fixture: &Fixture) -> Vec<String> {
         .filter(|path| std::path::Path::new(path) != fixture.root)
         .map(|path| path.rsplit('/').next().unwrap().to_string())
         // The reviewer's and the Advisor's checkouts are kept beside the lanes.
-        .filter(|name| !breeze_git::DETACHED_CHECKOUTS.contains(&name.as_str()))
+        .filter(|name| !breeze_git::is_detached_checkout(name))
         .collect()
 }
 

@@ -11,7 +11,7 @@ use std::path::Path;
 use git2::Oid;
 
 use crate::error::{Context as _, GitError};
-use crate::names::DETACHED_CHECKOUTS;
+use crate::names::is_detached_checkout;
 use crate::paths::{normalize, same_path};
 use crate::repo::Repo;
 use crate::worktree::{RemoveOutcome, Worktree};
@@ -59,7 +59,7 @@ impl Repo {
     /// ([`RemoveOutcome::KeptDirty`]) when it holds uncommitted work, unless it is one of
     /// breeze's detached checkouts.
     pub fn retire_worktree(&self, wt: &Worktree) -> Result<RemoveOutcome, GitError> {
-        let scratch = DETACHED_CHECKOUTS.contains(&wt.name.as_str());
+        let scratch = is_detached_checkout(&wt.name);
         self.remove_worktree(&wt.path, None, scratch)
     }
 

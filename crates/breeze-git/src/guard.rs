@@ -16,7 +16,7 @@ use git2::{ErrorCode, Oid, Repository, Status};
 use crate::error::{Context as _, GitError};
 use crate::libgit2_checkout::workdir_status_options;
 use crate::names::{
-    DETACHED_CHECKOUTS, SEALED_MAIN, STATE_DIR, TRIAL_CHECKOUT_PREFIX, WORKTREES_NOTE_DIR,
+    SEALED_MAIN, STATE_DIR, TRIAL_CHECKOUT_PREFIX, WORKTREES_NOTE_DIR, is_detached_checkout,
 };
 use crate::paths::path_string;
 use crate::repo::Repo;
@@ -431,8 +431,7 @@ impl Repo {
                 let in_root = roots.iter().any(|root| lane.parent() == Some(root.as_path()));
                 let detached =
                     lane.file_name().and_then(|name| name.to_str()).is_some_and(|name| {
-                        DETACHED_CHECKOUTS.contains(&name)
-                            || name.starts_with(TRIAL_CHECKOUT_PREFIX)
+                        is_detached_checkout(name) || name.starts_with(TRIAL_CHECKOUT_PREFIX)
                     });
                 if !(in_root || breeze_made) || detached {
                     continue;

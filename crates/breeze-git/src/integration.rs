@@ -1,6 +1,8 @@
 //! breeze's detached checkouts beside the lanes, each reused: the integration worktree
 //! `<worktree folder>/integration`, a merged tree where `land.verify` and the
-//! repository's commit hooks run before main moves (and where those hooks are); and the
+//! repository's commit hooks run before main moves (and where those hooks are), with
+//! `integration-2`, `integration-3`, … beside it for the landings the landing queue
+//! verifies side by side; and the
 //! review checkouts `review` and `advice`, where the reviewer and the Advisor read exactly
 //! the commit they judge.
 
@@ -11,7 +13,7 @@ use git2::{Oid, Repository, Tree};
 use crate::checkout_tool::Ignored;
 use crate::error::{Context as _, GitError};
 use crate::libgit2_checkout::{self, Mode};
-use crate::names::{ADVICE_CHECKOUT, INTEGRATION_WORKTREE, REVIEW_CHECKOUT};
+use crate::names::{ADVICE_CHECKOUT, REVIEW_CHECKOUT, integration_checkout_name};
 use crate::paths::WorkdirChanges;
 use crate::repo::Repo;
 
@@ -33,8 +35,21 @@ impl Repo {
         commit: Oid,
         changes: WorkdirChanges<'_>,
     ) -> Result<PathBuf, GitError> {
+        self.integration_checkout(0, commit, changes)
+    }
+
+    /// Integration checkout `slot` ([`integration_checkout_name`]: 0 is
+    /// [`Repo::integration_worktree`]'s) at `commit`, as [`Repo::integration_worktree_changed`]
+    /// puts it there: the landing queue verifies landings side by side, each in its own.
+    pub fn integration_checkout(
+        &self,
+        slot: usize,
+        commit: Oid,
+        changes: WorkdirChanges<'_>,
+    ) -> Result<PathBuf, GitError> {
         let reason = "breeze integration worktree (land.verify)";
-        self.detached_checkout(INTEGRATION_WORKTREE, reason, commit, changes, Ignored::Keep)
+        let name = integration_checkout_name(slot);
+        self.detached_checkout(&name, reason, commit, changes, Ignored::Keep)
     }
 
     /// The detached checkout `<worktree folder>/<name>` of a reviewer or the Advisor

@@ -11,7 +11,7 @@ use crate::baseline::{BASELINE_FILE, Baseline, in_scope};
 use crate::error::GitError;
 use crate::lane_files;
 use crate::libgit2_checkout::{Mode, checkout_paths, tree_diff_paths};
-use crate::names::DETACHED_CHECKOUTS;
+use crate::names::is_detached_checkout;
 use crate::paths::{RepoPath, WorkdirChanges};
 use crate::repo::Repo;
 use crate::untrusted::remove_entry;
@@ -21,9 +21,7 @@ impl Repo {
     /// The baseline of the checkout at `path`: a lane's (from its file), or none.
     pub(crate) fn baseline_of(&self, path: &Path) -> Baseline {
         let name = match path.file_name().and_then(|name| name.to_str()) {
-            Some(name)
-                if !DETACHED_CHECKOUTS.contains(&name) && self.lane_admin_of(path).is_some() =>
-            {
+            Some(name) if !is_detached_checkout(name) && self.lane_admin_of(path).is_some() => {
                 name.to_string()
             }
             _ => return Baseline::none(),

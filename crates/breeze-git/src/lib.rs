@@ -159,8 +159,9 @@ pub use landing_message::{
 pub use landing_recovery::CheckoutRecovery;
 pub use listing::FileListing;
 pub use names::{
-    ADVICE_CHECKOUT, DETACHED_CHECKOUTS, INTEGRATION_WORKTREE, REVIEW_CHECKOUT, STATE_DIR,
-    TRIAL_CHECKOUT_PREFIX, WORKTREES_NOTE_DIR,
+    ADVICE_CHECKOUT, DETACHED_CHECKOUTS, INTEGRATION_WORKTREE, MAX_INTEGRATION_CHECKOUTS,
+    REVIEW_CHECKOUT, STATE_DIR, TRIAL_CHECKOUT_PREFIX, WORKTREES_NOTE_DIR, detached_checkout_names,
+    integration_checkout_name, is_detached_checkout, is_integration_checkout,
 };
 pub use objects::{FALLBACK_EMAIL, FALLBACK_NAME};
 pub use paths::WorkdirChanges;

@@ -26,8 +26,40 @@ pub const ADVICE_CHECKOUT: &str = "advice";
 /// in the worktree folder; `trial.rs`).
 pub const TRIAL_CHECKOUT_PREFIX: &str = "setup-check-";
 
-/// The detached checkouts breeze keeps beside the lanes: no task works in them.
+/// The detached checkouts breeze keeps beside the lanes: no task works in them. Beside
+/// them, the further integration checkouts of the landing queue's speculative verifies
+/// ([`integration_checkout_name`]); [`is_detached_checkout`] knows them all.
 pub const DETACHED_CHECKOUTS: [&str; 3] = [INTEGRATION_WORKTREE, REVIEW_CHECKOUT, ADVICE_CHECKOUT];
+
+/// The most integration checkouts: the landing queue verifies up to this many landings
+/// side by side, each in a checkout of its own (`land.queue_depth` is 1 to this).
+pub const MAX_INTEGRATION_CHECKOUTS: usize = 8;
+
+/// The name of integration checkout `slot` (from 0): [`INTEGRATION_WORKTREE`], then
+/// `integration-2`, `integration-3`, … (a slot past the last is the last's).
+pub fn integration_checkout_name(slot: usize) -> String {
+    match slot.min(MAX_INTEGRATION_CHECKOUTS - 1) {
+        0 => INTEGRATION_WORKTREE.to_string(),
+        slot => format!("{INTEGRATION_WORKTREE}-{}", slot + 1),
+    }
+}
+
+/// Whether `name` is an integration checkout's ([`integration_checkout_name`]).
+pub fn is_integration_checkout(name: &str) -> bool {
+    (0..MAX_INTEGRATION_CHECKOUTS).any(|slot| integration_checkout_name(slot) == name)
+}
+
+/// Whether `name` is one of breeze's detached checkouts: an integration checkout, the
+/// reviewer's or the Advisor's. No task works in them.
+pub fn is_detached_checkout(name: &str) -> bool {
+    DETACHED_CHECKOUTS.contains(&name) || is_integration_checkout(name)
+}
+
+/// The names of every detached checkout breeze may keep beside the lanes.
+pub fn detached_checkout_names() -> Vec<String> {
+    let integration = (0..MAX_INTEGRATION_CHECKOUTS).map(integration_checkout_name);
+    integration.chain([REVIEW_CHECKOUT, ADVICE_CHECKOUT].map(String::from)).collect()
+}
 
 /// File breeze writes into a worktree's admin directory (`.git/worktrees/<name>/`) once the
 /// worktree is complete; git ignores unknown files there and deletes it with the worktree.

@@ -87,7 +87,8 @@ fn lane_table(model: &LiveModel, now: SystemTime, width: usize) -> Vec<String> {
     lines
 }
 
-/// The queue (always), and the tasks held for a person or the checkout (when there are).
+/// The queue (always), the landing queue and the tasks held for a person or the checkout
+/// (when there are).
 fn waiting_lines(model: &LiveModel) -> Vec<String> {
     let queue: Vec<String> = model.queue().map(|task| task.id.clone()).collect();
     let mut lines = vec![if queue.is_empty() {
@@ -95,6 +96,16 @@ fn waiting_lines(model: &LiveModel) -> Vec<String> {
     } else {
         format!("queue: {} waiting: {}", queue.len(), queue.join(", "))
     }];
+    let landing: Vec<String> = model
+        .landing()
+        .map(|task| match task.phase.as_str() {
+            "landing" => task.id.clone(),
+            phase => format!("{} ({phase})", task.id),
+        })
+        .collect();
+    if !landing.is_empty() {
+        lines.push(format!("landing queue: {}", landing.join(", ")));
+    }
     let held: Vec<String> =
         model.held().map(|task| format!("{} ({})", task.id, task.state.as_str())).collect();
     if !held.is_empty() {

@@ -214,6 +214,12 @@ impl LiveModel {
         self.tasks.iter().filter(|task| task.state == TaskState::Pending && !self.is_on_lane(task))
     }
 
+    /// Approved tasks in the landing queue (waiting, or being verified and landed), off
+    /// lane.
+    pub fn landing(&self) -> impl Iterator<Item = &TaskView> {
+        self.tasks.iter().filter(|task| task.state == TaskState::Landing && !self.is_on_lane(task))
+    }
+
     /// Tasks held for a person or the checkout (awaiting approval, deferred, an open pull
     /// request) and off lane.
     pub fn held(&self) -> impl Iterator<Item = &TaskView> {

@@ -27,7 +27,7 @@ pub enum BadValue {
     },
     /// `run.port_base` leaves no room for every range above it.
     #[error(
-        "`run.port_base` is {base}; it must be between 1024 and {max}, so that its {ports} ports (integration and lanes 1 to 3) fit below 65536"
+        "`run.port_base` is {base}; it must be between 1024 and {max}, so that its {ports} ports (integration, lanes 1 to 3 and the further integration checkouts of `land.queue_depth`) fit below 65536"
     )]
     PortsDoNotFit {
         /// As written.

@@ -112,6 +112,7 @@ struct RawLand {
     verify_timeout: String,
     max_bounces: i64,
     batch: i64,
+    queue_depth: i64,
     on_main_failure: OnMainFailure,
     run_hooks: bool,
     require_approval: bool,
@@ -273,7 +274,13 @@ impl RawConfig {
         }
         no_remote_access_for_roles(&self.roles, &land)?;
         let roles = self.roles;
-        let (port_base, ports_per_lane) = self.run.port_range()?;
+        let queue_depth = int_in(
+            self.land.queue_depth,
+            "land.queue_depth",
+            1,
+            breeze_git::MAX_INTEGRATION_CHECKOUTS as i64,
+        )?;
+        let (port_base, ports_per_lane) = self.run.port_range(queue_depth)?;
         Ok(Config {
             land,
             max_workers: int_in(self.run.max_workers, "run.max_workers", 1, i64::from(MAX_LANES))?,
@@ -299,6 +306,7 @@ impl RawConfig {
             verify_timeout: duration(&self.land.verify_timeout, "land.verify_timeout")?,
             max_land_bounces: int_in(self.land.max_bounces, "land.max_bounces", 1, 10)?,
             land_batch: int_in(self.land.batch, "land.batch", 1, MAX_LAND_BATCH)?,
+            land_queue_depth: queue_depth,
             on_main_failure: self.land.on_main_failure,
             run_hooks: self.land.run_hooks,
             require_approval: self.land.require_approval,
@@ -352,11 +360,12 @@ impl RawBudget {
 }
 
 impl RawRun {
-    /// `port_base` and `ports_per_lane`, checked: every range — the integration checkout's
-    /// and each possible lane's — lies within the unprivileged ports.
-    fn port_range(&self) -> Result<(u16, u16), BadValue> {
+    /// `port_base` and `ports_per_lane`, checked: every range — the integration checkout's,
+    /// each possible lane's and those of the `queue_depth - 1` further integration checkouts
+    /// (`lane_env`) — lies within the unprivileged ports.
+    fn port_range(&self, queue_depth: u32) -> Result<(u16, u16), BadValue> {
         let per_lane = int_in(self.ports_per_lane, "run.ports_per_lane", 1, 1000)?;
-        let ports = i64::from(MAX_LANES + 1) * i64::from(per_lane);
+        let ports = i64::from(MAX_LANES + queue_depth) * i64::from(per_lane);
         let top = 65_536 - ports;
         let base = int_in(self.port_base, "run.port_base", 1024, top)
             .map_err(|_| BadValue::PortsDoNotFit { base: self.port_base, max: top, ports })?;

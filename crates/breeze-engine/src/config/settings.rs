@@ -79,6 +79,10 @@ pub struct Config {
     pub max_land_bounces: u32,
     /// Approved tasks verified together at most (`land.batch`); 1 = each landing alone.
     pub land_batch: u32,
+    /// Landings the landing queue verifies side by side, each on the ones before it, each in
+    /// an integration checkout of its own (`land.queue_depth`); 1 = one at a time. With
+    /// `land.batch` above 1, batches land one at a time instead (docs/DECISIONS.md).
+    pub land_queue_depth: u32,
     /// What a landing does when its verify fails and main's own tip fails it too.
     pub on_main_failure: OnMainFailure,
     /// Run the repository's `pre-commit` and `commit-msg` hooks on each landing.

@@ -19,7 +19,23 @@ fn defaults_parse_and_match_the_design() {
     assert_eq!(config.max_file_bytes, 10 * 1024 * 1024);
     assert!(config.verify.is_empty());
     assert_eq!(config.land_batch, 1, "each landing verified alone unless asked");
+    assert_eq!(config.land_queue_depth, 3, "three landings verified side by side");
     assert_eq!(config.on_main_failure, OnMainFailure::Stop);
+}
+
+#[test]
+fn the_landing_queues_depth_is_one_to_eight_and_its_checkouts_ports_must_fit() {
+    let config = Config::parse("[land]\nqueue_depth = 1\n", "q.toml").unwrap();
+    assert_eq!(config.land_queue_depth, 1);
+    let err = Config::parse("[land]\nqueue_depth = 9\n", "q.toml").unwrap_err().to_string();
+    assert!(err.contains("`land.queue_depth` is 9; it must be between 1 and 8"), "{err}");
+    // Three lanes and the integration checkout need 4 ranges; a depth of 8 adds 7 more.
+    let near_top = "[run]\nport_base = 65000\nports_per_lane = 100\n";
+    let shallow = format!("{near_top}[land]\nqueue_depth = 1\n");
+    assert!(Config::parse(&shallow, "q.toml").is_ok());
+    let deep = format!("{near_top}[land]\nqueue_depth = 8\n");
+    let err = Config::parse(&deep, "q.toml").unwrap_err().to_string();
+    assert!(err.contains("its 1100 ports"), "{err}");
 }
 
 #[test]

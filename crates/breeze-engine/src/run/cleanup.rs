@@ -41,14 +41,15 @@ pub(super) async fn after_run(ctx: &RunContext) {
             Err(err) => tracing::warn!("cannot remove {}: {err}", path.display()),
         }
     }
-    // The verify command's worktree holds nothing of anyone's: it goes, whatever it holds.
-    let integration =
-        ctx.repo.worktree_root().map(|root| root.join(breeze_git::INTEGRATION_WORKTREE));
-    if let Ok(integration) = integration
-        && integration.exists()
-        && let Err(err) = ctx.repo.remove_worktree(&integration, None, true)
-    {
-        tracing::warn!("cannot remove {}: {err}", integration.display());
+    // The verify command's worktrees hold nothing of anyone's: they go, whatever they hold.
+    for slot in 0..breeze_git::MAX_INTEGRATION_CHECKOUTS {
+        let name = breeze_git::integration_checkout_name(slot);
+        let Ok(integration) = ctx.repo.worktree_root().map(|root| root.join(name)) else { break };
+        if integration.exists()
+            && let Err(err) = ctx.repo.remove_worktree(&integration, None, true)
+        {
+            tracing::warn!("cannot remove {}: {err}", integration.display());
+        }
     }
     for name in [breeze_git::REVIEW_CHECKOUT, breeze_git::ADVICE_CHECKOUT] {
         park_review_checkout(ctx, name).await;

@@ -13,7 +13,7 @@ use breeze_protocol::{Cause, CauseKind, EventKind};
 
 use super::book::Transition;
 use super::context::RunContext;
-use super::land::{BatchEnd, LandMode, LandingQueue, Settled};
+use super::land::{BatchEnd, LandMode, Landing, LandingQueue, Settled};
 use super::schedule::{Busy, LanePool, Scheduler, lane_holding};
 use super::task::{TaskDriver, TaskExit, exit_after_landing};
 use crate::error::EngineError;
@@ -42,7 +42,7 @@ enum ExitEffect {
     Deferred,
     /// Its landing waits for a person.
     Awaiting,
-    /// It waits in the landing queue for its batch.
+    /// It waits in the landing queue.
     Queued,
     /// Published where the target takes it in later: followed until it lands.
     Published,
@@ -64,8 +64,7 @@ pub(crate) struct Dispatcher {
     deferred: BTreeMap<usize, Instant>,
     /// Reviewed tasks waiting for a person's approval.
     awaiting: BTreeSet<usize>,
-    /// Approved tasks waiting to land in a batch, and the batch landing (when the landing
-    /// mode lands batches).
+    /// Approved tasks waiting to land, and the ones landing (a batch, a speculative train).
     queue: LandingQueue,
     /// Tasks published where the target takes them in later (pull requests).
     published: BTreeSet<usize>,
@@ -94,14 +93,12 @@ impl Dispatcher {
         let published: BTreeSet<usize> = with(TaskPhase::PrOpen).collect();
         // A resumed run looks for landings taken in while no engine ran, first thing.
         let next_follow = (!published.is_empty()).then(Instant::now);
-        // With batches, an approved task of a resumed run waits in the landing queue, as it
-        // did before the stop: it takes no lane (the lanes go to the tasks at work, each to
-        // the one holding its branch).
+        // An approved task of a resumed run waits in the landing queue, as it did before the
+        // stop: it takes no lane (the lanes go to the tasks at work, each to the one holding
+        // its branch).
         let mut queue = LandingQueue::default();
-        if land.batch() > 1 {
-            for index in with(TaskPhase::Approved) {
-                queue.push(index);
-            }
+        for index in with(TaskPhase::Approved) {
+            queue.push(index);
         }
         Dispatcher {
             ctx,
@@ -298,8 +295,9 @@ impl Dispatcher {
     async fn on_exit(&mut self, (index, lane, exit): Joined) -> Result<(), EngineError> {
         self.in_flight.remove(&index);
         self.lanes.give_back(lane);
-        // Only real progress earns the deferred landings another last try.
-        if !matches!(exit, Ok(TaskExit::Deferred(_))) {
+        // Only real progress earns the deferred landings another last try (a task joining
+        // the landing queue is none yet: its landing is).
+        if !matches!(exit, Ok(TaskExit::Deferred(_) | TaskExit::QueuedToLand)) {
             self.idle_retry_done = false;
         }
         self.idle_follow_done = false;
@@ -380,7 +378,6 @@ impl Dispatcher {
     /// A batch ended: each of its tasks is recorded as if it left a lane; those it did not
     /// judge are back in the queue.
     async fn on_batch(&mut self, batch: Vec<usize>, end: BatchEnd) -> Result<(), EngineError> {
-        self.idle_retry_done = false;
         let settled = match end {
             Ok(settled) => settled,
             Err(err) => {
@@ -412,6 +409,10 @@ impl Dispatcher {
             }
         };
         for (index, outcome) in settled {
+            // Only real progress earns the deferred landings another last try.
+            if !matches!(outcome, Settled::Again | Settled::Landing(Landing::Deferred { .. })) {
+                self.idle_retry_done = false;
+            }
             let exit = match outcome {
                 Settled::Again => continue,
                 Settled::Landing(landing) => {

@@ -123,7 +123,8 @@ impl LiveModel {
         Some(pull_request_line(task, (checks, review), failed, action, detail))
     }
 
-    /// The task changed state; a task that is done leaves its lane.
+    /// The task changed state; a task that is done leaves its lane, and so does an
+    /// approved one: it waits in the landing queue, which holds no lane.
     fn task_state(&mut self, task: &str, state: TaskState, reason: &Option<String>) -> Note {
         let note = state_line(task, state, reason.as_deref());
         let view = self.task(task);
@@ -135,7 +136,7 @@ impl LiveModel {
             view.attempt = view.attempts_done + 1;
             view.round = view.rounds_done + 1;
         }
-        if state.is_terminal() {
+        if state.is_terminal() || state == TaskState::Landing {
             self.free_lane_of(task);
         }
         note

@@ -68,7 +68,9 @@ fn a_landing_recognized_after_a_kill_shows_as_landed() {
     for event in &events[..=update] {
         model.apply(event);
     }
-    assert_eq!(model.on_lane(1).unwrap().phase, "updating your checkout");
+    // An approved task waits in the landing queue, off its lane, and says what it does.
+    assert!(lane_ids(&model).iter().all(Option::is_none), "the landing holds no lane");
+    assert_eq!(model.landing().next().unwrap().phase, "updating your checkout");
     for event in &events[update + 1..] {
         model.apply(event);
     }

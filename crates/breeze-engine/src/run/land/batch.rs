@@ -47,7 +47,7 @@ impl LandMode for Batched {
         Local.publish(ctx, landing)
     }
 
-    fn batch(&self) -> usize {
+    fn queue_takes(&self, _config: &crate::config::Config) -> usize {
         self.size
     }
 

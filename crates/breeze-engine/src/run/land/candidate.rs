@@ -207,7 +207,7 @@ async fn run_hooks(
     if pre_commit.is_none() && commit_msg.is_none() {
         return Ok(Hooks::Passed { message: None });
     }
-    let worktree = integration_worktree(ctx, move |repo, changes| {
+    let worktree = integration_worktree(ctx, 0, move |repo, changes| {
         repo.integration_worktree_staged_changed(parent, tree, changes)
     })
     .await?;

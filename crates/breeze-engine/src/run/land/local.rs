@@ -1,12 +1,16 @@
 //! Landing on the local main (`[land] to = "local"`, the default): a landing is built on
 //! main's tip, and published by moving main to it by compare-and-swap — the user's clean
 //! checkout fast-forwarded first, never over their uncommitted work (`main_moves.rs`).
+//! The landing queue lands up to `land.queue_depth` waiting tasks at once, verified side
+//! by side (`train.rs`).
 
 use breeze_git::Oid;
 
 use super::main_moves::{Moved, move_main};
 use super::mode::{LandFuture, LandMode, Publish};
-use super::outcome::{Landing, Onto, Try};
+use super::outcome::{Landing, Onto, Settled, Try};
+use super::train::land_train;
+use crate::config::Config;
 use crate::run::context::RunContext;
 
 /// Landings move the local main.
@@ -40,5 +44,17 @@ impl LandMode for Local {
                 Moved::Deferred { reason, .. } => Try::Done(Landing::waits_for_checkout(reason)),
             })
         })
+    }
+
+    fn queue_takes(&self, config: &Config) -> usize {
+        config.land_queue_depth as usize
+    }
+
+    fn land_batch<'a>(
+        &'a self,
+        ctx: &'a RunContext,
+        indices: Vec<usize>,
+    ) -> LandFuture<'a, Vec<(usize, Settled)>> {
+        Box::pin(land_train(self, ctx, indices))
     }
 }

@@ -6,8 +6,9 @@
 //! What every mode shares: the landing commit of a candidate (`candidate.rs`), the verdict
 //! of `land.verify` on a chain of landings (`verify.rs`), moving the local main
 //! (`main_moves.rs`), the remote branch (`target.rs`), landings in the journal
-//! (`journal.rs`) and the values handed back (`outcome.rs`). The dispatcher holds approved
-//! tasks for batches in the landing queue (`queue.rs`).
+//! (`journal.rs`) and the values handed back (`outcome.rs`). Every approved task leaves
+//! its lane for the dispatcher's landing queue (`queue.rs`); the local and remote modes
+//! land what waits there as speculative trains verified side by side (`train.rs`).
 //!
 //! A new landing mode is a file here implementing [`LandMode`], a variant of
 //! `config::LandTo`, and its line in [`choose`].
@@ -27,6 +28,7 @@ mod pull_request;
 mod queue;
 mod remote;
 mod target;
+mod train;
 mod verify;
 
 use std::sync::Arc;

@@ -1,7 +1,8 @@
-//! The one interface every landing mode implements (`[land] to`, `land.batch`): where a
-//! task's work starts, what a landing is built on, how a verified landing is published,
-//! how many approved tasks land together, and how the run follows landings the target
-//! takes in later (pull requests). The landing itself — the merge, the Plans.md flip, the
+//! The one interface every landing mode implements (`[land] to`, `land.batch`,
+//! `land.queue_depth`): where a task's work starts, what a landing is built on, how a
+//! verified landing is published, how the approved tasks waiting in the dispatcher's
+//! landing queue land, and how the run follows landings the target takes in later (pull
+//! requests). The landing itself — the merge, the Plans.md flip, the
 //! changelog, the hooks, the landing commit (`candidate.rs`) and the verify command
 //! (`verify.rs`) — is the same for every mode: the provided methods here run it.
 
@@ -14,6 +15,7 @@ use breeze_git::Oid;
 use super::candidate::{Candidate, Prepared, RACE_RETRIES, kept_moving, prepare};
 use super::outcome::{Followed, Landing, Onto, Settled, Try};
 use super::verify::{Link, judge_chain};
+use crate::config::Config;
 use crate::error::EngineError;
 use crate::kill_points;
 use crate::run::context::RunContext;
@@ -51,10 +53,9 @@ pub(crate) trait LandMode: Send + Sync {
     /// Publishes a verified landing: main moved, a push, a pull request.
     fn publish<'a>(&'a self, ctx: &'a RunContext, landing: Publish<'a>) -> LandFuture<'a, Try>;
 
-    /// How many approved tasks land together: 1 lands each from its lane as soon as it is
-    /// approved; more leaves approved tasks in the dispatcher's landing queue for
-    /// [`LandMode::land_batch`].
-    fn batch(&self) -> usize {
+    /// How many of the approved tasks waiting in the dispatcher's landing queue it hands
+    /// [`LandMode::land_batch`] at once: by default one, landed alone.
+    fn queue_takes(&self, _config: &Config) -> usize {
         1
     }
 
@@ -94,8 +95,8 @@ pub(crate) trait LandMode: Send + Sync {
         )
     }
 
-    /// Lands approved task `index` (its record holds base, head and the approving round),
-    /// serial with every other landing: built on [`LandMode::onto`], verified, published —
+    /// Lands approved task `index` (its record holds base, head and the approving round)
+    /// on its own, serial with every other landing: built on [`LandMode::onto`], verified, published —
     /// and built again when the target moved meanwhile.
     fn land_one<'a>(&'a self, ctx: &'a RunContext, index: usize) -> LandFuture<'a, Landing> {
         Box::pin(async move {
@@ -112,9 +113,9 @@ pub(crate) trait LandMode: Send + Sync {
         })
     }
 
-    /// Lands the approved tasks at `indices` together (asked when [`LandMode::batch`] is
-    /// above 1): each task's outcome, in the batch's order. Each lands alone unless the
-    /// mode lands batches its own way.
+    /// Lands the approved tasks at `indices`, taken from the landing queue together (up to
+    /// [`LandMode::queue_takes`]): each task's outcome, in their order. Each lands alone
+    /// unless the mode lands them its own way (a batch, a speculative train).
     fn land_batch<'a>(
         &'a self,
         ctx: &'a RunContext,

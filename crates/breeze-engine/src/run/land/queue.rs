@@ -1,6 +1,8 @@
-//! Approved tasks waiting to land together (a landing mode whose `batch()` is above 1),
-//! and the batch landing now: the dispatcher's landing queue, the way merge queues hold
-//! approved changes. One batch lands at a time; the mode lands it.
+//! Approved tasks waiting to land, and the ones landing now: the dispatcher's landing
+//! queue, the way merge queues hold approved changes. Every approved task leaves its lane
+//! for it. It hands the mode up to `queue_takes()` waiting tasks at a time — a batch
+//! (`land.batch`), a speculative train (`land.queue_depth`), one pull request — and the
+//! mode lands them.
 
 use std::sync::Arc;
 
@@ -39,14 +41,14 @@ impl LandingQueue {
         self.landing.is_some()
     }
 
-    /// Starts the next batch when none is landing and a task waits: up to the mode's
-    /// batch of them, the longest chain of dependents first, then plan order.
+    /// Starts the next batch when none is landing and a task waits: as many as the mode
+    /// takes at once, the longest chain of dependents first, then plan order.
     pub fn start(&mut self, ctx: &Arc<RunContext>, mode: &Arc<dyn LandMode>) {
         if self.landing.is_some() || self.waiting.is_empty() {
             return;
         }
         self.waiting.sort_by_key(|&index| (std::cmp::Reverse(ctx.analysis.priority(index)), index));
-        let take = self.waiting.len().min(mode.batch());
+        let take = self.waiting.len().min(mode.queue_takes(&ctx.config).max(1));
         let batch: Vec<usize> = self.waiting.drain(..take).collect();
         let (ctx, mode, indices) = (ctx.clone(), mode.clone(), batch.clone());
         let handle = tokio::spawn(async move { mode.land_batch(&ctx, indices).await });

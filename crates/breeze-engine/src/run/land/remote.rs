@@ -3,7 +3,9 @@
 //! lease on the tip it was built on — never over someone else's push. A refused push
 //! (someone pushed meanwhile) is journaled, fetched again, rebuilt on the new tip,
 //! verified again and pushed again, `land.push_retries` times; then the landing is
-//! deferred with the reason. The local main follows the remote when it can.
+//! deferred with the reason. The local main follows the remote when it can. The landing
+//! queue lands up to `land.queue_depth` waiting tasks at once, verified side by side and
+//! pushed one after another (`train.rs`).
 
 use breeze_git::{Oid, PushOutcome};
 use breeze_protocol::EventKind;
@@ -11,8 +13,10 @@ use breeze_protocol::EventKind;
 use super::journal::{journal_found_landing, landing_journaled};
 use super::main_moves::follow_main;
 use super::mode::{LandFuture, LandMode, Publish};
-use super::outcome::{Landing, Onto, Try, deferral};
+use super::outcome::{Landing, Onto, Settled, Try, deferral};
 use super::target;
+use super::train::land_train;
+use crate::config::Config;
 use crate::error::EngineError;
 use crate::kill_points;
 use crate::run::context::RunContext;
@@ -31,6 +35,18 @@ impl LandMode for Remote {
 
     fn publish<'a>(&'a self, ctx: &'a RunContext, landing: Publish<'a>) -> LandFuture<'a, Try> {
         Box::pin(push_landing(ctx, landing))
+    }
+
+    fn queue_takes(&self, config: &Config) -> usize {
+        config.land_queue_depth as usize
+    }
+
+    fn land_batch<'a>(
+        &'a self,
+        ctx: &'a RunContext,
+        indices: Vec<usize>,
+    ) -> LandFuture<'a, Vec<(usize, Settled)>> {
+        Box::pin(land_train(self, ctx, indices))
     }
 }
 

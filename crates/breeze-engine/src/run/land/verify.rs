@@ -4,13 +4,19 @@
 //!
 //! - A commit is verified in the integration worktree; a tree that passed before is known
 //!   to pass (`verify_cache.rs`), so main's tip after a landing is known for free.
+//! - The landing queue's chains are verified speculatively instead ([`judge_prefixes`]):
+//!   every prefix at once, each in an integration checkout of its own, the verdicts then
+//!   taken in order by the same rules.
 //! - A chain that fails is bisected over its prefixes (verify the first half, …): the
 //!   longest prefix that passes may land, the task after it is the culprit.
 //! - When the first task's landing fails, main's own tip is checked (once per tip): if it
 //!   fails too, the failure is main's — the run stops (`land.on_main_failure = "stop"`),
 //!   or, with `"land"`, a landing that fails exactly the way main does counts as passing.
 
+use std::future::Future;
 use std::path::PathBuf;
+use std::pin::Pin;
+use std::task::Poll;
 
 use breeze_git::Oid;
 use breeze_protocol::{CauseKind, EventKind, VerifyFailure, VerifyOutcome};
@@ -80,23 +86,67 @@ pub(crate) async fn judge_chain(
         }
     }
     if passing == 0 {
-        // The first landing fails on its own: main may be what fails.
-        if let Verdict::Failed(main_failed) = judge.main_verdict(&chain[0].id).await? {
-            match ctx.config.on_main_failure {
-                OnMainFailure::Stop => {
-                    return Err(main_fails(ctx, main, &chain[0].id, &main_failed));
-                }
-                OnMainFailure::Land => {
-                    failed.failure.log_tail.push_str(&format!(
-                        "\n(main itself fails `{}` too, at {}; only what differs from main's failure is this task's)",
-                        ctx.config.verify.join(" "),
-                        short(main)
-                    ));
-                }
-            }
-        }
+        judge.first_fails(&chain[0].id, &mut failed).await?;
     }
     Ok(ChainVerdict { passed: passing, culprit: Some(failed) })
+}
+
+/// Verifies every prefix of the chain of landings built on `main` side by side — main+A,
+/// main+A+B, … — integration checkout `n` verifying the prefix of `n + 1` landings (a
+/// tree known before is not verified again). The verdicts are then taken in order, by the
+/// same rules as [`judge_chain`]'s: the first prefix that fails (unlike main, and not
+/// flaky) names its last landing the culprit; the prefixes before it passed.
+///
+/// Runs of verify: one per prefix, at once (the chain is as long as `land.queue_depth`
+/// allows); one more on the culprit's tree (a flake?), and one for main's tip when the
+/// first landing fails (unless main's tip is known).
+pub(crate) async fn judge_prefixes(
+    ctx: &RunContext,
+    main: Oid,
+    chain: &[Link],
+) -> Result<ChainVerdict, EngineError> {
+    let verifies: Vec<Pending<'_, _>> = chain
+        .iter()
+        .enumerate()
+        .map(|(slot, link)| {
+            Box::pin(verdict_on(ctx, slot, &link.id, link.commit, link.tree)) as Pending<'_, _>
+        })
+        .collect();
+    let verdicts = side_by_side(verifies).await;
+    let mut judge = Judge { ctx, main, main_verdict: None };
+    for (slot, verdict) in verdicts.into_iter().enumerate() {
+        let (verdict, known) = verdict?;
+        let prefix = &chain[..=slot];
+        if let Some(mut failed) = judge.settle(prefix, slot, verdict, known).await? {
+            if slot == 0 {
+                judge.first_fails(&chain[0].id, &mut failed).await?;
+            }
+            return Ok(ChainVerdict { passed: slot, culprit: Some(failed) });
+        }
+    }
+    Ok(ChainVerdict { passed: chain.len(), culprit: None })
+}
+
+/// A future of one verify run side by side with others.
+type Pending<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// Runs `futures` at once, on this task: their outputs, in their order.
+async fn side_by_side<T>(futures: Vec<Pending<'_, T>>) -> Vec<T> {
+    let mut running: Vec<Option<Pending<'_, T>>> = futures.into_iter().map(Some).collect();
+    let mut outputs: Vec<Option<T>> = running.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        for (future, output) in running.iter_mut().zip(outputs.iter_mut()) {
+            if let Some(pending) = future
+                && let Poll::Ready(value) = pending.as_mut().poll(cx)
+            {
+                *output = Some(value);
+                *future = None;
+            }
+        }
+        if running.iter().all(Option::is_none) { Poll::Ready(()) } else { Poll::Pending }
+    })
+    .await;
+    outputs.into_iter().flatten().collect()
 }
 
 /// The verdicts of one chain, with main's tip's asked once.
@@ -111,7 +161,21 @@ impl Judge<'_> {
     /// fails exactly like main, with `on_main_failure = "land"`), else its failure.
     async fn check(&mut self, prefix: &[Link]) -> Result<Option<VerifyFailed>, EngineError> {
         let Some(last) = prefix.last() else { return Ok(None) };
-        let (mut verdict, known) = verdict_on(self.ctx, &last.id, last.commit, last.tree).await?;
+        let (verdict, known) = verdict_on(self.ctx, 0, &last.id, last.commit, last.tree).await?;
+        self.settle(prefix, 0, verdict, known).await
+    }
+
+    /// What `verdict` (verify's on the prefix's last landing, run in integration checkout
+    /// `slot`; `known` from its tree) means for the prefix, journaled: `None` when it may
+    /// land, else its failure.
+    async fn settle(
+        &mut self,
+        prefix: &[Link],
+        slot: usize,
+        mut verdict: Verdict,
+        known: bool,
+    ) -> Result<Option<VerifyFailed>, EngineError> {
+        let Some(last) = prefix.last() else { return Ok(None) };
         let outcome = match &verdict {
             Verdict::Passed => VerifyOutcome::Passed,
             Verdict::Failed(failed) if self.fails_like_main(failed, &last.id).await? => {
@@ -122,7 +186,7 @@ impl Judge<'_> {
             // the run stops for it, nothing is charged: no retry.)
             Verdict::Failed(failed) if !known && self.charges_landings(&last.id).await? => {
                 let tree = (last.commit, last.tree);
-                match retried(self.ctx, &last.id, tree, failed).await? {
+                match retried(self.ctx, slot, &last.id, tree, failed).await? {
                     None => VerifyOutcome::Flaky,
                     Some(kept) => {
                         verdict = Verdict::Failed(Box::new(kept));
@@ -171,6 +235,28 @@ impl Judge<'_> {
         ))
     }
 
+    /// The first landing of the chain (task `id`'s) fails on its own: main may be what
+    /// fails. When it does, the run stops (`on_main_failure = "stop"`), or the worker is
+    /// told that main fails too (`"land"`).
+    async fn first_fails(
+        &mut self,
+        id: &str,
+        failed: &mut VerifyFailed,
+    ) -> Result<(), EngineError> {
+        let Verdict::Failed(main_failed) = self.main_verdict(id).await? else { return Ok(()) };
+        match self.ctx.config.on_main_failure {
+            OnMainFailure::Stop => Err(main_fails(self.ctx, self.main, id, &main_failed)),
+            OnMainFailure::Land => {
+                failed.failure.log_tail.push_str(&format!(
+                    "\n(main itself fails `{}` too, at {}; only what differs from main's failure is this task's)",
+                    self.ctx.config.verify.join(" "),
+                    short(self.main)
+                ));
+                Ok(())
+            }
+        }
+    }
+
     /// main's tip's verdict: known, or verified now (and journaled) — once per chain and,
     /// through the cache, once per tree.
     async fn main_verdict(&mut self, id: &str) -> Result<Verdict, EngineError> {
@@ -179,7 +265,7 @@ impl Judge<'_> {
         }
         let main = self.main;
         let tree = self.ctx.git(move |repo| repo.tree_of(main)).await?;
-        let (verdict, known) = verdict_on(self.ctx, id, main, tree).await?;
+        let (verdict, known) = verdict_on(self.ctx, 0, id, main, tree).await?;
         self.ctx
             .book
             .journal(EventKind::Verified {
@@ -219,9 +305,10 @@ pub(crate) fn short(commit: Oid) -> String {
 }
 
 /// verify's verdict on `commit` (whose tree is `tree`): known from the tree, or run now in
-/// the integration worktree (and remembered). `true` with a known verdict.
+/// integration checkout `slot` (and remembered). `true` with a known verdict.
 async fn verdict_on(
     ctx: &RunContext,
+    slot: usize,
     id: &str,
     commit: Oid,
     tree: Oid,
@@ -229,7 +316,7 @@ async fn verdict_on(
     if let Some(verdict) = ctx.verify_cache.known(tree) {
         return Ok((verdict, true));
     }
-    let verdict = run_verify(ctx, id, commit).await?;
+    let verdict = run_verify(ctx, slot, id, commit).await?;
     ctx.verify_cache.record(tree, &verdict);
     Ok((verdict, false))
 }
@@ -239,11 +326,12 @@ async fn verdict_on(
 /// passing), else what failed both times.
 async fn retried(
     ctx: &RunContext,
+    slot: usize,
     id: &str,
     (commit, tree): (Oid, Oid),
     failed: &VerifyFailed,
 ) -> Result<Option<VerifyFailed>, EngineError> {
-    let again = run_verify(ctx, id, commit).await?;
+    let again = run_verify(ctx, slot, id, commit).await?;
     let kept = match again {
         Verdict::Passed => None,
         Verdict::Failed(again) => failed_both_times(failed, *again),
@@ -293,10 +381,16 @@ pub(crate) fn failed_both_times(
     Some(retry)
 }
 
-/// Runs verify on `commit` in the integration worktree: what it said.
-async fn run_verify(ctx: &RunContext, id: &str, commit: Oid) -> Result<Verdict, EngineError> {
-    let worktree = integration_worktree(ctx, move |repo, changes| {
-        repo.integration_worktree_changed(commit, changes)
+/// Runs verify on `commit` in integration checkout `slot`, with that checkout's lane and
+/// ports: what it said.
+async fn run_verify(
+    ctx: &RunContext,
+    slot: usize,
+    id: &str,
+    commit: Oid,
+) -> Result<Verdict, EngineError> {
+    let worktree = integration_worktree(ctx, slot, move |repo, changes| {
+        repo.integration_checkout(slot, commit, changes)
     })
     .await?;
     let log =
@@ -306,7 +400,7 @@ async fn run_verify(ctx: &RunContext, id: &str, commit: Oid) -> Result<Verdict, 
             id,
             "land.verify",
             &ctx.config.verify,
-            (&worktree, LaneEnv::integration(&ctx.config)),
+            (&worktree, LaneEnv::integration_slot(&ctx.config, slot)),
             &log,
             ctx.config.verify_timeout,
         ))
@@ -367,9 +461,10 @@ pub(crate) fn failure_of(kind: CauseKind, command: Vec<String>, run: &ProjectRun
     }
 }
 
-/// The integration worktree put in place by `place` ([`RunContext::placed_checkout`]).
+/// Integration checkout `slot` put in place by `place` ([`RunContext::placed_checkout`]).
 pub(crate) async fn integration_worktree(
     ctx: &RunContext,
+    slot: usize,
     place: impl FnOnce(
         &breeze_git::Repo,
         breeze_git::WorkdirChanges<'_>,
@@ -377,6 +472,6 @@ pub(crate) async fn integration_worktree(
     + Send
     + 'static,
 ) -> Result<PathBuf, EngineError> {
-    let path = ctx.repo.worktree_root()?.join(breeze_git::INTEGRATION_WORKTREE);
+    let path = ctx.repo.worktree_root()?.join(breeze_git::integration_checkout_name(slot));
     ctx.placed_checkout(&path, place).await
 }

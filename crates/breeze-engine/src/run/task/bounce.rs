@@ -1,4 +1,5 @@
-//! What becomes of a task once its landing ended — from its lane or in a batch alike: it
+//! What becomes of a task once its landing from the landing queue ended — alone, in a train
+//! or in a batch alike: it
 //! landed, waits (for the user's checkout, the remote, the target taking it in), or it
 //! bounced (a conflict, a failed verify or hook) and goes back to its worker with the
 //! cause, counted as a bounce — past `land.max_bounces` it escalates.
@@ -13,8 +14,7 @@ use crate::run::land::Landing;
 
 /// How task `index` leaves once its landing ended — landed, deferred,
 /// waiting for its pull request, or escalated after too many bounces; `None` when the
-/// landing sent it back to its worker. For a task landing from its lane and for one landed
-/// in a batch alike.
+/// landing sent it back to its worker (the scheduler starts it on a lane again).
 pub(crate) async fn exit_after_landing(
     ctx: &RunContext,
     index: usize,
@@ -61,8 +61,7 @@ enum Bounce {
 }
 
 /// A landing of task `index` bounced: back to the worker with the conflict or the failed
-/// command, or — past `land.max_bounces` — `Some` escalation with that cause. For a task
-/// on its lane and for one landing in a batch alike.
+/// command, or — past `land.max_bounces` — `Some` escalation with that cause.
 async fn landing_bounced(
     ctx: &RunContext,
     index: usize,

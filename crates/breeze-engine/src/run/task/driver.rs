@@ -7,7 +7,6 @@ use std::sync::Arc;
 
 use breeze_protocol::{Cause, CauseKind, ReasonCode, ReviewFeedback, Verdict};
 
-use super::bounce::exit_after_landing;
 use super::outcome::{Consult, Judged, Question, SafePoint, Step, TaskExit, Work};
 use crate::advice::{is_plateau, plateau_score};
 use crate::containment::LaneWriter;
@@ -105,14 +104,14 @@ impl TaskDriver {
             if let Some(reason) = self.awaiting_approval() {
                 return Ok(TaskExit::AwaitingApproval(reason));
             }
-            if let Some(exit) = self.land().await? {
-                return Ok(exit);
-            }
-            // Sent back to the worker: the record says why (a conflict or a failed verify).
+            // Approved work leaves its lane for the landing queue: the dispatcher lands it,
+            // and a landing that sends it back starts it on a lane again.
+            return Ok(TaskExit::QueuedToLand);
         }
     }
 
-    /// Approved work whose landing was deferred lands without a worktree.
+    /// Approved work whose landing was deferred goes to the landing queue without a
+    /// worktree.
     async fn land_deferred_work(&mut self) -> Result<Option<TaskExit>, EngineError> {
         let record = self.record();
         let deferred = matches!(record.phase, TaskPhase::Deferred | TaskPhase::Approved);
@@ -124,7 +123,7 @@ impl TaskDriver {
         if let Some(reason) = self.awaiting_approval() {
             return Ok(Some(TaskExit::AwaitingApproval(reason)));
         }
-        self.land().await
+        Ok(Some(TaskExit::QueuedToLand))
     }
 
     /// With `land.require_approval`, reviewed work waits for a person: why, with where the
@@ -284,17 +283,6 @@ impl TaskDriver {
         {
             self.writer = Some(self.ctx.roles.guard.lane_writer(&worktree.path));
         }
-    }
-
-    /// Lands an approved task. `Some(exit)` when the task leaves its lane; `None` when it
-    /// goes back to the worker (the record then says why). When the landing mode lands
-    /// batches, the task leaves its lane for the landing queue: the dispatcher lands it.
-    async fn land(&mut self) -> Result<Option<TaskExit>, EngineError> {
-        if self.land.batch() > 1 {
-            return Ok(Some(TaskExit::QueuedToLand));
-        }
-        let landing = self.land.land_one(&self.ctx, self.index).await?;
-        exit_after_landing(&self.ctx, self.index, landing).await
     }
 
     /// After the last allowed REQUEST_CHANGES: consult the Advisor if the reviewer's rounds

@@ -21,7 +21,7 @@ pub(crate) enum TaskExit {
     /// Published where the target takes it in later (a pull request): the run follows it
     /// until it lands.
     Published(Cause),
-    /// Approved: waits in the landing queue for its batch (`land.batch`), holding no lane.
+    /// Approved: waits in the landing queue, holding no lane; the dispatcher lands it.
     QueuedToLand,
     /// The run is shutting down; resume continues from the record.
     Interrupted,
