@@ -25,6 +25,10 @@ pub fn progress_line(event: &ProgressEvent) -> String {
         ProgressEvent::Budget { summary } => format!("$ {summary}"),
         ProgressEvent::Kept { what, reason } => format!("⚑ kept {what}: {reason}"),
         ProgressEvent::Notice { message } => format!("! {message}"),
+        ProgressEvent::RunWaiting { waits } => {
+            let waits: Vec<String> = waits.iter().map(|wait| wait.line()).collect();
+            format!("⧗ {}", waits.join("; "))
+        }
         ProgressEvent::TaskStarted { id, title, lane } => format!("▶ [{id}] {title} (lane {lane})"),
         ProgressEvent::AttemptFailed { id, attempt, reason } => {
             format!("✗ [{id}] attempt {attempt} failed: {}", first_line(reason))
@@ -212,6 +216,9 @@ fn run_heading(status: &BreezeStatus) -> String {
     if let Some(containment) = &status.containment {
         out.push_str(&format!("confinement: {}\n", containment.summary));
     }
+    for wait in &status.waiting {
+        out.push_str(&format!("{}\n", wait.line()));
+    }
     out
 }
 
@@ -358,6 +365,7 @@ mod tests {
             usage,
             budget: None,
             containment: None,
+            waiting: Vec::new(),
         }
     }
 

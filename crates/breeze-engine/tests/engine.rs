@@ -26,6 +26,8 @@ mod landing_modes;
 mod lane_ports;
 #[path = "engine/old_lanes.rs"]
 mod old_lanes;
+#[path = "engine/waiting.rs"]
+mod waiting;
 
 struct Fixture {
     repo: TestRepo,
@@ -1523,9 +1525,15 @@ async fn approved_work_waits_for_a_person_then_lands_or_goes_back_with_the_note(
     let fixture = Fixture::new(&plan, &[]);
     let outcome =
         breeze_engine::run(requiring_approval(&fixture), CancellationToken::new()).await.unwrap();
-    assert_eq!(outcome.state, RunState::Interrupted, "{outcome:?}");
+    // Without `--wait`, the run stops when only people can move it, saying it waits.
+    assert_eq!(outcome.state, RunState::Waiting, "{outcome:?}");
     assert_eq!(outcome.exit_code(), breeze_protocol::ExitCode::Interrupted);
     assert!(outcome.stop_reason.as_deref().unwrap().contains("await approval"), "{outcome:?}");
+    let waits = &outcome.status.waiting;
+    assert_eq!(waits.len(), 1, "{waits:?}");
+    assert_eq!(waits[0].waiting_for, breeze_protocol::WaitingFor::Approval);
+    assert_eq!(waits[0].tasks, ["1", "2"]);
+    assert!(waits[0].line().starts_with("waiting for approval of 1, 2 since "), "{waits:?}");
     for id in ["1", "2"] {
         assert_eq!(task(&outcome, id).state, TaskState::AwaitingApproval, "{outcome:?}");
         assert!(task(&outcome, id).reason.as_deref().unwrap().contains(".diff"), "{outcome:?}");
@@ -1585,7 +1593,7 @@ async fn a_live_run_lands_what_is_approved_while_it_runs() {
     assert_eq!(task(&outcome, "1").state, TaskState::Landed, "landed in the live run: {outcome:?}");
     // Task 2 waited when nothing else was left: the run ends (exit 3) until someone decides.
     assert_eq!(task(&outcome, "2").state, TaskState::AwaitingApproval, "{outcome:?}");
-    assert_eq!(outcome.state, RunState::Interrupted, "{outcome:?}");
+    assert_eq!(outcome.state, RunState::Waiting, "{outcome:?}");
     decide(&fixture.root, &["2".into()], &HumanDecision::Approve).unwrap();
     let outcome = resume_with(requiring_approval(&fixture)).await;
     assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
@@ -1941,7 +1949,7 @@ async fn approved_tasks_of_a_batched_run_wait_to_land_on_resume_and_leave_the_la
         if outcome.state == RunState::Succeeded {
             break;
         }
-        assert_eq!(outcome.state, RunState::Interrupted, "{outcome:?}");
+        assert_eq!(outcome.state, RunState::Waiting, "{outcome:?}");
         let awaiting: Vec<String> = outcome
             .status
             .tasks
@@ -2105,7 +2113,7 @@ async fn several_tasks_are_retried_or_approved_together_and_an_unknown_id_decide
     let fixture = Fixture::new(&plan, &[]);
     let outcome =
         breeze_engine::run(requiring_approval(&fixture), CancellationToken::new()).await.unwrap();
-    assert_eq!(outcome.state, RunState::Interrupted, "{outcome:?}");
+    assert_eq!(outcome.state, RunState::Waiting, "{outcome:?}");
     use breeze_engine::decision::{HumanDecision, decide};
     let err = decide(&fixture.root, &["1".into(), "7".into(), "2".into()], &HumanDecision::Approve)
         .unwrap_err();

@@ -37,10 +37,13 @@ fn lane_count(model: &LiveModel) -> usize {
 }
 
 /// `breeze: running · 2 lanes · 1:05 · run <id>`: the run id last, so that in a narrow
-/// pane the state and the time stay in view.
+/// pane the state and the time stay in view. A run with every lane idle that waits for
+/// people or forges is `waiting`.
 fn headline(model: &LiveModel, now: SystemTime) -> String {
+    let idle = model.lanes.iter().all(Option::is_none);
     let state = match model.finished {
         Some(state) => state.as_str(),
+        None if idle && !model.waiting.is_empty() => "waiting",
         None => "running",
     };
     let elapsed = model
@@ -100,6 +103,7 @@ fn waiting_lines(model: &LiveModel) -> Vec<String> {
     if !held.is_empty() {
         lines.push(format!("held: {}", held.join(", ")));
     }
+    lines.extend(model.waiting.iter().map(|wait| format!("⧗ {}", wait.line())));
     lines
 }
 
