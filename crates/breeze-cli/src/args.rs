@@ -359,3 +359,30 @@ pub struct NotDollars {
     /// What was given.
     given: String,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("breeze").chain(args.iter().copied()))
+    }
+
+    fn waits(args: &[&str]) -> bool {
+        match parse(args).unwrap().command {
+            Command::Run(run) => run.wait.waits(),
+            Command::Resume(resume) => resume.wait.waits(),
+            other => panic!("not a run: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn run_and_resume_take_wait_or_no_wait_but_not_both() {
+        assert!(waits(&["run", "--wait"]));
+        assert!(waits(&["resume", "--wait"]));
+        assert!(!waits(&["run", "--no-wait"]));
+        assert!(!waits(&["resume", "--no-wait"]));
+        let both = parse(&["run", "--wait", "--no-wait"]).unwrap_err();
+        assert_eq!(both.kind(), clap::error::ErrorKind::ArgumentConflict, "{both}");
+    }
+}

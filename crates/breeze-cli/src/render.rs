@@ -370,6 +370,23 @@ mod tests {
     }
 
     #[test]
+    fn a_waiting_run_says_so_and_what_it_waits_for_since_when() {
+        let mut waiting = status(Usage::default());
+        waiting.state = RunState::Waiting;
+        waiting.tasks[0].state = TaskState::AwaitingApproval;
+        waiting.waiting = vec![breeze_protocol::RunWait {
+            waiting_for: breeze_protocol::WaitingFor::Approval,
+            tasks: vec!["1".into()],
+            since: "2026-12-01T12:03:10Z".into(),
+        }];
+        let table = status_table(&waiting, None);
+        assert!(table.starts_with("run r — waiting (2 lanes)\n"), "{table}");
+        assert!(table.contains("\nwaiting for approval of 1 since 12:03:10\n"), "{table}");
+        let line = progress_line(&ProgressEvent::RunWaiting { waits: waiting.waiting });
+        assert_eq!(line, "⧗ waiting for approval of 1 since 12:03:10");
+    }
+
+    #[test]
     fn status_table_shows_reasons_and_cost_only_when_reported() {
         let plain = status_table(&status(Usage::default()), Some("interrupted"));
         assert!(

@@ -162,7 +162,9 @@ impl TaskPhase {
         match what {
             breeze_protocol::WaitingFor::Approval => self == Self::AwaitingApproval,
             breeze_protocol::WaitingFor::PullRequests => self == Self::PrOpen,
-            breeze_protocol::WaitingFor::Checkout => matches!(self, Self::Deferred | Self::Approved),
+            breeze_protocol::WaitingFor::Checkout => {
+                matches!(self, Self::Deferred | Self::Approved)
+            }
         }
     }
 

@@ -951,7 +951,7 @@ printf '{"schema_version":"worker-report.v1","status":"completed","summary":"ok"
     // The user is editing the file the task touches: the landing waits.
     std::fs::write(fixture.root.join("shared.txt"), "my edit\n").unwrap();
     let first = breeze_engine::run(options.clone(), CancellationToken::new()).await.unwrap();
-    assert_eq!(first.state, RunState::Interrupted, "{first:?}");
+    assert_eq!(first.state, RunState::Waiting, "{first:?}");
     assert!(first.stop_reason.as_deref().unwrap().contains("shared.txt"), "{first:?}");
     assert_eq!(std::fs::read_to_string(fixture.root.join("shared.txt")).unwrap(), "my edit\n");
 
@@ -1009,7 +1009,7 @@ printf '{{"schema_version":"worker-report.v1","status":"completed","summary":"ok
     assert!(!merge.status.success(), "the merge conflicts");
     user.go();
     let outcome = run.await.unwrap().unwrap();
-    assert_eq!(outcome.state, RunState::Interrupted, "{outcome:?}");
+    assert_eq!(outcome.state, RunState::Waiting, "{outcome:?}");
     assert_eq!(task(&outcome, "1").state, TaskState::Deferred);
     let cause = task(&outcome, "1").cause.as_ref().map(|cause| cause.kind);
     assert_eq!(
@@ -1865,7 +1865,7 @@ async fn a_batch_of_four_with_one_bad_task_is_bisected_the_bad_one_goes_back_the
     options.config.as_mut().unwrap().land_batch = 4;
     // The four wait for a person, who approves them at once: they land as one batch.
     let outcome = breeze_engine::run(options.clone(), CancellationToken::new()).await.unwrap();
-    assert_eq!(outcome.state, RunState::Interrupted, "{outcome:?}");
+    assert_eq!(outcome.state, RunState::Waiting, "{outcome:?}");
     use breeze_engine::decision::{HumanDecision, decide};
     decide(&fixture.root, &ids(&["1", "2", "3", "4"]), &HumanDecision::Approve).unwrap();
     let outcome = resume_with(options.clone()).await;
@@ -2198,7 +2198,7 @@ async fn the_next_run_takes_the_lane_an_aborted_run_left() {
     let fixture = Fixture::new(&toml_task("1", "First", &["a.txt"], ""), &[]);
     let first =
         breeze_engine::run(requiring_approval(&fixture), CancellationToken::new()).await.unwrap();
-    assert_eq!(first.state, RunState::Interrupted, "{first:?}");
+    assert_eq!(first.state, RunState::Waiting, "{first:?}");
     breeze_engine::maintenance::abort(&fixture.root).await.unwrap();
     assert_eq!(worktree_names(&fixture), ["lane-1"], "the aborted run's lane stays for clean");
 

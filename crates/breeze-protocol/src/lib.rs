@@ -65,8 +65,8 @@ pub use review::{
     ReviewerProfile, Verdict,
 };
 pub use status::{
-    BreezeStatus, BudgetCaps, ContainmentStatus, PullRequestStatus, RunState, RunWait,
-    TaskState, TaskStatus, Usage, WaitingFor,
+    BreezeStatus, BudgetCaps, ContainmentStatus, PullRequestStatus, RunState, RunWait, TaskState,
+    TaskStatus, Usage, WaitingFor,
 };
 pub use validate::{InvalidMessage, Problem};
 pub use version::*;

@@ -161,7 +161,9 @@ pub fn summary(outcome: &RunOutcome) -> String {
     out.push_str(&render::status_table(&outcome.status, outcome.stop_reason.as_deref()));
     out.push_str(&format!("run files: {}\n", outcome.run_dir.display()));
     if outcome.state == breeze_protocol::RunState::Waiting {
-        out.push_str("once they are decided, continue with `breeze resume` (`--wait` waits for them)\n");
+        out.push_str(
+            "once they are decided, continue with `breeze resume` (`--wait` waits for them)\n",
+        );
     } else if outcome.exit_code() == ExitCode::Interrupted {
         out.push_str("continue with `breeze resume`\n");
     }

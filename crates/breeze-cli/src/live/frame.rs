@@ -395,6 +395,46 @@ mod tests {
     }
 
     #[test]
+    fn a_run_that_waits_says_what_for_and_since_when_until_its_tasks_leave_the_wait() {
+        let mut model = LiveModel::default();
+        let events = [
+            r#"{"kind":"run_started","plan":"plan.toml","workers":1,"main_tip":"0","resumed":false}"#,
+            r#"{"kind":"task_started","task":"2","title":"Two","lane":1}"#,
+            r#"{"kind":"task_state","task":"2","state":"awaiting-approval","reason":"approve it"}"#,
+            r#"{"kind":"task_started","task":"4","title":"Four","lane":1}"#,
+            r#"{"kind":"task_state","task":"4","state":"awaiting-approval","reason":"approve it"}"#,
+            r#"{"kind":"run_waiting","waits":[{"waiting_for":"approval","tasks":["2","4"],"since":"2026-12-01T12:03:10Z"}]}"#,
+        ];
+        for (n, kind) in events.iter().enumerate() {
+            model.apply(&event(n as u64 + 1, &format!("00:0{n}"), kind));
+        }
+        let lines = render(&model, at("01:00"), 140, None);
+        assert!(lines[0].starts_with("breeze: waiting · 1 lane"), "{lines:?}");
+        assert!(lines.contains(&"⧗ waiting for approval of 2, 4 since 12:03:10".to_string()));
+        assert!(
+            lines
+                .iter()
+                .any(|line| line.ends_with("⧗ waiting for approval of 2, 4 since 12:03:10")
+                    && line.starts_with("  ")),
+            "a milestone says it too: {lines:?}"
+        );
+
+        // Task 2 is approved and lands on the lane: the run works, and waits for 4 only.
+        model.apply(&event(7, "00:07", r#"{"kind":"task_state","task":"2","state":"landing"}"#));
+        model.apply(&event(
+            8,
+            "00:08",
+            r#"{"kind":"task_started","task":"2","title":"Two","lane":1}"#,
+        ));
+        let lines = render(&model, at("01:00"), 140, None);
+        assert!(lines[0].starts_with("breeze: running"), "{lines:?}");
+        assert!(lines.contains(&"⧗ waiting for approval of 4 since 12:03:10".to_string()));
+        // Stopped while it waited.
+        model.apply(&event(9, "00:09", r#"{"kind":"run_finished","state":"waiting"}"#));
+        assert!(render(&model, at("01:00"), 140, None)[0].starts_with("breeze: waiting"));
+    }
+
+    #[test]
     fn a_title_squeezed_to_its_id_keeps_the_id_whole() {
         let task = LaneTask {
             label: "[12] Load".into(),

@@ -25,7 +25,7 @@ use crate::snapshot::TaskPhase;
 const DEFERRED_RETRY: Duration = Duration::from_secs(2);
 /// How long a deferred landing waits before it is tried again once the run only waits
 /// (`--wait`): the user's checkout changes at a person's pace.
-const WAITING_DEFERRED_RETRY: Duration = Duration::from_secs(30);
+const WAITING_DEFERRED_RETRY: Duration = Duration::from_secs(10);
 /// How often decisions about tasks awaiting approval, and requests to attach to a task no
 /// driver holds, are looked for.
 const DECISION_POLL: Duration = Duration::from_millis(500);

@@ -79,9 +79,7 @@ impl RunOutcome {
     pub fn exit_code(&self) -> ExitCode {
         match self.state {
             RunState::Succeeded => ExitCode::Success,
-            RunState::Interrupted | RunState::Waiting | RunState::Running => {
-                ExitCode::Interrupted
-            }
+            RunState::Interrupted | RunState::Waiting | RunState::Running => ExitCode::Interrupted,
             RunState::Failed | RunState::Aborted => ExitCode::Unfinished,
         }
     }

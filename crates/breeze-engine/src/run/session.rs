@@ -311,8 +311,7 @@ async fn finish(
     // person gave the run up, so its unfinished tasks are failed, as `breeze status` will
     // say (`maintenance::record_abort`), not interrupted — no resume takes them up.
     let stopped = matches!(state, RunState::Interrupted | RunState::Waiting);
-    let (state, stop_reason) = if stopped && run_dir.abort_marker().exists()
-    {
+    let (state, stop_reason) = if stopped && run_dir.abort_marker().exists() {
         status.state = RunState::Aborted;
         for task in status.tasks.iter_mut().filter(|task| !task.state.is_terminal()) {
             let cause = breeze_protocol::Cause::new(

@@ -37,7 +37,10 @@ impl Waiting {
         let bell = match std::fs::create_dir_all(&folder) {
             Ok(()) => Some(TreeWatch::with_skipped(folder, Vec::<std::ffi::OsString>::new())),
             Err(err) => {
-                tracing::warn!("cannot watch {}: {err}; decisions are looked for every half second", folder.display());
+                tracing::warn!(
+                    "cannot watch {}: {err}; decisions are looked for every half second",
+                    folder.display()
+                );
                 None
             }
         };

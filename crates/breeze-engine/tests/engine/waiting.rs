@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 use breeze_test_support::git;
 use breeze_test_support::plan::toml_task;
 
-use super::{Fixture, requiring_approval, resume_with, task};
+use super::{Fixture, Handshake, requiring_approval, resume_with, script, shell_worker, task};
 
 type Running = tokio::task::JoinHandle<Result<RunOutcome, breeze_engine::EngineError>>;
 
@@ -78,7 +78,8 @@ async fn a_waiting_run_lands_what_is_approved_from_another_terminal_and_succeeds
         + &toml_task("2", "Second", &["b.txt"], "")
         + &toml_task("3", "After the first", &["c.txt"], "depends_on = [\"1\"]");
     let fixture = Fixture::new(&plan, &[]);
-    let run: Running = tokio::spawn(breeze_engine::run(waiting(&fixture), CancellationToken::new()));
+    let run: Running =
+        tokio::spawn(breeze_engine::run(waiting(&fixture), CancellationToken::new()));
 
     let first = until_waiting_for_approval(&fixture, &["1", "2"]).await;
     assert_eq!(first.state, RunState::Running, "{first:?}");
@@ -96,7 +97,9 @@ async fn a_waiting_run_lands_what_is_approved_from_another_terminal_and_succeeds
     let said = said_waits(&fixture, &outcome);
     let tasks: Vec<Vec<String>> = said.iter().map(|waits| waits[0].tasks.clone()).collect();
     assert_eq!(tasks, [vec!["1", "2"], vec!["2", "3"]], "said when new: {said:?}");
-    assert!(said.iter().all(|waits| waits.len() == 1 && waits[0].waiting_for == WaitingFor::Approval));
+    assert!(
+        said.iter().all(|waits| waits.len() == 1 && waits[0].waiting_for == WaitingFor::Approval)
+    );
     assert_eq!(said[0][0].since, said[1][0].since, "task 2 waited all along: one wait since then");
     assert_eq!(second.waiting[0].since, said[0][0].since, "the status says since when");
 }
@@ -162,4 +165,42 @@ async fn a_waiting_run_stopped_with_ctrl_c_stops_resumably_and_says_waiting() {
     approve(&fixture, &["1"]);
     let resumed = resume_with(requiring_approval(&fixture)).await;
     assert_eq!(resumed.state, RunState::Succeeded, "{resumed:?}");
+}
+
+#[tokio::test]
+async fn a_landing_deferred_by_the_users_merge_is_tried_again_until_the_checkout_is_clean() {
+    let plan = toml_task("1", "Change a", &["a.txt"], "");
+    let fixture = Fixture::new(&plan, &[("notes.txt", "base\n")]);
+    git(&fixture.root, &["checkout", "-qb", "side"]);
+    std::fs::write(fixture.root.join("notes.txt"), "side\n").unwrap();
+    git(&fixture.root, &["commit", "-qam", "side"]);
+    git(&fixture.root, &["checkout", "-q", "main"]);
+    let mut options = fixture.options();
+    options.wait = true;
+    let user = Handshake::new(&fixture, &mut options);
+    let body = format!(
+        "cat > /dev/null\necho done > a.txt\n{}printf '{{\"schema_version\":\"worker-report.v1\",\"status\":\"completed\",\"summary\":\"ok\"}}' > \"$BREEZE_OUTPUT\"\n",
+        user.worker_waits()
+    );
+    shell_worker(&mut options, &script(&fixture, "merging.sh", &body));
+    let run: Running = tokio::spawn(breeze_engine::run(options, CancellationToken::new()));
+    // While the worker works, the user starts a merge in their checkout and it conflicts.
+    user.when_started().await;
+    std::fs::write(fixture.root.join("notes.txt"), "mine\n").unwrap();
+    git(&fixture.root, &["commit", "-qam", "mine"]);
+    let merge = breeze_test_support::git_output(&fixture.root, &["merge", "-q", "side"]);
+    assert!(!merge.status.success(), "the merge conflicts");
+    user.go();
+
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
+    while status(&fixture).is_none_or(|status| waits_for(&status, WaitingFor::Checkout) != ["1"]) {
+        assert!(tokio::time::Instant::now() < deadline, "the run never waited for the checkout");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // The user gives up their merge: the landing, tried again, goes through.
+    git(&fixture.root, &["merge", "--abort"]);
+    let outcome = run.await.unwrap().unwrap();
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    assert_eq!(task(&outcome, "1").state, TaskState::Landed);
+    assert_eq!(std::fs::read_to_string(fixture.root.join("a.txt")).unwrap(), "done\n");
 }
