@@ -109,7 +109,7 @@ impl LiveModel {
         Some(format!("▶ [{task}] {title} (lane {lane})"))
     }
 
-    /// The task changed state; a task that is done leaves its lane.
+    /// The task changed state; a task that is done, or waits to land, leaves its lane.
     fn task_state(&mut self, task: &str, state: TaskState, reason: &Option<String>) -> Note {
         let note = state_line(task, state, reason.as_deref());
         let view = self.task(task);
@@ -121,7 +121,11 @@ impl LiveModel {
             view.attempt = view.attempts_done + 1;
             view.round = view.rounds_done + 1;
         }
-        if state.is_terminal() {
+        // Done, or waiting to land (for a person, a pull request's merge, the checkout):
+        // either way it holds no lane.
+        let off_lane =
+            matches!(state, TaskState::AwaitingApproval | TaskState::PrOpen | TaskState::Deferred);
+        if state.is_terminal() || off_lane {
             self.free_lane_of(task);
         }
         self.leave_waits(task, state);
