@@ -231,7 +231,17 @@ mod tests {
             cause: None,
         };
         assert!(Told::of(&waiting).summary.contains("breeze approve 4"));
-        let ended = Told::of(&EventKind::RunFinished { state: breeze_protocol::RunState::Failed });
+        let ended = Told::of(&EventKind::RunFinished { state: RunState::Failed });
         assert_eq!(ended.fill("{summary} ({task})"), "the run failed ()");
+        let waits = vec![breeze_protocol::RunWait {
+            waiting_for: breeze_protocol::WaitingFor::Approval,
+            tasks: vec!["2".into(), "4".into()],
+            since: "2026-12-01T12:03:10Z".into(),
+        }];
+        let waiting = Told::of(&EventKind::RunWaiting { waits });
+        assert_eq!(
+            waiting.fill("{state}: {summary} ({task})"),
+            "waiting: the run is waiting for approval of 2, 4 since 12:03:10 (2 4)"
+        );
     }
 }

@@ -177,6 +177,14 @@ async fn a_landing_deferred_by_the_users_merge_is_tried_again_until_the_checkout
     git(&fixture.root, &["checkout", "-q", "main"]);
     let mut options = fixture.options();
     options.wait = true;
+    let told = fixture.repo.outside().join("told.txt");
+    options.config.as_mut().unwrap().notify_command = vec![
+        "sh".into(),
+        "-c".into(),
+        format!("echo \"$1\" >> {}", told.display()),
+        "sh".into(),
+        "{state}".into(),
+    ];
     let user = Handshake::new(&fixture, &mut options);
     let body = format!(
         "cat > /dev/null\necho done > a.txt\n{}printf '{{\"schema_version\":\"worker-report.v1\",\"status\":\"completed\",\"summary\":\"ok\"}}' > \"$BREEZE_OUTPUT\"\n",
@@ -203,4 +211,14 @@ async fn a_landing_deferred_by_the_users_merge_is_tried_again_until_the_checkout
     assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
     assert_eq!(task(&outcome, "1").state, TaskState::Landed);
     assert_eq!(std::fs::read_to_string(fixture.root.join("a.txt")).unwrap(), "done\n");
+    let deferrals = fixture
+        .events(&outcome)
+        .into_iter()
+        .filter(|event| matches!(event, EventKind::TaskState { state: TaskState::Deferred, .. }))
+        .count();
+    assert!(deferrals >= 2, "the landing was tried again: {deferrals}");
+    // Each try deferred for the same reason is the same wait: told once.
+    let lines = std::fs::read_to_string(&told).unwrap();
+    let said: Vec<&str> = lines.lines().collect();
+    assert_eq!(said, ["deferred", "waiting", "succeeded"], "{lines}");
 }
