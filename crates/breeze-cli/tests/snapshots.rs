@@ -105,6 +105,7 @@ fn run_status(state: RunState, workers: u32, tasks: Vec<TaskStatus>) -> BreezeSt
         usage: total,
         budget: None,
         containment: None,
+        waiting: Vec::new(),
     }
 }
 
@@ -1177,5 +1178,6 @@ fn failed_run(tasks: Vec<TaskRecord>, updated_at: &str) -> RunSnapshot {
         universal_violations: Vec::new(),
         containment: None,
         budget: Default::default(),
+        waiting: Vec::new(),
     }
 }

@@ -100,7 +100,7 @@ fn ended(model: &mut LiveModel, live: bool) -> CliResult {
         (Some(state), _) => {
             let mut message =
                 format!("no run in progress: the latest run, {id}, ended {}", state.as_str());
-            if state == breeze_protocol::RunState::Interrupted {
+            if state.is_resumable() {
                 message.push_str("; `breeze resume` continues it");
             }
             output::println(&message)?;

@@ -105,6 +105,7 @@ pub(super) fn new_run(options: &RunOptions) -> Result<Prepared, EngineError> {
         universal_violations: Vec::new(),
         containment: None,
         budget,
+        waiting: Vec::new(),
     };
     snapshot.save(&run_dir.snapshot()).map_err(|err| {
         EngineError::io(format!("cannot write {}", run_dir.snapshot().display()), err)
