@@ -222,3 +222,50 @@ fn on_a_terminal_a_run_waits_by_default_and_its_view_says_for_what() {
     assert_eq!(code, Some(0), "{text}");
     assert!(text.contains("2 of 2 tasks landed"), "{text}");
 }
+
+#[test]
+fn watch_approves_and_rejects_what_waits_and_the_live_run_takes_it_up() {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: no `script` (util-linux) to give breeze a terminal");
+        return;
+    }
+    let (_temp, root) = approval_repo();
+    let run = Collected::start(breeze().current_dir(&root).args(["run", "--wait"]));
+    run.wait_for("⧗ waiting for approval of 1, 2 since ", Duration::from_secs(120));
+    let mut watch = Terminal::start(&root, "watch");
+    watch.wait_for_drawn(
+        "a: approve [1] · r: reject [1] · n: next (1 more)",
+        Duration::from_secs(30),
+    );
+    // Task 2 is rejected: `n`, `r`, then `y`.
+    watch.type_key(b'n');
+    watch.wait_for_drawn("a: approve [2]", Duration::from_secs(10));
+    watch.type_key(b'r');
+    watch.wait_for_drawn("reject [2] B? y: yes", Duration::from_secs(10));
+    watch.type_key(b'y');
+    watch.wait_for_drawn("rejected 2: back to its worker", Duration::from_secs(10));
+    // Task 1 is approved; a key other than `y` takes a question back first.
+    watch.wait_for_drawn("a: approve [1]", Duration::from_secs(30));
+    watch.type_key(b'a');
+    watch.wait_for_drawn("approve [1] A? y: yes", Duration::from_secs(10));
+    watch.type_key(b'y');
+    watch.wait_for_drawn("● [1] landed", Duration::from_secs(60));
+    // The rejected task comes back reviewed, and waits again: approved from the view too.
+    watch.wait_for_drawn("a: approve [2]", Duration::from_secs(120));
+    watch.type_key(b'a');
+    watch.wait_for_drawn("approve [2] B? y: yes", Duration::from_secs(10));
+    watch.type_key(b'y');
+    let (code, text) = run.finish();
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("● [1] landed") && text.contains("● [2] landed"), "{text}");
+    let (code, watched) = watch.finish();
+    assert_eq!(code, Some(0), "{watched}");
+    let input = std::fs::read_dir(root.join(".breeze/runs"))
+        .unwrap()
+        .flatten()
+        .map(|run| run.path().join("io/2.worker.2.input.json"))
+        .find(|path| path.exists())
+        .map(|path| std::fs::read_to_string(path).unwrap())
+        .unwrap_or_default();
+    assert!(input.contains("rejected in breeze watch"), "the worker is told: {input}");
+}

@@ -13,3 +13,4 @@ pub mod status;
 pub mod step_in;
 pub mod validate;
 pub mod watch;
+mod watch_approvals;
