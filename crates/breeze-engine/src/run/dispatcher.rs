@@ -563,7 +563,9 @@ impl Dispatcher {
                 crate::decision::HumanDecision::Approve => {
                     book.change(index, |record| record.human_approved = true).await?;
                     book.transition(index, Transition::Approve).await?;
-                    self.deferred.insert(index, Instant::now());
+                    // Approved work lands from the queue, as a resumed run's does: it
+                    // takes no lane.
+                    self.queue.push(index);
                 }
                 crate::decision::HumanDecision::Reject { note } => {
                     let issue = format!("rejected by a person before landing: {note}");
