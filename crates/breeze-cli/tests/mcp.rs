@@ -7,7 +7,7 @@ use std::process::Stdio;
 
 use breeze_test_support::plan::toml_task;
 use breeze_test_support::{TestRepo, git_line, hermetic};
-use rmcp::model::CallToolRequestParams;
+use rmcp::model::{CallToolRequestParams, ReadResourceRequestParams, ResourceContents};
 use rmcp::service::RunningService;
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::{Value, json};
@@ -270,4 +270,42 @@ async fn reject_retry_draft_and_fill_writes_do_what_their_commands_do() {
     assert!(!filled.is_error, "{}", filled.text);
     let after = std::fs::read_to_string(repo.root.join("Later.md")).unwrap();
     assert!(after.contains("| `src/model.rs` |"), "{after}");
+}
+
+impl Session {
+    /// The text of resource `uri`, or the error the server answered with.
+    async fn read(&self, uri: &str) -> Result<String, String> {
+        let params = ReadResourceRequestParams::new(uri);
+        let result = self.client.read_resource(params).await.map_err(|err| err.to_string())?;
+        let texts = result.contents.into_iter().map(|contents| match contents {
+            ResourceContents::TextResourceContents { text, .. } => text,
+            other => panic!("{other:?}"),
+        });
+        Ok(texts.collect())
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_latest_runs_status_journal_and_report_are_resources() {
+    let repo = repo(SCRIPTED_CONFIG, &toml_task("1", "A", &["a.txt"], ""));
+    let session = connect(&repo.root).await;
+    let none = session.read("breeze://run/status").await;
+    assert!(none.as_ref().is_err_and(|err| err.contains("error: ")), "no run yet: {none:?}");
+    assert!(!session.call("run", json!({})).await.is_error);
+    session.wait_until_ended().await;
+
+    let resources = session.client.list_all_resources().await.expect("the resources are listed");
+    let mut uris: Vec<&str> = resources.iter().map(|resource| resource.uri.as_str()).collect();
+    uris.sort_unstable();
+    assert_eq!(uris, ["breeze://run/events", "breeze://run/report", "breeze://run/status"]);
+    let status: Value = serde_json::from_str(&session.read("breeze://run/status").await.unwrap())
+        .expect("the status is JSON");
+    assert_eq!(task_state(&status, "1"), "landed", "{status}");
+    let events = session.read("breeze://run/events").await.unwrap();
+    let first: Value = serde_json::from_str(events.lines().next().unwrap()).unwrap();
+    assert_eq!(first["schema_version"], "breeze-event.v1", "{events}");
+    let report = session.read("breeze://run/report").await.unwrap();
+    assert!(report.starts_with("# breeze run "), "{report}");
+    let unknown = session.read("breeze://run/nothing").await;
+    assert!(unknown.is_err_and(|err| err.contains("breeze has no resource")));
 }

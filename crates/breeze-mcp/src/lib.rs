@@ -6,7 +6,8 @@
 //! the same preflight, repository lock, confinement and approvals, and on failure the same
 //! error with its hints, returned as an MCP tool error (`isError`). `run` and `resume`
 //! start the engine as a detached process and return with the run id at once; `wait`
-//! follows the run until it ends or a task changes phase.
+//! follows the run until it ends or a task changes phase. The latest run's status, journal
+//! and report are also resources, for clients that read them.
 //!
 //! Built on the official Rust MCP SDK (`rmcp`): server side, stdio transport, tool schemas
 //! from `schemars`.
@@ -17,6 +18,7 @@ pub mod bounded;
 pub mod cli;
 pub mod follow;
 pub mod params;
+pub mod resources;
 mod server;
 
 pub use cli::Breeze;
