@@ -158,6 +158,9 @@ async fn a_failing_tool_returns_the_command_lines_error_and_hint_as_a_tool_error
 
     let unknown = session.call("approve", json!({"tasks": ["9"]})).await;
     assert!(unknown.is_error && unknown.text.starts_with("error: "), "{}", unknown.text);
+    let option = session.call("approve", json!({"tasks": ["--help"]})).await;
+    assert!(option.is_error, "a task id is never read as an option: {}", option.text);
+    assert!(!option.text.contains("Usage:"), "no help printed: {}", option.text);
     let bad = session.call("reject", json!({"task": "1"})).await;
     assert!(bad.is_error, "a reject without a note is refused: {}", bad.text);
 

@@ -30,16 +30,19 @@ pub struct Started {
     pub output: PathBuf,
 }
 
-/// Starts `breeze <args> --json` detached and returns once its run has started.
+/// Starts `breeze <subcommand> --json <rest of args>` detached and returns once its run has started.
 pub async fn start(breeze: &Breeze, args: &[String]) -> Result<Started, CallToolResult> {
     let (events, output) = output_files(breeze.repo())?;
     let open = |path: &Path| {
         std::fs::File::create(path)
             .map_err(|err| failure(format!("error: cannot create {}: {err}", path.display())))
     };
-    let mut command = breeze.command(args);
+    // `--json` right after the subcommand: before any `--` that ends its options.
+    let (subcommand, rest) =
+        args.split_first().map_or(("", &[][..]), |(first, rest)| (first.as_str(), rest));
+    let mut command = breeze.command(&[subcommand, "--json"]);
     command
-        .arg("--json")
+        .args(rest)
         .stdout(Stdio::from(open(&events)?))
         .stderr(Stdio::from(open(&output)?))
         .process_group(0);

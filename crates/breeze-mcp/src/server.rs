@@ -45,11 +45,22 @@ impl BreezeServer {
     }
 }
 
-/// `args` followed by `--flag value` for each value given.
+/// `args` followed by `--flag=value` when a value is given (one word: a value starting with
+/// `-` stays a value).
 fn with_option(mut args: Vec<String>, flag: &str, value: Option<impl ToString>) -> Vec<String> {
     if let Some(value) = value {
-        args.push(flag.to_string());
-        args.push(value.to_string());
+        args.push(format!("{flag}={}", value.to_string()));
+    }
+    args
+}
+
+/// `args` followed by `--` and the positional `values`: a task id or a path given by the
+/// session is never read as an option.
+fn with_positional(mut args: Vec<String>, values: impl IntoIterator<Item = String>) -> Vec<String> {
+    let values: Vec<String> = values.into_iter().collect();
+    if !values.is_empty() {
+        args.push("--".to_string());
+        args.extend(values);
     }
     args
 }
@@ -72,10 +83,9 @@ impl BreezeServer {
         description = "Analyse a plan as `breeze plan --json` does: its tasks with write sets, write groups, lanes, conflicts with witness paths, dependencies, warnings and what is missing. Run it before `run`."
     )]
     async fn plan(&self, Parameters(params): Parameters<PlanParams>) -> CallToolResult {
-        let mut args = vec!["plan".to_string(), "--json".to_string()];
-        args.extend(params.plan);
+        let args = vec!["plan".to_string(), "--json".to_string()];
         let args = with_option(args, "--max-workers", params.max_workers);
-        self.breeze.tool(&args).await
+        self.breeze.tool(&with_positional(args, params.plan)).await
     }
 
     /// `breeze draft`.
@@ -83,8 +93,8 @@ impl BreezeServer {
         description = "Turn a goal into new tasks of the plan with the scaffolder role (`breeze draft`); writes them into the plan file. Check the result with `plan`."
     )]
     async fn draft(&self, Parameters(params): Parameters<DraftParams>) -> CallToolResult {
-        let args = with_option(vec!["draft".to_string(), params.goal], "--out", params.out);
-        self.breeze.tool(&args).await
+        let args = with_option(vec!["draft".to_string()], "--out", params.out);
+        self.breeze.tool(&with_positional(args, [params.goal])).await
     }
 
     /// `breeze plan --fill-ids`.
@@ -92,9 +102,8 @@ impl BreezeServer {
         description = "Give every to-do item of the plan written without a task id one, following the plan's own numbering, and write it into the plan (`breeze plan --fill-ids`)."
     )]
     async fn fill_ids(&self, Parameters(params): Parameters<PlanFileParams>) -> CallToolResult {
-        let mut args = vec!["plan".to_string(), "--fill-ids".to_string()];
-        args.extend(params.plan);
-        self.breeze.tool(&args).await
+        let args = vec!["plan".to_string(), "--fill-ids".to_string()];
+        self.breeze.tool(&with_positional(args, params.plan)).await
     }
 
     /// `breeze plan --fill-writes`.
@@ -102,9 +111,8 @@ impl BreezeServer {
         description = "Ask the scaffolder role for the write sets of tasks that have none and write them into the plan (`breeze plan --fill-writes`); shows the analysis before and after."
     )]
     async fn fill_writes(&self, Parameters(params): Parameters<PlanFileParams>) -> CallToolResult {
-        let mut args = vec!["plan".to_string(), "--fill-writes".to_string()];
-        args.extend(params.plan);
-        self.breeze.tool(&args).await
+        let args = vec!["plan".to_string(), "--fill-writes".to_string()];
+        self.breeze.tool(&with_positional(args, params.plan)).await
     }
 
     /// `breeze run`, in the background.
@@ -112,13 +120,11 @@ impl BreezeServer {
         description = "Start a run of the plan in the background (`breeze run`, with its preflight and the repository lock) and return at once with the run id; follow it with `wait` and `status`. A second run while one is live is refused."
     )]
     async fn run(&self, Parameters(params): Parameters<RunParams>) -> CallToolResult {
-        let mut args = vec!["run".to_string()];
-        args.extend(params.plan);
-        let mut args = with_option(args, "--max-workers", params.max_workers);
+        let mut args = with_option(vec!["run".to_string()], "--max-workers", params.max_workers);
         if params.skip_setup_check {
             args.push("--skip-setup-check".to_string());
         }
-        self.start(&args).await
+        self.start(&with_positional(args, params.plan)).await
     }
 
     /// `breeze resume`, in the background.
@@ -157,9 +163,7 @@ impl BreezeServer {
         description = "Let reviewed tasks held by land.require_approval land (`breeze approve`). The person decides this: ask them first."
     )]
     async fn approve(&self, Parameters(params): Parameters<ApproveParams>) -> CallToolResult {
-        let mut args = vec!["approve".to_string()];
-        args.extend(params.tasks);
-        self.breeze.tool(&args).await
+        self.breeze.tool(&with_positional(vec!["approve".to_string()], params.tasks)).await
     }
 
     /// `breeze reject`.
@@ -167,7 +171,8 @@ impl BreezeServer {
         description = "Send a reviewed task held by land.require_approval back to its worker with a note (`breeze reject --note`). The person decides this: ask them first."
     )]
     async fn reject(&self, Parameters(params): Parameters<RejectParams>) -> CallToolResult {
-        self.breeze.tool(&["reject", &params.task, "--note", &params.note]).await
+        let args = with_option(vec!["reject".to_string()], "--note", Some(params.note));
+        self.breeze.tool(&with_positional(args, [params.task])).await
     }
 
     /// `breeze retry`.
@@ -175,13 +180,11 @@ impl BreezeServer {
         description = "Give escalated or failed tasks of the latest run a fresh start (`breeze retry`); `resume` then runs them."
     )]
     async fn retry(&self, Parameters(params): Parameters<RetryParams>) -> CallToolResult {
-        let mut args = vec!["retry".to_string()];
-        args.extend(params.tasks);
-        let mut args = with_option(args, "--note", params.note);
+        let mut args = with_option(vec!["retry".to_string()], "--note", params.note);
         if params.fresh {
             args.push("--fresh".to_string());
         }
-        self.breeze.tool(&args).await
+        self.breeze.tool(&with_positional(args, params.tasks)).await
     }
 
     /// `breeze abort`.
@@ -197,10 +200,11 @@ impl BreezeServer {
         description = "A task's change so far against its base (`breeze diff`), cut at max_bytes with a line saying so."
     )]
     async fn diff(&self, Parameters(params): Parameters<DiffParams>) -> CallToolResult {
-        let mut args = vec!["diff".to_string(), params.task.clone()];
+        let mut args = vec!["diff".to_string()];
         if params.stat {
             args.push("--stat".to_string());
         }
+        let args = with_positional(args, [params.task]);
         self.bounded_tool(&args, max_bytes(params.max_bytes), false).await
     }
 
@@ -209,7 +213,8 @@ impl BreezeServer {
         description = "The logs of a task's role processes (`breeze logs`), keeping the last max_bytes with a line saying what was cut."
     )]
     async fn logs(&self, Parameters(params): Parameters<LogsParams>) -> CallToolResult {
-        let args = with_option(vec!["logs".to_string(), params.task], "--run", params.run);
+        let args = with_option(vec!["logs".to_string()], "--run", params.run);
+        let args = with_positional(args, [params.task]);
         self.bounded_tool(&args, max_bytes(params.max_bytes), true).await
     }
 
