@@ -75,6 +75,8 @@ pub enum Command {
     Schema(SchemaArgs),
     /// Check a JSON message file against its schema and rules.
     Validate(ValidateArgs),
+    /// Serve breeze's commands as the tools of an MCP server on stdio (for Claude Code, Codex).
+    Mcp,
 }
 
 /// `breeze init`.

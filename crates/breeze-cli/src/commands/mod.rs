@@ -6,6 +6,7 @@ pub mod doctor;
 pub mod init;
 pub mod logs;
 pub mod maintenance;
+pub mod mcp;
 pub mod plan;
 pub mod run;
 pub mod schema;
