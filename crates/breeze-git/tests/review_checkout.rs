@@ -48,6 +48,16 @@ fn review_checkout_holds_the_commit_and_nothing_else(handle: &Repo, repo: &TestR
     repo.fsck();
 }
 
+/// An external filter in `.gitattributes`: every checkout of the repository then goes
+/// through the git CLI.
+fn with_external_filter(repo: &TestRepo) {
+    write(repo.path(), ".gitattributes", "*.bin filter=lfs diff=lfs merge=lfs -text\n");
+    git(repo.path(), &["config", "filter.lfs.clean", "cat"]);
+    git(repo.path(), &["config", "filter.lfs.smudge", "cat"]);
+    git(repo.path(), &["add", ".gitattributes"]);
+    git(repo.path(), &["-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "attrs"]);
+}
+
 #[test]
 fn the_review_checkout_holds_the_commit_and_nothing_else_libgit2() {
     let repo = TestRepo::standard();
@@ -57,12 +67,7 @@ fn the_review_checkout_holds_the_commit_and_nothing_else_libgit2() {
 #[test]
 fn the_review_checkout_holds_the_commit_and_nothing_else_git_cli() {
     let repo = TestRepo::standard();
-    write(repo.path(), ".gitattributes", "*.bin filter=lfs diff=lfs merge=lfs -text\n");
-    // A repository with an external filter goes through the git CLI for every checkout.
-    git(repo.path(), &["config", "filter.lfs.clean", "cat"]);
-    git(repo.path(), &["config", "filter.lfs.smudge", "cat"]);
-    git(repo.path(), &["add", ".gitattributes"]);
-    git(repo.path(), &["-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "attrs"]);
+    with_external_filter(&repo);
     review_checkout_holds_the_commit_and_nothing_else(&repo.open(), &repo);
 }
 
@@ -256,10 +261,6 @@ fn a_killed_placing_leaves_no_lock_that_stops_the_next_libgit2() {
 #[test]
 fn a_killed_placing_leaves_no_lock_that_stops_the_next_git_cli() {
     let repo = TestRepo::standard();
-    write(repo.path(), ".gitattributes", "*.bin filter=lfs diff=lfs merge=lfs -text\n");
-    git(repo.path(), &["config", "filter.lfs.clean", "cat"]);
-    git(repo.path(), &["config", "filter.lfs.smudge", "cat"]);
-    git(repo.path(), &["add", ".gitattributes"]);
-    git(repo.path(), &["-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "attrs"]);
+    with_external_filter(&repo);
     a_killed_placing_leaves_no_lock_that_stops_the_next(&repo.open(), &repo);
 }
