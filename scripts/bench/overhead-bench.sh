@@ -25,6 +25,13 @@
 # a first run, a later run on the same repository (kept lanes), and (NOKEEP=1) a first run
 # with keep_lanes = false.
 #
+# BEFORE=path adds an older breeze as one more side (its first run and later runs, in the
+# same alternating rounds, and its traced runs), for a before/after table.
+# At the end, one markdown table puts side by side, for each size: the git CLI's, the first
+# run's and the later runs' minimum times, and the traced counts — breeze's own stat calls per
+# task in a first run, and a later run's stat calls, getdents64, openat and
+# inotify_add_watch (one per folder its lane watches).
+#
 # BREEZE=path uses that binary instead of building one (release, in CARGO_TARGET_DIR);
 # BENCH_DIR picks the directory (default: a temp dir under TMPDIR, removed afterwards);
 # STRACE=0 skips the traced runs.
@@ -69,19 +76,35 @@ check() { # DIR [kept]: clean, no worktree left (kept: only lanes, clean at main
       fi
     done
 }
-run_breeze() { # REPO FIRST_TASK [false]: one `breeze run` of $tasks tasks from FIRST_TASK;
-  # its time (the run alone, not the writing of its plan) in $work/run-time
+before=${BEFORE:-}
+run_breeze() { # REPO FIRST_TASK [false [BINARY]]: one `breeze run` of $tasks tasks from
+  # FIRST_TASK; its time (the run alone, not the writing of its plan) in $work/run-time
   ROLES=shell FIRST_TASK="$2" KEEP_LANES="${3:-}" RUN_TIME_FILE="$work/run-time" \
-    "$here/land-breeze-run.sh" "$breeze" "$1" "$tasks"
+    "$here/land-breeze-run.sh" "${4:-$breeze}" "$1" "$tasks"
 }
+later_runs_of() { # SIDE BINARY: the later runs on the side's repository, timed into later_<side>
+  local before_count later
+  for later in $(seq 1 "$later_runs"); do
+    before_count=$(git -C "$work/$1" rev-list --count main); sync
+    run_breeze "$work/$1" $((later * tasks + 1)) "" "$2"
+    eval "later_$1+=(\"\$(cat \"\$work/run-time\")\")"
+    if [ "$(git -C "$work/$1" rev-list --count main)" != $((before_count + tasks)) ]; then
+      echo "overhead-bench: later run $later ($1) did not land $tasks tasks" >&2; exit 1
+    fi
+    check "$work/$1" kept
+  done
+}
+table=("| files | breeze | git CLI, min (s) | first run, min (s) | later run, min (s) | later / git CLI | first run: breeze's stat calls per task | later run: breeze's stat calls | getdents64 | openat | inotify_add_watch |"
+       "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 
 summary=()
 for files in "${sizes[@]}"; do
   echo "== $tasks one-file tasks on $files files, $rounds alternating rounds ($work) =="
   rm -rf "$work/gen"
   "$here/git-gen-repo.sh" "$work/gen" "$files" >/dev/null
-  cli_times=(); breeze_times=(); later_times=(); nokeep_times=()
-  sides=(cli breeze); [ "$nokeep" = 1 ] && sides+=(nokeep)
+  cli_times=(); breeze_times=(); later_times=(); nokeep_times=(); before_times=()
+  later_breeze=(); later_before=()
+  sides=(cli breeze); [ -n "$before" ] && sides+=(before); [ "$nokeep" = 1 ] && sides+=(nokeep)
   for round in $(seq 1 "$rounds"); do
     order=("${sides[@]}")
     if [ $((round % 2)) = 0 ]; then order=(); for side in "${sides[@]}"; do order=("$side" "${order[@]}"); done; fi
@@ -91,6 +114,7 @@ for files in "${sizes[@]}"; do
       case $side in
         cli) "$here/land-cli.sh" "$work/cli" "$tasks" ;;
         breeze) run_breeze "$work/breeze" 1 ;;
+        before) run_breeze "$work/before" 1 "" "$before" ;;
         nokeep) run_breeze "$work/nokeep" 1 false ;;
       esac
       t1=$(now)
@@ -99,29 +123,30 @@ for files in "${sizes[@]}"; do
       case $side in
         cli) cli_times+=("$s") ;;
         breeze) breeze_times+=("$s") ;;
+        before) before_times+=("$s") ;;
         nokeep) nokeep_times+=("$s") ;;
       esac
-      if [ "$side" = breeze ]; then
-        breeze_tree=$(git -C "$work/breeze" rev-parse 'main^{tree}')
-        check "$work/breeze" kept
-        for later in $(seq 1 "$later_runs"); do
-          before=$(git -C "$work/breeze" rev-list --count main); sync
-          run_breeze "$work/breeze" $((later * tasks + 1))
-          later_times+=("$(cat "$work/run-time")")
-          if [ "$(git -C "$work/breeze" rev-list --count main)" != $((before + tasks)) ]; then
-            echo "overhead-bench: later run $later did not land $tasks tasks" >&2; exit 1
-          fi
-          check "$work/breeze" kept
-        done
+      if [ "$side" = breeze ] || [ "$side" = before ]; then
+        tree=$(git -C "$work/$side" rev-parse 'main^{tree}')
+        [ "$side" = breeze ] && breeze_tree=$tree
+        [ "$side" = before ] && before_tree=$tree
+        check "$work/$side" kept
+        binary=$breeze; [ "$side" = before ] && binary=$before
+        later_runs_of "$side" "$binary"
       fi
     done
     cli_tree=$(git -C "$work/cli" rev-parse 'main^{tree}')
     if [ "$cli_tree" != "$breeze_tree" ]; then
       echo "overhead-bench: different trees on main ($cli_tree, $breeze_tree)" >&2; exit 1
     fi
+    if [ -n "$before" ] && [ "$before_tree" != "$cli_tree" ]; then
+      echo "overhead-bench: different trees on main (before)" >&2; exit 1
+    fi
     check "$work/cli"
+    later_times=("${later_breeze[@]}")
     line="round $round: git CLI ${cli_times[-1]} s, breeze ${breeze_times[-1]} s"
     [ "$later_runs" -gt 0 ] && line+=", later runs ${later_times[*]: -$later_runs} s"
+    [ -n "$before" ] && line+=", before: first run ${before_times[-1]} s, later runs ${later_before[*]: -$later_runs} s"
     if [ "$nokeep" = 1 ]; then
       if [ "$(git -C "$work/nokeep" rev-parse 'main^{tree}')" != "$cli_tree" ]; then
         echo "overhead-bench: different trees on main (keep_lanes = false)" >&2; exit 1
@@ -144,27 +169,51 @@ for files in "${sizes[@]}"; do
   fi
   echo "$line"
   summary+=("$line")
+  traced_counts=()
   if [ "${STRACE:-1}" != 0 ] && command -v strace >/dev/null; then
-    traced() { # NAME FIRST_TASK [false]: one traced run in $work/traced
+    traced() { # NAME FIRST_TASK [false [BINARY]]: one traced run in $work/traced
+      local binary=${4:-$breeze}
       strace -f -qq -Y -o "$work/trace.txt" \
-        -e trace=newfstatat,statx,lstat,stat,fstat,getdents64,openat,execve,clone,clone3,vfork \
-        env ROLES=shell FIRST_TASK="$2" KEEP_LANES="${3:-}" "$here/land-breeze-run.sh" "$breeze" "$work/traced" "$tasks"
+        -e trace=newfstatat,statx,lstat,stat,fstat,getdents64,openat,inotify_add_watch,execve,clone,clone3,vfork \
+        env ROLES=shell FIRST_TASK="$2" KEEP_LANES="${3:-}" "$here/land-breeze-run.sh" "$binary" "$work/traced" "$tasks"
       echo "-- file-system calls of one breeze run (strace -f), $files files, $1 --"
-      python3 "$here/strace-summary.py" "$work/trace.txt" "$tasks" "$(basename "$breeze")" "$work/traced" | tee "$work/strace-$files-$1.txt"
+      python3 "$here/strace-summary.py" "$work/trace.txt" "$tasks" "$(basename "$binary")" "$work/traced" | tee "$work/strace-$files-$1.txt"
       summary+=("$(grep '^breeze per task' "$work/strace-$files-$1.txt" | sed "s/^/$files files, $1: /")")
       summary+=("$(grep '^breeze-git' "$work/strace-$files-$1.txt" | sed "s/^/$files files, $1: /")")
       rm -f "$work/trace.txt"
     }
-    rm -rf "$work/traced"; cp -a "$work/gen" "$work/traced"; sync
-    traced "first run" 1
-    if [ "$later_runs" -gt 0 ]; then sync; traced "second run" $((tasks + 1)); fi
+    counts_of() { # NAME: "stat getdents64 openat inotify_add_watch" of breeze's own process
+      awk '/^breeze  / { w = 0; if (match($0, /inotify_add_watch [0-9]+/)) { split(substr($0, RSTART, RLENGTH), a, " "); w = a[2] }
+                         print $4, $6, $8, w }' "$work/strace-$files-$1.txt"
+    }
+    for binary in "$breeze" ${before:+"$before"}; do
+      tag=""; [ "$binary" = "$breeze" ] || tag=" (before)"
+      rm -rf "$work/traced"; cp -a "$work/gen" "$work/traced"; sync
+      traced "first run$tag" 1 "" "$binary"
+      if [ "$later_runs" -gt 0 ]; then sync; traced "second run$tag" $((tasks + 1)) "" "$binary"; fi
+      read -r first_stat _ < <(counts_of "first run$tag")
+      read -r l_stat l_dents l_open l_watch < <(counts_of "second run$tag")
+      traced_counts+=("$((first_stat / tasks)) | $l_stat | $l_dents | $l_open | $l_watch")
+    done
     if [ "$nokeep" = 1 ]; then
       rm -rf "$work/traced"; cp -a "$work/gen" "$work/traced"; sync
       traced "keep_lanes = false" 1 false
     fi
   fi
-  rm -rf "$work/cli" "$work/breeze" "$work/nokeep" "$work/traced" "$work/gen"
+  row() { # LABEL FIRST_TIMES LATER_TIMES COUNTS
+    local first_min later_min
+    first_min=$(min $2); later_min=$(min $3)
+    table+=("| $files | $1 | $cli_min | $first_min | $later_min | $(ratio "$later_min" "$cli_min")× | ${4:-– | – | – | – | –} |")
+  }
+  row "$(basename "$breeze")" "${breeze_times[*]}" "${later_breeze[*]}" "${traced_counts[0]:-}"
+  if [ -n "$before" ]; then
+    row "before: $(basename "$before")" "${before_times[*]}" "${later_before[*]}" "${traced_counts[1]:-}"
+  fi
+  rm -rf "$work/cli" "$work/breeze" "$work/before" "$work/nokeep" "$work/traced" "$work/gen"
   echo
 done
 echo "== summary =="
 printf '%s\n' "${summary[@]}"
+echo
+echo "== table ($rounds alternating rounds, minimum of each side; counts from one traced run each) =="
+printf '%s\n' "${table[@]}"

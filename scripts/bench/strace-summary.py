@@ -23,7 +23,7 @@ trace, tasks = sys.argv[1], int(sys.argv[2])
 binary = sys.argv[3] if len(sys.argv) > 3 else "breeze"
 repo_dir = sys.argv[4].rstrip("/") + "/" if len(sys.argv) > 4 else None
 FS = {"newfstatat", "statx", "lstat", "stat", "fstat", "getdents64", "openat", "readlinkat",
-      "access", "faccessat", "faccessat2"}
+      "access", "faccessat", "faccessat2", "inotify_add_watch"}
 STATS = {"newfstatat", "statx", "lstat", "stat", "fstat"}
 line_re = re.compile(r"^(\d+)<([^>]*)> (?:<\.\.\. )?([a-z_0-9]+)[( ]")
 clone_re = re.compile(r"^(\d+)<[^>]*> (?:<\.\.\. )?(?:clone3?|vfork|fork)\b.*= (\d+)")

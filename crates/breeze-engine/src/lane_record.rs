@@ -2,24 +2,37 @@
 //! (breeze's folder for the lane, beside the worker's private git directory and the
 //! lane's baseline, removed with the lane): whether the lane is in use by a run or parked
 //! at main's tip, the `worktree.setup` inputs it was last set up for, and — for a parked
-//! lane — the modification times of its folders. Its disk use is in `disk.json` beside it:
-//! measured once in the background when the lane is made (while its first worker runs),
-//! and again by `breeze doctor` for a lane parked since; `breeze status` shows the last
-//! measure and walks nothing.
+//! lane — the folders its run's watch knew and its top folder's times. The review
+//! checkouts (`review`, `advice`) have such a record too, for the same reason. A lane's disk
+//! use is in `disk.json` beside it: measured by `breeze doctor` (one `stat` per file, so
+//! never by a run), again for a lane parked since; `breeze status` shows the last measure
+//! and walks nothing.
 //!
-//! A run's watch of a lane ends with the run. A lane parked by a finished run is known to
-//! agree with git at that moment; what changed in it afterwards (someone working in
-//! breeze's lanes, a tool writing there) shows in the modification times of its folders —
-//! a file created, removed or renamed changes its folder's time — which the next run
-//! compares at one `stat` per folder (not per file) before it takes the lane, looking only
-//! into the folders that changed. A file rewritten in place changes no folder time and is
-//! not seen; a lane that was in use when its run stopped (killed, aborted) has no such
-//! promise: its first look is a full status pass, as after lost notifications.
+//! A run's watch of a lane ends with the run; parking records the folders it watched and
+//! the times of the lane's top folder. The next run takes a parked lane at one `stat`: if
+//! the top folder's modification and change times are as parked, it watches the recorded
+//! folders (no listing) and looks only at those that are gone; otherwise it looks at the
+//! whole lane once (a full status pass, and a listing for the watch). Nothing per folder
+//! is compared (issue 36: a later run's file-system calls do not grow with the folders).
+//!
+//! What a later run therefore does not see: a change a person makes in a parked lane
+//! *below its top folder* between runs — a file created, removed, renamed or rewritten in
+//! `src/…`, or a folder made there (which then goes unwatched for that run). Only a
+//! change of the top folder's own entries (or of its mode or owner) is seen. Why that is
+//! safe enough: a parked lane is breeze's own, in breeze's data folder outside the
+//! person's checkout, and nothing of breeze's writes it between runs; what a *role* changes
+//! is seen by the run's watch, from the recorded folders and every folder made since; a
+//! file a person changed unseen is committed only if a worker also writes that very path,
+//! and then it is in the reviewer's diff like the rest of the worker's change. A rewrite in
+//! place was never seen (no folder time moves). A lane that was in use when its run stopped
+//! (killed, aborted) has no such promise: its first look is a full status pass, as after
+//! lost notifications; so has a lane whose run could not say its folders (notifications
+//! lost, a folder it could not watch) or whose record an older breeze wrote.
 
-use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 
+use breeze_supervise::KnownFolders;
 use serde::{Deserialize, Serialize};
 
 /// Format of `lane.json`.
@@ -76,10 +89,39 @@ pub struct LaneRecord {
     /// The setup it was last set up with.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub setup: Option<SetupDone>,
-    /// A parked lane's folders (relative, `""` the root) with their modification times
-    /// (nanoseconds), taken right after it was parked.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub folders: BTreeMap<String, i128>,
+    /// A parked lane's top folder's modification and change times (nanoseconds), taken
+    /// right after it was parked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root_times: Option<[i128; 2]>,
+    /// The folders the run's watch of a parked lane watched (relative, `""` the root), and
+    /// the skipped ones it found (`target`, …): the next run's watch starts from them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub folders: Option<RecordedFolders>,
+}
+
+/// The folders of a parked lane as its run's watch knew them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordedFolders {
+    /// The folders watched.
+    pub watched: Vec<String>,
+    /// The skipped folders found (always looked at).
+    pub skipped: Vec<String>,
+}
+
+impl RecordedFolders {
+    /// The folders a watch knew, `None` when one has a name that is not UTF-8 (then the
+    /// next run lists the lane).
+    pub fn of(known: &KnownFolders) -> Option<RecordedFolders> {
+        let strings = |paths: &[PathBuf]| -> Option<Vec<String>> {
+            paths.iter().map(|path| path.to_str().map(str::to_string)).collect()
+        };
+        Some(RecordedFolders { watched: strings(&known.watched)?, skipped: strings(&known.skipped)? })
+    }
+
+    fn known(&self) -> KnownFolders {
+        let paths = |names: &[String]| names.iter().map(PathBuf::from).collect();
+        KnownFolders { watched: paths(&self.watched), skipped: paths(&self.skipped) }
+    }
 }
 
 impl LaneRecord {
@@ -91,30 +133,44 @@ impl LaneRecord {
             && self.head.as_deref() == Some(worktree.base.to_string().as_str())
     }
 
-    /// Where the parked lane at `path` may have changed since its run parked it: the
-    /// folders whose time moved ([`changed_folders`]; empty: nowhere), `None` for the whole
-    /// lane. One `stat` per recorded folder, no listing and no file: a folder made, removed
-    /// or renamed since moved its parent's time, which stands for all beneath it.
-    fn changed_since_parked(&self, path: &Path) -> Option<Vec<PathBuf>> {
-        changed_folders(&self.folders, &times_of(path, self.folders.keys()))
+    /// The folders of the parked lane at `path` to watch without listing it, when its top
+    /// folder's times are as they were parked (one `stat`); `None`: look at the whole lane
+    /// (its top folder changed, or nothing was recorded). See the module's docs for what
+    /// this does not see.
+    pub fn known_folders(&self, path: &Path) -> Option<KnownFolders> {
+        let folders = self.folders.as_ref()?;
+        let parked = self.root_times?;
+        (root_times(path)? == parked).then(|| folders.known())
     }
 
-    /// Saves and undoes what changed in the lane `worktree` it parks since its run parked
-    /// it (where its recorded folder times moved, then
-    /// [`breeze_git::Repo::save_lane_leftovers`]): the branch it was saved on and its paths,
-    /// `None` when nothing changed.
+    /// Saves and undoes everything that differs from git in the lane `worktree` it parks (a
+    /// full status pass: for a person attaching to a stopped task, not a run's per-task
+    /// path), then [`breeze_git::Repo::save_lane_leftovers`]: the branch it was saved on
+    /// and its paths, `None` when nothing changed.
     pub fn save_leftovers(
         &self,
         repo: &breeze_git::Repo,
         worktree: &breeze_git::Worktree,
     ) -> Result<Option<(String, Vec<String>)>, breeze_git::GitError> {
-        let changed = self.changed_since_parked(&worktree.path);
-        let changes = match &changed {
-            Some(folders) if folders.is_empty() => return Ok(None),
-            Some(folders) => breeze_git::WorkdirChanges::Only(folders),
-            None => breeze_git::WorkdirChanges::Unknown,
-        };
-        repo.save_lane_leftovers(worktree, changes)
+        repo.save_lane_leftovers(worktree, breeze_git::WorkdirChanges::Unknown)
+    }
+
+    /// The record of a lane parked by run `run_id` at `head`, with its folders as the
+    /// run's watch knew them (`None`: unknown) and its top folder's times now.
+    pub fn parked(
+        run_id: &str,
+        before: Option<LaneRecord>,
+        head: String,
+        path: &Path,
+        known: Option<&KnownFolders>,
+    ) -> LaneRecord {
+        let mut record = LaneRecord::in_use(run_id, before);
+        record.state = LaneState::Parked;
+        record.head = Some(head);
+        record.parked_at = Some(crate::clock::now_rfc3339());
+        record.folders = known.and_then(RecordedFolders::of);
+        record.root_times = root_times(path);
+        record
     }
 
     /// A lane taken by run `run_id`, with what is known of it from before.
@@ -125,7 +181,8 @@ impl LaneRecord {
             run_id: run_id.to_string(),
             head: None,
             parked_at: None,
-            folders: BTreeMap::new(),
+            root_times: None,
+            folders: None,
             ..before
         }
     }
@@ -138,7 +195,8 @@ impl LaneRecord {
             head: None,
             parked_at: None,
             setup: None,
-            folders: BTreeMap::new(),
+            root_times: None,
+            folders: None,
         }
     }
 }
@@ -170,25 +228,6 @@ pub fn load_disk_use(root: &Path, lane: &str) -> Option<DiskUse> {
     serde_json::from_slice(&std::fs::read(disk_path(root, lane)).ok()?).ok()
 }
 
-/// Measures the disk use of the lane `lane` at `path` on a thread of its own (a new lane:
-/// its files were all just written, and its first worker is about to run) and keeps it.
-pub fn measure_in_background(root: &Path, lane: &str, path: &Path) {
-    let (file, path) = (disk_path(root, lane), path.to_path_buf());
-    if let Some(dir) = file.parent() {
-        let _ = std::fs::create_dir_all(dir);
-    }
-    let spawned = std::thread::Builder::new().name("breeze-disk-use".into()).spawn(move || {
-        let used = measure_disk_use(&path);
-        // The lane may be gone meanwhile (a short run): then nothing is kept.
-        if file.parent().is_some_and(Path::is_dir) && path.is_dir() {
-            write_json(&file, &used);
-        }
-    });
-    if let Err(err) = spawned {
-        tracing::warn!("cannot measure the disk use of {lane}: {err}");
-    }
-}
-
 /// Writes `value` as JSON at `path` (atomically; a failure is logged: these files only save
 /// work).
 fn write_json(path: &Path, value: &impl Serialize) {
@@ -204,71 +243,12 @@ fn write_json(path: &Path, value: &impl Serialize) {
     }
 }
 
-/// The modification time of every folder of the tree at `root` that a lane's watch
-/// watches (not `.git`, `target`, `node_modules`: [`breeze_supervise::DEFAULT_SKIPPED_DIRS`]),
-/// in nanoseconds, by relative path (`""`: the root). One `stat` and one listing per
-/// folder; links are not followed.
-pub fn folder_times(root: &Path) -> BTreeMap<String, i128> {
-    let skipped = |name: &std::ffi::OsStr| {
-        breeze_supervise::DEFAULT_SKIPPED_DIRS.iter().any(|skip| name == std::ffi::OsStr::new(skip))
-    };
-    let mut times = BTreeMap::new();
-    let mut pending = vec![String::new()];
-    while let Some(rel) = pending.pop() {
-        let Some(time) = folder_time(root, &rel) else { continue };
-        times.insert(rel.clone(), time);
-        let full = if rel.is_empty() { root.to_path_buf() } else { root.join(&rel) };
-        let Ok(listing) = std::fs::read_dir(&full) else { continue };
-        for entry in listing.flatten() {
-            if !entry.file_type().is_ok_and(|kind| kind.is_dir()) || skipped(&entry.file_name()) {
-                continue;
-            }
-            let Some(name) = entry.file_name().to_str().map(str::to_string) else { continue };
-            pending.push(if rel.is_empty() { name } else { format!("{rel}/{name}") });
-        }
-    }
-    times
-}
-
-/// The modification times of the folders `folders` (relative paths) of the tree at `root`,
-/// as [`folder_times`] has them; one that is gone, or no folder now, has none.
-fn times_of<'a>(root: &Path, folders: impl Iterator<Item = &'a String>) -> BTreeMap<String, i128> {
-    folders.filter_map(|rel| Some((rel.clone(), folder_time(root, rel)?))).collect()
-}
-
-/// The modification time (nanoseconds) of the folder `rel` of the tree at `root`; `None`
-/// when it is gone or no folder (links are not followed).
-fn folder_time(root: &Path, rel: &str) -> Option<i128> {
-    let full = if rel.is_empty() { root.to_path_buf() } else { root.join(rel) };
-    let meta = std::fs::symlink_metadata(full).ok().filter(|meta| meta.is_dir())?;
-    Some(i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec()))
-}
-
-/// The folders whose time differs between `before` and `now` (new ones included; a folder
-/// that went changed its parent), as the paths a lane may have changed at; `None` when the
-/// root itself changed or nothing was recorded: look at the whole lane.
-pub fn changed_folders(
-    before: &BTreeMap<String, i128>,
-    now: &BTreeMap<String, i128>,
-) -> Option<Vec<PathBuf>> {
-    if before.is_empty() || before.get("") != now.get("") {
-        return None;
-    }
-    let changed: Vec<&String> = now
-        .iter()
-        .filter(|(rel, time)| before.get(*rel) != Some(*time))
-        .map(|(rel, _)| rel)
-        .collect();
-    // A folder stands for everything beneath it: the outermost changed ones suffice.
-    let mut outermost: Vec<PathBuf> = Vec::new();
-    for rel in changed {
-        let path = PathBuf::from(rel);
-        if !outermost.iter().any(|outer| path.starts_with(outer)) {
-            outermost.retain(|inner| !inner.starts_with(&path));
-            outermost.push(path);
-        }
-    }
-    Some(outermost)
+/// The modification and change times (nanoseconds) of the folder at `path`, `None` when it
+/// is gone or no folder (links are not followed).
+fn root_times(path: &Path) -> Option<[i128; 2]> {
+    let meta = std::fs::symlink_metadata(path).ok().filter(|meta| meta.is_dir())?;
+    let nanos = |secs: i64, nsec: i64| i128::from(secs) * 1_000_000_000 + i128::from(nsec);
+    Some([nanos(meta.mtime(), meta.mtime_nsec()), nanos(meta.ctime(), meta.ctime_nsec())])
 }
 
 /// What the files of the tree at `root` take on disk (blocks, not following links; every
@@ -386,54 +366,53 @@ pub fn human_bytes(bytes: u64) -> String {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_file_created_between_runs_shows_in_its_folders_time_only() {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
-        for rel in ["src/a", "src/b", "docs", "node_modules/x"] {
+    fn parked_with_folders(root: &Path) -> (LaneRecord, KnownFolders) {
+        for rel in ["src/a", "src/b", "node_modules/x"] {
             std::fs::create_dir_all(root.join(rel)).unwrap();
         }
-        let before = folder_times(root);
-        assert!(before.contains_key("") && before.contains_key("src/a"));
-        assert!(!before.keys().any(|rel| rel.starts_with("node_modules")), "{before:?}");
-        assert_eq!(changed_folders(&before, &folder_times(root)), Some(Vec::new()));
-        // Folder times have the file system's resolution: make the change visible.
-        std::thread::sleep(std::time::Duration::from_millis(20));
-        std::fs::write(root.join("src/a/new.txt"), "x").unwrap();
-        std::fs::create_dir(root.join("src/b/deep")).unwrap();
-        assert_eq!(
-            changed_folders(&before, &folder_times(root)),
-            Some(vec![PathBuf::from("src/a"), PathBuf::from("src/b")])
-        );
-        std::fs::write(root.join("top.txt"), "x").unwrap();
-        assert_eq!(changed_folders(&before, &folder_times(root)), None, "the root: all of it");
-        assert_eq!(changed_folders(&BTreeMap::new(), &before), None);
+        let known = breeze_supervise::TreeWatch::start(root).folders().unwrap();
+        let record = LaneRecord::parked("r", None, "abc".into(), root, Some(&known));
+        (record, known)
     }
 
     #[test]
-    fn a_parked_lanes_recorded_folders_alone_tell_what_changed() {
+    fn a_parked_lanes_folders_are_known_while_its_top_folder_is_as_parked() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
-        for rel in ["src/a/x", "src/b", "docs/old"] {
-            std::fs::create_dir_all(root.join(rel)).unwrap();
-        }
-        let record = LaneRecord { folders: folder_times(root), ..LaneRecord::empty("r") };
-        assert_eq!(record.changed_since_parked(root), Some(Vec::new()));
+        let (record, known) = parked_with_folders(root);
+        assert_eq!(known.skipped, [PathBuf::from("node_modules")]);
+        // Through its file (in the repository's `.breeze`, not in the lane), as the next
+        // run reads it.
+        let repo = tempfile::tempdir().unwrap();
+        save(repo.path(), "lane-1", &record);
+        let record = load(repo.path(), "lane-1").expect("a readable record");
+        assert_eq!(record.known_folders(root), Some(known.clone()));
+        // Below the top folder nothing is compared (the module's docs say what that misses).
         std::thread::sleep(std::time::Duration::from_millis(20));
-        // A file deep down, a new folder, a folder removed: each moved a recorded folder.
-        std::fs::write(root.join("src/a/x/new.txt"), "x").unwrap();
-        std::fs::create_dir(root.join("src/b/new")).unwrap();
-        std::fs::remove_dir(root.join("docs/old")).unwrap();
-        let changed = record.changed_since_parked(root);
-        assert_eq!(
-            changed,
-            changed_folders(&record.folders, &folder_times(root)),
-            "the same as a full walk"
-        );
-        assert_eq!(
-            changed,
-            Some(vec![PathBuf::from("docs"), PathBuf::from("src/a/x"), PathBuf::from("src/b")])
-        );
+        std::fs::write(root.join("src/a/new.txt"), "x").unwrap();
+        assert_eq!(record.known_folders(root), Some(known));
+        // A change of the top folder's entries: the whole lane is looked at.
+        std::fs::write(root.join("top.txt"), "x").unwrap();
+        assert_eq!(record.known_folders(root), None);
+    }
+
+    #[test]
+    fn a_top_folder_whose_mode_changed_since_parking_is_looked_at_whole() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let (record, _) = parked_with_folders(root);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::set_permissions(root, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(record.known_folders(root), None, "its change time moved");
+    }
+
+    #[test]
+    fn a_lane_parked_without_known_folders_is_looked_at_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let record = LaneRecord::parked("r", None, "abc".into(), dir.path(), None);
+        assert_eq!(record.known_folders(dir.path()), None);
+        assert_eq!(LaneRecord::in_use("r", Some(record)).folders, None, "in use: nothing kept");
     }
 
     #[test]

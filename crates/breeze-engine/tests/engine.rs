@@ -2397,6 +2397,7 @@ async fn lanes_outlive_a_run_and_the_next_run_moves_them() {
             (".gitignore", "setup-runs.log\ntarget/\n"),
             ("Cargo.lock", "v1\n"),
             ("src/lib.txt", "lib\n"),
+            ("src/sub/deep.txt", "deep\n"),
         ],
     );
     let lane = fixture.lane("lane-1");
@@ -2444,11 +2445,12 @@ async fn lanes_outlive_a_run_and_the_next_run_moves_them() {
     assert_eq!(std::fs::read_to_string(lane.join("target/warm.bin")).unwrap(), "build output");
     parked_at_main();
 
-    // Between runs: the lockfile changes on main, and someone changes the parked lane.
+    // Between runs: the lockfile changes on main, and someone changes the parked lane's top
+    // folder (and, seen with it, a file below).
     std::fs::write(fixture.root.join("Cargo.lock"), "v2\n").unwrap();
     git(&fixture.root, &["commit", "-q", "-am", "bump the lockfile"]);
     std::thread::sleep(Duration::from_millis(50));
-    std::fs::write(lane.join("src/junk.txt"), "left here\n").unwrap();
+    std::fs::write(lane.join("junk.txt"), "left here\n").unwrap();
     std::fs::remove_file(lane.join("src/lib.txt")).unwrap();
     let third = breeze_engine::run(run_plan("3", "c.txt"), CancellationToken::new()).await.unwrap();
     assert_eq!(third.state, RunState::Succeeded, "{third:?}");
@@ -2459,8 +2461,20 @@ async fn lanes_outlive_a_run_and_the_next_run_moves_them() {
     // What was found in the lane is saved on a branch, not lost.
     let saved =
         git(&fixture.root, &["show", "--name-status", "--format=", "breeze/leftovers/lane-1"]);
-    assert_eq!(saved, "A\tsrc/junk.txt\nD\tsrc/lib.txt\n", "{saved}");
+    assert_eq!(saved, "A\tjunk.txt\nD\tsrc/lib.txt\n", "{saved}");
     assert_eq!(git(&fixture.root, &["show", "main:src/lib.txt"]), "lib\n", "main untouched");
+
+    // A folder the last run watched, gone below the top folder: the next run's watch,
+    // started from the recorded folders, finds it missing; it is saved and put back.
+    std::fs::remove_dir_all(lane.join("src/sub")).unwrap();
+    let fourth =
+        breeze_engine::run(run_plan("4", "d.txt"), CancellationToken::new()).await.unwrap();
+    assert_eq!(fourth.state, RunState::Succeeded, "{fourth:?}");
+    parked_at_main();
+    assert_eq!(std::fs::read_to_string(lane.join("src/sub/deep.txt")).unwrap(), "deep\n");
+    let saved =
+        git(&fixture.root, &["show", "--name-status", "--format=", "breeze/leftovers/lane-1-2"]);
+    assert_eq!(saved, "D\tsrc/sub/deep.txt\n", "{saved}");
 }
 
 #[tokio::test]

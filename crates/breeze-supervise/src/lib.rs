@@ -102,4 +102,4 @@ pub use sandbox::{
 pub use spec::{Ending, Outcome, ProcessSpec, stream_log_paths};
 pub use strays::{MARKER_VAR, end_processes_with_env, processes_with_env};
 pub use supervisor::Supervisor;
-pub use tree_watch::{MAX_CHANGED_PATHS, TreeChanges, TreeWatch};
+pub use tree_watch::{KnownFolders, MAX_CHANGED_PATHS, TreeChanges, TreeWatch};

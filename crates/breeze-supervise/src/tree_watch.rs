@@ -4,7 +4,10 @@
 //!
 //! One [`TreeWatch`] lives as long as its lane: the directories are listed once when it
 //! starts (to add one watch per directory — no `stat` of any file), then a thread reads the
-//! notifications as they come. Everything it cannot see is said, never guessed: a queue
+//! notifications as they come. A watch can also start from the folders an earlier watch of
+//! the same tree knew ([`TreeWatch::folders`], [`TreeWatch::start_known`]: a lane kept
+//! between runs): then it lists nothing, and only adds the watches — inotify has no
+//! recursive watch, so one `inotify_add_watch` per folder is the least it costs. Everything it cannot see is said, never guessed: a queue
 //! overflow, a watch limit, a missing inotify or a moved root make [`TreeWatch::changes`]
 //! answer "unknown" (the caller makes one full pass) until a pass settles it.
 
@@ -74,6 +77,16 @@ impl TreeChanges {
     pub fn unknown() -> TreeChanges {
         TreeChanges { mark: 0, paths: None }
     }
+}
+
+/// The folders of a tree as a whole watch knew them (relative to its root, `""` the root):
+/// what [`TreeWatch::start_known`] watches instead of listing the tree again.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KnownFolders {
+    /// The folders watched.
+    pub watched: Vec<PathBuf>,
+    /// The folders on the skip list found in the tree (always reported as changed).
+    pub skipped: Vec<PathBuf>,
 }
 
 /// Activity and changed paths of a directory tree (a lane worktree), from inotify.
@@ -168,6 +181,25 @@ impl TreeWatch {
         I: IntoIterator<Item = S>,
         S: Into<OsString>,
     {
+        TreeWatch::begin(root.into(), skip, |shared, state| shared.list_and_watch(state))
+    }
+
+    /// Watches `root` (skipping [`DEFAULT_SKIPPED_DIRS`]) by the folders `known` an earlier
+    /// watch of it had ([`TreeWatch::folders`]), listing none: for a tree nothing but its
+    /// owner changed since that watch ended. A known folder that is gone or no folder now
+    /// is a changed path; a folder made since that watch ended is not watched — the caller
+    /// vouches that there is none.
+    pub fn start_known(root: impl Into<PathBuf>, known: &KnownFolders) -> TreeWatch {
+        let skip = DEFAULT_SKIPPED_DIRS.iter().map(OsString::from);
+        TreeWatch::begin(root.into(), skip, |shared, state| shared.watch_known(state, known))
+    }
+
+    /// A watch of `root` whose directories `watch_all` watches, and its reader thread.
+    fn begin<I, S>(root: PathBuf, skip: I, watch_all: impl FnOnce(&Shared, &mut State)) -> TreeWatch
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<OsString>,
+    {
         let mut skip: Vec<OsString> = skip.into_iter().map(Into::into).collect();
         if !skip.iter().any(|name| name == ".git") {
             skip.push(".git".into());
@@ -177,7 +209,7 @@ impl TreeWatch {
             Err(err) => (None, Some(Unwatched::NoInotify(Some(Arc::new(err))))),
         };
         let shared = Arc::new(Shared {
-            root: root.into(),
+            root,
             skip,
             events: AtomicU64::new(0),
             degraded: AtomicBool::new(incomplete.is_some()),
@@ -198,7 +230,7 @@ impl TreeWatch {
         let reader = {
             let mut state = watch.shared.lock();
             if state.inotify.is_some() {
-                watch.shared.list_and_watch(&mut state);
+                watch_all(&watch.shared, &mut state);
             }
             state.inotify.as_ref().and_then(|inotify| inotify.as_fd().try_clone_to_owned().ok())
         };
@@ -310,6 +342,21 @@ impl TreeWatch {
         self.shared.walks.load(Ordering::Relaxed)
     }
 
+    /// The folders it watches, for a later [`TreeWatch::start_known`] of the same tree;
+    /// `None` when it does not watch them all (notifications lost, a folder it could not
+    /// watch): the later watch must list the tree.
+    pub fn folders(&self) -> Option<KnownFolders> {
+        let mut state = self.shared.lock();
+        self.shared.drain(&mut state);
+        if state.lost_at.is_some() || state.incomplete.is_some() || state.inotify.is_none() {
+            return None;
+        }
+        let mut watched: Vec<PathBuf> = state.dirs.values().cloned().collect();
+        watched.sort();
+        let skipped = state.skipped.iter().cloned().collect();
+        Some(KnownFolders { watched, skipped })
+    }
+
     /// Says that the tree did not agree with git when the watch started (a worktree adopted
     /// from an interrupted run): changes are unknown until a full pass settles them.
     pub fn assume_unknown(&self) {
@@ -418,6 +465,51 @@ impl Shared {
         }
         let degraded = state.lost_at.is_some() || state.incomplete.is_some();
         self.degraded.store(degraded, Ordering::Relaxed);
+    }
+
+    /// Watches the folders `known` lists, listing none (see [`TreeWatch::start_known`]).
+    fn watch_known(&self, state: &mut State, known: &KnownFolders) {
+        let Some(inotify) = state.inotify.as_ref() else { return };
+        let mut watches = inotify.watches();
+        let mut gone = Vec::new();
+        let mut problem = None;
+        // The root first: without it nothing below is worth watching.
+        let root = PathBuf::new();
+        let folders = std::iter::once(&root).chain(known.watched.iter().filter(|d| **d != root));
+        for dir in folders {
+            let full = self.root.join(dir);
+            match watches.add(&full, dir_mask()) {
+                Ok(wd) => {
+                    state.dirs.insert(wd, dir.clone());
+                }
+                Err(err)
+                    if !dir.as_os_str().is_empty()
+                        && (err.kind() == std::io::ErrorKind::NotFound
+                            || err.raw_os_error() == Some(libc::ENOTDIR)) =>
+                {
+                    gone.push(dir.clone());
+                }
+                Err(err) => {
+                    problem.get_or_insert(match err.raw_os_error() {
+                        Some(libc::ENOSPC) => Unwatched::WatchLimit,
+                        _ if dir.as_os_str().is_empty() => Unwatched::RootGone,
+                        _ => Unwatched::CannotWatch { path: full.clone(), error: Arc::new(err) },
+                    });
+                    if dir.as_os_str().is_empty() {
+                        break;
+                    }
+                }
+            }
+        }
+        state.skipped.extend(known.skipped.iter().cloned());
+        // A folder that went since (or turned into a file or link) is a change to look at.
+        for dir in gone {
+            self.record(state, dir);
+        }
+        if let Some(why) = problem {
+            state.incomplete = Some(why);
+            self.degraded.store(true, Ordering::Relaxed);
+        }
     }
 
     /// Watches the directory `rel` (relative to the root) and every directory below it that
@@ -753,6 +845,106 @@ mod tests {
         wait_for_events(&watch, 1);
         assert!(watch.fingerprint() >= 1);
         assert_eq!(watch.walks(), 1);
+    }
+
+    /// A tree with deep folders, watched once to learn its folders, then watched again from
+    /// them (as a lane kept between runs): the second watch lists nothing.
+    fn watched_from_known_folders(root: &Path) -> TreeWatch {
+        for rel in ["src/a/deep", "src/b", "docs", "target/debug"] {
+            fs::create_dir_all(root.join(rel)).unwrap();
+        }
+        fs::write(root.join("src/a/deep/file.rs"), "one").unwrap();
+        fs::write(root.join("src/b/other.rs"), "one").unwrap();
+        let known = TreeWatch::start(root).folders().expect("a whole watch knows its folders");
+        assert_eq!(known.skipped, [PathBuf::from("target")]);
+        let watch = TreeWatch::start_known(root, &known);
+        assert_eq!(watch.walks(), 0, "no listing");
+        assert!(watch.is_complete());
+        assert_eq!(watch.folders(), Some(known), "the same folders watched");
+        watch
+    }
+
+    #[test]
+    fn a_watch_from_known_folders_sees_a_new_folder_and_what_is_written_in_it_later() {
+        let dir = tempfile::tempdir().unwrap();
+        let watch = watched_from_known_folders(dir.path());
+        fs::create_dir_all(dir.path().join("src/a/deep/new/inner")).unwrap();
+        let changes = watch.changes();
+        assert!(paths(&watch).contains(&"src/a/deep/new".to_string()));
+        watch.settle(&changes);
+        fs::write(dir.path().join("src/a/deep/new/inner/made.rs"), "x").unwrap();
+        assert_eq!(paths(&watch), ["src/a/deep/new/inner/made.rs", "target"]);
+    }
+
+    #[test]
+    fn a_watch_from_known_folders_sees_a_rename() {
+        let dir = tempfile::tempdir().unwrap();
+        let watch = watched_from_known_folders(dir.path());
+        fs::rename(dir.path().join("src/a/deep"), dir.path().join("docs/moved")).unwrap();
+        fs::rename(dir.path().join("src/b/other.rs"), dir.path().join("src/b/renamed.rs")).unwrap();
+        let got = paths(&watch);
+        for expected in ["src/a/deep", "docs/moved", "src/b/other.rs", "src/b/renamed.rs"] {
+            assert!(got.contains(&expected.to_string()), "{expected} missing from {got:?}");
+        }
+        let changes = watch.changes();
+        watch.settle(&changes);
+        fs::write(dir.path().join("docs/moved/file.rs"), "two").unwrap();
+        assert_eq!(paths(&watch), ["docs/moved/file.rs", "target"], "the moved folder is watched");
+    }
+
+    #[test]
+    fn a_watch_from_known_folders_sees_a_removal() {
+        let dir = tempfile::tempdir().unwrap();
+        let watch = watched_from_known_folders(dir.path());
+        fs::remove_file(dir.path().join("src/b/other.rs")).unwrap();
+        fs::remove_dir_all(dir.path().join("src/a")).unwrap();
+        let got = paths(&watch);
+        for expected in ["src/b/other.rs", "src/a/deep/file.rs", "src/a/deep", "src/a"] {
+            assert!(got.contains(&expected.to_string()), "{expected} missing from {got:?}");
+        }
+    }
+
+    #[test]
+    fn a_watch_from_known_folders_sees_a_file_rewritten_where_no_folder_time_moves() {
+        use std::os::unix::fs::MetadataExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let watch = watched_from_known_folders(dir.path());
+        let folder = dir.path().join("src/a/deep");
+        let time = |path: &Path| {
+            let meta = fs::metadata(path).unwrap();
+            (meta.mtime(), meta.mtime_nsec())
+        };
+        let before = [time(&folder), time(&dir.path().join("src/a")), time(dir.path())];
+        std::thread::sleep(Duration::from_millis(20));
+        fs::write(folder.join("file.rs"), "rewritten in place").unwrap();
+        let after = [time(&folder), time(&dir.path().join("src/a")), time(dir.path())];
+        assert_eq!(before, after, "no folder's time moved");
+        assert_eq!(paths(&watch), ["src/a/deep/file.rs", "target"]);
+    }
+
+    #[test]
+    fn a_known_folder_gone_before_the_watch_starts_is_a_changed_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        fs::create_dir_all(root.join("src/gone/below")).unwrap();
+        fs::create_dir_all(root.join("src/kept")).unwrap();
+        let known = TreeWatch::start(root).folders().unwrap();
+        fs::remove_dir_all(root.join("src/gone")).unwrap();
+        fs::write(root.join("src/kept.txt"), "").unwrap();
+        let watch = TreeWatch::start_known(root, &known);
+        assert!(watch.is_complete());
+        assert_eq!(paths(&watch), ["src/gone", "src/gone/below"]);
+        let missing = TreeWatch::start_known(root.join("nowhere"), &known);
+        assert!(missing.changes().is_unknown(), "a missing root is unknown");
+        assert_eq!(missing.folders(), None);
+    }
+
+    #[test]
+    fn a_watch_that_lost_notifications_knows_no_folders() {
+        let dir = tempfile::tempdir().unwrap();
+        let watch = TreeWatch::start(dir.path());
+        watch.simulate_overflow();
+        assert_eq!(watch.folders(), None);
     }
 
     #[test]

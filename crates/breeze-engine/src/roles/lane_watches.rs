@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use breeze_supervise::{TreeChanges, TreeWatch};
+use breeze_supervise::{KnownFolders, TreeChanges, TreeWatch};
 
 /// The file-system watches of the lane worktrees, one [`TreeWatch`] per worktree for the
 /// whole run (started when the lane is created, so a worker's start costs no walk of its
@@ -36,6 +36,17 @@ impl LaneWatches {
         if !agrees_with_git {
             watch.assume_unknown();
         }
+        self.map().entry(path.to_path_buf()).or_insert(watch).clone()
+    }
+
+    /// The watch of the worktree at `path`, started from the folders an earlier run's watch
+    /// of it knew if it has none (no listing: a lane parked since, see
+    /// `lane_record`): its first changes are the known folders that are gone.
+    pub fn watch_known(&self, path: &Path, known: &KnownFolders) -> Arc<TreeWatch> {
+        if let Some(watch) = self.get(path) {
+            return watch;
+        }
+        let watch = Arc::new(TreeWatch::start_known(path, known));
         self.map().entry(path.to_path_buf()).or_insert(watch).clone()
     }
 

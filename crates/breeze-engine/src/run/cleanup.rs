@@ -64,17 +64,22 @@ pub(super) async fn after_run(ctx: &RunContext) {
 
 /// Parks the review checkout `name` at main's tip for the next run, as lanes are (it holds
 /// only what breeze wrote there: the next run's first review moves it by the paths that
-/// differ) — or removes it when lanes are not kept.
+/// differ, watched from the folders recorded now) — or removes it when lanes are not kept.
 async fn park_review_checkout(ctx: &RunContext, name: &'static str) {
     let Ok(path) = ctx.repo.worktree_root().map(|root| root.join(name)) else { return };
     if !path.exists() {
         return;
     }
     let done = match (ctx.config.keep_lanes, ctx.repo.main_tip()) {
-        (true, Ok(tip)) => ctx
-            .placed_checkout(&path, move |repo, changes| repo.review_checkout(name, tip, changes))
-            .await
-            .map(drop),
+        (true, Ok(tip)) => {
+            let placed = ctx
+                .placed_checkout(&path, move |repo, changes| repo.review_checkout(name, tip, changes))
+                .await;
+            if placed.is_ok() {
+                crate::run::task::record_parked_checkout(ctx, name, &path, tip.to_string()).await;
+            }
+            placed.map(drop)
+        }
         (true, Err(err)) => Err(err.into()),
         (false, _) => ctx.repo.remove_worktree(&path, None, true).map(drop).map_err(Into::into),
     };
@@ -104,8 +109,9 @@ fn lanes_used(ctx: &RunContext) -> Vec<PathBuf> {
 }
 
 /// Parks the lane `lane` at main's tip, detached (its task branch free to go, ignored
-/// build outputs and its baseline kept), and records it as parked with the modification
-/// times of its folders, so that the next run knows what changed in it since. A lane with
+/// build outputs and its baseline kept), and records it as parked with the folders its
+/// watch knew and its top folder's times, so that the next run takes it without listing
+/// it (`lane_record`). A lane with
 /// uncommitted changes stays as it is, and the user is told.
 async fn park_lane(ctx: &RunContext, lane: &breeze_git::Worktree) {
     let watch = ctx.roles.watches.get(&lane.path);
@@ -125,7 +131,11 @@ async fn park_lane(ctx: &RunContext, lane: &breeze_git::Worktree) {
         }
         Err(err) => Err(err.into()),
     };
-    // The watch ends with the run; the record's folder times take over.
+    // The watch ends with the run; the folders it watched are recorded for the next one.
+    let known = match (&parked, &watch) {
+        (Ok(_), Some(watch)) => watch.folders(),
+        _ => None,
+    };
     ctx.roles.watches.forget(&lane.path);
     drop(watch);
     match parked {
@@ -136,11 +146,13 @@ async fn park_lane(ctx: &RunContext, lane: &breeze_git::Worktree) {
             let recorded = ctx
                 .blocking(move || {
                     let before = crate::lane_record::load(&root, &name);
-                    let mut record = crate::lane_record::LaneRecord::in_use(&run_id, before);
-                    record.state = crate::lane_record::LaneState::Parked;
-                    record.head = Some(head);
-                    record.parked_at = Some(crate::clock::now_rfc3339());
-                    record.folders = crate::lane_record::folder_times(&path);
+                    let record = crate::lane_record::LaneRecord::parked(
+                        &run_id,
+                        before,
+                        head,
+                        &path,
+                        known.as_ref(),
+                    );
                     crate::lane_record::save(&root, &name, &record);
                     Ok(())
                 })

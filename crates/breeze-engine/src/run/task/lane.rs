@@ -115,8 +115,8 @@ impl TaskDriver {
 
     /// The lane a finished run kept for this one (`lane-<n>`, else `lane-<n>-<k>`), watched
     /// from now on and marked as this run's: a parked lane is first compared with how it
-    /// was parked — the folders whose time changed since are looked into, and what changed
-    /// there is saved on a branch and put back ([`breeze_git::Repo::save_lane_leftovers`]);
+    /// was parked — its top folder's times; the recorded folders that are gone — and what
+    /// changed is saved on a branch and put back ([`breeze_git::Repo::save_lane_leftovers`]);
     /// a lane its run did not park (killed, aborted) gets a full look when it moves. `None`
     /// when there is none to take.
     async fn adopt_kept_lane(&self) -> Option<breeze_git::Worktree> {
@@ -146,45 +146,99 @@ impl TaskDriver {
     async fn take_kept(&self, worktree: &breeze_git::Worktree) -> bool {
         let repo_root = self.ctx.repo.workdir().to_path_buf();
         let record = crate::lane_record::load(&repo_root, &worktree.name);
-        let parked = record.as_ref().filter(|record| record.parks(worktree));
-        let agrees_with_git = match parked {
-            Some(record) => match self.repair_parked(worktree, record).await {
-                Ok(()) => true,
+        let parked = record.clone().filter(|record| record.parks(worktree));
+        let (watches, path) = (self.ctx.roles.watches.clone(), worktree.path.clone());
+        let watched = match parked {
+            Some(record) => match self.take_parked(worktree, record).await {
+                Ok(()) => Ok(()),
                 Err(err) => {
                     tracing::warn!(
                         "{}: cannot put it back as it was parked ({err}); it is left as it is",
                         worktree.path.display()
                     );
+                    watches.forget(&path);
                     return false;
                 }
             },
-            None => false,
+            // Not parked by its run: the first look is a full pass.
+            None => {
+                self.ctx
+                    .blocking(move || {
+                        watches.watch(&path, false);
+                        Ok(())
+                    })
+                    .await
+            }
         };
-        let (watches, path) = (self.ctx.roles.watches.clone(), worktree.path.clone());
-        let run_id = self.ctx.run_id.clone();
-        let name = worktree.name.clone();
-        let watched = self
+        let (run_id, name) = (self.ctx.run_id.clone(), worktree.name.clone());
+        let recorded = self
             .ctx
             .blocking(move || {
-                watches.watch(&path, agrees_with_git);
                 crate::lane_record::save(&repo_root, &name, &LaneRecord::in_use(&run_id, record));
                 Ok(())
             })
             .await;
-        tracing::info!(lane = %worktree.name, agrees_with_git, "took a lane kept from an earlier run");
-        watched.is_ok()
+        tracing::info!(lane = %worktree.name, "took a lane kept from an earlier run");
+        watched.is_ok() && recorded.is_ok()
     }
 
-    /// What changed in the parked lane `worktree` since its run parked it: the folders
-    /// whose modification time moved are looked into (the whole lane when its root did),
-    /// and what is uncommitted there is saved on a branch and put back, said to the user.
+    /// Watches the parked lane `worktree` from the folders its run recorded when its top
+    /// folder is as parked (one `stat`, no listing; see `lane_record` for what this does
+    /// not see), else from a listing after a full look; what changed since it was parked
+    /// — the recorded folders that are gone, or anything on a full look — is saved on a
+    /// branch and put back, said to the user.
+    async fn take_parked(
+        &self,
+        worktree: &breeze_git::Worktree,
+        record: LaneRecord,
+    ) -> Result<(), EngineError> {
+        let (watches, path) = (self.ctx.roles.watches.clone(), worktree.path.clone());
+        let known = self.ctx.blocking(move || Ok(record.known_folders(&path))).await?;
+        let path = worktree.path.clone();
+        let Some(known) = known else {
+            self.repair_parked(worktree, breeze_supervise::TreeChanges::unknown(), &[]).await?;
+            self.ctx
+                .blocking(move || {
+                    watches.watch(&path, true);
+                    Ok(())
+                })
+                .await?;
+            return Ok(());
+        };
+        let skipped = known.skipped.clone();
+        let watch = self.ctx.blocking(move || Ok(watches.watch_known(&path, &known))).await?;
+        let changes = watch.changes();
+        self.repair_parked(worktree, changes.clone(), &skipped).await?;
+        watch.settle(&changes);
+        Ok(())
+    }
+
+    /// Saves what differs from git in the parked lane `worktree` at `changes` (not looking
+    /// into the skipped folders `skipped`, build outputs a parked lane keeps) on a branch
+    /// and puts it back, said to the user.
     async fn repair_parked(
         &self,
         worktree: &breeze_git::Worktree,
-        record: &LaneRecord,
+        changes: breeze_supervise::TreeChanges,
+        skipped: &[std::path::PathBuf],
     ) -> Result<(), EngineError> {
-        let (record, wt) = (record.clone(), worktree.clone());
-        let saved = self.ctx.git(move |repo| record.save_leftovers(repo, &wt)).await?;
+        let paths: Option<Vec<std::path::PathBuf>> = changes
+            .paths()
+            .map(|paths| paths.iter().filter(|path| !skipped.contains(path)).cloned().collect());
+        if paths.as_ref().is_some_and(Vec::is_empty) {
+            return Ok(());
+        }
+        let wt = worktree.clone();
+        let saved = self
+            .ctx
+            .git(move |repo| {
+                let changes = match &paths {
+                    Some(paths) => breeze_git::WorkdirChanges::Only(paths),
+                    None => breeze_git::WorkdirChanges::Unknown,
+                };
+                repo.save_lane_leftovers(&wt, changes)
+            })
+            .await?;
         if let Some((branch, paths)) = saved {
             self.ctx.book.report(crate::progress::ProgressEvent::Kept {
                 what: format!("branch {branch}"),
@@ -201,7 +255,7 @@ impl TaskDriver {
     /// Runs `worktree.setup` in the lane when it was not set up for what its HEAD holds
     /// now — a new lane, a kept lane whose inputs (manifests, lockfiles, a setup script)
     /// changed, a lane moved to a base that changed them — and records what it left as the
-    /// lane's baseline. A new lane's disk use is measured in the background.
+    /// lane's baseline.
     async fn set_up(
         &self,
         worktree: &breeze_git::Worktree,
@@ -234,10 +288,9 @@ impl TaskDriver {
                 changed = true;
             }
         }
-        if created {
-            crate::lane_record::measure_in_background(&root, &worktree.name, &worktree.path);
-            changed = true;
-        }
+        // A new lane's disk use is not measured here (one `stat` per file, more than the
+        // rest of a run's own calls): `breeze doctor` measures it, `breeze status` says so.
+        changed |= created;
         if changed {
             let name = worktree.name.clone();
             self.ctx

@@ -26,3 +26,4 @@ mod work;
 pub(crate) use bounce::exit_after_landing;
 pub(crate) use driver::TaskDriver;
 pub(crate) use outcome::TaskExit;
+pub(crate) use review_checkout::record_parked as record_parked_checkout;
