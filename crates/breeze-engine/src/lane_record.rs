@@ -115,7 +115,10 @@ impl RecordedFolders {
         let strings = |paths: &[PathBuf]| -> Option<Vec<String>> {
             paths.iter().map(|path| path.to_str().map(str::to_string)).collect()
         };
-        Some(RecordedFolders { watched: strings(&known.watched)?, skipped: strings(&known.skipped)? })
+        Some(RecordedFolders {
+            watched: strings(&known.watched)?,
+            skipped: strings(&known.skipped)?,
+        })
     }
 
     fn known(&self) -> KnownFolders {

@@ -73,7 +73,9 @@ async fn park_review_checkout(ctx: &RunContext, name: &'static str) {
     let done = match (ctx.config.keep_lanes, ctx.repo.main_tip()) {
         (true, Ok(tip)) => {
             let placed = ctx
-                .placed_checkout(&path, move |repo, changes| repo.review_checkout(name, tip, changes))
+                .placed_checkout(&path, move |repo, changes| {
+                    repo.review_checkout(name, tip, changes)
+                })
                 .await;
             if placed.is_ok() {
                 crate::run::task::record_parked_checkout(ctx, name, &path, tip.to_string()).await;

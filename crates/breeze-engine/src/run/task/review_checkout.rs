@@ -65,7 +65,11 @@ pub(super) async fn place(
 /// (the placing then looks only at the recorded folders that are gone); otherwise the
 /// placing makes a full pass, as without a watch. Its record says "in use" from now on, so
 /// that a run stopped while placing it leaves no promise behind.
-async fn adopt_parked(ctx: &RunContext, name: &'static str, path: &Path) -> Result<(), EngineError> {
+async fn adopt_parked(
+    ctx: &RunContext,
+    name: &'static str,
+    path: &Path,
+) -> Result<(), EngineError> {
     if ctx.roles.watches.get(path).is_some() {
         return Ok(());
     }
@@ -89,7 +93,8 @@ async fn adopt_parked(ctx: &RunContext, name: &'static str, path: &Path) -> Resu
 /// knows, for the next run's [`adopt_parked`].
 pub(crate) async fn record_parked(ctx: &RunContext, name: &'static str, path: &Path, tip: String) {
     let known = ctx.roles.watches.get(path).and_then(|watch| watch.folders());
-    let (root, run_id, path) = (ctx.repo.workdir().to_path_buf(), ctx.run_id.clone(), path.to_path_buf());
+    let (root, run_id, path) =
+        (ctx.repo.workdir().to_path_buf(), ctx.run_id.clone(), path.to_path_buf());
     let recorded = ctx
         .blocking(move || {
             let record = LaneRecord::parked(&run_id, None, tip, &path, known.as_ref());
