@@ -77,9 +77,11 @@ check() { # DIR [kept]: clean, no worktree left (kept: only lanes, clean at main
     done
 }
 before=${BEFORE:-}
+# Each side's lanes live in a data folder of its own (XDG_DATA_HOME), emptied with its
+# repository: a new copy at the same path must not find the last round's lanes there.
 run_breeze() { # REPO FIRST_TASK [false [BINARY]]: one `breeze run` of $tasks tasks from
   # FIRST_TASK; its time (the run alone, not the writing of its plan) in $work/run-time
-  ROLES=shell FIRST_TASK="$2" KEEP_LANES="${3:-}" RUN_TIME_FILE="$work/run-time" \
+  XDG_DATA_HOME="$1.data" ROLES=shell FIRST_TASK="$2" KEEP_LANES="${3:-}" RUN_TIME_FILE="$work/run-time" \
     "$here/land-breeze-run.sh" "${4:-$breeze}" "$1" "$tasks"
 }
 later_runs_of() { # SIDE BINARY: the later runs on the side's repository, timed into later_<side>
@@ -109,7 +111,7 @@ for files in "${sizes[@]}"; do
     order=("${sides[@]}")
     if [ $((round % 2)) = 0 ]; then order=(); for side in "${sides[@]}"; do order=("$side" "${order[@]}"); done; fi
     for side in "${order[@]}"; do
-      rm -rf "$work/$side"; cp -a "$work/gen" "$work/$side"; sync
+      rm -rf "$work/$side" "$work/$side.data"; cp -a "$work/gen" "$work/$side"; sync
       t0=$(now)
       case $side in
         cli) "$here/land-cli.sh" "$work/cli" "$tasks" ;;
@@ -175,7 +177,7 @@ for files in "${sizes[@]}"; do
       local binary=${4:-$breeze}
       strace -f -qq -Y -o "$work/trace.txt" \
         -e trace=newfstatat,statx,lstat,stat,fstat,getdents64,openat,inotify_add_watch,execve,clone,clone3,vfork \
-        env ROLES=shell FIRST_TASK="$2" KEEP_LANES="${3:-}" "$here/land-breeze-run.sh" "$binary" "$work/traced" "$tasks"
+        env XDG_DATA_HOME="$work/traced.data" ROLES=shell FIRST_TASK="$2" KEEP_LANES="${3:-}" "$here/land-breeze-run.sh" "$binary" "$work/traced" "$tasks"
       echo "-- file-system calls of one breeze run (strace -f), $files files, $1 --"
       python3 "$here/strace-summary.py" "$work/trace.txt" "$tasks" "$(basename "$binary")" "$work/traced" | tee "$work/strace-$files-$1.txt"
       summary+=("$(grep '^breeze per task' "$work/strace-$files-$1.txt" | sed "s/^/$files files, $1: /")")
@@ -188,7 +190,7 @@ for files in "${sizes[@]}"; do
     }
     for binary in "$breeze" ${before:+"$before"}; do
       tag=""; [ "$binary" = "$breeze" ] || tag=" (before)"
-      rm -rf "$work/traced"; cp -a "$work/gen" "$work/traced"; sync
+      rm -rf "$work/traced" "$work/traced.data"; cp -a "$work/gen" "$work/traced"; sync
       traced "first run$tag" 1 "" "$binary"
       if [ "$later_runs" -gt 0 ]; then sync; traced "second run$tag" $((tasks + 1)) "" "$binary"; fi
       read -r first_stat _ < <(counts_of "first run$tag")
@@ -196,7 +198,7 @@ for files in "${sizes[@]}"; do
       traced_counts+=("$((first_stat / tasks)) | $l_stat | $l_dents | $l_open | $l_watch")
     done
     if [ "$nokeep" = 1 ]; then
-      rm -rf "$work/traced"; cp -a "$work/gen" "$work/traced"; sync
+      rm -rf "$work/traced" "$work/traced.data"; cp -a "$work/gen" "$work/traced"; sync
       traced "keep_lanes = false" 1 false
     fi
   fi
@@ -209,7 +211,7 @@ for files in "${sizes[@]}"; do
   if [ -n "$before" ]; then
     row "before: $(basename "$before")" "${before_times[*]}" "${later_before[*]}" "${traced_counts[1]:-}"
   fi
-  rm -rf "$work/cli" "$work/breeze" "$work/before" "$work/nokeep" "$work/traced" "$work/gen"
+  rm -rf "$work/cli" "$work/breeze" "$work/before" "$work/nokeep" "$work/traced" "$work/gen" "$work"/*.data
   echo
 done
 echo "== summary =="
