@@ -128,32 +128,34 @@ for files in "${sizes[@]}"; do
         before) before_times+=("$s") ;;
         nokeep) nokeep_times+=("$s") ;;
       esac
-      if [ "$side" = breeze ] || [ "$side" = before ]; then
-        tree=$(git -C "$work/$side" rev-parse 'main^{tree}')
-        [ "$side" = breeze ] && breeze_tree=$tree
-        [ "$side" = before ] && before_tree=$tree
-        check "$work/$side" kept
-        binary=$breeze; [ "$side" = before ] && binary=$before
-        later_runs_of "$side" "$binary"
-      fi
+      tree=$(git -C "$work/$side" rev-parse 'main^{tree}')
+      case $side in
+        cli) cli_tree=$tree; check "$work/cli" ;;
+        nokeep) nokeep_tree=$tree; check "$work/nokeep" ;;
+        *)
+          eval "${side}_tree=\$tree"
+          check "$work/$side" kept
+          binary=$breeze; [ "$side" = before ] && binary=$before
+          later_runs_of "$side" "$binary"
+          ;;
+      esac
+      # A side's copy goes once measured: at 100,000 files a copy with its lanes is 2 GB.
+      rm -rf "$work/$side" "$work/$side.data"
     done
-    cli_tree=$(git -C "$work/cli" rev-parse 'main^{tree}')
     if [ "$cli_tree" != "$breeze_tree" ]; then
       echo "overhead-bench: different trees on main ($cli_tree, $breeze_tree)" >&2; exit 1
     fi
     if [ -n "$before" ] && [ "$before_tree" != "$cli_tree" ]; then
       echo "overhead-bench: different trees on main (before)" >&2; exit 1
     fi
-    check "$work/cli"
     later_times=("${later_breeze[@]}")
     line="round $round: git CLI ${cli_times[-1]} s, breeze ${breeze_times[-1]} s"
     [ "$later_runs" -gt 0 ] && line+=", later runs ${later_times[*]: -$later_runs} s"
     [ -n "$before" ] && line+=", before: first run ${before_times[-1]} s, later runs ${later_before[*]: -$later_runs} s"
     if [ "$nokeep" = 1 ]; then
-      if [ "$(git -C "$work/nokeep" rev-parse 'main^{tree}')" != "$cli_tree" ]; then
+      if [ "$nokeep_tree" != "$cli_tree" ]; then
         echo "overhead-bench: different trees on main (keep_lanes = false)" >&2; exit 1
       fi
-      check "$work/nokeep"
       line+=", keep_lanes = false ${nokeep_times[-1]} s"
     fi
     echo "$line"
