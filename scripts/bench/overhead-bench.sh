@@ -25,6 +25,8 @@
 # a first run, a later run on the same repository (kept lanes), and (NOKEEP=1) a first run
 # with keep_lanes = false.
 #
+# CLI=0 leaves out the git CLI side (a round of it takes 5–15 minutes at 100,000 files here):
+# the table then has no git CLI column values and no tree comparison with it.
 # BEFORE=path adds an older breeze as one more side (its first run and later runs, in the
 # same alternating rounds, and its traced runs), for a before/after table.
 # At the end, one markdown table puts side by side, for each size: the git CLI's, the first
@@ -106,7 +108,9 @@ for files in "${sizes[@]}"; do
   "$here/git-gen-repo.sh" "$work/gen" "$files" >/dev/null
   cli_times=(); breeze_times=(); later_times=(); nokeep_times=(); before_times=()
   later_breeze=(); later_before=()
-  sides=(cli breeze); [ -n "$before" ] && sides+=(before); [ "$nokeep" = 1 ] && sides+=(nokeep)
+  sides=(breeze); [ "${CLI:-1}" = 0 ] || sides=(cli breeze)
+  [ -n "$before" ] && sides+=(before); [ "$nokeep" = 1 ] && sides+=(nokeep)
+  cli_times=(); cli_tree=$(git -C "$work/gen" rev-parse 'main^{tree}')
   for round in $(seq 1 "$rounds"); do
     order=("${sides[@]}")
     if [ $((round % 2)) = 0 ]; then order=(); for side in "${sides[@]}"; do order=("$side" "${order[@]}"); done; fi
@@ -142,6 +146,10 @@ for files in "${sizes[@]}"; do
       # A side's copy goes once measured: at 100,000 files a copy with its lanes is 2 GB.
       rm -rf "$work/$side" "$work/$side.data"
     done
+    if [ "${CLI:-1}" = 0 ]; then
+      # Without the git CLI side the sides are compared with each other.
+      cli_tree=$breeze_tree; cli_times=("–")
+    fi
     if [ "$cli_tree" != "$breeze_tree" ]; then
       echo "overhead-bench: different trees on main ($cli_tree, $breeze_tree)" >&2; exit 1
     fi
@@ -160,7 +168,7 @@ for files in "${sizes[@]}"; do
     fi
     echo "$line"
   done
-  ratio() { awk -v b="$1" -v c="$2" 'BEGIN { printf "%.3f", b / c }'; }
+  ratio() { awk -v b="$1" -v c="$2" 'BEGIN { if (c + 0 == 0 || b + 0 == 0) print "–"; else printf "%.3f", b / c }'; }
   cli_min=$(min "${cli_times[@]}"); breeze_min=$(min "${breeze_times[@]}")
   line="$files files: git CLI min $cli_min s (${cli_times[*]}), breeze first run min $breeze_min s (${breeze_times[*]}), ratio $(ratio "$breeze_min" "$cli_min")x"
   if [ "$later_runs" -gt 0 ]; then
