@@ -133,6 +133,7 @@ pub async fn run_agent(
     spec.grace = call.grace;
     spec.max_line_bytes = AGENT_MAX_LINE_BYTES;
     spec.confinement = call.confinement.clone();
+    spec.network = call.network.clone();
     spec.marker = call.marker.clone();
     let activity: Option<Arc<dyn ActivityProbe>> = match &call.activity {
         Some(probe) if call.writes() => Some(probe.clone()),

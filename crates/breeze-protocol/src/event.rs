@@ -185,6 +185,21 @@ pub enum EventKind {
         #[schemars(with = "String")]
         outcome: CommandEnding,
     },
+    /// A role or one of the project's commands asked to reach a host that is not on the
+    /// run's network allow-list (`sandbox.network`), and was refused.
+    NetworkRefused {
+        /// Task id.
+        task: String,
+        /// Who asked: the role (`worker`, `reviewer`…) or the command's config key
+        /// (`review.checks`, `land.verify`…).
+        by: String,
+        /// The host it named.
+        host: String,
+        /// The port.
+        port: u16,
+        /// `CONNECT` or the HTTP method.
+        method: String,
+    },
     /// A task changed state.
     TaskState {
         /// Task id.

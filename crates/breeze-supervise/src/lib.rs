@@ -89,7 +89,9 @@ mod tree_watch;
 mod watchdog;
 
 pub use activity::{ActivityProbe, DEFAULT_SKIPPED_DIRS, DirActivity};
-pub use env::{ENV_ALLOW_LIST, REMOTE_ACCESS_VARS, is_remote_access_var, scrubbed_env};
+pub use env::{
+    ENV_ALLOW_LIST, REMOTE_ACCESS_VARS, TOOLCHAIN_VARS, is_remote_access_var, scrubbed_env,
+};
 pub use error::SpawnError;
 pub use group::{OrphanOutcome, ask_to_stop, end_orphan_group, process_start_ticks};
 pub use interactive::{InteractiveSpec, run_interactive};

@@ -13,6 +13,9 @@ pub enum BadValue {
     /// from the defaults, an unknown variant (its message shows the line in the file).
     #[error("{0}")]
     Toml(Box<toml::de::Error>),
+    /// `sandbox.network` neither `"open"` nor a list of hosts that read.
+    #[error("`sandbox.network`: {0}")]
+    Network(String),
     /// A number outside its range.
     #[error("`{key}` is {value}; it must be between {min} and {max}")]
     OutOfRange {

@@ -11,7 +11,8 @@ use serde::Deserialize;
 use super::bad_value::BadValue;
 use super::settings::{
     BudgetConfig, Config, FOLLOW_PLACEHOLDERS, Independence, LandConfig, LandTo, MAX_LANES,
-    OnMainFailure, PR_PLACEHOLDERS, PrFollowConfig, Price, RoleConfig, SandboxMode,
+    NetworkPolicy, OnMainFailure, PR_PLACEHOLDERS, PrFollowConfig, Price, RoleConfig,
+    SandboxMode,
 };
 use super::units::{parse_duration, parse_size};
 use crate::backend::{BackendKind, Runs};
@@ -54,6 +55,34 @@ struct RawNotify {
 struct RawSandbox {
     mode: SandboxMode,
     writable: Vec<String>,
+    read: Vec<String>,
+    network: RawNetwork,
+    env: Vec<String>,
+}
+
+/// `sandbox.network`: `"open"` or the hosts.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum RawNetwork {
+    Mode(String),
+    Hosts(Vec<String>),
+}
+
+impl RawNetwork {
+    fn validate(self) -> Result<NetworkPolicy, BadValue> {
+        match self {
+            RawNetwork::Mode(mode) if mode == "open" => Ok(NetworkPolicy::Open),
+            RawNetwork::Mode(mode) => Err(BadValue::Network(format!(
+                "`{mode}` is neither \"open\" nor a list of hosts, e.g. [\"registry.npmjs.org\"]"
+            ))),
+            RawNetwork::Hosts(hosts) => hosts
+                .iter()
+                .map(|host| breeze_supervise::HostRule::parse(host))
+                .collect::<Result<Vec<_>, _>>()
+                .map(NetworkPolicy::AllowList)
+                .map_err(BadValue::Network),
+        }
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -318,6 +347,9 @@ impl RawConfig {
             max_file_bytes: size(&self.gates.max_file_size, "gates.max_file_size")?,
             sandbox_mode: self.sandbox.mode,
             sandbox_writable: self.sandbox.writable,
+            sandbox_read: self.sandbox.read,
+            network: self.sandbox.network.validate()?,
+            command_env: self.sandbox.env,
             notify_command: self.notify.command,
             independent: self.review.independent,
             budget: self.budget.validate()?,

@@ -110,6 +110,14 @@ pub struct Config {
     /// More paths workers and the project's commands (setup, checks, verify, hooks) may
     /// write (`~/` allowed), beyond their checkout, scratch folder and CLI state.
     pub sandbox_writable: Vec<String>,
+    /// More paths in the person's home roles and project commands may read
+    /// (`sandbox.read`, `~/` allowed).
+    pub sandbox_read: Vec<String>,
+    /// Where roles and project commands may connect (`sandbox.network`).
+    pub network: NetworkPolicy,
+    /// Variables the project's commands get besides the allow-list (`sandbox.env`; a
+    /// trailing `*` is a prefix).
+    pub command_env: Vec<String>,
     /// Run on escalation, deferral, awaiting approval and the run's end, with the event as
     /// JSON on stdin (`notify.command`; empty = none).
     pub notify_command: Vec<String>,
@@ -306,6 +314,16 @@ impl OnMainFailure {
             Self::Land => "land",
         }
     }
+}
+
+/// Where roles and the project's commands may connect (`sandbox.network`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NetworkPolicy {
+    /// No network namespace: everything the engine reaches (`"open"`).
+    Open,
+    /// A network namespace each, its only way out the proxy: these hosts, and for a role
+    /// its backend's model API.
+    AllowList(Vec<breeze_supervise::HostRule>),
 }
 
 /// How role processes are confined (`sandbox.mode`).

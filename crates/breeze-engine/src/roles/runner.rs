@@ -209,7 +209,11 @@ impl RoleRunner {
             Err(why) => return failed(why),
         };
         call.prompt.push_str(&prompt::answer_instructions(call.role, settings.backend));
-        let env = self.role_env(&call, &settings, &files.input_path, scratch.path());
+        let mut env = self.role_env(&call, &settings, &files.input_path, scratch.path());
+        let network = self.network_of(&call, &settings, &env);
+        if let Some(network) = &network {
+            env.extend(network.proxy_env());
+        }
         let prepared = match self.prepare(&call, &settings, scratch.path(), &env).await {
             Ok(prepared) => prepared,
             Err(why) => return failed(why),
@@ -227,6 +231,7 @@ impl RoleRunner {
             log_path: files.log_path,
             scratch: scratch.path().to_path_buf(),
             confinement: prepared.confinement,
+            network,
             private_git: prepared.private_git,
             marker,
         };
@@ -382,6 +387,29 @@ impl RoleRunner {
     }
 
     /// What the call's process may write, when roles are confined.
+    /// Where the role may connect: its backend's API, the endpoints its settings name and
+    /// `sandbox.network` — or anywhere, with the network open.
+    fn network_of(
+        &self,
+        call: &RoleCall,
+        settings: &RoleConfig,
+        env: &[(String, String)],
+    ) -> Option<breeze_supervise::NetworkAccess> {
+        let refusals = crate::network_policy::Refusals {
+            store: Some(self.store.clone()),
+            task: call.task_id.clone(),
+            by: call.role.as_str().to_string(),
+        };
+        let runs = settings.backend.describe().runs;
+        crate::network_policy::for_role(
+            &self.guard.containment.network,
+            runs,
+            &[settings.command.as_slice(), settings.args.as_slice()].concat(),
+            env,
+            refusals,
+        )
+    }
+
     fn confinement_of(
         &self,
         call: &RoleCall,

@@ -164,12 +164,13 @@ impl RunContext {
     }
 
     /// Runs one of the project's own commands (`worktree.setup`, `[review] checks`,
-    /// `land.verify`, hooks) under supervision. They get the engine's environment — they
-    /// are the project's checks, like CI steps — with their lane's number and ports
-    /// (`BREEZE_LANE`, `BREEZE_PORT_BASE`), but run code that agents wrote, so where
-    /// roles are confined they are too: they write only their checkout, what `command`
-    /// adds, `sandbox.writable` and a scratch folder of their own (their `TMPDIR`). Their
-    /// pids are journaled for `breeze resume`.
+    /// `land.verify`, hooks) under supervision. They run code that agents wrote, so they
+    /// are kept like roles: an allow-listed environment (the roles' list, the toolchains'
+    /// variables and `sandbox.env`; never the engine's tokens) with their lane's number and
+    /// ports (`BREEZE_LANE`, `BREEZE_PORT_BASE`); where roles are confined they are too —
+    /// they read what roles read, write only their checkout, what `command` adds,
+    /// `sandbox.writable` and a scratch folder of their own (their `TMPDIR`), and reach
+    /// only `sandbox.network`. Their pids are journaled for `breeze resume`.
     pub async fn run_project_command(
         &self,
         command: ProjectCommand<'_>,
@@ -233,14 +234,29 @@ impl RunContext {
     ) -> breeze_supervise::ProcessSpec {
         let mut spec =
             breeze_supervise::ProcessSpec::new(command.argv.to_vec(), command.cwd, command.log);
-        spec.env = std::env::vars()
-            .filter(|(name, _)| !LaneEnv::NAMES.contains(&name.as_str()))
-            .chain(command.lane.vars())
-            .collect();
+        let engine_env =
+            std::env::vars().filter(|(name, _)| !LaneEnv::NAMES.contains(&name.as_str()));
+        let lane_vars = command.lane.vars();
+        spec.env = match command.confined {
+            true => crate::network_policy::command_env(&self.config, engine_env, &lane_vars),
+            // The person's own forge tool (`land.pr_command`): their credentials.
+            false => engine_env.chain(lane_vars).collect(),
+        };
+        let containment = &self.roles.guard.containment;
+        if command.confined {
+            let refusals = crate::network_policy::Refusals {
+                store: Some(self.book.store().clone()),
+                task: command.task.to_string(),
+                by: command.purpose.to_string(),
+            };
+            spec.network = crate::network_policy::for_command(&containment.network, refusals);
+        }
+        if let Some(network) = &spec.network {
+            spec.env.extend(network.proxy_env());
+        }
         // Each checkout builds in its own `target/`, never a shared folder elsewhere.
         crate::tool_caches::without_output_dirs(&mut spec.env);
         spec.timeout = Some(command.timeout);
-        let containment = &self.roles.guard.containment;
         spec.confinement = match command.confined {
             true => containment.project_confinement(
                 command.cwd,

@@ -59,7 +59,7 @@ pub(super) fn new_run(options: &RunOptions) -> Result<Prepared, EngineError> {
     let target = crate::target_branch::landing_branch(&repo, &config.main_branch)?;
     let repo = with_main_branch(repo, &target)?
         .with_worktree_root(&crate::worktree_folder::choice(&config));
-    let containment = decide_containment(&config)?;
+    let containment = decide_containment(&config, &repo)?;
     let pairings = crate::independence::report(&config, &root);
     config.max_workers = lanes_asked(options)?.unwrap_or(config.max_workers);
     let plan_path = resolve_plan(&root, options.plan.as_deref())?;
@@ -180,7 +180,7 @@ pub(super) fn interrupted_run(options: &RunOptions) -> Result<Prepared, EngineEr
     // The run keeps landing on the branch it started with.
     let repo = with_main_branch(repo, &snapshot.main_branch)?
         .with_worktree_root(&crate::worktree_folder::choice(&config));
-    let containment = decide_containment(&config)?;
+    let containment = decide_containment(&config, &repo)?;
     let pairings = crate::independence::report(&config, &root);
     let spent = snapshot.spent();
     options.budget_raise.resume(&config.budget.caps, &mut snapshot.budget, &spent)?;
@@ -419,9 +419,8 @@ fn create_run_dir(root: &Path, plan_path: &Path) -> Result<RunDir, EngineError> 
 }
 
 /// How this run confines its roles (`sandbox.*` and the kernel).
-fn decide_containment(config: &Config) -> Result<Containment, EngineError> {
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    Containment::decide(config, home.as_deref())
+fn decide_containment(config: &Config, repo: &Repo) -> Result<Containment, EngineError> {
+    Containment::for_repository(config, repo)
 }
 
 /// The commit of this run's last landing, from its journal.

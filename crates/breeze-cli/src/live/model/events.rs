@@ -67,6 +67,7 @@ impl LiveModel {
                     detail.as_deref(),
                 ),
             E::IgnoredWritesRemoved { task, paths } => ignored_writes_removed(task, paths),
+            E::NetworkRefused { task, by, host, port, .. } => network_refused(task, by, host, *port),
             E::WorktreeCreated { .. }
             | E::WorktreeRemoved { .. }
             | E::ProcessEnded { .. }
@@ -280,6 +281,13 @@ fn state_line(task: &str, state: TaskState, reason: Option<&str>) -> Note {
 fn backend_trouble(task: &str, role: Role, trouble: &str, wait_ms: u64) -> Note {
     let wait = wait_ms.div_ceil(1000);
     Some(format!("… [{task}] {role} backend {trouble}; trying again in {wait}s"))
+}
+
+/// A role or command asked for a host off the allow-list.
+fn network_refused(task: &str, by: &str, host: &str, port: u16) -> Note {
+    Some(format!(
+        "⛔ [{task}] {by} was refused {host}:{port}: not on the run's network allow-list ([sandbox] network)"
+    ))
 }
 
 /// The person left the task's lane.
