@@ -1,9 +1,9 @@
 //! What roles and the project's commands may read where the kernel confines them: the
 //! machine's system and toolchain folders, but not the person's home (their keys, cloud and
-//! forge credentials, other repositories), not their checkout's working tree (its ignored
-//! `.env`), not the machine's password and host-key files — and inside those only what a
-//! role's job needs: the repository's `.git`, breeze's own folder, the worktrees, the
-//! toolchains and caches in the home, and what the person adds (`sandbox.read`).
+//! forge credentials, other repositories — and a checkout kept there, but for its `.git`
+//! and `.breeze`), not the machine's password and host-key files — and inside those only
+//! what a role's job needs: the repository's `.git`, breeze's own folder, the worktrees,
+//! the toolchains and caches in the home, and what the person adds (`sandbox.read`).
 
 use std::path::{Path, PathBuf};
 
@@ -78,7 +78,7 @@ pub struct ReadPolicy {
 
 /// The places of one repository a role's reading depends on.
 pub struct RepositoryPlaces<'a> {
-    /// The person's checkout (hidden but for its `.git` and `.breeze`).
+    /// The person's checkout (its `.git` and `.breeze` readable when it is in the home).
     pub checkout: &'a Path,
     /// The repository's git folder (the objects every lane shares).
     pub git_dir: &'a Path,
@@ -97,7 +97,6 @@ impl ReadPolicy {
         let mut hidden: Vec<PathBuf> =
             [Path::new("/home"), Path::new("/root")].into_iter().map(Path::to_path_buf).collect();
         hidden.extend(home.map(Path::to_path_buf));
-        hidden.push(places.checkout.to_path_buf());
         hidden.extend(SYSTEM_SECRETS.iter().map(PathBuf::from));
         hidden.retain(|path| path.exists());
         hidden.sort();
