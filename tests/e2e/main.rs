@@ -30,6 +30,7 @@ mod review_diff;
 mod reviewer_isolation;
 mod role_homes;
 mod scaffold;
+mod secrets;
 mod sealed_git;
 mod support;
 mod validate;

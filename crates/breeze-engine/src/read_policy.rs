@@ -96,7 +96,9 @@ impl ReadPolicy {
     ) -> Result<ReadPolicy, EngineError> {
         let mut hidden: Vec<PathBuf> =
             [Path::new("/home"), Path::new("/root")].into_iter().map(Path::to_path_buf).collect();
+        let account_home = account_home();
         hidden.extend(home.map(Path::to_path_buf));
+        hidden.extend(account_home.clone());
         hidden.extend(SYSTEM_SECRETS.iter().map(PathBuf::from));
         hidden.retain(|path| path.exists());
         hidden.sort();
@@ -111,7 +113,9 @@ impl ReadPolicy {
         for own in allowed.iter().skip(2) {
             let _ = std::fs::create_dir_all(own);
         }
-        if let Some(home) = home {
+        // The toolchains of `HOME` and of the account's own home (they differ where HOME was
+        // changed for a session, as tests and sudo do).
+        for home in home.into_iter().chain(account_home.as_deref()) {
             allowed.extend(HOME_TOOLCHAINS.iter().map(|entry| home.join(entry)));
         }
         // The folders programs are found in (a `~/.local/bin`, an nvm node's `bin`), and
@@ -151,6 +155,17 @@ impl ReadPolicy {
             "  add more with read = [...] under [sandbox] in breeze.toml".to_string(),
         ]
     }
+}
+
+/// The home folder of the account breeze runs as (`/etc/passwd`), whatever `HOME` says.
+fn account_home() -> Option<PathBuf> {
+    use std::os::unix::fs::MetadataExt as _;
+    let uid = std::fs::metadata("/proc/self").ok()?.uid().to_string();
+    let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
+    passwd.lines().find_map(|line| {
+        let fields: Vec<&str> = line.split(':').collect();
+        (fields.len() >= 6 && fields[2] == uid).then(|| PathBuf::from(fields[5]))
+    })
 }
 
 /// The packages `claude` and `codex` run from: the `node_modules` folder their programs

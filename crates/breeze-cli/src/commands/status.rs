@@ -96,6 +96,7 @@ pub fn report_markdown(
     out.push_str(&markdown_tasks(status));
     out.push_str(&needs_attention(snapshot, status));
     out.push_str(&sent_back(events));
+    out.push_str(&network_refused(events));
     out.push_str(&widened(status));
     if !snapshot.universal_violations.is_empty() {
         out.push_str("\n## Lessons from review\n\n");
@@ -208,6 +209,20 @@ fn sent_back(events: &[breeze_protocol::BreezeEvent]) -> String {
     let mut out = String::from("\n## Sent back to the worker\n\n");
     for (task, reason) in sent_back {
         out.push_str(&format!("- **{task}** {}\n", render::first_line(reason)));
+    }
+    out
+}
+
+/// Each connection the run's network allow-list refused: who asked, for which task.
+fn network_refused(events: &[breeze_protocol::BreezeEvent]) -> String {
+    let mut out = String::new();
+    for event in events {
+        if let breeze_protocol::EventKind::NetworkRefused { task, by, host, port, method } = &event.event {
+            if out.is_empty() {
+                out.push_str("\n## Network refused\n\nNot on the run's allow-list (`[sandbox] network` in breeze.toml):\n\n");
+            }
+            out.push_str(&format!("- **{task}** {by}: {method} {host}:{port}\n"));
+        }
     }
     out
 }
