@@ -114,7 +114,11 @@ fn a_worker_reads_none_of_the_persons_secrets_and_reaches_no_host_off_the_allow_
     let sink = Sink::start();
     let plan = toml_task("1", "Curious", &["a.txt"], "");
     let (temp, root) = repo(
-        &[("plan.toml", &plan), ("roles/1.sh", &curious_worker(sink.port)), ("roles/reviewer.sh", APPROVING_REVIEWER)],
+        &[
+            ("plan.toml", &plan),
+            ("roles/1.sh", &curious_worker(sink.port)),
+            ("roles/reviewer.sh", APPROVING_REVIEWER),
+        ],
         "",
     );
     let home = home_with_secrets(temp.path());
@@ -127,20 +131,30 @@ fn a_worker_reads_none_of_the_persons_secrets_and_reaches_no_host_off_the_allow_
     // Said at the start, journaled, and in the report.
     assert!(both(&output).contains("network allow-listed"), "{}", both(&output));
     let run = status_json(&root)["run_id"].as_str().unwrap().to_string();
-    let journal = std::fs::read_to_string(root.join(format!(".breeze/runs/{run}/events.jsonl"))).unwrap();
+    let journal =
+        std::fs::read_to_string(root.join(format!(".breeze/runs/{run}/events.jsonl"))).unwrap();
     let refused: Vec<serde_json::Value> = journal
         .lines()
         .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
-        .filter(|event| event["event"]["kind"] == "network_refused" || event["kind"] == "network_refused")
+        .filter(|event| {
+            event["event"]["kind"] == "network_refused" || event["kind"] == "network_refused"
+        })
         .collect();
     assert_eq!(refused.len(), 1, "{journal}");
     let text = refused[0].to_string();
-    for part in ["\"task\":\"1\"", "\"by\":\"worker\"", "\"host\":\"127.0.0.1\"", &format!("\"port\":{}", sink.port), "POST"] {
+    for part in [
+        "\"task\":\"1\"",
+        "\"by\":\"worker\"",
+        "\"host\":\"127.0.0.1\"",
+        &format!("\"port\":{}", sink.port),
+        "POST",
+    ] {
         assert!(text.contains(part), "{part} in {text}");
     }
     let report = breeze().current_dir(&root).env("HOME", &home).arg("report").output().unwrap();
     assert!(
-        String::from_utf8_lossy(&report.stdout).contains(&format!("- **1** worker: POST 127.0.0.1:{}", sink.port)),
+        String::from_utf8_lossy(&report.stdout)
+            .contains(&format!("- **1** worker: POST 127.0.0.1:{}", sink.port)),
         "{}",
         both(&report)
     );
@@ -161,7 +175,10 @@ printf '{"schema_version":"worker-report.v1","status":"completed","summary":"ok"
 checks = [["sh", "-c", "echo \"token-var=${GITHUB_TOKEN:-none} aws-var=${AWS_SECRET_ACCESS_KEY:-none} path-kept=${PATH:+yes}\"; cat \"$HOME/.config/gh/hosts.yml\""]]
 max_rounds = 1
 "#;
-    let (temp, root) = repo(&[("plan.toml", &plan), ("roles/1.sh", worker), ("roles/reviewer.sh", APPROVING_REVIEWER)], check);
+    let (temp, root) = repo(
+        &[("plan.toml", &plan), ("roles/1.sh", worker), ("roles/reviewer.sh", APPROVING_REVIEWER)],
+        check,
+    );
     let home = home_with_secrets(temp.path());
     let start = git(&root, &["rev-parse", "main"]);
     let output = breeze()
@@ -192,7 +209,8 @@ with zipfile.ZipFile(path, "w") as wheel:
     wheel.writestr("tinypkg-0.1.dist-info/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
     wheel.writestr("tinypkg-0.1.dist-info/RECORD", "")
 "#;
-    let made = std::process::Command::new("python3").args(["-c", script]).arg(dir).output().unwrap();
+    let made =
+        std::process::Command::new("python3").args(["-c", script]).arg(dir).output().unwrap();
     assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
 }
 
@@ -205,7 +223,11 @@ fn a_setup_installs_from_an_allow_listed_package_mirror_and_not_from_another() {
     let simple = mirror.path().join("simple/tinypkg");
     std::fs::create_dir_all(&simple).unwrap();
     write_wheel(&simple);
-    std::fs::write(simple.join("index.html"), "<a href=\"tinypkg-0.1-py3-none-any.whl\">tinypkg-0.1-py3-none-any.whl</a>\n").unwrap();
+    std::fs::write(
+        simple.join("index.html"),
+        "<a href=\"tinypkg-0.1-py3-none-any.whl\">tinypkg-0.1-py3-none-any.whl</a>\n",
+    )
+    .unwrap();
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let mut server = std::process::Command::new("python3")
         .args(["-m", "http.server", &port.to_string(), "--bind", "127.0.0.1"])
@@ -236,17 +258,30 @@ printf '{{"schema_version":"worker-report.v1","status":"completed","summary":"ok
     let config = format!("network = [\"127.0.0.1:{port}\"]\n{setup}");
     let plan = toml_task("1", "Use the package", &["a.txt"], "");
     let (_temp, root) = repo(
-        &[("plan.toml", &plan), ("roles/1.sh", &worker), ("roles/reviewer.sh", APPROVING_REVIEWER), (".gitignore", "vendor/\n")],
+        &[
+            ("plan.toml", &plan),
+            ("roles/1.sh", &worker),
+            ("roles/reviewer.sh", APPROVING_REVIEWER),
+            (".gitignore", "vendor/\n"),
+        ],
         &config,
     );
-    let output = breeze().current_dir(&root).args(["run", "plan.toml", "--skip-setup-check"]).output().unwrap();
+    let output = breeze()
+        .current_dir(&root)
+        .args(["run", "plan.toml", "--skip-setup-check"])
+        .output()
+        .unwrap();
     let _ = server.kill();
     let _ = server.wait();
     assert_eq!(output.status.code(), Some(0), "{}", both(&output));
     assert_eq!(git(&root, &["show", "main:a.txt"]), "from-the-mirror\n");
     let run = status_json(&root)["run_id"].as_str().unwrap().to_string();
-    let journal = std::fs::read_to_string(root.join(format!(".breeze/runs/{run}/events.jsonl"))).unwrap();
-    assert!(journal.contains("\"by\":\"worktree.setup\"") && journal.contains("pypi.org"), "{journal}");
+    let journal =
+        std::fs::read_to_string(root.join(format!(".breeze/runs/{run}/events.jsonl"))).unwrap();
+    assert!(
+        journal.contains("\"by\":\"worktree.setup\"") && journal.contains("pypi.org"),
+        "{journal}"
+    );
 }
 
 /// The worker of `backend` (the real CLI, confined) goes after the person's ssh key and a
@@ -269,18 +304,28 @@ fn real_worker_after_secrets(backend: &str) {
     git(&root, &["add", "-A"]);
     git(&root, &["commit", "-qm", "team"]);
     let home = home_with_secrets(temp.path());
-    let output =
-        breeze_with_clis(&bin, &home, server.port).current_dir(&root).args(["run", "plan.toml"]).output().unwrap();
+    let output = breeze_with_clis(&bin, &home, server.port)
+        .current_dir(&root)
+        .args(["run", "plan.toml"])
+        .output()
+        .unwrap();
     let text = both(&output);
     assert_eq!(output.status.code(), Some(0), "{backend}: {text}");
     assert!(text.contains("network allow-listed"), "{text}");
     let requests = server.requests();
-    assert!(requests.contains("MOCK-SECRETS exit=1 key"), "{backend}: the key was not refused: {requests}");
+    assert!(
+        requests.contains("MOCK-SECRETS exit=1 key"),
+        "{backend}: the key was not refused: {requests}"
+    );
     assert!(!requests.contains("MOCK-KEY-1234"), "{backend}: the key reached the model");
-    assert!(requests.contains("MOCK-SECRETS exit=22 post"), "{backend}: the POST was not refused: {requests}");
+    assert!(
+        requests.contains("MOCK-SECRETS exit=22 post"),
+        "{backend}: the POST was not refused: {requests}"
+    );
     assert_eq!(sink.received(), "", "{backend}: nothing reached the listener");
     let run = status_json(&root)["run_id"].as_str().unwrap().to_string();
-    let journal = std::fs::read_to_string(root.join(format!(".breeze/runs/{run}/events.jsonl"))).unwrap();
+    let journal =
+        std::fs::read_to_string(root.join(format!(".breeze/runs/{run}/events.jsonl"))).unwrap();
     assert!(
         journal.lines().any(|line| line.contains("network_refused")
             && line.contains("\"by\":\"worker\"")

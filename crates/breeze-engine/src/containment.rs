@@ -17,8 +17,8 @@ use breeze_supervise::{Confinement, KernelSupport};
 
 use crate::backend::Runs;
 use crate::config::{Config, NetworkPolicy, SandboxMode};
-use crate::read_policy::{ReadPolicy, RepositoryPlaces};
 use crate::error::EngineError;
+use crate::read_policy::{ReadPolicy, RepositoryPlaces};
 
 /// How this run confines its roles, decided once at run start.
 #[derive(Debug, Clone)]
@@ -185,7 +185,8 @@ impl Containment {
         if !self.enforced || matches!(runs, Runs::InProcess) {
             return Ok(None);
         }
-        let mut confinement = Confinement { readable: self.readable(cwd), ..Confinement::default() };
+        let mut confinement =
+            Confinement { readable: self.readable(cwd), ..Confinement::default() };
         confinement.writable_dirs.push(scratch.to_path_buf());
         if role == Role::Worker {
             confinement.writable_dirs.push(cwd.to_path_buf());
@@ -289,7 +290,9 @@ fn refuse_without_kernel_support(kernel: &KernelSupport) -> Result<(), EngineErr
     match missing {
         None => Ok(()),
         Some(missing) => Err(EngineError::usage(
-            format!("roles cannot be kept to the run's network allow-list and read list here: {missing}"),
+            format!(
+                "roles cannot be kept to the run's network allow-list and read list here: {missing}"
+            ),
             "set network = \"open\" under [sandbox] in breeze.toml to run with the network open (reads then stay confined where Landlock is), or sandbox.mode = \"detect\" to run with detection only (docs/SECURITY.md)",
         )),
     }

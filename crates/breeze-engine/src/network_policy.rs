@@ -32,7 +32,9 @@ fn named_endpoints<'a>(texts: impl Iterator<Item = &'a str>) -> Vec<HostRule> {
             if !(rest.starts_with("http://") || rest.starts_with("https://")) {
                 continue;
             }
-            let end = rest.find(|c: char| c.is_whitespace() || "\"',;}]".contains(c)).unwrap_or(rest.len());
+            let end = rest
+                .find(|c: char| c.is_whitespace() || "\"',;}]".contains(c))
+                .unwrap_or(rest.len());
             if let Ok(rule) = HostRule::parse(&rest[..end]) {
                 if !rules.contains(&rule) {
                     rules.push(rule);
@@ -57,7 +59,9 @@ pub(crate) fn for_role(
     match runs {
         Runs::InProcess => return None,
         Runs::Agent(cli) => {
-            allow.extend(vendor_hosts(cli.kind).iter().filter_map(|host| HostRule::parse(host).ok()));
+            allow.extend(
+                vendor_hosts(cli.kind).iter().filter_map(|host| HostRule::parse(host).ok()),
+            );
         }
         Runs::Program => {}
     }
@@ -119,11 +123,20 @@ mod tests {
 
     #[test]
     fn base_urls_in_settings_are_reachable() {
-        let argv = ["-c".to_string(), "model_providers.mock={name=\"mock\",base_url=\"http://127.0.0.1:4000/v1\"}".to_string()];
-        let rules = named_endpoints(argv.iter().map(String::as_str).chain(["https://bedrock.example.com/x"]));
-        assert_eq!(rules, vec![
-            HostRule { host: "127.0.0.1".into(), port: Some(4000) },
-            HostRule { host: "bedrock.example.com".into(), port: Some(443) },
-        ]);
+        let argv = [
+            "-c".to_string(),
+            "model_providers.mock={name=\"mock\",base_url=\"http://127.0.0.1:4000/v1\"}"
+                .to_string(),
+        ];
+        let rules = named_endpoints(
+            argv.iter().map(String::as_str).chain(["https://bedrock.example.com/x"]),
+        );
+        assert_eq!(
+            rules,
+            vec![
+                HostRule { host: "127.0.0.1".into(), port: Some(4000) },
+                HostRule { host: "bedrock.example.com".into(), port: Some(443) },
+            ]
+        );
     }
 }

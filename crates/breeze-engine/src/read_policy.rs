@@ -62,8 +62,15 @@ pub const HOME_TOOLCHAINS: &[&str] = &[
 ];
 
 /// System files no role needs and that hold secrets (readable to a root user otherwise).
-pub const SYSTEM_SECRETS: &[&str] =
-    &["/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/ssh", "/etc/sudoers", "/etc/sudoers.d"];
+pub const SYSTEM_SECRETS: &[&str] = &[
+    "/etc/shadow",
+    "/etc/shadow-",
+    "/etc/gshadow",
+    "/etc/gshadow-",
+    "/etc/ssh",
+    "/etc/sudoers",
+    "/etc/sudoers.d",
+];
 
 /// Where this run's roles may read, decided once at the run start.
 #[derive(Debug, Clone, Default)]
@@ -176,7 +183,8 @@ fn agent_cli_packages(path_var: Option<&std::ffi::OsStr>) -> Vec<PathBuf> {
     for dir in std::env::split_paths(path_var) {
         for name in ["claude", "codex", "node"] {
             let Ok(real) = dir.join(name).canonicalize() else { continue };
-            let package = real.ancestors().find(|a| a.file_name().is_some_and(|n| n == "node_modules"));
+            let package =
+                real.ancestors().find(|a| a.file_name().is_some_and(|n| n == "node_modules"));
             if let Some(package) = package {
                 packages.push(package.to_path_buf());
             }

@@ -43,7 +43,9 @@ impl HostRule {
         let (scheme_port, rest) = match text.split_once("://") {
             Some(("https", rest)) => (Some(443), rest),
             Some(("http", rest)) => (Some(80), rest),
-            Some((scheme, _)) => return Err(format!("`{text}`: a URL must be http or https, not {scheme}")),
+            Some((scheme, _)) => {
+                return Err(format!("`{text}`: a URL must be http or https, not {scheme}"));
+            }
             None => (None, text),
         };
         let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
@@ -52,7 +54,9 @@ impl HostRule {
             .ok_or_else(|| format!("`{text}` is not a host, host:port or URL"))?;
         let port = match port {
             Some("*") => Some(0),
-            Some(port) => Some(port.parse::<u16>().map_err(|_| format!("`{text}`: `{port}` is not a port"))?),
+            Some(port) => {
+                Some(port.parse::<u16>().map_err(|_| format!("`{text}`: `{port}` is not a port"))?)
+            }
             None => scheme_port,
         };
         let host = host.to_ascii_lowercase();
@@ -90,7 +94,8 @@ impl HostRule {
 
 impl fmt::Display for HostRule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let host = if self.host.contains(':') { format!("[{}]", self.host) } else { self.host.clone() };
+        let host =
+            if self.host.contains(':') { format!("[{}]", self.host) } else { self.host.clone() };
         match self.port {
             None => write!(f, "{host} (ports 80, 443)"),
             Some(0) => write!(f, "{host}:*"),
@@ -101,7 +106,8 @@ impl fmt::Display for HostRule {
 
 /// `localhost` is `127.0.0.1` here: the name is resolved by the engine, outside.
 fn same_host(rule: &str, host: &str) -> bool {
-    rule == host || (is_loopback(rule) && is_loopback(host) && (rule == "localhost" || host == "localhost"))
+    rule == host
+        || (is_loopback(rule) && is_loopback(host) && (rule == "localhost" || host == "localhost"))
 }
 
 fn is_loopback(host: &str) -> bool {
@@ -206,13 +212,14 @@ pub(crate) fn serve(
     let access = Arc::new(access);
     let proxy_port = access.proxy_port();
     for (port, listener) in listeners {
-        let listener = match listener.set_nonblocking(true).and_then(|()| TcpListener::from_std(listener)) {
-            Ok(listener) => listener,
-            Err(err) => {
-                tracing::warn!(port, "a role's network listener cannot be served: {err}");
-                continue;
-            }
-        };
+        let listener =
+            match listener.set_nonblocking(true).and_then(|()| TcpListener::from_std(listener)) {
+                Ok(listener) => listener,
+                Err(err) => {
+                    tracing::warn!(port, "a role's network listener cannot be served: {err}");
+                    continue;
+                }
+            };
         let (access, cancel) = (access.clone(), cancel.clone());
         tokio::spawn(async move {
             loop {
@@ -255,7 +262,12 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 async fn proxy(mut client: TcpStream, access: &NetworkAccess) -> std::io::Result<()> {
     let Some((head, rest)) = read_head(&mut client).await? else { return Ok(()) };
     let Some(request) = ProxyRequest::parse(&head) else {
-        return answer(&mut client, "400 Bad Request", "breeze's proxy takes CONNECT and absolute-form http:// requests only\n").await;
+        return answer(
+            &mut client,
+            "400 Bad Request",
+            "breeze's proxy takes CONNECT and absolute-form http:// requests only\n",
+        )
+        .await;
     };
     if !access.allows(&request.host, request.port) {
         (access.on_refused)(Refusal {
@@ -272,7 +284,9 @@ async fn proxy(mut client: TcpStream, access: &NetworkAccess) -> std::io::Result
     let connect = TcpStream::connect((request.host.as_str(), request.port));
     let mut upstream = match tokio::time::timeout(CONNECT_TIMEOUT, connect).await {
         Ok(Ok(upstream)) => upstream,
-        Ok(Err(err)) => return answer(&mut client, "502 Bad Gateway", &format!("breeze: {err}\n")).await,
+        Ok(Err(err)) => {
+            return answer(&mut client, "502 Bad Gateway", &format!("breeze: {err}\n")).await;
+        }
         Err(_) => return answer(&mut client, "504 Gateway Timeout", "breeze: no answer\n").await,
     };
     match &request.origin_head {
@@ -330,7 +344,12 @@ impl ProxyRequest {
         if method == "CONNECT" {
             let (host, port) = split_host_port(target)?;
             let port = port?.parse().ok()?;
-            return Some(ProxyRequest { method: method.into(), host: host.into(), port, origin_head: None });
+            return Some(ProxyRequest {
+                method: method.into(),
+                host: host.into(),
+                port,
+                origin_head: None,
+            });
         }
         let rest = target.strip_prefix("http://")?;
         let (authority, path) = match rest.find('/') {
@@ -349,7 +368,12 @@ impl ProxyRequest {
         }
         // The head ended with an empty line, which the loop above kept: one CRLF too many.
         origin.truncate(origin.len() - 2);
-        Some(ProxyRequest { method: method.into(), host: host.into(), port, origin_head: Some(origin.into_bytes()) })
+        Some(ProxyRequest {
+            method: method.into(),
+            host: host.into(),
+            port,
+            origin_head: Some(origin.into_bytes()),
+        })
     }
 }
 
@@ -360,9 +384,18 @@ mod tests {
     #[test]
     fn rules_read_hosts_ports_wildcards_and_urls() {
         let rule = |text| HostRule::parse(text).unwrap();
-        assert_eq!(rule("registry.npmjs.org"), HostRule { host: "registry.npmjs.org".into(), port: None });
-        assert_eq!(rule("http://127.0.0.1:8080/v1"), HostRule { host: "127.0.0.1".into(), port: Some(8080) });
-        assert_eq!(rule("https://API.example.com/x"), HostRule { host: "api.example.com".into(), port: Some(443) });
+        assert_eq!(
+            rule("registry.npmjs.org"),
+            HostRule { host: "registry.npmjs.org".into(), port: None }
+        );
+        assert_eq!(
+            rule("http://127.0.0.1:8080/v1"),
+            HostRule { host: "127.0.0.1".into(), port: Some(8080) }
+        );
+        assert_eq!(
+            rule("https://API.example.com/x"),
+            HostRule { host: "api.example.com".into(), port: Some(443) }
+        );
         assert_eq!(rule("[::1]:9000").loopback_port(), Some(9000));
         assert!(rule("*.pythonhosted.org").allows("files.pythonhosted.org", 443));
         assert!(!rule("*.pythonhosted.org").allows("pythonhosted.org.evil.com", 443));
@@ -383,15 +416,22 @@ mod tests {
             String::from_utf8(request.origin_head.unwrap()).unwrap(),
             "POST /v1/x?y=1 HTTP/1.1\r\nHost: 127.0.0.1:9000\r\n\r\n"
         );
-        let connect = ProxyRequest::parse(b"CONNECT api.anthropic.com:443 HTTP/1.1\r\n\r\n").unwrap();
-        assert_eq!((connect.host.as_str(), connect.port, connect.origin_head), ("api.anthropic.com", 443, None));
+        let connect =
+            ProxyRequest::parse(b"CONNECT api.anthropic.com:443 HTTP/1.1\r\n\r\n").unwrap();
+        assert_eq!(
+            (connect.host.as_str(), connect.port, connect.origin_head),
+            ("api.anthropic.com", 443, None)
+        );
         assert_eq!(ProxyRequest::parse(b"GET /index.html HTTP/1.1\r\n\r\n"), None);
     }
 
     #[test]
     fn the_proxy_port_steps_aside_for_a_forwarded_endpoint() {
         let access = NetworkAccess {
-            allow: vec![HostRule::parse("127.0.0.1:3128").unwrap(), HostRule::parse("api.openai.com").unwrap()],
+            allow: vec![
+                HostRule::parse("127.0.0.1:3128").unwrap(),
+                HostRule::parse("api.openai.com").unwrap(),
+            ],
             on_refused: Arc::new(|_| {}),
         };
         assert_eq!(access.listening_ports(), vec![3129, 3128]);

@@ -74,7 +74,11 @@ mod tests {
         let readable = readable_except(&[home.clone()], &[home.join(".cargo")]);
         assert!(readable.contains(&root.join("sibling")));
         assert!(readable.contains(&home.join(".cargo")));
-        assert!(!readable.iter().any(|p| p.starts_with(home.join(".ssh")) || home.join(".ssh").starts_with(p)));
+        assert!(
+            !readable
+                .iter()
+                .any(|p| p.starts_with(home.join(".ssh")) || home.join(".ssh").starts_with(p))
+        );
         assert!(!readable.contains(&root.join("link-to-keys")), "a link into the hidden folder");
         assert!(!readable.contains(&PathBuf::from("/")));
         assert!(readable.contains(&PathBuf::from("/usr")));

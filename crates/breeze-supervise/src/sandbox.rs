@@ -37,8 +37,8 @@ use std::sync::OnceLock;
 
 pub use isolation::{Isolation, IsolationSupport, isolation_support};
 pub use namespace::{DevShmSupport, PRIVATE_DEV_SHM_BYTES, dev_shm_support};
-pub use network_namespace::network_namespace_support;
 pub(crate) use network_namespace::ListenerHandover;
+pub use network_namespace::network_namespace_support;
 
 use isolation::{IsolationPlan, isolate};
 use namespace::{NamespacePlan, enter_private_dev_shm, errno};
@@ -484,8 +484,8 @@ impl ChildSetup {
                 return Err(SandboxError::NoNetworkNamespace(why));
             }
             Some(ports) => {
-                let (plan, handover) =
-                    NetworkPlan::new(ports).map_err(|err| SandboxError::NoNetworkNamespace(err.to_string()))?;
+                let (plan, handover) = NetworkPlan::new(ports)
+                    .map_err(|err| SandboxError::NoNetworkNamespace(err.to_string()))?;
                 (Some(plan), Some(handover))
             }
         };

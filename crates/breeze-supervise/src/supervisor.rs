@@ -21,9 +21,9 @@ use crate::group::{
     SIGKILL_WAIT, Sweep, empty_group, proc_stat, process_start_ticks, signal_group,
 };
 use crate::json::last_json_object;
+use crate::network::NetworkAccess;
 use crate::output::{LineSplitter, TailBuffer, lossy_tail};
 use crate::resolve::resolve_program;
-use crate::network::NetworkAccess;
 use crate::sandbox::{ChildSetup, Exec, ListenerHandover};
 use crate::strays::{MARKER_VAR, end_marked_processes};
 use crate::watchdog::{AbortOnDrop, ProbeSchedule, StallClock, watch_activity};

@@ -15,14 +15,18 @@ use common::*;
 
 /// Skips (loudly) where the machine cannot make network namespaces, unless CI says it must.
 fn namespaces_or_skip() -> bool {
-    let support = network_namespace_support().and_then(|()| match kernel_support().is_available() {
-        true => Ok(()),
-        false => Err(kernel_support().to_string()),
-    });
+    let support =
+        network_namespace_support().and_then(|()| match kernel_support().is_available() {
+            true => Ok(()),
+            false => Err(kernel_support().to_string()),
+        });
     match support {
         Ok(()) => true,
         Err(why) => {
-            assert!(std::env::var_os("BREEZE_REQUIRE_LANDLOCK").is_none(), "BREEZE_REQUIRE_LANDLOCK is set but {why}");
+            assert!(
+                std::env::var_os("BREEZE_REQUIRE_LANDLOCK").is_none(),
+                "BREEZE_REQUIRE_LANDLOCK is set but {why}"
+            );
             eprintln!("skipped: {why}");
             false
         }
@@ -38,7 +42,11 @@ fn http_server(body: &'static str) -> u16 {
             let mut stream = stream;
             let mut buffer = [0u8; 4096];
             let _ = stream.read(&mut buffer);
-            let _ = write!(stream, "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}", body.len());
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
         }
     });
     port
@@ -76,7 +84,11 @@ async fn a_role_reaches_its_allowed_endpoints_and_is_refused_the_rest_on_record(
     spec.network = Some(access);
     let (outcome, seen) = run(spec).await;
     assert_eq!(outcome.ending, Ending::Exited(0), "{}", outcome.stderr_tail);
-    assert_eq!(seen.lines[0], "model-api", "through the proxy: {:?} {}", seen.lines, outcome.stderr_tail);
+    assert_eq!(
+        seen.lines[0], "model-api",
+        "through the proxy: {:?} {}",
+        seen.lines, outcome.stderr_tail
+    );
     assert_eq!(seen.lines[1], "model-api", "at its own address: {:?}", seen.lines);
     assert!(seen.lines[2].contains("not on this run's network allow-list"), "{:?}", seen.lines);
     assert_ne!(seen.lines[3], "direct-other exit=0", "{:?}", seen.lines);
@@ -120,6 +132,11 @@ async fn a_role_reads_nothing_in_a_hidden_home_but_what_is_put_back() {
     });
     let (outcome, seen) = run(spec).await;
     assert_eq!(outcome.ending, Ending::Exited(0), "{}", outcome.stderr_tail);
-    assert_eq!(seen.lines, ["key exit=1", "netrc exit=1", "toolchain", "hello"], "{}", outcome.stderr_tail);
+    assert_eq!(
+        seen.lines,
+        ["key exit=1", "netrc exit=1", "toolchain", "hello"],
+        "{}",
+        outcome.stderr_tail
+    );
     assert!(outcome.stderr_tail.contains("Permission denied"), "{}", outcome.stderr_tail);
 }

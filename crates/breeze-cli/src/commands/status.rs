@@ -217,7 +217,9 @@ fn sent_back(events: &[breeze_protocol::BreezeEvent]) -> String {
 fn network_refused(events: &[breeze_protocol::BreezeEvent]) -> String {
     let mut out = String::new();
     for event in events {
-        if let breeze_protocol::EventKind::NetworkRefused { task, by, host, port, method } = &event.event {
+        if let breeze_protocol::EventKind::NetworkRefused { task, by, host, port, method } =
+            &event.event
+        {
             if out.is_empty() {
                 out.push_str("\n## Network refused\n\nNot on the run's allow-list (`[sandbox] network` in breeze.toml):\n\n");
             }

@@ -11,8 +11,7 @@ use serde::Deserialize;
 use super::bad_value::BadValue;
 use super::settings::{
     BudgetConfig, Config, FOLLOW_PLACEHOLDERS, Independence, LandConfig, LandTo, MAX_LANES,
-    NetworkPolicy, OnMainFailure, PR_PLACEHOLDERS, PrFollowConfig, Price, RoleConfig,
-    SandboxMode,
+    NetworkPolicy, OnMainFailure, PR_PLACEHOLDERS, PrFollowConfig, Price, RoleConfig, SandboxMode,
 };
 use super::units::{parse_duration, parse_size};
 use crate::backend::{BackendKind, Runs};

@@ -36,12 +36,12 @@ use std::fmt;
 use std::io;
 use std::sync::OnceLock;
 
-use super::network_namespace::{NetworkPlan, open_network};
 use super::namespace::{
     Forked, NamespacePlan, NamespaceStep, close, errno, fork_into_namespaces, in_probe_child,
     make_mounts_private, mount_own_proc, mount_private_dev_shm, mount_private_devpts, pipe,
     read_fully, wait_for,
 };
+use super::network_namespace::{NetworkPlan, open_network};
 
 /// How a role process is kept apart from the person's terminal, and from what it leaves
 /// behind. [`crate::run_interactive`] (a person's own session) gets neither.

@@ -44,13 +44,19 @@ impl NetworkPlan {
         let mut fds = [0 as libc::c_int; 2];
         // SAFETY: `fds` is a valid out-array of two descriptors.
         let made = unsafe {
-            libc::socketpair(libc::AF_UNIX, libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC, 0, fds.as_mut_ptr())
+            libc::socketpair(
+                libc::AF_UNIX,
+                libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
+                0,
+                fds.as_mut_ptr(),
+            )
         };
         if made != 0 {
             return Err(io::Error::last_os_error());
         }
         // SAFETY: socketpair just returned both descriptors; each is owned once.
-        let (engine, child) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        let (engine, child) =
+            unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
         let mut planned = [0u16; MAX_LISTENERS];
         let count = ports.len().min(MAX_LISTENERS);
         planned[..count].copy_from_slice(&ports[..count]);
@@ -85,7 +91,8 @@ fn loopback_up() -> Result<(), i32> {
     request.name[..2].copy_from_slice(b"lo");
     request.flags = (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
     // SAFETY: `request` is a valid ifreq-sized buffer the kernel reads.
-    let result = unsafe { libc::ioctl(socket, libc::SIOCSIFFLAGS, &mut request as *mut InterfaceFlags) };
+    let result =
+        unsafe { libc::ioctl(socket, libc::SIOCSIFFLAGS, &mut request as *mut InterfaceFlags) };
     let failure = errno();
     close(socket);
     if result != 0 { Err(failure) } else { Ok(()) }
@@ -172,7 +179,8 @@ impl ListenerHandover {
     /// could not be made: it has none) or did not send them in time.
     pub(crate) fn receive(self) -> io::Result<Vec<std::net::TcpListener>> {
         let fd = self.0.as_raw_fd();
-        let timeout = libc::timeval { tv_sec: HANDOVER_TIMEOUT.as_secs() as libc::time_t, tv_usec: 0 };
+        let timeout =
+            libc::timeval { tv_sec: HANDOVER_TIMEOUT.as_secs() as libc::time_t, tv_usec: 0 };
         let mut control: ControlBuffer = [0; 8];
         let mut data = [0u8; 1];
         let mut iov = libc::iovec { iov_base: data.as_mut_ptr().cast(), iov_len: 1 };
@@ -205,7 +213,9 @@ impl ListenerHandover {
             let mut listeners = Vec::new();
             let mut header = libc::CMSG_FIRSTHDR(&message);
             while !header.is_null() {
-                if (*header).cmsg_level == libc::SOL_SOCKET && (*header).cmsg_type == libc::SCM_RIGHTS {
+                if (*header).cmsg_level == libc::SOL_SOCKET
+                    && (*header).cmsg_type == libc::SCM_RIGHTS
+                {
                     let bytes = (*header).cmsg_len as usize - libc::CMSG_LEN(0) as usize;
                     let data = libc::CMSG_DATA(header).cast::<RawFd>();
                     for index in 0..bytes / size_of::<RawFd>() {
@@ -229,7 +239,10 @@ pub fn network_namespace_support() -> Result<(), String> {
 
 fn probe() -> Result<(), String> {
     if !cfg!(target_os = "linux") {
-        return Err(format!("network namespaces are a Linux feature and this is {}", std::env::consts::OS));
+        return Err(format!(
+            "network namespaces are a Linux feature and this is {}",
+            std::env::consts::OS
+        ));
     }
     let probed = in_probe_child(|report_fd| {
         // SAFETY: unshare takes flags only.

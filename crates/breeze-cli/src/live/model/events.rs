@@ -67,7 +67,9 @@ impl LiveModel {
                     detail.as_deref(),
                 ),
             E::IgnoredWritesRemoved { task, paths } => ignored_writes_removed(task, paths),
-            E::NetworkRefused { task, by, host, port, .. } => network_refused(task, by, host, *port),
+            E::NetworkRefused { task, by, host, port, .. } => {
+                network_refused(task, by, host, *port)
+            }
             E::WorktreeCreated { .. }
             | E::WorktreeRemoved { .. }
             | E::ProcessEnded { .. }
