@@ -35,10 +35,10 @@ fn named_endpoints<'a>(texts: impl Iterator<Item = &'a str>) -> Vec<HostRule> {
             let end = rest
                 .find(|c: char| c.is_whitespace() || "\"',;}]".contains(c))
                 .unwrap_or(rest.len());
-            if let Ok(rule) = HostRule::parse(&rest[..end]) {
-                if !rules.contains(&rule) {
-                    rules.push(rule);
-                }
+            if let Ok(rule) = HostRule::parse(&rest[..end])
+                && !rules.contains(&rule)
+            {
+                rules.push(rule);
             }
         }
     }

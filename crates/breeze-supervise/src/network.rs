@@ -62,7 +62,7 @@ impl HostRule {
         let host = host.to_ascii_lowercase();
         let valid = !host.is_empty()
             && host.chars().all(|c| c.is_ascii_alphanumeric() || "-._:*".contains(c))
-            && !host[host.starts_with("*.").then_some(2).unwrap_or(0)..].contains('*');
+            && !host.strip_prefix("*.").unwrap_or(&host).contains('*');
         if !valid {
             return Err(format!("`{text}`: `{host}` is not a host name or address"));
         }

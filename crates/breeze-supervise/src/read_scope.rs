@@ -71,7 +71,7 @@ mod tests {
             std::fs::create_dir_all(root.join(dir)).unwrap();
         }
         std::os::unix::fs::symlink(home.join(".ssh"), root.join("link-to-keys")).unwrap();
-        let readable = readable_except(&[home.clone()], &[home.join(".cargo")]);
+        let readable = readable_except(std::slice::from_ref(&home), &[home.join(".cargo")]);
         assert!(readable.contains(&root.join("sibling")));
         assert!(readable.contains(&home.join(".cargo")));
         assert!(

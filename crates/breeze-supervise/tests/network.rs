@@ -126,7 +126,7 @@ async fn a_role_reads_nothing_in_a_hidden_home_but_what_is_put_back() {
     spec.env = scrubbed_env(std::env::vars(), &[], &[]);
     spec.timeout = Some(Duration::from_secs(60));
     spec.confinement = Some(Confinement {
-        readable: Some(readable_except(&[home.clone()], &[home.join(".cargo")])),
+        readable: Some(readable_except(std::slice::from_ref(&home), &[home.join(".cargo")])),
         writable_dirs: vec![lane.clone()],
         ..Confinement::default()
     });

@@ -246,6 +246,7 @@ mod tests {
             test: test.map(argv),
             install: install.map(argv),
             caches: &["~/.cache/x"],
+            registries: &["registry.example.com"],
         }
     }
 
@@ -317,8 +318,15 @@ mod tests {
         assert_eq!(config.review_checks, [["pnpm", "test"]]);
         assert_eq!(config.verify, ["sh", "-c", "pnpm install --frozen-lockfile && pnpm test"]);
         assert_eq!(config.worktree_setup, ["pnpm", "install", "--frozen-lockfile"]);
-        // Its cache is writable to setup, checks and verify, not merely suggested.
+        // Its cache is writable to setup, checks and verify, not merely suggested; its
+        // registry reachable.
         assert_eq!(config.sandbox_writable, ["~/.cache/x"]);
+        assert_eq!(
+            config.network,
+            breeze_engine::config::NetworkPolicy::AllowList(vec![
+                breeze_supervise::HostRule::parse("registry.example.com").unwrap()
+            ])
+        );
     }
 
     #[test]
