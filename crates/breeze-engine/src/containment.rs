@@ -729,4 +729,21 @@ mod tests {
         Containment::decide(&config, Some(home.path())).unwrap();
         assert!(home.path().join(".npmrc").is_file());
     }
+
+    #[test]
+    fn without_landlock_an_allow_listed_run_refuses_and_says_how_to_run_anyway() {
+        let kernel = KernelSupport::Unavailable { reason: "this kernel has no Landlock".into() };
+        let err = refuse_without_kernel_support(&kernel).unwrap_err();
+        assert!(err.to_string().contains("no Landlock: this kernel has no Landlock"), "{err}");
+        let hints = err.hints().join(" ");
+        assert!(hints.contains("network = \"open\"") && hints.contains("sandbox.mode = \"detect\""), "{hints}");
+        // With the network open (or detect), the same machine runs.
+        let mut config = Config::defaults();
+        config.network = NetworkPolicy::Open;
+        assert!(Containment::decide(&config, None).is_ok());
+        config.network = NetworkPolicy::AllowList(Vec::new());
+        config.sandbox_mode = SandboxMode::Detect;
+        let detect = Containment::decide(&config, None).unwrap();
+        assert_eq!(detect.network, NetworkPolicy::Open, "detect confines nothing");
+    }
 }

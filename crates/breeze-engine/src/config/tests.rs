@@ -279,3 +279,22 @@ fn sizes_and_durations_parse() {
     assert_eq!(parse_duration("1h 30m").unwrap(), Duration::from_secs(5400));
     assert!(parse_duration("0s").is_err());
 }
+
+#[test]
+fn the_network_is_allow_listed_by_default_and_takes_hosts_or_open() {
+    assert_eq!(Config::defaults().network, NetworkPolicy::AllowList(Vec::new()));
+    let open = Config::parse("[sandbox]\nnetwork = \"open\"\n", "n.toml").unwrap();
+    assert_eq!(open.network, NetworkPolicy::Open);
+    let hosts = Config::parse("[sandbox]\nnetwork = [\"pypi.org\", \"127.0.0.1:4873\"]\n", "n.toml");
+    let NetworkPolicy::AllowList(rules) = hosts.unwrap().network else { panic!("a list") };
+    assert_eq!(rules.len(), 2);
+    assert!(rules[1].allows("127.0.0.1", 4873));
+    for (bad, says) in [
+        ("\"closed\"", "`closed` is neither \"open\" nor a list of hosts"),
+        ("[\"ftp://mirror\"]", "a URL must be http or https"),
+        ("[\"evil host\"]", "is not a host name or address"),
+    ] {
+        let err = Config::parse(&format!("[sandbox]\nnetwork = {bad}\n"), "n.toml").unwrap_err();
+        assert!(err.to_string().contains(says), "{bad}: {err}");
+    }
+}
