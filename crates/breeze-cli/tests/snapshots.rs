@@ -785,6 +785,7 @@ fn doctor_report() {
     let confined = DoctorReport {
         kernel: KernelSupport::Landlock { abi: 6 },
         user_namespaces: Some(true),
+        network_namespaces: Ok(()),
         dev_shm: breeze_supervise::DevShmSupport::Private,
         isolation: breeze_supervise::IsolationSupport::PidNamespace {
             proc_limit: None,
@@ -815,6 +816,7 @@ fn doctor_report() {
             reason: "Landlock is not enabled in this kernel (boot with lsm=landlock,...)".into(),
         },
         user_namespaces: None,
+        network_namespaces: Err("network namespaces are a Linux feature and this is macos".into()),
         dev_shm: breeze_supervise::DevShmSupport::NotWritable {
             reason: "namespaces are a Linux feature and this is macos".into(),
         },

@@ -736,7 +736,10 @@ mod tests {
         let err = refuse_without_kernel_support(&kernel).unwrap_err();
         assert!(err.to_string().contains("no Landlock: this kernel has no Landlock"), "{err}");
         let hints = err.hints().join(" ");
-        assert!(hints.contains("network = \"open\"") && hints.contains("sandbox.mode = \"detect\""), "{hints}");
+        assert!(
+            hints.contains("network = \"open\"") && hints.contains("sandbox.mode = \"detect\""),
+            "{hints}"
+        );
         // With the network open (or detect), the same machine runs.
         let mut config = Config::defaults();
         config.network = NetworkPolicy::Open;

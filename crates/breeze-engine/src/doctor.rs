@@ -37,6 +37,9 @@ pub struct DoctorReport {
     /// Whether role processes run in PID namespaces of their own (everything they start
     /// ends with them; no terminal of the person's), or in a session of their own only.
     pub isolation: IsolationSupport,
+    /// Whether roles can get network namespaces of their own (the allow-listed network),
+    /// or why not.
+    pub network_namespaces: Result<(), String>,
     /// Each role's command as a run started now would run it (relative files resolved
     /// against the checkout, [`crate::role_commands::resolved`]), when inside a repository
     /// whose `breeze.toml` names commands.
@@ -69,6 +72,7 @@ pub fn examine(dir: &Path) -> DoctorReport {
         user_namespaces: user_namespaces(),
         dev_shm: breeze_supervise::dev_shm_support(),
         isolation: breeze_supervise::isolation_support(),
+        network_namespaces: breeze_supervise::network_namespace_support(),
         role_commands,
         containment,
         tools: crate::backend::agent_clis()
@@ -248,7 +252,7 @@ impl DoctorReport {
                 argv.join(" ")
             ));
         }
-        match breeze_supervise::network_namespace_support() {
+        match &self.network_namespaces {
             Ok(()) => out.push_str("network namespaces: allowed (roles reach only the run's allow-list, through breeze's proxy)\n"),
             Err(why) => out.push_str(&format!("network namespaces: {why}\n")),
         }

@@ -285,7 +285,8 @@ fn the_network_is_allow_listed_by_default_and_takes_hosts_or_open() {
     assert_eq!(Config::defaults().network, NetworkPolicy::AllowList(Vec::new()));
     let open = Config::parse("[sandbox]\nnetwork = \"open\"\n", "n.toml").unwrap();
     assert_eq!(open.network, NetworkPolicy::Open);
-    let hosts = Config::parse("[sandbox]\nnetwork = [\"pypi.org\", \"127.0.0.1:4873\"]\n", "n.toml");
+    let hosts =
+        Config::parse("[sandbox]\nnetwork = [\"pypi.org\", \"127.0.0.1:4873\"]\n", "n.toml");
     let NetworkPolicy::AllowList(rules) = hosts.unwrap().network else { panic!("a list") };
     assert_eq!(rules.len(), 2);
     assert!(rules[1].allows("127.0.0.1", 4873));
