@@ -161,6 +161,44 @@ impl Usage {
     }
 }
 
+/// Where one usage window of a backend stood when it last reported it: claude's five-hour
+/// and weekly limits (`rate_limit_event`), codex's primary and secondary windows (its
+/// `token_count` rate limits). breeze starts no new role call on a backend while one of its
+/// windows is used beyond `[quota] pause_at`, until the window resets.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct UsageWindow {
+    /// The backend that reported it (`claude`, `codex`).
+    pub backend: String,
+    /// Which window: claude's `five_hour`, `seven_day`, …; codex's `primary`, `secondary`.
+    pub window: String,
+    /// The share of the window used, 0.0 to 1.0.
+    pub used: f64,
+    /// When the window resets (unix seconds), if the backend said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resets_at: Option<u64>,
+    /// The window's length in minutes, if the backend said (codex).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub minutes: Option<u64>,
+}
+
+impl UsageWindow {
+    /// The window as one line a person reads, its reset as `HH:MM:SS` UTC:
+    /// `claude five_hour 95% used, resets 12:40:00`.
+    pub fn line(&self) -> String {
+        let used = format!("{} {} {:.0}% used", self.backend, self.window, self.used * 100.0);
+        match self.resets_at {
+            Some(at) => format!("{used}, resets {}", clock_of(at)),
+            None => used,
+        }
+    }
+}
+
+/// `HH:MM:SS` UTC of a unix time.
+pub fn clock_of(unix: u64) -> String {
+    let day = unix % 86_400;
+    format!("{:02}:{:02}:{:02}", day / 3600, day % 3600 / 60, day % 60)
+}
+
 /// The caps of a run's budget (`[budget]`, raised by `breeze resume --budget-usd` /
 /// `--budget-tokens`); `null` is no cap. What is spent is the status's `usage`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -304,6 +342,10 @@ pub struct BreezeStatus {
     /// `waiting`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub waiting: Vec<RunWait>,
+    /// Each backend's usage windows as last reported (subscriptions report them; API keys
+    /// do not).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub windows: Vec<UsageWindow>,
 }
 
 /// What a run waits for: a person or a forge.
