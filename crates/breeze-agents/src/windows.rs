@@ -109,9 +109,11 @@ fn session_file(codex_home: &Path, thread: &str) -> Option<PathBuf> {
             let Ok(kind) = entry.file_type() else { continue };
             if kind.is_dir() {
                 folders.push(path);
-            } else if path.file_name().and_then(|name| name.to_str()).is_some_and(|name| {
-                name.starts_with("rollout-") && name.ends_with(&suffix)
-            }) {
+            } else if path
+                .file_name()
+                .and_then(|name| name.to_str())
+                .is_some_and(|name| name.starts_with("rollout-") && name.ends_with(&suffix))
+            {
                 let modified = entry.metadata().and_then(|m| m.modified()).unwrap_or(UNIX_EPOCH);
                 if found.as_ref().is_none_or(|(newest, _)| modified > *newest) {
                     found = Some((modified, path));

@@ -106,6 +106,7 @@ fn run_status(state: RunState, workers: u32, tasks: Vec<TaskStatus>) -> BreezeSt
         budget: None,
         containment: None,
         waiting: Vec::new(),
+        windows: Vec::new(),
     }
 }
 
@@ -1179,5 +1180,6 @@ fn failed_run(tasks: Vec<TaskRecord>, updated_at: &str) -> RunSnapshot {
         containment: None,
         budget: Default::default(),
         waiting: Vec::new(),
+        windows: Vec::new(),
     }
 }

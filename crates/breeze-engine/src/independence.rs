@@ -115,18 +115,31 @@ impl Pairing {
     }
 }
 
-/// The pairings in force: the reviewer's, and the Advisor's when it is enabled.
+/// The pairings in force: the reviewer's, and the Advisor's when it is enabled — each
+/// also with the fallbacks (`[roles.<role>] fallback`) that may take either side's calls.
 pub fn pairings(config: &Config, repo_root: &Path) -> Vec<Pairing> {
-    let worker = Runner::of(repo_root, Role::Worker, &config.worker);
-    config
-        .run_roles()
-        .into_iter()
-        .filter(|role| *role != Role::Worker)
-        .map(|role| {
-            let other = Runner::of(repo_root, role, config.role(role));
-            Pairing { role, verdict: judge(&worker, &other), worker: worker.clone(), other }
-        })
-        .collect()
+    let sides = |role: Role| {
+        let settings = config.role(role);
+        let mut runners = vec![Runner::of(repo_root, role, settings)];
+        runners.extend(settings.on_fallback().map(|on| Runner::of(repo_root, role, &on)));
+        runners
+    };
+    let workers = sides(Role::Worker);
+    let mut pairings = Vec::new();
+    for role in config.run_roles().into_iter().filter(|role| *role != Role::Worker) {
+        for other in sides(role) {
+            for worker in &workers {
+                let verdict = judge(worker, &other);
+                pairings.push(Pairing {
+                    role,
+                    verdict,
+                    worker: worker.clone(),
+                    other: other.clone(),
+                });
+            }
+        }
+    }
+    pairings
 }
 
 /// Whether `other` is a second pair of eyes on `worker`'s work.

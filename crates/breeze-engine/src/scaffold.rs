@@ -381,6 +381,7 @@ impl Session {
             sims: BTreeMap::new(),
             // Planning is not a run: no run's budget holds it.
             budget: Arc::new(crate::budget::Budget::unlimited(crate::budget::Prices::of(&config))),
+            windows: Vec::new(),
         });
         Ok(Session {
             root,

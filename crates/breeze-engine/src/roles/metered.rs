@@ -10,7 +10,8 @@ use super::runner::RoleRunner;
 
 impl RoleRunner {
     /// Runs the invocation's backend if the run's budget lets the call start — what is left
-    /// of it is the call's own cap (claude's `--max-budget-usd`) — then counts what it spent:
+    /// of it, or `[budget] session_usd` when that is less, is the call's own cap (claude's
+    /// `--max-budget-usd`) — then counts what it spent:
     /// its tokens priced with `[budget.prices]` when the backend reported no cost, a call of
     /// unknown cost when nothing prices it. Every call that reached its backend is
     /// journaled (`spent`).
@@ -21,7 +22,14 @@ impl RoleRunner {
     ) -> RoleReply {
         let call = run.call;
         match self.budget.admit(&call.task_id) {
-            Ok(allowance) => run.max_budget_usd = allowance.max_usd,
+            Ok(allowance) => {
+                // `[budget] session_usd` caps each call on its own, within what is left.
+                let session = self.config.budget.session_usd;
+                run.max_budget_usd = match (allowance.max_usd, session) {
+                    (Some(left), Some(cap)) => Some(left.min(cap)),
+                    (left, cap) => left.or(cap),
+                };
+            }
             Err(over) => return RoleReply::of(RoleOutcome::OverBudget(over), run.log_path.clone()),
         }
         let mut reply = self.backend(run.settings.backend).run(run, cancel).await;

@@ -41,6 +41,8 @@ pub(crate) struct RoleRunner {
     pub watches: Arc<LaneWatches>,
     /// What the run may spend and has spent: asked before every call.
     pub budget: Arc<crate::budget::Budget>,
+    /// Where the backends' usage windows stand: told after every call.
+    pub quotas: Arc<crate::quota::Quotas>,
     command: CommandBackend,
     agent: AgentBackend,
     scripted: ScriptedBackend,
@@ -66,6 +68,8 @@ pub(crate) struct RoleRunnerParts {
     pub sims: BTreeMap<String, SimSpec>,
     /// The run's budget.
     pub budget: Arc<crate::budget::Budget>,
+    /// The usage windows known before the first call (a resumed run's).
+    pub windows: Vec<breeze_protocol::UsageWindow>,
 }
 
 /// Why a role call could not start.
@@ -120,6 +124,7 @@ impl RoleRunner {
         let write_sets = Arc::new(parts.write_sets);
         // Logins a killed engine left in this run's role homes go before any role starts.
         crate::role_home::sweep(&crate::role_home::homes_root(&parts.run_dir));
+        let quotas = Arc::new(crate::quota::Quotas::new(parts.config.pause_at, parts.windows));
         RoleRunner {
             agent: AgentBackend {
                 supervisor: parts.supervisor.clone(),
@@ -137,6 +142,7 @@ impl RoleRunner {
             engine_env: parts.engine_env,
             guard: parts.guard,
             budget: parts.budget,
+            quotas,
             watches: Default::default(),
             invocations: Default::default(),
             store,
@@ -155,6 +161,14 @@ impl RoleRunner {
         cancel: &CancellationToken,
     ) -> Result<(), crate::error::EngineError> {
         let who = format!("the {} of task {task}", role.as_str());
+        let backend = self.config.role(role).backend.as_str();
+        if matches!(trouble, Trouble::Limited { .. })
+            && self.quotas.pause(backend, std::time::SystemTime::now()).is_some()
+        {
+            // Its window is spent and its reset known: the next call waits for the reset
+            // (`RunContext::call_role`), however long, and the limit is no failed try.
+            return Ok(());
+        }
         let wait = backoff.next_wait(trouble, &who)?;
         self.store
             .record(EventKind::BackendTrouble {
@@ -198,8 +212,19 @@ impl RoleRunner {
 
     /// Runs `call` to its end: in a private scratch folder, confined where the kernel can,
     /// checked afterwards for what it changed outside its lane.
-    pub async fn invoke(&self, mut call: RoleCall, cancel: &CancellationToken) -> RoleReply {
+    pub async fn invoke(&self, call: RoleCall, cancel: &CancellationToken) -> RoleReply {
         let settings = self.config.role(call.role).clone();
+        self.invoke_with(call, settings, cancel).await
+    }
+
+    /// [`invoke`](Self::invoke) with these settings (the role's own, or its fallback's),
+    /// telling the run's [`crate::quota::Quotas`] the usage windows the call reported.
+    pub async fn invoke_with(
+        &self,
+        mut call: RoleCall,
+        settings: RoleConfig,
+        cancel: &CancellationToken,
+    ) -> RoleReply {
         let files = self.call_files(&call);
         let failed = |why: CannotStart| {
             RoleReply::of(RoleOutcome::CouldNotStart(why.to_string()), files.log_path.clone())
@@ -231,6 +256,7 @@ impl RoleRunner {
             marker,
         };
         let mut reply = self.metered(&mut run, cancel).await;
+        self.quotas.report(&reply.windows);
         self.check_after(&mut reply, prepared.watch, call.lane.clone()).await;
         drop(scratch);
         reply

@@ -19,6 +19,7 @@ mod lane_removal;
 mod main_verdicts;
 mod options;
 mod prepare;
+mod quota_gate;
 mod recovery;
 mod schedule;
 mod session;

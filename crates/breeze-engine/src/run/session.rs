@@ -113,6 +113,7 @@ async fn context(
             crate::budget::Prices::of(&config),
             &snapshot.tasks,
         )),
+        windows: snapshot.windows.clone(),
     });
     let (lanes, retired) = lanes_of(&repo, snapshot.workers, resumed).await?;
     let mut notices = prepared.notices;

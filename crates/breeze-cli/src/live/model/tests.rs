@@ -52,6 +52,7 @@ fn pending(ids: &[&str]) -> BreezeStatus {
         budget: None,
         containment: None,
         waiting: Vec::new(),
+        windows: Vec::new(),
     }
 }
 
