@@ -139,9 +139,9 @@ fn unix_now() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_secs()
 }
 
-/// `HH:MM:SS` UTC of a unix time, as breeze says it.
+/// A unix time as breeze says it: `2026-12-06 12:40:00 UTC`.
 fn clock(unix: u64) -> String {
-    breeze_protocol::clock_of(unix)
+    format!("{} {} UTC", breeze_protocol::date_of(unix), breeze_protocol::clock_of(unix))
 }
 
 /// The shares reported to claude's requests, in order: the first ones before the reset,
@@ -173,7 +173,7 @@ fn a_real_claude_run_pauses_before_its_window_runs_out_and_goes_on_at_the_reset(
     let errors = std::fs::read_to_string(&project.server.errors).unwrap_or_default();
     assert_eq!(output.status.code(), Some(0), "{text}\nmock server: {errors}");
     let said = format!(
-        "[1] the reviewer waits: claude's five_hour window is 95% used (pause_at 90%); no new call starts on claude until the window resets at {} UTC",
+        "[1] the reviewer waits: claude's five_hour window is 95% used (pause_at 90%); no new call starts on claude until the window resets at {}",
         clock(resets_at)
     );
     assert!(text.contains(&said), "{said}\n{text}");
@@ -208,7 +208,7 @@ fn a_real_claude_call_refused_for_a_spent_window_waits_for_its_reset_without_spe
     let text = both(&output);
     assert_eq!(output.status.code(), Some(0), "{text}");
     let said = format!(
-        "[1] the worker waits: claude's five_hour window is 100% used (pause_at 90%); no new call starts on claude until the window resets at {} UTC",
+        "[1] the worker waits: claude's five_hour window is 100% used (pause_at 90%); no new call starts on claude until the window resets at {}",
         clock(resets_at)
     );
     assert!(text.contains(&said), "{said}\n{text}");
@@ -233,7 +233,7 @@ fn a_reviewer_on_a_paused_claude_falls_back_to_codex() {
     let text = both(&output);
     assert_eq!(output.status.code(), Some(0), "{text}");
     let said = format!(
-        "[1] the reviewer runs on its fallback codex: claude's five_hour window is 95% used (pause_at 90%) until {} UTC",
+        "[1] the reviewer runs on its fallback codex: claude's five_hour window is 95% used (pause_at 90%) until {}",
         clock(resets_at)
     );
     assert!(text.contains(&said), "{said}\n{text}");
@@ -278,7 +278,7 @@ fn a_run_killed_while_it_waits_for_a_reset_resumes_into_the_wait() {
     let text = both(&resumed);
     assert_eq!(resumed.status.code(), Some(0), "{text}");
     let said = format!(
-        "[1] the reviewer waits: claude's five_hour window is 95% used (pause_at 90%); no new call starts on claude until the window resets at {} UTC",
+        "[1] the reviewer waits: claude's five_hour window is 95% used (pause_at 90%); no new call starts on claude until the window resets at {}",
         clock(resets_at)
     );
     assert!(text.contains(&said), "the resumed run waits again: {said}\n{text}");

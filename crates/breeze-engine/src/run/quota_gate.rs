@@ -82,7 +82,7 @@ impl RunContext {
             .pause(&from, SystemTime::now())
             .map(|pause| {
                 let why = pause.why(self.roles.quotas.pause_at());
-                format!("{why} until {} UTC", breeze_protocol::clock_of(pause.until))
+                format!("{why} until {}", moment(pause.until))
             })
             .unwrap_or_default();
         let message = format!(
@@ -109,12 +109,12 @@ impl RunContext {
             })
             .await?;
         let message = format!(
-            "[{}] the {} waits: {}; no new call starts on {} until the window resets at {} UTC, then the run goes on by itself (no attempt is spent)",
+            "[{}] the {} waits: {}; no new call starts on {} until the window resets at {}, then the run goes on by itself (no attempt is spent)",
             call.task_id,
             call.role.as_str(),
             pause.why(self.roles.quotas.pause_at()),
             pause.backend,
-            breeze_protocol::clock_of(pause.until),
+            moment(pause.until),
         );
         tracing::info!("{message}");
         self.book.report(ProgressEvent::Notice { message });
@@ -134,4 +134,9 @@ impl RunContext {
         self.book.update(|snapshot| snapshot.windows = windows).await?;
         self.book.journal(EventKind::UsageWindows { backend, windows: reply.windows.clone() }).await
     }
+}
+
+/// `2026-12-06 12:40:00 UTC`: a reset may be days ahead (a weekly window).
+fn moment(unix: u64) -> String {
+    format!("{} {} UTC", breeze_protocol::date_of(unix), breeze_protocol::clock_of(unix))
 }
