@@ -260,20 +260,7 @@ fn a_run_killed_while_it_waits_for_a_reset_resumes_into_the_wait() {
     let Some(bin) = clis() else { return };
     let project = Subscription::new(bin, false);
     let resets_at = project.window(0.95, false, 25);
-    let mut child = project
-        .breeze(&["run", "plan.toml"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while project.events_safe("quota_paused").is_empty() {
-        assert!(Instant::now() < deadline, "the run never paused");
-        assert!(child.try_wait().unwrap().is_none(), "the run ended before it paused");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    child.kill().unwrap();
-    child.wait().unwrap();
+    project.killed_in_a_pause();
     let resumed = project.run(&["resume"]);
     let text = both(&resumed);
     assert_eq!(resumed.status.code(), Some(0), "{text}");
@@ -288,7 +275,43 @@ fn a_run_killed_while_it_waits_for_a_reset_resumes_into_the_wait() {
     eprintln!("--- transcript: breeze resume (killed during the pause)\n{text}");
 }
 
+/// `breeze resume --at-reset` of a run killed while it waited: it waits for the saved
+/// window's reset first, says so, and the resumed run then has nothing to wait for.
+#[test]
+fn resume_at_reset_waits_for_the_saved_windows_reset_then_resumes() {
+    let Some(bin) = clis() else { return };
+    let project = Subscription::new(bin, false);
+    let resets_at = project.window(0.95, false, 25);
+    project.killed_in_a_pause();
+    let resumed = project.run(&["resume", "--at-reset"]);
+    let text = both(&resumed);
+    assert_eq!(resumed.status.code(), Some(0), "{text}");
+    let said = format!(
+        "breeze: waiting until {} (claude's five_hour window reset), then resuming",
+        clock(resets_at)
+    );
+    assert!(text.contains(&said), "{said}\n{text}");
+    assert_eq!(project.events("quota_paused").len(), 1, "the resumed run did not wait again");
+    before_then_after(&project.requests(), 0.9);
+    project.landed_once();
+    eprintln!("--- transcript: breeze resume --at-reset\n{text}");
+}
+
 impl Subscription {
+    /// Starts the run and kills the engine once it waits for a reset.
+    fn killed_in_a_pause(&self) {
+        let mut command = self.breeze(&["run", "plan.toml"]);
+        let mut child = command.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while self.events_safe("quota_paused").is_empty() {
+            assert!(Instant::now() < deadline, "the run never paused");
+            assert!(child.try_wait().unwrap().is_none(), "the run ended before it paused");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+
     /// [`Subscription::events`] before the run folder exists.
     fn events_safe(&self, kind: &str) -> Vec<Value> {
         let runs = self.root.join(".breeze/runs");

@@ -38,6 +38,9 @@ impl Pause {
 
     /// `claude's five_hour window is 95% used (pause_at 90%)`.
     pub fn why(&self, pause_at: f64) -> String {
+        if self.window == STATED_RESET {
+            return format!("{} refused calls until a reset it named", self.backend);
+        }
         format!(
             "{}'s {} window is {:.0}% used (pause_at {:.0}%)",
             self.backend,
@@ -45,6 +48,22 @@ impl Pause {
             self.used * 100.0,
             pause_at * 100.0
         )
+    }
+}
+
+/// The window of a refusal that named its reset but no window (a 429's reset time).
+pub const STATED_RESET: &str = "stated-reset";
+
+/// A spent window of `backend` until `reset`: what a refusal naming a reset far ahead
+/// (beyond any backoff wait) stands for.
+pub fn stated_reset(backend: &str, reset: SystemTime) -> UsageWindow {
+    let resets_at = reset.duration_since(UNIX_EPOCH).map_or(0, |since| since.as_secs());
+    UsageWindow {
+        backend: backend.to_string(),
+        window: STATED_RESET.to_string(),
+        used: 1.0,
+        resets_at: Some(resets_at),
+        minutes: None,
     }
 }
 
@@ -156,6 +175,15 @@ mod tests {
         let pause = quotas.pause("codex", at(0)).unwrap();
         assert_eq!((pause.window.as_str(), pause.until), ("secondary", 9_000));
         assert!(pause.why(0.9).contains("codex's secondary window is 100% used (pause_at 90%)"));
+    }
+
+    #[test]
+    fn a_refusal_naming_a_reset_pauses_its_backend_until_then() {
+        let quotas = Quotas::new(1.0, Vec::new());
+        quotas.report(&[stated_reset("codex", at(3_600))]);
+        let pause = quotas.pause("codex", at(60)).unwrap();
+        assert_eq!(pause.until, 3_600);
+        assert_eq!(pause.why(1.0), "codex refused calls until a reset it named");
     }
 
     #[test]

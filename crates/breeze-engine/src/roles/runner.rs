@@ -162,9 +162,15 @@ impl RoleRunner {
     ) -> Result<(), crate::error::EngineError> {
         let who = format!("the {} of task {task}", role.as_str());
         let backend = self.config.role(role).backend.as_str();
-        if matches!(trouble, Trouble::Limited { .. })
-            && self.quotas.pause(backend, std::time::SystemTime::now()).is_some()
+        let now = std::time::SystemTime::now();
+        if let Trouble::Limited { retry_after: Some(after), .. } = trouble
+            && *after > super::backoff::MAX_WAIT
         {
+            // A reset further ahead than any backoff wait (a 429 naming a window's reset):
+            // the backend is paused until then, as for a spent window.
+            self.quotas.report(&[crate::quota::stated_reset(backend, now + *after)]);
+        }
+        if matches!(trouble, Trouble::Limited { .. }) && self.quotas.pause(backend, now).is_some() {
             // Its window is spent and its reset known: the next call waits for the reset
             // (`RunContext::call_role`), however long, and the limit is no failed try.
             return Ok(());

@@ -21,7 +21,7 @@ impl RunContext {
     /// Runs `call` once a backend may take it: the role's own, else its fallback, else
     /// the own one after the wait for its reset. Cancelled while it waits: a cancelled
     /// reply.
-    pub async fn call_role(&self, call: RoleCall) -> Result<RoleReply, EngineError> {
+    pub async fn call_role(&self, mut call: RoleCall) -> Result<RoleReply, EngineError> {
         let settings = loop {
             match self.backend_for(&call) {
                 Ok(settings) => break settings,
@@ -38,23 +38,32 @@ impl RunContext {
                 }
             }
         };
-        self.say_fallback(&call, &settings).await?;
-        let reply = self.roles.invoke_with(call, settings, &self.cancel).await;
+        let fell_back = settings.backend != self.config.role(call.role).backend;
+        if fell_back {
+            self.say_fallback(&call, &settings).await?;
+            // A session does not move across vendors: the fallback starts afresh from the
+            // brief (the task, its findings and failures; the lane holds the work so far).
+            call.resume_session = None;
+            call.resume_baseline = None;
+        }
+        let mut reply = self.roles.invoke_with(call, settings, &self.cancel).await;
+        if fell_back {
+            // The task's session stays the one on its own backend, to continue there.
+            reply.session = None;
+        }
         self.save_windows(&reply).await?;
         Ok(reply)
     }
 
     /// The settings a call runs with now, or the pause it waits out: the role's own
-    /// backend when it is not paused, else its fallback when that one is not (a worker
-    /// continuing its session stays on the session's backend).
+    /// backend when it is not paused, else its fallback when that one is not.
     fn backend_for(&self, call: &RoleCall) -> Result<RoleConfig, Pause> {
         let own = self.config.role(call.role);
         let now = SystemTime::now();
         let Some(pause) = self.roles.quotas.pause(own.backend.as_str(), now) else {
             return Ok(own.clone());
         };
-        let fallback = own.on_fallback().filter(|_| call.resume_session.is_none());
-        match fallback {
+        match own.on_fallback() {
             Some(fallback) => match self.roles.quotas.pause(fallback.backend.as_str(), now) {
                 None => Ok(fallback),
                 // Both paused: whichever resets first takes the call.
@@ -96,8 +105,11 @@ impl RunContext {
         self.book.journal(event).await
     }
 
-    /// Journals the wait and says it: why, and until when.
+    /// Journals the wait and says it: why, and until when. The windows are saved first, so
+    /// that a run killed during the wait resumes into it.
     async fn say_pause(&self, call: &RoleCall, pause: &Pause) -> Result<(), EngineError> {
+        let windows = self.roles.quotas.windows();
+        self.book.update(|snapshot| snapshot.windows = windows).await?;
         self.book
             .journal(EventKind::QuotaPaused {
                 task: call.task_id.clone(),
