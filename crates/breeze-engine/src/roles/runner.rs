@@ -231,6 +231,7 @@ impl RoleRunner {
         settings: RoleConfig,
         cancel: &CancellationToken,
     ) -> RoleReply {
+        self.within_session_cap(&mut call, &settings);
         let files = self.call_files(&call);
         let failed = |why: CannotStart| {
             RoleReply::of(RoleOutcome::CouldNotStart(why.to_string()), files.log_path.clone())
