@@ -244,6 +244,12 @@ fn a_reviewer_on_a_paused_claude_falls_back_to_codex() {
         (Some("claude"), Some("codex"))
     );
     assert!(project.events("quota_paused").is_empty(), "nothing waited");
+    let report = project.run(&["report"]);
+    let report = String::from_utf8_lossy(&report.stdout).to_string();
+    assert!(
+        report.contains("- **1** the reviewer ran on codex, its fallback: claude was paused"),
+        "the report says which calls ran on which: {report}"
+    );
     let requests = project.requests();
     assert!(
         requests.iter().any(|(path, _, _)| path.starts_with("/v1/responses")),

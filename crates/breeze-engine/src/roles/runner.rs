@@ -43,6 +43,9 @@ pub(crate) struct RoleRunner {
     pub budget: Arc<crate::budget::Budget>,
     /// Where the backends' usage windows stand: told after every call.
     pub quotas: Arc<crate::quota::Quotas>,
+    /// Every call passes a gate that waits for a paused backend (a run's calls); else
+    /// [`wait_out`](Self::wait_out) waits for the reset itself.
+    calls_pass_the_gate: bool,
     command: CommandBackend,
     agent: AgentBackend,
     scripted: ScriptedBackend,
@@ -70,6 +73,8 @@ pub(crate) struct RoleRunnerParts {
     pub budget: Arc<crate::budget::Budget>,
     /// The usage windows known before the first call (a resumed run's).
     pub windows: Vec<breeze_protocol::UsageWindow>,
+    /// Every call passes `RunContext::call_role`, which waits for a paused backend.
+    pub calls_pass_the_gate: bool,
 }
 
 /// Why a role call could not start.
@@ -143,6 +148,7 @@ impl RoleRunner {
             guard: parts.guard,
             budget: parts.budget,
             quotas,
+            calls_pass_the_gate: parts.calls_pass_the_gate,
             watches: Default::default(),
             invocations: Default::default(),
             store,
@@ -161,21 +167,13 @@ impl RoleRunner {
         cancel: &CancellationToken,
     ) -> Result<(), crate::error::EngineError> {
         let who = format!("the {} of task {task}", role.as_str());
-        let backend = self.config.role(role).backend.as_str();
-        let now = std::time::SystemTime::now();
-        if let Trouble::Limited { retry_after: Some(after), .. } = trouble
-            && *after > super::backoff::MAX_WAIT
-        {
-            // A reset further ahead than any backoff wait (a 429 naming a window's reset):
-            // the backend is paused until then, as for a spent window.
-            self.quotas.report(&[crate::quota::stated_reset(backend, now + *after)]);
-        }
-        if matches!(trouble, Trouble::Limited { .. }) && self.quotas.pause(backend, now).is_some() {
-            // Its window is spent and its reset known: the next call waits for the reset
-            // (`RunContext::call_role`), however long, and the limit is no failed try.
-            return Ok(());
-        }
-        let wait = backoff.next_wait(trouble, &who)?;
+        // A spent window with a known reset is waited for however long, and is no failed
+        // try: in a run, by the next call at the gate (`RunContext::call_role`).
+        let wait = match self.paused_for(trouble, role) {
+            Some(_) if self.calls_pass_the_gate => return Ok(()),
+            Some(left) => left + std::time::Duration::from_secs(1),
+            None => backoff.next_wait(trouble, &who)?,
+        };
         self.store
             .record(EventKind::BackendTrouble {
                 task: task.to_string(),
@@ -199,6 +197,19 @@ impl RoleRunner {
             () = cancel.cancelled() => {}
         }
         Ok(())
+    }
+
+    /// How long until the reset `role`'s backend is paused for, when `trouble` is a limit
+    /// and the backend reported a window beyond `[quota] pause_at` (or the limit named a
+    /// reset further ahead than any backoff wait: the backend is paused until then).
+    fn paused_for(&self, trouble: &Trouble, role: Role) -> Option<std::time::Duration> {
+        let Trouble::Limited { retry_after, .. } = trouble else { return None };
+        let backend = self.config.role(role).backend.as_str();
+        let now = std::time::SystemTime::now();
+        if let Some(after) = retry_after.filter(|after| *after > super::backoff::MAX_WAIT) {
+            self.quotas.report(&[crate::quota::stated_reset(backend, now + after)]);
+        }
+        self.quotas.pause(backend, now).map(|pause| pause.left(now))
     }
 
     /// The repository root.

@@ -114,6 +114,7 @@ async fn context(
             &snapshot.tasks,
         )),
         windows: snapshot.windows.clone(),
+        calls_pass_the_gate: true,
     });
     let (lanes, retired) = lanes_of(&repo, snapshot.workers, resumed).await?;
     let mut notices = prepared.notices;
