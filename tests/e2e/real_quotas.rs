@@ -41,11 +41,16 @@ impl Subscription {
     /// The project (its reviewer falling back to codex when `reviewer_fallback`), the
     /// server playing the window the limits file will say.
     fn new(bin: PathBuf, reviewer_fallback: bool) -> Subscription {
+        Subscription::on("claude", bin, reviewer_fallback)
+    }
+
+    /// [`Subscription::new`] with every role on `backend`.
+    fn on(backend: &str, bin: PathBuf, reviewer_fallback: bool) -> Subscription {
         let temp = tempfile::Builder::new().prefix("breeze-quota-").tempdir_in("/tmp").unwrap();
         let limits = temp.path().join("limits.json");
         let shown = limits.display().to_string();
         let server = ModelServer::start_with(temp.path(), &[("MOCK_LIMITS_FILE", shown.as_str())]);
-        let mut config = role_config("claude", "require", server.port)
+        let mut config = role_config(backend, "require", server.port)
             .replace("max_workers = 2", "max_workers = 1")
             .replace("\"ANTHROPIC_API_KEY\"", "\"CLAUDE_CODE_OAUTH_TOKEN\"");
         if reviewer_fallback {
@@ -147,9 +152,18 @@ fn clock(unix: u64) -> String {
 /// The shares reported to claude's requests, in order: the first ones before the reset,
 /// every later one after it — no request reached the server while breeze waited.
 fn before_then_after(requests: &[(String, f64, bool)], before: f64) -> (usize, usize) {
+    shares_before_then_after(requests, "/v1/messages", before)
+}
+
+/// [`before_then_after`] for the requests to `api` (`/v1/messages`, `/v1/responses`).
+fn shares_before_then_after(
+    requests: &[(String, f64, bool)],
+    api: &str,
+    before: f64,
+) -> (usize, usize) {
     let shares: Vec<f64> = requests
         .iter()
-        .filter(|(path, _, _)| path.starts_with("/v1/messages"))
+        .filter(|(path, _, _)| path.starts_with(api))
         .map(|(_, used, _)| *used)
         .collect();
     let first_after = shares.iter().position(|used| *used < before).unwrap_or(shares.len());
@@ -222,6 +236,26 @@ fn a_real_claude_call_refused_for_a_spent_window_waits_for_its_reset_without_spe
     eprintln!("--- transcript: breeze run (claude refused with a 429 until its reset)\n{text}");
 }
 
+/// Codex on the same window (its `x-codex-primary-*` headers, read back from its session
+/// file): the reviewer's call waits for the reset, then the task lands.
+#[test]
+fn a_real_codex_run_pauses_on_its_primary_window_and_goes_on_at_the_reset() {
+    let Some(bin) = clis() else { return };
+    let project = Subscription::on("codex", bin, false);
+    let resets_at = project.window(0.95, false, 12);
+    let output = project.run(&["run", "plan.toml"]);
+    let text = both(&output);
+    assert_eq!(output.status.code(), Some(0), "{text}");
+    let said = format!(
+        "[1] the reviewer waits: codex's primary window is 95% used (pause_at 90%); no new call starts on codex until the window resets at {}",
+        clock(resets_at)
+    );
+    assert!(text.contains(&said), "{said}\n{text}");
+    let (before, after) = shares_before_then_after(&project.requests(), "/v1/responses", 0.9);
+    assert!(before >= 1 && after >= 1, "the worker ran before the reset, the reviewer after it");
+    project.landed_once();
+}
+
 /// With claude's window beyond `pause_at` for an hour, the reviewer's calls go to its
 /// codex fallback (the independence rule holds: the worker is on claude); nothing waits.
 #[test]
@@ -255,6 +289,12 @@ fn a_reviewer_on_a_paused_claude_falls_back_to_codex() {
         requests.iter().any(|(path, _, _)| path.starts_with("/v1/responses")),
         "codex reviewed"
     );
+    // Codex's windows come from its session file: the reviewer's call reported them.
+    let status = status_json(&project.root);
+    let codex = status["windows"].as_array().unwrap().iter().any(|window| {
+        window["backend"] == "codex" && window["window"] == "primary" && window["minutes"] == 300
+    });
+    assert!(codex, "{status}");
     project.landed_once();
     eprintln!("--- transcript: breeze run (the reviewer fell back to codex)\n{text}");
 }
