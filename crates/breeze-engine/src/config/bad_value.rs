@@ -178,11 +178,13 @@ pub enum BadValue {
     },
     /// A role handed what reaches the remotes work lands on.
     #[error(
-        "`roles.{role}.env` names {var}, which gives access to your remotes; with `land.to = \"{to}\"` breeze pushes with your git setup itself and never hands it to a role: remove {var} from the list"
+        "`roles.{role}.{key}` names {var}, which gives access to your remotes; with `land.to = \"{to}\"` breeze pushes with your git setup itself and never hands it to a role: remove {var} from the list"
     )]
     RemoteAccessForRole {
         /// The role's name.
         role: &'static str,
+        /// `env`, or its fallback's `fallback.env`.
+        key: &'static str,
         /// The variable.
         var: String,
         /// `land.to`.

@@ -276,12 +276,17 @@ fn no_remote_access_for_roles(roles: &RawRoles, land: &LandConfig) -> Result<(),
         ("reviewer", &roles.reviewer),
         ("scaffolder", &roles.scaffolder),
     ] {
-        if let Some(var) = role.env.iter().find(|var| breeze_supervise::is_remote_access_var(var)) {
-            return Err(BadValue::RemoteAccessForRole {
-                role: name,
-                var: var.clone(),
-                to: land.to.as_str(),
-            });
+        // A fallback's variables reach the role's processes as much as its own.
+        for (key, names) in [("env", &role.env), ("fallback.env", &role.fallback.env)] {
+            if let Some(var) = names.iter().find(|var| breeze_supervise::is_remote_access_var(var))
+            {
+                return Err(BadValue::RemoteAccessForRole {
+                    role: name,
+                    key,
+                    var: var.clone(),
+                    to: land.to.as_str(),
+                });
+            }
         }
     }
     Ok(())

@@ -305,3 +305,10 @@ fn quotas_pause_at_a_share_of_a_window_and_a_role_may_fall_back_to_another_cli()
     let typo = "[roles.reviewer]\nfallback = { backend = \"codex\", modle = \"gpt-5\" }\n";
     assert!(Config::parse(typo, "q.toml").unwrap_err().to_string().contains("modle"));
 }
+
+#[test]
+fn a_fallback_is_not_handed_what_reaches_the_remotes_either() {
+    let written = "[land]\nto = \"remote\"\n[roles.reviewer]\nfallback = { backend = \"codex\", env = [\"SSH_AUTH_SOCK\"] }\n";
+    let err = Config::parse(written, "breeze.toml").unwrap_err().to_string();
+    assert!(err.contains("`roles.reviewer.fallback.env` names SSH_AUTH_SOCK"), "{err}");
+}
