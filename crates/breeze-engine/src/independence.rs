@@ -293,4 +293,33 @@ mod tests {
             "review independence: not checked ([review] independent = \"off\")\n"
         );
     }
+
+    #[test]
+    fn a_fallback_is_paired_with_the_worker_too() {
+        let root = tempfile::tempdir().unwrap();
+        let mut config = Config::defaults();
+        config.worker.backend = BackendKind::Codex;
+        config.worker.model = "gpt-5".into();
+        config.reviewer.fallback = Some(crate::config::Fallback {
+            backend: BackendKind::Codex,
+            model: "gpt-5".into(),
+            args: Vec::new(),
+            env: Vec::new(),
+            pass_credentials: false,
+        });
+        let lines: Vec<String> = pairings(&config, root.path()).iter().map(Pairing::line).collect();
+        assert!(
+            lines.contains(
+                &"worker codex (gpt-5) → reviewer codex (gpt-5): NOT independent (the same backend and model)"
+                    .to_string()
+            ),
+            "the reviewer's fallback on the worker's model is found: {lines:?}"
+        );
+        assert!(
+            lines.contains(
+                &"worker codex (gpt-5) → reviewer claude (opus): independent (another backend)"
+                    .to_string()
+            )
+        );
+    }
 }
