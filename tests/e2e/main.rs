@@ -22,6 +22,7 @@ mod preflight;
 mod protocol_roles;
 mod real_agents;
 mod real_budgets;
+mod real_quotas;
 mod recovery;
 mod remote_landing;
 mod replay;

@@ -488,6 +488,10 @@ pub struct AgentResult {
     pub write_violations: Vec<String>,
     /// Stream lines that were not JSON (kept in the raw log only).
     pub malformed_lines: u64,
+    /// Where the backend's usage windows stood at the end of the call, as far as the CLI
+    /// reported them (subscriptions only): claude's `rate_limit_event`, codex's last
+    /// `token_count` rate limits of the thread.
+    pub windows: Vec<breeze_protocol::UsageWindow>,
     /// Short human text for errors: the failure, notes from the stream, the stderr tail.
     pub diagnostics: String,
     /// The raw stdout log.

@@ -162,6 +162,11 @@ pub async fn run_agent(
     {
         parsed.usage = usage_since(total, earlier);
     }
+    if let (AgentKind::Codex, Some(home), Some(thread)) =
+        (call.kind, &call.home, &parsed.session_id)
+    {
+        parsed.windows = crate::windows::codex_windows(home, thread, SystemTime::now());
+    }
     Ok(combine(call.kind, parsed, outcome, SystemTime::now()))
 }
 
@@ -246,6 +251,7 @@ fn combine(kind: AgentKind, mut parsed: Parsed, outcome: Outcome, now: SystemTim
         session_usage: parsed.session_usage,
         write_violations: parsed.write_violations,
         malformed_lines: parsed.malformed_lines,
+        windows: parsed.windows,
         diagnostics,
         stdout_log: outcome.stdout_log,
         stderr_log: outcome.stderr_log,

@@ -106,6 +106,7 @@ fn run_status(state: RunState, workers: u32, tasks: Vec<TaskStatus>) -> BreezeSt
         budget: None,
         containment: None,
         waiting: Vec::new(),
+        windows: Vec::new(),
     }
 }
 
@@ -1181,5 +1182,6 @@ fn failed_run(tasks: Vec<TaskRecord>, updated_at: &str) -> RunSnapshot {
         containment: None,
         budget: Default::default(),
         waiting: Vec::new(),
+        windows: Vec::new(),
     }
 }

@@ -55,6 +55,7 @@ mod notify;
 pub mod plan_extensions;
 pub mod preflight;
 pub mod progress;
+pub mod quota;
 pub mod read_policy;
 pub mod role_commands;
 pub mod role_home;

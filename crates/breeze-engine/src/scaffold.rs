@@ -380,6 +380,9 @@ impl Session {
             sims: BTreeMap::new(),
             // Planning is not a run: no run's budget holds it.
             budget: Arc::new(crate::budget::Budget::unlimited(crate::budget::Prices::of(&config))),
+            windows: Vec::new(),
+            // Planning calls the scaffolder without a run's gate.
+            calls_pass_the_gate: false,
         });
         Ok(Session {
             root,

@@ -102,6 +102,10 @@ pub struct RunSnapshot {
     /// with the tasks still waiting for it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub waiting: Vec<breeze_protocol::RunWait>,
+    /// Each backend's usage windows as last reported (`crate::quota`): a resumed run pauses
+    /// on them as the stopped one did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub windows: Vec<breeze_protocol::UsageWindow>,
 }
 
 /// A run's budget: the caps in force and what `breeze resume --budget-*` raised.
@@ -519,6 +523,7 @@ impl RunSnapshot {
             budget: self.budget.caps.any().then_some(self.budget.caps),
             containment: self.containment.clone(),
             waiting: self.waits_left(),
+            windows: self.windows.clone(),
         }
     }
 
@@ -649,6 +654,7 @@ mod tests {
             containment: None,
             budget: BudgetRecord::default(),
             waiting: Vec::new(),
+            windows: Vec::new(),
         };
         let states = |status: BreezeStatus| {
             (status.state, status.tasks.iter().map(|task| task.state).collect::<Vec<_>>())

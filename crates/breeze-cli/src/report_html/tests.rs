@@ -37,6 +37,7 @@ fn snapshot() -> RunSnapshot {
         containment: None,
         budget: Default::default(),
         waiting: Vec::new(),
+        windows: Vec::new(),
     }
 }
 

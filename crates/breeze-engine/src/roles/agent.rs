@@ -217,6 +217,7 @@ impl AgentBackend {
                 .clone()
                 .map(|id| Session { id, usage: result.session_usage }),
             write_violations: result.write_violations.clone(),
+            windows: result.windows.clone(),
             ..RoleReply::of(outcome, log_path)
         }
     }

@@ -113,6 +113,8 @@ async fn context(
             crate::budget::Prices::of(&config),
             &snapshot.tasks,
         )),
+        windows: snapshot.windows.clone(),
+        calls_pass_the_gate: true,
     });
     let (lanes, retired) = lanes_of(&repo, snapshot.workers, resumed).await?;
     let mut notices = prepared.notices;

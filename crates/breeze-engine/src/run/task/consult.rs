@@ -195,7 +195,7 @@ impl TaskDriver {
                 lane: None,
                 lane_env: Some(self.lane_env()),
             };
-            let reply = self.ctx.roles.invoke(call, &self.ctx.cancel).await;
+            let reply = self.ctx.call_role(call).await?;
             self.change(|record| record.usage.add(&reply.usage)).await?;
             if !reply.escaped.is_empty() {
                 let who = format!("the Advisor consulted for task {}", self.id);
