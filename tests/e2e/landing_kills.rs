@@ -637,3 +637,115 @@ fn a_kill_while_a_lane_looks_at_mains_failing_check_resumes_on_the_tasks_branch(
     assert_eq!(git(&root, &["status", "--porcelain"]), "");
     assert_no_stray_files(&root, "");
 }
+
+/// Tasks of the large run killed at random points.
+const LARGE_RUN_TASKS: usize = 120;
+/// Kills of the large run (each in the `breeze run` or `breeze resume` after the last).
+const LARGE_RUN_KILLS: usize = 6;
+
+/// The state a resume starts from (`run.json` with its change lines folded in) agrees with
+/// the journal: each task the journal says landed is landed in it, each task landed in it
+/// has the journal's landing commit, on main. How many tasks it holds landed.
+fn snapshot_agrees_with_journal(root: &Path, after_kill: usize) -> usize {
+    let run_dir = journal_path(root).unwrap().parent().unwrap().to_path_buf();
+    let snapshot = breeze_engine::snapshot::RunSnapshot::load(&run_dir.join("run.json"))
+        .unwrap_or_else(|err| panic!("after kill {after_kill}: the state does not read: {err}"));
+    let on_main: std::collections::HashSet<String> =
+        git(root, &["rev-list", "main"]).lines().map(str::to_string).collect();
+    let mut landed_commits = std::collections::HashMap::new();
+    let mut said_landed = Vec::new();
+    for event in journal(root) {
+        match event.event {
+            EventKind::Landed { task, commit, .. } => {
+                landed_commits.insert(task, commit);
+            }
+            EventKind::TaskState { task, state: TaskState::Landed, .. } => said_landed.push(task),
+            _ => {}
+        }
+    }
+    for id in &said_landed {
+        let task = snapshot.task(id).unwrap_or_else(|| panic!("task {id} is in the state"));
+        assert_eq!(
+            task.phase,
+            breeze_engine::snapshot::TaskPhase::Landed,
+            "after kill {after_kill}: the journal says task {id} landed"
+        );
+    }
+    let mut landed = 0;
+    for task in &snapshot.tasks {
+        if task.phase != breeze_engine::snapshot::TaskPhase::Landed {
+            continue;
+        }
+        landed += 1;
+        let commit = task.commit.expect("a landed task has its commit").to_string();
+        assert_eq!(
+            landed_commits.get(&task.id),
+            Some(&commit),
+            "after kill {after_kill}: task {} landed as the journal's `landed` says",
+            task.id
+        );
+        assert!(on_main.contains(&commit), "after kill {after_kill}: {commit} is on main");
+    }
+    landed
+}
+
+#[test]
+fn a_large_run_killed_at_random_points_resumes_from_a_state_that_agrees_with_its_journal() {
+    let mut plan = String::new();
+    let mut files = vec![("breeze.toml".to_string(), SCRIPTED_CONFIG.to_string())];
+    for n in 1..=LARGE_RUN_TASKS {
+        let path = format!("src/{n:04}.txt");
+        plan += &toml_task(&n.to_string(), &format!("Task {n}"), &[&path], "");
+        files.push((path, format!("file {n}\n")));
+    }
+    files.push(("plan.toml".into(), plan));
+    let files: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+    let (_temp, root) = repo_with(&files);
+    let mut rng = Rng::from_env();
+
+    let mut args = ["run"];
+    let mut landed_before = 0;
+    for kill in 1..=LARGE_RUN_KILLS {
+        // A kill once the journal grew by a random amount: anywhere in a task's way.
+        let from =
+            journal_path(&root).and_then(|p| std::fs::metadata(p).ok()).map_or(0, |m| m.len());
+        let grow = 1 + rng.below(40_000);
+        let mut child = breeze()
+            .current_dir(&root)
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let reached = wait_until(&mut child, "the journal to grow", || {
+            journal_path(&root)
+                .and_then(|p| std::fs::metadata(p).ok())
+                .is_some_and(|m| m.len() >= from + grow)
+        });
+        if !reached || child.try_wait().unwrap().is_some() {
+            let _ = child.wait();
+            break; // the run finished first
+        }
+        child.kill().unwrap(); // SIGKILL
+        assert_eq!(child.wait().unwrap().signal(), Some(9));
+        eprintln!("  kill {kill} after {grow} journal bytes");
+        let landed = snapshot_agrees_with_journal(&root, kill);
+        assert!(landed >= landed_before, "after kill {kill}: landed tasks stay landed");
+        landed_before = landed;
+        args = ["resume"];
+    }
+
+    if status_json(&root)["state"] != "succeeded" {
+        let done = run_in(&root, &["resume"]);
+        assert_eq!(done.status.code(), Some(0), "{}", both(&done));
+    }
+    let status = status_json(&root);
+    assert_eq!(status["state"], "succeeded", "{status}");
+    for n in 1..=LARGE_RUN_TASKS {
+        let id = n.to_string();
+        assert_eq!(task_state(&status, &id), "landed", "{status}");
+        assert_eq!(landings_of(&root, &id), 1, "task {id} once on main");
+    }
+    assert_eq!(snapshot_agrees_with_journal(&root, LARGE_RUN_KILLS + 1), LARGE_RUN_TASKS);
+    assert_eq!(git(&root, &["status", "--porcelain"]), "");
+}

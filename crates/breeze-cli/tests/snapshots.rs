@@ -1177,5 +1177,6 @@ fn failed_run(tasks: Vec<TaskRecord>, updated_at: &str) -> RunSnapshot {
         universal_violations: Vec::new(),
         containment: None,
         budget: Default::default(),
+        generation: 0,
     }
 }

@@ -62,6 +62,7 @@ pub mod run_dir;
 mod sandbox_hint;
 pub mod scaffold;
 pub mod snapshot;
+pub mod snapshot_changes;
 pub mod step_in;
 pub mod target_branch;
 pub mod tool_caches;

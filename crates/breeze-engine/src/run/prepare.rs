@@ -89,7 +89,7 @@ pub(super) fn new_run(options: &RunOptions) -> Result<Prepared, EngineError> {
     let run_dir = create_run_dir(&root, &plan_path)?;
     crate::role_commands::fix_for_run(&mut config, &root, run_dir.root())?;
     let now = clock::now_rfc3339();
-    let snapshot = RunSnapshot {
+    let mut snapshot = RunSnapshot {
         format_version: FORMAT_VERSION,
         run_id: run_dir.run_id().to_string(),
         plan: plan_path.display().to_string(),
@@ -105,6 +105,7 @@ pub(super) fn new_run(options: &RunOptions) -> Result<Prepared, EngineError> {
         universal_violations: Vec::new(),
         containment: None,
         budget,
+        generation: 0,
     };
     snapshot.save(&run_dir.snapshot()).map_err(|err| {
         EngineError::io(format!("cannot write {}", run_dir.snapshot().display()), err)
