@@ -37,7 +37,7 @@ backend = "scripted"
 backend = "scripted"
 CONFIG
   printf 'breeze.toml\nplan.toml\n' >> "$repo/.git/info/exclude"
-  git -C "$repo" ls-files | awk '{
+  git -C "$repo" ls-files | head -n "$n" | awk '{
     printf "[[task]]\nid = \"%d\"\ntitle = \"task %d\"\ndod = \"one line added\"\nwrites = [\"%s\"]\n\n", NR, NR, $0
   }' > "$repo/plan.toml"
   profile=()
