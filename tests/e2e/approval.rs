@@ -1,7 +1,11 @@
 //! A person in the loop: `land.require_approval`, `breeze approve`/`reject`, `breeze retry`.
 
+use std::process::Command;
+use std::time::Duration;
+
 use crate::support::{
-    SCRIPTED_CONFIG, both, git, repo_with, run_in, status_json, stdout, task_state, toml_task,
+    Collected, SCRIPTED_CONFIG, Terminal, both, breeze, git, repo_with, run_in, status_json,
+    stdout, task_state, toml_task,
 };
 
 #[test]
@@ -9,10 +13,15 @@ fn reviewed_work_waits_for_approve_and_reject_sends_it_back_with_the_note() {
     let config = format!("{SCRIPTED_CONFIG}\n[land]\nrequire_approval = true\n");
     let plan = toml_task("1", "A", &["a.txt"], "") + &toml_task("2", "B", &["b.txt"], "");
     let (_temp, root) = repo_with(&[("breeze.toml", &config), ("plan.toml", &plan)]);
+    // Without a terminal the run does not wait: it stops, saying it waits (exit 3).
     let ran = run_in(&root, &["run"]);
     assert_eq!(ran.status.code(), Some(3), "{}", both(&ran));
     assert!(stdout(&ran).contains("⧗ [1] awaiting approval"), "{}", both(&ran));
+    assert!(stdout(&ran).contains(" — waiting (2 lanes)"), "{}", both(&ran));
+    assert!(stdout(&ran).contains("\nwaiting for approval of 1, 2 since "), "{}", both(&ran));
     let status = status_json(&root);
+    assert_eq!(status["state"], "waiting", "{status}");
+    assert_eq!(status["waiting"][0]["waiting_for"], "approval", "{status}");
     assert_eq!(task_state(&status, "1"), "awaiting-approval", "{status}");
     assert_eq!(git(&root, &["rev-list", "--count", "main"]).trim(), "1", "nothing landed yet");
 
@@ -147,4 +156,116 @@ fn a_gate_escalation_names_the_gate_and_its_paths_in_status_report_and_progress(
     let report = stdout(&run_in(&root, &["report"]));
     assert!(report.contains(&format!("escalated: {why}")), "{report}");
     assert!(report.contains("## Sent back to the worker"), "{report}");
+}
+
+/// Two tasks whose reviewed work waits for approval, on the scripted backend.
+fn approval_repo() -> (tempfile::TempDir, std::path::PathBuf) {
+    let config = format!("{SCRIPTED_CONFIG}\n[land]\nrequire_approval = true\n");
+    let plan = toml_task("1", "A", &["a.txt"], "") + &toml_task("2", "B", &["b.txt"], "");
+    repo_with(&[("breeze.toml", &config), ("plan.toml", &plan)])
+}
+
+#[test]
+fn a_run_with_wait_lands_what_another_terminal_approves_without_a_resume() {
+    let (_temp, root) = approval_repo();
+    let run = Collected::start(breeze().current_dir(&root).args(["run", "--wait"]));
+    run.wait_for("⧗ waiting for approval of 1, 2 since ", Duration::from_secs(120));
+    let status = status_json(&root);
+    assert_eq!(status["state"], "running", "it waits, it did not stop: {status}");
+    assert_eq!(status["waiting"][0]["tasks"], serde_json::json!(["1", "2"]), "{status}");
+
+    // The second terminal.
+    let approved = run_in(&root, &["approve", "1", "2"]);
+    assert_eq!(approved.status.code(), Some(0), "{}", both(&approved));
+    assert!(stdout(&approved).contains("the live run lands them now"), "{}", both(&approved));
+    let (code, text) = run.finish();
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("● [1] landed") && text.contains("● [2] landed"), "{text}");
+    assert!(text.contains("2 of 2 tasks landed"), "{text}");
+    assert_eq!(git(&root, &["rev-list", "--count", "main"]).trim(), "3");
+}
+
+#[test]
+fn ctrl_c_stops_a_waiting_run_resumably_and_it_says_waiting() {
+    let (_temp, root) = approval_repo();
+    let run = Collected::start(breeze().current_dir(&root).args(["run", "--wait"]));
+    run.wait_for("⧗ waiting for approval of 1, 2 since ", Duration::from_secs(120));
+    let interrupted =
+        Command::new("kill").args(["-INT", &run.child.id().to_string()]).status().unwrap();
+    assert!(interrupted.success());
+    let (code, text) = run.finish();
+    assert_eq!(code, Some(3), "{text}");
+    assert!(text.contains(" — waiting (2 lanes)") && !text.contains("interrupted"), "{text}");
+    let status = status_json(&root);
+    assert_eq!(status["state"], "waiting", "{status}");
+    assert_eq!(task_state(&status, "2"), "awaiting-approval", "{status}");
+    let table = stdout(&run_in(&root, &["status"]));
+    assert!(table.contains("waiting for approval of 1, 2 since "), "{table}");
+
+    assert_eq!(run_in(&root, &["approve", "1", "2"]).status.code(), Some(0));
+    let resumed = run_in(&root, &["resume", "--no-wait"]);
+    assert_eq!(resumed.status.code(), Some(0), "{}", both(&resumed));
+}
+
+#[test]
+fn on_a_terminal_a_run_waits_by_default_and_its_view_says_for_what() {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: no `script` (util-linux) to give breeze a terminal");
+        return;
+    }
+    let (_temp, root) = approval_repo();
+    let terminal = Terminal::start_with(&root, "run", &[]);
+    terminal.wait_for_drawn("waiting for approval of 1, 2 since", Duration::from_secs(120));
+    terminal.wait_for_drawn("breeze: waiting", Duration::from_secs(30));
+    assert_eq!(run_in(&root, &["approve", "1", "2"]).status.code(), Some(0));
+    let (code, text) = terminal.finish();
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("2 of 2 tasks landed"), "{text}");
+}
+
+#[test]
+fn watch_approves_and_rejects_what_waits_and_the_live_run_takes_it_up() {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: no `script` (util-linux) to give breeze a terminal");
+        return;
+    }
+    let (_temp, root) = approval_repo();
+    let run = Collected::start(breeze().current_dir(&root).args(["run", "--wait"]));
+    run.wait_for("⧗ waiting for approval of 1, 2 since ", Duration::from_secs(120));
+    let mut watch = Terminal::start(&root, "watch");
+    watch.wait_for_drawn(
+        "a: approve [1] · r: reject [1] · n: next (1 more)",
+        Duration::from_secs(30),
+    );
+    // Task 2 is rejected: `n`, `r`, then `y`.
+    watch.type_key(b'n');
+    watch.wait_for_drawn("a: approve [2]", Duration::from_secs(10));
+    watch.type_key(b'r');
+    watch.wait_for_drawn("reject [2] B? y: yes", Duration::from_secs(10));
+    watch.type_key(b'y');
+    watch.wait_for_drawn("rejected 2: back to its worker", Duration::from_secs(10));
+    // Task 1 is approved; a key other than `y` takes a question back first.
+    watch.wait_for_drawn("a: approve [1]", Duration::from_secs(30));
+    watch.type_key(b'a');
+    watch.wait_for_drawn("approve [1] A? y: yes", Duration::from_secs(10));
+    watch.type_key(b'y');
+    watch.wait_for_drawn("● [1] landed", Duration::from_secs(60));
+    // The rejected task comes back reviewed, and waits again: approved from the view too.
+    watch.wait_for_drawn("a: approve [2]", Duration::from_secs(120));
+    watch.type_key(b'a');
+    watch.wait_for_drawn("approve [2] B? y: yes", Duration::from_secs(10));
+    watch.type_key(b'y');
+    let (code, text) = run.finish();
+    assert_eq!(code, Some(0), "{text}");
+    assert!(text.contains("● [1] landed") && text.contains("● [2] landed"), "{text}");
+    let (code, watched) = watch.finish();
+    assert_eq!(code, Some(0), "{watched}");
+    let input = std::fs::read_dir(root.join(".breeze/runs"))
+        .unwrap()
+        .flatten()
+        .map(|run| run.path().join("io/2.worker.2.input.json"))
+        .find(|path| path.exists())
+        .map(|path| std::fs::read_to_string(path).unwrap())
+        .unwrap_or_default();
+    assert!(input.contains("rejected in breeze watch"), "the worker is told: {input}");
 }

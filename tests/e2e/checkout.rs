@@ -64,8 +64,10 @@ fn a_dirty_touched_path_defers_the_landing_and_resume_finishes_after_a_stash() {
         std::fs::read_to_string(root.join("src/a.txt")).unwrap(),
         "a\nmy uncommitted edit\n"
     );
+    // It waits for a clean checkout: a person's to give.
     let status = status_json(&root);
-    assert_eq!(status["state"], "interrupted");
+    assert_eq!(status["state"], "waiting", "{status}");
+    assert_eq!(status["waiting"][0]["waiting_for"], "checkout", "{status}");
     assert_eq!(task_state(&status, "1"), "deferred");
     assert_eq!(task_state(&status, "2"), "landed");
 

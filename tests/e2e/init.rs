@@ -326,3 +326,10 @@ fn a_config_error_points_at_the_defaults_the_binary_prints() {
     assert!(!root.join("Plans.md").exists(), "--print-config writes nothing");
     assert_eq!(read(&root, "breeze.toml"), "[run]\nmax_worker = 2\n");
 }
+
+#[test]
+fn init_says_how_to_drive_breeze_from_claude_code_and_from_codex() {
+    let (_temp, _root, out, _config) = init_with(&[]);
+    assert!(out.contains("`claude plugin install breeze@breeze`"), "{out}");
+    assert!(out.contains("`codex mcp add breeze -- breeze mcp`"), "{out}");
+}

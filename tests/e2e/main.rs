@@ -15,6 +15,7 @@ mod init;
 mod integrity;
 mod landing_kills;
 mod live;
+mod mcp_clients;
 mod own_tools;
 mod plan;
 mod preflight;

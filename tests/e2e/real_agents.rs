@@ -107,7 +107,7 @@ pub(crate) fn breeze_with_clis(bin: &Path, home: &Path, port: u16) -> Command {
 }
 
 /// `command` with only what the CLIs need (see [`breeze_with_clis`]), `path` its PATH.
-fn with_clis(mut command: Command, path: &str, home: &Path, port: u16) -> Command {
+pub(crate) fn with_clis(mut command: Command, path: &str, home: &Path, port: u16) -> Command {
     command
         .env_clear()
         .env("PATH", path)

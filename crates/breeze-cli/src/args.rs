@@ -75,6 +75,8 @@ pub enum Command {
     Schema(SchemaArgs),
     /// Check a JSON message file against its schema and rules.
     Validate(ValidateArgs),
+    /// Serve breeze's commands as the tools of an MCP server on stdio (for Claude Code, Codex).
+    Mcp,
 }
 
 /// `breeze init`.
@@ -206,6 +208,35 @@ pub struct RunArgs {
     /// Do not try worktree.setup once in a throwaway checkout of main before the run (the preflight's slowest check; its result is cached until the setup's inputs change).
     #[arg(long)]
     pub skip_setup_check: bool,
+    /// Whether the run waits for approvals and pull requests.
+    #[command(flatten)]
+    pub wait: WaitArgs,
+}
+
+/// `--wait` / `--no-wait` of `breeze run` and `breeze resume`.
+#[derive(Debug, Args)]
+pub struct WaitArgs {
+    /// When only people and forges can move the run (approvals, pull requests to merge, a
+    /// checkout to clean), wait for them — `breeze approve` from another terminal is taken
+    /// up at once — rather than stop (exit 3). Default on a terminal.
+    #[arg(long, conflicts_with = "no_wait")]
+    pub wait: bool,
+    /// Stop (exit 3, `waiting`) when only people and forges can move the run; `breeze
+    /// resume` goes on once they have decided. Default without a terminal.
+    #[arg(long)]
+    pub no_wait: bool,
+}
+
+impl WaitArgs {
+    /// Whether the run waits: as asked, else when stdin and stdout are a terminal (a
+    /// person is there to decide; a script or CI gets exit 3, as before).
+    pub fn waits(&self) -> bool {
+        use std::io::IsTerminal;
+        if self.wait || self.no_wait {
+            return self.wait;
+        }
+        std::io::stdin().is_terminal() && std::io::stdout().is_terminal()
+    }
 }
 
 /// `breeze doctor`.
@@ -232,6 +263,9 @@ pub struct ResumeArgs {
     /// Raise the run's token cap to N input + output tokens in all (`[budget] run_tokens`).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub budget_tokens: Option<u64>,
+    /// Whether the run waits for approvals and pull requests.
+    #[command(flatten)]
+    pub wait: WaitArgs,
 }
 
 /// `breeze watch`.
@@ -326,4 +360,31 @@ fn positive_dollars(text: &str) -> Result<f64, NotDollars> {
 pub struct NotDollars {
     /// What was given.
     given: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("breeze").chain(args.iter().copied()))
+    }
+
+    fn waits(args: &[&str]) -> bool {
+        match parse(args).unwrap().command {
+            Command::Run(run) => run.wait.waits(),
+            Command::Resume(resume) => resume.wait.waits(),
+            other => panic!("not a run: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn run_and_resume_take_wait_or_no_wait_but_not_both() {
+        assert!(waits(&["run", "--wait"]));
+        assert!(waits(&["resume", "--wait"]));
+        assert!(!waits(&["run", "--no-wait"]));
+        assert!(!waits(&["resume", "--no-wait"]));
+        let both = parse(&["run", "--wait", "--no-wait"]).unwrap_err();
+        assert_eq!(both.kind(), clap::error::ErrorKind::ArgumentConflict, "{both}");
+    }
 }

@@ -69,6 +69,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, CliError> {
         Command::Doctor(args) => commands::doctor::run(args),
         Command::Schema(args) => commands::schema::run(args),
         Command::Validate(args) => commands::validate::run(args),
+        Command::Mcp => commands::mcp::run(),
     }
 }
 

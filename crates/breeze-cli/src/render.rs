@@ -27,6 +27,10 @@ pub fn progress_line(event: &ProgressEvent) -> String {
         ProgressEvent::Budget { summary } => format!("$ {summary}"),
         ProgressEvent::Kept { what, reason } => format!("⚑ kept {what}: {reason}"),
         ProgressEvent::Notice { message } => format!("! {message}"),
+        ProgressEvent::RunWaiting { waits } => {
+            let waits: Vec<String> = waits.iter().map(|wait| wait.line()).collect();
+            format!("⧗ {}", waits.join("; "))
+        }
         ProgressEvent::TaskStarted { id, title, lane } => format!("▶ [{id}] {title} (lane {lane})"),
         ProgressEvent::AttemptFailed { id, attempt, reason } => {
             format!("✗ [{id}] attempt {attempt} failed: {}", first_line(reason))
@@ -268,6 +272,9 @@ fn run_heading(status: &BreezeStatus) -> String {
     if let Some(containment) = &status.containment {
         out.push_str(&format!("confinement: {}\n", containment.summary));
     }
+    for wait in &status.waiting {
+        out.push_str(&format!("{}\n", wait.line()));
+    }
     out
 }
 
@@ -414,7 +421,25 @@ mod tests {
             usage,
             budget: None,
             containment: None,
+            waiting: Vec::new(),
         }
+    }
+
+    #[test]
+    fn a_waiting_run_says_so_and_what_it_waits_for_since_when() {
+        let mut waiting = status(Usage::default());
+        waiting.state = RunState::Waiting;
+        waiting.tasks[0].state = TaskState::AwaitingApproval;
+        waiting.waiting = vec![breeze_protocol::RunWait {
+            waiting_for: breeze_protocol::WaitingFor::Approval,
+            tasks: vec!["1".into()],
+            since: "2026-12-01T12:03:10Z".into(),
+        }];
+        let table = status_table(&waiting, None);
+        assert!(table.starts_with("run r — waiting (2 lanes)\n"), "{table}");
+        assert!(table.contains("\nwaiting for approval of 1 since 12:03:10\n"), "{table}");
+        let line = progress_line(&ProgressEvent::RunWaiting { waits: waiting.waiting });
+        assert_eq!(line, "⧗ waiting for approval of 1 since 12:03:10");
     }
 
     #[test]

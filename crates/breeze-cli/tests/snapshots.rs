@@ -105,6 +105,7 @@ fn run_status(state: RunState, workers: u32, tasks: Vec<TaskStatus>) -> BreezeSt
         usage: total,
         budget: None,
         containment: None,
+        waiting: Vec::new(),
     }
 }
 
@@ -1178,5 +1179,6 @@ fn failed_run(tasks: Vec<TaskRecord>, updated_at: &str) -> RunSnapshot {
         containment: None,
         budget: Default::default(),
         generation: 0,
+        waiting: Vec::new(),
     }
 }

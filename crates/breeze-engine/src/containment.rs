@@ -383,7 +383,7 @@ impl RoleGuard {
         }
         let shared = Some(self.repo.shared_git_print()?);
         let objects = Some(self.repo.shared_objects_print()?);
-        let checkout = Some(self.repo.checkout_print_with_ignored(self.repo.workdir())?);
+        let checkout = Some(self.person_checkout_print()?);
         let mut quiet_lanes = Vec::new();
         for (path, epoch) in self.quiet_lanes() {
             if let Ok(print) = self.repo.checkout_print(&path) {
@@ -391,6 +391,15 @@ impl RoleGuard {
             }
         }
         Ok(Watch { shared, objects, checkout, quiet_lanes })
+    }
+
+    /// The person's checkout as it is (ignored files too), never half-way through one of
+    /// breeze's own updates of it: main's known tip is held, as a landing holds it while it
+    /// moves main and updates the checkout (`moving_main`), so the files a landing writes
+    /// are not taken for a role's.
+    fn person_checkout_print(&self) -> Result<Fingerprint, EngineError> {
+        let _landing_done = self.known_main.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(self.repo.checkout_print_with_ignored(self.repo.workdir())?)
     }
 
     /// What changed since `watch` that the role may not change, as display paths. Blocking.
@@ -436,7 +445,7 @@ impl RoleGuard {
             }
         }
         if let Some(before) = &watch.checkout {
-            let now = self.repo.checkout_print_with_ignored(self.repo.workdir())?;
+            let now = self.person_checkout_print()?;
             changed.extend(
                 now.changes_since(before)
                     .into_iter()

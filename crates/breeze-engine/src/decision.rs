@@ -350,7 +350,8 @@ pub(crate) fn save_stopped(
     stop_reason: String,
     events: Vec<EventKind>,
 ) -> Result<(), EngineError> {
-    if !snapshot.state.is_resumable() {
+    // A person's change gives the run work to do: it no longer only waits.
+    if !snapshot.state.is_resumable() || snapshot.state == RunState::Waiting {
         snapshot.state = RunState::Interrupted;
     }
     snapshot.stop_reason = Some(stop_reason);

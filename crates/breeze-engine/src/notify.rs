@@ -1,6 +1,7 @@
 //! `[notify] command`: a command the user's way of being told (`notify-send`, a webhook
-//! script) runs when a task escalates, fails, is deferred or awaits approval, and when the
-//! run ends — with the journal event as JSON on stdin (its `cause` says what happened). Commands that take text in their
+//! script) runs when a task escalates, fails, is deferred or awaits approval, when a
+//! `--wait` run starts waiting on something new (once per wait, not at each look), and
+//! when the run ends — with the journal event as JSON on stdin (its `cause` says what happened). Commands that take text in their
 //! arguments (`notify-send`) get it from placeholders: `{summary}` (one line a person
 //! reads), `{task}`, `{state}`; the same three are in `BREEZE_NOTIFY_SUMMARY`,
 //! `BREEZE_NOTIFY_TASK` and `BREEZE_NOTIFY_STATE`. A notification never holds the run up:
@@ -11,7 +12,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use breeze_protocol::{BreezeEvent, EventKind, TaskState};
+use breeze_protocol::{BreezeEvent, EventKind, RunState, TaskState};
 use breeze_supervise::{ProcessSpec, Supervisor};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
@@ -28,6 +29,9 @@ pub(crate) struct Notifier {
     logs: PathBuf,
     queue: mpsc::UnboundedSender<Queued>,
     sent: std::sync::atomic::AtomicU32,
+    /// The deferral last told for each task deferred now: a landing tried again and
+    /// deferred for the same reason is the same wait, told once.
+    deferrals: std::sync::Mutex<std::collections::HashMap<String, Option<String>>>,
 }
 
 /// What the background teller is handed, in order.
@@ -52,7 +56,14 @@ impl Notifier {
         }
         let (queue, queued) = mpsc::unbounded_channel();
         tokio::spawn(tell_in_order(queued, supervisor));
-        Some(Notifier { argv: argv.to_vec(), cwd, logs, queue, sent: Default::default() })
+        Some(Notifier {
+            argv: argv.to_vec(),
+            cwd,
+            logs,
+            queue,
+            sent: Default::default(),
+            deferrals: Default::default(),
+        })
     }
 
     /// Whether an event is one the user asked to be told about.
@@ -65,15 +76,32 @@ impl Notifier {
                     | TaskState::Deferred
                     | TaskState::AwaitingApproval
             ),
-            EventKind::RunFinished { .. } => true,
+            EventKind::RunWaiting { .. } | EventKind::RunFinished { .. } => true,
             _ => false,
+        }
+    }
+
+    /// Whether `event` repeats a deferral already told: the same task deferred again for
+    /// the same reason, its landing only tried in between.
+    fn told_before(&self, event: &EventKind) -> bool {
+        let EventKind::TaskState { task, state, reason, .. } = event else { return false };
+        let mut deferrals = self.deferrals.lock().unwrap_or_else(|p| p.into_inner());
+        match state {
+            TaskState::Deferred => {
+                deferrals.insert(task.clone(), reason.clone()).is_some_and(|told| told == *reason)
+            }
+            TaskState::Landing => false,
+            _ => {
+                deferrals.remove(task);
+                false
+            }
         }
     }
 
     /// Queues the command for `event` (if it is worth telling), behind those before it, and
     /// returns at once. Called from any thread.
     pub fn tell(&self, event: &BreezeEvent) {
-        if !Self::worth_telling(&event.event) {
+        if self.told_before(&event.event) || !Self::worth_telling(&event.event) {
             return;
         }
         let Ok(mut stdin) = serde_json::to_vec(event) else { return };
@@ -154,6 +182,16 @@ impl Told {
                 };
                 Told { summary, task: task.clone(), state: state.as_str() }
             }
+            EventKind::RunWaiting { waits } => {
+                let lines: Vec<String> = waits.iter().map(|wait| wait.line()).collect();
+                let tasks: Vec<&str> =
+                    waits.iter().flat_map(|wait| wait.tasks.iter().map(String::as_str)).collect();
+                Told {
+                    summary: format!("the run is {}", lines.join("; ")),
+                    task: tasks.join(" "),
+                    state: RunState::Waiting.as_str(),
+                }
+            }
             EventKind::RunFinished { state } => Told {
                 summary: format!("the run {}", state.as_str()),
                 task: String::new(),
@@ -193,7 +231,17 @@ mod tests {
             cause: None,
         };
         assert!(Told::of(&waiting).summary.contains("breeze approve 4"));
-        let ended = Told::of(&EventKind::RunFinished { state: breeze_protocol::RunState::Failed });
+        let ended = Told::of(&EventKind::RunFinished { state: RunState::Failed });
         assert_eq!(ended.fill("{summary} ({task})"), "the run failed ()");
+        let waits = vec![breeze_protocol::RunWait {
+            waiting_for: breeze_protocol::WaitingFor::Approval,
+            tasks: vec!["2".into(), "4".into()],
+            since: "2026-12-01T12:03:10Z".into(),
+        }];
+        let waiting = Told::of(&EventKind::RunWaiting { waits });
+        assert_eq!(
+            waiting.fill("{state}: {summary} ({task})"),
+            "waiting: the run is waiting for approval of 2, 4 since 12:03:10 (2 4)"
+        );
     }
 }

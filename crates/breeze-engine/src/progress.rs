@@ -58,6 +58,12 @@ pub enum ProgressEvent {
         /// One sentence, with what to do.
         message: String,
     },
+    /// Nothing the run can do itself is left: it waits for a person or a forge
+    /// (`breeze run --wait`), said when it starts waiting on something new.
+    RunWaiting {
+        /// Everything it waits for now.
+        waits: Vec<breeze_protocol::RunWait>,
+    },
     /// A task got a lane.
     TaskStarted {
         /// Task id.

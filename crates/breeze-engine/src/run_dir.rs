@@ -91,9 +91,14 @@ impl RunDir {
     pub fn contract(&self, task_slug: &str) -> PathBuf {
         self.root.join("contracts").join(format!("{task_slug}.sprint-contract.json"))
     }
+    /// Where people's decisions are left: `decisions/`.
+    pub fn decisions(&self) -> PathBuf {
+        self.root.join("decisions")
+    }
+
     /// A person's decision about a task awaiting approval: `decisions/<task>.json`.
     pub fn decision(&self, task_slug: &str) -> PathBuf {
-        self.root.join("decisions").join(format!("{task_slug}.json"))
+        self.decisions().join(format!("{task_slug}.json"))
     }
     /// A file of a person's attach to a task (`breeze attach`): `attach/<task>.<kind>.json`,
     /// `kind` one of `request`, `paused`, `left`.

@@ -116,6 +116,10 @@ pub struct RunSnapshot {
     /// another generation are not this file's.
     #[serde(default)]
     pub generation: u64,
+    /// What the run waits for, as it last said (`run_waiting`): the status shows each wait
+    /// with the tasks still waiting for it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub waiting: Vec<breeze_protocol::RunWait>,
 }
 
 /// A run's budget: the caps in force and what `breeze resume --budget-*` raised.
@@ -167,6 +171,19 @@ impl TaskPhase {
     /// Whether the task is done for this run.
     pub fn is_terminal(self) -> bool {
         matches!(self, Self::Landed | Self::Escalated | Self::Blocked | Self::Failed)
+    }
+
+    /// Whether a task in this phase still waits for `what`: awaiting approval, its pull
+    /// request open, its landing deferred — or being tried again (a deferred landing's
+    /// retry is the same wait).
+    pub fn still_waits_for(self, what: breeze_protocol::WaitingFor) -> bool {
+        match what {
+            breeze_protocol::WaitingFor::Approval => self == Self::AwaitingApproval,
+            breeze_protocol::WaitingFor::PullRequests => self == Self::PrOpen,
+            breeze_protocol::WaitingFor::Checkout => {
+                matches!(self, Self::Deferred | Self::Approved)
+            }
+        }
     }
 
     /// Approved, and waiting to land: for the user's checkout, a person's approval or its
@@ -519,7 +536,24 @@ impl RunSnapshot {
             usage,
             budget: self.budget.caps.any().then_some(self.budget.caps),
             containment: self.containment.clone(),
+            waiting: self.waits_left(),
         }
+    }
+
+    /// The run's waits with only the tasks still waiting for each (a task approved, merged
+    /// or landed meanwhile is not), and none left empty.
+    fn waits_left(&self) -> Vec<breeze_protocol::RunWait> {
+        let still = |wait: &breeze_protocol::RunWait, id: &String| {
+            self.task(id).is_some_and(|task| task.phase.still_waits_for(wait.waiting_for))
+        };
+        self.waiting
+            .iter()
+            .map(|wait| {
+                let tasks = wait.tasks.iter().filter(|id| still(wait, id)).cloned().collect();
+                breeze_protocol::RunWait { tasks, ..wait.clone() }
+            })
+            .filter(|wait| !wait.tasks.is_empty())
+            .collect()
     }
 
     /// What the run has spent: the sum of its tasks'.
@@ -641,6 +675,7 @@ mod tests {
             containment: None,
             budget: BudgetRecord::default(),
             generation: 0,
+            waiting: Vec::new(),
         };
         let states = |status: BreezeStatus| {
             (status.state, status.tasks.iter().map(|task| task.state).collect::<Vec<_>>())

@@ -257,6 +257,7 @@ mod tests {
             containment: None,
             budget: BudgetRecord::default(),
             generation: 0,
+            waiting: Vec::new(),
         }
     }
 

@@ -30,6 +30,8 @@ mod lane_ports;
 mod old_lanes;
 #[path = "engine/pull_request_follow.rs"]
 mod pull_request_follow;
+#[path = "engine/waiting.rs"]
+mod waiting;
 
 struct Fixture {
     repo: TestRepo,
@@ -953,7 +955,7 @@ printf '{"schema_version":"worker-report.v1","status":"completed","summary":"ok"
     // The user is editing the file the task touches: the landing waits.
     std::fs::write(fixture.root.join("shared.txt"), "my edit\n").unwrap();
     let first = breeze_engine::run(options.clone(), CancellationToken::new()).await.unwrap();
-    assert_eq!(first.state, RunState::Interrupted, "{first:?}");
+    assert_eq!(first.state, RunState::Waiting, "{first:?}");
     assert!(first.stop_reason.as_deref().unwrap().contains("shared.txt"), "{first:?}");
     assert_eq!(std::fs::read_to_string(fixture.root.join("shared.txt")).unwrap(), "my edit\n");
 
@@ -1011,7 +1013,7 @@ printf '{{"schema_version":"worker-report.v1","status":"completed","summary":"ok
     assert!(!merge.status.success(), "the merge conflicts");
     user.go();
     let outcome = run.await.unwrap().unwrap();
-    assert_eq!(outcome.state, RunState::Interrupted, "{outcome:?}");
+    assert_eq!(outcome.state, RunState::Waiting, "{outcome:?}");
     assert_eq!(task(&outcome, "1").state, TaskState::Deferred);
     let cause = task(&outcome, "1").cause.as_ref().map(|cause| cause.kind);
     assert_eq!(
@@ -1529,9 +1531,15 @@ async fn approved_work_waits_for_a_person_then_lands_or_goes_back_with_the_note(
     let fixture = Fixture::new(&plan, &[]);
     let outcome =
         breeze_engine::run(requiring_approval(&fixture), CancellationToken::new()).await.unwrap();
-    assert_eq!(outcome.state, RunState::Interrupted, "{outcome:?}");
+    // Without `--wait`, the run stops when only people can move it, saying it waits.
+    assert_eq!(outcome.state, RunState::Waiting, "{outcome:?}");
     assert_eq!(outcome.exit_code(), breeze_protocol::ExitCode::Interrupted);
     assert!(outcome.stop_reason.as_deref().unwrap().contains("await approval"), "{outcome:?}");
+    let waits = &outcome.status.waiting;
+    assert_eq!(waits.len(), 1, "{waits:?}");
+    assert_eq!(waits[0].waiting_for, breeze_protocol::WaitingFor::Approval);
+    assert_eq!(waits[0].tasks, ["1", "2"]);
+    assert!(waits[0].line().starts_with("waiting for approval of 1, 2 since "), "{waits:?}");
     for id in ["1", "2"] {
         assert_eq!(task(&outcome, id).state, TaskState::AwaitingApproval, "{outcome:?}");
         assert!(task(&outcome, id).reason.as_deref().unwrap().contains(".diff"), "{outcome:?}");
@@ -1591,7 +1599,7 @@ async fn a_live_run_lands_what_is_approved_while_it_runs() {
     assert_eq!(task(&outcome, "1").state, TaskState::Landed, "landed in the live run: {outcome:?}");
     // Task 2 waited when nothing else was left: the run ends (exit 3) until someone decides.
     assert_eq!(task(&outcome, "2").state, TaskState::AwaitingApproval, "{outcome:?}");
-    assert_eq!(outcome.state, RunState::Interrupted, "{outcome:?}");
+    assert_eq!(outcome.state, RunState::Waiting, "{outcome:?}");
     decide(&fixture.root, &["2".into()], &HumanDecision::Approve).unwrap();
     let outcome = resume_with(requiring_approval(&fixture)).await;
     assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
@@ -1865,7 +1873,7 @@ async fn a_batch_of_four_with_one_bad_task_is_bisected_the_bad_one_goes_back_the
     options.config.as_mut().unwrap().land_batch = 4;
     // The four wait for a person, who approves them at once: they land as one batch.
     let outcome = breeze_engine::run(options.clone(), CancellationToken::new()).await.unwrap();
-    assert_eq!(outcome.state, RunState::Interrupted, "{outcome:?}");
+    assert_eq!(outcome.state, RunState::Waiting, "{outcome:?}");
     use breeze_engine::decision::{HumanDecision, decide};
     decide(&fixture.root, &ids(&["1", "2", "3", "4"]), &HumanDecision::Approve).unwrap();
     let outcome = resume_with(options.clone()).await;
@@ -1949,7 +1957,7 @@ async fn approved_tasks_of_a_batched_run_wait_to_land_on_resume_and_leave_the_la
         if outcome.state == RunState::Succeeded {
             break;
         }
-        assert_eq!(outcome.state, RunState::Interrupted, "{outcome:?}");
+        assert_eq!(outcome.state, RunState::Waiting, "{outcome:?}");
         let awaiting: Vec<String> = outcome
             .status
             .tasks
@@ -2115,7 +2123,7 @@ async fn several_tasks_are_retried_or_approved_together_and_an_unknown_id_decide
     let fixture = Fixture::new(&plan, &[]);
     let outcome =
         breeze_engine::run(requiring_approval(&fixture), CancellationToken::new()).await.unwrap();
-    assert_eq!(outcome.state, RunState::Interrupted, "{outcome:?}");
+    assert_eq!(outcome.state, RunState::Waiting, "{outcome:?}");
     use breeze_engine::decision::{HumanDecision, decide};
     let err = decide(&fixture.root, &["1".into(), "7".into(), "2".into()], &HumanDecision::Approve)
         .unwrap_err();
@@ -2200,7 +2208,7 @@ async fn the_next_run_takes_the_lane_an_aborted_run_left() {
     let fixture = Fixture::new(&toml_task("1", "First", &["a.txt"], ""), &[]);
     let first =
         breeze_engine::run(requiring_approval(&fixture), CancellationToken::new()).await.unwrap();
-    assert_eq!(first.state, RunState::Interrupted, "{first:?}");
+    assert_eq!(first.state, RunState::Waiting, "{first:?}");
     breeze_engine::maintenance::abort(&fixture.root).await.unwrap();
     assert_eq!(worktree_names(&fixture), ["lane-1"], "the aborted run's lane stays for clean");
 

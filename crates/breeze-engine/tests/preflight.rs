@@ -330,12 +330,12 @@ async fn the_setup_trial_reports_what_setup_creates_and_is_cached_by_its_inputs(
 async fn resume_preflights_too_and_starts_no_role() {
     let plan = toml_task("1", "Change shared", &["shared.txt"], "");
     let repo = TestRepo::with_files(&[("plan.toml", &plan), ("shared.txt", "base\n")]);
-    // The user edits the file the task touches: the landing waits, the run is interrupted.
+    // The user edits the file the task touches: the landing waits, the run stops waiting.
     std::fs::write(repo.root.join("shared.txt"), "my edit\n").unwrap();
     let first = breeze_engine::run(options(&repo.root, scripted()), CancellationToken::new())
         .await
         .unwrap();
-    assert_eq!(first.state, RunState::Interrupted, "{first:?}");
+    assert_eq!(first.state, RunState::Waiting, "{first:?}");
     let events = std::fs::read_to_string(first.run_dir.join("events.jsonl")).unwrap();
     let logs = std::fs::read_dir(first.run_dir.join("logs")).unwrap().count();
 

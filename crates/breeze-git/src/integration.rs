@@ -96,6 +96,7 @@ impl Repo {
 
         if self.clear_way_for(&repo, name, &path, None)? {
             let mut wrepo = self.handle(&path)?;
+            remove_left_locks(wrepo.path())?;
             wrepo.set_keep(false);
             self.checkout_tool.reset_detached(
                 &wrepo,
@@ -163,4 +164,21 @@ fn commit_tree_of(repo: &Repository, oid: Oid) -> Result<Tree<'_>, GitError> {
     repo.find_commit(oid)
         .and_then(|c| c.tree())
         .map_err(|_| GitError::MissingObject { what: "commit", oid })
+}
+
+/// Removes the lock files a killed placing left in the admin folder `admin` of one of
+/// breeze's detached checkouts. Only breeze writes there, one placing at a time, so a lock
+/// found before a placing is left over, not held: without this, every later placing of the
+/// checkout (a resumed run's every review) would fail on it.
+fn remove_left_locks(admin: &std::path::Path) -> Result<(), GitError> {
+    for name in ["HEAD.lock", "index.lock"] {
+        let lock = admin.join(name);
+        match std::fs::remove_file(&lock) {
+            Ok(()) => {}
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(err) => return Err(GitError::io("remove", &lock, err)),
+        }
+        tracing::info!(lock = %lock.display(), "removed a lock a killed placing left");
+    }
+    Ok(())
 }

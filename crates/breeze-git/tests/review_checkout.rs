@@ -48,6 +48,16 @@ fn review_checkout_holds_the_commit_and_nothing_else(handle: &Repo, repo: &TestR
     repo.fsck();
 }
 
+/// An external filter in `.gitattributes`: every checkout of the repository then goes
+/// through the git CLI.
+fn with_external_filter(repo: &TestRepo) {
+    write(repo.path(), ".gitattributes", "*.bin filter=lfs diff=lfs merge=lfs -text\n");
+    git(repo.path(), &["config", "filter.lfs.clean", "cat"]);
+    git(repo.path(), &["config", "filter.lfs.smudge", "cat"]);
+    git(repo.path(), &["add", ".gitattributes"]);
+    git(repo.path(), &["-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "attrs"]);
+}
+
 #[test]
 fn the_review_checkout_holds_the_commit_and_nothing_else_libgit2() {
     let repo = TestRepo::standard();
@@ -57,12 +67,7 @@ fn the_review_checkout_holds_the_commit_and_nothing_else_libgit2() {
 #[test]
 fn the_review_checkout_holds_the_commit_and_nothing_else_git_cli() {
     let repo = TestRepo::standard();
-    write(repo.path(), ".gitattributes", "*.bin filter=lfs diff=lfs merge=lfs -text\n");
-    // A repository with an external filter goes through the git CLI for every checkout.
-    git(repo.path(), &["config", "filter.lfs.clean", "cat"]);
-    git(repo.path(), &["config", "filter.lfs.smudge", "cat"]);
-    git(repo.path(), &["add", ".gitattributes"]);
-    git(repo.path(), &["-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "attrs"]);
+    with_external_filter(&repo);
     review_checkout_holds_the_commit_and_nothing_else(&repo.open(), &repo);
 }
 
@@ -227,4 +232,35 @@ fn the_temporary_file_of_a_write_an_agent_never_finished_is_not_committed() {
     assert_eq!(removed, ["lib/three.rs.tmp.3.abcdefabcdef"]);
     assert!(exists(&wt.path, "lib/three.rs"));
     repo.fsck();
+}
+
+/// A kill while breeze moved a review checkout can leave git's lock files in its admin
+/// folder; only breeze writes there (the engine holds the run's lock), so the next placing
+/// takes them for what they are — left over — rather than failing every task on resume.
+fn a_killed_placing_leaves_no_lock_that_stops_the_next(handle: &Repo, repo: &TestRepo) {
+    let first = repo.main_tip();
+    let second = repo.commit_on_main(&[("src/a.rs", "fn a2() {}\n")], "two");
+    let path = handle.review_checkout(REVIEW_CHECKOUT, first, WorkdirChanges::Unknown).unwrap();
+    let admin = repo.path().join(".git/worktrees").join(REVIEW_CHECKOUT);
+    std::fs::write(admin.join("HEAD.lock"), first.to_string()).unwrap();
+    std::fs::write(admin.join("index.lock"), "").unwrap();
+    handle.review_checkout(REVIEW_CHECKOUT, second, WorkdirChanges::Unknown).unwrap();
+    assert_eq!(git(&path, &["rev-parse", "HEAD"]).trim(), second.to_string());
+    assert_eq!(read(&path, "src/a.rs"), "fn a2() {}\n");
+    assert_eq!(git(&path, &["status", "--porcelain", "--ignored"]), "");
+    assert!(!admin.join("HEAD.lock").exists() && !admin.join("index.lock").exists());
+    repo.fsck();
+}
+
+#[test]
+fn a_killed_placing_leaves_no_lock_that_stops_the_next_libgit2() {
+    let repo = TestRepo::standard();
+    a_killed_placing_leaves_no_lock_that_stops_the_next(&repo.open(), &repo);
+}
+
+#[test]
+fn a_killed_placing_leaves_no_lock_that_stops_the_next_git_cli() {
+    let repo = TestRepo::standard();
+    with_external_filter(&repo);
+    a_killed_placing_leaves_no_lock_that_stops_the_next(&repo.open(), &repo);
 }

@@ -14,7 +14,7 @@ use crate::outcome::{
     VerifyOutcome,
 };
 use crate::review::Verdict;
-use crate::status::{RunState, TaskState, Usage};
+use crate::status::{RunState, RunWait, TaskState, Usage};
 use crate::version::BreezeEventV1;
 
 /// One journal line.
@@ -442,6 +442,14 @@ pub enum EventKind {
         /// run), or failed before in this engine session.
         #[serde(default)]
         known: bool,
+    },
+    /// Nothing the run can do itself is left and it waits (`breeze run --wait`) for a
+    /// person or a forge: recorded when it starts waiting on something new (a reason, or a
+    /// task joining one), not at each look. It waits until they decide; a task that leaves
+    /// its wait (approved, merged) is no longer waited for.
+    RunWaiting {
+        /// Everything it waits for now.
+        waits: Vec<RunWait>,
     },
     /// The run ended (or stopped resumably).
     RunFinished {

@@ -72,8 +72,8 @@ pub use review::{
     ReviewerProfile, Verdict,
 };
 pub use status::{
-    BreezeStatus, BudgetCaps, ContainmentStatus, PullRequestStatus, RunState, TaskState,
-    TaskStatus, Usage,
+    BreezeStatus, BudgetCaps, ContainmentStatus, PullRequestStatus, RunState, RunWait, TaskState,
+    TaskStatus, Usage, WaitingFor,
 };
 pub use validate::{InvalidMessage, Problem};
 pub use version::*;

@@ -18,14 +18,19 @@ pub enum RunState {
     Failed,
     /// Stopped before the end; `breeze resume` continues it.
     Interrupted,
+    /// Stopped while every unfinished task waits for a person or a forge (an approval, a
+    /// pull request's merge, a clean checkout to land in): nothing is interrupted; once
+    /// they are decided `breeze resume` goes on (`breeze run --wait` waits with them
+    /// instead of stopping). The status's `waiting` says what for.
+    Waiting,
     /// Given up with `breeze abort`.
     Aborted,
 }
 
 impl RunState {
-    /// Whether the run can still make progress (`running` or `interrupted`).
+    /// Whether the run can still make progress (`running`, `interrupted` or `waiting`).
     pub fn is_resumable(self) -> bool {
-        matches!(self, Self::Running | Self::Interrupted)
+        matches!(self, Self::Running | Self::Interrupted | Self::Waiting)
     }
     /// Wire spelling.
     pub fn as_str(self) -> &'static str {
@@ -34,6 +39,7 @@ impl RunState {
             Self::Succeeded => "succeeded",
             Self::Failed => "failed",
             Self::Interrupted => "interrupted",
+            Self::Waiting => "waiting",
             Self::Aborted => "aborted",
         }
     }
@@ -293,6 +299,66 @@ pub struct BreezeStatus {
     /// How the run's role processes are confined.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub containment: Option<ContainmentStatus>,
+    /// What the run waits for, when nothing it can do itself is left (each with the tasks
+    /// still waiting and since when): while a `--wait` run waits, and after a run stopped
+    /// `waiting`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub waiting: Vec<RunWait>,
+}
+
+/// What a run waits for: a person or a forge.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum WaitingFor {
+    /// A person's `breeze approve` or `breeze reject` of reviewed work
+    /// (`land.require_approval`).
+    Approval,
+    /// The team to merge the tasks' pull requests (`[land] to = "pull-request"`).
+    PullRequests,
+    /// The user's checkout to be clean where an approved task lands (a deferred landing,
+    /// tried again now and then).
+    Checkout,
+}
+
+impl WaitingFor {
+    /// Wire spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Approval => "approval",
+            Self::PullRequests => "pull-requests",
+            Self::Checkout => "checkout",
+        }
+    }
+}
+
+/// One thing a run waits for: what, for which tasks, since when.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct RunWait {
+    /// What for.
+    pub waiting_for: WaitingFor,
+    /// The tasks that wait for it, in plan order.
+    pub tasks: Vec<String>,
+    /// When the run began waiting for it (RFC 3339 UTC): the longest-waiting of these
+    /// tasks' wait.
+    pub since: String,
+}
+
+impl RunWait {
+    /// The wait as one line a person reads, its time as `HH:MM:SS` UTC: `waiting for
+    /// approval of 2, 4 since 12:03:10`.
+    pub fn line(&self) -> String {
+        let tasks = self.tasks.join(", ");
+        let what = match self.waiting_for {
+            WaitingFor::Approval => format!("approval of {tasks}"),
+            WaitingFor::PullRequests => format!("the pull requests of {tasks} to merge"),
+            WaitingFor::Checkout => format!("a clean checkout to land {tasks}"),
+        };
+        // `2026-11-30T12:03:10.123Z` → `12:03:10`.
+        let clock = self.since.get(11..19).unwrap_or(&self.since);
+        format!("waiting for {what} since {clock}")
+    }
 }
 
 /// How role processes are kept in their lanes.

@@ -104,6 +104,8 @@ struct Shared {
     degraded: AtomicBool,
     /// Walks made: the fallback fingerprints and the directory listings.
     walks: AtomicU64,
+    /// Rung at each batch of notifications read, for [`TreeWatch::changed`].
+    bell: tokio::sync::Notify,
     state: Mutex<State>,
 }
 
@@ -180,6 +182,7 @@ impl TreeWatch {
             events: AtomicU64::new(0),
             degraded: AtomicBool::new(incomplete.is_some()),
             walks: AtomicU64::new(0),
+            bell: tokio::sync::Notify::new(),
             state: Mutex::new(State {
                 inotify,
                 dirs: HashMap::new(),
@@ -244,6 +247,14 @@ impl TreeWatch {
             self.wake = Some(wake);
             self.thread = Some(handle);
         }
+    }
+
+    /// Returns once a change is seen in the tree: one made since the last call returned
+    /// counts, even if nobody was waiting then (a dispatcher that looks at the tree, then
+    /// waits, misses nothing written in between). Without inotify it never returns: wait
+    /// with a timeout.
+    pub async fn changed(&self) {
+        self.shared.bell.notified().await;
     }
 
     /// The root of the watched tree.
@@ -490,6 +501,7 @@ impl Shared {
             for (wd, mask, name) in read {
                 self.handle(state, wd, mask, name);
             }
+            self.bell.notify_one();
         }
     }
 
@@ -634,6 +646,26 @@ mod tests {
         fs::write(root.join("moved/again.rs"), "e").unwrap();
         assert_eq!(paths(&watch), ["moved/again.rs", "new/inner/file.rs", "target"]);
         assert_eq!(watch.walks(), 1, "no walk after the start");
+    }
+
+    #[tokio::test]
+    async fn a_waiter_hears_a_file_written_while_it_waits_and_one_written_before() {
+        let dir = tempfile::tempdir().unwrap();
+        let watch = Arc::new(TreeWatch::with_skipped(dir.path(), Vec::<OsString>::new()));
+        let waiter = tokio::spawn({
+            let watch = watch.clone();
+            async move { watch.changed().await }
+        });
+        fs::write(dir.path().join("approve.json"), "{}").unwrap();
+        // A bound against hanging, not a measure: the change is heard without it.
+        let heard = tokio::time::timeout(Duration::from_secs(30), waiter).await;
+        assert!(heard.is_ok_and(|joined| joined.is_ok()), "the waiter never heard the file");
+        assert!(paths(&watch).contains(&"approve.json".to_string()));
+
+        fs::write(dir.path().join("reject.json"), "{}").unwrap();
+        wait_for_events(&watch, watch.fingerprint() + 1);
+        let heard = tokio::time::timeout(Duration::from_secs(30), watch.changed()).await;
+        assert!(heard.is_ok(), "a change made before the wait is not lost");
     }
 
     #[test]

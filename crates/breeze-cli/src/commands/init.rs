@@ -183,6 +183,9 @@ pub fn run(args: &InitArgs) -> CliResult {
     output::println(
         "next: describe your tasks in Plans.md and remove its `<!-- breeze:template` line (breeze run refuses the template), check them with `breeze plan`, then `breeze doctor` checks what a run needs and `breeze run`",
     )?;
+    output::println(
+        "from Claude Code: `claude plugin marketplace add <breeze checkout or repo>` then `claude plugin install breeze@breeze` (the breeze tools and the /breeze skill); from Codex: `codex mcp add breeze -- breeze mcp` (README: \"From Claude Code or Codex\")",
+    )?;
     Ok(ExitCode::Success)
 }
 

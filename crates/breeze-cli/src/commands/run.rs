@@ -48,6 +48,7 @@ pub fn run(args: &RunArgs) -> CliResult {
     options.plan = args.plan.clone();
     options.max_workers = args.max_workers;
     options.skip_setup_check = args.skip_setup_check;
+    options.wait = args.wait.waits();
     drive_showing(options, Mode::Start, Show::pick(args.json))
 }
 
@@ -55,6 +56,7 @@ pub fn resume(args: &ResumeArgs) -> CliResult {
     let mut options = RunOptions::new(crate::workdir::here());
     options.budget_raise =
         breeze_engine::budget::BudgetRaise { usd: args.budget_usd, tokens: args.budget_tokens };
+    options.wait = args.wait.waits();
     drive_showing(options, Mode::Resume, Show::pick(args.json))
 }
 
@@ -158,7 +160,11 @@ pub fn summary(outcome: &RunOutcome) -> String {
     let mut out = String::from("\n");
     out.push_str(&render::status_table(&outcome.status, outcome.stop_reason.as_deref()));
     out.push_str(&format!("run files: {}\n", outcome.run_dir.display()));
-    if outcome.exit_code() == ExitCode::Interrupted {
+    if outcome.state == breeze_protocol::RunState::Waiting {
+        out.push_str(
+            "once they are decided, continue with `breeze resume` (`--wait` waits for them)\n",
+        );
+    } else if outcome.exit_code() == ExitCode::Interrupted {
         out.push_str("continue with `breeze resume`\n");
     }
     out

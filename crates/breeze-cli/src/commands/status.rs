@@ -124,6 +124,9 @@ fn markdown_summary(
     if let Some(containment) = &status.containment {
         out.push_str(&format!("- confinement: {}\n", containment.summary));
     }
+    for wait in &status.waiting {
+        out.push_str(&format!("- {}\n", wait.line()));
+    }
     if status.usage.reported() {
         out.push_str(&format!(
             "- cost: {} ({} input, {} output tokens)\n",

@@ -1,7 +1,8 @@
 //! `breeze watch`: the live view of the run in progress, from another terminal. It reads
 //! the run's files only (the snapshot once, then the journal as it grows), so it works
 //! after the terminal that started the run is gone, and leaving it (`q`, Ctrl-C) stops
-//! nothing.
+//! nothing. On a terminal, a task waiting for approval can be approved or rejected from
+//! the view (`watch_approvals.rs`), as `breeze approve`/`reject` would.
 
 use std::io::{IsTerminal, Read};
 use std::sync::mpsc;
@@ -10,6 +11,7 @@ use std::time::{Duration, Instant};
 use breeze_engine::run_dir::RunDir;
 use breeze_protocol::ExitCode;
 
+use super::watch_approvals::{ApprovalKeys, KeyAction};
 use crate::error::{CliError, CliResult, ErrorKind};
 use crate::live::files::JournalTail;
 use crate::live::model::{LiveModel, Replay};
@@ -21,8 +23,6 @@ use crate::output;
 const POLL: Duration = Duration::from_millis(200);
 /// How often the view checks that the engine still holds the repository.
 const ALIVE_CHECK: Duration = Duration::from_secs(2);
-/// The keys line under the view.
-const FOOTER: &str = "q: leave (the run goes on)";
 
 /// How watching ended.
 enum Ending {
@@ -100,7 +100,7 @@ fn ended(model: &mut LiveModel, live: bool) -> CliResult {
         (Some(state), _) => {
             let mut message =
                 format!("no run in progress: the latest run, {id}, ended {}", state.as_str());
-            if state == breeze_protocol::RunState::Interrupted {
+            if state.is_resumable() {
                 message.push_str("; `breeze resume` continues it");
             }
             output::println(&message)?;
@@ -126,6 +126,7 @@ fn watch_terminal(
     let screen = guard.screen().clone();
     let mut drawn: Option<Instant> = None;
     let mut checked = Instant::now();
+    let mut approvals = ApprovalKeys::default();
     let ending = loop {
         let fresh = catch_up(journal, model, run_dir)? > 0;
         if model.finished.is_some() {
@@ -138,15 +139,22 @@ fn watch_terminal(
                 break if model.finished.is_some() { Ending::Finished } else { Ending::EngineGone };
             }
         }
+        approvals.follow(model);
         if fresh || drawn.is_none_or(|at| at.elapsed() >= TICK) {
-            live::draw(&screen, model, Some(FOOTER));
+            live::draw(&screen, model, Some(&approvals.footer(model)));
             drawn = Some(Instant::now());
         }
         match keys.as_ref().map(|keys| keys.recv_timeout(POLL)) {
             // q, Q, Ctrl-C, Ctrl-D, Esc.
             Some(Ok(b'q' | b'Q' | 3 | 4 | 27)) => break Ending::Left,
             _ if stopped.load(std::sync::atomic::Ordering::Relaxed) => break Ending::Left,
-            Some(Ok(_) | Err(mpsc::RecvTimeoutError::Timeout)) => {}
+            Some(Ok(key)) => {
+                if let KeyAction::Decide { task, approve } = approvals.key(key, model) {
+                    approvals.decide(here, &task, approve);
+                }
+                drawn = None;
+            }
+            Some(Err(mpsc::RecvTimeoutError::Timeout)) => {}
             Some(Err(mpsc::RecvTimeoutError::Disconnected)) | None => std::thread::sleep(POLL),
         }
     };

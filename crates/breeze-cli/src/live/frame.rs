@@ -37,10 +37,13 @@ fn lane_count(model: &LiveModel) -> usize {
 }
 
 /// `breeze: running · 2 lanes · 1:05 · run <id>`: the run id last, so that in a narrow
-/// pane the state and the time stay in view.
+/// pane the state and the time stay in view. A run with every lane idle that waits for
+/// people or forges is `waiting`.
 fn headline(model: &LiveModel, now: SystemTime) -> String {
+    let idle = model.lanes.iter().all(Option::is_none);
     let state = match model.finished {
         Some(state) => state.as_str(),
+        None if idle && !model.waiting.is_empty() => "waiting",
         None => "running",
     };
     let elapsed = model
@@ -111,6 +114,7 @@ fn waiting_lines(model: &LiveModel) -> Vec<String> {
     if !held.is_empty() {
         lines.push(format!("held: {}", held.join(", ")));
     }
+    lines.extend(model.waiting.iter().map(|wait| format!("⧗ {}", wait.line())));
     lines
 }
 
@@ -399,6 +403,46 @@ mod tests {
         // A resume starts the clock again.
         model.apply(&event(10, "58:00", r#"{"kind":"run_started","plan":"plan.toml","workers":2,"main_tip":"0","resumed":true}"#));
         assert!(render(&model, at("59:00"), 140, None)[0].contains(" · 1:00 · "));
+    }
+
+    #[test]
+    fn a_run_that_waits_says_what_for_and_since_when_until_its_tasks_leave_the_wait() {
+        let mut model = LiveModel::default();
+        let events = [
+            r#"{"kind":"run_started","plan":"plan.toml","workers":1,"main_tip":"0","resumed":false}"#,
+            r#"{"kind":"task_started","task":"2","title":"Two","lane":1}"#,
+            r#"{"kind":"task_state","task":"2","state":"awaiting-approval","reason":"approve it"}"#,
+            r#"{"kind":"task_started","task":"4","title":"Four","lane":1}"#,
+            r#"{"kind":"task_state","task":"4","state":"awaiting-approval","reason":"approve it"}"#,
+            r#"{"kind":"run_waiting","waits":[{"waiting_for":"approval","tasks":["2","4"],"since":"2026-12-01T12:03:10Z"}]}"#,
+        ];
+        for (n, kind) in events.iter().enumerate() {
+            model.apply(&event(n as u64 + 1, &format!("00:0{n}"), kind));
+        }
+        let lines = render(&model, at("01:00"), 140, None);
+        assert!(lines[0].starts_with("breeze: waiting · 1 lane"), "{lines:?}");
+        assert!(lines.contains(&"⧗ waiting for approval of 2, 4 since 12:03:10".to_string()));
+        assert!(
+            lines
+                .iter()
+                .any(|line| line.ends_with("⧗ waiting for approval of 2, 4 since 12:03:10")
+                    && line.starts_with("  ")),
+            "a milestone says it too: {lines:?}"
+        );
+
+        // Task 2 is approved and lands on the lane: the run works, and waits for 4 only.
+        model.apply(&event(7, "00:07", r#"{"kind":"task_state","task":"2","state":"landing"}"#));
+        model.apply(&event(
+            8,
+            "00:08",
+            r#"{"kind":"task_started","task":"2","title":"Two","lane":1}"#,
+        ));
+        let lines = render(&model, at("01:00"), 140, None);
+        assert!(lines[0].starts_with("breeze: running"), "{lines:?}");
+        assert!(lines.contains(&"⧗ waiting for approval of 4 since 12:03:10".to_string()));
+        // Stopped while it waited.
+        model.apply(&event(9, "00:09", r#"{"kind":"run_finished","state":"waiting"}"#));
+        assert!(render(&model, at("01:00"), 140, None)[0].starts_with("breeze: waiting"));
     }
 
     #[test]

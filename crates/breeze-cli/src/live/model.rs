@@ -40,6 +40,9 @@ pub struct LiveModel {
     pub milestones: VecDeque<Milestone>,
     /// How many milestones there were in all.
     pub milestones_seen: u64,
+    /// What the run waits for (`run_waiting`), with the tasks still waiting; empty while it
+    /// does not wait.
+    pub waiting: Vec<breeze_protocol::RunWait>,
 }
 
 /// One task as the view shows it.

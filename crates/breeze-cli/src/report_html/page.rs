@@ -100,6 +100,9 @@ fn summary(out: &mut String, report: &Report<'_>) {
         let _ = writeln!(out, "<dt>{name}</dt><dd>{value}</dd>");
     };
     fact("state", badge(status.state.as_str()));
+    for wait in &status.waiting {
+        fact("waits", esc(&wait.line()));
+    }
     fact("plan", format!("<code>{}</code>", esc(&snapshot.plan)));
     fact("lands on", format!("<code>{}</code>", esc(&snapshot.main_branch)));
     let used = report.timeline.lanes().len();

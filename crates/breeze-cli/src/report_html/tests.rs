@@ -37,6 +37,7 @@ fn snapshot() -> RunSnapshot {
         containment: None,
         budget: Default::default(),
         generation: 0,
+        waiting: Vec::new(),
     }
 }
 

@@ -353,7 +353,7 @@ impl Walk {
         if let Some(holder) = holder {
             self.close(&holder, at, "replaced", None);
         }
-        self.end_deferral(task, at);
+        self.end_deferral(task, at, "restarted");
         let open = Open { lane, start: at, states: vec![(at, Phase::Waiting)] };
         self.open.insert(task.to_string(), open);
     }
@@ -368,7 +368,7 @@ impl Walk {
                 self.landed_after_stop(task);
             }
             self.close(task, at, state, reason);
-            self.end_deferral(task, at);
+            self.end_deferral(task, at, state);
             let why = reason.map(str::to_string);
             if state == "deferred" {
                 self.deferred.insert(task.to_string(), (at, "deferred", why));
@@ -377,6 +377,11 @@ impl Walk {
             }
         } else if let Some(open) = self.open.get_mut(task) {
             open.states.push((at, Phase::of_state(state)));
+        } else if state == "landing" {
+            // Landing from the queue, off every lane (an approval taken up, a resumed
+            // run's approved task): a stay off the lanes, ended by what follows.
+            self.end_deferral(task, at, "restarted");
+            self.deferred.insert(task.to_string(), (at, "landing", None));
         }
     }
 
@@ -452,13 +457,16 @@ impl Walk {
         });
     }
 
-    /// Ends the off-lane wait of a task, if any; the stay is named after what it waited
-    /// for (`deferred`, `awaiting-approval`).
-    fn end_deferral(&mut self, task: &str, at: i64) {
+    /// Ends the off-lane wait of a task, if any, because of `by` (a state, `restarted`,
+    /// `stopped`); the stay is named after what it waited for (`deferred`,
+    /// `awaiting-approval`), a landing from the queue after how it ended (`landed`, …).
+    fn end_deferral(&mut self, task: &str, at: i64, by: &str) {
         let Some((since, what, why)) = self.deferred.remove(task) else { return };
-        let piece = Piece::new(since, at, Phase::Waiting);
+        let landing = what == "landing";
+        let phase = if landing { Phase::Landing } else { Phase::Waiting };
+        let piece = Piece::new(since, at, phase);
         let pieces = if at > since { vec![piece] } else { Vec::new() };
-        let ended = what.to_string();
+        let ended = if landing { by.to_string() } else { what.to_string() };
         self.stays.push(Stay {
             task: task.into(),
             lane: None,
@@ -481,7 +489,7 @@ impl Walk {
         }
         let deferred: Vec<String> = self.deferred.keys().cloned().collect();
         for task in deferred {
-            self.end_deferral(&task, at);
+            self.end_deferral(&task, at, "stopped");
         }
         let pids: Vec<u32> = self.running.keys().copied().collect();
         for pid in pids {

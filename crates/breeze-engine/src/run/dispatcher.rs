@@ -9,19 +9,23 @@ use std::time::Duration;
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
-use breeze_protocol::{Cause, CauseKind, EventKind};
+use breeze_protocol::{Cause, CauseKind, EventKind, WaitingFor};
 
 use super::book::Transition;
 use super::context::RunContext;
 use super::land::{BatchEnd, LandMode, Landing, LandingQueue, Settled};
 use super::schedule::{Busy, LanePool, Scheduler, lane_holding};
 use super::task::{TaskDriver, TaskExit, exit_after_landing};
+use super::waiting::Waiting;
 use crate::error::EngineError;
 use crate::progress::ProgressEvent;
 use crate::snapshot::TaskPhase;
 
 /// How long a deferred landing waits before it is tried again.
 const DEFERRED_RETRY: Duration = Duration::from_secs(2);
+/// How long a deferred landing waits before it is tried again once the run only waits
+/// (`--wait`): the user's checkout changes at a person's pace.
+const WAITING_DEFERRED_RETRY: Duration = Duration::from_secs(10);
 /// How often decisions about tasks awaiting approval, and requests to attach to a task no
 /// driver holds, are looked for.
 const DECISION_POLL: Duration = Duration::from_millis(500);
@@ -32,6 +36,9 @@ pub(crate) enum DispatchEnd {
     Finished,
     /// Stopped early; `breeze resume` continues. The reason is shown to the user.
     Interrupted(String),
+    /// Stopped while every unfinished task waits for a person or a forge; `breeze resume`
+    /// continues once they have decided. The reason says what for.
+    Waiting(String),
 }
 
 /// What the dispatcher must do after a task left its lane.
@@ -79,6 +86,8 @@ pub(crate) struct Dispatcher {
     fatal: Option<String>,
     /// The run reached its budget: no task starts, the running ones finish their step.
     budget_told: bool,
+    /// Whether the run waits for people and forges (`--wait`), and what it said it waits for.
+    waiting: Waiting,
 }
 
 impl Dispatcher {
@@ -116,7 +125,18 @@ impl Dispatcher {
             idle_follow_done: false,
             fatal: None,
             budget_told: false,
+            waiting: Waiting::off(),
         }
+    }
+
+    /// `--wait`: when only people and forges can move the run, it waits for them (decisions
+    /// taken up as they are left, pull requests followed, deferred landings tried again)
+    /// rather than stopping.
+    pub fn waiting_for_people(mut self, wait: bool) -> Dispatcher {
+        if wait {
+            self.waiting = Waiting::on(&self.ctx);
+        }
+        self
     }
 
     /// Runs every task to a final state, or until the run stops.
@@ -125,6 +145,7 @@ impl Dispatcher {
             if self.ctx.cancel.is_cancelled() || self.fatal.is_some() {
                 return self.shut_down().await;
             }
+            self.waiting.prune(&self.ctx);
             self.take_decisions().await?;
             self.take_attach_requests().await?;
             self.block_unreachable().await?;
@@ -157,6 +178,7 @@ impl Dispatcher {
                     self.follow().await?;
                 }
                 // Decisions, and attach requests for tasks no driver holds.
+                () = self.waiting.decision_left() => {}
                 () = tokio::time::sleep(DECISION_POLL) => {}
                 () = self.ctx.cancel.cancelled() => {}
             }
@@ -244,10 +266,7 @@ impl Dispatcher {
         }
         if !self.deferred.is_empty() {
             if self.idle_retry_done {
-                let reasons = [Some(self.deferred_reason()), self.waiting_reason()];
-                return Ok(Some(DispatchEnd::Interrupted(
-                    reasons.into_iter().flatten().collect::<Vec<_>>().join("\n"),
-                )));
+                return self.stop_or_wait().await;
             }
             self.idle_retry_done = true;
             for due in self.deferred.values_mut() {
@@ -255,8 +274,8 @@ impl Dispatcher {
             }
             return Ok(None);
         }
-        if let Some(reason) = self.waiting_reason() {
-            return Ok(Some(DispatchEnd::Interrupted(reason)));
+        if self.waiting_reason().is_some() {
+            return self.stop_or_wait().await;
         }
         let stuck = Scheduler::new(&self.ctx.plan, &self.ctx.analysis).stuck(&phases);
         for index in stuck {
@@ -436,7 +455,7 @@ impl Dispatcher {
     ) -> Result<(), EngineError> {
         match self.record_exit(index, exit).await? {
             ExitEffect::Deferred => {
-                self.deferred.insert(index, Instant::now() + DEFERRED_RETRY);
+                self.deferred.insert(index, Instant::now() + self.deferred_retry());
             }
             ExitEffect::Awaiting => {
                 self.awaiting.insert(index);
@@ -471,7 +490,64 @@ impl Dispatcher {
                 self.fatal.get_or_insert(reason);
             }
         }
+        if self.fatal.is_none() && self.only_waits_left() {
+            return Ok(DispatchEnd::Waiting(self.stop_reason_waiting()));
+        }
         Ok(DispatchEnd::Interrupted(self.fatal.unwrap_or_else(|| "interrupted".into())))
+    }
+
+    /// Nothing else can move and tasks wait for a person or a forge. Without `--wait` the
+    /// run stops `waiting`. With it, the run says what it waits for (when that is new) and
+    /// sleeps until a decision is left (or the periodic look), a deferred landing is due
+    /// again, the pull requests are due for a look, or the run is stopped.
+    async fn stop_or_wait(&mut self) -> Result<Option<DispatchEnd>, EngineError> {
+        let now = vec![
+            (WaitingFor::Approval, self.awaiting.iter().copied().collect()),
+            (WaitingFor::PullRequests, self.published.iter().copied().collect()),
+            (WaitingFor::Checkout, self.deferred.keys().copied().collect()),
+        ];
+        self.waiting.say(&self.ctx, now).await?;
+        if !self.waiting.is_on() {
+            return Ok(Some(DispatchEnd::Waiting(self.stop_reason_waiting())));
+        }
+        let next_due = self.deferred.values().min().copied();
+        let next_follow = self.next_follow.filter(|_| !self.published.is_empty());
+        tokio::select! {
+            () = sleep_until(next_due), if next_due.is_some() => {}
+            () = sleep_until(next_follow), if next_follow.is_some() => {
+                self.follow().await?;
+            }
+            () = self.waiting.decision_left() => {}
+            () = tokio::time::sleep(DECISION_POLL) => {}
+            () = self.ctx.cancel.cancelled() => {}
+        }
+        Ok(None)
+    }
+
+    /// Whether every unfinished task waits for a person or a forge (none was stopped at
+    /// work).
+    fn only_waits_left(&self) -> bool {
+        let phases = self.ctx.book.phases();
+        let unfinished: Vec<TaskPhase> =
+            phases.into_iter().filter(|phase| !phase.is_terminal()).collect();
+        !unfinished.is_empty() && unfinished.iter().all(|phase| phase.waits_to_land())
+    }
+
+    /// Why the run stopped waiting: each deferred landing, then what people and forges
+    /// are to decide.
+    fn stop_reason_waiting(&self) -> String {
+        let deferred = (!self.deferred.is_empty()).then(|| self.deferred_reason());
+        [deferred, self.waiting_reason()].into_iter().flatten().collect::<Vec<_>>().join("\n")
+    }
+
+    /// When a deferred landing is tried again: soon, and at a person's pace once the run
+    /// only waits.
+    fn deferred_retry(&self) -> Duration {
+        if self.waiting.is_on() && self.idle_retry_done {
+            WAITING_DEFERRED_RETRY
+        } else {
+            DEFERRED_RETRY
+        }
     }
 
     /// Acts on what people decided about tasks awaiting approval: an approved task lands
@@ -487,7 +563,9 @@ impl Dispatcher {
                 crate::decision::HumanDecision::Approve => {
                     book.change(index, |record| record.human_approved = true).await?;
                     book.transition(index, Transition::Approve).await?;
-                    self.deferred.insert(index, Instant::now());
+                    // Approved work lands from the queue, as a resumed run's does: it
+                    // takes no lane.
+                    self.queue.push(index);
                 }
                 crate::decision::HumanDecision::Reject { note } => {
                     let issue = format!("rejected by a person before landing: {note}");

@@ -23,6 +23,7 @@ mod recovery;
 mod schedule;
 mod session;
 mod task;
+mod waiting;
 mod write_sets;
 
 use std::path::Path;

@@ -33,6 +33,11 @@ pub struct RunOptions {
     /// Do not try `worktree.setup` in a throwaway checkout before the run
     /// (`--skip-setup-check`).
     pub skip_setup_check: bool,
+    /// `--wait`: when only people and forges can move the run (approvals, pull requests
+    /// to merge, a checkout to clean), wait for them — decisions taken up as they are
+    /// left, pull requests followed every `land.pr_poll` — rather than stop `waiting`.
+    /// Default: off (the CLI turns it on on a terminal).
+    pub wait: bool,
 }
 
 impl RunOptions {
@@ -49,6 +54,7 @@ impl RunOptions {
             backoff: Default::default(),
             budget_raise: Default::default(),
             skip_setup_check: false,
+            wait: false,
         }
     }
 }
@@ -69,11 +75,11 @@ pub struct RunOutcome {
 }
 
 impl RunOutcome {
-    /// 0 all landed, 1 some did not, 3 interrupted (resumable).
+    /// 0 all landed, 1 some did not, 3 interrupted or waiting (resumable).
     pub fn exit_code(&self) -> ExitCode {
         match self.state {
             RunState::Succeeded => ExitCode::Success,
-            RunState::Interrupted | RunState::Running => ExitCode::Interrupted,
+            RunState::Interrupted | RunState::Waiting | RunState::Running => ExitCode::Interrupted,
             RunState::Failed | RunState::Aborted => ExitCode::Unfinished,
         }
     }

@@ -106,6 +106,7 @@ pub(super) fn new_run(options: &RunOptions) -> Result<Prepared, EngineError> {
         containment: None,
         budget,
         generation: 0,
+        waiting: Vec::new(),
     };
     snapshot.save(&run_dir.snapshot()).map_err(|err| {
         EngineError::io(format!("cannot write {}", run_dir.snapshot().display()), err)

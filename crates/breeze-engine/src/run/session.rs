@@ -52,7 +52,10 @@ pub(super) async fn go_on(
     let recorded = if resumed { super::recovery::journal_landings(&ctx).await } else { Ok(()) };
     // A main moved onto a lane's commit while no engine watched is refused before anything.
     let end = match recorded.and_then(|()| ctx.roles.guard.check_main()) {
-        Ok(()) => Dispatcher::new(ctx.clone(), super::land::choose(&ctx.config)).run().await,
+        Ok(()) => {
+            let land = super::land::choose(&ctx.config);
+            Dispatcher::new(ctx.clone(), land).waiting_for_people(options.wait).run().await
+        }
         Err(err) => Err(err),
     };
     let (state, stop_reason) = match end {
@@ -63,6 +66,7 @@ pub(super) async fn go_on(
             (if all_landed { RunState::Succeeded } else { RunState::Failed }, None)
         }
         Ok(DispatchEnd::Interrupted(reason)) => (RunState::Interrupted, Some(reason)),
+        Ok(DispatchEnd::Waiting(reason)) => (RunState::Waiting, Some(reason)),
         Err(err) => (RunState::Interrupted, Some(stop_reason_of(&err))),
     };
     // No process of the run's roles outlives it, wherever it went (at once after a hard
@@ -306,8 +310,8 @@ async fn finish(
     // Stopped by `breeze abort`, which records the abort once this engine has let go: a
     // person gave the run up, so its unfinished tasks are failed, as `breeze status` will
     // say (`maintenance::record_abort`), not interrupted — no resume takes them up.
-    let (state, stop_reason) = if state == RunState::Interrupted && run_dir.abort_marker().exists()
-    {
+    let stopped = matches!(state, RunState::Interrupted | RunState::Waiting);
+    let (state, stop_reason) = if stopped && run_dir.abort_marker().exists() {
         status.state = RunState::Aborted;
         for task in status.tasks.iter_mut().filter(|task| !task.state.is_terminal()) {
             let cause = breeze_protocol::Cause::new(

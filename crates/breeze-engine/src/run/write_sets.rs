@@ -103,15 +103,20 @@ mod tests {
         [[task]]\nid = \"b\"\ntitle = \"B\"\nwrites = [\"src/b/\"]\n\
         [[task]]\nid = \"c\"\ntitle = \"C\"\nwrites = [\"src/c/\"]\n";
 
-    #[test]
-    fn grants_widen_the_effective_write_set() {
+    /// The write sets of [`PLAN`]'s tasks, none widened yet.
+    fn sets_of_plan() -> WriteSets {
         let plan = breeze_plan::parse_plan_toml(PLAN, std::path::Path::new("plan.toml")).unwrap();
         let records: Vec<TaskRecord> = plan
             .tasks
             .iter()
             .map(|task| TaskRecord::new(task.id.as_str(), &task.title, None))
             .collect();
-        let sets = Arc::new(WriteSets::new(&plan, &records));
+        WriteSets::new(&plan, &records)
+    }
+
+    #[test]
+    fn grants_widen_the_effective_write_set() {
+        let sets = Arc::new(sets_of_plan());
         let check = sets.check(2);
         assert!(!check("src/lib.rs"));
         sets.grant(2, &["src/lib.rs".to_string()]).unwrap();
@@ -121,13 +126,7 @@ mod tests {
 
     #[test]
     fn a_grant_of_an_invalid_entry_is_refused_naming_the_entry_and_why() {
-        let plan = breeze_plan::parse_plan_toml(PLAN, std::path::Path::new("plan.toml")).unwrap();
-        let records: Vec<TaskRecord> = plan
-            .tasks
-            .iter()
-            .map(|task| TaskRecord::new(task.id.as_str(), &task.title, None))
-            .collect();
-        let sets = WriteSets::new(&plan, &records);
+        let sets = sets_of_plan();
         let err = sets.grant(1, &["../outside".to_string()]).unwrap_err();
         let WidenError::InvalidEntry(entry) = &err;
         assert_eq!(entry.entry, "../outside");

@@ -10,7 +10,7 @@ use breeze_engine::config::LandTo;
 use breeze_engine::journal::read_events;
 use breeze_engine::step_in::request::AttachFiles;
 use breeze_engine::{BackendKind, Config, RunOptions, RunOutcome};
-use breeze_protocol::{EventKind, RunState, TaskState};
+use breeze_protocol::{EventKind, RunState, TaskState, WaitingFor};
 use breeze_test_support::plan::toml_task;
 use breeze_test_support::remote::{BareRemote, MergeStyle, merge_branch};
 use breeze_test_support::{TestRepo, git, git_line};
@@ -204,7 +204,7 @@ exit 1
     mode(&hook, 0o755);
     let before = remoted.remote.tip("main");
     let outcome = remoted.run(remoted.options(LandTo::Remote, |_| {})).await;
-    assert_eq!(outcome.state, RunState::Interrupted, "{outcome:?}");
+    assert_eq!(outcome.state, RunState::Waiting, "{outcome:?}");
     let task = outcome.status.tasks.iter().find(|t| t.id == "1").unwrap();
     assert_eq!(task.state, TaskState::Deferred);
     let cause = task.cause.as_ref().expect("a deferral says why");
@@ -246,7 +246,7 @@ async fn pull_requests_are_opened_followed_and_land_however_the_queue_merges_the
     let options = || remoted.options(LandTo::PullRequest, |_| {});
 
     let first = remoted.run(options()).await;
-    assert_eq!(first.state, RunState::Interrupted, "{first:?}");
+    assert_eq!(first.state, RunState::Waiting, "{first:?}");
     assert_eq!(first.exit_code(), breeze_protocol::ExitCode::Interrupted);
     let reason = first.stop_reason.clone().unwrap();
     assert!(reason.contains("2 task(s) wait for their pull requests to be merged"), "{reason}");
@@ -284,7 +284,7 @@ async fn pull_requests_are_opened_followed_and_land_however_the_queue_merges_the
     merge_branch(&queue, "breeze/1", MergeStyle::Squash);
     merge_branch(&queue, "breeze/2", MergeStyle::Merge);
     let second = remoted.resume(options()).await;
-    assert_eq!(second.state, RunState::Interrupted, "{second:?}");
+    assert_eq!(second.state, RunState::Waiting, "{second:?}");
     assert_eq!((state(&second, "1"), state(&second, "2")), (TaskState::Landed, TaskState::Landed));
     assert!(pr(&second, "1").merged && pr(&second, "2").merged);
     assert_eq!(state(&second, "3"), TaskState::PrOpen, "3 started from the new tip");
@@ -331,7 +331,7 @@ async fn a_pull_request_made_to_conflict_by_another_merge_is_rebuilt_and_each_ro
     let remoted = Remoted::new("Plans.md", plans);
     let options = || remoted.options(LandTo::PullRequest, |_| {});
     let first = remoted.run(options()).await;
-    assert_eq!(first.state, RunState::Interrupted, "{first:?}");
+    assert_eq!(first.state, RunState::Waiting, "{first:?}");
     let queue = remoted.remote.clone_as("queue");
     merge_branch(&queue, "breeze/1", MergeStyle::Merge);
     // Task 2's row sits next to task 1's: its pull request no longer merges cleanly.
@@ -344,7 +344,7 @@ async fn a_pull_request_made_to_conflict_by_another_merge_is_rebuilt_and_each_ro
     let before = remoted.remote.tip("breeze/2").unwrap();
 
     let second = remoted.resume(options()).await;
-    assert_eq!(second.state, RunState::Interrupted, "{second:?}");
+    assert_eq!(second.state, RunState::Waiting, "{second:?}");
     assert_eq!((state(&second, "1"), state(&second, "2")), (TaskState::Landed, TaskState::PrOpen));
     let updated: Vec<(String, String)> = events(&second)
         .into_iter()
@@ -383,7 +383,7 @@ async fn a_stacked_task_builds_on_its_dependencys_open_pull_request() {
     let remoted = Remoted::new("plan.toml", &plan);
     let options = || remoted.options(LandTo::PullRequest, |config| config.land.stack = true);
     let first = remoted.run(options()).await;
-    assert_eq!(first.state, RunState::Interrupted, "{first:?}");
+    assert_eq!(first.state, RunState::Waiting, "{first:?}");
     assert_eq!((state(&first, "1"), state(&first, "2")), (TaskState::PrOpen, TaskState::PrOpen));
     let calls = remoted.pr_calls();
     assert_eq!(calls[1][..2], ["breeze/1".to_string(), "breeze/2".to_string()], "{calls:?}");
@@ -477,7 +477,7 @@ async fn a_person_attaching_to_a_task_whose_pull_request_is_open_gets_it_and_upd
     let outcome = run.await.unwrap().unwrap();
 
     // Reviewed and pushed to the same pull request, which is followed again.
-    assert_eq!(outcome.state, RunState::Interrupted, "{outcome:?}");
+    assert_eq!(outcome.state, RunState::Waiting, "{outcome:?}");
     assert_eq!(state(&outcome, "1"), TaskState::PrOpen);
     let journal = events(&outcome);
     let updated: Vec<&EventKind> = journal
@@ -492,4 +492,46 @@ async fn a_person_attaching_to_a_task_whose_pull_request_is_open_gets_it_and_upd
         "fixed by a person\n"
     );
     assert_eq!(remoted.pr_calls().len(), 2, "task 1's pull request was not opened twice");
+}
+
+#[tokio::test]
+async fn a_waiting_run_follows_its_pull_request_until_the_team_merges_it_and_succeeds() {
+    let remoted = Remoted::new("plan.toml", &toml_task("1", "First", &["a.txt"], ""));
+    let mut options = remoted.options(LandTo::PullRequest, |config| {
+        config.land.pr_poll = std::time::Duration::from_millis(100);
+    });
+    options.wait = true;
+    let run = tokio::spawn(breeze_engine::run(options, CancellationToken::new()));
+    // The person at another terminal: once the run says it waits for the pull request,
+    // the team merges it on the forge.
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        let waits = breeze_engine::load_run(remoted.root(), None)
+            .map(|snapshot| snapshot.status_seen(true).waiting)
+            .unwrap_or_default();
+        if waits.iter().any(|wait| wait.waiting_for == WaitingFor::PullRequests) {
+            assert_eq!(waits[0].tasks, ["1"], "{waits:?}");
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the run never waited for the merge");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let queue = remoted.remote.clone_as("queue");
+    merge_branch(&queue, "breeze/1", MergeStyle::Squash);
+
+    let outcome = run.await.unwrap().unwrap();
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    assert_eq!(state(&outcome, "1"), TaskState::Landed);
+    let said: Vec<EventKind> = events(&outcome)
+        .into_iter()
+        .filter(|event| {
+            matches!(event, EventKind::RunWaiting { .. } | EventKind::PullRequestMerged { .. })
+        })
+        .collect();
+    assert!(
+        matches!(&said[..], [EventKind::RunWaiting { waits }, EventKind::PullRequestMerged { .. }]
+            if waits[0].waiting_for == WaitingFor::PullRequests),
+        "{said:?}"
+    );
+    assert_eq!(remoted.changes_on_remote("a.txt"), 1);
 }

@@ -119,7 +119,7 @@ async fn approve_all_then_resume(
     count: usize,
 ) -> RunOutcome {
     let outcome = breeze_engine::run(options.clone(), CancellationToken::new()).await.unwrap();
-    assert_eq!(outcome.state, RunState::Interrupted, "{outcome:?}");
+    assert_eq!(outcome.state, RunState::Waiting, "{outcome:?}");
     let all: Vec<String> = (1..=count).map(|n| n.to_string()).collect();
     for id in &all {
         assert_eq!(task(&outcome, id).state, TaskState::AwaitingApproval, "{outcome:?}");

@@ -168,7 +168,7 @@ fn follow_ups(outcome: &RunOutcome) -> u32 {
 /// Opens the pull request: the first run ends waiting for it, its checks pending.
 async fn opened(forge: &Forge) -> (RunOutcome, String) {
     let first = forge.run(forge.options(|_| {})).await;
-    assert_eq!(first.state, RunState::Interrupted, "{first:?}");
+    assert_eq!(first.state, RunState::Waiting, "{first:?}");
     assert_eq!(state(&first, "1"), TaskState::PrOpen);
     let looked = looks(&events(&first));
     assert_eq!(looked.len(), 1, "{looked:?}");
@@ -191,7 +191,7 @@ async fn a_failed_check_goes_back_to_the_worker_and_the_fixed_pull_request_lands
     forge.write(&format!("checks-{first_commit}.json"), FAILED);
 
     let second = forge.resume(forge.options(|_| {})).await;
-    assert_eq!(second.state, RunState::Interrupted, "{second:?}");
+    assert_eq!(second.state, RunState::Waiting, "{second:?}");
     assert_eq!(state(&second, "1"), TaskState::PrOpen, "the fix is pushed; its checks run");
     let journal = events(&second);
     let looked = looks(&journal);
@@ -250,7 +250,7 @@ async fn a_check_that_fails_on_mains_tip_too_is_mains_failure_and_not_charged() 
     forge.write(&format!("checks-{first_commit}.json"), &lint);
     forge.write("main-checks.json", &lint);
     let second = forge.resume(forge.options(|_| {})).await;
-    assert_eq!(second.state, RunState::Interrupted, "{second:?}");
+    assert_eq!(second.state, RunState::Waiting, "{second:?}");
     assert_eq!(state(&second, "1"), TaskState::PrOpen);
     let journal = events(&second);
     let looked = looks(&journal);
@@ -283,7 +283,7 @@ async fn a_flaky_check_that_passes_when_run_again_is_not_charged() {
         })
     };
     let second = forge.resume(options()).await;
-    assert_eq!(second.state, RunState::Interrupted, "{second:?}");
+    assert_eq!(second.state, RunState::Waiting, "{second:?}");
     let looked = looks(&events(&second));
     assert_eq!(looked.iter().map(|l| l.2).collect::<Vec<_>>(), [PrFollowUp::Rerun]);
     assert_eq!(forge.calls("rerun"), 1);
@@ -320,7 +320,7 @@ async fn review_comments_go_back_to_the_worker_with_the_comments_and_only_once()
             "comments":[{"id":"IC_2","author":{"login":"bo"},"body":"Why does a.txt say attempt?","createdAt":"2026-01-01T10:05:00Z"}]}"#,
     );
     let second = forge.resume(forge.options(|_| {})).await;
-    assert_eq!(second.state, RunState::Interrupted, "{second:?}");
+    assert_eq!(second.state, RunState::Waiting, "{second:?}");
     let journal = events(&second);
     let looked = looks(&journal);
     assert_eq!((looked[0].1, looked[0].2), (PrReview::ChangesRequested, PrFollowUp::BackToWorker));

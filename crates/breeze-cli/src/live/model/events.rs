@@ -32,6 +32,7 @@ impl LiveModel {
         match event {
             E::RunStarted { workers, resumed, .. } => self.run_started(*workers, *resumed, at),
             E::RunFinished { state } => self.run_finished(*state, at),
+            E::RunWaiting { waits } => self.run_waiting(waits),
             E::TaskStarted { task, title, lane } => self.task_started(task, title, *lane, at),
             E::TaskState { task, state, reason, .. } => self.task_state(task, *state, reason),
             E::ProcessStarted { task, role, log, .. } => self.process_started(task, *role, log),
@@ -82,6 +83,7 @@ impl LiveModel {
         self.started_at = at;
         self.finished = None;
         self.finished_at = None;
+        self.waiting.clear();
         Some(if resumed { "run resumed" } else { "run started" }.into())
     }
 
@@ -90,6 +92,13 @@ impl LiveModel {
         self.finished = Some(state);
         self.finished_at = at;
         Some(format!("run ended: {}", state.as_str()))
+    }
+
+    /// The run waits for people or forges: what for, and since when.
+    fn run_waiting(&mut self, waits: &[breeze_protocol::RunWait]) -> Note {
+        self.waiting = waits.to_vec();
+        let lines: Vec<String> = waits.iter().map(|wait| wait.line()).collect();
+        Some(format!("⧗ {}", lines.join("; ")))
     }
 
     /// The task took `lane` (leaving any other it was shown on).
@@ -123,8 +132,8 @@ impl LiveModel {
         Some(pull_request_line(task, (checks, review), failed, action, detail))
     }
 
-    /// The task changed state; a task that is done leaves its lane, and so does an
-    /// approved one: it waits in the landing queue, which holds no lane.
+    /// The task changed state; a task that is done, or waits to land (in the landing
+    /// queue, for a person, a pull request's merge, the checkout), leaves its lane.
     fn task_state(&mut self, task: &str, state: TaskState, reason: &Option<String>) -> Note {
         let note = state_line(task, state, reason.as_deref());
         let view = self.task(task);
@@ -136,10 +145,38 @@ impl LiveModel {
             view.attempt = view.attempts_done + 1;
             view.round = view.rounds_done + 1;
         }
-        if state.is_terminal() || state == TaskState::Landing {
+        // Done, or waiting to land (in the landing queue, for a person, a pull request's
+        // merge, the checkout): either way it holds no lane.
+        let off_lane = matches!(
+            state,
+            TaskState::Landing
+                | TaskState::AwaitingApproval
+                | TaskState::PrOpen
+                | TaskState::Deferred
+        );
+        if state.is_terminal() || off_lane {
             self.free_lane_of(task);
         }
+        self.leave_waits(task, state);
         note
+    }
+
+    /// A task in `state` no longer waits for what the run said it waited for (approved,
+    /// merged, sent back): the waits forget it, and those left without a task go.
+    fn leave_waits(&mut self, task: &str, state: TaskState) {
+        use breeze_protocol::WaitingFor;
+        let still = |what: WaitingFor| match what {
+            WaitingFor::Approval => state == TaskState::AwaitingApproval,
+            WaitingFor::PullRequests => state == TaskState::PrOpen,
+            // A deferred landing tried again is the same wait.
+            WaitingFor::Checkout => matches!(state, TaskState::Deferred | TaskState::Landing),
+        };
+        for wait in &mut self.waiting {
+            if !still(wait.waiting_for) {
+                wait.tasks.retain(|id| id != task);
+            }
+        }
+        self.waiting.retain(|wait| !wait.tasks.is_empty());
     }
 
     /// A role process started: the task's phase is its role, its log the one to read; a

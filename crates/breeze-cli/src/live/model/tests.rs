@@ -51,6 +51,7 @@ fn pending(ids: &[&str]) -> BreezeStatus {
         usage: Usage { cost_usd: Some(0.5), ..Usage::default() },
         budget: None,
         containment: None,
+        waiting: Vec::new(),
     }
 }
 

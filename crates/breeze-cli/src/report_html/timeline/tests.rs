@@ -285,7 +285,7 @@ fn an_approval_wait_leaves_the_lane_and_waits_off_it_until_the_task_lands() {
         (200, state("5", TaskState::AwaitingApproval)),
         (210, started("6", 1)),
         (220, state("6", TaskState::Running)),
-        // `breeze approve 5`: the task lands on the next free lane.
+        // `breeze approve 5` (an earlier breeze): the task lands on the next free lane.
         (900, state("5", TaskState::Landing)),
         (950, started("5", 2)),
         (960, state("5", TaskState::Landing)),
@@ -302,8 +302,14 @@ fn an_approval_wait_leaves_the_lane_and_waits_off_it_until_the_task_lands() {
         vec![piece(0, 10, Phase::Waiting), work(10, 100, 1, None), piece(100, 200, Phase::Review)]
     );
     let off = stay_of(&timeline, "5", None);
-    assert_eq!((off.start, off.end, off.ended.as_str()), (t(200), t(950), "awaiting-approval"));
-    assert_eq!(off.pieces, vec![piece(200, 950, Phase::Waiting)]);
+    assert_eq!((off.start, off.end, off.ended.as_str()), (t(200), t(900), "awaiting-approval"));
+    assert_eq!(off.pieces, vec![piece(200, 900, Phase::Waiting)]);
+    let queued: Vec<&Stay> =
+        timeline.stays.iter().filter(|stay| stay.task == "5" && stay.lane.is_none()).collect();
+    assert_eq!(
+        (queued[1].start, queued[1].end, queued[1].ended.as_str()),
+        (t(900), t(950), "restarted")
+    );
     let landing = stay_of(&timeline, "5", Some(2));
     assert_eq!(
         landing.pieces,
@@ -458,4 +464,29 @@ fn an_attempt_asking_for_scope_is_not_failed_and_a_self_review_that_does_not_hol
     assert!(mark(AttemptOutcome::SelfReview).failed());
     assert_eq!(mark(AttemptOutcome::SelfReview).shown_outcome(), Some("self-review"));
     assert_eq!(AttemptMark { number: 1, outcome: None }.shown_outcome(), None);
+}
+
+#[test]
+fn an_approved_task_landing_from_the_queue_is_a_landing_off_the_lanes_that_ends_landed() {
+    let events = journal(vec![
+        (0, run_started(false)),
+        (0, started("5", 1)),
+        (10, state("5", TaskState::Running)),
+        (100, state("5", TaskState::Reviewing)),
+        (200, state("5", TaskState::AwaitingApproval)),
+        // `breeze approve 5`: it lands from the landing queue, on no lane.
+        (900, state("5", TaskState::Landing)),
+        (1_000, state("5", TaskState::Landed)),
+        (1_000, EventKind::RunFinished { state: RunState::Succeeded }),
+    ]);
+    let timeline = derive(&events);
+    let off: Vec<&Stay> =
+        timeline.stays.iter().filter(|stay| stay.task == "5" && stay.lane.is_none()).collect();
+    assert_eq!(off.len(), 2, "{off:#?}");
+    assert_eq!(
+        (off[0].start, off[0].end, off[0].ended.as_str()),
+        (t(200), t(900), "awaiting-approval")
+    );
+    assert_eq!((off[1].start, off[1].end, off[1].ended.as_str()), (t(900), t(1_000), "landed"));
+    assert_eq!(off[1].pieces, vec![piece(900, 1_000, Phase::Landing)]);
 }
