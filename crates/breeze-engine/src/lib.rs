@@ -46,6 +46,7 @@ pub mod journal;
 mod journal_endings;
 mod kill_points;
 pub mod landing_message;
+mod landings_seen;
 pub mod lane_env;
 pub mod lane_record;
 pub mod lock;

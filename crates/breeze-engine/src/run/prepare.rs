@@ -332,8 +332,10 @@ fn keep_plan_order(snapshot: &mut RunSnapshot, plan: &Plan) -> Result<(), Engine
 /// goes on from its phase.
 fn recognize_landings(repo: &Repo, snapshot: &mut RunSnapshot) -> Result<(), EngineError> {
     let stop_at = snapshot.main_tip_at_start.0;
+    // Main read once for all the tasks, not once per task.
+    let seen = crate::landings_seen::LandingsSeen::default();
     for record in snapshot.tasks.iter_mut().filter(|record| !record.phase.is_terminal()) {
-        if let Some(commit) = repo.find_landing(&snapshot.run_id, &record.id, Some(stop_at))? {
+        if let Some(commit) = seen.find(repo, &snapshot.run_id, &record.id, stop_at)? {
             record.phase = TaskPhase::Landed;
             record.commit = Some(commit.into());
             record.set_cause(None);
