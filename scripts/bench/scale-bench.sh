@@ -8,8 +8,9 @@
 #   scripts/bench/scale-bench.sh [SIZES...]        (default: 300 1000 3000 10000)
 #
 # BREEZE=path uses that binary (default: release, in CARGO_TARGET_DIR). BENCH_DIR keeps
-# the work folder. PERF=1 records a CPU profile of each run (`perf record -g`) into
-# BENCH_DIR/perf-N.data and prints its top symbols.
+# the work folder. PERF=1 records a CPU profile of each run (`perf record -g`, or the
+# options in PERF_ARGS, e.g. "-F 99 --call-graph dwarf") into BENCH_DIR/perf-N.data and
+# prints its top symbols.
 set -euo pipefail
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(300 1000 3000 10000)
@@ -41,7 +42,8 @@ CONFIG
     printf "[[task]]\nid = \"%d\"\ntitle = \"task %d\"\ndod = \"one line added\"\nwrites = [\"%s\"]\n\n", NR, NR, $0
   }' > "$repo/plan.toml"
   profile=()
-  [ "${PERF:-0}" = 1 ] && profile=(perf record -g -o "$work/perf-$n.data" --)
+  # shellcheck disable=SC2206 # PERF_ARGS is a list of perf options
+  [ "${PERF:-0}" = 1 ] && profile=(perf record ${PERF_ARGS:--g} -o "$work/perf-$n.data" --)
   t0=$(date +%s.%N)
   (cd "$repo" && /usr/bin/time -v -o "$work/time-$n.txt" "${profile[@]}" "$breeze" run plan.toml --skip-setup-check >/dev/null 2>"$work/stderr-$n.txt")
   t1=$(date +%s.%N)
