@@ -7,6 +7,9 @@
 #
 #   scripts/bench/scale-bench.sh [SIZES...]        (default: 300 1000 3000 10000)
 #
+# REPO_FILES=n gives every plan size a repository of n files (default: as many files as
+# tasks): what a landing costs grows with the repository (each index write hashes the
+# whole index), so a fixed size measures the plan's own share.
 # BREEZE=path uses that binary (default: release, in CARGO_TARGET_DIR). BENCH_DIR keeps
 # the work folder. PERF=1 records a CPU profile of each run (`perf record -g`, or the
 # options in PERF_ARGS, e.g. "-F 99 --call-graph dwarf") into BENCH_DIR/perf-N.data and
@@ -26,7 +29,7 @@ printf '%-7s %9s %12s %10s %14s  %s\n' tasks "wall (s)" "per task ms" "RSS (MB)"
 for n in "${sizes[@]}"; do
   repo="$work/repo-$n"
   rm -rf "$repo"
-  "$here/git-gen-repo.sh" "$repo" "$n" >/dev/null
+  "$here/git-gen-repo.sh" "$repo" "${REPO_FILES:-$n}" >/dev/null
   cat > "$repo/breeze.toml" <<'CONFIG'
 [run]
 max_workers = 3
@@ -38,7 +41,7 @@ backend = "scripted"
 backend = "scripted"
 CONFIG
   printf 'breeze.toml\nplan.toml\n' >> "$repo/.git/info/exclude"
-  git -C "$repo" ls-files | head -n "$n" | awk '{
+  git -C "$repo" ls-files | awk -v n="$n" 'NR > n { next } {
     printf "[[task]]\nid = \"%d\"\ntitle = \"task %d\"\ndod = \"one line added\"\nwrites = [\"%s\"]\n\n", NR, NR, $0
   }' > "$repo/plan.toml"
   profile=()
