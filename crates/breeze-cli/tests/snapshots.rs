@@ -1181,6 +1181,7 @@ fn failed_run(tasks: Vec<TaskRecord>, updated_at: &str) -> RunSnapshot {
         universal_violations: Vec::new(),
         containment: None,
         budget: Default::default(),
+        generation: 0,
         waiting: Vec::new(),
         windows: Vec::new(),
     }

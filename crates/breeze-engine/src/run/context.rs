@@ -27,6 +27,8 @@ pub(crate) struct RunContext {
     pub run_id: String,
     /// Main when the run started: landings of this run are searched back to here.
     pub main_tip_at_start: ObjectId,
+    /// This run's landings on main, as far as main was read.
+    pub landings_seen: Arc<crate::landings_seen::LandingsSeen>,
     pub repo: Arc<Repo>,
     pub config: Config,
     pub plan: Plan,
@@ -89,6 +91,47 @@ impl RunContext {
     /// Records the worktree lane `lane` holds now.
     pub fn set_lane(&self, lane: u32, worktree: breeze_git::Worktree) {
         self.lanes.lock().unwrap_or_else(|p| p.into_inner())[lane as usize - 1] = Some(worktree);
+    }
+
+    /// Makes `worktree` lane `lane`'s unless another lane holds it: checked and recorded at
+    /// once, so two lanes taking up kept worktrees side by side never take the same one.
+    /// What the lane held before, or `None` when another lane holds it.
+    pub fn claim_lane(
+        &self,
+        lane: u32,
+        worktree: &breeze_git::Worktree,
+    ) -> Option<Option<breeze_git::Worktree>> {
+        let mut lanes = self.lanes.lock().unwrap_or_else(|p| p.into_inner());
+        let slot = lane as usize - 1;
+        let elsewhere = lanes.iter().enumerate().any(|(other, held)| {
+            other != slot && held.as_ref().is_some_and(|held| held.path == worktree.path)
+        });
+        (!elsewhere).then(|| lanes[slot].replace(worktree.clone()))
+    }
+
+    /// Gives lane `lane` back what it held before a [`Self::claim_lane`] it could not use.
+    pub fn release_lane(&self, lane: u32, before: Option<breeze_git::Worktree>) {
+        self.lanes.lock().unwrap_or_else(|p| p.into_inner())[lane as usize - 1] = before;
+    }
+
+    /// The landing commit on main of task `index`, when a run cut short landed it already
+    /// (found by its trailers since the run started).
+    pub async fn landed_on_main(
+        &self,
+        index: usize,
+    ) -> Result<Option<breeze_git::Oid>, EngineError> {
+        let (seen, run_id, task_id) =
+            (self.landings_seen.clone(), self.run_id.clone(), self.task(index).id.to_string());
+        let stop_at = self.main_tip_at_start.0;
+        self.git(move |repo| seen.find(repo, &run_id, &task_id, stop_at)).await
+    }
+
+    /// Whether a lane other than `lane` holds the worktree at `path`.
+    pub fn held_by_another_lane(&self, lane: u32, path: &Path) -> bool {
+        let lanes = self.lanes.lock().unwrap_or_else(|p| p.into_inner());
+        lanes.iter().enumerate().any(|(other, held)| {
+            other != lane as usize - 1 && held.as_ref().is_some_and(|held| held.path == path)
+        })
     }
 
     /// Runs blocking git work off the async threads, with a fresh handle. A step the stop

@@ -89,7 +89,7 @@ pub(super) fn new_run(options: &RunOptions) -> Result<Prepared, EngineError> {
     let run_dir = create_run_dir(&root, &plan_path)?;
     crate::role_commands::fix_for_run(&mut config, &root, run_dir.root())?;
     let now = clock::now_rfc3339();
-    let snapshot = RunSnapshot {
+    let mut snapshot = RunSnapshot {
         format_version: FORMAT_VERSION,
         run_id: run_dir.run_id().to_string(),
         plan: plan_path.display().to_string(),
@@ -105,6 +105,7 @@ pub(super) fn new_run(options: &RunOptions) -> Result<Prepared, EngineError> {
         universal_violations: Vec::new(),
         containment: None,
         budget,
+        generation: 0,
         waiting: Vec::new(),
         windows: Vec::new(),
     };
@@ -332,8 +333,10 @@ fn keep_plan_order(snapshot: &mut RunSnapshot, plan: &Plan) -> Result<(), Engine
 /// goes on from its phase.
 fn recognize_landings(repo: &Repo, snapshot: &mut RunSnapshot) -> Result<(), EngineError> {
     let stop_at = snapshot.main_tip_at_start.0;
+    // Main read once for all the tasks, not once per task.
+    let seen = crate::landings_seen::LandingsSeen::default();
     for record in snapshot.tasks.iter_mut().filter(|record| !record.phase.is_terminal()) {
-        if let Some(commit) = repo.find_landing(&snapshot.run_id, &record.id, Some(stop_at))? {
+        if let Some(commit) = seen.find(repo, &snapshot.run_id, &record.id, stop_at)? {
             record.phase = TaskPhase::Landed;
             record.commit = Some(commit.into());
             record.set_cause(None);

@@ -228,7 +228,7 @@ impl TaskDriver {
         let (hash, index) = (request.trigger_hash.clone(), self.index);
         self.ctx
             .book
-            .update(|snapshot| {
+            .update_task(index, |snapshot| {
                 snapshot.consulted.insert(hash.clone(), path_text.clone());
                 snapshot.tasks[index].advisor_consults += 1;
                 snapshot.tasks[index].last_advice = Some(path_text.clone());

@@ -290,7 +290,7 @@ impl TaskDriver {
         let (index, round, verdict) = (self.index, change.round, normalized.verdict);
         self.ctx
             .book
-            .update(|snapshot| {
+            .update_task(index, |snapshot| {
                 for lesson in lessons {
                     if !snapshot.universal_violations.contains(&lesson) {
                         snapshot.universal_violations.push(lesson);
