@@ -258,6 +258,7 @@ mod tests {
             budget: BudgetRecord::default(),
             generation: 0,
             waiting: Vec::new(),
+            windows: Vec::new(),
         }
     }
 
