@@ -24,21 +24,28 @@ const DEFAULT_KILLS: usize = 5;
 /// The file of the big task the user writes while the engine is dead.
 const USER_FILE: &str = "big/0007";
 
-/// A small random generator (xorshift64*); the seed is printed, `BREEZE_KILL_SEED` replays it.
+/// A small random generator (xorshift64*). Seeded with `BREEZE_KILL_SEED` when set, else
+/// with a fixed seed, so that CI draws the same kill points every time; the seed is printed
+/// and named in the failure messages of the tests that take one.
 struct Rng(u64);
 
+/// The seeds a test draws its kill points from when `BREEZE_KILL_SEED` is not set.
+const DEFAULT_SEEDS: &[u64] = &[0x5eed_0001, 0x5eed_0002];
+
 impl Rng {
+    /// `BREEZE_KILL_SEED` (one seed), else [`DEFAULT_SEEDS`].
+    fn seeds() -> Vec<u64> {
+        match std::env::var("BREEZE_KILL_SEED") {
+            Ok(seed) => vec![seed.parse().expect("BREEZE_KILL_SEED is a number")],
+            Err(_) => DEFAULT_SEEDS.to_vec(),
+        }
+    }
+
     fn from_env() -> Rng {
-        let seed = std::env::var("BREEZE_KILL_SEED")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or_else(|| {
-                let nanos = std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .unwrap()
-                    .as_nanos() as u64;
-                nanos ^ u64::from(std::process::id()) << 32
-            });
+        Rng::seeded(Rng::seeds()[0])
+    }
+
+    fn seeded(seed: u64) -> Rng {
         eprintln!("landing kills: BREEZE_KILL_SEED={seed}");
         Rng(seed | 1)
     }
@@ -639,4 +646,130 @@ fn a_kill_while_a_lane_looks_at_mains_failing_check_resumes_on_the_tasks_branch(
     assert_eq!(landed.trim(), "src/parser.txt", "the task's work, and nothing else, landed");
     assert_eq!(git(&root, &["status", "--porcelain"]), "");
     assert_no_stray_files(&root, "");
+}
+
+/// Tasks of the large run killed at random points.
+const LARGE_RUN_TASKS: usize = 120;
+/// Kills of the large run (each in the `breeze run` or `breeze resume` after the last).
+const LARGE_RUN_KILLS: usize = 6;
+
+/// The state a resume starts from (`run.json` with its change lines folded in) agrees with
+/// the journal: each task the journal says landed is landed in it, each task landed in it
+/// has its landing commit on main — the journal's `landed` commit when it has one (a
+/// landing recognized on main by a resume is journaled after it is saved). How many tasks
+/// it holds landed.
+fn snapshot_agrees_with_journal(root: &Path, at: &str) -> usize {
+    let run_dir = journal_path(root).unwrap().parent().unwrap().to_path_buf();
+    let snapshot = breeze_engine::snapshot::RunSnapshot::load(&run_dir.join("run.json"))
+        .unwrap_or_else(|err| panic!("{at}: the state does not read: {err}"));
+    let on_main: std::collections::HashSet<String> =
+        git(root, &["rev-list", "main"]).lines().map(str::to_string).collect();
+    let mut landed_commits = std::collections::HashMap::new();
+    let mut said_landed = Vec::new();
+    for event in journal(root) {
+        match event.event {
+            EventKind::Landed { task, commit, .. } => {
+                landed_commits.insert(task, commit);
+            }
+            EventKind::TaskState { task, state: TaskState::Landed, .. } => said_landed.push(task),
+            _ => {}
+        }
+    }
+    for id in &said_landed {
+        let task = snapshot.task(id).unwrap_or_else(|| panic!("task {id} is in the state"));
+        assert_eq!(
+            task.phase,
+            breeze_engine::snapshot::TaskPhase::Landed,
+            "{at}: the journal says task {id} landed"
+        );
+    }
+    let mut landed = 0;
+    for task in &snapshot.tasks {
+        if task.phase != breeze_engine::snapshot::TaskPhase::Landed {
+            continue;
+        }
+        landed += 1;
+        let commit = task.commit.expect("a landed task has its commit").to_string();
+        if let Some(journaled) = landed_commits.get(&task.id) {
+            assert_eq!(
+                journaled, &commit,
+                "{at}: task {} landed as the journal's `landed` says",
+                task.id
+            );
+        }
+        assert!(on_main.contains(&commit), "{at}: {commit} is on main");
+    }
+    landed
+}
+
+#[test]
+fn a_large_run_killed_at_random_points_resumes_from_a_state_that_agrees_with_its_journal() {
+    for seed in Rng::seeds() {
+        large_run_killed_at_random_points(seed);
+    }
+}
+
+/// [`a_large_run_killed_at_random_points_resumes_from_a_state_that_agrees_with_its_journal`]
+/// with the kill points drawn from `seed`; every failure message names the seed.
+fn large_run_killed_at_random_points(seed: u64) {
+    let mut plan = String::new();
+    let mut files = vec![("breeze.toml".to_string(), SCRIPTED_CONFIG.to_string())];
+    for n in 1..=LARGE_RUN_TASKS {
+        let path = format!("src/{n:04}.txt");
+        plan += &toml_task(&n.to_string(), &format!("Task {n}"), &[&path], "");
+        files.push((path, format!("file {n}\n")));
+    }
+    files.push(("plan.toml".into(), plan));
+    let files: Vec<(&str, &str)> = files.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+    let (_temp, root) = repo_with(&files);
+    let mut rng = Rng::seeded(seed);
+
+    let mut args = ["run"];
+    let mut landed_before = 0;
+    for kill in 1..=LARGE_RUN_KILLS {
+        let at = format!("BREEZE_KILL_SEED={seed}, kill {kill}");
+        // A kill once the journal grew by a random amount: anywhere in a task's way.
+        let from =
+            journal_path(&root).and_then(|p| std::fs::metadata(p).ok()).map_or(0, |m| m.len());
+        let grow = 1 + rng.below(40_000);
+        let mut child = breeze()
+            .current_dir(&root)
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let reached = wait_until(&mut child, "the journal to grow", || {
+            journal_path(&root)
+                .and_then(|p| std::fs::metadata(p).ok())
+                .is_some_and(|m| m.len() >= from + grow)
+        });
+        if !reached || child.try_wait().unwrap().is_some() {
+            let _ = child.wait();
+            break; // the run finished first
+        }
+        child.kill().unwrap(); // SIGKILL
+        assert_eq!(child.wait().unwrap().signal(), Some(9), "{at}");
+        eprintln!("  {at} after {grow} journal bytes");
+        let landed = snapshot_agrees_with_journal(&root, &at);
+        assert!(landed >= landed_before, "{at}: landed tasks stay landed");
+        landed_before = landed;
+        args = ["resume"];
+    }
+
+    // One resume finishes the run, whatever the kills interrupted.
+    let at = format!("BREEZE_KILL_SEED={seed}, after the kills");
+    if status_json(&root)["state"] != "succeeded" {
+        let resumed = run_in(&root, &["resume"]);
+        assert_eq!(resumed.status.code(), Some(0), "{at}: {}", both(&resumed));
+    }
+    let status = status_json(&root);
+    assert_eq!(status["state"], "succeeded", "{at}: {status}");
+    for n in 1..=LARGE_RUN_TASKS {
+        let id = n.to_string();
+        assert_eq!(task_state(&status, &id), "landed", "{at}: {status}");
+        assert_eq!(landings_of(&root, &id), 1, "{at}: task {id} once on main");
+    }
+    assert_eq!(snapshot_agrees_with_journal(&root, &at), LARGE_RUN_TASKS);
+    assert_eq!(git(&root, &["status", "--porcelain"]), "", "{at}");
 }

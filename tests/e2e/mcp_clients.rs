@@ -37,7 +37,10 @@ fn tools_called(stream: &str) -> Vec<String> {
             if let Some(name) =
                 block["name"].as_str().and_then(|n| n.strip_prefix("mcp__plugin_breeze_breeze__"))
             {
-                called.push(name.to_string());
+                // `wait` returns at each task change: waits in a row are one wait.
+                if !(name == "wait" && called.last().is_some_and(|last| last == "wait")) {
+                    called.push(name.to_string());
+                }
             }
         }
     }

@@ -53,7 +53,7 @@ pub(crate) fn clis() -> Option<PathBuf> {
 pub(crate) struct ModelServer {
     child: Child,
     pub(crate) port: u16,
-    requests: PathBuf,
+    pub(crate) requests: PathBuf,
     pub(crate) errors: PathBuf,
 }
 

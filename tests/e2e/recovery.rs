@@ -323,3 +323,59 @@ fn sigterm_ends_a_slow_checkout_at_once_and_resume_finishes_the_run() {
     assert_eq!(git(&root, &["show", "main:data.dat"]), "payload\n");
     git(&root, &["fsck", "--strict"]);
 }
+
+#[test]
+fn a_task_killed_in_a_lane_resume_does_not_adopt_goes_on_there_when_resumed() {
+    // The worker writes its task's file, says it started, and waits for `go` to finish.
+    let (temp, root) = repo_with(&[("README.md", "r\n")]);
+    let signal = temp.path().join("signal");
+    std::fs::create_dir(&signal).unwrap();
+    let worker = format!(
+        "cat > /dev/null\necho \"work of $BREEZE_TASK_ID\" > \"$BREEZE_TASK_ID.txt\"\ntouch {dir}/started-$BREEZE_TASK_ID\nwhile [ ! -f {dir}/go ]; do sleep 0.05; done\nprintf '{{\"schema_version\":\"worker-report.v1\",\"status\":\"completed\",\"summary\":\"ok\"}}' > \"$BREEZE_OUTPUT\"\n",
+        dir = signal.display()
+    );
+    let script = temp.path().join("worker.sh");
+    std::fs::write(&script, worker).unwrap();
+    let config = shell_worker_config(&script, "")
+        + &format!(
+            "[run]\nmax_workers = 1\n[sandbox]\nwritable = [{:?}]\n",
+            signal.display().to_string()
+        );
+    std::fs::write(root.join("breeze.toml"), config).unwrap();
+    let killed_at_work = |id: &str| {
+        let mut engine = breeze()
+            .current_dir(&root)
+            .args(["run"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        wait_for("the worker to start", || signal.join(format!("started-{id}")).exists());
+        engine.kill().unwrap();
+        engine.wait().unwrap();
+    };
+
+    // A first run killed and aborted leaves lane-1 on task/1; the user keeps a note there,
+    // so the next run works in a worktree of another name, lane-1-2 — and is killed.
+    std::fs::write(root.join("plan.toml"), toml_task("1", "One", &["1.txt"], "")).unwrap();
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-qm", "config"]);
+    killed_at_work("1");
+    let aborted = run_in(&root, &["abort"]);
+    assert_eq!(aborted.status.code(), Some(0), "{}", both(&aborted));
+    std::fs::write(crate::support::lane(&root, "lane-1").join("notes.txt"), "mine\n").unwrap();
+    std::fs::write(root.join("plan.toml"), toml_task("2", "Two", &["2.txt"], "")).unwrap();
+    git(&root, &["commit", "-qam", "plan 2"]);
+    killed_at_work("2");
+    let second = crate::support::lane(&root, "lane-1-2");
+    assert_eq!(git(&second, &["branch", "--show-current"]), "task/2\n");
+
+    // The resume takes lane-1 back for lane 1 (resume adopts `lane-<n>`); task 2 goes on in
+    // lane-1-2, where its branch is checked out, and lands what its worker wrote there.
+    std::fs::write(signal.join("go"), "").unwrap();
+    let resumed = run_in(&root, &["resume"]);
+    assert_eq!(resumed.status.code(), Some(0), "{}", both(&resumed));
+    assert_eq!(status_json(&root)["tasks"][0]["state"], "landed");
+    assert_eq!(git(&root, &["show", "main:2.txt"]), "work of 2\n");
+    git(&root, &["fsck", "--strict"]);
+}

@@ -179,6 +179,9 @@ pub struct AgentCall {
     /// another ruleset. Not confined: codex's sandbox keeps writes in the worktree and the
     /// scratch folder (not `/tmp`).
     pub confinement: Option<breeze_supervise::Confinement>,
+    /// Where the CLI may connect (a network namespace of its own and the proxy's
+    /// allow-list); `None`: wherever the engine can.
+    pub network: Option<breeze_supervise::NetworkAccess>,
     /// Marks every process of the run, so descendants that leave the CLI's process group
     /// end with it (`breeze_supervise::ProcessSpec::marker`).
     pub marker: Option<String>,
@@ -242,6 +245,7 @@ impl AgentCall {
             max_budget_usd: None,
             in_write_set: None,
             confinement: None,
+            network: None,
             marker: None,
             scratch_dir,
             private_git: None,
@@ -294,6 +298,7 @@ impl fmt::Debug for AgentCall {
             .field("in_write_set", &self.in_write_set.is_some())
             .field("private_git", &self.private_git)
             .field("confinement", &self.confinement)
+            .field("network", &self.network)
             .field("marker", &self.marker)
             .field("scratch_dir", &self.scratch_dir)
             .field("activity", &self.activity.is_some())
@@ -483,6 +488,10 @@ pub struct AgentResult {
     pub write_violations: Vec<String>,
     /// Stream lines that were not JSON (kept in the raw log only).
     pub malformed_lines: u64,
+    /// Where the backend's usage windows stood at the end of the call, as far as the CLI
+    /// reported them (subscriptions only): claude's `rate_limit_event`, codex's last
+    /// `token_count` rate limits of the thread.
+    pub windows: Vec<breeze_protocol::UsageWindow>,
     /// Short human text for errors: the failure, notes from the stream, the stderr tail.
     pub diagnostics: String,
     /// The raw stdout log.

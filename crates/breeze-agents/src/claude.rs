@@ -182,6 +182,10 @@ impl ClaudeStream {
         let kind =
             info.get("rateLimitType").and_then(Value::as_str).unwrap_or("unknown").to_owned();
         let resets_at = info.get("resetsAt").and_then(Value::as_u64);
+        for window in crate::windows::claude_windows(info) {
+            self.parsed.windows.retain(|known| known.window != window.window);
+            self.parsed.windows.push(window);
+        }
         match status {
             "rejected" => self.rate_limit_rejected = Some((kind, resets_at)),
             "allowed" => self.rate_limit_rejected = None,

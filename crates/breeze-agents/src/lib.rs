@@ -50,6 +50,7 @@ mod codex;
 mod parsed;
 mod run;
 mod strict;
+mod windows;
 mod write_check;
 
 pub use args::{

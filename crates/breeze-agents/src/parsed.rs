@@ -44,6 +44,8 @@ pub struct Parsed {
     pub malformed_lines: u64,
     /// Short notes for the diagnostics (warnings, questions, recovered errors).
     pub notes: Vec<String>,
+    /// The usage windows the stream last reported (claude `rate_limit_event`), by window.
+    pub windows: Vec<breeze_protocol::UsageWindow>,
 }
 
 /// Cuts `text` to at most `max` bytes on a character boundary, marking the cut.

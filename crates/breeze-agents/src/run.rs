@@ -133,6 +133,7 @@ pub async fn run_agent(
     spec.grace = call.grace;
     spec.max_line_bytes = AGENT_MAX_LINE_BYTES;
     spec.confinement = call.confinement.clone();
+    spec.network = call.network.clone();
     spec.marker = call.marker.clone();
     let activity: Option<Arc<dyn ActivityProbe>> = match &call.activity {
         Some(probe) if call.writes() => Some(probe.clone()),
@@ -160,6 +161,11 @@ pub async fn run_agent(
         && let (Some(total), Some(earlier)) = (&parsed.session_usage, &call.resume_baseline)
     {
         parsed.usage = usage_since(total, earlier);
+    }
+    if let (AgentKind::Codex, Some(home), Some(thread)) =
+        (call.kind, &call.home, &parsed.session_id)
+    {
+        parsed.windows = crate::windows::codex_windows(home, thread, SystemTime::now());
     }
     Ok(combine(call.kind, parsed, outcome, SystemTime::now()))
 }
@@ -245,6 +251,7 @@ fn combine(kind: AgentKind, mut parsed: Parsed, outcome: Outcome, now: SystemTim
         session_usage: parsed.session_usage,
         write_violations: parsed.write_violations,
         malformed_lines: parsed.malformed_lines,
+        windows: parsed.windows,
         diagnostics,
         stdout_log: outcome.stdout_log,
         stderr_log: outcome.stderr_log,

@@ -263,6 +263,10 @@ pub struct ResumeArgs {
     /// Raise the run's token cap to N input + output tokens in all (`[budget] run_tokens`).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub budget_tokens: Option<u64>,
+    /// A run stopped for a usage window or a rate limit: wait for the reset it was given
+    /// (the windows in run.json, else its last rate-limit wait), then resume.
+    #[arg(long)]
+    pub at_reset: bool,
     /// Whether the run waits for approvals and pull requests.
     #[command(flatten)]
     pub wait: WaitArgs,

@@ -275,6 +275,9 @@ fn run_heading(status: &BreezeStatus) -> String {
     for wait in &status.waiting {
         out.push_str(&format!("{}\n", wait.line()));
     }
+    for window in &status.windows {
+        out.push_str(&format!("usage window: {}\n", window.line()));
+    }
     out
 }
 
@@ -422,6 +425,7 @@ mod tests {
             budget: None,
             containment: None,
             waiting: Vec::new(),
+            windows: Vec::new(),
         }
     }
 

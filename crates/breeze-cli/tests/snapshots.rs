@@ -106,6 +106,7 @@ fn run_status(state: RunState, workers: u32, tasks: Vec<TaskStatus>) -> BreezeSt
         budget: None,
         containment: None,
         waiting: Vec::new(),
+        windows: Vec::new(),
     }
 }
 
@@ -785,6 +786,7 @@ fn doctor_report() {
     let confined = DoctorReport {
         kernel: KernelSupport::Landlock { abi: 6 },
         user_namespaces: Some(true),
+        network_namespaces: Ok(()),
         dev_shm: breeze_supervise::DevShmSupport::Private,
         isolation: breeze_supervise::IsolationSupport::PidNamespace {
             proc_limit: None,
@@ -815,6 +817,7 @@ fn doctor_report() {
             reason: "Landlock is not enabled in this kernel (boot with lsm=landlock,...)".into(),
         },
         user_namespaces: None,
+        network_namespaces: Err("network namespaces are a Linux feature and this is macos".into()),
         dev_shm: breeze_supervise::DevShmSupport::NotWritable {
             reason: "namespaces are a Linux feature and this is macos".into(),
         },
@@ -1178,6 +1181,8 @@ fn failed_run(tasks: Vec<TaskRecord>, updated_at: &str) -> RunSnapshot {
         universal_violations: Vec::new(),
         containment: None,
         budget: Default::default(),
+        generation: 0,
         waiting: Vec::new(),
+        windows: Vec::new(),
     }
 }

@@ -16,8 +16,9 @@ use breeze_protocol::Role;
 use breeze_supervise::{Confinement, KernelSupport};
 
 use crate::backend::Runs;
-use crate::config::{Config, SandboxMode};
+use crate::config::{Config, NetworkPolicy, SandboxMode};
 use crate::error::EngineError;
+use crate::read_policy::{ReadPolicy, RepositoryPlaces};
 
 /// How this run confines its roles, decided once at run start.
 #[derive(Debug, Clone)]
@@ -33,6 +34,11 @@ pub struct Containment {
     /// Single files the tools of those folders need writable beside them: cargo's
     /// package-cache locks ([`crate::tool_caches::lock_files`]).
     pub extra_writable_files: Vec<PathBuf>,
+    /// Where confined roles and commands may read ([`Containment::reading`]); `None`:
+    /// everywhere.
+    pub reads: Option<ReadPolicy>,
+    /// Where roles and commands may connect; [`NetworkPolicy::Open`] when not enforced.
+    pub network: NetworkPolicy,
 }
 
 impl Containment {
@@ -57,6 +63,13 @@ impl Containment {
                 true
             }
         };
+        let network = match config.sandbox_mode {
+            SandboxMode::Detect => NetworkPolicy::Open,
+            _ => config.network.clone(),
+        };
+        if matches!(network, NetworkPolicy::AllowList(_)) {
+            refuse_without_kernel_support(&kernel)?;
+        }
         let extra_writable = writable_paths(config, home)?;
         for path in &extra_writable {
             create_missing_folder(path);
@@ -68,7 +81,44 @@ impl Containment {
             mode: config.sandbox_mode,
             extra_writable,
             extra_writable_files,
+            reads: None,
+            network,
         })
+    }
+
+    /// How roles working on `repo` are confined, with the person's `HOME`.
+    pub fn for_repository(config: &Config, repo: &Repo) -> Result<Containment, EngineError> {
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        let worktrees = repo.worktree_root().ok();
+        let places = RepositoryPlaces {
+            checkout: repo.workdir(),
+            git_dir: repo.common_dir(),
+            worktrees: worktrees.as_deref(),
+        };
+        Containment::decide(config, home.as_deref())?.reading(config, home.as_deref(), &places)
+    }
+
+    /// Where confined roles and commands of the repository at `places` may read (nothing
+    /// changes when they are not confined).
+    pub fn reading(
+        mut self,
+        config: &Config,
+        home: Option<&Path>,
+        places: &RepositoryPlaces<'_>,
+    ) -> Result<Containment, EngineError> {
+        if self.enforced {
+            let path_var = std::env::var_os("PATH");
+            self.reads = Some(ReadPolicy::decide(config, home, places, path_var.as_deref())?);
+        }
+        Ok(self)
+    }
+
+    /// The paths a confined process with working folder `cwd` may read (`None`: all).
+    fn readable(&self, cwd: &Path) -> Option<Vec<PathBuf>> {
+        let reads = self.reads.as_ref()?;
+        let mut readable = reads.readable.clone();
+        readable.push(cwd.to_path_buf());
+        Some(readable)
     }
 
     /// One line for the run start and `breeze status`.
@@ -84,6 +134,21 @@ impl Containment {
                 self.unconfined_reason()
             )
         };
+        match &self.network {
+            NetworkPolicy::Open => text.push_str(
+                "; network OPEN: roles and commands reach whatever this machine can (sandbox.network = \"open\" or sandbox.mode = \"detect\")",
+            ),
+            NetworkPolicy::AllowList(hosts) => {
+                let hosts: Vec<String> = hosts.iter().map(ToString::to_string).collect();
+                let listed = if hosts.is_empty() { "nothing else".to_string() } else { hosts.join(", ") };
+                text.push_str(&format!(
+                    "; network allow-listed: each role reaches its model API and {listed}; everything else is refused and recorded"
+                ));
+            }
+        }
+        if self.reads.is_some() {
+            text.push_str("; your home folder and checkout are unreadable to them but for toolchains, caches and the repository's .git (`breeze doctor` lists them)");
+        }
         if !self.extra_writable.is_empty() {
             let paths: Vec<String> =
                 self.extra_writable.iter().map(|p| p.display().to_string()).collect();
@@ -120,7 +185,8 @@ impl Containment {
         if !self.enforced || matches!(runs, Runs::InProcess) {
             return Ok(None);
         }
-        let mut confinement = Confinement::default();
+        let mut confinement =
+            Confinement { readable: self.readable(cwd), ..Confinement::default() };
         confinement.writable_dirs.push(scratch.to_path_buf());
         if role == Role::Worker {
             confinement.writable_dirs.push(cwd.to_path_buf());
@@ -182,7 +248,8 @@ impl Containment {
         if !self.enforced {
             return None;
         }
-        let mut confinement = Confinement::default();
+        let mut confinement =
+            Confinement { readable: self.readable(checkout), ..Confinement::default() };
         confinement.writable_dirs.push(checkout.to_path_buf());
         confinement.writable_dirs.push(scratch.to_path_buf());
         confinement.writable_dirs.extend(also_writable.iter().cloned());
@@ -205,27 +272,30 @@ pub(crate) fn writable_paths(
     config: &Config,
     home: Option<&Path>,
 ) -> Result<Vec<PathBuf>, EngineError> {
-    let mut paths = Vec::new();
-    for entry in &config.sandbox_writable {
-        let path = match (entry.strip_prefix("~/"), home) {
-            (Some(rest), Some(home)) => home.join(rest),
-            (Some(_), None) => {
-                return Err(EngineError::usage(
-                    format!("sandbox.writable: `{entry}` starts with ~/ but HOME is not set"),
-                    "write the path out in full",
-                ));
-            }
-            (None, _) => PathBuf::from(entry),
-        };
-        if !path.is_absolute() {
-            return Err(EngineError::usage(
-                format!("sandbox.writable: `{entry}` is not an absolute path"),
-                "write absolute paths (or ~/...) in sandbox.writable",
-            ));
-        }
-        paths.push(path);
+    crate::read_policy::expand_home_paths(&config.sandbox_writable, home, "sandbox.writable")
+}
+
+/// Roles on an allow-listed network need a network namespace each, and confinement by the
+/// kernel; without either the run does not start (unless the person opens the network or
+/// says `sandbox.mode = "detect"`).
+fn refuse_without_kernel_support(kernel: &KernelSupport) -> Result<(), EngineError> {
+    let missing = match (kernel, breeze_supervise::network_namespace_support()) {
+        (KernelSupport::Unavailable { reason }, _) => Some(format!("no Landlock: {reason}")),
+        (_, Err(reason)) => Some(reason),
+        _ => match breeze_supervise::isolation_support() {
+            breeze_supervise::IsolationSupport::SessionOnly { reason } => Some(reason),
+            _ => None,
+        },
+    };
+    match missing {
+        None => Ok(()),
+        Some(missing) => Err(EngineError::usage(
+            format!(
+                "roles cannot be kept to the run's network allow-list and read list here: {missing}"
+            ),
+            "set network = \"open\" under [sandbox] in breeze.toml to run with the network open (reads then stay confined where Landlock is), or sandbox.mode = \"detect\" to run with detection only (docs/SECURITY.md)",
+        )),
     }
-    Ok(paths)
 }
 
 /// Creates the `sandbox.writable` folder `path` when nothing is there yet: a rule needs an
@@ -658,5 +728,25 @@ mod tests {
         config.sandbox_writable = vec!["~/.npmrc".into()];
         Containment::decide(&config, Some(home.path())).unwrap();
         assert!(home.path().join(".npmrc").is_file());
+    }
+
+    #[test]
+    fn without_landlock_an_allow_listed_run_refuses_and_says_how_to_run_anyway() {
+        let kernel = KernelSupport::Unavailable { reason: "this kernel has no Landlock".into() };
+        let err = refuse_without_kernel_support(&kernel).unwrap_err();
+        assert!(err.to_string().contains("no Landlock: this kernel has no Landlock"), "{err}");
+        let hints = err.hints().join(" ");
+        assert!(
+            hints.contains("network = \"open\"") && hints.contains("sandbox.mode = \"detect\""),
+            "{hints}"
+        );
+        // With the network open (or detect), the same machine runs.
+        let mut config = Config::defaults();
+        config.network = NetworkPolicy::Open;
+        assert!(Containment::decide(&config, None).is_ok());
+        config.network = NetworkPolicy::AllowList(Vec::new());
+        config.sandbox_mode = SandboxMode::Detect;
+        let detect = Containment::decide(&config, None).unwrap();
+        assert_eq!(detect.network, NetworkPolicy::Open, "detect confines nothing");
     }
 }

@@ -37,6 +37,9 @@ pub struct DoctorReport {
     /// Whether role processes run in PID namespaces of their own (everything they start
     /// ends with them; no terminal of the person's), or in a session of their own only.
     pub isolation: IsolationSupport,
+    /// Whether roles can get network namespaces of their own (the allow-listed network),
+    /// or why not.
+    pub network_namespaces: Result<(), String>,
     /// Each role's command as a run started now would run it (relative files resolved
     /// against the checkout, [`crate::role_commands::resolved`]), when inside a repository
     /// whose `breeze.toml` names commands.
@@ -53,10 +56,9 @@ pub struct DoctorReport {
 pub fn examine(dir: &Path) -> DoctorReport {
     let repo = breeze_git::Repo::open(dir).ok();
     let config = repo.as_ref().map(|repo| Config::load(repo.workdir()));
-    let containment = config.as_ref().map(|config| {
+    let containment = config.as_ref().zip(repo.as_ref()).map(|(config, repo)| {
         let config = config.as_ref().map_err(|err| err.to_string())?;
-        let home = std::env::var_os("HOME").map(PathBuf::from);
-        Containment::decide(config, home.as_deref()).map_err(|err| {
+        Containment::for_repository(config, repo).map_err(|err| {
             let hints = err.hints().join("; ");
             if hints.is_empty() { err.to_string() } else { format!("{err} ({hints})") }
         })
@@ -70,6 +72,7 @@ pub fn examine(dir: &Path) -> DoctorReport {
         user_namespaces: user_namespaces(),
         dev_shm: breeze_supervise::dev_shm_support(),
         isolation: breeze_supervise::isolation_support(),
+        network_namespaces: breeze_supervise::network_namespace_support(),
         role_commands,
         containment,
         tools: crate::backend::agent_clis()
@@ -249,6 +252,10 @@ impl DoctorReport {
                 argv.join(" ")
             ));
         }
+        match &self.network_namespaces {
+            Ok(()) => out.push_str("network namespaces: allowed (roles reach only the run's allow-list, through breeze's proxy)\n"),
+            Err(why) => out.push_str(&format!("network namespaces: {why}\n")),
+        }
         match self.user_namespaces {
             Some(true) => out.push_str("user namespaces: allowed\n"),
             Some(false) => out.push_str("user namespaces: not allowed for unprivileged users\n"),
@@ -257,6 +264,11 @@ impl DoctorReport {
         match &self.containment {
             Some(Ok(containment)) => {
                 out.push_str(&format!("this repository: {}\n", containment.summary()));
+                if let Some(reads) = &containment.reads {
+                    for line in reads.describe() {
+                        out.push_str(&format!("reads: {line}\n"));
+                    }
+                }
             }
             Some(Err(err)) => out.push_str(&format!("this repository: {err}\n")),
             None => out.push_str("this repository: (not inside a git repository)\n"),

@@ -115,18 +115,31 @@ impl Pairing {
     }
 }
 
-/// The pairings in force: the reviewer's, and the Advisor's when it is enabled.
+/// The pairings in force: the reviewer's, and the Advisor's when it is enabled — each
+/// also with the fallbacks (`[roles.<role>] fallback`) that may take either side's calls.
 pub fn pairings(config: &Config, repo_root: &Path) -> Vec<Pairing> {
-    let worker = Runner::of(repo_root, Role::Worker, &config.worker);
-    config
-        .run_roles()
-        .into_iter()
-        .filter(|role| *role != Role::Worker)
-        .map(|role| {
-            let other = Runner::of(repo_root, role, config.role(role));
-            Pairing { role, verdict: judge(&worker, &other), worker: worker.clone(), other }
-        })
-        .collect()
+    let sides = |role: Role| {
+        let settings = config.role(role);
+        let mut runners = vec![Runner::of(repo_root, role, settings)];
+        runners.extend(settings.on_fallback().map(|on| Runner::of(repo_root, role, &on)));
+        runners
+    };
+    let workers = sides(Role::Worker);
+    let mut pairings = Vec::new();
+    for role in config.run_roles().into_iter().filter(|role| *role != Role::Worker) {
+        for other in sides(role) {
+            for worker in &workers {
+                let verdict = judge(worker, &other);
+                pairings.push(Pairing {
+                    role,
+                    verdict,
+                    worker: worker.clone(),
+                    other: other.clone(),
+                });
+            }
+        }
+    }
+    pairings
 }
 
 /// Whether `other` is a second pair of eyes on `worker`'s work.
@@ -278,6 +291,35 @@ mod tests {
         assert_eq!(
             describe(&config, root.path()),
             "review independence: not checked ([review] independent = \"off\")\n"
+        );
+    }
+
+    #[test]
+    fn a_fallback_is_paired_with_the_worker_too() {
+        let root = tempfile::tempdir().unwrap();
+        let mut config = Config::defaults();
+        config.worker.backend = BackendKind::Codex;
+        config.worker.model = "gpt-5".into();
+        config.reviewer.fallback = Some(crate::config::Fallback {
+            backend: BackendKind::Codex,
+            model: "gpt-5".into(),
+            args: Vec::new(),
+            env: Vec::new(),
+            pass_credentials: false,
+        });
+        let lines: Vec<String> = pairings(&config, root.path()).iter().map(Pairing::line).collect();
+        assert!(
+            lines.contains(
+                &"worker codex (gpt-5) → reviewer codex (gpt-5): NOT independent (the same backend and model)"
+                    .to_string()
+            ),
+            "the reviewer's fallback on the worker's model is found: {lines:?}"
+        );
+        assert!(
+            lines.contains(
+                &"worker codex (gpt-5) → reviewer claude (opus): independent (another backend)"
+                    .to_string()
+            )
         );
     }
 }

@@ -12,6 +12,7 @@ use breeze_protocol::{BreezeEvent, BreezeEventV1, EventKind};
 use serde::Serialize;
 
 use crate::clock;
+use crate::snapshot_changes::SnapshotWrite;
 
 /// Appends events to `events.jsonl`.
 #[derive(Debug)]
@@ -192,13 +193,14 @@ impl Cycles {
 pub(crate) type EventListener = Box<dyn Fn(&BreezeEvent) + Send>;
 
 /// The run's files, written by one thread of their own and in order: the journal (each
-/// event fsynced), the snapshot (atomic rewrite) and `cycles.jsonl`. The async threads
+/// event fsynced), the snapshot (a change line, or `run.json` whole, atomically) and
+/// `cycles.jsonl`. The async threads
 /// hand writes over and, where the order matters to them, wait for the write without
 /// blocking.
 ///
 /// Writes that queue up while the thread waits for the disk are written together (a group
-/// commit): a run of events with one fsync, a run of snapshots as the newest of them (each
-/// holds every change before it). Every waiting caller still hears only once its write is
+/// commit): a run of events with one fsync, a run of snapshot writes from the newest whole
+/// one (which holds every change before it), its change lines with one fsync. Every waiting caller still hears only once its write is
 /// on disk; lanes working at once then share fsyncs instead of queueing for one each.
 #[derive(Debug, Clone)]
 pub struct RunStore {
@@ -209,7 +211,7 @@ pub struct RunStore {
 /// One write for the store's thread; `done` hears how it went.
 enum StoreWrite {
     Event(EventKind, Option<tokio::sync::oneshot::Sender<std::io::Result<()>>>),
-    Snapshot(Vec<u8>, tokio::sync::oneshot::Sender<std::io::Result<()>>),
+    Snapshot(SnapshotWrite, tokio::sync::oneshot::Sender<std::io::Result<()>>),
     Cycle(CycleRecord),
 }
 
@@ -275,16 +277,16 @@ impl RunStore {
         let _ = self.writes.send(StoreWrite::Event(event, None));
     }
 
-    /// Rewrites the snapshot with `bytes`; the future ends once it is on disk. The write
+    /// Writes the snapshot (whole, or a change line); the future ends once it is on disk. The write
     /// takes its place in the order when this is called, not when the future is awaited:
     /// a caller holding the snapshot's lock while calling keeps the writes in the order of
     /// the snapshot's changes.
     pub fn save_snapshot(
         &self,
-        bytes: Vec<u8>,
+        write: SnapshotWrite,
     ) -> impl Future<Output = std::io::Result<()>> + use<> {
         let (done, heard) = tokio::sync::oneshot::channel();
-        let sent = self.writes.send(StoreWrite::Snapshot(bytes, done)).map_err(|_| stopped());
+        let sent = self.writes.send(StoreWrite::Snapshot(write, done)).map_err(|_| stopped());
         async move {
             sent?;
             heard.await.map_err(|_| stopped())?
@@ -319,7 +321,7 @@ struct StoreFiles {
 
 impl StoreFiles {
     /// Writes a group of queued writes in order: each run of events with one fsync, each
-    /// run of snapshots as its newest.
+    /// run of snapshot writes from its newest whole one.
     fn write(&self, group: Vec<StoreWrite>) {
         let mut writes = group.into_iter().peekable();
         while let Some(write) = writes.next() {
@@ -333,15 +335,15 @@ impl StoreFiles {
                     }
                     self.record_events(run);
                 }
-                StoreWrite::Snapshot(mut bytes, done) => {
-                    let mut waiting = vec![done];
+                StoreWrite::Snapshot(first, done) => {
+                    let (mut run, mut waiting) = (vec![first], vec![done]);
                     while let Some(StoreWrite::Snapshot(..)) = writes.peek() {
-                        if let Some(StoreWrite::Snapshot(newer, done)) = writes.next() {
-                            bytes = newer;
+                        if let Some(StoreWrite::Snapshot(next, done)) = writes.next() {
+                            run.push(next);
                             waiting.push(done);
                         }
                     }
-                    let written = crate::snapshot::write_atomically(&self.snapshot, &bytes);
+                    let written = crate::snapshot_changes::write_snapshot(&self.snapshot, run);
                     for done in waiting {
                         let _ = done.send(copy_result(&written));
                     }
@@ -446,8 +448,8 @@ mod tests {
         files.write(vec![
             StoreWrite::Event(started("a"), Some(done_a)),
             StoreWrite::Event(started("b"), None),
-            StoreWrite::Snapshot(b"first".to_vec(), done_s1),
-            StoreWrite::Snapshot(b"second".to_vec(), done_s2),
+            StoreWrite::Snapshot(SnapshotWrite::Whole(b"first".to_vec()), done_s1),
+            StoreWrite::Snapshot(SnapshotWrite::Whole(b"second".to_vec()), done_s2),
             StoreWrite::Event(started("c"), Some(done_c)),
         ]);
         for heard in [&mut heard_a, &mut heard_s1, &mut heard_s2, &mut heard_c] {
@@ -476,8 +478,11 @@ mod tests {
             dir.path().join("run.json"),
         );
         let store = RunStore::open(&events, &cycles, &snapshot).unwrap();
-        let saves: Vec<_> =
-            (0..50).map(|n| store.save_snapshot(format!("snapshot {n}").into_bytes())).collect();
+        let saves: Vec<_> = (0..50)
+            .map(|n| {
+                store.save_snapshot(SnapshotWrite::Whole(format!("snapshot {n}").into_bytes()))
+            })
+            .collect();
         for save in saves {
             save.await.unwrap();
         }

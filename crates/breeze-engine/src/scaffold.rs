@@ -343,8 +343,7 @@ impl Session {
             Some(config) => config,
             None => Config::load(&root)?,
         };
-        let home = std::env::var_os("HOME").map(PathBuf::from);
-        let containment = Containment::decide(&config, home.as_deref())?;
+        let containment = Containment::for_repository(&config, &repo)?;
         repo.ensure_excluded()?;
         let lock = RepoLock::acquire(&root)?;
         let listing = repo.files_on_main(REPOSITORY_VIEW_FILES)?;
@@ -381,6 +380,9 @@ impl Session {
             sims: BTreeMap::new(),
             // Planning is not a run: no run's budget holds it.
             budget: Arc::new(crate::budget::Budget::unlimited(crate::budget::Prices::of(&config))),
+            windows: Vec::new(),
+            // Planning calls the scaffolder without a run's gate.
+            calls_pass_the_gate: false,
         });
         Ok(Session {
             root,

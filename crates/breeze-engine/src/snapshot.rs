@@ -1,5 +1,15 @@
-//! `run.json`: the atomic snapshot of a run, rewritten after every change (a temporary
-//! file in the same folder, fsync, rename, fsync of the folder).
+//! `run.json`: the atomic snapshot of a run (a temporary file in the same folder, fsync,
+//! rename, fsync of the folder), and `run-changes.jsonl` beside it: the task records
+//! changed since `run.json` was last written whole, one fsynced line per change.
+//!
+//! A change to one task appends that task's record (and the run's own fields, when they
+//! changed), not the whole run: what is written per event does not grow with the plan.
+//! The engine writes `run.json` whole again once the change lines outweigh it (so a
+//! reader folds at most about as much again as the file itself) and when a run ends.
+//! Each whole `run.json` has a new `generation`; a change line counts only for the
+//! generation it was written against, so lines left by a kill between a whole write and
+//! the removal of the older lines are never applied twice. [`RunSnapshot::load`] folds the
+//! lines in: every reader sees the state as of the last fsynced change.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -12,8 +22,12 @@ use breeze_protocol::{
 use serde::{Deserialize, Serialize};
 
 /// Version of the `run.json` layout; bumped on incompatible changes (2: one `phase` per
-/// task instead of a state and a stage; commit ids checked when read).
-pub const FORMAT_VERSION: u32 = 2;
+/// task instead of a state and a stage; commit ids checked when read; 3: changes since the
+/// last whole write in `run-changes.jsonl`, which a breeze reading 2 would not see).
+pub const FORMAT_VERSION: u32 = 3;
+
+/// The oldest layout this breeze still reads (2 differs only by having no change lines).
+const OLDEST_READABLE: u32 = 2;
 
 /// A git object id as run files keep it: 40 hex digits, checked when the file is read,
 /// so no code parses commit ids out of strings.
@@ -98,10 +112,18 @@ pub struct RunSnapshot {
     /// What the run may spend (set at each start and resume).
     #[serde(default)]
     pub budget: BudgetRecord,
+    /// Which whole write this is: the change lines of `run-changes.jsonl` written against
+    /// another generation are not this file's.
+    #[serde(default)]
+    pub generation: u64,
     /// What the run waits for, as it last said (`run_waiting`): the status shows each wait
     /// with the tasks still waiting for it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub waiting: Vec<breeze_protocol::RunWait>,
+    /// Each backend's usage windows as last reported (`crate::quota`): a resumed run pauses
+    /// on them as the stopped one did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub windows: Vec<breeze_protocol::UsageWindow>,
 }
 
 /// A run's budget: the caps in force and what `breeze resume --budget-*` raised.
@@ -519,6 +541,7 @@ impl RunSnapshot {
             budget: self.budget.caps.any().then_some(self.budget.caps),
             containment: self.containment.clone(),
             waiting: self.waits_left(),
+            windows: self.windows.clone(),
         }
     }
 
@@ -557,9 +580,12 @@ impl RunSnapshot {
         serde_json::to_vec_pretty(self)
     }
 
-    /// Writes the snapshot atomically.
-    pub fn save(&self, path: &Path) -> std::io::Result<()> {
-        write_atomically(path, &self.to_json().map_err(std::io::Error::other)?)
+    /// Writes the snapshot whole and atomically, as a new generation: the change lines
+    /// written before it are set aside.
+    pub fn save(&mut self, path: &Path) -> std::io::Result<()> {
+        self.generation += 1;
+        let bytes = self.to_json().map_err(std::io::Error::other)?;
+        self.write_whole(path, bytes)
     }
 
     /// Reads a snapshot.
@@ -569,13 +595,18 @@ impl RunSnapshot {
         let version: serde_json::Value =
             serde_json::from_slice(&text).map_err(|err| error(err.to_string()))?;
         let found = version.get("format_version").and_then(serde_json::Value::as_u64);
-        if found != Some(u64::from(FORMAT_VERSION)) {
+        if !found
+            .is_some_and(|v| (u64::from(OLDEST_READABLE)..=u64::from(FORMAT_VERSION)).contains(&v))
+        {
             return Err(error(format!(
                 "format_version {} is not supported by this breeze (expects {FORMAT_VERSION}); finish the run with the breeze that started it, or give it up with `breeze abort`",
                 found.map_or("(none)".to_string(), |v| v.to_string())
             )));
         }
-        serde_json::from_value(version).map_err(|err| error(err.to_string()))
+        let mut snapshot: RunSnapshot =
+            serde_json::from_value(version).map_err(|err| error(err.to_string()))?;
+        snapshot.fold_changes(path).map_err(error)?;
+        Ok(snapshot)
     }
 }
 
@@ -648,7 +679,9 @@ mod tests {
             universal_violations: Vec::new(),
             containment: None,
             budget: BudgetRecord::default(),
+            generation: 0,
             waiting: Vec::new(),
+            windows: Vec::new(),
         };
         let states = |status: BreezeStatus| {
             (status.state, status.tasks.iter().map(|task| task.state).collect::<Vec<_>>())

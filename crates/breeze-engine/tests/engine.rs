@@ -1071,6 +1071,46 @@ async fn passing_api_errors_and_rate_limits_are_waited_out_without_spending_atte
     assert_eq!(logs.len(), 4, "{logs:?}");
 }
 
+fn pauses(fixture: &Fixture, outcome: &RunOutcome) -> Vec<String> {
+    fixture
+        .events(outcome)
+        .into_iter()
+        .filter_map(|event| match event {
+            EventKind::QuotaPaused { task, role, window, .. } => {
+                Some(format!("{task}:{}:{window}", role.as_str()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_call_on_a_backend_beyond_pause_at_waits_for_the_reset_and_spends_no_attempt() {
+    let fixture = Fixture::new(&one_task("window_used = 0.95\nwindow_reset_s = 2"), &[]);
+    let outcome =
+        breeze_engine::run(quick_backoff(&fixture), CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    assert_eq!(task(&outcome, "1").attempts, 1);
+    // The worker's call reported the window; the reviewer's waited for its reset.
+    assert_eq!(pauses(&fixture, &outcome), ["1:reviewer:five_hour"]);
+    assert!(troubles(&fixture, &outcome).is_empty(), "a pause is no backend trouble");
+    let snapshot = breeze_engine::load_run(&fixture.root, None).unwrap();
+    let window = &snapshot.windows[0];
+    assert_eq!((window.backend.as_str(), window.used), ("scripted", 0.01), "reset since");
+}
+
+#[tokio::test]
+async fn a_call_refused_for_a_spent_window_waits_for_its_reset_rather_than_backing_off() {
+    let fixture = Fixture::new(&one_task("window_used = 1.0\nwindow_reset_s = 2"), &[]);
+    let outcome =
+        breeze_engine::run(quick_backoff(&fixture), CancellationToken::new()).await.unwrap();
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    assert_eq!(task(&outcome, "1").attempts, 1);
+    // The quick backoff (5 ms, 3 times) would have stopped the run long before the reset.
+    assert!(troubles(&fixture, &outcome).is_empty(), "{:?}", troubles(&fixture, &outcome));
+    assert_eq!(pauses(&fixture, &outcome), ["1:worker:five_hour"]);
+}
+
 #[tokio::test]
 async fn a_backend_that_keeps_failing_stops_the_run_resumably_after_its_bound() {
     let fixture = Fixture::new(&one_task("transient_calls = 10"), &[]);

@@ -11,6 +11,11 @@ use crate::names::{branch_ref, symbolic_target, validate_branch_name};
 use crate::repo::Repo;
 use crate::untrusted::read_small;
 
+/// When this process first opened a repository: ref locks older than that were left by
+/// another process ([`Repo::remove_stale_ref_lock`]).
+pub(crate) static FIRST_OPENED: std::sync::OnceLock<std::time::SystemTime> =
+    std::sync::OnceLock::new();
+
 /// What [`Repo::delete_branch_if_landed`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BranchCleanup {
@@ -145,12 +150,38 @@ impl Repo {
                 let commit = repo
                     .find_commit(base)
                     .map_err(|_| GitError::MissingObject { what: "commit", oid: base })?;
-                repo.branch(branch, &commit, false)
-                    .ctx(|| format!("could not create branch `{branch}` at {base}"))?;
+                let created = repo.branch(branch, &commit, false);
+                let created = match created {
+                    Err(e)
+                        if e.code() == ErrorCode::Locked && self.remove_stale_ref_lock(branch) =>
+                    {
+                        repo.branch(branch, &commit, false)
+                    }
+                    other => other,
+                };
+                created.ctx(|| format!("could not create branch `{branch}` at {base}"))?;
                 Ok(true)
             }
             Err(e) => Err(e).ctx(|| format!("could not read branch `{branch}`")),
         }
+    }
+
+    /// Removes the lock file of `branch`'s ref when it is older than this process's first
+    /// open of a repository: git holds a ref lock for microseconds, so such a lock was left
+    /// by a process that died while it wrote the ref (an engine killed mid-landing), and
+    /// the branch could never be made again. Whether one was removed.
+    fn remove_stale_ref_lock(&self, branch: &str) -> bool {
+        let lock = self.common_dir.join(format!("{}.lock", branch_ref(branch)));
+        let modified = std::fs::metadata(&lock).and_then(|meta| meta.modified()).ok();
+        let before_us = match (modified, FIRST_OPENED.get()) {
+            (Some(modified), Some(opened)) => modified < *opened,
+            _ => false,
+        };
+        if !before_us {
+            return false;
+        }
+        tracing::warn!(lock = %lock.display(), "removing a ref lock a killed process left");
+        std::fs::remove_file(&lock).is_ok()
     }
 
     /// The tip of an existing local branch, or [`GitError::NoSuchBranch`].

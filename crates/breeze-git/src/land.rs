@@ -9,12 +9,25 @@ use git2::{ErrorCode, FileMode, Oid, Sort, build::TreeUpdateBuilder};
 
 use crate::disjoint_merge::merge_disjoint;
 use crate::error::{Context as _, GitError};
-use crate::landing_message::{LANDED_SCAN_LIMIT, TRAILER_TASK, flat, trailers_name};
+use crate::landing_message::{
+    LANDED_SCAN_LIMIT, TRAILER_TASK, flat, tasks_landed_by, trailers_name,
+};
 use crate::merge::{checked_merge, conflict_paths};
 use crate::merge_check::MergeTrees;
 use crate::names::symbolic_target;
 use crate::objects::{commit_tree, identity};
 use crate::repo::Repo;
+
+/// What [`Repo::run_landings_since`] read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunLandings {
+    /// Each task a commit read names with its commit, newest first.
+    pub landings: Vec<(String, Oid)>,
+    /// The walk met the tip read before: what is below it was read then. `false` when it
+    /// ended at `stop_at`, the limit or the root — main was rewritten when a known tip was
+    /// given.
+    pub reached_known: bool,
+}
 
 /// Result of [`Repo::merge_task`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -252,6 +265,42 @@ impl Repo {
             }
         }
         Ok(None)
+    }
+
+    /// The landings of run `run_id` on the first-parent history of `tip`, newest first:
+    /// the commits read down to `known` (a tip read before: what is below it was read
+    /// then) or a commit of `stop_at`, at most [`LANDED_SCAN_LIMIT`]. Read tip after tip,
+    /// each commit is read once — what [`Repo::find_landing_from`] costs per task.
+    pub fn run_landings_since(
+        &self,
+        tip: Oid,
+        run_id: &str,
+        known: Option<Oid>,
+        stop_at: &[Oid],
+    ) -> Result<RunLandings, GitError> {
+        let repo = self.git()?;
+        let context = || "could not walk the history of main".to_string();
+        let mut walk = repo.revwalk().ctx(context)?;
+        walk.set_sorting(Sort::NONE).ctx(context)?;
+        walk.simplify_first_parent().ctx(context)?;
+        walk.push(tip).ctx(context)?;
+        let mut read = RunLandings { landings: Vec::new(), reached_known: false };
+        for oid in walk.take(LANDED_SCAN_LIMIT) {
+            let oid = oid.ctx(context)?;
+            if Some(oid) == known {
+                read.reached_known = true;
+                break;
+            }
+            if stop_at.contains(&oid) {
+                break;
+            }
+            let commit = repo.find_commit(oid).ctx(|| format!("could not read commit {oid}"))?;
+            let message = String::from_utf8_lossy(commit.message_bytes());
+            for task in tasks_landed_by(&message, run_id) {
+                read.landings.push((task, oid));
+            }
+        }
+        Ok(read)
     }
 
     /// Tasks of any run already landed on main: for each `(id, subjects)`, the newest

@@ -97,6 +97,22 @@ pub(crate) fn trailers_name(message: &str, task_id: &str, run_id: &str) -> bool 
     task_ok && run_ok
 }
 
+/// The tasks `message`'s trailers say landed when they name run `run_id` (none else).
+pub(crate) fn tasks_landed_by(message: &str, run_id: &str) -> Vec<String> {
+    let Ok(trailers) = git2::message_trailers_strs(message) else { return Vec::new() };
+    let of_run = trailers
+        .iter()
+        .any(|(key, value)| key.eq_ignore_ascii_case(TRAILER_RUN) && value.trim() == run_id.trim());
+    if !of_run {
+        return Vec::new();
+    }
+    trailers
+        .iter()
+        .filter(|(key, _)| key.eq_ignore_ascii_case(TRAILER_TASK))
+        .map(|(_, value)| value.trim().to_string())
+        .collect()
+}
+
 /// How many commits of a branch's first-parent history a search for landings (by their
 /// trailers, or by their change) reads.
 pub const LANDED_SCAN_LIMIT: usize = 20_000;

@@ -120,6 +120,29 @@ impl Repo {
         Ok(problems)
     }
 
+    /// Removes the lock files an engine killed mid-commit left for lane `wt`: its admin
+    /// folder's `index.lock` and `HEAD.lock`, and its task branch's ref lock. Only the
+    /// engine writes there, and only one engine runs on a repository: a lock found when a
+    /// resumed run takes the lane up again is left over, not held, and without this every
+    /// commit of the lane's task would fail on it. The locks removed.
+    pub fn remove_left_lane_locks(&self, wt: &Worktree) -> Result<Vec<PathBuf>, GitError> {
+        let admin = self.lane_admin_dir(wt);
+        let mut locks = vec![admin.join("index.lock"), admin.join("HEAD.lock")];
+        if !wt.branch.is_empty() {
+            crate::names::validate_branch_name(&wt.branch)?;
+            locks.push(self.common_dir.join(format!("refs/heads/{}.lock", wt.branch)));
+        }
+        let mut removed = Vec::new();
+        for lock in locks {
+            match std::fs::remove_file(&lock) {
+                Ok(()) => removed.push(lock),
+                Err(err) if err.kind() == std::io::ErrorKind::NotFound => {}
+                Err(err) => return Err(GitError::io("remove", &lock, err)),
+            }
+        }
+        Ok(removed)
+    }
+
     /// Checks the admin folder of breeze's worktree `name` (a lane or the integration
     /// worktree) for what [`Repo::check_lane_links`] checks there, except HEAD: without
     /// kernel confinement any role could have written it. Repairs and describes. A folder

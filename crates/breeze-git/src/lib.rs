@@ -150,7 +150,7 @@ pub use gates::{
 pub use git2::Oid;
 pub use guard::{Fingerprint, LaneCommitOnMain};
 pub use init::{commit_on_head, init_with_commit};
-pub use land::MergeOutcome;
+pub use land::{MergeOutcome, RunLandings};
 pub use landed_on::{FoundBy, TaskChange};
 pub use landing_message::{
     LANDED_SCAN_LIMIT, ReviewTrailer, TRAILER_REVIEW, TRAILER_RUN, TRAILER_TASK,

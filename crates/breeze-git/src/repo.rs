@@ -81,6 +81,7 @@ impl Repo {
     /// repository whose `.gitattributes` name an external filter (git-lfs), checkouts and
     /// staging go through the `git` CLI so the filter runs; that needs `git` on PATH.
     pub fn open_with(path: &Path, options: &OpenOptions) -> Result<Repo, GitError> {
+        crate::branch::FIRST_OPENED.get_or_init(std::time::SystemTime::now);
         if !path.exists() {
             return Err(GitError::io(
                 "open",

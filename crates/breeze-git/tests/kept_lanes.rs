@@ -190,3 +190,25 @@ fn python_bytecode_caches_are_never_a_tasks_change() {
     assert_eq!(committed_paths(repo.path(), &head.to_string()), ["app/util.py"]);
     assert!(!handle.is_worktree_dirty(&lane.path).unwrap());
 }
+
+#[test]
+fn the_locks_a_killed_commit_left_in_a_lane_are_removed_and_the_lane_commits_again() {
+    let repo = TestRepo::with_files(&[("a.txt", "a\n")]);
+    let handle = repo.open();
+    let lane = handle.create_worktree("lane-1", "task/one", repo.main_tip(), "breeze").unwrap();
+    write(&lane.path, "b.txt", "b\n");
+    // What an engine killed mid-commit leaves: the branch's ref lock and the index lock.
+    let ref_lock = repo.path().join(".git/refs/heads/task/one.lock");
+    let index_lock = repo.path().join(".git/worktrees/lane-1/index.lock");
+    std::fs::write(&ref_lock, "").unwrap();
+    std::fs::write(&index_lock, "").unwrap();
+    assert!(handle.commit_worktree(&lane, "the task").is_err(), "the locks stop a commit");
+
+    let removed = handle.remove_left_lane_locks(&lane).unwrap();
+    assert_eq!(removed.len(), 2, "{removed:?}");
+    assert!(!ref_lock.exists() && !index_lock.exists());
+    let head = handle.commit_worktree(&lane, "the task").unwrap().head();
+    assert_eq!(git(repo.path(), &["rev-parse", "task/one"]).trim(), head.to_string());
+    assert_eq!(committed_paths(repo.path(), &head.to_string()), ["b.txt"]);
+    assert!(handle.remove_left_lane_locks(&lane).unwrap().is_empty(), "none left");
+}

@@ -589,3 +589,28 @@ fn a_branch_is_on_main_only_when_main_contains_its_tip() {
     assert!(handle.branch_is_on_main("task/empty").unwrap(), "an ancestor of main is on main");
     assert!(handle.branch_is_on_main("nope").is_err());
 }
+
+#[test]
+fn a_branch_ref_lock_a_killed_engine_left_does_not_stop_the_branch_being_made_again() {
+    let repo = TestRepo::standard();
+    let handle = repo.open();
+    let base = repo.main_tip();
+    // What a SIGKILL between the lock and the rename leaves: the lock, from before this
+    // process opened any repository.
+    let lock = repo.path().join(".git/refs/heads/task/7.lock");
+    std::fs::create_dir_all(lock.parent().unwrap()).unwrap();
+    std::fs::write(&lock, format!("{base}\n")).unwrap();
+    let hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::options().write(true).open(&lock).unwrap().set_modified(hour_ago).unwrap();
+    let wt = handle.create_worktree("task-7", "task/7", base, "breeze run r1 task 7").unwrap();
+    assert_eq!(wt.branch, "task/7");
+    assert!(!lock.exists(), "the stale lock is gone");
+    assert_eq!(git(repo.path(), &["rev-parse", "task/7"]).trim(), base.to_string());
+    // A lock made since (a writer of this process, or another one right now) is left alone
+    // and reported.
+    let fresh = repo.path().join(".git/refs/heads/task/8.lock");
+    std::fs::write(&fresh, format!("{base}\n")).unwrap();
+    let err = handle.create_worktree("task-8", "task/8", base, "breeze run r1 task 8").unwrap_err();
+    assert!(err.to_string().contains("could not create branch `task/8`"), "{err}");
+    assert!(fresh.exists());
+}

@@ -14,7 +14,7 @@ use crate::outcome::{
     VerifyOutcome,
 };
 use crate::review::Verdict;
-use crate::status::{RunState, RunWait, TaskState, Usage};
+use crate::status::{RunState, RunWait, TaskState, Usage, UsageWindow};
 use crate::version::BreezeEventV1;
 
 /// One journal line.
@@ -184,6 +184,21 @@ pub enum EventKind {
         /// `cancelled` (any other text is kept as written).
         #[schemars(with = "String")]
         outcome: CommandEnding,
+    },
+    /// A role or one of the project's commands asked to reach a host that is not on the
+    /// run's network allow-list (`sandbox.network`), and was refused.
+    NetworkRefused {
+        /// Task id.
+        task: String,
+        /// Who asked: the role (`worker`, `reviewer`…) or the command's config key
+        /// (`review.checks`, `land.verify`…).
+        by: String,
+        /// The host it named.
+        host: String,
+        /// The port.
+        port: u16,
+        /// `CONNECT` or the HTTP method.
+        method: String,
     },
     /// A task changed state.
     TaskState {
@@ -450,6 +465,42 @@ pub enum EventKind {
     RunWaiting {
         /// Everything it waits for now.
         waits: Vec<RunWait>,
+    },
+    /// A role call reported where its backend's usage windows stand, and they moved.
+    UsageWindows {
+        /// The backend (`claude`, `codex`).
+        backend: String,
+        /// Every window it reported.
+        windows: Vec<UsageWindow>,
+    },
+    /// A role call waits before it starts: its backend reported a window used beyond
+    /// `[quota] pause_at` (or spent), and no fallback can take the call. Calls under way
+    /// finish; none is an attempt. It starts at the window's reset.
+    QuotaPaused {
+        /// Task id (`plan` for the scaffolder).
+        task: String,
+        /// Role.
+        role: Role,
+        /// The paused backend.
+        backend: String,
+        /// The window beyond its share.
+        window: String,
+        /// The share of it used, 0.0 to 1.0.
+        used: f64,
+        /// When the call starts (the window's reset, unix seconds).
+        until: u64,
+    },
+    /// A role call ran on the role's fallback backend (`[roles.<role>] fallback`) because
+    /// its own backend was paused for a usage window.
+    FellBack {
+        /// Task id.
+        task: String,
+        /// Role.
+        role: Role,
+        /// The role's own backend, paused.
+        from: String,
+        /// The fallback's backend, which took the call.
+        to: String,
     },
     /// The run ended (or stopped resumably).
     RunFinished {

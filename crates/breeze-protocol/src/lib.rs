@@ -73,7 +73,7 @@ pub use review::{
 };
 pub use status::{
     BreezeStatus, BudgetCaps, ContainmentStatus, PullRequestStatus, RunState, RunWait, TaskState,
-    TaskStatus, Usage, WaitingFor,
+    TaskStatus, Usage, UsageWindow, WaitingFor, clock_of, date_of,
 };
 pub use validate::{InvalidMessage, Problem};
 pub use version::*;

@@ -161,6 +161,59 @@ impl Usage {
     }
 }
 
+/// Where one usage window of a backend stood when it last reported it: claude's five-hour
+/// and weekly limits (`rate_limit_event`), codex's primary and secondary windows (its
+/// `token_count` rate limits). breeze starts no new role call on a backend while one of its
+/// windows is used beyond `[quota] pause_at`, until the window resets.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct UsageWindow {
+    /// The backend that reported it (`claude`, `codex`).
+    pub backend: String,
+    /// Which window: claude's `five_hour`, `seven_day`, …; codex's `primary`, `secondary`.
+    pub window: String,
+    /// The share of the window used, 0.0 to 1.0.
+    pub used: f64,
+    /// When the window resets (unix seconds), if the backend said.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resets_at: Option<u64>,
+    /// The window's length in minutes, if the backend said (codex).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub minutes: Option<u64>,
+}
+
+impl UsageWindow {
+    /// The window as one line a person reads, its reset in UTC:
+    /// `claude five_hour 95% used, resets 2026-12-06 12:40:00 UTC`.
+    pub fn line(&self) -> String {
+        let used = format!("{} {} {:.0}% used", self.backend, self.window, self.used * 100.0);
+        match self.resets_at {
+            Some(at) => format!("{used}, resets {} {} UTC", date_of(at), clock_of(at)),
+            None => used,
+        }
+    }
+}
+
+/// `HH:MM:SS` UTC of a unix time.
+pub fn clock_of(unix: u64) -> String {
+    let day = unix % 86_400;
+    format!("{:02}:{:02}:{:02}", day / 3600, day % 3600 / 60, day % 60)
+}
+
+/// `YYYY-MM-DD` (UTC) of a unix time.
+pub fn date_of(unix: u64) -> String {
+    // Days to the civil date (H. Hinnant's algorithm), in the era of 400 years.
+    let days = (unix / 86_400) as i64 + 719_468;
+    let era = days.div_euclid(146_097);
+    let of_era = days.rem_euclid(146_097);
+    let year_of_era = (of_era - of_era / 1460 + of_era / 36_524 - of_era / 146_096) / 365;
+    let of_year = of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let shifted_month = (5 * of_year + 2) / 153;
+    let day = of_year - (153 * shifted_month + 2) / 5 + 1;
+    let month = if shifted_month < 10 { shifted_month + 3 } else { shifted_month - 9 };
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
 /// The caps of a run's budget (`[budget]`, raised by `breeze resume --budget-usd` /
 /// `--budget-tokens`); `null` is no cap. What is spent is the status's `usage`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -304,6 +357,10 @@ pub struct BreezeStatus {
     /// `waiting`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub waiting: Vec<RunWait>,
+    /// Each backend's usage windows as last reported (subscriptions report them; API keys
+    /// do not).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub windows: Vec<UsageWindow>,
 }
 
 /// What a run waits for: a person or a forge.
@@ -368,4 +425,24 @@ pub struct ContainmentStatus {
     pub kernel: bool,
     /// The mechanism, why (not), and what workers may write besides their lane.
     pub summary: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_window_says_its_share_and_its_reset_with_the_date() {
+        let window = UsageWindow {
+            backend: "claude".into(),
+            window: "seven_day".into(),
+            used: 0.954,
+            // 2026-12-13T10:41:19Z
+            resets_at: Some(1_797_158_479),
+            minutes: None,
+        };
+        assert_eq!(window.line(), "claude seven_day 95% used, resets 2026-12-13 10:41:19 UTC");
+        assert_eq!(date_of(0), "1970-01-01");
+        assert_eq!(date_of(951_782_400), "2000-02-29");
+    }
 }

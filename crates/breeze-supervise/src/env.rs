@@ -10,6 +10,41 @@ use std::collections::BTreeMap;
 pub const ENV_ALLOW_LIST: &[&str] =
     &["PATH", "HOME", "LANG", "LANGUAGE", "TERM", "USER", "LOGNAME", "SHELL", "TMPDIR", "TZ"];
 
+/// Variables the project's own commands (setup, checks, verify, hooks) get besides
+/// [`ENV_ALLOW_LIST`]: where the toolchains and their caches are and how they build — never
+/// credentials. More are named in `sandbox.env`.
+pub const TOOLCHAIN_VARS: &[&str] = &[
+    "CARGO_HOME",
+    "RUSTUP_HOME",
+    "RUSTUP_TOOLCHAIN",
+    "RUSTFLAGS",
+    "RUSTDOCFLAGS",
+    "CARGO_TERM_COLOR",
+    "CARGO_INCREMENTAL",
+    "GOPATH",
+    "GOROOT",
+    "GOCACHE",
+    "GOMODCACHE",
+    "GOFLAGS",
+    "GOTOOLCHAIN",
+    "NODE_PATH",
+    "NODE_OPTIONS",
+    "NVM_DIR",
+    "NVM_BIN",
+    "VOLTA_HOME",
+    "PYENV_ROOT",
+    "PYENV_VERSION",
+    "VIRTUAL_ENV",
+    "CONDA_PREFIX",
+    "PYTHONPATH",
+    "JAVA_HOME",
+    "CC",
+    "CXX",
+    "PKG_CONFIG_PATH",
+    "LD_LIBRARY_PATH",
+    "CI",
+];
+
 /// Variables that reach the user's remotes and forges: the ssh agent and askpass programs,
 /// git's transport and credential settings passed through the environment, and the tokens
 /// forge CLIs read. A wildcard in a role's `env` (`SSH_*`, `GIT_*`, `*`) never copies them;

@@ -76,7 +76,9 @@ mod error;
 mod group;
 mod interactive;
 mod json;
+mod network;
 mod output;
+mod read_scope;
 mod resolve;
 mod role_file;
 mod sandbox;
@@ -87,17 +89,21 @@ mod tree_watch;
 mod watchdog;
 
 pub use activity::{ActivityProbe, DEFAULT_SKIPPED_DIRS, DirActivity};
-pub use env::{ENV_ALLOW_LIST, REMOTE_ACCESS_VARS, is_remote_access_var, scrubbed_env};
+pub use env::{
+    ENV_ALLOW_LIST, REMOTE_ACCESS_VARS, TOOLCHAIN_VARS, is_remote_access_var, scrubbed_env,
+};
 pub use error::SpawnError;
 pub use group::{OrphanOutcome, ask_to_stop, end_orphan_group, process_start_ticks};
 pub use interactive::{InteractiveSpec, run_interactive};
 pub use json::last_json_object;
+pub use network::{HostRule, MAX_FORWARDED_PORTS, NetworkAccess, PROXY_PORT, Refusal, RefusalSink};
+pub use read_scope::readable_except;
 pub use resolve::resolve_program;
 pub use role_file::{MAX_ROLE_FILE_BYTES, RoleFileError, read_role_file};
 pub use sandbox::{
     Confinement, DevShm, DevShmSupport, Isolation, IsolationSupport, KernelSupport,
     PRIVATE_DEV_SHM_BYTES, SandboxError, TERMINAL_DEVICES, WRITABLE_DEVICES, dev_shm_support,
-    isolation_support, kernel_support,
+    isolation_support, kernel_support, network_namespace_support,
 };
 pub use spec::{Ending, Outcome, ProcessSpec, stream_log_paths};
 pub use strays::{MARKER_VAR, end_processes_with_env, processes_with_env};

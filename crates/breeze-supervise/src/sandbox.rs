@@ -25,6 +25,7 @@
 
 mod isolation;
 mod namespace;
+mod network_namespace;
 
 use std::ffi::{CStr, CString};
 use std::fmt;
@@ -36,9 +37,12 @@ use std::sync::OnceLock;
 
 pub use isolation::{Isolation, IsolationSupport, isolation_support};
 pub use namespace::{DevShmSupport, PRIVATE_DEV_SHM_BYTES, dev_shm_support};
+pub(crate) use network_namespace::ListenerHandover;
+pub use network_namespace::network_namespace_support;
 
 use isolation::{IsolationPlan, isolate};
 use namespace::{NamespacePlan, enter_private_dev_shm, errno};
+use network_namespace::NetworkPlan;
 
 // Access rights of `landlock_path_beneath_attr.allowed_access` (linux/landlock.h).
 const EXECUTE: u64 = 1 << 0;
@@ -190,9 +194,12 @@ fn probe() -> KernelSupport {
     KernelSupport::Unavailable { reason }
 }
 
-/// What one role process may write. Everything else stays readable and executable.
+/// What one role process may read and write.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Confinement {
+    /// What it may read and execute besides what it may write: `None`, everything; else
+    /// only beneath these paths (those that exist; see [`crate::readable_except`]).
+    pub readable: Option<Vec<PathBuf>>,
     /// Folders the role may change anything beneath (create, write, delete, rename).
     pub writable_dirs: Vec<PathBuf>,
     /// Single files the role may read, write and truncate (not delete or replace).
@@ -227,6 +234,9 @@ pub enum SandboxError {
     /// The kernel offers no Landlock.
     #[error("{0}")]
     Unsupported(String),
+    /// A network namespace was asked for where the machine cannot make one.
+    #[error("this process cannot get a network namespace of its own: {0}")]
+    NoNetworkNamespace(String),
     /// A writable path could not be opened for its rule.
     #[error("cannot confine the role to {}: {source}", path.display())]
     Path {
@@ -288,7 +298,19 @@ impl Ruleset {
         // SAFETY: the kernel just returned this descriptor to us; nothing else owns it.
         let fd = unsafe { OwnedFd::from_raw_fd(fd as RawFd) };
         let ruleset = Ruleset { fd, handled };
-        ruleset.allow(Path::new("/"), READ_RIGHTS & handled)?;
+        match &confinement.readable {
+            None => ruleset.allow(Path::new("/"), READ_RIGHTS & handled)?,
+            Some(paths) => {
+                for path in paths {
+                    // Gone since the list was made (a folder of /tmp, say): nothing to allow.
+                    match ruleset.allow(path, READ_RIGHTS & handled) {
+                        Err(SandboxError::Path { source, .. })
+                            if source.kind() == io::ErrorKind::NotFound => {}
+                        other => other?,
+                    }
+                }
+            }
+        }
         for device in WRITABLE_DEVICES.iter().chain(extra_devices) {
             let device = Path::new(device);
             // A container may lack some of them (no /dev/tty, say): nothing to allow then.
@@ -437,24 +459,44 @@ pub(crate) struct ChildSetup {
 
 impl ChildSetup {
     /// A role's process or a project's command: its own session, its own PID namespace as
-    /// `isolation` says and the machine allows, and `confinement`; then `exec`.
+    /// `isolation` says and the machine allows, and `confinement`; then `exec`. With
+    /// `network_ports`, a network namespace of its own too, whose listeners on those ports
+    /// the returned handover gives the engine — and never the engine's network: where the
+    /// namespace cannot be made, preparing or spawning fails.
     pub(crate) fn for_role(
         confinement: Option<&Confinement>,
         isolation: Isolation,
         exec: Exec,
-    ) -> Result<ChildSetup, SandboxError> {
+        network_ports: Option<&[u16]>,
+    ) -> Result<(ChildSetup, Option<ListenerHandover>), SandboxError> {
         let ruleset = confinement.map(|c| Ruleset::prepare(c, &[])).transpose()?;
         let private_dev_shm =
             confinement.is_some_and(|c| c.dev_shm == DevShm::PrivateWherePossible);
-        let pid_namespace = (isolation == Isolation::PidNamespaceWherePossible
-            && isolation_support().is_pid_namespace())
-        .then(|| IsolationPlan::new(private_dev_shm));
+        let pid_namespaces = isolation == Isolation::PidNamespaceWherePossible
+            && isolation_support().is_pid_namespace();
+        let (network, handover) = match network_ports {
+            None => (None, None),
+            Some(_) if !pid_namespaces => {
+                let why = match isolation_support() {
+                    IsolationSupport::SessionOnly { reason } => reason,
+                    _ => "the process runs in a session of its own only".into(),
+                };
+                return Err(SandboxError::NoNetworkNamespace(why));
+            }
+            Some(ports) => {
+                let (plan, handover) = NetworkPlan::new(ports)
+                    .map_err(|err| SandboxError::NoNetworkNamespace(err.to_string()))?;
+                (Some(plan), Some(handover))
+            }
+        };
+        let pid_namespace = pid_namespaces.then(|| IsolationPlan::new(private_dev_shm, network));
         let dev_shm_only = (pid_namespace.is_none()
             && private_dev_shm
             && dev_shm_support() == DevShmSupport::Private)
             .then(NamespacePlan::for_this_process);
         let exec = Some(exec);
-        Ok(ChildSetup { own_session: true, pid_namespace, dev_shm_only, ruleset, exec })
+        let setup = ChildSetup { own_session: true, pid_namespace, dev_shm_only, ruleset, exec };
+        Ok((setup, handover))
     }
 
     /// A person's session in their own terminal ([`crate::run_interactive`]): their
@@ -494,10 +536,17 @@ impl ChildSetup {
                 let mut granted = Granted::default();
                 if let Some(plan) = &pid_namespace {
                     // Returns only in the role's own process; any failure leaves the child
-                    // in its session, running.
-                    if let Ok(isolated) = isolate(plan) {
-                        granted.dev_shm = isolated.dev_shm == 0;
-                        granted.terminals = isolated.private_pts == 0;
+                    // in its session, running — unless it was to have a network namespace:
+                    // it never runs on the engine's network.
+                    match isolate(plan) {
+                        Ok(isolated) => {
+                            granted.dev_shm = isolated.dev_shm == 0;
+                            granted.terminals = isolated.private_pts == 0;
+                        }
+                        Err((_, failure)) if plan.network.is_some() => {
+                            return Err(io::Error::from_raw_os_error(failure));
+                        }
+                        Err(_) => {}
                     }
                 } else if let Some(plan) = &dev_shm_only {
                     // Any failure leaves the machine's /dev/shm (unwritable) and the role running.

@@ -47,6 +47,11 @@ pub struct ProcessSpec {
     /// environment. Descendants that left the process group but kept the marker are ended
     /// with the group.
     pub marker: Option<String>,
+    /// Where the process may connect: `None`, wherever the engine can; else a network
+    /// namespace of its own whose only way out is the allow-list of [`crate::NetworkAccess`]
+    /// (spawning fails where the machine cannot make one; add
+    /// [`NetworkAccess::proxy_env`](crate::NetworkAccess::proxy_env) to `env`).
+    pub network: Option<crate::NetworkAccess>,
 }
 
 impl ProcessSpec {
@@ -75,6 +80,7 @@ impl ProcessSpec {
             confinement: None,
             isolation: crate::Isolation::default(),
             marker: None,
+            network: None,
         }
     }
 }

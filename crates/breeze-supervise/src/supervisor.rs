@@ -21,9 +21,10 @@ use crate::group::{
     SIGKILL_WAIT, Sweep, empty_group, proc_stat, process_start_ticks, signal_group,
 };
 use crate::json::last_json_object;
+use crate::network::NetworkAccess;
 use crate::output::{LineSplitter, TailBuffer, lossy_tail};
 use crate::resolve::resolve_program;
-use crate::sandbox::{ChildSetup, Exec};
+use crate::sandbox::{ChildSetup, Exec, ListenerHandover};
 use crate::strays::{MARKER_VAR, end_marked_processes};
 use crate::watchdog::{AbortOnDrop, ProbeSchedule, StallClock, watch_activity};
 use crate::{ActivityProbe, Ending, Outcome, ProcessSpec, SpawnError, stream_log_paths};
@@ -180,7 +181,9 @@ impl Supervisor {
             StreamCapture::create(&logs.0, spec.tail_bytes.max(self.json_window), &name).await?;
         let err_cap = StreamCapture::create(&logs.1, spec.tail_bytes, &name).await?;
 
-        let spawned = spawn_leader(&spec, &name, &program)?;
+        let (spawned, handover) = spawn_leader(&spec, &name, &program)?;
+        // The namespace's listeners are served while the run lasts, not a moment longer.
+        let _network = serve_network(&spec, handover);
         on_spawn(spawned.pid, process_start_ticks(spawned.pid));
         tracing::debug!(pid = spawned.pid, program = %program.display(), cwd = %spec.cwd.display(), "role process started");
 
@@ -206,7 +209,11 @@ struct Spawned {
 
 /// Starts `spec` (its program already resolved) as the leader of a new session and so of a
 /// new process group (pgid = pid), isolated and confined as the spec says.
-fn spawn_leader(spec: &ProcessSpec, name: &str, program: &Path) -> Result<Spawned, SpawnError> {
+fn spawn_leader(
+    spec: &ProcessSpec,
+    name: &str,
+    program: &Path,
+) -> Result<(Spawned, Option<ListenerHandover>), SpawnError> {
     let env = || {
         let marker = spec.marker.iter().map(|value| (MARKER_VAR, value.as_str()));
         spec.env.iter().map(|(k, v)| (k.as_str(), v.as_str())).chain(marker)
@@ -214,8 +221,10 @@ fn spawn_leader(spec: &ProcessSpec, name: &str, program: &Path) -> Result<Spawne
     let args = std::iter::once(name).chain(spec.argv[1..].iter().map(String::as_str));
     let exec =
         Exec::new(program, args, env()).map_err(|source| exec_error(name, program, source))?;
-    let setup = ChildSetup::for_role(spec.confinement.as_ref(), spec.isolation, exec)
-        .map_err(|source| SpawnError::Sandbox { program: name.to_owned(), source })?;
+    let ports = spec.network.as_ref().map(NetworkAccess::listening_ports);
+    let (setup, handover) =
+        ChildSetup::for_role(spec.confinement.as_ref(), spec.isolation, exec, ports.as_deref())
+            .map_err(|source| SpawnError::Sandbox { program: name.to_owned(), source })?;
     let mut command = Command::new(program);
     command
         .arg0(name)
@@ -240,7 +249,30 @@ fn spawn_leader(spec: &ProcessSpec, name: &str, program: &Path) -> Result<Spawne
         // Unreachable: id() is None only after the child has been awaited.
         return Err(exec_error(name, program, io::Error::other("the process has no pid")));
     };
-    Ok(Spawned { child, pid, started, guard: GroupGuard { pgid: pid, armed: true } })
+    let spawned = Spawned { child, pid, started, guard: GroupGuard { pgid: pid, armed: true } };
+    Ok((spawned, handover))
+}
+
+/// Serves the listeners of a process's network namespace once they are handed over; they
+/// close when the returned guard drops (the run ended).
+fn serve_network(
+    spec: &ProcessSpec,
+    handover: Option<ListenerHandover>,
+) -> Option<tokio_util::sync::DropGuard> {
+    let (Some(handover), Some(access)) = (handover, spec.network.clone()) else { return None };
+    let stop = CancellationToken::new();
+    let serving = stop.clone();
+    tokio::spawn(async move {
+        let ports = access.listening_ports();
+        match tokio::task::spawn_blocking(move || handover.receive()).await {
+            Ok(Ok(listeners)) => {
+                crate::network::serve(access, ports.into_iter().zip(listeners).collect(), serving);
+            }
+            Ok(Err(err)) => tracing::warn!("a role has no network: {err}"),
+            Err(err) => tracing::warn!("a role's network listeners were not received: {err}"),
+        }
+    });
+    Some(stop.drop_guard())
 }
 
 /// Writes the prompt from its own task, so that a role reading slowly (or not at all)

@@ -53,6 +53,9 @@ pub fn run(args: &RunArgs) -> CliResult {
 }
 
 pub fn resume(args: &ResumeArgs) -> CliResult {
+    if args.at_reset {
+        wait_for_reset()?;
+    }
     let mut options = RunOptions::new(crate::workdir::here());
     options.budget_raise =
         breeze_engine::budget::BudgetRaise { usd: args.budget_usd, tokens: args.budget_tokens };
@@ -243,4 +246,31 @@ impl StopSignals {
             live::terminal::say("breeze: already stopping; the run's state is being saved");
         }
     }
+}
+
+/// `breeze resume --at-reset`: sleeps until the reset the stopped run waits for, saying
+/// which and until when (at once when none is known or it has passed).
+fn wait_for_reset() -> Result<(), CliError> {
+    let Some(pause) = breeze_engine::run::reset_ahead(&crate::workdir::here())? else {
+        output::eprint("breeze: no reset ahead is known for this run; resuming now\n");
+        return Ok(());
+    };
+    let until = format!(
+        "{} {} UTC",
+        breeze_protocol::date_of(pause.until),
+        breeze_protocol::clock_of(pause.until)
+    );
+    output::eprint(&format!(
+        "breeze: waiting until {until} ({} reset), then resuming\n",
+        if pause.window == breeze_engine::quota::STATED_RESET {
+            format!("{}'s stated", pause.backend)
+        } else {
+            format!("{}'s {} window", pause.backend, pause.window)
+        }
+    ));
+    // A second past the reset: the backend's clock and ours need not agree.
+    std::thread::sleep(
+        pause.left(std::time::SystemTime::now()) + std::time::Duration::from_secs(1),
+    );
+    Ok(())
 }

@@ -96,6 +96,8 @@ pub fn report_markdown(
     out.push_str(&markdown_tasks(status));
     out.push_str(&needs_attention(snapshot, status));
     out.push_str(&sent_back(events));
+    out.push_str(&network_refused(events));
+    out.push_str(&usage_windows(status, events));
     out.push_str(&widened(status));
     if !snapshot.universal_violations.is_empty() {
         out.push_str("\n## Lessons from review\n\n");
@@ -208,6 +210,57 @@ fn sent_back(events: &[breeze_protocol::BreezeEvent]) -> String {
     let mut out = String::from("\n## Sent back to the worker\n\n");
     for (task, reason) in sent_back {
         out.push_str(&format!("- **{task}** {}\n", render::first_line(reason)));
+    }
+    out
+}
+
+/// Each connection the run's network allow-list refused: who asked, for which task.
+fn network_refused(events: &[breeze_protocol::BreezeEvent]) -> String {
+    let mut out = String::new();
+    for event in events {
+        if let breeze_protocol::EventKind::NetworkRefused { task, by, host, port, method } =
+            &event.event
+        {
+            if out.is_empty() {
+                out.push_str("\n## Network refused\n\nNot on the run's allow-list (`[sandbox] network` in breeze.toml):\n\n");
+            }
+            out.push_str(&format!("- **{task}** {by}: {method} {host}:{port}\n"));
+        }
+    }
+    out
+}
+
+/// The role calls that waited for a usage window or ran on their role's fallback, and the
+/// windows as last reported.
+fn usage_windows(
+    status: &breeze_protocol::BreezeStatus,
+    events: &[breeze_protocol::BreezeEvent],
+) -> String {
+    use breeze_protocol::EventKind;
+    let calls: Vec<String> = events
+        .iter()
+        .filter_map(|event| match &event.event {
+            EventKind::QuotaPaused { task, role, backend, window, used, until } => Some(format!(
+                "- **{task}** the {role} waited for {backend}'s {window} window ({:.0}% used) until {} {} UTC",
+                used * 100.0,
+                breeze_protocol::date_of(*until),
+                breeze_protocol::clock_of(*until)
+            )),
+            EventKind::FellBack { task, role, from, to } => {
+                Some(format!("- **{task}** the {role} ran on {to}, its fallback: {from} was paused"))
+            }
+            _ => None,
+        })
+        .collect();
+    if calls.is_empty() && status.windows.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\n## Usage windows\n\n");
+    for line in calls {
+        out.push_str(&format!("{line}\n"));
+    }
+    for window in &status.windows {
+        out.push_str(&format!("- {}\n", window.line()));
     }
     out
 }

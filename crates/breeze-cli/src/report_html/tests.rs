@@ -36,7 +36,9 @@ fn snapshot() -> RunSnapshot {
         universal_violations: vec!["never <marquee>".into()],
         containment: None,
         budget: Default::default(),
+        generation: 0,
         waiting: Vec::new(),
+        windows: Vec::new(),
     }
 }
 

@@ -13,6 +13,9 @@ pub enum BadValue {
     /// from the defaults, an unknown variant (its message shows the line in the file).
     #[error("{0}")]
     Toml(Box<toml::de::Error>),
+    /// `sandbox.network` neither `"open"` nor a list of hosts that read.
+    #[error("`sandbox.network`: {0}")]
+    Network(String),
     /// A number outside its range.
     #[error("`{key}` is {value}; it must be between {min} and {max}")]
     OutOfRange {
@@ -62,6 +65,26 @@ pub enum BadValue {
         role: String,
         /// Its backend's name.
         backend: &'static str,
+    },
+    /// A role's fallback backend that cannot take its calls.
+    #[error(
+        "`roles.{role}.fallback.backend` is {backend:?}; write another agent CLI than the role's own ({own}), e.g. fallback = {{ backend = \"codex\", model = \"gpt-5\" }}, or leave it out"
+    )]
+    Fallback {
+        /// The role's name.
+        role: String,
+        /// As written.
+        backend: String,
+        /// The role's own backend.
+        own: &'static str,
+    },
+    /// `quota.pause_at` is not a share of a window.
+    #[error(
+        "`quota.pause_at` is {share}; write a share of a window above 0 and at most 1, e.g. 0.9"
+    )]
+    PauseAt {
+        /// As written.
+        share: f64,
     },
     /// A review check without a program.
     #[error(
@@ -158,11 +181,13 @@ pub enum BadValue {
     },
     /// A role handed what reaches the remotes work lands on.
     #[error(
-        "`roles.{role}.env` names {var}, which gives access to your remotes; with `land.to = \"{to}\"` breeze pushes with your git setup itself and never hands it to a role: remove {var} from the list"
+        "`roles.{role}.{key}` names {var}, which gives access to your remotes; with `land.to = \"{to}\"` breeze pushes with your git setup itself and never hands it to a role: remove {var} from the list"
     )]
     RemoteAccessForRole {
         /// The role's name.
         role: &'static str,
+        /// `env`, or its fallback's `fallback.env`.
+        key: &'static str,
         /// The variable.
         var: String,
         /// `land.to`.

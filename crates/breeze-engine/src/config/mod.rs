@@ -22,8 +22,9 @@ pub use bad_value::BadValue;
 pub use keys::{OPEN_TABLES, UnknownKey, unknown_keys};
 pub use parse::{CONFIG_FILE, ConfigError};
 pub use settings::{
-    BudgetConfig, Config, FOLLOW_PLACEHOLDERS, Independence, LandConfig, LandTo, MAX_LANES,
-    OnMainFailure, PR_PLACEHOLDERS, PrFollowConfig, Price, RoleConfig, SandboxMode,
+    BudgetConfig, Config, FOLLOW_PLACEHOLDERS, Fallback, Independence, LandConfig, LandTo,
+    MAX_LANES, NetworkPolicy, OnMainFailure, PR_PLACEHOLDERS, PrFollowConfig, Price, RoleConfig,
+    SandboxMode,
 };
 pub use tables::DEFAULT_CONFIG;
 pub use units::{DurationError, SizeError, parse_duration, parse_size};

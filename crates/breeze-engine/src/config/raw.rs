@@ -10,8 +10,9 @@ use serde::Deserialize;
 
 use super::bad_value::BadValue;
 use super::settings::{
-    BudgetConfig, Config, FOLLOW_PLACEHOLDERS, Independence, LandConfig, LandTo, MAX_LANES,
-    OnMainFailure, PR_PLACEHOLDERS, PrFollowConfig, Price, RoleConfig, SandboxMode,
+    BudgetConfig, Config, FOLLOW_PLACEHOLDERS, Fallback, Independence, LandConfig, LandTo,
+    MAX_LANES, NetworkPolicy, OnMainFailure, PR_PLACEHOLDERS, PrFollowConfig, Price, RoleConfig,
+    SandboxMode,
 };
 use super::units::{parse_duration, parse_size};
 use crate::backend::{BackendKind, Runs};
@@ -31,6 +32,14 @@ pub(super) struct RawConfig {
     sandbox: RawSandbox,
     notify: RawNotify,
     budget: RawBudget,
+    quota: RawQuota,
+}
+
+/// `[quota]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawQuota {
+    pause_at: f64,
 }
 
 /// `[budget]`: a cap of 0 (the default, so also a cap left out) is no cap.
@@ -40,6 +49,7 @@ struct RawBudget {
     run_usd: f64,
     task_usd: f64,
     run_tokens: i64,
+    session_usd: f64,
     prices: BTreeMap<String, Price>,
 }
 
@@ -54,6 +64,34 @@ struct RawNotify {
 struct RawSandbox {
     mode: SandboxMode,
     writable: Vec<String>,
+    read: Vec<String>,
+    network: RawNetwork,
+    env: Vec<String>,
+}
+
+/// `sandbox.network`: `"open"` or the hosts.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum RawNetwork {
+    Mode(String),
+    Hosts(Vec<String>),
+}
+
+impl RawNetwork {
+    fn validate(self) -> Result<NetworkPolicy, BadValue> {
+        match self {
+            RawNetwork::Mode(mode) if mode == "open" => Ok(NetworkPolicy::Open),
+            RawNetwork::Mode(mode) => Err(BadValue::Network(format!(
+                "`{mode}` is neither \"open\" nor a list of hosts, e.g. [\"registry.npmjs.org\"]"
+            ))),
+            RawNetwork::Hosts(hosts) => hosts
+                .iter()
+                .map(|host| breeze_supervise::HostRule::parse(host))
+                .collect::<Result<Vec<_>, _>>()
+                .map(NetworkPolicy::AllowList)
+                .map_err(BadValue::Network),
+        }
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -85,6 +123,18 @@ struct RawRole {
     env: Vec<String>,
     model: String,
     args: Vec<String>,
+    pass_credentials: bool,
+    fallback: RawFallback,
+}
+
+/// `[roles.<role>] fallback`: `backend = ""` is none.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFallback {
+    backend: String,
+    model: String,
+    args: Vec<String>,
+    env: Vec<String>,
     pass_credentials: bool,
 }
 
@@ -255,12 +305,17 @@ fn no_remote_access_for_roles(roles: &RawRoles, land: &LandConfig) -> Result<(),
         ("reviewer", &roles.reviewer),
         ("scaffolder", &roles.scaffolder),
     ] {
-        if let Some(var) = role.env.iter().find(|var| breeze_supervise::is_remote_access_var(var)) {
-            return Err(BadValue::RemoteAccessForRole {
-                role: name,
-                var: var.clone(),
-                to: land.to.as_str(),
-            });
+        // A fallback's variables reach the role's processes as much as its own.
+        for (key, names) in [("env", &role.env), ("fallback.env", &role.fallback.env)] {
+            if let Some(var) = names.iter().find(|var| breeze_supervise::is_remote_access_var(var))
+            {
+                return Err(BadValue::RemoteAccessForRole {
+                    role: name,
+                    key,
+                    var: var.clone(),
+                    to: land.to.as_str(),
+                });
+            }
         }
     }
     Ok(())
@@ -318,9 +373,13 @@ impl RawConfig {
             max_file_bytes: size(&self.gates.max_file_size, "gates.max_file_size")?,
             sandbox_mode: self.sandbox.mode,
             sandbox_writable: self.sandbox.writable,
+            sandbox_read: self.sandbox.read,
+            network: self.sandbox.network.validate()?,
+            command_env: self.sandbox.env,
             notify_command: self.notify.command,
             independent: self.review.independent,
             budget: self.budget.validate()?,
+            pause_at: pause_at(self.quota.pause_at)?,
         })
     }
 }
@@ -354,6 +413,7 @@ impl RawBudget {
                 task_usd: dollars(self.task_usd, "task_usd")?,
                 run_tokens,
             },
+            session_usd: dollars(self.session_usd, "session_usd")?,
             prices: self.prices,
         })
     }
@@ -391,7 +451,42 @@ impl RawRole {
             model: self.model,
             args: self.args,
             pass_credentials: self.pass_credentials,
+            fallback: self.fallback.validate(name, self.backend)?,
         })
+    }
+}
+
+impl RawFallback {
+    /// The fallback, checked: an agent CLI or the simulator, not the role's own backend.
+    fn validate(self, role: &str, own: BackendKind) -> Result<Option<Fallback>, BadValue> {
+        if self.backend.trim().is_empty() {
+            return Ok(None);
+        }
+        let backend = BackendKind::ALL
+            .into_iter()
+            .find(|kind| kind.as_str() == self.backend.trim())
+            .filter(|kind| *kind != own && !matches!(kind.describe().runs, Runs::Program))
+            .ok_or_else(|| BadValue::Fallback {
+                role: role.into(),
+                backend: self.backend.clone(),
+                own: own.as_str(),
+            })?;
+        Ok(Some(Fallback {
+            backend,
+            model: self.model,
+            args: self.args,
+            env: self.env,
+            pass_credentials: self.pass_credentials,
+        }))
+    }
+}
+
+/// `quota.pause_at`: a share of a window, above 0 and at most 1.
+fn pause_at(share: f64) -> Result<f64, BadValue> {
+    if share.is_finite() && share > 0.0 && share <= 1.0 {
+        Ok(share)
+    } else {
+        Err(BadValue::PauseAt { share })
     }
 }
 

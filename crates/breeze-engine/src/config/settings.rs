@@ -35,6 +35,41 @@ pub struct RoleConfig {
     pub args: Vec<String>,
     /// Pass the backend's credential variables through.
     pub pass_credentials: bool,
+    /// Who takes the role's calls while its backend is paused for a usage window.
+    pub fallback: Option<Fallback>,
+}
+
+/// `[roles.<role>] fallback`: the backend (with its model, arguments, variables) that takes
+/// a role's calls while the role's own backend is paused for a usage window.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fallback {
+    /// Another backend than the role's.
+    pub backend: BackendKind,
+    /// Its model (empty = the CLI's default).
+    pub model: String,
+    /// Its extra CLI arguments.
+    pub args: Vec<String>,
+    /// Extra environment variable names it may see.
+    pub env: Vec<String>,
+    /// Pass its credential variables through.
+    pub pass_credentials: bool,
+}
+
+impl RoleConfig {
+    /// The role's settings on its fallback (timeouts kept), if it has one.
+    pub fn on_fallback(&self) -> Option<RoleConfig> {
+        let fallback = self.fallback.as_ref()?;
+        Some(RoleConfig {
+            backend: fallback.backend,
+            command: Vec::new(),
+            model: fallback.model.clone(),
+            args: fallback.args.clone(),
+            env: fallback.env.clone(),
+            pass_credentials: fallback.pass_credentials,
+            fallback: None,
+            ..self.clone()
+        })
+    }
 }
 
 /// Validated configuration.
@@ -110,6 +145,14 @@ pub struct Config {
     /// More paths workers and the project's commands (setup, checks, verify, hooks) may
     /// write (`~/` allowed), beyond their checkout, scratch folder and CLI state.
     pub sandbox_writable: Vec<String>,
+    /// More paths in the person's home roles and project commands may read
+    /// (`sandbox.read`, `~/` allowed).
+    pub sandbox_read: Vec<String>,
+    /// Where roles and project commands may connect (`sandbox.network`).
+    pub network: NetworkPolicy,
+    /// Variables the project's commands get besides the allow-list (`sandbox.env`; a
+    /// trailing `*` is a prefix).
+    pub command_env: Vec<String>,
     /// Run on escalation, deferral, awaiting approval and the run's end, with the event as
     /// JSON on stdin (`notify.command`; empty = none).
     pub notify_command: Vec<String>,
@@ -118,6 +161,9 @@ pub struct Config {
     pub independent: Independence,
     /// Caps on what a run spends, and the prices of models whose CLI reports tokens only.
     pub budget: BudgetConfig,
+    /// `quota.pause_at`: the share of a usage window beyond which no new role call starts on
+    /// the backend that reported it, until the window resets.
+    pub pause_at: f64,
 }
 
 /// How a reviewer (or Advisor) on the worker's own backend and model is taken
@@ -149,6 +195,9 @@ impl Independence {
 pub struct BudgetConfig {
     /// `run_usd`, `task_usd`, `run_tokens`.
     pub caps: breeze_protocol::BudgetCaps,
+    /// `session_usd`: US dollars per role call, the call's own cap (claude's
+    /// `--max-budget-usd`).
+    pub session_usd: Option<f64>,
     /// `[budget.prices]`: model name → price per million tokens.
     pub prices: BTreeMap<String, Price>,
 }
@@ -306,6 +355,16 @@ impl OnMainFailure {
             Self::Land => "land",
         }
     }
+}
+
+/// Where roles and the project's commands may connect (`sandbox.network`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NetworkPolicy {
+    /// No network namespace: everything the engine reaches (`"open"`).
+    Open,
+    /// A network namespace each, its only way out the proxy: these hosts, and for a role
+    /// its backend's model API.
+    AllowList(Vec<breeze_supervise::HostRule>),
 }
 
 /// How role processes are confined (`sandbox.mode`).

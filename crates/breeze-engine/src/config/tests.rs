@@ -279,3 +279,56 @@ fn sizes_and_durations_parse() {
     assert_eq!(parse_duration("1h 30m").unwrap(), Duration::from_secs(5400));
     assert!(parse_duration("0s").is_err());
 }
+
+#[test]
+fn the_network_is_allow_listed_by_default_and_takes_hosts_or_open() {
+    assert_eq!(Config::defaults().network, NetworkPolicy::AllowList(Vec::new()));
+    let open = Config::parse("[sandbox]\nnetwork = \"open\"\n", "n.toml").unwrap();
+    assert_eq!(open.network, NetworkPolicy::Open);
+    let hosts =
+        Config::parse("[sandbox]\nnetwork = [\"pypi.org\", \"127.0.0.1:4873\"]\n", "n.toml");
+    let NetworkPolicy::AllowList(rules) = hosts.unwrap().network else { panic!("a list") };
+    assert_eq!(rules.len(), 2);
+    assert!(rules[1].allows("127.0.0.1", 4873));
+    for (bad, says) in [
+        ("\"closed\"", "`closed` is neither \"open\" nor a list of hosts"),
+        ("[\"ftp://mirror\"]", "a URL must be http or https"),
+        ("[\"evil host\"]", "is not a host name or address"),
+    ] {
+        let err = Config::parse(&format!("[sandbox]\nnetwork = {bad}\n"), "n.toml").unwrap_err();
+        assert!(err.to_string().contains(says), "{bad}: {err}");
+    }
+}
+
+#[test]
+fn quotas_pause_at_a_share_of_a_window_and_a_role_may_fall_back_to_another_cli() {
+    let config = Config::defaults();
+    assert_eq!(config.pause_at, 0.9);
+    assert_eq!(config.reviewer.fallback, None, "no fallback unless asked");
+    let written = "[quota]\npause_at = 0.75\n\n[roles.reviewer]\nbackend = \"claude\"\nfallback = { backend = \"codex\", model = \"gpt-5\" }\n\n[budget]\nsession_usd = 2.5\n";
+    let config = Config::parse(written, "q.toml").unwrap();
+    assert_eq!(config.pause_at, 0.75);
+    assert_eq!(config.budget.session_usd, Some(2.5));
+    let on_fallback = config.reviewer.on_fallback().unwrap();
+    assert_eq!((on_fallback.backend, on_fallback.model.as_str()), (BackendKind::Codex, "gpt-5"));
+    assert_eq!(on_fallback.timeout, config.reviewer.timeout, "the role's own timeouts hold");
+    assert_eq!(config.worker.fallback, None, "the reviewer's fallback is the reviewer's only");
+    for share in ["0", "1.5", "-0.2"] {
+        let err = Config::parse(&format!("[quota]\npause_at = {share}\n"), "q.toml").unwrap_err();
+        assert!(err.to_string().contains("`quota.pause_at` is"), "{err}");
+    }
+    for backend in ["claude", "command", "gemini"] {
+        let written = format!("[roles.reviewer]\nfallback = {{ backend = \"{backend}\" }}\n");
+        let err = Config::parse(&written, "q.toml").unwrap_err().to_string();
+        assert!(err.contains("`roles.reviewer.fallback.backend` is"), "{backend}: {err}");
+    }
+    let typo = "[roles.reviewer]\nfallback = { backend = \"codex\", modle = \"gpt-5\" }\n";
+    assert!(Config::parse(typo, "q.toml").unwrap_err().to_string().contains("modle"));
+}
+
+#[test]
+fn a_fallback_is_not_handed_what_reaches_the_remotes_either() {
+    let written = "[land]\nto = \"remote\"\n[roles.reviewer]\nfallback = { backend = \"codex\", env = [\"SSH_AUTH_SOCK\"] }\n";
+    let err = Config::parse(written, "breeze.toml").unwrap_err().to_string();
+    assert!(err.contains("`roles.reviewer.fallback.env` names SSH_AUTH_SOCK"), "{err}");
+}

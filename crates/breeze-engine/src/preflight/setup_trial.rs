@@ -271,9 +271,18 @@ fn setup_spec(
     scratch: &Path,
 ) -> ProcessSpec {
     let mut spec = ProcessSpec::new(config.worktree_setup.clone(), path, log);
-    spec.env = env.to_vec();
+    let lane_vars = crate::lane_env::LaneEnv::integration(config).vars();
+    spec.env = crate::network_policy::command_env(config, env.iter().cloned(), &lane_vars);
     crate::tool_caches::without_output_dirs(&mut spec.env);
-    spec.env.extend(crate::lane_env::LaneEnv::integration(config).vars());
+    let refusals = crate::network_policy::Refusals {
+        store: None,
+        task: "preflight".into(),
+        by: "worktree.setup".into(),
+    };
+    spec.network = crate::network_policy::for_command(&containment.network, refusals);
+    if let Some(network) = &spec.network {
+        spec.env.extend(network.proxy_env());
+    }
     spec.timeout = Some(config.setup_timeout);
     spec.confinement = containment.project_confinement(path, &[], &[], scratch);
     if spec.confinement.is_some() {

@@ -80,6 +80,7 @@ pub(crate) fn agent_call(
     agent.scratch_dir = run.scratch.clone();
     agent.private_git = run.private_git.clone();
     agent.confinement = run.confinement.clone();
+    agent.network = run.network.clone();
     agent.marker = Some(run.marker.clone());
     // A worker's lane watch: its activity for the stall clock, without a walk of the lane.
     agent.activity =
@@ -216,6 +217,7 @@ impl AgentBackend {
                 .clone()
                 .map(|id| Session { id, usage: result.session_usage }),
             write_violations: result.write_violations.clone(),
+            windows: result.windows.clone(),
             ..RoleReply::of(outcome, log_path)
         }
     }

@@ -125,6 +125,7 @@ fn argv(marker: &Marker, repo: &Path) -> Vec<String> {
         log_path: scratch.join("worker"),
         scratch,
         confinement: marker.confined.then(Default::default),
+        network: None,
         private_git: (marker.role == Role::Worker).then(|| PathBuf::from(PRIVATE_GIT)),
         marker: "run/1".into(),
         activity: None,

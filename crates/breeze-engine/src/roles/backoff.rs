@@ -74,7 +74,7 @@ impl Default for BackoffSettings {
 }
 
 /// The longest single wait.
-const MAX_WAIT: Duration = Duration::from_secs(15 * 60);
+pub(crate) const MAX_WAIT: Duration = Duration::from_secs(15 * 60);
 
 /// Consecutive troubles of one role call.
 #[derive(Debug, Clone)]

@@ -115,6 +115,8 @@ pub struct RoleReply {
     pub lane_problems: Vec<String>,
     /// Log file stem of this invocation.
     pub log_path: PathBuf,
+    /// Where the backend's usage windows stood at the end of the call, as reported.
+    pub windows: Vec<breeze_protocol::UsageWindow>,
 }
 
 impl RoleReply {
@@ -129,6 +131,7 @@ impl RoleReply {
             escaped: Vec::new(),
             lane_problems: Vec::new(),
             log_path,
+            windows: Vec::new(),
         }
     }
 

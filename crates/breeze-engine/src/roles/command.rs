@@ -39,6 +39,7 @@ impl CommandBackend {
         spec.stall_timeout = Some(run.settings.stall_timeout);
         spec.grace = run.settings.stop_grace;
         spec.confinement = run.confinement.clone();
+        spec.network = run.network.clone();
         spec.marker = Some(run.marker.clone());
         // A worker that edits files without printing is not stalled: its lane's watch says so
         // (no walk of the lane).

@@ -31,6 +31,9 @@ pub(crate) struct Invocation<'a> {
     pub scratch: PathBuf,
     /// What the kernel lets it write, when roles are confined.
     pub confinement: Option<Confinement>,
+    /// Where it may connect, when the network is allow-listed (its `env` then names the
+    /// proxy).
+    pub network: Option<breeze_supervise::NetworkAccess>,
     /// A worker's private git directory (its lane's `.git` names it while it runs): what
     /// the worker's git writes, besides the lane.
     pub private_git: Option<PathBuf>,

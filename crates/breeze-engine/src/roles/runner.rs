@@ -41,6 +41,11 @@ pub(crate) struct RoleRunner {
     pub watches: Arc<LaneWatches>,
     /// What the run may spend and has spent: asked before every call.
     pub budget: Arc<crate::budget::Budget>,
+    /// Where the backends' usage windows stand: told after every call.
+    pub quotas: Arc<crate::quota::Quotas>,
+    /// Every call passes a gate that waits for a paused backend (a run's calls); else
+    /// [`wait_out`](Self::wait_out) waits for the reset itself.
+    calls_pass_the_gate: bool,
     command: CommandBackend,
     agent: AgentBackend,
     scripted: ScriptedBackend,
@@ -66,6 +71,10 @@ pub(crate) struct RoleRunnerParts {
     pub sims: BTreeMap<String, SimSpec>,
     /// The run's budget.
     pub budget: Arc<crate::budget::Budget>,
+    /// The usage windows known before the first call (a resumed run's).
+    pub windows: Vec<breeze_protocol::UsageWindow>,
+    /// Every call passes `RunContext::call_role`, which waits for a paused backend.
+    pub calls_pass_the_gate: bool,
 }
 
 /// Why a role call could not start.
@@ -120,6 +129,7 @@ impl RoleRunner {
         let write_sets = Arc::new(parts.write_sets);
         // Logins a killed engine left in this run's role homes go before any role starts.
         crate::role_home::sweep(&crate::role_home::homes_root(&parts.run_dir));
+        let quotas = Arc::new(crate::quota::Quotas::new(parts.config.pause_at, parts.windows));
         RoleRunner {
             agent: AgentBackend {
                 supervisor: parts.supervisor.clone(),
@@ -137,6 +147,8 @@ impl RoleRunner {
             engine_env: parts.engine_env,
             guard: parts.guard,
             budget: parts.budget,
+            quotas,
+            calls_pass_the_gate: parts.calls_pass_the_gate,
             watches: Default::default(),
             invocations: Default::default(),
             store,
@@ -155,7 +167,13 @@ impl RoleRunner {
         cancel: &CancellationToken,
     ) -> Result<(), crate::error::EngineError> {
         let who = format!("the {} of task {task}", role.as_str());
-        let wait = backoff.next_wait(trouble, &who)?;
+        // A spent window with a known reset is waited for however long, and is no failed
+        // try: in a run, by the next call at the gate (`RunContext::call_role`).
+        let wait = match self.paused_for(trouble, role) {
+            Some(_) if self.calls_pass_the_gate => return Ok(()),
+            Some(left) => left + std::time::Duration::from_secs(1),
+            None => backoff.next_wait(trouble, &who)?,
+        };
         self.store
             .record(EventKind::BackendTrouble {
                 task: task.to_string(),
@@ -181,6 +199,19 @@ impl RoleRunner {
         Ok(())
     }
 
+    /// How long until the reset `role`'s backend is paused for, when `trouble` is a limit
+    /// and the backend reported a window beyond `[quota] pause_at` (or the limit named a
+    /// reset further ahead than any backoff wait: the backend is paused until then).
+    fn paused_for(&self, trouble: &Trouble, role: Role) -> Option<std::time::Duration> {
+        let Trouble::Limited { retry_after, .. } = trouble else { return None };
+        let backend = self.config.role(role).backend.as_str();
+        let now = std::time::SystemTime::now();
+        if let Some(after) = retry_after.filter(|after| *after > super::backoff::MAX_WAIT) {
+            self.quotas.report(&[crate::quota::stated_reset(backend, now + after)]);
+        }
+        self.quotas.pause(backend, now).map(|pause| pause.left(now))
+    }
+
     /// The repository root.
     pub fn repo_root(&self) -> &Path {
         &self.repo_root
@@ -198,8 +229,20 @@ impl RoleRunner {
 
     /// Runs `call` to its end: in a private scratch folder, confined where the kernel can,
     /// checked afterwards for what it changed outside its lane.
-    pub async fn invoke(&self, mut call: RoleCall, cancel: &CancellationToken) -> RoleReply {
+    pub async fn invoke(&self, call: RoleCall, cancel: &CancellationToken) -> RoleReply {
         let settings = self.config.role(call.role).clone();
+        self.invoke_with(call, settings, cancel).await
+    }
+
+    /// [`invoke`](Self::invoke) with these settings (the role's own, or its fallback's),
+    /// telling the run's [`crate::quota::Quotas`] the usage windows the call reported.
+    pub async fn invoke_with(
+        &self,
+        mut call: RoleCall,
+        settings: RoleConfig,
+        cancel: &CancellationToken,
+    ) -> RoleReply {
+        self.within_session_cap(&mut call, &settings);
         let files = self.call_files(&call);
         let failed = |why: CannotStart| {
             RoleReply::of(RoleOutcome::CouldNotStart(why.to_string()), files.log_path.clone())
@@ -209,7 +252,11 @@ impl RoleRunner {
             Err(why) => return failed(why),
         };
         call.prompt.push_str(&prompt::answer_instructions(call.role, settings.backend));
-        let env = self.role_env(&call, &settings, &files.input_path, scratch.path());
+        let mut env = self.role_env(&call, &settings, &files.input_path, scratch.path());
+        let network = self.network_of(&call, &settings, &env);
+        if let Some(network) = &network {
+            env.extend(network.proxy_env());
+        }
         let prepared = match self.prepare(&call, &settings, scratch.path(), &env).await {
             Ok(prepared) => prepared,
             Err(why) => return failed(why),
@@ -227,10 +274,12 @@ impl RoleRunner {
             log_path: files.log_path,
             scratch: scratch.path().to_path_buf(),
             confinement: prepared.confinement,
+            network,
             private_git: prepared.private_git,
             marker,
         };
         let mut reply = self.metered(&mut run, cancel).await;
+        self.quotas.report(&reply.windows);
         self.check_after(&mut reply, prepared.watch, call.lane.clone()).await;
         drop(scratch);
         reply
@@ -382,6 +431,29 @@ impl RoleRunner {
     }
 
     /// What the call's process may write, when roles are confined.
+    /// Where the role may connect: its backend's API, the endpoints its settings name and
+    /// `sandbox.network` — or anywhere, with the network open.
+    fn network_of(
+        &self,
+        call: &RoleCall,
+        settings: &RoleConfig,
+        env: &[(String, String)],
+    ) -> Option<breeze_supervise::NetworkAccess> {
+        let refusals = crate::network_policy::Refusals {
+            store: Some(self.store.clone()),
+            task: call.task_id.clone(),
+            by: call.role.as_str().to_string(),
+        };
+        let runs = settings.backend.describe().runs;
+        crate::network_policy::for_role(
+            &self.guard.containment.network,
+            runs,
+            &[settings.command.as_slice(), settings.args.as_slice()].concat(),
+            env,
+            refusals,
+        )
+    }
+
     fn confinement_of(
         &self,
         call: &RoleCall,

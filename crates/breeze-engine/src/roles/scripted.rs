@@ -26,6 +26,8 @@
 //! | `changelog = "..."` | the completed report carries this line for the project's changelog |
 //! | `cost_usd = 0.5` | every role call of the task reports this cost (without it: unknown, as a `command` role's) |
 //! | `input_tokens = N`, `output_tokens = N` | every role call of the task reports these tokens |
+//! | `window_used = 0.95` | every role call of the task reports the backend's `five_hour` usage window at this share (1.0: spent, every call is refused)… |
+//! | `window_reset_s = N` | …until N seconds after it first did (then at 1 %); default 2 |
 //!
 //! `ScriptedBackend` runs the simulator for the engine, under the same clocks a process
 //! gets (stall and wall-clock timeouts); it owns the per-task settings and counts the calls.
@@ -55,6 +57,8 @@ pub(crate) struct ScriptedBackend {
     write_sets: Arc<BTreeMap<String, breeze_agents::WriteSetCheck>>,
     /// Calls per (task, role) so far, for the "first call" behaviours.
     calls: Mutex<BTreeMap<(String, Role), u32>>,
+    /// When each task's simulated usage window resets (unix seconds), once reported.
+    window_resets: Mutex<BTreeMap<String, u64>>,
 }
 
 impl Backend for ScriptedBackend {
@@ -72,7 +76,33 @@ impl ScriptedBackend {
         sims: BTreeMap<String, SimSpec>,
         write_sets: Arc<BTreeMap<String, breeze_agents::WriteSetCheck>>,
     ) -> ScriptedBackend {
-        ScriptedBackend { sims, write_sets, calls: Mutex::new(BTreeMap::new()) }
+        ScriptedBackend {
+            sims,
+            write_sets,
+            calls: Mutex::new(BTreeMap::new()),
+            window_resets: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    /// The usage window a call of `task` reports (`[task.sim] window_used`): at its share
+    /// until its reset, a few seconds after the task's first call; at 1 % after.
+    fn window(&self, task: &str, sim: &SimSpec) -> Vec<breeze_protocol::UsageWindow> {
+        let Some(used) = sim.window_used else { return Vec::new() };
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |since| since.as_secs());
+        let mut resets = self.window_resets.lock().unwrap_or_else(|p| p.into_inner());
+        let after = if sim.window_reset_s == 0 { 2 } else { sim.window_reset_s };
+        let resets_at = *resets.entry(task.to_string()).or_insert(now + after);
+        let (used, resets_at) =
+            if now < resets_at { (used, resets_at) } else { (0.01, now + 5 * 3600) };
+        vec![breeze_protocol::UsageWindow {
+            backend: "scripted".into(),
+            window: "five_hour".into(),
+            used,
+            resets_at: Some(resets_at),
+            minutes: Some(300),
+        }]
     }
 
     /// The 1-based number of this call of `role` for `task`.
@@ -88,10 +118,20 @@ impl ScriptedBackend {
         let log_path = run.log_path.clone();
         let sim = self.sims.get(&call.task_id).cloned().unwrap_or_default();
         let call_number = self.count_call(&call.task_id, call.role);
-        if let Some(trouble) = sim.trouble(call.role, call_number) {
+        let windows = self.window(&call.task_id, &sim);
+        // A spent window refuses every call until it resets, as a vendor's does.
+        let spent = windows.iter().any(|window| window.used >= 1.0).then(|| {
+            super::backoff::Trouble::Limited {
+                retry_after: None,
+                message: "scripted backend: 429 usage limit reached for the five_hour window"
+                    .into(),
+            }
+        });
+        if let Some(trouble) = spent.or_else(|| sim.trouble(call.role, call_number)) {
             write_logs(&log_path, "", &format!("{}\n", trouble.message()));
             return RoleReply {
                 diagnostics: trouble.message().to_string(),
+                windows,
                 ..RoleReply::of(RoleOutcome::Trouble(trouble), log_path)
             };
         }
@@ -122,6 +162,7 @@ impl ScriptedBackend {
         RoleReply {
             diagnostics: super::invocation::diagnostics(&stderr, &stdout),
             usage: sim.usage(),
+            windows,
             ..RoleReply::of(outcome, log_path)
         }
     }
@@ -214,6 +255,10 @@ pub struct SimSpec {
     pub input_tokens: u64,
     /// Output tokens each role call of the task reports.
     pub output_tokens: u64,
+    /// The share of the backend's usage window each call of the task reports.
+    pub window_used: Option<f64>,
+    /// Seconds from the first report to the window's reset (0: 2).
+    pub window_reset_s: u64,
 }
 
 /// Why a `[task.sim]` table is refused.

@@ -13,6 +13,7 @@ use crate::error::EngineError;
 use crate::journal::{CycleRecord, RunStore};
 use crate::progress::{ProgressEvent, ProgressSink};
 use crate::snapshot::{ObjectId, RunSnapshot, TaskPhase, TaskRecord};
+use crate::snapshot_changes::ChangeLog;
 
 /// A change of a task's phase, with what the user is told about it.
 #[derive(Debug, Clone, PartialEq)]
@@ -88,51 +89,61 @@ impl Transition {
 
 /// The snapshot, its store and the progress stream of one run.
 pub(crate) struct TaskBook {
-    snapshot: Mutex<RunSnapshot>,
+    held: Mutex<Held>,
     store: RunStore,
     progress: ProgressSink,
 }
 
+/// The snapshot, and what of it was last written.
+struct Held {
+    snapshot: RunSnapshot,
+    written: ChangeLog,
+}
+
 impl TaskBook {
     pub fn new(snapshot: RunSnapshot, store: RunStore, progress: ProgressSink) -> TaskBook {
-        TaskBook { snapshot: Mutex::new(snapshot), store, progress }
+        TaskBook {
+            held: Mutex::new(Held { snapshot, written: ChangeLog::default() }),
+            store,
+            progress,
+        }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, RunSnapshot> {
-        self.snapshot.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    fn lock(&self) -> std::sync::MutexGuard<'_, Held> {
+        self.held.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// A copy of a task's record.
     pub fn record(&self, index: usize) -> TaskRecord {
-        self.lock().tasks[index].clone()
+        self.lock().snapshot.tasks[index].clone()
     }
 
     /// Reads the snapshot.
     pub fn read<R>(&self, look: impl FnOnce(&RunSnapshot) -> R) -> R {
-        look(&self.lock())
+        look(&self.lock().snapshot)
     }
 
     /// The phase of every task, in plan order.
     pub fn phases(&self) -> Vec<TaskPhase> {
-        self.lock().tasks.iter().map(|task| task.phase).collect()
+        self.lock().snapshot.tasks.iter().map(|task| task.phase).collect()
     }
 
-    /// Changes the snapshot (not a task's phase) and saves it.
+    /// Changes the snapshot anywhere and saves it whole.
     pub async fn update<R>(
         &self,
         change: impl FnOnce(&mut RunSnapshot) -> R,
     ) -> Result<R, EngineError> {
-        let (result, saved) = {
-            let mut snapshot = self.lock();
-            let result = change(&mut snapshot);
-            snapshot.updated_at = clock::now_rfc3339();
-            let bytes = snapshot.to_json().map_err(EngineError::internal("the run state"))?;
-            // Queued while the lock is held: the writes reach the disk in the order of the
-            // changes, so the newest snapshot on disk holds every change before it.
-            (result, self.store.save_snapshot(bytes))
-        };
-        saved.await.map_err(|err| EngineError::io("cannot save the run state (run.json)", err))?;
-        Ok(result)
+        self.save_change(None, change).await
+    }
+
+    /// Changes the run's own fields and the task at `index` — no other task — and saves
+    /// what changed (a change line: its size does not grow with the plan).
+    pub async fn update_task<R>(
+        &self,
+        index: usize,
+        change: impl FnOnce(&mut RunSnapshot) -> R,
+    ) -> Result<R, EngineError> {
+        self.save_change(Some(index), change).await
     }
 
     /// Changes a task's record (counters, commits, feedback — not its phase) and saves.
@@ -141,7 +152,30 @@ impl TaskBook {
         index: usize,
         change: impl FnOnce(&mut TaskRecord) -> R,
     ) -> Result<R, EngineError> {
-        self.update(|snapshot| change(&mut snapshot.tasks[index])).await
+        self.update_task(index, |snapshot| change(&mut snapshot.tasks[index])).await
+    }
+
+    /// Makes a change and saves it: a change line of the task at `task` (with the run's
+    /// own fields), or the whole snapshot.
+    async fn save_change<R>(
+        &self,
+        task: Option<usize>,
+        change: impl FnOnce(&mut RunSnapshot) -> R,
+    ) -> Result<R, EngineError> {
+        let (result, saved) = {
+            let mut held = self.lock();
+            let Held { snapshot, written } = &mut *held;
+            let result = change(snapshot);
+            snapshot.updated_at = clock::now_rfc3339();
+            let write = written
+                .next_write(snapshot, task)
+                .map_err(EngineError::internal("the run state"))?;
+            // Queued while the lock is held: the writes reach the disk in the order of the
+            // changes, so what is on disk holds every change before the newest write.
+            (result, self.store.save_snapshot(write))
+        };
+        saved.await.map_err(|err| EngineError::io("cannot save the run state (run.json)", err))?;
+        Ok(result)
     }
 
     /// Moves a task to its next phase: snapshot, journal and progress together.
@@ -164,7 +198,7 @@ impl TaskBook {
             return Ok(());
         }
         let (id, visible, commit, cause) = self
-            .update(|snapshot| {
+            .update_task(index, |snapshot| {
                 let task = &mut snapshot.tasks[index];
                 let cause = transition.cause(task.phase, task.cause.as_ref());
                 task.phase = transition.phase(task.phase);

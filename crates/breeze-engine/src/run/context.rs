@@ -27,6 +27,8 @@ pub(crate) struct RunContext {
     pub run_id: String,
     /// Main when the run started: landings of this run are searched back to here.
     pub main_tip_at_start: ObjectId,
+    /// This run's landings on main, as far as main was read.
+    pub landings_seen: Arc<crate::landings_seen::LandingsSeen>,
     pub repo: Arc<Repo>,
     pub config: Config,
     pub plan: Plan,
@@ -89,6 +91,47 @@ impl RunContext {
     /// Records the worktree lane `lane` holds now.
     pub fn set_lane(&self, lane: u32, worktree: breeze_git::Worktree) {
         self.lanes.lock().unwrap_or_else(|p| p.into_inner())[lane as usize - 1] = Some(worktree);
+    }
+
+    /// Makes `worktree` lane `lane`'s unless another lane holds it: checked and recorded at
+    /// once, so two lanes taking up kept worktrees side by side never take the same one.
+    /// What the lane held before, or `None` when another lane holds it.
+    pub fn claim_lane(
+        &self,
+        lane: u32,
+        worktree: &breeze_git::Worktree,
+    ) -> Option<Option<breeze_git::Worktree>> {
+        let mut lanes = self.lanes.lock().unwrap_or_else(|p| p.into_inner());
+        let slot = lane as usize - 1;
+        let elsewhere = lanes.iter().enumerate().any(|(other, held)| {
+            other != slot && held.as_ref().is_some_and(|held| held.path == worktree.path)
+        });
+        (!elsewhere).then(|| lanes[slot].replace(worktree.clone()))
+    }
+
+    /// Gives lane `lane` back what it held before a [`Self::claim_lane`] it could not use.
+    pub fn release_lane(&self, lane: u32, before: Option<breeze_git::Worktree>) {
+        self.lanes.lock().unwrap_or_else(|p| p.into_inner())[lane as usize - 1] = before;
+    }
+
+    /// The landing commit on main of task `index`, when a run cut short landed it already
+    /// (found by its trailers since the run started).
+    pub async fn landed_on_main(
+        &self,
+        index: usize,
+    ) -> Result<Option<breeze_git::Oid>, EngineError> {
+        let (seen, run_id, task_id) =
+            (self.landings_seen.clone(), self.run_id.clone(), self.task(index).id.to_string());
+        let stop_at = self.main_tip_at_start.0;
+        self.git(move |repo| seen.find(repo, &run_id, &task_id, stop_at)).await
+    }
+
+    /// Whether a lane other than `lane` holds the worktree at `path`.
+    pub fn held_by_another_lane(&self, lane: u32, path: &Path) -> bool {
+        let lanes = self.lanes.lock().unwrap_or_else(|p| p.into_inner());
+        lanes.iter().enumerate().any(|(other, held)| {
+            other != lane as usize - 1 && held.as_ref().is_some_and(|held| held.path == path)
+        })
     }
 
     /// Runs blocking git work off the async threads, with a fresh handle. A step the stop
@@ -164,12 +207,13 @@ impl RunContext {
     }
 
     /// Runs one of the project's own commands (`worktree.setup`, `[review] checks`,
-    /// `land.verify`, hooks) under supervision. They get the engine's environment — they
-    /// are the project's checks, like CI steps — with their lane's number and ports
-    /// (`BREEZE_LANE`, `BREEZE_PORT_BASE`), but run code that agents wrote, so where
-    /// roles are confined they are too: they write only their checkout, what `command`
-    /// adds, `sandbox.writable` and a scratch folder of their own (their `TMPDIR`). Their
-    /// pids are journaled for `breeze resume`.
+    /// `land.verify`, hooks) under supervision. They run code that agents wrote, so they
+    /// are kept like roles: an allow-listed environment (the roles' list, the toolchains'
+    /// variables and `sandbox.env`; never the engine's tokens) with their lane's number and
+    /// ports (`BREEZE_LANE`, `BREEZE_PORT_BASE`); where roles are confined they are too —
+    /// they read what roles read, write only their checkout, what `command` adds,
+    /// `sandbox.writable` and a scratch folder of their own (their `TMPDIR`), and reach
+    /// only `sandbox.network`. Their pids are journaled for `breeze resume`.
     pub async fn run_project_command(
         &self,
         command: ProjectCommand<'_>,
@@ -233,14 +277,29 @@ impl RunContext {
     ) -> breeze_supervise::ProcessSpec {
         let mut spec =
             breeze_supervise::ProcessSpec::new(command.argv.to_vec(), command.cwd, command.log);
-        spec.env = std::env::vars()
-            .filter(|(name, _)| !LaneEnv::NAMES.contains(&name.as_str()))
-            .chain(command.lane.vars())
-            .collect();
+        let engine_env =
+            std::env::vars().filter(|(name, _)| !LaneEnv::NAMES.contains(&name.as_str()));
+        let lane_vars = command.lane.vars();
+        spec.env = match command.confined {
+            true => crate::network_policy::command_env(&self.config, engine_env, &lane_vars),
+            // The person's own forge tool (`land.pr_command`): their credentials.
+            false => engine_env.chain(lane_vars).collect(),
+        };
+        let containment = &self.roles.guard.containment;
+        if command.confined {
+            let refusals = crate::network_policy::Refusals {
+                store: Some(self.book.store().clone()),
+                task: command.task.to_string(),
+                by: command.purpose.to_string(),
+            };
+            spec.network = crate::network_policy::for_command(&containment.network, refusals);
+        }
+        if let Some(network) = &spec.network {
+            spec.env.extend(network.proxy_env());
+        }
         // Each checkout builds in its own `target/`, never a shared folder elsewhere.
         crate::tool_caches::without_output_dirs(&mut spec.env);
         spec.timeout = Some(command.timeout);
-        let containment = &self.roles.guard.containment;
         spec.confinement = match command.confined {
             true => containment.project_confinement(
                 command.cwd,

@@ -199,9 +199,36 @@ impl Dispatcher {
                 .iter()
                 .map(|lane| lane.as_ref().map(|wt| wt.branch.clone()))
                 .collect();
-            let Some(lane) = self.lanes.take(lane_holding(branch.as_deref(), &held)) else { break };
+            let reserved = self.lanes_kept_for_others(index, &held);
+            let preferred = lane_holding(branch.as_deref(), &held);
+            let Some(lane) = self.lanes.take(preferred, &reserved) else { break };
             self.start(index, lane);
         }
+    }
+
+    /// The lanes whose worktree holds the branch of a task other than `index` that will work
+    /// on it again (a resumed run's interrupted attempts): a task of its own is started
+    /// elsewhere when it can be, so that the lane's task finds its work where it left it.
+    fn lanes_kept_for_others(&self, index: usize, held: &[Option<String>]) -> Vec<u32> {
+        if held.iter().flatten().all(|branch| branch.is_empty()) {
+            return Vec::new();
+        }
+        let working: BTreeSet<String> = self.ctx.book.read(|snapshot| {
+            snapshot
+                .tasks
+                .iter()
+                .enumerate()
+                .filter(|(other, task)| {
+                    *other != index && !task.phase.is_terminal() && !task.phase.waits_to_land()
+                })
+                .filter_map(|(_, task)| task.branch.clone())
+                .collect()
+        });
+        (1..)
+            .zip(held)
+            .filter(|(_, branch)| branch.as_ref().is_some_and(|branch| working.contains(branch)))
+            .map(|(lane, _)| lane)
+            .collect()
     }
 
     fn next_task(&self) -> Option<usize> {

@@ -10,6 +10,7 @@
 //! a finished run (`lane_removal` with a task's lane); `recovery` sets right what a killed
 //! engine left half-done when its run resumes.
 
+mod at_reset;
 mod book;
 mod cleanup;
 mod context;
@@ -19,6 +20,7 @@ mod lane_removal;
 mod main_verdicts;
 mod options;
 mod prepare;
+mod quota_gate;
 mod recovery;
 mod schedule;
 mod session;
@@ -36,6 +38,7 @@ use crate::lock::RepoLock;
 use crate::run_dir::{RunDir, latest_run};
 use crate::snapshot::RunSnapshot;
 
+pub use at_reset::reset_ahead;
 pub use options::{RunOptions, RunOutcome};
 pub(crate) use recovery::finish_checkout_updates;
 pub(crate) use session::end_orphans_of;

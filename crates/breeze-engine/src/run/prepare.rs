@@ -59,7 +59,7 @@ pub(super) fn new_run(options: &RunOptions) -> Result<Prepared, EngineError> {
     let target = crate::target_branch::landing_branch(&repo, &config.main_branch)?;
     let repo = with_main_branch(repo, &target)?
         .with_worktree_root(&crate::worktree_folder::choice(&config));
-    let containment = decide_containment(&config)?;
+    let containment = decide_containment(&config, &repo)?;
     let pairings = crate::independence::report(&config, &root);
     config.max_workers = lanes_asked(options)?.unwrap_or(config.max_workers);
     let plan_path = resolve_plan(&root, options.plan.as_deref())?;
@@ -89,7 +89,7 @@ pub(super) fn new_run(options: &RunOptions) -> Result<Prepared, EngineError> {
     let run_dir = create_run_dir(&root, &plan_path)?;
     crate::role_commands::fix_for_run(&mut config, &root, run_dir.root())?;
     let now = clock::now_rfc3339();
-    let snapshot = RunSnapshot {
+    let mut snapshot = RunSnapshot {
         format_version: FORMAT_VERSION,
         run_id: run_dir.run_id().to_string(),
         plan: plan_path.display().to_string(),
@@ -105,7 +105,9 @@ pub(super) fn new_run(options: &RunOptions) -> Result<Prepared, EngineError> {
         universal_violations: Vec::new(),
         containment: None,
         budget,
+        generation: 0,
         waiting: Vec::new(),
+        windows: Vec::new(),
     };
     snapshot.save(&run_dir.snapshot()).map_err(|err| {
         EngineError::io(format!("cannot write {}", run_dir.snapshot().display()), err)
@@ -180,7 +182,7 @@ pub(super) fn interrupted_run(options: &RunOptions) -> Result<Prepared, EngineEr
     // The run keeps landing on the branch it started with.
     let repo = with_main_branch(repo, &snapshot.main_branch)?
         .with_worktree_root(&crate::worktree_folder::choice(&config));
-    let containment = decide_containment(&config)?;
+    let containment = decide_containment(&config, &repo)?;
     let pairings = crate::independence::report(&config, &root);
     let spent = snapshot.spent();
     options.budget_raise.resume(&config.budget.caps, &mut snapshot.budget, &spent)?;
@@ -331,8 +333,10 @@ fn keep_plan_order(snapshot: &mut RunSnapshot, plan: &Plan) -> Result<(), Engine
 /// goes on from its phase.
 fn recognize_landings(repo: &Repo, snapshot: &mut RunSnapshot) -> Result<(), EngineError> {
     let stop_at = snapshot.main_tip_at_start.0;
+    // Main read once for all the tasks, not once per task.
+    let seen = crate::landings_seen::LandingsSeen::default();
     for record in snapshot.tasks.iter_mut().filter(|record| !record.phase.is_terminal()) {
-        if let Some(commit) = repo.find_landing(&snapshot.run_id, &record.id, Some(stop_at))? {
+        if let Some(commit) = seen.find(repo, &snapshot.run_id, &record.id, stop_at)? {
             record.phase = TaskPhase::Landed;
             record.commit = Some(commit.into());
             record.set_cause(None);
@@ -419,9 +423,8 @@ fn create_run_dir(root: &Path, plan_path: &Path) -> Result<RunDir, EngineError> 
 }
 
 /// How this run confines its roles (`sandbox.*` and the kernel).
-fn decide_containment(config: &Config) -> Result<Containment, EngineError> {
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    Containment::decide(config, home.as_deref())
+fn decide_containment(config: &Config, repo: &Repo) -> Result<Containment, EngineError> {
+    Containment::for_repository(config, repo)
 }
 
 /// The commit of this run's last landing, from its journal.

@@ -85,13 +85,22 @@ pub(super) async fn journal_landings(ctx: &RunContext) -> Result<(), EngineError
         }
         _ => {}
     })?;
-    let records = ctx.book.read(|snapshot| snapshot.tasks.clone());
-    for record in records.into_iter().filter(|record| record.phase == TaskPhase::Landed) {
-        let Some(state) = last_state.get(&record.id) else { continue };
+    let records: Vec<_> = ctx.book.read(|snapshot| {
+        snapshot
+            .tasks
+            .iter()
+            .filter(|record| record.phase == TaskPhase::Landed && record.commit.is_some())
+            .filter(|record| last_state.get(&record.id).is_some_and(|s| *s != TaskState::Landed))
+            .cloned()
+            .collect()
+    });
+    if !records.is_empty() {
+        // The landings recognized on main are saved before the journal tells them: the
+        // state a later resume reads never lags what the journal says landed.
+        ctx.book.update(|_| ()).await?;
+    }
+    for record in records {
         let Some(commit) = record.commit else { continue };
-        if *state == TaskState::Landed {
-            continue;
-        }
         if landed.get(&record.id) != Some(&commit.to_string()) {
             journal_found_landing(ctx, &record.id, commit.0).await?;
         }

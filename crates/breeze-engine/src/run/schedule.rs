@@ -191,10 +191,12 @@ impl LanePool {
         !self.free.is_empty()
     }
 
-    /// Takes `preferred` if it is free, else the lowest free lane.
-    pub fn take(&mut self, preferred: Option<u32>) -> Option<u32> {
+    /// Takes `preferred` if it is free, else the lowest free lane not `kept` for another
+    /// task, else the lowest free lane.
+    pub fn take(&mut self, preferred: Option<u32>, kept: &[u32]) -> Option<u32> {
         let lane = preferred
             .filter(|lane| self.free.contains(lane))
+            .or_else(|| self.free.iter().find(|lane| !kept.contains(lane)).copied())
             .or_else(|| self.free.first().copied())?;
         self.free.remove(&lane);
         Some(lane)
@@ -369,11 +371,19 @@ writes = ["b"]
         assert_eq!(lane_holding(Some("task/3"), &lanes), Some(3));
         assert_eq!(lane_holding(Some("task/9"), &lanes), None);
         let mut pool = LanePool::new(2);
-        assert_eq!(pool.take(Some(2)), Some(2));
-        assert_eq!(pool.take(Some(2)), Some(1), "taken: the lowest free one");
-        assert_eq!(pool.take(None), None, "two lanes, two tasks");
+        assert_eq!(pool.take(Some(2), &[]), Some(2));
+        assert_eq!(pool.take(Some(2), &[]), Some(1), "taken: the lowest free one");
+        assert_eq!(pool.take(None, &[]), None, "two lanes, two tasks");
         pool.give_back(2);
         assert!(pool.has_free());
-        assert_eq!(pool.take(None), Some(2));
+        assert_eq!(pool.take(None, &[]), Some(2));
+    }
+
+    #[test]
+    fn a_task_without_a_lane_of_its_own_leaves_the_lanes_kept_for_others_free() {
+        let mut pool = LanePool::new(3);
+        assert_eq!(pool.take(None, &[1, 3]), Some(2), "lanes 1 and 3 hold others' work");
+        assert_eq!(pool.take(Some(3), &[1, 3]), Some(3), "its own lane");
+        assert_eq!(pool.take(None, &[1]), Some(1), "kept, but the only lane free");
     }
 }

@@ -113,6 +113,8 @@ async fn context(
             crate::budget::Prices::of(&config),
             &snapshot.tasks,
         )),
+        windows: snapshot.windows.clone(),
+        calls_pass_the_gate: true,
     });
     let (lanes, retired) = lanes_of(&repo, snapshot.workers, resumed).await?;
     let mut notices = prepared.notices;
@@ -131,6 +133,7 @@ async fn context(
         plan,
         analysis,
         run_dir,
+        landings_seen: Default::default(),
         book: TaskBook::new(snapshot, store, progress),
         roles,
         supervisor: options.supervisor.clone(),
@@ -354,22 +357,35 @@ fn adopt_lanes(
             if worktree.branch.is_empty() {
                 continue;
             }
-            // A killed run may have left the lane sealed for its worker (`.git` naming the
-            // worker's private git directory): point it back, and repair what is wrong.
-            for problem in repo.check_lane_links(&worktree)? {
-                tracing::warn!("{}: {problem} (repaired)", worktree.path.display());
-            }
-            // A worker killed mid-way may leave what cannot be committed yet (conflict
-            // markers it was resolving); the worktree is kept as it is for its task.
-            if let Err(err) =
-                repo.commit_worktree(&worktree, "breeze: work left by an interrupted run")
-            {
-                tracing::warn!("{}: {err}; kept as it is", worktree.path.display());
-            }
+            repair_interrupted_lane(repo, &worktree)?;
             *slot = Some(worktree);
         }
     }
     Ok(lanes)
+}
+
+/// Readies a lane an interrupted run left with its task's branch checked out for the task
+/// again: the locks a killed commit left are removed, the links a killed worker's seal
+/// left are pointed back, and what the worker left is committed on the task branch.
+pub(crate) fn repair_interrupted_lane(
+    repo: &Repo,
+    worktree: &breeze_git::Worktree,
+) -> Result<(), breeze_git::GitError> {
+    // A commit the kill cut short left its locks: nothing holds them now.
+    for lock in repo.remove_left_lane_locks(worktree)? {
+        tracing::warn!("{}: a lock a killed engine left (removed)", lock.display());
+    }
+    // A killed run may have left the lane sealed for its worker (`.git` naming the
+    // worker's private git directory): point it back, and repair what is wrong.
+    for problem in repo.check_lane_links(worktree)? {
+        tracing::warn!("{}: {problem} (repaired)", worktree.path.display());
+    }
+    // A worker killed mid-way may leave what cannot be committed yet (conflict markers it
+    // was resolving); the worktree is kept as it is for its task.
+    if let Err(err) = repo.commit_worktree(worktree, "breeze: work left by an interrupted run") {
+        tracing::warn!("{}: {err}; kept as it is", worktree.path.display());
+    }
+    Ok(())
 }
 
 /// Ends role process groups a killed engine left behind.

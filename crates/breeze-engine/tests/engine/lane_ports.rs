@@ -62,7 +62,11 @@ echo "listened on {port}" > "$BREEZE_TASK_ID.txt"
 
 /// Two tasks on two lanes whose workers bind `port` at the same moment: the outcome, the
 /// ports they held and the failures of their attempts.
-async fn two_lanes_binding(port: &str, port_base: u16) -> (RunState, Vec<u16>, Vec<String>) {
+async fn two_lanes_binding(
+    port: &str,
+    port_base: u16,
+    network: breeze_engine::config::NetworkPolicy,
+) -> (RunState, Vec<u16>, Vec<String>) {
     let plan =
         toml_task("1", "Serve one", &["1.txt"], "") + &toml_task("2", "Serve two", &["2.txt"], "");
     let fixture = Fixture::new(&plan, &[]);
@@ -74,6 +78,7 @@ async fn two_lanes_binding(port: &str, port_base: u16) -> (RunState, Vec<u16>, V
     options.max_workers = Some(2);
     let config = options.config.as_mut().unwrap();
     config.port_base = port_base;
+    config.network = network;
     // The markers folder is outside the lanes: the workers may write it.
     config.sandbox_writable.push(dir.display().to_string());
     let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
@@ -99,8 +104,12 @@ async fn two_lanes_binding(port: &str, port_base: u16) -> (RunState, Vec<u16>, V
 
 #[tokio::test]
 async fn two_lanes_listen_on_their_own_ports_at_once_where_one_shared_port_collides() {
+    use breeze_engine::config::NetworkPolicy;
+    // On the machine's own network (`sandbox.network = "open"`), as every process was before
+    // network namespaces.
     let base = free_port_base();
-    let (state, ports, failures) = two_lanes_binding("$BREEZE_PORT_BASE", base).await;
+    let (state, ports, failures) =
+        two_lanes_binding("$BREEZE_PORT_BASE", base, NetworkPolicy::Open).await;
     assert_eq!(state, RunState::Succeeded);
     assert!(failures.is_empty(), "no lane's listener collided: {failures:?}");
     assert_eq!(ports, [base + 10, base + 20], "lanes 1 and 2 each held their own first port");
@@ -109,7 +118,8 @@ async fn two_lanes_listen_on_their_own_ports_at_once_where_one_shared_port_colli
     // The control: the same two workers on one fixed port. Whichever binds second fails
     // its attempt with the OS's "address in use"; its retry, once the first let go, lands.
     let shared = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let (state, ports, failures) = two_lanes_binding(&shared.to_string(), base).await;
+    let (state, ports, failures) =
+        two_lanes_binding(&shared.to_string(), base, NetworkPolicy::Open).await;
     assert_eq!(state, RunState::Succeeded);
     println!("the control's failed attempt: {failures:?}");
     assert_eq!(ports, [shared, shared], "each held the shared port, one after the other");
@@ -119,6 +129,19 @@ async fn two_lanes_listen_on_their_own_ports_at_once_where_one_shared_port_colli
             && failures[0].contains("Address already in use"),
         "{failures:?}"
     );
+
+    // With the network allow-listed (the default) each process has a loopback of its own:
+    // the shared port does not collide either.
+    if breeze_supervise::network_namespace_support().is_ok()
+        && breeze_supervise::kernel_support().is_available()
+    {
+        let allow_listed = NetworkPolicy::AllowList(Vec::new());
+        let (state, ports, failures) =
+            two_lanes_binding(&shared.to_string(), base, allow_listed).await;
+        assert_eq!(state, RunState::Succeeded);
+        assert!(failures.is_empty(), "each lane's own loopback: {failures:?}");
+        assert_eq!(ports, [shared, shared]);
+    }
 }
 
 #[tokio::test]

@@ -41,6 +41,7 @@ use super::namespace::{
     make_mounts_private, mount_own_proc, mount_private_dev_shm, mount_private_devpts, pipe,
     read_fully, wait_for,
 };
+use super::network_namespace::{NetworkPlan, open_network};
 
 /// How a role process is kept apart from the person's terminal, and from what it leaves
 /// behind. [`crate::run_interactive`] (a person's own session) gets neither.
@@ -122,11 +123,14 @@ pub(super) struct IsolationPlan {
     ids: NamespacePlan,
     /// Mount a private tmpfs on `/dev/shm`.
     dev_shm: bool,
+    /// A network namespace of its own too, with these listeners (module
+    /// `network_namespace`).
+    pub(super) network: Option<NetworkPlan>,
 }
 
 impl IsolationPlan {
-    pub(super) fn new(dev_shm: bool) -> IsolationPlan {
-        IsolationPlan { ids: NamespacePlan::for_this_process(), dev_shm }
+    pub(super) fn new(dev_shm: bool, network: Option<NetworkPlan>) -> IsolationPlan {
+        IsolationPlan { ids: NamespacePlan::for_this_process(), dev_shm, network }
     }
 }
 
@@ -139,6 +143,8 @@ pub(super) struct Isolated {
     /// [`NOT_ASKED`] when no private `/dev/shm` was asked for.
     pub(super) dev_shm: i32,
     pub(super) locked: i32,
+    /// The network namespace's loopback and listeners (0 also when none was asked for).
+    pub(super) network: i32,
 }
 
 /// [`Isolated::dev_shm`] when the plan did not ask for it.
@@ -154,7 +160,10 @@ fn outcome(result: Result<(), i32>) -> i32 {
 /// be made, which then is the role itself, in its own namespaces as before.
 pub(super) fn isolate(plan: &IsolationPlan) -> Result<Isolated, (NamespaceStep, i32)> {
     let [status_read, status_write] = pipe().map_err(|e| (NamespaceStep::Create, e))?;
-    let flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID;
+    let mut flags = libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID;
+    if plan.network.is_some() {
+        flags |= libc::CLONE_NEWNET;
+    }
     match fork_into_namespaces(flags, &plan.ids) {
         Ok(Forked::Parent(init)) => {
             close(status_write);
@@ -168,6 +177,10 @@ pub(super) fn isolate(plan: &IsolationPlan) -> Result<Isolated, (NamespaceStep, 
         }
     }
     let mut isolated = mount_namespace_files(plan);
+    if let Some(network) = &plan.network {
+        // A failure leaves the namespace without a way out, which is all it may have.
+        isolated.network = outcome(open_network(network));
+    }
     // A second user namespace locks the mounts above together with what they cover. It
     // needs this namespace's /proc to find the new process.
     let role = match isolated.own_proc {
@@ -194,13 +207,20 @@ pub(super) fn isolate(plan: &IsolationPlan) -> Result<Isolated, (NamespaceStep, 
 fn mount_namespace_files(plan: &IsolationPlan) -> Isolated {
     if let Err(failure) = make_mounts_private() {
         let dev_shm = if plan.dev_shm { failure } else { NOT_ASKED };
-        return Isolated { own_proc: failure, private_pts: failure, dev_shm, locked: failure };
+        return Isolated {
+            own_proc: failure,
+            private_pts: failure,
+            dev_shm,
+            locked: failure,
+            network: 0,
+        };
     }
     Isolated {
         own_proc: outcome(mount_own_proc()),
         private_pts: outcome(mount_private_devpts()),
         dev_shm: if plan.dev_shm { outcome(mount_private_dev_shm(&plan.ids)) } else { NOT_ASKED },
         locked: 0,
+        network: 0,
     }
 }
 
@@ -357,7 +377,7 @@ fn probe() -> IsolationSupport {
             reason: format!("PID namespaces are a Linux feature and this is {os}"),
         };
     }
-    let plan = IsolationPlan::new(false);
+    let plan = IsolationPlan::new(false, None);
     let probed = in_probe_child(|report_fd| {
         let mut report = [0u8; REPORT_BYTES];
         // SAFETY: as a role's child does first; it fails only for a group leader.

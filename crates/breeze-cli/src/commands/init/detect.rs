@@ -33,6 +33,8 @@ pub struct Project {
     /// Folders outside the worktree the project's build writes (download caches), for the
     /// `sandbox.writable` suggestion.
     pub caches: &'static [&'static str],
+    /// The hosts its installs download from, for the `sandbox.network` allow-list.
+    pub registries: &'static [&'static str],
 }
 
 impl Project {
@@ -165,6 +167,7 @@ fn make(files: &RootFiles) -> Option<Project> {
         test: has_test.then(|| argv(&["make", "test"])),
         install: None,
         caches: &[],
+        registries: &[],
     })
 }
 
@@ -204,6 +207,7 @@ fn cargo(files: &RootFiles) -> Option<Project> {
         }),
         install: None,
         caches: &["~/.cargo/registry", "~/.cargo/git"],
+        registries: &["index.crates.io", "static.crates.io", "crates.io", "github.com"],
     })
 }
 
@@ -214,6 +218,7 @@ fn go(files: &RootFiles) -> Option<Project> {
         test: Some(argv(&["go", "test", "./..."])),
         install: None,
         caches: &["~/go/pkg/mod", "~/.cache/go-build"],
+        registries: &["proxy.golang.org", "sum.golang.org"],
     })
 }
 
@@ -227,6 +232,7 @@ fn python(files: &RootFiles) -> Option<Project> {
             test: Some(argv(&["uv", "run", "pytest"])),
             install: None,
             caches: &["~/.cache/uv"],
+            registries: &["pypi.org", "files.pythonhosted.org"],
         });
     }
     let poetry_table = pyproject.as_deref().is_some_and(|text| has_table(text, "tool.poetry"));
@@ -242,6 +248,7 @@ fn python(files: &RootFiles) -> Option<Project> {
             // Poetry keeps one environment per checkout path: a new worktree has none.
             install: Some(argv(&["poetry", "install"])),
             caches: &["~/.cache/pypoetry"],
+            registries: &["pypi.org", "files.pythonhosted.org"],
         });
     }
     let requirements: Vec<&String> = files
@@ -264,6 +271,7 @@ fn python(files: &RootFiles) -> Option<Project> {
         test: Some(argv(&["python", "-m", "pytest"])),
         install: None,
         caches: &["~/.cache/pip"],
+        registries: &["pypi.org", "files.pythonhosted.org"],
     })
 }
 
@@ -318,6 +326,10 @@ fn node(files: &RootFiles) -> Option<Project> {
         test: script.is_some().then(|| argv(test)),
         install: Some(argv(install)),
         caches,
+        registries: match manager {
+            "yarn" => &["registry.yarnpkg.com", "registry.npmjs.org"],
+            _ => &["registry.npmjs.org"],
+        },
     })
 }
 

@@ -160,6 +160,22 @@ fn writable(detection: &Detection) -> String {
     format!("writable = {}", toml_argv(&caches))
 }
 
+/// The hosts the detected projects' installs download from: roles and the project's
+/// commands reach nothing else (`sandbox.network`).
+fn network(detection: &Detection) -> String {
+    let mut hosts: Vec<String> = Vec::new();
+    let projects = detection.primary().into_iter().chain(detection.others());
+    for host in projects.flat_map(|project| project.registries) {
+        if !hosts.iter().any(|have| have == host) {
+            hosts.push((*host).to_string());
+        }
+    }
+    if hosts.is_empty() {
+        return "network = []                   # e.g. [\"registry.npmjs.org\"]".to_string();
+    }
+    format!("network = {}", toml_argv(&hosts))
+}
+
 /// Where approved work lands: locally, with the remote modes offered (commented out) when
 /// the repository has a remote.
 fn land_to(remote: Option<&str>, main_branch: &str) -> String {
@@ -194,6 +210,7 @@ pub fn render(detection: &Detection, remote: Option<&str>, main_branch: &str) ->
         ("{{verify}}", verify(detection)),
         ("{{setup}}", setup(detection)),
         ("{{writable}}", writable(detection)),
+        ("{{network}}", network(detection)),
         ("{{land_to}}", land_to(remote, main_branch)),
     ];
     // One pass: a value is never searched for placeholders.
@@ -229,6 +246,7 @@ mod tests {
             test: test.map(argv),
             install: install.map(argv),
             caches: &["~/.cache/x"],
+            registries: &["registry.example.com"],
         }
     }
 
@@ -300,8 +318,15 @@ mod tests {
         assert_eq!(config.review_checks, [["pnpm", "test"]]);
         assert_eq!(config.verify, ["sh", "-c", "pnpm install --frozen-lockfile && pnpm test"]);
         assert_eq!(config.worktree_setup, ["pnpm", "install", "--frozen-lockfile"]);
-        // Its cache is writable to setup, checks and verify, not merely suggested.
+        // Its cache is writable to setup, checks and verify, not merely suggested; its
+        // registry reachable.
         assert_eq!(config.sandbox_writable, ["~/.cache/x"]);
+        assert_eq!(
+            config.network,
+            breeze_engine::config::NetworkPolicy::AllowList(vec![
+                breeze_supervise::HostRule::parse("registry.example.com").unwrap()
+            ])
+        );
     }
 
     #[test]

@@ -67,6 +67,23 @@ impl LiveModel {
                     detail.as_deref(),
                 ),
             E::IgnoredWritesRemoved { task, paths } => ignored_writes_removed(task, paths),
+            E::NetworkRefused { task, by, host, port, .. } => {
+                network_refused(task, by, host, *port)
+            }
+            E::UsageWindows { windows, .. } => usage_windows(windows),
+            E::QuotaPaused { task, role, backend, window, until, .. } => {
+                let until = breeze_protocol::clock_of(*until);
+                self.phase(
+                    task,
+                    &format!("{role} waits for {backend}'s {window} window ({until})"),
+                );
+                Some(format!(
+                    "⏸ [{task}] {role} waits for {backend}'s {window} window to reset at {until}"
+                ))
+            }
+            E::FellBack { task, role, from, to } => {
+                Some(format!("⇆ [{task}] {role} runs on {to}: {from} is paused for a usage window"))
+            }
             E::WorktreeCreated { .. }
             | E::WorktreeRemoved { .. }
             | E::ProcessEnded { .. }
@@ -277,9 +294,22 @@ fn state_line(task: &str, state: TaskState, reason: Option<&str>) -> Note {
 }
 
 /// A backend failed rather than the task; the call is tried again.
+/// A backend reported where its usage windows stand, and they moved.
+fn usage_windows(windows: &[breeze_protocol::UsageWindow]) -> Note {
+    let lines: Vec<String> = windows.iter().map(|window| window.line()).collect();
+    Some(format!("◔ {}", lines.join("; ")))
+}
+
 fn backend_trouble(task: &str, role: Role, trouble: &str, wait_ms: u64) -> Note {
     let wait = wait_ms.div_ceil(1000);
     Some(format!("… [{task}] {role} backend {trouble}; trying again in {wait}s"))
+}
+
+/// A role or command asked for a host off the allow-list.
+fn network_refused(task: &str, by: &str, host: &str, port: u16) -> Note {
+    Some(format!(
+        "⛔ [{task}] {by} was refused {host}:{port}: not on the run's network allow-list ([sandbox] network)"
+    ))
 }
 
 /// The person left the task's lane.

@@ -52,6 +52,7 @@ fn pending(ids: &[&str]) -> BreezeStatus {
         budget: None,
         containment: None,
         waiting: Vec::new(),
+        windows: Vec::new(),
     }
 }
 
@@ -308,5 +309,36 @@ fn a_look_at_a_pull_request_shows_its_checks_and_reviews_and_what_breeze_does() 
             "— not charged: `lint` fail(s) on main's tip too: main's failure, not the task's"
         ),
         "{last}"
+    );
+}
+
+#[test]
+fn a_pause_for_a_usage_window_and_a_fallback_are_milestones_and_the_task_says_it_waits() {
+    let mut model = LiveModel::default();
+    model.seed(&pending(&["1"]), Replay::WholeJournal);
+    let event = |seq: u64, kind: &str| -> BreezeEvent {
+        serde_json::from_str(&format!(
+            r#"{{"schema_version":"breeze-event.v1","seq":{seq},"at":"2026-12-01T10:00:0{seq}.000Z","event":{kind}}}"#
+        ))
+        .unwrap()
+    };
+    model.apply(&event(1, r#"{"kind":"task_started","task":"1","title":"A","lane":1}"#));
+    // 2026-12-06T15:00:00Z
+    model.apply(&event(2, r#"{"kind":"usage_windows","backend":"claude","windows":[{"backend":"claude","window":"five_hour","used":0.95,"resets_at":1796569200}]}"#));
+    model.apply(&event(3, r#"{"kind":"quota_paused","task":"1","role":"reviewer","backend":"claude","window":"five_hour","used":0.95,"until":1796569200}"#));
+    assert_eq!(model.tasks[0].phase, "reviewer waits for claude's five_hour window (15:00:00)");
+    model.apply(&event(
+        4,
+        r#"{"kind":"fell_back","task":"1","role":"reviewer","from":"claude","to":"codex"}"#,
+    ));
+    let texts: Vec<&str> = model.milestones.iter().map(|m| m.text.as_str()).collect();
+    assert_eq!(
+        texts,
+        [
+            "▶ [1] A (lane 1)",
+            "◔ claude five_hour 95% used, resets 2026-12-06 15:00:00 UTC",
+            "⏸ [1] reviewer waits for claude's five_hour window to reset at 15:00:00",
+            "⇆ [1] reviewer runs on codex: claude is paused for a usage window"
+        ]
     );
 }

@@ -75,9 +75,7 @@ impl Candidate {
     /// Its landing commit on main, when a run cut short landed it already (found by its
     /// trailers since the run started).
     pub(crate) async fn landed_before(&self, ctx: &RunContext) -> Result<Option<Oid>, EngineError> {
-        let (run_id, task_id, stop_at) =
-            (ctx.run_id.clone(), self.id.clone(), ctx.main_tip_at_start.0);
-        ctx.git(move |repo| repo.find_landing(&run_id, &task_id, Some(stop_at))).await
+        ctx.landed_on_main(self.index).await
     }
 }
 

@@ -23,11 +23,7 @@ impl LandMode for Local {
 
     fn onto<'a>(&'a self, ctx: &'a RunContext, index: usize) -> LandFuture<'a, Onto> {
         Box::pin(async move {
-            let (run_id, task_id, stop_at) =
-                (ctx.run_id.clone(), ctx.task(index).id.to_string(), ctx.main_tip_at_start.0);
-            let found =
-                ctx.git(move |repo| repo.find_landing(&run_id, &task_id, Some(stop_at))).await?;
-            if let Some(commit) = found {
+            if let Some(commit) = ctx.landed_on_main(index).await? {
                 return Ok(Onto::Done(Landing::Landed { commit: commit.into() }));
             }
             let main = ctx.git(|repo| repo.main_tip()).await?;

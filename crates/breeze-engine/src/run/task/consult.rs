@@ -195,7 +195,7 @@ impl TaskDriver {
                 lane: None,
                 lane_env: Some(self.lane_env()),
             };
-            let reply = self.ctx.roles.invoke(call, &self.ctx.cancel).await;
+            let reply = self.ctx.call_role(call).await?;
             self.change(|record| record.usage.add(&reply.usage)).await?;
             if !reply.escaped.is_empty() {
                 let who = format!("the Advisor consulted for task {}", self.id);
@@ -228,7 +228,7 @@ impl TaskDriver {
         let (hash, index) = (request.trigger_hash.clone(), self.index);
         self.ctx
             .book
-            .update(|snapshot| {
+            .update_task(index, |snapshot| {
                 snapshot.consulted.insert(hash.clone(), path_text.clone());
                 snapshot.tasks[index].advisor_consults += 1;
                 snapshot.tasks[index].last_advice = Some(path_text.clone());

@@ -63,9 +63,14 @@ impl TaskDriver {
     /// stays on disk for the user and `breeze clean`). Then set up as its inputs ask.
     async fn prepare_worktree(&self) -> Result<breeze_git::Worktree, EngineError> {
         let (branch, fresh_base) = self.branch_and_base().await?;
-        let (current, adopted) = match self.ctx.lane(self.lane) {
-            Some(wt) => (Some(wt), false),
-            None => {
+        let interrupted = match fresh_base {
+            None => self.take_interrupted_attempt(&branch).await,
+            Some(_) => None,
+        };
+        let (current, adopted) = match (interrupted, self.ctx.lane(self.lane)) {
+            (Some(wt), _) => (Some(wt), true),
+            (None, Some(wt)) => (Some(wt), false),
+            (None, None) => {
                 let kept = self.adopt_kept_lane().await;
                 let adopted = kept.is_some();
                 (kept, adopted)
@@ -75,7 +80,14 @@ impl TaskDriver {
             // Resuming on the lane that already holds this task's worktree: keep it exactly
             // as the interrupted attempt left it.
             Some(wt) if fresh_base.is_none() && wt.branch == branch => Some(wt),
-            Some(wt) => self.move_lane(wt, &branch, fresh_base).await,
+            Some(wt) => {
+                let moved = self.move_lane(wt, &branch, fresh_base).await;
+                if moved.is_none() && adopted {
+                    // Not this run's lane after all: it stays for the user, said as such.
+                    self.ctx.release_lane(self.lane, None);
+                }
+                moved
+            }
             None => None,
         };
         let (worktree, created) = match reused {
@@ -134,10 +146,51 @@ impl TaskDriver {
                 self.ctx.git(move |repo| repo.find_worktree(&name)).await
             };
             let Ok(Some(worktree)) = found else { continue };
+            // A lane of this run that took up its task's interrupted attempt here has it.
+            let Some(before) = self.ctx.claim_lane(self.lane, &worktree) else { continue };
             if self.take_kept(&worktree).await {
                 return Some(worktree);
             }
+            self.ctx.release_lane(self.lane, before);
         }
+        None
+    }
+
+    /// The worktree an interrupted run left with the task's `branch` checked out (killed
+    /// mid-attempt, its lane kept), taken up by this lane when another lane of the earlier
+    /// run held it: the attempt goes on there as the kill left it, as it does on its own
+    /// lane. `None` when this lane holds the branch already, or no kept lane of breeze's
+    /// that no lane of this run holds has it.
+    async fn take_interrupted_attempt(&self, branch: &str) -> Option<breeze_git::Worktree> {
+        if self.ctx.lane(self.lane).is_some_and(|wt| wt.branch == branch) {
+            return None;
+        }
+        let root = self.ctx.repo.worktree_root().ok()?;
+        let wanted = branch.to_string();
+        let holding = self
+            .ctx
+            .git(move |repo| {
+                for path in repo.branch_checkouts(&wanted)? {
+                    let name = path.file_name().and_then(|name| name.to_str()).unwrap_or("");
+                    if path.parent() != Some(root.as_path()) || !name.starts_with("lane-") {
+                        continue;
+                    }
+                    if let Some(wt) = repo.find_worktree(name)?.filter(|wt| wt.branch == wanted) {
+                        crate::run::session::repair_interrupted_lane(repo, &wt)?;
+                        return Ok(Some(wt));
+                    }
+                }
+                Ok(None)
+            })
+            .await
+            .ok()
+            .flatten()?;
+        let before = self.ctx.claim_lane(self.lane, &holding)?;
+        if self.take_kept(&holding).await {
+            tracing::info!(lane = self.lane, worktree = %holding.name, branch, "took up the task's interrupted attempt in its kept lane");
+            return Some(holding);
+        }
+        self.ctx.release_lane(self.lane, before);
         None
     }
 
@@ -387,8 +440,11 @@ impl TaskDriver {
             let name = name.to_string();
             self.ctx.git(move |repo| repo.find_worktree(&name)).await
         };
-        // Not breeze's, not a worktree, or not on a branch: left alone.
+        // Not breeze's, not a worktree, or not on a branch: left alone; and another lane's.
         let Ok(Some(worktree)) = found else { return };
+        if self.ctx.held_by_another_lane(self.lane, &worktree.path) {
+            return;
+        }
         // This lane's own worktree, which could not be moved: said already (and at the end).
         let own = self.ctx.lane(self.lane).is_some_and(|wt| wt.path == worktree.path);
         match remove_lane(&self.ctx, &worktree.path).await {

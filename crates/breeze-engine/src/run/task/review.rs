@@ -290,7 +290,7 @@ impl TaskDriver {
         let (index, round, verdict) = (self.index, change.round, normalized.verdict);
         self.ctx
             .book
-            .update(|snapshot| {
+            .update_task(index, |snapshot| {
                 for lesson in lessons {
                     if !snapshot.universal_violations.contains(&lesson) {
                         snapshot.universal_violations.push(lesson);
@@ -379,7 +379,7 @@ impl TaskDriver {
                 label,
                 ..self.reviewer_call(&input, cwd.clone())
             };
-            let reply = self.ctx.roles.invoke(call, &self.ctx.cancel).await;
+            let reply = self.ctx.call_role(call).await?;
             self.change(|record| record.usage.add(&reply.usage)).await?;
             if !reply.escaped.is_empty() {
                 let who = format!("the reviewer of task {} (round {})", self.id, input.round);

@@ -318,7 +318,7 @@ impl TaskDriver {
             lane: Some(worktree),
             lane_env: Some(self.lane_env()),
         };
-        let reply = self.ctx.roles.invoke(call, &self.ctx.cancel).await;
+        let reply = self.ctx.call_role(call).await?;
         self.change(|record| {
             record.usage.add(&reply.usage);
             if let Some(session) = &reply.session {
