@@ -29,9 +29,7 @@ fn role_logs(root: &Path, task: &str, role: &str) -> String {
 }
 
 fn events(root: &Path) -> String {
-    let status = status_json(root);
-    let run = root.join(".breeze/runs").join(status["run_id"].as_str().unwrap());
-    std::fs::read_to_string(run.join("events.jsonl")).unwrap()
+    crate::support::run_events(root)
 }
 
 fn config(root: &Path, extra: &str) -> String {

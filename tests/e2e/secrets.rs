@@ -8,7 +8,7 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use crate::support::{both, breeze, git, repo_with, status_json, toml_task};
+use crate::support::{both, breeze, git, repo_with, toml_task};
 
 /// A listener on the engine's loopback that keeps whatever reaches it.
 pub(crate) struct Sink {
@@ -76,25 +76,10 @@ printf '{{"schema_version":"worker-report.v1","status":"completed","summary":"ok
     )
 }
 
+/// The shell roles of [`crate::support::shell_roles_config`], confined, with `extra` after
+/// its `[sandbox]` table.
 fn shell_config(root: &Path, extra: &str) -> String {
-    format!(
-        r#"
-[run]
-max_workers = 1
-[roles.worker]
-backend = "command"
-command = ["sh", "-c", "exec sh {root}/roles/$BREEZE_TASK_ID.sh"]
-[roles.reviewer]
-backend = "command"
-command = ["sh", "roles/reviewer.sh"]
-[roles.advisor]
-backend = "scripted"
-[sandbox]
-mode = "require"
-{extra}
-"#,
-        root = root.display()
-    )
+    format!("{}{extra}\n", crate::support::shell_roles_config(root, "require", 1))
 }
 
 fn repo(files: &[(&str, &str)], extra_config: &str) -> (tempfile::TempDir, PathBuf) {
@@ -130,9 +115,7 @@ fn a_worker_reads_none_of_the_persons_secrets_and_reaches_no_host_off_the_allow_
     assert_eq!(sink.received(), "", "nothing reached the listener");
     // Said at the start, journaled, and in the report.
     assert!(both(&output).contains("network allow-listed"), "{}", both(&output));
-    let run = status_json(&root)["run_id"].as_str().unwrap().to_string();
-    let journal =
-        std::fs::read_to_string(root.join(format!(".breeze/runs/{run}/events.jsonl"))).unwrap();
+    let journal = crate::support::run_events(&root);
     let refused: Vec<serde_json::Value> = journal
         .lines()
         .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
@@ -275,9 +258,7 @@ printf '{{"schema_version":"worker-report.v1","status":"completed","summary":"ok
     let _ = server.wait();
     assert_eq!(output.status.code(), Some(0), "{}", both(&output));
     assert_eq!(git(&root, &["show", "main:a.txt"]), "from-the-mirror\n");
-    let run = status_json(&root)["run_id"].as_str().unwrap().to_string();
-    let journal =
-        std::fs::read_to_string(root.join(format!(".breeze/runs/{run}/events.jsonl"))).unwrap();
+    let journal = crate::support::run_events(&root);
     assert!(
         journal.contains("\"by\":\"worktree.setup\"") && journal.contains("pypi.org"),
         "{journal}"
@@ -323,9 +304,7 @@ fn real_worker_after_secrets(backend: &str) {
         "{backend}: the POST was not refused: {requests}"
     );
     assert_eq!(sink.received(), "", "{backend}: nothing reached the listener");
-    let run = status_json(&root)["run_id"].as_str().unwrap().to_string();
-    let journal =
-        std::fs::read_to_string(root.join(format!(".breeze/runs/{run}/events.jsonl"))).unwrap();
+    let journal = crate::support::run_events(&root);
     assert!(
         journal.lines().any(|line| line.contains("network_refused")
             && line.contains("\"by\":\"worker\"")

@@ -279,6 +279,13 @@ pub fn strip_controls(text: &str) -> String {
     out
 }
 
+/// The journal (`events.jsonl`) of the last run of the repository at `root`.
+pub fn run_events(root: &Path) -> String {
+    let status = status_json(root);
+    let run = root.join(".breeze/runs").join(status["run_id"].as_str().unwrap());
+    std::fs::read_to_string(run.join("events.jsonl")).unwrap()
+}
+
 /// A breeze.toml with shell roles read from the `roles/` folder of the repository at `root`
 /// (`<task id>.sh` for workers, by its absolute path; `reviewer.sh`, which the run keeps a
 /// copy of), the scripted advisor, `lanes` lanes and `sandbox.mode`.

@@ -11,11 +11,6 @@ use crate::names::{branch_ref, symbolic_target, validate_branch_name};
 use crate::repo::Repo;
 use crate::untrusted::read_small;
 
-/// When this process first opened a repository: ref locks older than that were left by
-/// another process ([`Repo::remove_stale_ref_lock`]).
-pub(crate) static FIRST_OPENED: std::sync::OnceLock<std::time::SystemTime> =
-    std::sync::OnceLock::new();
-
 /// What [`Repo::delete_branch_if_landed`] did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BranchCleanup {
@@ -173,7 +168,7 @@ impl Repo {
     fn remove_stale_ref_lock(&self, branch: &str) -> bool {
         let lock = self.common_dir.join(format!("{}.lock", branch_ref(branch)));
         let modified = std::fs::metadata(&lock).and_then(|meta| meta.modified()).ok();
-        let before_us = match (modified, FIRST_OPENED.get()) {
+        let before_us = match (modified, crate::repo::FIRST_OPENED.get()) {
             (Some(modified), Some(opened)) => modified < *opened,
             _ => false,
         };

@@ -37,6 +37,11 @@ pub struct OpenOptions {
     pub worktree_root: WorktreeRoot,
 }
 
+/// When this process first opened a repository: ref locks older than that were left by
+/// another process (a task branch's, removed when breeze makes the branch again).
+pub(crate) static FIRST_OPENED: std::sync::OnceLock<std::time::SystemTime> =
+    std::sync::OnceLock::new();
+
 /// The user's repository, seen from its primary checkout.
 ///
 /// `Repo` holds paths and settings only; every operation borrows a `git2::Repository`
@@ -81,7 +86,7 @@ impl Repo {
     /// repository whose `.gitattributes` name an external filter (git-lfs), checkouts and
     /// staging go through the `git` CLI so the filter runs; that needs `git` on PATH.
     pub fn open_with(path: &Path, options: &OpenOptions) -> Result<Repo, GitError> {
-        crate::branch::FIRST_OPENED.get_or_init(std::time::SystemTime::now);
+        FIRST_OPENED.get_or_init(std::time::SystemTime::now);
         if !path.exists() {
             return Err(GitError::io(
                 "open",
