@@ -74,6 +74,9 @@ shown = hundreds if len(hundreds) <= 12 else hundreds[:4] + ["…"] + hundreds[l
 text = " ".join(h if isinstance(h, str) else f"{h:.2f}" for h in shown)
 print(f"{n:<7} {wall:9.1f} {1000 * wall / n:12.1f} {rss / 1024:10.1f} {rss / n:14.1f}  {text}")
 PY
+  # The lanes and checkouts go with the round: the next round of this size makes its
+  # repository again at the same path.
+  (cd "$repo" && "$breeze" clean --force >/dev/null 2>&1) || echo "scale-bench: breeze clean failed in $repo" >&2
   if [ "${PERF:-0}" = 1 ]; then
     perf report -i "$work/perf-$n.data" --no-children --sort symbol --stdio 2>/dev/null | grep -v '^#' | grep '%' | head -25
   fi

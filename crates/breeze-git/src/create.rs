@@ -188,6 +188,45 @@ impl Repo {
         Ok(false)
     }
 
+    /// Removes the checkout `name` at `path` when a repository deleted and made again at
+    /// this path left it: its `.git` file names this repository's admin folder for `name`,
+    /// which is gone (git knows no such worktree). Only for breeze's detached checkouts
+    /// (review, advice, integration): breeze rewrites them for each task and no one's work
+    /// is in them. Lanes are never removed this way: a new lane takes another name.
+    pub(crate) fn remove_orphaned_checkout(
+        &self,
+        repo: &Repository,
+        name: &str,
+        path: &Path,
+    ) -> Result<(), GitError> {
+        let admin = self.admin_dir(name);
+        if repo.find_worktree(name).is_ok() || std::fs::symlink_metadata(&admin).is_ok() {
+            return Ok(());
+        }
+        let is_dir = std::fs::symlink_metadata(path).is_ok_and(|meta| meta.is_dir());
+        let dotgit = path.join(".git");
+        let is_file = std::fs::symlink_metadata(&dotgit).is_ok_and(|meta| meta.is_file());
+        if !(is_dir && is_file) {
+            return Ok(());
+        }
+        let Ok(Some(text)) = crate::untrusted::read_small(&dotgit) else { return Ok(()) };
+        let Some(gitdir) = text.trim().strip_prefix("gitdir:").map(|g| PathBuf::from(g.trim()))
+        else {
+            return Ok(());
+        };
+        // The admin folder is gone, so compare its name and its (existing) parent folder.
+        let names_admin = gitdir.file_name() == admin.file_name()
+            && matches!((gitdir.parent(), admin.parent()), (Some(a), Some(b)) if same_path(a, b));
+        if !names_admin {
+            return Ok(());
+        }
+        tracing::warn!(
+            checkout = %path.display(),
+            "removing the {name} checkout an earlier repository at this path left"
+        );
+        remove_dir_if_exists(path)
+    }
+
     /// Judges the valid registered worktree `existing` named `name`: `Ok(true)` when it is
     /// breeze's complete worktree at `path` on `refname` (detached when `None`), `Ok(false)`
     /// when it is an interrupted add holding nothing but checkout output (to be replaced);

@@ -264,3 +264,33 @@ fn a_killed_placing_leaves_no_lock_that_stops_the_next_git_cli() {
     with_external_filter(&repo);
     a_killed_placing_leaves_no_lock_that_stops_the_next(&repo.open(), &repo);
 }
+
+/// A person who deletes a clone and clones again at the same path finds the review checkout
+/// the old one left in breeze's worktree folder: it holds no one's work, so it is made again
+/// for the new repository. A folder there that is not such a leftover is still refused.
+#[test]
+fn a_review_checkout_left_by_a_deleted_repository_at_the_same_path_is_made_again() {
+    let repo = TestRepo::standard();
+    let old =
+        repo.open().review_checkout(REVIEW_CHECKOUT, repo.main_tip(), WorkdirChanges::Unknown);
+    let path = old.unwrap();
+    // The repository deleted and made again where it was.
+    std::fs::remove_dir_all(repo.path().join(".git")).unwrap();
+    git(repo.path(), &["init", "-q", "-b", "main"]);
+    write(repo.path(), "src/a.rs", "fn again() {}\n");
+    git(repo.path(), &["add", "-A"]);
+    git(repo.path(), &["-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "again"]);
+    let tip = repo.main_tip();
+    let again = repo.open().review_checkout(REVIEW_CHECKOUT, tip, WorkdirChanges::Unknown).unwrap();
+    assert_eq!(again, path);
+    assert_eq!(read(&path, "src/a.rs"), "fn again() {}\n");
+    assert_eq!(git(&path, &["rev-parse", "HEAD"]).trim(), tip.to_string());
+    assert_eq!(git(&path, &["status", "--porcelain", "--ignored"]), "");
+    // Someone's folder under that name (no `.git` naming this repository) stays refused.
+    let advice = repo.worktree("advice");
+    write(&advice, "notes.txt", "mine\n");
+    let refused = repo.open().review_checkout("advice", tip, WorkdirChanges::Unknown);
+    assert!(refused.is_err());
+    assert_eq!(read(&advice, "notes.txt"), "mine\n");
+    repo.fsck();
+}
