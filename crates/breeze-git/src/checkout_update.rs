@@ -149,7 +149,12 @@ impl Scratch {
             return Ok(None); // replaced while it was copied
         }
         let context = || format!("could not read the index of {}", at.display());
-        let mut index = kept.holder.index().ctx(context)?;
+        let KeptIndex { holder, .. } = kept;
+        let mut index = holder.index().ctx(context)?;
+        // The holder goes first: a repository handle dropped clears its index's owner, and
+        // the owner must be the checkout's handle (libgit2 looks through it at the work
+        // tree for the entries it marks racily clean when it writes the index).
+        drop(holder);
         if index.path() != Some(copy.as_path()) {
             return Ok(None);
         }
