@@ -3,7 +3,8 @@
 # another (one lane) on a FILES-file repository, then each task's way through the engine is
 # read from the run's journal (millisecond timestamps) and split into steps:
 #
-#   dispatch  the previous task's landing (or the run's start) → this task starts
+#   dispatch  the previous task's landing (or the run's start) → this task starts (negative
+#             when it starts while the one before is still landing: the landing queue)
 #   lane      task started → its lane moved to it (worktree_created; setup when it runs)
 #   work      lane ready → the attempt is recorded (worker call, commit of its files)
 #   review    attempt → verdict (gates, checks, reviewer)
@@ -29,7 +30,13 @@ root=$(cd "$here/../.." && pwd)
 breeze=${BREEZE:-${CARGO_TARGET_DIR:-$root/target}/release/breeze}
 work=${BENCH_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/task-bench.XXXXXX")}
 mkdir -p "$work"
-cleanup() { [ -n "${BENCH_DIR:-}" ] || rm -rf "$work"; }
+# The lanes live outside the work folder (breeze's worktree root): `breeze clean` removes
+# them with the repository.
+cleanup() {
+  [ -n "${BENCH_DIR:-}" ] && return
+  [ -d "$work/repo/.git" ] && "$breeze" clean -C "$work/repo" --force >/dev/null 2>&1
+  rm -rf "$work"
+}
 trap cleanup EXIT
 
 repo="$work/repo"
@@ -96,38 +103,42 @@ engine = []
 roles_busy = {}
 open_procs = {}
 mark = None
-task = None
+# By task: the next task starts while the one before is landing (the landing queue), so
+# each task's marks are kept apart; `mark` is the previous landing (or the run's start).
 seen = {}
 for e in events:
     kind, at = e["event"]["kind"], t(e["at"])
     ev = e["event"]
+    task = ev.get("task")
     if kind == "run_started":
         mark = at
     elif kind == "task_started":
-        task = ev["task"]
-        seen = {"start": at}
-        steps["dispatch"].append(at - mark)
+        seen[task] = {"start": at}
         roles_busy[task] = {"work": 0.0, "review": 0.0}
     elif kind == "process_started":
         open_procs[ev["pid"]] = (at, ev["role"])
     elif kind == "process_ended" and ev["pid"] in open_procs:
         started, role = open_procs.pop(ev["pid"])
         roles_busy[ev["task"]]["work" if role == "worker" else "review"] += at - started
-    elif kind == "worktree_created" and "lane" not in seen:
-        seen["lane"] = at
-    elif kind == "attempt" and "work" not in seen:
-        seen["work"] = at
-    elif kind == "reviewed":
-        seen["review"] = at
-    elif kind == "landed":
-        busy = roles_busy.get(ev["task"], {"work": 0.0, "review": 0.0})
-        lane = seen["lane"] - seen["start"]
-        work = seen["work"] - seen["lane"] - busy["work"]
-        review = seen["review"] - seen["work"] - busy["review"]
-        land = at - seen["review"]
-        for name, value in (("lane", lane), ("work", work), ("review", review), ("land", land)):
+    elif kind == "worktree_created" and "lane" not in seen.get(task, {"lane": 0}):
+        seen[task]["lane"] = at
+    elif kind == "attempt" and "work" not in seen.get(task, {"work": 0}):
+        seen[task]["work"] = at
+    elif kind == "reviewed" and task in seen:
+        seen[task]["review"] = at
+    elif kind == "landed" and task in seen:
+        marks = seen[task]
+        busy = roles_busy.get(task, {"work": 0.0, "review": 0.0})
+        # Negative when the task started before the one before it had landed.
+        dispatch = marks["start"] - mark
+        lane = marks["lane"] - marks["start"]
+        work = marks["work"] - marks["lane"] - busy["work"]
+        review = marks["review"] - marks["work"] - busy["review"]
+        land = at - marks["review"]
+        for name, value in (("dispatch", dispatch), ("lane", lane), ("work", work), ("review", review), ("land", land)):
             steps[name].append(value)
-        engine.append(steps["dispatch"][-1] + lane + work + review + land)
+        # Landing to landing, less the roles' time: the steps above add up to it.
+        engine.append(dispatch + lane + work + review + land)
         mark = at
 ms = lambda xs: f"mean {1000 * statistics.mean(xs):7.1f} ms, median {1000 * statistics.median(xs):7.1f} ms"
 for name, xs in steps.items():

@@ -209,7 +209,8 @@ impl Repo {
         let mut prepared = Vec::new();
         for &(path, crepo) in checkouts {
             let scratch = Scratch::fresh(crepo.path())?;
-            let taken = scratch.take_index(crepo, path)?;
+            let kept = self.landed_indexes.take(crepo.path());
+            let taken = scratch.take_index(crepo, path, kept)?;
             prepared.push((scratch, Some(taken)));
         }
         let outcome = self.check_and_move(repo, &change, &mut prepared, refname, observer);
@@ -354,8 +355,21 @@ impl Repo {
         if !in_the_way.is_empty() {
             return Ok(Written::Part(in_the_way.iter().map(RepoPath::display).collect()));
         }
-        write_index_entries(crepo, at, &change.new_versions, &change.touched, &[], scratch, taken)?;
+        let written = write_index_entries(
+            crepo,
+            at,
+            &change.new_versions,
+            &change.touched,
+            &[],
+            scratch,
+            taken,
+        )?;
         observer.updated(&update);
+        if let Some(written) = written {
+            // A landing main does not follow puts the paths back: the index written then
+            // has another stamp, and the next landing reads the file.
+            self.landed_indexes.keep(crepo.path(), written);
+        }
         Ok(Written::All)
     }
 

@@ -12,6 +12,7 @@ use git2::{ErrorCode, Oid, Repository};
 
 use crate::bounds::{Bounds, DEFAULT_MAX_FILE_BYTES, StopFlag};
 use crate::checkout_tool::{CheckoutTool, DEFAULT_CLI_CHECKOUT_MIN_FILES};
+use crate::checkout_update::KeptIndexes;
 use crate::error::{Context as _, GitError, WorktreeRootProblem};
 use crate::handles::{Handle, HandlePool};
 use crate::names::{
@@ -59,6 +60,8 @@ pub struct Repo {
     pub(crate) bounds: Bounds,
     exclude_lock: Mutex<()>,
     handles: HandlePool,
+    /// The index each checkout of main had after the last landing, parsed.
+    pub(crate) landed_indexes: KeptIndexes,
 }
 
 impl std::fmt::Debug for Repo {
@@ -132,6 +135,7 @@ impl Repo {
             bounds: Bounds { max_file_bytes: DEFAULT_MAX_FILE_BYTES, stop: StopFlag::default() },
             exclude_lock: Mutex::new(()),
             handles: HandlePool::default(),
+            landed_indexes: KeptIndexes::default(),
         })
     }
 

@@ -370,3 +370,84 @@ fn line_endings_are_written_as_a_checkout_writes_them() {
     assert_eq!(read(repo.path(), "d"), "now a file\r\n", "a folder that became a file too");
     repo.fsck();
 }
+
+/// Lands a task whose worker runs `script` in a new task worktree `name` off main's tip;
+/// the landing commit.
+fn land(repo: &TestRepo, handle: &Repo, name: &str, script: &str) -> Oid {
+    let wt = task(repo, handle, name);
+    let head = worker_does(&wt, script);
+    let (onto, commit) = landing_commit(handle, &wt, head);
+    let outcome = handle.advance_main(onto, commit).unwrap();
+    assert!(matches!(outcome, AdvanceOutcome::Advanced { .. }), "{outcome:?}");
+    commit
+}
+
+/// The index of the user's checkout as git lists it, and HEAD's tree in the same form.
+fn index_and_head(repo: &TestRepo) -> (String, String) {
+    let index = repo.git(&["ls-files", "--stage"]);
+    let head: Vec<String> = repo
+        .git(&["ls-tree", "-r", "HEAD"])
+        .lines()
+        .map(|line| {
+            // `<mode> blob <id>\t<path>` → `<mode> <id> 0\t<path>`, as `ls-files --stage`.
+            let (meta, path) = line.split_once('\t').unwrap();
+            let fields: Vec<&str> = meta.split(' ').collect();
+            format!("{} {} 0\t{path}", fields[0], fields[2])
+        })
+        .collect();
+    (index, head.join("\n"))
+}
+
+#[test]
+fn landings_one_after_another_leave_an_index_git_agrees_with() {
+    // The second and third landings take the index the one before wrote, unread.
+    let repo = TestRepo::standard();
+    let handle = repo.open();
+    land(&repo, &handle, "one", "echo one > one.txt && echo 'fn a() { one }' > src/a.rs");
+    land(&repo, &handle, "two", "echo two > two.txt && rm src/b.rs");
+    let third = land(&repo, &handle, "three", "mkdir -p deep/er && echo 3 > deep/er/three.txt");
+    assert_eq!(repo.main_tip(), third);
+    assert_eq!(repo.status(), "");
+    assert_eq!(stat_dirty(&repo), "", "git has nothing to re-hash");
+    let (index, head) = index_and_head(&repo);
+    assert_eq!(index, head);
+    repo.fsck();
+}
+
+#[test]
+fn a_file_the_user_stages_between_two_landings_stays_staged() {
+    // The index another git process wrote since the last landing is read again, not
+    // replaced by the one that landing kept.
+    let repo = TestRepo::standard();
+    let handle = repo.open();
+    land(&repo, &handle, "one", "echo one > one.txt");
+    write(repo.path(), "notes.txt", "the user's own\n");
+    repo.git(&["add", "notes.txt"]);
+    land(&repo, &handle, "two", "echo two > two.txt");
+    assert_eq!(repo.status(), "A  notes.txt", "the user's staged file, and nothing else");
+    assert_eq!(stat_dirty(&repo), "");
+    repo.fsck();
+}
+
+#[test]
+fn a_second_landing_killed_half_way_is_undone_on_resume() {
+    let repo = TestRepo::standard();
+    let handle = repo.open();
+    let first = land(&repo, &handle, "one", "echo one > one.txt");
+    let wt = task(&repo, &handle, "two");
+    let head = worker_does(&wt, "for i in $(seq 0 9); do echo $i > gen$i.txt; done");
+    let (onto, commit) = landing_commit(&handle, &wt, head);
+    assert_eq!(onto, first);
+    let update = killed_landing(&handle, onto, commit, 4);
+    let recovery = handle.finish_checkout_update(&update).unwrap();
+    assert_eq!(recovery.target, first, "main had not moved: the old version comes back");
+    assert_eq!(repo.status(), "");
+    assert_eq!(stat_dirty(&repo), "");
+    // The landing tried again reads the index the recovery wrote.
+    let outcome = handle.advance_main(onto, commit).unwrap();
+    assert!(matches!(outcome, AdvanceOutcome::Advanced { .. }), "{outcome:?}");
+    assert_eq!(repo.status(), "");
+    let (index, head) = index_and_head(&repo);
+    assert_eq!(index, head);
+    repo.fsck();
+}
