@@ -355,6 +355,13 @@ fn decide(repo: &Repo, created: &Created, force: bool) -> Result<Vec<Decision>, 
             decisions.push(Decision::remove(label, Removal::Scratch { path, registered }));
         }
     }
+    // Lanes a repository deleted and made again at this path left in the worktree folder:
+    // no journal names them, and their commits went with that repository.
+    if let Ok(root) = repo.worktree_root() {
+        for path in orphaned_lanes(repo, &root, &live, &removed) {
+            decisions.push(decide_orphaned_lane(path, force));
+        }
+    }
     // A lane's private git directory goes with its lane (the worktree git knows by its
     // name, wherever it is), and so does one whose lane is gone altogether; one whose lane
     // stays stays with it.
@@ -412,6 +419,39 @@ fn decide_worktree(
             "cannot be checked for uncommitted work; `breeze clean --force` removes it",
         ),
     })
+}
+
+/// The folders of the worktree folder `root` that are checkouts an earlier repository at
+/// this path left ([`Repo::is_orphaned_checkout`]), but for those decided already.
+fn orphaned_lanes(
+    repo: &Repo,
+    root: &Path,
+    live: &BTreeMap<PathBuf, breeze_git::WorktreeInfo>,
+    decided: &BTreeSet<PathBuf>,
+) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(root) else { return Vec::new() };
+    let mut found: Vec<PathBuf> = entries
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| !live.contains_key(path) && !decided.contains(path))
+        .filter(|path| repo.is_orphaned_checkout(path))
+        .collect();
+    found.sort();
+    found
+}
+
+/// A lane an earlier repository at this path left: its work (uncommitted files, if any)
+/// can no longer land, but it is the only copy of them, so it goes with `force` only.
+fn decide_orphaned_lane(path: PathBuf, force: bool) -> Decision {
+    let label = path.display().to_string();
+    if force {
+        return Decision::remove(label, Removal::Folder(path));
+    }
+    Decision::keep(
+        label,
+        "left by a repository that was at this path before (deleted and made again); \
+         `breeze clean --force` removes it",
+    )
 }
 
 /// A task branch breeze created: deleted when its tip is what landed or is on main, and

@@ -2547,6 +2547,38 @@ async fn clean_removes_kept_lanes_and_its_dry_run_says_so() {
     assert!(!home.exists());
 }
 
+/// A person deletes the repository and clones it again at the same path: the lanes the old
+/// one kept are still in breeze's worktree folder, named by no journal. `clean` names them
+/// and keeps them (the only copy of what they hold); `--force` removes them.
+#[tokio::test]
+async fn clean_names_lanes_a_deleted_repository_left_and_removes_them_with_force() {
+    use breeze_engine::maintenance::{CleanItem, clean};
+    let fixture = Fixture::new(&toml_task("1", "First", &["a.txt"], ""), &[]);
+    let outcome = fixture.run().await;
+    assert_eq!(outcome.state, RunState::Succeeded, "{outcome:?}");
+    let lane = fixture.lane("lane-1");
+    assert!(lane.is_dir());
+    // The repository made again where it was; breeze's worktree folder is the same one.
+    std::fs::remove_dir_all(fixture.root.join(".git")).unwrap();
+    for gone in [".breeze/runs", ".breeze/lanes"] {
+        let _ = std::fs::remove_dir_all(fixture.root.join(gone));
+    }
+    git(&fixture.root, &["init", "-q", "-b", "main"]);
+    git(&fixture.root, &["add", "README.md", "plan.toml"]);
+    git(&fixture.root, &["-c", "user.name=u", "-c", "user.email=u@x", "commit", "-qm", "again"]);
+    let label = lane.display().to_string();
+    let kept = clean(&fixture.root, false, false).unwrap();
+    let why = kept.iter().find_map(|item| match item {
+        CleanItem::Kept(path, why) if *path == label => Some(why.clone()),
+        _ => None,
+    });
+    assert!(why.is_some_and(|why| why.contains("clean --force")), "{kept:?}");
+    assert!(lane.is_dir(), "kept without --force");
+    let forced = clean(&fixture.root, false, true).unwrap();
+    assert!(forced.contains(&CleanItem::Removed(label)), "{forced:?}");
+    assert!(!lane.exists());
+}
+
 /// A worker's CLI stopped between writing a file's temporary copy and renaming it (Claude
 /// Code's `<file>.tmp.<pid>.<12 hex>`) leaves that copy in the lane: it is nobody's change,
 /// so it neither fails the write-set gate nor lands.

@@ -189,35 +189,17 @@ impl Repo {
     }
 
     /// Removes the checkout `name` at `path` when a repository deleted and made again at
-    /// this path left it: its `.git` file names this repository's admin folder for `name`,
-    /// which is gone (git knows no such worktree). Only for breeze's detached checkouts
-    /// (review, advice, integration): breeze rewrites them for each task and no one's work
-    /// is in them. Lanes are never removed this way: a new lane takes another name.
+    /// this path left it ([`Repo::is_orphaned_checkout`]). Only for breeze's detached
+    /// checkouts (review, advice, integration): breeze rewrites them for each task and no
+    /// one's work is in them. Lanes are never removed this way: a new lane takes another
+    /// name, and `breeze clean --force` removes the old one.
     pub(crate) fn remove_orphaned_checkout(
         &self,
         repo: &Repository,
         name: &str,
         path: &Path,
     ) -> Result<(), GitError> {
-        let admin = self.admin_dir(name);
-        if repo.find_worktree(name).is_ok() || std::fs::symlink_metadata(&admin).is_ok() {
-            return Ok(());
-        }
-        let is_dir = std::fs::symlink_metadata(path).is_ok_and(|meta| meta.is_dir());
-        let dotgit = path.join(".git");
-        let is_file = std::fs::symlink_metadata(&dotgit).is_ok_and(|meta| meta.is_file());
-        if !(is_dir && is_file) {
-            return Ok(());
-        }
-        let Ok(Some(text)) = crate::untrusted::read_small(&dotgit) else { return Ok(()) };
-        let Some(gitdir) = text.trim().strip_prefix("gitdir:").map(|g| PathBuf::from(g.trim()))
-        else {
-            return Ok(());
-        };
-        // The admin folder is gone, so compare its name and its (existing) parent folder.
-        let names_admin = gitdir.file_name() == admin.file_name()
-            && matches!((gitdir.parent(), admin.parent()), (Some(a), Some(b)) if same_path(a, b));
-        if !names_admin {
+        if repo.find_worktree(name).is_ok() || !self.is_orphaned_checkout(path) {
             return Ok(());
         }
         tracing::warn!(
@@ -225,6 +207,32 @@ impl Repo {
             "removing the {name} checkout an earlier repository at this path left"
         );
         remove_dir_if_exists(path)
+    }
+
+    /// Whether the folder at `path` is a checkout a repository deleted and made again at
+    /// this repository's path left behind: its `.git` file names this repository's admin
+    /// folder of the folder's name, and that admin folder is gone (git knows no such
+    /// worktree).
+    pub fn is_orphaned_checkout(&self, path: &Path) -> bool {
+        let Some(name) = path.file_name().and_then(|name| name.to_str()) else { return false };
+        let admin = self.admin_dir(name);
+        if std::fs::symlink_metadata(&admin).is_ok() {
+            return false;
+        }
+        let is_dir = std::fs::symlink_metadata(path).is_ok_and(|meta| meta.is_dir());
+        let dotgit = path.join(".git");
+        let is_file = std::fs::symlink_metadata(&dotgit).is_ok_and(|meta| meta.is_file());
+        if !(is_dir && is_file) {
+            return false;
+        }
+        let Ok(Some(text)) = crate::untrusted::read_small(&dotgit) else { return false };
+        let Some(gitdir) = text.trim().strip_prefix("gitdir:").map(|g| PathBuf::from(g.trim()))
+        else {
+            return false;
+        };
+        // The admin folder is gone, so compare its name and its (existing) parent folder.
+        gitdir.file_name() == admin.file_name()
+            && matches!((gitdir.parent(), admin.parent()), (Some(a), Some(b)) if same_path(a, b))
     }
 
     /// Judges the valid registered worktree `existing` named `name`: `Ok(true)` when it is
