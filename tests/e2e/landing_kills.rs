@@ -625,6 +625,25 @@ fn a_batched_run_killed_with_approved_tasks_waiting_resumes_without_taking_their
 }
 
 #[test]
+fn a_kill_between_saving_an_approval_and_journaling_it_still_journals_the_landing() {
+    // The run's state says the task is approved; the journal has its verdict but not yet
+    // its `landing` state. The resumed run lands it from the queue and says so.
+    let (_temp, root) = repo_with(&[
+        ("breeze.toml", SCRIPTED_CONFIG),
+        ("plan.toml", &toml_task("1", "Parser", &["src/parser.txt"], "")),
+    ]);
+    killed_at(&root, &["run"], "approve:state-saved");
+    let said = journal_text_after(&root, 0);
+    assert!(said.contains("\"kind\":\"reviewed\""), "killed after the verdict: {said}");
+    assert!(!said.contains("\"state\":\"landing\""), "killed before `landing`: {said}");
+
+    let resumed = run_in(&root, &["resume"]);
+    assert_eq!(resumed.status.code(), Some(0), "{}", both(&resumed));
+    assert_eq!(landings_of(&root, "1"), 1, "task 1 once on main");
+    journal_tells_the_landing(&root, "1");
+}
+
+#[test]
 fn a_kill_while_a_lane_looks_at_mains_failing_check_resumes_on_the_tasks_branch() {
     // main fails the check already: the lane is parked at the task's base to see it, and
     // the engine is killed there.

@@ -213,6 +213,9 @@ impl TaskBook {
         if landed {
             crate::kill_points::reached("landing:state-saved");
         }
+        if matches!(transition, Transition::Approve) {
+            crate::kill_points::reached("approve:state-saved");
+        }
         let reason = cause.as_ref().map(Cause::line);
         let event = match &transition {
             Transition::SendBack { cause } => {

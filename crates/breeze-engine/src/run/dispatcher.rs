@@ -129,6 +129,23 @@ impl Dispatcher {
         }
     }
 
+    /// Journals `landing` for each approved task a resumed run starts with in its landing
+    /// queue. A task's approval is saved in the run's state before it is journaled: a kill
+    /// between the two left the journal without the task's `landing`, and the journal must
+    /// tell every landing (a task that already had it gets it again, for this run).
+    async fn journal_resumed_landings(&self) -> Result<(), EngineError> {
+        let approved: Vec<String> = self.ctx.book.read(|snapshot| {
+            let tasks = snapshot.tasks.iter();
+            tasks.filter(|task| task.phase == TaskPhase::Approved).map(|t| t.id.clone()).collect()
+        });
+        for task in approved {
+            let state = TaskPhase::Approved.visible(true);
+            let event = EventKind::TaskState { task, state, reason: None, cause: None };
+            self.ctx.book.journal(event).await?;
+        }
+        Ok(())
+    }
+
     /// `--wait`: when only people and forges can move the run, it waits for them (decisions
     /// taken up as they are left, pull requests followed, deferred landings tried again)
     /// rather than stopping.
@@ -141,6 +158,7 @@ impl Dispatcher {
 
     /// Runs every task to a final state, or until the run stops.
     pub async fn run(mut self) -> Result<DispatchEnd, EngineError> {
+        self.journal_resumed_landings().await?;
         loop {
             if self.ctx.cancel.is_cancelled() || self.fatal.is_some() {
                 return self.shut_down().await;
