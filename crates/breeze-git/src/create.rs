@@ -219,17 +219,11 @@ impl Repo {
         if std::fs::symlink_metadata(&admin).is_ok() {
             return false;
         }
-        let is_dir = std::fs::symlink_metadata(path).is_ok_and(|meta| meta.is_dir());
-        let dotgit = path.join(".git");
-        let is_file = std::fs::symlink_metadata(&dotgit).is_ok_and(|meta| meta.is_file());
-        if !(is_dir && is_file) {
+        // A link is never followed into: only a folder of the worktree folder is looked at.
+        if !std::fs::symlink_metadata(path).is_ok_and(|meta| meta.is_dir()) {
             return false;
         }
-        let Ok(Some(text)) = crate::untrusted::read_small(&dotgit) else { return false };
-        let Some(gitdir) = text.trim().strip_prefix("gitdir:").map(|g| PathBuf::from(g.trim()))
-        else {
-            return false;
-        };
+        let Some(gitdir) = crate::untrusted::gitfile_target(path) else { return false };
         // The admin folder is gone, so compare its name and its (existing) parent folder.
         gitdir.file_name() == admin.file_name()
             && matches!((gitdir.parent(), admin.parent()), (Some(a), Some(b)) if same_path(a, b))

@@ -9,7 +9,7 @@ use std::sync::Mutex;
 use git2::Repository;
 
 use crate::error::{Context as _, GitError};
-use crate::untrusted::read_small;
+use crate::untrusted::gitfile_target;
 
 /// At most this many idle libgit2 handles are kept (primary checkout, lanes, integration).
 const MAX_IDLE_HANDLES: usize = 16;
@@ -133,11 +133,8 @@ fn still_points_at(repo: &Repository, path: &Path) -> bool {
     let target = match std::fs::symlink_metadata(&dotgit) {
         Ok(meta) if meta.is_dir() => dotgit,
         Ok(meta) if meta.is_file() => {
-            let Ok(Some(text)) = read_small(&dotgit) else { return false };
-            match text.trim().strip_prefix("gitdir:") {
-                Some(gitdir) => path.join(gitdir.trim()),
-                None => return false,
-            }
+            let Some(gitdir) = gitfile_target(path) else { return false };
+            gitdir
         }
         _ => return false,
     };

@@ -98,6 +98,15 @@ pub(crate) fn read_small(path: &Path) -> Result<Option<String>, GitError> {
     Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
 }
 
+/// Where the `.git` file of the checkout at `checkout` points: its `gitdir:` line, a
+/// relative one taken from `checkout`. `None` when the file is missing, not a small regular
+/// file, or names nothing.
+pub(crate) fn gitfile_target(checkout: &Path) -> Option<PathBuf> {
+    let text = read_small(&checkout.join(".git")).ok()??;
+    let named = text.trim().strip_prefix("gitdir:")?.trim();
+    (!named.is_empty()).then(|| checkout.join(named))
+}
+
 /// At most `limit` bytes of the open `file` (at `path`, for the error).
 fn read_up_to(file: File, path: &Path, limit: u64) -> Result<Vec<u8>, GitError> {
     let mut bytes = Vec::new();
