@@ -192,19 +192,15 @@ impl Repo {
     /// this path left it ([`Repo::is_orphaned_checkout`]). Only for breeze's detached
     /// checkouts (review, advice, integration): breeze rewrites them for each task and no
     /// one's work is in them. Lanes are never removed this way: a new lane takes another
-    /// name, and `breeze clean --force` removes the old one.
-    pub(crate) fn remove_orphaned_checkout(
-        &self,
-        repo: &Repository,
-        name: &str,
-        path: &Path,
-    ) -> Result<(), GitError> {
-        if repo.find_worktree(name).is_ok() || !self.is_orphaned_checkout(path) {
+    /// name, and `breeze clean --force` removes the old one. On every review's way: while
+    /// the checkout is registered, this is one `stat` of its admin folder.
+    pub(crate) fn remove_orphaned_checkout(&self, path: &Path) -> Result<(), GitError> {
+        if !self.is_orphaned_checkout(path) {
             return Ok(());
         }
         tracing::warn!(
             checkout = %path.display(),
-            "removing the {name} checkout an earlier repository at this path left"
+            "removing a checkout an earlier repository at this path left"
         );
         remove_dir_if_exists(path)
     }
@@ -212,7 +208,7 @@ impl Repo {
     /// Whether the folder at `path` is a checkout a repository deleted and made again at
     /// this repository's path left behind: its `.git` file names this repository's admin
     /// folder of the folder's name, and that admin folder is gone (git knows no such
-    /// worktree).
+    /// worktree: libgit2 finds a worktree by that folder).
     pub fn is_orphaned_checkout(&self, path: &Path) -> bool {
         let Some(name) = path.file_name().and_then(|name| name.to_str()) else { return false };
         let admin = self.admin_dir(name);

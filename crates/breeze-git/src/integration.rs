@@ -93,7 +93,7 @@ impl Repo {
         let path = root.join(name);
         self.ensure_excluded()?;
         self.ensure_dirs(&root)?;
-        self.remove_orphaned_checkout(&repo, name, &path)?;
+        self.remove_orphaned_checkout(&path)?;
 
         if self.clear_way_for(&repo, name, &path, None)? {
             let mut wrepo = self.handle(&path)?;
