@@ -589,30 +589,40 @@ fn a_batched_run_killed_with_approved_tasks_waiting_resumes_without_taking_their
         .enumerate()
         .map(|(n, name)| toml_task(&(n + 1).to_string(), name, &[&format!("src/{name}.txt")], ""))
         .collect();
-    let (_temp, root) =
-        repo_with(&[("breeze.toml", &config), ("plan.toml", &plan), ("README.md", "r\n")]);
-    let mut child = breeze()
-        .current_dir(&root)
-        .args(["run"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let count = |kind: &str| journal_text_after(&root, 0).matches(kind).count();
-    let waiting = wait_until(&mut child, "an approved task waiting while a batch lands", || {
-        count("\"kind\":\"landing_batch\"") == 1
-            && count("\"kind\":\"reviewed\"") >= 2
-            && count("\"kind\":\"task_started\"") >= 3
-            && count("\"kind\":\"landed\"") == 0
-    });
-    assert!(waiting, "the run ended before the moment to kill it");
-    child.kill().unwrap(); // SIGKILL
-    assert_eq!(child.wait().unwrap().signal(), Some(9));
-    let approved_waiting = journal(&root).iter().any(|event| {
-        matches!(&event.event, EventKind::Reviewed { task, .. }
-            if !journal_text_after(&root, 0).contains(&format!("\"task\":\"{task}\",\"state\":\"landing\"")))
-    });
-    assert!(approved_waiting, "killed with an approved task waiting to land");
+    // The moment is one of timing (a verdict taken in while a batch is verified): on a
+    // loaded machine the kill may come once the approval is journaled already, and the
+    // scenario is played again on a fresh repository, at most three times.
+    let killed_waiting = || {
+        let (temp, root) =
+            repo_with(&[("breeze.toml", &config), ("plan.toml", &plan), ("README.md", "r\n")]);
+        let mut child = breeze()
+            .current_dir(&root)
+            .args(["run"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let count = |kind: &str| journal_text_after(&root, 0).matches(kind).count();
+        let waiting =
+            wait_until(&mut child, "an approved task waiting while a batch lands", || {
+                count("\"kind\":\"landing_batch\"") == 1
+                    && count("\"kind\":\"reviewed\"") >= 2
+                    && count("\"kind\":\"task_started\"") >= 3
+                    && count("\"kind\":\"landed\"") == 0
+            });
+        assert!(waiting, "the run ended before the moment to kill it");
+        child.kill().unwrap(); // SIGKILL
+        assert_eq!(child.wait().unwrap().signal(), Some(9));
+        let text = journal_text_after(&root, 0);
+        let approved_waiting = journal(&root).iter().any(|event| {
+            matches!(&event.event, EventKind::Reviewed { task, .. }
+                if !text.contains(&format!("\"task\":\"{task}\",\"state\":\"landing\"")))
+        });
+        approved_waiting.then_some((temp, root))
+    };
+    let (_temp, root) = (0..3)
+        .find_map(|_| killed_waiting())
+        .expect("killed with an approved task waiting to land (3 tries)");
 
     let resumed = run_in(&root, &["resume"]);
     assert_eq!(resumed.status.code(), Some(0), "{}", both(&resumed));
