@@ -1280,6 +1280,24 @@ async fn review_checks_run_before_the_reviewer_and_a_failure_goes_back_without_a
 }
 
 #[tokio::test]
+async fn a_check_that_asks_git_about_the_lane_sees_the_attempt_committed() {
+    // A check that reads git's index in the lane (a linter of staged files, a "nothing left
+    // uncommitted" check): the attempt's commit is no change to it.
+    let plan = toml_task("1", "First", &["a.txt"], "") + &toml_task("2", "Second", &["b.txt"], "");
+    let check =
+        "git diff --quiet && git diff --cached --quiet || { git status --short; exit 1; }\n";
+    let fixture = Fixture::new(&plan, &[("check.sh", check)]);
+    let mut options = fixture.options();
+    options.config.as_mut().unwrap().review_checks = vec![vec!["sh".into(), "check.sh".into()]];
+    let outcome = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
+    for id in ["1", "2"] {
+        let status = task(&outcome, id);
+        assert_eq!(status.state, TaskState::Landed, "{status:?}");
+        assert_eq!(status.gate_failures, 0, "{status:?}");
+    }
+}
+
+#[tokio::test]
 async fn a_check_main_already_fails_is_mains_and_only_a_different_failure_goes_back() {
     let plan = toml_task("1", "First", &["a.txt"], "") + &toml_task("2", "Second", &["b.txt"], "");
     // main fails the check already; task 2's change makes it fail another way.

@@ -21,6 +21,7 @@ use crate::baseline::Baseline;
 use crate::bounds::{Bounds, StopFlag};
 use crate::error::{Context as _, GitError};
 use crate::git_cli::{self, NoGit};
+use crate::index_behind;
 use crate::lane_files;
 use crate::libgit2_checkout::{self, Mode, Versions};
 use crate::names::branch_ref;
@@ -57,6 +58,25 @@ enum Tool {
 
 /// How this repository's checkouts are written, staged and read; see the module docs.
 #[derive(Debug)]
+/// What [`CheckoutTool::stage_all`] staged.
+pub(crate) enum Staged {
+    /// libgit2 staged these paths in the handle's index, in memory only (a folder's path
+    /// stands for what is below it): the caller writes the index or notes it behind.
+    InMemory(Vec<Vec<u8>>),
+    /// The git CLI staged and wrote the index file; it does not say which paths.
+    Written,
+}
+
+impl Staged {
+    /// How many paths were staged (0 when the git CLI did: it does not say).
+    pub(crate) fn count(&self) -> usize {
+        match self {
+            Staged::InMemory(paths) => paths.len(),
+            Staged::Written => 0,
+        }
+    }
+}
+
 pub(crate) struct CheckoutTool {
     tool: Tool,
     /// Tracked-file count from which a fresh full checkout goes through the `git` CLI
@@ -153,6 +173,16 @@ impl CheckoutTool {
         wrepo.checkout_head(None).ctx(|| format!("could not check out {}", at.display()))
     }
 
+    /// Before a checkout of the lane at `at` from its HEAD: the entries a commit left
+    /// behind HEAD in its index file (`index_behind.rs`) are put right — in the handle's
+    /// index for libgit2, whose checkout then writes it; in the file for the git CLI.
+    pub(crate) fn index_ready(&self, wrepo: &Repository, at: &Path) -> Result<(), GitError> {
+        match self.tool {
+            Tool::GitCli { .. } => index_behind::settle(wrepo, at),
+            Tool::Libgit2 => index_behind::apply(wrepo, at).map(|_| ()),
+        }
+    }
+
     /// Paths of the checkout at `at` (handle `repo`) with uncommitted changes: staged,
     /// modified, deleted, conflicted or untracked (not ignored), sorted. Ignored files
     /// (build outputs, provisioned `.env`) do not count. With [`WorkdirChanges::Only`]
@@ -210,14 +240,14 @@ impl CheckoutTool {
     }
 
     /// Stages every change in the worktree at `at` (new, modified and deleted files,
-    /// honouring .gitignore) and writes the index. First, from `lstat` alone, refuses files
-    /// above the size limit and removes FIFOs, sockets and devices (nothing is staged
-    /// then); refuses when files of a conflicted rebase still hold conflict markers.
-    /// Returns how many paths were staged (0 when the git CLI staged them: it does not
-    /// say). With [`WorkdirChanges::Only`] libgit2 looks at those paths only; the `git`
-    /// CLI (external filters) always stages with `add -A`. Ends early once a stop is
-    /// asked for, the index untouched. Paths that hold their state in the lane's
-    /// `baseline` are left as HEAD has them.
+    /// honouring .gitignore): libgit2 in the handle's index in memory, the git CLI in the
+    /// index file ([`Staged`]). First, from `lstat` alone, refuses files above the size
+    /// limit and removes FIFOs, sockets and devices (nothing is staged then); refuses when
+    /// files of a conflicted rebase still hold conflict markers. With
+    /// [`WorkdirChanges::Only`] libgit2 looks at those paths only; the `git` CLI (external
+    /// filters) always stages with `add -A`. Ends early once a stop is asked for, the
+    /// index file untouched. Paths that hold their state in the lane's `baseline` are left
+    /// as HEAD has them.
     pub(crate) fn stage_all(
         &self,
         wrepo: &Repository,
@@ -225,7 +255,7 @@ impl CheckoutTool {
         changes: WorkdirChanges<'_>,
         bounds: &Bounds,
         baseline: &Baseline,
-    ) -> Result<usize, GitError> {
+    ) -> Result<Staged, GitError> {
         lane_files::refuse_unreadable(wrepo, at, changes, bounds, baseline)?;
         stage::ensure_conflicts_resolved(wrepo, at, bounds.max_file_bytes)?;
         let stop = &bounds.stop;
@@ -237,9 +267,11 @@ impl CheckoutTool {
                 args.extend(crate::names::LANE_IGNORE_PATHSPECS);
                 git_cli::run_in_stoppable(wrepo.path(), at, args, purpose, stop)?;
                 stage::unstage_baseline(wrepo, at, baseline)?;
-                Ok(0)
+                Ok(Staged::Written)
             }
-            Tool::Libgit2 => stage::stage_all(wrepo, at, changes, stop, baseline),
+            Tool::Libgit2 => {
+                stage::stage_all(wrepo, at, changes, stop, baseline).map(Staged::InMemory)
+            }
         }
     }
 
@@ -255,6 +287,7 @@ impl CheckoutTool {
         from: &Tree<'_>,
         to: &Tree<'_>,
     ) -> Result<Option<usize>, GitError> {
+        self.index_ready(wrepo, at)?;
         match self.tool {
             Tool::GitCli { .. } => {
                 // `git checkout` writes only differing files and runs the filters.
@@ -264,6 +297,7 @@ impl CheckoutTool {
             }
             Tool::Libgit2 => {
                 let written = libgit2_checkout::move_paths(wrepo, at, from, to, Mode::Safe)?;
+                index_written(wrepo, at, written)?;
                 // Not `set_head`: libgit2 would first open every other worktree through its
                 // `.git` file (in a worker's reach) to see whether the branch is checked out
                 // there; breeze checked that itself from the admin folders.
@@ -288,6 +322,7 @@ impl CheckoutTool {
         from: &Tree<'_>,
         to: &Tree<'_>,
     ) -> Result<Option<usize>, GitError> {
+        self.index_ready(wrepo, at)?;
         match self.tool {
             Tool::GitCli { .. } => {
                 let sha = commit.to_string();
@@ -297,6 +332,7 @@ impl CheckoutTool {
             }
             Tool::Libgit2 => {
                 let written = libgit2_checkout::move_paths(wrepo, at, from, to, Mode::Safe)?;
+                index_written(wrepo, at, written)?;
                 wrepo
                     .set_head_detached(commit)
                     .ctx(|| format!("could not move {} to {commit}", at.display()))?;
@@ -598,4 +634,12 @@ fn filter_drivers(texts: &[String]) -> Vec<String> {
         }
     }
     drivers
+}
+
+/// After libgit2 checked out `written` paths of the lane at `at`, made ready by
+/// [`CheckoutTool::index_ready`]: when it wrote any, it wrote the index whole; else the
+/// index file is written now if a commit left it behind. Either way a moved lane's index
+/// file agrees with HEAD for what runs there next (`worktree.setup`, the worker's copy).
+fn index_written(wrepo: &Repository, at: &Path, written: usize) -> Result<(), GitError> {
+    if written > 0 { index_behind::written(wrepo) } else { index_behind::settle(wrepo, at) }
 }

@@ -3,7 +3,9 @@
 
 use git2::{Commit, Oid, Repository};
 
+use crate::checkout_tool::Staged;
 use crate::error::{Context as _, GitError};
+use crate::index_behind;
 use crate::names::branch_ref;
 use crate::objects::identity;
 use crate::paths::WorkdirChanges;
@@ -50,14 +52,24 @@ impl Repo {
     /// read or staged — when a file is above the repository's size limit
     /// ([`Repo::with_max_file_bytes`]) or a FIFO, socket or device is there (removed):
     /// [`GitError::FilesRefused`].
+    ///
+    /// The lane's index file is written too (a person's or another process's git reads it
+    /// next); [`Repo::commit_worktree_changed`] leaves it to the lane's next checkout.
     pub fn commit_worktree(&self, wt: &Worktree, message: &str) -> Result<CommitOutcome, GitError> {
-        self.commit_worktree_changed(wt, message, WorkdirChanges::Unknown)
+        let outcome = self.commit_worktree_changed(wt, message, WorkdirChanges::Unknown)?;
+        self.settle_lane_index(wt)?;
+        Ok(outcome)
     }
 
     /// [`Repo::commit_worktree`] when the caller knows where the worker wrote: with
     /// [`WorkdirChanges::Only`] (the paths its file-system notifications reported since the
     /// worktree was last committed or checked) only those paths are looked at, not the
     /// whole worktree; what is staged in the index is committed either way.
+    ///
+    /// The index file is not written (a whole-index write, about 40 ms at 100,000 files):
+    /// the lane's next checkout writes it, and until then it is noted behind HEAD
+    /// (`index_behind.rs`); [`Repo::settle_lane_index`] writes it before another git reads
+    /// it.
     pub fn commit_worktree_changed(
         &self,
         wt: &Worktree,
@@ -79,13 +91,15 @@ impl Repo {
         changes: WorkdirChanges<'_>,
     ) -> Result<CommitOutcome, GitError> {
         ensure_clean_state(wrepo, &wt.path)?;
+        index_behind::apply(wrepo, &wt.path)?;
         let head = on_branch_from_base(wrepo, wt)?;
         // What breeze's own steps left in the lane is not the task's work, unless the
         // worker changed it since.
         let baseline = self.baseline_for_commit(wt, changes)?;
         let staged =
             self.checkout_tool.stage_all(wrepo, &wt.path, changes, &self.bounds, &baseline)?;
-        // Re-read picks up the CLI's `git add` (filters); a no-op when libgit2 staged.
+        // Re-read picks up the CLI's `git add` (filters); the in-memory index libgit2
+        // staged in stays (the file did not change).
         let mut index = fresh_index(wrepo, &wt.path)?;
         let tree = index
             .write_tree()
@@ -93,13 +107,20 @@ impl Repo {
         if tree == head.tree_id() {
             return Ok(CommitOutcome::Unchanged { head: head.id() });
         }
+        // The index file is written by the lane's next checkout, not here: noted behind
+        // HEAD first, so that a kill once HEAD moved leaves a marker (`index_behind.rs`).
+        if let Staged::InMemory(paths) = &staged
+            && !index_behind::note(wrepo, paths)?
+        {
+            index.write().ctx(|| format!("could not write the index of {}", wt.path.display()))?;
+        }
         let tree = wrepo.find_tree(tree).ctx(|| format!("could not read tree {tree}"))?;
         let signature = identity(wrepo)?;
         let new = wrepo
             .commit(Some("HEAD"), &signature, &signature, message, &tree, &[&head])
             .ctx(|| format!("could not commit in {}", wt.path.display()))?;
         tracing::info!(worktree = %wt.name, commit = %new, "committed the worker's changes");
-        Ok(CommitOutcome::Committed { head: new, paths: staged })
+        Ok(CommitOutcome::Committed { head: new, paths: staged.count() })
     }
 }
 

@@ -85,7 +85,8 @@ impl HandlePool {
 /// re-hashes the whole index (about 80 ms for 100k files), while a kept handle re-reads it
 /// only when it changed on disk (libgit2 checks its stamp). An operation that changes the
 /// in-memory index calls [`Handle::set_keep`]`(false)` first and `(true)` once the index is
-/// written, so a failure half-way never leaves a half-staged index in the pool.
+/// written (or, after a lane's commit, noted behind HEAD: `index_behind.rs`), so a failure
+/// half-way never leaves a half-staged index in the pool.
 pub(crate) struct Handle<'r> {
     repo: Option<Repository>,
     key: PathBuf,

@@ -149,6 +149,14 @@ impl Repo {
 
 // Lanes that outlive a run.
 impl Repo {
+    /// Writes the index file of lane `wt` when a commit left it behind HEAD
+    /// (`index_behind.rs`): what breeze does before another git reads it — the worker's
+    /// (its copy, [`Repo::seal_lane`]) or a person's (a parked or kept lane). The lane's
+    /// next checkout writes it otherwise.
+    pub fn settle_lane_index(&self, wt: &Worktree) -> Result<(), GitError> {
+        crate::index_behind::settle(&*self.handle(&wt.path)?, &wt.path)
+    }
+
     /// Parks the clean lane `wt` at `commit` with a detached HEAD, writing only the paths
     /// that differ (ignored build outputs and the lane's baseline stay): how a lane waits
     /// for the next run, its task branch free to be deleted. With [`WorkdirChanges::Only`]
@@ -186,6 +194,8 @@ impl Repo {
         changes: WorkdirChanges<'_>,
     ) -> Result<Option<Option<usize>>, GitError> {
         ensure_clean_state(wrepo, &wt.path)?;
+        // A parked lane's index file is what a person's git reads: it agrees with HEAD.
+        crate::index_behind::settle(wrepo, &wt.path)?;
         let head = wrepo.head().ctx(|| format!("could not read HEAD of {}", wt.path.display()))?;
         if head.name().ok() == Some("HEAD") && head.target() == Some(target.id()) {
             return Ok(None);
@@ -268,6 +278,7 @@ impl Repo {
             .read_tree(&head_tree)
             .ctx(|| format!("could not reset the index of {}", wt.path.display()))?;
         index.write().ctx(|| format!("could not write the index of {}", wt.path.display()))?;
+        crate::index_behind::written(wrepo)?;
         let paths: Vec<RepoPath> = dirty.iter().map(|p| RepoPath(p.as_bytes().to_vec())).collect();
         if let Err(conflicts) = checkout_paths(wrepo, &head_tree, &paths, Mode::Force, &wt.path)? {
             return Err(GitError::Dirty { path: wt.path.clone(), paths: conflicts });

@@ -101,6 +101,7 @@ mod git_cli;
 mod guard;
 mod handles;
 mod ignored_writes;
+mod index_behind;
 mod init;
 mod integration;
 mod land;

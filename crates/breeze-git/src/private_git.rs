@@ -104,6 +104,8 @@ impl Repo {
                 .ctx(|| format!("could not read the tip of `{}`", wt.branch))?;
             (tip, self.main_tip()?)
         };
+        // The worker's git reads a copy of the lane's index: the file must agree with HEAD.
+        self.settle_lane_index(wt)?;
         self.write_private_git(wt, &private, tip, main)?;
         replace_file(&note, wt.branch.as_bytes())?;
         // main's tip as written into the private refs: breeze's, never the worker's work

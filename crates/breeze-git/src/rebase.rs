@@ -61,6 +61,7 @@ impl Repo {
         onto: Oid,
     ) -> Result<ConflictedRebase, GitError> {
         ensure_clean_state(wrepo, &wt.path)?;
+        crate::index_behind::apply(wrepo, &wt.path)?;
         self.check_at_head(wrepo, wt, head)?;
         let base_tree = commit_tree(wrepo, base)?;
         let head_tree = commit_tree(wrepo, head)?;
@@ -173,6 +174,7 @@ impl Repo {
             paths.push(rel);
         }
         index.write().ctx(|| format!("could not write the index of {}", wt.path.display()))?;
+        crate::index_behind::written(wrepo)?;
         paths.sort();
         paths.dedup();
         Ok(paths)

@@ -412,6 +412,8 @@ impl Repo {
                 ),
             });
         }
+        // A commit left the index file behind HEAD: its entries are put right in memory.
+        crate::index_behind::apply(&repo, path)?;
         Ok(repo)
     }
 

@@ -70,25 +70,26 @@ fn unresolved_conflicts(
 }
 
 /// Stages every change in the worktree at `at` with libgit2 (new, modified and deleted
-/// files, honouring .gitignore; a nested repository as a gitlink) and writes the index.
-/// With [`WorkdirChanges::Only`] only those paths (and what is staged already) are looked
-/// at. Returns how many paths. The caller has checked that no conflict markers are left
-/// and that no file is too big to read. Between two files, a raised `stop` ends it with
-/// the index on disk untouched. Paths that hold their state in the lane's `baseline` are
-/// not staged (their index entry stays HEAD's).
+/// files, honouring .gitignore; a nested repository as a gitlink) in the handle's index,
+/// in memory: the caller writes it, or notes it behind (`index_behind.rs`). With
+/// [`WorkdirChanges::Only`] only those paths (and what is staged already) are looked at.
+/// Returns the paths staged (a folder's stands for what is below it). The caller has
+/// checked that no conflict markers are left and that no file is too big to read. Between
+/// two files, a raised `stop` ends it, the index on disk untouched. Paths that hold their
+/// state in the lane's `baseline` are not staged (their index entry stays HEAD's).
 pub(crate) fn stage_all(
     wrepo: &Repository,
     at: &Path,
     changes: WorkdirChanges<'_>,
     stop: &StopFlag,
     baseline: &Baseline,
-) -> Result<usize, GitError> {
+) -> Result<Vec<Vec<u8>>, GitError> {
     let mut changed = changed_in_workdir(wrepo, at, changes)?;
     if !baseline.is_empty() {
         changed.retain(|bytes| !baseline.holds(at, &path_string(bytes)));
     }
     if changed.is_empty() {
-        return Ok(0);
+        return Ok(changed);
     }
     let mut index = fresh_index(wrepo, at)?;
     // Deletions first: a directory that replaced a file (or a file that replaced a
@@ -105,8 +106,7 @@ pub(crate) fn stage_all(
         stop.check("stage the worker's changes")?;
         stage_present(&mut index, at, bytes, stop)?;
     }
-    index.write().ctx(|| format!("could not write the index of {}", at.display()))?;
-    Ok(changed.len())
+    Ok(changed)
 }
 
 /// Puts the index entries of the paths that hold their state in the lane's `baseline`

@@ -336,7 +336,12 @@ impl Repo {
                  holds nothing you need"
             ),
         })?;
-        self.dirty_paths_of(&wrepo, path, changes)
+        let dirty = self.dirty_paths_of(&wrepo, path, changes)?;
+        if !dirty.is_empty() {
+            // Kept for a person to look at: the index file agrees with HEAD for their git.
+            crate::index_behind::settle(&wrepo, path)?;
+        }
+        Ok(dirty)
     }
 
     /// [`CheckoutTool::dirty_paths`](crate::checkout_tool::CheckoutTool::dirty_paths) under this
@@ -350,6 +355,8 @@ impl Repo {
         path: &Path,
         changes: WorkdirChanges<'_>,
     ) -> Result<Vec<String>, GitError> {
+        // The entries a commit left behind HEAD in the index file are not uncommitted work.
+        crate::index_behind::apply(wrepo, path)?;
         let baseline = self.baseline_of(path);
         self.checkout_tool.dirty_paths(wrepo, path, changes, &self.bounds, &baseline)
     }

@@ -99,6 +99,8 @@ fn a_commit_of_the_watched_paths_is_what_git_add_all_commits() {
     watch.settle(&changes);
     let CommitOutcome::Committed { head, .. } = outcome else { panic!("{outcome:?}") };
     assert_eq!(tree_of(&wt.path, head), expected, "the same tree as `git add -A`");
+    assert!(!handle.is_worktree_dirty(&wt.path).unwrap());
+    handle.settle_lane_index(&wt).unwrap();
     assert_eq!(git(&wt.path, &["status", "--porcelain"]), "");
     let names = git(&wt.path, &["show", "--name-status", "-M", "--format=", "HEAD"]);
     assert!(names.contains("R100\tdocs/rename-me.md\tdocs/renamed.md"), "{names}");
@@ -119,6 +121,7 @@ fn a_commit_of_the_watched_paths_is_what_git_add_all_commits() {
     let outcome = handle.commit_worktree_changed(&wt, "task w, again", only(&changes)).unwrap();
     watch.settle(&changes);
     assert_eq!(tree_of(&wt.path, outcome.head()), expected);
+    handle.settle_lane_index(&wt).unwrap();
     assert_eq!(git(&wt.path, &["status", "--porcelain"]), "");
 
     // Nothing changed since: nothing is looked at (but the skipped `target/`, which git
@@ -149,6 +152,7 @@ fn lost_notifications_fall_back_to_one_full_pass() {
     let outcome = handle.commit_worktree_changed(&wt, "task o", WorkdirChanges::Unknown).unwrap();
     watch.settle(&changes);
     assert_eq!(tree_of(&wt.path, outcome.head()), expected, "the full pass missed nothing");
+    handle.settle_lane_index(&wt).unwrap();
     assert_eq!(git(&wt.path, &["status", "--porcelain"]), "");
     // Settled by that pass, the watch is whole again and lists changes from then on.
     assert!(watch.is_complete());
@@ -176,6 +180,8 @@ fn moving_a_lane_to_its_next_task_leaves_exactly_the_new_base() {
     let changes = watch.changes();
     handle.commit_worktree_changed(&wt, "first", only(&changes)).unwrap();
     watch.settle(&changes);
+    // The test plays a person's git in the lane below: the index file is written first.
+    handle.settle_lane_index(&wt).unwrap();
 
     // Main moves on without the first task: modified, deleted, new folder, mode change.
     write(repo.path(), "docs/guide.md", "guide, on main\n");

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use breeze_git::{
     ChangeKind, ChangeTip, ChangeView, CommitOutcome, EntryMode, GATE_AGENT_CONFIG, GATE_FILE_SIZE,
     GATE_NESTED_REPO, GATE_OPAQUE_CONTENT, GATE_PLANS_MARKERS, GATE_SYMLINK_ESCAPE, GATE_WRITE_SET,
-    GateConfig, GitError, Oid, Repo, Worktree,
+    GateConfig, GitError, Oid, Repo, WorkdirChanges::Unknown, Worktree,
 };
 use breeze_protocol::{GateResult, GateStatus};
 use common::{TestRepo, git, prefixes, rev, worker_commit, write};
@@ -17,6 +17,16 @@ fn task(repo: &TestRepo, handle: &Repo, name: &str) -> Worktree {
     handle
         .create_worktree(&format!("task-{name}"), &format!("task/{name}"), repo.main_tip(), "r")
         .unwrap()
+}
+
+/// The lane is clean after a commit, as another breeze process finds it (the committing
+/// handle's index is not there: the index file was left behind HEAD) and as git finds it
+/// once that process wrote the index file.
+fn clean_after_commit(repo: &TestRepo, wt: &Worktree) {
+    let fresh = repo.open();
+    assert!(!fresh.is_worktree_dirty(&wt.path).unwrap(), "the commit left nothing uncommitted");
+    fresh.settle_lane_index(wt).unwrap();
+    assert_eq!(git(&wt.path, &["status", "--porcelain"]), "");
 }
 
 #[test]
@@ -35,11 +45,12 @@ fn commit_worktree_stages_new_modified_deleted_but_not_ignored() {
     std::fs::set_permissions(wt.path.join("src/b.rs"), std::fs::Permissions::from_mode(0o755))
         .unwrap();
 
-    let outcome = handle.commit_worktree(&wt, "task c: work").unwrap();
+    // The engine's commit: the index file is left behind HEAD (`clean_after_commit`).
+    let outcome = handle.commit_worktree_changed(&wt, "task c: work", Unknown).unwrap();
     let CommitOutcome::Committed { head, paths } = outcome else { panic!("{outcome:?}") };
     assert_eq!(paths, 5);
     assert_eq!(rev(&wt.path, "task/c"), head);
-    assert_eq!(git(&wt.path, &["status", "--porcelain"]), "");
+    clean_after_commit(&repo, &wt);
     let files = git(&wt.path, &["show", "--name-status", "--format=", "HEAD"]);
     assert_eq!(
         files.lines().collect::<Vec<_>>(),
@@ -84,7 +95,7 @@ fn commit_worktree_stages_a_file_replaced_by_a_directory_and_back() {
     // …and a tracked directory becomes a file.
     std::fs::remove_dir_all(wt.path.join("src")).unwrap();
     write(&wt.path, "src", "now a file\n");
-    let outcome = handle.commit_worktree(&wt, "task d: work").unwrap();
+    let outcome = handle.commit_worktree_changed(&wt, "task d: work", Unknown).unwrap();
     let CommitOutcome::Committed { head, .. } = outcome else { panic!("{outcome:?}") };
     let files = git(&wt.path, &["ls-tree", "-r", "--name-only", &head.to_string()]);
     assert!(
@@ -93,7 +104,7 @@ fn commit_worktree_stages_a_file_replaced_by_a_directory_and_back() {
     );
     assert!(files.lines().any(|l| l == "src"), "{files}");
     assert!(!files.contains("src/a.rs"), "{files}");
-    assert_eq!(git(&wt.path, &["status", "--porcelain"]), "");
+    clean_after_commit(&repo, &wt);
     repo.fsck();
 }
 

@@ -80,6 +80,7 @@ fn a_baseline_file_the_worker_changes_is_its_change() {
         .head();
     assert_eq!(committed_paths(repo.path(), &head.to_string()), ["Cargo.lock"]);
     assert!(handle.baseline_paths(&lane).is_empty(), "no longer breeze's");
+    handle.settle_lane_index(&lane).unwrap();
     assert_eq!(status(&lane.path), "");
 }
 

@@ -510,10 +510,18 @@ fn a_rename_conflict_goes_back_with_a_consistent_index() {
     // The worker resolves by keeping the rename with both edits.
     let _ = std::fs::remove_file(wt.path.join("src/old.rs"));
     write(&wt.path, "lib/new.rs", &body.replace("line two", "line two (main, task)"));
-    let new_head = handle.commit_worktree(&rebased.worktree, "resolved").unwrap().head();
+    let new_head = handle
+        .commit_worktree_changed(&rebased.worktree, "resolved", breeze_git::WorkdirChanges::Unknown)
+        .unwrap()
+        .head();
     assert_eq!(rev(&wt.path, "HEAD~1"), onto);
     let files = git(repo.path(), &["ls-tree", "-r", "--name-only", &new_head.to_string()]);
     assert_eq!(files, "README.md\nlib/new.rs");
+    // The index file still has the conflict the commit resolved (left behind HEAD): another
+    // process's breeze puts it right, and git agrees once it is written.
+    let fresh = repo.open();
+    assert!(!fresh.is_worktree_dirty(&wt.path).unwrap());
+    fresh.settle_lane_index(&rebased.worktree).unwrap();
     assert_eq!(git(&wt.path, &["status", "--porcelain"]), "");
     repo.fsck();
 }

@@ -139,6 +139,7 @@ fn what_an_attempt_wrote_that_git_ignores_goes_and_older_build_outputs_stay() {
     assert_eq!(read(&wt.path, "node_modules/.bin/jest"), "poisoned\n");
     // The change itself was committed, and the lane is clean as git sees it.
     assert_eq!(git(&wt.path, &["show", "HEAD:src/a.rs"]).trim(), "fn a2() {}");
+    handle.settle_lane_index(&wt).unwrap();
     assert_eq!(git(&wt.path, &["status", "--porcelain"]), "");
     repo.fsck();
 }
@@ -222,6 +223,7 @@ fn the_temporary_file_of_a_write_an_agent_never_finished_is_not_committed() {
         committed.lines().collect::<Vec<_>>(),
         ["fixtures/data.tmp.deadbeef", "notes.tmp.txt", "src/one.txt"]
     );
+    handle.settle_lane_index(&wt).unwrap();
     assert_eq!(git(&wt.path, &["status", "--porcelain"]), "");
 
     // Without the watch's paths (notifications lost, a resumed run), every new file is

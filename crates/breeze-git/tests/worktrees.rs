@@ -5,6 +5,7 @@ mod common;
 
 use std::os::unix::fs::MetadataExt as _;
 
+use breeze_git::WorkdirChanges::Unknown;
 use breeze_git::{GitError, Oid, RemoveOutcome, Repo, Worktree, slug};
 use common::{TestRepo, block_for, git, git_output, read, rev, worker_commit, write};
 
@@ -613,4 +614,84 @@ fn a_branch_ref_lock_a_killed_engine_left_does_not_stop_the_branch_being_made_ag
     let err = handle.create_worktree("task-8", "task/8", base, "breeze run r1 task 8").unwrap_err();
     assert!(err.to_string().contains("could not create branch `task/8`"), "{err}");
     assert!(fresh.exists());
+}
+
+/// What `git status --porcelain` (untracked files listed one by one) says in `at`.
+fn git_status(at: &std::path::Path) -> String {
+    git(at, &["status", "--porcelain", "--untracked-files=all"])
+}
+
+/// The index file's identity and times: whether anything wrote it.
+fn index_stamp(handle: &Repo, wt: &Worktree) -> (u64, i64, i64, u64) {
+    let meta = std::fs::metadata(handle.lane_admin_dir(wt).join("index")).unwrap();
+    (meta.ino(), meta.mtime(), meta.mtime_nsec(), meta.size())
+}
+
+#[test]
+fn a_commit_leaves_the_lane_index_to_its_next_move_and_a_kill_between_loses_nothing() {
+    let repo = TestRepo::standard();
+    let handle = repo.open();
+    let base = repo.main_tip();
+    let wt = handle.create_worktree("lane-k", "task/k1", base, "r").unwrap();
+    // A change of each kind: modified, new in a new folder, deleted, a file that becomes a
+    // folder, a folder that becomes a file.
+    write(&wt.path, "src/a.rs", "fn a() { task }\n");
+    write(&wt.path, "new/deep/file.rs", "new\n");
+    std::fs::remove_file(wt.path.join("README.md")).unwrap();
+    std::fs::remove_file(wt.path.join("docs/guide.md")).unwrap();
+    write(&wt.path, "docs/guide.md/part.md", "a folder now\n");
+    std::fs::remove_file(wt.path.join("src/b.rs")).unwrap();
+    std::fs::remove_dir_all(wt.path.join("src")).unwrap();
+    write(&wt.path, "src", "a file now\n");
+
+    let before = index_stamp(&handle, &wt);
+    let head = handle.commit_worktree_changed(&wt, "task k1", Unknown).unwrap().head();
+    assert_eq!(index_stamp(&handle, &wt), before, "the commit does not write the index file");
+
+    // Killed here: another process finds the lane clean and moves it to its next task.
+    drop(handle);
+    let resumed = repo.open();
+    assert!(!resumed.is_worktree_dirty(&wt.path).unwrap(), "the commit is no uncommitted work");
+    let next = repo.commit_on_main(&[("other.txt", "landed meanwhile\n")], "another task");
+    let committed = Worktree { branch: "task/k1".into(), base, ..wt.clone() };
+    let moved = resumed.move_worktree(&committed, "task/k2", next).unwrap();
+    assert_eq!(rev(&wt.path, "HEAD"), next);
+    assert_eq!(git_status(&wt.path), "", "git agrees: the move wrote the index file");
+    assert!(!resumed.lane_admin_dir(&wt).join("breeze-index-behind").exists());
+    assert_eq!(git(&wt.path, &["diff", "--stat", &next.to_string()]), "");
+
+    // The next commit, then a revision round: the worker's git (a copy of the index) sees
+    // the lane clean although no move wrote the index in between.
+    write(&moved.path, "other.txt", "revised\n");
+    let second = resumed.commit_worktree_changed(&moved, "task k2", Unknown).unwrap().head();
+    resumed.seal_lane(&moved).unwrap();
+    assert_eq!(git_status(&wt.path), "", "the worker's git, on its private copy");
+    assert!(resumed.check_lane_links(&moved).unwrap().is_empty());
+
+    // Parked where its own commit is (main took it as it is): nothing to check out, and
+    // the parked lane's index file agrees with HEAD for a person's git.
+    write(&moved.path, "other.txt", "revised again\n");
+    let third =
+        resumed.commit_worktree_changed(&moved, "task k2, round 2", Unknown).unwrap().head();
+    assert_ne!(third, second);
+    resumed.park_worktree(&moved, third, Unknown).unwrap();
+    assert_eq!(git_status(&wt.path), "");
+    assert_eq!(rev(&wt.path, "HEAD"), third);
+    let _ = head;
+    repo.fsck();
+}
+
+#[test]
+fn a_lane_kept_for_its_uncommitted_work_shows_git_only_that_work() {
+    let repo = TestRepo::standard();
+    let handle = repo.open();
+    let wt = handle.create_worktree("lane-d", "task/d", repo.main_tip(), "r").unwrap();
+    write(&wt.path, "src/a.rs", "fn a() { committed }\n");
+    handle.commit_worktree_changed(&wt, "task d", Unknown).unwrap();
+    write(&wt.path, "notes.txt", "left after the commit\n");
+    match handle.remove_worktree(&wt.path, None, false).unwrap() {
+        RemoveOutcome::KeptDirty { paths } => assert_eq!(paths, ["notes.txt"]),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(git_status(&wt.path), "?? notes.txt", "the committed file is no change to git");
 }

@@ -134,6 +134,9 @@ impl StoppedAttach {
             Some(worktree) => (worktree, false, None),
             None => check_out(&repo, &task, &branch, last_lane)?,
         };
+        // The person's git reads the lane's index file: a killed run's last commit may have
+        // left it behind HEAD.
+        repo.settle_lane_index(&worktree)?;
         if after.is_none() {
             // What a killed worker left is the worker's, not the person's.
             if let Err(err) =

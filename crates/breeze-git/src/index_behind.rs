@@ -1,0 +1,155 @@
+//! A lane's index file left behind its HEAD, on purpose.
+//!
+//! Committing a worker's files stages them in the lane handle's index in memory and writes
+//! the commit's tree from there; the index *file* is not written then. Written, it is the
+//! whole index hashed (8.9 MB with SHA-1 and collision detection at 100,000 files, about
+//! 40 ms), and the lane's next checkout — its move to the next task — writes it anyway.
+//! Until that write the file still holds, for the paths the commit staged, the entries from
+//! before the commit. A marker in the lane's admin folder (`breeze-index-behind`: the
+//! paths, NUL-separated; written before HEAD moves) names them, and every handle that
+//! takes the index from the file puts those entries back to HEAD's ([`apply`]) before it
+//! looks at anything. A kill between the commit and the next write so loses nothing: the
+//! files are the commit's, HEAD is the commit, and the entries are set again from HEAD.
+//!
+//! Only breeze reads a lane's index file while a run uses the lane: the worker's git reads
+//! a copy, made after [`settle`] (`private_git.rs`), and a parked lane is settled before
+//! the run lets it go (`lane.rs`). A person who runs `git status` in a lane of a killed run
+//! before `breeze resume` sees the commit's paths as staged back to their old versions.
+
+use std::path::{Path, PathBuf};
+
+use git2::{Index, ObjectType, Repository, Tree};
+
+use crate::error::{Context as _, GitError};
+use crate::paths::bytes_path;
+use crate::state::{fresh_index, unstatted_entry};
+use crate::untrusted::{read_prefix, remove_entry, replace_file};
+
+/// The marker's name in a lane's admin folder.
+const MARKER: &str = "breeze-index-behind";
+
+/// Largest marker read (a commit of more paths writes the index instead).
+const MARKER_LIMIT: u64 = 4 << 20;
+
+fn marker(repo: &Repository) -> PathBuf {
+    repo.path().join(MARKER)
+}
+
+/// The paths the marker of `repo` names; `None` when there is no marker.
+fn noted(repo: &Repository) -> Result<Option<Vec<Vec<u8>>>, GitError> {
+    let Some(bytes) = read_prefix(&marker(repo), MARKER_LIMIT)? else { return Ok(None) };
+    let paths = bytes.split(|b| *b == 0).filter(|path| !path.is_empty());
+    Ok(Some(paths.map(<[u8]>::to_vec).collect()))
+}
+
+/// Notes that the index file of the lane `repo` will stay behind HEAD at `paths` (with the
+/// paths noted already): called before the commit moves HEAD. `false` when the paths are
+/// too many to note: the caller writes the index instead.
+pub(crate) fn note(repo: &Repository, paths: &[Vec<u8>]) -> Result<bool, GitError> {
+    let mut all = noted(repo)?.unwrap_or_default();
+    all.extend(paths.iter().cloned());
+    all.sort();
+    all.dedup();
+    let bytes = all.join(&0u8);
+    if bytes.len() as u64 > MARKER_LIMIT {
+        return Ok(false);
+    }
+    replace_file(&marker(repo), &bytes)?;
+    Ok(true)
+}
+
+/// Puts the entries of the noted paths in the index of `repo` (the checkout at `at`) to
+/// HEAD's, in memory; an entry that has HEAD's version already is left as it is (it keeps
+/// its stat data). Whether a marker was there. Cheap: the noted paths only.
+pub(crate) fn apply(repo: &Repository, at: &Path) -> Result<bool, GitError> {
+    let Some(paths) = noted(repo)? else { return Ok(false) };
+    let context = || format!("could not put the index of {} back to HEAD", at.display());
+    let head = repo.head().and_then(|head| head.peel_to_tree()).ctx(context)?;
+    let mut index = fresh_index(repo, at)?;
+    for path in &paths {
+        put_back(repo, &mut index, &head, path).ctx(context)?;
+    }
+    Ok(true)
+}
+
+/// [`apply`], then the index written and the marker gone: the file agrees with HEAD again.
+pub(crate) fn settle(repo: &Repository, at: &Path) -> Result<(), GitError> {
+    if apply(repo, at)? {
+        let mut index = fresh_index(repo, at)?;
+        index.write().ctx(|| format!("could not write the index of {}", at.display()))?;
+        written(repo)?;
+    }
+    Ok(())
+}
+
+/// After the index of `repo`, [`apply`]-ed, was written whole: the marker goes.
+pub(crate) fn written(repo: &Repository) -> Result<(), GitError> {
+    remove_entry(&marker(repo))
+}
+
+/// The index entries at `path` and below it (a folder) set to what `head` has there.
+fn put_back(
+    repo: &Repository,
+    index: &mut Index,
+    head: &Tree<'_>,
+    path: &[u8],
+) -> Result<(), git2::Error> {
+    let rel = bytes_path(path);
+    if (1..=3).any(|stage| index.get_path(rel, stage).is_some()) {
+        // A conflict the commit resolved (a rebase writes its conflicts with the marker
+        // gone: it writes the index).
+        index.conflict_remove(rel)?;
+    }
+    let in_head = head.get_path(rel).ok();
+    // Entries below `path/` that HEAD does not hold as they are go (a folder that was a file,
+    // or one the commit removed).
+    let mut prefix = path.to_vec();
+    prefix.push(b'/');
+    let below: Vec<Vec<u8>> = match index.find_prefix(prefix.as_slice()) {
+        Ok(start) => (start..index.len())
+            .map_while(|i| index.get(i).filter(|entry| entry.path.starts_with(&prefix)))
+            .map(|entry| entry.path)
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    for entry_path in below {
+        index.remove_path(bytes_path(&entry_path))?;
+    }
+    match in_head {
+        Some(entry) if entry.kind() == Some(ObjectType::Tree) => {
+            index.remove_path(rel)?;
+            let tree = repo.find_tree(entry.id())?;
+            let mut failed = None;
+            tree.walk(git2::TreeWalkMode::PreOrder, |dir, child| {
+                if child.kind() == Some(ObjectType::Tree) {
+                    return git2::TreeWalkResult::Ok;
+                }
+                let mut full = prefix.clone();
+                full.extend_from_slice(dir.as_bytes());
+                full.extend_from_slice(child.name_bytes());
+                if let Err(e) = index.add(&unstatted_entry(child, &full)) {
+                    failed = Some(e);
+                    return git2::TreeWalkResult::Abort;
+                }
+                git2::TreeWalkResult::Ok
+            })?;
+            if let Some(e) = failed {
+                return Err(e);
+            }
+        }
+        Some(entry) => {
+            let same = index
+                .get_path(rel, 0)
+                .is_some_and(|at| at.id == entry.id() && at.mode == entry.filemode() as u32);
+            if !same {
+                index.add(&unstatted_entry(&entry, path))?;
+            }
+        }
+        None => {
+            if index.get_path(rel, 0).is_some() {
+                index.remove_path(rel)?;
+            }
+        }
+    }
+    Ok(())
+}
