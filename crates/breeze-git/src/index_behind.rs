@@ -16,9 +16,10 @@
 //! the run lets it go (`lane.rs`). A person who runs `git status` in a lane of a killed run
 //! before `breeze resume` sees the commit's paths as staged back to their old versions.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use git2::{Index, ObjectType, Repository, Tree};
+use git2::{Index, IndexEntry, ObjectType, Repository, Tree};
 
 use crate::error::{Context as _, GitError};
 use crate::paths::bytes_path;
@@ -100,56 +101,48 @@ fn put_back(
         // gone: it writes the index).
         index.conflict_remove(rel)?;
     }
-    let in_head = head.get_path(rel).ok();
-    // Entries below `path/` that HEAD does not hold as they are go (a folder that was a file,
-    // or one the commit removed).
+    // What HEAD has at `path` and below it (a folder), as unstatted index entries.
     let mut prefix = path.to_vec();
     prefix.push(b'/');
-    let below: Vec<Vec<u8>> = match index.find_prefix(prefix.as_slice()) {
-        Ok(start) => (start..index.len())
-            .map_while(|i| index.get(i).filter(|entry| entry.path.starts_with(&prefix)))
-            .map(|entry| entry.path)
-            .collect(),
-        Err(_) => Vec::new(),
-    };
-    for entry_path in below {
-        index.remove_path(bytes_path(&entry_path))?;
-    }
-    match in_head {
+    let mut wanted: HashMap<Vec<u8>, IndexEntry> = HashMap::new();
+    match head.get_path(rel).ok() {
         Some(entry) if entry.kind() == Some(ObjectType::Tree) => {
-            index.remove_path(rel)?;
-            let tree = repo.find_tree(entry.id())?;
-            let mut failed = None;
-            tree.walk(git2::TreeWalkMode::PreOrder, |dir, child| {
-                if child.kind() == Some(ObjectType::Tree) {
-                    return git2::TreeWalkResult::Ok;
-                }
-                let mut full = prefix.clone();
-                full.extend_from_slice(dir.as_bytes());
-                full.extend_from_slice(child.name_bytes());
-                if let Err(e) = index.add(&unstatted_entry(child, &full)) {
-                    failed = Some(e);
-                    return git2::TreeWalkResult::Abort;
+            repo.find_tree(entry.id())?.walk(git2::TreeWalkMode::PreOrder, |dir, child| {
+                if child.kind() != Some(ObjectType::Tree) {
+                    let mut full = prefix.clone();
+                    full.extend_from_slice(dir.as_bytes());
+                    full.extend_from_slice(child.name_bytes());
+                    wanted.insert(full.clone(), unstatted_entry(child, &full));
                 }
                 git2::TreeWalkResult::Ok
             })?;
-            if let Some(e) = failed {
-                return Err(e);
-            }
         }
         Some(entry) => {
-            let same = index
-                .get_path(rel, 0)
-                .is_some_and(|at| at.id == entry.id() && at.mode == entry.filemode() as u32);
-            if !same {
-                index.add(&unstatted_entry(&entry, path))?;
-            }
+            wanted.insert(path.to_vec(), unstatted_entry(&entry, path));
         }
-        None => {
-            if index.get_path(rel, 0).is_some() {
-                index.remove_path(rel)?;
-            }
+        None => {}
+    }
+    // The index's entries there: one HEAD has as it is stays (with its stat data), the
+    // others go (a folder that was a file, a file the commit removed, an older version).
+    let mut there: Vec<IndexEntry> = index.get_path(rel, 0).into_iter().collect();
+    if let Ok(start) = index.find_prefix(prefix.as_slice()) {
+        there.extend(
+            (start..index.len())
+                .map_while(|i| index.get(i).filter(|entry| entry.path.starts_with(&prefix))),
+        );
+    }
+    for entry in there {
+        let same = wanted
+            .get(&entry.path)
+            .is_some_and(|want| want.id == entry.id && want.mode == entry.mode);
+        if same {
+            wanted.remove(&entry.path);
+        } else {
+            index.remove_path(bytes_path(&entry.path))?;
         }
+    }
+    for entry in wanted.values() {
+        index.add(entry)?;
     }
     Ok(())
 }
