@@ -665,12 +665,12 @@ fn a_commit_leaves_the_lane_index_to_its_next_move_and_a_kill_between_loses_noth
     write(&moved.path, "other.txt", "revised\n");
     let second = resumed.commit_worktree_changed(&moved, "task k2", Unknown).unwrap().head();
     resumed.seal_lane(&moved).unwrap();
-    assert_eq!(git_status(&wt.path), "", "the worker's git, on its private copy");
     let entry = git(&wt.path, &["ls-files", "--debug", "other.txt"]);
     assert!(
         !entry.contains("mtime: 0:0"),
         "the committing handle's entry kept its stat data: {entry}"
     );
+    assert_eq!(git_status(&wt.path), "", "the worker's git, on its private copy");
     assert!(resumed.check_lane_links(&moved).unwrap().is_empty());
 
     // Parked where its own commit is (main took it as it is): nothing to check out, and
