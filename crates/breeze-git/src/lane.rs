@@ -194,10 +194,11 @@ impl Repo {
         changes: WorkdirChanges<'_>,
     ) -> Result<Option<Option<usize>>, GitError> {
         ensure_clean_state(wrepo, &wt.path)?;
-        // A parked lane's index file is what a person's git reads: it agrees with HEAD.
-        crate::index_behind::settle(wrepo, &wt.path)?;
         let head = wrepo.head().ctx(|| format!("could not read HEAD of {}", wt.path.display()))?;
         if head.name().ok() == Some("HEAD") && head.target() == Some(target.id()) {
+            // A parked lane's index file is what a person's git reads: it agrees with HEAD
+            // (the move below writes it otherwise).
+            crate::index_behind::settle(wrepo, &wt.path)?;
             return Ok(None);
         }
         self.ensure_no_work(wrepo, wt, changes)?;
