@@ -173,9 +173,10 @@ impl CheckoutTool {
         wrepo.checkout_head(None).ctx(|| format!("could not check out {}", at.display()))
     }
 
-    /// Before a checkout of the lane at `at` from its HEAD: the entries a commit left
-    /// behind HEAD in its index file (`index_behind.rs`) are put right — in the handle's
-    /// index for libgit2, whose checkout then writes it; in the file for the git CLI.
+    /// Before the lane at `at` is looked at or committed: the entries a commit left behind
+    /// HEAD in its index file (`index_behind.rs`) are put right — in the handle's index for
+    /// libgit2 (its status, and the checkout of a move after it, use that); in the file for
+    /// the git CLI, which reads the file.
     pub(crate) fn index_ready(&self, wrepo: &Repository, at: &Path) -> Result<(), GitError> {
         match self.tool {
             Tool::GitCli { .. } => index_behind::settle(wrepo, at),
@@ -279,6 +280,8 @@ impl CheckoutTool {
     /// `branch`, whose tip has tree `to`: writes only the paths that differ (ignored files
     /// stay) and points HEAD at the branch. A file in the way is an error and nothing is
     /// written. Returns how many paths were written (`None` when the git CLI wrote them).
+    /// The caller checked the checkout clean (`Repo::ensure_no_work`), which made its index
+    /// ready ([`CheckoutTool::index_ready`]).
     pub(crate) fn switch_branch(
         &self,
         wrepo: &Repository,
@@ -287,7 +290,6 @@ impl CheckoutTool {
         from: &Tree<'_>,
         to: &Tree<'_>,
     ) -> Result<Option<usize>, GitError> {
-        self.index_ready(wrepo, at)?;
         match self.tool {
             Tool::GitCli { .. } => {
                 // `git checkout` writes only differing files and runs the filters.
@@ -313,7 +315,8 @@ impl CheckoutTool {
     /// Moves the clean checkout at `at` from `from` (its HEAD's tree) to `commit` (tree
     /// `to`) with a detached HEAD, writing only the paths that differ (ignored files stay).
     /// A file in the way is an error and nothing is written. Returns how many paths were
-    /// written (`None` when the git CLI wrote them).
+    /// written (`None` when the git CLI wrote them). The caller checked the checkout clean
+    /// (`Repo::ensure_no_work`), which made its index ready ([`CheckoutTool::index_ready`]).
     pub(crate) fn detach_at(
         &self,
         wrepo: &Repository,
@@ -322,7 +325,6 @@ impl CheckoutTool {
         from: &Tree<'_>,
         to: &Tree<'_>,
     ) -> Result<Option<usize>, GitError> {
-        self.index_ready(wrepo, at)?;
         match self.tool {
             Tool::GitCli { .. } => {
                 let sha = commit.to_string();
@@ -636,8 +638,8 @@ fn filter_drivers(texts: &[String]) -> Vec<String> {
     drivers
 }
 
-/// After libgit2 checked out `written` paths of the lane at `at`, made ready by
-/// [`CheckoutTool::index_ready`]: when it wrote any, it wrote the index whole; else the
+/// After libgit2 checked out `written` paths of the lane at `at`, whose index the check for
+/// uncommitted work before the move made ready ([`CheckoutTool::index_ready`]): when it wrote any, it wrote the index whole; else the
 /// index file is written now if a commit left it behind. Either way a moved lane's index
 /// file agrees with HEAD for what runs there next (`worktree.setup`, the worker's copy).
 fn index_written(wrepo: &Repository, at: &Path, written: usize) -> Result<(), GitError> {

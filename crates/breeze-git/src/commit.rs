@@ -91,7 +91,7 @@ impl Repo {
         changes: WorkdirChanges<'_>,
     ) -> Result<CommitOutcome, GitError> {
         ensure_clean_state(wrepo, &wt.path)?;
-        index_behind::apply(wrepo, &wt.path)?;
+        self.checkout_tool.index_ready(wrepo, &wt.path)?;
         let head = on_branch_from_base(wrepo, wt)?;
         // What breeze's own steps left in the lane is not the task's work, unless the
         // worker changed it since.

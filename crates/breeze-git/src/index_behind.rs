@@ -16,14 +16,12 @@
 //! the run lets it go (`lane.rs`). A person who runs `git status` in a lane of a killed run
 //! before `breeze resume` sees the commit's paths as staged back to their old versions.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use git2::{Index, IndexEntry, ObjectType, Repository, Tree};
+use git2::{Index, Repository};
 
 use crate::error::{Context as _, GitError};
-use crate::paths::bytes_path;
-use crate::state::{fresh_index, unstatted_entry};
+use crate::state::{fresh_index, set_entries_to};
 use crate::untrusted::{read_prefix, remove_entry, replace_file};
 
 /// The marker's name in a lane's admin folder.
@@ -60,23 +58,22 @@ pub(crate) fn note(repo: &Repository, paths: &[Vec<u8>]) -> Result<bool, GitErro
 }
 
 /// Puts the entries of the noted paths in the index of `repo` (the checkout at `at`) to
-/// HEAD's, in memory; an entry that has HEAD's version already is left as it is (it keeps
-/// its stat data). Whether a marker was there. Cheap: the noted paths only.
-pub(crate) fn apply(repo: &Repository, at: &Path) -> Result<bool, GitError> {
-    let Some(paths) = noted(repo)? else { return Ok(false) };
+/// HEAD's, in memory ([`set_entries_to`]: an entry that has HEAD's version already keeps
+/// its stat data). The index when a marker was there. Cheap: the noted paths only.
+pub(crate) fn apply(repo: &Repository, at: &Path) -> Result<Option<Index>, GitError> {
+    let Some(paths) = noted(repo)? else { return Ok(None) };
     let context = || format!("could not put the index of {} back to HEAD", at.display());
     let head = repo.head().and_then(|head| head.peel_to_tree()).ctx(context)?;
     let mut index = fresh_index(repo, at)?;
     for path in &paths {
-        put_back(repo, &mut index, &head, path).ctx(context)?;
+        set_entries_to(repo, &mut index, &head, path).ctx(context)?;
     }
-    Ok(true)
+    Ok(Some(index))
 }
 
 /// [`apply`], then the index written and the marker gone: the file agrees with HEAD again.
 pub(crate) fn settle(repo: &Repository, at: &Path) -> Result<(), GitError> {
-    if apply(repo, at)? {
-        let mut index = fresh_index(repo, at)?;
+    if let Some(mut index) = apply(repo, at)? {
         index.write().ctx(|| format!("could not write the index of {}", at.display()))?;
         written(repo)?;
     }
@@ -86,63 +83,4 @@ pub(crate) fn settle(repo: &Repository, at: &Path) -> Result<(), GitError> {
 /// After the index of `repo`, [`apply`]-ed, was written whole: the marker goes.
 pub(crate) fn written(repo: &Repository) -> Result<(), GitError> {
     remove_entry(&marker(repo))
-}
-
-/// The index entries at `path` and below it (a folder) set to what `head` has there.
-fn put_back(
-    repo: &Repository,
-    index: &mut Index,
-    head: &Tree<'_>,
-    path: &[u8],
-) -> Result<(), git2::Error> {
-    let rel = bytes_path(path);
-    if (1..=3).any(|stage| index.get_path(rel, stage).is_some()) {
-        // A conflict the commit resolved (a rebase writes its conflicts with the marker
-        // gone: it writes the index).
-        index.conflict_remove(rel)?;
-    }
-    // What HEAD has at `path` and below it (a folder), as unstatted index entries.
-    let mut prefix = path.to_vec();
-    prefix.push(b'/');
-    let mut wanted: HashMap<Vec<u8>, IndexEntry> = HashMap::new();
-    match head.get_path(rel).ok() {
-        Some(entry) if entry.kind() == Some(ObjectType::Tree) => {
-            repo.find_tree(entry.id())?.walk(git2::TreeWalkMode::PreOrder, |dir, child| {
-                if child.kind() != Some(ObjectType::Tree) {
-                    let mut full = prefix.clone();
-                    full.extend_from_slice(dir.as_bytes());
-                    full.extend_from_slice(child.name_bytes());
-                    wanted.insert(full.clone(), unstatted_entry(child, &full));
-                }
-                git2::TreeWalkResult::Ok
-            })?;
-        }
-        Some(entry) => {
-            wanted.insert(path.to_vec(), unstatted_entry(&entry, path));
-        }
-        None => {}
-    }
-    // The index's entries there: one HEAD has as it is stays (with its stat data), the
-    // others go (a folder that was a file, a file the commit removed, an older version).
-    let mut there: Vec<IndexEntry> = index.get_path(rel, 0).into_iter().collect();
-    if let Ok(start) = index.find_prefix(prefix.as_slice()) {
-        there.extend(
-            (start..index.len())
-                .map_while(|i| index.get(i).filter(|entry| entry.path.starts_with(&prefix))),
-        );
-    }
-    for entry in there {
-        let same = wanted
-            .get(&entry.path)
-            .is_some_and(|want| want.id == entry.id && want.mode == entry.mode);
-        if same {
-            wanted.remove(&entry.path);
-        } else {
-            index.remove_path(bytes_path(&entry.path))?;
-        }
-    }
-    for entry in wanted.values() {
-        index.add(entry)?;
-    }
-    Ok(())
 }

@@ -61,7 +61,7 @@ impl Repo {
         onto: Oid,
     ) -> Result<ConflictedRebase, GitError> {
         ensure_clean_state(wrepo, &wt.path)?;
-        crate::index_behind::apply(wrepo, &wt.path)?;
+        // The lane's check (`ensure_no_work`) puts a commit's entries right first.
         self.check_at_head(wrepo, wt, head)?;
         let base_tree = commit_tree(wrepo, base)?;
         let head_tree = commit_tree(wrepo, head)?;

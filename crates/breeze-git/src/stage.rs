@@ -11,7 +11,7 @@ use crate::bounds::StopFlag;
 use crate::error::{Context as _, GitError};
 use crate::libgit2_checkout::{staged_repo_paths, workdir_status_options_for};
 use crate::paths::{RepoPath, WorkdirChanges, bytes_path, path_string};
-use crate::state::{fresh_index, unstatted_entry};
+use crate::state::{fresh_index, set_entries_to};
 use crate::untrusted::read_prefix;
 
 /// A file still carries conflict markers when it has both a `<<<<<<< ` and a `>>>>>>> ` line
@@ -121,20 +121,10 @@ pub(crate) fn unstage_baseline(
         return Ok(());
     }
     let context = || format!("could not leave breeze's own files out of {}", at.display());
-    let head_tree = wrepo.head().and_then(|head| head.peel_to_tree()).ok();
+    let head_tree = wrepo.head().and_then(|head| head.peel_to_tree()).ctx(context)?;
     let mut index = fresh_index(wrepo, at)?;
     for rel in held {
-        let path = Path::new(rel);
-        match head_tree.as_ref().and_then(|tree| tree.get_path(path).ok()) {
-            Some(entry) => {
-                index.add(&unstatted_entry(&entry, rel.as_bytes())).ctx(context)?;
-            }
-            None => {
-                if index.get_path(path, 0).is_some() {
-                    index.remove_path(path).ctx(context)?;
-                }
-            }
-        }
+        set_entries_to(wrepo, &mut index, &head_tree, rel.as_bytes()).ctx(context)?;
     }
     index.write().ctx(context)
 }

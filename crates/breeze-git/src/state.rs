@@ -1,16 +1,18 @@
 //! A checkout's git state as every operation needs it: its index re-read from disk, an
-//! index entry for a tree's file, the refusal of a checkout in the middle of a merge or
+//! index entry for a tree's file, the entries at a path set to a tree's, the refusal of a checkout in the middle of a merge or
 //! rebase, and libgit2's lock error said plainly.
 
+use std::collections::HashMap;
 use std::path::Path;
 
-use git2::{ErrorCode, Repository, RepositoryState};
+use git2::{ErrorCode, Index, IndexEntry, ObjectType, Repository, RepositoryState, Tree};
 
 use crate::error::{Context as _, GitError};
+use crate::paths::bytes_path;
 
 /// The repository's index, re-read from disk if another process changed it since this
 /// handle last read or wrote it (`Repository::index` alone returns the cached one).
-pub(crate) fn fresh_index(repo: &Repository, at: &Path) -> Result<git2::Index, GitError> {
+pub(crate) fn fresh_index(repo: &Repository, at: &Path) -> Result<Index, GitError> {
     let mut index = repo.index().ctx(|| format!("could not read the index of {}", at.display()))?;
     index.read(false).ctx(|| format!("could not read the index of {}", at.display()))?;
     Ok(index)
@@ -20,7 +22,7 @@ pub(crate) fn fresh_index(repo: &Repository, at: &Path) -> Result<git2::Index, G
 /// time, inode), as git decides a file is unchanged without reading it. The index keeps 32
 /// bits of each; a file of 4 GiB or more never matches (its truncated size could match
 /// anything).
-pub(crate) fn stat_matches(entry: &git2::IndexEntry, meta: &std::fs::Metadata) -> bool {
+pub(crate) fn stat_matches(entry: &IndexEntry, meta: &std::fs::Metadata) -> bool {
     use std::os::unix::fs::MetadataExt as _;
     let Ok(size) = u32::try_from(meta.size()) else { return false };
     entry.file_size == size
@@ -31,8 +33,8 @@ pub(crate) fn stat_matches(entry: &git2::IndexEntry, meta: &std::fs::Metadata) -
 
 /// An index entry at `path` for the tree entry `entry` (a file, link or submodule), with
 /// zero stat data: git compares the file's content again next time it looks.
-pub(crate) fn unstatted_entry(entry: &git2::TreeEntry<'_>, path: &[u8]) -> git2::IndexEntry {
-    git2::IndexEntry {
+pub(crate) fn unstatted_entry(entry: &git2::TreeEntry<'_>, path: &[u8]) -> IndexEntry {
+    IndexEntry {
         ctime: git2::IndexTime::new(0, 0),
         mtime: git2::IndexTime::new(0, 0),
         dev: 0,
@@ -79,4 +81,63 @@ pub(crate) fn locked_or(e: git2::Error, at: &Path, context: impl FnOnce() -> Str
     } else {
         GitError::Git { context: context(), cause: e }
     }
+}
+
+/// The index entries at `path` and below it (a folder) set to what `tree` has there, in
+/// memory: an entry `tree` has as it is stays, with its stat data; the others go (a folder
+/// that was a file, a removed file, another version, a conflict's stages), and what `tree`
+/// has that the index lacks comes in with zero stat data (git compares the file's content).
+pub(crate) fn set_entries_to(
+    repo: &Repository,
+    index: &mut Index,
+    tree: &Tree<'_>,
+    path: &[u8],
+) -> Result<(), git2::Error> {
+    let rel = bytes_path(path);
+    if (1..=3).any(|stage| index.get_path(rel, stage).is_some()) {
+        index.conflict_remove(rel)?;
+    }
+    // What `tree` has at `path` and below it (a folder), as unstatted index entries.
+    let mut prefix = path.to_vec();
+    prefix.push(b'/');
+    let mut wanted: HashMap<Vec<u8>, IndexEntry> = HashMap::new();
+    match tree.get_path(rel).ok() {
+        Some(entry) if entry.kind() == Some(ObjectType::Tree) => {
+            repo.find_tree(entry.id())?.walk(git2::TreeWalkMode::PreOrder, |dir, child| {
+                if child.kind() != Some(ObjectType::Tree) {
+                    let mut full = prefix.clone();
+                    full.extend_from_slice(dir.as_bytes());
+                    full.extend_from_slice(child.name_bytes());
+                    wanted.insert(full.clone(), unstatted_entry(child, &full));
+                }
+                git2::TreeWalkResult::Ok
+            })?;
+        }
+        Some(entry) => {
+            wanted.insert(path.to_vec(), unstatted_entry(&entry, path));
+        }
+        None => {}
+    }
+    // The index's entries there.
+    let mut there: Vec<IndexEntry> = index.get_path(rel, 0).into_iter().collect();
+    if let Ok(start) = index.find_prefix(prefix.as_slice()) {
+        there.extend(
+            (start..index.len())
+                .map_while(|i| index.get(i).filter(|entry| entry.path.starts_with(&prefix))),
+        );
+    }
+    for entry in there {
+        let same = wanted
+            .get(&entry.path)
+            .is_some_and(|want| want.id == entry.id && want.mode == entry.mode);
+        if same {
+            wanted.remove(&entry.path);
+        } else {
+            index.remove_path(bytes_path(&entry.path))?;
+        }
+    }
+    for entry in wanted.values() {
+        index.add(entry)?;
+    }
+    Ok(())
 }
