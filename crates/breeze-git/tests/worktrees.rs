@@ -700,3 +700,21 @@ fn a_lane_kept_for_its_uncommitted_work_shows_git_only_that_work() {
     }
     assert_eq!(git_status(&wt.path), "?? notes.txt", "the committed file is no change to git");
 }
+
+#[test]
+fn a_persons_git_status_in_a_lane_between_commit_and_move_does_not_make_the_commit_work_left() {
+    let repo = TestRepo::standard();
+    let handle = repo.open();
+    let base = repo.main_tip();
+    let wt = handle.create_worktree("lane-p", "task/p1", base, "r").unwrap();
+    write(&wt.path, "src/a.rs", "fn a() { task }\n");
+    handle.commit_worktree_changed(&wt, "task p1", Unknown).unwrap();
+    // A person looks at the lane mid-run: git refreshes the index file it read (the entries
+    // from before the commit) and writes it back; breeze's handle reads it again.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    git(&wt.path, &["update-index", "-q", "--refresh"]);
+    assert!(!handle.is_worktree_dirty(&wt.path).unwrap(), "the commit is no work left");
+    let committed = Worktree { branch: "task/p1".into(), base, ..wt.clone() };
+    handle.move_worktree(&committed, "task/p2", repo.main_tip()).unwrap();
+    assert_eq!(git_status(&wt.path), "");
+}

@@ -49,10 +49,8 @@ impl TaskDriver {
             head: before.to_string(),
             session: record.session_id.clone(),
         };
-        // The person's git reads the lane's index file, which an attempt's commit may have
-        // left behind HEAD.
-        let wt = worktree.clone();
-        self.ctx.git(move |repo| repo.settle_lane_index(&wt)).await?;
+        // The person's git.
+        self.settle_lane_index(&worktree).await?;
         files.pause(&paused)?;
         self.ctx
             .book

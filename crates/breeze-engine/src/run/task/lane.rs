@@ -527,6 +527,17 @@ impl TaskDriver {
         ))
     }
 
+    /// Writes the lane's index file when the attempt's commit left it behind HEAD
+    /// (`breeze_git::Repo::settle_lane_index`): before a git that is not breeze's reads the
+    /// lane.
+    pub(super) async fn settle_lane_index(
+        &self,
+        worktree: &breeze_git::Worktree,
+    ) -> Result<(), EngineError> {
+        let wt = worktree.clone();
+        self.ctx.git(move |repo| repo.settle_lane_index(&wt)).await
+    }
+
     /// Records what breeze's own step that just ran in the lane (setup, a review check)
     /// left there as the lane's baseline, from the lane's watch; the watch is settled.
     pub(super) async fn record_baseline(

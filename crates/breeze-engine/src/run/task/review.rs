@@ -90,10 +90,8 @@ impl TaskDriver {
             return Ok((Vec::new(), None));
         }
         self.hold_lane();
-        // The checks' git (a linter's `git diff`, a test runner's changed files) reads the
-        // lane's index file, which the attempt's commit left behind HEAD.
-        let wt = worktree.clone();
-        self.ctx.git(move |repo| repo.settle_lane_index(&wt)).await?;
+        // The checks' git: a linter's `git diff`, a test runner's changed files.
+        self.settle_lane_index(&worktree).await?;
         let mut runs = Vec::new();
         for (n, argv) in checks.iter().enumerate() {
             let attempt = self.record().attempts;
