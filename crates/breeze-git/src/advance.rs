@@ -9,17 +9,18 @@ use std::path::{Path, PathBuf};
 use git2::{ErrorCode, Oid, Repository, Tree};
 
 use crate::checkout_update::{
-    CheckoutObserver, CheckoutUpdate, INDEX_WAIT, IndexCopy, Scratch, Stamp, Unobserved,
-    replace_paths, stamp, write_index_entries,
+    CheckoutObserver, CheckoutUpdate, INDEX_WAIT, IndexCopy, Scratch, Unobserved, replace_paths,
+    write_index_entries,
 };
 use crate::error::{Context as _, GitError};
 use crate::handles::Handle;
+use crate::index_file::{Stamp, fresh_index, stamp};
 use crate::libgit2_checkout::{Versions, tree_diff_versions};
 use crate::merge::conflict_paths;
 use crate::objects::commit_tree;
 use crate::paths::RepoPath;
 use crate::repo::Repo;
-use crate::state::{ensure_clean_state, fresh_index};
+use crate::state::ensure_clean_state;
 
 /// Result of [`Repo::advance_main`].
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -22,12 +22,12 @@ use crate::bounds::{Bounds, StopFlag};
 use crate::error::{Context as _, GitError};
 use crate::git_cli::{self, NoGit};
 use crate::index_behind;
+use crate::index_file::fresh_index;
 use crate::lane_files;
 use crate::libgit2_checkout::{self, Mode, Versions};
 use crate::names::branch_ref;
 use crate::paths::{RepoPath, WorkdirChanges, display_all};
 use crate::stage;
-use crate::state::fresh_index;
 
 /// Below this many tracked files a fresh worktree is checked out by libgit2; from here on by
 /// `git read-tree --reset -u HEAD`, which checks out about twice as fast (measured: 20k

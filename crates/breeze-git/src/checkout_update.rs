@@ -23,9 +23,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use git2::{Index, IndexEntry, IndexTime, ObjectType, Odb, Oid, Repository};
+use git2::{Index, ObjectType, Odb, Oid, Repository};
 
-use crate::libgit2_checkout::{Version, Versions};
+use crate::index_file::{Stamp, set_entries, stamp};
+use crate::libgit2_checkout::Versions;
 
 use crate::error::{Context as _, GitError};
 use crate::paths::{RepoPath, remove_dir_if_exists};
@@ -263,30 +264,6 @@ fn near_copy(place: &Path) -> PathBuf {
     place.with_file_name(format!(".{name}{NEAR_SUFFIX}"))
 }
 
-/// What a file looked like: enough to see that someone changed it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Stamp {
-    dev: u64,
-    ino: u64,
-    size: u64,
-    mtime: (i64, i64),
-    ctime: (i64, i64),
-    mode: u32,
-}
-
-/// The stamp of what is at `path` (links not followed); `None` when nothing is.
-pub(crate) fn stamp(path: &Path) -> Option<Stamp> {
-    let meta = std::fs::symlink_metadata(path).ok()?;
-    Some(Stamp {
-        dev: meta.dev(),
-        ino: meta.ino(),
-        size: meta.len(),
-        mtime: (meta.mtime(), meta.mtime_nsec()),
-        ctime: (meta.ctime(), meta.ctime_nsec()),
-        mode: meta.mode(),
-    })
-}
-
 /// Puts `paths` of the checkout at `at` as `target` has them: a path `target` has is
 /// renamed into place from `staged` (where its version was written), a path it lacks is
 /// removed (and the folders it leaves empty). Removals go first, deepest first. Nothing is
@@ -484,7 +461,7 @@ pub(crate) fn write_index_entries(
             Some(read) => read,
             None => scratch.copy_index(crepo, at)?,
         };
-        set_entries(&mut index, at, target, placed, unstatted)?;
+        set_entries(&mut index, at, &|path| target.get(path), placed, unstatted)?;
         index.write().ctx(context)?;
         if take_lock(&copy, &lock)? {
             if stamp(&index_file) == before {
@@ -536,70 +513,4 @@ fn take_lock(content: &Path, lock: &Path) -> Result<bool, GitError> {
             }
         }
     }
-}
-
-/// The entry changes of [`write_index_entries`], removals first (a folder's entries go
-/// before a file takes its name, and the other way round).
-fn set_entries(
-    index: &mut Index,
-    at: &Path,
-    target: &Versions,
-    placed: &[RepoPath],
-    unstatted: &[RepoPath],
-) -> Result<(), GitError> {
-    let context = || format!("could not update the index of {}", at.display());
-    let every = || placed.iter().chain(unstatted);
-    for path in every().filter(|path| target.get(path).is_none()) {
-        index.remove_path(path.as_path()).ctx(context)?;
-    }
-    for path in placed {
-        if let Some(version) = target.get(path) {
-            index.add(&entry_of(at, path, version, true)?).ctx(context)?;
-        }
-    }
-    for path in unstatted {
-        if let Some(version) = target.get(path) {
-            index.add(&entry_of(at, path, version, false)?).ctx(context)?;
-        }
-    }
-    Ok(())
-}
-
-/// The index entry of `path` at `version`, with the stat data of its file when `statted`
-/// (gitlinks have none).
-fn entry_of(
-    at: &Path,
-    path: &RepoPath,
-    (id, mode, kind): Version,
-    statted: bool,
-) -> Result<IndexEntry, GitError> {
-    let zero = IndexTime::new(0, 0);
-    let mut entry = IndexEntry {
-        ctime: zero,
-        mtime: zero,
-        dev: 0,
-        ino: 0,
-        mode: mode as u32,
-        uid: 0,
-        gid: 0,
-        file_size: 0,
-        id,
-        flags: 0,
-        flags_extended: 0,
-        path: path.0.clone(),
-    };
-    if statted && kind != ObjectType::Commit {
-        let file = at.join(path.as_path());
-        let meta =
-            std::fs::symlink_metadata(&file).map_err(|e| GitError::io("look at", &file, e))?;
-        // The index keeps 32 bits of each (git truncates the same way).
-        entry.ctime = IndexTime::new(meta.ctime() as i32, meta.ctime_nsec() as u32);
-        entry.mtime = IndexTime::new(meta.mtime() as i32, meta.mtime_nsec() as u32);
-        entry.dev = meta.dev() as u32;
-        entry.ino = meta.ino() as u32;
-        entry.uid = meta.uid();
-        entry.gid = meta.gid();
-        entry.file_size = meta.len() as u32;
-    }
-    Ok(entry)
 }

@@ -6,11 +6,12 @@ use git2::{Commit, Oid, Repository};
 use crate::checkout_tool::Staged;
 use crate::error::{Context as _, GitError};
 use crate::index_behind;
+use crate::index_file::fresh_index;
 use crate::names::branch_ref;
 use crate::objects::identity;
 use crate::paths::WorkdirChanges;
 use crate::repo::Repo;
-use crate::state::{ensure_clean_state, fresh_index};
+use crate::state::ensure_clean_state;
 use crate::worktree::Worktree;
 
 /// What [`Repo::commit_worktree`] did.
@@ -112,7 +113,7 @@ impl Repo {
         if let Staged::InMemory(paths) = &staged
             && !index_behind::note(wrepo, paths)?
         {
-            index.write().ctx(|| format!("could not write the index of {}", wt.path.display()))?;
+            crate::index_file::write(wrepo, &mut index, &wt.path)?;
         }
         let tree = wrepo.find_tree(tree).ctx(|| format!("could not read tree {tree}"))?;
         let signature = identity(wrepo)?;

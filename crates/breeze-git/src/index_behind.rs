@@ -21,7 +21,8 @@ use std::path::{Path, PathBuf};
 use git2::{Index, Repository};
 
 use crate::error::{Context as _, GitError};
-use crate::state::{fresh_index, set_entries_to};
+use crate::index_file::fresh_index;
+use crate::state::set_entries_to;
 use crate::untrusted::{read_prefix, remove_entry, replace_file};
 
 /// The marker's name in a lane's admin folder.
@@ -74,7 +75,7 @@ pub(crate) fn apply(repo: &Repository, at: &Path) -> Result<Option<Index>, GitEr
 /// [`apply`], then the index written and the marker gone: the file agrees with HEAD again.
 pub(crate) fn settle(repo: &Repository, at: &Path) -> Result<(), GitError> {
     if let Some(mut index) = apply(repo, at)? {
-        index.write().ctx(|| format!("could not write the index of {}", at.display()))?;
+        crate::index_file::write(repo, &mut index, at)?;
         written(repo)?;
     }
     Ok(())

@@ -14,11 +14,12 @@ use crate::checkout_update::{
     write_index_entries,
 };
 use crate::error::{Context as _, GitError};
+use crate::index_file::fresh_index;
 use crate::libgit2_checkout::{Version, Versions, tree_diff_versions};
 use crate::objects::commit_tree;
 use crate::paths::RepoPath;
 use crate::repo::Repo;
-use crate::state::{fresh_index, stat_matches};
+use crate::state::stat_matches;
 
 /// What [`Repo::finish_checkout_update`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -249,7 +249,7 @@ impl Repo {
             .head()
             .and_then(|head| head.peel_to_commit())
             .ctx(|| format!("could not read HEAD of {}", wt.path.display()))?;
-        let mut index = crate::state::fresh_index(wrepo, &wt.path)?;
+        let mut index = crate::index_file::fresh_index(wrepo, &wt.path)?;
         let tree_id = index
             .write_tree()
             .ctx(|| format!("could not write the tree of {}", wt.path.display()))?;
@@ -278,7 +278,7 @@ impl Repo {
         index
             .read_tree(&head_tree)
             .ctx(|| format!("could not reset the index of {}", wt.path.display()))?;
-        index.write().ctx(|| format!("could not write the index of {}", wt.path.display()))?;
+        crate::index_file::write(wrepo, &mut index, &wt.path)?;
         crate::index_behind::written(wrepo)?;
         let paths: Vec<RepoPath> = dirty.iter().map(|p| RepoPath(p.as_bytes().to_vec())).collect();
         if let Err(conflicts) = checkout_paths(wrepo, &head_tree, &paths, Mode::Force, &wt.path)? {

@@ -15,8 +15,9 @@ use git2::{Index, Repository};
 use crate::baseline::Baseline;
 use crate::bounds::Bounds;
 use crate::error::{GitError, SpecialNode};
+use crate::index_file::fresh_index;
 use crate::paths::WorkdirChanges;
-use crate::state::{fresh_index, stat_matches};
+use crate::state::stat_matches;
 use crate::untrusted::kind_of;
 
 /// What a worktree holds that breeze does not read: files above the size limit (with their

@@ -47,7 +47,7 @@
 //! one above, and no two files import each other. From the bottom:
 //!
 //! 1. **Leaves** — `error` ([`GitError`] and the reasons some variants carry), `names`
-//!    (breeze's folders, refs and name checks), `state` (a checkout's index re-read, the
+//!    (breeze's folders, refs and name checks), `state` (index entries set to a tree's, the
 //!    mid-merge check), `support` (what libgit2 cannot open), `bounds` (the size limit
 //!    and the stop signal), `untrusted` (files a role could have written: no link
 //!    followed, no FIFO opened, bounded), `objects` (a commit's tree, the identity breeze
@@ -58,7 +58,9 @@
 //! 2. **Tools** — `paths` (repository paths as bytes, file-system helpers), `handles` (the
 //!    pool of libgit2 handles), `git_cli` (the `git` command, hooks off).
 //! 3. **Mechanisms, without a `Repo`**: each takes what it needs as arguments —
-//!    `libgit2_checkout` (libgit2's side of checkouts, staging and status),
+//!    `index_file` (a checkout's index re-read, and written by breeze itself: the lanes'
+//!    and the review checkout's), `libgit2_checkout` (libgit2's side of checkouts,
+//!    staging and status),
 //!    `checkout_update` (replacing a checkout's paths and index atomically), `baseline` (a
 //!    lane's baseline: what it holds, its file), `lane_files` (the `lstat` pass over what a
 //!    role wrote), `stage` (libgit2's staging), `diff_sides` and `diff` (diffs found and
@@ -102,6 +104,7 @@ mod guard;
 mod handles;
 mod ignored_writes;
 mod index_behind;
+mod index_file;
 mod init;
 mod integration;
 mod land;

@@ -8,12 +8,13 @@ use std::path::Path;
 use git2::build::CheckoutBuilder;
 use git2::{
     CheckoutNotificationType, ErrorCode, Index, Oid, Repository, Status, StatusOptions, StatusShow,
-    Tree,
+    Statuses, Tree,
 };
 
 use crate::error::{Context as _, GitError};
+use crate::index_file::{self, fresh_index};
 use crate::paths::{RepoPath, WorkdirChanges};
-use crate::state::{fresh_index, locked_or};
+use crate::state::locked_or;
 
 /// Status of the working tree against the index only, untracked files included, ignored
 /// ones not. Comparing HEAD with the index would read every tree of HEAD; what is staged
@@ -66,9 +67,7 @@ pub(crate) fn dirty_repo_paths_in(
     // every tree of HEAD, so staged changes are found through the index's tree instead.
     let mut paths: Vec<RepoPath> = Vec::new();
     if let Some(mut options) = workdir_status_options_for(changes, &[]) {
-        let statuses = repo.statuses(Some(&mut options)).map_err(|e| {
-            locked_or(e, at, || format!("could not read the status of {}", at.display()))
-        })?;
+        let statuses = statuses_of(repo, at, &mut options)?;
         paths.extend(
             statuses
                 .iter()
@@ -82,6 +81,20 @@ pub(crate) fn dirty_repo_paths_in(
     Ok(paths)
 }
 
+/// The status of the checkout at `at` with `options`, against the handle's index as
+/// [`fresh_index`] leaves it: libgit2 is told not to read the index file itself, which it
+/// would do whole after breeze wrote it (`index_file.rs`).
+pub(crate) fn statuses_of<'r>(
+    repo: &'r Repository,
+    at: &Path,
+    options: &mut StatusOptions,
+) -> Result<Statuses<'r>, GitError> {
+    fresh_index(repo, at)?;
+    options.no_refresh(true);
+    repo.statuses(Some(options))
+        .map_err(|e| locked_or(e, at, || format!("could not read the status of {}", at.display())))
+}
+
 /// The ignored entries of the checkout at `at` — an ignored folder as one entry, as
 /// `git status --ignored` lists them — among `changes` (everywhere when unknown), sorted.
 pub(crate) fn ignored_repo_paths_in(
@@ -93,9 +106,7 @@ pub(crate) fn ignored_repo_paths_in(
         return Ok(Vec::new());
     };
     options.include_ignored(true).recurse_ignored_dirs(false);
-    let statuses = repo.statuses(Some(&mut options)).map_err(|e| {
-        locked_or(e, at, || format!("could not read the status of {}", at.display()))
-    })?;
+    let statuses = statuses_of(repo, at, &mut options)?;
     let mut paths: Vec<RepoPath> = statuses
         .iter()
         .filter(|entry| entry.status().is_ignored())
@@ -230,8 +241,7 @@ fn diff_subtrees(
     Ok(())
 }
 
-/// One path's version in a tree: its id, mode and kind (a blob, or a commit for a gitlink).
-pub(crate) type Version = (Oid, i32, git2::ObjectType);
+pub(crate) use crate::index_file::Version;
 
 /// The versions a tree has of some paths, read in one walk: looking each path up would
 /// read every tree above it again (libgit2 keeps no tree above 4 KiB in its cache), which
@@ -344,6 +354,9 @@ pub(crate) fn checkout_paths(
     // libgit2 refuses objects looked up through another handle, even of the same repository.
     let tree = repo.find_tree(tree.id()).ctx(|| format!("could not read tree {}", tree.id()))?;
     let tree = &tree;
+    // libgit2 neither reads the index (the handle's is current: `fresh_index`) nor writes
+    // it: breeze sets the entries of `paths` and writes the file (`index_file.rs`).
+    let mut index = fresh_index(repo, at)?;
     let mut conflicts: Vec<String> = Vec::new();
     let result = {
         let mut builder = CheckoutBuilder::new();
@@ -351,7 +364,7 @@ pub(crate) fn checkout_paths(
             Mode::Safe => builder.safe(),
             Mode::Force => builder.force().remove_untracked(true),
         };
-        builder.disable_pathspec_match(true);
+        builder.disable_pathspec_match(true).update_index(false).refresh(false);
         for path in paths {
             builder.path(path.as_path());
         }
@@ -367,7 +380,12 @@ pub(crate) fn checkout_paths(
         repo.checkout_tree(tree.as_object(), Some(&mut builder))
     };
     match result {
-        Ok(()) => Ok(Ok(())),
+        Ok(()) => {
+            let target = Versions::of(repo, tree, paths)?;
+            index_file::set_entries(&mut index, at, &|path| target.get(path), paths, &[])?;
+            index_file::write(repo, &mut index, at)?;
+            Ok(Ok(()))
+        }
         Err(e) if e.code() == ErrorCode::Conflict || !conflicts.is_empty() => {
             conflicts.sort();
             conflicts.dedup();
@@ -520,9 +538,7 @@ pub(crate) fn blocking_paths(
     for path in touched {
         options.pathspec(path.as_path());
     }
-    let statuses = repo.statuses(Some(&mut options)).map_err(|e| {
-        locked_or(e, at, || format!("could not read the status of {}", at.display()))
-    })?;
+    let statuses = statuses_of(repo, at, &mut options)?;
     let index = fresh_index(repo, at)?;
     let mut blocking: Vec<String> = statuses
         .iter()

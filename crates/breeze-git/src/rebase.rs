@@ -11,6 +11,7 @@ use git2::{
 };
 
 use crate::error::{Context as _, GitError};
+use crate::index_file::fresh_index;
 use crate::libgit2_checkout::{self, Mode};
 use crate::merge::{CheckedMerge, checked_merge};
 use crate::merge_check::{MergeTrees, Side, Unsound, set_exec_bits};
@@ -18,7 +19,7 @@ use crate::names::branch_ref;
 use crate::objects::commit_tree;
 use crate::paths::{bytes_path, path_string};
 use crate::repo::Repo;
-use crate::state::{ensure_clean_state, fresh_index, unstatted_entry};
+use crate::state::{ensure_clean_state, unstatted_entry};
 use crate::worktree::Worktree;
 
 /// Result of [`Repo::rebase_worktree_with_conflicts`].
@@ -173,7 +174,7 @@ impl Repo {
             stage_conflict(&mut index, &aside_conflict(aside), &rel)?;
             paths.push(rel);
         }
-        index.write().ctx(|| format!("could not write the index of {}", wt.path.display()))?;
+        crate::index_file::write(wrepo, &mut index, &wt.path)?;
         crate::index_behind::written(wrepo)?;
         paths.sort();
         paths.dedup();

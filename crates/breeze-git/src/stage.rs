@@ -9,9 +9,10 @@ use git2::{Index, Repository, Status};
 use crate::baseline::Baseline;
 use crate::bounds::StopFlag;
 use crate::error::{Context as _, GitError};
-use crate::libgit2_checkout::{staged_repo_paths, workdir_status_options_for};
+use crate::index_file::fresh_index;
+use crate::libgit2_checkout::{staged_repo_paths, statuses_of, workdir_status_options_for};
 use crate::paths::{RepoPath, WorkdirChanges, bytes_path, path_string};
-use crate::state::{fresh_index, set_entries_to};
+use crate::state::set_entries_to;
 use crate::untrusted::read_prefix;
 
 /// A file still carries conflict markers when it has both a `<<<<<<< ` and a `>>>>>>> ` line
@@ -126,7 +127,7 @@ pub(crate) fn unstage_baseline(
     for rel in held {
         set_entries_to(wrepo, &mut index, &head_tree, rel.as_bytes()).ctx(context)?;
     }
-    index.write().ctx(context)
+    crate::index_file::write(wrepo, &mut index, at)
 }
 
 /// The paths the working tree changed against the index (what the worker staged itself is
@@ -149,9 +150,7 @@ fn changed_in_workdir(
     let Some(mut options) = workdir_status_options_for(changes, &staged) else {
         return Ok(Vec::new());
     };
-    let statuses = wrepo
-        .statuses(Some(&mut options))
-        .ctx(|| format!("could not read the status of {}", at.display()))?;
+    let statuses = statuses_of(wrepo, at, &mut options)?;
     let workdir_change = Status::WT_NEW
         | Status::WT_MODIFIED
         | Status::WT_DELETED

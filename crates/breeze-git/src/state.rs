@@ -1,22 +1,14 @@
-//! A checkout's git state as every operation needs it: its index re-read from disk, an
-//! index entry for a tree's file, the entries at a path set to a tree's, the refusal of a checkout in the middle of a merge or
-//! rebase, and libgit2's lock error said plainly.
+//! A checkout's git state as every operation needs it: an index entry for a tree's file,
+//! the entries at a path set to a tree's, the refusal of a checkout in the middle of a
+//! merge or rebase, and libgit2's lock error said plainly.
 
 use std::collections::HashMap;
 use std::path::Path;
 
 use git2::{ErrorCode, Index, IndexEntry, ObjectType, Repository, RepositoryState, Tree};
 
-use crate::error::{Context as _, GitError};
+use crate::error::GitError;
 use crate::paths::bytes_path;
-
-/// The repository's index, re-read from disk if another process changed it since this
-/// handle last read or wrote it (`Repository::index` alone returns the cached one).
-pub(crate) fn fresh_index(repo: &Repository, at: &Path) -> Result<Index, GitError> {
-    let mut index = repo.index().ctx(|| format!("could not read the index of {}", at.display()))?;
-    index.read(false).ctx(|| format!("could not read the index of {}", at.display()))?;
-    Ok(index)
-}
 
 /// Whether `entry` records the stat data of the file `meta` describes (size, modification
 /// time, inode), as git decides a file is unchanged without reading it. The index keeps 32
