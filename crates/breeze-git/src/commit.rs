@@ -113,7 +113,7 @@ impl Repo {
         if let Staged::InMemory(paths) = &staged
             && !index_behind::note(wrepo, paths)?
         {
-            crate::index_file::write(wrepo, &mut index, &wt.path)?;
+            crate::index_file::write(wrepo, &mut index, &wt.path, &[])?;
         }
         let tree = wrepo.find_tree(tree).ctx(|| format!("could not read tree {tree}"))?;
         let signature = identity(wrepo)?;

@@ -75,7 +75,7 @@ pub(crate) fn apply(repo: &Repository, at: &Path) -> Result<Option<Index>, GitEr
 /// [`apply`], then the index written and the marker gone: the file agrees with HEAD again.
 pub(crate) fn settle(repo: &Repository, at: &Path) -> Result<(), GitError> {
     if let Some(mut index) = apply(repo, at)? {
-        crate::index_file::write(repo, &mut index, at)?;
+        crate::index_file::write(repo, &mut index, at, &[])?;
         written(repo)?;
     }
     Ok(())

@@ -53,9 +53,17 @@ const SIZE_OFFSET: usize = 36;
 
 /// Writes `index` (of the checkout at `at`) to its file, as described in the module docs.
 /// The trees its cache-tree names are made in `repo`, the checkout's repository: git
-/// trusts that they exist (`git commit` takes them as they are). The file is replaced in one rename under git's
-/// `index.lock`; another process holding that lock is [`GitError::Locked`].
-pub(crate) fn write(repo: &Repository, index: &mut Index, at: &Path) -> Result<(), GitError> {
+/// trusts that they exist (`git commit` takes them as they are). The file is replaced in
+/// one rename under git's `index.lock`; another process holding that lock is
+/// [`GitError::Locked`]. `fresh`: paths (sorted) whose entries were just taken from the
+/// files breeze's own checkout wrote, not compared by content again (libgit2 marks such
+/// entries up to date; a large move would otherwise read every file it wrote twice).
+pub(crate) fn write(
+    repo: &Repository,
+    index: &mut Index,
+    at: &Path,
+    fresh: &[RepoPath],
+) -> Result<(), GitError> {
     let context = || format!("could not write the index of {}", at.display());
     let Some(file) = index.path().map(Path::to_path_buf) else {
         return Err(GitError::Git {
@@ -67,7 +75,7 @@ pub(crate) fn write(repo: &Repository, index: &mut Index, at: &Path) -> Result<(
     if index.version() != 2 {
         return write_by_libgit2(index, at);
     }
-    let Some(mut written) = entries(index, before.as_ref()) else {
+    let Some(mut written) = entries(index, before.as_ref(), fresh) else {
         return write_by_libgit2(index, at);
     };
     smudge_racily_clean(index, at, &mut written).ctx(context)?;
@@ -222,10 +230,11 @@ struct Entries {
 }
 
 /// The header and entries of `index` as a version 2 index file, in one pass; racily clean
-/// are the entries modified no earlier than the file `before` describes. `None` for what
+/// are the entries modified no earlier than the file `before` describes, but for `fresh`
+/// ones (see [`write`]). `None` for what
 /// [`write`] leaves to libgit2: a conflict (stages), an entry with extended flags
 /// (intent-to-add, skip-worktree), entries out of git's order (a case-insensitive index).
-fn entries(index: &Index, before: Option<&Stamp>) -> Option<Entries> {
+fn entries(index: &Index, before: Option<&Stamp>, fresh: &[RepoPath]) -> Option<Entries> {
     let count = index.len();
     // The file is rewritten at about its size; entries average under 96 bytes.
     let capacity = before.map_or(count * 96, |stamp| stamp.size() as usize + 4096);
@@ -266,7 +275,10 @@ fn entries(index: &Index, before: Option<&Stamp>) -> Option<Entries> {
         let padded = (bytes.len() - start + 8) & !7;
         bytes.resize(start + padded, 0);
         let modified = (i64::from(entry.mtime.seconds()), i64::from(entry.mtime.nanoseconds()));
-        if since.is_some_and(|since| modified >= since) && entry.file_size != 0 {
+        if since.is_some_and(|since| modified >= since)
+            && entry.file_size != 0
+            && fresh.binary_search_by(|path| path.0.as_slice().cmp(&entry.path)).is_err()
+        {
             racy.push((start, entry.path.clone()));
         }
         last = entry.path;
@@ -370,10 +382,9 @@ impl OwnWrites {
     fn still_current(&self, index: &Index) -> bool {
         let key = Self::key(index);
         let writes = self.lock();
-        let current = writes.get(&key).is_some_and(|(file, written)| {
+        writes.get(&key).is_some_and(|(file, written)| {
             index.path() == Some(file.as_path()) && stamp(file).as_ref() == Some(written)
-        });
-        current
+        })
     }
 
     /// Forgets the write of `index`; whether there was one.
@@ -481,10 +492,13 @@ mod tests {
         String::from_utf8(out.stdout).unwrap()
     }
 
+    /// A cache-tree record: the folder, "entries folders", the tree id.
+    type TreeRecord = (String, String, Vec<u8>);
+
     /// An index file's header and entries, and its cache-tree as (folder, entries below,
     /// folders in it, tree id) sorted (libgit2 orders a folder's folders its own way; git
     /// reads any order).
-    fn split(file: &[u8]) -> (Vec<u8>, Vec<(String, String, Vec<u8>)>) {
+    fn split(file: &[u8]) -> (Vec<u8>, Vec<TreeRecord>) {
         let at = file.windows(4).position(|w| w == b"TREE").expect("a cache-tree");
         let mut data = &file[at + 8..file.len() - 20];
         let mut records = Vec::new();
@@ -563,7 +577,7 @@ mod tests {
         index.write_tree().unwrap();
         index.write().unwrap();
         let by_libgit2 = std::fs::read(root.join(".git/index")).unwrap();
-        write(&repo, &mut index, root).unwrap();
+        write(&repo, &mut index, root, &[]).unwrap();
         let by_breeze = std::fs::read(root.join(".git/index")).unwrap();
         assert_eq!(by_breeze.len(), by_libgit2.len());
         let (entries, tree) = split(&by_breeze);
@@ -589,7 +603,7 @@ mod tests {
         let mut index = fresh_index(&repo, root).unwrap();
         index.add_path(Path::new("src/deep/er/mod.rs")).unwrap();
         index.remove_path(Path::new("docs/x.md")).unwrap();
-        write(&repo, &mut index, root).unwrap();
+        write(&repo, &mut index, root, &[]).unwrap();
         let tree = index.write_tree().unwrap();
         assert_eq!(git(root, &["write-tree"]).trim(), tree.to_string());
         assert_eq!(
@@ -612,26 +626,22 @@ mod tests {
             std::os::unix::fs::MetadataExt::mtime(&written),
             std::os::unix::fs::MetadataExt::mtime_nsec(&written),
         );
+        let set_time = || {
+            nix::sys::stat::utimensat(
+                nix::fcntl::AT_FDCWD,
+                &file,
+                &time,
+                &time,
+                nix::sys::stat::UtimensatFlags::NoFollowSymlink,
+            )
+            .unwrap();
+        };
         std::fs::write(&file, "top\n").unwrap();
-        nix::sys::stat::utimensat(
-            nix::fcntl::AT_FDCWD,
-            &file,
-            &time,
-            &time,
-            nix::sys::stat::UtimensatFlags::NoFollowSymlink,
-        )
-        .unwrap();
+        set_time();
         index.add_path(Path::new("top.txt")).unwrap();
         std::fs::write(&file, "TOP\n").unwrap();
-        nix::sys::stat::utimensat(
-            nix::fcntl::AT_FDCWD,
-            &file,
-            &time,
-            &time,
-            nix::sys::stat::UtimensatFlags::NoFollowSymlink,
-        )
-        .unwrap();
-        write(&repo, &mut index, root).unwrap();
+        set_time();
+        write(&repo, &mut index, root, &[]).unwrap();
         assert_eq!(index.get_path(Path::new("top.txt"), 0).unwrap().file_size, 0);
         assert_eq!(git(root, &["status", "--porcelain"]), " M top.txt\n");
     }
@@ -643,7 +653,7 @@ mod tests {
         let (dir, repo) = sample();
         let root = dir.path();
         let mut index = fresh_index(&repo, root).unwrap();
-        write(&repo, &mut index, root).unwrap();
+        write(&repo, &mut index, root, &[]).unwrap();
         let zero = IndexTime::new(0, 0);
         let entry = |path: &str| IndexEntry {
             ctime: zero,

@@ -278,7 +278,7 @@ impl Repo {
         index
             .read_tree(&head_tree)
             .ctx(|| format!("could not reset the index of {}", wt.path.display()))?;
-        crate::index_file::write(wrepo, &mut index, &wt.path)?;
+        crate::index_file::write(wrepo, &mut index, &wt.path, &[])?;
         crate::index_behind::written(wrepo)?;
         let paths: Vec<RepoPath> = dirty.iter().map(|p| RepoPath(p.as_bytes().to_vec())).collect();
         if let Err(conflicts) = checkout_paths(wrepo, &head_tree, &paths, Mode::Force, &wt.path)? {

@@ -383,7 +383,8 @@ pub(crate) fn checkout_paths(
         Ok(()) => {
             let target = Versions::of(repo, tree, paths)?;
             index_file::set_entries(&mut index, at, &|path| target.get(path), paths, &[])?;
-            index_file::write(repo, &mut index, at)?;
+            // `paths` are sorted, their files just written by this checkout.
+            index_file::write(repo, &mut index, at, paths)?;
             Ok(Ok(()))
         }
         Err(e) if e.code() == ErrorCode::Conflict || !conflicts.is_empty() => {

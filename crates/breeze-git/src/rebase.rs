@@ -174,7 +174,7 @@ impl Repo {
             stage_conflict(&mut index, &aside_conflict(aside), &rel)?;
             paths.push(rel);
         }
-        crate::index_file::write(wrepo, &mut index, &wt.path)?;
+        crate::index_file::write(wrepo, &mut index, &wt.path, &[])?;
         crate::index_behind::written(wrepo)?;
         paths.sort();
         paths.dedup();

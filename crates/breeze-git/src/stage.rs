@@ -127,7 +127,7 @@ pub(crate) fn unstage_baseline(
     for rel in held {
         set_entries_to(wrepo, &mut index, &head_tree, rel.as_bytes()).ctx(context)?;
     }
-    crate::index_file::write(wrepo, &mut index, at)
+    crate::index_file::write(wrepo, &mut index, at, &[])
 }
 
 /// The paths the working tree changed against the index (what the worker staged itself is

@@ -40,6 +40,11 @@ fn review_checkout_holds_the_commit_and_nothing_else(handle: &Repo, repo: &TestR
     }
     assert_eq!(git(&path, &["status", "--porcelain", "--ignored"]), "");
     assert_eq!(git(&path, &["rev-parse", "HEAD"]).trim(), second.to_string());
+    // The reviewer's `git write-tree` trusts the index's cache-tree: it must be HEAD's tree.
+    assert_eq!(
+        git(&path, &["write-tree"]).trim(),
+        git(&path, &["rev-parse", "HEAD^{tree}"]).trim()
+    );
     // Unknown changes (a later run, no watch): the whole checkout is looked at.
     write(&path, "docs/CLAUDE.md", "hidden\n");
     write(&path, "src/ignored.log", "x\n");

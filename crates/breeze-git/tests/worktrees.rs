@@ -657,6 +657,11 @@ fn a_commit_leaves_the_lane_index_to_its_next_move_and_a_kill_between_loses_noth
     let moved = resumed.move_worktree(&committed, "task/k2", next).unwrap();
     assert_eq!(rev(&wt.path, "HEAD"), next);
     assert_eq!(git_status(&wt.path), "", "git agrees: the move wrote the index file");
+    // `git write-tree` takes the cache-tree breeze wrote as it is: it must be HEAD's tree.
+    assert_eq!(
+        git(&wt.path, &["write-tree"]).trim(),
+        git(&wt.path, &["rev-parse", "HEAD^{tree}"]).trim()
+    );
     assert!(!resumed.lane_admin_dir(&wt).join("breeze-index-behind").exists());
     assert_eq!(git(&wt.path, &["diff", "--stat", &next.to_string()]), "");
 
@@ -681,6 +686,10 @@ fn a_commit_leaves_the_lane_index_to_its_next_move_and_a_kill_between_loses_noth
     assert_ne!(third, second);
     resumed.park_worktree(&moved, third, Unknown).unwrap();
     assert_eq!(git_status(&wt.path), "");
+    assert_eq!(
+        git(&wt.path, &["write-tree"]).trim(),
+        git(&wt.path, &["rev-parse", "HEAD^{tree}"]).trim()
+    );
     assert_eq!(rev(&wt.path, "HEAD"), third);
     let _ = head;
     repo.fsck();
