@@ -36,11 +36,11 @@ use std::sync::{Arc, LazyLock, Mutex};
 use git2::{Binding as _, Index, IndexEntry, IndexTime, ObjectType, Oid, Repository};
 use sha1::{Digest as _, Sha1};
 
-/// One path's version in a tree: its id, mode and kind (a blob, or a commit for a gitlink).
-pub(crate) type Version = (Oid, i32, ObjectType);
-
 use crate::error::{Context as _, GitError};
 use crate::paths::RepoPath;
+
+/// One path's version in a tree: its id, mode and kind (a blob, or a commit for a gitlink).
+pub(crate) type Version = (Oid, i32, ObjectType);
 
 /// libgit2's flags of an index entry (include/git2/index.h): assume-valid, the stage, the
 /// length of the name; of its extended flags, intent-to-add and skip-worktree (written).
@@ -644,6 +644,42 @@ mod tests {
         write(&repo, &mut index, root, &[]).unwrap();
         assert_eq!(index.get_path(Path::new("top.txt"), 0).unwrap().file_size, 0);
         assert_eq!(git(root, &["status", "--porcelain"]), " M top.txt\n");
+    }
+
+    /// What the writer leaves to libgit2 — an intent-to-add entry, a conflict — is written
+    /// all the same, and git reads it as it reads libgit2's.
+    #[test]
+    fn what_the_writer_does_not_handle_is_written_by_libgit2() {
+        let (dir, repo) = sample();
+        let root = dir.path();
+        std::fs::write(root.join("later.txt"), "later\n").unwrap();
+        git(root, &["add", "-N", "later.txt"]);
+        let mut index = fresh_index(&repo, root).unwrap();
+        write(&repo, &mut index, root, &[]).unwrap();
+        assert_eq!(git(root, &["status", "--porcelain"]), " A later.txt\n");
+        git(root, &["fsck", "--no-dangling"]);
+
+        let entry = index.get_path(Path::new("top.txt"), 0).unwrap();
+        index.remove_path(Path::new("top.txt")).unwrap();
+        for stage in 1..=3u16 {
+            let staged = IndexEntry {
+                ctime: entry.ctime,
+                mtime: entry.mtime,
+                dev: entry.dev,
+                ino: entry.ino,
+                mode: entry.mode,
+                uid: entry.uid,
+                gid: entry.gid,
+                file_size: entry.file_size,
+                id: entry.id,
+                flags: (entry.flags & !0x3000) | (stage << 12),
+                flags_extended: 0,
+                path: entry.path.clone(),
+            };
+            index.add(&staged).unwrap();
+        }
+        write(&repo, &mut index, root, &[]).unwrap();
+        assert!(git(root, &["ls-files", "--unmerged"]).contains("top.txt"));
     }
 
     /// After breeze wrote the file, the handle's index is not read again (a change made in
