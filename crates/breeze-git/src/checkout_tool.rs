@@ -56,8 +56,6 @@ enum Tool {
     },
 }
 
-/// How this repository's checkouts are written, staged and read; see the module docs.
-#[derive(Debug)]
 /// What [`CheckoutTool::stage_all`] staged.
 pub(crate) enum Staged {
     /// libgit2 staged these paths in the handle's index, in memory only (a folder's path
@@ -77,6 +75,8 @@ impl Staged {
     }
 }
 
+/// How this repository's checkouts are written, staged and read; see the module docs.
+#[derive(Debug)]
 pub(crate) struct CheckoutTool {
     tool: Tool,
     /// Tracked-file count from which a fresh full checkout goes through the `git` CLI
@@ -639,9 +639,10 @@ fn filter_drivers(texts: &[String]) -> Vec<String> {
 }
 
 /// After libgit2 checked out `written` paths of the lane at `at`, whose index the check for
-/// uncommitted work before the move made ready ([`CheckoutTool::index_ready`]): when it wrote any, it wrote the index whole; else the
-/// index file is written now if a commit left it behind. Either way a moved lane's index
-/// file agrees with HEAD for what runs there next (`worktree.setup`, the worker's copy).
+/// uncommitted work before the move made ready ([`CheckoutTool::index_ready`]): when it
+/// wrote any, the index was written whole; else it is written now if a commit left it
+/// behind. Either way a moved lane's index file agrees with HEAD for what runs there next
+/// (`worktree.setup`, the worker's copy).
 fn index_written(wrepo: &Repository, at: &Path, written: usize) -> Result<(), GitError> {
     if written > 0 { index_behind::written(wrepo) } else { index_behind::settle(wrepo, at) }
 }

@@ -2,8 +2,8 @@
 //!
 //! Committing a worker's files stages them in the lane handle's index in memory and writes
 //! the commit's tree from there; the index *file* is not written then. Written, it is the
-//! whole index hashed (8.9 MB with SHA-1 and collision detection at 100,000 files, about
-//! 40 ms), and the lane's next checkout — its move to the next task — writes it anyway.
+//! whole index, serialized and hashed (8.9 MB at 100,000 files, `index_file.rs`), and the
+//! lane's next checkout — its move to the next task — writes it anyway.
 //! Until that write the file still holds, for the paths the commit staged, the entries from
 //! before the commit. A marker in the lane's admin folder (`breeze-index-behind`: the
 //! paths, NUL-separated; written before HEAD moves) names them, and every handle that

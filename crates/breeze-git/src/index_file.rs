@@ -102,9 +102,10 @@ pub(crate) fn fresh_index(repo: &Repository, at: &Path) -> Result<Index, GitErro
     let mut index = repo.index().ctx(context)?;
     // libgit2 would see a file breeze wrote as changed (`OwnWrites`); a file someone else
     // wrote since is read whole, whatever its checksum says.
-    if !OWN_WRITES.still_current(&index) {
-        let written_since = OWN_WRITES.forget(&index);
-        index.read(written_since).ctx(context)?;
+    match OWN_WRITES.file_of(&index) {
+        OwnFile::Current => {}
+        OwnFile::WrittenSince => index.read(true).ctx(context)?,
+        OwnFile::NotOurs => index.read(false).ctx(context)?,
     }
     Ok(index)
 }
@@ -216,7 +217,7 @@ fn entry_of(
 
 /// libgit2's writer, for what [`write`] does not handle.
 fn write_by_libgit2(index: &mut Index, at: &Path) -> Result<(), GitError> {
-    let _ = OWN_WRITES.forget(index);
+    OWN_WRITES.forget(index);
     index.write().map_err(|e| {
         crate::state::locked_or(e, at, || format!("could not write the index of {}", at.display()))
     })
@@ -355,6 +356,16 @@ struct OwnWrites {
     by_index: Mutex<HashMap<usize, (PathBuf, Stamp)>>,
 }
 
+/// What an index's file is to breeze's last write from that index.
+enum OwnFile {
+    /// Still the file breeze wrote: the index in memory is at least as new.
+    Current,
+    /// Replaced since by another process: read whole, whatever its checksum says.
+    WrittenSince,
+    /// breeze did not write it from this index: libgit2 decides (its checksum).
+    NotOurs,
+}
+
 /// At most this many writes are remembered; forgetting one costs one read of its file.
 const MAX_OWN_WRITES: usize = 64;
 
@@ -379,17 +390,21 @@ impl OwnWrites {
         };
     }
 
-    fn still_current(&self, index: &Index) -> bool {
+    /// What the file of `index` is to breeze's last write from it; a write that is no longer
+    /// current is forgotten.
+    fn file_of(&self, index: &Index) -> OwnFile {
         let key = Self::key(index);
-        let writes = self.lock();
-        writes.get(&key).is_some_and(|(file, written)| {
-            index.path() == Some(file.as_path()) && stamp(file).as_ref() == Some(written)
-        })
+        let mut writes = self.lock();
+        let Some((file, written)) = writes.get(&key) else { return OwnFile::NotOurs };
+        if index.path() == Some(file.as_path()) && stamp(file).as_ref() == Some(written) {
+            return OwnFile::Current;
+        }
+        writes.remove(&key);
+        OwnFile::WrittenSince
     }
 
-    /// Forgets the write of `index`; whether there was one.
-    fn forget(&self, index: &Index) -> bool {
-        self.lock().remove(&Self::key(index)).is_some()
+    fn forget(&self, index: &Index) {
+        self.lock().remove(&Self::key(index));
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<usize, (PathBuf, Stamp)>> {
