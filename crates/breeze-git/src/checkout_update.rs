@@ -8,8 +8,9 @@
 //! another file system than the git folder is copied next to its place first
 //! (`.<name>.breeze-landing`) and renamed from there. The index entries of exactly those
 //! paths are then set, with the stat data of the files now there (so `git status` has
-//! nothing to re-hash), and the index file replaced by one `rename` under git's
-//! `index.lock`.
+//! nothing to re-hash), the index written by breeze (`index_file::write_users`: none of
+//! the user's staged trees made in their repository) and the index file replaced by one
+//! `rename` under git's `index.lock`.
 //!
 //! The index a landing wrote stays parsed in memory ([`KeptIndexes`]): the next landing
 //! on the same checkout takes it instead of reading the file again (8.9 MB, each entry
@@ -23,9 +24,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use git2::{Index, ObjectType, Odb, Oid, Repository};
+use git2::{Index, ObjectType, Oid, Repository};
 
-use crate::index_file::{Stamp, set_entries, stamp};
+use crate::index_file::{self, Stamp, TreesInMemory, set_entries, stamp};
 use crate::libgit2_checkout::Versions;
 
 use crate::error::{Context as _, GitError};
@@ -123,15 +124,14 @@ impl Scratch {
         crepo
             .set_index(&mut index)
             .ctx(|| format!("could not read the index of {}", at.display()))?;
-        Ok(IndexCopy { before })
+        Ok(IndexCopy { before, trees: None })
     }
 
     /// The `kept` index made the handle's when the checkout's index file still has the
     /// stamp the landing that wrote it left; the file is copied into this folder all the
     /// same, but not read: the copy is the handle's index on disk, as after
-    /// [`Scratch::copy_index`], and libgit2's own check at the conflict check's read (the
-    /// file's checksum against the parsed index's) would still catch an index replaced
-    /// under the same stamp. `None` when the index changed since.
+    /// [`Scratch::copy_index`], known as the file breeze wrote from that index
+    /// ([`index_file::adopt`]). `None` when the index changed since.
     fn reuse_index(
         &self,
         crepo: &Repository,
@@ -150,17 +150,19 @@ impl Scratch {
             return Ok(None); // replaced while it was copied
         }
         let context = || format!("could not read the index of {}", at.display());
-        let KeptIndex { holder, .. } = kept;
-        let mut index = holder.index().ctx(context)?;
-        // The holder goes first: a repository handle dropped clears its index's owner, and
-        // the owner must be the checkout's handle (libgit2 looks through it at the work
-        // tree for the entries it marks racily clean when it writes the index).
-        drop(holder);
+        let KeptIndex { trees, .. } = kept;
+        let mut index = trees.repo().index().ctx(context)?;
+        // The holder lets go of it first (a repository handle that lets go of its index
+        // clears the index's owner, which must be the checkout's handle: libgit2 looks
+        // through it at the work tree).
+        let mut empty = Index::new().ctx(context)?;
+        trees.repo().set_index(&mut empty).ctx(context)?;
         if index.path() != Some(copy.as_path()) {
             return Ok(None);
         }
         crepo.set_index(&mut index).ctx(context)?;
-        Ok(Some(IndexCopy { before }))
+        index_file::adopt(&index, &copy);
+        Ok(Some(IndexCopy { before, trees: Some(trees) }))
     }
 
     /// The checkout's index copied to `index` in this folder (replacing an older copy) and
@@ -184,16 +186,17 @@ impl Scratch {
 }
 
 /// The index of a checkout as [`Scratch::take_index`] copied it: the stamp the index file
-/// had then.
+/// had then, and for an index a landing kept, the in-memory trees its cache-tree may name.
 pub(crate) struct IndexCopy {
     before: Option<Stamp>,
+    trees: Option<TreesInMemory>,
 }
 
 /// The index of a checkout of main as a landing wrote it: parsed, with the stamp the index
 /// file had once replaced. git2's `Index` cannot move between threads; a repository handle
-/// can, so an empty in-memory one holds it.
+/// can, so the in-memory repository its cache-tree's trees were made in holds it.
 pub(crate) struct KeptIndex {
-    holder: Repository,
+    trees: TreesInMemory,
     stamp: Stamp,
 }
 
@@ -449,6 +452,14 @@ pub(crate) fn write_index_entries(
     let copy = scratch.dir("index");
     let context = || format!("could not write the index of {}", at.display());
     let deadline = Instant::now() + INDEX_WAIT;
+    // The paths breeze just wrote, sorted, whose entries need no look at their content.
+    let mut fresh = placed.to_vec();
+    fresh.sort();
+    // Where the index's trees are made: with a kept index, the ones its cache-tree names.
+    let trees = match taken.as_mut().and_then(|taken| taken.trees.take()) {
+        Some(trees) => trees,
+        None => TreesInMemory::over(crepo).ctx(context)?,
+    };
     loop {
         // The copy the landing already read (the handle's index), while the index is still
         // what was copied; else a fresh copy.
@@ -462,14 +473,16 @@ pub(crate) fn write_index_entries(
             None => scratch.copy_index(crepo, at)?,
         };
         set_entries(&mut index, at, &|path| target.get(path), placed, unstatted)?;
-        index.write().ctx(context)?;
+        index_file::write_users(crepo, &trees, &mut index, at, &fresh, before.as_ref())?;
+        // The copy is about to move: what breeze remembers of it would name a missing file.
+        index_file::forget(&index);
         if take_lock(&copy, &lock)? {
             if stamp(&index_file) == before {
                 std::fs::rename(&lock, &index_file)
                     .map_err(|e| GitError::io("replace", &index_file, e))?;
                 std::fs::remove_file(&copy).map_err(|e| GitError::io("remove", &copy, e))?;
                 // The stamp after the copy's link is gone (that changes the file's ctime).
-                return Ok(stamp(&index_file).and_then(|stamp| keep_index(index, stamp)));
+                return Ok(stamp(&index_file).and_then(|stamp| keep_index(index, stamp, trees)));
             }
             // Another git process wrote the index since it was copied: start again.
             std::fs::remove_file(&lock).map_err(|e| GitError::io("remove", &lock, e))?;
@@ -484,12 +497,11 @@ pub(crate) fn write_index_entries(
     }
 }
 
-/// `index` held for the next landing, with the stamp its file has; `None` when no holder
-/// can be made (the next landing then reads the file).
-fn keep_index(mut index: Index, stamp: Stamp) -> Option<KeptIndex> {
-    let holder = Odb::new().and_then(Repository::from_odb).ok()?;
-    holder.set_index(&mut index).ok()?;
-    Some(KeptIndex { holder, stamp })
+/// `index` held for the next landing by `trees`, with the stamp its file has; `None` when
+/// it cannot be held (the next landing then reads the file).
+fn keep_index(mut index: Index, stamp: Stamp, trees: TreesInMemory) -> Option<KeptIndex> {
+    trees.repo().set_index(&mut index).ok()?;
+    Some(KeptIndex { trees, stamp })
 }
 
 /// Takes git's `index.lock` with `content` as what it holds: a hard link, which fails if

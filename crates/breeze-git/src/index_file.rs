@@ -1,18 +1,22 @@
-//! The index files of breeze's lanes and review checkout, written by breeze itself.
+//! The index files of breeze's lanes, its review checkout and the user's checkouts of
+//! main, written by breeze itself.
 //!
 //! libgit2 writes an index whole and hashes it with SHA-1DC, its collision-detecting SHA-1:
 //! at 100,000 files that is 8.9 MB and about 46 ms a write, 36 of them hashing (perf, in
-//! `scripts/bench/README.md`), and a task's lane move and review checkout each wrote one.
-//! [`write`] writes the same file from the handle's index in memory, as libgit2 writes it
-//! (a test compares the two): the entries (version 2), the cache-tree extension git reads
-//! to skip unchanged folders (`TREE`, from the tree the index makes, folder by folder from
-//! [`TreeMemo`]), and the trailing SHA-1, hashed with the CPU's SHA instructions where it
-//! has them. What this writer leaves to libgit2: other versions, conflicts, entries with
-//! extended flags (intent-to-add, skip-worktree), entries out of byte order.
+//! `scripts/bench/README.md`), and a task's lane move, review checkout and landing each
+//! wrote one. [`write`] writes the same file from the handle's index in memory, as libgit2
+//! writes it (a test compares the two): the entries (version 2), the cache-tree extension
+//! git reads to skip unchanged folders (`TREE`, from the tree the index makes, folder by
+//! folder from [`TreeMemo`]), and the trailing SHA-1, hashed with the CPU's SHA
+//! instructions where it has them. What this writer leaves to libgit2: other versions,
+//! conflicts, entries with extended flags (intent-to-add, skip-worktree), entries out of
+//! byte order.
 //!
-//! The user's own index (a landing's) stays libgit2's: its cache-tree would name trees of
-//! their staged changes, which git trusts to exist, and breeze does not write trees into
-//! their repository for that.
+//! The user's own index (a landing's, [`write_users`]) may hold their staged changes,
+//! whose trees exist nowhere: git trusts the trees a cache-tree names (`git commit` takes
+//! them as they are), and breeze writes no object into their repository for them. Those
+//! trees are made in memory ([`TreesInMemory`]) and their folders marked invalid, as git
+//! marks a folder whose entries changed.
 //!
 //! Racily clean entries are smudged first, as git and libgit2 do: an entry whose file time
 //! is not older than the index file it was last written into may hide a change made in the
@@ -33,7 +37,7 @@ use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, LazyLock, Mutex};
 
-use git2::{Binding as _, Index, IndexEntry, IndexTime, ObjectType, Oid, Repository};
+use git2::{Binding as _, Index, IndexEntry, IndexTime, ObjectType, Odb, Oid, Repository};
 use sha1::{Digest as _, Sha1};
 
 use crate::error::{Context as _, GitError};
@@ -64,35 +68,128 @@ pub(crate) fn write(
     at: &Path,
     fresh: &[RepoPath],
 ) -> Result<(), GitError> {
+    let file = file_of(index, at)?;
+    let recorded = stamp(&file);
+    write_with(index, at, fresh, recorded.as_ref(), Trees::Made(repo))
+}
+
+/// Writes the user's `index` (of their checkout at `at`, repository `repo`) to its file
+/// as [`write`] does, but makes no object in their repository: the trees it makes (those of
+/// their staged changes) are made in `trees` ([`TreesInMemory`]), and the cache-tree names
+/// as valid only the folders whose trees `repo` has; the others are marked invalid, as git
+/// marks a folder with a staged change, and git makes their trees when it needs them.
+/// `recorded`: the stamp of the index file the entries were last written into (its racily
+/// clean entries are those not older than it), when `index`'s own file is a copy.
+pub(crate) fn write_users(
+    repo: &Repository,
+    trees: &TreesInMemory,
+    index: &mut Index,
+    at: &Path,
+    fresh: &[RepoPath],
+    recorded: Option<&Stamp>,
+) -> Result<(), GitError> {
+    let context = || format!("could not read the objects of {}", at.display());
+    let known = repo.odb().ctx(context)?;
+    write_with(index, at, fresh, recorded, Trees::InMemory { trees: &trees.repo, known: &known })
+}
+
+/// Where the trees of an index's cache-tree are made.
+enum Trees<'a> {
+    /// In the checkout's repository (a lane's or the review checkout's: their trees are the
+    /// tasks' own).
+    Made(&'a Repository),
+    /// In memory over the repository's objects, which `known` has.
+    InMemory { trees: &'a Repository, known: &'a Odb<'a> },
+}
+
+fn write_with(
+    index: &mut Index,
+    at: &Path,
+    fresh: &[RepoPath],
+    recorded: Option<&Stamp>,
+    trees: Trees<'_>,
+) -> Result<(), GitError> {
     let context = || format!("could not write the index of {}", at.display());
-    let Some(file) = index.path().map(Path::to_path_buf) else {
-        return Err(GitError::Git {
-            context: context(),
-            cause: git2::Error::from_str("the index has no file"),
-        });
-    };
-    let before = stamp(&file);
+    let file = file_of(index, at)?;
     if index.version() != 2 {
         return write_by_libgit2(index, at);
     }
-    let Some(mut written) = entries(index, before.as_ref(), fresh) else {
+    let Some(mut written) = entries(index, recorded, fresh) else {
         return write_by_libgit2(index, at);
     };
     smudge_racily_clean(index, at, &mut written).ctx(context)?;
-    let Ok(root) = index.write_tree_to(repo) else {
-        // An index libgit2 cannot make a tree of is left to libgit2's writer.
-        return write_by_libgit2(index, at);
-    };
     let mut bytes = written.bytes;
-    let tree = TREES.extension(repo, root).ctx(context)?;
-    bytes.extend_from_slice(b"TREE");
-    bytes.extend_from_slice(&(tree.len() as u32).to_be_bytes());
-    bytes.extend_from_slice(&tree);
+    // An index libgit2 cannot make a tree of is written without a cache-tree (git makes
+    // one when it needs it). Not libgit2's writer: its cache-tree may name trees made in
+    // memory.
+    let tree = match trees {
+        Trees::Made(repo) => match index.write_tree_to(repo) {
+            Ok(root) => Some(TREES.extension(repo, root).ctx(context)?),
+            Err(_) => None,
+        },
+        Trees::InMemory { trees, known } => match index.write_tree_to(trees) {
+            Ok(root) => Some(TREES.extension_known(trees, known, root).ctx(context)?),
+            Err(_) => None,
+        },
+    };
+    if let Some(tree) = tree {
+        bytes.extend_from_slice(b"TREE");
+        bytes.extend_from_slice(&(tree.len() as u32).to_be_bytes());
+        bytes.extend_from_slice(&tree);
+    }
     let checksum = Sha1::digest(&bytes);
     bytes.extend_from_slice(&checksum[..]);
     replace_file(&file, &bytes, at)?;
     OWN_WRITES.remember(index, &file);
     Ok(())
+}
+
+/// The file `index` is read from and written to.
+fn file_of(index: &Index, at: &Path) -> Result<PathBuf, GitError> {
+    index.path().map(Path::to_path_buf).ok_or_else(|| GitError::Git {
+        context: format!("could not write the index of {}", at.display()),
+        cause: git2::Error::from_str("the index has no file"),
+    })
+}
+
+/// A repository whose objects are those of a user's repository and whose writes stay in
+/// memory: where [`write_users`] makes the trees of the user's index. An index whose
+/// cache-tree names trees made here must be written by [`write_users`] with the same one
+/// (libgit2's writer would name them as valid), which is why it travels with the index
+/// that a landing keeps.
+pub(crate) struct TreesInMemory {
+    repo: Repository,
+}
+
+impl TreesInMemory {
+    /// Over the objects of `repo` (its common folder's, with their alternates). Without
+    /// them every tree is made in memory: slower, as right (what is valid is asked of
+    /// `repo` itself).
+    pub(crate) fn over(repo: &Repository) -> Result<TreesInMemory, git2::Error> {
+        let odb = Odb::new()?;
+        let objects = repo.commondir().join("objects");
+        if let Err(e) = odb.add_disk_alternate(&objects.to_string_lossy()) {
+            tracing::warn!(objects = %objects.display(), error = %e, "the landing's trees are all made in memory");
+        }
+        odb.add_new_mempack_backend(1000)?;
+        Ok(TreesInMemory { repo: Repository::from_odb(odb)? })
+    }
+
+    /// The in-memory repository: a holder for an index between landings, too.
+    pub(crate) fn repo(&self) -> &Repository {
+        &self.repo
+    }
+}
+
+/// Tells that `index`'s file is one breeze wrote from it: `file` is a byte copy of a file
+/// [`write_users`] wrote from `index`, unchanged since (the caller compared its stamp).
+pub(crate) fn adopt(index: &Index, file: &Path) {
+    OWN_WRITES.remember(index, file);
+}
+
+/// Forgets breeze's last write from `index`: its file was moved away.
+pub(crate) fn forget(index: &Index) {
+    OWN_WRITES.forget(index);
 }
 
 /// The repository's index, re-read from disk if another process changed it since this
@@ -456,7 +553,59 @@ impl TreeMemo {
     }
 }
 
+impl TreeMemo {
+    /// The `TREE` extension's data for an index whose tree is `root`, made in `trees`:
+    /// folders whose trees `known` lacks are invalid (`-1` entries, no id), their folders'
+    /// records after them. A tree `known` has has all its folders' trees too.
+    fn extension_known(
+        &self,
+        trees: &Repository,
+        known: &Odb<'_>,
+        root: Oid,
+    ) -> Result<Vec<u8>, git2::Error> {
+        if known.exists(root) {
+            return self.extension(trees, root);
+        }
+        let mut nodes = self.nodes.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        nodes.generation += 1;
+        let mut out = Vec::new();
+        nodes.unknown_record(&mut out, trees, known, b"", root)?;
+        Ok(out)
+    }
+}
+
 impl MemoNodes {
+    /// The record of a folder whose tree `known` lacks (see [`TreeMemo::extension_known`]).
+    fn unknown_record(
+        &mut self,
+        out: &mut Vec<u8>,
+        trees: &Repository,
+        known: &Odb<'_>,
+        name: &[u8],
+        id: Oid,
+    ) -> Result<(), git2::Error> {
+        let tree = trees.find_tree(id)?;
+        let mut body = Vec::new();
+        let mut subtrees = 0;
+        for entry in tree.iter() {
+            if entry.kind() != Some(ObjectType::Tree) {
+                continue;
+            }
+            subtrees += 1;
+            if known.exists(entry.id()) {
+                let child = self.node(trees, entry.id())?;
+                record(&mut body, entry.name_bytes(), entry.id(), &child);
+            } else {
+                self.unknown_record(&mut body, trees, known, entry.name_bytes(), entry.id())?;
+            }
+        }
+        out.extend_from_slice(name);
+        out.push(0);
+        out.extend_from_slice(format!("-1 {subtrees}\n").as_bytes());
+        out.extend_from_slice(&body);
+        Ok(())
+    }
+
     fn node(&mut self, repo: &Repository, id: Oid) -> Result<Arc<Node>, git2::Error> {
         let generation = self.generation;
         if let Some((node, used)) = self.by_tree.get_mut(&id) {
@@ -499,7 +648,7 @@ mod tests {
 
     use git2::{IndexEntry, IndexTime, Oid, Repository};
 
-    use super::{fresh_index, write};
+    use super::{TreesInMemory, fresh_index, write, write_users};
 
     fn git(dir: &Path, args: &[&str]) -> String {
         let out = Command::new("git").arg("-C").arg(dir).args(args).output().unwrap();
@@ -507,7 +656,7 @@ mod tests {
         String::from_utf8(out.stdout).unwrap()
     }
 
-    /// A cache-tree record: the folder, "entries folders", the tree id.
+    /// A cache-tree record: the folder, "entries folders", the tree id (none if invalid).
     type TreeRecord = (String, String, Vec<u8>);
 
     /// An index file's header and entries, and its cache-tree as (folder, entries below,
@@ -523,8 +672,10 @@ mod tests {
             let name = String::from_utf8(data[..nul].to_vec()).unwrap();
             let newline = data.iter().position(|b| *b == b'\n').unwrap();
             let counts = String::from_utf8(data[nul + 1..newline].to_vec()).unwrap();
-            let id = data[newline + 1..newline + 21].to_vec();
-            data = &data[newline + 21..];
+            // An invalid folder (`-1` entries) has no id.
+            let id_len = if counts.starts_with("-1 ") { 0 } else { 20 };
+            let id = data[newline + 1..newline + 1 + id_len].to_vec();
+            data = &data[newline + 1 + id_len..];
             while parents.last().is_some_and(|(_, left)| *left == 0) {
                 parents.pop();
             }
@@ -606,6 +757,43 @@ mod tests {
             git(root, &["rev-parse", "HEAD^{tree}"]).trim()
         );
         git(root, &["fsck", "--no-dangling"]);
+    }
+
+    /// The user's index with staged changes (a landing's): the cache-tree names as valid
+    /// only folders whose trees the repository has (the others are `-1`, without an id),
+    /// git makes the others when the user commits, and no object is written.
+    #[test]
+    fn the_users_index_names_only_trees_their_repository_has() {
+        let (dir, repo) = sample();
+        let root = dir.path();
+        std::fs::write(root.join("src/deep/er/mod.rs"), "staged\n").unwrap();
+        std::fs::create_dir_all(root.join("new/folder")).unwrap();
+        std::fs::write(root.join("new/folder/file.txt"), "new\n").unwrap();
+        git(root, &["add", "src/deep/er/mod.rs", "new/folder/file.txt"]);
+        let objects = git(root, &["count-objects"]);
+        let mut index = fresh_index(&repo, root).unwrap();
+        let trees = TreesInMemory::over(&repo).unwrap();
+        write_users(&repo, &trees, &mut index, root, &[], None).unwrap();
+        assert_eq!(git(root, &["count-objects"]), objects, "no object is made");
+        let (_, tree) = split(&std::fs::read(root.join(".git/index")).unwrap());
+        let invalid = |(_, counts, _): &&TreeRecord| counts.starts_with("-1 ");
+        let named: Vec<&str> =
+            tree.iter().filter(invalid).map(|(path, _, _)| path.as_str()).collect();
+        assert_eq!(named, ["", "new/", "new/folder/", "src/", "src/deep/", "src/deep/er/"]);
+        for (path, _, id) in tree.iter().filter(|record| !invalid(record)) {
+            let id = Oid::from_bytes(id).unwrap().to_string();
+            assert_eq!(git(root, &["cat-file", "-t", &id]), "tree\n", "{path}");
+        }
+        assert_eq!(
+            git(root, &["status", "--porcelain"]),
+            "A  new/folder/file.txt\nM  src/deep/er/mod.rs\n"
+        );
+        git(root, &["fsck", "--no-dangling"]);
+        git(root, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "the user's"]);
+        assert_eq!(git(root, &["show", "HEAD:src/deep/er/mod.rs"]), "staged\n");
+        assert_eq!(git(root, &["show", "HEAD:new/folder/file.txt"]), "new\n");
+        assert_eq!(git(root, &["show", "HEAD:src/deep/other.rs"]), "other\n");
+        assert_eq!(git(root, &["status", "--porcelain"]), "");
     }
 
     /// After a change staged in memory, the cache-tree git reads says the new tree: `git

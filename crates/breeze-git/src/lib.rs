@@ -58,8 +58,8 @@
 //! 2. **Tools** — `paths` (repository paths as bytes, file-system helpers), `handles` (the
 //!    pool of libgit2 handles), `git_cli` (the `git` command, hooks off).
 //! 3. **Mechanisms, without a `Repo`**: each takes what it needs as arguments —
-//!    `index_file` (a checkout's index re-read, and written by breeze itself: the lanes'
-//!    and the review checkout's), `libgit2_checkout` (libgit2's side of checkouts,
+//!    `index_file` (a checkout's index re-read, and written by breeze itself: the lanes',
+//!    the review checkout's and, at a landing, the user's), `libgit2_checkout` (libgit2's side of checkouts,
 //!    staging and status),
 //!    `checkout_update` (replacing a checkout's paths and index atomically), `baseline` (a
 //!    lane's baseline: what it holds, its file), `lane_files` (the `lstat` pass over what a

@@ -451,3 +451,34 @@ fn a_second_landing_killed_half_way_is_undone_on_resume() {
     assert_eq!(index, head);
     repo.fsck();
 }
+
+#[test]
+fn the_users_staged_changes_in_folders_survive_landings_and_their_commit() {
+    // breeze writes the user's index: folders of their staged changes are marked for git
+    // to make again (their trees exist nowhere yet), and none is written into their
+    // repository. The second landing takes the index the first kept, trees and all.
+    let repo = TestRepo::standard();
+    let handle = repo.open();
+    land(&repo, &handle, "one", "echo one > one.txt");
+    write(repo.path(), "notes/deep/todo.txt", "the user's own\n");
+    write(repo.path(), "src/a.rs", "fn a() { mine }\n");
+    repo.git(&["add", "notes", "src/a.rs"]);
+    let wt = task(&repo, &handle, "two");
+    let head = worker_does(&wt, "echo two > two.txt && mkdir -p notes && echo 2 > notes/two.txt");
+    let (onto, commit) = landing_commit(&handle, &wt, head);
+    let objects = repo.git(&["count-objects"]);
+    let outcome = handle.advance_main(onto, commit).unwrap();
+    assert!(matches!(outcome, AdvanceOutcome::Advanced { .. }), "{outcome:?}");
+    assert_eq!(repo.git(&["count-objects"]), objects, "no object made in the user's repository");
+    land(&repo, &handle, "three", "echo 'fn c() {}' > src/c.rs");
+    assert_eq!(repo.status(), "A  notes/deep/todo.txt\nM  src/a.rs");
+    assert_eq!(stat_dirty(&repo), "");
+    repo.fsck();
+    repo.git(&["-c", "user.name=u", "-c", "user.email=u@u", "commit", "-qm", "the user's"]);
+    let committed = repo.git(&["diff", "--name-only", "HEAD~1", "HEAD"]);
+    assert_eq!(committed, "notes/deep/todo.txt\nsrc/a.rs");
+    assert_eq!(repo.git(&["show", "HEAD:notes/two.txt"]), "2");
+    assert_eq!(repo.git(&["show", "HEAD:src/c.rs"]), "fn c() {}");
+    assert_eq!(repo.status(), "");
+    repo.fsck();
+}
