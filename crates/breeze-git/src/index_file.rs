@@ -102,6 +102,8 @@ enum Trees<'a> {
     InMemory { trees: &'a Repository, known: &'a Odb<'a> },
 }
 
+/// [`write`] and [`write_users`]: the file of `index`, its racily clean entries those not
+/// older than `recorded`, its cache-tree's trees made as `trees` says.
 fn write_with(
     index: &mut Index,
     at: &Path,
@@ -156,7 +158,9 @@ fn file_of(index: &Index, at: &Path) -> Result<PathBuf, GitError> {
 /// memory: where [`write_users`] makes the trees of the user's index. An index whose
 /// cache-tree names trees made here must be written by [`write_users`] with the same one
 /// (libgit2's writer would name them as valid), which is why it travels with the index
-/// that a landing keeps.
+/// that a landing keeps; and such an index must not make its tree through libgit2 in the
+/// user's repository (`Index::write_tree`: a tree there naming a tree only here). The
+/// handles of a landing do neither.
 pub(crate) struct TreesInMemory {
     repo: Repository,
 }
@@ -551,12 +555,10 @@ impl TreeMemo {
         record(&mut out, b"", root, &node);
         Ok(out)
     }
-}
 
-impl TreeMemo {
     /// The `TREE` extension's data for an index whose tree is `root`, made in `trees`:
     /// folders whose trees `known` lacks are invalid (`-1` entries, no id), their folders'
-    /// records after them. A tree `known` has has all its folders' trees too.
+    /// records after them (every folder of a tree `known` has is in `known` too).
     fn extension_known(
         &self,
         trees: &Repository,
