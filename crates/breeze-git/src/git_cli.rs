@@ -352,3 +352,11 @@ fn status_at(
         .map(|record| (record[..2].to_string(), record[3..].to_string()))
         .collect())
 }
+
+/// The `git` command for the crate's unit tests: its output, or a panic naming its error.
+#[cfg(test)]
+pub(crate) fn git_for_test(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git").arg("-C").arg(dir).args(args).output().unwrap();
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}

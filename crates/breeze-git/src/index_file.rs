@@ -646,17 +646,12 @@ fn record(out: &mut Vec<u8>, name: &[u8], id: Oid, node: &Node) {
 mod tests {
     use std::os::unix::fs::PermissionsExt as _;
     use std::path::Path;
-    use std::process::Command;
 
     use git2::{IndexEntry, IndexTime, Oid, Repository};
 
     use super::{TreesInMemory, fresh_index, write, write_users};
 
-    fn git(dir: &Path, args: &[&str]) -> String {
-        let out = Command::new("git").arg("-C").arg(dir).args(args).output().unwrap();
-        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8(out.stdout).unwrap()
-    }
+    use crate::git_cli::git_for_test as git;
 
     /// A cache-tree record: the folder, "entries folders", the tree id (none if invalid).
     type TreeRecord = (String, String, Vec<u8>);

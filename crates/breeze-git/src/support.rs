@@ -165,15 +165,10 @@ fn index_extensions(bytes: &[u8]) -> Option<Extensions> {
 #[cfg(test)]
 mod tests {
     use std::path::Path;
-    use std::process::Command;
 
     use super::{Extensions, index_extensions};
 
-    fn git(dir: &Path, args: &[&str]) -> String {
-        let out = Command::new("git").arg("-C").arg(dir).args(args).output().unwrap();
-        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8(out.stdout).unwrap()
-    }
+    use crate::git_cli::git_for_test as git;
 
     fn extensions(dir: &Path) -> Option<Extensions> {
         index_extensions(&std::fs::read(dir.join(".git/index")).unwrap())
