@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use git2::{ErrorCode, Oid, Repository, Tree};
 
 use crate::checkout_update::{
-    CheckoutObserver, CheckoutUpdate, INDEX_WAIT, IndexCopy, Scratch, Unobserved, replace_paths,
-    write_index_entries,
+    CheckoutObserver, CheckoutUpdate, INDEX_WAIT, IndexCopy, Scratch, TreeMove, Unobserved,
+    replace_paths, write_index_entries,
 };
 use crate::error::{Context as _, GitError};
 use crate::handles::Handle;
@@ -356,12 +356,13 @@ impl Repo {
         if !in_the_way.is_empty() {
             return Ok(Written::Part(in_the_way.iter().map(RepoPath::display).collect()));
         }
+        let moves = TreeMove { from: change.old_tree.id(), to: change.new_tree.id() };
         let written = write_index_entries(
             crepo,
             at,
             &change.new_versions,
-            &change.touched,
-            &[],
+            (&change.touched, &[]),
+            Some(moves),
             scratch,
             taken,
         )?;
@@ -441,7 +442,8 @@ impl Repo {
             replace_paths(at, &versions, &change.old_versions, &change.touched, &mut |_, _| {})?;
         let placed: Vec<RepoPath> =
             change.touched.iter().filter(|path| !in_the_way.contains(path)).cloned().collect();
-        write_index_entries(crepo, at, &change.old_versions, &placed, &[], &scratch, None)?;
+        let paths = (placed.as_slice(), &[][..]);
+        write_index_entries(crepo, at, &change.old_versions, paths, None, &scratch, None)?;
         scratch.remove()
     }
 }

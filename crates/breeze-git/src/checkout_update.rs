@@ -124,7 +124,7 @@ impl Scratch {
         crepo
             .set_index(&mut index)
             .ctx(|| format!("could not read the index of {}", at.display()))?;
-        Ok(IndexCopy { before, trees: None })
+        Ok(IndexCopy { before, trees: None, tree: None })
     }
 
     /// The `kept` index made the handle's when the checkout's index file still has the
@@ -150,7 +150,7 @@ impl Scratch {
             return Ok(None); // replaced while it was copied
         }
         let context = || format!("could not read the index of {}", at.display());
-        let KeptIndex { trees, .. } = kept;
+        let KeptIndex { trees, tree, .. } = kept;
         let mut index = trees.repo().index().ctx(context)?;
         // The holder lets go of it first (a repository handle that lets go of its index
         // clears the index's owner, which must be the checkout's handle: libgit2 looks
@@ -162,7 +162,7 @@ impl Scratch {
         }
         crepo.set_index(&mut index).ctx(context)?;
         index_file::adopt(&index, &copy);
-        Ok(Some(IndexCopy { before, trees: Some(trees) }))
+        Ok(Some(IndexCopy { before, trees: Some(trees), tree }))
     }
 
     /// The checkout's index copied to `index` in this folder (replacing an older copy) and
@@ -190,6 +190,8 @@ impl Scratch {
 pub(crate) struct IndexCopy {
     before: Option<Stamp>,
     trees: Option<TreesInMemory>,
+    /// The tree the kept index equals, when the landing that wrote it knew.
+    tree: Option<Oid>,
 }
 
 /// The index of a checkout of main as a landing wrote it: parsed, with the stamp the index
@@ -198,6 +200,17 @@ pub(crate) struct IndexCopy {
 pub(crate) struct KeptIndex {
     trees: TreesInMemory,
     stamp: Stamp,
+    /// The tree the index equals, when the landing knew it (see [`TreeMove`]).
+    tree: Option<Oid>,
+}
+
+/// A landing's move of a checkout's tree: an index that was the tree `from` is, once the
+/// landing's paths are set, the tree `to` (the paths that differ between the two are
+/// exactly those set). The cache-tree is then `to`'s, and no tree is made for it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TreeMove {
+    pub(crate) from: Oid,
+    pub(crate) to: Oid,
 }
 
 /// The index each checkout of main had after the last landing, by the checkout's git
@@ -433,14 +446,15 @@ fn move_into_place(version: &Path, place: &Path) -> Result<(), GitError> {
 /// replaced in one rename under `index.lock` (waited for up to [`INDEX_WAIT`]); an index
 /// another process writes meanwhile is read again. `taken`: the copy the landing read
 /// already ([`Scratch::take_index`]), used while the index is still what it copied.
+/// `moves`: when `target` is a whole tree's move and `placed` every path it changes.
 /// Returns the index as written, for the next landing ([`KeptIndexes`]); `None` when
 /// nothing was to change.
 pub(crate) fn write_index_entries(
     crepo: &Repository,
     at: &Path,
     target: &Versions,
-    placed: &[RepoPath],
-    unstatted: &[RepoPath],
+    (placed, unstatted): (&[RepoPath], &[RepoPath]),
+    moves: Option<TreeMove>,
     scratch: &Scratch,
     mut taken: Option<IndexCopy>,
 ) -> Result<Option<KeptIndex>, GitError> {
@@ -460,6 +474,7 @@ pub(crate) fn write_index_entries(
         Some(trees) => trees,
         None => TreesInMemory::over(crepo).ctx(context)?,
     };
+    let kept_tree = taken.as_ref().and_then(|taken| taken.tree);
     loop {
         // The copy the landing already read (the handle's index), while the index is still
         // what was copied; else a fresh copy.
@@ -468,12 +483,21 @@ pub(crate) fn write_index_entries(
                 let index = crepo.index().ok()?;
                 (index.path() == Some(copy.as_path())).then_some((taken.before, index))
             });
-        let (before, mut index) = match read {
-            Some(read) => read,
-            None => scratch.copy_index(crepo, at)?,
+        let (before, mut index, known) = match read {
+            Some((before, index)) => (before, index, kept_tree),
+            None => {
+                let (before, index) = scratch.copy_index(crepo, at)?;
+                (before, index, None)
+            }
         };
+        // The tree the index will be, when it was the move's old one (no staged changes).
+        let moved = moves.and_then(|moves| {
+            let tree = known.or_else(|| trees.existing_tree(&mut index))?;
+            (tree == moves.from).then_some(moves.to)
+        });
         set_entries(&mut index, at, &|path| target.get(path), placed, unstatted)?;
-        index_file::write_users(crepo, &trees, &mut index, at, &fresh, before.as_ref())?;
+        let tree = (before.as_ref(), moved);
+        index_file::write_users(crepo, &trees, &mut index, at, &fresh, tree)?;
         // The copy is about to move: what breeze remembers of it would name a missing file.
         index_file::forget(&index);
         if take_lock(&copy, &lock)? {
@@ -482,7 +506,8 @@ pub(crate) fn write_index_entries(
                     .map_err(|e| GitError::io("replace", &index_file, e))?;
                 std::fs::remove_file(&copy).map_err(|e| GitError::io("remove", &copy, e))?;
                 // The stamp after the copy's link is gone (that changes the file's ctime).
-                return Ok(stamp(&index_file).and_then(|stamp| keep_index(index, stamp, trees)));
+                return Ok(stamp(&index_file)
+                    .and_then(|stamp| keep_index(index, KeptIndex { trees, stamp, tree: moved })));
             }
             // Another git process wrote the index since it was copied: start again.
             std::fs::remove_file(&lock).map_err(|e| GitError::io("remove", &lock, e))?;
@@ -497,11 +522,11 @@ pub(crate) fn write_index_entries(
     }
 }
 
-/// `index` held for the next landing by `trees`, with the stamp its file has; `None` when
-/// it cannot be held (the next landing then reads the file).
-fn keep_index(mut index: Index, stamp: Stamp, trees: TreesInMemory) -> Option<KeptIndex> {
-    trees.repo().set_index(&mut index).ok()?;
-    Some(KeptIndex { trees, stamp })
+/// `index` held for the next landing by `kept`'s in-memory repository; `None` when it
+/// cannot be held (the next landing then reads the file).
+fn keep_index(mut index: Index, kept: KeptIndex) -> Option<KeptIndex> {
+    kept.trees.repo().set_index(&mut index).ok()?;
+    Some(kept)
 }
 
 /// Takes git's `index.lock` with `content` as what it holds: a hard link, which fails if

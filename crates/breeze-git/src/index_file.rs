@@ -79,18 +79,24 @@ pub(crate) fn write(
 /// as valid only the folders whose trees `repo` has; the others are marked invalid, as git
 /// marks a folder with a staged change, and git makes their trees when it needs them.
 /// `recorded`: the stamp of the index file the entries were last written into (its racily
-/// clean entries are those not older than it), when `index`'s own file is a copy.
+/// clean entries are those not older than it), when `index`'s own file is a copy. `tree`:
+/// the tree `index` is known to equal (the landing's new tree, when the index was its old
+/// one), a tree of `repo`: the cache-tree is that tree's, and no tree is made at all.
 pub(crate) fn write_users(
     repo: &Repository,
     trees: &TreesInMemory,
     index: &mut Index,
     at: &Path,
     fresh: &[RepoPath],
-    recorded: Option<&Stamp>,
+    (recorded, tree): (Option<&Stamp>, Option<Oid>),
 ) -> Result<(), GitError> {
     let context = || format!("could not read the objects of {}", at.display());
     let known = repo.odb().ctx(context)?;
-    write_with(index, at, fresh, recorded, Trees::InMemory { trees: &trees.repo, known: &known })
+    let trees = match tree {
+        Some(tree) => Trees::Known { repo, tree },
+        None => Trees::InMemory { trees: &trees.repo, known: &known },
+    };
+    write_with(index, at, fresh, recorded, trees)
 }
 
 /// Where the trees of an index's cache-tree are made.
@@ -100,6 +106,8 @@ enum Trees<'a> {
     Made(&'a Repository),
     /// In memory over the repository's objects, which `known` has.
     InMemory { trees: &'a Repository, known: &'a Odb<'a> },
+    /// None made: the index is `tree`, of `repo`.
+    Known { repo: &'a Repository, tree: Oid },
 }
 
 /// [`write`] and [`write_users`]: the file of `index`, its racily clean entries those not
@@ -133,6 +141,7 @@ fn write_with(
             Ok(root) => Some(TREES.extension_known(trees, known, root).ctx(context)?),
             Err(_) => None,
         },
+        Trees::Known { repo, tree } => Some(TREES.extension(repo, tree).ctx(context)?),
     };
     if let Some(tree) = tree {
         bytes.extend_from_slice(b"TREE");
@@ -163,6 +172,8 @@ fn file_of(index: &Index, at: &Path) -> Result<PathBuf, GitError> {
 /// handles of a landing do neither.
 pub(crate) struct TreesInMemory {
     repo: Repository,
+    /// Over the same objects, with nowhere to write: [`TreesInMemory::existing_tree`].
+    existing: Repository,
 }
 
 impl TreesInMemory {
@@ -176,7 +187,20 @@ impl TreesInMemory {
             tracing::warn!(objects = %objects.display(), error = %e, "the landing's trees are all made in memory");
         }
         odb.add_new_mempack_backend(1000)?;
-        Ok(TreesInMemory { repo: Repository::from_odb(odb)? })
+        let existing = Odb::new()?;
+        existing.add_disk_alternate(&objects.to_string_lossy())?;
+        Ok(TreesInMemory {
+            repo: Repository::from_odb(odb)?,
+            existing: Repository::from_odb(existing)?,
+        })
+    }
+
+    /// The tree `index` makes when the user's repository has all of it, else `None`. Made
+    /// where nothing can be written, so the trees libgit2 then keeps in the index's cache
+    /// are all the repository's; cheap when the cache knows the root (git and breeze write
+    /// it so for an index without staged changes), else every tree is read once.
+    pub(crate) fn existing_tree(&self, index: &mut Index) -> Option<Oid> {
+        index.write_tree_to(&self.existing).ok()
     }
 
     /// The in-memory repository: a holder for an index between landings, too.
@@ -770,7 +794,7 @@ mod tests {
         let objects = git(root, &["count-objects"]);
         let mut index = fresh_index(&repo, root).unwrap();
         let trees = TreesInMemory::over(&repo).unwrap();
-        write_users(&repo, &trees, &mut index, root, &[], None).unwrap();
+        write_users(&repo, &trees, &mut index, root, &[], (None, None)).unwrap();
         assert_eq!(git(root, &["count-objects"]), objects, "no object is made");
         let (_, tree) = split(&std::fs::read(root.join(".git/index")).unwrap());
         let invalid = |(_, counts, _): &&TreeRecord| counts.starts_with("-1 ");

@@ -125,7 +125,8 @@ impl Repo {
             .cloned()
             .collect();
         drop(index);
-        write_index_entries(crepo, at, &head_versions, &rewrite, &follow, &scratch, None)?;
+        let paths = (rewrite.as_slice(), follow.as_slice());
+        write_index_entries(crepo, at, &head_versions, paths, None, &scratch, None)?;
         scratch.remove()?;
         let mut kept: Vec<String> = kept.iter().map(RepoPath::display).collect();
         kept.sort();
