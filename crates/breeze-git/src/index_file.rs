@@ -16,7 +16,8 @@
 //! whose trees exist nowhere: git trusts the trees a cache-tree names (`git commit` takes
 //! them as they are), and breeze writes no object into their repository for them. Those
 //! trees are made in memory ([`TreesInMemory`]) and their folders marked invalid, as git
-//! marks a folder whose entries changed.
+//! marks a folder whose entries changed. Without staged changes the landing knows the
+//! index's tree (main's new one) and no tree is made.
 //!
 //! Racily clean entries are smudged first, as git and libgit2 do: an entry whose file time
 //! is not older than the index file it was last written into may hide a change made in the
