@@ -411,6 +411,8 @@ fn landings_one_after_another_leave_an_index_git_agrees_with() {
     assert_eq!(stat_dirty(&repo), "", "git has nothing to re-hash");
     let (index, head) = index_and_head(&repo);
     assert_eq!(index, head);
+    // git takes the cache-tree the landings wrote as the index's tree.
+    assert_eq!(repo.git(&["write-tree"]), repo.git(&["rev-parse", "HEAD^{tree}"]));
     repo.fsck();
 }
 
