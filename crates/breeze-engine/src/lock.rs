@@ -7,7 +7,10 @@
 //! The lock belongs to the open file, which a child forked by another thread shares until
 //! it execs (or finishes `pre_exec`): a lock this process let go can look held for a
 //! moment. So the process keeps a list of the locks it really holds, and a lock that names
-//! this process without being on that list is waited out for a little while.
+//! this process without being on that list is waited out for a little while. The same
+//! goes for what an engine forked just before it was killed (a role's process between its
+//! fork and its `exec`): a lock whose named holder has ended is waited out too, so that
+//! `breeze resume` right after a kill finds it free.
 
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -18,6 +21,8 @@ use crate::run_dir::STATE_DIR;
 
 /// How many 20 ms waits for a lock that names this very process but is not one it holds.
 const OWN_LOCK_PATIENCE: u32 = 100;
+/// How many 20 ms waits for a lock whose named holder has ended.
+const ENDED_HOLDER_PATIENCE: u32 = 150;
 
 /// The lock files this process holds through a live `RepoLock`.
 static HELD_HERE: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
@@ -119,6 +124,7 @@ fn held_here() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
 fn try_lock(file: &mut File, path: &Path) -> std::io::Result<Option<String>> {
     let own = std::process::id().to_string();
     let mut patience = OWN_LOCK_PATIENCE;
+    let mut ended_patience = ENDED_HOLDER_PATIENCE;
     loop {
         match file.try_lock() {
             Ok(()) => return Ok(None),
@@ -133,6 +139,11 @@ fn try_lock(file: &mut File, path: &Path) -> std::io::Result<Option<String>> {
                     std::thread::sleep(std::time::Duration::from_millis(20));
                     continue;
                 }
+                if pid != own && has_ended(&pid) && ended_patience > 0 {
+                    ended_patience -= 1;
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                    continue;
+                }
                 return Ok(Some(pid));
             }
             Err(TryLockError::Error(err)) => return Err(err),
@@ -140,9 +151,42 @@ fn try_lock(file: &mut File, path: &Path) -> std::io::Result<Option<String>> {
     }
 }
 
+/// Whether the process `pid` (as a lock file names it) has ended: no `/proc` entry, where
+/// `/proc` shows processes at all.
+fn has_ended(pid: &str) -> bool {
+    pid.parse::<u32>().is_ok()
+        && Path::new("/proc/self").exists()
+        && !Path::new("/proc").join(pid).exists()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lock_left_shared_by_a_killed_holder_is_waited_out() {
+        // What a killed engine forked shares the lock's file until it execs: the lock looks
+        // held for a moment after the engine (the pid it wrote) is gone.
+        let dir = tempfile::tempdir().unwrap();
+        let mut ended = std::process::Command::new("true").spawn().unwrap();
+        ended.wait().unwrap();
+        let path = lock_path(dir.path());
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, ended.id().to_string()).unwrap();
+        let leftover = File::open(&path).unwrap();
+        leftover.lock().unwrap();
+        let exec = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            drop(leftover);
+        });
+        let lock = RepoLock::acquire(dir.path()).expect("free once the leftover is gone");
+        exec.join().unwrap();
+        drop(lock);
+        // A live holder is named at once.
+        let _live = RepoLock::acquire(dir.path()).unwrap();
+        let err = RepoLock::acquire(dir.path()).unwrap_err();
+        assert!(matches!(err, LockError::Held { .. }));
+    }
 
     #[test]
     fn a_lock_let_go_while_a_fork_still_shares_its_file_is_not_reported_held() {
