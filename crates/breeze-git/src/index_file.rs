@@ -91,13 +91,15 @@ pub(crate) fn write_users(
     fresh: &[RepoPath],
     (recorded, tree): (Option<&Stamp>, Option<Oid>),
 ) -> Result<(), GitError> {
-    let context = || format!("could not read the objects of {}", at.display());
-    let known = repo.odb().ctx(context)?;
-    let trees = match tree {
-        Some(tree) => Trees::Known { repo, tree },
-        None => Trees::InMemory { trees: &trees.repo, known: &known },
-    };
-    write_with(index, at, fresh, recorded, trees)
+    match tree {
+        Some(tree) => write_with(index, at, fresh, recorded, Trees::Known { repo, tree }),
+        None => {
+            let context = || format!("could not read the objects of {}", at.display());
+            let known = repo.odb().ctx(context)?;
+            let trees = Trees::InMemory { trees: &trees.repo, known: &known };
+            write_with(index, at, fresh, recorded, trees)
+        }
+    }
 }
 
 /// Where the trees of an index's cache-tree are made.
