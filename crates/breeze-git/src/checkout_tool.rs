@@ -22,7 +22,7 @@ use crate::bounds::{Bounds, StopFlag};
 use crate::error::{Context as _, GitError};
 use crate::git_cli::{self, NoGit};
 use crate::index_behind;
-use crate::index_file::fresh_index;
+use crate::index_file::{self, fresh_index};
 use crate::lane_files;
 use crate::libgit2_checkout::{self, Mode, Versions};
 use crate::names::branch_ref;
@@ -389,11 +389,21 @@ impl CheckoutTool {
             .and_then(|c| c.tree())
             .map_err(|_| GitError::MissingObject { what: "commit", oid: commit })?;
         let mut touched = libgit2_checkout::tree_diff_paths(wrepo, &head_tree, &new_tree)?;
-        touched.extend(libgit2_checkout::dirty_repo_paths_in(wrepo, at, changes)?);
+        touched.extend(libgit2_checkout::workdir_changed_paths(wrepo, at, changes)?);
+        // Nothing is staged when the index is still the file this did write, HEAD's tree:
+        // no tree is made of it then (libgit2 would read every tree back).
+        let index = fresh_index(wrepo, at)?;
+        if index_file::known_tree(&index) != Some(head_tree.id()) {
+            touched.extend(libgit2_checkout::staged_repo_paths(wrepo, at)?);
+        }
+        drop(index);
         touched.sort();
         touched.dedup();
+        // Every path where the index differs from the new tree is touched: the index is
+        // that tree afterwards.
+        let whole = (Mode::Force, true);
         if let Err(conflicts) =
-            libgit2_checkout::checkout_paths(wrepo, &new_tree, &touched, Mode::Force, at)?
+            libgit2_checkout::checkout_paths(wrepo, &new_tree, &touched, whole, at)?
         {
             return Err(GitError::Dirty { path: at.to_path_buf(), paths: conflicts });
         }

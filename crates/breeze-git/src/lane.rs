@@ -162,7 +162,8 @@ impl Repo {
     /// for the next run, its task branch free to be deleted. With [`WorkdirChanges::Only`]
     /// the check for uncommitted work looks at those paths (and the index). Refuses
     /// (nothing changed) when the lane holds uncommitted work or is mid-operation. The
-    /// returned worktree has no branch and `commit` as its base.
+    /// returned worktree has no branch and `commit` as its base. Its index file ends in its
+    /// SHA-1 ([`crate::index_file::hash_for_later`]), for whichever breeze takes it next.
     pub fn park_worktree(
         &self,
         wt: &Worktree,
@@ -176,6 +177,10 @@ impl Repo {
         let mut wrepo = self.handle(&wt.path)?;
         wrepo.set_keep(false);
         let written = self.park_in(&wrepo, wt, &target, changes)?;
+        // Best effort: this breeze reads the file either way.
+        if let Err(err) = crate::index_file::hash_for_later(&wrepo, &wt.path) {
+            tracing::warn!(worktree = %wt.name, "could not hash the parked lane's index: {err}");
+        }
         wrepo.set_keep(true);
         let parked = Worktree { branch: String::new(), base: commit, ..wt.clone() };
         if let Some(written) = written {
@@ -281,7 +286,9 @@ impl Repo {
         crate::index_file::write(wrepo, &mut index, &wt.path, &[])?;
         crate::index_behind::written(wrepo)?;
         let paths: Vec<RepoPath> = dirty.iter().map(|p| RepoPath(p.as_bytes().to_vec())).collect();
-        if let Err(conflicts) = checkout_paths(wrepo, &head_tree, &paths, Mode::Force, &wt.path)? {
+        if let Err(conflicts) =
+            checkout_paths(wrepo, &head_tree, &paths, (Mode::Force, false), &wt.path)?
+        {
             return Err(GitError::Dirty { path: wt.path.clone(), paths: conflicts });
         }
         tracing::info!(worktree = %wt.name, %branch, paths = ?dirty, "saved and undid what changed in a parked lane");

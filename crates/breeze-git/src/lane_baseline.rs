@@ -138,7 +138,9 @@ impl Repo {
             if baseline.holds(at, rel) {
                 if from.get_path(Path::new(rel)).is_ok() {
                     let path = [RepoPath(rel.as_bytes().to_vec())];
-                    if let Err(conflicts) = checkout_paths(wrepo, from, &path, Mode::Force, at)? {
+                    if let Err(conflicts) =
+                        checkout_paths(wrepo, from, &path, (Mode::Force, false), at)?
+                    {
                         return Err(GitError::Dirty { path: at.to_path_buf(), paths: conflicts });
                     }
                 } else {

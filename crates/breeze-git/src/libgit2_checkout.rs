@@ -63,22 +63,30 @@ pub(crate) fn dirty_repo_paths_in(
     at: &Path,
     changes: WorkdirChanges<'_>,
 ) -> Result<Vec<RepoPath>, GitError> {
-    // Working tree against the index only: comparing HEAD with the index means reading
-    // every tree of HEAD, so staged changes are found through the index's tree instead.
-    let mut paths: Vec<RepoPath> = Vec::new();
-    if let Some(mut options) = workdir_status_options_for(changes, &[]) {
-        let statuses = statuses_of(repo, at, &mut options)?;
-        paths.extend(
-            statuses
-                .iter()
-                .filter(|entry| entry.status() != Status::CURRENT && !entry.status().is_ignored())
-                .map(|entry| RepoPath(entry.path_bytes().to_vec())),
-        );
-    }
+    let mut paths = workdir_changed_paths(repo, at, changes)?;
     paths.extend(staged_repo_paths(repo, at)?);
     paths.sort();
     paths.dedup();
     Ok(paths)
+}
+
+/// The paths of [`dirty_repo_paths_in`] but what is staged: the working tree against the
+/// index only (comparing HEAD with the index means reading every tree of HEAD, so staged
+/// changes are found through the index's tree instead, [`staged_repo_paths`]). Unsorted.
+pub(crate) fn workdir_changed_paths(
+    repo: &Repository,
+    at: &Path,
+    changes: WorkdirChanges<'_>,
+) -> Result<Vec<RepoPath>, GitError> {
+    let Some(mut options) = workdir_status_options_for(changes, &[]) else {
+        return Ok(Vec::new());
+    };
+    let statuses = statuses_of(repo, at, &mut options)?;
+    Ok(statuses
+        .iter()
+        .filter(|entry| entry.status() != Status::CURRENT && !entry.status().is_ignored())
+        .map(|entry| RepoPath(entry.path_bytes().to_vec()))
+        .collect())
 }
 
 /// The status of the checkout at `at` with `options`, against the handle's index as
@@ -125,18 +133,14 @@ pub(crate) fn ignored_repo_paths_in(
 pub(crate) fn staged_repo_paths(repo: &Repository, at: &Path) -> Result<Vec<RepoPath>, GitError> {
     let context = || format!("could not read the index of {}", at.display());
     let mut index = fresh_index(repo, at)?;
-    if index.has_conflicts() {
-        let mut paths = Vec::new();
-        for conflict in index.conflicts().ctx(context)? {
-            let conflict = conflict.ctx(context)?;
-            for entry in [conflict.ancestor, conflict.our, conflict.their].into_iter().flatten() {
-                paths.push(RepoPath(entry.path));
-            }
-        }
-        return Ok(paths);
-    }
+    // Each look for conflicts is a pass over every entry (libgit2 keeps no count), and
+    // making the index's tree makes one: a tree is made only of an index without them.
+    let index_tree = match index.write_tree() {
+        Ok(tree) => tree,
+        Err(e) if e.code() == ErrorCode::Unmerged => return conflicted_paths(&index, at),
+        Err(e) => return Err(e).ctx(context),
+    };
     let head_tree = repo.head().and_then(|head| head.peel_to_tree()).ok();
-    let index_tree = index.write_tree().ctx(context)?;
     if head_tree.as_ref().map(|t| t.id()) == Some(index_tree) {
         return Ok(Vec::new());
     }
@@ -151,6 +155,19 @@ pub(crate) fn staged_repo_paths(repo: &Repository, at: &Path) -> Result<Vec<Repo
         })
         .flatten()
         .collect())
+}
+
+/// The paths of the conflicts in `index` (of the checkout at `at`), every side's.
+fn conflicted_paths(index: &Index, at: &Path) -> Result<Vec<RepoPath>, GitError> {
+    let context = || format!("could not read the index of {}", at.display());
+    let mut paths = Vec::new();
+    for conflict in index.conflicts().ctx(context)? {
+        let conflict = conflict.ctx(context)?;
+        for entry in [conflict.ancestor, conflict.our, conflict.their].into_iter().flatten() {
+            paths.push(RepoPath(entry.path));
+        }
+    }
+    Ok(paths)
 }
 
 /// Paths (both sides, no rename pairing) that differ between two trees, sorted.
@@ -331,7 +348,7 @@ pub(crate) fn move_paths(
     mode: Mode,
 ) -> Result<usize, GitError> {
     let touched = tree_diff_paths(repo, from, to)?;
-    if let Err(paths) = checkout_paths(repo, to, &touched, mode, at)? {
+    if let Err(paths) = checkout_paths(repo, to, &touched, (mode, false), at)? {
         return Err(GitError::Dirty { path: at.to_path_buf(), paths });
     }
     Ok(touched.len())
@@ -340,12 +357,13 @@ pub(crate) fn move_paths(
 /// Checks `tree` out for exactly `paths` in `repo`'s working tree and index. HEAD is left
 /// alone; with [`Mode::Safe`] HEAD is the baseline, so call this before moving HEAD.
 /// Returns `Ok(Err(paths))` when files in the way would be overwritten (nothing is written
-/// then).
+/// then). `whole`: `paths` hold every path where the index differs from `tree`, so the
+/// index is `tree` afterwards ([`index_file::write_known`]: no tree is made).
 pub(crate) fn checkout_paths(
     repo: &Repository,
     tree: &Tree<'_>,
     paths: &[RepoPath],
-    mode: Mode,
+    (mode, whole): (Mode, bool),
     at: &Path,
 ) -> Result<Result<(), Vec<String>>, GitError> {
     if paths.is_empty() {
@@ -384,7 +402,11 @@ pub(crate) fn checkout_paths(
             let target = Versions::of(repo, tree, paths)?;
             index_file::set_entries(&mut index, at, &|path| target.get(path), paths, &[])?;
             // `paths` are sorted, their files just written by this checkout.
-            index_file::write(repo, &mut index, at, paths)?;
+            if whole {
+                index_file::write_known(repo, &mut index, at, paths, tree.id())?;
+            } else {
+                index_file::write(repo, &mut index, at, paths)?;
+            }
             Ok(Ok(()))
         }
         Err(e) if e.code() == ErrorCode::Conflict || !conflicts.is_empty() => {
@@ -601,8 +623,44 @@ fn holds_target(
 
 #[cfg(test)]
 mod tests {
-    use super::{Versions, tree_diff_paths, tree_diff_versions};
+    use super::{Versions, staged_repo_paths, tree_diff_paths, tree_diff_versions};
     use git2::{FileMode, Repository, build::TreeUpdateBuilder};
+
+    use crate::git_cli::git_for_test as git;
+    use crate::paths::RepoPath;
+
+    /// A merge left in conflict: its path is staged work (each side's entry), and a staged
+    /// file beside it is not what is listed then; once resolved, what is staged is listed.
+    #[test]
+    fn staged_paths_name_a_conflict_and_then_what_is_staged() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let commit = |message: &str| {
+            git(root, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", message])
+        };
+        git(root, &["init", "-q", "-b", "main"]);
+        std::fs::write(root.join("a.txt"), "base\n").unwrap();
+        git(root, &["add", "a.txt"]);
+        commit("base");
+        git(root, &["checkout", "-qb", "other"]);
+        std::fs::write(root.join("a.txt"), "theirs\n").unwrap();
+        commit("theirs");
+        git(root, &["checkout", "-q", "main"]);
+        std::fs::write(root.join("a.txt"), "ours\n").unwrap();
+        commit("ours");
+        let merged = std::process::Command::new("git")
+            .args(["merge", "-q", "other"])
+            .current_dir(root)
+            .output()
+            .unwrap();
+        assert!(!merged.status.success(), "the merge conflicts");
+        let repo = Repository::open(root).unwrap();
+        let paths = staged_repo_paths(&repo, root).unwrap();
+        assert_eq!(paths, vec![RepoPath(b"a.txt".to_vec()); 3]);
+        std::fs::write(root.join("a.txt"), "resolved\n").unwrap();
+        git(root, &["add", "a.txt"]);
+        assert_eq!(staged_repo_paths(&repo, root).unwrap(), vec![RepoPath(b"a.txt".to_vec()); 2]);
+    }
 
     /// The subtree-skipping diff must list exactly what libgit2's full diff lists.
     #[test]

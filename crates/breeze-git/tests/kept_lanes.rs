@@ -141,6 +141,51 @@ fn a_parked_lane_waits_at_mains_tip_clean_with_its_build_outputs() {
     repo.fsck();
 }
 
+/// The lane's index file, and whether libgit2 keeps what was staged in memory when asked
+/// to read it again unless changed: what a breeze before the index files of its own
+/// checkouts lost their checksum does before committing a worker's files.
+fn older_breeze_keeps_staged(lane: &std::path::Path) -> (Vec<u8>, bool) {
+    let file = lane.join(git(lane, &["rev-parse", "--git-path", "index"]));
+    let bytes = std::fs::read(file).unwrap();
+    let repo = git2::Repository::open(lane).unwrap();
+    let mut index = repo.index().unwrap();
+    std::fs::write(lane.join("staged.txt"), "staged\n").unwrap();
+    index.add_path(std::path::Path::new("staged.txt")).unwrap();
+    index.read(false).unwrap();
+    let kept = index.get_path(std::path::Path::new("staged.txt"), 0).is_some();
+    std::fs::remove_file(lane.join("staged.txt")).unwrap();
+    (bytes, kept)
+}
+
+#[test]
+fn a_parked_lane_can_be_taken_by_an_older_breeze() {
+    use sha1::Digest as _;
+    let repo = TestRepo::standard();
+    let handle = repo.open();
+    let lane = handle.create_worktree("lane-1", "task/one", repo.main_tip(), "breeze").unwrap();
+    write(&lane.path, "src/a.rs", "fn a() { one() }\n");
+    handle.commit_worktree(&lane, "task one").unwrap();
+    let tip = repo.commit_on_main(&[("src/b.rs", "fn b() { two() }\n")], "other landing");
+    let lane = handle.move_worktree(&lane, "task/two", tip).unwrap();
+    // In use, the file has no checksum (git's `index.skipHash`)...
+    let (bytes, kept) = older_breeze_keeps_staged(&lane.path);
+    assert_eq!(bytes[bytes.len() - 20..], [0; 20]);
+    assert!(!kept, "an older breeze would lose what it staged in memory");
+
+    handle.park_worktree(&lane, tip, WorkdirChanges::Only(&[])).unwrap();
+    // ...parked, it has one again.
+    let (bytes, kept) = older_breeze_keeps_staged(&lane.path);
+    let (content, checksum) = bytes.split_at(bytes.len() - 20);
+    assert_eq!(checksum, &sha1::Sha1::digest(content)[..]);
+    assert!(kept);
+    assert_eq!(status(&lane.path), "");
+    // This breeze takes it on as before.
+    let next = handle.move_worktree_changed(&lane, "task/three", tip, WorkdirChanges::Only(&[]));
+    assert_eq!(next.unwrap().branch, "task/three");
+    assert_eq!(status(&lane.path), "");
+    repo.fsck();
+}
+
 #[test]
 fn a_parked_lane_changed_between_runs_is_saved_and_put_back() {
     let repo = TestRepo::standard();

@@ -53,6 +53,47 @@ fn review_checkout_holds_the_commit_and_nothing_else(handle: &Repo, repo: &TestR
     repo.fsck();
 }
 
+/// The review checkout's index is known to be the tree breeze wrote it as, so its next
+/// move makes no tree of it; what another git staged there since is still found and put
+/// back (the file changed), as is a file it added to the index.
+#[test]
+fn what_another_git_staged_in_the_review_checkout_is_put_back() {
+    let repo = TestRepo::standard();
+    let handle = repo.open();
+    let first = repo.main_tip();
+    let second = repo.commit_on_main(&[("src/a.rs", "fn a2() {}\n")], "two");
+    let third = repo.commit_on_main(&[("src/b/c.rs", "fn c() {}\n")], "three");
+    let path = handle.review_checkout(REVIEW_CHECKOUT, first, WorkdirChanges::Unknown).unwrap();
+    let nothing = WorkdirChanges::Only(&[]);
+    handle.review_checkout(REVIEW_CHECKOUT, second, nothing).unwrap();
+    let same_tree = |path: &std::path::Path| {
+        assert_eq!(git(path, &["status", "--porcelain", "--ignored"]), "");
+        assert_eq!(
+            git(path, &["write-tree"]).trim(),
+            git(path, &["rev-parse", "HEAD^{tree}"]).trim()
+        );
+    };
+    same_tree(&path);
+    // Another git stages an edit and a new file; their files go back as they were, so only
+    // the index says so (nothing changed in the working tree for breeze to look at).
+    write(&path, "README.md", "staged edit\n");
+    write(&path, "staged.txt", "new\n");
+    git(&path, &["add", "README.md", "staged.txt"]);
+    write(&path, "README.md", "# demo\n");
+    std::fs::remove_file(path.join("staged.txt")).unwrap();
+    assert_eq!(git(&path, &["diff", "--cached", "--name-only"]), "README.md\nstaged.txt");
+    handle.review_checkout(REVIEW_CHECKOUT, third, nothing).unwrap();
+    assert_eq!(git(&path, &["rev-parse", "HEAD"]).trim(), third.to_string());
+    assert_eq!(git(&path, &["diff", "--cached", "--name-only"]), "");
+    same_tree(&path);
+    assert_eq!(read(&path, "src/b/c.rs"), "fn c() {}\n");
+    // Back to the first commit, through the index breeze knows.
+    handle.review_checkout(REVIEW_CHECKOUT, first, nothing).unwrap();
+    same_tree(&path);
+    assert!(!exists(&path, "src/b/c.rs"));
+    repo.fsck();
+}
+
 /// An external filter in `.gitattributes`: every checkout of the repository then goes
 /// through the git CLI.
 fn with_external_filter(repo: &TestRepo) {
