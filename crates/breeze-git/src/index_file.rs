@@ -99,9 +99,9 @@ pub(crate) fn write_known(
 }
 
 /// The tree `index` makes, when breeze wrote its file knowing it and the file is still
-/// that one. Only for a checkout whose index breeze changes in memory just before writing
-/// it (the detached ones: review, advice, integration), so that an index changed in memory
-/// and left unwritten cannot be taken for its file.
+/// that one ([`set_entries`] forgets it). Only for a checkout whose index breeze changes in
+/// memory through [`set_entries`] alone (the detached ones: review, advice, integration):
+/// an index changed in memory another way and left unwritten would be taken for its file.
 pub(crate) fn known_tree(index: &Index) -> Option<Oid> {
     match OWN_WRITES.file_of(index) {
         OwnFile::Current(tree) => tree,
@@ -402,6 +402,9 @@ pub(crate) fn set_entries(
     unstatted: &[RepoPath],
 ) -> Result<(), GitError> {
     let context = || format!("could not update the index of {}", at.display());
+    // Changed in memory: the tree it was written as is no longer known (a change that
+    // fails half-way leaves the file as it was, and the index no longer that file).
+    OWN_WRITES.forget_tree(index);
     let every = || placed.iter().chain(unstatted);
     for path in every().filter(|path| target(path).is_none()) {
         index.remove_path(path.as_path()).ctx(context)?;
@@ -673,6 +676,13 @@ impl OwnWrites {
 
     fn forget(&self, index: &Index) {
         self.lock().remove(&Self::key(index));
+    }
+
+    /// Forgets which tree the file of `index` makes, not the file itself.
+    fn forget_tree(&self, index: &Index) {
+        if let Some(held) = self.lock().get_mut(&Self::key(index)) {
+            held.tree = None;
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<usize, Held>> {

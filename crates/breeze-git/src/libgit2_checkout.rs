@@ -78,14 +78,38 @@ pub(crate) fn workdir_changed_paths(
     at: &Path,
     changes: WorkdirChanges<'_>,
 ) -> Result<Vec<RepoPath>, GitError> {
+    status_paths(repo, at, changes, false)
+}
+
+/// The paths libgit2's status lists among `changes`: the changed and untracked ones, or
+/// with `ignored` the ignored ones (an ignored folder as one entry, without its `/`).
+fn status_paths(
+    repo: &Repository,
+    at: &Path,
+    changes: WorkdirChanges<'_>,
+    ignored: bool,
+) -> Result<Vec<RepoPath>, GitError> {
     let Some(mut options) = workdir_status_options_for(changes, &[]) else {
         return Ok(Vec::new());
     };
+    if ignored {
+        options.include_ignored(true).recurse_ignored_dirs(false);
+    }
     let statuses = statuses_of(repo, at, &mut options)?;
     Ok(statuses
         .iter()
-        .filter(|entry| entry.status() != Status::CURRENT && !entry.status().is_ignored())
-        .map(|entry| RepoPath(entry.path_bytes().to_vec()))
+        .filter(|entry| {
+            let status = entry.status();
+            if ignored {
+                status.is_ignored()
+            } else {
+                status != Status::CURRENT && !status.is_ignored()
+            }
+        })
+        .map(|entry| {
+            let bytes = entry.path_bytes();
+            RepoPath(bytes.strip_suffix(b"/").filter(|_| ignored).unwrap_or(bytes).to_vec())
+        })
         .collect())
 }
 
@@ -110,19 +134,7 @@ pub(crate) fn ignored_repo_paths_in(
     at: &Path,
     changes: WorkdirChanges<'_>,
 ) -> Result<Vec<RepoPath>, GitError> {
-    let Some(mut options) = workdir_status_options_for(changes, &[]) else {
-        return Ok(Vec::new());
-    };
-    options.include_ignored(true).recurse_ignored_dirs(false);
-    let statuses = statuses_of(repo, at, &mut options)?;
-    let mut paths: Vec<RepoPath> = statuses
-        .iter()
-        .filter(|entry| entry.status().is_ignored())
-        .map(|entry| {
-            let bytes = entry.path_bytes();
-            RepoPath(bytes.strip_suffix(b"/").unwrap_or(bytes).to_vec())
-        })
-        .collect();
+    let mut paths = status_paths(repo, at, changes, true)?;
     paths.sort();
     paths.dedup();
     Ok(paths)
