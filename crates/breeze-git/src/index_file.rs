@@ -290,6 +290,11 @@ pub(crate) fn forget(index: &Index) {
 pub(crate) fn hash_for_later(repo: &Repository, at: &Path) -> Result<(), GitError> {
     let index = fresh_index(repo, at)?;
     let file = file_of(&index, at)?;
+    // Most files have one already (a checkout parked again, a git's write): their last
+    // bytes say so without reading the rest.
+    if !ends_unhashed(&file) {
+        return Ok(());
+    }
     let (mut out, lock) = take_lock(&file, at)?;
     // Whether the handle still holds the file, now that no git can write it.
     let current = match OWN_WRITES.file_of(&index) {
@@ -327,6 +332,17 @@ pub(crate) fn hash_for_later(repo: &Repository, at: &Path) -> Result<(), GitErro
             other.map(|_| ())
         }
     }
+}
+
+/// Whether the index file `file` ends in twenty zeros ([`Checksum::Skipped`]); `false`
+/// when it cannot be read.
+fn ends_unhashed(file: &Path) -> bool {
+    use std::io::{Read as _, Seek as _, SeekFrom};
+    let mut last = [1u8; 20];
+    std::fs::File::open(file)
+        .and_then(|mut f| f.seek(SeekFrom::End(-20)).and_then(|_| f.read_exact(&mut last)))
+        .is_ok()
+        && last == [0; 20]
 }
 
 /// The repository's index, re-read from disk if another process changed it since this

@@ -179,6 +179,13 @@ fn a_parked_lane_can_be_taken_by_an_older_breeze() {
     assert_eq!(checksum, &sha1::Sha1::digest(content)[..]);
     assert!(kept);
     assert_eq!(status(&lane.path), "");
+    // Parked again, the file has its checksum already and is left alone.
+    let file = lane.path.join(git(&lane.path, &["rev-parse", "--git-path", "index"]));
+    let inode =
+        |file: &std::path::Path| std::os::unix::fs::MetadataExt::ino(&file.metadata().unwrap());
+    let parked = inode(&file);
+    handle.park_worktree(&lane, tip, WorkdirChanges::Only(&[])).unwrap();
+    assert_eq!(inode(&file), parked, "rewritten");
     // This breeze takes it on as before.
     let next = handle.move_worktree_changed(&lane, "task/three", tip, WorkdirChanges::Only(&[]));
     assert_eq!(next.unwrap().branch, "task/three");
