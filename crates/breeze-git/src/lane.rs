@@ -163,7 +163,7 @@ impl Repo {
     /// the check for uncommitted work looks at those paths (and the index). Refuses
     /// (nothing changed) when the lane holds uncommitted work or is mid-operation. The
     /// returned worktree has no branch and `commit` as its base. Its index file ends in its
-    /// SHA-1 ([`crate::index_file::hash_for_later`]), for whichever breeze takes it next.
+    /// SHA-1 (`index_file::hash_for_later`), for whichever breeze takes it next.
     pub fn park_worktree(
         &self,
         wt: &Worktree,
