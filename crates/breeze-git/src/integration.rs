@@ -76,6 +76,24 @@ impl Repo {
         self.detached_checkout(name, reason, commit, changes, Ignored::Remove)
     }
 
+    /// [`Repo::review_checkout`] for a run done with it: the checkout at `commit` for the
+    /// next run, its index file ending in its SHA-1 again, for whichever breeze takes it
+    /// (`index_file::hash_for_later`; a failure there is only logged).
+    pub fn park_review_checkout(
+        &self,
+        name: &str,
+        commit: Oid,
+        changes: WorkdirChanges<'_>,
+    ) -> Result<PathBuf, GitError> {
+        let path = self.review_checkout(name, commit, changes)?;
+        let hashed =
+            self.handle(&path).and_then(|wrepo| crate::index_file::hash_for_later(&wrepo, &path));
+        if let Err(err) = hashed {
+            tracing::warn!(checkout = name, "could not hash the parked checkout's index: {err}");
+        }
+        Ok(path)
+    }
+
     /// The detached worktree `<name>` at `commit`, created the first time (`reason` is its
     /// lock reason) and reset afterwards; `ignored` says whether ignored files go too.
     fn detached_checkout(

@@ -87,10 +87,24 @@ fn what_another_git_staged_in_the_review_checkout_is_put_back() {
     assert_eq!(git(&path, &["diff", "--cached", "--name-only"]), "");
     same_tree(&path);
     assert_eq!(read(&path, "src/b/c.rs"), "fn c() {}\n");
-    // Back to the first commit, through the index breeze knows.
+    // Back to the first commit, through the index breeze knows. Its index file has no
+    // checksum (git's `index.skipHash`) until a git writes it (`git status` may).
     handle.review_checkout(REVIEW_CHECKOUT, first, nothing).unwrap();
+    let index = path.join(git(&path, &["rev-parse", "--git-path", "index"]));
+    let checksum = || {
+        let bytes = std::fs::read(&index).unwrap();
+        let (content, checksum) = bytes.split_at(bytes.len() - 20);
+        let computed = <sha1::Sha1 as sha1::Digest>::digest(content);
+        (checksum.to_vec(), computed.to_vec())
+    };
+    assert_eq!(checksum().0, [0; 20]);
     same_tree(&path);
     assert!(!exists(&path, "src/b/c.rs"));
+    // Parked for the next run, it has one.
+    handle.park_review_checkout(REVIEW_CHECKOUT, third, nothing).unwrap();
+    let (written, computed) = checksum();
+    assert_eq!(written, computed);
+    same_tree(&path);
     repo.fsck();
 }
 

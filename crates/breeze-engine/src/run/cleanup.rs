@@ -74,7 +74,7 @@ async fn park_review_checkout(ctx: &RunContext, name: &'static str) {
         (true, Ok(tip)) => {
             let placed = ctx
                 .placed_checkout(&path, move |repo, changes| {
-                    repo.review_checkout(name, tip, changes)
+                    repo.park_review_checkout(name, tip, changes)
                 })
                 .await;
             if placed.is_ok() {
