@@ -7,9 +7,9 @@
 //! wrote one. [`write`] writes the same file from the handle's index in memory, as libgit2
 //! writes it (a test compares the two): the entries (version 2), the cache-tree extension
 //! git reads to skip unchanged folders (`TREE`, from the tree the index makes, folder by
-//! folder from [`TreeMemo`]), and the trailing checksum (below). What this writer leaves to libgit2: other versions,
-//! conflicts, entries with extended flags (intent-to-add, skip-worktree), entries out of
-//! byte order.
+//! folder from [`TreeMemo`]), and the trailing checksum (below). What this writer leaves
+//! to libgit2: other versions, conflicts, entries with extended flags (intent-to-add,
+//! skip-worktree), entries out of byte order.
 //!
 //! The user's own index (a landing's, [`write_users`]) may hold their staged changes,
 //! whose trees exist nowhere: git trusts the trees a cache-tree names (`git commit` takes
@@ -183,10 +183,10 @@ fn write_with(
     };
     smudge_racily_clean(index, at, &mut written).ctx(context)?;
     let mut bytes = written.bytes;
-    // An index libgit2 cannot make a tree of is written without a cache-tree (git makes
-    // one when it needs it). Not libgit2's writer: its cache-tree may name trees made in
-    // memory.
-    // The tree the entries make, when it is one of the checkout's repository.
+    // The cache-tree, and the tree the entries make when it is one of the checkout's
+    // repository. An index libgit2 cannot make a tree of is written without a cache-tree
+    // (git makes one when it needs it). Not libgit2's writer: its cache-tree may name
+    // trees made in memory.
     let (tree, made) = match trees {
         Trees::Made(repo) => match index.write_tree_to(repo) {
             Ok(root) => (Some(TREES.extension(repo, root).ctx(context)?), Some(root)),
@@ -288,50 +288,35 @@ pub(crate) fn forget(index: &Index) {
 /// changed at every look, and lost what it had staged in memory). Under git's
 /// `index.lock`, as git writes the file.
 pub(crate) fn hash_for_later(repo: &Repository, at: &Path) -> Result<(), GitError> {
-    let index = fresh_index(repo, at)?;
+    // The handle's index object, not read: it only says whether the handle holds the file.
+    let index = repo.index().ctx(|| format!("could not read the index of {}", at.display()))?;
     let file = file_of(&index, at)?;
     // Most files have one already (a checkout parked again, a git's write): their last
     // bytes say so without reading the rest.
     if !ends_unhashed(&file) {
         return Ok(());
     }
-    let (mut out, lock) = take_lock(&file, at)?;
+    let lock = IndexLock::open(&file, at)?;
     // Whether the handle still holds the file, now that no git can write it.
     let current = match OWN_WRITES.file_of(&index) {
         OwnFile::Current(tree) => Some(tree),
         OwnFile::WrittenSince | OwnFile::NotOurs => None,
     };
-    let hashed = (|| {
-        let mut bytes = std::fs::read(&file).map_err(|e| GitError::io("read", &file, e))?;
-        let Some(end) = bytes.len().checked_sub(20).filter(|end| *end >= 12) else {
-            return Ok(false);
-        };
-        if bytes[end..] != [0; 20] {
-            return Ok(false);
-        }
-        let hash = Sha1::digest(&bytes[..end]);
-        bytes[end..].copy_from_slice(&hash);
-        out.write_all(&bytes).map_err(|e| GitError::io("write", &lock, e))?;
-        Ok(true)
-    })();
-    drop(out);
-    match hashed {
-        Ok(true) => {
-            std::fs::rename(&lock, &file).map_err(|e| {
-                let _ = std::fs::remove_file(&lock);
-                GitError::io("replace", &file, e)
-            })?;
-            // The same entries: what the handle holds is still the file.
-            if let Some(tree) = current {
-                OWN_WRITES.remember(&index, &file, tree);
-            }
-            Ok(())
-        }
-        other => {
-            let _ = std::fs::remove_file(&lock);
-            other.map(|_| ())
-        }
+    let mut bytes = std::fs::read(&file).map_err(|e| GitError::io("read", &file, e))?;
+    let Some(end) = bytes.len().checked_sub(20).filter(|end| *end >= 12) else {
+        return Ok(());
+    };
+    if bytes[end..] != [0; 20] {
+        return Ok(());
     }
+    let hash = Sha1::digest(&bytes[..end]);
+    bytes[end..].copy_from_slice(&hash);
+    lock.replace(&file, &bytes)?;
+    // The same entries: what the handle holds is still the file.
+    if let Some(tree) = current {
+        OWN_WRITES.remember(&index, &file, tree);
+    }
+    Ok(())
 }
 
 /// Whether the index file `file` ends in twenty zeros ([`Checksum::Skipped`]); `false`
@@ -589,36 +574,51 @@ fn smudge_racily_clean(
     Ok(())
 }
 
-/// git's `index.lock` beside `file` (the index of the checkout at `at`), created only if
-/// absent, as git takes it; another process holding it is [`GitError::Locked`].
-fn take_lock(file: &Path, at: &Path) -> Result<(std::fs::File, PathBuf), GitError> {
-    let mut lock_name = file.as_os_str().to_owned();
-    lock_name.push(".lock");
-    let lock = PathBuf::from(lock_name);
-    match std::fs::OpenOptions::new().write(true).create_new(true).open(&lock) {
-        Ok(out) => Ok((out, lock)),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(GitError::Locked {
-            path: at.to_path_buf(),
-            detail: format!("{} exists", lock.display()),
-        }),
-        Err(e) => Err(GitError::io("create", &lock, e)),
+/// git's `index.lock` beside an index file, created only if absent, as git takes it; gone
+/// again when dropped unless it replaced the file.
+struct IndexLock {
+    out: std::fs::File,
+    path: PathBuf,
+}
+
+impl IndexLock {
+    /// The lock of `file` (the index of the checkout at `at`); another process holding it
+    /// is [`GitError::Locked`].
+    fn open(file: &Path, at: &Path) -> Result<IndexLock, GitError> {
+        let mut name = file.as_os_str().to_owned();
+        name.push(".lock");
+        let path = PathBuf::from(name);
+        match std::fs::OpenOptions::new().write(true).create_new(true).open(&path) {
+            Ok(out) => Ok(IndexLock { out, path }),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(GitError::Locked {
+                path: at.to_path_buf(),
+                detail: format!("{} exists", path.display()),
+            }),
+            Err(e) => Err(GitError::io("create", &path, e)),
+        }
+    }
+
+    /// Writes `bytes` into the lock and renames it over `file`.
+    fn replace(mut self, file: &Path, bytes: &[u8]) -> Result<(), GitError> {
+        self.out.write_all(bytes).map_err(|e| GitError::io("write", &self.path, e))?;
+        std::fs::rename(&self.path, file).map_err(|e| GitError::io("replace", file, e))?;
+        self.path = PathBuf::new();
+        Ok(())
     }
 }
 
-/// Replaces `file` with `bytes`: written to `index.lock` beside it ([`take_lock`]), then
-/// renamed over it.
-fn replace_file(file: &Path, bytes: &[u8], at: &Path) -> Result<(), GitError> {
-    let (mut out, lock) = take_lock(file, at)?;
-    if let Err(e) = out.write_all(bytes) {
-        drop(out);
-        let _ = std::fs::remove_file(&lock);
-        return Err(GitError::io("write", &lock, e));
+impl Drop for IndexLock {
+    fn drop(&mut self) {
+        if !self.path.as_os_str().is_empty() {
+            let _ = std::fs::remove_file(&self.path);
+        }
     }
-    drop(out);
-    std::fs::rename(&lock, file).map_err(|e| {
-        let _ = std::fs::remove_file(&lock);
-        GitError::io("replace", file, e)
-    })
+}
+
+/// Replaces `file` (the index of the checkout at `at`) with `bytes`, through its
+/// [`IndexLock`].
+fn replace_file(file: &Path, bytes: &[u8], at: &Path) -> Result<(), GitError> {
+    IndexLock::open(file, at)?.replace(file, bytes)
 }
 
 /// The index files breeze wrote or read, by the index object (libgit2's, in memory) that
