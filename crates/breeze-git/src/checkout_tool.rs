@@ -24,7 +24,7 @@ use crate::git_cli::{self, NoGit};
 use crate::index_behind;
 use crate::index_file::{self, fresh_index};
 use crate::lane_files;
-use crate::libgit2_checkout::{self, Mode, Versions};
+use crate::libgit2_checkout::{self, IndexFile, Mode, Versions};
 use crate::names::branch_ref;
 use crate::paths::{RepoPath, WorkdirChanges, display_all};
 use crate::stage;
@@ -173,10 +173,10 @@ impl CheckoutTool {
         wrepo.checkout_head(None).ctx(|| format!("could not check out {}", at.display()))
     }
 
-    /// Before the lane at `at` is looked at or committed: the entries a commit left behind
-    /// HEAD in its index file (`index_behind.rs`) are put right — in the handle's index for
-    /// libgit2 (its status, and the checkout of a move after it, use that); in the file for
-    /// the git CLI, which reads the file.
+    /// Before the lane at `at` is looked at or committed: the entries a commit or a move
+    /// left behind HEAD in its index file (`index_behind.rs`) are put right — in the
+    /// handle's index for libgit2 (its status, and the checkout of a move after it, use
+    /// that); in the file for the git CLI, which reads the file.
     pub(crate) fn index_ready(&self, wrepo: &Repository, at: &Path) -> Result<(), GitError> {
         match self.tool {
             Tool::GitCli { .. } => index_behind::settle(wrepo, at),
@@ -298,8 +298,12 @@ impl CheckoutTool {
                 Ok(None)
             }
             Tool::Libgit2 => {
-                let written = libgit2_checkout::move_paths(wrepo, at, from, to, Mode::Safe)?;
-                index_written(wrepo, at, written)?;
+                // The index file stays behind HEAD at the paths moved, as a commit leaves it:
+                // the worker's git reads a copy written from memory, another git the file
+                // once settled (`index_behind.rs`).
+                let index = IndexFile::LeftBehind;
+                let written =
+                    libgit2_checkout::move_paths(wrepo, at, from, to, (Mode::Safe, index))?;
                 // Not `set_head`: libgit2 would first open every other worktree through its
                 // `.git` file (in a worker's reach) to see whether the branch is checked out
                 // there; breeze checked that itself from the admin folders.
@@ -333,7 +337,9 @@ impl CheckoutTool {
                 Ok(None)
             }
             Tool::Libgit2 => {
-                let written = libgit2_checkout::move_paths(wrepo, at, from, to, Mode::Safe)?;
+                let index = IndexFile::Written;
+                let written =
+                    libgit2_checkout::move_paths(wrepo, at, from, to, (Mode::Safe, index))?;
                 index_written(wrepo, at, written)?;
                 wrepo
                     .set_head_detached(commit)
@@ -401,7 +407,7 @@ impl CheckoutTool {
         touched.dedup();
         // Every path where the index differs from the new tree is touched: the index is
         // that tree afterwards.
-        let whole = (Mode::Force, true);
+        let whole = (Mode::Force, IndexFile::Whole);
         if let Err(conflicts) =
             libgit2_checkout::checkout_paths(wrepo, &new_tree, &touched, whole, at)?
         {
@@ -433,7 +439,8 @@ impl CheckoutTool {
                 .map(|_| ())
             }
             Tool::Libgit2 => {
-                libgit2_checkout::move_paths(wrepo, at, from, to, Mode::Force).map(|_| ())
+                libgit2_checkout::move_paths(wrepo, at, from, to, (Mode::Force, IndexFile::Written))
+                    .map(|_| ())
             }
         }
     }
@@ -648,11 +655,11 @@ fn filter_drivers(texts: &[String]) -> Vec<String> {
     drivers
 }
 
-/// After libgit2 checked out `written` paths of the lane at `at`, whose index the check for
-/// uncommitted work before the move made ready ([`CheckoutTool::index_ready`]): when it
-/// wrote any, the index was written whole; else it is written now if a commit left it
-/// behind. Either way a moved lane's index file agrees with HEAD for what runs there next
-/// (`worktree.setup`, the worker's copy).
+/// After libgit2 checked out `written` paths of the lane at `at` as it is parked, whose
+/// index the check for uncommitted work before the move made ready
+/// ([`CheckoutTool::index_ready`]): when it wrote any, the index was written whole; else
+/// it is written now if a commit left it behind. Either way a parked lane's index file
+/// agrees with HEAD for whichever git reads it next.
 fn index_written(wrepo: &Repository, at: &Path, written: usize) -> Result<(), GitError> {
     if written > 0 { index_behind::written(wrepo) } else { index_behind::settle(wrepo, at) }
 }

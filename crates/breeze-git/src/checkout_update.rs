@@ -107,8 +107,8 @@ impl Scratch {
     /// at 20,000 files), and the copy is what replaces the index when no other process
     /// wrote it meanwhile ([`write_index_entries`]). The handle must not be pooled after:
     /// its index is this scratch file.
-    /// `kept`: the index the last landing on this checkout wrote, taken instead of reading
-    /// the copy when the index file is still what that landing left.
+    /// `kept`: the index the last landing on this checkout wrote, taken instead of copying
+    /// and reading the file when it is still what that landing left.
     pub(crate) fn take_index(
         &self,
         crepo: &Repository,
@@ -128,10 +128,12 @@ impl Scratch {
     }
 
     /// The `kept` index made the handle's when the checkout's index file still has the
-    /// stamp the landing that wrote it left; the file is copied into this folder all the
-    /// same, but not read: the copy is the handle's index on disk, as after
-    /// [`Scratch::copy_index`], known as the file breeze wrote from that index
-    /// ([`index_file::adopt`]). `None` when the index changed since.
+    /// stamp the landing that wrote it left. The index is not copied into this folder: a
+    /// stand-in that no git can read takes the copy's place, known as the file breeze
+    /// wrote from that index ([`index_file::adopt`]), so the handle never reads it; a read
+    /// would fail loudly instead of taking some other index. The landing writes the copy
+    /// whole from memory anyway ([`write_index_entries`]). `None` when the index changed
+    /// since.
     fn reuse_index(
         &self,
         crepo: &Repository,
@@ -145,10 +147,7 @@ impl Scratch {
             return Ok(None);
         }
         let _ = std::fs::remove_file(&copy);
-        std::fs::copy(&index_file, &copy).map_err(|e| GitError::io("copy", &index_file, e))?;
-        if stamp(&index_file) != before {
-            return Ok(None); // replaced while it was copied
-        }
+        std::fs::write(&copy, HELD_IN_MEMORY).map_err(|e| GitError::io("write", &copy, e))?;
         let context = || format!("could not read the index of {}", at.display());
         let KeptIndex { trees, tree, .. } = kept;
         let mut index = trees.repo().index().ctx(context)?;
@@ -184,6 +183,10 @@ impl Scratch {
         Ok((before, index))
     }
 }
+
+/// What stands in a landing's scratch folder for the copy of an index held in memory
+/// ([`Scratch::take_index`]): not an index (git and libgit2 refuse its first bytes).
+const HELD_IN_MEMORY: &[u8] = b"breeze: this landing holds the index in memory\n";
 
 /// The index of a checkout as [`Scratch::take_index`] copied it: the stamp the index file
 /// had then, and for an index a landing kept, the in-memory trees its cache-tree may name.

@@ -55,7 +55,7 @@ impl Repo {
     /// [`GitError::FilesRefused`].
     ///
     /// The lane's index file is written too (a person's or another process's git reads it
-    /// next); [`Repo::commit_worktree_changed`] leaves it to the lane's next checkout.
+    /// next); [`Repo::commit_worktree_changed`] leaves it behind HEAD.
     pub fn commit_worktree(&self, wt: &Worktree, message: &str) -> Result<CommitOutcome, GitError> {
         let outcome = self.commit_worktree_changed(wt, message, WorkdirChanges::Unknown)?;
         self.settle_lane_index(wt)?;
@@ -67,10 +67,9 @@ impl Repo {
     /// worktree was last committed or checked) only those paths are looked at, not the
     /// whole worktree; what is staged in the index is committed either way.
     ///
-    /// The index file is not written (a whole index, 8.9 MB at 100,000 files):
-    /// the lane's next checkout writes it, and until then it is noted behind HEAD
-    /// (`index_behind.rs`); [`Repo::settle_lane_index`] writes it before another git reads
-    /// it.
+    /// The index file is not written (a whole index, 8.9 MB at 100,000 files): it is
+    /// noted behind HEAD (`index_behind.rs`), and [`Repo::settle_lane_index`] writes it
+    /// before another git reads it (the worker's git reads a copy written from memory).
     pub fn commit_worktree_changed(
         &self,
         wt: &Worktree,
@@ -108,8 +107,8 @@ impl Repo {
         if tree == head.tree_id() {
             return Ok(CommitOutcome::Unchanged { head: head.id() });
         }
-        // The index file is written by the lane's next checkout, not here: noted behind
-        // HEAD first, so that a kill once HEAD moved leaves a marker (`index_behind.rs`).
+        // The index file is not written here: noted behind HEAD first, so that a kill once
+        // HEAD moved leaves a marker (`index_behind.rs`).
         if let Staged::InMemory(paths) = &staged
             && !index_behind::note(wrepo, paths)?
         {

@@ -1,20 +1,23 @@
 //! A lane's index file left behind its HEAD, on purpose.
 //!
 //! Committing a worker's files stages them in the lane handle's index in memory and writes
-//! the commit's tree from there; the index *file* is not written then. Written, it is the
-//! whole index, serialized and hashed (8.9 MB at 100,000 files, `index_file.rs`), and the
-//! lane's next checkout — its move to the next task — writes it anyway.
-//! Until that write the file still holds, for the paths the commit staged, the entries from
-//! before the commit. A marker in the lane's admin folder (`breeze-index-behind`: the
-//! paths, NUL-separated; written before HEAD moves) names them, and every handle that
-//! takes the index from the file puts those entries back to HEAD's ([`apply`]) before it
-//! looks at anything. A kill between the commit and the next write so loses nothing: the
-//! files are the commit's, HEAD is the commit, and the entries are set again from HEAD.
+//! the commit's tree from there; the run's move of the lane to its next task sets the
+//! entries of the paths it checks out in memory too (`IndexFile::LeftBehind`). The index
+//! *file* is not written then: written, it is the whole index (8.9 MB at 100,000 files,
+//! `index_file.rs`), and only breeze reads it while the run holds the lane.
+//! Until it is written the file still holds, for the paths committed or moved, the entries
+//! from before. A marker in the lane's admin folder (`breeze-index-behind`: the paths,
+//! NUL-separated; written before HEAD moves) names them, and every handle that takes the
+//! index from the file puts those entries back to HEAD's ([`apply`]) before it looks at
+//! anything. A kill before the next write so loses nothing: the files are HEAD's, and the
+//! entries are set again from HEAD.
 //!
 //! Only breeze reads a lane's index file while a run uses the lane: the worker's git reads
-//! a copy, made after [`settle`] (`private_git.rs`), and a parked lane is settled before
-//! the run lets it go (`lane.rs`). A person who runs `git status` in a lane of a killed run
-//! before `breeze resume` sees the commit's paths as staged back to their old versions.
+//! a private copy written from the handle's index in memory (`private_git.rs`), any other
+//! git (`worktree.setup`, `[review] checks`, `breeze attach`, stepping in) reads the file
+//! after [`settle`], and a parked lane is settled before the run lets it go (`lane.rs`). A
+//! person who runs `git status` in a lane of a killed run before `breeze resume` sees those
+//! paths as staged back to their old versions.
 
 use std::path::{Path, PathBuf};
 
@@ -43,8 +46,8 @@ fn noted(repo: &Repository) -> Result<Option<Vec<Vec<u8>>>, GitError> {
 }
 
 /// Notes that the index file of the lane `repo` will stay behind HEAD at `paths` (with the
-/// paths noted already): called before the commit moves HEAD. `false` when the paths are
-/// too many to note: the caller writes the index instead.
+/// paths noted already): called before a commit or a move moves HEAD. `false` when the
+/// paths are too many to note: the caller writes the index instead.
 pub(crate) fn note(repo: &Repository, paths: &[Vec<u8>]) -> Result<bool, GitError> {
     let mut all = noted(repo)?.unwrap_or_default();
     all.extend(paths.iter().cloned());

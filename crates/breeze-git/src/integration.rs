@@ -12,7 +12,7 @@ use git2::{Oid, Repository, Tree};
 
 use crate::checkout_tool::Ignored;
 use crate::error::{Context as _, GitError};
-use crate::libgit2_checkout::{self, Mode};
+use crate::libgit2_checkout::{self, IndexFile, Mode};
 use crate::names::{ADVICE_CHECKOUT, REVIEW_CHECKOUT, integration_checkout_name};
 use crate::paths::WorkdirChanges;
 use crate::repo::Repo;
@@ -162,7 +162,13 @@ impl Repo {
         let new_tree = wrepo
             .find_tree(tree)
             .map_err(|_| GitError::MissingObject { what: "tree", oid: tree })?;
-        libgit2_checkout::move_paths(&wrepo, &path, &head_tree, &new_tree, Mode::Force)?;
+        libgit2_checkout::move_paths(
+            &wrepo,
+            &path,
+            &head_tree,
+            &new_tree,
+            (Mode::Force, IndexFile::Written),
+        )?;
         Ok(path)
     }
 

@@ -5,7 +5,7 @@
 use git2::{Oid, Repository};
 
 use crate::error::{Context as _, GitError};
-use crate::libgit2_checkout::{Mode, checkout_paths};
+use crate::libgit2_checkout::{IndexFile, Mode, checkout_paths};
 use crate::names::{branch_ref, validate_branch_name};
 use crate::paths::{RepoPath, WorkdirChanges};
 use crate::repo::Repo;
@@ -18,21 +18,26 @@ impl Repo {
     /// build outputs stay). The previous branch is left in place for the caller to delete.
     ///
     /// Refuses (nothing changed) when the worktree has uncommitted or untracked work or is
-    /// mid-operation. Calling it again after it succeeded is a no-op.
+    /// mid-operation. Calling it again after it succeeded is a no-op. The lane's index file
+    /// agrees with HEAD afterwards: another git may read it next.
     pub fn move_worktree(
         &self,
         wt: &Worktree,
         branch: &str,
         base: Oid,
     ) -> Result<Worktree, GitError> {
-        self.move_worktree_changed(wt, branch, base, WorkdirChanges::Unknown)
+        let moved = self.move_worktree_changed(wt, branch, base, WorkdirChanges::Unknown)?;
+        self.settle_lane_index(&moved)?;
+        Ok(moved)
     }
 
     /// [`Repo::move_worktree`] when the caller knows where the worktree may have changed
     /// since it was last committed or checked: with [`WorkdirChanges::Only`] the check for
     /// uncommitted work looks at those paths (and the index) rather than the whole
     /// worktree. The move itself writes only the paths that differ between the two trees
-    /// either way.
+    /// either way. The lane's index file is left behind HEAD at those paths (its run's
+    /// move: the worker's git reads a copy written from memory, [`Repo::seal_lane`]);
+    /// [`Repo::settle_lane_index`] writes it before another git reads the lane.
     pub fn move_worktree_changed(
         &self,
         wt: &Worktree,
@@ -110,6 +115,7 @@ impl Repo {
         let mut wrepo = self.handle(&wt.path)?;
         wrepo.set_keep(false);
         let switched = self.switch_in(&repo, &wrepo, wt, branch, tip, base)?;
+        crate::index_behind::settle(&wrepo, &wt.path)?;
         wrepo.set_keep(true);
         Ok(switched)
     }
@@ -149,10 +155,10 @@ impl Repo {
 
 // Lanes that outlive a run.
 impl Repo {
-    /// Writes the index file of lane `wt` when a commit left it behind HEAD
-    /// (`index_behind.rs`): what breeze does before another git reads it — the worker's
-    /// (its copy, [`Repo::seal_lane`]) or a person's (a parked or kept lane). The lane's
-    /// next checkout writes it otherwise.
+    /// Writes the index file of lane `wt` when a commit or the run's move left it behind
+    /// HEAD (`index_behind.rs`): what breeze does before another git reads it — a
+    /// project's command in the lane, or a person's (a parked or kept lane). The worker's
+    /// git reads a copy written from memory instead ([`Repo::seal_lane`]).
     pub fn settle_lane_index(&self, wt: &Worktree) -> Result<(), GitError> {
         crate::index_behind::settle(&*self.handle(&wt.path)?, &wt.path)
     }
@@ -287,7 +293,7 @@ impl Repo {
         crate::index_behind::written(wrepo)?;
         let paths: Vec<RepoPath> = dirty.iter().map(|p| RepoPath(p.as_bytes().to_vec())).collect();
         if let Err(conflicts) =
-            checkout_paths(wrepo, &head_tree, &paths, (Mode::Force, false), &wt.path)?
+            checkout_paths(wrepo, &head_tree, &paths, (Mode::Force, IndexFile::Written), &wt.path)?
         {
             return Err(GitError::Dirty { path: wt.path.clone(), paths: conflicts });
         }

@@ -10,7 +10,7 @@ use git2::{Repository, Tree};
 use crate::baseline::{BASELINE_FILE, Baseline, in_scope};
 use crate::error::GitError;
 use crate::lane_files;
-use crate::libgit2_checkout::{Mode, checkout_paths, tree_diff_paths};
+use crate::libgit2_checkout::{IndexFile, Mode, checkout_paths, tree_diff_paths};
 use crate::names::is_detached_checkout;
 use crate::paths::{RepoPath, WorkdirChanges};
 use crate::repo::Repo;
@@ -139,7 +139,7 @@ impl Repo {
                 if from.get_path(Path::new(rel)).is_ok() {
                     let path = [RepoPath(rel.as_bytes().to_vec())];
                     if let Err(conflicts) =
-                        checkout_paths(wrepo, from, &path, (Mode::Force, false), at)?
+                        checkout_paths(wrepo, from, &path, (Mode::Force, IndexFile::Written), at)?
                     {
                         return Err(GitError::Dirty { path: at.to_path_buf(), paths: conflicts });
                     }

@@ -7,11 +7,12 @@ use std::path::Path;
 
 use git2::build::CheckoutBuilder;
 use git2::{
-    CheckoutNotificationType, ErrorCode, Index, Oid, Repository, Status, StatusOptions, StatusShow,
-    Statuses, Tree,
+    CheckoutNotificationType, Delta, DiffOptions, ErrorCode, Index, IndexEntry, IndexTime, Oid,
+    Repository, Status, StatusOptions, StatusShow, Statuses, Tree,
 };
 
 use crate::error::{Context as _, GitError};
+use crate::index_behind;
 use crate::index_file::{self, fresh_index};
 use crate::paths::{RepoPath, WorkdirChanges};
 use crate::state::locked_or;
@@ -28,29 +29,6 @@ pub(crate) fn workdir_status_options() -> StatusOptions {
         .include_ignored(false)
         .renames_index_to_workdir(false);
     options
-}
-
-/// [`workdir_status_options`] limited to `changes`: with [`WorkdirChanges::Only`], libgit2
-/// looks only at those paths (exact paths and the folders they name, no globbing) and lists
-/// only the folders leading to them. `None`: there is nothing to look at.
-pub(crate) fn workdir_status_options_for(
-    changes: WorkdirChanges<'_>,
-    extra: &[RepoPath],
-) -> Option<StatusOptions> {
-    let mut options = workdir_status_options();
-    if let WorkdirChanges::Only(paths) = changes {
-        if paths.is_empty() && extra.is_empty() {
-            return None;
-        }
-        options.disable_pathspec_match(true);
-        for path in paths {
-            options.pathspec(path);
-        }
-        for path in extra {
-            options.pathspec(path.as_path());
-        }
-    }
-    Some(options)
 }
 
 /// Paths with uncommitted changes, as libgit2 sees them: staged, modified, deleted,
@@ -89,28 +67,195 @@ fn status_paths(
     changes: WorkdirChanges<'_>,
     ignored: bool,
 ) -> Result<Vec<RepoPath>, GitError> {
-    let Some(mut options) = workdir_status_options_for(changes, &[]) else {
-        return Ok(Vec::new());
-    };
-    if ignored {
-        options.include_ignored(true).recurse_ignored_dirs(false);
-    }
-    let statuses = statuses_of(repo, at, &mut options)?;
-    Ok(statuses
-        .iter()
-        .filter(|entry| {
-            let status = entry.status();
+    Ok(workdir_statuses(repo, at, changes, &[], ignored)?
+        .into_iter()
+        .filter(|(_, status)| {
             if ignored {
                 status.is_ignored()
             } else {
-                status != Status::CURRENT && !status.is_ignored()
+                *status != Status::CURRENT && !status.is_ignored()
             }
         })
-        .map(|entry| {
-            let bytes = entry.path_bytes();
-            RepoPath(bytes.strip_suffix(b"/").filter(|_| ignored).unwrap_or(bytes).to_vec())
+        .map(|(bytes, _)| {
+            let bytes = if ignored { bytes.strip_suffix(b"/").unwrap_or(&bytes) } else { &bytes };
+            RepoPath(bytes.to_vec())
         })
         .collect())
+}
+
+/// The working tree of the checkout at `at` against its index, as libgit2's status with
+/// [`workdir_status_options`] lists it (with `ignored`, the ignored entries too, an ignored
+/// folder as one): each path as libgit2 names it, with its status. With
+/// [`WorkdirChanges::Only`] only those paths and `extra` are looked at (folders: all
+/// beneath), and only their index entries are walked. libgit2's status walks every entry
+/// of the index whatever its path list says (its index iterator cannot seek): a pass as
+/// long as the repository at every look. So the working tree is compared with an index
+/// of just the entries at those paths, found by binary search ([`entries_at`]).
+pub(crate) fn workdir_statuses(
+    repo: &Repository,
+    at: &Path,
+    changes: WorkdirChanges<'_>,
+    extra: &[RepoPath],
+    ignored: bool,
+) -> Result<Vec<(Vec<u8>, Status)>, GitError> {
+    use std::os::unix::ffi::OsStrExt as _;
+    let looked: Vec<&[u8]> = match changes {
+        WorkdirChanges::Only(paths) => paths
+            .iter()
+            .map(|path| path.as_os_str().as_bytes())
+            .chain(extra.iter().map(|path| path.0.as_slice()))
+            .collect(),
+        WorkdirChanges::Unknown => Vec::new(),
+    };
+    // The whole working tree: nothing is known, or a path stands for all of it.
+    if changes == WorkdirChanges::Unknown || looked.iter().any(|path| path.is_empty()) {
+        let mut options = workdir_status_options();
+        if ignored {
+            options.include_ignored(true).recurse_ignored_dirs(false);
+        }
+        let statuses = statuses_of(repo, at, &mut options)?;
+        return Ok(statuses.iter().map(|e| (e.path_bytes().to_vec(), e.status())).collect());
+    }
+    if looked.is_empty() {
+        return Ok(Vec::new());
+    }
+    let index = fresh_index(repo, at)?;
+    workdir_changes_at(repo, at, (&index, file_time(&index)), &looked, (ignored, false))
+}
+
+/// The working tree of the checkout at `at` against `index` (its index, racily clean
+/// entries those not older than `racy_from`) at `looked` only (folders: all beneath), with
+/// libgit2 walking only the entries there ([`entries_at`]):
+/// each changed, untracked and — with `ignored.0` — ignored path as libgit2 names it,
+/// with its status; with `ignored.1` every ignored file, else an ignored folder as one.
+fn workdir_changes_at(
+    repo: &Repository,
+    at: &Path,
+    (index, racy_from): (&Index, Option<(i64, i64)>),
+    looked: &[&[u8]],
+    (ignored, each_ignored): (bool, bool),
+) -> Result<Vec<(Vec<u8>, Status)>, GitError> {
+    let context = || format!("could not read the status of {}", at.display());
+    let entries = entries_at(index, looked, racy_from).ctx(context)?;
+    let mut options = DiffOptions::new();
+    options
+        .include_typechange(true)
+        .include_untracked(true)
+        .recurse_untracked_dirs(true)
+        .include_ignored(ignored)
+        .recurse_ignored_dirs(each_ignored)
+        .disable_pathspec_match(true);
+    for path in looked {
+        options.pathspec(*path);
+    }
+    let diff = repo
+        .diff_index_to_workdir(Some(&entries), Some(&mut options))
+        .map_err(|e| locked_or(e, at, context))?;
+    Ok(diff
+        .deltas()
+        .map(|delta| {
+            let path = delta.new_file().path_bytes().or(delta.old_file().path_bytes());
+            (path.unwrap_or_default().to_vec(), workdir_status(delta.status()))
+        })
+        .collect())
+}
+
+/// Each entry of `index` at `paths` and beneath them (every stage), found by binary
+/// search, handed to `each`.
+fn each_entry_at(
+    index: &Index,
+    paths: &[&[u8]],
+    mut each: impl FnMut(IndexEntry) -> Result<(), git2::Error>,
+) -> Result<(), git2::Error> {
+    for path in paths {
+        for stage in 0..=3 {
+            if let Some(entry) = index.get_path(crate::paths::bytes_path(path), stage) {
+                each(entry)?;
+            }
+        }
+        let beneath = [path, &b"/"[..]].concat();
+        if let Ok(mut position) = index.find_prefix(beneath.as_slice()) {
+            while let Some(entry) = index.get(position).filter(|e| e.path.starts_with(&beneath)) {
+                each(entry)?;
+                position += 1;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The paths among `looked` and beneath them whose index entries differ from HEAD's (or
+/// that HEAD has and the index lacks, or that are in conflict): what libgit2's status
+/// lists as staged there, each entry found by binary search.
+fn staged_at(
+    repo: &Repository,
+    index: &Index,
+    looked: &[&[u8]],
+) -> Result<Vec<RepoPath>, git2::Error> {
+    let head = repo.head().and_then(|head| head.peel_to_tree()).ok();
+    let in_head = |path: &[u8]| {
+        let entry = head.as_ref()?.get_path(crate::paths::bytes_path(path)).ok()?;
+        (entry.kind() != Some(git2::ObjectType::Tree)).then(|| (entry.id(), entry.filemode()))
+    };
+    let mut staged = Vec::new();
+    each_entry_at(index, looked, |entry| {
+        let conflicted = entry.flags & index_file::STAGE_MASK != 0;
+        if conflicted || in_head(&entry.path) != Some((entry.id, entry.mode as i32)) {
+            staged.push(RepoPath(entry.path));
+        }
+        Ok(())
+    })?;
+    for path in looked {
+        let rel = crate::paths::bytes_path(path);
+        let tracked = (0..=3).any(|stage| index.get_path(rel, stage).is_some());
+        if !tracked && in_head(path).is_some() {
+            staged.push(RepoPath(path.to_vec()));
+        }
+    }
+    Ok(staged)
+}
+
+/// An in-memory index of the entries of `index` at `paths` and beneath them (every stage),
+/// each found by binary search. Entries are racily clean, as git reads them, when not older
+/// than `racy_from` (the time of the file they were last written into; `None`: unknown,
+/// every entry): their times are cleared, so a file is hashed, not trusted on its stat
+/// data (libgit2 never takes an entry of an index it did not read for racy).
+fn entries_at(
+    index: &Index,
+    paths: &[&[u8]],
+    racy_from: Option<(i64, i64)>,
+) -> Result<Index, git2::Error> {
+    let mut entries = Index::new()?;
+    each_entry_at(index, paths, |mut entry| {
+        let time = (i64::from(entry.mtime.seconds()), i64::from(entry.mtime.nanoseconds()));
+        if racy_from.is_none_or(|from| time >= from) {
+            entry.mtime = IndexTime::new(0, 0);
+        }
+        entries.add(&entry)
+    })?;
+    Ok(entries)
+}
+
+/// The time of the file `index` was read from and written to: where the stat data of its
+/// entries were last recorded (`None` when it has none).
+fn file_time(index: &Index) -> Option<(i64, i64)> {
+    use std::os::unix::fs::MetadataExt as _;
+    let meta = std::fs::metadata(index.path()?).ok()?;
+    Some((meta.mtime(), meta.mtime_nsec()))
+}
+
+/// The status libgit2's status names a change between the index and the working tree with.
+fn workdir_status(delta: Delta) -> Status {
+    match delta {
+        Delta::Untracked => Status::WT_NEW,
+        Delta::Deleted => Status::WT_DELETED,
+        Delta::Typechange => Status::WT_TYPECHANGE,
+        Delta::Conflicted => Status::CONFLICTED,
+        Delta::Ignored => Status::IGNORED,
+        Delta::Unreadable => Status::WT_UNREADABLE,
+        Delta::Unmodified => Status::CURRENT,
+        Delta::Added | Delta::Modified | Delta::Renamed | Delta::Copied => Status::WT_MODIFIED,
+    }
 }
 
 /// The status of the checkout at `at` with `options`, against the handle's index as
@@ -357,10 +502,10 @@ pub(crate) fn move_paths(
     at: &Path,
     from: &Tree<'_>,
     to: &Tree<'_>,
-    mode: Mode,
+    (mode, index): (Mode, IndexFile),
 ) -> Result<usize, GitError> {
     let touched = tree_diff_paths(repo, from, to)?;
-    if let Err(paths) = checkout_paths(repo, to, &touched, (mode, false), at)? {
+    if let Err(paths) = checkout_paths(repo, to, &touched, (mode, index), at)? {
         return Err(GitError::Dirty { path: at.to_path_buf(), paths });
     }
     Ok(touched.len())
@@ -369,13 +514,12 @@ pub(crate) fn move_paths(
 /// Checks `tree` out for exactly `paths` in `repo`'s working tree and index. HEAD is left
 /// alone; with [`Mode::Safe`] HEAD is the baseline, so call this before moving HEAD.
 /// Returns `Ok(Err(paths))` when files in the way would be overwritten (nothing is written
-/// then). `whole`: `paths` hold every path where the index differs from `tree`, so the
-/// index is `tree` afterwards ([`index_file::write_known`]: no tree is made).
+/// then). `index`: what becomes of the index file once the entries are set in memory.
 pub(crate) fn checkout_paths(
     repo: &Repository,
     tree: &Tree<'_>,
     paths: &[RepoPath],
-    (mode, whole): (Mode, bool),
+    (mode, index_file): (Mode, IndexFile),
     at: &Path,
 ) -> Result<Result<(), Vec<String>>, GitError> {
     if paths.is_empty() {
@@ -414,10 +558,18 @@ pub(crate) fn checkout_paths(
             let target = Versions::of(repo, tree, paths)?;
             index_file::set_entries(&mut index, at, &|path| target.get(path), paths, &[])?;
             // `paths` are sorted, their files just written by this checkout.
-            if whole {
-                index_file::write_known(repo, &mut index, at, paths, tree.id())?;
-            } else {
-                index_file::write(repo, &mut index, at, paths)?;
+            match index_file {
+                IndexFile::Whole => {
+                    index_file::write_known(repo, &mut index, at, paths, tree.id())?;
+                }
+                IndexFile::Written => index_file::write(repo, &mut index, at, paths)?,
+                IndexFile::LeftBehind => {
+                    let bytes: Vec<Vec<u8>> = paths.iter().map(|path| path.0.clone()).collect();
+                    if !index_behind::note(repo, &bytes)? {
+                        index_file::write(repo, &mut index, at, paths)?;
+                        index_behind::written(repo)?;
+                    }
+                }
             }
             Ok(Ok(()))
         }
@@ -433,6 +585,22 @@ pub(crate) fn checkout_paths(
             format!("could not check out tree {} in {}", tree.id(), at.display())
         })),
     }
+}
+
+/// What a checkout of some paths does with the index file, once their entries are set in
+/// the handle's index in memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum IndexFile {
+    /// Written whole.
+    Written,
+    /// Written whole as the checked-out tree: the paths are every path where the index
+    /// differs from it ([`index_file::write_known`]: no tree is made).
+    Whole,
+    /// Left behind HEAD at those paths, noted in the lane's marker (`index_behind.rs`; the
+    /// caller moves HEAD to the tree next): a lane's move, whose index file breeze writes
+    /// before another git reads it — the worker's git reads a copy written from memory
+    /// (`Repo::seal_lane`). Written whole when the marker would be too long.
+    LeftBehind,
 }
 
 /// Writes the versions `tree` has of `paths` (each present in it) into the folder `into`
@@ -561,30 +729,35 @@ pub(crate) fn blocking_paths(
     if touched.is_empty() {
         return Ok(Vec::new());
     }
-    let mut options = StatusOptions::new();
-    options
-        .include_untracked(true)
-        .recurse_untracked_dirs(true)
-        .include_ignored(true)
-        .recurse_ignored_dirs(true)
-        .disable_pathspec_match(true)
-        .renames_head_to_index(false)
-        .renames_index_to_workdir(false);
-    for path in touched {
-        options.pathspec(path.as_path());
-    }
-    let statuses = statuses_of(repo, at, &mut options)?;
     let index = fresh_index(repo, at)?;
-    let mut blocking: Vec<String> = statuses
-        .iter()
-        .filter(|e| e.status() != Status::CURRENT)
-        .map(|entry| RepoPath(entry.path_bytes().to_vec()))
+    let mut blocking: Vec<String> = changed_at(repo, at, &index, touched)?
+        .into_iter()
         .filter(|path| !holds_target(at, path, &index, old_tree, new_tree))
         .map(|path| path.display())
         .collect();
     blocking.sort();
     blocking.dedup();
     Ok(blocking)
+}
+
+/// What `git status --ignored=matching --untracked-files=all` lists among `touched` in the
+/// checkout at `at` (its index `index`): staged, changed, untracked and ignored paths,
+/// unsorted, some twice. Only the index entries at those paths are looked at, not all.
+fn changed_at(
+    repo: &Repository,
+    at: &Path,
+    index: &Index,
+    touched: &[RepoPath],
+) -> Result<Vec<RepoPath>, GitError> {
+    let looked: Vec<&[u8]> = touched.iter().map(|path| path.0.as_slice()).collect();
+    // The landing's index is a copy (or held in memory): its file's time says nothing of
+    // when the entries' stat data were recorded, so each file that matches its entry is
+    // hashed (the landing's paths only).
+    let in_way = workdir_changes_at(repo, at, (index, None), &looked, (true, true))?;
+    let mut changed: Vec<RepoPath> = in_way.into_iter().map(|(path, _)| RepoPath(path)).collect();
+    let context = || format!("could not compare HEAD with the index in {}", at.display());
+    changed.extend(staged_at(repo, index, &looked).ctx(context)?);
+    Ok(changed)
 }
 
 /// Whether `path` in the checkout at `at` already is what `new_tree` says (content, kind,
@@ -635,11 +808,159 @@ fn holds_target(
 
 #[cfg(test)]
 mod tests {
+    use std::path::PathBuf;
+
     use super::{Versions, staged_repo_paths, tree_diff_paths, tree_diff_versions};
-    use git2::{FileMode, Repository, build::TreeUpdateBuilder};
+    use super::{changed_at, workdir_statuses};
+    use git2::{FileMode, Repository, Status, build::TreeUpdateBuilder};
 
     use crate::git_cli::git_for_test as git;
-    use crate::paths::RepoPath;
+    use crate::paths::{RepoPath, WorkdirChanges};
+
+    /// Commits everything tracked in the repository at `root`, as a test identity.
+    fn commit(root: &std::path::Path, message: &str) {
+        git(root, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", message]);
+    }
+
+    /// Leaves `path` (committed on main) in conflict in the repository at `root`: changed
+    /// on a branch and on main, then merged.
+    fn merge_in_conflict(root: &std::path::Path, path: &str) {
+        git(root, &["checkout", "-qb", "other"]);
+        std::fs::write(root.join(path), "theirs\n").unwrap();
+        commit(root, "theirs");
+        git(root, &["checkout", "-q", "main"]);
+        std::fs::write(root.join(path), "ours\n").unwrap();
+        commit(root, "ours");
+        let merged = std::process::Command::new("git")
+            .args(["merge", "-q", "other"])
+            .current_dir(root)
+            .output()
+            .unwrap();
+        assert!(!merged.status.success(), "the merge conflicts");
+    }
+
+    /// What a landing finds in its way at the paths it touches is what `git status` lists
+    /// there: staged, changed, untracked and ignored files, a staged removal, a conflict,
+    /// files beneath a touched folder, a file rewritten in the tick its entry was recorded
+    /// in (the landing reads a copy of the index); nothing of the paths it does not touch.
+    #[test]
+    fn what_is_in_a_landings_way_is_what_git_status_lists_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        git(root, &["init", "-q", "-b", "main"]);
+        std::fs::create_dir(root.join("d")).unwrap();
+        for path in ["a.txt", "b.txt", "c.txt", "d/e.txt", "g.txt", "h.txt", "m.txt"] {
+            std::fs::write(root.join(path), format!("{path}\n")).unwrap();
+        }
+        std::fs::write(root.join(".gitignore"), "*.log\n").unwrap();
+        git(root, &["add", "."]);
+        commit(root, "base");
+        merge_in_conflict(root, "m.txt");
+        std::fs::write(root.join("a.txt"), "staged\n").unwrap();
+        git(root, &["add", "a.txt"]);
+        std::fs::write(root.join("b.txt"), "changed\n").unwrap();
+        git(root, &["rm", "-q", "--cached", "c.txt"]);
+        std::fs::write(root.join("d/f.txt"), "untracked\n").unwrap();
+        std::fs::write(root.join("new.txt"), "untracked\n").unwrap();
+        std::fs::write(root.join("x.log"), "ignored\n").unwrap();
+        std::fs::write(root.join("g.txt"), "changed, not touched\n").unwrap();
+        // Rewritten in the tick its entry was recorded in: same size, same time (ctime not
+        // trusted); the landing reads a copy of the index, newer than the entry.
+        git(root, &["config", "core.trustctime", "false"]);
+        let recorded = std::fs::metadata(root.join("h.txt")).unwrap().modified().unwrap();
+        std::fs::write(root.join("h.txt"), "H.TXT\n").unwrap();
+        let same_tick = std::fs::FileTimes::new().set_modified(recorded);
+        for file in ["h.txt", ".git/index"] {
+            let file = std::fs::File::options().write(true).open(root.join(file)).unwrap();
+            file.set_times(same_tick).unwrap();
+        }
+        let copy = dir.path().join(".git/landing-copy");
+        std::fs::copy(root.join(".git/index"), &copy).unwrap();
+
+        let touched = ["a.txt", "b.txt", "c.txt", "d", "h.txt", "m.txt", "new.txt", "x.log"];
+        let repo = Repository::open(root).unwrap();
+        let index = git2::Index::open(&copy).unwrap();
+        let touched_paths: Vec<RepoPath> =
+            touched.iter().map(|path| RepoPath(path.as_bytes().to_vec())).collect();
+        let mut found: Vec<String> = changed_at(&repo, root, &index, &touched_paths)
+            .unwrap()
+            .iter()
+            .map(RepoPath::display)
+            .collect();
+        found.sort();
+        found.dedup();
+
+        let mut args = vec![
+            "-c",
+            "status.renames=false",
+            "status",
+            "--porcelain",
+            "-z",
+            "--untracked-files=all",
+            "--ignored=matching",
+            "--",
+        ];
+        args.extend(touched);
+        let listed =
+            std::process::Command::new("git").args(&args).current_dir(root).output().unwrap();
+        let mut expected: Vec<String> = String::from_utf8(listed.stdout)
+            .unwrap()
+            .split('\0')
+            .filter(|record| record.len() > 3)
+            .map(|record| record[3..].to_string())
+            .collect();
+        expected.sort();
+        expected.dedup();
+        assert_eq!(found, expected);
+        assert_eq!(
+            expected,
+            ["a.txt", "b.txt", "c.txt", "d/f.txt", "h.txt", "m.txt", "new.txt", "x.log"]
+                .map(String::from)
+        );
+    }
+
+    /// A look limited to some paths compares the working tree with their index entries
+    /// alone, and finds what a whole status finds there: a file rewritten in the tick its
+    /// index file was written (same size, same time, ctime not trusted) is hashed, not
+    /// taken on its stat data; a deletion; an untracked file in a new folder.
+    #[test]
+    fn a_look_at_some_paths_finds_what_a_whole_status_finds() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        git(root, &["init", "-q", "-b", "main"]);
+        git(root, &["config", "core.trustctime", "false"]);
+        std::fs::create_dir(root.join("d")).unwrap();
+        for (path, text) in [("a.txt", "aaaa\n"), ("c.txt", "cccc\n"), ("d/b.txt", "bbbb\n")] {
+            std::fs::write(root.join(path), text).unwrap();
+        }
+        git(root, &["add", "."]);
+        git(root, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base"]);
+        let recorded = std::fs::metadata(root.join("a.txt")).unwrap().modified().unwrap();
+        std::fs::write(root.join("a.txt"), "AAAA\n").unwrap();
+        let same_tick = std::fs::FileTimes::new().set_modified(recorded);
+        for file in ["a.txt", ".git/index"] {
+            let file = std::fs::File::options().write(true).open(root.join(file)).unwrap();
+            file.set_times(same_tick).unwrap();
+        }
+        std::fs::remove_file(root.join("c.txt")).unwrap();
+        std::fs::create_dir(root.join("new")).unwrap();
+        std::fs::write(root.join("new/x.txt"), "x\n").unwrap();
+
+        let repo = Repository::open(root).unwrap();
+        let looked: Vec<PathBuf> = ["a.txt", "c.txt", "d", "new"].map(PathBuf::from).to_vec();
+        let mut some =
+            workdir_statuses(&repo, root, WorkdirChanges::Only(&looked), &[], false).unwrap();
+        let mut whole = workdir_statuses(&repo, root, WorkdirChanges::Unknown, &[], false).unwrap();
+        some.sort();
+        whole.sort();
+        let expected = vec![
+            (b"a.txt".to_vec(), Status::WT_MODIFIED),
+            (b"c.txt".to_vec(), Status::WT_DELETED),
+            (b"new/x.txt".to_vec(), Status::WT_NEW),
+        ];
+        assert_eq!(whole, expected);
+        assert_eq!(some, expected);
+    }
 
     /// A merge left in conflict: its path is staged work (each side's entry), and a staged
     /// file beside it is not what is listed then; once resolved, what is staged is listed.
@@ -647,25 +968,11 @@ mod tests {
     fn staged_paths_name_a_conflict_and_then_what_is_staged() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
-        let commit = |message: &str| {
-            git(root, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", message])
-        };
         git(root, &["init", "-q", "-b", "main"]);
         std::fs::write(root.join("a.txt"), "base\n").unwrap();
         git(root, &["add", "a.txt"]);
-        commit("base");
-        git(root, &["checkout", "-qb", "other"]);
-        std::fs::write(root.join("a.txt"), "theirs\n").unwrap();
-        commit("theirs");
-        git(root, &["checkout", "-q", "main"]);
-        std::fs::write(root.join("a.txt"), "ours\n").unwrap();
-        commit("ours");
-        let merged = std::process::Command::new("git")
-            .args(["merge", "-q", "other"])
-            .current_dir(root)
-            .output()
-            .unwrap();
-        assert!(!merged.status.success(), "the merge conflicts");
+        commit(root, "base");
+        merge_in_conflict(root, "a.txt");
         let repo = Repository::open(root).unwrap();
         let paths = staged_repo_paths(&repo, root).unwrap();
         assert_eq!(paths, vec![RepoPath(b"a.txt".to_vec()); 3]);

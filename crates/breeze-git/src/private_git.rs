@@ -1,7 +1,9 @@
 //! A lane worker's private git directory, `.breeze/lanes/<lane>/git`: a small repository of
 //! its own whose object store lists the shared one as a read-only alternate, with its own
-//! HEAD, two refs (the task branch at the lane's HEAD commit, main at main's tip), a copy of
-//! the lane's index, the shared `info/exclude` and a config that includes the shared one.
+//! HEAD, two refs (the task branch at the lane's HEAD commit, main at main's tip), the
+//! lane's index (written from the lane handle's index in memory: the lane's own file may
+//! be behind HEAD, `index_behind.rs`), the shared `info/exclude` and a config that
+//! includes the shared one.
 //!
 //! While a worker runs, the lane's `.git` file names this directory instead of the lane's
 //! admin folder, so every git the worker runs — its shell, claude's and codex's tools, a
@@ -20,6 +22,8 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{Context as _, GitError};
+use crate::index_behind;
+use crate::index_file::{self, fresh_index};
 use crate::names::{SEALED_MAIN, STATE_DIR, branch_ref};
 use crate::repo::Repo;
 use crate::untrusted::{copy_file, ensure_dir, read_small, remove_entry, replace_file};
@@ -73,7 +77,8 @@ impl Repo {
     ///
     /// Written each time: `HEAD` (`ref: refs/heads/<task branch>`), that ref at the branch's
     /// tip and `refs/heads/<main>` at main's tip (so `git diff main`, `git log main..` work),
-    /// `index` (a copy of the lane's, so `git status` is right and fast), `config`
+    /// `index` (the lane's as HEAD has it, written from the lane handle's index in memory;
+    /// `git status` is right and fast), `config`
     /// (`[include]` of the shared config, so the user's settings apply, then the lane as the
     /// working tree), `objects/info/alternates` (the shared object store), `info/exclude`
     /// and, when the shared repository has them, `info/attributes` and `shallow`.
@@ -104,8 +109,6 @@ impl Repo {
                 .ctx(|| format!("could not read the tip of `{}`", wt.branch))?;
             (tip, self.main_tip()?)
         };
-        // The worker's git reads a copy of the lane's index: the file must agree with HEAD.
-        self.settle_lane_index(wt)?;
         self.write_private_git(wt, &private, tip, main)?;
         replace_file(&note, wt.branch.as_bytes())?;
         // main's tip as written into the private refs: breeze's, never the worker's work
@@ -118,8 +121,8 @@ impl Repo {
 
     /// Writes what the private git directory `private` of lane `wt` holds: its folders,
     /// the task branch's ref at `tip` and main's at `main`, `HEAD`, `config`, the
-    /// alternate, and copies of the shared `info/exclude`, `info/attributes` and `shallow`
-    /// and of the lane's index ([`Repo::seal_lane`]).
+    /// alternate, copies of the shared `info/exclude`, `info/attributes` and `shallow`, and
+    /// the lane's index ([`Repo::seal_lane`]).
     fn write_private_git(
         &self,
         wt: &Worktree,
@@ -165,7 +168,6 @@ impl Repo {
             (self.common_dir.join("info/exclude"), "info/exclude"),
             (self.common_dir.join("info/attributes"), "info/attributes"),
             (self.common_dir.join("shallow"), "shallow"),
-            (self.lane_admin_dir(wt).join("index"), "index"),
         ] {
             let to = private.join(to);
             if std::fs::symlink_metadata(&to).is_ok_and(|meta| meta.is_dir()) {
@@ -173,7 +175,30 @@ impl Repo {
             }
             copy_file(&from, &to)?;
         }
-        Ok(())
+        self.write_private_index(wt, &private.join("index"))
+    }
+
+    /// Writes the index the worker's git reads, `to`, as the lane's index must be for HEAD:
+    /// from the lane handle's index in memory, whose own file a commit or a move may have
+    /// left behind HEAD (`index_behind.rs`). An index only libgit2 writes is settled into
+    /// the lane's file and copied.
+    fn write_private_index(&self, wt: &Worktree, to: &Path) -> Result<(), GitError> {
+        if std::fs::symlink_metadata(to).is_ok_and(|meta| meta.is_dir()) {
+            remove_entry(to)?;
+        }
+        let handle = self.handle(&wt.path)?;
+        // A file another git wrote since is read again, and the noted entries put right.
+        let mut index = match index_behind::apply(&handle, &wt.path)? {
+            Some(index) => index,
+            None => fresh_index(&handle, &wt.path)?,
+        };
+        if index_file::write_copy(&handle, &mut index, &wt.path, to)? {
+            return Ok(());
+        }
+        drop(index);
+        drop(handle);
+        self.settle_lane_index(wt)?;
+        copy_file(&self.lane_admin_dir(wt).join("index"), to).map(|_| ())
     }
 
     /// Points the `.git` file of lane `wt` at `git_dir`, replacing what is there (a link is

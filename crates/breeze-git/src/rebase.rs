@@ -12,7 +12,7 @@ use git2::{
 
 use crate::error::{Context as _, GitError};
 use crate::index_file::fresh_index;
-use crate::libgit2_checkout::{self, Mode};
+use crate::libgit2_checkout::{self, IndexFile, Mode};
 use crate::merge::{CheckedMerge, checked_merge};
 use crate::merge_check::{MergeTrees, Side, Unsound, set_exec_bits};
 use crate::names::branch_ref;
@@ -80,7 +80,13 @@ impl Repo {
         let plan = ConflictPlan::new(&trees, conflicts, &unsound, &labels)?;
 
         // 1. Move the worktree to `onto`, touching only differing paths.
-        libgit2_checkout::move_paths(wrepo, &wt.path, &head_tree, &onto_tree, Mode::Safe)?;
+        libgit2_checkout::move_paths(
+            wrepo,
+            &wt.path,
+            &head_tree,
+            &onto_tree,
+            (Mode::Safe, IndexFile::Written),
+        )?;
         wrepo
             .reference(
                 &branch_ref(&wt.branch),

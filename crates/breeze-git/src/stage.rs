@@ -10,7 +10,7 @@ use crate::baseline::Baseline;
 use crate::bounds::StopFlag;
 use crate::error::{Context as _, GitError};
 use crate::index_file::fresh_index;
-use crate::libgit2_checkout::{staged_repo_paths, statuses_of, workdir_status_options_for};
+use crate::libgit2_checkout::{staged_repo_paths, workdir_statuses};
 use crate::paths::{RepoPath, WorkdirChanges, bytes_path, path_string};
 use crate::state::set_entries_to;
 use crate::untrusted::read_prefix;
@@ -147,21 +147,19 @@ fn changed_in_workdir(
         WorkdirChanges::Unknown => Vec::new(),
         WorkdirChanges::Only(_) => staged_repo_paths(wrepo, at)?,
     };
-    let Some(mut options) = workdir_status_options_for(changes, &staged) else {
-        return Ok(Vec::new());
-    };
-    let statuses = statuses_of(wrepo, at, &mut options)?;
     let workdir_change = Status::WT_NEW
         | Status::WT_MODIFIED
         | Status::WT_DELETED
         | Status::WT_TYPECHANGE
         | Status::CONFLICTED;
-    Ok(statuses
-        .iter()
-        .filter(|entry| entry.status().intersects(workdir_change))
-        .map(|entry| {
-            let bytes = entry.path_bytes();
-            bytes.strip_suffix(b"/").unwrap_or(bytes).to_vec()
+    Ok(workdir_statuses(wrepo, at, changes, &staged, false)?
+        .into_iter()
+        .filter(|(_, status)| status.intersects(workdir_change))
+        .map(|(mut bytes, _)| {
+            if bytes.ends_with(b"/") {
+                bytes.pop();
+            }
+            bytes
         })
         .collect())
 }

@@ -215,6 +215,8 @@ fn moving_a_lane_to_its_next_task_leaves_exactly_the_new_base() {
     let changes = watch.changes();
     let moved = handle.move_worktree_changed(&wt, "task/second", base, only(&changes)).unwrap();
     watch.settle(&changes);
+    // The move left the index file behind HEAD: written before a person's git reads it.
+    handle.settle_lane_index(&moved).unwrap();
     assert_eq!(moved.branch, "task/second");
     assert_eq!(rev(&wt.path, "HEAD"), base);
     assert_eq!(git(&wt.path, &["status", "--porcelain", "--untracked-files=all"]), "");

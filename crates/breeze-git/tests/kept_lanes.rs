@@ -94,7 +94,10 @@ fn a_baseline_file_main_starts_tracking_gives_way_when_the_lane_moves() {
     // Another task landed the lockfile: the next base tracks it.
     let next = repo.commit_on_main(&[("package-lock.json", "landed\n")], "lockfile");
     let moved = handle.move_worktree_changed(&lane, "task/two", next, WorkdirChanges::Only(&[]));
-    assert_eq!(moved.unwrap().branch, "task/two");
+    let moved = moved.unwrap();
+    assert_eq!(moved.branch, "task/two");
+    // The test's `git status` is a person's git: the index file is written first.
+    handle.settle_lane_index(&moved).unwrap();
     assert_eq!(read(&lane.path, "package-lock.json"), "landed\n");
     assert_eq!(status(&lane.path), "");
     assert!(handle.baseline_paths(&lane).is_empty());

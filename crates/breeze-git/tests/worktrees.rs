@@ -695,6 +695,55 @@ fn a_commit_leaves_the_lane_index_to_its_next_move_and_a_kill_between_loses_noth
     repo.fsck();
 }
 
+/// The run's move of a lane to its next task writes the files, not the index file: the
+/// moved paths are noted behind HEAD. A handle opened afresh (after a kill) finds the lane
+/// clean; the worker's git reads a private index written from memory that agrees with
+/// HEAD, cache-tree included; once settled, the lane's own file agrees too.
+#[test]
+fn a_runs_move_leaves_the_lane_index_behind_and_the_workers_copy_agrees() {
+    let repo = TestRepo::standard();
+    let handle = repo.open();
+    let base = repo.main_tip();
+    let wt = handle.create_worktree("lane-m", "task/m1", base, "r").unwrap();
+    write(&wt.path, "src/a.rs", "fn a() { m1 }\n");
+    handle.commit_worktree(&wt, "task m1").unwrap();
+    let next = repo.commit_on_main(&[("other.txt", "landed meanwhile\n")], "another task");
+    let committed = Worktree { branch: "task/m1".into(), base, ..wt.clone() };
+    let before = index_stamp(&handle, &wt);
+    let only = breeze_git::WorkdirChanges::Only(&[]);
+    let moved = handle.move_worktree_changed(&committed, "task/m2", next, only).unwrap();
+    assert_eq!(rev(&wt.path, "HEAD"), next);
+    assert_eq!(read(&wt.path, "src/a.rs"), "fn a() {}\n");
+    assert_eq!(index_stamp(&handle, &wt), before, "the move does not write the index file");
+    let admin = handle.lane_admin_dir(&wt);
+    let marker = std::fs::read(admin.join("breeze-index-behind")).unwrap();
+    let noted: Vec<&[u8]> = marker.split(|b| *b == 0).filter(|p| !p.is_empty()).collect();
+    assert_eq!(noted, [&b"other.txt"[..], b"src/a.rs"]);
+
+    // Killed here: a fresh handle puts the noted entries right and finds nothing to commit.
+    drop(handle);
+    let resumed = repo.open();
+    assert!(!resumed.is_worktree_dirty(&wt.path).unwrap());
+    let own =
+        [format!("--git-dir={}", admin.display()), format!("--work-tree={}", wt.path.display())];
+    // Another git writes the file as it is (behind): the copy is still HEAD's.
+    git(&wt.path, &[&own[0], &own[1], "update-index", "--force-write-index"]);
+    // The worker's git, on its private copy (the lane's `.git` points there now).
+    resumed.seal_lane(&moved).unwrap();
+    assert_eq!(git_status(&wt.path), "");
+    assert_eq!(
+        git(&wt.path, &["write-tree"]).trim(),
+        git(&wt.path, &["rev-parse", "HEAD^{tree}"]).trim(),
+        "the copy's cache-tree is HEAD's tree"
+    );
+    // A person's git on the lane's own index, once breeze settled it.
+    resumed.settle_lane_index(&moved).unwrap();
+    assert!(!admin.join("breeze-index-behind").exists());
+    let status = [&own[0], &own[1], "status", "--porcelain", "--untracked-files=all"];
+    assert_eq!(git(&wt.path, &status), "");
+    repo.fsck();
+}
+
 #[test]
 fn a_lane_kept_for_its_uncommitted_work_shows_git_only_that_work() {
     let repo = TestRepo::standard();

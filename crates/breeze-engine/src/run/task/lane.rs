@@ -495,6 +495,9 @@ impl TaskDriver {
     /// baseline (the paths the lane's watch saw written since the lane last agreed with
     /// git that are now uncommitted): never the task's change.
     async fn run_setup(&self, worktree: &breeze_git::Worktree) -> Result<(), EngineError> {
+        // Setup's git (a build that stamps its version, a hook installer) reads the lane's
+        // index file, which the move left behind HEAD.
+        self.settle_lane_index(worktree).await?;
         let config = &self.ctx.config;
         let name = worktree.path.file_name().and_then(|n| n.to_str()).unwrap_or("worktree");
         let log = self.ctx.run_dir.unused_log(&format!("{}.setup.{name}", file_slug(&self.id)));
@@ -527,7 +530,7 @@ impl TaskDriver {
         ))
     }
 
-    /// Writes the lane's index file when the attempt's commit left it behind HEAD
+    /// Writes the lane's index file when a commit or the lane's move left it behind HEAD
     /// (`breeze_git::Repo::settle_lane_index`): before a git that is not breeze's reads the
     /// lane.
     pub(super) async fn settle_lane_index(
