@@ -78,10 +78,18 @@ pub(crate) fn write(
     at: &Path,
     fresh: &[RepoPath],
 ) -> Result<(), GitError> {
-    let file = file_of(index, at)?;
-    let recorded = stamp(&file);
-    let trees = (Trees::Made(repo), Checksum::Skipped);
-    write_with((index, None), at, fresh, recorded.as_ref(), trees).map(|_| ())
+    write_own(index, at, fresh, Trees::Made(repo))
+}
+
+/// [`write`] and [`write_known`]: breeze's own checkout's file, without a checksum.
+fn write_own(
+    index: &mut Index,
+    at: &Path,
+    fresh: &[RepoPath],
+    trees: Trees<'_>,
+) -> Result<(), GitError> {
+    let recorded = stamp(&file_of(index, at)?);
+    write_with((index, None), at, fresh, recorded.as_ref(), (trees, Checksum::Skipped)).map(|_| ())
 }
 
 /// [`write`] into the file `copy` instead of `index`'s own, which is left as it is: the
@@ -111,10 +119,7 @@ pub(crate) fn write_known(
     fresh: &[RepoPath],
     tree: Oid,
 ) -> Result<(), GitError> {
-    let file = file_of(index, at)?;
-    let recorded = stamp(&file);
-    let trees = Trees::Known { repo, tree };
-    write_with((index, None), at, fresh, recorded.as_ref(), (trees, Checksum::Skipped)).map(|_| ())
+    write_own(index, at, fresh, Trees::Known { repo, tree })
 }
 
 /// The tree `index` makes, when breeze wrote its file knowing it and the file is still
@@ -352,8 +357,15 @@ pub(crate) fn forget(index: &Index) {
 /// ends without one ([`Checksum::Skipped`]): done when the checkout is parked for a later
 /// run, which an older breeze may make (before this one, breeze took such a file for one
 /// changed at every look, and lost what it had staged in memory). Under git's
-/// `index.lock`, as git writes the file.
-pub(crate) fn hash_for_later(repo: &Repository, at: &Path) -> Result<(), GitError> {
+/// `index.lock`, as git writes the file. Best effort: a failure is logged (this breeze
+/// reads the file either way).
+pub(crate) fn hash_for_later(repo: &Repository, at: &Path) {
+    if let Err(err) = hash_file_for_later(repo, at) {
+        tracing::warn!(checkout = %at.display(), "could not hash the parked index: {err}");
+    }
+}
+
+fn hash_file_for_later(repo: &Repository, at: &Path) -> Result<(), GitError> {
     // The handle's index object, not read: it only says whether the handle holds the file.
     let index = repo.index().ctx(|| format!("could not read the index of {}", at.display()))?;
     let file = file_of(&index, at)?;

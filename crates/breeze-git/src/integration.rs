@@ -78,7 +78,7 @@ impl Repo {
 
     /// [`Repo::review_checkout`] for a run done with it: the checkout at `commit` for the
     /// next run, its index file ending in its SHA-1 again, for whichever breeze takes it
-    /// (`index_file::hash_for_later`; a failure there is only logged).
+    /// (`index_file::hash_for_later`, best effort).
     pub fn park_review_checkout(
         &self,
         name: &str,
@@ -86,10 +86,9 @@ impl Repo {
         changes: WorkdirChanges<'_>,
     ) -> Result<PathBuf, GitError> {
         let path = self.review_checkout(name, commit, changes)?;
-        let hashed =
-            self.handle(&path).and_then(|wrepo| crate::index_file::hash_for_later(&wrepo, &path));
-        if let Err(err) = hashed {
-            tracing::warn!(checkout = name, "could not hash the parked checkout's index: {err}");
+        match self.handle(&path) {
+            Ok(wrepo) => crate::index_file::hash_for_later(&wrepo, &path),
+            Err(err) => tracing::warn!(checkout = name, "could not hash the parked index: {err}"),
         }
         Ok(path)
     }

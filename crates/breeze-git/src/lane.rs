@@ -183,10 +183,7 @@ impl Repo {
         let mut wrepo = self.handle(&wt.path)?;
         wrepo.set_keep(false);
         let written = self.park_in(&wrepo, wt, &target, changes)?;
-        // Best effort: this breeze reads the file either way.
-        if let Err(err) = crate::index_file::hash_for_later(&wrepo, &wt.path) {
-            tracing::warn!(worktree = %wt.name, "could not hash the parked lane's index: {err}");
-        }
+        crate::index_file::hash_for_later(&wrepo, &wt.path);
         wrepo.set_keep(true);
         let parked = Worktree { branch: String::new(), base: commit, ..wt.clone() };
         if let Some(written) = written {

@@ -14,7 +14,7 @@ use git2::{
 use crate::error::{Context as _, GitError};
 use crate::index_behind;
 use crate::index_file::{self, fresh_index};
-use crate::paths::{RepoPath, WorkdirChanges};
+use crate::paths::{RepoPath, WorkdirChanges, bytes_path};
 use crate::state::locked_or;
 
 /// Status of the working tree against the index only, untracked files included, ignored
@@ -99,41 +99,42 @@ pub(crate) fn workdir_statuses(
     ignored: bool,
 ) -> Result<Vec<(Vec<u8>, Status)>, GitError> {
     use std::os::unix::ffi::OsStrExt as _;
-    let looked: Vec<&[u8]> = match changes {
-        WorkdirChanges::Only(paths) => paths
-            .iter()
-            .map(|path| path.as_os_str().as_bytes())
-            .chain(extra.iter().map(|path| path.0.as_slice()))
-            .collect(),
-        WorkdirChanges::Unknown => Vec::new(),
-    };
-    // The whole working tree: nothing is known, or a path stands for all of it.
-    if changes == WorkdirChanges::Unknown || looked.iter().any(|path| path.is_empty()) {
-        let mut options = workdir_status_options();
-        if ignored {
-            options.include_ignored(true).recurse_ignored_dirs(false);
+    let looked: Option<Vec<&[u8]>> = match changes {
+        WorkdirChanges::Only(paths) => {
+            let paths = paths.iter().map(|path| path.as_os_str().as_bytes());
+            Some(paths.chain(extra.iter().map(|path| path.0.as_slice())).collect())
         }
-        let statuses = statuses_of(repo, at, &mut options)?;
-        return Ok(statuses.iter().map(|e| (e.path_bytes().to_vec(), e.status())).collect());
+        WorkdirChanges::Unknown => None,
+    };
+    // A path that stands for the whole working tree is looked at as nothing known.
+    match looked.filter(|looked| looked.iter().all(|path| !path.is_empty())) {
+        Some(looked) if looked.is_empty() => Ok(Vec::new()),
+        Some(looked) => {
+            let index = fresh_index(repo, at)?;
+            let listed = if ignored { IgnoredFiles::Folders } else { IgnoredFiles::Left };
+            workdir_changes_at(repo, at, (&index, file_time(&index)), &looked, listed)
+        }
+        None => {
+            let mut options = workdir_status_options();
+            if ignored {
+                options.include_ignored(true).recurse_ignored_dirs(false);
+            }
+            let statuses = statuses_of(repo, at, &mut options)?;
+            Ok(statuses.iter().map(|e| (e.path_bytes().to_vec(), e.status())).collect())
+        }
     }
-    if looked.is_empty() {
-        return Ok(Vec::new());
-    }
-    let index = fresh_index(repo, at)?;
-    workdir_changes_at(repo, at, (&index, file_time(&index)), &looked, (ignored, false))
 }
 
 /// The working tree of the checkout at `at` against `index` (its index, racily clean
 /// entries those not older than `racy_from`) at `looked` only (folders: all beneath), with
-/// libgit2 walking only the entries there ([`entries_at`]):
-/// each changed, untracked and — with `ignored.0` — ignored path as libgit2 names it,
-/// with its status; with `ignored.1` every ignored file, else an ignored folder as one.
+/// libgit2 walking only the entries there ([`entries_at`]): each changed, untracked and
+/// (as `ignored` says) ignored path as libgit2 names it, with its status.
 fn workdir_changes_at(
     repo: &Repository,
     at: &Path,
     (index, racy_from): (&Index, Option<(i64, i64)>),
     looked: &[&[u8]],
-    (ignored, each_ignored): (bool, bool),
+    ignored: IgnoredFiles,
 ) -> Result<Vec<(Vec<u8>, Status)>, GitError> {
     let context = || format!("could not read the status of {}", at.display());
     let entries = entries_at(index, looked, racy_from).ctx(context)?;
@@ -142,8 +143,8 @@ fn workdir_changes_at(
         .include_typechange(true)
         .include_untracked(true)
         .recurse_untracked_dirs(true)
-        .include_ignored(ignored)
-        .recurse_ignored_dirs(each_ignored)
+        .include_ignored(ignored != IgnoredFiles::Left)
+        .recurse_ignored_dirs(ignored == IgnoredFiles::Each)
         .disable_pathspec_match(true);
     for path in looked {
         options.pathspec(*path);
@@ -160,6 +161,17 @@ fn workdir_changes_at(
         .collect())
 }
 
+/// Which ignored files a look at the working tree lists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum IgnoredFiles {
+    /// None.
+    Left,
+    /// An ignored folder as one entry (`git status --ignored`).
+    Folders,
+    /// Every ignored file (`git status --ignored=matching --untracked-files=all`).
+    Each,
+}
+
 /// Each entry of `index` at `paths` and beneath them (every stage), found by binary
 /// search, handed to `each`.
 fn each_entry_at(
@@ -169,7 +181,7 @@ fn each_entry_at(
 ) -> Result<(), git2::Error> {
     for path in paths {
         for stage in 0..=3 {
-            if let Some(entry) = index.get_path(crate::paths::bytes_path(path), stage) {
+            if let Some(entry) = index.get_path(bytes_path(path), stage) {
                 each(entry)?;
             }
         }
@@ -194,7 +206,7 @@ fn staged_at(
 ) -> Result<Vec<RepoPath>, git2::Error> {
     let head = repo.head().and_then(|head| head.peel_to_tree()).ok();
     let in_head = |path: &[u8]| {
-        let entry = head.as_ref()?.get_path(crate::paths::bytes_path(path)).ok()?;
+        let entry = head.as_ref()?.get_path(bytes_path(path)).ok()?;
         (entry.kind() != Some(git2::ObjectType::Tree)).then(|| (entry.id(), entry.filemode()))
     };
     let mut staged = Vec::new();
@@ -206,7 +218,7 @@ fn staged_at(
         Ok(())
     })?;
     for path in looked {
-        let rel = crate::paths::bytes_path(path);
+        let rel = bytes_path(path);
         let tracked = (0..=3).any(|stage| index.get_path(rel, stage).is_some());
         if !tracked && in_head(path).is_some() {
             staged.push(RepoPath(path.to_vec()));
@@ -753,7 +765,7 @@ fn changed_at(
     // The landing's index is a copy (or held in memory): its file's time says nothing of
     // when the entries' stat data were recorded, so each file that matches its entry is
     // hashed (the landing's paths only).
-    let in_way = workdir_changes_at(repo, at, (index, None), &looked, (true, true))?;
+    let in_way = workdir_changes_at(repo, at, (index, None), &looked, IgnoredFiles::Each)?;
     let mut changed: Vec<RepoPath> = in_way.into_iter().map(|(path, _)| RepoPath(path)).collect();
     let context = || format!("could not compare HEAD with the index in {}", at.display());
     changed.extend(staged_at(repo, index, &looked).ctx(context)?);
@@ -822,6 +834,20 @@ mod tests {
         git(root, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", message]);
     }
 
+    /// Rewrites `path` (tracked, unchanged) in the repository at `root` with `text` of the
+    /// same size in the tick its index entry was recorded in: the file and the index file
+    /// get the entry's time back, and ctime is not trusted, so only its content tells.
+    fn rewrite_in_its_tick(root: &std::path::Path, path: &str, text: &str) {
+        git(root, &["config", "core.trustctime", "false"]);
+        let recorded = std::fs::metadata(root.join(path)).unwrap().modified().unwrap();
+        std::fs::write(root.join(path), text).unwrap();
+        let same_tick = std::fs::FileTimes::new().set_modified(recorded);
+        for file in [path, ".git/index"] {
+            let file = std::fs::File::options().write(true).open(root.join(file)).unwrap();
+            file.set_times(same_tick).unwrap();
+        }
+    }
+
     /// Leaves `path` (committed on main) in conflict in the repository at `root`: changed
     /// on a branch and on main, then merged.
     fn merge_in_conflict(root: &std::path::Path, path: &str) {
@@ -864,16 +890,8 @@ mod tests {
         std::fs::write(root.join("new.txt"), "untracked\n").unwrap();
         std::fs::write(root.join("x.log"), "ignored\n").unwrap();
         std::fs::write(root.join("g.txt"), "changed, not touched\n").unwrap();
-        // Rewritten in the tick its entry was recorded in: same size, same time (ctime not
-        // trusted); the landing reads a copy of the index, newer than the entry.
-        git(root, &["config", "core.trustctime", "false"]);
-        let recorded = std::fs::metadata(root.join("h.txt")).unwrap().modified().unwrap();
-        std::fs::write(root.join("h.txt"), "H.TXT\n").unwrap();
-        let same_tick = std::fs::FileTimes::new().set_modified(recorded);
-        for file in ["h.txt", ".git/index"] {
-            let file = std::fs::File::options().write(true).open(root.join(file)).unwrap();
-            file.set_times(same_tick).unwrap();
-        }
+        // The landing reads a copy of the index, newer than the entry.
+        rewrite_in_its_tick(root, "h.txt", "H.TXT\n");
         let copy = dir.path().join(".git/landing-copy");
         std::fs::copy(root.join(".git/index"), &copy).unwrap();
 
@@ -928,20 +946,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         git(root, &["init", "-q", "-b", "main"]);
-        git(root, &["config", "core.trustctime", "false"]);
         std::fs::create_dir(root.join("d")).unwrap();
         for (path, text) in [("a.txt", "aaaa\n"), ("c.txt", "cccc\n"), ("d/b.txt", "bbbb\n")] {
             std::fs::write(root.join(path), text).unwrap();
         }
         git(root, &["add", "."]);
-        git(root, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "base"]);
-        let recorded = std::fs::metadata(root.join("a.txt")).unwrap().modified().unwrap();
-        std::fs::write(root.join("a.txt"), "AAAA\n").unwrap();
-        let same_tick = std::fs::FileTimes::new().set_modified(recorded);
-        for file in ["a.txt", ".git/index"] {
-            let file = std::fs::File::options().write(true).open(root.join(file)).unwrap();
-            file.set_times(same_tick).unwrap();
-        }
+        commit(root, "base");
+        rewrite_in_its_tick(root, "a.txt", "AAAA\n");
         std::fs::remove_file(root.join("c.txt")).unwrap();
         std::fs::create_dir(root.join("new")).unwrap();
         std::fs::write(root.join("new/x.txt"), "x\n").unwrap();
