@@ -108,6 +108,42 @@ fn what_another_git_staged_in_the_review_checkout_is_put_back() {
     repo.fsck();
 }
 
+/// A later run reads the review checkout's index ahead of its first placing; what another
+/// git staged there after that read is still found and put back, and the checkout of a
+/// repository that has none is not made by reading ahead.
+#[test]
+fn a_review_checkout_read_ahead_still_sees_what_another_git_staged_since() {
+    let repo = TestRepo::standard();
+    let first = repo.main_tip();
+    let second = repo.commit_on_main(&[("src/a.rs", "fn a2() {}\n")], "two");
+    let nothing = WorkdirChanges::Only(&[]);
+    let path = {
+        let earlier_run = repo.open();
+        earlier_run.park_review_checkout(REVIEW_CHECKOUT, first, WorkdirChanges::Unknown).unwrap()
+    };
+    let later_run = repo.open();
+    later_run.preload_review_checkout(REVIEW_CHECKOUT);
+    write(&path, "README.md", "staged edit\n");
+    git(&path, &["add", "README.md"]);
+    write(&path, "README.md", "# demo\n");
+    assert_eq!(git(&path, &["diff", "--cached", "--name-only"]), "README.md");
+    later_run.review_checkout(REVIEW_CHECKOUT, second, nothing).unwrap();
+    assert_eq!(git(&path, &["rev-parse", "HEAD"]).trim(), second.to_string());
+    assert_eq!(git(&path, &["status", "--porcelain", "--ignored"]), "");
+    assert_eq!(
+        git(&path, &["write-tree"]).trim(),
+        git(&path, &["rev-parse", "HEAD^{tree}"]).trim()
+    );
+    assert_eq!(read(&path, "src/a.rs"), "fn a2() {}\n");
+
+    let other = TestRepo::standard();
+    let handle = other.open();
+    handle.preload_review_checkout(REVIEW_CHECKOUT);
+    let root = handle.worktree_root().unwrap();
+    assert!(!exists(&root, REVIEW_CHECKOUT), "reading ahead made a review checkout");
+    repo.fsck();
+}
+
 /// An external filter in `.gitattributes`: every checkout of the repository then goes
 /// through the git CLI.
 fn with_external_filter(repo: &TestRepo) {

@@ -117,6 +117,11 @@ async fn context(
         calls_pass_the_gate: true,
     });
     let (lanes, retired) = lanes_of(&repo, snapshot.workers, resumed).await?;
+    // Read while the first task's lane moves, not when its first verdict waits for it.
+    let ahead = repo.clone();
+    drop(tokio::task::spawn_blocking(move || {
+        ahead.preload_review_checkout(breeze_git::REVIEW_CHECKOUT);
+    }));
     let mut notices = prepared.notices;
     notices.extend(retired);
     let progress = options.progress.clone();
