@@ -124,6 +124,7 @@ impl Scratch {
         crepo
             .set_index(&mut index)
             .ctx(|| format!("could not read the index of {}", at.display()))?;
+        crate::index_tree::forget_repo(crepo);
         Ok(IndexCopy { before, trees: None, tree: None })
     }
 
@@ -160,6 +161,7 @@ impl Scratch {
             return Ok(None);
         }
         crepo.set_index(&mut index).ctx(context)?;
+        crate::index_tree::forget_repo(crepo);
         index_file::adopt(&index, &copy);
         Ok(Some(IndexCopy { before, trees: Some(trees), tree }))
     }
@@ -498,7 +500,7 @@ pub(crate) fn write_index_entries(
             let tree = known.or_else(|| trees.existing_tree(&mut index))?;
             (tree == moves.from).then_some(moves.to)
         });
-        set_entries(&mut index, at, &|path| target.get(path), placed, unstatted)?;
+        set_entries((crepo, &mut index), at, &|path| target.get(path), placed, unstatted)?;
         let tree = (before.as_ref(), moved);
         index_file::write_users(crepo, &trees, &mut index, at, &fresh, tree)?;
         // The copy is about to move: what breeze remembers of it would name a missing file.

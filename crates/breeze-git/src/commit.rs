@@ -101,8 +101,8 @@ impl Repo {
         // Re-read picks up the CLI's `git add` (filters); the in-memory index libgit2
         // staged in stays (the file did not change).
         let mut index = fresh_index(wrepo, &wt.path)?;
-        let tree = index
-            .write_tree()
+        // Known from HEAD's and the staged paths when breeze followed every change.
+        let tree = crate::index_tree::tree_of(wrepo, &mut index)
             .ctx(|| format!("could not write the tree of {}", wt.path.display()))?;
         if tree == head.tree_id() {
             return Ok(CommitOutcome::Unchanged { head: head.id() });

@@ -27,8 +27,25 @@ const RETIRE_AFTER_BORROWS: u32 = 256;
 
 /// An idle handle and how many times it was lent out.
 struct Idle {
-    repo: Repository,
+    repo: Pooled,
     borrows: u32,
+}
+
+/// A repository the pool opened: known to `index_tree.rs` from its opening until it is
+/// dropped, wherever that happens (back from a handle, out of the pool, replaced).
+struct Pooled(Repository);
+
+impl Pooled {
+    fn new(repo: Repository) -> Pooled {
+        crate::index_tree::register(&repo);
+        Pooled(repo)
+    }
+}
+
+impl Drop for Pooled {
+    fn drop(&mut self) {
+        crate::index_tree::unregister(&self.0);
+    }
 }
 
 /// Idle libgit2 handles, by the path of the checkout they were opened on.
@@ -61,10 +78,10 @@ impl HandlePool {
         still_valid: impl FnOnce(&Repository) -> bool,
         open: impl FnOnce() -> Result<Repository, GitError>,
     ) -> Result<Handle<'_>, GitError> {
-        let pooled = self.lock().remove(path).filter(|idle| still_valid(&idle.repo));
+        let pooled = self.lock().remove(path).filter(|idle| still_valid(&idle.repo.0));
         let (repo, borrows) = match pooled {
             Some(idle) => (idle.repo, idle.borrows + 1),
-            None => (open()?, 1),
+            None => (Pooled::new(open()?), 1),
         };
         Ok(Handle { repo: Some(repo), key: path.to_path_buf(), pool: self, keep: true, borrows })
     }
@@ -88,7 +105,7 @@ impl HandlePool {
 /// written (or, after a lane's commit, noted behind HEAD: `index_behind.rs`), so a failure
 /// half-way never leaves a half-staged index in the pool.
 pub(crate) struct Handle<'r> {
-    repo: Option<Repository>,
+    repo: Option<Pooled>,
     key: PathBuf,
     pool: &'r HandlePool,
     keep: bool,
@@ -107,7 +124,7 @@ impl Deref for Handle<'_> {
     type Target = Repository;
     fn deref(&self) -> &Repository {
         // Invariant: `repo` is `Some` from construction until `drop`.
-        self.repo.as_ref().expect("handle used after drop")
+        &self.repo.as_ref().expect("handle used after drop").0
     }
 }
 

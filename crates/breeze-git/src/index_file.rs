@@ -218,7 +218,7 @@ fn write_with(
     // (git makes one when it needs it). Not libgit2's writer: its cache-tree may name
     // trees made in memory.
     let (tree, made) = match trees {
-        Trees::Made(repo) => match index.write_tree_to(repo) {
+        Trees::Made(repo) => match crate::index_tree::tree_of(repo, index) {
             Ok(root) => (Some(TREES.extension(repo, root).ctx(context)?), Some(root)),
             Err(_) => (None, None),
         },
@@ -425,6 +425,8 @@ pub(crate) fn fresh_index(repo: &Repository, at: &Path) -> Result<Index, GitErro
     // stamp is taken first: a file replaced during the read is read again next time.
     let file = index.path().map(Path::to_path_buf);
     let before = file.as_deref().and_then(stamp);
+    // What the index held in memory may be gone: its tree is no longer known.
+    crate::index_tree::forget(&index);
     index.read(force).ctx(context)?;
     if let (Some(file), Some(before)) = (file, before) {
         OWN_WRITES.remember_as(&index, file, before, None);
@@ -473,7 +475,29 @@ impl Stamp {
 /// stat data of their files, just written, `unstatted` ones with none (git compares their
 /// content). Removals first: a folder's entries go before a file takes its name, and the
 /// other way round.
+///
+/// `repo` is the checkout's handle: the tree its index is known to make follows the
+/// change (`index_tree.rs`).
 pub(crate) fn set_entries(
+    (repo, index): (&Repository, &mut Index),
+    at: &Path,
+    target: &dyn Fn(&RepoPath) -> Option<Version>,
+    placed: &[RepoPath],
+    unstatted: &[RepoPath],
+) -> Result<(), GitError> {
+    // Changed in memory: the tree it was written as is no longer known (a change that
+    // fails half-way leaves the file as it was, and the index no longer that file).
+    OWN_WRITES.forget_tree(index);
+    if let Err(err) = set_entries_in(index, at, target, placed, unstatted) {
+        crate::index_tree::forget(index);
+        return Err(err);
+    }
+    let paths: Vec<&[u8]> = placed.iter().chain(unstatted).map(|path| path.0.as_slice()).collect();
+    crate::index_tree::update(repo, index, &paths);
+    Ok(())
+}
+
+fn set_entries_in(
     index: &mut Index,
     at: &Path,
     target: &dyn Fn(&RepoPath) -> Option<Version>,
@@ -481,9 +505,6 @@ pub(crate) fn set_entries(
     unstatted: &[RepoPath],
 ) -> Result<(), GitError> {
     let context = || format!("could not update the index of {}", at.display());
-    // Changed in memory: the tree it was written as is no longer known (a change that
-    // fails half-way leaves the file as it was, and the index no longer that file).
-    OWN_WRITES.forget_tree(index);
     let every = || placed.iter().chain(unstatted);
     for path in every().filter(|path| target(path).is_none()) {
         index.remove_path(path.as_path()).ctx(context)?;

@@ -283,6 +283,7 @@ impl Repo {
             .ctx(|| format!("could not create branch `{branch}`"))?;
         // Back to HEAD: the index first, then the files (untracked ones removed).
         let head_tree = head.tree().ctx(|| format!("could not read the tree of {}", head.id()))?;
+        crate::index_tree::forget(&index);
         index
             .read_tree(&head_tree)
             .ctx(|| format!("could not reset the index of {}", wt.path.display()))?;

@@ -269,6 +269,7 @@ impl Repo {
             .ctx(|| format!("could not read HEAD of {}", wt.path.display()))?;
         let mut index =
             wrepo.index().ctx(|| format!("could not read the index of {}", wt.path.display()))?;
+        crate::index_tree::forget(&index);
         index
             .read_tree(&tree)
             .and_then(|()| index.write())

@@ -105,6 +105,7 @@ mod handles;
 mod ignored_writes;
 mod index_behind;
 mod index_file;
+mod index_tree;
 mod init;
 mod integration;
 mod land;

@@ -304,7 +304,7 @@ pub(crate) fn staged_repo_paths(repo: &Repository, at: &Path) -> Result<Vec<Repo
     let mut index = fresh_index(repo, at)?;
     // Each look for conflicts is a pass over every entry (libgit2 keeps no count), and
     // making the index's tree makes one: a tree is made only of an index without them.
-    let index_tree = match index.write_tree() {
+    let index_tree = match crate::index_tree::tree_of(repo, &mut index) {
         Ok(tree) => tree,
         Err(e) if e.code() == ErrorCode::Unmerged => return conflicted_paths(&index, at),
         Err(e) => return Err(e).ctx(context),
@@ -520,6 +520,10 @@ pub(crate) fn move_paths(
     if let Err(paths) = checkout_paths(repo, to, &touched, (mode, index), at)? {
         return Err(GitError::Dirty { path: at.to_path_buf(), paths });
     }
+    // An index that made `from` makes `to` now: no tree need be made of it.
+    let index = fresh_index(repo, at)?;
+    let paths: Vec<&[u8]> = touched.iter().map(|path| path.0.as_slice()).collect();
+    crate::index_tree::moved(repo, &index, (from.id(), to.id()), &paths);
     Ok(touched.len())
 }
 
@@ -568,7 +572,8 @@ pub(crate) fn checkout_paths(
     match result {
         Ok(()) => {
             let target = Versions::of(repo, tree, paths)?;
-            index_file::set_entries(&mut index, at, &|path| target.get(path), paths, &[])?;
+            let entries = (repo, &mut index);
+            index_file::set_entries(entries, at, &|path| target.get(path), paths, &[])?;
             // `paths` are sorted, their files just written by this checkout.
             match index_file {
                 IndexFile::Whole => {

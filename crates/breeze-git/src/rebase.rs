@@ -475,6 +475,8 @@ fn fits(tree: &Tree<'_>, path: &[u8]) -> Result<bool, GitError> {
 /// Records `conflict` (at `rel`) in `index`: stage 0 of every side's path goes (a rename
 /// conflict has several paths), stages 1–3 come in.
 fn stage_conflict(index: &mut Index, conflict: &IndexConflict, rel: &str) -> Result<(), GitError> {
+    // Conflict stages: the index makes no tree now.
+    crate::index_tree::forget(index);
     let sides = [(1u16, &conflict.ancestor), (2, &conflict.our), (3, &conflict.their)];
     for entry in sides.iter().filter_map(|(_, entry)| entry.as_ref()) {
         let side_path = path_string(&entry.path);

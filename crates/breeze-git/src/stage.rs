@@ -48,8 +48,11 @@ fn unresolved_conflicts(
     at: &Path,
     max_bytes: u64,
 ) -> Result<Vec<String>, GitError> {
-    let index = fresh_index(wrepo, at)?;
-    if !index.has_conflicts() {
+    let mut index = fresh_index(wrepo, at)?;
+    // An index whose tree is known has no conflicts (`index_tree.rs`): no pass over it.
+    let known = crate::index_tree::known(wrepo, &mut index)
+        .ctx(|| format!("could not read conflicts in {}", at.display()))?;
+    if known.is_some() || !index.has_conflicts() {
         return Ok(Vec::new());
     }
     let mut paths = Vec::new();
@@ -97,17 +100,34 @@ pub(crate) fn stage_all(
     // directory) can only be staged once the old entries are out of the way.
     let (gone, present): (Vec<&Vec<u8>>, Vec<&Vec<u8>>) =
         changed.iter().partition(|bytes| at.join(bytes_path(bytes)).symlink_metadata().is_err());
-    for bytes in &gone {
+    if let Err(err) = stage_each(&mut index, at, (&gone, &present), stop) {
+        crate::index_tree::forget(&index);
+        return Err(err);
+    }
+    // The index's tree, when known, follows (`index_tree.rs`): the commit makes no tree.
+    let paths: Vec<&[u8]> = changed.iter().map(Vec::as_slice).collect();
+    crate::index_tree::update(wrepo, &index, &paths);
+    Ok(changed)
+}
+
+/// Stages the deletions of `gone` and the files (links, folders) at `present`.
+fn stage_each(
+    index: &mut Index,
+    at: &Path,
+    (gone, present): (&[&Vec<u8>], &[&Vec<u8>]),
+    stop: &StopFlag,
+) -> Result<(), GitError> {
+    for bytes in gone {
         // Deleted (or a conflicted file the worker resolved by deleting it).
         index.remove_path(bytes_path(bytes)).ctx(|| {
             format!("could not stage the deletion of `{}` in {}", path_string(bytes), at.display())
         })?;
     }
-    for bytes in &present {
+    for bytes in present {
         stop.check("stage the worker's changes")?;
-        stage_present(&mut index, at, bytes, stop)?;
+        stage_present(index, at, bytes, stop)?;
     }
-    Ok(changed)
+    Ok(())
 }
 
 /// Puts the index entries of the paths that hold their state in the lane's `baseline`

@@ -87,6 +87,7 @@ pub(crate) fn set_entries_to(
 ) -> Result<(), git2::Error> {
     let rel = bytes_path(path);
     if (1..=3).any(|stage| index.get_path(rel, stage).is_some()) {
+        crate::index_tree::forget(index);
         index.conflict_remove(rel)?;
     }
     // What `tree` has at `path` and below it (a folder), as unstatted index entries.
@@ -118,18 +119,34 @@ pub(crate) fn set_entries_to(
                 .map_while(|i| index.get(i).filter(|entry| entry.path.starts_with(&prefix))),
         );
     }
-    for entry in there {
-        let same = wanted
-            .get(&entry.path)
-            .is_some_and(|want| want.id == entry.id && want.mode == entry.mode);
-        if same {
-            wanted.remove(&entry.path);
-        } else {
-            index.remove_path(bytes_path(&entry.path))?;
+    // The paths whose entries change: the tree the index is known to make follows them
+    // (`index_tree.rs`); a change that fails half-way is not followed.
+    let mut changed: Vec<Vec<u8>> = Vec::new();
+    let result = (|| {
+        for entry in there {
+            let same = wanted
+                .get(&entry.path)
+                .is_some_and(|want| want.id == entry.id && want.mode == entry.mode);
+            if same {
+                wanted.remove(&entry.path);
+            } else {
+                index.remove_path(bytes_path(&entry.path))?;
+                changed.push(entry.path);
+            }
         }
+        for entry in wanted.values() {
+            index.add(entry)?;
+            changed.push(entry.path.clone());
+        }
+        Ok(())
+    })();
+    match &result {
+        Err(_) => crate::index_tree::forget(index),
+        Ok(()) if !changed.is_empty() => {
+            let paths: Vec<&[u8]> = changed.iter().map(Vec::as_slice).collect();
+            crate::index_tree::update(repo, index, &paths);
+        }
+        Ok(()) => {}
     }
-    for entry in wanted.values() {
-        index.add(entry)?;
-    }
-    Ok(())
+    result
 }

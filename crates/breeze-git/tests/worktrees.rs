@@ -5,6 +5,7 @@ mod common;
 
 use std::os::unix::fs::MetadataExt as _;
 
+use breeze_git::WorkdirChanges;
 use breeze_git::WorkdirChanges::Unknown;
 use breeze_git::{GitError, Oid, RemoveOutcome, Repo, Worktree, slug};
 use common::{TestRepo, block_for, git, git_output, read, rev, worker_commit, write};
@@ -710,7 +711,7 @@ fn a_runs_move_leaves_the_lane_index_behind_and_the_workers_copy_agrees() {
     let next = repo.commit_on_main(&[("other.txt", "landed meanwhile\n")], "another task");
     let committed = Worktree { branch: "task/m1".into(), base, ..wt.clone() };
     let before = index_stamp(&handle, &wt);
-    let only = breeze_git::WorkdirChanges::Only(&[]);
+    let only = WorkdirChanges::Only(&[]);
     let moved = handle.move_worktree_changed(&committed, "task/m2", next, only).unwrap();
     assert_eq!(rev(&wt.path, "HEAD"), next);
     assert_eq!(read(&wt.path, "src/a.rs"), "fn a() {}\n");
@@ -741,6 +742,91 @@ fn a_runs_move_leaves_the_lane_index_behind_and_the_workers_copy_agrees() {
     assert!(!admin.join("breeze-index-behind").exists());
     let status = [&own[0], &own[1], "status", "--porcelain", "--untracked-files=all"];
     assert_eq!(git(&wt.path, &status), "");
+    repo.fsck();
+}
+
+/// The tree git makes of the lane's files (`git add -A` into a scratch index from HEAD's
+/// parent's tree): what a task's commit must hold.
+fn tree_git_makes(repo: &TestRepo, handle: &Repo, wt: &Worktree, parent: Oid) -> Oid {
+    let scratch = tempfile::NamedTempFile::new().unwrap();
+    let admin = handle.lane_admin_dir(wt);
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .current_dir(repo.path())
+            .env("GIT_INDEX_FILE", scratch.path())
+            .arg(format!("--git-dir={}", admin.display()))
+            .arg(format!("--work-tree={}", wt.path.display()))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    run(&["read-tree", &parent.to_string()]);
+    run(&["add", "-A", "--", ".", ":!.git"]);
+    common::oid(run(&["write-tree"]).trim())
+}
+
+/// A lane's tasks one after another: each commit holds what the lane's files hold (the
+/// tree git makes of them), through a file replaced by a folder, a folder replaced by a
+/// file, a folder removed whole, a link and an executable bit, and through the moves
+/// between the tasks, whose trees breeze follows without making them (`index_tree.rs`;
+/// debug builds also check every tree it follows against libgit2's).
+#[test]
+fn each_task_of_a_lane_commits_what_its_files_hold() {
+    let repo = TestRepo::with_files(&[
+        ("src/a.rs", "fn a() {}\n"),
+        ("src/b/c.rs", "fn c() {}\n"),
+        ("docs/x.md", "x\n"),
+        ("docs/y/z.md", "z\n"),
+        ("tool.sh", "echo\n"),
+        ("README.md", "# demo\n"),
+    ]);
+    let handle = repo.open();
+    let base = repo.main_tip();
+    let mut wt = handle.create_worktree("lane-t", "task/t1", base, "r").unwrap();
+    let tasks: [&dyn Fn(&Worktree); 3] = [
+        &|wt| {
+            write(&wt.path, "src/a.rs", "fn a() { 1 }\n");
+            write(&wt.path, "new/deep/file.txt", "new\n");
+            std::fs::remove_file(wt.path.join("README.md")).unwrap();
+            let script = wt.path.join("tool.sh");
+            let mut mode = std::fs::metadata(&script).unwrap().permissions();
+            std::os::unix::fs::PermissionsExt::set_mode(&mut mode, 0o755);
+            std::fs::set_permissions(&script, mode).unwrap();
+            std::os::unix::fs::symlink("src/a.rs", wt.path.join("link")).unwrap();
+        },
+        &|wt| {
+            // A file where a folder was, a folder where a file was.
+            std::fs::remove_dir_all(wt.path.join("src/b")).unwrap();
+            write(&wt.path, "src/b", "now a file\n");
+            std::fs::remove_file(wt.path.join("docs/x.md")).unwrap();
+            write(&wt.path, "docs/x.md/inside.md", "now a folder\n");
+        },
+        &|wt| {
+            std::fs::remove_dir_all(wt.path.join("docs")).unwrap();
+            write(&wt.path, "src/a.rs", "fn a() { 3 }\n");
+        },
+    ];
+    for (n, task) in tasks.iter().enumerate() {
+        let parent = rev(&wt.path, "HEAD");
+        task(&wt);
+        // As the engine commits: only the paths the lane's watch saw.
+        // (A git that does not write the lane's index: breeze would read it again.)
+        let status = ["--no-optional-locks", "status", "--porcelain", "-uall"];
+        let seen: Vec<std::path::PathBuf> =
+            git(&wt.path, &status).lines().map(|line| line[3..].trim_matches('"').into()).collect();
+        let changes = WorkdirChanges::Only(&seen);
+        handle.commit_worktree_changed(&wt, &format!("task {n}"), changes).unwrap();
+        let committed = rev(&wt.path, "HEAD^{tree}");
+        assert_eq!(committed, tree_git_makes(&repo, &handle, &wt, parent), "task {n}");
+        // The next task: main moved on meanwhile, the lane moves to it.
+        let main = repo.commit_on_main(&[(&format!("landed-{n}.txt"), "elsewhere\n")], "other");
+        let from = Worktree { base: wt.base, ..wt.clone() };
+        let next = format!("task/t{}", n + 2);
+        wt = handle.move_worktree_changed(&from, &next, main, WorkdirChanges::Only(&[])).unwrap();
+        assert_eq!(rev(&wt.path, "HEAD"), main);
+    }
     repo.fsck();
 }
 

@@ -146,6 +146,12 @@ impl TaskDriver {
                 self.ctx.git(move |repo| repo.find_worktree(&name)).await
             };
             let Ok(Some(worktree)) = found else { continue };
+            // Another task's interrupted attempt is left for that task to take up
+            // ([`Self::take_interrupted_attempt`]): moved away, its branch would be checked
+            // out nowhere breeze looks, or still here while that task makes a new lane.
+            if self.holds_another_tasks_attempt(&worktree) {
+                continue;
+            }
             // A lane of this run that took up its task's interrupted attempt here has it.
             let Some(before) = self.ctx.claim_lane(self.lane, &worktree) else { continue };
             if self.take_kept(&worktree).await {
@@ -154,6 +160,20 @@ impl TaskDriver {
             self.ctx.release_lane(self.lane, before);
         }
         None
+    }
+
+    /// Whether `worktree` has the branch of another task of this run checked out whose
+    /// attempt was interrupted there (working or being reviewed: a change request sends it
+    /// back to that worktree).
+    fn holds_another_tasks_attempt(&self, worktree: &breeze_git::Worktree) -> bool {
+        use crate::snapshot::TaskPhase as Phase;
+        self.ctx.book.read(|snapshot| {
+            snapshot.tasks.iter().enumerate().any(|(index, task)| {
+                index != self.index
+                    && task.branch.as_deref() == Some(worktree.branch.as_str())
+                    && matches!(task.phase, Phase::Working | Phase::Reviewing)
+            })
+        })
     }
 
     /// The worktree an interrupted run left with the task's `branch` checked out (killed
