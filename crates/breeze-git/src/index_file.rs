@@ -488,13 +488,8 @@ pub(crate) fn set_entries(
     // Changed in memory: the tree it was written as is no longer known (a change that
     // fails half-way leaves the file as it was, and the index no longer that file).
     OWN_WRITES.forget_tree(index);
-    if let Err(err) = set_entries_in(index, at, target, placed, unstatted) {
-        crate::index_tree::forget(index);
-        return Err(err);
-    }
-    let paths: Vec<&[u8]> = placed.iter().chain(unstatted).map(|path| path.0.as_slice()).collect();
-    crate::index_tree::update(repo, index, &paths);
-    Ok(())
+    let changed = set_entries_in(index, at, target, placed, unstatted);
+    crate::index_tree::follow((repo, index), changed, placed.iter().chain(unstatted))
 }
 
 fn set_entries_in(

@@ -16,11 +16,11 @@
 //!   while it lives), and only the repository's own index;
 //! - after libgit2 made the tree once ([`tree_of`]);
 //! - until a change breeze does not follow: a read of the file (`index_file::fresh_index`:
-//!   another git wrote it), or a change made some other way than through [`update`]
+//!   another git wrote it), or a change made some other way than through [`follow`]
 //!   ([`forget`], [`forget_repo`]).
 //!
 //! An index with a known tree has no conflicts: libgit2 makes no tree of one, and the
-//! changes [`update`] follows add none. Debug builds (the tests) compare every known tree
+//! changes [`follow`] follows add none. Debug builds (the tests) compare every known tree
 //! with the one libgit2 makes.
 
 use std::collections::{HashMap, HashSet};
@@ -89,7 +89,7 @@ pub(crate) fn forget_repo(repo: &Repository) {
     known_trees().trees.retain(|_, (owner, _)| *owner != key);
 }
 
-/// `index` changed in a way [`update`] did not follow (read again, entries set otherwise).
+/// `index` changed in a way [`follow`] did not (read again, entries set otherwise).
 pub(crate) fn forget(index: &Index) {
     known_trees().trees.remove(&index_key(index));
 }
@@ -159,27 +159,47 @@ fn remember(repo: &Repository, index: &Index, tree: Oid) {
     }
 }
 
-/// Follows a change breeze made to `repo`'s own `index` at `paths` (each now has the entry
-/// the index holds for it, or none): the known tree, if there is one, becomes that tree
-/// with those paths so, made when it is asked for. When it cannot be made that way (a path
-/// that is a folder in the index, a file where a folder was, an entry of an unusual mode),
-/// nothing is known then, and [`tree_of`] asks libgit2.
-pub(crate) fn update(repo: &Repository, index: &Index, paths: &[&[u8]]) {
-    let (base, mut changed) = match lookup(repo, index) {
-        None => return,
+/// Follows a change breeze made to `repo`'s own `index` at `paths`, whose outcome is
+/// `changed`: done, each path now has the entry the index holds for it (or none), and the
+/// known tree, if there is one, becomes that tree with those paths so, made when it is
+/// asked for; failed half-way, nothing is known. When the tree cannot be made that way (a
+/// path that is a folder in the index, a file where a folder was, an entry of an unusual
+/// mode), nothing is known then either, and [`tree_of`] asks libgit2.
+pub(crate) fn follow<T, E>(
+    (repo, index): (&Repository, &Index),
+    changed: Result<T, E>,
+    paths: impl IntoIterator<Item = impl AsRef<[u8]>>,
+) -> Result<T, E> {
+    if changed.is_err() {
+        forget(index);
+        return changed;
+    }
+    let mut paths = paths.into_iter().map(|path| path.as_ref().to_vec()).peekable();
+    if paths.peek().is_none() {
+        return changed;
+    }
+    let (base, mut known) = match lookup(repo, index) {
+        None => return changed,
         Some(Tree::Made(base)) => (base, Vec::new()),
         Some(Tree::Changed { base, paths }) => (base, paths),
     };
-    changed.extend(paths.iter().map(|path| path.to_vec()));
-    set(repo, index, Some(Tree::Changed { base, paths: changed }));
+    known.extend(paths);
+    set(repo, index, Some(Tree::Changed { base, paths: known }));
+    changed
 }
 
-/// `index` (`repo`'s own) was moved from tree `from` to tree `to` by [`update`]s of
-/// `paths`, every path the two trees differ in: when it made `from` before, it makes `to`,
-/// and no tree need be made.
-pub(crate) fn moved(repo: &Repository, index: &Index, (from, to): (Oid, Oid), paths: &[&[u8]]) {
+/// `index` (`repo`'s own) was moved from tree `from` to tree `to` by [`follow`]ed changes
+/// of `paths`, every path the two trees differ in: when it made `from` before, it makes
+/// `to`, and no tree need be made.
+pub(crate) fn moved(
+    (repo, index): (&Repository, &Index),
+    (from, to): (Oid, Oid),
+    paths: impl IntoIterator<Item = impl AsRef<[u8]>>,
+) {
     let Some(Tree::Changed { base, paths: changed }) = lookup(repo, index) else { return };
-    let same = changed.len() == paths.len() && changed.iter().zip(paths).all(|(a, b)| a == b);
+    let mut paths = paths.into_iter();
+    let same = changed.iter().all(|a| paths.next().is_some_and(|b| a == b.as_ref()))
+        && paths.next().is_none();
     if base == from && same {
         set(repo, index, Some(Tree::Made(to)));
     }

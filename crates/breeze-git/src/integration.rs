@@ -14,7 +14,7 @@ use crate::checkout_tool::Ignored;
 use crate::error::{Context as _, GitError};
 use crate::index_file::fresh_index;
 use crate::libgit2_checkout::{self, IndexFile, Mode};
-use crate::names::{ADVICE_CHECKOUT, REVIEW_CHECKOUT, integration_checkout_name};
+use crate::names::{ADVICE_CHECKOUT, REVIEW_CHECKOUT, REVIEW_CHECKOUTS, integration_checkout_name};
 use crate::paths::WorkdirChanges;
 use crate::repo::Repo;
 
@@ -66,7 +66,7 @@ impl Repo {
         commit: Oid,
         changes: WorkdirChanges<'_>,
     ) -> Result<PathBuf, GitError> {
-        if ![REVIEW_CHECKOUT, ADVICE_CHECKOUT].contains(&name) {
+        if !REVIEW_CHECKOUTS.contains(&name) {
             return Err(GitError::InvalidName {
                 what: "review checkout",
                 name: name.to_string(),
@@ -100,7 +100,7 @@ impl Repo {
     /// other core). Nothing when the checkout is not there; a failure is only logged (the
     /// placing reads the index itself, and a file changed since is read again).
     pub fn preload_review_checkout(&self, name: &str) {
-        if ![REVIEW_CHECKOUT, ADVICE_CHECKOUT].contains(&name) {
+        if !REVIEW_CHECKOUTS.contains(&name) {
             return;
         }
         let Ok(root) = self.worktree_root() else { return };

@@ -522,8 +522,7 @@ pub(crate) fn move_paths(
     }
     // An index that made `from` makes `to` now: no tree need be made of it.
     let index = fresh_index(repo, at)?;
-    let paths: Vec<&[u8]> = touched.iter().map(|path| path.0.as_slice()).collect();
-    crate::index_tree::moved(repo, &index, (from.id(), to.id()), &paths);
+    crate::index_tree::moved((repo, &index), (from.id(), to.id()), &touched);
     Ok(touched.len())
 }
 
@@ -839,6 +838,18 @@ mod tests {
         git(root, &["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", message]);
     }
 
+    /// A repository at `root` on `main` whose first commit holds `files` (path, text).
+    fn committed(root: &std::path::Path, files: &[(&str, &str)]) {
+        git(root, &["init", "-q", "-b", "main"]);
+        for (path, text) in files {
+            let file = root.join(path);
+            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+            std::fs::write(file, text).unwrap();
+        }
+        git(root, &["add", "."]);
+        commit(root, "base");
+    }
+
     /// Rewrites `path` (tracked, unchanged) in the repository at `root` with `text` of the
     /// same size in the tick its index entry was recorded in: the file and the index file
     /// get the entry's time back, and ctime is not trusted, so only its content tells.
@@ -878,14 +889,11 @@ mod tests {
     fn what_is_in_a_landings_way_is_what_git_status_lists_there() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
-        git(root, &["init", "-q", "-b", "main"]);
-        std::fs::create_dir(root.join("d")).unwrap();
-        for path in ["a.txt", "b.txt", "c.txt", "d/e.txt", "g.txt", "h.txt", "m.txt"] {
-            std::fs::write(root.join(path), format!("{path}\n")).unwrap();
-        }
-        std::fs::write(root.join(".gitignore"), "*.log\n").unwrap();
-        git(root, &["add", "."]);
-        commit(root, "base");
+        let files = ["a.txt", "b.txt", "c.txt", "d/e.txt", "g.txt", "h.txt", "m.txt"]
+            .map(|path| (path, format!("{path}\n")));
+        let mut files: Vec<(&str, &str)> = files.iter().map(|(p, t)| (*p, t.as_str())).collect();
+        files.push((".gitignore", "*.log\n"));
+        committed(root, &files);
         merge_in_conflict(root, "m.txt");
         std::fs::write(root.join("a.txt"), "staged\n").unwrap();
         git(root, &["add", "a.txt"]);
@@ -950,13 +958,7 @@ mod tests {
     fn a_look_at_some_paths_finds_what_a_whole_status_finds() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
-        git(root, &["init", "-q", "-b", "main"]);
-        std::fs::create_dir(root.join("d")).unwrap();
-        for (path, text) in [("a.txt", "aaaa\n"), ("c.txt", "cccc\n"), ("d/b.txt", "bbbb\n")] {
-            std::fs::write(root.join(path), text).unwrap();
-        }
-        git(root, &["add", "."]);
-        commit(root, "base");
+        committed(root, &[("a.txt", "aaaa\n"), ("c.txt", "cccc\n"), ("d/b.txt", "bbbb\n")]);
         rewrite_in_its_tick(root, "a.txt", "AAAA\n");
         std::fs::remove_file(root.join("c.txt")).unwrap();
         std::fs::create_dir(root.join("new")).unwrap();
@@ -984,10 +986,7 @@ mod tests {
     fn staged_paths_name_a_conflict_and_then_what_is_staged() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
-        git(root, &["init", "-q", "-b", "main"]);
-        std::fs::write(root.join("a.txt"), "base\n").unwrap();
-        git(root, &["add", "a.txt"]);
-        commit(root, "base");
+        committed(root, &[("a.txt", "base\n")]);
         merge_in_conflict(root, "a.txt");
         let repo = Repository::open(root).unwrap();
         let paths = staged_repo_paths(&repo, root).unwrap();

@@ -31,6 +31,9 @@ pub const TRIAL_CHECKOUT_PREFIX: &str = "setup-check-";
 /// ([`integration_checkout_name`]); [`is_detached_checkout`] knows them all.
 pub const DETACHED_CHECKOUTS: [&str; 3] = [INTEGRATION_WORKTREE, REVIEW_CHECKOUT, ADVICE_CHECKOUT];
 
+/// The checkouts the reviewer and the Advisor run in (`integration.rs`).
+pub(crate) const REVIEW_CHECKOUTS: [&str; 2] = [REVIEW_CHECKOUT, ADVICE_CHECKOUT];
+
 /// The most integration checkouts: the landing queue verifies up to this many landings
 /// side by side, each in a checkout of its own (`land.queue_depth` is 1 to this).
 pub const MAX_INTEGRATION_CHECKOUTS: usize = 8;
@@ -58,7 +61,7 @@ pub fn is_detached_checkout(name: &str) -> bool {
 /// The names of every detached checkout breeze may keep beside the lanes.
 pub fn detached_checkout_names() -> Vec<String> {
     let integration = (0..MAX_INTEGRATION_CHECKOUTS).map(integration_checkout_name);
-    integration.chain([REVIEW_CHECKOUT, ADVICE_CHECKOUT].map(String::from)).collect()
+    integration.chain(REVIEW_CHECKOUTS.map(String::from)).collect()
 }
 
 /// File breeze writes into a worktree's admin directory (`.git/worktrees/<name>/`) once the

@@ -17,6 +17,12 @@ pub(crate) fn path_string(bytes: &[u8]) -> String {
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) struct RepoPath(pub(crate) Vec<u8>);
 
+impl AsRef<[u8]> for RepoPath {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
 impl RepoPath {
     /// The path for the file system and libgit2.
     pub(crate) fn as_path(&self) -> &Path {

@@ -100,13 +100,9 @@ pub(crate) fn stage_all(
     // directory) can only be staged once the old entries are out of the way.
     let (gone, present): (Vec<&Vec<u8>>, Vec<&Vec<u8>>) =
         changed.iter().partition(|bytes| at.join(bytes_path(bytes)).symlink_metadata().is_err());
-    if let Err(err) = stage_each(&mut index, at, (&gone, &present), stop) {
-        crate::index_tree::forget(&index);
-        return Err(err);
-    }
+    let staged = stage_each(&mut index, at, (&gone, &present), stop);
     // The index's tree, when known, follows (`index_tree.rs`): the commit makes no tree.
-    let paths: Vec<&[u8]> = changed.iter().map(Vec::as_slice).collect();
-    crate::index_tree::update(wrepo, &index, &paths);
+    crate::index_tree::follow((wrepo, &index), staged, &changed)?;
     Ok(changed)
 }
 

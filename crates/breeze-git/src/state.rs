@@ -119,34 +119,34 @@ pub(crate) fn set_entries_to(
                 .map_while(|i| index.get(i).filter(|entry| entry.path.starts_with(&prefix))),
         );
     }
-    // The paths whose entries change: the tree the index is known to make follows them
-    // (`index_tree.rs`); a change that fails half-way is not followed.
+    // The tree the index is known to make follows the entries that change (`index_tree.rs`).
     let mut changed: Vec<Vec<u8>> = Vec::new();
-    let result = (|| {
-        for entry in there {
-            let same = wanted
-                .get(&entry.path)
-                .is_some_and(|want| want.id == entry.id && want.mode == entry.mode);
-            if same {
-                wanted.remove(&entry.path);
-            } else {
-                index.remove_path(bytes_path(&entry.path))?;
-                changed.push(entry.path);
-            }
+    let result = replace_entries(index, there, wanted, &mut changed);
+    crate::index_tree::follow((repo, index), result, &changed)
+}
+
+/// Removes the entries of `there` that `wanted` does not hold as they are, and adds the
+/// rest of `wanted`; `changed` gets the path of each entry removed or added.
+fn replace_entries(
+    index: &mut Index,
+    there: Vec<IndexEntry>,
+    mut wanted: HashMap<Vec<u8>, IndexEntry>,
+    changed: &mut Vec<Vec<u8>>,
+) -> Result<(), git2::Error> {
+    for entry in there {
+        let same = wanted
+            .get(&entry.path)
+            .is_some_and(|want| want.id == entry.id && want.mode == entry.mode);
+        if same {
+            wanted.remove(&entry.path);
+        } else {
+            index.remove_path(bytes_path(&entry.path))?;
+            changed.push(entry.path);
         }
-        for entry in wanted.values() {
-            index.add(entry)?;
-            changed.push(entry.path.clone());
-        }
-        Ok(())
-    })();
-    match &result {
-        Err(_) => crate::index_tree::forget(index),
-        Ok(()) if !changed.is_empty() => {
-            let paths: Vec<&[u8]> = changed.iter().map(Vec::as_slice).collect();
-            crate::index_tree::update(repo, index, &paths);
-        }
-        Ok(()) => {}
     }
-    result
+    for entry in wanted.values() {
+        index.add(entry)?;
+        changed.push(entry.path.clone());
+    }
+    Ok(())
 }
