@@ -318,14 +318,29 @@ pub(crate) struct RoleGuard {
     pub containment: Containment,
     repo: Arc<Repo>,
     /// main as breeze last knew it: where the run started, its own landings, and moves
-    /// by the user that were checked.
-    known_main: Mutex<Oid>,
+    /// by the user that were checked — and the commit a landing under way moves it to.
+    known_main: Mutex<KnownMain>,
+    /// Held while breeze moves main and updates the person's checkout, so a print of that
+    /// checkout never sees half of one of breeze's own updates. Never taken inside
+    /// `known_main`.
+    person_checkout: Mutex<()>,
     /// The remote branch landings go to (`land.to` `remote`/`pull-request`): lanes start
     /// from its tip, so what it holds is known too.
     known_remote: Option<breeze_git::RemoteBranch>,
     /// Lanes with a writer (their worker, or breeze itself) and a counter of changes to
     /// that, so a lane's files are compared only while nobody may change them.
     lanes: Mutex<BTreeMap<PathBuf, LaneState>>,
+}
+
+/// main's tip as the guard knows it.
+#[derive(Debug, Clone, Copy)]
+struct KnownMain {
+    tip: Oid,
+    /// Where a landing under way is moving main: known before main is there, so a check
+    /// meanwhile neither waits for the landing (its checkout update takes tens of
+    /// milliseconds on a large repository) nor blames the next task, whose branch may
+    /// already start at it.
+    landing: Option<Oid>,
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -362,7 +377,8 @@ impl RoleGuard {
         RoleGuard {
             containment,
             repo,
-            known_main: Mutex::new(known_main),
+            known_main: Mutex::new(KnownMain { tip: known_main, landing: None }),
+            person_checkout: Mutex::new(()),
             known_remote: None,
             lanes: Mutex::new(BTreeMap::new()),
         }
@@ -385,21 +401,28 @@ impl RoleGuard {
     }
 
     /// Runs `advance`, breeze moving main to `commit` (a landing, or main following the
-    /// remote), with main's known tip held: no check of main runs while main moves, so none
-    /// sees main on breeze's own commit before the guard knows it (a lane sealed or a
-    /// branch made at the new tip meanwhile would look like lane work on main). When main
-    /// moved, `commit` is its known tip.
+    /// remote). `commit` is known as where main is going before `advance` starts, so a
+    /// check of main meanwhile never takes breeze's own commit for lane work (a lane
+    /// sealed or a branch made at the new tip would look like it) and never waits for
+    /// the landing. When main moved, `commit` is its known tip.
     pub fn moving_main(
         &self,
         commit: Oid,
         advance: impl FnOnce() -> Result<AdvanceOutcome, GitError>,
     ) -> Result<AdvanceOutcome, GitError> {
-        let mut known = self.known_main.lock().unwrap_or_else(|p| p.into_inner());
-        let outcome = advance()?;
-        if matches!(outcome, AdvanceOutcome::Advanced { .. }) {
-            *known = commit;
+        let _checkout = self.person_checkout.lock().unwrap_or_else(|p| p.into_inner());
+        self.known().landing = Some(commit);
+        let outcome = advance();
+        let mut known = self.known();
+        known.landing = None;
+        if let Ok(AdvanceOutcome::Advanced { .. }) = outcome {
+            known.tip = commit;
         }
-        Ok(outcome)
+        outcome
+    }
+
+    fn known(&self) -> std::sync::MutexGuard<'_, KnownMain> {
+        self.known_main.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Checks that main has not moved onto a commit made inside a lane. Ok: main is fine
@@ -407,13 +430,13 @@ impl RoleGuard {
     /// commit and where it came from, with what to do. Main's known tip is held throughout,
     /// so a landing of breeze's is either all before the check or all after it.
     pub fn check_main(&self) -> Result<(), EngineError> {
-        let mut known = self.known_main.lock().unwrap_or_else(|p| p.into_inner());
-        let since = *known;
+        let mut known = self.known();
+        let since = known.tip;
         let remote = match &self.known_remote {
             Some(target) => self.repo.tracking_tip(target)?,
             None => None,
         };
-        let also_known: Vec<Oid> = remote.into_iter().collect();
+        let also_known: Vec<Oid> = remote.into_iter().chain(known.landing).collect();
         match self.repo.lane_commit_on_main_beyond(since, &also_known)? {
             Some(found) => Err(EngineError::usage(
                 format!(
@@ -432,7 +455,7 @@ impl RoleGuard {
             None => {
                 // A move by the user (or none): accepted as the new known main.
                 if let Ok(tip) = self.repo.main_tip() {
-                    *known = tip;
+                    known.tip = tip;
                 }
                 Ok(())
             }
@@ -464,11 +487,10 @@ impl RoleGuard {
     }
 
     /// The person's checkout as it is (ignored files too), never half-way through one of
-    /// breeze's own updates of it: main's known tip is held, as a landing holds it while it
-    /// moves main and updates the checkout (`moving_main`), so the files a landing writes
-    /// are not taken for a role's.
+    /// breeze's own updates of it (`moving_main` holds the same lock), so the files a
+    /// landing writes are not taken for a role's.
     fn person_checkout_print(&self) -> Result<Fingerprint, EngineError> {
-        let _landing_done = self.known_main.lock().unwrap_or_else(|p| p.into_inner());
+        let _landing_done = self.person_checkout.lock().unwrap_or_else(|p| p.into_inner());
         Ok(self.repo.checkout_print_with_ignored(self.repo.workdir())?)
     }
 
@@ -615,10 +637,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_check_of_main_waits_for_a_landing_under_way_and_does_not_blame_the_next_task() {
-        // A landing moves main to B; before the guard knows B, the next task's branch is
-        // made at B. A check of main in that window would find B on a task branch ("made
-        // in task/2"): it waits for the landing instead, then knows B.
+    fn a_check_of_main_during_a_landing_neither_waits_for_it_nor_blames_the_next_task() {
+        // A landing moves main to B; before it is done, the next task's branch is made at
+        // B. A check of main in that window would find B on a task branch ("made in
+        // task/2") if the guard did not know where main is going; and it must not wait for
+        // the landing, whose checkout update on a large repository holds up the task.
         use breeze_test_support::git::{git, git_line};
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
@@ -651,26 +674,29 @@ mod tests {
         let guard = RoleGuard::new(containment, repo.clone(), a);
 
         let (moved_tx, moved_rx) = std::sync::mpsc::channel();
+        let (checked_tx, checked_rx) = std::sync::mpsc::channel();
         std::thread::scope(|scope| {
             let guard = &guard;
-            let checker = scope.spawn(move || {
+            scope.spawn(move || {
                 moved_rx.recv().unwrap();
-                guard.check_main()
+                checked_tx.send(guard.check_main().map_err(|e| e.to_string())).unwrap();
             });
             let outcome = guard
                 .moving_main(b, || {
                     let outcome = repo.advance_main(a, b)?;
                     git(root, &["branch", "task/2", &landing]);
                     moved_tx.send(()).unwrap();
-                    // The check starts meanwhile, and must wait for this landing.
-                    std::thread::sleep(std::time::Duration::from_millis(300));
+                    // The check runs while this landing is still under way.
+                    let checked = checked_rx.recv_timeout(std::time::Duration::from_secs(10));
+                    assert!(checked.is_ok(), "the check waited for the landing");
+                    let checked = checked.unwrap();
+                    assert!(checked.is_ok(), "{:?}", checked.err());
                     Ok(outcome)
                 })
                 .unwrap();
             assert!(matches!(outcome, AdvanceOutcome::Advanced { .. }), "{outcome:?}");
-            let checked = checker.join().unwrap();
-            assert!(checked.is_ok(), "{:?}", checked.err().map(|e| e.to_string()));
         });
+        assert!(guard.check_main().is_ok(), "main is known at the landing");
         // Without the landing, the same branch on main is found.
         let found = repo.lane_commit_on_main_beyond(a, &[]).unwrap();
         assert!(found.is_some(), "the window the guard closes is real");

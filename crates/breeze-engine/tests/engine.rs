@@ -2620,3 +2620,31 @@ printf '{"schema_version":"worker-report.v1","status":"completed","summary":"ok"
     assert!(landed.lines().any(|path| path == "src/one.txt"), "{landed}");
     assert!(!landed.contains(".tmp."), "{landed}");
 }
+
+#[tokio::test]
+async fn a_later_run_that_never_consults_leaves_the_parked_advice_checkout_as_it_is() {
+    // Parking a checkout the run never placed would look at every file of it (0.7 s at
+    // 100,000 files); it is already parked where the earlier run left it.
+    use std::os::unix::fs::MetadataExt;
+    let fixture = Fixture::new(&one_task("fail_attempts = 2"), &[]);
+    let first = fixture.run().await;
+    assert_eq!(task(&first, "1").advisor_consults, 1, "{first:?}");
+    let advice = fixture.lane("advice");
+    assert!(advice.is_dir(), "the Advisor's checkout is kept");
+    let index = fixture.root.join(".git/worktrees/advice/index");
+    let stat = |path: &std::path::Path| {
+        let meta = std::fs::metadata(path).unwrap();
+        (meta.ino(), meta.mtime(), meta.mtime_nsec())
+    };
+    let parked = stat(&index);
+    let plan = tempfile::tempdir().unwrap();
+    let second_plan = plan.path().join("plan.toml");
+    std::fs::write(&second_plan, toml_task("2", "Second", &["src/two.txt"], "")).unwrap();
+    let mut options = fixture.options();
+    options.plan = Some(second_plan);
+    let second = breeze_engine::run(options, CancellationToken::new()).await.unwrap();
+    assert_eq!(second.state, RunState::Succeeded, "{second:?}");
+    assert_eq!(task(&second, "2").advisor_consults, 0);
+    assert_eq!(stat(&index), parked, "the unused checkout's index was written again");
+    assert!(fixture.lane("review").is_dir(), "the review checkout is parked too");
+}

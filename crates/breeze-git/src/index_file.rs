@@ -51,19 +51,11 @@ use git2::{Binding as _, Index, IndexEntry, IndexTime, ObjectType, Odb, Oid, Rep
 use sha1::{Digest as _, Sha1};
 
 use crate::error::{Context as _, GitError};
+use crate::index_entries::{self, BUFFERS, Entries, Image, SIZE_OFFSET};
 use crate::paths::RepoPath;
 
 /// One path's version in a tree: its id, mode and kind (a blob, or a commit for a gitlink).
 pub(crate) type Version = (Oid, i32, ObjectType);
-
-/// libgit2's flags of an index entry (include/git2/index.h): assume-valid, the stage, the
-/// length of the name; of its extended flags, intent-to-add and skip-worktree (written).
-const ASSUME_VALID: u16 = 0x8000;
-pub(crate) const STAGE_MASK: u16 = 0x3000;
-const NAME_MASK: usize = 0x0fff;
-const EXTENDED_WRITTEN: u16 = (1 << 13) | (1 << 14);
-/// Where an entry's file size is: after ctime, mtime, dev, ino, mode, uid and gid.
-const SIZE_OFFSET: usize = 36;
 
 /// Writes `index` (of the checkout at `at`) to its file, as described in the module docs.
 /// The trees its cache-tree names are made in `repo`, the checkout's repository: git
@@ -204,7 +196,19 @@ fn write_with(
         Some(copy) => copy.to_path_buf(),
         None => file_of(index, at)?,
     };
-    let serialized = if index.version() == 2 { entries(index, recorded, fresh) } else { None };
+    // The checkout's own repository: a pooled handle's index keeps its entries' image.
+    let owner = match trees {
+        Trees::Made(repo) | Trees::Known { repo, .. } => Some(repo),
+        Trees::InMemory { .. } => None,
+    };
+    let since = recorded.map(Stamp::mtime);
+    // The file is rewritten at about its size; entries average under 96 bytes.
+    let capacity = recorded.map_or(index.len() * 96, |stamp| stamp.size() as usize + 4096);
+    let serialized = match index.version() {
+        2 => entries_of(owner, index, (since, fresh), capacity)
+            .map_err(|e| GitError::Git { context: context(), cause: git2::Error::from_str(&e) })?,
+        _ => None,
+    };
     let Some(mut written) = serialized else {
         return match copy {
             None => write_by_libgit2(index, at).map(|()| true),
@@ -212,6 +216,7 @@ fn write_with(
         };
     };
     smudge_racily_clean(index, at, &mut written).ctx(context)?;
+    let entries_end = written.bytes.len();
     let mut bytes = written.bytes;
     // The cache-tree, and the tree the entries make when it is one of the checkout's
     // repository. An index libgit2 cannot make a tree of is written without a cache-tree
@@ -246,46 +251,56 @@ fn write_with(
     if copy.is_none() {
         OWN_WRITES.remember(index, &file, made);
     }
-    BUFFERS.give_back(bytes);
+    bytes.truncate(entries_end);
+    written.bytes = bytes;
+    let image = Image::of(written, since);
+    if let Some(image) = owner.and_then(|repo| crate::index_tree::keep_image(repo, index, image)) {
+        BUFFERS.give_back(image.bytes);
+    }
     Ok(true)
 }
 
-/// Buffers index files are serialized into, kept between writes. A fresh one is the size
-/// of the file (8.9 MB at 100,000 files), and every page of it is a page fault the first
-/// time it is filled: measured, about 6 ms of each task at 100,000 files.
-static BUFFERS: Buffers = Buffers { kept: Mutex::new(Vec::new()) };
-
-/// At most this many buffers are kept (lanes, the review checkout and a landing write at
-/// the same time), each of at most [`KEPT_BUFFER_BYTES`].
-const KEPT_BUFFERS: usize = 3;
-const KEPT_BUFFER_BYTES: usize = 64 << 20;
-
-struct Buffers {
-    kept: Mutex<Vec<Vec<u8>>>,
-}
-
-impl Buffers {
-    /// An empty buffer of at least `capacity` bytes: a kept one when there is one.
-    fn take(&self, capacity: usize) -> Vec<u8> {
-        let mut buffer = self.lock().pop().unwrap_or_default();
-        buffer.clear();
-        buffer.reserve(capacity);
-        buffer
-    }
-
-    fn give_back(&self, buffer: Vec<u8>) {
-        if buffer.capacity() > KEPT_BUFFER_BYTES {
-            return;
+/// The header and entries of `index` (version 2): patched from the image of its last
+/// write when `owner`'s handle kept one (`index_tree.rs`), else in one pass. `None` for
+/// what only libgit2 writes. Debug builds make both and fail on a difference: an image
+/// that missed a change would be a wrong index file.
+fn entries_of(
+    owner: Option<&Repository>,
+    index: &Index,
+    (since, fresh): (Option<(i64, i64)>, &[RepoPath]),
+    capacity: usize,
+) -> Result<Option<Entries>, String> {
+    let Some(image) = owner.and_then(|repo| crate::index_tree::take_image(repo, index)) else {
+        return Ok(index_entries::all(index, since, fresh, capacity));
+    };
+    #[cfg(debug_assertions)]
+    let changed = image.changed.clone();
+    let patched = index_entries::patched(index, image, since, fresh, capacity);
+    #[cfg(debug_assertions)]
+    {
+        let whole = index_entries::all(index, since, fresh, capacity);
+        let same = match (&patched, &whole) {
+            (Some(patched), Some(whole)) => {
+                patched.bytes == whole.bytes
+                    && patched.offsets == whole.offsets
+                    && patched.racy == whole.racy
+            }
+            (None, None) => true,
+            _ => false,
+        };
+        if !same {
+            return Err(format!(
+                "breeze patched the entries of an index at {changed:?} and made another file than a pass over every entry makes (a change it did not follow)"
+            ));
         }
-        let mut kept = self.lock();
-        if kept.len() < KEPT_BUFFERS {
-            kept.push(buffer);
+        if let Some(whole) = whole {
+            BUFFERS.give_back(whole.bytes);
         }
     }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Vec<u8>>> {
-        self.kept.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
+    Ok(match patched {
+        Some(patched) => Some(patched),
+        None => index_entries::all(index, since, fresh, capacity),
+    })
 }
 
 /// The file `index` is read from and written to.
@@ -566,70 +581,6 @@ fn write_by_libgit2(index: &mut Index, at: &Path) -> Result<(), GitError> {
         OWN_WRITES.remember(index, &file, None);
     }
     Ok(())
-}
-
-/// An index file's header and entries, and where its racily clean entries are.
-struct Entries {
-    bytes: Vec<u8>,
-    /// The offset of each racily clean entry, and its path.
-    racy: Vec<(usize, Vec<u8>)>,
-}
-
-/// The header and entries of `index` as a version 2 index file, in one pass; racily clean
-/// are the entries modified no earlier than the file `before` describes, but for `fresh`
-/// ones (see [`write`]). `None` for what
-/// [`write`] leaves to libgit2: a conflict (stages), an entry with extended flags
-/// (intent-to-add, skip-worktree), entries out of git's order (a case-insensitive index).
-fn entries(index: &Index, before: Option<&Stamp>, fresh: &[RepoPath]) -> Option<Entries> {
-    let count = index.len();
-    // The file is rewritten at about its size; entries average under 96 bytes.
-    let capacity = before.map_or(count * 96, |stamp| stamp.size() as usize + 4096);
-    let mut bytes = BUFFERS.take(capacity);
-    bytes.extend_from_slice(b"DIRC");
-    bytes.extend_from_slice(&2u32.to_be_bytes());
-    bytes.extend_from_slice(&(count as u32).to_be_bytes());
-    let since = before.map(Stamp::mtime);
-    let mut racy = Vec::new();
-    let mut last: Vec<u8> = Vec::new();
-    for (at, entry) in index.iter().enumerate() {
-        if entry.flags & STAGE_MASK != 0
-            || entry.flags_extended & EXTENDED_WRITTEN != 0
-            || (at > 0 && last.as_slice() >= entry.path.as_slice())
-        {
-            return None;
-        }
-        let start = bytes.len();
-        for value in [
-            entry.ctime.seconds() as u32,
-            entry.ctime.nanoseconds(),
-            entry.mtime.seconds() as u32,
-            entry.mtime.nanoseconds(),
-            entry.dev,
-            entry.ino,
-            entry.mode,
-            entry.uid,
-            entry.gid,
-            entry.file_size,
-        ] {
-            bytes.extend_from_slice(&value.to_be_bytes());
-        }
-        bytes.extend_from_slice(entry.id.as_bytes());
-        let flags = (entry.flags & ASSUME_VALID) | entry.path.len().min(NAME_MASK) as u16;
-        bytes.extend_from_slice(&flags.to_be_bytes());
-        bytes.extend_from_slice(&entry.path);
-        // One to eight NULs, to a multiple of eight bytes.
-        let padded = (bytes.len() - start + 8) & !7;
-        bytes.resize(start + padded, 0);
-        let modified = (i64::from(entry.mtime.seconds()), i64::from(entry.mtime.nanoseconds()));
-        if since.is_some_and(|since| modified >= since)
-            && entry.file_size != 0
-            && fresh.binary_search_by(|path| path.0.as_slice().cmp(&entry.path)).is_err()
-        {
-            racy.push((start, entry.path.clone()));
-        }
-        last = entry.path;
-    }
-    Some(Entries { bytes, racy })
 }
 
 /// Smudges the racily clean entries of `written` whose files differ from them: their size

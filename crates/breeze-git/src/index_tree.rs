@@ -22,6 +22,12 @@
 //! An index with a known tree has no conflicts: libgit2 makes no tree of one, and the
 //! changes [`follow`] follows add none. Debug builds (the tests) compare every known tree
 //! with the one libgit2 makes.
+//!
+//! The same changes are followed for the image of the index's last write (its file's
+//! entries, [`keep_image`]): the next write serializes only the entries at the paths
+//! changed since (`index_entries::patched`). An image is kept under the same rules as a
+//! tree, and forgotten with it by [`forget`] and [`forget_repo`]; debug builds compare
+//! every patched file with a pass over every entry.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{LazyLock, Mutex, MutexGuard};
@@ -29,6 +35,7 @@ use std::sync::{LazyLock, Mutex, MutexGuard};
 use git2::build::TreeUpdateBuilder;
 use git2::{Binding as _, FileMode, Index, Oid, Repository};
 
+use crate::index_entries::Image;
 use crate::paths::bytes_path;
 
 #[derive(Default)]
@@ -38,7 +45,13 @@ struct Known {
     handles: HashSet<usize>,
     /// By index address: the repository it belongs to, and what is known of its tree.
     trees: HashMap<usize, (usize, Tree)>,
+    /// By index address: the repository it belongs to, and the image of its last write.
+    images: HashMap<usize, (usize, Image)>,
 }
+
+/// At most this many images are kept (a few lanes, the review and advice checkouts), each
+/// the size of its index file.
+const MAX_IMAGES: usize = 8;
 
 /// What is known of the tree an index makes.
 #[derive(Clone, PartialEq, Eq)]
@@ -80,18 +93,47 @@ pub(crate) fn unregister(repo: &Repository) {
     let mut known = known_trees();
     known.handles.remove(&key);
     known.trees.retain(|_, (owner, _)| *owner != key);
+    known.images.retain(|_, (owner, _)| *owner != key);
 }
 
 /// `repo` was given another index (`Repository::set_index`): the trees known of its old
 /// one go.
 pub(crate) fn forget_repo(repo: &Repository) {
     let key = repo_key(repo);
-    known_trees().trees.retain(|_, (owner, _)| *owner != key);
+    let mut known = known_trees();
+    known.trees.retain(|_, (owner, _)| *owner != key);
+    known.images.retain(|_, (owner, _)| *owner != key);
 }
 
 /// `index` changed in a way [`follow`] did not (read again, entries set otherwise).
 pub(crate) fn forget(index: &Index) {
-    known_trees().trees.remove(&index_key(index));
+    let mut known = known_trees();
+    known.trees.remove(&index_key(index));
+    known.images.remove(&index_key(index));
+}
+
+/// The image of the last write of `repo`'s own `index`, taken (the caller keeps the next
+/// one), with the paths changed since.
+pub(crate) fn take_image(repo: &Repository, index: &Index) -> Option<Image> {
+    let mut known = known_trees();
+    let (owner, _) = known.images.get(&index_key(index))?;
+    if *owner != repo_key(repo) {
+        return None;
+    }
+    known.images.remove(&index_key(index)).map(|(_, image)| image)
+}
+
+/// Keeps `image`, just written from `index`, when `index` is the own index of a handle's
+/// repository `repo` and there is room; else gives it back.
+pub(crate) fn keep_image(repo: &Repository, index: &Index, image: Image) -> Option<Image> {
+    let own = repo.index().is_ok_and(|own| own.raw() == index.raw());
+    let mut known = known_trees();
+    let room = known.images.len() < MAX_IMAGES || known.images.contains_key(&index_key(index));
+    if !own || !room || !known.handles.contains(&repo_key(repo)) {
+        return Some(image);
+    }
+    known.images.insert(index_key(index), (repo_key(repo), image));
+    None
 }
 
 /// The tree `index` (`repo`'s own) makes: the known one, else made by libgit2 and then
@@ -177,6 +219,10 @@ pub(crate) fn follow<T, E>(
     let mut paths = paths.into_iter().map(|path| path.as_ref().to_vec()).peekable();
     if paths.peek().is_none() {
         return changed;
+    }
+    let paths: Vec<Vec<u8>> = paths.collect();
+    if let Some((_, image)) = known_trees().images.get_mut(&index_key(index)) {
+        image.changed.extend(paths.iter().cloned());
     }
     let (base, mut known) = match lookup(repo, index) {
         None => return changed,

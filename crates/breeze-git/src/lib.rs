@@ -104,6 +104,7 @@ mod guard;
 mod handles;
 mod ignored_writes;
 mod index_behind;
+mod index_entries;
 mod index_file;
 mod index_tree;
 mod init;

@@ -211,7 +211,7 @@ fn staged_at(
     };
     let mut staged = Vec::new();
     each_entry_at(index, looked, |entry| {
-        let conflicted = entry.flags & index_file::STAGE_MASK != 0;
+        let conflicted = entry.flags & crate::index_entries::STAGE_MASK != 0;
         if conflicted || in_head(&entry.path) != Some((entry.id, entry.mode as i32)) {
             staged.push(RepoPath(entry.path));
         }
