@@ -27,14 +27,16 @@ pub(crate) const SIZE_OFFSET: usize = 36;
 const FLAGS_OFFSET: usize = 60;
 const PATH_OFFSET: usize = 62;
 
+/// The offset of each racily clean entry, and its path.
+pub(crate) type Racy = Vec<(usize, Vec<u8>)>;
+
 /// An index file's header and entries, where each entry starts, and where its racily
 /// clean entries are.
 pub(crate) struct Entries {
     pub bytes: Vec<u8>,
     /// The offset of each entry, and the end of the last.
     pub offsets: Vec<u32>,
-    /// The offset of each racily clean entry, and its path.
-    pub racy: Vec<(usize, Vec<u8>)>,
+    pub racy: Racy,
     /// The paths of the entries as new as the time racily clean ones are taken against,
     /// `fresh` ones too (they are no longer fresh at the next write).
     pub recent: Vec<Vec<u8>>,
@@ -274,7 +276,7 @@ fn racily_clean(
     positions: impl IntoIterator<Item = usize>,
     since: Option<(i64, i64)>,
     fresh: &[RepoPath],
-) -> (Vec<(usize, Vec<u8>)>, Vec<Vec<u8>>) {
+) -> (Racy, Vec<Vec<u8>>) {
     let Some(since) = since else { return (Vec::new(), Vec::new()) };
     let word =
         |at: usize| u32::from_be_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);

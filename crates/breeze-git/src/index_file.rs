@@ -274,7 +274,8 @@ fn entries_of(
         return Ok(index_entries::all(index, since, fresh, capacity));
     };
     #[cfg(debug_assertions)]
-    let changed = image.changed.clone();
+    let changed: Vec<String> =
+        image.changed.iter().map(|path| String::from_utf8_lossy(path).into_owned()).collect();
     let patched = index_entries::patched(index, image, since, fresh, capacity);
     #[cfg(debug_assertions)]
     {
