@@ -3,7 +3,7 @@
 # them side by side on the same repository and kept lanes: `plan-N.toml` with N odd runs
 # $BEFORE_BIN, with N even $AFTER_BIN; anything else (no plan) runs $AFTER_BIN.
 #
-#   BEFORE_BIN=/path/old AFTER_BIN=/path/new BREEZE=scripts/bench/alternate.sh RUNS=7 \
+#   BEFORE_BIN=/path/old AFTER_BIN=/path/new BREEZE=$PWD/scripts/bench/alternate.sh RUNS=7 \
 #     scripts/bench/task-bench.sh 100000
 set -euo pipefail
 : "${BEFORE_BIN:?the binary for odd plans}" "${AFTER_BIN:?the binary for even plans}"

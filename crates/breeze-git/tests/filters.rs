@@ -92,6 +92,20 @@ fn worktrees_commits_and_landings_run_the_filters() {
 }
 
 #[test]
+fn a_filter_that_main_gains_is_seen_by_the_next_open_in_the_same_process() {
+    // The walk for `.gitattributes` is remembered by tree: a new tip is walked again.
+    let repo = TestRepo::with_files(&[("src/a.rs", "fn a() {}\n")]);
+    repo.git(&["config", "filter.lfs.clean", "cat"]);
+    assert_eq!(Repo::open(repo.path()).unwrap().external_filters(), None);
+    assert_eq!(Repo::open(repo.path()).unwrap().external_filters(), None);
+    write(repo.path(), "deep/er/.gitattributes", "*.dat filter=lfs\n");
+    repo.git(&["add", "."]);
+    repo.git(&["commit", "-q", "-m", "lfs below"]);
+    let filters = Repo::open(repo.path()).unwrap().external_filters().map(str::to_string);
+    assert!(filters.is_some_and(|f| f.contains("`lfs`")), "the new tip's attributes are read");
+}
+
+#[test]
 fn a_driver_without_configured_commands_is_not_an_external_filter() {
     // Detection itself: a driver named in .gitattributes but not configured is no filter.
     let repo = TestRepo::with_files(&[("a.dat", "x\n"), (".gitattributes", "*.dat filter=lfs\n")]);
