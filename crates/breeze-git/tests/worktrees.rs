@@ -790,10 +790,8 @@ fn each_task_of_a_lane_commits_what_its_files_hold() {
             write(&wt.path, "src/a.rs", "fn a() { 1 }\n");
             write(&wt.path, "new/deep/file.txt", "new\n");
             std::fs::remove_file(wt.path.join("README.md")).unwrap();
-            let script = wt.path.join("tool.sh");
-            let mut mode = std::fs::metadata(&script).unwrap().permissions();
-            std::os::unix::fs::PermissionsExt::set_mode(&mut mode, 0o755);
-            std::fs::set_permissions(&script, mode).unwrap();
+            let executable = std::os::unix::fs::PermissionsExt::from_mode(0o755);
+            std::fs::set_permissions(wt.path.join("tool.sh"), executable).unwrap();
             std::os::unix::fs::symlink("src/a.rs", wt.path.join("link")).unwrap();
         },
         &|wt| {
