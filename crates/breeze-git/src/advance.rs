@@ -13,8 +13,9 @@ use crate::checkout_update::{
     replace_paths, write_index_entries,
 };
 use crate::error::{Context as _, GitError};
+use crate::file_stamp::{Stamp, stamp};
 use crate::handles::Handle;
-use crate::index_file::{Stamp, fresh_index, stamp};
+use crate::index_file::fresh_index;
 use crate::libgit2_checkout::{Versions, tree_diff_versions};
 use crate::merge::conflict_paths;
 use crate::objects::commit_tree;
@@ -125,6 +126,7 @@ impl Repo {
         new: Oid,
         observer: &mut dyn CheckoutObserver,
     ) -> Result<AdvanceOutcome, GitError> {
+        let _landing = self.landing.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let mut primary = self.git()?;
         let refname = self.main_ref();
         let actual = match primary.refname_to_id(&refname) {

@@ -26,7 +26,8 @@ use std::time::{Duration, Instant};
 
 use git2::{Index, ObjectType, Oid, Repository};
 
-use crate::index_file::{self, Stamp, TreesInMemory, set_entries, stamp};
+use crate::file_stamp::{Stamp, stamp};
+use crate::index_file::{self, TreesInMemory, UsersImage, set_entries};
 use crate::libgit2_checkout::Versions;
 
 use crate::error::{Context as _, GitError};
@@ -101,6 +102,24 @@ impl Scratch {
         remove_dir_if_exists(&self.root)
     }
 
+    /// The index of the checkout `crepo` (at `at`) read as [`Scratch::take_index`] reads
+    /// it, to be held for the next landing as if the last one had written it; this folder
+    /// is removed (the index in memory needs no file). `None` when the checkout has no
+    /// index file.
+    pub(crate) fn read_ahead(
+        self,
+        crepo: &Repository,
+        at: &Path,
+    ) -> Result<Option<KeptIndex>, GitError> {
+        let context = || format!("could not read the index of {}", at.display());
+        let IndexCopy { before, .. } = self.take_index(crepo, at, None)?;
+        let index = crepo.index().ctx(context)?;
+        self.remove()?;
+        let Some(stamp) = before else { return Ok(None) };
+        let trees = TreesInMemory::over(crepo).ctx(context)?;
+        Ok(keep_index(index, KeptIndex { trees, stamp, tree: None, image: None }))
+    }
+
     /// Copies the index of the checkout `crepo` into this folder, reads the copy and makes
     /// it the handle's index: the conflict check, the status of the touched paths and the
     /// entry update of one landing then share one read of the index (each is about 13 ms
@@ -125,7 +144,7 @@ impl Scratch {
             .set_index(&mut index)
             .ctx(|| format!("could not read the index of {}", at.display()))?;
         crate::index_tree::forget_repo(crepo);
-        Ok(IndexCopy { before, trees: None, tree: None })
+        Ok(IndexCopy { before, trees: None, tree: None, image: None })
     }
 
     /// The `kept` index made the handle's when the checkout's index file still has the
@@ -150,7 +169,7 @@ impl Scratch {
         let _ = std::fs::remove_file(&copy);
         std::fs::write(&copy, HELD_IN_MEMORY).map_err(|e| GitError::io("write", &copy, e))?;
         let context = || format!("could not read the index of {}", at.display());
-        let KeptIndex { trees, tree, .. } = kept;
+        let KeptIndex { trees, tree, image, .. } = kept;
         let mut index = trees.repo().index().ctx(context)?;
         // The holder lets go of it first (a repository handle that lets go of its index
         // clears the index's owner, which must be the checkout's handle: libgit2 looks
@@ -163,7 +182,7 @@ impl Scratch {
         crepo.set_index(&mut index).ctx(context)?;
         crate::index_tree::forget_repo(crepo);
         index_file::adopt(&index, &copy);
-        Ok(Some(IndexCopy { before, trees: Some(trees), tree }))
+        Ok(Some(IndexCopy { before, trees: Some(trees), tree, image }))
     }
 
     /// The checkout's index copied to `index` in this folder (replacing an older copy) and
@@ -197,6 +216,8 @@ pub(crate) struct IndexCopy {
     trees: Option<TreesInMemory>,
     /// The tree the kept index equals, when the landing that wrote it knew.
     tree: Option<Oid>,
+    /// The bytes of the kept index's last write.
+    image: Option<UsersImage>,
 }
 
 /// The index of a checkout of main as a landing wrote it: parsed, with the stamp the index
@@ -207,6 +228,8 @@ pub(crate) struct KeptIndex {
     stamp: Stamp,
     /// The tree the index equals, when the landing knew it (see [`TreeMove`]).
     tree: Option<Oid>,
+    /// The bytes that landing wrote, which the next write is patched from.
+    image: Option<UsersImage>,
 }
 
 /// A landing's move of a checkout's tree: an index that was the tree `from` is, once the
@@ -230,6 +253,11 @@ impl KeptIndexes {
     /// taker changes it).
     pub(crate) fn take(&self, git_dir: &Path) -> Option<KeptIndex> {
         self.lock().remove(git_dir)
+    }
+
+    /// Whether an index is kept for the checkout whose git folder is `git_dir`.
+    pub(crate) fn holds(&self, git_dir: &Path) -> bool {
+        self.lock().contains_key(git_dir)
     }
 
     /// Keeps `index` for the checkout whose git folder is `git_dir`.
@@ -480,6 +508,7 @@ pub(crate) fn write_index_entries(
         None => TreesInMemory::over(crepo).ctx(context)?,
     };
     let kept_tree = taken.as_ref().and_then(|taken| taken.tree);
+    let mut kept_image = taken.as_mut().and_then(|taken| taken.image.take());
     loop {
         // The copy the landing already read (the handle's index), while the index is still
         // what was copied; else a fresh copy.
@@ -488,13 +517,16 @@ pub(crate) fn write_index_entries(
                 let index = crepo.index().ok()?;
                 (index.path() == Some(copy.as_path())).then_some((taken.before, index))
             });
-        let (before, mut index, known) = match read {
-            Some((before, index)) => (before, index, kept_tree),
+        let (before, mut index, known, mut image) = match read {
+            Some((before, index)) => (before, index, kept_tree, kept_image.take()),
             None => {
                 let (before, index) = scratch.copy_index(crepo, at)?;
-                (before, index, None)
+                (before, index, None, None)
             }
         };
+        if let Some(image) = &mut image {
+            image.changed(placed.iter().chain(unstatted).cloned());
+        }
         // The tree the index will be, when it was the move's old one (no staged changes).
         let moved = moves.and_then(|moves| {
             let tree = known.or_else(|| trees.existing_tree(&mut index))?;
@@ -502,7 +534,7 @@ pub(crate) fn write_index_entries(
         });
         set_entries((crepo, &mut index), at, &|path| target.get(path), placed, unstatted)?;
         let tree = (before.as_ref(), moved);
-        index_file::write_users(crepo, &trees, &mut index, at, &fresh, tree)?;
+        index_file::write_users(crepo, &trees, (&mut index, &mut image), at, &fresh, tree)?;
         // The copy is about to move: what breeze remembers of it would name a missing file.
         index_file::forget(&index);
         if take_lock(&copy, &lock)? {
@@ -511,8 +543,8 @@ pub(crate) fn write_index_entries(
                     .map_err(|e| GitError::io("replace", &index_file, e))?;
                 std::fs::remove_file(&copy).map_err(|e| GitError::io("remove", &copy, e))?;
                 // The stamp after the copy's link is gone (that changes the file's ctime).
-                return Ok(stamp(&index_file)
-                    .and_then(|stamp| keep_index(index, KeptIndex { trees, stamp, tree: moved })));
+                let kept = |stamp| KeptIndex { trees, stamp, tree: moved, image };
+                return Ok(stamp(&index_file).and_then(|stamp| keep_index(index, kept(stamp))));
             }
             // Another git process wrote the index since it was copied: start again.
             std::fs::remove_file(&lock).map_err(|e| GitError::io("remove", &lock, e))?;

@@ -9,6 +9,7 @@
 //! write copies the unchanged entries as they were and serializes only the others.
 
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use git2::{Index, IndexEntry};
 
@@ -40,6 +41,10 @@ pub(crate) struct Entries {
     /// The paths of the entries as new as the time racily clean ones are taken against,
     /// `fresh` ones too (they are no longer fresh at the next write).
     pub recent: Vec<Vec<u8>>,
+    /// When patched from an image by rewriting single entries where they were: that
+    /// image's [`Image::generation`] and the positions of the entries rewritten. Every
+    /// other byte is the image's, but for the sizes of racily clean entries.
+    pub rewritten: Option<(u64, Vec<usize>)>,
 }
 
 /// Entries last written from an index, and the paths whose entries changed since (a path
@@ -53,13 +58,18 @@ pub(crate) struct Image {
     pub since: Option<(i64, i64)>,
     pub recent: Vec<Vec<u8>>,
     pub changed: Vec<Vec<u8>>,
+    /// Names these bytes among every image of the process: a file known to hold an
+    /// image's bytes is known by it (`index_file.rs`).
+    pub generation: u64,
 }
 
 impl Image {
     /// The image of `written`, taken against `since`.
     pub fn of(written: Entries, since: Option<(i64, i64)>) -> Image {
+        static GENERATIONS: AtomicU64 = AtomicU64::new(1);
         let Entries { bytes, offsets, recent, .. } = written;
-        Image { bytes, offsets, since, recent, changed: Vec::new() }
+        let generation = GENERATIONS.fetch_add(1, Ordering::Relaxed);
+        Image { bytes, offsets, since, recent, changed: Vec::new(), generation }
     }
 }
 
@@ -92,7 +102,7 @@ pub(crate) fn all(
     offsets.push(bytes.len() as u32);
     let everyone = 0..offsets.len() - 1;
     let (racy, recent) = racily_clean(&bytes, &offsets, everyone, since, fresh);
-    Some(Entries { bytes, offsets, racy, recent })
+    Some(Entries { bytes, offsets, racy, recent, rewritten: None })
 }
 
 /// [`all`], made from `image` (the entries last written from `index`) by serializing
@@ -114,6 +124,7 @@ pub(crate) fn patched(
         since: before,
         recent: was_recent,
         mut changed,
+        generation,
     } = image;
     let old = Old { bytes: &old_bytes, offsets: &old_offsets };
     changed.sort();
@@ -164,6 +175,7 @@ pub(crate) fn patched(
         BUFFERS.give_back(old_bytes);
         copied
     };
+    let rewritten = replaced_alike.then(|| (generation, serialized.clone()));
     // Racily clean can be only what changed and what was racily clean before, when the
     // time they are taken against has not gone back; else every entry is looked at.
     let (racy, recent) = match (before, since) {
@@ -183,7 +195,7 @@ pub(crate) fn patched(
         }
         _ => racily_clean(&bytes, &offsets, 0..offsets.len() - 1, since, fresh),
     };
-    Some(Entries { bytes, offsets, racy, recent })
+    Some(Entries { bytes, offsets, racy, recent, rewritten })
 }
 
 /// The entries of `old` with the single entries at `gone` overwritten by `new` (of the

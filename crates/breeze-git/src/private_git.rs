@@ -26,7 +26,10 @@ use crate::index_behind;
 use crate::index_file::{self, fresh_index};
 use crate::names::{SEALED_MAIN, STATE_DIR, branch_ref};
 use crate::repo::Repo;
-use crate::untrusted::{copy_file, ensure_dir, read_small, remove_entry, replace_file};
+use crate::untrusted::{
+    SMALL_FILE_LIMIT, copy_file, ensure_dir, holds_exactly, read_prefix, read_small, remove_entry,
+    replace_file,
+};
 use crate::worktree::Worktree;
 
 /// Folder under `.breeze/` that holds one folder per lane: `<lane>/git` (the private git
@@ -46,12 +49,88 @@ fn config_value(path: &Path) -> Option<String> {
 }
 
 /// Writes `contents` at `path` in a folder a worker writes: whatever is there (a link, a
-/// FIFO, a folder) is replaced, not written through.
+/// FIFO, a folder) is replaced, not written through; a regular file of one link that
+/// already holds exactly `contents` is left as it is.
 fn put(path: &Path, contents: &[u8]) -> Result<(), GitError> {
+    if holds_exactly(path, contents) {
+        return Ok(());
+    }
     if std::fs::symlink_metadata(path).is_ok_and(|meta| meta.is_dir()) {
         remove_entry(path)?;
     }
     replace_file(path, contents)
+}
+
+/// [`put`] of a copy of the file `from` (a small one read whole; see [`copy_file`] for the
+/// rest); nothing at `from` removes what is at `to`.
+fn put_copy(from: &Path, to: &Path) -> Result<(), GitError> {
+    if let Some(contents) = read_prefix(from, SMALL_FILE_LIMIT + 1)?
+        && contents.len() as u64 <= SMALL_FILE_LIMIT
+    {
+        return put(to, &contents);
+    }
+    if std::fs::symlink_metadata(to).is_ok_and(|meta| meta.is_dir()) {
+        remove_entry(to)?;
+    }
+    copy_file(from, to).map(|_| ())
+}
+
+/// Removes from the private git directory `private` all that [`Repo::write_private_git`]
+/// does not write — what the worker of another task left: its objects, refs, logs, hooks,
+/// any link — and keeps what it writes, `refs` (the branches' refs, under `refs/heads/`)
+/// included, to be compared rather than made again.
+fn prune_private_git(private: &Path, refs: &[&str]) -> Result<(), GitError> {
+    let mut files: Vec<String> = [
+        "HEAD",
+        "config",
+        "index",
+        "shallow",
+        "objects/info/alternates",
+        "info/exclude",
+        "info/attributes",
+    ]
+    .map(String::from)
+    .to_vec();
+    let mut folders: Vec<String> =
+        ["objects", "objects/info", "refs", "refs/heads", "refs/tags", "info"]
+            .map(String::from)
+            .to_vec();
+    for name in refs {
+        let file = format!("refs/heads/{name}");
+        let mut folder = Path::new(&file).parent();
+        while let Some(above) = folder.filter(|above| above.as_os_str().len() > "refs".len()) {
+            folders.push(above.to_string_lossy().into_owned());
+            folder = above.parent();
+        }
+        files.push(file);
+    }
+    prune_folder(private, "", (&files, &folders))
+}
+
+/// [`prune_private_git`] of the folder `dir`, at `rel` in the private git directory.
+fn prune_folder(
+    dir: &Path,
+    rel: &str,
+    (files, folders): (&[String], &[String]),
+) -> Result<(), GitError> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(GitError::io("list", dir, e)),
+    };
+    for entry in entries {
+        let entry = entry.map_err(|e| GitError::io("list", dir, e))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let at = if rel.is_empty() { name } else { format!("{rel}/{name}") };
+        // The entry's own kind: a link is a link, never what it points at.
+        let kind = entry.file_type().map_err(|e| GitError::io("inspect", &entry.path(), e))?;
+        if kind.is_dir() && folders.contains(&at) {
+            prune_folder(&entry.path(), &at, (files, folders))?;
+        } else if !(kind.is_file() && files.contains(&at)) {
+            remove_entry(&entry.path())?;
+        }
+    }
+    Ok(())
 }
 
 impl Repo {
@@ -98,9 +177,14 @@ impl Repo {
             tracing::warn!(lane = %wt.name, "{problem} (repaired)");
         }
         // A lane that moved to another task starts afresh: the old objects need not survive.
+        // What breeze writes anyway stays, to be compared (the index patched in place).
         let note = home.join("branch");
         if read_small(&note).ok().flatten().as_deref() != Some(wt.branch.as_str()) {
-            remove_entry(&private)?;
+            if std::fs::symlink_metadata(&private).is_ok_and(|meta| meta.is_dir()) {
+                prune_private_git(&private, &[self.main_branch.as_str(), wt.branch.as_str()])?;
+            } else {
+                remove_entry(&private)?;
+            }
         }
         let (tip, main) = {
             let repo = self.git()?;
@@ -110,11 +194,11 @@ impl Repo {
             (tip, self.main_tip()?)
         };
         self.write_private_git(wt, &private, tip, main)?;
-        replace_file(&note, wt.branch.as_bytes())?;
+        put(&note, wt.branch.as_bytes())?;
         // main's tip as written into the private refs: breeze's, never the worker's work
         // (the guard leaves it out of the lane's tips). Beside the private directory, where
         // the worker cannot write.
-        replace_file(&home.join(SEALED_MAIN), main.to_string().as_bytes())?;
+        put(&home.join(SEALED_MAIN), main.to_string().as_bytes())?;
         self.point_gitfile(wt, &private)?;
         Ok(private)
     }
@@ -169,11 +253,7 @@ impl Repo {
             (self.common_dir.join("info/attributes"), "info/attributes"),
             (self.common_dir.join("shallow"), "shallow"),
         ] {
-            let to = private.join(to);
-            if std::fs::symlink_metadata(&to).is_ok_and(|meta| meta.is_dir()) {
-                remove_entry(&to)?;
-            }
-            copy_file(&from, &to)?;
+            put_copy(&from, &private.join(to))?;
         }
         self.write_private_index(wt, &private.join("index"))
     }

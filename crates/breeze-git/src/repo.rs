@@ -62,6 +62,9 @@ pub struct Repo {
     handles: HandlePool,
     /// The index each checkout of main had after the last landing, parsed.
     pub(crate) landed_indexes: KeptIndexes,
+    /// Held by a landing's update of the checkouts of main and by the read of their
+    /// indexes ahead of it (`preload.rs`): both use the checkouts' scratch folders.
+    pub(crate) landing: Mutex<()>,
 }
 
 impl std::fmt::Debug for Repo {
@@ -136,6 +139,7 @@ impl Repo {
             exclude_lock: Mutex::new(()),
             handles: HandlePool::default(),
             landed_indexes: KeptIndexes::default(),
+            landing: Mutex::new(()),
         })
     }
 

@@ -9,7 +9,7 @@
 
 use std::fs::File;
 use std::io::{self, Read, Write};
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt as _, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -96,6 +96,16 @@ pub(crate) fn read_small(path: &Path) -> Result<Option<String>, GitError> {
     let Some((file, _)) = open_regular_within(path, SMALL_FILE_LIMIT)? else { return Ok(None) };
     let bytes = read_up_to(file, path, SMALL_FILE_LIMIT)?;
     Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+}
+
+/// Whether `path` is a regular file of one link (no other name writes through to it)
+/// holding exactly `contents`.
+pub(crate) fn holds_exactly(path: &Path, contents: &[u8]) -> bool {
+    let Ok(Some((file, len))) = open_regular(path) else { return false };
+    if len != contents.len() as u64 || !file.metadata().is_ok_and(|meta| meta.nlink() == 1) {
+        return false;
+    }
+    read_up_to(file, path, len + 1).is_ok_and(|held| held == contents)
 }
 
 /// Where the `.git` file of the checkout at `checkout` points: its `gitdir:` line, a

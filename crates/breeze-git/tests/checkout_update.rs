@@ -484,3 +484,54 @@ fn the_users_staged_changes_in_folders_survive_landings_and_their_commit() {
     assert_eq!(repo.status(), "");
     repo.fsck();
 }
+
+#[test]
+fn landings_that_edit_files_leave_an_index_git_verifies() {
+    // Each landing edits one file: its write of the user's index patches the last one's
+    // bytes and hashes again only from the entry that changed (4,000 entries: the file
+    // spans more than one of the SHA-1 states kept), early, late and in the middle of the
+    // file. Nothing but the landings writes the index until the end (`git status` would).
+    use sha1::Digest as _;
+    let files: Vec<(String, String)> = (0..4000)
+        .map(|n| (format!("d{:02}/f{n:04}.txt", n / 100), format!("file {n}\n")))
+        .collect();
+    let named: Vec<(&str, &str)> = files.iter().map(|(p, c)| (p.as_str(), c.as_str())).collect();
+    let repo = TestRepo::with_files(&named);
+    let handle = repo.open();
+    let edits =
+        [("early", "d00/f0001.txt"), ("late", "d39/f3999.txt"), ("middle", "d20/f2050.txt")];
+    for (name, path) in edits {
+        land(&repo, &handle, name, &format!("echo {name} >> {path}"));
+        let bytes = std::fs::read(repo.path().join(".git/index")).unwrap();
+        let (content, checksum) = bytes.split_at(bytes.len() - 20);
+        assert_eq!(checksum, &sha1::Sha1::digest(content)[..], "the checksum after {path}");
+        assert_eq!(stat_dirty(&repo), "", "git has nothing to re-hash after {path}");
+        let (index, head) = index_and_head(&repo);
+        assert!(index == head, "the index is HEAD after {path}");
+        repo.fsck();
+    }
+    assert_eq!(repo.status(), "");
+}
+
+#[test]
+fn the_users_index_read_ahead_is_taken_only_while_it_is_as_read() {
+    let repo = TestRepo::standard();
+    let handle = repo.open();
+    handle.preload_landing_indexes();
+    assert!(!repo.path().join(".git/breeze-landing").exists(), "no copy is left behind");
+    land(&repo, &handle, "one", "echo one > one.txt");
+    assert_eq!(repo.status(), "");
+    let (index, head) = index_and_head(&repo);
+    assert_eq!(index, head, "the landing wrote the index it read ahead, with its path");
+
+    // A later run reads ahead, then the user stages a file: its landing reads the index
+    // again.
+    let later = repo.open();
+    later.preload_landing_indexes();
+    write(repo.path(), "notes.txt", "the user's own\n");
+    repo.git(&["add", "notes.txt"]);
+    land(&repo, &later, "two", "echo two > two.txt");
+    assert_eq!(repo.status(), "A  notes.txt", "the user's staged file, and nothing else");
+    assert_eq!(stat_dirty(&repo), "");
+    repo.fsck();
+}

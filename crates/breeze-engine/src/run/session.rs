@@ -117,10 +117,10 @@ async fn context(
         calls_pass_the_gate: true,
     });
     let (lanes, retired) = lanes_of(&repo, snapshot.workers, resumed).await?;
-    // Read while the first task's lane moves, not when its first verdict waits for it.
+    // Read while the first task's lane moves, not when its steps wait for them.
     let ahead = repo.clone();
     drop(tokio::task::spawn_blocking(move || {
-        ahead.preload_review_checkout(breeze_git::REVIEW_CHECKOUT);
+        ahead.preload_for_run(breeze_git::REVIEW_CHECKOUT);
     }));
     let mut notices = prepared.notices;
     notices.extend(retired);
