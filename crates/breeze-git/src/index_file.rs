@@ -299,7 +299,8 @@ fn write_with(
         bytes.extend_from_slice(&(tree.len() as u32).to_be_bytes());
         bytes.extend_from_slice(&tree);
     }
-    let (patched, hashed) = match &checksum {
+    let mut users_hashed = Vec::new();
+    let (patched, step) = match &checksum {
         Checksum::Sha1(_) => {
             // The bytes before the first entry rewritten are the last write's.
             let same = match &rewritten {
@@ -313,27 +314,26 @@ fn write_with(
             };
             let (hash, hashed) = sha1_resumed(&bytes, (same, entries_end), hashed);
             bytes.extend_from_slice(&hash);
-            (None, hashed)
+            users_hashed = hashed;
+            (None, None)
         }
         Checksum::Skipped => {
             bytes.extend_from_slice(&[0; 20]);
-            let patched = rewritten.and_then(|(from, positions)| {
-                let patch = Patch {
-                    bytes: &bytes,
-                    entries_end,
-                    entries: positions
-                        .iter()
-                        .map(|&p| (written.offsets[p] as usize, written.offsets[p + 1] as usize))
-                        .collect(),
-                    sizes: positions
-                        .iter()
-                        .map(|&p| written.offsets[p] as usize)
-                        .chain(written.racy.iter().map(|(offset, _)| *offset))
-                        .collect(),
-                };
-                PATCHABLE.patch(&file, from, &patch)
+            let step = rewritten.map(|(from, positions)| Step {
+                from,
+                entries: positions
+                    .iter()
+                    .map(|&p| (written.offsets[p] as usize, written.offsets[p + 1] as usize))
+                    .collect(),
+                sizes: positions
+                    .iter()
+                    .map(|&p| written.offsets[p] as usize)
+                    .chain(written.racy.iter().map(|(offset, _)| *offset))
+                    .collect(),
             });
-            (patched, Vec::new())
+            let patched =
+                step.as_ref().and_then(|step| PATCHABLE.patch(&file, step, (&bytes, entries_end)));
+            (patched, step)
         }
     };
     let now = match patched {
@@ -349,10 +349,10 @@ fn write_with(
     bytes.truncate(entries_end);
     written.bytes = bytes;
     let image = Image::of(written, since);
-    PATCHABLE.remember(&file, now, image.generation);
+    PATCHABLE.remember(&file, now, (image.generation, step));
     let unkept = match checksum {
         Checksum::Sha1(last) => {
-            *last = Some(UsersImage { image, hashed });
+            *last = Some(UsersImage { image, hashed: users_hashed });
             None
         }
         Checksum::Skipped => {
@@ -746,23 +746,70 @@ fn replace_file(file: &Path, bytes: &[u8], at: &Path) -> Result<(), GitError> {
 
 /// The index files of breeze's own checkouts that hold the bytes of an image
 /// (`index_entries::Image`): by file, its stamp just after it was written and the image's
-/// generation. A write patched from that image patches the file in place
-/// (`index_in_place.rs`) while it is still so.
+/// generation; and how each image was made from the one before when its entries were
+/// rewritten where they were. A write patched from an image patches a file holding that
+/// image, or one a few such steps before it, in place (`index_in_place.rs`) while the file
+/// is still as written.
 struct Patchable {
-    files: Mutex<HashMap<PathBuf, (Stamp, u64)>>,
+    state: Mutex<PatchableState>,
 }
 
+#[derive(Default)]
+struct PatchableState {
+    files: HashMap<PathBuf, (Stamp, u64)>,
+    /// By the generation of the image it made.
+    steps: HashMap<u64, Step>,
+}
+
+/// An image made from the image of generation `from` by rewriting entries where they
+/// were: the byte ranges of those entries, and where the entries start whose size may
+/// have changed (those, and the racily clean ones).
+struct Step {
+    from: u64,
+    entries: Vec<(usize, usize)>,
+    sizes: Vec<usize>,
+}
+
+/// Most steps a file is patched across (a lane's own index file and its worker's copy are
+/// written from the same image in turn), and most steps remembered.
+const MAX_STEPS_ACROSS: usize = 8;
+const MAX_STEPS: u64 = 256;
+
 static PATCHABLE: LazyLock<Patchable> =
-    LazyLock::new(|| Patchable { files: Mutex::new(HashMap::new()) });
+    LazyLock::new(|| Patchable { state: Mutex::new(PatchableState::default()) });
 
 impl Patchable {
-    /// Patches `file` in place when it holds the image of generation `from`, which `patch`
-    /// was made from: its stamp now, or `None` when the caller writes it whole (another
-    /// file, or one changed since; a failure half-way is logged, and the whole write mends
-    /// it).
-    fn patch(&self, file: &Path, from: u64, patch: &Patch<'_>) -> Option<Stamp> {
-        let expected = self.lock().remove(file).filter(|(_, generation)| *generation == from)?.0;
-        let patched = match crate::index_in_place::patch(file, &expected, patch) {
+    /// Patches `file` in place to `bytes` (whose entries end at `entries_end`), made by
+    /// `step`, when the file holds the image `step` was made from or one a few steps
+    /// before: its stamp now, or `None` when the caller writes it whole (another file, or
+    /// one changed since; a failure half-way is logged, and the whole write mends it).
+    fn patch(
+        &self,
+        file: &Path,
+        step: &Step,
+        (bytes, entries_end): (&[u8], usize),
+    ) -> Option<Stamp> {
+        let mut patch =
+            Patch { bytes, entries_end, entries: step.entries.clone(), sizes: step.sizes.clone() };
+        let expected = {
+            let mut state = self.lock();
+            let (expected, held) = state.files.remove(file)?;
+            let mut at = step.from;
+            for _ in 0..MAX_STEPS_ACROSS {
+                if at == held {
+                    break;
+                }
+                let before = state.steps.get(&at)?;
+                patch.entries.extend_from_slice(&before.entries);
+                patch.sizes.extend_from_slice(&before.sizes);
+                at = before.from;
+            }
+            if at != held {
+                return None;
+            }
+            expected
+        };
+        let patched = match crate::index_in_place::patch(file, &expected, &patch) {
             Ok(patched) => patched,
             Err(err) => {
                 tracing::warn!(file = %file.display(), "could not patch an index file in place, writing it whole: {err}");
@@ -773,7 +820,7 @@ impl Patchable {
         if patched.is_some() {
             let on_disk = std::fs::read(file).unwrap_or_default();
             assert!(
-                on_disk == patch.bytes,
+                on_disk == bytes,
                 "the index {} patched in place differs from the file a whole write makes",
                 file.display()
             );
@@ -781,21 +828,26 @@ impl Patchable {
         patched
     }
 
-    /// Remembers that `file`, now stamped `now`, holds the image of generation `generation`.
-    fn remember(&self, file: &Path, now: Option<Stamp>, generation: u64) {
-        let mut files = self.lock();
+    /// Remembers that `file`, now stamped `now`, holds the image of generation
+    /// `generation`, made by `step` when its entries were rewritten where they were.
+    fn remember(&self, file: &Path, now: Option<Stamp>, (generation, step): (u64, Option<Step>)) {
+        let mut state = self.lock();
+        if let Some(step) = step {
+            state.steps.insert(generation, step);
+            state.steps.retain(|made, _| made + MAX_STEPS > generation);
+        }
         let Some(now) = now else {
-            files.remove(file);
+            state.files.remove(file);
             return;
         };
-        if files.len() >= MAX_OWN_WRITES && !files.contains_key(file) {
-            files.clear();
+        if state.files.len() >= MAX_OWN_WRITES && !state.files.contains_key(file) {
+            state.files.clear();
         }
-        files.insert(file.to_path_buf(), (now, generation));
+        state.files.insert(file.to_path_buf(), (now, generation));
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, (Stamp, u64)>> {
-        self.files.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    fn lock(&self) -> std::sync::MutexGuard<'_, PatchableState> {
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 

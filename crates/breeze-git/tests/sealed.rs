@@ -307,3 +307,79 @@ fn mains_tip_as_a_seal_wrote_it_is_not_taken_for_the_workers_commit() {
     assert_eq!(found.commit, own);
     assert!(found.source.contains("private git directory of lane-1"), "{}", found.source);
 }
+
+#[test]
+fn a_lane_moved_to_another_task_keeps_only_what_breeze_writes_in_its_private_directory() {
+    use std::os::unix::fs::MetadataExt;
+    let repo = TestRepo::standard();
+    let handle = repo.open();
+    let wt = handle.create_worktree("lane-1", "task/1", repo.main_tip(), "test").unwrap();
+    let private = handle.seal_lane(&wt).unwrap();
+    let written = snapshot(&private);
+    // The worker of task 1 leaves its own git's traces, a hook, links and a hard link to a
+    // file of its lane in place of breeze's files.
+    write(&wt.path, "src/a.rs", "fn a() { one }\n");
+    git(&wt.path, &["add", "-A"]);
+    git(&wt.path, &["commit", "-qm", "the worker's own"]);
+    git(&wt.path, &["tag", "mine"]);
+    write(&private, "hooks/post-checkout", "#!/bin/sh\necho planted\n");
+    std::fs::remove_file(private.join("refs/heads/main")).unwrap();
+    std::os::unix::fs::symlink(repo.path().join(".git/config"), private.join("refs/heads/main"))
+        .unwrap();
+    std::fs::remove_file(private.join("info/exclude")).unwrap();
+    write(&wt.path, "notes.txt", "the lane's file\n");
+    std::fs::hard_link(wt.path.join("notes.txt"), private.join("info/exclude")).unwrap();
+    handle.check_lane_links(&wt).unwrap();
+    std::fs::remove_file(wt.path.join("notes.txt")).unwrap();
+    let head = handle.commit_worktree(&wt, "one").unwrap().head();
+
+    let moved = handle.move_worktree(&wt, "task/2", head).unwrap();
+    handle.seal_lane(&moved).unwrap();
+    let now = snapshot(&private);
+    let names = |files: &BTreeMap<PathBuf, Vec<u8>>| -> Vec<PathBuf> {
+        files
+            .keys()
+            .map(|path| {
+                PathBuf::from(
+                    path.to_string_lossy().replace("task/1", "task/N").replace("task/2", "task/N"),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(names(&now), names(&written), "only what breeze writes is there");
+    assert!(std::fs::symlink_metadata(private.join("refs/heads/main")).unwrap().is_file());
+    assert_eq!(std::fs::metadata(private.join("info/exclude")).unwrap().nlink(), 1);
+    assert_eq!(git(&moved.path, &["rev-parse", "--abbrev-ref", "HEAD"]), "task/2");
+    assert_eq!(git(&moved.path, &["status", "--porcelain"]), "");
+    assert_eq!(git(&moved.path, &["tag"]), "", "the worker's tag is gone");
+    handle.check_lane_links(&moved).unwrap();
+
+    // Moved on with a change, nothing reading the lane between two seals: the private
+    // index breeze wrote is patched where it lies (the same file), and the worker's git
+    // sees the new HEAD's contents as clean.
+    let index = private.join("index");
+    write(&moved.path, "src/b.rs", "fn b() { two }\n");
+    let two = handle.commit_worktree(&moved, "two").unwrap().head();
+    let third = handle.move_worktree(&moved, "task/3", two).unwrap();
+    handle.seal_lane(&third).unwrap();
+    handle.check_lane_links(&third).unwrap();
+    let before = std::fs::metadata(&index).unwrap().ino();
+    write(&third.path, "src/b.rs", "fn b() { three }\n");
+    let three = handle.commit_worktree(&third, "three").unwrap().head();
+    let fourth = handle.move_worktree(&third, "task/4", three).unwrap();
+    handle.seal_lane(&fourth).unwrap();
+    assert_eq!(std::fs::metadata(&index).unwrap().ino(), before, "patched in place");
+    assert_eq!(git(&fourth.path, &["status", "--porcelain"]), "");
+    assert_eq!(git(&fourth.path, &["diff", "--cached", "--stat", "HEAD"]), "");
+    // A worker's git that wrote the index (a new file) has it replaced whole next time.
+    write(&fourth.path, "src/a.rs", "fn a() { four }\n");
+    git(&fourth.path, &["add", "src/a.rs"]);
+    handle.check_lane_links(&fourth).unwrap();
+    let four = handle.commit_worktree(&fourth, "four").unwrap().head();
+    let fifth = handle.move_worktree(&fourth, "task/5", four).unwrap();
+    handle.seal_lane(&fifth).unwrap();
+    assert_eq!(git(&fifth.path, &["status", "--porcelain"]), "");
+    assert_eq!(git(&fifth.path, &["diff", "--cached", "--stat", "HEAD"]), "");
+    handle.check_lane_links(&fifth).unwrap();
+    repo.fsck();
+}
