@@ -67,6 +67,11 @@ pub fn process_start_ticks(pid: u32) -> Option<u64> {
 
 /// Pids of the processes in group `pgid` that have not exited (zombies excluded).
 pub(crate) fn live_group_members(pgid: u32) -> Vec<u32> {
+    // No process in the group at all, exited or not (a role that ended with its helpers,
+    // its leader reaped): no look through every process of the machine is needed.
+    if pgid > 1 && killpg(as_pid(pgid), None) == Err(Errno::ESRCH) {
+        return Vec::new();
+    }
     let Ok(entries) = std::fs::read_dir("/proc") else {
         // No /proc: fall back to the kill(2) probe, which cannot tell zombies apart.
         return match killpg(as_pid(pgid), None) {
