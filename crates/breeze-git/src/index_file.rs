@@ -312,6 +312,7 @@ fn write_with(
                     .unwrap_or(entries_end),
                 None => 0,
             };
+            tracing::debug!(same, entries_end, kept = hashed.len(), "hashing the user's index");
             let (hash, hashed) = sha1_resumed(&bytes, (same, entries_end), hashed);
             bytes.extend_from_slice(&hash);
             users_hashed = hashed;
