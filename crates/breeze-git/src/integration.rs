@@ -136,6 +136,12 @@ impl Repo {
         if self.clear_way_for(&repo, name, &path, None)? {
             let mut wrepo = self.handle(&path)?;
             remove_left_locks(wrepo.path())?;
+            if remove_unreadable_index(&wrepo, &path)? {
+                // What the failed read left in the handle's index is not kept.
+                wrepo.set_keep(false);
+                drop(wrepo);
+                wrepo = self.handle(&path)?;
+            }
             wrepo.set_keep(false);
             self.checkout_tool.reset_detached(
                 &wrepo,
@@ -209,6 +215,26 @@ fn commit_tree_of(repo: &Repository, oid: Oid) -> Result<Tree<'_>, GitError> {
     repo.find_commit(oid)
         .and_then(|c| c.tree())
         .map_err(|_| GitError::MissingObject { what: "commit", oid })
+}
+
+/// Removes the index file of breeze's detached checkout at `path` (handle `wrepo`) when
+/// neither git nor libgit2 can read it (a disk or another program damaged it): the checkout
+/// is breeze's, and without an index its next placing writes every path again, where a
+/// damaged one would stop every placing. The read is the placing's own (kept for it).
+/// Whether it was removed.
+fn remove_unreadable_index(wrepo: &Repository, path: &std::path::Path) -> Result<bool, GitError> {
+    let Err(GitError::Git { cause, .. }) = fresh_index(wrepo, path) else { return Ok(false) };
+    if cause.class() != git2::ErrorClass::Index {
+        return Ok(false);
+    }
+    let file = wrepo.path().join("index");
+    tracing::warn!(checkout = %path.display(), "the index file is unreadable ({}): it is removed and every path placed again", cause.message());
+    match std::fs::remove_file(&file) {
+        Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
+            Err(GitError::io("remove", &file, err))
+        }
+        _ => Ok(true),
+    }
 }
 
 /// Removes the lock files a killed placing left in the admin folder `admin` of one of

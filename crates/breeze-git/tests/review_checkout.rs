@@ -392,3 +392,23 @@ fn a_review_checkout_left_by_a_deleted_repository_at_the_same_path_is_made_again
     assert_eq!(read(&advice, "notes.txt"), "mine\n");
     repo.fsck();
 }
+
+#[test]
+fn a_review_checkout_whose_index_was_damaged_is_placed_again_whole() {
+    let repo = TestRepo::standard();
+    let handle = repo.open();
+    let first = repo.main_tip();
+    let path = handle.review_checkout(REVIEW_CHECKOUT, first, WorkdirChanges::Unknown).unwrap();
+    let second = repo.commit_on_main(&[("src/a.rs", "fn a2() {}\n")], "two");
+    // A disk error or another program leaves bytes no git reads.
+    let index = repo.path().join(".git/worktrees").join(REVIEW_CHECKOUT).join("index");
+    let mut bytes = std::fs::read(&index).unwrap();
+    bytes[..4].copy_from_slice(b"XXXX");
+    std::fs::write(&index, &bytes).unwrap();
+    let later = repo.open();
+    let again = later.review_checkout(REVIEW_CHECKOUT, second, WorkdirChanges::Unknown).unwrap();
+    assert_eq!(again, path);
+    assert_eq!(read(&path, "src/a.rs"), "fn a2() {}\n");
+    assert_eq!(git(&path, &["status", "--porcelain", "--ignored"]), "");
+    assert_eq!(git(&path, &["rev-parse", "HEAD"]).trim(), second.to_string());
+}
