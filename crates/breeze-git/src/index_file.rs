@@ -350,13 +350,13 @@ fn write_with(
     bytes.truncate(entries_end);
     written.bytes = bytes;
     let image = Image::of(written, since);
-    PATCHABLE.remember(&file, now, (image.generation, step));
     let unkept = match checksum {
         Checksum::Sha1(last) => {
             *last = Some(UsersImage { image, hashed: users_hashed });
             None
         }
         Checksum::Skipped => {
+            PATCHABLE.remember(&file, now, (image.generation, step));
             owner.and_then(|repo| crate::index_tree::keep_image(repo, index, image))
         }
     };
@@ -366,8 +366,9 @@ fn write_with(
     Ok(true)
 }
 
-/// The header and entries of `index` (version 2): patched from the image of its last
-/// write when `owner`'s handle kept one (`index_tree.rs`), else in one pass. `None` for
+/// The header and entries of `index` (version 2): patched from `image`, the image of its
+/// last write when one was kept (a handle's, `index_tree.rs`, or a landing's,
+/// [`UsersImage`]), else in one pass. `None` for
 /// what only libgit2 writes. Debug builds make both and fail on a difference: an image
 /// that missed a change would be a wrong index file.
 fn entries_of(
