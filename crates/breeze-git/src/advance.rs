@@ -154,19 +154,7 @@ impl Repo {
         }
 
         // Where main is checked out; the primary checkout reuses the primary handle.
-        let mut in_primary = false;
-        let mut others: Vec<(PathBuf, Handle<'_>)> = Vec::new();
-        for path in self.checkouts_of_branch(&primary, &refname) {
-            if !path.join(".git").exists() {
-                continue; // a registered worktree whose directory is gone: no files to update
-            }
-            if path == self.workdir {
-                in_primary = true;
-            } else {
-                let handle = self.handle(&path)?;
-                others.push((path, handle));
-            }
-        }
+        let (in_primary, mut others) = self.checkouts_of_main(&primary)?;
         primary.set_keep(false);
         for (_, handle) in &mut others {
             handle.set_keep(false);
@@ -184,6 +172,29 @@ impl Repo {
             primary.set_keep(true);
         }
         Ok(outcome)
+    }
+
+    /// Where main is checked out, as a landing updates it: whether in the primary checkout
+    /// (`primary` is its handle), and the other checkouts with a handle each. A registered
+    /// worktree whose folder is gone has no files to update and is left out.
+    pub(crate) fn checkouts_of_main(
+        &self,
+        primary: &Repository,
+    ) -> Result<(bool, Vec<(PathBuf, Handle<'_>)>), GitError> {
+        let mut in_primary = false;
+        let mut others = Vec::new();
+        for path in self.checkouts_of_branch(primary, &self.main_ref()) {
+            if !path.join(".git").exists() {
+                continue;
+            }
+            if path == self.workdir {
+                in_primary = true;
+            } else {
+                let handle = self.handle(&path)?;
+                others.push((path, handle));
+            }
+        }
+        Ok((in_primary, others))
     }
 
     /// The three phases of [`Repo::advance_main`] once the checkouts of main are known.

@@ -299,42 +299,35 @@ fn write_with(
         bytes.extend_from_slice(&(tree.len() as u32).to_be_bytes());
         bytes.extend_from_slice(&tree);
     }
+    // The entries rewritten where they were since the image this write was patched from.
+    let step = rewritten.map(|(from, positions)| Step {
+        from,
+        entries: positions
+            .iter()
+            .map(|&p| (written.offsets[p] as usize, written.offsets[p + 1] as usize))
+            .collect(),
+        sizes: positions
+            .iter()
+            .map(|&p| written.offsets[p] as usize)
+            .chain(written.racy.iter().map(|(offset, _)| *offset))
+            .collect(),
+    });
     let mut users_hashed = Vec::new();
-    let (patched, step) = match &checksum {
+    let patched = match &checksum {
         Checksum::Sha1(_) => {
             // The bytes before the first entry rewritten are the last write's.
-            let same = match &rewritten {
-                Some((_, positions)) => positions
-                    .iter()
-                    .map(|&p| written.offsets[p] as usize)
-                    .chain(written.racy.iter().map(|(offset, _)| *offset))
-                    .min()
-                    .unwrap_or(entries_end),
-                None => 0,
-            };
+            let same = step
+                .as_ref()
+                .map_or(0, |step| step.sizes.iter().copied().min().unwrap_or(entries_end));
             tracing::debug!(same, entries_end, kept = hashed.len(), "hashing the user's index");
             let (hash, hashed) = sha1_resumed(&bytes, (same, entries_end), hashed);
             bytes.extend_from_slice(&hash);
             users_hashed = hashed;
-            (None, None)
+            None
         }
         Checksum::Skipped => {
             bytes.extend_from_slice(&[0; 20]);
-            let step = rewritten.map(|(from, positions)| Step {
-                from,
-                entries: positions
-                    .iter()
-                    .map(|&p| (written.offsets[p] as usize, written.offsets[p + 1] as usize))
-                    .collect(),
-                sizes: positions
-                    .iter()
-                    .map(|&p| written.offsets[p] as usize)
-                    .chain(written.racy.iter().map(|(offset, _)| *offset))
-                    .collect(),
-            });
-            let patched =
-                step.as_ref().and_then(|step| PATCHABLE.patch(&file, step, (&bytes, entries_end)));
-            (patched, step)
+            step.as_ref().and_then(|step| PATCHABLE.patch(&file, step, (&bytes, entries_end)))
         }
     };
     let now = match patched {
@@ -765,7 +758,8 @@ struct PatchableState {
 
 /// An image made from the image of generation `from` by rewriting entries where they
 /// were: the byte ranges of those entries, and where the entries start whose size may
-/// have changed (those, and the racily clean ones).
+/// have changed (those, and the racily clean ones) — every byte that differs from that
+/// image's but the cache-tree and the checksum after them.
 struct Step {
     from: u64,
     entries: Vec<(usize, usize)>,

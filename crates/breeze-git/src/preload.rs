@@ -40,12 +40,9 @@ impl Repo {
     pub fn preload_landing_indexes(&self) {
         let _landing = self.landing.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let read = self.git().and_then(|primary| {
-            for path in self.checkouts_of_branch(&primary, &self.main_ref()) {
-                if !path.join(".git").exists() {
-                    continue;
-                }
-                let mut handle =
-                    if path == self.workdir { self.git()? } else { self.handle(&path)? };
+            let (in_primary, others) = self.checkouts_of_main(&primary)?;
+            let primary = in_primary.then(|| (self.workdir.clone(), primary));
+            for (path, mut handle) in primary.into_iter().chain(others) {
                 if self.landed_indexes.holds(handle.path()) {
                     continue;
                 }
