@@ -217,6 +217,9 @@ fn run_team(backend: &str, mode: &str) {
         );
     }
     assert!(requests.contains("find: cannot delete"), "{backend}: the deletion was tried");
+    // The private index made a link to the user's README: breeze's later writes of that
+    // index replace the link (README.md is checked below).
+    assert!(requests.contains("private-index-linked"), "{backend}: the link was planted");
     if backend == "claude" {
         assert!(
             requests.contains("Permission to use Write has been denied")
