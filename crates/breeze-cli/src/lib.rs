@@ -22,6 +22,8 @@ use crate::error::CliError;
 
 /// Parses the process arguments, runs the command and returns its exit code.
 pub fn main() -> std::process::ExitCode {
+    // Before anything else: a role's launcher never gets further (it becomes the role).
+    breeze_supervise::start_roles_through_this_binary();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => {

@@ -100,6 +100,7 @@ pub use network::{HostRule, MAX_FORWARDED_PORTS, NetworkAccess, PROXY_PORT, Refu
 pub use read_scope::readable_except;
 pub use resolve::resolve_program;
 pub use role_file::{MAX_ROLE_FILE_BYTES, RoleFileError, read_role_file};
+pub use sandbox::launcher::{LAUNCHER_ARG, start_roles_through_this_binary};
 pub use sandbox::{
     Confinement, DevShm, DevShmSupport, Isolation, IsolationSupport, KernelSupport,
     PRIVATE_DEV_SHM_BYTES, SandboxError, TERMINAL_DEVICES, WRITABLE_DEVICES, dev_shm_support,

@@ -23,7 +23,9 @@
 
 #![allow(unsafe_code)]
 
+mod fd_passing;
 mod isolation;
+pub(crate) mod launcher;
 mod namespace;
 mod network_namespace;
 
@@ -337,8 +339,9 @@ impl Ruleset {
             return Err(path_error(io::Error::last_os_error()));
         }
         // SAFETY: `open` just returned this descriptor; it is closed when `parent` drops.
-        let parent = unsafe { OwnedFd::from_raw_fd(raw) };
-        let is_dir = std::fs::metadata(path).map_err(path_error)?.is_dir();
+        let parent = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(raw) });
+        // What was opened, not what the path names by now (fstat works on O_PATH).
+        let is_dir = parent.metadata().map_err(path_error)?.is_dir();
         let allowed = if is_dir { rights } else { rights & FILE_RIGHTS };
         add_rule(self.fd.as_raw_fd(), parent.as_raw_fd(), allowed)
             .map_err(|errno| path_error(io::Error::from_raw_os_error(errno)))
@@ -387,10 +390,11 @@ struct Granted {
 #[derive(Debug)]
 pub(crate) struct Exec {
     program: CString,
-    /// NUL-terminated pointers into `_strings`.
+    /// NUL-terminated pointers into `strings`.
     argv: Vec<*const libc::c_char>,
     envp: Vec<*const libc::c_char>,
-    _strings: Vec<CString>,
+    /// The arguments (`argv[0]` first), then the environment's `NAME=value` entries.
+    strings: Vec<CString>,
 }
 
 // SAFETY: the pointers point into the `CString`s the struct owns, which are never changed
@@ -426,12 +430,23 @@ impl Exec {
             .into_iter()
             .map(|(name, value)| text(format!("{name}={value}").into_bytes()))
             .collect::<io::Result<Vec<_>>>()?;
+        Ok(Exec::from_parts(program, args, vars))
+    }
+
+    /// `program` with `args` (`argv[0]` first) and the environment entries `vars`.
+    fn from_parts(program: CString, args: Vec<CString>, vars: Vec<CString>) -> Exec {
         let pointers = |strings: &[CString]| {
             strings.iter().map(|s| s.as_ptr()).chain([std::ptr::null()]).collect::<Vec<_>>()
         };
         let (argv, envp) = (pointers(&args), pointers(&vars));
-        let _strings = args.into_iter().chain(vars).collect();
-        Ok(Exec { program, argv, envp, _strings })
+        let strings = args.into_iter().chain(vars).collect();
+        Exec { program, argv, envp, strings }
+    }
+
+    /// The program, the arguments and the environment entries.
+    fn parts(&self) -> (&CStr, &[CString], &[CString]) {
+        let args = self.argv.len() - 1;
+        (&self.program, &self.strings[..args], &self.strings[args..])
     }
 
     /// Replaces this (forked) process with the program; returns only the error.
@@ -518,49 +533,105 @@ impl ChildSetup {
         })
     }
 
+    /// Whether a launcher can do it (module `launcher`): a role's setup, which ends in
+    /// its own `exec` in a session of its own.
+    pub(crate) fn launchable(&self) -> bool {
+        self.own_session && self.exec.is_some()
+    }
+
     /// Makes the child do it right before `exec`.
     pub(crate) fn install(self, command: &mut tokio::process::Command) {
         if !self.own_session && self.ruleset.is_none() {
             return; // nothing to do: an unconfined person's session
         }
-        let ChildSetup { own_session, pid_namespace, dev_shm_only, ruleset, exec } = self;
-        // SAFETY: the closure runs in the forked child before exec. It only makes system
-        // calls on memory prepared before the fork (no allocation, no locks), which is what
-        // a pre-exec hook may do. The ruleset's descriptor is close-on-exec, so the program
-        // never sees it; it is dropped in the engine when the Command is.
+        // SAFETY: the closure runs in the forked child before exec. `apply` only makes
+        // system calls on memory prepared before the fork (no allocation, no locks), which
+        // is what a pre-exec hook may do. The ruleset's descriptor is close-on-exec, so the
+        // program never sees it; it is dropped in the engine when the Command is.
         unsafe {
-            command.pre_exec(move || {
-                if own_session && libc::setsid() < 0 {
-                    return Err(io::Error::last_os_error());
+            command.pre_exec(move || self.apply());
+        }
+    }
+
+    /// Does it in this process: a forked child of the engine, or a launcher. With a role's
+    /// own `exec` this returns only its error (or a setup's); else `Ok` for std's `exec`.
+    /// Allocation-free.
+    fn apply(&self) -> io::Result<()> {
+        // SAFETY: setsid takes no arguments.
+        if self.own_session && unsafe { libc::setsid() } < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let mut granted = Granted::default();
+        if let Some(plan) = &self.pid_namespace {
+            // Returns only in the role's own process; any failure leaves the child in its
+            // session, running — unless it was to have a network namespace: it never runs
+            // on the engine's network.
+            match isolate(plan) {
+                Ok(isolated) => {
+                    granted.dev_shm = isolated.dev_shm == 0;
+                    granted.terminals = isolated.private_pts == 0;
                 }
-                let mut granted = Granted::default();
-                if let Some(plan) = &pid_namespace {
-                    // Returns only in the role's own process; any failure leaves the child
-                    // in its session, running — unless it was to have a network namespace:
-                    // it never runs on the engine's network.
-                    match isolate(plan) {
-                        Ok(isolated) => {
-                            granted.dev_shm = isolated.dev_shm == 0;
-                            granted.terminals = isolated.private_pts == 0;
-                        }
-                        Err((_, failure)) if plan.network.is_some() => {
-                            return Err(io::Error::from_raw_os_error(failure));
-                        }
-                        Err(_) => {}
-                    }
-                } else if let Some(plan) = &dev_shm_only {
-                    // Any failure leaves the machine's /dev/shm (unwritable) and the role running.
-                    granted.dev_shm = enter_private_dev_shm(plan).is_ok();
+                Err((_, failure)) if plan.network.is_some() => {
+                    return Err(io::Error::from_raw_os_error(failure));
                 }
-                if let Some(ruleset) = &ruleset {
-                    ruleset.restrict_self(granted)?;
-                }
-                match &exec {
-                    // std passes the error on to `spawn`, as for its own exec.
-                    Some(exec) => Err(exec.run()),
-                    None => Ok(()),
-                }
-            });
+                Err(_) => {}
+            }
+        } else if let Some(plan) = &self.dev_shm_only {
+            // Any failure leaves the machine's /dev/shm (unwritable) and the role running.
+            granted.dev_shm = enter_private_dev_shm(plan).is_ok();
+        }
+        if let Some(ruleset) = &self.ruleset {
+            ruleset.restrict_self(granted)?;
+        }
+        match &self.exec {
+            // std passes the error on to `spawn`, as for its own exec.
+            Some(exec) => {
+                stop_ignoring_signals();
+                Err(exec.run())
+            }
+            None => Ok(()),
+        }
+    }
+}
+
+/// Gives every signal this process ignores its default disposition back: an ignored signal
+/// stays ignored across `exec`, and a role must not inherit what the engine ignores (Rust
+/// ignores SIGPIPE; a harness may ignore more) or what glibc's `posix_spawn` ignores in a
+/// launcher (its internal signals, which glibc's own `sigaction` refuses to touch: hence
+/// the system call). Allocation-free.
+fn stop_ignoring_signals() {
+    /// The kernel's `struct sigaction` (x86-64, arm64: with `sa_restorer`).
+    #[repr(C)]
+    struct KernelSigaction {
+        handler: usize,
+        flags: libc::c_ulong,
+        restorer: usize,
+        mask: u64,
+    }
+    let ignored = libc::SIG_IGN;
+    for signal in 1..=64 {
+        let mut current = KernelSigaction { handler: 0, flags: 0, restorer: 0, mask: 0 };
+        let default = KernelSigaction { handler: libc::SIG_DFL, flags: 0, restorer: 0, mask: 0 };
+        let size = size_of::<u64>();
+        // SAFETY: rt_sigaction reads and writes kernel-layout structs that outlive the
+        // calls; signals that cannot be changed (SIGKILL, SIGSTOP) just fail.
+        unsafe {
+            let read = libc::syscall(
+                libc::SYS_rt_sigaction,
+                signal,
+                std::ptr::null::<KernelSigaction>(),
+                &mut current as *mut KernelSigaction,
+                size,
+            );
+            if read == 0 && current.handler == ignored {
+                libc::syscall(
+                    libc::SYS_rt_sigaction,
+                    signal,
+                    &default as *const KernelSigaction,
+                    std::ptr::null_mut::<KernelSigaction>(),
+                    size,
+                );
+            }
         }
     }
 }

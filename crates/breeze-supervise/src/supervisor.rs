@@ -24,6 +24,7 @@ use crate::json::last_json_object;
 use crate::network::NetworkAccess;
 use crate::output::{LineSplitter, TailBuffer, lossy_tail};
 use crate::resolve::resolve_program;
+use crate::sandbox::launcher::{Launch, registered_launcher};
 use crate::sandbox::{ChildSetup, Exec, ListenerHandover};
 use crate::strays::{MARKER_VAR, end_marked_processes};
 use crate::watchdog::{AbortOnDrop, ProbeSchedule, StallClock, watch_activity};
@@ -42,6 +43,9 @@ pub struct Supervisor {
     /// Cancelled by [`stop_hard`](Self::stop_hard). Clones of a token share one state, so
     /// a hard stop through any clone reaches the runs of all of them.
     hard_stop: CancellationToken,
+    /// The binary roles are started through (module `sandbox::launcher`); `None`: as
+    /// forked children of this process.
+    launcher: Option<PathBuf>,
 }
 
 impl Default for Supervisor {
@@ -65,7 +69,18 @@ impl Supervisor {
             leak_timeout: Self::DEFAULT_LEAK_TIMEOUT,
             json_window: Self::DEFAULT_JSON_WINDOW,
             hard_stop: CancellationToken::new(),
+            launcher: registered_launcher(),
         }
+    }
+
+    /// Starts roles through `launcher` — a binary whose `main` calls
+    /// [`start_roles_through_this_binary`](crate::start_roles_through_this_binary) first —
+    /// rather than as forked children of this process (`None`). The default is this
+    /// process's own binary when its `main` made that call, else `None`. The role runs the
+    /// same either way; a launcher spares it a copy of this process's memory.
+    pub fn with_launcher(mut self, launcher: Option<PathBuf>) -> Self {
+        self.launcher = launcher;
+        self
     }
 
     /// Sets how often the stall condition is checked (and the lower bound of
@@ -181,7 +196,8 @@ impl Supervisor {
             StreamCapture::create(&logs.0, spec.tail_bytes.max(self.json_window), &name).await?;
         let err_cap = StreamCapture::create(&logs.1, spec.tail_bytes, &name).await?;
 
-        let (spawned, handover) = spawn_leader(&spec, &name, &program)?;
+        let (spawned, handover) =
+            spawn_leader(&spec, &name, &program, self.launcher.as_deref()).await?;
         // The namespace's listeners are served while the run lasts, not a moment longer.
         let _network = serve_network(&spec, handover);
         on_spawn(spawned.pid, process_start_ticks(spawned.pid));
@@ -205,14 +221,18 @@ struct Spawned {
     pid: u32,
     started: Instant,
     guard: GroupGuard,
+    /// Where its stdin is fed, when it has one to feed.
+    stdin: Option<Box<dyn AsyncWrite + Unpin + Send>>,
 }
 
 /// Starts `spec` (its program already resolved) as the leader of a new session and so of a
-/// new process group (pgid = pid), isolated and confined as the spec says.
-fn spawn_leader(
+/// new process group (pgid = pid), isolated and confined as the spec says: through
+/// `launcher` where there is one, else as a forked child.
+async fn spawn_leader(
     spec: &ProcessSpec,
     name: &str,
     program: &Path,
+    launcher: Option<&Path>,
 ) -> Result<(Spawned, Option<ListenerHandover>), SpawnError> {
     let env = || {
         let marker = spec.marker.iter().map(|value| (MARKER_VAR, value.as_str()));
@@ -225,31 +245,56 @@ fn spawn_leader(
     let (setup, handover) =
         ChildSetup::for_role(spec.confinement.as_ref(), spec.isolation, exec, ports.as_deref())
             .map_err(|source| SpawnError::Sandbox { program: name.to_owned(), source })?;
-    let mut command = Command::new(program);
-    command
-        .arg0(name)
-        .args(&spec.argv[1..])
-        .current_dir(&spec.cwd)
-        // The child makes its own execve with this environment (`Exec`); std's copy is
-        // kept the same.
-        .env_clear()
-        .envs(env())
-        // Never the terminal: the role has none.
-        .stdin(if spec.stdin.is_empty() { Stdio::null() } else { Stdio::piped() })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        // Last resort only: it reaches the leader, not its descendants.
-        .kill_on_drop(true);
-    // `setsid` in the child: a session of its own, so no controlling terminal, and a
-    // process group whose id is its pid.
-    setup.install(&mut command);
-    let child = command.spawn().map_err(|source| exec_error(name, program, source))?;
-    let started = Instant::now();
-    let Some(pid) = child.id() else {
-        // Unreachable: id() is None only after the child has been awaited.
-        return Err(exec_error(name, program, io::Error::other("the process has no pid")));
+    let output = |command: &mut Command| {
+        command
+            .current_dir(&spec.cwd)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            // Last resort only: it reaches the leader, not its descendants.
+            .kill_on_drop(true);
     };
-    let spawned = Spawned { child, pid, started, guard: GroupGuard { pgid: pid, armed: true } };
+    let pid_of = |child: &Child| {
+        // None only after the child has been awaited.
+        child.id().ok_or_else(|| exec_error(name, program, io::Error::other("no pid")))
+    };
+    let spawned = match launcher.filter(|_| setup.launchable()) {
+        Some(launcher) => {
+            let (mut launch, stdin) = Launch::prepare(setup, !spec.stdin.is_empty())
+                .map_err(|source| exec_error(name, program, source))?;
+            let mut command = launch.command(launcher);
+            output(&mut command);
+            let child = command.spawn().map_err(|source| exec_error(name, launcher, source))?;
+            drop(command);
+            let pid = pid_of(&child)?;
+            // Armed from here: a failed or abandoned start ends whatever the launcher made.
+            let guard = GroupGuard { pgid: pid, armed: true };
+            launch.hand_over().await.map_err(|source| exec_error(name, program, source))?;
+            let stdin = stdin.map(|pipe| Box::new(pipe) as Box<dyn AsyncWrite + Unpin + Send>);
+            Spawned { child, pid, started: Instant::now(), guard, stdin }
+        }
+        None => {
+            let mut command = Command::new(program);
+            command
+                .arg0(name)
+                .args(&spec.argv[1..])
+                // The child makes its own execve with this environment (`Exec`); std's
+                // copy is kept the same.
+                .env_clear()
+                .envs(env())
+                // Never the terminal: the role has none.
+                .stdin(if spec.stdin.is_empty() { Stdio::null() } else { Stdio::piped() });
+            output(&mut command);
+            // `setsid` in the child: a session of its own, so no controlling terminal, and
+            // a process group whose id is its pid.
+            setup.install(&mut command);
+            let mut child = command.spawn().map_err(|source| exec_error(name, program, source))?;
+            let pid = pid_of(&child)?;
+            let stdin =
+                child.stdin.take().map(|pipe| Box::new(pipe) as Box<dyn AsyncWrite + Unpin + Send>);
+            let guard = GroupGuard { pgid: pid, armed: true };
+            Spawned { child, pid, started: Instant::now(), guard, stdin }
+        }
+    };
     Ok((spawned, handover))
 }
 
@@ -336,8 +381,8 @@ impl Running {
         activity: Option<Arc<dyn ActivityProbe>>,
         cancel: CancellationToken,
     ) -> Self {
-        let Spawned { mut child, pid, started, guard } = spawned;
-        let stdin_task = child.stdin.take().map(|pipe| feed_stdin(pid, pipe, spec.stdin));
+        let Spawned { mut child, pid, started, guard, stdin } = spawned;
+        let stdin_task = stdin.map(|pipe| feed_stdin(pid, pipe, spec.stdin));
         let activity = match (spec.stall_timeout, activity) {
             (Some(stall), Some(probe)) => {
                 let schedule = ProbeSchedule {

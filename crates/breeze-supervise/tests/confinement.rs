@@ -63,21 +63,25 @@ async fn a_confined_role_writes_only_where_it_is_allowed() {
         state = state_file.display(),
         checkout = checkout.display(),
     );
-    let mut spec = shell(&lane, &script);
-    spec.log_path = scratch.join("role");
-    spec.confinement = Some(Confinement {
-        writable_dirs: vec![lane.clone(), scratch.clone()],
-        writable_files: vec![state_file.clone()],
-        ..Confinement::default()
-    });
-    let (outcome, seen) = run(spec).await;
-    assert_eq!(outcome.ending, Ending::Exited(0), "{}", outcome.stderr_tail);
-    assert_eq!(seen.lines, ["ok-lane", "ok-scratch", "ok-state-file"], "{}", outcome.stderr_tail);
-    assert!(outcome.stderr_tail.contains("Permission denied"), "{}", outcome.stderr_tail);
-    assert_eq!(std::fs::read_to_string(checkout.join("README.md")).unwrap(), "mine\n");
-    assert!(!checkout.join("new.txt").exists());
-    assert_eq!(std::fs::read_to_string(&state_file).unwrap(), "{\"n\":1}\n");
-    assert_eq!(std::fs::read_to_string(lane.join("a.txt")).unwrap(), "work\n");
+    for (start, supervisor) in both_starts() {
+        std::fs::write(&state_file, "{}").unwrap();
+        let mut spec = shell(&lane, &script);
+        spec.log_path = scratch.join("role");
+        spec.confinement = Some(Confinement {
+            writable_dirs: vec![lane.clone(), scratch.clone()],
+            writable_files: vec![state_file.clone()],
+            ..Confinement::default()
+        });
+        let (outcome, seen) = run_with(&supervisor, spec, None, CancellationToken::new()).await;
+        let err = &outcome.stderr_tail;
+        assert_eq!(outcome.ending, Ending::Exited(0), "{start}: {err}");
+        assert_eq!(seen.lines, ["ok-lane", "ok-scratch", "ok-state-file"], "{start}: {err}");
+        assert!(err.contains("Permission denied"), "{start}: {err}");
+        assert_eq!(std::fs::read_to_string(checkout.join("README.md")).unwrap(), "mine\n");
+        assert!(!checkout.join("new.txt").exists(), "{start}");
+        assert_eq!(std::fs::read_to_string(&state_file).unwrap(), "{\"n\":1}\n");
+        assert_eq!(std::fs::read_to_string(lane.join("a.txt")).unwrap(), "work\n");
+    }
 }
 
 #[tokio::test]
@@ -104,11 +108,14 @@ async fn a_confined_role_cannot_signal_the_engine() {
     }
     let root = tempfile::tempdir().unwrap();
     let me = std::process::id();
-    let mut spec = shell(root.path(), &format!("kill -0 {me} && echo reached-engine; exit 0"));
-    spec.confinement = Some(Confinement::default());
-    let (outcome, seen) = run(spec).await;
-    assert_eq!(outcome.ending, Ending::Exited(0));
-    assert!(seen.lines.is_empty(), "a role signalled the engine: {:?}", seen.lines);
+    for (start, supervisor) in both_starts() {
+        let script = format!("kill -0 {me} && echo reached-engine; exit 0");
+        let mut spec = shell(root.path(), &script);
+        spec.confinement = Some(Confinement::default());
+        let (outcome, seen) = run_with(&supervisor, spec, None, CancellationToken::new()).await;
+        assert_eq!(outcome.ending, Ending::Exited(0), "{start}");
+        assert!(seen.lines.is_empty(), "{start}: a role signalled the engine: {:?}", seen.lines);
+    }
 }
 
 #[tokio::test]
@@ -172,12 +179,19 @@ async fn a_confined_role_writes_only_the_harmless_devices() {
     if !landlock_or_skip() {
         return;
     }
-    for isolation in ISOLATIONS {
-        a_confined_role_writes_only_the_harmless_devices_with(isolation).await;
+    for (start, supervisor) in both_starts() {
+        for isolation in ISOLATIONS {
+            a_confined_role_writes_only_the_harmless_devices_with(&supervisor, isolation)
+                .await
+                .unwrap_or_else(|failure| panic!("{start}, {isolation:?}: {failure}"));
+        }
     }
 }
 
-async fn a_confined_role_writes_only_the_harmless_devices_with(isolation: Isolation) {
+async fn a_confined_role_writes_only_the_harmless_devices_with(
+    supervisor: &breeze_supervise::Supervisor,
+    isolation: Isolation,
+) -> Result<(), String> {
     let root = tempfile::tempdir().unwrap();
     let lane = root.path().join("lane");
     std::fs::create_dir(&lane).unwrap();
@@ -216,8 +230,10 @@ async fn a_confined_role_writes_only_the_harmless_devices_with(isolation: Isolat
     spec.confinement =
         Some(Confinement { writable_dirs: vec![lane.clone()], ..Confinement::default() });
     spec.isolation = isolation;
-    let (outcome, seen) = run(spec).await;
-    assert_eq!(outcome.ending, Ending::Exited(0), "{}", outcome.stderr_tail);
+    let (outcome, seen) = run_with(supervisor, spec, None, CancellationToken::new()).await;
+    if outcome.ending != Ending::Exited(0) {
+        return Err(format!("{:?}: {}", outcome.ending, outcome.stderr_tail));
+    }
     let mut expected =
         vec!["ok-null", "ok-stdout", "ok-fd", "ok-urandom", "ok-zero", "full-is-full"];
     if has_script && own_terminals {
@@ -226,16 +242,15 @@ async fn a_confined_role_writes_only_the_harmless_devices_with(isolation: Isolat
     if own_terminals {
         expected.push("opened-ptmx");
     }
-    assert_eq!(seen.lines, expected, "{isolation:?}: {}", outcome.stderr_tail);
-    assert!(outcome.stderr_tail.contains("ok-stderr"), "{}", outcome.stderr_tail);
-    if let Some(device) = refused {
-        assert!(
-            outcome.stderr_tail.contains(&format!("{}: Permission denied", device.display())),
-            "{} was not refused: {}",
-            device.display(),
-            outcome.stderr_tail
-        );
+    if seen.lines != expected || !outcome.stderr_tail.contains("ok-stderr") {
+        return Err(format!("{:?} not {expected:?}: {}", seen.lines, outcome.stderr_tail));
     }
+    if let Some(device) = refused
+        && !outcome.stderr_tail.contains(&format!("{}: Permission denied", device.display()))
+    {
+        return Err(format!("{} was not refused: {}", device.display(), outcome.stderr_tail));
+    }
+    Ok(())
 }
 
 /// A name no other test or process uses.
@@ -261,10 +276,13 @@ async fn dev_shm_is_private_to_the_role_where_namespaces_allow_it_and_never_shar
         host = host_file.display()
     );
     let support = dev_shm_support();
-    let cases = ISOLATIONS.into_iter().flat_map(|isolation| {
-        [(isolation, DevShm::PrivateWherePossible), (isolation, DevShm::NotWritable)]
+    let cases = both_starts().into_iter().flat_map(|(start, supervisor)| {
+        ISOLATIONS.into_iter().flat_map(move |isolation| {
+            [DevShm::PrivateWherePossible, DevShm::NotWritable]
+                .map(|dev_shm| (start, supervisor.clone(), isolation, dev_shm))
+        })
     });
-    for (isolation, dev_shm) in cases {
+    for (start, supervisor, isolation, dev_shm) in cases {
         let mut spec = shell(root.path(), &script);
         spec.log_path = root.path().join("logs/role");
         spec.confinement = Some(Confinement {
@@ -273,21 +291,21 @@ async fn dev_shm_is_private_to_the_role_where_namespaces_allow_it_and_never_shar
             ..Confinement::default()
         });
         spec.isolation = isolation;
-        let (outcome, seen) = run(spec).await;
-        assert_eq!(outcome.ending, Ending::Exited(0), "{}", outcome.stderr_tail);
+        let (outcome, seen) = run_with(&supervisor, spec, None, CancellationToken::new()).await;
+        assert_eq!(outcome.ending, Ending::Exited(0), "{start}: {}", outcome.stderr_tail);
         let private = dev_shm == DevShm::PrivateWherePossible
             && (in_pid_namespace(isolation) || support == DevShmSupport::Private);
         if private {
             // Its own tmpfs: writable, and the engine's files are not in it.
             assert_eq!(
                 seen.lines[0], "wrote-shm",
-                "{isolation:?} {dev_shm:?}: {}",
+                "{start} {isolation:?} {dev_shm:?}: {}",
                 outcome.stderr_tail
             );
         } else {
             assert_eq!(
                 seen.lines[0], "sees-host-shm",
-                "{isolation:?} {dev_shm:?}: {}",
+                "{start} {isolation:?} {dev_shm:?}: {}",
                 outcome.stderr_tail
             );
             assert!(outcome.stderr_tail.contains("Permission denied"), "{}", outcome.stderr_tail);
@@ -350,8 +368,12 @@ async fn a_confined_role_cannot_make_device_nodes_in_its_folders() {
     // A loop device's numbers: as root, unconfined, this would make a node that writes it.
     let script = "mknod blk b 7 0 && echo made-block; mknod chr c 1 3 && echo made-char; \
                   mkfifo fifo && echo made-fifo; exit 0";
-    for dev_shm in [DevShm::PrivateWherePossible, DevShm::NotWritable] {
-        let lane = root.path().join(format!("{dev_shm:?}"));
+    let cases = both_starts().into_iter().flat_map(|(start, supervisor)| {
+        [DevShm::PrivateWherePossible, DevShm::NotWritable]
+            .map(|dev_shm| (start, supervisor.clone(), dev_shm))
+    });
+    for (start, supervisor, dev_shm) in cases {
+        let lane = root.path().join(format!("{start}-{dev_shm:?}"));
         std::fs::create_dir(&lane).unwrap();
         let mut spec = shell(&lane, script);
         spec.log_path = root.path().join("logs/role");
@@ -360,10 +382,10 @@ async fn a_confined_role_cannot_make_device_nodes_in_its_folders() {
             dev_shm,
             ..Confinement::default()
         });
-        let (outcome, seen) = run(spec).await;
-        assert_eq!(outcome.ending, Ending::Exited(0), "{}", outcome.stderr_tail);
-        assert_eq!(seen.lines, ["made-fifo"], "{dev_shm:?}: {}", outcome.stderr_tail);
-        assert!(!lane.join("blk").exists() && !lane.join("chr").exists(), "{dev_shm:?}");
+        let (outcome, seen) = run_with(&supervisor, spec, None, CancellationToken::new()).await;
+        assert_eq!(outcome.ending, Ending::Exited(0), "{start}: {}", outcome.stderr_tail);
+        assert_eq!(seen.lines, ["made-fifo"], "{start} {dev_shm:?}: {}", outcome.stderr_tail);
+        assert!(!lane.join("blk").exists() && !lane.join("chr").exists(), "{start} {dev_shm:?}");
     }
 }
 
@@ -379,19 +401,24 @@ async fn a_confined_role_ends_as_it_would_unconfined_in_either_isolation() {
         spec.isolation = isolation;
         spec
     };
-    for isolation in ISOLATIONS {
+    let cases = both_starts().into_iter().flat_map(|(start, supervisor)| {
+        ISOLATIONS.map(|isolation| (start, supervisor.clone(), isolation))
+    });
+    for (start, supervisor, isolation) in cases {
+        let run = |spec| run_with(&supervisor, spec, None, CancellationToken::new());
         let spec = confined(fake_spec(root.path(), &["print=x", "exit=3"]), isolation);
-        assert_eq!(run(spec).await.0.ending, Ending::Exited(3), "{isolation:?}");
+        assert_eq!(run(spec).await.0.ending, Ending::Exited(3), "{start} {isolation:?}");
         for signal in [libc::SIGTERM, libc::SIGKILL] {
             let raise = format!("raise={signal}");
             let spec = confined(fake_spec(root.path(), &[&raise]), isolation);
-            assert_eq!(run(spec).await.0.ending, Ending::Signaled(signal), "{isolation:?}");
+            let ending = run(spec).await.0.ending;
+            assert_eq!(ending, Ending::Signaled(signal), "{start} {isolation:?}");
         }
         // Cancelled in the middle: SIGTERM to the group, obeyed within the grace.
         let spec = confined(fake_spec(root.path(), &["print=ready", "stall"]), isolation);
         let cancel = CancellationToken::new();
         let trigger = cancel.clone();
-        let outcome = quick_supervisor()
+        let outcome = supervisor
             .run(
                 spec,
                 None,
@@ -405,8 +432,8 @@ async fn a_confined_role_ends_as_it_would_unconfined_in_either_isolation() {
             )
             .await
             .unwrap();
-        assert_eq!(outcome.ending, Ending::Cancelled, "{isolation:?}");
-        assert!(!outcome.sigkilled, "{isolation:?}: the role obeyed SIGTERM");
+        assert_eq!(outcome.ending, Ending::Cancelled, "{start} {isolation:?}");
+        assert!(!outcome.sigkilled, "{start} {isolation:?}: the role obeyed SIGTERM");
         assert_nothing_survives(&outcome, &[]);
     }
 }

@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use breeze_supervise::{Confinement, Ending, ProcessSpec, kernel_support, scrubbed_env};
 use common::*;
+use tokio_util::sync::CancellationToken;
 
 fn shell(dir: &Path, script: &str) -> ProcessSpec {
     let argv = vec!["sh".to_owned(), "-c".to_owned(), script.to_owned()];
@@ -51,7 +52,10 @@ async fn a_helper_that_double_forks_leaves_its_session_and_clears_its_environmen
         return;
     }
     let root = tempfile::tempdir().unwrap();
-    for (n, confinement) in confinements(root.path()).into_iter().enumerate() {
+    let cases = both_starts().into_iter().flat_map(|(start, supervisor)| {
+        confinements(root.path()).into_iter().map(move |c| (start, supervisor.clone(), c))
+    });
+    for (n, (start, supervisor, confinement)) in cases.enumerate() {
         let token = format!("breeze-helper-{}-{n}", std::process::id());
         let ready = root.path().join(format!("ready-{n}"));
         let go = root.path().join(format!("go-{n}"));
@@ -70,25 +74,20 @@ async fn a_helper_that_double_forks_leaves_its_session_and_clears_its_environmen
         let mut spec = shell(root.path(), &script);
         spec.confinement = confinement.clone();
         spec.marker = Some(token.clone());
-        let (outcome, seen) = run(spec).await;
-        let confined = confinement.is_some();
-        assert_eq!(
-            outcome.ending,
-            Ending::Exited(0),
-            "confined {confined}: {}",
-            outcome.stderr_tail
-        );
-        assert_eq!(seen.lines, ["helper-started"], "confined {confined}: {}", outcome.stderr_tail);
+        let (outcome, seen) = run_with(&supervisor, spec, None, CancellationToken::new()).await;
+        let confined = format!("{start}, confined {}", confinement.is_some());
+        assert_eq!(outcome.ending, Ending::Exited(0), "{confined}: {}", outcome.stderr_tail);
+        assert_eq!(seen.lines, ["helper-started"], "{confined}: {}", outcome.stderr_tail);
         assert_eq!(
             processes_naming(&token),
             Vec::<u32>::new(),
-            "confined {confined}: the helper outlived its role"
+            "{confined}: the helper outlived its role"
         );
         assert_nothing_survives(&outcome, &[]);
         // Had it survived, it would write now.
         std::fs::write(&go, "").unwrap();
         tokio::time::sleep(Duration::from_secs(1)).await;
-        assert!(!written.exists(), "confined {confined}: the helper wrote after its role ended");
+        assert!(!written.exists(), "{confined}: the helper wrote after its role ended");
     }
 }
 
@@ -125,23 +124,44 @@ async fn a_role_sees_only_its_own_processes_and_makes_pseudo_terminals_of_its_ow
             engine_mounts.display()
         ));
     }
-    for confinement in confinements(root.path()) {
-        let confined = confinement.is_some();
-        let mut spec = shell(root.path(), &script);
-        spec.confinement = confinement;
-        let (outcome, seen) = run(spec).await;
-        assert_eq!(
-            outcome.ending,
-            Ending::Exited(0),
-            "confined {confined}: {}",
-            outcome.stderr_tail
-        );
-        let mut expected = vec!["1"];
-        if has_script {
-            expected.push("/dev/pts/0"); // the first of its own
+    for (start, supervisor) in both_starts() {
+        for confinement in confinements(root.path()) {
+            let confined = format!("{start}, confined {}", confinement.is_some());
+            let mut spec = shell(root.path(), &script);
+            spec.confinement = confinement;
+            let (outcome, seen) = run_with(&supervisor, spec, None, CancellationToken::new()).await;
+            assert_eq!(outcome.ending, Ending::Exited(0), "{confined}: {}", outcome.stderr_tail);
+            let mut expected = vec!["1"];
+            if has_script {
+                expected.push("/dev/pts/0"); // the first of its own
+            }
+            assert_eq!(seen.lines, expected, "{confined}: {}", outcome.stderr_tail);
         }
-        assert_eq!(seen.lines, expected, "confined {confined}: {}", outcome.stderr_tail);
     }
+}
+
+#[tokio::test]
+async fn a_launched_role_does_not_carry_the_engines_memory() {
+    if !pid_namespaces_or_say_so() {
+        return;
+    }
+    // What an engine holds for a 100,000-file repository, touched so that it is resident.
+    let held: Vec<u8> = vec![7; 192 << 20];
+    let root = tempfile::tempdir().unwrap();
+    let mut resident = Vec::new();
+    for (start, supervisor) in both_starts() {
+        // PID 1 is the namespace's init, made before the role and alive as long as it.
+        let spec = shell(root.path(), "grep VmRSS /proc/1/status");
+        let (outcome, seen) = run_with(&supervisor, spec, None, CancellationToken::new()).await;
+        assert_eq!(outcome.ending, Ending::Exited(0), "{start}: {}", outcome.stderr_tail);
+        let kib: u64 = seen.lines[0].split_whitespace().nth(1).unwrap().parse().unwrap();
+        resident.push((start, kib >> 10));
+    }
+    assert_eq!(held.iter().map(|&b| b as usize).sum::<usize>(), 7 * (192 << 20));
+    // A forked init shares every page the engine had (the control); a launched one has
+    // only its own.
+    assert!(resident[1].1 >= 192, "{resident:?}");
+    assert!(resident[0].1 < 64, "{resident:?}");
 }
 
 /// Set for the test binary when it runs as the engine of [`no_role_reaches_the_terminal_the_engine_runs_in`].
@@ -198,13 +218,16 @@ async fn engine_in_a_terminal() {
     println!("ENGINE-READY");
     let root = tempfile::tempdir().unwrap();
     let script = reaching_for_the_terminal(&terminal, engine);
-    for confinement in confinements(root.path()) {
+    let cases = both_starts().into_iter().flat_map(|(start, supervisor)| {
+        confinements(root.path()).into_iter().map(move |c| (start, supervisor.clone(), c))
+    });
+    for (start, supervisor, confinement) in cases {
         let confined = confinement.is_some();
         let mut spec = shell(root.path(), &script);
         spec.confinement = confinement;
-        let (outcome, seen) = run(spec).await;
+        let (outcome, seen) = run_with(&supervisor, spec, None, CancellationToken::new()).await;
         for line in &seen.lines {
-            println!("role (confined {confined}): {line}");
+            println!("role ({start}, confined {confined}): {line}");
         }
         assert_eq!(outcome.ending, Ending::Exited(0), "{}", outcome.stderr_tail);
         assert_eq!(seen.lines[0], "not a tty", "the role has no controlling terminal");
@@ -261,7 +284,9 @@ fn no_role_reaches_the_terminal_the_engine_runs_in() {
     let shown = String::from_utf8_lossy(&shown);
     assert!(status.success(), "the engine's side failed:\n{shown}");
     assert!(shown.contains("ENGINE-READY") && shown.contains("ENGINE-DONE"), "{shown}");
-    assert!(shown.contains("role (confined false): not a tty"), "{shown}");
+    for start in ["launched", "forked"] {
+        assert!(shown.contains(&format!("role ({start}, confined false): not a tty")), "{shown}");
+    }
     let tiocsti_allowed =
         std::fs::read_to_string("/proc/sys/dev/tty/legacy_tiocsti").is_ok_and(|v| v.trim() == "1");
     if tiocsti_allowed {

@@ -345,8 +345,17 @@ async fn the_role_gets_exactly_the_scrubbed_environment() {
 
 #[tokio::test]
 async fn spawn_failures_name_the_program_and_what_to_check() {
+    for (start, supervisor) in both_starts() {
+        spawn_failures_name_the_program_and_what_to_check_with(supervisor)
+            .await
+            .unwrap_or_else(|failure| panic!("{start}: {failure}"));
+    }
+}
+
+async fn spawn_failures_name_the_program_and_what_to_check_with(
+    supervisor: Supervisor,
+) -> Result<(), String> {
     let dir = tempfile::tempdir().unwrap();
-    let supervisor = Supervisor::new();
     let start = |argv: Vec<&str>, cwd: &std::path::Path| {
         let mut spec = fake_spec(dir.path(), &[]);
         spec.argv = argv.into_iter().map(String::from).collect();
@@ -377,8 +386,30 @@ async fn spawn_failures_name_the_program_and_what_to_check() {
     std::fs::set_permissions(&garbage, std::os::unix::fs::PermissionsExt::from_mode(0o755))
         .unwrap();
     let err = start(vec!["./garbage"], dir.path()).await.unwrap_err();
-    assert!(matches!(err, SpawnError::Exec { .. }), "{err:?}");
-    assert!(err.to_string().contains("#!"), "{err}");
+    if !matches!(err, SpawnError::Exec { .. }) || !err.to_string().contains("#!") {
+        return Err(format!("{err:?}: {err}"));
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_role_starts_with_no_signal_ignored_or_blocked_either_way() {
+    let dir = tempfile::tempdir().unwrap();
+    for (start, supervisor) in both_starts() {
+        // The engine (a Rust program) ignores SIGPIPE, a test harness may ignore more, and
+        // glibc's posix_spawn ignores its internal signals in the launcher: a role inherits
+        // none of it.
+        let mut spec = fake_spec(dir.path(), &[]);
+        spec.argv =
+            ["sh", "-c", "grep -E '^Sig(Ign|Blk)' /proc/self/status"].map(String::from).to_vec();
+        let (outcome, seen) = run_with(&supervisor, spec, None, CancellationToken::new()).await;
+        assert_eq!(outcome.ending, Ending::Exited(0), "{start}: {}", outcome.stderr_tail);
+        for line in &seen.lines {
+            let mask = line.split_whitespace().nth(1).unwrap();
+            assert_eq!(u64::from_str_radix(mask, 16), Ok(0), "{start}: {line}");
+        }
+        assert_eq!(seen.lines.len(), 2, "{start}: {:?}", seen.lines);
+    }
 }
 
 #[tokio::test]

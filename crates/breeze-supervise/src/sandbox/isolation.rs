@@ -132,6 +132,11 @@ impl IsolationPlan {
     pub(super) fn new(dev_shm: bool, network: Option<NetworkPlan>) -> IsolationPlan {
         IsolationPlan { ids: NamespacePlan::for_this_process(), dev_shm, network }
     }
+
+    /// Whether a private `/dev/shm` is asked for.
+    pub(super) fn dev_shm(&self) -> bool {
+        self.dev_shm
+    }
 }
 
 /// What holds for the role's process in its namespace: for each mount, 0 where it was

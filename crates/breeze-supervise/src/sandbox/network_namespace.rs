@@ -11,15 +11,19 @@
 #![allow(unsafe_code)]
 
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::time::Duration;
 
 use std::sync::OnceLock;
 
+use super::fd_passing::{receive_fds, send_fds};
 use super::namespace::{close, errno, in_probe_child};
 
 /// Most sockets one namespace hands over: the proxy and the forwarded ports.
 pub(super) const MAX_LISTENERS: usize = 1 + crate::network::MAX_FORWARDED_PORTS;
+
+// Every listener fits one message.
+const _: () = assert!(MAX_LISTENERS <= super::fd_passing::MAX_FDS);
 
 /// How long the engine waits for a namespace's sockets (they come within milliseconds of
 /// the spawn; a child that died first closes the pair sooner).
@@ -57,10 +61,24 @@ impl NetworkPlan {
         // SAFETY: socketpair just returned both descriptors; each is owned once.
         let (engine, child) =
             unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        Ok((NetworkPlan::received(ports, child), ListenerHandover(engine)))
+    }
+}
+
+impl NetworkPlan {
+    /// The planned ports and the child's end of the pair: what a launcher is sent
+    /// (module `launcher`).
+    pub(super) fn parts(&self) -> (&[u16], &OwnedFd) {
+        (&self.ports[..self.count], &self.channel)
+    }
+
+    /// The plan a launcher was sent: `ports` (the first [`MAX_LISTENERS`]) and the
+    /// child's end of the engine's pair.
+    pub(super) fn received(ports: &[u16], channel: OwnedFd) -> NetworkPlan {
         let mut planned = [0u16; MAX_LISTENERS];
         let count = ports.len().min(MAX_LISTENERS);
         planned[..count].copy_from_slice(&ports[..count]);
-        Ok((NetworkPlan { ports: planned, count, channel: child }, ListenerHandover(engine)))
+        NetworkPlan { ports: planned, count, channel }
     }
 }
 
@@ -110,7 +128,7 @@ fn hand_over_listeners(plan: &NetworkPlan) -> Result<(), i32> {
             }
         }
     }
-    let sent = made.and_then(|()| send_fds(plan.channel.as_raw_fd(), &fds[..plan.count]));
+    let sent = made.and_then(|()| send_fds(plan.channel.as_raw_fd(), b"n", &fds[..plan.count]));
     for fd in fds.into_iter().filter(|fd| *fd >= 0) {
         close(fd);
     }
@@ -144,35 +162,6 @@ fn listen_on_loopback(port: u16) -> Result<libc::c_int, i32> {
     }
 }
 
-/// Room for [`MAX_LISTENERS`] descriptors in one `SCM_RIGHTS` message (aligned).
-type ControlBuffer = [u64; 8];
-
-fn send_fds(channel: libc::c_int, fds: &[libc::c_int]) -> Result<(), i32> {
-    let mut control: ControlBuffer = [0; 8];
-    let mut data = [b'n'];
-    let mut iov = libc::iovec { iov_base: data.as_mut_ptr().cast(), iov_len: 1 };
-    let fds_bytes = size_of_val(fds) as libc::c_uint;
-    // SAFETY: the message points at stack buffers that outlive the call; the control
-    // buffer is large enough for the header and MAX_LISTENERS descriptors (checked by a
-    // test), and CMSG_* only compute offsets into it.
-    unsafe {
-        let mut message: libc::msghdr = std::mem::zeroed();
-        message.msg_iov = &mut iov;
-        message.msg_iovlen = 1;
-        message.msg_control = control.as_mut_ptr().cast();
-        message.msg_controllen = libc::CMSG_SPACE(fds_bytes) as _;
-        let header = libc::CMSG_FIRSTHDR(&message);
-        (*header).cmsg_level = libc::SOL_SOCKET;
-        (*header).cmsg_type = libc::SCM_RIGHTS;
-        (*header).cmsg_len = libc::CMSG_LEN(fds_bytes) as _;
-        std::ptr::copy_nonoverlapping(fds.as_ptr(), libc::CMSG_DATA(header).cast(), fds.len());
-        if libc::sendmsg(channel, &message, libc::MSG_NOSIGNAL) < 0 {
-            return Err(errno());
-        }
-    }
-    Ok(())
-}
-
 impl ListenerHandover {
     /// In the engine (blocking): the listening sockets of the namespace, in the order of
     /// the plan's ports. Fails when the child closed its end without them (its network
@@ -181,12 +170,7 @@ impl ListenerHandover {
         let fd = self.0.as_raw_fd();
         let timeout =
             libc::timeval { tv_sec: HANDOVER_TIMEOUT.as_secs() as libc::time_t, tv_usec: 0 };
-        let mut control: ControlBuffer = [0; 8];
-        let mut data = [0u8; 1];
-        let mut iov = libc::iovec { iov_base: data.as_mut_ptr().cast(), iov_len: 1 };
-        // SAFETY: a valid option value; the message points at buffers that outlive the
-        // call; the descriptors the kernel placed in the control buffer are taken over
-        // once each.
+        // SAFETY: a valid option value for a socket we own.
         unsafe {
             libc::setsockopt(
                 fd,
@@ -195,38 +179,15 @@ impl ListenerHandover {
                 (&timeout as *const libc::timeval).cast(),
                 size_of::<libc::timeval>() as libc::socklen_t,
             );
-            let mut message: libc::msghdr = std::mem::zeroed();
-            message.msg_iov = &mut iov;
-            message.msg_iovlen = 1;
-            message.msg_control = control.as_mut_ptr().cast();
-            message.msg_controllen = size_of::<ControlBuffer>() as _;
-            let received = libc::recvmsg(fd, &mut message, libc::MSG_CMSG_CLOEXEC);
-            if received < 0 {
-                return Err(io::Error::last_os_error());
-            }
-            if received == 0 {
-                return Err(io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    "the role's network namespace could not be set up (it has no network)",
-                ));
-            }
-            let mut listeners = Vec::new();
-            let mut header = libc::CMSG_FIRSTHDR(&message);
-            while !header.is_null() {
-                if (*header).cmsg_level == libc::SOL_SOCKET
-                    && (*header).cmsg_type == libc::SCM_RIGHTS
-                {
-                    let bytes = (*header).cmsg_len as usize - libc::CMSG_LEN(0) as usize;
-                    let data = libc::CMSG_DATA(header).cast::<RawFd>();
-                    for index in 0..bytes / size_of::<RawFd>() {
-                        let raw = data.add(index).read_unaligned();
-                        listeners.push(std::net::TcpListener::from(OwnedFd::from_raw_fd(raw)));
-                    }
-                }
-                header = libc::CMSG_NXTHDR(&message, header);
-            }
-            Ok(listeners)
         }
+        let (received, fds) = receive_fds(fd, &mut [0u8; 1])?;
+        if received == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the role's network namespace could not be set up (it has no network)",
+            ));
+        }
+        Ok(fds.into_iter().map(std::net::TcpListener::from).collect())
     }
 }
 
@@ -275,10 +236,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_control_buffer_holds_every_listener() {
-        // SAFETY: CMSG_SPACE only computes a size.
-        let needed = unsafe { libc::CMSG_SPACE((MAX_LISTENERS * size_of::<RawFd>()) as u32) };
-        assert!(needed as usize <= size_of::<ControlBuffer>());
+    fn the_interface_request_has_the_kernel_layout() {
         assert_eq!(size_of::<InterfaceFlags>(), 40);
     }
 }

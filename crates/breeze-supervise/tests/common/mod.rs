@@ -13,6 +13,9 @@ use tokio_util::sync::CancellationToken;
 
 pub const FAKE_ROLE: &str = env!("CARGO_BIN_EXE_breeze-fake-role");
 
+/// A binary that starts roles as `breeze` does (module `sandbox::launcher`).
+pub const LAUNCHER: &str = env!("CARGO_BIN_EXE_breeze-role-launcher");
+
 /// A spec running the fake role with `actions` in `dir`, with the engine's PATH & co.
 pub fn fake_spec(dir: &Path, actions: &[&str]) -> ProcessSpec {
     let mut argv = vec![FAKE_ROLE.to_owned()];
@@ -24,9 +27,11 @@ pub fn fake_spec(dir: &Path, actions: &[&str]) -> ProcessSpec {
     spec
 }
 
-/// Short intervals so process tests finish quickly (they use real time).
+/// Short intervals so process tests finish quickly (they use real time); roles start
+/// through the launcher, as `breeze` starts them.
 pub fn quick_supervisor() -> Supervisor {
     Supervisor::new()
+        .with_launcher(Some(LAUNCHER.into()))
         .with_watchdog_interval(Duration::from_millis(50))
         .with_leak_timeout(Duration::from_millis(300))
 }
@@ -79,6 +84,12 @@ pub fn pid_in_group(pgid: u32, ns_pid: u32) -> Option<u32> {
                 .and_then(|pids| pids.split_whitespace().last()?.parse::<u32>().ok());
             innermost == Some(ns_pid) && stat(pid).is_some_and(|(_, group)| group == pgid)
         })
+}
+
+/// The two ways a role starts: through the launcher, as `breeze` starts it, and as a
+/// forked child of the engine (a binary that registered no launcher).
+pub fn both_starts() -> [(&'static str, Supervisor); 2] {
+    [("launched", quick_supervisor()), ("forked", quick_supervisor().with_launcher(None))]
 }
 
 pub async fn run_with(
