@@ -621,3 +621,34 @@ async fn a_hard_stop_ends_the_grace_given_to_what_outlived_the_leader() {
     assert!(outcome.sigkilled);
     assert_nothing_survives(&outcome, &[]);
 }
+
+#[test]
+fn a_launcher_refuses_a_damaged_plan_and_says_why() {
+    use std::io::{Read, Write};
+    use std::os::unix::net::UnixStream;
+    // Run on its own, it says what it is and starts nothing.
+    let alone = std::process::Command::new(LAUNCHER)
+        .arg(breeze_supervise::LAUNCHER_ARG)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(alone.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&alone.stderr).contains("cannot run on its own"));
+    // A plan without the role's stdin and with a magic of no version of breeze's.
+    let (mut engine, launcher_end) = UnixStream::pair().unwrap();
+    let launcher = std::process::Command::new(LAUNCHER)
+        .arg(breeze_supervise::LAUNCHER_ARG)
+        .stdin(std::process::Stdio::from(std::os::fd::OwnedFd::from(launcher_end)))
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    engine.write_all(&5u32.to_le_bytes()).unwrap();
+    engine.write_all(b"BRZL9").unwrap();
+    let mut report = Vec::new();
+    engine.read_to_end(&mut report).unwrap();
+    assert_eq!(report, libc::EPROTO.to_le_bytes(), "the refusal, as an errno");
+    let output = launcher.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(said.contains("refused") && said.contains("no stdin was sent"), "{said}");
+}

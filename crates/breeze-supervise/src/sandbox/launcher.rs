@@ -49,6 +49,9 @@ const LAUNCHER_NAME: &str = "breeze-role-launcher";
 /// The plan's first bytes: what it is and its version.
 const MAGIC: &[u8; 5] = b"BRZL1";
 
+/// What the launcher answers when it refuses the plan (no step failed: none was taken).
+const PLAN_REFUSED: i32 = libc::EPROTO;
+
 /// A plan longer than this is refused (an environment of megabytes is not a role's).
 const MAX_PLAN_BYTES: usize = 64 << 20;
 
@@ -160,7 +163,13 @@ impl Launch {
         let mut report = Vec::new();
         (&mut socket).take(4).read_to_end(&mut report).await?;
         match report.as_slice() {
-            [a, b, c, d] => Err(io::Error::from_raw_os_error(i32::from_le_bytes([*a, *b, *c, *d]))),
+            [a, b, c, d] => match i32::from_le_bytes([*a, *b, *c, *d]) {
+                PLAN_REFUSED => Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    "the role's launcher refused its plan (a breeze bug: please report it)",
+                )),
+                errno => Err(io::Error::from_raw_os_error(errno)),
+            },
             [] => written,
             _ => Err(io::Error::new(io::ErrorKind::InvalidData, "the role's launcher broke off")),
         }
@@ -287,28 +296,36 @@ fn decode(plan: &[u8], mut fds: impl Iterator<Item = OwnedFd>) -> io::Result<Chi
 
 /// The launcher: receives the setup on stdin, applies it, and reports what failed.
 fn serve() -> ! {
-    let code = match receive() {
-        Ok((mut control, setup)) => {
-            // Returns only with what failed; the role's exec closed `control` otherwise.
-            let failure = setup.apply().err().unwrap_or_else(|| io::Error::other("no exec"));
-            let errno = failure.raw_os_error().unwrap_or(libc::EIO);
-            let _ = io::Write::write_all(&mut control, &errno.to_le_bytes());
-            127
-        }
+    let code = match take_control() {
         Err(err) => {
             eprintln!(
                 "breeze: {LAUNCHER_ARG} is how breeze's engine starts a role process, over a socket it passes as stdin; it cannot run on its own: {err}"
             );
             2
         }
+        Ok(mut control) => {
+            let (errno, code) = match receive(&control) {
+                // Returns only with what failed; the role's exec closed `control` otherwise.
+                Ok(setup) => {
+                    let failure =
+                        setup.apply().err().unwrap_or_else(|| io::Error::other("no exec"));
+                    (failure.raw_os_error().unwrap_or(libc::EIO), 127)
+                }
+                Err(err) => {
+                    eprintln!("breeze: the role's launcher refused what the engine sent: {err}");
+                    (PLAN_REFUSED, 2)
+                }
+            };
+            let _ = io::Write::write_all(&mut control, &errno.to_le_bytes());
+            code
+        }
     };
     // SAFETY: ends the launcher without running anything else.
     unsafe { libc::_exit(code) }
 }
 
-/// Takes the socket on stdin out of the way, the plan and descriptors from it, and makes
-/// the role's stdin fd 0.
-fn receive() -> io::Result<(UnixStream, ChildSetup)> {
+/// The socket on stdin, moved out of the way (close-on-exec, above fd 2).
+fn take_control() -> io::Result<UnixStream> {
     // SAFETY: fstat writes into a zeroed stat buffer.
     let is_socket = unsafe {
         let mut stat: libc::stat = std::mem::zeroed();
@@ -323,7 +340,11 @@ fn receive() -> io::Result<(UnixStream, ChildSetup)> {
         return Err(io::Error::last_os_error());
     }
     // SAFETY: the descriptor was just made, and is owned once here.
-    let control = UnixStream::from(unsafe { OwnedFd::from_raw_fd(fd) });
+    Ok(UnixStream::from(unsafe { OwnedFd::from_raw_fd(fd) }))
+}
+
+/// The plan and descriptors from `control`, the role's stdin made fd 0.
+fn receive(control: &UnixStream) -> io::Result<ChildSetup> {
     let mut length = [0u8; 4];
     let (received, fds) = receive_fds(control.as_raw_fd(), &mut length)?;
     if received != length.len() {
@@ -334,7 +355,7 @@ fn receive() -> io::Result<(UnixStream, ChildSetup)> {
         return Err(bad_plan("longer than 64 MiB"));
     }
     let mut plan = vec![0u8; length];
-    (&control).read_exact(&mut plan)?;
+    (&*control).read_exact(&mut plan)?;
     let mut fds = fds.into_iter();
     let stdin = fds.next().ok_or_else(|| bad_plan("no stdin was sent"))?;
     // SAFETY: dup2 onto fd 0 (the socket's copy, replaced) with a descriptor we own; the
@@ -343,7 +364,7 @@ fn receive() -> io::Result<(UnixStream, ChildSetup)> {
         return Err(io::Error::last_os_error());
     }
     drop(stdin);
-    Ok((control, decode(&plan, fds)?))
+    decode(&plan, fds)
 }
 
 #[cfg(test)]
