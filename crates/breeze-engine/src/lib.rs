@@ -65,6 +65,7 @@ pub mod run;
 pub mod run_dir;
 mod sandbox_hint;
 pub mod scaffold;
+mod scratch;
 pub mod snapshot;
 pub mod snapshot_changes;
 pub mod step_in;

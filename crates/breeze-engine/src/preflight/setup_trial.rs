@@ -183,8 +183,7 @@ pub async fn run_trial(
     let checkout = throwaway_checkout(repo, config, tip)?;
     let path = checkout.path().to_path_buf();
     let before = walk(&path);
-    let scratch =
-        tempfile::Builder::new().prefix("breeze-").tempdir().map_err(TrialNotRun::Scratch)?;
+    let scratch = crate::scratch::scratch_folder().map_err(TrialNotRun::Scratch)?;
     let spec = setup_spec(config, containment, env, &path, &dir.join("setup"), scratch.path());
     let confinement = spec.confinement.clone();
     let started = Instant::now();

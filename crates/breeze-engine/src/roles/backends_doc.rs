@@ -29,7 +29,7 @@ const DOC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/BACKENDS.md")
 /// The paths the doc's command lines show.
 const REPO: &str = "/home/me/app";
 const WORKTREE: &str = "/home/me/.local/share/breeze/worktrees/app-3f2a9c41d0/lane-1";
-const SCRATCH: &str = "/tmp/breeze-Xq3v9T";
+const SCRATCH: &str = "/tmp/breeze-41207-Xq3v9T";
 const PRIVATE_GIT: &str = "/home/me/app/.breeze/lanes/lane-1/git";
 
 /// One `<!-- argv: ... -->` marker, parsed.

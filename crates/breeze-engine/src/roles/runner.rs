@@ -511,7 +511,7 @@ fn write_input(call: &RoleCall, files: &CallFiles) -> Result<tempfile::TempDir, 
     std::fs::write(&files.input_path, text)
         .map_err(|source| CannotStart::WriteInput { path: files.input_path.clone(), source })?;
     let _ = std::fs::remove_file(&files.record_path);
-    tempfile::Builder::new().prefix("breeze-").tempdir().map_err(CannotStart::Scratch)
+    crate::scratch::scratch_folder().map_err(CannotStart::Scratch)
 }
 
 /// The call's lane variables (`BREEZE_LANE`, `BREEZE_PORT_BASE`, `BREEZE_PORT_COUNT`), if

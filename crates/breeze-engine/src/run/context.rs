@@ -226,9 +226,7 @@ impl RunContext {
             )
         };
         // Removed with everything in it when the command is done.
-        let scratch = tempfile::Builder::new()
-            .prefix("breeze-")
-            .tempdir()
+        let scratch = crate::scratch::scratch_folder()
             .map_err(|err| could_not_start(format!("cannot create a scratch folder: {err}")))?;
         let spec = self.project_spec(&command, scratch.path());
         let confinement = spec.confinement.clone();

@@ -122,6 +122,8 @@ async fn context(
     drop(tokio::task::spawn_blocking(move || {
         ahead.preload_for_run(breeze_git::REVIEW_CHECKOUT);
     }));
+    // What killed engines left in the temporary folder goes, off the first task's way.
+    drop(tokio::task::spawn_blocking(crate::scratch::remove_those_of_ended_engines));
     let mut notices = prepared.notices;
     notices.extend(retired);
     let progress = options.progress.clone();
