@@ -151,9 +151,9 @@ fn try_lock(file: &mut File, path: &Path) -> std::io::Result<Option<String>> {
     }
 }
 
-/// Whether the process `pid` (as a lock file names it) has ended: no `/proc` entry, where
-/// `/proc` shows processes at all.
-fn has_ended(pid: &str) -> bool {
+/// Whether the process `pid` (as a lock file or a scratch folder's name gives it) has
+/// ended: no `/proc` entry, where `/proc` shows processes at all.
+pub(crate) fn has_ended(pid: &str) -> bool {
     pid.parse::<u32>().is_ok()
         && Path::new("/proc/self").exists()
         && !Path::new("/proc").join(pid).exists()

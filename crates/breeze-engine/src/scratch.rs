@@ -42,7 +42,7 @@ fn remove_those_of_ended_engines_in(root: &Path) -> usize {
         if !meta.is_dir()
             || meta.uid() != me
             || untouched.is_none_or(|age| age < UNTOUCHED_FOR)
-            || process_exists(pid)
+            || !crate::lock::has_ended(pid)
         {
             continue;
         }
@@ -60,19 +60,10 @@ fn remove_those_of_ended_engines_in(root: &Path) -> usize {
 }
 
 /// The pid in a scratch folder's name `breeze-<pid>-<random>`.
-fn engine_of(name: &str) -> Option<i32> {
+fn engine_of(name: &str) -> Option<&str> {
     let (pid, random) = name.strip_prefix("breeze-")?.split_once('-')?;
-    let valid = !random.is_empty() && pid.bytes().all(|b| b.is_ascii_digit());
-    valid.then(|| pid.parse().ok()).flatten().filter(|&pid| pid > 0)
-}
-
-/// Whether a process has `pid` (one of another user's counts).
-fn process_exists(pid: i32) -> bool {
-    use nix::errno::Errno;
-    match nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None) {
-        Ok(()) | Err(Errno::EPERM) => true,
-        Err(_) => false,
-    }
+    let valid = !random.is_empty() && pid.parse::<u32>().is_ok_and(|pid| pid > 0);
+    valid.then_some(pid)
 }
 
 #[cfg(test)]
@@ -108,6 +99,6 @@ mod tests {
         }
         let made = scratch_folder().unwrap();
         let name = made.path().file_name().unwrap().to_str().unwrap().to_owned();
-        assert_eq!(engine_of(&name), Some(std::process::id() as i32), "{name}");
+        assert_eq!(engine_of(&name), Some(std::process::id().to_string().as_str()), "{name}");
     }
 }
