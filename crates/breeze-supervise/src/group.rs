@@ -7,6 +7,7 @@
 //! and runs no code, so it does not count as a survivor.
 
 use std::fmt;
+use std::path::Path;
 use std::time::Duration;
 
 use nix::errno::Errno;
@@ -63,6 +64,31 @@ pub(crate) fn proc_stat(pid: u32) -> Option<ProcStat> {
 /// or `/proc` is not available (not Linux).
 pub fn process_start_ticks(pid: u32) -> Option<u64> {
     proc_stat(pid).map(|stat| stat.start_ticks)
+}
+
+/// Whether the group `leader` heads is a role in a PID namespace of its own, read right
+/// after its start (`sandbox/isolation.rs`): the leader still runs `image`, the program it
+/// was started as (the launcher, or the engine itself for a fork — the role never ran as
+/// it), and a child of it is in another PID namespace (that namespace's init). Then, once
+/// the group is empty, nothing the role started is left anywhere: the kernel ends a
+/// namespace's processes with its init. `false` when anything cannot be read (a kernel
+/// without `/proc/<pid>/task/<pid>/children`): strays are then looked for as without a
+/// namespace.
+pub(crate) fn leads_own_pid_namespace(leader: u32, image: &Path) -> bool {
+    let link = |path: &str| std::fs::read_link(path).ok();
+    let (Ok(image), Some(own_pid_ns)) = (std::fs::canonicalize(image), link("/proc/self/ns/pid"))
+    else {
+        return false;
+    };
+    if link(&format!("/proc/{leader}/exe")) != Some(image) {
+        return false;
+    }
+    let children = std::fs::read_to_string(format!("/proc/{leader}/task/{leader}/children"));
+    children.is_ok_and(|children| {
+        children
+            .split_whitespace()
+            .any(|child| link(&format!("/proc/{child}/ns/pid")).is_some_and(|ns| ns != own_pid_ns))
+    })
 }
 
 /// Pids of the processes in group `pgid` that have not exited (zombies excluded).

@@ -473,6 +473,12 @@ pub(crate) struct ChildSetup {
 }
 
 impl ChildSetup {
+    /// Whether the process is to get a PID namespace of its own (where the machine allows
+    /// one; a failure to make it leaves the process in its session only).
+    pub(crate) fn plans_pid_namespace(&self) -> bool {
+        self.pid_namespace.is_some()
+    }
+
     /// A role's process or a project's command: its own session, its own PID namespace as
     /// `isolation` says and the machine allows, and `confinement`; then `exec`. With
     /// `network_ports`, a network namespace of its own too, whose listeners on those ports

@@ -176,6 +176,9 @@ pub struct Outcome {
     pub log_error: Option<String>,
     /// Processes that had left the group but carried the run's marker, ended with it.
     pub strays: Vec<u32>,
+    /// It ran in a PID namespace of its own: everything it started ended with the group,
+    /// wherever it went (no look for strays by their marker was needed).
+    pub own_pid_namespace: bool,
 }
 
 #[cfg(test)]

@@ -18,7 +18,8 @@ use tokio::time::{Instant, Interval, MissedTickBehavior, interval_at, sleep_unti
 use tokio_util::sync::CancellationToken;
 
 use crate::group::{
-    SIGKILL_WAIT, Sweep, empty_group, proc_stat, process_start_ticks, signal_group,
+    SIGKILL_WAIT, Sweep, empty_group, leads_own_pid_namespace, proc_stat, process_start_ticks,
+    signal_group,
 };
 use crate::json::last_json_object;
 use crate::network::NetworkAccess;
@@ -221,6 +222,8 @@ struct Spawned {
     pid: u32,
     started: Instant,
     guard: GroupGuard,
+    /// In a PID namespace of its own ([`leads_own_pid_namespace`]).
+    own_pid_namespace: bool,
     /// Where its stdin is fed, when it has one to feed.
     stdin: Option<Box<dyn AsyncWrite + Unpin + Send>>,
 }
@@ -245,6 +248,7 @@ async fn spawn_leader(
     let (setup, handover) =
         ChildSetup::for_role(spec.confinement.as_ref(), spec.isolation, exec, ports.as_deref())
             .map_err(|source| SpawnError::Sandbox { program: name.to_owned(), source })?;
+    let namespace_planned = setup.plans_pid_namespace();
     let output = |command: &mut Command| {
         command
             .current_dir(&spec.cwd)
@@ -270,7 +274,8 @@ async fn spawn_leader(
             let guard = GroupGuard { pgid: pid, armed: true };
             launch.hand_over().await.map_err(|source| exec_error(name, program, source))?;
             let stdin = stdin.map(|pipe| Box::new(pipe) as Box<dyn AsyncWrite + Unpin + Send>);
-            Spawned { child, pid, started: Instant::now(), guard, stdin }
+            let own_pid_namespace = namespace_planned && leads_own_pid_namespace(pid, launcher);
+            Spawned { child, pid, started: Instant::now(), guard, own_pid_namespace, stdin }
         }
         None => {
             let mut command = Command::new(program);
@@ -292,7 +297,10 @@ async fn spawn_leader(
             let stdin =
                 child.stdin.take().map(|pipe| Box::new(pipe) as Box<dyn AsyncWrite + Unpin + Send>);
             let guard = GroupGuard { pgid: pid, armed: true };
-            Spawned { child, pid, started: Instant::now(), guard, stdin }
+            // A fork runs the engine's own program until the role's `exec`.
+            let own_pid_namespace =
+                namespace_planned && leads_own_pid_namespace(pid, Path::new("/proc/self/exe"));
+            Spawned { child, pid, started: Instant::now(), guard, own_pid_namespace, stdin }
         }
     };
     Ok((spawned, handover))
@@ -344,6 +352,8 @@ struct Running {
     json_window: usize,
     tail_bytes: usize,
     marker: Option<String>,
+    /// In a PID namespace of its own: nothing of it outlives an empty group.
+    own_pid_namespace: bool,
     child: Child,
     stdout: Option<ChildStdout>,
     stderr: Option<ChildStderr>,
@@ -381,7 +391,7 @@ impl Running {
         activity: Option<Arc<dyn ActivityProbe>>,
         cancel: CancellationToken,
     ) -> Self {
-        let Spawned { mut child, pid, started, guard, stdin } = spawned;
+        let Spawned { mut child, pid, started, guard, own_pid_namespace, stdin } = spawned;
         let stdin_task = stdin.map(|pipe| feed_stdin(pid, pipe, spec.stdin));
         let activity = match (spec.stall_timeout, activity) {
             (Some(stall), Some(probe)) => {
@@ -404,6 +414,7 @@ impl Running {
             json_window: supervisor.json_window,
             tail_bytes: spec.tail_bytes,
             marker: spec.marker,
+            own_pid_namespace,
             stdout: child.stdout.take(),
             stderr: child.stderr.take(),
             child,
@@ -577,8 +588,11 @@ impl Running {
         if sweep.survivors.is_empty() {
             self.guard.armed = false;
         }
-        // Descendants that left the group (setsid, double fork) end with it too.
+        // Descendants that left the group (setsid, double fork) end with it too: in a PID
+        // namespace of its own, with its init, which was in the group (no look through
+        // every process's environment then).
         let strays = match &self.marker {
+            Some(_) if self.own_pid_namespace && sweep.survivors.is_empty() => Vec::new(),
             Some(value) => {
                 end_marked_processes(MARKER_VAR, value, self.state.grace, Some(&self.hard_stop))
                     .await
@@ -627,6 +641,7 @@ impl Running {
             stderr_log,
             log_error,
             strays,
+            own_pid_namespace: self.own_pid_namespace,
         }
     }
 }

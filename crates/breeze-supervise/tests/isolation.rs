@@ -91,6 +91,35 @@ async fn a_helper_that_double_forks_leaves_its_session_and_clears_its_environmen
     }
 }
 
+/// A role in a PID namespace of its own says so, whichever way it started, and one in its
+/// session only does not. A helper that kept the run's marker and left the group ends with
+/// the role either way: in the namespace with its init (no look through every process's
+/// environment), else found by its marker.
+#[tokio::test]
+async fn a_role_in_its_own_pid_namespace_is_known_as_one_and_its_marked_helpers_end_either_way() {
+    let root = tempfile::tempdir().unwrap();
+    for (start, supervisor) in both_starts() {
+        for isolation in ISOLATIONS {
+            let token = format!("breeze-marked-{}-{start}-{isolation:?}", std::process::id());
+            let script = format!(
+                "(setsid sh -c 'sleep 30' {token} </dev/null >/dev/null 2>&1 &); echo started"
+            );
+            let mut spec = shell(root.path(), &script);
+            spec.marker = Some(token.clone());
+            spec.isolation = isolation;
+            let (outcome, seen) = run_with(&supervisor, spec, None, CancellationToken::new()).await;
+            let case = format!("{start}, {isolation:?}");
+            assert_eq!(seen.lines, ["started"], "{case}: {}", outcome.stderr_tail);
+            assert_eq!(outcome.own_pid_namespace, in_pid_namespace(isolation), "{case}");
+            if !in_pid_namespace(isolation) {
+                assert!(!outcome.strays.is_empty(), "{case}: the helper was found by its marker");
+            }
+            assert_eq!(processes_naming(&token), Vec::<u32>::new(), "{case}: a helper outlived it");
+            assert_nothing_survives(&outcome, &[]);
+        }
+    }
+}
+
 #[tokio::test]
 async fn a_role_sees_only_its_own_processes_and_makes_pseudo_terminals_of_its_own() {
     if !pid_namespaces_or_say_so() {
