@@ -383,6 +383,7 @@ impl Session {
             windows: Vec::new(),
             // Planning calls the scaffolder without a run's gate.
             calls_pass_the_gate: false,
+            watches: Default::default(),
         });
         Ok(Session {
             root,

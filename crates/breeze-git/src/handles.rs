@@ -1,10 +1,11 @@
 //! The pool of libgit2 handles a `Repo` keeps on its checkouts (primary checkout, lanes,
 //! integration worktree), lent out one operation at a time.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 use git2::Repository;
 
@@ -24,6 +25,11 @@ const MAX_IDLE_HANDLES: usize = 16;
 /// hundred operations; the cost is one fresh open per retirement (the index read again:
 /// about 80 ms at 100,000 files, so well under a millisecond per operation).
 const RETIRE_AFTER_BORROWS: u32 = 256;
+
+/// How long a step waits for the handle of its checkout that is out being read ahead
+/// ([`HandlePool::take_ahead`]) before it opens one of its own: far longer than any read
+/// takes, so only a read ahead that is stuck costs a step this.
+const AHEAD_WAIT: Duration = Duration::from_secs(10);
 
 /// An idle handle and how many times it was lent out.
 struct Idle {
@@ -51,7 +57,18 @@ impl Drop for Pooled {
 /// Idle libgit2 handles, by the path of the checkout they were opened on.
 #[derive(Default)]
 pub(crate) struct HandlePool {
-    idle: Mutex<HashMap<PathBuf, Idle>>,
+    slots: Mutex<Slots>,
+    /// Told when a handle that was out being read ahead comes back.
+    back: Condvar,
+}
+
+#[derive(Default)]
+struct Slots {
+    idle: HashMap<PathBuf, Idle>,
+    /// The checkouts whose handle is out being read ahead: a step waits for it rather than
+    /// open another handle and read the same index again (about 60 ms at 100,000 files,
+    /// on the core the read ahead is using).
+    ahead: HashSet<PathBuf>,
 }
 
 impl HandlePool {
@@ -78,21 +95,76 @@ impl HandlePool {
         still_valid: impl FnOnce(&Repository) -> bool,
         open: impl FnOnce() -> Result<Repository, GitError>,
     ) -> Result<Handle<'_>, GitError> {
-        let pooled = self.lock().remove(path).filter(|idle| still_valid(&idle.repo.0));
-        let (repo, borrows) = match pooled {
-            Some(idle) => (idle.repo, idle.borrows + 1),
-            None => (Pooled::new(open()?), 1),
+        self.take_marked(path, still_valid, open, false)
+    }
+
+    /// [`HandlePool::take_with`] for reading ahead: until the handle comes back, a step
+    /// that asks for a handle on the same checkout waits for it (up to [`AHEAD_WAIT`]).
+    pub(crate) fn take_ahead(
+        &self,
+        path: &Path,
+        still_valid: impl FnOnce(&Repository) -> bool,
+        open: impl FnOnce() -> Result<Repository, GitError>,
+    ) -> Result<Handle<'_>, GitError> {
+        self.take_marked(path, still_valid, open, true)
+    }
+
+    fn take_marked(
+        &self,
+        path: &Path,
+        still_valid: impl FnOnce(&Repository) -> bool,
+        open: impl FnOnce() -> Result<Repository, GitError>,
+        ahead: bool,
+    ) -> Result<Handle<'_>, GitError> {
+        let pooled = {
+            let mut slots = self.wait_for_ahead(path);
+            if ahead {
+                slots.ahead.insert(path.to_path_buf());
+            }
+            slots.idle.remove(path)
         };
-        Ok(Handle { repo: Some(repo), key: path.to_path_buf(), pool: self, keep: true, borrows })
+        let mut handle = Handle {
+            repo: None,
+            key: path.to_path_buf(),
+            pool: self,
+            keep: true,
+            borrows: 1,
+            ahead,
+        };
+        match pooled.filter(|idle| still_valid(&idle.repo.0)) {
+            Some(idle) => (handle.repo, handle.borrows) = (Some(idle.repo), idle.borrows + 1),
+            // A failed open drops the handle, which takes the mark away.
+            None => handle.repo = Some(Pooled::new(open()?)),
+        }
+        Ok(handle)
+    }
+
+    /// The pool, once no handle of the checkout at `path` is out being read ahead (or
+    /// [`AHEAD_WAIT`] passed).
+    fn wait_for_ahead(&self, path: &Path) -> std::sync::MutexGuard<'_, Slots> {
+        let deadline = Instant::now() + AHEAD_WAIT;
+        let mut slots = self.lock();
+        while slots.ahead.contains(path) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                tracing::debug!(checkout = %path.display(), "gave up waiting for the read ahead");
+                break;
+            }
+            slots = match self.back.wait_timeout(slots, left) {
+                Ok((slots, _)) => slots,
+                Err(poisoned) => poisoned.into_inner().0,
+            };
+        }
+        slots
     }
 
     /// Drops the pooled handle of a checkout that is removed or replaced.
     pub(crate) fn forget(&self, path: &Path) {
-        self.lock().remove(path);
+        self.lock().idle.remove(path);
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Idle>> {
-        self.idle.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    fn lock(&self) -> std::sync::MutexGuard<'_, Slots> {
+        self.slots.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 }
 
@@ -111,6 +183,8 @@ pub(crate) struct Handle<'r> {
     keep: bool,
     /// How many times this handle was lent out, this time included.
     borrows: u32,
+    /// Out being read ahead ([`HandlePool::take_ahead`]).
+    ahead: bool,
 }
 
 impl Handle<'_> {
@@ -130,16 +204,25 @@ impl Deref for Handle<'_> {
 
 impl Drop for Handle<'_> {
     fn drop(&mut self) {
-        if !self.keep || self.borrows >= RETIRE_AFTER_BORROWS || std::thread::panicking() {
-            return;
-        }
-        if let Some(repo) = self.repo.take() {
-            let mut pool = self.pool.lock();
-            if pool.len() < MAX_IDLE_HANDLES || pool.contains_key(&self.key) {
-                let idle = Idle { repo, borrows: self.borrows };
-                pool.insert(std::mem::take(&mut self.key), idle);
+        let keep = self.keep && self.borrows < RETIRE_AFTER_BORROWS && !std::thread::panicking();
+        let mut repo = self.repo.take();
+        let mut slots = self.pool.lock();
+        if let Some(kept) = repo.take_if(|_| keep) {
+            if slots.idle.len() < MAX_IDLE_HANDLES || slots.idle.contains_key(&self.key) {
+                slots.idle.insert(self.key.clone(), Idle { repo: kept, borrows: self.borrows });
+            } else {
+                repo = Some(kept);
             }
         }
+        if self.ahead {
+            slots.ahead.remove(&self.key);
+            drop(slots);
+            self.pool.back.notify_all();
+        } else {
+            drop(slots);
+        }
+        // A handle not kept is closed outside the pool's lock (its index freed).
+        drop(repo);
     }
 }
 
@@ -167,6 +250,43 @@ mod tests {
     use std::cell::Cell;
 
     use super::*;
+
+    /// A step that asks for a checkout whose handle is out being read ahead waits for it
+    /// and takes it, rather than open another (and read the same index again).
+    #[test]
+    fn a_step_takes_the_handle_read_ahead_instead_of_opening_another() {
+        let dir = tempfile::tempdir().unwrap();
+        Repository::init(dir.path()).unwrap();
+        let pool = HandlePool::default();
+        let opens = std::sync::atomic::AtomicUsize::new(0);
+        let open = || {
+            opens.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            Ok(Repository::open(dir.path()).unwrap())
+        };
+        let ahead = pool.take_ahead(dir.path(), |_| true, open).unwrap();
+        std::thread::scope(|scope| {
+            let step = scope.spawn(|| drop(pool.take_with(dir.path(), |_| true, open).unwrap()));
+            // Gives the step the time to ask first (were it not to wait, it would open).
+            std::thread::sleep(Duration::from_millis(100));
+            drop(ahead);
+            step.join().unwrap();
+        });
+        assert_eq!(opens.load(std::sync::atomic::Ordering::SeqCst), 1);
+        // A read ahead whose open failed leaves no mark behind.
+        let failed = pool.take_ahead(
+            Path::new("/nonexistent"),
+            |_| true,
+            || {
+                Err(GitError::io(
+                    "open",
+                    Path::new("/nonexistent"),
+                    std::io::ErrorKind::NotFound.into(),
+                ))
+            },
+        );
+        assert!(failed.is_err());
+        assert!(pool.lock().ahead.is_empty());
+    }
 
     /// A handle goes back to the pool until it was lent out `RETIRE_AFTER_BORROWS` times;
     /// then it is dropped with its object cache and the next borrow opens a fresh one.

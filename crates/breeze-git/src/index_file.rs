@@ -7,7 +7,7 @@
 //! wrote one. [`write`] writes the same file from the handle's index in memory, as libgit2
 //! writes it (a test compares the two): the entries (version 2), the cache-tree extension
 //! git reads to skip unchanged folders (`TREE`, from the tree the index makes, folder by
-//! folder from [`TreeMemo`]), and the trailing checksum (below). What this writer leaves
+//! folder from the memo in `tree_memo.rs`), and the trailing checksum (below). What this writer leaves
 //! to libgit2: other versions, conflicts, entries with extended flags (intent-to-add,
 //! skip-worktree), entries out of byte order.
 //!
@@ -45,7 +45,7 @@ use std::io::Write as _;
 use std::os::unix::ffi::OsStringExt as _;
 use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{LazyLock, Mutex};
 
 use git2::{Binding as _, Index, IndexEntry, IndexTime, ObjectType, Odb, Oid, Repository};
 use sha1::{Digest as _, Sha1};
@@ -55,6 +55,7 @@ use crate::file_stamp::{Stamp, stamp};
 use crate::index_entries::{self, BUFFERS, Entries, Image, SIZE_OFFSET};
 use crate::index_in_place::Patch;
 use crate::paths::RepoPath;
+use crate::tree_memo::TREES;
 
 /// One path's version in a tree: its id, mode and kind (a blob, or a commit for a gitlink).
 pub(crate) type Version = (Oid, i32, ObjectType);
@@ -456,14 +457,6 @@ impl TreesInMemory {
     pub(crate) fn repo(&self) -> &Repository {
         &self.repo
     }
-}
-
-/// Walks the trees of `commit` into the memo cache-trees are made from ([`TreeMemo`]),
-/// ahead of the first index file written at (or near) that tree.
-pub(crate) fn warm_trees(repo: &Repository, commit: Oid) -> Result<(), GitError> {
-    let context = || format!("could not read the trees of {commit}");
-    let tree = repo.find_commit(commit).and_then(|commit| commit.tree()).ctx(context)?;
-    TREES.extension(repo, tree.id()).map(drop).ctx(context)
 }
 
 /// Tells that `index`'s file is one breeze wrote from it: `file` is a byte copy of a file
@@ -930,135 +923,6 @@ impl OwnWrites {
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<usize, Held>> {
         self.by_index.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
-}
-
-/// The cache-tree extension of a tree, folder by folder, by tree id: a folder's part
-/// depends only on its tree, so a task's new root reads only the folders it changed.
-struct TreeMemo {
-    nodes: Mutex<MemoNodes>,
-}
-
-#[derive(Default)]
-struct MemoNodes {
-    by_tree: HashMap<Oid, (Arc<Node>, u64)>,
-    generation: u64,
-}
-
-/// One folder of the extension: how many index entries are below it, how many folders
-/// directly in it, and its folders' records (name, counts, id, and theirs in turn).
-struct Node {
-    entries: usize,
-    subtrees: usize,
-    body: Vec<u8>,
-}
-
-/// Folders kept when the memo is pruned: those used by the last few extensions.
-const MEMO_KEEP_GENERATIONS: u64 = 16;
-/// The memo is pruned once it holds this many folders.
-const MEMO_MAX_NODES: usize = 200_000;
-
-static TREES: LazyLock<TreeMemo> =
-    LazyLock::new(|| TreeMemo { nodes: Mutex::new(MemoNodes::default()) });
-
-impl TreeMemo {
-    /// The `TREE` extension's data for an index whose tree is `root`.
-    fn extension(&self, repo: &Repository, root: Oid) -> Result<Vec<u8>, git2::Error> {
-        let mut nodes = self.nodes.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        nodes.generation += 1;
-        let node = nodes.node(repo, root)?;
-        if nodes.by_tree.len() > MEMO_MAX_NODES {
-            let oldest = nodes.generation.saturating_sub(MEMO_KEEP_GENERATIONS);
-            nodes.by_tree.retain(|_, (_, used)| *used >= oldest);
-        }
-        let mut out = Vec::with_capacity(node.body.len() + 64);
-        record(&mut out, b"", root, &node);
-        Ok(out)
-    }
-
-    /// The `TREE` extension's data for an index whose tree is `root`, made in `trees`:
-    /// folders whose trees `known` lacks are invalid (`-1` entries, no id), their folders'
-    /// records after them (every folder of a tree `known` has is in `known` too).
-    fn extension_known(
-        &self,
-        trees: &Repository,
-        known: &Odb<'_>,
-        root: Oid,
-    ) -> Result<Vec<u8>, git2::Error> {
-        if known.exists(root) {
-            return self.extension(trees, root);
-        }
-        let mut nodes = self.nodes.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        nodes.generation += 1;
-        let mut out = Vec::new();
-        nodes.unknown_record(&mut out, trees, known, b"", root)?;
-        Ok(out)
-    }
-}
-
-impl MemoNodes {
-    /// The record of a folder whose tree `known` lacks (see [`TreeMemo::extension_known`]).
-    fn unknown_record(
-        &mut self,
-        out: &mut Vec<u8>,
-        trees: &Repository,
-        known: &Odb<'_>,
-        name: &[u8],
-        id: Oid,
-    ) -> Result<(), git2::Error> {
-        let tree = trees.find_tree(id)?;
-        let mut body = Vec::new();
-        let mut subtrees = 0;
-        for entry in tree.iter() {
-            if entry.kind() != Some(ObjectType::Tree) {
-                continue;
-            }
-            subtrees += 1;
-            if known.exists(entry.id()) {
-                let child = self.node(trees, entry.id())?;
-                record(&mut body, entry.name_bytes(), entry.id(), &child);
-            } else {
-                self.unknown_record(&mut body, trees, known, entry.name_bytes(), entry.id())?;
-            }
-        }
-        out.extend_from_slice(name);
-        out.push(0);
-        out.extend_from_slice(format!("-1 {subtrees}\n").as_bytes());
-        out.extend_from_slice(&body);
-        Ok(())
-    }
-
-    fn node(&mut self, repo: &Repository, id: Oid) -> Result<Arc<Node>, git2::Error> {
-        let generation = self.generation;
-        if let Some((node, used)) = self.by_tree.get_mut(&id) {
-            *used = generation;
-            return Ok(Arc::clone(node));
-        }
-        let tree = repo.find_tree(id)?;
-        let mut node = Node { entries: 0, subtrees: 0, body: Vec::new() };
-        for entry in tree.iter() {
-            if entry.kind() == Some(ObjectType::Tree) {
-                let child = self.node(repo, entry.id())?;
-                record(&mut node.body, entry.name_bytes(), entry.id(), &child);
-                node.entries += child.entries;
-                node.subtrees += 1;
-            } else {
-                node.entries += 1;
-            }
-        }
-        let node = Arc::new(node);
-        self.by_tree.insert(id, (Arc::clone(&node), generation));
-        Ok(node)
-    }
-}
-
-/// One folder's record in git's format: name, NUL, entry count, space, folder count,
-/// newline, tree id; then its folders' records.
-fn record(out: &mut Vec<u8>, name: &[u8], id: Oid, node: &Node) {
-    out.extend_from_slice(name);
-    out.push(0);
-    out.extend_from_slice(format!("{} {}\n", node.entries, node.subtrees).as_bytes());
-    out.extend_from_slice(id.as_bytes());
-    out.extend_from_slice(&node.body);
 }
 
 #[cfg(test)]

@@ -94,26 +94,6 @@ impl Repo {
         Ok(path)
     }
 
-    /// Reads the index of the kept review or advice checkout `name` into a pooled handle,
-    /// ahead of the run's first placing of it: the first verdict then does not wait for
-    /// the read (about 60 ms at 100,000 files, while the first task's lane moves on the
-    /// other core). Nothing when the checkout is not there; a failure is only logged (the
-    /// placing reads the index itself, and a file changed since is read again).
-    pub fn preload_review_checkout(&self, name: &str) {
-        if !REVIEW_CHECKOUTS.contains(&name) {
-            return;
-        }
-        let Ok(root) = self.worktree_root() else { return };
-        let path = root.join(name);
-        if !self.lane_admin_of(&path).is_some_and(|admin| admin.is_dir()) {
-            return;
-        }
-        let read = self.handle(&path).and_then(|handle| fresh_index(&handle, &path).map(drop));
-        if let Err(err) = read {
-            tracing::debug!(checkout = name, "could not read the index ahead: {err}");
-        }
-    }
-
     /// The detached worktree `<name>` at `commit`, created the first time (`reason` is its
     /// lock reason) and reset afterwards; `ignored` says whether ignored files go too.
     fn detached_checkout(

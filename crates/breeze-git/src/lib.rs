@@ -137,6 +137,7 @@ mod stage;
 mod state;
 mod support;
 mod task_change;
+mod tree_memo;
 mod trial;
 mod unfinished_writes;
 mod untrusted;

@@ -1,42 +1,67 @@
-//! What a run reads ahead, on a thread of its own while its first task's lane moves on
-//! the other core: the first task otherwise waits for each in turn (at 100,000 files,
-//! about 40 ms to walk main's trees for the first cache-tree, 60 ms for the review
-//! checkout's index, 60 ms for the user's index at the first landing).
+//! What a run reads ahead, on threads of its own from the moment its repository is opened,
+//! while the run's own start (the plan, the containment probe, the run folder) keeps one
+//! core busy: at 100,000 files, each index libgit2 reads costs about 60 ms (it parses every
+//! entry and hashes the whole file, whatever its trailer says), and the first task needs
+//! its lane's, the review checkout's and the user's; read when each step comes, the first
+//! task waited for each in turn.
 //!
-//! Each is what a later step would do anyway, done earlier: a failure is only logged, and
-//! what changes meanwhile is read again by that step (the review checkout's and the user's
-//! index are taken only while their files are as read).
+//! Each read is what a later step would do anyway, done earlier, into the handle that step
+//! takes from the pool (a step that comes while the read is under way waits for it rather
+//! than read the same file again): a failure is only logged, and a file that changes
+//! meanwhile is read again by that step (a handle's index is taken only while its file is as read:
+//! `index_file::fresh_index`, `Scratch::take_index`). Reading is all the first part does,
+//! so it may start before the run holds the repository's lock; the user's indexes are read
+//! into their checkouts' landing scratch folders, so only under the lock
+//! ([`Repo::preload_landing_indexes`]).
 
 use crate::checkout_update::Scratch;
+use crate::index_file::fresh_index;
 use crate::repo::Repo;
 
 impl Repo {
-    /// Reads ahead what the run's first task needs: the trees of main's tip for the
-    /// cache-trees of the index files breeze writes, the kept review checkout `review`'s
-    /// index, and the index of each checkout of main for the first landing.
-    pub fn preload_for_run(&self, review: &str) {
+    /// Reads ahead, reading only, what the run's first tasks read: the trees of main's tip
+    /// ([`Repo::preload_main_trees`]), then each checkout of breeze's named
+    /// ([`Repo::preload_checkout`]).
+    pub fn preload_checkouts(&self, names: &[String]) {
         self.preload_main_trees();
-        self.preload_review_checkout(review);
-        self.preload_landing_indexes();
+        for name in names {
+            self.preload_checkout(name);
+        }
     }
 
-    /// Walks the trees of main's tip into the memo the cache-tree of every index breeze
-    /// writes is made from (`index_file.rs`): the lanes', the review checkout's and the
-    /// user's indexes are that tree but for a task's paths.
-    fn preload_main_trees(&self) {
+    /// Walks the trees of main's tip for the cache-trees of the index files breeze writes
+    /// (walked already when the repository was opened, `tree_memo.rs`: then nothing to do).
+    pub fn preload_main_trees(&self) {
         let warmed = self.git().and_then(|repo| {
             let tip = self.main_tip()?;
-            crate::index_file::warm_trees(&repo, tip)
+            crate::tree_memo::warm(&repo, tip)
         });
         if let Err(err) = warmed {
             tracing::debug!("could not walk main's trees ahead: {err}");
         }
     }
 
+    /// Reads ahead the index of breeze's checkout `name` (a kept lane, the review
+    /// checkout) into the handle its first step takes; nothing when there is no such
+    /// checkout. A failure is only logged.
+    pub fn preload_checkout(&self, name: &str) {
+        let Ok(root) = self.worktree_root() else { return };
+        let path = root.join(name);
+        let Some(admin) = self.lane_admin_of(&path).filter(|admin| admin.is_dir()) else {
+            return;
+        };
+        let read = self
+            .handle_ahead(&path, &admin)
+            .and_then(|handle| fresh_index(&handle, &path).map(drop));
+        if let Err(err) = read {
+            tracing::debug!(checkout = %name, "could not read the index ahead: {err}");
+        }
+    }
+
     /// Reads the index of each checkout of main (the user's) ahead of the run's first
     /// landing, and keeps it as a landing keeps the index it wrote: the first landing takes
     /// it when the file is still as read. Under the landing's own lock: both use the
-    /// checkout's scratch folder.
+    /// checkout's scratch folder; and only while the run holds the repository's lock.
     pub fn preload_landing_indexes(&self) {
         let _landing = self.landing.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let read = self.git().and_then(|primary| {

@@ -340,6 +340,16 @@ impl Repo {
         )
     }
 
+    /// [`Repo::handle`] on one of breeze's checkouts, to read ahead (`preload.rs`): a step
+    /// that asks for the checkout's handle meanwhile waits for this one to come back.
+    pub(crate) fn handle_ahead(&self, path: &Path, admin: &Path) -> Result<Handle<'_>, GitError> {
+        self.handles.take_ahead(
+            path,
+            |repo| same_path(repo.path(), admin) && admin.is_dir(),
+            || self.open_lane(admin, path),
+        )
+    }
+
     /// The admin folder of `path` when it is one of breeze's worktrees: under the worktree
     /// folder or `.harness-worktrees/` (where an earlier breeze made them), the one whose
     /// `gitdir` names `<path>/.git` — `.git/worktrees/<name>` for every worktree breeze

@@ -232,6 +232,36 @@ fn a_parked_lane_changed_between_runs_is_saved_and_put_back() {
     repo.fsck();
 }
 
+/// A later run reads a parked lane's index ahead of its first task, before it holds the
+/// repository's lock; what someone staged in the lane after that read is still found,
+/// saved and put back, not taken for the lane as read.
+#[test]
+fn a_parked_lane_read_ahead_still_sees_what_another_git_staged_since() {
+    let repo = TestRepo::standard();
+    let lane = {
+        let earlier_run = repo.open();
+        let tip = repo.main_tip();
+        let lane = earlier_run.create_worktree("lane-1", "task/one", tip, "breeze").unwrap();
+        let lane = earlier_run.park_worktree(&lane, tip, WorkdirChanges::Only(&[])).unwrap();
+        earlier_run.delete_branch("task/one").unwrap();
+        lane
+    };
+    let later_run = repo.open();
+    // A lane that is not there is passed over.
+    later_run.preload_checkouts(&["lane-1".to_string(), "lane-2".to_string()]);
+    assert!(!later_run.worktree_root().unwrap().join("lane-2").exists());
+    write(&lane.path, "src/a.rs", "fn a() { staged() }\n");
+    git(&lane.path, &["add", "src/a.rs"]);
+    write(&lane.path, "src/a.rs", "fn a() {}\n");
+    assert_eq!(status(&lane.path), "MM src/a.rs");
+    // Only the index tells: the file is as HEAD has it.
+    let (_, paths) =
+        later_run.save_lane_leftovers(&lane, WorkdirChanges::Unknown).unwrap().unwrap();
+    assert_eq!(paths, ["src/a.rs"]);
+    assert_eq!(status(&lane.path), "");
+    repo.fsck();
+}
+
 #[test]
 fn python_bytecode_caches_are_never_a_tasks_change() {
     // The project's .gitignore does not mention them.

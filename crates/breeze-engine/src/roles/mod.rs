@@ -21,5 +21,5 @@ mod metered;
 mod runner;
 
 pub use call::{RoleCall, RoleEnding, RoleOutcome, RoleReply, Session};
-pub(crate) use lane_watches::workdir_changes;
+pub(crate) use lane_watches::{LaneWatches, workdir_changes};
 pub(crate) use runner::{RoleRunner, RoleRunnerParts};

@@ -75,6 +75,8 @@ pub(crate) struct RoleRunnerParts {
     pub windows: Vec<breeze_protocol::UsageWindow>,
     /// Every call passes `RunContext::call_role`, which waits for a paused backend.
     pub calls_pass_the_gate: bool,
+    /// The lanes' watches (some started ahead of the run: `run/prepare.rs`).
+    pub watches: Arc<LaneWatches>,
 }
 
 /// Why a role call could not start.
@@ -149,7 +151,7 @@ impl RoleRunner {
             budget: parts.budget,
             quotas,
             calls_pass_the_gate: parts.calls_pass_the_gate,
-            watches: Default::default(),
+            watches: parts.watches,
             invocations: Default::default(),
             store,
         }

@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use breeze_git::Repo;
 use breeze_plan::{Plan, PlanFormat};
@@ -16,13 +17,14 @@ use crate::containment::Containment;
 use crate::error::EngineError;
 use crate::journal::for_each_event;
 use crate::lock::RepoLock;
+use crate::roles::LaneWatches;
 use crate::roles::scripted::SimSpec;
 use crate::run_dir::{RunDir, latest_run};
 use crate::snapshot::{BudgetRecord, FORMAT_VERSION, ObjectId, RunSnapshot, TaskPhase, TaskRecord};
 
 /// A run ready to go on.
 pub(super) struct Prepared {
-    pub repo: Repo,
+    pub repo: Arc<Repo>,
     pub config: Config,
     /// How roles are confined.
     pub containment: Containment,
@@ -43,6 +45,8 @@ pub(super) struct Prepared {
     pub snapshot: RunSnapshot,
     /// Whether this continues an interrupted run.
     pub resumed: bool,
+    /// The lanes' watches, some started ahead of the run.
+    pub watches: Arc<LaneWatches>,
     /// Held until the run ends.
     pub lock: RepoLock,
 }
@@ -57,16 +61,38 @@ pub(super) fn new_run(options: &RunOptions) -> Result<Prepared, EngineError> {
     };
     // The branch the checkout is on: the plan is read there, and the work lands there.
     let target = crate::target_branch::landing_branch(&repo, &config.main_branch)?;
-    let repo = with_main_branch(repo, &target)?
-        .with_worktree_root(&crate::worktree_folder::choice(&config));
-    let containment = decide_containment(&config, &repo)?;
-    let pairings = crate::independence::report(&config, &root);
+    let repo = Arc::new(
+        with_main_branch(repo, &target)?
+            .with_worktree_root(&crate::worktree_folder::choice(&config))
+            .with_max_file_bytes(config.max_file_bytes),
+    );
     config.max_workers = lanes_asked(options)?.unwrap_or(config.max_workers);
     let plan_path = resolve_plan(&root, options.plan.as_deref())?;
     let mut plan = breeze_plan::load_with_extensions(&plan_path, crate::PLAN_EXTENSIONS)?;
     plan.shared_files = crate::changelog::shared_files(&repo, &config.land.changelog);
     refuse_unnumbered_items(&plan)?;
     let analysis = breeze_plan::analyze(&plan, config.max_workers)?;
+    // The first tasks' lanes and the review checkout, read and watched while the rest of
+    // the start keeps one core busy (`preload.rs`): the lanes then the user's indexes on
+    // one thread (those wait for the run's lock, which they are read under, into their
+    // landing scratch folders), the review checkout on another.
+    let watches = Arc::new(LaneWatches::default());
+    let (locked, when_locked) = std::sync::mpsc::channel::<()>();
+    let lanes: Vec<String> = (1..=analysis.workers).map(|lane| format!("lane-{lane}")).collect();
+    let ahead = watches.clone();
+    read_ahead(&repo, move |repo| {
+        repo.preload_main_trees();
+        read_checkouts_ahead(repo, &ahead, &lanes);
+        if when_locked.recv().is_ok() {
+            repo.preload_landing_indexes();
+        }
+    });
+    let ahead = watches.clone();
+    read_ahead(&repo, move |repo| {
+        read_checkouts_ahead(repo, &ahead, &[breeze_git::REVIEW_CHECKOUT.to_string()]);
+    });
+    let containment = decide_containment(&config, &repo)?;
+    let pairings = crate::independence::report(&config, &root);
     let sims = crate::roles::scripted::sims_of(&plan)?;
     repo.ensure_not_mid_operation()?;
     repo.ensure_excluded()?;
@@ -86,6 +112,8 @@ pub(super) fn new_run(options: &RunOptions) -> Result<Prepared, EngineError> {
     };
     let lock = RepoLock::acquire(&root)?;
     refuse_if_resumable(&root)?;
+    // Dropped unsent, on an error before, it ends the read ahead.
+    let _ = locked.send(());
     let run_dir = create_run_dir(&root, &plan_path)?;
     crate::role_commands::fix_for_run(&mut config, &root, run_dir.root())?;
     let now = clock::now_rfc3339();
@@ -127,6 +155,7 @@ pub(super) fn new_run(options: &RunOptions) -> Result<Prepared, EngineError> {
         run_dir,
         snapshot,
         resumed: false,
+        watches,
         lock,
     })
 }
@@ -180,10 +209,14 @@ pub(super) fn interrupted_run(options: &RunOptions) -> Result<Prepared, EngineEr
     };
     crate::role_commands::fix_for_run(&mut config, &root, run_dir.root())?;
     // The run keeps landing on the branch it started with.
-    let repo = with_main_branch(repo, &snapshot.main_branch)?
-        .with_worktree_root(&crate::worktree_folder::choice(&config));
+    let repo = Arc::new(
+        with_main_branch(repo, &snapshot.main_branch)?
+            .with_worktree_root(&crate::worktree_folder::choice(&config))
+            .with_max_file_bytes(config.max_file_bytes),
+    );
     let containment = decide_containment(&config, &repo)?;
     let pairings = crate::independence::report(&config, &root);
+    let watches = Arc::new(LaneWatches::default());
     let spent = snapshot.spent();
     options.budget_raise.resume(&config.budget.caps, &mut snapshot.budget, &spent)?;
     let mut plan = run_dir.plan_of_run(Path::new(&snapshot.plan))?;
@@ -204,6 +237,12 @@ pub(super) fn interrupted_run(options: &RunOptions) -> Result<Prepared, EngineEr
     let plans_file = tracked_plans_file(&repo, &plan)?;
     let known_main = last_landing(&run_dir).unwrap_or(snapshot.main_tip_at_start.0);
     notices.extend(plan.warnings.iter().map(ToString::to_string));
+    // The review checkout and the user's index, once what the kill left is dealt with (a
+    // resumed run's lanes are its own: taken as the kill left them).
+    read_ahead(&repo, |repo| {
+        repo.preload_checkouts(&[breeze_git::REVIEW_CHECKOUT.to_string()]);
+        repo.preload_landing_indexes();
+    });
     Ok(Prepared {
         repo,
         config,
@@ -219,8 +258,45 @@ pub(super) fn interrupted_run(options: &RunOptions) -> Result<Prepared, EngineEr
         run_dir,
         snapshot,
         resumed: true,
+        watches,
         lock,
     })
+}
+
+/// Runs `read` on `repo` on a thread of its own, left to finish or to end with the process
+/// (what it reads is taken only while still as read: `preload.rs`).
+fn read_ahead(repo: &Arc<Repo>, read: impl FnOnce(&Repo) + Send + 'static) {
+    let repo = repo.clone();
+    let spawned = std::thread::Builder::new()
+        .name("breeze-read-ahead".to_string())
+        .spawn(move || read(&repo));
+    if let Err(err) = spawned {
+        tracing::debug!("could not start reading ahead: {err}");
+    }
+}
+
+/// Watches the checkout `name` at `path` from the folders its record knows when a run
+/// parked it and its top folder is as parked (what `task/lane.rs` and
+/// `task/review_checkout.rs` do at their first look, where the watch is taken).
+fn watch_parked_ahead(root: &Path, watches: &LaneWatches, name: &str, path: &Path) {
+    let Some(record) = crate::lane_record::load(root, name) else { return };
+    if record.state != crate::lane_record::LaneState::Parked {
+        return;
+    }
+    if let Some(known) = record.known_folders(path) {
+        watches.watch_ahead(path, &known);
+    }
+}
+
+/// Reads ahead breeze's checkouts `names` (kept lanes as `task/lane.rs` takes them,
+/// `lane-<n>`; the review checkout), each as its first step needs it: watched from the
+/// folders its record knows, then its index read.
+fn read_checkouts_ahead(repo: &Repo, watches: &LaneWatches, names: &[String]) {
+    let Ok(root) = repo.worktree_root() else { return };
+    for name in names {
+        watch_parked_ahead(repo.workdir(), watches, name, &root.join(name));
+        repo.preload_checkout(name);
+    }
 }
 
 /// A plan with to-do items that have no task id would run without them: breeze offers to

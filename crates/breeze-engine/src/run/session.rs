@@ -88,7 +88,7 @@ async fn context(
     let (containment, resumed) = (prepared.containment, prepared.resumed);
     let root = prepared.repo.workdir().to_path_buf();
     // No step reads a lane file bigger than the gate lets land.
-    let repo = Arc::new(prepared.repo.with_max_file_bytes(config.max_file_bytes));
+    let repo = prepared.repo;
     snapshot.containment =
         Some(ContainmentStatus { kernel: containment.enforced, summary: containment.summary() });
     let notifier = notifier_of(&config, &root, &run_dir, options);
@@ -115,13 +115,9 @@ async fn context(
         )),
         windows: snapshot.windows.clone(),
         calls_pass_the_gate: true,
+        watches: prepared.watches,
     });
     let (lanes, retired) = lanes_of(&repo, snapshot.workers, resumed).await?;
-    // Read while the first task's lane moves, not when its steps wait for them.
-    let ahead = repo.clone();
-    drop(tokio::task::spawn_blocking(move || {
-        ahead.preload_for_run(breeze_git::REVIEW_CHECKOUT);
-    }));
     // What killed engines left in the temporary folder goes, off the first task's way.
     drop(tokio::task::spawn_blocking(crate::scratch::remove_those_of_ended_engines));
     let mut notices = prepared.notices;
