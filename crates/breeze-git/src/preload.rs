@@ -19,16 +19,6 @@ use crate::index_file::fresh_index;
 use crate::repo::Repo;
 
 impl Repo {
-    /// Reads ahead, reading only, what the run's first tasks read: the trees of main's tip
-    /// ([`Repo::preload_main_trees`]), then each checkout of breeze's named
-    /// ([`Repo::preload_checkout`]).
-    pub fn preload_checkouts(&self, names: &[String]) {
-        self.preload_main_trees();
-        for name in names {
-            self.preload_checkout(name);
-        }
-    }
-
     /// Walks the trees of main's tip for the cache-trees of the index files breeze writes
     /// (walked already when the repository was opened, `tree_memo.rs`: then nothing to do).
     pub fn preload_main_trees(&self) {

@@ -248,7 +248,9 @@ fn a_parked_lane_read_ahead_still_sees_what_another_git_staged_since() {
     };
     let later_run = repo.open();
     // A lane that is not there is passed over.
-    later_run.preload_checkouts(&["lane-1".to_string(), "lane-2".to_string()]);
+    for lane in ["lane-1", "lane-2"] {
+        later_run.preload_checkout(lane);
+    }
     assert!(!later_run.worktree_root().unwrap().join("lane-2").exists());
     write(&lane.path, "src/a.rs", "fn a() { staged() }\n");
     git(&lane.path, &["add", "src/a.rs"]);

@@ -122,7 +122,7 @@ fn a_review_checkout_read_ahead_still_sees_what_another_git_staged_since() {
         earlier_run.park_review_checkout(REVIEW_CHECKOUT, first, WorkdirChanges::Unknown).unwrap()
     };
     let later_run = repo.open();
-    later_run.preload_checkouts(&[REVIEW_CHECKOUT.to_string()]);
+    later_run.preload_checkout(REVIEW_CHECKOUT);
     write(&path, "README.md", "staged edit\n");
     git(&path, &["add", "README.md"]);
     write(&path, "README.md", "# demo\n");
@@ -138,7 +138,7 @@ fn a_review_checkout_read_ahead_still_sees_what_another_git_staged_since() {
 
     let other = TestRepo::standard();
     let handle = other.open();
-    handle.preload_checkouts(&[REVIEW_CHECKOUT.to_string()]);
+    handle.preload_checkout(REVIEW_CHECKOUT);
     let root = handle.worktree_root().unwrap();
     assert!(!exists(&root, REVIEW_CHECKOUT), "reading ahead made a review checkout");
     repo.fsck();

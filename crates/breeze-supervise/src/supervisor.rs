@@ -261,7 +261,8 @@ async fn spawn_leader(
         // None only after the child has been awaited.
         child.id().ok_or_else(|| exec_error(name, program, io::Error::other("no pid")))
     };
-    let spawned = match launcher.filter(|_| setup.launchable()) {
+    // What the leader runs until the role's `exec`: the launcher, or (a fork) this program.
+    let (child, guard, stdin, image) = match launcher.filter(|_| setup.launchable()) {
         Some(launcher) => {
             let (mut launch, stdin) = Launch::prepare(setup, !spec.stdin.is_empty())
                 .map_err(|source| exec_error(name, program, source))?;
@@ -269,13 +270,11 @@ async fn spawn_leader(
             output(&mut command);
             let child = command.spawn().map_err(|source| exec_error(name, launcher, source))?;
             drop(command);
-            let pid = pid_of(&child)?;
             // Armed from here: a failed or abandoned start ends whatever the launcher made.
-            let guard = GroupGuard { pgid: pid, armed: true };
+            let guard = GroupGuard { pgid: pid_of(&child)?, armed: true };
             launch.hand_over().await.map_err(|source| exec_error(name, program, source))?;
             let stdin = stdin.map(|pipe| Box::new(pipe) as Box<dyn AsyncWrite + Unpin + Send>);
-            let own_pid_namespace = namespace_planned && leads_own_pid_namespace(pid, launcher);
-            Spawned { child, pid, started: Instant::now(), guard, own_pid_namespace, stdin }
+            (child, guard, stdin, launcher)
         }
         None => {
             let mut command = Command::new(program);
@@ -293,16 +292,15 @@ async fn spawn_leader(
             // a process group whose id is its pid.
             setup.install(&mut command);
             let mut child = command.spawn().map_err(|source| exec_error(name, program, source))?;
-            let pid = pid_of(&child)?;
+            let guard = GroupGuard { pgid: pid_of(&child)?, armed: true };
             let stdin =
                 child.stdin.take().map(|pipe| Box::new(pipe) as Box<dyn AsyncWrite + Unpin + Send>);
-            let guard = GroupGuard { pgid: pid, armed: true };
-            // A fork runs the engine's own program until the role's `exec`.
-            let own_pid_namespace =
-                namespace_planned && leads_own_pid_namespace(pid, Path::new("/proc/self/exe"));
-            Spawned { child, pid, started: Instant::now(), guard, own_pid_namespace, stdin }
+            (child, guard, stdin, Path::new("/proc/self/exe"))
         }
     };
+    let pid = guard.pgid;
+    let own_pid_namespace = namespace_planned && leads_own_pid_namespace(pid, image);
+    let spawned = Spawned { child, pid, started: Instant::now(), guard, own_pid_namespace, stdin };
     Ok((spawned, handover))
 }
 

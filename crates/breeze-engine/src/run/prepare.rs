@@ -239,8 +239,10 @@ pub(super) fn interrupted_run(options: &RunOptions) -> Result<Prepared, EngineEr
     notices.extend(plan.warnings.iter().map(ToString::to_string));
     // The review checkout and the user's index, once what the kill left is dealt with (a
     // resumed run's lanes are its own: taken as the kill left them).
-    read_ahead(&repo, |repo| {
-        repo.preload_checkouts(&[breeze_git::REVIEW_CHECKOUT.to_string()]);
+    let ahead = watches.clone();
+    read_ahead(&repo, move |repo| {
+        repo.preload_main_trees();
+        read_checkouts_ahead(repo, &ahead, &[breeze_git::REVIEW_CHECKOUT.to_string()]);
         repo.preload_landing_indexes();
     });
     Ok(Prepared {
