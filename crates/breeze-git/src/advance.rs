@@ -275,7 +275,7 @@ impl Repo {
                 }));
             }
             drop(index);
-            let blocking = self.checkout_tool.blocking_paths(
+            let blocking = self.checkout_tool()?.blocking_paths(
                 crepo,
                 path,
                 &change.touched,
@@ -350,7 +350,7 @@ impl Repo {
             change.touched.iter().map(|path| stamp(&at.join(path.as_path()))).collect();
         let versions = scratch.dir("new");
         let new = (&change.new_tree, &change.new_versions);
-        self.checkout_tool.stage_versions(crepo, at, new, &change.touched, &versions)?;
+        self.checkout_tool()?.stage_versions(crepo, at, new, &change.touched, &versions)?;
         let changed: Vec<String> = change
             .touched
             .iter()
@@ -450,7 +450,7 @@ impl Repo {
         let scratch = Scratch::fresh(crepo.path())?;
         let versions = scratch.dir("old");
         let old = (&change.old_tree, &change.old_versions);
-        self.checkout_tool.stage_versions(crepo, at, old, &change.touched, &versions)?;
+        self.checkout_tool()?.stage_versions(crepo, at, old, &change.touched, &versions)?;
         let in_the_way =
             replace_paths(at, &versions, &change.old_versions, &change.touched, &mut |_, _| {})?;
         let placed: Vec<RepoPath> =

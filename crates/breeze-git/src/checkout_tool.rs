@@ -583,6 +583,11 @@ fn detect_external_filters(
     tip: Option<Oid>,
 ) -> Option<String> {
     let config = repo.config().ok()?;
+    if !any_filter_command(&config) {
+        // No driver could name a command: no attribute can, and main's trees are not
+        // walked for them (the walk is most of opening a large repository).
+        return None;
+    }
     let texts = attribute_texts(repo, &config, common_dir, tip);
     let configured: Vec<String> = filter_drivers(&texts)
         .into_iter()
@@ -597,6 +602,15 @@ fn detect_external_filters(
     }
     let names = configured.iter().map(|d| format!("`{d}`")).collect::<Vec<_>>().join(", ");
     Some(format!("external filter {names} in .gitattributes"))
+}
+
+/// Whether `config` gives any filter driver a smudge, clean or process command (git-lfs
+/// installed sets them in the user's git config). Unreadable: as if it did.
+fn any_filter_command(config: &git2::Config) -> bool {
+    let Ok(mut entries) = config.entries(Some(r"^filter\..*\.(smudge|clean|process)$")) else {
+        return true;
+    };
+    entries.next().is_some()
 }
 
 /// The texts of `info/attributes`, of `core.attributesFile` and of every `.gitattributes`

@@ -91,13 +91,13 @@ impl Repo {
         changes: WorkdirChanges<'_>,
     ) -> Result<CommitOutcome, GitError> {
         ensure_clean_state(wrepo, &wt.path)?;
-        self.checkout_tool.index_ready(wrepo, &wt.path)?;
+        self.checkout_tool()?.index_ready(wrepo, &wt.path)?;
         let head = on_branch_from_base(wrepo, wt)?;
         // What breeze's own steps left in the lane is not the task's work, unless the
         // worker changed it since.
         let baseline = self.baseline_for_commit(wt, changes)?;
         let staged =
-            self.checkout_tool.stage_all(wrepo, &wt.path, changes, &self.bounds, &baseline)?;
+            self.checkout_tool()?.stage_all(wrepo, &wt.path, changes, &self.bounds, &baseline)?;
         // Re-read picks up the CLI's `git add` (filters); the in-memory index libgit2
         // staged in stays (the file did not change).
         let mut index = fresh_index(wrepo, &wt.path)?;

@@ -359,7 +359,7 @@ impl Repo {
     ) -> Result<(), GitError> {
         let mut wrepo = self.handle(path)?;
         wrepo.set_keep(false);
-        self.checkout_tool.check_out_new(repo, &self.workdir, &wrepo, path, &self.bounds.stop)
+        self.checkout_tool()?.check_out_new(repo, &self.workdir, &wrepo, path, &self.bounds.stop)
     }
 
     /// Removes everything a failed or interrupted add may have left: the admin directory, the

@@ -123,7 +123,7 @@ impl Repo {
                 wrepo = self.handle(&path)?;
             }
             wrepo.set_keep(false);
-            self.checkout_tool.reset_detached(
+            self.checkout_tool()?.reset_detached(
                 &wrepo,
                 &path,
                 commit,

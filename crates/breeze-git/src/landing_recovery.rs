@@ -86,8 +86,8 @@ impl Repo {
         }
         let scratch = Scratch::fresh(crepo.path())?;
         let (old_dir, new_dir) = (scratch.dir("old"), scratch.dir("new"));
-        self.checkout_tool.stage_versions(crepo, at, (&old_tree, &old), &unsettled, &old_dir)?;
-        self.checkout_tool.stage_versions(crepo, at, (&new_tree, &new), &unsettled, &new_dir)?;
+        self.checkout_tool()?.stage_versions(crepo, at, (&old_tree, &old), &unsettled, &old_dir)?;
+        self.checkout_tool()?.stage_versions(crepo, at, (&new_tree, &new), &unsettled, &new_dir)?;
         let exec_bit = crepo.config().and_then(|c| c.get_bool("core.filemode")).unwrap_or(true);
         let sides = [(&old, old_dir.as_path()), (&new, new_dir.as_path())];
         let mut rewrite: Vec<RepoPath> = Vec::new();
@@ -111,7 +111,7 @@ impl Repo {
             // main moved elsewhere since (by hand): breeze's paths follow it too.
             let dir = scratch.dir("head");
             let head = (&head_tree, &head_versions);
-            self.checkout_tool.stage_versions(crepo, at, head, &rewrite, &dir)?;
+            self.checkout_tool()?.stage_versions(crepo, at, head, &rewrite, &dir)?;
             dir
         };
         let in_the_way = replace_paths(at, &target_dir, &head_versions, &rewrite, &mut |_, _| {})?;

@@ -92,7 +92,7 @@ impl Repo {
 
         let created_branch = self.ensure_branch_at(repo, branch, base)?;
         let written = self
-            .checkout_tool
+            .checkout_tool()?
             .switch_branch(wrepo, &wt.path, branch, &head_tree, &base_tree)
             .inspect_err(|_| {
                 if created_branch {
@@ -147,7 +147,7 @@ impl Repo {
             .map_err(|_| GitError::MissingObject { what: "commit", oid: tip })?;
         self.put_back_baseline_in_way(wrepo, &wt.path, &head_tree, &tip_tree)?;
         let written =
-            self.checkout_tool.switch_branch(wrepo, &wt.path, branch, &head_tree, &tip_tree)?;
+            self.checkout_tool()?.switch_branch(wrepo, &wt.path, branch, &head_tree, &tip_tree)?;
         tracing::info!(worktree = %wt.name, branch, files = written, "switched worktree");
         Ok(switched)
     }
@@ -216,8 +216,13 @@ impl Repo {
         let target_tree =
             target.tree().ctx(|| format!("could not read the tree of {}", target.id()))?;
         self.put_back_baseline_in_way(wrepo, &wt.path, &head_tree, &target_tree)?;
-        let written =
-            self.checkout_tool.detach_at(wrepo, &wt.path, target.id(), &head_tree, &target_tree)?;
+        let written = self.checkout_tool()?.detach_at(
+            wrepo,
+            &wt.path,
+            target.id(),
+            &head_tree,
+            &target_tree,
+        )?;
         Ok(Some(written))
     }
 
@@ -252,7 +257,7 @@ impl Repo {
             return Ok(None);
         }
         let baseline = self.baseline_of(&wt.path);
-        self.checkout_tool.stage_all(wrepo, &wt.path, changes, &self.bounds, &baseline)?;
+        self.checkout_tool()?.stage_all(wrepo, &wt.path, changes, &self.bounds, &baseline)?;
         let head = wrepo
             .head()
             .and_then(|head| head.peel_to_commit())

@@ -59,7 +59,7 @@ impl Repo {
                 .paths()
                 .into_iter()
                 .collect();
-        uncommitted.extend(self.checkout_tool.status_paths(&wrepo, at, changes)?);
+        uncommitted.extend(self.checkout_tool()?.status_paths(&wrepo, at, changes)?);
         drop(wrepo);
         let mut recorded = Vec::new();
         for path in &uncommitted {

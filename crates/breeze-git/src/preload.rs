@@ -20,7 +20,8 @@ use crate::repo::Repo;
 
 impl Repo {
     /// Walks the trees of main's tip for the cache-trees of the index files breeze writes
-    /// (walked already when the repository was opened, `tree_memo.rs`: then nothing to do).
+    /// (`tree_memo.rs`; nothing to do when opening walked them for `.gitattributes`, as it
+    /// does where a filter command is configured).
     pub fn preload_main_trees(&self) {
         let warmed = self.git().and_then(|repo| {
             let tip = self.main_tip()?;

@@ -100,7 +100,7 @@ impl Repo {
         //    version where it conflicts (the folder side's where a file is in the way of a
         //    folder, the file set aside), checked out (filters apply) and staged.
         let clean_tree = plan.clean_part(wrepo, &merged, &onto_tree)?;
-        self.checkout_tool.apply_tree(wrepo, &wt.path, &onto_tree, &clean_tree)?;
+        self.checkout_tool()?.apply_tree(wrepo, &wt.path, &onto_tree, &clean_tree)?;
 
         // 3. Conflicting files: markers in the working tree, stages 1–3 in the index; files
         //    set aside staged as one side's addition.

@@ -6,7 +6,7 @@
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 use git2::{ErrorCode, Oid, Repository};
 
@@ -36,12 +36,16 @@ pub struct OpenOptions {
     /// Where breeze's worktrees of this repository are, outside the checkout. Default:
     /// where they were last made, else `$XDG_DATA_HOME/breeze/worktrees/<repo-key>`.
     pub worktree_root: WorktreeRoot,
+    /// Leaves the choice of the checkout tool — where a filter command is configured, a
+    /// walk of every tree of main for its `.gitattributes`, about 60 ms at 100,000 files —
+    /// to [`Repo::choose_checkout_tool`] or the first operation that checks out: a run opens
+    /// its repository so, to start reading ahead at once.
+    pub checkout_tool_later: bool,
 }
 
 /// When this process first opened a repository: ref locks older than that were left by
 /// another process (a task branch's, removed when breeze makes the branch again).
-pub(crate) static FIRST_OPENED: std::sync::OnceLock<std::time::SystemTime> =
-    std::sync::OnceLock::new();
+pub(crate) static FIRST_OPENED: OnceLock<std::time::SystemTime> = OnceLock::new();
 
 /// The user's repository, seen from its primary checkout.
 ///
@@ -52,8 +56,11 @@ pub struct Repo {
     pub(crate) workdir: PathBuf,
     pub(crate) common_dir: PathBuf,
     pub(crate) main_branch: String,
-    /// How checkouts are written, staged and read (libgit2 or the `git` CLI).
-    pub(crate) checkout_tool: CheckoutTool,
+    /// How checkouts are written, staged and read (libgit2 or the `git` CLI), once chosen
+    /// ([`Repo::checkout_tool`]).
+    checkout_tool: OnceLock<CheckoutTool>,
+    /// See [`OpenOptions::cli_checkout_min_files`].
+    cli_checkout_min_files: usize,
     /// The folder of breeze's worktrees, or why there is none (`worktree_root.rs`).
     pub(crate) worktree_root: Result<PathBuf, WorktreeRootProblem>,
     /// The largest worktree file breeze reads, and the stop signal of long steps.
@@ -73,7 +80,10 @@ impl std::fmt::Debug for Repo {
             .field("workdir", &self.workdir)
             .field("main_branch", &self.main_branch)
             .field("worktree_root", &self.worktree_root)
-            .field("external_filters", &self.checkout_tool.external_filters())
+            .field(
+                "external_filters",
+                &self.checkout_tool.get().map(|tool| tool.external_filters()),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -119,28 +129,57 @@ impl Repo {
             }
             None => default_main_branch(&repo),
         };
-        let main_tip = repo.refname_to_id(&format!("refs/heads/{main_branch}")).ok();
-        let checkout_tool = CheckoutTool::choose(
-            &repo,
-            &workdir,
-            &common_dir,
-            main_tip,
-            options.cli_checkout_min_files.unwrap_or(DEFAULT_CLI_CHECKOUT_MIN_FILES),
-        )?;
         let worktree_root =
             resolve(&options.worktree_root, &workdir, &common_dir, |name| std::env::var_os(name));
-        Ok(Repo {
+        let opened = Repo {
             workdir,
             common_dir,
             main_branch,
-            checkout_tool,
+            checkout_tool: OnceLock::new(),
+            cli_checkout_min_files: options
+                .cli_checkout_min_files
+                .unwrap_or(DEFAULT_CLI_CHECKOUT_MIN_FILES),
             worktree_root,
             bounds: Bounds { max_file_bytes: DEFAULT_MAX_FILE_BYTES, stop: StopFlag::default() },
             exclude_lock: Mutex::new(()),
             handles: HandlePool::default(),
             landed_indexes: KeptIndexes::default(),
             landing: Mutex::new(()),
-        })
+        };
+        if !options.checkout_tool_later {
+            opened.choose_with(&repo)?;
+        }
+        Ok(opened)
+    }
+
+    /// How checkouts are written, staged and read: chosen when the repository was opened,
+    /// else now (see [`OpenOptions::checkout_tool_later`]).
+    pub(crate) fn checkout_tool(&self) -> Result<&CheckoutTool, GitError> {
+        match self.checkout_tool.get() {
+            Some(tool) => Ok(tool),
+            None => self.choose_with(&*self.objects()?),
+        }
+    }
+
+    /// Chooses how checkouts are done, when opening left it for later
+    /// ([`OpenOptions::checkout_tool_later`]): refuses, as opening would have, a repository
+    /// whose external filters need a `git` command that cannot run.
+    pub fn choose_checkout_tool(&self) -> Result<(), GitError> {
+        self.checkout_tool().map(drop)
+    }
+
+    /// [`CheckoutTool::choose`] with `repo`, for main's tip now; two threads choosing at
+    /// once choose alike (the second walk is the memo's), and the first choice is kept.
+    fn choose_with(&self, repo: &Repository) -> Result<&CheckoutTool, GitError> {
+        let main_tip = repo.refname_to_id(&format!("refs/heads/{}", self.main_branch)).ok();
+        let tool = CheckoutTool::choose(
+            repo,
+            &self.workdir,
+            &self.common_dir,
+            main_tip,
+            self.cli_checkout_min_files,
+        )?;
+        Ok(self.checkout_tool.get_or_init(|| tool))
     }
 
     /// This repository with `bytes` as the largest worktree file breeze stages or reads
@@ -227,7 +266,7 @@ impl Repo {
     /// When set, the reason checkouts and staging go through the `git` CLI (external
     /// filters such as git-lfs were found); the engine should show it once.
     pub fn external_filters(&self) -> Option<&str> {
-        self.checkout_tool.external_filters()
+        self.checkout_tool().ok()?.external_filters()
     }
 
     /// The current tip of the main branch.

@@ -2,11 +2,13 @@
 //! do: SHA-256 and reftable repositories, repository extensions it lacks (partial clones),
 //! sparse checkouts, and sparse or split indexes.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use git2::{ErrorCode, Repository};
 
 use crate::error::{Context as _, GitError};
+use crate::file_stamp::{Stamp, stamp};
 
 /// Maps libgit2's open failures to messages that say what to do.
 pub(crate) fn open_error(path: &Path, e: git2::Error) -> GitError {
@@ -96,10 +98,21 @@ pub(crate) fn check_supported(repo: &Repository, workdir: &Path) -> Result<(), G
         )
     };
     let index_file = repo.path().join("index");
+    // The same file, unchanged, was found readable by this process already (a run opens
+    // its repository twice: for itself and for its preflight).
+    let before = stamp(&index_file);
+    if before.is_some() && *found_readable() == before.map(|stamp| (index_file.clone(), stamp)) {
+        return Ok(());
+    }
     match std::fs::read(&index_file).map(|bytes| index_extensions(&bytes)) {
         // No index yet (a fresh repository), or one without what libgit2 refuses.
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Ok(Some(Extensions::Readable)) => return Ok(()),
+        Ok(Some(Extensions::Readable)) => {
+            if let Some(stamp) = before.filter(|stamp| Some(*stamp) == self::stamp(&index_file)) {
+                *found_readable() = Some((index_file, stamp));
+            }
+            return Ok(());
+        }
         Ok(Some(Extensions::Mandatory)) => return Err(mandatory()),
         // An index this scan does not know (version 4, or damaged): libgit2 says.
         Ok(None) | Err(_) => {}
@@ -109,6 +122,12 @@ pub(crate) fn check_supported(repo: &Repository, workdir: &Path) -> Result<(), G
         Err(e) if e.message().contains("unsupported mandatory extension") => Err(mandatory()),
         Err(e) => Err(e).ctx(|| format!("could not read the index of {}", workdir.display())),
     }
+}
+
+/// The index file this process last found readable by libgit2, as it was then.
+fn found_readable() -> std::sync::MutexGuard<'static, Option<(PathBuf, Stamp)>> {
+    static FOUND: Mutex<Option<(PathBuf, Stamp)>> = Mutex::new(None);
+    FOUND.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// What an index file's extensions are to libgit2.

@@ -2,7 +2,9 @@
 //! cache-tree extension (`TREE`) of every index file breeze writes (`index_file.rs`), and
 //! the `.gitattributes` files whose filters decide who checks out (`checkout_tool.rs`).
 //! A folder's part depends only on its tree, so a task's new root reads only the folders
-//! it changed, and one walk of main's trees when the repository is opened serves both.
+//! it changed, and one walk of main's trees serves both: when the repository is opened
+//! where a filter command is configured (the `.gitattributes` are looked for then), else
+//! ahead of a run's first index file (`preload.rs`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex};

@@ -356,8 +356,8 @@ impl Repo {
         changes: WorkdirChanges<'_>,
     ) -> Result<Vec<String>, GitError> {
         // The entries a commit left behind HEAD in the index file are not uncommitted work.
-        self.checkout_tool.index_ready(wrepo, path)?;
+        self.checkout_tool()?.index_ready(wrepo, path)?;
         let baseline = self.baseline_of(path);
-        self.checkout_tool.dirty_paths(wrepo, path, changes, &self.bounds, &baseline)
+        self.checkout_tool()?.dirty_paths(wrepo, path, changes, &self.bounds, &baseline)
     }
 }

@@ -5,21 +5,23 @@
 mod common;
 
 use breeze_git::{
-    AdvanceOutcome, CheckoutObserver, CheckoutUpdate, MergeOutcome, Oid, Repo, Worktree,
-    landing_message,
+    AdvanceOutcome, CheckoutObserver, CheckoutUpdate, MergeOutcome, Oid, OpenOptions, Repo,
+    Worktree, landing_message,
 };
 use common::{TestRepo, git, read, rev, write};
 
 fn lfs_like_repo() -> TestRepo {
-    let repo = TestRepo::with_files(&[
-        ("src/a.rs", "fn a() {}\n"),
-        (".gitattributes", "*.dat filter=lfs -text\n"),
-    ]);
+    lfs_like_repo_from(TestRepo::with_files(&[("src/a.rs", "fn a() {}\n")]))
+}
+
+/// `repo` with main gaining an lfs-like filter and a filtered file.
+fn lfs_like_repo_from(repo: TestRepo) -> TestRepo {
+    write(repo.path(), ".gitattributes", "*.dat filter=lfs -text\n");
     repo.git(&["config", "filter.lfs.clean", "sed -e s/^REAL:/PTR:/"]);
     repo.git(&["config", "filter.lfs.smudge", "sed -e s/^PTR:/REAL:/"]);
     repo.git(&["config", "filter.lfs.required", "true"]);
     write(repo.path(), "big.dat", "REAL:v1\n");
-    repo.git(&["add", "big.dat"]);
+    repo.git(&["add", ".gitattributes", "big.dat"]);
     repo.git(&["commit", "-q", "-m", "add big.dat"]);
     assert_eq!(repo.git(&["cat-file", "-p", "HEAD:big.dat"]), "PTR:v1");
     repo
@@ -103,6 +105,22 @@ fn a_filter_that_main_gains_is_seen_by_the_next_open_in_the_same_process() {
     repo.git(&["commit", "-q", "-m", "lfs below"]);
     let filters = Repo::open(repo.path()).unwrap().external_filters().map(str::to_string);
     assert!(filters.is_some_and(|f| f.contains("`lfs`")), "the new tip's attributes are read");
+}
+
+#[test]
+fn a_repository_opened_for_a_run_chooses_its_checkout_tool_when_first_needed() {
+    // A run opens its repository without walking main's trees (it reads ahead meanwhile):
+    // the choice is made from main as it is at the first checkout, and it is the same one.
+    let repo = TestRepo::with_files(&[("src/a.rs", "fn a() {}\n")]);
+    let later = OpenOptions { checkout_tool_later: true, ..repo.options(None) };
+    let handle = Repo::open_with(repo.path(), &later).unwrap();
+    let lfs = lfs_like_repo_from(repo);
+    let wt = handle.create_worktree("lane-1", "task/one", lfs.main_tip(), "r").unwrap();
+    assert_eq!(read(&wt.path, "big.dat"), "REAL:v1\n", "checked out by the CLI, smudged");
+    assert!(handle.external_filters().is_some_and(|f| f.contains("`lfs`")));
+    handle.choose_checkout_tool().unwrap();
+    // Chosen once: a repository opened as usual chooses the same at opening.
+    assert_eq!(lfs.open().external_filters(), handle.external_filters());
 }
 
 #[test]

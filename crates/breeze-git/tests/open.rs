@@ -99,6 +99,18 @@ fn refuses_what_libgit2_cannot_handle_with_what_to_do() {
 }
 
 #[test]
+fn an_index_found_readable_is_read_again_once_it_changed() {
+    // Opening remembers the index file it found readable, as it was (a run opens its
+    // repository twice): once it changed, it is looked at again.
+    let repo = TestRepo::standard();
+    Repo::open(repo.path()).unwrap();
+    Repo::open(repo.path()).unwrap();
+    repo.git(&["update-index", "--split-index"]);
+    let err = Repo::open(repo.path()).unwrap_err();
+    assert!(err.to_string().contains("split index"), "{err}");
+}
+
+#[test]
 fn ensure_excluded_is_idempotent_and_hides_breeze_dirs_from_status() {
     let repo = TestRepo::standard();
     let handle = repo.open();
