@@ -41,7 +41,6 @@
 //! user's end in their SHA-1, hashed with the CPU's SHA instructions where it has them.
 
 use std::collections::HashMap;
-use std::io::Write as _;
 use std::os::unix::ffi::OsStringExt as _;
 use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
@@ -709,9 +708,11 @@ impl IndexLock {
         }
     }
 
-    /// Writes `bytes` into the lock and renames it over `file`.
+    /// Writes `bytes` into the lock (around the page cache when large: `direct_write.rs`)
+    /// and renames it over `file`.
     fn replace(mut self, file: &Path, bytes: &[u8]) -> Result<(), GitError> {
-        self.out.write_all(bytes).map_err(|e| GitError::io("write", &self.path, e))?;
+        crate::direct_write::write_new_file(&mut self.out, &self.path, bytes)
+            .map_err(|e| GitError::io("write", &self.path, e))?;
         std::fs::rename(&self.path, file).map_err(|e| GitError::io("replace", file, e))?;
         self.path = PathBuf::new();
         Ok(())

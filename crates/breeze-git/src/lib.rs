@@ -94,6 +94,7 @@ mod content;
 mod create;
 mod diff;
 mod diff_sides;
+mod direct_write;
 mod disjoint_merge;
 mod elsewhere;
 mod error;
