@@ -204,6 +204,15 @@ impl LaneRecord {
     }
 }
 
+/// The names lane `lane` of a run may have, in the order a run takes or makes them:
+/// `lane-<n>`, then `lane-<n>-2`, `lane-<n>-3`, … (when a name is held by another worktree).
+pub fn lane_names(lane: u32) -> impl Iterator<Item = String> {
+    (1..).map(move |k: u32| match k {
+        1 => format!("lane-{lane}"),
+        k => format!("lane-{lane}-{k}"),
+    })
+}
+
 /// `.breeze/lanes/<lane>/lane.json` of the repository at `root`.
 pub fn record_path(root: &Path, lane: &str) -> PathBuf {
     root.join(breeze_git::STATE_DIR).join("lanes").join(lane).join(RECORD_FILE)

@@ -48,8 +48,11 @@ pub async fn run(
     options: RunOptions,
     cancel: CancellationToken,
 ) -> Result<RunOutcome, EngineError> {
+    // Opened first, so that reading ahead goes on beside the preflight's checks; a problem
+    // opening it is told after the preflight's, which says them all with what to do.
+    let opened = prepare::open_new_run(&options);
     crate::preflight::before_run(&options, crate::preflight::Stage::NewRun, &cancel).await?;
-    let prepared = prepare::new_run(&options)?;
+    let prepared = prepare::new_run(opened?)?;
     session::go_on(prepared, options, cancel).await
 }
 

@@ -51,9 +51,29 @@ pub(super) struct Prepared {
     pub lock: RepoLock,
 }
 
-/// Checks a new run of a plan and creates its run folder.
-pub(super) fn new_run(options: &RunOptions) -> Result<Prepared, EngineError> {
-    let repo = Repo::open(&options.repo_dir)?;
+/// A new run's repository, configuration and plan, opened before the preflight so that
+/// its checkouts are read ahead from the start (`preload.rs`) while the preflight's checks
+/// keep one core busy; [`new_run`] goes on from here.
+pub(super) struct Opened {
+    repo: Arc<Repo>,
+    root: PathBuf,
+    config: Config,
+    plan_path: PathBuf,
+    plan: Plan,
+    analysis: breeze_plan::Analysis,
+    watches: Arc<LaneWatches>,
+    /// Told once the run holds the repository's lock: the user's indexes are read ahead
+    /// under it. Dropped unsent, on an error before, it ends the read ahead.
+    locked: std::sync::mpsc::Sender<()>,
+}
+
+/// Opens a new run's repository on its landing branch, loads its configuration and plan,
+/// and starts reading ahead, then walks main's trees meanwhile: opened without choosing its
+/// checkout tool (which may walk them too, [`breeze_git::OpenOptions::checkout_tool_later`]),
+/// so that the threads start before any walk; [`new_run`] confirms the choice.
+pub(super) fn open_new_run(options: &RunOptions) -> Result<Opened, EngineError> {
+    let later = breeze_git::OpenOptions { checkout_tool_later: true, ..Default::default() };
+    let repo = Repo::open_with(&options.repo_dir, &later)?;
     let root = repo.workdir().to_path_buf();
     let mut config = match options.config.clone() {
         Some(config) => config,
@@ -62,7 +82,7 @@ pub(super) fn new_run(options: &RunOptions) -> Result<Prepared, EngineError> {
     // The branch the checkout is on: the plan is read there, and the work lands there.
     let target = crate::target_branch::landing_branch(&repo, &config.main_branch)?;
     let repo = Arc::new(
-        with_main_branch(repo, &target)?
+        with_main_branch(repo, &target, true)?
             .with_worktree_root(&crate::worktree_folder::choice(&config))
             .with_max_file_bytes(config.max_file_bytes),
     );
@@ -72,17 +92,17 @@ pub(super) fn new_run(options: &RunOptions) -> Result<Prepared, EngineError> {
     plan.shared_files = crate::changelog::shared_files(&repo, &config.land.changelog);
     refuse_unnumbered_items(&plan)?;
     let analysis = breeze_plan::analyze(&plan, config.max_workers)?;
-    // The first tasks' lanes and the review checkout, read and watched while the rest of
-    // the start keeps one core busy (`preload.rs`): the lanes then the user's indexes on
-    // one thread (those wait for the run's lock, which they are read under, into their
-    // landing scratch folders), the review checkout on another.
+    // The first tasks' lanes then the user's indexes on one thread (those wait for the
+    // run's lock, which they are read under, into their landing scratch folders), the
+    // review checkout on another; main's trees (the cache-trees of the first index files
+    // written: opening did not walk them, unless a filter command is configured) here,
+    // meanwhile.
     let watches = Arc::new(LaneWatches::default());
     let (locked, when_locked) = std::sync::mpsc::channel::<()>();
-    let lanes: Vec<String> = (1..=analysis.workers).map(|lane| format!("lane-{lane}")).collect();
+    let lanes = analysis.workers;
     let ahead = watches.clone();
     read_ahead(&repo, move |repo| {
-        repo.preload_main_trees();
-        read_checkouts_ahead(repo, &ahead, &lanes);
+        read_checkouts_ahead(repo, &ahead, &kept_lanes(repo, lanes));
         if when_locked.recv().is_ok() {
             repo.preload_landing_indexes();
         }
@@ -91,6 +111,17 @@ pub(super) fn new_run(options: &RunOptions) -> Result<Prepared, EngineError> {
     read_ahead(&repo, move |repo| {
         read_checkouts_ahead(repo, &ahead, &[breeze_git::REVIEW_CHECKOUT.to_string()]);
     });
+    repo.preload_main_trees();
+    Ok(Opened { repo, root, config, plan_path, plan, analysis, watches, locked })
+}
+
+/// Checks a new run of a plan, [opened](open_new_run) and read ahead from, and creates its
+/// run folder.
+pub(super) fn new_run(opened: Opened) -> Result<Prepared, EngineError> {
+    let Opened { repo, root, mut config, plan_path, plan, analysis, watches, locked } = opened;
+    // Refused here as opening refuses elsewhere: external filters without a `git` to run
+    // them (main's trees were walked when opened: a lookup now).
+    repo.choose_checkout_tool()?;
     let containment = decide_containment(&config, &repo)?;
     let pairings = crate::independence::report(&config, &root);
     let sims = crate::roles::scripted::sims_of(&plan)?;
@@ -112,7 +143,6 @@ pub(super) fn new_run(options: &RunOptions) -> Result<Prepared, EngineError> {
     };
     let lock = RepoLock::acquire(&root)?;
     refuse_if_resumable(&root)?;
-    // Dropped unsent, on an error before, it ends the read ahead.
     let _ = locked.send(());
     let run_dir = create_run_dir(&root, &plan_path)?;
     crate::role_commands::fix_for_run(&mut config, &root, run_dir.root())?;
@@ -210,7 +240,7 @@ pub(super) fn interrupted_run(options: &RunOptions) -> Result<Prepared, EngineEr
     crate::role_commands::fix_for_run(&mut config, &root, run_dir.root())?;
     // The run keeps landing on the branch it started with.
     let repo = Arc::new(
-        with_main_branch(repo, &snapshot.main_branch)?
+        with_main_branch(repo, &snapshot.main_branch, false)?
             .with_worktree_root(&crate::worktree_folder::choice(&config))
             .with_max_file_bytes(config.max_file_bytes),
     );
@@ -290,9 +320,23 @@ fn watch_parked_ahead(root: &Path, watches: &LaneWatches, name: &str, path: &Pat
     }
 }
 
-/// Reads ahead breeze's checkouts `names` (kept lanes as `task/lane.rs` takes them,
-/// `lane-<n>`; the review checkout), each as its first step needs it: watched from the
-/// folders its record knows, then its index read.
+/// The kept lanes a run's `lanes` will take, as `task/lane.rs` looks for them: for each, the
+/// first of its names ([`crate::lane_record::lane_names`]) with a lane's record — a lane
+/// made as `lane-<n>-2` because `lane-<n>` was held is taken as such by every later run.
+fn kept_lanes(repo: &Repo, lanes: u32) -> Vec<String> {
+    let Ok(folder) = repo.worktree_root() else { return Vec::new() };
+    (1..=lanes)
+        .filter_map(|lane| {
+            crate::lane_record::lane_names(lane)
+                .take_while(|name| folder.join(name).exists())
+                .find(|name| crate::lane_record::load(repo.workdir(), name).is_some())
+        })
+        .collect()
+}
+
+/// Reads ahead breeze's checkouts `names` (the kept lanes the run takes, the review
+/// checkout), each as its first step needs it: watched from the folders its record
+/// knows, then its index read.
 fn read_checkouts_ahead(repo: &Repo, watches: &LaneWatches, names: &[String]) {
     let Ok(root) = repo.worktree_root() else { return };
     for name in names {
@@ -519,13 +563,17 @@ fn last_landing(run_dir: &RunDir) -> Option<breeze_git::Oid> {
     last
 }
 
-/// Reopens the repository with `branch` as main when one is configured.
-fn with_main_branch(repo: Repo, branch: &str) -> Result<Repo, EngineError> {
+/// Reopens the repository with `branch` as main when one is configured (its checkout tool
+/// chosen `later` or when opened: [`breeze_git::OpenOptions::checkout_tool_later`]).
+fn with_main_branch(repo: Repo, branch: &str, later: bool) -> Result<Repo, EngineError> {
     if branch.is_empty() || branch == repo.main_branch() {
         return Ok(repo);
     }
-    let options =
-        breeze_git::OpenOptions { main_branch: Some(branch.to_string()), ..Default::default() };
+    let options = breeze_git::OpenOptions {
+        main_branch: Some(branch.to_string()),
+        checkout_tool_later: later,
+        ..Default::default()
+    };
     match Repo::open_with(repo.workdir(), &options) {
         Err(breeze_git::GitError::InvalidName { .. }) => Err(EngineError::usage(
             format!("run.main_branch = {branch:?} in breeze.toml is not a valid git branch name"),
@@ -567,4 +615,46 @@ fn tracked_plans_file(repo: &Repo, plan: &Plan) -> Result<Option<String>, Engine
     let Ok(relative) = absolute.strip_prefix(repo.workdir()) else { return Ok(None) };
     let relative = relative.to_string_lossy().replace('\\', "/");
     Ok(repo.is_tracked_on_main(&relative)?.then_some(relative))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use breeze_git::{OpenOptions, WorktreeRoot};
+    use breeze_test_support::git;
+
+    #[test]
+    fn the_lanes_read_ahead_are_those_the_run_takes_under_their_second_names_too() {
+        // A lane made as `lane-1-2` (its first name was held) is taken as such by every later
+        // run; read ahead as `lane-1`, its reads were wasted and its first task did them again.
+        let repo_dir = tempfile::tempdir().unwrap();
+        let root = repo_dir.path();
+        git(root, &["init", "-q", "-b", "main"]);
+        std::fs::write(root.join("a.txt"), "a\n").unwrap();
+        git(root, &["add", "."]);
+        git(root, &["commit", "-q", "-m", "first"]);
+        let folder = tempfile::tempdir().unwrap();
+        let options = OpenOptions {
+            worktree_root: WorktreeRoot::Under(folder.path().to_path_buf()),
+            ..OpenOptions::default()
+        };
+        let repo = Repo::open_with(root, &options).unwrap();
+        let lanes = repo.worktree_root().unwrap();
+        let lane = |name: &str, record: bool| {
+            std::fs::create_dir_all(lanes.join(name)).unwrap();
+            if record {
+                crate::lane_record::save(
+                    root,
+                    name,
+                    &crate::lane_record::LaneRecord::in_use("r", None),
+                );
+            }
+        };
+        lane("lane-1", false); // a folder of something else, held
+        lane("lane-1-2", true);
+        lane("lane-2", true);
+        lane("lane-3-2", true); // never taken: `lane-3` itself is free, a new lane goes there
+        assert_eq!(kept_lanes(&repo, 3), ["lane-1-2", "lane-2"]);
+        assert_eq!(kept_lanes(&repo, 1), ["lane-1-2"]);
+    }
 }

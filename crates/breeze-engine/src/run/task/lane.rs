@@ -133,11 +133,7 @@ impl TaskDriver {
     /// when there is none to take.
     async fn adopt_kept_lane(&self) -> Option<breeze_git::Worktree> {
         let root = self.ctx.repo.worktree_root().ok()?;
-        let names = (1..).map(|k| match k {
-            1 => format!("lane-{}", self.lane),
-            k => format!("lane-{}-{k}", self.lane),
-        });
-        for name in names {
+        for name in crate::lane_record::lane_names(self.lane) {
             if !root.join(&name).exists() {
                 return None;
             }
@@ -438,8 +434,7 @@ impl TaskDriver {
             .git(move |repo| {
                 // A name another worktree still holds — here, or kept with work where an
                 // earlier breeze made it — is left to it.
-                let (free, name) = (1..)
-                    .map(|k| if k == 1 { plain.clone() } else { format!("lane-{lane}-{k}") })
+                let (free, name) = crate::lane_record::lane_names(lane)
                     .map(|name| (repo.worktree_name_free(&name), name))
                     .find(|(free, _)| !matches!(free, Ok(false)))
                     .unwrap_or_else(|| (Ok(true), plain.clone()));
