@@ -7,8 +7,9 @@
 //! except fresh full checkouts of large trees, which `git read-tree -u` does about twice
 //! as fast.
 //!
-//! The choice is made once, by [`CheckoutTool::choose`] when the repository is opened; every
-//! operation asks [`CheckoutTool`] instead of choosing itself. libgit2's side of each job is
+//! The choice is made once, by [`CheckoutTool::choose`] when the repository is opened (or
+//! at its first need, `OpenOptions::checkout_tool_later`); every operation asks
+//! [`CheckoutTool`] instead of choosing itself. libgit2's side of each job is
 //! in `libgit2_checkout.rs` and `stage.rs`, the `git` command is run by `git_cli.rs`; what
 //! a role left that must not be read is found first (`lane_files.rs`).
 

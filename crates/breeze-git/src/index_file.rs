@@ -550,6 +550,54 @@ pub(crate) fn fresh_index(repo: &Repository, at: &Path) -> Result<Index, GitErro
     Ok(index)
 }
 
+/// [`fresh_index`] of the checkout at `at` read ahead of its first step (`preload.rs`), the
+/// file read then taken as if breeze had just written it from the index — when its entries
+/// are exactly the bytes breeze writes from it (version 2: one of breeze's own checkouts,
+/// last written by breeze, parked) — so that the step's write patches the few entries
+/// that change in place instead of writing the whole file (8.9 MB at 100,000 files, each
+/// of a later run's first index writes). `copies`: other files written from the same
+/// index (a lane's private copy), taken alike when they hold the same entries. Anything
+/// else — another writer's file, one changed meanwhile — is written whole, as before.
+pub(crate) fn read_ahead(repo: &Repository, at: &Path, copies: &[PathBuf]) -> Result<(), GitError> {
+    let index = fresh_index(repo, at)?;
+    let Some((file, read)) = OWN_WRITES.held(&index) else { return Ok(()) };
+    if index.version() != 2 || crate::index_tree::has_image(&index) {
+        return Ok(());
+    }
+    // As a write at the file's own time would leave them: entries as new as it are the
+    // racily clean ones (their sizes are 0 in the file, and so in the index read).
+    let since = Some(read.mtime());
+    let Some(entries) = index_entries::all(&index, since, &[], read.size() as usize + 4096) else {
+        return Ok(());
+    };
+    if !holds_entries(&file, &read, &entries.bytes) {
+        BUFFERS.give_back(entries.bytes);
+        return Ok(());
+    }
+    let image = Image::of(entries, since);
+    PATCHABLE.remember(&file, Some(read), (image.generation, None));
+    for copy in copies {
+        if let Some(copied) = stamp(copy).filter(|copied| holds_entries(copy, copied, &image.bytes))
+        {
+            PATCHABLE.remember(copy, Some(copied), (image.generation, None));
+        }
+    }
+    if let Some(unkept) = crate::index_tree::keep_image(repo, &index, image) {
+        BUFFERS.give_back(unkept.bytes);
+    }
+    Ok(())
+}
+
+/// Whether the index file `file`, stamped `stamped` before and after it is read, begins
+/// with `entries` (its header and entries, as breeze serializes them). What follows — the
+/// cache-tree and the checksum (a parked checkout's file has one) — a patch writes anew.
+fn holds_entries(file: &Path, stamped: &Stamp, entries: &[u8]) -> bool {
+    let Ok(bytes) = std::fs::read(file) else { return false };
+    bytes.len() >= entries.len() + 20
+        && bytes[..entries.len()] == *entries
+        && stamp(file).as_ref() == Some(stamped)
+}
+
 /// Sets the entries of `placed` and `unstatted` paths of the checkout at `at` to the
 /// versions `target` gives them (a path with none loses its entry): `placed` ones with the
 /// stat data of their files, just written, `unstatted` ones with none (git compares their
@@ -895,6 +943,15 @@ impl OwnWrites {
             writes.clear();
         }
         writes.insert(Self::key(index), Held { file, stamp, tree });
+    }
+
+    /// The file of `index` and its stamp when breeze last wrote or read it, while it still
+    /// is that file.
+    fn held(&self, index: &Index) -> Option<(PathBuf, Stamp)> {
+        let writes = self.lock();
+        let held = writes.get(&Self::key(index))?;
+        (index.path() == Some(held.file.as_path()) && stamp(&held.file) == Some(held.stamp))
+            .then(|| (held.file.clone(), held.stamp))
     }
 
     /// What the file of `index` is to breeze's last write from it; a write that is no longer

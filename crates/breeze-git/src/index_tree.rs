@@ -123,6 +123,11 @@ pub(crate) fn take_image(repo: &Repository, index: &Index) -> Option<Image> {
     known.images.remove(&index_key(index)).map(|(_, image)| image)
 }
 
+/// Whether an image of `index` is kept.
+pub(crate) fn has_image(index: &Index) -> bool {
+    known_trees().images.contains_key(&index_key(index))
+}
+
 /// Keeps `image`, just written from `index`, when `index` is the own index of a handle's
 /// repository `repo` and there is room; else gives it back.
 pub(crate) fn keep_image(repo: &Repository, index: &Index, image: Image) -> Option<Image> {

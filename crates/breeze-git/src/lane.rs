@@ -183,8 +183,13 @@ impl Repo {
         let mut wrepo = self.handle(&wt.path)?;
         wrepo.set_keep(false);
         let written = self.park_in(&wrepo, wt, &target, changes)?;
-        crate::index_file::hash_for_later(&wrepo, &wt.path);
         wrepo.set_keep(true);
+        drop(wrepo);
+        // The worker's copy of the index holds the same entries as the lane's from now on:
+        // the next run takes both as breeze's own writes and patches them in place
+        // (`index_file::read_ahead`).
+        self.park_private_index(wt);
+        crate::index_file::hash_for_later(&*self.handle(&wt.path)?, &wt.path);
         let parked = Worktree { branch: String::new(), base: commit, ..wt.clone() };
         if let Some(written) = written {
             tracing::info!(worktree = %wt.name, %commit, files = written, "parked the lane");

@@ -50,7 +50,8 @@
 //!    (breeze's folders, refs and name checks), `state` (index entries set to a tree's, the
 //!    mid-merge check), `support` (what libgit2 cannot open), `bounds` (the size limit
 //!    and the stop signal), `untrusted` (files a role could have written: no link
-//!    followed, no FIFO opened, bounded), `objects` (a commit's tree, the identity breeze
+//!    followed, no FIFO opened, bounded), `direct_write` (large files written around the
+//!    page cache), `objects` (a commit's tree, the identity breeze
 //!    commits as), `landing_message` (the landing commit's message and trailers), `content`
 //!    (what bytes are to a reader), `file_patch` (one file's change rendered from its
 //!    bytes), `disjoint_merge` (the landing merge of sides that changed different paths),
@@ -69,7 +70,8 @@
 //!    on top of them `checkout_tool`, which chooses libgit2 or the `git` CLI for each
 //!    checkout operation, once per repository.
 //! 4. **`repo`** — the [`Repo`]: opening a repository (refusing what libgit2 cannot
-//!    handle, choosing its `checkout_tool`), its settings and its pool of handles.
+//!    handle, choosing its `checkout_tool` then or at its first need), its settings and
+//!    its pool of handles.
 //! 5. **Operations** — `impl Repo` blocks, one concern each: `worktree` (breeze's
 //!    worktrees as they are, and the [`Worktree`] type the others take), `create`, `lane`
 //!    (moving lanes), `lane_baseline`, `branch`, `provision`, `integration`, `trial`,

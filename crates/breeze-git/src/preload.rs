@@ -15,7 +15,7 @@
 //! ([`Repo::preload_landing_indexes`]).
 
 use crate::checkout_update::Scratch;
-use crate::index_file::fresh_index;
+use crate::index_file;
 use crate::repo::Repo;
 
 impl Repo {
@@ -41,9 +41,15 @@ impl Repo {
         let Some(admin) = self.lane_admin_of(&path).filter(|admin| admin.is_dir()) else {
             return;
         };
+        // A lane's worker reads a private copy of its index, written from the same one.
+        let copies: Vec<_> = name
+            .starts_with("lane-")
+            .then(|| self.private_git_dir_of(name).join("index"))
+            .into_iter()
+            .collect();
         let read = self
             .handle_ahead(&path, &admin)
-            .and_then(|handle| fresh_index(&handle, &path).map(drop));
+            .and_then(|handle| index_file::read_ahead(&handle, &path, &copies));
         if let Err(err) = read {
             tracing::debug!(checkout = %name, "could not read the index ahead: {err}");
         }

@@ -258,6 +258,19 @@ impl Repo {
         self.write_private_index(wt, &private.join("index"))
     }
 
+    /// Writes the worker's copy of the index of lane `wt`, being parked, as the lane's own
+    /// (a few entries patched where they lie), when a run sealed the lane. Best effort: the
+    /// copy is written again before any worker reads it.
+    pub(crate) fn park_private_index(&self, wt: &Worktree) {
+        let to = self.private_git_dir_of(&wt.name).join("index");
+        if !std::fs::symlink_metadata(&to).is_ok_and(|meta| meta.is_file()) {
+            return;
+        }
+        if let Err(err) = self.write_private_index(wt, &to) {
+            tracing::debug!(lane = %wt.name, "could not write the worker's index at parking: {err}");
+        }
+    }
+
     /// Writes the index the worker's git reads, `to`, as the lane's index must be for HEAD:
     /// from the lane handle's index in memory, whose own file a commit or a move may have
     /// left behind HEAD (`index_behind.rs`). An index only libgit2 writes is settled into

@@ -412,3 +412,37 @@ fn a_review_checkout_whose_index_was_damaged_is_placed_again_whole() {
     assert_eq!(git(&path, &["status", "--porcelain", "--ignored"]), "");
     assert_eq!(git(&path, &["rev-parse", "HEAD"]).trim(), second.to_string());
 }
+
+/// A later run reads the review checkout's index ahead: the file an earlier run left is
+/// taken as breeze's own write, so the first placing patches the entries that change where
+/// they lie (the same file) instead of writing it whole — and git reads it as the commit.
+#[test]
+fn a_review_checkout_read_ahead_is_patched_in_place_by_its_first_placing() {
+    use std::os::unix::fs::MetadataExt as _;
+    let repo = TestRepo::standard();
+    let first = repo.main_tip();
+    let mid = repo.commit_on_main(&[("src/a.rs", "fn a1() {}\n")], "one");
+    let second = repo.commit_on_main(&[("src/a.rs", "fn a2() {}\n")], "two");
+    let nothing = WorkdirChanges::Only(&[]);
+    let path = {
+        // Placed twice (breeze's own writes, with a cache-tree), then parked.
+        let earlier_run = repo.open();
+        earlier_run.review_checkout(REVIEW_CHECKOUT, first, WorkdirChanges::Unknown).unwrap();
+        earlier_run.review_checkout(REVIEW_CHECKOUT, mid, nothing).unwrap();
+        earlier_run.park_review_checkout(REVIEW_CHECKOUT, mid, nothing).unwrap()
+    };
+    let index = PathBuf::from(git(&path, &["rev-parse", "--git-path", "index"]).trim());
+    let index = if index.is_absolute() { index } else { path.join(index) };
+    let before = std::fs::metadata(&index).unwrap().ino();
+    let later_run = repo.open();
+    later_run.preload_checkout(REVIEW_CHECKOUT);
+    later_run.review_checkout(REVIEW_CHECKOUT, second, nothing).unwrap();
+    assert_eq!(std::fs::metadata(&index).unwrap().ino(), before, "patched in place");
+    assert_eq!(git(&path, &["status", "--porcelain", "--ignored"]), "");
+    assert_eq!(
+        git(&path, &["write-tree"]).trim(),
+        git(&path, &["rev-parse", "HEAD^{tree}"]).trim()
+    );
+    assert_eq!(read(&path, "src/a.rs"), "fn a2() {}\n");
+    repo.fsck();
+}

@@ -383,3 +383,40 @@ fn a_lane_moved_to_another_task_keeps_only_what_breeze_writes_in_its_private_dir
     handle.check_lane_links(&fifth).unwrap();
     repo.fsck();
 }
+
+/// A later run reads a parked lane ahead: the lane's index and the worker's copy of it
+/// (written alike when the lane was parked) are taken as breeze's own writes, so sealing the
+/// lane for its first task patches the copy where it lies instead of writing it whole —
+/// and the worker's git reads the new task's HEAD as clean.
+#[test]
+fn a_parked_lane_read_ahead_has_its_workers_index_patched_in_place_when_sealed_again() {
+    use breeze_git::WorkdirChanges;
+    use std::os::unix::fs::MetadataExt as _;
+    let repo = TestRepo::standard();
+    let index = {
+        let earlier_run = repo.open();
+        let tip = repo.main_tip();
+        let wt = earlier_run.create_worktree("lane-1", "task/1", tip, "test").unwrap();
+        earlier_run.seal_lane(&wt).unwrap();
+        write(&wt.path, "src/b.rs", "fn b() { one }\n");
+        let one = earlier_run.commit_worktree(&wt, "one").unwrap().head();
+        let landed = repo.commit_on_main(&[("src/b.rs", "fn b() { one }\n")], "landing of one");
+        let _ = one;
+        let parked = earlier_run.park_worktree(&wt, landed, WorkdirChanges::Unknown).unwrap();
+        earlier_run.delete_branch("task/1").unwrap();
+        earlier_run.private_git_dir(&parked).join("index")
+    };
+    let before = std::fs::metadata(&index).unwrap().ino();
+    let later_run = repo.open();
+    later_run.preload_checkout("lane-1");
+    let lane = later_run.find_worktree("lane-1").unwrap().unwrap();
+    let tip = repo.main_tip();
+    let moved = later_run.move_worktree(&lane, "task/2", tip).unwrap();
+    later_run.seal_lane(&moved).unwrap();
+    assert_eq!(std::fs::metadata(&index).unwrap().ino(), before, "patched in place");
+    assert_eq!(git(&moved.path, &["rev-parse", "--abbrev-ref", "HEAD"]), "task/2");
+    assert_eq!(git(&moved.path, &["status", "--porcelain"]), "");
+    assert_eq!(git(&moved.path, &["diff", "--cached", "--stat", "HEAD"]), "");
+    assert_eq!(read(&moved.path, "src/b.rs"), "fn b() { one }\n");
+    repo.fsck();
+}

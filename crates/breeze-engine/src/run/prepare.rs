@@ -92,23 +92,26 @@ pub(super) fn open_new_run(options: &RunOptions) -> Result<Opened, EngineError> 
     plan.shared_files = crate::changelog::shared_files(&repo, &config.land.changelog);
     refuse_unnumbered_items(&plan)?;
     let analysis = breeze_plan::analyze(&plan, config.max_workers)?;
-    // The first tasks' lanes then the user's indexes on one thread (those wait for the
-    // run's lock, which they are read under, into their landing scratch folders), the
-    // review checkout on another; main's trees (the cache-trees of the first index files
-    // written: opening did not walk them, unless a filter command is configured) here,
-    // meanwhile.
+    // The first tasks' lanes' indexes then the user's ones on one thread (those wait for
+    // the run's lock, which they are read under, into their landing scratch folders); the
+    // lanes' watches then the review checkout on another — what the first task needs first
+    // is ready first; main's trees (the cache-trees of the first index files written:
+    // opening did not walk them, unless a filter command is configured) here, meanwhile.
     let watches = Arc::new(LaneWatches::default());
     let (locked, when_locked) = std::sync::mpsc::channel::<()>();
-    let lanes = analysis.workers;
-    let ahead = watches.clone();
+    let kept = kept_lanes(&repo, analysis.workers);
+    let lanes = kept.clone();
     read_ahead(&repo, move |repo| {
-        read_checkouts_ahead(repo, &ahead, &kept_lanes(repo, lanes));
+        for lane in &lanes {
+            repo.preload_checkout(lane);
+        }
         if when_locked.recv().is_ok() {
             repo.preload_landing_indexes();
         }
     });
     let ahead = watches.clone();
     read_ahead(&repo, move |repo| {
+        watch_checkouts_ahead(repo, &ahead, &kept);
         read_checkouts_ahead(repo, &ahead, &[breeze_git::REVIEW_CHECKOUT.to_string()]);
     });
     repo.preload_main_trees();
@@ -338,10 +341,17 @@ fn kept_lanes(repo: &Repo, lanes: u32) -> Vec<String> {
 /// checkout), each as its first step needs it: watched from the folders its record
 /// knows, then its index read.
 fn read_checkouts_ahead(repo: &Repo, watches: &LaneWatches, names: &[String]) {
+    for name in names {
+        watch_checkouts_ahead(repo, watches, std::slice::from_ref(name));
+        repo.preload_checkout(name);
+    }
+}
+
+/// Watches breeze's checkouts `names` ahead, each from the folders its record knows.
+fn watch_checkouts_ahead(repo: &Repo, watches: &LaneWatches, names: &[String]) {
     let Ok(root) = repo.worktree_root() else { return };
     for name in names {
         watch_parked_ahead(repo.workdir(), watches, name, &root.join(name));
-        repo.preload_checkout(name);
     }
 }
 
