@@ -189,7 +189,12 @@ impl Repo {
         // the next run takes both as breeze's own writes and patches them in place
         // (`index_file::read_ahead`).
         self.park_private_index(wt);
-        crate::index_file::hash_for_later(&*self.handle(&wt.path)?, &wt.path);
+        match self.handle(&wt.path) {
+            Ok(wrepo) => crate::index_file::hash_for_later(&wrepo, &wt.path),
+            Err(err) => {
+                tracing::warn!(worktree = %wt.name, "could not hash the parked index: {err}");
+            }
+        }
         let parked = Worktree { branch: String::new(), base: commit, ..wt.clone() };
         if let Some(written) = written {
             tracing::info!(worktree = %wt.name, %commit, files = written, "parked the lane");

@@ -631,21 +631,16 @@ fn tracked_plans_file(repo: &Repo, plan: &Plan) -> Result<Option<String>, Engine
 mod tests {
     use super::*;
     use breeze_git::{OpenOptions, WorktreeRoot};
-    use breeze_test_support::git;
+    use breeze_test_support::repo::TestRepo;
 
     #[test]
     fn the_lanes_read_ahead_are_those_the_run_takes_under_their_second_names_too() {
         // A lane made as `lane-1-2` (its first name was held) is taken as such by every later
         // run; read ahead as `lane-1`, its reads were wasted and its first task did them again.
-        let repo_dir = tempfile::tempdir().unwrap();
-        let root = repo_dir.path();
-        git(root, &["init", "-q", "-b", "main"]);
-        std::fs::write(root.join("a.txt"), "a\n").unwrap();
-        git(root, &["add", "."]);
-        git(root, &["commit", "-q", "-m", "first"]);
-        let folder = tempfile::tempdir().unwrap();
+        let test = TestRepo::with_files(&[("a.txt", "a\n")]);
+        let root = test.root.as_path();
         let options = OpenOptions {
-            worktree_root: WorktreeRoot::Under(folder.path().to_path_buf()),
+            worktree_root: WorktreeRoot::Under(test.worktrees()),
             ..OpenOptions::default()
         };
         let repo = Repo::open_with(root, &options).unwrap();
