@@ -673,3 +673,42 @@ fn filter_drivers(texts: &[String]) -> Vec<String> {
 fn index_written(wrepo: &Repository, at: &Path, written: usize) -> Result<(), GitError> {
     if written > 0 { index_behind::written(wrepo) } else { index_behind::settle(wrepo, at) }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A repository whose one commit holds a file no other test's tree holds (the memo of
+    /// main's trees is the process's): its path, its tree and its commit.
+    fn repository_with_one_commit(dir: &Path) -> (Repository, Oid, Oid) {
+        let repo = Repository::init(dir).unwrap();
+        let unique = format!("{:?} {:?}\n", dir, std::time::SystemTime::now());
+        let (tree, commit) = {
+            let blob = repo.blob(unique.as_bytes()).unwrap();
+            let mut folder = repo.treebuilder(None).unwrap();
+            folder.insert("a.txt", blob, 0o100644).unwrap();
+            let mut root = repo.treebuilder(None).unwrap();
+            root.insert("src", folder.write().unwrap(), 0o040000).unwrap();
+            let tree = root.write().unwrap();
+            let who = git2::Signature::now("t", "t@example.com").unwrap();
+            let commit = repo
+                .commit(Some("HEAD"), &who, &who, "one", &repo.find_tree(tree).unwrap(), &[])
+                .unwrap();
+            (tree, commit)
+        };
+        (repo, tree, commit)
+    }
+
+    #[test]
+    fn mains_trees_are_walked_for_filters_only_where_a_filter_command_is_configured() {
+        // Opening a 100,000-file repository walked every tree (~60 ms) for `.gitattributes`
+        // no attribute could make count: without a configured command there is no filter.
+        let dir = tempfile::tempdir().unwrap();
+        let (repo, tree, commit) = repository_with_one_commit(dir.path());
+        assert_eq!(detect_external_filters(&repo, repo.path(), Some(commit)), None);
+        assert!(!crate::tree_memo::TREES.holds(tree), "walked without a filter command");
+        repo.config().unwrap().set_str("filter.lfs.clean", "cat").unwrap();
+        assert_eq!(detect_external_filters(&repo, repo.path(), Some(commit)), None);
+        assert!(crate::tree_memo::TREES.holds(tree), "not walked with one");
+    }
+}

@@ -23,7 +23,7 @@ impl Repo {
     /// (`tree_memo.rs`; nothing to do when opening walked them for `.gitattributes`, as it
     /// does where a filter command is configured).
     pub fn preload_main_trees(&self) {
-        let warmed = self.git().and_then(|repo| {
+        let warmed = self.objects().and_then(|repo| {
             let tip = self.main_tip()?;
             crate::tree_memo::warm(&repo, tip)
         });

@@ -101,7 +101,11 @@ pub(crate) fn check_supported(repo: &Repository, workdir: &Path) -> Result<(), G
     // The same file, unchanged, was found readable by this process already (a run opens
     // its repository twice: for itself and for its preflight).
     let before = stamp(&index_file);
-    if before.is_some() && *found_readable() == before.map(|stamp| (index_file.clone(), stamp)) {
+    if let Some(before) = before
+        && found_readable()
+            .as_ref()
+            .is_some_and(|(file, found)| *file == index_file && *found == before)
+    {
         return Ok(());
     }
     match std::fs::read(&index_file).map(|bytes| index_extensions(&bytes)) {

@@ -80,6 +80,16 @@ impl TreeMemo {
         Ok(nodes.node(repo, root)?.attributes.clone())
     }
 
+    /// Whether the folder of tree `root` was walked (and not pruned since).
+    #[cfg(test)]
+    pub(crate) fn holds(&self, root: Oid) -> bool {
+        self.nodes
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .by_tree
+            .contains_key(&root)
+    }
+
     /// The `TREE` extension's data for an index whose tree is `root`, made in `trees`:
     /// folders whose trees `known` lacks are invalid (`-1` entries, no id), their folders'
     /// records after them (every folder of a tree `known` has is in `known` too).

@@ -399,9 +399,8 @@ fn a_parked_lane_read_ahead_has_its_workers_index_patched_in_place_when_sealed_a
         let wt = earlier_run.create_worktree("lane-1", "task/1", tip, "test").unwrap();
         earlier_run.seal_lane(&wt).unwrap();
         write(&wt.path, "src/b.rs", "fn b() { one }\n");
-        let one = earlier_run.commit_worktree(&wt, "one").unwrap().head();
+        earlier_run.commit_worktree(&wt, "one").unwrap();
         let landed = repo.commit_on_main(&[("src/b.rs", "fn b() { one }\n")], "landing of one");
-        let _ = one;
         let parked = earlier_run.park_worktree(&wt, landed, WorkdirChanges::Unknown).unwrap();
         earlier_run.delete_branch("task/1").unwrap();
         earlier_run.private_git_dir(&parked).join("index")
